@@ -1,0 +1,78 @@
+package shelfmark
+
+import (
+	"context"
+	"io"
+)
+
+// File is the technical description of the bytes of a resource of kind
+// file (rule R13: managed or external).
+type File struct {
+	// Name is the original file name as the client gave it.
+	Name      string
+	MediaType string
+	// Size is the length in bytes; -1 when unknown (external files).
+	Size int64
+	// Hex digests. SHA256 is always set for managed files; the others only
+	// when asked for or sent by the client.
+	SHA256 string
+	SHA512 string
+	MD5    string
+	// Use says what the file is to its file set: "original" or a
+	// derivative such as "thumbnail", "access", "text", "ocr".
+	Use string
+	// ExternalURL is set for external files, whose bytes Shelfmark never
+	// fetches unless asked.
+	ExternalURL string
+}
+
+// Managed reports whether Shelfmark holds the file's bytes.
+func (f *File) Managed() bool { return f.ExternalURL == "" }
+
+// DigestAlgorithm names a checksum algorithm as RFC 9530 registers it.
+type DigestAlgorithm string
+
+// Supported digest algorithms.
+const (
+	SHA256 DigestAlgorithm = "sha-256"
+	SHA512 DigestAlgorithm = "sha-512"
+	MD5    DigestAlgorithm = "md5"
+	SHA1   DigestAlgorithm = "sha"
+)
+
+// Digest is a checksum a client sent with its bytes.
+type Digest struct {
+	Algorithm DigestAlgorithm
+	Value     []byte
+}
+
+// PutOptions control how a blob is stored.
+type PutOptions struct {
+	// MaxSize rejects bodies longer than this many bytes with ETOOLARGE
+	// (0 means no limit).
+	MaxSize int64
+	// Expect lists checksums to verify; a mismatch is EDIGESTMISMATCH and
+	// no bytes are kept.
+	Expect []Digest
+	// Compute lists extra algorithms to compute (SHA-256 always is).
+	Compute []DigestAlgorithm
+}
+
+// Blob describes stored bytes.
+type Blob struct {
+	Size int64
+	// Digests holds lower-case hex digests by algorithm; it always has
+	// SHA256.
+	Digests map[DigestAlgorithm]string
+}
+
+// BlobStore keeps file bytes, content-addressed by SHA-256: identical bytes
+// are stored once, and a stored blob never changes.
+type BlobStore interface {
+	// Put streams r into the store and returns its digests once the bytes
+	// are durable. Nothing is kept when an error is returned.
+	Put(ctx context.Context, r io.Reader, opts PutOptions) (*Blob, error)
+	// Open returns the bytes with the given SHA-256 (hex) for reading
+	// with seeking, so that HTTP Range requests are served from it.
+	Open(ctx context.Context, sha256 string) (io.ReadSeekCloser, error)
+}

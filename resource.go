@@ -1,0 +1,144 @@
+package shelfmark
+
+import (
+	"context"
+	"time"
+)
+
+// Kind is the PCDM class of a resource.
+type Kind string
+
+// The kinds of resource.
+const (
+	KindCollection Kind = "collection" // pcdm:Collection
+	KindWork       Kind = "work"       // pcdm:Object
+	KindFileSet    Kind = "fileset"    // a page or file holder (Hydra Works FileSet)
+	KindFile       Kind = "file"       // pcdm:File: bytes, managed or external
+)
+
+// Valid reports whether k is a known kind.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindCollection, KindWork, KindFileSet, KindFile:
+		return true
+	}
+	return false
+}
+
+// Visibility says who may see a resource.
+type Visibility string
+
+// The visibilities.
+const (
+	Public     Visibility = "public"
+	Restricted Visibility = "restricted"
+	Private    Visibility = "private"
+)
+
+// Valid reports whether v is a known visibility.
+func (v Visibility) Valid() bool {
+	return v == Public || v == Restricted || v == Private
+}
+
+// Resource is a stored collection, work, file set or file.
+type Resource struct {
+	ID         ID
+	Kind       Kind
+	Visibility Visibility
+	// Embargo, when set, keeps the resource from public view until then.
+	Embargo *time.Time
+	// Parent is the work (for file sets and works) or file set (for files)
+	// that holds this resource as an ordered child; "" when none.
+	Parent ID
+	// Position is the 1-based place among the parent's children once an
+	// order was set, and 0 while the child is unordered.
+	Position int
+	// MemberOf lists the collections this resource belongs to (rule R1:
+	// stored on the member).
+	MemberOf []ID
+	// Metadata holds the RDF statements whose subject is the resource.
+	Metadata []Statement
+	// File is set for resources of kind file.
+	File *File
+	// Version increases with every change of the resource itself and is
+	// its ETag.
+	Version int64
+	// Seq is the sequence number of the resource's last committed change.
+	Seq      int64
+	Created  time.Time
+	Modified time.Time
+	// Deleted is set on a tombstone.
+	Deleted *time.Time
+}
+
+// NewResource is a request to create a resource.
+type NewResource struct {
+	Kind       Kind
+	Visibility Visibility // default Public
+	Embargo    *time.Time
+	Parent     ID   // optional: the work (or file set, for files) that holds it
+	MemberOf   []ID // optional: collections
+	Metadata   []Statement
+	// File describes the bytes of a resource of kind file.
+	File *File
+}
+
+// ResourceUpdate is a change to an existing resource. Nil fields are left
+// as they are. IfMatch, when non-zero, must equal the current version.
+type ResourceUpdate struct {
+	IfMatch int64
+	// Replace, when non-nil, becomes the whole metadata (only the
+	// difference is written, rule R3).
+	Replace *[]Statement
+	// Add and Remove patch the metadata; they are applied after Replace.
+	Add    []Statement
+	Remove []Statement
+	// Visibility and Embargo change the access fields.
+	Visibility *Visibility
+	Embargo    **time.Time
+}
+
+// Cursor is an opaque position in a keyset-paginated list.
+type Cursor string
+
+// PageRequest asks for one page of a list.
+type PageRequest struct {
+	After Cursor // "" for the first page
+	Limit int    // clamped to [1, MaxPageSize]
+}
+
+// MaxPageSize caps the items of one listing page.
+const MaxPageSize = 1000
+
+// Page is one page of a list; Next is "" on the last page.
+type Page struct {
+	Items []*Resource
+	Next  Cursor
+}
+
+// ResourceService is the repository as the API sees it.
+type ResourceService interface {
+	// CreateResource mints an id and stores a new resource.
+	CreateResource(ctx context.Context, r *NewResource) (*Resource, error)
+	// CreateResources stores several resources in one commit; each gets
+	// its own id and result. Errors are per item.
+	CreateResources(ctx context.Context, rs []*NewResource) ([]*Resource, []error)
+	// FindResource returns a resource with its metadata and memberships;
+	// EGONE for a tombstone.
+	FindResource(ctx context.Context, id ID) (*Resource, error)
+	// UpdateResource applies a change and returns the new state.
+	UpdateResource(ctx context.Context, id ID, u ResourceUpdate) (*Resource, error)
+	// DeleteResource leaves a tombstone for id and its descendants.
+	DeleteResource(ctx context.Context, id ID, ifMatch int64) error
+	// AddMembers puts resources into a collection.
+	AddMembers(ctx context.Context, collection ID, members []ID) error
+	// RemoveMembers takes resources out of a collection.
+	RemoveMembers(ctx context.Context, collection ID, members []ID) error
+	// ListMembers pages through a collection's members in a stable order.
+	ListMembers(ctx context.Context, collection ID, p PageRequest) (*Page, error)
+	// SetOrder orders a work's children in one step (rule R2); children
+	// not named become unordered and follow the ordered ones.
+	SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error)
+	// ListChildren pages through a resource's children in order.
+	ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error)
+}

@@ -1,0 +1,128 @@
+package shelfmark
+
+import (
+	"context"
+	"time"
+)
+
+// Storage is what a database backend (sqlite/, postgres/) provides to the
+// repository engine: row-level reads and writes inside transactions. The
+// engine holds every rule (validation, diffing, batching, sequence numbers);
+// a backend only speaks its dialect of SQL. Both backends pass one
+// conformance suite (storagetest/).
+type Storage interface {
+	KeyAllocator
+	// View runs fn in a read-only transaction that sees one snapshot.
+	View(ctx context.Context, fn func(ReadTx) error) error
+	// Update runs fn in a write transaction and commits it; when Update
+	// returns nil the transaction is durable (unless the backend was
+	// opened with relaxed durability). A non-nil error from fn rolls back.
+	Update(ctx context.Context, fn func(WriteTx) error) error
+	// Stats reports the connection pool.
+	Stats() PoolStats
+	// Backend names the database: "sqlite" or "postgres".
+	Backend() string
+	// Close releases the database.
+	Close() error
+}
+
+// PoolStats describes a backend's connection pool (rule R9).
+type PoolStats struct {
+	MaxOpen      int
+	InUse        int
+	Idle         int
+	WaitCount    int64
+	WaitDuration time.Duration
+}
+
+// ResourceRow is a resource's row without its metadata.
+type ResourceRow struct {
+	Key        int64
+	Kind       Kind
+	Visibility Visibility
+	Embargo    *time.Time
+	Parent     int64 // 0 when none
+	// Position is the child's place among its parent's children:
+	// 1..n once ordered, UnorderedBase+Key while unordered, 0 without a
+	// parent.
+	Position int64
+	Version  int64
+	Seq      int64
+	Created  time.Time
+	Modified time.Time
+	Deleted  *time.Time
+}
+
+// UnorderedBase is added to a child's key to form the position of a child
+// that no order names, so unordered children follow ordered ones, by key,
+// in one index.
+const UnorderedBase int64 = 1 << 42
+
+// Membership is one edge member -> collection.
+type Membership struct {
+	Collection int64
+	Member     int64
+}
+
+// ReadTx reads within a transaction. Methods return ENOTFOUND errors only
+// where documented; missing rows are otherwise simply absent.
+type ReadTx interface {
+	// Resource returns the row for key, or (nil, nil) when there is none.
+	Resource(ctx context.Context, key int64) (*ResourceRow, error)
+	// Resources returns the rows that exist among keys, in any order.
+	Resources(ctx context.Context, keys []int64) ([]*ResourceRow, error)
+	// Statements returns the resource's metadata in insertion order; with
+	// predicates, only statements with those predicates.
+	Statements(ctx context.Context, key int64, predicates ...string) ([]Statement, error)
+	// MemberOf returns the keys of the live collections key belongs to.
+	MemberOf(ctx context.Context, key int64) ([]int64, error)
+	// Members returns up to limit live members of collection with keys
+	// greater than after, by key.
+	Members(ctx context.Context, collection, after int64, limit int) ([]*ResourceRow, error)
+	// Children returns up to limit live children of parent with positions
+	// greater than after, by position.
+	Children(ctx context.Context, parent, after int64, limit int) ([]*ResourceRow, error)
+	// File returns the file description of a resource of kind file, or
+	// (nil, nil).
+	File(ctx context.Context, key int64) (*File, error)
+}
+
+// WriteTx reads and writes within a write transaction.
+type WriteTx interface {
+	ReadTx
+	// NextSeq reserves n consecutive change sequence numbers and returns
+	// the first. Sequence numbers are handed out in commit order: a
+	// transaction that takes a number holds the counter until it ends.
+	NextSeq(ctx context.Context, n int) (int64, error)
+	// InsertResources inserts new rows.
+	InsertResources(ctx context.Context, rows []*ResourceRow) error
+	// UpdateResource writes every field of row except Key, Kind, Parent,
+	// Position and Created.
+	UpdateResource(ctx context.Context, row *ResourceRow) error
+	// InsertStatements appends statements to resources' metadata: stmts[i]
+	// belongs to keys[i].
+	InsertStatements(ctx context.Context, keys []int64, stmts []Statement) error
+	// DeleteStatements removes exactly the given statements of key.
+	DeleteStatements(ctx context.Context, key int64, stmts []Statement) error
+	// InsertMemberships adds edges; existing ones are left as they are.
+	InsertMemberships(ctx context.Context, ms []Membership) error
+	// DeleteMemberships removes edges.
+	DeleteMemberships(ctx context.Context, ms []Membership) error
+	// SetPositions gives children[i] position i+1 and makes every other
+	// child of parent unordered, in bulk statements whose count does not
+	// depend on the number of children.
+	SetPositions(ctx context.Context, parent int64, children []int64) error
+	// InsertFiles stores file descriptions: files[i] belongs to keys[i].
+	InsertFiles(ctx context.Context, keys []int64, files []*File) error
+	// Tombstone marks key and all its descendants (children, their
+	// children, …) deleted at the given time and sequence number, removes
+	// their metadata and their own memberships, and returns how many
+	// resources it marked.
+	Tombstone(ctx context.Context, key, seq int64, at time.Time) (int64, error)
+}
+
+// StatementTracer, when given to a backend, is called after every SQL
+// statement with its text and the number of rows it returned (queries) or
+// affected (writes). The conformance suite uses it to show that an
+// operation's work does not grow with the size of what surrounds it.
+type StatementTracer func(query string, rows int64)
