@@ -1,0 +1,427 @@
+// Package blob keeps the bytes of managed files (rule R13): content-addressed
+// by SHA-256, checksummed while they stream in, and durable before a Put
+// returns (rule R10).
+package blob
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+const (
+	// copyBufSize is the size of the buffers that carry bytes from the
+	// reader to the temporary file and the hashes.
+	copyBufSize = 256 << 10
+	// tmpPrefix starts the name of every temporary file.
+	tmpPrefix = "put-"
+	// tmpMaxAge is the age past which NewLocal deletes a temporary file as
+	// the leftover of a crash. An upload in progress writes to its file and
+	// so keeps its modification time recent.
+	tmpMaxAge = time.Hour
+	// blobPerm is the mode of stored blobs: they never change.
+	blobPerm = 0o444
+	dirPerm  = 0o755
+)
+
+// LocalStore is a shelfmark.BlobStore over a directory of the local file
+// system. A blob with SHA-256 h (lower-case hex) lives at
+// <dir>/h[0:2]/h[2:4]/h; bytes being received live in <dir>/tmp until they
+// are verified, synced and renamed into place, so a reader never sees a
+// partial blob and a crash leaves at most a stale temporary file.
+//
+// A LocalStore is safe for concurrent use, also by several processes sharing
+// the directory.
+type LocalStore struct {
+	dir  string
+	tmp  string
+	bufs sync.Pool // of *[]byte, copyBufSize long
+}
+
+var _ shelfmark.BlobStore = (*LocalStore)(nil)
+
+// NewLocal returns a store over dir, creating it if need be, and deletes the
+// temporary files that crashed uploads left there more than an hour ago.
+func NewLocal(dir string) (*LocalStore, error) {
+	if dir == "" {
+		return nil, errors.New("blob: no directory given")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("blob: %w", err)
+	}
+	s := &LocalStore{dir: abs, tmp: filepath.Join(abs, "tmp")}
+	s.bufs.New = func() any {
+		b := make([]byte, copyBufSize)
+		return &b
+	}
+	_, err = os.Stat(abs)
+	created := errors.Is(err, fs.ErrNotExist)
+	if err := os.MkdirAll(s.tmp, dirPerm); err != nil {
+		return nil, fmt.Errorf("blob: creating the store: %w", err)
+	}
+	if created {
+		// Make the new store directory itself durable.
+		if err := syncDir(filepath.Dir(abs)); err != nil {
+			return nil, err
+		}
+	}
+	if err := syncDir(abs); err != nil {
+		return nil, err
+	}
+	if err := s.removeStaleTemps(time.Now().Add(-tmpMaxAge)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// removeStaleTemps deletes the temporary files last written before cutoff.
+func (s *LocalStore) removeStaleTemps(cutoff time.Time) error {
+	entries, err := os.ReadDir(s.tmp)
+	if err != nil {
+		return fmt.Errorf("blob: listing temporary files: %w", err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tmpPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // another process finished or removed it
+		} else if err != nil {
+			return fmt.Errorf("blob: %w", err)
+		}
+		if info.ModTime().Before(cutoff) {
+			err := os.Remove(filepath.Join(s.tmp, e.Name()))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("blob: removing a stale temporary file: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Put streams r into the store. It computes SHA-256 and every algorithm of
+// opts.Compute and opts.Expect while the bytes arrive, stops reading as soon
+// as more than opts.MaxSize bytes came (ETOOLARGE), verifies opts.Expect
+// (EDIGESTMISMATCH), then syncs the bytes and renames them to their
+// content address. Identical bytes are stored once: when the address is
+// taken, the new copy is dropped.
+//
+// On any error, including the cancellation of ctx, no bytes are kept. The
+// one exception is a failure to sync the directory after the rename: the
+// blob then stays in place (another Put of the same bytes may have been
+// acknowledged) but the error is returned, as its durability is unknown.
+// ctx is checked between reads; a Read that blocks is the reader's to end.
+func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
+	if opts.MaxSize < 0 {
+		return nil, fmt.Errorf("blob: negative MaxSize %d", opts.MaxSize)
+	}
+	hs, err := newHashes(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, cancelled(ctx)
+	}
+	f, err := os.CreateTemp(s.tmp, tmpPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("blob: creating a temporary file: %w", err)
+	}
+	tmpName := f.Name()
+	keep := false
+	defer func() {
+		if !keep {
+			_ = f.Close() // may already be closed
+			_ = os.Remove(tmpName)
+		}
+	}()
+
+	size, err := s.copy(ctx, f, r, opts.MaxSize, hs)
+	if err != nil {
+		return nil, err
+	}
+	b := &shelfmark.Blob{Size: size, Digests: make(map[shelfmark.DigestAlgorithm]string, len(hs))}
+	sums := make(map[shelfmark.DigestAlgorithm][]byte, len(hs))
+	for _, h := range hs {
+		sum := h.h.Sum(nil)
+		sums[h.alg] = sum
+		b.Digests[h.alg] = hex.EncodeToString(sum)
+	}
+	for _, d := range opts.Expect {
+		if got := sums[d.Algorithm]; string(got) != string(d.Value) {
+			return nil, mismatch(d.Algorithm, d.Value, got)
+		}
+	}
+
+	sha := b.Digests[shelfmark.SHA256]
+	final := s.path(sha)
+	shard := filepath.Dir(final)
+	if _, err := os.Lstat(final); err == nil {
+		// Already stored: the copy need not be synced. Sync the directory
+		// anyway, as a concurrent Put may have renamed the blob there and
+		// not synced yet.
+		if err := syncDir(shard); err != nil {
+			return nil, err
+		}
+		return b, nil // the deferred function removes the copy
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("blob: %w", err)
+	}
+
+	if err := f.Chmod(blobPerm); err != nil {
+		return nil, fmt.Errorf("blob: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return nil, fmt.Errorf("blob: syncing: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("blob: closing: %w", err)
+	}
+	if err := mkdirSync(s.dir, sha[0:2], sha[2:4]); err != nil {
+		return nil, err
+	}
+	// Last chance to give up: past the rename the bytes are stored.
+	if err := ctx.Err(); err != nil {
+		return nil, cancelled(ctx)
+	}
+	// Should a concurrent Put of the same bytes rename first, this rename
+	// atomically replaces its file by an identical one.
+	if err := os.Rename(tmpName, final); err != nil {
+		return nil, fmt.Errorf("blob: storing: %w", err)
+	}
+	keep = true
+	if err := syncDir(shard); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// copy moves the bytes of r to dst and the hashes, reading at most limit+1
+// bytes when limit > 0, and returns how many bytes it moved.
+func (s *LocalStore) copy(ctx context.Context, dst io.Writer, r io.Reader, limit int64, hs []namedHash) (int64, error) {
+	bp := s.bufs.Get().(*[]byte)
+	defer s.bufs.Put(bp)
+	buf := *bp
+	if limit > 0 {
+		r = io.LimitReader(r, limit+1)
+	}
+	var size int64
+	for eof := false; !eof; {
+		// Fill the buffer, so that writes stay large even when the reader
+		// hands out small pieces, as network bodies do.
+		n := 0
+		for n < len(buf) {
+			if ctx.Err() != nil {
+				return size, cancelled(ctx)
+			}
+			m, err := r.Read(buf[n:])
+			n += m
+			if err == io.EOF {
+				eof = true
+				break
+			} else if err != nil {
+				return size, fmt.Errorf("blob: reading the bytes: %w", err)
+			}
+		}
+		size += int64(n)
+		if limit > 0 && size > limit {
+			return size, &shelfmark.Error{
+				Code:    shelfmark.ETOOLARGE,
+				Message: fmt.Sprintf("The content is larger than the limit of %d bytes.", limit),
+				Details: map[string]any{"limit": limit},
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if _, err := dst.Write(buf[:n]); err != nil {
+			return size, fmt.Errorf("blob: writing: %w", err)
+		}
+		for _, h := range hs {
+			h.h.Write(buf[:n])
+		}
+	}
+	return size, nil
+}
+
+// Open returns the blob whose SHA-256 is sha256 (64 lower-case hex digits)
+// as an *os.File. Any other value, and a blob not stored, is ENOTFOUND.
+func (s *LocalStore) Open(ctx context.Context, sha256 string) (io.ReadSeekCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, cancelled(ctx)
+	}
+	if !validSHA256(sha256) {
+		return nil, notFound(sha256)
+	}
+	f, err := os.Open(s.path(sha256))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, notFound(sha256)
+	} else if err != nil {
+		return nil, fmt.Errorf("blob: %w", err)
+	}
+	return f, nil
+}
+
+// path returns where the blob with the given valid SHA-256 lives.
+func (s *LocalStore) path(sha string) string {
+	return filepath.Join(s.dir, sha[0:2], sha[2:4], sha)
+}
+
+// validSHA256 reports whether v is 64 lower-case hex digits, the only
+// values from which a path is ever built.
+func validSHA256(v string) bool {
+	if len(v) != 2*sha256.Size {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func notFound(sha string) error {
+	return &shelfmark.Error{
+		Code:    shelfmark.ENOTFOUND,
+		Message: fmt.Sprintf("No stored bytes have the SHA-256 %.80q.", sha),
+	}
+}
+
+// cancelled returns the error of a Put or Open given up because ctx ended;
+// errors.Is finds context.Canceled or context.DeadlineExceeded in it.
+func cancelled(ctx context.Context) error {
+	return fmt.Errorf("blob: %w", context.Cause(ctx))
+}
+
+func mismatch(alg shelfmark.DigestAlgorithm, expected, computed []byte) error {
+	e, c := hex.EncodeToString(expected), hex.EncodeToString(computed)
+	e64, c64 := base64.StdEncoding.EncodeToString(expected), base64.StdEncoding.EncodeToString(computed)
+	return &shelfmark.Error{
+		Code: shelfmark.EDIGESTMISMATCH,
+		Message: fmt.Sprintf("The %s digest of the received bytes is %s (base64 %s), not %s (base64 %s) as sent.",
+			alg, c, c64, e, e64),
+		Details: map[string]any{
+			"algorithm":       string(alg),
+			"expected":        e,
+			"computed":        c,
+			"expected_base64": e64,
+			"computed_base64": c64,
+		},
+	}
+}
+
+// namedHash is a running hash and the algorithm it computes.
+type namedHash struct {
+	alg shelfmark.DigestAlgorithm
+	h   hash.Hash
+}
+
+// newHash returns a hash computing alg and the length of its sums.
+func newHash(alg shelfmark.DigestAlgorithm) (hash.Hash, int, bool) {
+	switch alg {
+	case shelfmark.SHA256:
+		return sha256.New(), sha256.Size, true
+	case shelfmark.SHA512:
+		return sha512.New(), sha512.Size, true
+	case shelfmark.MD5:
+		return md5.New(), md5.Size, true
+	case shelfmark.SHA1:
+		return sha1.New(), sha1.Size, true
+	}
+	return nil, 0, false
+}
+
+// newHashes returns one hash per algorithm among SHA-256, opts.Compute and
+// opts.Expect, after checking the algorithms and the expected lengths.
+func newHashes(opts shelfmark.PutOptions) ([]namedHash, error) {
+	algs := make([]shelfmark.DigestAlgorithm, 0, 1+len(opts.Compute)+len(opts.Expect))
+	algs = append(algs, shelfmark.SHA256)
+	algs = append(algs, opts.Compute...)
+	for _, d := range opts.Expect {
+		algs = append(algs, d.Algorithm)
+	}
+	var hs []namedHash
+	seen := make(map[shelfmark.DigestAlgorithm]int, len(algs)) // sum lengths
+	for _, alg := range algs {
+		if _, ok := seen[alg]; ok {
+			continue
+		}
+		h, n, ok := newHash(alg)
+		if !ok {
+			return nil, &shelfmark.Error{
+				Code:    shelfmark.EINVALID,
+				Message: fmt.Sprintf("The digest algorithm %.40q is not supported; use sha-256, sha-512, md5 or sha.", alg),
+				Details: map[string]any{"algorithm": string(alg)},
+			}
+		}
+		seen[alg] = n
+		hs = append(hs, namedHash{alg, h})
+	}
+	for _, d := range opts.Expect {
+		if n := seen[d.Algorithm]; len(d.Value) != n {
+			return nil, &shelfmark.Error{
+				Code:    shelfmark.EINVALID,
+				Message: fmt.Sprintf("The %s digest sent is %d bytes long; a %s digest has %d bytes.", d.Algorithm, len(d.Value), d.Algorithm, n),
+				Details: map[string]any{"algorithm": string(d.Algorithm), "length": len(d.Value), "expected_length": n},
+			}
+		}
+	}
+	return hs, nil
+}
+
+// mkdirSync creates the directories root/names[0], root/names[0]/names[1]...
+// that are missing, syncing the parent of each one it creates.
+func mkdirSync(root string, names ...string) error {
+	dir := root
+	for _, name := range names {
+		parent := dir
+		dir = filepath.Join(dir, name)
+		err := os.Mkdir(dir, dirPerm)
+		if errors.Is(err, fs.ErrExist) {
+			// Made earlier, or by a concurrent Put that syncs the parent
+			// itself (only the first Put into a shard can race so).
+			continue
+		} else if err != nil {
+			return fmt.Errorf("blob: %w", err)
+		}
+		if err := syncDir(parent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncDir makes the entries of dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("blob: %w", err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("blob: syncing directory: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package shelfmark
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// CommitObserver learns of every group commit: how many operations it
+// carried, how long the transaction took and whether it failed. The http
+// adapter feeds these into metrics.
+type CommitObserver interface {
+	ObserveCommit(ops int, d time.Duration, err error)
+}
+
+// op is one write operation waiting for a group commit. check reads and
+// validates without writing; apply writes. They run back to back inside
+// the batch's transaction, so an op sees the writes of the ops before it.
+type op struct {
+	ctx   context.Context
+	check func(tx WriteTx) error
+	apply func(tx WriteTx, seq int64, now time.Time) error
+	err   error
+	done  chan struct{}
+}
+
+// errApply marks a batch that must be retried without the op whose apply
+// failed (its writes may be partial, so the whole transaction rolls back).
+var errApply = errors.New("apply failed")
+
+// committer batches ops into transactions: while one transaction commits,
+// new ops queue up, and the next transaction takes all of them (up to
+// maxBatch). One fsync then acknowledges many writes (group commit, R10), so
+// throughput rises with concurrent clients while every acknowledgement
+// still means "on disk".
+type committer struct {
+	store    Storage
+	queue    chan *op
+	maxBatch int
+	observer CommitObserver
+	now      func() time.Time
+
+	mu     sync.RWMutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func newCommitter(store Storage, workers, maxBatch int, observer CommitObserver, now func() time.Time) *committer {
+	c := &committer{store: store, queue: make(chan *op, maxBatch*4), maxBatch: maxBatch, observer: observer, now: now}
+	for i := 0; i < workers; i++ {
+		c.wg.Add(1)
+		go c.loop()
+	}
+	return c
+}
+
+// submit queues ops and waits until each is committed or failed. It returns
+// early with the context's error if ctx ends while the ops are still queued;
+// once a transaction has taken them they run to completion.
+func (c *committer) submit(ctx context.Context, ops ...*op) error {
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return Errorf(EUNAVAILABLE, "The repository is shutting down.")
+	}
+	for _, o := range ops {
+		o.ctx = ctx
+		o.done = make(chan struct{})
+		select {
+		case c.queue <- o:
+		case <-ctx.Done():
+			c.mu.RUnlock()
+			return ctx.Err()
+		}
+	}
+	c.mu.RUnlock()
+	for _, o := range ops {
+		<-o.done
+	}
+	return nil
+}
+
+// close stops accepting ops, commits what is queued and waits.
+func (c *committer) close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.queue)
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+}
+
+func (c *committer) loop() {
+	defer c.wg.Done()
+	batch := make([]*op, 0, c.maxBatch)
+	for first := range c.queue {
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < c.maxBatch {
+			select {
+			case o, ok := <-c.queue:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, o)
+			default:
+				break drain
+			}
+		}
+		c.commit(batch)
+	}
+}
+
+// commit runs a batch in one transaction, retrying without any op whose
+// apply failed, and then releases every op.
+func (c *committer) commit(batch []*op) {
+	pending := make([]*op, 0, len(batch))
+	for _, o := range batch {
+		if err := o.ctx.Err(); err != nil {
+			o.err = err // the client left before its op started
+			close(o.done)
+			continue
+		}
+		pending = append(pending, o)
+	}
+	for len(pending) > 0 {
+		start := c.now()
+		failed := -1
+		err := c.store.Update(context.Background(), func(tx WriteTx) error {
+			seq, err := tx.NextSeq(context.Background(), len(pending))
+			if err != nil {
+				return err
+			}
+			now := c.now()
+			for i, o := range pending {
+				o.err = nil
+				if err := o.check(tx); err != nil {
+					o.err = err // nothing written: the batch goes on
+					continue
+				}
+				if err := o.apply(tx, seq+int64(i), now); err != nil {
+					o.err, failed = err, i
+					return errApply
+				}
+			}
+			return nil
+		})
+		if c.observer != nil {
+			c.observer.ObserveCommit(len(pending), c.now().Sub(start), err)
+		}
+		if errors.Is(err, errApply) {
+			close(pending[failed].done)
+			pending = append(pending[:failed], pending[failed+1:]...)
+			continue
+		}
+		for _, o := range pending {
+			if err != nil && o.err == nil {
+				o.err = err
+			}
+			close(o.done)
+		}
+		return
+	}
+}

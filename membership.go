@@ -1,0 +1,200 @@
+package shelfmark
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// maxCollectionDepth bounds the walk up nested collections when checking for
+// cycles.
+const maxCollectionDepth = 64
+
+// AddMembers puts works and collections into a collection. Each edge is one
+// row stored with the member (rule R1): the collection's row is not touched,
+// so the millionth member costs what the first did. The members' versions
+// change, the collection's does not.
+func (r *Repository) AddMembers(ctx context.Context, collection ID, members []ID) error {
+	return r.changeMembers(ctx, collection, members, true)
+}
+
+// RemoveMembers takes resources out of a collection.
+func (r *Repository) RemoveMembers(ctx context.Context, collection ID, members []ID) error {
+	return r.changeMembers(ctx, collection, members, false)
+}
+
+func (r *Repository) changeMembers(ctx context.Context, collection ID, members []ID, add bool) error {
+	ckey, err := keyOf(collection)
+	if err != nil {
+		return err
+	}
+	if len(members) == 0 {
+		return Errorf(EINVALID, "members: name at least one member.")
+	}
+	if len(members) > MaxPageSize {
+		return Errorf(EINVALID, "members: at most %d per request.", MaxPageSize)
+	}
+	keys := make([]int64, 0, len(members))
+	seen := map[int64]bool{}
+	for _, id := range members {
+		k, err := refKey(id, "members")
+		if err != nil {
+			return err
+		}
+		if k == ckey {
+			return Errorf(EINVALID, "members: a collection cannot be a member of itself.")
+		}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	var rows []*ResourceRow
+	o := &op{
+		check: func(tx WriteTx) error {
+			ctx := context.Background()
+			c, err := live(ctx, tx, ckey)
+			if err != nil {
+				return err
+			}
+			if c.Kind != KindCollection {
+				return Errorf(EINVALID, "%s is a %s, not a collection: only collections have members.", collection, c.Kind)
+			}
+			if rows, err = tx.Resources(ctx, keys); err != nil {
+				return err
+			}
+			byKey := map[int64]*ResourceRow{}
+			for _, row := range rows {
+				byKey[row.Key] = row
+			}
+			for _, k := range keys {
+				row := byKey[k]
+				switch {
+				case row == nil || row.Deleted != nil:
+					return Errorf(EINVALID, "members: no live resource has the id %s.", EncodeID(k))
+				case row.Kind != KindWork && row.Kind != KindCollection:
+					return Errorf(EINVALID, "members: %s is a %s; only works and collections can be members.", EncodeID(k), row.Kind)
+				case add && row.Kind == KindCollection:
+					if err := checkNoCycle(ctx, tx, ckey, k); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		},
+		apply: func(tx WriteTx, seq int64, now time.Time) error {
+			ctx := context.Background()
+			ms := make([]Membership, len(keys))
+			for i, k := range keys {
+				ms[i] = Membership{Collection: ckey, Member: k}
+			}
+			var err error
+			if add {
+				err = tx.InsertMemberships(ctx, ms)
+			} else {
+				err = tx.DeleteMemberships(ctx, ms)
+			}
+			if err != nil {
+				return err
+			}
+			for _, row := range rows {
+				row.Version++
+				row.Seq, row.Modified = seq, now
+				if err := tx.UpdateResource(ctx, row); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	if err := r.commit.submit(ctx, o); err != nil {
+		return err
+	} else if o.err != nil {
+		return fmt.Errorf("members of %s: %w", collection, o.err)
+	}
+	return nil
+}
+
+// checkNoCycle fails if member (a collection) is collection itself or one of
+// its ancestors, which would make collections contain themselves.
+func checkNoCycle(ctx context.Context, tx ReadTx, collection, member int64) error {
+	frontier := []int64{collection}
+	seen := map[int64]bool{collection: true}
+	for depth := 0; len(frontier) > 0 && depth < maxCollectionDepth; depth++ {
+		var next []int64
+		for _, k := range frontier {
+			up, err := tx.MemberOf(ctx, k)
+			if err != nil {
+				return err
+			}
+			for _, u := range up {
+				if u == member {
+					return Errorf(EINVALID, "members: %s contains %s already; collections cannot contain themselves.", EncodeID(member), EncodeID(collection))
+				}
+				if !seen[u] {
+					seen[u] = true
+					next = append(next, u)
+				}
+			}
+		}
+		frontier = next
+	}
+	return nil
+}
+
+// ListMembers pages through a collection's live members by key, with a
+// keyset cursor: a page at any depth costs what the first does.
+func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageRequest) (*Page, error) {
+	ckey, err := keyOf(collection)
+	if err != nil {
+		return nil, err
+	}
+	var after int64
+	if p.After != "" {
+		if after, err = ID(p.After).Key(); err != nil {
+			return nil, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", p.After)
+		}
+	}
+	limit := clampLimit(p.Limit)
+	var page Page
+	err = r.store.View(ctx, func(tx ReadTx) error {
+		c, err := live(ctx, tx, ckey)
+		if err != nil {
+			return err
+		}
+		if c.Kind != KindCollection {
+			return Errorf(EINVALID, "%s is a %s, not a collection.", collection, c.Kind)
+		}
+		rows, err := tx.Members(ctx, ckey, after, limit+1)
+		if err != nil {
+			return err
+		}
+		page = pageOf(rows, limit, func(row *ResourceRow) Cursor { return Cursor(EncodeID(row.Key)) })
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("members of %s: %w", collection, err)
+	}
+	return &page, nil
+}
+
+func clampLimit(n int) int {
+	if n <= 0 {
+		return 100
+	}
+	return min(n, MaxPageSize)
+}
+
+// pageOf turns limit+1 rows into a page and its next cursor.
+func pageOf(rows []*ResourceRow, limit int, cursor func(*ResourceRow) Cursor) Page {
+	var p Page
+	if len(rows) > limit {
+		rows = rows[:limit]
+		p.Next = cursor(rows[len(rows)-1])
+	}
+	p.Items = make([]*Resource, len(rows))
+	for i, row := range rows {
+		p.Items[i] = rowResource(row)
+	}
+	return p
+}

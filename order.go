@@ -1,0 +1,120 @@
+package shelfmark
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxOrderSize caps the children one order may name.
+const MaxOrderSize = 100000
+
+// SetOrder orders a work's children in one step (rule R2): named children
+// get positions 1..n in bulk statements whose count does not depend on n;
+// children not named follow, unordered. The work's version changes.
+func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error) {
+	pkey, err := keyOf(parent)
+	if err != nil {
+		return nil, err
+	}
+	if len(children) > MaxOrderSize {
+		return nil, Errorf(EINVALID, "children: at most %d in one order.", MaxOrderSize)
+	}
+	keys := make([]int64, len(children))
+	pos := make(map[int64]int, len(children))
+	for i, id := range children {
+		k, err := refKey(id, "children")
+		if err != nil {
+			return nil, err
+		}
+		if j, dup := pos[k]; dup {
+			return nil, &Error{Code: EINVALID, Message: fmt.Sprintf("children: %s is named twice (positions %d and %d).", id, j+1, i+1),
+				Details: map[string]any{"id": string(id)}}
+		}
+		pos[k] = i
+		keys[i] = k
+	}
+	var prow *ResourceRow
+	o := &op{
+		check: func(tx WriteTx) error {
+			ctx := context.Background()
+			var err error
+			if prow, err = live(ctx, tx, pkey); err != nil {
+				return err
+			}
+			if prow.Kind != KindWork {
+				return Errorf(EINVALID, "%s is a %s; only works have ordered children.", parent, prow.Kind)
+			}
+			if err := checkVersion(prow, ifMatch); err != nil {
+				return err
+			}
+			rows, err := tx.Resources(ctx, keys)
+			if err != nil {
+				return err
+			}
+			ok := make(map[int64]bool, len(rows))
+			for _, row := range rows {
+				if row.Parent == pkey && row.Deleted == nil {
+					ok[row.Key] = true
+				}
+			}
+			for _, k := range keys {
+				if !ok[k] {
+					return &Error{Code: EINVALID, Message: fmt.Sprintf("children: %s is not a child of %s.", EncodeID(k), parent),
+						Details: map[string]any{"id": string(EncodeID(k))}}
+				}
+			}
+			return nil
+		},
+		apply: func(tx WriteTx, seq int64, now time.Time) error {
+			ctx := context.Background()
+			if err := tx.SetPositions(ctx, pkey, keys); err != nil {
+				return err
+			}
+			prow.Version++
+			prow.Seq, prow.Modified = seq, now
+			return tx.UpdateResource(ctx, prow)
+		},
+	}
+	if err := r.commit.submit(ctx, o); err != nil {
+		return nil, err
+	} else if o.err != nil {
+		return nil, fmt.Errorf("order %s: %w", parent, o.err)
+	}
+	return rowResource(prow), nil
+}
+
+// ListChildren pages through a resource's live children: ordered ones by
+// position, then unordered ones by creation.
+func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error) {
+	pkey, err := keyOf(parent)
+	if err != nil {
+		return nil, err
+	}
+	var after int64
+	if p.After != "" {
+		s, ok := strings.CutPrefix(string(p.After), "p")
+		if after, err = strconv.ParseInt(s, 36, 64); !ok || err != nil || after < 0 {
+			return nil, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", p.After)
+		}
+	}
+	limit := clampLimit(p.Limit)
+	var page Page
+	err = r.store.View(ctx, func(tx ReadTx) error {
+		if _, err := live(ctx, tx, pkey); err != nil {
+			return err
+		}
+		rows, err := tx.Children(ctx, pkey, after, limit+1)
+		if err != nil {
+			return err
+		}
+		page = pageOf(rows, limit, func(row *ResourceRow) Cursor { return Cursor("p" + strconv.FormatInt(row.Position, 36)) })
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("children of %s: %w", parent, err)
+	}
+	return &page, nil
+}

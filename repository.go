@@ -1,0 +1,358 @@
+package shelfmark
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// RepositoryOptions configure a Repository. Zero values pick defaults.
+type RepositoryOptions struct {
+	// MintBlock is how many keys the minter reserves per database round
+	// trip (default 1000).
+	MintBlock int
+	// MaxBatch caps the operations of one group commit (default 256).
+	MaxBatch int
+	// Committers is how many transactions may be open at once (default 1:
+	// right for SQLite's single writer; PostgreSQL serialises sequence
+	// numbers anyway).
+	Committers int
+	// Observer learns of every group commit.
+	Observer CommitObserver
+	// Now returns the current time (default time.Now).
+	Now func() time.Time
+}
+
+// Repository is the repository engine: it implements ResourceService over
+// any Storage, keeping every rule of the data model in one place.
+type Repository struct {
+	store  Storage
+	minter *Minter
+	commit *committer
+	now    func() time.Time
+}
+
+var _ ResourceService = (*Repository)(nil)
+
+// NewRepository starts an engine over store. Close stops it.
+func NewRepository(store Storage, opts RepositoryOptions) *Repository {
+	if opts.MintBlock <= 0 {
+		opts.MintBlock = 1000
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 256
+	}
+	if opts.Committers <= 0 {
+		opts.Committers = 1
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Repository{
+		store:  store,
+		minter: NewMinter(store, opts.MintBlock),
+		commit: newCommitter(store, opts.Committers, opts.MaxBatch, opts.Observer, opts.Now),
+		now:    opts.Now,
+	}
+}
+
+// Close commits what is queued and stops the engine. It does not close the
+// Storage.
+func (r *Repository) Close() error {
+	r.commit.close()
+	return nil
+}
+
+// Storage returns the backend the engine runs on.
+func (r *Repository) Storage() Storage { return r.store }
+
+// keyOf decodes an id that names an existing resource (404 when malformed).
+func keyOf(id ID) (int64, error) { return id.Key() }
+
+// refKey decodes an id given inside a request body: a malformed one is the
+// client's mistake in the body (400), not a missing resource.
+func refKey(id ID, field string) (int64, error) {
+	k, err := id.Key()
+	if err != nil {
+		return 0, &Error{Code: EINVALID, Message: fmt.Sprintf("%s: %s", field, ErrorMessage(err)), Details: map[string]any{"field": field, "id": string(id)}}
+	}
+	return k, nil
+}
+
+// live loads a row and fails with ENOTFOUND or EGONE unless it is live.
+func live(ctx context.Context, tx ReadTx, key int64) (*ResourceRow, error) {
+	row, err := tx.Resource(ctx, key)
+	if err != nil {
+		return nil, err
+	} else if row == nil {
+		return nil, Errorf(ENOTFOUND, "No resource has the id %s.", EncodeID(key))
+	} else if row.Deleted != nil {
+		return nil, &Error{Code: EGONE, Message: fmt.Sprintf("The resource %s was deleted.", EncodeID(key)),
+			Details: map[string]any{"deleted": row.Deleted.Format(time.RFC3339)}}
+	}
+	return row, nil
+}
+
+// checkVersion enforces If-Match.
+func checkVersion(row *ResourceRow, ifMatch int64) error {
+	if ifMatch != 0 && ifMatch != row.Version {
+		return &Error{Code: EPRECONDITION, Message: fmt.Sprintf("The resource %s is at version %d, not %d: read it again and retry.", EncodeID(row.Key), row.Version, ifMatch),
+			Details: map[string]any{"current_version": row.Version}}
+	}
+	return nil
+}
+
+// rowResource builds a Resource from a row (no metadata or memberships).
+func rowResource(row *ResourceRow) *Resource {
+	res := &Resource{
+		ID: EncodeID(row.Key), Kind: row.Kind, Visibility: row.Visibility, Embargo: row.Embargo,
+		Version: row.Version, Seq: row.Seq, Created: row.Created, Modified: row.Modified, Deleted: row.Deleted,
+	}
+	if row.Parent != 0 {
+		res.Parent = EncodeID(row.Parent)
+		if row.Position < UnorderedBase {
+			res.Position = int(row.Position)
+		}
+	}
+	return res
+}
+
+func encodeKeys(keys []int64) []ID {
+	if len(keys) == 0 {
+		return nil
+	}
+	ids := make([]ID, len(keys))
+	for i, k := range keys {
+		ids[i] = EncodeID(k)
+	}
+	return ids
+}
+
+// FindResource returns a live resource with metadata and memberships.
+func (r *Repository) FindResource(ctx context.Context, id ID) (*Resource, error) {
+	key, err := keyOf(id)
+	if err != nil {
+		return nil, err
+	}
+	var res *Resource
+	err = r.store.View(ctx, func(tx ReadTx) error {
+		row, err := live(ctx, tx, key)
+		if err != nil {
+			return err
+		}
+		res = rowResource(row)
+		if res.Metadata, err = tx.Statements(ctx, key); err != nil {
+			return err
+		}
+		if row.Kind == KindWork || row.Kind == KindCollection {
+			keys, err := tx.MemberOf(ctx, key)
+			if err != nil {
+				return err
+			}
+			res.MemberOf = encodeKeys(keys)
+		}
+		if row.Kind == KindFile {
+			if res.File, err = tx.File(ctx, key); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find %s: %w", id, err)
+	}
+	return res, nil
+}
+
+// allowedParent says which kind may hold which as an ordered child.
+func allowedParent(child, parent Kind) bool {
+	switch child {
+	case KindFileSet, KindWork:
+		return parent == KindWork
+	case KindFile:
+		return parent == KindFileSet
+	}
+	return false
+}
+
+// CreateResource stores one new resource.
+func (r *Repository) CreateResource(ctx context.Context, nr *NewResource) (*Resource, error) {
+	out, errs := r.CreateResources(ctx, []*NewResource{nr})
+	return out[0], errs[0]
+}
+
+// CreateResources stores new resources in one group commit; each item gets
+// its own result or error.
+func (r *Repository) CreateResources(ctx context.Context, nrs []*NewResource) ([]*Resource, []error) {
+	out := make([]*Resource, len(nrs))
+	errs := make([]error, len(nrs))
+	keys, err := r.minter.Mint(ctx, max(len(nrs), 1))
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return out, errs
+	}
+	ops := make([]*op, 0, len(nrs))
+	idx := make([]int, 0, len(nrs))
+	for i, nr := range nrs {
+		o, res, err := r.createOp(nr, keys[i])
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		out[i] = res
+		ops = append(ops, o)
+		idx = append(idx, i)
+	}
+	if err := r.commit.submit(ctx, ops...); err != nil {
+		for _, i := range idx {
+			out[i], errs[i] = nil, err
+		}
+		return out, errs
+	}
+	for j, o := range ops {
+		if o.err != nil {
+			out[idx[j]], errs[idx[j]] = nil, o.err
+		}
+	}
+	return out, errs
+}
+
+// createOp validates a NewResource in memory and returns the op that stores
+// it, plus the Resource it will be once committed.
+func (r *Repository) createOp(nr *NewResource, key int64) (*op, *Resource, error) {
+	if nr == nil || !nr.Kind.Valid() {
+		return nil, nil, Errorf(EINVALID, "kind must be one of collection, work, fileset, file.")
+	}
+	vis := nr.Visibility
+	if vis == "" {
+		vis = Public
+	} else if !vis.Valid() {
+		return nil, nil, Errorf(EINVALID, "visibility %q is not one of public, restricted, private.", vis)
+	}
+	var parent int64
+	if nr.Parent != "" {
+		k, err := refKey(nr.Parent, "parent")
+		if err != nil {
+			return nil, nil, err
+		}
+		parent = k
+	}
+	switch {
+	case nr.Kind == KindCollection && parent != 0:
+		return nil, nil, Errorf(EINVALID, "A collection cannot have a parent; use memberOf to nest collections.")
+	case nr.Kind == KindFileSet && parent == 0:
+		return nil, nil, Errorf(EINVALID, "A file set needs a parent work.")
+	case nr.Kind == KindFile && parent == 0:
+		return nil, nil, Errorf(EINVALID, "A file needs a parent file set.")
+	case nr.Kind == KindFile && nr.File == nil:
+		return nil, nil, Errorf(EINVALID, "A file needs its bytes or an external URL.")
+	case nr.Kind != KindFile && nr.File != nil:
+		return nil, nil, Errorf(EINVALID, "Only resources of kind file carry bytes.")
+	case len(nr.MemberOf) > 0 && nr.Kind != KindWork && nr.Kind != KindCollection:
+		return nil, nil, Errorf(EINVALID, "Only works and collections can be members of collections.")
+	}
+	colls := make([]int64, 0, len(nr.MemberOf))
+	seen := map[int64]bool{}
+	for _, id := range nr.MemberOf {
+		k, err := refKey(id, "memberOf")
+		if err != nil {
+			return nil, nil, err
+		}
+		if !seen[k] {
+			seen[k] = true
+			colls = append(colls, k)
+		}
+	}
+	meta := DedupeStatements(nr.Metadata)
+	row := &ResourceRow{Key: key, Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Parent: parent, Version: 1}
+	if parent != 0 {
+		row.Position = UnorderedBase + key
+	}
+	res := &Resource{ID: EncodeID(key), Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Parent: nr.Parent,
+		MemberOf: encodeKeys(colls), Metadata: meta, File: nr.File, Version: 1}
+	o := &op{
+		check: func(tx WriteTx) error {
+			ctx := context.Background()
+			if parent != 0 {
+				p, err := live(ctx, tx, parent)
+				if err != nil {
+					return asInvalid(err, "parent")
+				}
+				if !allowedParent(nr.Kind, p.Kind) {
+					return Errorf(EINVALID, "A %s cannot be a child of the %s %s.", nr.Kind, p.Kind, EncodeID(parent))
+				}
+			}
+			return checkCollections(ctx, tx, colls)
+		},
+		apply: func(tx WriteTx, seq int64, now time.Time) error {
+			ctx := context.Background()
+			row.Seq, row.Created, row.Modified = seq, now, now
+			res.Seq, res.Created, res.Modified = seq, now, now
+			if err := tx.InsertResources(ctx, []*ResourceRow{row}); err != nil {
+				return err
+			}
+			if len(meta) > 0 {
+				keys := make([]int64, len(meta))
+				for i := range keys {
+					keys[i] = key
+				}
+				if err := tx.InsertStatements(ctx, keys, meta); err != nil {
+					return err
+				}
+			}
+			if len(colls) > 0 {
+				ms := make([]Membership, len(colls))
+				for i, c := range colls {
+					ms[i] = Membership{Collection: c, Member: key}
+				}
+				if err := tx.InsertMemberships(ctx, ms); err != nil {
+					return err
+				}
+			}
+			if nr.File != nil {
+				return tx.InsertFiles(ctx, []int64{key}, []*File{nr.File})
+			}
+			return nil
+		},
+	}
+	return o, res, nil
+}
+
+// asInvalid turns a missing or deleted referenced resource into a 400: the
+// request body named something that is not there.
+func asInvalid(err error, field string) error {
+	switch ErrorCode(err) {
+	case ENOTFOUND, EGONE:
+		return &Error{Code: EINVALID, Message: fmt.Sprintf("%s: %s", field, ErrorMessage(err)), Details: map[string]any{"field": field}}
+	}
+	return err
+}
+
+// checkCollections verifies that every key is a live collection.
+func checkCollections(ctx context.Context, tx ReadTx, colls []int64) error {
+	if len(colls) == 0 {
+		return nil
+	}
+	rows, err := tx.Resources(ctx, colls)
+	if err != nil {
+		return err
+	}
+	byKey := make(map[int64]*ResourceRow, len(rows))
+	for _, row := range rows {
+		byKey[row.Key] = row
+	}
+	for _, c := range colls {
+		row := byKey[c]
+		switch {
+		case row == nil:
+			return Errorf(EINVALID, "memberOf: no resource has the id %s.", EncodeID(c))
+		case row.Deleted != nil:
+			return Errorf(EINVALID, "memberOf: the collection %s was deleted.", EncodeID(c))
+		case row.Kind != KindCollection:
+			return Errorf(EINVALID, "memberOf: %s is a %s, not a collection.", EncodeID(c), row.Kind)
+		}
+	}
+	return nil
+}

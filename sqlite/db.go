@@ -1,0 +1,272 @@
+// Package sqlite implements shelfmark.Storage on SQLite (mattn/go-sqlite3,
+// built with cgo and the sqlite_fts5 tag). It is the embedded default: one
+// database file in WAL mode, one write connection (the engine batches writes
+// into group commits) and a pool of read connections that never block it.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+
+	"github.com/shelfmark/shelfmark"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Options configure a database.
+type Options struct {
+	// Tracer, when set, sees every statement and its row count.
+	Tracer shelfmark.StatementTracer
+	// Relaxed sets synchronous=NORMAL: commits survive a crash of the
+	// process but the last ones may be lost if the machine loses power.
+	// The default (false) is synchronous=FULL: every acknowledged commit is
+	// on disk.
+	Relaxed bool
+	// ReadConns is the size of the read pool (0 = 2 × cores, at least 4).
+	ReadConns int
+}
+
+// DB is a SQLite database. It implements shelfmark.Storage.
+type DB struct {
+	path   string
+	tracer shelfmark.StatementTracer
+	write  *sql.DB // one writer at a time (writeMu), plus a spare connection for preparing statements
+	read   *sql.DB // readers bounded by readSem, plus a spare connection for preparing statements
+
+	writeMu sync.Mutex    // SQLite has one writer: transactions take turns here, not in busy loops
+	readSem chan struct{} // bounds concurrent read transactions below the pool size
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt // prepared statements of the write and read pools, by pool+SQL
+}
+
+var _ shelfmark.Storage = (*DB)(nil)
+
+// Open opens (creating if needed) the database file at path and brings its
+// schema up to date.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("create database directory: %w", err)
+	}
+	sync := "FULL"
+	if opts.Relaxed {
+		sync = "NORMAL"
+	}
+	params := url.Values{}
+	params.Set("_journal_mode", "WAL")
+	params.Set("_synchronous", sync)
+	params.Set("_busy_timeout", "10000")
+	params.Set("_foreign_keys", "0")
+	params.Set("_cache_size", "-65536") // 64 MiB page cache per connection
+	wparams := cloneValues(params)
+	wparams.Set("_txlock", "immediate")
+	rparams := cloneValues(params)
+	rparams.Set("_txlock", "deferred")
+	rparams.Set("_query_only", "1")
+
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
+	w, err := sql.Open("sqlite3", dsn+wparams.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(2)
+	w.SetMaxIdleConns(2)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	db := &DB{path: path, tracer: opts.Tracer, write: w, stmts: map[string]*sql.Stmt{}}
+	if err := db.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite3", dsn+rparams.Encode())
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s for reading: %w", path, err)
+	}
+	n := opts.ReadConns
+	if n <= 0 {
+		n = max(2*runtime.NumCPU(), 4)
+	}
+	r.SetMaxOpenConns(n + 1)
+	r.SetMaxIdleConns(n + 1)
+	db.readSem = make(chan struct{}, n)
+	r.SetConnMaxLifetime(0)
+	r.SetConnMaxIdleTime(0)
+	db.read = r
+	return db, nil
+}
+
+func cloneValues(v url.Values) url.Values {
+	c := url.Values{}
+	for k, vs := range v {
+		c[k] = append([]string(nil), vs...)
+	}
+	return c
+}
+
+// Backend returns "sqlite".
+func (db *DB) Backend() string { return "sqlite" }
+
+// Path returns the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	for _, s := range db.stmts {
+		s.Close()
+	}
+	db.stmts = map[string]*sql.Stmt{}
+	db.mu.Unlock()
+	err1 := db.read.Close()
+	err2 := db.write.Close()
+	if err1 != nil {
+		return fmt.Errorf("close read pool: %w", err1)
+	}
+	if err2 != nil {
+		return fmt.Errorf("close write pool: %w", err2)
+	}
+	return nil
+}
+
+// Stats reports the read pool (the write pool is always one connection).
+func (db *DB) Stats() shelfmark.PoolStats {
+	s := db.read.Stats()
+	w := db.write.Stats()
+	return shelfmark.PoolStats{
+		MaxOpen:      s.MaxOpenConnections + w.MaxOpenConnections,
+		InUse:        s.InUse + w.InUse,
+		Idle:         s.Idle + w.Idle,
+		WaitCount:    s.WaitCount + w.WaitCount,
+		WaitDuration: s.WaitDuration + w.WaitDuration,
+	}
+}
+
+// prepared returns a statement prepared once on pool p.
+func (db *DB) prepared(ctx context.Context, p *sql.DB, query string) (*sql.Stmt, error) {
+	key := query
+	if p == db.read {
+		key = "r:" + query
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if s, ok := db.stmts[key]; ok {
+		return s, nil
+	}
+	s, err := p.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", firstLine(query), err)
+	}
+	db.stmts[key] = s
+	return s, nil
+}
+
+func firstLine(q string) string {
+	q = strings.TrimSpace(q)
+	if i := strings.IndexByte(q, '\n'); i >= 0 {
+		q = q[:i]
+	}
+	return q
+}
+
+// View runs fn in a read transaction on the read pool.
+func (db *DB) View(ctx context.Context, fn func(shelfmark.ReadTx) error) error {
+	select {
+	case db.readSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-db.readSem }()
+	sqlTx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer sqlTx.Rollback()
+	return fn(&tx{db: db, pool: db.read, sqlTx: sqlTx})
+}
+
+// Update runs fn in a write transaction (BEGIN IMMEDIATE) and commits it.
+func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) error {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	sqlTx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin write: %w", err)
+	}
+	if err := fn(&tx{db: db, pool: db.write, sqlTx: sqlTx}); err != nil {
+		if rerr := sqlTx.Rollback(); rerr != nil {
+			return fmt.Errorf("%w (and rollback failed: %v)", err, rerr)
+		}
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// AllocateKeys reserves n consecutive resource keys in a transaction of its
+// own.
+func (db *DB) AllocateKeys(ctx context.Context, n int) (int64, error) {
+	var last int64
+	err := db.Update(ctx, func(wtx shelfmark.WriteTx) error {
+		t := wtx.(*tx)
+		return t.queryRow(ctx, `UPDATE counters SET value = value + ? WHERE name = 'key' RETURNING value`, []any{n}, &last)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("allocate keys: %w", err)
+	}
+	return last - int64(n) + 1, nil
+}
+
+// migrate applies the embedded migrations not yet recorded.
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	names, err := migrations.ReadDir("migrations")
+	if err != nil {
+		return fmt.Errorf("read migrations: %w", err)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
+	for _, e := range names {
+		var n int
+		if err := db.write.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, e.Name()).Scan(&n); err != nil {
+			return fmt.Errorf("check migration %s: %w", e.Name(), err)
+		} else if n > 0 {
+			continue
+		}
+		body, err := migrations.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return fmt.Errorf("read migration %s: %w", e.Name(), err)
+		}
+		t, err := db.write.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("begin migration %s: %w", e.Name(), err)
+		}
+		if _, err := t.ExecContext(ctx, string(body)); err != nil {
+			t.Rollback()
+			return fmt.Errorf("apply migration %s: %w", e.Name(), err)
+		}
+		if _, err := t.ExecContext(ctx, `INSERT INTO schema_migrations (name) VALUES (?)`, e.Name()); err != nil {
+			t.Rollback()
+			return fmt.Errorf("record migration %s: %w", e.Name(), err)
+		}
+		if err := t.Commit(); err != nil {
+			return fmt.Errorf("commit migration %s: %w", e.Name(), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+const resourceCols = `key, kind, visibility, embargo, parent, position, version, seq, created, modified, deleted`
+
+// the same columns qualified with the alias r, for joins
+var resourceColsR = "r." + strings.ReplaceAll(resourceCols, ", ", ", r.")
+
+func scanResource(r *sql.Rows) (*shelfmark.ResourceRow, error) {
+	var (
+		row                       shelfmark.ResourceRow
+		kind, vis                 string
+		embargo, parent, position sql.NullInt64
+		deleted                   sql.NullInt64
+		created, modified         int64
+	)
+	if err := r.Scan(&row.Key, &kind, &vis, &embargo, &parent, &position, &row.Version, &row.Seq, &created, &modified, &deleted); err != nil {
+		return nil, err
+	}
+	row.Kind = shelfmark.Kind(kind)
+	row.Visibility = shelfmark.Visibility(vis)
+	row.Embargo = microsPtr(embargo)
+	row.Parent = parent.Int64
+	row.Position = position.Int64
+	row.Created = time.UnixMicro(created).UTC()
+	row.Modified = time.UnixMicro(modified).UTC()
+	row.Deleted = microsPtr(deleted)
+	return &row, nil
+}
+
+func microsPtr(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := time.UnixMicro(v.Int64).UTC()
+	return &t
+}
+
+func nullMicros(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func nullInt(v int64) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+// jsonInts encodes keys as a JSON array for json_each().
+func jsonInts(keys []int64) string {
+	b, _ := json.Marshal(keys)
+	return string(b)
+}
+
+// Resource returns the row of key or nil.
+func (t *tx) Resource(ctx context.Context, key int64) (*shelfmark.ResourceRow, error) {
+	var out *shelfmark.ResourceRow
+	err := t.query(ctx, `SELECT `+resourceCols+` FROM resources WHERE key = ?`, []any{key}, func(r *sql.Rows) (err error) {
+		out, err = scanResource(r)
+		return err
+	})
+	return out, err
+}
+
+// Resources returns the rows that exist among keys.
+func (t *tx) Resources(ctx context.Context, keys []int64) ([]*shelfmark.ResourceRow, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	var out []*shelfmark.ResourceRow
+	err := t.query(ctx, `SELECT `+resourceCols+` FROM resources WHERE key IN (SELECT value FROM json_each(?))`, []any{jsonInts(keys)}, func(r *sql.Rows) error {
+		row, err := scanResource(r)
+		out = append(out, row)
+		return err
+	})
+	return out, err
+}
+
+// MemberOf returns the live collections key belongs to.
+func (t *tx) MemberOf(ctx context.Context, key int64) ([]int64, error) {
+	var out []int64
+	err := t.query(ctx, `SELECT m.collection FROM memberships m JOIN resources r ON r.key = m.collection
+		WHERE m.member = ? AND r.deleted IS NULL ORDER BY m.collection`, []any{key}, func(r *sql.Rows) error {
+		var k int64
+		err := r.Scan(&k)
+		out = append(out, k)
+		return err
+	})
+	return out, err
+}
+
+// Members pages through a collection's live members by key.
+func (t *tx) Members(ctx context.Context, collection, after int64, limit int) ([]*shelfmark.ResourceRow, error) {
+	var out []*shelfmark.ResourceRow
+	err := t.query(ctx, `SELECT `+resourceColsR+` FROM memberships m JOIN resources r ON r.key = m.member
+		WHERE m.collection = ? AND m.member > ? AND r.deleted IS NULL ORDER BY m.member LIMIT ?`,
+		[]any{collection, after, limit}, func(r *sql.Rows) error {
+			row, err := scanResource(r)
+			out = append(out, row)
+			return err
+		})
+	return out, err
+}
+
+// Children pages through a parent's live children by position.
+func (t *tx) Children(ctx context.Context, parent, after int64, limit int) ([]*shelfmark.ResourceRow, error) {
+	var out []*shelfmark.ResourceRow
+	err := t.query(ctx, `SELECT `+resourceCols+` FROM resources
+		WHERE parent = ? AND position > ? AND deleted IS NULL ORDER BY position LIMIT ?`,
+		[]any{parent, after, limit}, func(r *sql.Rows) error {
+			row, err := scanResource(r)
+			out = append(out, row)
+			return err
+		})
+	return out, err
+}
+
+// InsertResources inserts rows, up to 64 per statement.
+func (t *tx) InsertResources(ctx context.Context, rows []*shelfmark.ResourceRow) error {
+	const width = 11
+	return chunked(len(rows), func(lo, hi int) error {
+		args := make([]any, 0, (hi-lo)*width)
+		for _, r := range rows[lo:hi] {
+			args = append(args, r.Key, string(r.Kind), string(r.Visibility), nullMicros(r.Embargo), nullInt(r.Parent),
+				nullInt(r.Position), r.Version, r.Seq, r.Created.UnixMicro(), r.Modified.UnixMicro(), nullMicros(r.Deleted))
+		}
+		_, err := t.exec(ctx, `INSERT INTO resources (`+resourceCols+`) VALUES `+placeholders(hi-lo, width), args...)
+		return err
+	})
+}
+
+// UpdateResource writes a row's mutable fields.
+func (t *tx) UpdateResource(ctx context.Context, r *shelfmark.ResourceRow) error {
+	n, err := t.exec(ctx, `UPDATE resources SET visibility = ?, embargo = ?, version = ?, seq = ?, modified = ?, deleted = ? WHERE key = ?`,
+		string(r.Visibility), nullMicros(r.Embargo), r.Version, r.Seq, r.Modified.UnixMicro(), nullMicros(r.Deleted), r.Key)
+	if err != nil {
+		return err
+	} else if n != 1 {
+		return fmt.Errorf("update resource %d: %d rows", r.Key, n)
+	}
+	return nil
+}
+
+// SetPositions orders parent's children in two statements.
+func (t *tx) SetPositions(ctx context.Context, parent int64, children []int64) error {
+	if _, err := t.exec(ctx, `UPDATE resources SET position = ? + key WHERE parent = ? AND position < ?`,
+		shelfmark.UnorderedBase, parent, shelfmark.UnorderedBase); err != nil {
+		return err
+	}
+	if len(children) == 0 {
+		return nil
+	}
+	_, err := t.exec(ctx, `UPDATE resources SET position = o.pos
+		FROM (SELECT CAST(value AS INTEGER) AS k, CAST(key AS INTEGER) + 1 AS pos FROM json_each(?)) AS o
+		WHERE resources.key = o.k`, jsonInts(children))
+	return err
+}
+
+// Tombstone marks key and its descendants deleted.
+func (t *tx) Tombstone(ctx context.Context, key, seq int64, at time.Time) (int64, error) {
+	const tree = `WITH RECURSIVE tree(key) AS (SELECT ? UNION SELECT r.key FROM resources r JOIN tree ON r.parent = tree.key) `
+	n, err := t.exec(ctx, tree+`UPDATE resources SET deleted = ?, seq = ?, version = version + 1, modified = ?
+		WHERE key IN (SELECT key FROM tree) AND deleted IS NULL`, key, at.UnixMicro(), seq, at.UnixMicro())
+	if err != nil {
+		return 0, err
+	}
+	if _, err := t.exec(ctx, tree+`DELETE FROM statements WHERE resource IN (SELECT key FROM tree)`, key); err != nil {
+		return 0, err
+	}
+	if _, err := t.exec(ctx, tree+`DELETE FROM memberships WHERE member IN (SELECT key FROM tree)`, key); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// chunkSize is the most rows one multi-row INSERT carries.
+const chunkSize = 64
+
+// chunked calls fn for consecutive ranges of at most chunkSize of n items.
+func chunked(n int, fn func(lo, hi int) error) error {
+	for lo := 0; lo < n; lo += chunkSize {
+		if err := fn(lo, min(lo+chunkSize, n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// placeholders returns "(?,?,…),(…)" for rows rows of width columns.
+func placeholders(rows, width int) string {
+	one := "(" + strings.TrimSuffix(strings.Repeat("?,", width), ",") + ")"
+	return strings.TrimSuffix(strings.Repeat(one+",", rows), ",")
+}

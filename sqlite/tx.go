@@ -1,0 +1,98 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// tx is a read or write transaction. Every statement goes through exec,
+// query or queryRow, which use cached prepared statements and report to the
+// tracer.
+type tx struct {
+	db    *DB
+	pool  *sql.DB
+	sqlTx *sql.Tx
+}
+
+var _ shelfmark.WriteTx = (*tx)(nil)
+
+func (t *tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s, err := t.db.prepared(ctx, t.pool, query)
+	if err != nil {
+		return nil, err
+	}
+	return t.sqlTx.StmtContext(ctx, s), nil
+}
+
+func (t *tx) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	s, err := t.stmt(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", firstLine(query), err)
+	}
+	n, _ := res.RowsAffected()
+	if t.db.tracer != nil {
+		t.db.tracer(query, n)
+	}
+	return n, nil
+}
+
+// query runs a query and calls scan for each row.
+func (t *tx) query(ctx context.Context, query string, args []any, scan func(*sql.Rows) error) error {
+	s, err := t.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	rows, err := s.QueryContext(ctx, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", firstLine(query), err)
+	}
+	defer rows.Close()
+	var n int64
+	for rows.Next() {
+		n++
+		if err := scan(rows); err != nil {
+			return fmt.Errorf("%s: scan: %w", firstLine(query), err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%s: %w", firstLine(query), err)
+	}
+	if t.db.tracer != nil {
+		t.db.tracer(query, n)
+	}
+	return nil
+}
+
+// queryRow scans the single row of a query into dest; sql.ErrNoRows when
+// there is none.
+func (t *tx) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
+	found := false
+	err := t.query(ctx, query, args, func(r *sql.Rows) error {
+		found = true
+		return r.Scan(dest...)
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return sql.ErrNoRows
+	}
+	return nil
+}
+
+// NextSeq reserves n change sequence numbers. SQLite has one writer, so
+// sequence order is commit order.
+func (t *tx) NextSeq(ctx context.Context, n int) (int64, error) {
+	var last int64
+	if err := t.queryRow(ctx, `UPDATE counters SET value = value + ? WHERE name = 'seq' RETURNING value`, []any{n}, &last); err != nil {
+		return 0, fmt.Errorf("next seq: %w", err)
+	}
+	return last - int64(n) + 1, nil
+}
