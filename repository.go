@@ -175,6 +175,15 @@ func allowedParent(child, parent Kind) bool {
 	return false
 }
 
+// MintIDs reserves n fresh ids.
+func (r *Repository) MintIDs(ctx context.Context, n int) ([]ID, error) {
+	keys, err := r.minter.Mint(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	return encodeKeys(keys), nil
+}
+
 // CreateResource stores one new resource.
 func (r *Repository) CreateResource(ctx context.Context, nr *NewResource) (*Resource, error) {
 	out, errs := r.CreateResources(ctx, []*NewResource{nr})
@@ -196,7 +205,16 @@ func (r *Repository) CreateResources(ctx context.Context, nrs []*NewResource) ([
 	ops := make([]*op, 0, len(nrs))
 	idx := make([]int, 0, len(nrs))
 	for i, nr := range nrs {
-		o, res, err := r.createOp(nr, keys[i])
+		key := keys[i]
+		if nr != nil && nr.ID != "" {
+			k, err := refKey(nr.ID, "id")
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			key = k
+		}
+		o, res, err := r.createOp(nr, key)
 		if err != nil {
 			errs[i] = err
 			continue

@@ -73,6 +73,10 @@ type Resource struct {
 
 // NewResource is a request to create a resource.
 type NewResource struct {
+	// ID, when set, is an id obtained from MintIDs (an RDF body's "<>"
+	// must resolve to the resource before it exists); otherwise one is
+	// minted.
+	ID         ID
 	Kind       Kind
 	Visibility Visibility // default Public
 	Embargo    *time.Time
@@ -118,6 +122,8 @@ type Page struct {
 
 // ResourceService is the repository as the API sees it.
 type ResourceService interface {
+	// MintIDs reserves n fresh ids for resources about to be created.
+	MintIDs(ctx context.Context, n int) ([]ID, error)
 	// CreateResource mints an id and stores a new resource.
 	CreateResource(ctx context.Context, r *NewResource) (*Resource, error)
 	// CreateResources stores several resources in one commit; each gets

@@ -1,0 +1,158 @@
+package http
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// relExternal is the Link relation Fedora clients use to register content
+// held elsewhere.
+const relExternal = "http://fedora.info/definitions/fcrepo#ExternalContent"
+
+var linkRE = regexp.MustCompile(`<([^>]*)>\s*((?:;\s*[a-zA-Z]+\s*=\s*(?:"[^"]*"|[^;,\s]*)\s*)*)`)
+var paramRE = regexp.MustCompile(`;\s*([a-zA-Z]+)\s*=\s*(?:"([^"]*)"|([^;,\s]*))`)
+
+// externalLink finds a Link header with rel=ExternalContent and returns its
+// URL and the type parameter.
+func externalLink(h http.Header) (target, mediaType string, found bool) {
+	for _, v := range h.Values("Link") {
+		for _, m := range linkRE.FindAllStringSubmatch(v, -1) {
+			params := map[string]string{}
+			for _, p := range paramRE.FindAllStringSubmatch(m[2], -1) {
+				params[strings.ToLower(p[1])] = p[2] + p[3]
+			}
+			if params["rel"] == relExternal {
+				return m[1], params["type"], true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// fileName takes the name from ?name=, else Content-Disposition, else
+// "file"; only the last path element is kept.
+func fileName(r *http.Request) string {
+	name := r.URL.Query().Get("name")
+	if name == "" {
+		if _, params, err := mime.ParseMediaType(r.Header.Get("Content-Disposition")); err == nil {
+			name = params["filename"]
+		}
+	}
+	name = path.Base(strings.ReplaceAll(name, "\\", "/"))
+	if name == "" || name == "." || name == "/" || name == ".." {
+		name = "file"
+	}
+	return name
+}
+
+// uploadFile handles POST /api/v1/resources/{id}/files: the body is the
+// file's bytes, streamed to the content store and checked against the
+// client's digests; or, with a Link rel=ExternalContent header, a
+// reference to bytes held elsewhere, which are not fetched.
+func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
+	parent := shelfmark.ID(r.PathValue("id"))
+	if _, err := parent.Key(); err != nil {
+		return err
+	}
+	use := r.URL.Query().Get("use")
+	if use == "" {
+		use = "original"
+	}
+	f := &shelfmark.File{Name: fileName(r), MediaType: mediaType(r), Use: use}
+	if target, typ, ok := externalLink(r.Header); ok {
+		u, err := url.Parse(target)
+		if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") {
+			return shelfmark.Errorf(shelfmark.EINVALID, "External content must be an absolute http or https URL, not %q.", target)
+		}
+		f.ExternalURL, f.Size = u.String(), -1
+		if typ != "" {
+			f.MediaType = typ
+		}
+		if f.Name == "file" {
+			f.Name = path.Base(u.Path)
+		}
+	} else {
+		if r.ContentLength > s.opts.MaxUploadBytes {
+			return &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: fmt.Sprintf("The file is %d bytes; this server accepts files up to %d bytes.", r.ContentLength, s.opts.MaxUploadBytes),
+				Details: map[string]any{"limit": s.opts.MaxUploadBytes}}
+		}
+		digests, err := RequestDigests(r.Header)
+		if err != nil {
+			return err
+		}
+		opts := shelfmark.PutOptions{MaxSize: s.opts.MaxUploadBytes, Expect: digests}
+		for _, a := range strings.Split(r.URL.Query().Get("digests"), ",") {
+			switch alg := shelfmark.DigestAlgorithm(strings.TrimSpace(a)); alg {
+			case shelfmark.SHA512, shelfmark.MD5:
+				opts.Compute = append(opts.Compute, alg)
+			case "", shelfmark.SHA256:
+			default:
+				return shelfmark.Errorf(shelfmark.EINVALID, "digests: %q is not one of sha-256, sha-512, md5.", a)
+			}
+		}
+		for _, d := range digests {
+			if d.Algorithm == shelfmark.SHA512 || d.Algorithm == shelfmark.MD5 {
+				opts.Compute = append(opts.Compute, d.Algorithm)
+			}
+		}
+		blob, err := s.opts.Blobs.Put(r.Context(), r.Body, opts)
+		if err != nil {
+			return err
+		}
+		f.Size = blob.Size
+		f.SHA256, f.SHA512, f.MD5 = blob.Digests[shelfmark.SHA256], blob.Digests[shelfmark.SHA512], blob.Digests[shelfmark.MD5]
+	}
+	if f.MediaType == "" {
+		f.MediaType = "application/octet-stream"
+	}
+	res, err := s.opts.Resources.CreateResource(r.Context(), &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: parent, File: f})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/api/v1/resources/"+string(res.ID))
+	w.Header().Set("ETag", etag(res.Version))
+	return writeJSON(w, http.StatusCreated, s.toJSON(r, res))
+}
+
+// getContent serves a file's bytes with Range support, or redirects to
+// external content.
+func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.opts.Resources.FindResource(r.Context(), shelfmark.ID(r.PathValue("id")))
+	if err != nil {
+		return err
+	}
+	if res.Kind != shelfmark.KindFile || res.File == nil {
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s; only files have content.", res.ID, res.Kind)
+	}
+	f := res.File
+	if !f.Managed() {
+		http.Redirect(w, r, f.ExternalURL, http.StatusTemporaryRedirect)
+		return nil
+	}
+	rc, err := s.opts.Blobs.Open(r.Context(), f.SHA256)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	h := w.Header()
+	h.Set("Content-Type", f.MediaType)
+	h.Set("ETag", `"`+f.SHA256+`"`)
+	if raw, err := hex.DecodeString(f.SHA256); err == nil {
+		h.Set("Repr-Digest", "sha-256=:"+base64Std(raw)+":")
+	}
+	h.Set("Content-Disposition", `inline; filename*=UTF-8''`+escapePath(f.Name))
+	h.Set("X-Content-Type-Options", "nosniff")
+	http.ServeContent(w, r, "", res.Created, rc)
+	return nil
+}
+
+func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

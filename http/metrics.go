@@ -1,0 +1,92 @@
+package http
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// Metrics holds the server's Prometheus metrics in a registry of its own
+// (no global state).
+type Metrics struct {
+	reg         *prometheus.Registry
+	requests    *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	commitOps   prometheus.Histogram
+	commitTime  prometheus.Histogram
+	commitFails prometheus.Counter
+}
+
+var _ shelfmark.CommitObserver = (*Metrics)(nil)
+
+// NewMetrics registers the metrics; storage, when not nil, is sampled for
+// connection pool gauges at every scrape.
+func NewMetrics(storage shelfmark.Storage) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shelfmark_http_requests_total", Help: "HTTP requests by method, route and status code.",
+	}, []string{"method", "route", "code"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "shelfmark_http_request_duration_seconds", Help: "HTTP request latency by method and route.",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	}, []string{"method", "route"})
+	m.commitOps = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "shelfmark_commit_batch_operations", Help: "Write operations carried by one group commit.",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256},
+	})
+	m.commitTime = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "shelfmark_commit_duration_seconds", Help: "Time of one group commit transaction, fsync included.",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+	})
+	m.commitFails = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shelfmark_commit_failures_total", Help: "Group commits that failed or were retried without a failing operation.",
+	})
+	m.reg.MustRegister(m.requests, m.latency, m.commitOps, m.commitTime, m.commitFails,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if storage != nil {
+		backend := prometheus.Labels{"backend": storage.Backend()}
+		gauge := func(name, help string, f func(shelfmark.PoolStats) float64) {
+			m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: backend},
+				func() float64 { return f(storage.Stats()) }))
+		}
+		gauge("shelfmark_db_pool_max_connections", "Connections the database pool may open.", func(s shelfmark.PoolStats) float64 { return float64(s.MaxOpen) })
+		gauge("shelfmark_db_pool_in_use", "Database connections in use.", func(s shelfmark.PoolStats) float64 { return float64(s.InUse) })
+		gauge("shelfmark_db_pool_idle", "Idle database connections.", func(s shelfmark.PoolStats) float64 { return float64(s.Idle) })
+		gauge("shelfmark_db_pool_wait_count", "Times a request waited for a database connection (cumulative).", func(s shelfmark.PoolStats) float64 { return float64(s.WaitCount) })
+		gauge("shelfmark_db_pool_wait_seconds", "Time spent waiting for database connections (cumulative).", func(s shelfmark.PoolStats) float64 { return s.WaitDuration.Seconds() })
+	}
+	return m
+}
+
+// Registry returns the registry, so other parts (workers, ingest) can add
+// their metrics to the same /metrics page.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// ObserveCommit implements shelfmark.CommitObserver.
+func (m *Metrics) ObserveCommit(ops int, d time.Duration, err error) {
+	m.commitOps.Observe(float64(ops))
+	m.commitTime.Observe(d.Seconds())
+	if err != nil {
+		m.commitFails.Inc()
+	}
+}
+
+func (m *Metrics) observeRequest(method, pattern string, status int, d time.Duration) {
+	route := pattern
+	if route == "" || route == "/" {
+		route = "unmatched"
+	}
+	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(method, route).Observe(d.Seconds())
+}

@@ -1,0 +1,132 @@
+package http
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// pageJSON is one page of a listing.
+type pageJSON struct {
+	Items []summaryJSON `json:"items"`
+	Next  string        `json:"next,omitempty"`
+}
+
+func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *shelfmark.Page) error {
+	out := pageJSON{Items: make([]summaryJSON, len(p.Items))}
+	for i, it := range p.Items {
+		out.Items[i] = summaryJSON{ID: it.ID, Kind: it.Kind, Visibility: string(it.Visibility), Position: it.Position, Version: it.Version, Modified: timeString(it.Modified)}
+	}
+	if p.Next != "" {
+		q := r.URL.Query()
+		q.Set("after", string(p.Next))
+		next := r.URL.Path + "?" + q.Encode()
+		out.Next = next
+		w.Header().Add("Link", "<"+next+`>; rel="next"`)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// listMembers handles GET …/members?after=&limit=.
+func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageRequest(r)
+	if err != nil {
+		return err
+	}
+	page, err := s.opts.Resources.ListMembers(r.Context(), shelfmark.ID(r.PathValue("id")), p)
+	if err != nil {
+		return err
+	}
+	return s.writePage(w, r, page)
+}
+
+// addMembers handles POST …/members {"members": [ids]}.
+func (s *Server) addMembers(w http.ResponseWriter, r *http.Request) error {
+	id := shelfmark.ID(r.PathValue("id"))
+	if _, err := id.Key(); err != nil {
+		return err
+	}
+	if mt := mediaType(r); mt != "application/json" {
+		return unsupported(mt)
+	}
+	body, err := readBody(w, r, s.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	var b struct {
+		Members []shelfmark.ID `json:"members"`
+	}
+	if err := decodeJSON(body, &b); err != nil {
+		return err
+	}
+	if err := s.opts.Resources.AddMembers(r.Context(), id, b.Members); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// removeMember handles DELETE …/members/{member}.
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
+	id := shelfmark.ID(r.PathValue("id"))
+	if _, err := id.Key(); err != nil {
+		return err
+	}
+	member := shelfmark.ID(r.PathValue("member"))
+	if _, err := member.Key(); err != nil {
+		return err
+	}
+	if err := s.opts.Resources.RemoveMembers(r.Context(), id, []shelfmark.ID{member}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// listChildren handles GET …/children?after=&limit=.
+func (s *Server) listChildren(w http.ResponseWriter, r *http.Request) error {
+	p, err := pageRequest(r)
+	if err != nil {
+		return err
+	}
+	page, err := s.opts.Resources.ListChildren(r.Context(), shelfmark.ID(r.PathValue("id")), p)
+	if err != nil {
+		return err
+	}
+	return s.writePage(w, r, page)
+}
+
+// putOrder handles PUT …/order {"children": [ids]}.
+func (s *Server) putOrder(w http.ResponseWriter, r *http.Request) error {
+	id := shelfmark.ID(r.PathValue("id"))
+	if _, err := id.Key(); err != nil {
+		return err
+	}
+	ifMatch, err := parseIfMatch(r)
+	if err != nil {
+		return err
+	}
+	if mt := mediaType(r); mt != "application/json" {
+		return unsupported(mt)
+	}
+	body, err := readBody(w, r, s.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	var b struct {
+		Children []shelfmark.ID `json:"children"`
+	}
+	if err := decodeJSON(body, &b); err != nil {
+		return err
+	}
+	res, err := s.opts.Resources.SetOrder(r.Context(), id, b.Children, ifMatch)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", etag(res.Version))
+	return writeJSON(w, http.StatusOK, map[string]any{"id": res.ID, "version": res.Version, "children": len(b.Children)})
+}
+
+// escapePath quotes a file name for a Content-Disposition header.
+func escapePath(s string) string { return url.PathEscape(s) }

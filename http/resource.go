@@ -1,0 +1,459 @@
+package http
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/rdf"
+)
+
+// maxStatements caps the statements of one metadata body.
+const maxStatements = 100000
+
+// resourceJSON is the JSON representation of a resource.
+type resourceJSON struct {
+	ID         shelfmark.ID      `json:"id"`
+	Kind       shelfmark.Kind    `json:"kind"`
+	Visibility string            `json:"visibility"`
+	Embargo    *string           `json:"embargo"`
+	Parent     shelfmark.ID      `json:"parent,omitempty"`
+	Position   int               `json:"position,omitempty"`
+	MemberOf   []shelfmark.ID    `json:"memberOf,omitempty"`
+	Metadata   json.RawMessage   `json:"metadata"`
+	File       *fileJSON         `json:"file,omitempty"`
+	Version    int64             `json:"version"`
+	Seq        int64             `json:"seq"`
+	Created    string            `json:"created"`
+	Modified   string            `json:"modified"`
+	Links      map[string]string `json:"links"`
+}
+
+type fileJSON struct {
+	Name        string            `json:"name"`
+	MediaType   string            `json:"mediaType"`
+	Size        int64             `json:"size"`
+	Digests     map[string]string `json:"digests,omitempty"`
+	Use         string            `json:"use"`
+	ExternalURL string            `json:"externalUrl,omitempty"`
+}
+
+// summaryJSON is a resource in a listing.
+type summaryJSON struct {
+	ID         shelfmark.ID   `json:"id"`
+	Kind       shelfmark.Kind `json:"kind"`
+	Visibility string         `json:"visibility"`
+	Position   int            `json:"position,omitempty"`
+	Version    int64          `json:"version"`
+	Modified   string         `json:"modified"`
+}
+
+func timeString(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func (s *Server) toJSON(r *http.Request, res *shelfmark.Resource) *resourceJSON {
+	self := "/api/v1/resources/" + string(res.ID)
+	out := &resourceJSON{
+		ID: res.ID, Kind: res.Kind, Visibility: string(res.Visibility), Parent: res.Parent, Position: res.Position,
+		MemberOf: res.MemberOf, Metadata: rdf.JSONMetadata(res.Metadata), Version: res.Version, Seq: res.Seq,
+		Created: timeString(res.Created), Modified: timeString(res.Modified),
+		Links: map[string]string{"self": self},
+	}
+	if res.Embargo != nil {
+		e := timeString(*res.Embargo)
+		out.Embargo = &e
+	}
+	switch res.Kind {
+	case shelfmark.KindCollection:
+		out.Links["members"] = self + "/members"
+	case shelfmark.KindWork:
+		out.Links["children"] = self + "/children"
+		out.Links["order"] = self + "/order"
+	case shelfmark.KindFileSet:
+		out.Links["files"] = self + "/children"
+		out.Links["upload"] = self + "/files"
+	case shelfmark.KindFile:
+		out.Links["content"] = self + "/content"
+	}
+	if res.Parent != "" {
+		out.Links["parent"] = "/api/v1/resources/" + string(res.Parent)
+	}
+	if f := res.File; f != nil {
+		out.File = &fileJSON{Name: f.Name, MediaType: f.MediaType, Size: f.Size, Use: f.Use, ExternalURL: f.ExternalURL, Digests: map[string]string{}}
+		for alg, v := range map[string]string{"sha-256": f.SHA256, "sha-512": f.SHA512, "md5": f.MD5} {
+			if v != "" {
+				out.File.Digests[alg] = v
+			}
+		}
+	}
+	return out
+}
+
+// resourceBody is the JSON body that creates or replaces a resource.
+type resourceBody struct {
+	Kind       shelfmark.Kind  `json:"kind"`
+	Visibility string          `json:"visibility"`
+	Embargo    json.RawMessage `json:"embargo"`
+	Parent     shelfmark.ID    `json:"parent"`
+	MemberOf   []shelfmark.ID  `json:"memberOf"`
+	Metadata   json.RawMessage `json:"metadata"`
+}
+
+func (b *resourceBody) newResource() (*shelfmark.NewResource, error) {
+	nr := &shelfmark.NewResource{Kind: b.Kind, Visibility: shelfmark.Visibility(b.Visibility), Parent: b.Parent, MemberOf: b.MemberOf}
+	emb, err := optionalTime("embargo", b.Embargo)
+	if err != nil {
+		return nil, err
+	}
+	if emb != nil {
+		nr.Embargo = *emb
+	}
+	if len(b.Metadata) > 0 && string(b.Metadata) != "null" {
+		if nr.Metadata, err = rdf.ParseJSONMetadata(b.Metadata); err != nil {
+			return nil, err
+		}
+		if len(nr.Metadata) > maxStatements {
+			return nil, shelfmark.Errorf(shelfmark.EINVALID, "metadata: at most %d statements.", maxStatements)
+		}
+	}
+	return nr, nil
+}
+
+// isRDF reports whether a media type is one of the RDF syntaxes.
+func isRDF(mt string) bool {
+	switch mt {
+	case "text/turtle", "application/n-triples", "application/ld+json":
+		return true
+	}
+	return false
+}
+
+func unsupported(mt string) error {
+	return &shelfmark.Error{Code: shelfmark.EUNSUPPORTED,
+		Message: fmt.Sprintf("Content-Type %q cannot be read here; send application/json, application/ld+json, text/turtle or application/n-triples.", mt),
+		Details: map[string]any{"accepted": []string{"application/json", "application/ld+json", "text/turtle", "application/n-triples"}}}
+}
+
+// parseRDFMetadata parses an RDF body about subject: every statement must
+// have the resource itself ("<>") as its subject.
+func parseRDFMetadata(body []byte, mt, subject string) ([]shelfmark.Statement, error) {
+	triples, err := rdf.Parse(bytes.NewReader(body), mt, subject, rdf.MaxTriples(maxStatements))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]shelfmark.Statement, len(triples))
+	for i, t := range triples {
+		if t.Subject.Kind != shelfmark.IRI || t.Subject.Value != subject {
+			return nil, &shelfmark.Error{Code: shelfmark.EINVALID,
+				Message: fmt.Sprintf("Statement %d is about <%s>; only statements about the resource itself (<> or <%s>) are stored.", i+1, t.Subject.Value, subject),
+				Details: map[string]any{"statement": i + 1, "subject": t.Subject.Value}}
+		}
+		out[i] = shelfmark.Statement{Predicate: t.Predicate, Object: t.Object}
+	}
+	return out, nil
+}
+
+// createOf handles POST /api/v1/{collections,works,filesets}.
+func (s *Server) createOf(kind shelfmark.Kind) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, err := readBody(w, r, s.opts.MaxBodyBytes)
+		if err != nil {
+			return err
+		}
+		var nr *shelfmark.NewResource
+		switch mt := mediaType(r); {
+		case mt == "application/json" || (mt == "" && len(bytes.TrimSpace(body)) > 0):
+			var b resourceBody
+			if err := decodeJSON(body, &b); err != nil {
+				return err
+			}
+			if b.Kind != "" && b.Kind != kind {
+				return shelfmark.Errorf(shelfmark.EINVALID, "kind %q does not match the path, which creates a %s.", b.Kind, kind)
+			}
+			b.Kind = kind
+			if nr, err = b.newResource(); err != nil {
+				return err
+			}
+		case mt == "" || isRDF(mt):
+			if nr, err = s.rdfNewResource(r, kind, body, mt); err != nil {
+				return err
+			}
+		default:
+			return unsupported(mt)
+		}
+		res, err := s.opts.Resources.CreateResource(r.Context(), nr)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Location", "/api/v1/resources/"+string(res.ID))
+		w.Header().Set("ETag", etag(res.Version))
+		return writeJSON(w, http.StatusCreated, s.toJSON(r, res))
+	}
+}
+
+// rdfNewResource builds a NewResource from an RDF body; the fields that
+// are not metadata come from the query string (?parent=, ?memberOf=,
+// ?visibility=, ?embargo=).
+func (s *Server) rdfNewResource(r *http.Request, kind shelfmark.Kind, body []byte, mt string) (*shelfmark.NewResource, error) {
+	q := r.URL.Query()
+	nr := &shelfmark.NewResource{Kind: kind, Visibility: shelfmark.Visibility(q.Get("visibility")), Parent: shelfmark.ID(q.Get("parent"))}
+	for _, m := range q["memberOf"] {
+		nr.MemberOf = append(nr.MemberOf, shelfmark.ID(m))
+	}
+	if e := q.Get("embargo"); e != "" {
+		t, err := parseTime("embargo", e)
+		if err != nil {
+			return nil, err
+		}
+		nr.Embargo = &t
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nr, nil
+	}
+	ids, err := s.opts.Resources.MintIDs(r.Context(), 1)
+	if err != nil {
+		return nil, err
+	}
+	nr.ID = ids[0]
+	nr.Metadata, err = parseRDFMetadata(body, mt, s.resourceIRI(r, nr.ID))
+	return nr, err
+}
+
+// batch handles POST /api/v1/batch: many resources in one group commit.
+func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
+	if mt := mediaType(r); mt != "application/json" && mt != "" {
+		return unsupported(mt)
+	}
+	body, err := readBody(w, r, s.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Resources []json.RawMessage `json:"resources"`
+	}
+	if err := decodeJSON(body, &in); err != nil {
+		return err
+	}
+	if len(in.Resources) == 0 || len(in.Resources) > shelfmark.MaxPageSize {
+		return shelfmark.Errorf(shelfmark.EINVALID, "resources: send 1 to %d resources.", shelfmark.MaxPageSize)
+	}
+	type result struct {
+		Status   int           `json:"status"`
+		Resource *resourceJSON `json:"resource,omitempty"`
+		Error    *errorBody    `json:"error,omitempty"`
+	}
+	results := make([]result, len(in.Resources))
+	nrs := make([]*shelfmark.NewResource, 0, len(in.Resources))
+	idx := make([]int, 0, len(in.Resources))
+	for i, raw := range in.Resources {
+		var b resourceBody
+		err := decodeJSON(raw, &b)
+		var nr *shelfmark.NewResource
+		if err == nil {
+			nr, err = b.newResource()
+		}
+		if err != nil {
+			results[i] = result{Status: http.StatusBadRequest, Error: toErrorBody(err)}
+			continue
+		}
+		nrs = append(nrs, nr)
+		idx = append(idx, i)
+	}
+	if len(nrs) > 0 {
+		out, errs := s.opts.Resources.CreateResources(r.Context(), nrs)
+		for j, i := range idx {
+			if errs[j] != nil {
+				eb := toErrorBody(errs[j])
+				results[i] = result{Status: statusOf[eb.Code], Error: eb}
+			} else {
+				results[i] = result{Status: http.StatusCreated, Resource: s.toJSON(r, out[j])}
+			}
+		}
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"results": results})
+}
+
+func toErrorBody(err error) *errorBody {
+	eb := &errorBody{Code: shelfmark.ErrorCode(err), Message: shelfmark.ErrorMessage(err)}
+	if se, ok := err.(*shelfmark.Error); ok {
+		eb.Details = se.Details
+	}
+	return eb
+}
+
+// getResource handles GET (and HEAD) /api/v1/resources/{id}.
+func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
+	mt, ok := negotiate(r)
+	if !ok {
+		return notAcceptable(r)
+	}
+	res, err := s.opts.Resources.FindResource(r.Context(), shelfmark.ID(r.PathValue("id")))
+	if err != nil {
+		return err
+	}
+	tag := etag(res.Version)
+	h := w.Header()
+	h.Set("ETag", tag)
+	h.Set("Vary", "Accept")
+	h.Set("Last-Modified", res.Modified.UTC().Format(http.TimeFormat))
+	h.Add("Link", `<http://pcdm.org/models#`+pcdmClass(res.Kind)+`>; rel="type"`)
+	if match := r.Header.Get("If-None-Match"); match != "" && (match == tag || match == "*") {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	if mt == "application/json" {
+		return writeJSON(w, http.StatusOK, s.toJSON(r, res))
+	}
+	var buf bytes.Buffer
+	if err := rdf.Write(&buf, mt, s.resourceIRI(r, res.ID), res.Metadata); err != nil {
+		return err
+	}
+	h.Set("Content-Type", mt+contentCharset(mt))
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+func contentCharset(mt string) string {
+	if strings.HasPrefix(mt, "text/") {
+		return "; charset=utf-8"
+	}
+	return ""
+}
+
+func pcdmClass(k shelfmark.Kind) string {
+	switch k {
+	case shelfmark.KindCollection:
+		return "Collection"
+	case shelfmark.KindFile:
+		return "File"
+	}
+	return "Object"
+}
+
+func negotiate(r *http.Request) (string, bool) { return rdf.Negotiate(r.Header.Get("Accept")) }
+
+func notAcceptable(r *http.Request) error {
+	return &shelfmark.Error{Code: shelfmark.ENOTACCEPTABLE,
+		Message: fmt.Sprintf("No representation matches Accept %q; this resource is available as %s.", r.Header.Get("Accept"), strings.Join(rdf.ReadableTypes(), ", ")),
+		Details: map[string]any{"available": rdf.ReadableTypes()}}
+}
+
+// putResource replaces a resource's metadata (and, from JSON, its access
+// fields; absent fields stay as they are).
+func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
+	id := shelfmark.ID(r.PathValue("id"))
+	if _, err := id.Key(); err != nil {
+		return err
+	}
+	ifMatch, err := parseIfMatch(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r, s.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	u := shelfmark.ResourceUpdate{IfMatch: ifMatch}
+	switch mt := mediaType(r); {
+	case mt == "application/json":
+		var b struct {
+			Visibility *shelfmark.Visibility `json:"visibility"`
+			Embargo    json.RawMessage       `json:"embargo"`
+			Metadata   json.RawMessage       `json:"metadata"`
+		}
+		if err := decodeJSON(body, &b); err != nil {
+			return err
+		}
+		if b.Metadata == nil {
+			return shelfmark.Errorf(shelfmark.EINVALID, "metadata: PUT replaces the metadata, so the body needs it ({} for none); use PATCH to change single fields.")
+		}
+		meta, err := rdf.ParseJSONMetadata(b.Metadata)
+		if err != nil {
+			return err
+		}
+		u.Replace, u.Visibility = &meta, b.Visibility
+		if u.Embargo, err = optionalTime("embargo", b.Embargo); err != nil {
+			return err
+		}
+	case isRDF(mt):
+		meta, err := parseRDFMetadata(body, mt, s.resourceIRI(r, id))
+		if err != nil {
+			return err
+		}
+		u.Replace = &meta
+	default:
+		return unsupported(mt)
+	}
+	return s.update(w, r, id, u)
+}
+
+// patchResource adds and removes statements and changes access fields.
+func (s *Server) patchResource(w http.ResponseWriter, r *http.Request) error {
+	id := shelfmark.ID(r.PathValue("id"))
+	if _, err := id.Key(); err != nil {
+		return err
+	}
+	ifMatch, err := parseIfMatch(r)
+	if err != nil {
+		return err
+	}
+	if mt := mediaType(r); mt != "application/json" && mt != "application/merge-patch+json" {
+		return &shelfmark.Error{Code: shelfmark.EUNSUPPORTED,
+			Message: fmt.Sprintf("PATCH takes application/json ({\"add\": {…}, \"remove\": {…}}), not %q.", mt)}
+	}
+	body, err := readBody(w, r, s.opts.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	var b struct {
+		Add        json.RawMessage       `json:"add"`
+		Remove     json.RawMessage       `json:"remove"`
+		Visibility *shelfmark.Visibility `json:"visibility"`
+		Embargo    json.RawMessage       `json:"embargo"`
+	}
+	if err := decodeJSON(body, &b); err != nil {
+		return err
+	}
+	u := shelfmark.ResourceUpdate{IfMatch: ifMatch, Visibility: b.Visibility}
+	if b.Add != nil {
+		if u.Add, err = rdf.ParseJSONMetadata(b.Add); err != nil {
+			return err
+		}
+	}
+	if b.Remove != nil {
+		if u.Remove, err = rdf.ParseJSONMetadata(b.Remove); err != nil {
+			return err
+		}
+	}
+	if u.Embargo, err = optionalTime("embargo", b.Embargo); err != nil {
+		return err
+	}
+	return s.update(w, r, id, u)
+}
+
+func (s *Server) update(w http.ResponseWriter, r *http.Request, id shelfmark.ID, u shelfmark.ResourceUpdate) error {
+	res, err := s.opts.Resources.UpdateResource(r.Context(), id, u)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", etag(res.Version))
+	return writeJSON(w, http.StatusOK, s.toJSON(r, res))
+}
+
+// deleteResource leaves a tombstone.
+func (s *Server) deleteResource(w http.ResponseWriter, r *http.Request) error {
+	ifMatch, err := parseIfMatch(r)
+	if err != nil {
+		return err
+	}
+	if err := s.opts.Resources.DeleteResource(r.Context(), shelfmark.ID(r.PathValue("id")), ifMatch); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

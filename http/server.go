@@ -1,0 +1,219 @@
+// Package http serves Shelfmark's REST API (/api/v1), its OpenAPI document,
+// health and readiness probes and Prometheus metrics over net/http.
+package http
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Resources is the repository.
+	Resources shelfmark.ResourceService
+	// Blobs keeps file bytes.
+	Blobs shelfmark.BlobStore
+	// Storage is probed by /readyz and reported in /metrics.
+	Storage shelfmark.Storage
+	// Logger receives one line per failed request (and per request at
+	// debug level).
+	Logger *slog.Logger
+	// BaseURL is the public URL of the server (for example
+	// "https://repo.example.org"), used for resource IRIs; when empty it
+	// is taken from each request's Host.
+	BaseURL string
+	// MaxBodyBytes caps metadata request bodies (default 16 MiB).
+	MaxBodyBytes int64
+	// MaxUploadBytes caps uploaded files (default 4 GiB).
+	MaxUploadBytes int64
+	// Metrics, when set, is used instead of a new set (so the engine's
+	// commit observer and the server share one registry).
+	Metrics *Metrics
+}
+
+// Server is the HTTP face of the repository.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics *Metrics
+	srv     *http.Server
+}
+
+// NewServer builds a Server and its routes.
+func NewServer(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 16 << 20
+	}
+	if opts.MaxUploadBytes <= 0 {
+		opts.MaxUploadBytes = 4 << 30
+	}
+	opts.BaseURL = strings.TrimSuffix(opts.BaseURL, "/")
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(opts.Storage)
+	}
+	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics}
+	for _, rt := range s.routes() {
+		s.mux.Handle(rt.method+" "+rt.pattern, rt.handler)
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, shelfmark.Errorf(shelfmark.ENOTFOUND, "No such path: %s %s. The API is under /api/v1 (see /api/v1/openapi.json).", r.Method, r.URL.Path))
+	})
+	return s
+}
+
+// Metrics returns the server's metrics, so the engine's commit observer can
+// feed them.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// route is one entry of the API; the same table registers the handlers and
+// is checked against the OpenAPI document in tests.
+type route struct {
+	method, pattern string
+	handler         http.Handler
+}
+
+func (s *Server) routes() []route {
+	h := func(f func(http.ResponseWriter, *http.Request) error) http.Handler { return s.wrap(f) }
+	return []route{
+		{"GET", "/healthz", h(s.healthz)},
+		{"GET", "/readyz", h(s.readyz)},
+		{"GET", "/metrics", s.metrics.Handler()},
+		{"GET", "/api/v1/openapi.json", h(s.openapi)},
+		{"POST", "/api/v1/collections", h(s.createOf(shelfmark.KindCollection))},
+		{"POST", "/api/v1/works", h(s.createOf(shelfmark.KindWork))},
+		{"POST", "/api/v1/filesets", h(s.createOf(shelfmark.KindFileSet))},
+		{"POST", "/api/v1/batch", h(s.batch)},
+		{"GET", "/api/v1/resources/{id}", h(s.getResource)},
+		{"PUT", "/api/v1/resources/{id}", h(s.putResource)},
+		{"PATCH", "/api/v1/resources/{id}", h(s.patchResource)},
+		{"DELETE", "/api/v1/resources/{id}", h(s.deleteResource)},
+		{"GET", "/api/v1/resources/{id}/members", h(s.listMembers)},
+		{"POST", "/api/v1/resources/{id}/members", h(s.addMembers)},
+		{"DELETE", "/api/v1/resources/{id}/members/{member}", h(s.removeMember)},
+		{"GET", "/api/v1/resources/{id}/children", h(s.listChildren)},
+		{"PUT", "/api/v1/resources/{id}/order", h(s.putOrder)},
+		{"POST", "/api/v1/resources/{id}/files", h(s.uploadFile)},
+		{"GET", "/api/v1/resources/{id}/content", h(s.getContent)},
+	}
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Serve accepts connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	err := s.srv.Serve(ln)
+	if err == http.ErrServerClosed {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting requests and waits for those in flight.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if s.srv == nil {
+		return nil
+	}
+	return s.srv.Shutdown(ctx)
+}
+
+// statusWriter remembers the status code for metrics and logs.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wrap turns a handler that returns an error into an http.Handler that
+// writes the error as JSON, and records metrics.
+func (s *Server) wrap(f func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		if err := f(sw, r); err != nil {
+			if sw.status != 0 {
+				s.log.Warn("error after response started", "method", r.Method, "path", r.URL.Path, "err", err)
+			} else {
+				status := writeError(sw, r, err)
+				if status >= 500 {
+					s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+				}
+			}
+		}
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		s.metrics.observeRequest(r.Method, r.Pattern, sw.status, time.Since(start))
+		if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
+		}
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, err := w.Write([]byte("ok\n"))
+	return err
+}
+
+// readyz answers 200 once the database answers a read.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	if s.opts.Storage != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		err := s.opts.Storage.View(ctx, func(tx shelfmark.ReadTx) error {
+			_, err := tx.Resource(ctx, 0)
+			return err
+		})
+		if err != nil {
+			return &shelfmark.Error{Code: shelfmark.EUNAVAILABLE, Message: "The database does not answer."}
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, err := w.Write([]byte("ready\n"))
+	return err
+}
+
+// baseURL is the public URL prefix of the server for a request.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.opts.BaseURL != "" {
+		return s.opts.BaseURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// resourceIRI is the IRI (and URL) of a resource.
+func (s *Server) resourceIRI(r *http.Request, id shelfmark.ID) string {
+	return s.baseURL(r) + "/api/v1/resources/" + string(id)
+}
