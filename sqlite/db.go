@@ -7,6 +7,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"fmt"
 	"net/url"
@@ -16,8 +17,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+	"github.com/mattn/go-sqlite3"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -44,6 +46,9 @@ type DB struct {
 	tracer shelfmark.StatementTracer
 	write  *sql.DB // one writer at a time (writeMu), plus a spare connection for preparing statements
 	read   *sql.DB // readers bounded by readSem, plus a spare connection for preparing statements
+
+	ckpt   *checkpointer // copies the WAL into the database file off the commit path
+	ckptDB *sql.DB
 
 	writeMu sync.Mutex    // SQLite has one writer: transactions take turns here, not in busy loops
 	readSem chan struct{} // bounds concurrent read transactions below the pool size
@@ -77,10 +82,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	rparams.Set("_query_only", "1")
 
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
-	w, err := sql.Open("sqlite3", dsn+wparams.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
+	// the write connection never checkpoints on its own (see checkpoint.go)
+	w := openPool(dsn+wparams.Encode(), "PRAGMA wal_autocheckpoint = 0")
 	w.SetMaxOpenConns(2)
 	w.SetMaxIdleConns(2)
 	w.SetConnMaxLifetime(0)
@@ -90,11 +93,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
-	r, err := sql.Open("sqlite3", dsn+rparams.Encode())
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open %s for reading: %w", path, err)
-	}
+	r := openPool(dsn+rparams.Encode(), "")
 	n := opts.ReadConns
 	if n <= 0 {
 		n = max(2*runtime.NumCPU(), 4)
@@ -105,6 +104,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
 	db.read = r
+	c := openPool(dsn+params.Encode(), "")
+	c.SetMaxOpenConns(1)
+	db.ckptDB, db.ckpt = c, startCheckpointer(c, 250*time.Millisecond)
 	return db, nil
 }
 
@@ -130,6 +132,8 @@ func (db *DB) Close() error {
 	}
 	db.stmts = map[string]*sql.Stmt{}
 	db.mu.Unlock()
+	db.ckpt.close()
+	db.ckptDB.Close()
 	err1 := db.read.Close()
 	err2 := db.write.Close()
 	if err1 != nil {
@@ -269,4 +273,25 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// connector opens connections with mattn's driver without registering a
+// global driver name, running an optional statement on each new connection.
+type connector struct {
+	driver *sqlite3.SQLiteDriver
+	dsn    string
+}
+
+func (c connector) Connect(context.Context) (driver.Conn, error) { return c.driver.Open(c.dsn) }
+func (c connector) Driver() driver.Driver                        { return c.driver }
+
+func openPool(dsn, onConnect string) *sql.DB {
+	d := &sqlite3.SQLiteDriver{}
+	if onConnect != "" {
+		d.ConnectHook = func(conn *sqlite3.SQLiteConn) error {
+			_, err := conn.Exec(onConnect, nil)
+			return err
+		}
+	}
+	return sql.OpenDB(connector{driver: d, dsn: dsn})
 }

@@ -1,7 +1,206 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shelfmark/shelfmark/bench"
+)
 
 func newBenchCommand() *cobra.Command {
-	return &cobra.Command{Use: "bench", Short: "Measure the repository (scenarios: rest)"}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the repository by replaying the field reports' experiments",
+		Long: `Each scenario prints a line per step and a one-line summary, and writes every
+figure to --json FILE. The raw limit of the same work is measured in the same
+run, and the result is stated as a fraction of it.`,
+	}
+	cmd.AddCommand(newBenchRestCommand())
+	return cmd
+}
+
+func newBenchRestCommand() *cobra.Command {
+	var (
+		target, fedora, database, durability, clients, format, jsonPath string
+		step, warmup                                                    time.Duration
+		triples                                                         int
+	)
+	cmd := &cobra.Command{
+		Use:   "rest",
+		Short: "One work per request, 1→64 concurrent clients: throughput and latency per step",
+		Long: `Starts "shelfmark serve" as a separate process on a free loopback port with a
+fresh data directory (or targets --target), then ramps concurrent clients
+(--clients), each creating works of --triples statements with a POST per work,
+and reports throughput and p50/p95/p99/max latency per step.
+
+With --fedora URL it aims the same Turtle, as LDP POSTs, at a Fedora container
+instead, so both can be compared with the same load generator.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			var steps []int
+			for _, s := range strings.Split(clients, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(s))
+				if err != nil || n < 1 {
+					return fmt.Errorf("--clients: %q is not a list of client counts", clients)
+				}
+				steps = append(steps, n)
+			}
+			out := cmd.OutOrStdout()
+			cfg := bench.RestConfig{Target: target, Format: format, Clients: steps, StepDuration: step, Warmup: warmup, Triples: triples, Seed: 1,
+				Progress: func(s bench.Step) {
+					fmt.Fprintf(out, "clients %3d  %8.0f works/s  p50 %6.2f ms  p95 %6.2f ms  p99 %6.2f ms  max %7.2f ms  errors %d %v\n",
+						s.Clients, s.RatePerS, s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99, s.LatencyMS.Max, s.Errors, s.ErrorCodes)
+				}}
+			backend := "sqlite"
+			if database != "" {
+				backend = "postgres"
+			}
+			var pid int
+			var rawLimit, rawSingle float64
+			switch {
+			case fedora != "":
+				cfg.Target, cfg.Fedora, backend = fedora, true, "fedora"
+			case target != "":
+				backend = "remote"
+			default:
+				dir, err := os.MkdirTemp("", "shelfmark-bench-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				// the raw limit of the same rows on the same storage, before the ramp
+				store, err := openStorage(ctx, database, filepath.Join(dir, "raw"), durability, 0)
+				if err != nil {
+					return err
+				}
+				rawSingle, err = bench.RawInsertLimit(ctx, store, triples, 1, 3*time.Second)
+				if err == nil {
+					rawLimit, err = bench.RawInsertLimit(ctx, store, triples, 256, 3*time.Second)
+				}
+				store.Close()
+				if err != nil {
+					return fmt.Errorf("raw limit: %w", err)
+				}
+				fmt.Fprintf(out, "raw limit (same rows, no HTTP/engine): %.0f works/s one per transaction, %.0f works/s 256 per transaction\n", rawSingle, rawLimit)
+				srv, url, err := startServer(ctx, filepath.Join(dir, "data"), database, durability)
+				if err != nil {
+					return err
+				}
+				defer stopServer(srv)
+				pid = srv.Process.Pid
+				cfg.Target = url + "/api/v1/works"
+			}
+			rep, err := bench.RunRest(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			rep.Backend = backend
+			if pid != 0 {
+				rep.PeakRSSBytes = bench.PeakRSS(pid)
+			}
+			rep.RawLimitPerS = rawLimit
+			rep.RawLimitWhat = "plain inserts of the same rows through the same driver, 256 works per durable transaction"
+			best := 0.0
+			for i := range rep.Steps {
+				best = max(best, rep.Steps[i].RatePerS)
+				if rawLimit > 0 {
+					rep.Steps[i].RawLimit = rawLimit
+					rep.Steps[i].Fraction = rep.Steps[i].RatePerS / rawLimit
+				}
+			}
+			if rawLimit > 0 {
+				rep.FractionLimit = best / rawLimit
+				rep.Params["raw_limit_one_per_tx_per_s"] = rawSingle
+			}
+			fmt.Fprintf(out, "rest %s: %d works in %.1f s, best %.0f works/s, %.0f%% of the raw limit; p99 %.2f ms; %d errors; peak RSS %.0f MiB\n",
+				backend, rep.Items, rep.Seconds, best, 100*rep.FractionLimit, rep.LatencyMS.P99, rep.Errors, float64(rep.PeakRSSBytes)/(1<<20))
+			if jsonPath != "" {
+				return rep.WriteJSON(jsonPath)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&target, "target", "", "create works at this URL (…/api/v1/works) instead of starting a server")
+	f.StringVar(&fedora, "fedora", "", "aim LDP POSTs of the same Turtle at this Fedora container URL")
+	f.StringVar(&database, "database", "", "PostgreSQL URL for the started server (empty: SQLite)")
+	f.StringVar(&durability, "durability", "safe", "safe or relaxed (see serve --help)")
+	f.StringVar(&clients, "clients", "1,2,4,8,16,32,64", "client counts, one step each")
+	f.StringVar(&format, "format", "turtle", "request body: turtle or json")
+	f.DurationVar(&step, "step", 5*time.Second, "measured time per step")
+	f.DurationVar(&warmup, "warmup", time.Second, "unmeasured time before each step")
+	f.IntVar(&triples, "triples", 54, "statements per work")
+	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
+	annotateEnv(f)
+	return cmd
+}
+
+// startServer runs "shelfmark serve" from this executable on a free
+// loopback port and waits until it is ready.
+func startServer(ctx context.Context, data, database, durability string) (*exec.Cmd, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", err
+	}
+	args := []string{"serve", "--addr", addr, "--data", data, "--durability", durability, "--log-level", "warn"}
+	if database != "" {
+		args = append(args, "--database", database)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	cmd.Env = append(os.Environ(), "SHELFMARK_DATABASE_URL=")
+	if err := cmd.Start(); err != nil {
+		return nil, "", fmt.Errorf("start server: %w", err)
+	}
+	url := "http://" + addr
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return cmd, url, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			stopServer(cmd)
+			return nil, "", ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	stopServer(cmd)
+	return nil, "", fmt.Errorf("server on %s not ready after 30 s", addr)
+}
+
+func stopServer(cmd *exec.Cmd) {
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
 }

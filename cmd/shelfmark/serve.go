@@ -23,7 +23,7 @@ import (
 // serveConfig holds the settings of `shelfmark serve`.
 type serveConfig struct {
 	addr, data, database, durability, baseURL, maxUpload, logLevel string
-	dbMaxConns                                                    int
+	dbMaxConns                                                     int
 }
 
 func newServeCommand() *cobra.Command {

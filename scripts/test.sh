@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls exactly this):
+#   scripts/test.sh            all tests, both backends (SQLite and a real PostgreSQL)
+#   scripts/test.sh -short     the same with the long crash/soak tests cut short
+# Extra arguments go to `go test`. PostgreSQL is installed (apt) if absent,
+# started on 127.0.0.1:55432 with its data under .build/, and stopped at the end.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export SHELFMARK_BUILD_DIR=${SHELFMARK_BUILD_DIR:-$PWD/.build}
+mkdir -p "$SHELFMARK_BUILD_DIR"
+
+step() { echo "== $*" >&2; }
+
+# a C compiler for the SQLite driver (cgo)
+if ! command -v gcc >/dev/null 2>&1; then
+	step "installing gcc"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >&2
+fi
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.build/*'))
+if [[ -n $unformatted ]]; then
+	echo "gofmt would change: $unformatted" >&2
+	exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "staticcheck"
+if ! command -v staticcheck >/dev/null 2>&1 && [[ ! -x $(go env GOPATH)/bin/staticcheck ]]; then
+	go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+fi
+"$(command -v staticcheck || echo "$(go env GOPATH)/bin/staticcheck")" ./...
+
+step "PostgreSQL for the conformance suite"
+scripts/postgres.sh start
+trap 'scripts/postgres.sh stop' EXIT
+SHELFMARK_TEST_DATABASE_URL=$(scripts/postgres.sh url)
+export SHELFMARK_TEST_DATABASE_URL
+
+step "go test"
+go test -count=1 -timeout 25m "$@" ./...
