@@ -3,7 +3,9 @@ package shelfmark
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // RepositoryOptions configure a Repository. Zero values pick defaults.
@@ -282,6 +284,12 @@ func (r *Repository) createOp(nr *NewResource, key int64) (*op, *Resource, error
 			seen[k] = true
 			colls = append(colls, k)
 		}
+	}
+	if err := validateStatements("metadata", nr.Metadata); err != nil {
+		return nil, nil, err
+	}
+	if f := nr.File; f != nil && (strings.IndexByte(f.Name, 0) >= 0 || strings.IndexByte(f.MediaType, 0) >= 0 || !utf8.ValidString(f.Name)) {
+		return nil, nil, Errorf(EINVALID, "file: the name or media type contains a NUL character or invalid UTF-8.")
 	}
 	meta := DedupeStatements(nr.Metadata)
 	row := &ResourceRow{Key: key, Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Parent: parent, Version: 1}

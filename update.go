@@ -13,6 +13,16 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 	if err != nil {
 		return nil, err
 	}
+	for field, stmts := range map[string][]Statement{"add": u.Add, "remove": u.Remove} {
+		if err := validateStatements(field, stmts); err != nil {
+			return nil, err
+		}
+	}
+	if u.Replace != nil {
+		if err := validateStatements("metadata", *u.Replace); err != nil {
+			return nil, err
+		}
+	}
 	if u.Visibility != nil && !u.Visibility.Valid() {
 		return nil, Errorf(EINVALID, "visibility %q is not one of public, restricted, private.", *u.Visibility)
 	}

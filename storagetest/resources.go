@@ -106,6 +106,11 @@ func testCreateValidation(t *testing.T, open Opener) {
 		{Kind: shelfmark.KindFile, Parent: fs.ID}, // no bytes
 		{Kind: shelfmark.KindFile, Parent: work.ID, File: &shelfmark.File{Name: "x", SHA256: "00"}},
 	}
+	bad = append(bad,
+		&shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{title("nul\x00inside")}},
+		&shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{title("bad utf-8 \xff")}},
+		&shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{{Predicate: "title", Object: shelfmark.NewLiteral("x")}}},
+	)
 	for i, nr := range bad {
 		_, err := e.repo.CreateResource(ctx, nr)
 		if shelfmark.ErrorCode(err) != shelfmark.EINVALID {

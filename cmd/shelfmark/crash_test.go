@@ -544,9 +544,25 @@ func sameMetadata(got, sent []byte, want int) error {
 		return fmt.Errorf("test bug: %d statements sent, want %d", len(s), want)
 	}
 	if !slices.Equal(g, s) {
-		return fmt.Errorf("%d statements stored, %d sent, and they differ:\nstored %q\nsent   %q", len(g), len(s), g, s)
+		return fmt.Errorf("%d statements stored, %d sent; missing %q; not sent %q", len(g), len(s), without(s, g), without(g, s))
 	}
 	return nil
+}
+
+// without returns the sorted keys of a that b lacks (as multisets).
+func without(a, b []string) []string {
+	var out []string
+	for i, j := 0, 0; i < len(a); i++ {
+		for j < len(b) && b[j] < a[i] {
+			j++
+		}
+		if j < len(b) && b[j] == a[i] {
+			j++
+			continue
+		}
+		out = append(out, a[i])
+	}
+	return out
 }
 
 // tokenOf returns the dcterms:identifier of stored metadata.

@@ -1,0 +1,291 @@
+// Package postgres implements shelfmark.Storage on PostgreSQL with pgx and
+// pgxpool.
+//
+// # Transactions
+//
+// View runs in a REPEATABLE READ, READ ONLY transaction, so one call sees one
+// snapshot. Update runs in a READ COMMITTED transaction that first takes a
+// transaction-scoped advisory lock (the "writer lock"), in the same round trip
+// as BEGIN. Write transactions therefore run one at a time, as they do on
+// SQLite, and every statement of an Update sees everything committed before
+// it began: an engine that reads a resource, checks its version (If-Match)
+// and writes it back cannot lose a concurrent update, whatever the order in
+// which it reads and calls NextSeq. This costs no throughput that the
+// sequence counter does not already cost: every committed change takes a
+// sequence number, and NextSeq holds the counter's row lock until the
+// transaction ends, so write transactions were serialised from NextSeq to
+// commit anyway. Readers (View) never wait for writers.
+//
+// Consequence for callers: do not call AllocateKeys (or anything else that
+// needs a second pooled connection) from inside an Update's fn while other
+// goroutines may be blocked in Update holding the rest of the pool: mint keys
+// before the transaction, as shelfmark.Minter is meant to be used.
+//
+// # Durability
+//
+// By default a returned Update is durable (synchronous_commit on, rule R10).
+// Options.Relaxed sets synchronous_commit = off on write transactions: a
+// crash of the database server may lose the last writes it acknowledged
+// (those of roughly the last 3×wal_writer_delay, 600 ms by default), but it
+// never corrupts the database or leaves a transaction half applied, because
+// the WAL is still written in order and replayed as a prefix. AllocateKeys
+// always commits synchronously, even when relaxed: a key block lost in a
+// crash would be handed out again to another process while the first still
+// holds it.
+//
+// # Statements
+//
+// Every SQL statement goes through one wrapper (runner) that reports it to
+// Options.Tracer. Bulk writes send one statement per call whatever the
+// number of rows (unnest arrays), and no statement at all for empty input.
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// Options configure Open.
+type Options struct {
+	// Tracer, when non-nil, is called after every SQL statement with its
+	// text and the number of rows it returned or affected.
+	Tracer shelfmark.StatementTracer
+	// MaxConns caps the connection pool. 0 derives it from the machine:
+	// 4 per CPU core, at least 8 (rule R9).
+	MaxConns int
+	// Relaxed turns synchronous_commit off for write transactions: faster
+	// commits, but a database crash may lose the last acknowledged writes
+	// (never corrupts). Key allocation stays durable. See the package
+	// documentation.
+	Relaxed bool
+}
+
+// DefaultMaxConns is the pool size used when Options.MaxConns is 0: four
+// connections per CPU core, at least 8.
+func DefaultMaxConns() int {
+	return max(4*runtime.NumCPU(), 8)
+}
+
+// Advisory lock keys (pg_advisory_lock takes one bigint). They are
+// database-wide: two schemas in one database share them, which only
+// serialises their migrations and their writers.
+const (
+	migrateLockKey int64 = 0x5368656c666d0001 // "Shelfm" + 1
+	writerLockKey  int64 = 0x5368656c666d0002 // "Shelfm" + 2
+)
+
+var (
+	beginWrite        = fmt.Sprintf("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(%d)", writerLockKey)
+	beginWriteRelaxed = beginWrite + "; SET LOCAL synchronous_commit = off"
+)
+
+// DB is a PostgreSQL database holding a Shelfmark repository. It implements
+// shelfmark.Storage and is safe for concurrent use.
+type DB struct {
+	pool    *pgxpool.Pool
+	tracer  shelfmark.StatementTracer
+	relaxed bool
+}
+
+var _ shelfmark.Storage = (*DB)(nil)
+
+// Open connects to the database named by dsn (a postgres:// URL or a
+// key=value connection string, as pgx accepts), brings its schema up to date
+// and returns it. Several processes may open the same database at once: the
+// migrations run under an advisory lock.
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse connection string: %w", err)
+	}
+	n := opts.MaxConns
+	if n <= 0 {
+		n = DefaultMaxConns()
+	}
+	cfg.MaxConns = int32(n)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	db := &DB{pool: pool, tracer: opts.Tracer, relaxed: opts.Relaxed}
+	if err := db.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Backend returns "postgres".
+func (db *DB) Backend() string { return "postgres" }
+
+// Close closes every connection of the pool.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// Stats reports the connection pool.
+func (db *DB) Stats() shelfmark.PoolStats {
+	s := db.pool.Stat()
+	return shelfmark.PoolStats{
+		MaxOpen:      int(s.MaxConns()),
+		InUse:        int(s.AcquiredConns()),
+		Idle:         int(s.IdleConns()),
+		WaitCount:    s.EmptyAcquireCount(),
+		WaitDuration: s.EmptyAcquireWaitTime(),
+	}
+}
+
+// AllocateKeys reserves n consecutive keys and returns the first. The
+// single UPDATE is its own transaction and always commits synchronously;
+// its row lock makes concurrent callers (in any process) queue, so blocks
+// never overlap.
+func (db *DB) AllocateKeys(ctx context.Context, n int) (int64, error) {
+	if n < 1 {
+		return 0, fmt.Errorf("postgres: allocate %d keys: n must be at least 1", n)
+	}
+	r := db.run(db.pool)
+	var last int64
+	if err := r.queryRow(ctx, `UPDATE counters SET value = value + $1 WHERE name = 'key' RETURNING value`,
+		[]any{int64(n)}, &last); err != nil {
+		return 0, fmt.Errorf("postgres: allocate %d keys: %w", n, err)
+	}
+	return last - int64(n) + 1, nil
+}
+
+// View runs fn in a REPEATABLE READ, READ ONLY transaction: every read of fn
+// sees the same snapshot.
+func (db *DB) View(ctx context.Context, fn func(shelfmark.ReadTx) error) error {
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("postgres: begin read transaction: %w", err)
+	}
+	defer rollback(tx)
+	if err := fn(&readTx{r: db.run(tx)}); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: end read transaction: %w", err)
+	}
+	return nil
+}
+
+// Update runs fn in a write transaction and commits it. An error from fn
+// rolls back and is returned unchanged. See the package documentation for
+// the writer lock and durability.
+func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) error {
+	begin := beginWrite
+	if db.relaxed {
+		begin = beginWriteRelaxed
+	}
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: begin})
+	if err != nil {
+		return fmt.Errorf("postgres: begin write transaction: %w", err)
+	}
+	defer rollback(tx)
+	if err := fn(&writeTx{readTx{r: db.run(tx)}}); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: commit: %w", err)
+	}
+	return nil
+}
+
+// rollback ends tx if it is still open (after an error or a panic in fn).
+// It runs even when the caller's context is done; a connection whose
+// rollback fails is closed by pgx and not returned to the pool.
+func rollback(tx pgx.Tx) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = tx.Rollback(ctx) // ErrTxClosed after a commit: nothing to do
+}
+
+// querier is what pgxpool.Pool, *pgxpool.Conn and pgx.Tx have in common.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+}
+
+// runner is the one place that sends SQL: every statement of the package
+// goes through its methods, which report it to the tracer.
+type runner struct {
+	q      querier
+	tracer shelfmark.StatementTracer
+}
+
+func (db *DB) run(q querier) runner { return runner{q: q, tracer: db.tracer} }
+
+func (r runner) trace(sql string, rows int64) {
+	if r.tracer != nil {
+		r.tracer(sql, rows)
+	}
+}
+
+// exec runs a statement that returns no rows and reports the rows it
+// affected.
+func (r runner) exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	tag, err := r.q.Exec(ctx, sql, args...)
+	n := tag.RowsAffected()
+	r.trace(sql, n)
+	return n, err
+}
+
+// query runs a query and calls each for every row; it reports the rows
+// returned.
+func (r runner) query(ctx context.Context, sql string, args []any, each func(pgx.Rows) error) (int64, error) {
+	rows, err := r.q.Query(ctx, sql, args...)
+	if err != nil {
+		r.trace(sql, 0)
+		return 0, err
+	}
+	var n int64
+	for rows.Next() {
+		if err = each(rows); err != nil {
+			break
+		}
+		n++
+	}
+	rows.Close()
+	if err == nil {
+		err = rows.Err()
+	}
+	r.trace(sql, n)
+	return n, err
+}
+
+// queryRow runs a query that returns exactly one row and scans it into dest.
+func (r runner) queryRow(ctx context.Context, sql string, args []any, dest ...any) error {
+	n, err := r.query(ctx, sql, args, func(rows pgx.Rows) error { return rows.Scan(dest...) })
+	if err == nil && n != 1 {
+		err = fmt.Errorf("expected one row, got %d", n)
+	}
+	return err
+}
+
+// copyFrom bulk-loads rows with COPY ... FROM STDIN (binary).
+func (r runner) copyFrom(ctx context.Context, table string, columns []string, src pgx.CopyFromSource) (int64, error) {
+	n, err := r.q.CopyFrom(ctx, pgx.Identifier{table}, columns, src)
+	r.trace(copySQL(table, columns), n)
+	return n, err
+}
+
+func copySQL(table string, columns []string) string {
+	s := "COPY " + table + " ("
+	for i, c := range columns {
+		if i > 0 {
+			s += ", "
+		}
+		s += c
+	}
+	return s + ") FROM STDIN"
+}

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL server for Shelfmark's tests and benchmarks.
+#
+#   scripts/postgres.sh start   install PostgreSQL if absent, init a cluster once,
+#                               start it if it is not running, create shelfmark_test
+#   scripts/postgres.sh url     print the DSN (for SHELFMARK_TEST_DATABASE_URL)
+#   scripts/postgres.sh stop    stop the server if it is running
+#
+# The cluster lives in ${SHELFMARK_BUILD_DIR:-<repo>/.build}/pg and listens on
+# 127.0.0.1:${SHELFMARK_PG_PORT:-55432} only, with trust authentication: it is
+# for local tests, never for real data. fsync and synchronous_commit stay on,
+# because the benchmarks measure durable commits (rule R10).
+#
+# initdb and postgres refuse to run as root; as root the script runs them as
+# the unprivileged system user shelfmark-pg (created when missing). Every
+# subcommand is idempotent, and concurrent invocations are serialised by a lock.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${SHELFMARK_BUILD_DIR:-$repo/.build}
+port=${SHELFMARK_PG_PORT:-55432}
+dbname=shelfmark_test
+pguser=shelfmark-pg
+
+say() { echo "postgres.sh: $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# find_bindir prints the directory holding initdb and pg_ctl, or nothing.
+find_bindir() {
+	local d
+	# Debian keeps the server binaries out of PATH: prefer the newest there.
+	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+		if [[ -x $d/initdb && -x $d/pg_ctl ]]; then
+			echo "$d"
+			return
+		fi
+	done
+	if command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; then
+		dirname "$(readlink -f "$(command -v pg_ctl)")"
+	fi
+}
+
+bindir=$(find_bindir)
+
+# as_owner runs a command as the cluster's owner, from a directory the owner
+# can read.
+as_owner() {
+	if [[ $(id -u) == 0 ]]; then
+		(cd / && runuser -u "$pguser" -- "$@")
+	else
+		(cd / && "$@")
+	fi
+}
+
+# The cluster's superuser is the OS user that owns it.
+if [[ $(id -u) != 0 ]]; then
+	pguser=$(id -un)
+fi
+
+datadir() {
+	if [[ -n ${SHELFMARK_PG_DATA:-} ]]; then
+		echo "$SHELFMARK_PG_DATA"
+	elif [[ -f $build/pg.location ]]; then
+		cat "$build/pg.location"
+	else
+		echo "$build/pg"
+	fi
+}
+
+install_postgres() {
+	if [[ -n $bindir ]]; then
+		return
+	fi
+	[[ $(id -u) == 0 ]] || die "PostgreSQL is not installed and installing it needs root (apt-get install postgresql)"
+	say "installing PostgreSQL (apt-get install postgresql)"
+	apt-get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+	bindir=$(find_bindir)
+	[[ -n $bindir ]] || die "initdb/pg_ctl not found after installing postgresql"
+}
+
+ensure_user() {
+	[[ $(id -u) == 0 ]] || return 0
+	if ! id -u "$pguser" >/dev/null 2>&1; then
+		say "creating system user $pguser"
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin "$pguser" 2>/dev/null || id -u "$pguser" >/dev/null
+	fi
+}
+
+# choose_datadir picks the data directory on first start: <build>/pg when the
+# cluster's owner can reach it, else a directory under /var/tmp (for example
+# when the repository sits below root's private home directory). The choice is
+# remembered in <build>/pg.location.
+choose_datadir() {
+	local d=$build/pg
+	if [[ -n ${SHELFMARK_PG_DATA:-} || -f $build/pg.location || -f $d/PG_VERSION ]]; then
+		return
+	fi
+	if [[ $(id -u) == 0 ]] && ! (cd / && runuser -u "$pguser" -- test -x "$build"); then
+		d=/var/tmp/shelfmark-pg-$port
+		say "$pguser cannot reach $build; keeping the cluster in $d"
+		echo "$d" >"$build/pg.location"
+	fi
+}
+
+init_cluster() {
+	local data=$1
+	if [[ -f $data/PG_VERSION ]]; then
+		return
+	fi
+	say "initialising a cluster in $data"
+	mkdir -p "$data"
+	if [[ $(id -u) == 0 ]]; then
+		chown "$pguser:" "$data"
+	fi
+	chmod 700 "$data"
+	as_owner "$bindir/initdb" -D "$data" -U "$pguser" -A trust -E UTF8 --locale=C.UTF-8 >"$build/initdb.log" 2>&1 ||
+		as_owner "$bindir/initdb" -D "$data" -U "$pguser" -A trust -E UTF8 --locale=C >"$build/initdb.log" 2>&1 ||
+		{
+			cat "$build/initdb.log" >&2
+			die "initdb failed"
+		}
+	# Unix socket inside the data directory when its path fits the 107-byte
+	# limit of socket addresses; TCP on 127.0.0.1 is what clients use anyway.
+	local sockdir="'$data'"
+	if ((${#data} > 80)); then
+		sockdir="''"
+	fi
+	cat >>"$data/postgresql.conf" <<EOF
+
+# --- added by scripts/postgres.sh (local test server) ---
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = $sockdir
+max_connections = 200
+shared_buffers = 256MB
+fsync = on
+synchronous_commit = on
+logging_collector = off
+EOF
+}
+
+running() {
+	local data=$1
+	[[ -f $data/PG_VERSION ]] && as_owner "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1
+}
+
+cmd_start() {
+	install_postgres
+	ensure_user
+	mkdir -p "$build"
+	exec 9>"$build/pg.lock"
+	flock 9
+	choose_datadir
+	local data
+	data=$(datadir)
+	init_cluster "$data"
+	if running "$data"; then
+		say "already running on 127.0.0.1:$port"
+	else
+		say "starting on 127.0.0.1:$port (data $data)"
+		# 9>&-: the server must not inherit (and so hold forever) the lock.
+		if ! as_owner "$bindir/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 -o "-p $port" start >/dev/null 9>&-; then
+			tail -n 30 "$data/server.log" >&2 || true
+			die "pg_ctl start failed"
+		fi
+	fi
+	local i
+	for ((i = 0; i < 60; i++)); do
+		if "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres; then
+			break
+		fi
+		sleep 0.5
+	done
+	"$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres || die "server not ready on 127.0.0.1:$port"
+	local psql=("$bindir/psql" -X -q -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres -v ON_ERROR_STOP=1)
+	if [[ -z $("${psql[@]}" -tAc "SELECT 1 FROM pg_database WHERE datname = '$dbname'") ]]; then
+		say "creating database $dbname"
+		"${psql[@]}" -c "CREATE DATABASE $dbname" >/dev/null
+	fi
+	say "ready: $(cmd_url)"
+}
+
+cmd_stop() {
+	[[ -n $bindir ]] || {
+		say "PostgreSQL is not installed; nothing to stop"
+		return
+	}
+	local data
+	data=$(datadir)
+	if running "$data"; then
+		say "stopping the server in $data"
+		as_owner "$bindir/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+	else
+		say "not running"
+	fi
+}
+
+cmd_url() {
+	local data user=$pguser
+	data=$(datadir)
+	if [[ -d $data ]]; then
+		user=$(stat -c %U "$data")
+	fi
+	echo "postgres://$user@127.0.0.1:$port/$dbname?sslmode=disable"
+}
+
+case ${1:-} in
+start) cmd_start ;;
+stop) cmd_stop ;;
+url) cmd_url ;;
+*)
+	echo "usage: $0 start|stop|url" >&2
+	exit 2
+	;;
+esac
