@@ -125,13 +125,25 @@ func (c *committer) commit(batch []*op) {
 		}
 		pending = append(pending, o)
 	}
+	// Writes are buffered across the batch (buffer.go). If the final flush
+	// fails, no single op can be blamed, so the batch runs again unbuffered,
+	// where a failing op is found and dropped.
+	buffered := true
 	for len(pending) > 0 {
 		start := c.now()
 		failed := -1
-		err := c.store.Update(context.Background(), func(tx WriteTx) error {
-			seq, err := tx.NextSeq(context.Background(), len(pending))
+		flushFailed := false
+		err := c.store.Update(context.Background(), func(wtx WriteTx) error {
+			ctx := context.Background()
+			seq, err := wtx.NextSeq(ctx, len(pending))
 			if err != nil {
 				return err
+			}
+			var tx WriteTx = wtx
+			var buf *bufferedTx
+			if buffered {
+				buf = newBufferedTx(wtx)
+				tx = buf
 			}
 			now := c.now()
 			for i, o := range pending {
@@ -145,8 +157,21 @@ func (c *committer) commit(batch []*op) {
 					return errApply
 				}
 			}
+			if buf != nil {
+				if err := buf.flush(ctx); err != nil {
+					flushFailed = true
+					return err
+				}
+			}
 			return nil
 		})
+		if flushFailed && len(pending) > 1 {
+			if c.observer != nil {
+				c.observer.ObserveCommit(len(pending), c.now().Sub(start), err)
+			}
+			buffered = false
+			continue
+		}
 		if c.observer != nil {
 			c.observer.ObserveCommit(len(pending), c.now().Sub(start), err)
 		}

@@ -126,6 +126,36 @@ func testCreateValidation(t *testing.T, open Opener) {
 	for _, i := range []int{0, 2} {
 		rs(t)(e.repo.FindResource(ctx, out[i].ID))
 	}
+	// two items claiming the same pre-minted id: the buffered bulk insert
+	// of the batch fails as a whole, and the batch is retried op by op, so
+	// exactly one of them and every innocent item are stored
+	ids, err := e.repo.MintIDs(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := func(s string) *shelfmark.NewResource {
+		return &shelfmark.NewResource{ID: ids[0], Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{title(s)}}
+	}
+	out, errs = e.repo.CreateResources(ctx, []*shelfmark.NewResource{good, dup("first"), good, dup("second"), good})
+	failed := 0
+	for i, err := range errs {
+		if err != nil {
+			failed++
+			if i != 1 && i != 3 {
+				t.Fatalf("innocent item %d failed: %v", i, err)
+			}
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("%d of the duplicate-id items failed, want exactly 1: %v", failed, errs)
+	}
+	got := rs(t)(e.repo.FindResource(ctx, ids[0]))
+	if len(got.Metadata) != 1 {
+		t.Fatalf("the duplicate id holds %v", got.Metadata)
+	}
+	for _, i := range []int{0, 2, 4} {
+		rs(t)(e.repo.FindResource(ctx, out[i].ID))
+	}
 }
 
 func testUpdate(t *testing.T, open Opener) {

@@ -1,0 +1,192 @@
+package shelfmark
+
+import (
+	"context"
+	"time"
+)
+
+// bufferedTx gathers the new rows of a whole group commit (resources,
+// statements, memberships, files) and writes them with one bulk statement
+// per table when the batch ends, instead of a few statements per operation.
+// On PostgreSQL that turns hundreds of round trips into a handful.
+//
+// Correctness: only inserts of brand-new rows are held back. Reads of a
+// held-back resource row are answered from the buffer; any other read or
+// write that could observe held-back rows flushes them first, so every
+// operation still sees the writes of the operations before it.
+type bufferedTx struct {
+	WriteTx
+	resources   []*ResourceRow
+	byKey       map[int64]*ResourceRow
+	stmtKeys    []int64
+	stmts       []Statement
+	memberships []Membership
+	fileKeys    []int64
+	files       []*File
+}
+
+func newBufferedTx(tx WriteTx) *bufferedTx {
+	return &bufferedTx{WriteTx: tx, byKey: map[int64]*ResourceRow{}}
+}
+
+func (b *bufferedTx) pending() bool {
+	return len(b.resources)+len(b.stmts)+len(b.memberships)+len(b.files) > 0
+}
+
+// flush writes what is held back, in dependency order.
+func (b *bufferedTx) flush(ctx context.Context) error {
+	if !b.pending() {
+		return nil
+	}
+	if len(b.resources) > 0 {
+		if err := b.WriteTx.InsertResources(ctx, b.resources); err != nil {
+			return err
+		}
+	}
+	if len(b.stmts) > 0 {
+		if err := b.WriteTx.InsertStatements(ctx, b.stmtKeys, b.stmts); err != nil {
+			return err
+		}
+	}
+	if len(b.memberships) > 0 {
+		if err := b.WriteTx.InsertMemberships(ctx, b.memberships); err != nil {
+			return err
+		}
+	}
+	if len(b.files) > 0 {
+		if err := b.WriteTx.InsertFiles(ctx, b.fileKeys, b.files); err != nil {
+			return err
+		}
+	}
+	b.resources, b.stmtKeys, b.stmts, b.memberships, b.fileKeys, b.files = nil, nil, nil, nil, nil, nil
+	clear(b.byKey)
+	return nil
+}
+
+// Buffered writes.
+
+func (b *bufferedTx) InsertResources(ctx context.Context, rows []*ResourceRow) error {
+	for _, r := range rows {
+		c := *r
+		b.resources = append(b.resources, &c)
+		b.byKey[r.Key] = &c
+	}
+	return nil
+}
+
+func (b *bufferedTx) InsertStatements(ctx context.Context, keys []int64, stmts []Statement) error {
+	b.stmtKeys = append(b.stmtKeys, keys...)
+	b.stmts = append(b.stmts, stmts...)
+	return nil
+}
+
+func (b *bufferedTx) InsertMemberships(ctx context.Context, ms []Membership) error {
+	b.memberships = append(b.memberships, ms...)
+	return nil
+}
+
+func (b *bufferedTx) InsertFiles(ctx context.Context, keys []int64, files []*File) error {
+	b.fileKeys = append(b.fileKeys, keys...)
+	b.files = append(b.files, files...)
+	return nil
+}
+
+// Reads the buffer can answer.
+
+func (b *bufferedTx) Resource(ctx context.Context, key int64) (*ResourceRow, error) {
+	if r, ok := b.byKey[key]; ok {
+		c := *r
+		return &c, nil
+	}
+	return b.WriteTx.Resource(ctx, key)
+}
+
+func (b *bufferedTx) Resources(ctx context.Context, keys []int64) ([]*ResourceRow, error) {
+	var out []*ResourceRow
+	var rest []int64
+	for _, k := range keys {
+		if r, ok := b.byKey[k]; ok {
+			c := *r
+			out = append(out, &c)
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	more, err := b.WriteTx.Resources(ctx, rest)
+	return append(out, more...), err
+}
+
+// Everything else flushes first.
+
+func (b *bufferedTx) Statements(ctx context.Context, key int64, predicates ...string) ([]Statement, error) {
+	if err := b.flush(ctx); err != nil {
+		return nil, err
+	}
+	return b.WriteTx.Statements(ctx, key, predicates...)
+}
+
+func (b *bufferedTx) MemberOf(ctx context.Context, key int64) ([]int64, error) {
+	if err := b.flush(ctx); err != nil {
+		return nil, err
+	}
+	return b.WriteTx.MemberOf(ctx, key)
+}
+
+func (b *bufferedTx) Members(ctx context.Context, collection, after int64, limit int) ([]*ResourceRow, error) {
+	if err := b.flush(ctx); err != nil {
+		return nil, err
+	}
+	return b.WriteTx.Members(ctx, collection, after, limit)
+}
+
+func (b *bufferedTx) Children(ctx context.Context, parent, after int64, limit int) ([]*ResourceRow, error) {
+	if err := b.flush(ctx); err != nil {
+		return nil, err
+	}
+	return b.WriteTx.Children(ctx, parent, after, limit)
+}
+
+func (b *bufferedTx) File(ctx context.Context, key int64) (*File, error) {
+	if err := b.flush(ctx); err != nil {
+		return nil, err
+	}
+	return b.WriteTx.File(ctx, key)
+}
+
+func (b *bufferedTx) UpdateResource(ctx context.Context, row *ResourceRow) error {
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
+	return b.WriteTx.UpdateResource(ctx, row)
+}
+
+func (b *bufferedTx) DeleteStatements(ctx context.Context, key int64, stmts []Statement) error {
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
+	return b.WriteTx.DeleteStatements(ctx, key, stmts)
+}
+
+func (b *bufferedTx) DeleteMemberships(ctx context.Context, ms []Membership) error {
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
+	return b.WriteTx.DeleteMemberships(ctx, ms)
+}
+
+func (b *bufferedTx) SetPositions(ctx context.Context, parent int64, children []int64) error {
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
+	return b.WriteTx.SetPositions(ctx, parent, children)
+}
+
+func (b *bufferedTx) Tombstone(ctx context.Context, key, seq int64, at time.Time) (int64, error) {
+	if err := b.flush(ctx); err != nil {
+		return 0, err
+	}
+	return b.WriteTx.Tombstone(ctx, key, seq, at)
+}
