@@ -29,6 +29,9 @@ type op struct {
 // failed (its writes may be partial, so the whole transaction rolls back).
 var errApply = errors.New("apply failed")
 
+// errNothing rolls back a batch in which no op got past its check.
+var errNothing = errors.New("nothing to commit")
+
 // committer batches ops into transactions: while one transaction commits,
 // new ops queue up, and the next transaction takes all of them (up to
 // maxBatch). One fsync then acknowledges many writes (group commit, R10), so
@@ -135,10 +138,10 @@ func (c *committer) commit(batch []*op) {
 		flushFailed := false
 		err := c.store.Update(context.Background(), func(wtx WriteTx) error {
 			ctx := context.Background()
-			seq, err := wtx.NextSeq(ctx, len(pending))
-			if err != nil {
-				return err
-			}
+			// the sequence numbers are taken when the first op passes its
+			// check: a batch in which every op fails writes nothing and
+			// rolls back, with no commit and no gap in the sequence
+			var seq int64
 			var tx WriteTx = wtx
 			var buf *bufferedTx
 			if buffered {
@@ -152,10 +155,19 @@ func (c *committer) commit(batch []*op) {
 					o.err = err // nothing written: the batch goes on
 					continue
 				}
+				if seq == 0 {
+					var err error
+					if seq, err = wtx.NextSeq(ctx, len(pending)); err != nil {
+						return err
+					}
+				}
 				if err := o.apply(tx, seq+int64(i), now); err != nil {
 					o.err, failed = err, i
 					return errApply
 				}
+			}
+			if seq == 0 {
+				return errNothing
 			}
 			if buf != nil {
 				if err := buf.flush(ctx); err != nil {
@@ -172,7 +184,9 @@ func (c *committer) commit(batch []*op) {
 			buffered = false
 			continue
 		}
-		if c.observer != nil {
+		if errors.Is(err, errNothing) {
+			err = nil // every op failed its check; each carries its error
+		} else if c.observer != nil {
 			c.observer.ObserveCommit(len(pending), c.now().Sub(start), err)
 		}
 		if errors.Is(err, errApply) {

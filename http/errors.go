@@ -9,6 +9,10 @@ import (
 	"github.com/shelfmark/shelfmark"
 )
 
+// EMETHOD is the code of a request whose method the path does not take
+// (405); it is the HTTP layer's own, not the domain's.
+const EMETHOD = "method_not_allowed"
+
 // statusOf maps error codes to HTTP status codes.
 var statusOf = map[string]int{
 	shelfmark.EINVALID:        http.StatusBadRequest,
@@ -22,7 +26,16 @@ var statusOf = map[string]int{
 	shelfmark.EUNSUPPORTED:    http.StatusUnsupportedMediaType,
 	shelfmark.EUNAVAILABLE:    http.StatusServiceUnavailable,
 	shelfmark.EINTERNAL:       http.StatusInternalServerError,
+	EMETHOD:                   http.StatusMethodNotAllowed,
+	ERANGE:                    http.StatusRequestedRangeNotSatisfiable,
+	ENOTMODIFIED:              http.StatusNotModified,
 }
+
+// Codes of the HTTP layer for conditions http.ServeContent detects.
+const (
+	ERANGE       = "range_not_satisfiable" // 416
+	ENOTMODIFIED = "not_modified"          // 304, never written with a body
+)
 
 // errorBody is the JSON of every error response.
 type errorBody struct {

@@ -63,6 +63,16 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	if _, err := parent.Key(); err != nil {
 		return err
 	}
+	// Check the parent before storing any byte, so that an upload to a
+	// missing (404), deleted (410) or wrong (400) parent leaves nothing in
+	// the blob store.
+	p, err := s.opts.Resources.FindResource(r.Context(), parent)
+	if err != nil {
+		return err
+	}
+	if p.Kind != shelfmark.KindFileSet {
+		return shelfmark.Errorf(shelfmark.EINVALID, "%s is a %s; files are uploaded to file sets.", parent, p.Kind)
+	}
 	use := r.URL.Query().Get("use")
 	if use == "" {
 		use = "original"
@@ -151,8 +161,41 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.Set("Content-Disposition", `inline; filename*=UTF-8''`+escapePath(f.Name))
 	h.Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, r, "", res.Created, rc)
+	http.ServeContent(&jsonErrorWriter{ResponseWriter: w, r: r}, r, "", res.Created, rc)
 	return nil
+}
+
+// jsonErrorWriter turns the bare error responses http.ServeContent writes
+// (412 for a failed If-Match, 416 for a range outside the file) into the
+// API's JSON errors, keeping headers such as Content-Range.
+type jsonErrorWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	swallow bool
+}
+
+func (w *jsonErrorWriter) WriteHeader(code int) {
+	var err *shelfmark.Error
+	switch code {
+	case http.StatusPreconditionFailed:
+		err = shelfmark.Errorf(shelfmark.EPRECONDITION, "If-Match names another version of these bytes; their ETag is %s.", w.Header().Get("ETag"))
+	case http.StatusRequestedRangeNotSatisfiable:
+		err = &shelfmark.Error{Code: ERANGE, Message: fmt.Sprintf("The range %q lies outside the file (%s).", w.r.Header.Get("Range"), w.Header().Get("Content-Range")),
+			Details: map[string]any{"content_range": w.Header().Get("Content-Range")}}
+	}
+	if err == nil {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.swallow = true
+	writeError(w.ResponseWriter, w.r, err)
+}
+
+func (w *jsonErrorWriter) Write(b []byte) (int, error) {
+	if w.swallow {
+		return len(b), nil // ServeContent's plain-text body, replaced by the JSON above
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

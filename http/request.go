@@ -67,7 +67,8 @@ func jsonError(body []byte, err error, offset int64) error {
 	msg := err.Error()
 	switch {
 	case errors.As(err, &syn):
-		offset = syn.Offset
+		// Offset counts the offending byte: point at it, not past it.
+		offset = syn.Offset - 1
 		msg = syn.Error()
 	case errors.As(err, &typ):
 		offset = typ.Offset

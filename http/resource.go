@@ -179,7 +179,7 @@ func (s *Server) createOf(kind shelfmark.Kind) func(http.ResponseWriter, *http.R
 				return err
 			}
 		case mt == "" || isRDF(mt):
-			if nr, err = s.rdfNewResource(r, kind, body, mt); err != nil {
+			if nr, err = s.rdfNewResource(r, kind, body, r.Header.Get("Content-Type")); err != nil {
 				return err
 			}
 		default:
@@ -198,7 +198,7 @@ func (s *Server) createOf(kind shelfmark.Kind) func(http.ResponseWriter, *http.R
 // rdfNewResource builds a NewResource from an RDF body; the fields that
 // are not metadata come from the query string (?parent=, ?memberOf=,
 // ?visibility=, ?embargo=).
-func (s *Server) rdfNewResource(r *http.Request, kind shelfmark.Kind, body []byte, mt string) (*shelfmark.NewResource, error) {
+func (s *Server) rdfNewResource(r *http.Request, kind shelfmark.Kind, body []byte, contentType string) (*shelfmark.NewResource, error) {
 	q := r.URL.Query()
 	nr := &shelfmark.NewResource{Kind: kind, Visibility: shelfmark.Visibility(q.Get("visibility")), Parent: shelfmark.ID(q.Get("parent"))}
 	for _, m := range q["memberOf"] {
@@ -219,7 +219,7 @@ func (s *Server) rdfNewResource(r *http.Request, kind shelfmark.Kind, body []byt
 		return nil, err
 	}
 	nr.ID = ids[0]
-	nr.Metadata, err = parseRDFMetadata(body, mt, s.resourceIRI(r, nr.ID))
+	nr.Metadata, err = parseRDFMetadata(body, contentType, s.resourceIRI(r, nr.ID))
 	return nr, err
 }
 
@@ -381,7 +381,9 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	case isRDF(mt):
-		meta, err := parseRDFMetadata(body, mt, s.resourceIRI(r, id))
+		// The whole Content-Type, so that rdf.Parse refuses a charset
+		// other than UTF-8 (415) rather than misreading the bytes.
+		meta, err := parseRDFMetadata(body, r.Header.Get("Content-Type"), s.resourceIRI(r, id))
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,8 @@ package http
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"log/slog"
 	"net"
 	"net/http"
@@ -65,9 +67,7 @@ func NewServer(opts Options) *Server {
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.method+" "+rt.pattern, rt.handler)
 	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, shelfmark.Errorf(shelfmark.ENOTFOUND, "No such path: %s %s. The API is under /api/v1 (see /api/v1/openapi.json).", r.Method, r.URL.Path))
-	})
+	s.mux.Handle("/", s.wrap(s.unmatched))
 	return s
 }
 
@@ -175,6 +175,28 @@ func (s *Server) wrap(f func(http.ResponseWriter, *http.Request) error) http.Han
 			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
 		}
 	})
+}
+
+// unmatched answers requests no route takes: 405 with Allow when the path
+// exists for other methods, 404 otherwise; both as JSON.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) error {
+	var allow []string
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		if slices.Contains(allow, "GET") {
+			allow = append(allow, "HEAD")
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		return &shelfmark.Error{Code: EMETHOD, Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, strings.Join(allow, ", ")),
+			Details: map[string]any{"allow": allow}}
+	}
+	return shelfmark.Errorf(shelfmark.ENOTFOUND, "No such path: %s %s. The API is under /api/v1 (see /api/v1/openapi.json).", r.Method, r.URL.Path)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {

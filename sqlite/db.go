@@ -50,6 +50,8 @@ type DB struct {
 	ckpt   *checkpointer // copies the WAL into the database file off the commit path
 	ckptDB *sql.DB
 
+	closeOnce sync.Once
+
 	writeMu sync.Mutex    // SQLite has one writer: transactions take turns here, not in busy loops
 	readSem chan struct{} // bounds concurrent read transactions below the pool size
 
@@ -124,8 +126,14 @@ func (db *DB) Backend() string { return "sqlite" }
 // Path returns the database file.
 func (db *DB) Path() string { return db.path }
 
-// Close closes both pools.
+// Close closes both pools. Closing twice is harmless.
 func (db *DB) Close() error {
+	var err error
+	db.closeOnce.Do(func() { err = db.close() })
+	return err
+}
+
+func (db *DB) close() error {
 	db.mu.Lock()
 	for _, s := range db.stmts {
 		s.Close()

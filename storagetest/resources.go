@@ -208,8 +208,16 @@ func testIfMatch(t *testing.T, open Opener) {
 	ctx := context.Background()
 	w := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork}))
 	rs(t)(e.repo.UpdateResource(ctx, w.ID, shelfmark.ResourceUpdate{IfMatch: 1, Add: []shelfmark.Statement{title("one")}}))
-	_, err := e.repo.UpdateResource(ctx, w.ID, shelfmark.ResourceUpdate{IfMatch: 1, Add: []shelfmark.Statement{title("two")}})
+	var err error
+	calls := e.rec.capture(func() {
+		_, err = e.repo.UpdateResource(ctx, w.ID, shelfmark.ResourceUpdate{IfMatch: 1, Add: []shelfmark.Statement{title("two")}})
+	})
 	wantCode(t, err, shelfmark.EPRECONDITION)
+	for _, c := range calls {
+		if isWrite(c.query) {
+			t.Fatalf("a refused write ran %s", c.query) // not even the sequence counter: it rolls back
+		}
+	}
 	got := rs(t)(e.repo.FindResource(ctx, w.ID))
 	if len(got.Metadata) != 1 || got.Version != 2 {
 		t.Fatalf("stale write changed the resource: %+v", got)
