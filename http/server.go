@@ -5,10 +5,10 @@ package http
 import (
 	"context"
 	"fmt"
-	"slices"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
