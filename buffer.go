@@ -18,8 +18,8 @@ type bufferedTx struct {
 	WriteTx
 	resources   []*ResourceRow
 	byKey       map[int64]*ResourceRow
-	stmtKeys    []int64
-	stmts       []Statement
+	fieldKeys   []int64
+	fields      []Field
 	memberships []Membership
 	fileKeys    []int64
 	files       []*File
@@ -30,7 +30,7 @@ func newBufferedTx(tx WriteTx) *bufferedTx {
 }
 
 func (b *bufferedTx) pending() bool {
-	return len(b.resources)+len(b.stmts)+len(b.memberships)+len(b.files) > 0
+	return len(b.resources)+len(b.fields)+len(b.memberships)+len(b.files) > 0
 }
 
 // flush writes what is held back, in dependency order.
@@ -43,8 +43,8 @@ func (b *bufferedTx) flush(ctx context.Context) error {
 			return err
 		}
 	}
-	if len(b.stmts) > 0 {
-		if err := b.WriteTx.InsertStatements(ctx, b.stmtKeys, b.stmts); err != nil {
+	if len(b.fields) > 0 {
+		if err := b.WriteTx.PutFields(ctx, b.fieldKeys, b.fields); err != nil {
 			return err
 		}
 	}
@@ -58,7 +58,7 @@ func (b *bufferedTx) flush(ctx context.Context) error {
 			return err
 		}
 	}
-	b.resources, b.stmtKeys, b.stmts, b.memberships, b.fileKeys, b.files = nil, nil, nil, nil, nil, nil
+	b.resources, b.fieldKeys, b.fields, b.memberships, b.fileKeys, b.files = nil, nil, nil, nil, nil, nil
 	clear(b.byKey)
 	return nil
 }
@@ -74,9 +74,19 @@ func (b *bufferedTx) InsertResources(ctx context.Context, rows []*ResourceRow) e
 	return nil
 }
 
-func (b *bufferedTx) InsertStatements(ctx context.Context, keys []int64, stmts []Statement) error {
-	b.stmtKeys = append(b.stmtKeys, keys...)
-	b.stmts = append(b.stmts, stmts...)
+// PutFields holds back the fields of new resources only; a field of an
+// existing resource replaces a stored row, so it flushes and writes at once.
+func (b *bufferedTx) PutFields(ctx context.Context, keys []int64, fields []Field) error {
+	for _, k := range keys {
+		if _, isNew := b.byKey[k]; !isNew {
+			if err := b.flush(ctx); err != nil {
+				return err
+			}
+			return b.WriteTx.PutFields(ctx, keys, fields)
+		}
+	}
+	b.fieldKeys = append(b.fieldKeys, keys...)
+	b.fields = append(b.fields, fields...)
 	return nil
 }
 
@@ -121,11 +131,11 @@ func (b *bufferedTx) Resources(ctx context.Context, keys []int64) ([]*ResourceRo
 
 // Everything else flushes first.
 
-func (b *bufferedTx) Statements(ctx context.Context, key int64, predicates ...string) ([]Statement, error) {
+func (b *bufferedTx) Fields(ctx context.Context, key int64, predicates ...string) ([]Field, error) {
 	if err := b.flush(ctx); err != nil {
 		return nil, err
 	}
-	return b.WriteTx.Statements(ctx, key, predicates...)
+	return b.WriteTx.Fields(ctx, key, predicates...)
 }
 
 func (b *bufferedTx) MemberOf(ctx context.Context, key int64) ([]int64, error) {
@@ -161,13 +171,6 @@ func (b *bufferedTx) UpdateResource(ctx context.Context, row *ResourceRow) error
 		return err
 	}
 	return b.WriteTx.UpdateResource(ctx, row)
-}
-
-func (b *bufferedTx) DeleteStatements(ctx context.Context, key int64, stmts []Statement) error {
-	if err := b.flush(ctx); err != nil {
-		return err
-	}
-	return b.WriteTx.DeleteStatements(ctx, key, stmts)
 }
 
 func (b *bufferedTx) DeleteMemberships(ctx context.Context, ms []Membership) error {

@@ -143,9 +143,11 @@ func (r *Repository) FindResource(ctx context.Context, id ID) (*Resource, error)
 			return err
 		}
 		res = rowResource(row)
-		if res.Metadata, err = tx.Statements(ctx, key); err != nil {
+		fields, err := tx.Fields(ctx, key)
+		if err != nil {
 			return err
 		}
+		res.Metadata = StatementsOf(fields)
 		if row.Kind == KindWork || row.Kind == KindCollection {
 			keys, err := tx.MemberOf(ctx, key)
 			if err != nil {
@@ -291,7 +293,8 @@ func (r *Repository) createOp(nr *NewResource, key int64) (*op, *Resource, error
 	if f := nr.File; f != nil && (strings.IndexByte(f.Name, 0) >= 0 || strings.IndexByte(f.MediaType, 0) >= 0 || !utf8.ValidString(f.Name)) {
 		return nil, nil, Errorf(EINVALID, "file: the name or media type contains a NUL character or invalid UTF-8.")
 	}
-	meta := DedupeStatements(nr.Metadata)
+	fields := FieldsOf(nr.Metadata)
+	meta := StatementsOf(fields)
 	row := &ResourceRow{Key: key, Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Parent: parent, Version: 1}
 	if parent != 0 {
 		row.Position = UnorderedBase + key
@@ -319,12 +322,12 @@ func (r *Repository) createOp(nr *NewResource, key int64) (*op, *Resource, error
 			if err := tx.InsertResources(ctx, []*ResourceRow{row}); err != nil {
 				return err
 			}
-			if len(meta) > 0 {
-				keys := make([]int64, len(meta))
+			if len(fields) > 0 {
+				keys := make([]int64, len(fields))
 				for i := range keys {
 					keys[i] = key
 				}
-				if err := tx.InsertStatements(ctx, keys, meta); err != nil {
+				if err := tx.PutFields(ctx, keys, fields); err != nil {
 					return err
 				}
 			}

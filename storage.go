@@ -71,9 +71,9 @@ type ReadTx interface {
 	Resource(ctx context.Context, key int64) (*ResourceRow, error)
 	// Resources returns the rows that exist among keys, in any order.
 	Resources(ctx context.Context, keys []int64) ([]*ResourceRow, error)
-	// Statements returns the resource's metadata in insertion order; with
-	// predicates, only statements with those predicates.
-	Statements(ctx context.Context, key int64, predicates ...string) ([]Statement, error)
+	// Fields returns the resource's metadata, one Field per predicate,
+	// sorted by predicate; with predicates, only those fields.
+	Fields(ctx context.Context, key int64, predicates ...string) ([]Field, error)
 	// MemberOf returns the keys of the live collections key belongs to.
 	MemberOf(ctx context.Context, key int64) ([]int64, error)
 	// Members returns up to limit live members of collection with keys
@@ -99,11 +99,11 @@ type WriteTx interface {
 	// UpdateResource writes every field of row except Key, Kind, Parent,
 	// Position and Created.
 	UpdateResource(ctx context.Context, row *ResourceRow) error
-	// InsertStatements appends statements to resources' metadata: stmts[i]
-	// belongs to keys[i].
-	InsertStatements(ctx context.Context, keys []int64, stmts []Statement) error
-	// DeleteStatements removes exactly the given statements of key.
-	DeleteStatements(ctx context.Context, key int64, stmts []Statement) error
+	// PutFields writes whole fields: fields[i] belongs to keys[i] and
+	// replaces the field of the same predicate, if any; a field without
+	// objects is removed. The number of statements does not depend on the
+	// number of fields.
+	PutFields(ctx context.Context, keys []int64, fields []Field) error
 	// InsertMemberships adds edges; existing ones are left as they are.
 	InsertMemberships(ctx context.Context, ms []Membership) error
 	// DeleteMemberships removes edges.

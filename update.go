@@ -3,6 +3,8 @@ package shelfmark
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -28,7 +30,7 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 	}
 	var (
 		row           *ResourceRow
-		add, remove   []Statement
+		changes       []Field
 		fieldsChanged bool
 	)
 	o := &op{
@@ -41,7 +43,7 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 			if err := checkVersion(row, u.IfMatch); err != nil {
 				return err
 			}
-			add, remove, err = metadataDiff(ctx, tx, key, u)
+			changes, err = fieldChanges(ctx, tx, key, u)
 			if err != nil {
 				return err
 			}
@@ -55,19 +57,16 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 			return nil
 		},
 		apply: func(tx WriteTx, seq int64, now time.Time) error {
-			if len(add) == 0 && len(remove) == 0 && !fieldsChanged {
+			if len(changes) == 0 && !fieldsChanged {
 				return nil // nothing changed: nothing is written
 			}
 			ctx := context.Background()
-			if err := tx.DeleteStatements(ctx, key, remove); err != nil {
-				return err
-			}
-			if len(add) > 0 {
-				keys := make([]int64, len(add))
+			if len(changes) > 0 {
+				keys := make([]int64, len(changes))
 				for i := range keys {
 					keys[i] = key
 				}
-				if err := tx.InsertStatements(ctx, keys, add); err != nil {
+				if err := tx.PutFields(ctx, keys, changes); err != nil {
 					return err
 				}
 			}
@@ -91,58 +90,66 @@ func sameTime(a, b *time.Time) bool {
 	return a.Equal(*b)
 }
 
-// metadataDiff reads only the statements the update can touch (all of them
-// for a replacement, those of the patched predicates otherwise) and returns
-// what to add and what to remove.
-func metadataDiff(ctx context.Context, tx ReadTx, key int64, u ResourceUpdate) (add, remove []Statement, err error) {
+// fieldChanges reads only the fields the update can touch (all of them for
+// a replacement, those of the patched predicates otherwise) and returns the
+// fields whose objects change, with their new objects (none: removed).
+func fieldChanges(ctx context.Context, tx ReadTx, key int64, u ResourceUpdate) ([]Field, error) {
 	if u.Replace == nil && len(u.Add) == 0 && len(u.Remove) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
-	var cur []Statement
+	var cur []Field
+	var err error
 	if u.Replace != nil {
-		cur, err = tx.Statements(ctx, key)
+		cur, err = tx.Fields(ctx, key)
 	} else {
-		preds := map[string]bool{}
-		var list []string
+		var preds []string
+		seen := map[string]bool{}
 		for _, s := range append(append([]Statement(nil), u.Add...), u.Remove...) {
-			if !preds[s.Predicate] {
-				preds[s.Predicate] = true
-				list = append(list, s.Predicate)
+			if !seen[s.Predicate] {
+				seen[s.Predicate] = true
+				preds = append(preds, s.Predicate)
 			}
 		}
-		cur, err = tx.Statements(ctx, key, list...)
+		cur, err = tx.Fields(ctx, key, preds...)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	final := cur
+	have := make(map[string][]Term, len(cur))
+	for _, f := range cur {
+		have[f.Predicate] = f.Objects
+	}
+	want := make(map[string][]Term, len(cur))
 	if u.Replace != nil {
-		final = *u.Replace
+		for _, f := range FieldsOf(*u.Replace) {
+			want[f.Predicate] = f.Objects
+		}
+	} else {
+		for p, objs := range have {
+			want[p] = append([]Term(nil), objs...)
+		}
 	}
-	final = append(append([]Statement(nil), final...), u.Add...)
-	drop := make(map[Statement]bool, len(u.Remove))
+	for _, s := range u.Add {
+		if !slices.Contains(want[s.Predicate], s.Object) {
+			want[s.Predicate] = append(want[s.Predicate], s.Object)
+		}
+	}
 	for _, s := range u.Remove {
-		drop[s] = true
+		want[s.Predicate] = slices.DeleteFunc(want[s.Predicate], func(t Term) bool { return t == s.Object })
 	}
-	want := make(map[Statement]bool, len(final))
-	for _, s := range DedupeStatements(final) {
-		if !drop[s] {
-			want[s] = true
+	var changes []Field
+	for p, objs := range want {
+		if !slices.Equal(objs, have[p]) {
+			changes = append(changes, Field{Predicate: p, Objects: objs})
 		}
 	}
-	have := make(map[Statement]bool, len(cur))
-	for _, s := range cur {
-		have[s] = true
-		if !want[s] {
-			remove = append(remove, s)
+	for p := range have {
+		if _, ok := want[p]; !ok {
+			changes = append(changes, Field{Predicate: p})
 		}
 	}
-	for _, s := range DedupeStatements(final) {
-		if want[s] && !have[s] {
-			add = append(add, s)
-		}
-	}
-	return add, remove, nil
+	slices.SortFunc(changes, func(a, b Field) int { return strings.Compare(a.Predicate, b.Predicate) })
+	return changes, nil
 }
 
 // DeleteResource tombstones a resource and its descendants. Their metadata

@@ -394,7 +394,7 @@ func (e *testEnv) counts() map[string]int {
 	}
 	defer conn.Close()
 	out := map[string]int{}
-	for _, table := range []string{"resources", "statements", "memberships", "files"} {
+	for _, table := range []string{"resources", "fields", "memberships", "files"} {
 		var n int
 		if err := conn.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
 			e.t.Fatal(err)

@@ -724,7 +724,7 @@ func TestBatch(t *testing.T) {
 		t.Errorf("memberOf %v", got.MemberOf)
 	}
 	after := e.counts()
-	if after["resources"] != before["resources"]+2 || after["statements"] != before["statements"]+2 || after["memberships"] != before["memberships"]+1 {
+	if after["resources"] != before["resources"]+2 || after["fields"] != before["fields"]+2 || after["memberships"] != before["memberships"]+1 {
 		t.Errorf("rows before %v, after %v", before, after)
 	}
 

@@ -110,9 +110,10 @@ func (s *Server) routes() []route {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// Serve accepts connections on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error {
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+// Serve accepts connections on ln until Shutdown, handing requests to
+// handler (s itself, or a mux that wraps it).
+func (s *Server) Serve(ln net.Listener, handler http.Handler) error {
+	s.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	err := s.srv.Serve(ln)
 	if err == http.ErrServerClosed {
 		return nil

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -249,107 +250,60 @@ func TestResourceRoundTrip(t *testing.T) {
 	}
 }
 
-func TestStatements(t *testing.T) {
+// TestFields: PutFields upserts and deletes in at most two statements,
+// Fields reads them back sorted by predicate, filtered when asked.
+func TestFields(t *testing.T) {
 	tr := &tracer{}
 	db, _ := openTest(t, Options{Tracer: tr.trace})
 	ctx := context.Background()
 	dc := shelfmark.NSDC
-	stmts := []shelfmark.Statement{
-		{Predicate: dc + "title", Object: shelfmark.NewLiteral("B")},
-		{Predicate: dc + "subject", Object: shelfmark.NewIRI("http://example.org/s")},
-		{Predicate: dc + "title", Object: shelfmark.NewLangLiteral("A", "de")},
-		{Predicate: dc + "date", Object: shelfmark.NewTypedLiteral("1923", "http://www.w3.org/2001/XMLSchema#gYear")},
-		{Predicate: dc + "title", Object: shelfmark.NewLiteral("A")},
-		{Predicate: dc + "title", Object: shelfmark.NewLiteral("‘unicode’ \"quoted\"\nline\tß😀")},
-	}
-	keys := []int64{1, 1, 1, 1, 1, 1}
+	title := shelfmark.Field{Predicate: dc + "title", Objects: []shelfmark.Term{
+		shelfmark.NewLiteral("B"), shelfmark.NewLangLiteral("A", "de"), shelfmark.NewLiteral("‘unicode’ \"quoted\"\nline\tß😀")}}
+	subject := shelfmark.Field{Predicate: dc + "subject", Objects: []shelfmark.Term{shelfmark.NewIRI("http://example.org/s")}}
+	date := shelfmark.Field{Predicate: dc + "date", Objects: []shelfmark.Term{shelfmark.NewTypedLiteral("1923", "http://www.w3.org/2001/XMLSchema#gYear")}}
 	tr.reset()
 	update(t, db, func(tx shelfmark.WriteTx) error {
-		if err := tx.InsertStatements(ctx, keys, stmts); err != nil {
-			return err
-		}
-		// other resources' statements interleave
-		return tx.InsertStatements(ctx, []int64{2, 1}, []shelfmark.Statement{stmts[0], stmts[1]})
+		return tx.PutFields(ctx, []int64{1, 1, 1, 2}, []shelfmark.Field{title, subject, date, title})
 	})
-	if tr.count() != 2 {
-		t.Fatalf("2 InsertStatements calls ran %d statements: %v", tr.count(), tr.calls)
+	if tr.count() != 1 {
+		t.Fatalf("one PutFields call ran %d statements: %v", tr.count(), tr.calls)
 	}
-	all := append(slices.Clone(stmts), stmts[1])
 	view(t, db, func(tx shelfmark.ReadTx) error {
-		got, err := tx.Statements(ctx, 1)
+		got, err := tx.Fields(ctx, 1)
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(got, all) {
-			t.Errorf("statements\n got %v\nwant %v", got, all)
+		if want := []shelfmark.Field{date, subject, title}; !reflect.DeepEqual(got, want) {
+			t.Errorf("fields\n got %v\nwant %v", got, want)
 		}
-		got, err = tx.Statements(ctx, 1, dc+"title", dc+"date")
+		got, err = tx.Fields(ctx, 1, dc+"title", dc+"date", dc+"absent")
 		if err != nil {
 			return err
 		}
-		want := []shelfmark.Statement{stmts[0], stmts[2], stmts[3], stmts[4], stmts[5]}
-		if !slices.Equal(got, want) {
+		if want := []shelfmark.Field{date, title}; !reflect.DeepEqual(got, want) {
 			t.Errorf("filtered\n got %v\nwant %v", got, want)
 		}
-		if got, _ := tx.Statements(ctx, 3); len(got) != 0 {
-			t.Errorf("statements of nothing: %v", got)
+		if got, _ := tx.Fields(ctx, 3); len(got) != 0 {
+			t.Errorf("fields of nothing: %v", got)
 		}
 		return nil
 	})
-	// DeleteStatements removes exactly the given ones: "A" but not "A"@de.
+	// replace one field and delete another in one call: two statements
+	newTitle := shelfmark.Field{Predicate: dc + "title", Objects: []shelfmark.Term{shelfmark.NewLiteral("C")}}
 	tr.reset()
 	update(t, db, func(tx shelfmark.WriteTx) error {
-		return tx.DeleteStatements(ctx, 1, []shelfmark.Statement{stmts[4], stmts[1], {Predicate: dc + "title", Object: shelfmark.NewIRI("B")}})
+		return tx.PutFields(ctx, []int64{1, 1}, []shelfmark.Field{newTitle, {Predicate: dc + "subject"}})
 	})
-	if tr.count() != 1 || tr.rows[0] != 3 {
-		t.Fatalf("delete ran %v rows %v", tr.calls, tr.rows)
+	if tr.count() != 2 || tr.rows[0] != 1 || tr.rows[1] != 1 {
+		t.Fatalf("replace+delete ran %v rows %v", tr.calls, tr.rows)
 	}
 	view(t, db, func(tx shelfmark.ReadTx) error {
-		got, _ := tx.Statements(ctx, 1)
-		want := []shelfmark.Statement{stmts[0], stmts[2], stmts[3], stmts[5]}
-		if !slices.Equal(got, want) {
-			t.Errorf("after delete\n got %v\nwant %v", got, want)
+		got, _ := tx.Fields(ctx, 1)
+		if want := []shelfmark.Field{date, newTitle}; !reflect.DeepEqual(got, want) {
+			t.Errorf("after replace\n got %v\nwant %v", got, want)
 		}
-		if got, _ := tx.Statements(ctx, 2); len(got) != 1 {
-			t.Errorf("another resource's statements changed: %v", got)
-		}
-		return nil
-	})
-}
-
-// TestInsertStatementsLarge: a call large enough to go by COPY is still one
-// statement and keeps insertion order.
-func TestInsertStatementsLarge(t *testing.T) {
-	tr := &tracer{}
-	db, _ := openTest(t, Options{Tracer: tr.trace})
-	ctx := context.Background()
-	n := copyStatementsMin + 500
-	keys := make([]int64, n)
-	stmts := make([]shelfmark.Statement, n)
-	for i := range stmts {
-		keys[i] = int64(1 + i%2)
-		stmts[i] = shelfmark.Statement{Predicate: fmt.Sprintf("p%d", i%7), Object: shelfmark.Term{Kind: shelfmark.TermKind(i % 2), Value: strconv.Itoa(i), Lang: map[bool]string{true: "en"}[i%3 == 0]}}
-	}
-	tr.reset()
-	update(t, db, func(tx shelfmark.WriteTx) error { return tx.InsertStatements(ctx, keys, stmts) })
-	if tr.count() != 1 || tr.rows[0] != int64(n) || !strings.HasPrefix(tr.calls[0], "COPY statements") {
-		t.Fatalf("large insert ran %d statements %v rows %v", tr.count(), tr.calls, tr.rows)
-	}
-	view(t, db, func(tx shelfmark.ReadTx) error {
-		for k := int64(1); k <= 2; k++ {
-			got, err := tx.Statements(ctx, k)
-			if err != nil {
-				return err
-			}
-			var want []shelfmark.Statement
-			for i := range stmts {
-				if keys[i] == k {
-					want = append(want, stmts[i])
-				}
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("resource %d: %d statements, want %d in order", k, len(got), len(want))
-			}
+		if got, _ := tx.Fields(ctx, 2); !reflect.DeepEqual(got, []shelfmark.Field{title}) {
+			t.Errorf("another resource's fields changed: %v", got)
 		}
 		return nil
 	})
@@ -364,8 +318,7 @@ func TestEmptyInputSendsNothing(t *testing.T) {
 	update(t, db, func(tx shelfmark.WriteTx) error {
 		return errors.Join(
 			tx.InsertResources(ctx, nil),
-			tx.InsertStatements(ctx, nil, nil),
-			tx.DeleteStatements(ctx, 1, nil),
+			tx.PutFields(ctx, nil, nil),
 			tx.InsertMemberships(ctx, nil),
 			tx.DeleteMemberships(ctx, []shelfmark.Membership{}),
 			tx.InsertFiles(ctx, nil, nil),
@@ -688,15 +641,16 @@ func TestTombstone(t *testing.T) {
 	rows[2].Deleted = &earlier
 	rows[4].Deleted = &earlier
 	var keys []int64
-	var stmts []shelfmark.Statement
+	var fields []shelfmark.Field
 	for _, k := range []int64{1, 2, 4, 6} {
 		keys = append(keys, k, k)
-		stmts = append(stmts, shelfmark.Statement{Predicate: "p", Object: shelfmark.NewLiteral("a")}, shelfmark.Statement{Predicate: "q", Object: shelfmark.NewLiteral("b")})
+		fields = append(fields, shelfmark.Field{Predicate: "p", Objects: []shelfmark.Term{shelfmark.NewLiteral("a")}},
+			shelfmark.Field{Predicate: "q", Objects: []shelfmark.Term{shelfmark.NewLiteral("b")}})
 	}
 	update(t, db, func(tx shelfmark.WriteTx) error {
 		return errors.Join(
 			tx.InsertResources(ctx, rows),
-			tx.InsertStatements(ctx, keys, stmts),
+			tx.PutFields(ctx, keys, fields),
 			// 1 is a member of 9 and 6 is a member of 1 (1 as collection)
 			tx.InsertMemberships(ctx, []shelfmark.Membership{{Collection: 9, Member: 1}, {Collection: 9, Member: 2}, {Collection: 1, Member: 6}}),
 		)
@@ -737,12 +691,12 @@ func TestTombstone(t *testing.T) {
 			}
 		}
 		for _, k := range []int64{1, 2, 4} {
-			if s, _ := tx.Statements(ctx, k); len(s) != 0 {
-				t.Errorf("statements of %d kept: %v", k, s)
+			if s, _ := tx.Fields(ctx, k); len(s) != 0 {
+				t.Errorf("fields of %d kept: %v", k, s)
 			}
 		}
-		if s, _ := tx.Statements(ctx, 6); len(s) != 2 {
-			t.Errorf("statements of 6: %v", s)
+		if s, _ := tx.Fields(ctx, 6); len(s) != 2 {
+			t.Errorf("fields of 6: %v", s)
 		}
 		if page, _ := tx.Members(ctx, 9, 0, 10); len(page) != 0 {
 			t.Errorf("members of 9: %v", page)
@@ -1221,42 +1175,26 @@ func TestNextSeqHeldUntilCommit(t *testing.T) {
 	}
 }
 
-// Benchmarks: one Update inserting the statements of one resource, commit
-// included. Sub-benchmarks compare INSERT ... SELECT FROM unnest with COPY;
-// "InsertStatements" is what the method does (it picks by size).
-func BenchmarkInsertStatements54(b *testing.B)  { benchInsertStatements(b, 54) }
-func BenchmarkInsertStatements10k(b *testing.B) { benchInsertStatements(b, 10000) }
-
-func benchInsertStatements(b *testing.B, n int) {
-	for _, mode := range []string{"InsertStatements", "unnest", "copy"} {
-		b.Run(mode, func(b *testing.B) {
-			db, _ := openTest(b, Options{})
-			ctx := context.Background()
-			stmts := make([]shelfmark.Statement, n)
-			for i := range stmts {
-				stmts[i] = shelfmark.Statement{Predicate: shelfmark.NSDC + "description",
-					Object: shelfmark.NewLangLiteral(fmt.Sprintf("note %d about a patent for a better shelfmark", i), "en")}
-			}
-			keys := make([]int64, n)
-			b.ResetTimer()
-			for i := 0; b.Loop(); i++ {
-				for j := range keys {
-					keys[j] = int64(i + 1)
-				}
-				if err := db.Update(ctx, func(tx shelfmark.WriteTx) error {
-					w := tx.(*writeTx)
-					switch mode {
-					case "copy":
-						return w.copyStatements(ctx, keys, stmts)
-					case "unnest":
-						return w.unnestStatements(ctx, keys, stmts)
-					}
-					return w.InsertStatements(ctx, keys, stmts)
-				}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-		})
+// BenchmarkPutFields16: one Update writing the 16 fields of one
+// patent-like record (54 statements), commit included.
+func BenchmarkPutFields16(b *testing.B) {
+	db, _ := openTest(b, Options{})
+	ctx := context.Background()
+	fields := make([]shelfmark.Field, 16)
+	for i := range fields {
+		fields[i] = shelfmark.Field{Predicate: fmt.Sprintf("%sp%02d", shelfmark.NSDC, i)}
+		for j := 0; j < 1+i%5*2; j++ {
+			fields[i].Objects = append(fields[i].Objects, shelfmark.NewLangLiteral(fmt.Sprintf("note %d about a patent for a better shelfmark", j), "en"))
+		}
 	}
+	keys := make([]int64, len(fields))
+	for i := 0; b.Loop(); i++ {
+		for j := range keys {
+			keys[j] = int64(i + 1)
+		}
+		if err := db.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.PutFields(ctx, keys, fields) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }

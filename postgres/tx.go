@@ -122,28 +122,32 @@ func (t *readTx) Resources(ctx context.Context, keys []int64) ([]*shelfmark.Reso
 	return rows, nil
 }
 
-// Statements returns key's statements in insertion order, optionally only
-// those with the given predicates.
-func (t *readTx) Statements(ctx context.Context, key int64, predicates ...string) ([]shelfmark.Statement, error) {
-	sql := `SELECT predicate, kind, object, lang, datatype FROM statements WHERE resource = $1 ORDER BY id`
+// Fields returns key's fields sorted by predicate, optionally only those
+// with the given predicates.
+func (t *readTx) Fields(ctx context.Context, key int64, predicates ...string) ([]shelfmark.Field, error) {
+	sql := `SELECT predicate, objects FROM fields WHERE resource = $1 ORDER BY predicate`
 	args := []any{key}
 	if len(predicates) > 0 {
-		sql = `SELECT predicate, kind, object, lang, datatype FROM statements WHERE resource = $1 AND predicate = ANY($2) ORDER BY id`
+		sql = `SELECT predicate, objects FROM fields WHERE resource = $1 AND predicate = ANY($2) ORDER BY predicate`
 		args = append(args, predicates)
 	}
-	var out []shelfmark.Statement
+	var out []shelfmark.Field
 	_, err := t.r.query(ctx, sql, args, func(rows pgx.Rows) error {
-		var s shelfmark.Statement
-		var kind int16
-		if err := rows.Scan(&s.Predicate, &kind, &s.Object.Value, &s.Object.Lang, &s.Object.Datatype); err != nil {
+		var f shelfmark.Field
+		var raw []byte
+		if err := rows.Scan(&f.Predicate, &raw); err != nil {
 			return err
 		}
-		s.Object.Kind = shelfmark.TermKind(kind)
-		out = append(out, s)
+		objs, err := shelfmark.DecodeObjects(raw)
+		if err != nil {
+			return fmt.Errorf("field %s: %w", f.Predicate, err)
+		}
+		f.Objects = objs
+		out = append(out, f)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: read statements of %d: %w", key, err)
+		return nil, fmt.Errorf("postgres: read fields of %d: %w", key, err)
 	}
 	return out, nil
 }
@@ -283,94 +287,36 @@ WHERE key = $1`, row.Key, string(row.Visibility), microsPtr(row.Embargo), row.Ve
 	return nil
 }
 
-// copyStatementsMin is the number of statements from which InsertStatements
-// uses COPY (binary) instead of INSERT ... SELECT FROM unnest. Measured with
-// BenchmarkInsertStatements54 and BenchmarkInsertStatements10k (one Update
-// each, commit included): unnest is faster for small calls (54 rows: about
-// 1.7 ms against 2.2 ms, COPY needs an extra protocol exchange), COPY for
-// large ones (10k rows: about 100 ms against 150 ms, no array decoding and no
-// intermediate tuplestore); they cross between 250 and 1,000 rows. Both are
-// one statement, and both assign ids in input order.
-const copyStatementsMin = 1000
-
-// InsertStatements appends stmts[i] to the metadata of keys[i], in one
-// statement. Statement ids come from an identity column in the order of the
-// input arrays, which is the insertion order Statements returns.
-func (t *writeTx) InsertStatements(ctx context.Context, keys []int64, stmts []shelfmark.Statement) error {
-	if len(keys) != len(stmts) {
-		return fmt.Errorf("postgres: insert statements: %d keys for %d statements", len(keys), len(stmts))
+// PutFields upserts the fields that have objects and deletes those that
+// have none: at most two statements whatever the number of fields, with
+// the rows in arrays (unnest).
+func (t *writeTx) PutFields(ctx context.Context, keys []int64, fields []shelfmark.Field) error {
+	if len(keys) != len(fields) {
+		return fmt.Errorf("postgres: put fields: %d keys for %d fields", len(keys), len(fields))
 	}
-	if len(stmts) == 0 {
-		return nil
-	}
-	var err error
-	if len(stmts) >= copyStatementsMin {
-		err = t.copyStatements(ctx, keys, stmts)
-	} else {
-		err = t.unnestStatements(ctx, keys, stmts)
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: insert %d statements: %w", len(stmts), err)
-	}
-	return nil
-}
-
-func (t *writeTx) unnestStatements(ctx context.Context, keys []int64, stmts []shelfmark.Statement) error {
-	n := len(stmts)
-	preds, objects, langs, datatypes := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	kinds := make([]int16, n)
-	for i, s := range stmts {
-		preds[i] = s.Predicate
-		kinds[i] = int16(s.Object.Kind)
-		objects[i] = s.Object.Value
-		langs[i] = s.Object.Lang
-		datatypes[i] = s.Object.Datatype
-	}
-	_, err := t.r.exec(ctx, `INSERT INTO statements (resource, predicate, kind, object, lang, datatype)
-SELECT * FROM unnest($1::bigint[], $2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[])`,
-		keys, preds, kinds, objects, langs, datatypes)
-	return err
-}
-
-var statementCopyCols = []string{"resource", "predicate", "kind", "object", "lang", "datatype"}
-
-func (t *writeTx) copyStatements(ctx context.Context, keys []int64, stmts []shelfmark.Statement) error {
-	i := -1
-	row := make([]any, len(statementCopyCols)) // pgx encodes a row before asking for the next
-	_, err := t.r.copyFrom(ctx, "statements", statementCopyCols, pgx.CopyFromFunc(func() ([]any, error) {
-		i++
-		if i == len(stmts) {
-			return nil, nil
+	var putKeys, delKeys []int64
+	var putPreds, delPreds []string
+	var putObjs [][]byte
+	for i, f := range fields {
+		if len(f.Objects) == 0 {
+			delKeys, delPreds = append(delKeys, keys[i]), append(delPreds, f.Predicate)
+		} else {
+			putKeys, putPreds = append(putKeys, keys[i]), append(putPreds, f.Predicate)
+			putObjs = append(putObjs, shelfmark.EncodeObjects(f.Objects))
 		}
-		s := stmts[i]
-		row[0], row[1], row[2], row[3], row[4], row[5] = keys[i], s.Predicate, int16(s.Object.Kind), s.Object.Value, s.Object.Lang, s.Object.Datatype
-		return row, nil
-	}))
-	return err
-}
-
-// DeleteStatements removes exactly the given statements of key (every stored
-// copy of each), in one statement.
-func (t *writeTx) DeleteStatements(ctx context.Context, key int64, stmts []shelfmark.Statement) error {
-	if len(stmts) == 0 {
-		return nil
 	}
-	n := len(stmts)
-	preds, objects, langs, datatypes := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	kinds := make([]int16, n)
-	for i, s := range stmts {
-		preds[i] = s.Predicate
-		kinds[i] = int16(s.Object.Kind)
-		objects[i] = s.Object.Value
-		langs[i] = s.Object.Lang
-		datatypes[i] = s.Object.Datatype
+	if len(putKeys) > 0 {
+		if _, err := t.r.exec(ctx, `INSERT INTO fields (resource, predicate, objects)
+SELECT * FROM unnest($1::bigint[], $2::text[], $3::bytea[])
+ON CONFLICT (resource, predicate) DO UPDATE SET objects = EXCLUDED.objects`, putKeys, putPreds, putObjs); err != nil {
+			return fmt.Errorf("postgres: put %d fields: %w", len(putKeys), err)
+		}
 	}
-	if _, err := t.r.exec(ctx, `DELETE FROM statements s
-USING unnest($2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[]) AS d(predicate, kind, object, lang, datatype)
-WHERE s.resource = $1 AND s.predicate = d.predicate AND s.kind = d.kind AND s.object = d.object
-  AND s.lang = d.lang AND s.datatype = d.datatype`,
-		key, preds, kinds, objects, langs, datatypes); err != nil {
-		return fmt.Errorf("postgres: delete %d statements of %d: %w", n, key, err)
+	if len(delKeys) > 0 {
+		if _, err := t.r.exec(ctx, `DELETE FROM fields f USING unnest($1::bigint[], $2::text[]) AS d(resource, predicate)
+WHERE f.resource = d.resource AND f.predicate = d.predicate`, delKeys, delPreds); err != nil {
+			return fmt.Errorf("postgres: delete %d fields: %w", len(delKeys), err)
+		}
 	}
 	return nil
 }
@@ -485,7 +431,7 @@ const tombstoneSQL = `WITH RECURSIVE t(key) AS (
     FROM t WHERE r.key = t.key
     RETURNING r.key
 ), ds AS (
-    DELETE FROM statements s USING marked m WHERE s.resource = m.key
+    DELETE FROM fields s USING marked m WHERE s.resource = m.key
 ), dm AS (
     DELETE FROM memberships ms USING marked m WHERE ms.member = m.key
 )

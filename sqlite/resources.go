@@ -178,7 +178,7 @@ func (t *tx) Tombstone(ctx context.Context, key, seq int64, at time.Time) (int64
 	if err != nil {
 		return 0, err
 	}
-	if _, err := t.exec(ctx, tree+`DELETE FROM statements WHERE resource IN (SELECT key FROM tree)`, key); err != nil {
+	if _, err := t.exec(ctx, tree+`DELETE FROM fields WHERE resource IN (SELECT key FROM tree)`, key); err != nil {
 		return 0, err
 	}
 	if _, err := t.exec(ctx, tree+`DELETE FROM memberships WHERE member IN (SELECT key FROM tree)`, key); err != nil {

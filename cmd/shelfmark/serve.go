@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +26,7 @@ import (
 type serveConfig struct {
 	addr, data, database, durability, baseURL, maxUpload, logLevel string
 	dbMaxConns                                                     int
+	pprof                                                          bool
 }
 
 func newServeCommand() *cobra.Command {
@@ -53,6 +56,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.maxUpload, "max-upload", "4GiB", "largest file accepted by upload")
 	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.IntVar(&c.dbMaxConns, "db-max-conns", 0, "database connections (0: derived from the number of cores)")
+	f.BoolVar(&c.pprof, "pprof", false, "serve Go profiles at /debug/pprof/ (for measuring; off by default)")
 	annotateEnv(f)
 	return cmd
 }
@@ -99,6 +103,15 @@ func serve(ctx context.Context, c serveConfig) error {
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log,
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, Metrics: metrics})
 
+	var handler http.Handler = srv
+	if c.pprof {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		mux.Handle("/", srv)
+		handler = mux
+	}
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
@@ -106,7 +119,7 @@ func serve(ctx context.Context, c serveConfig) error {
 	log.Info("shelfmark serving", "version", shelfmark.Version, "url", "http://"+ln.Addr().String(),
 		"backend", store.Backend(), "data", c.data, "durability", c.durability)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(ln, handler) }()
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
