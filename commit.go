@@ -95,11 +95,27 @@ func (c *committer) close() {
 	c.wg.Wait()
 }
 
+// gatherWait bounds how long a committer waits for a batch to fill once
+// writes are arriving concurrently (as PostgreSQL's commit_delay does).
+const gatherWait = 500 * time.Microsecond
+
 func (c *committer) loop() {
 	defer c.wg.Done()
 	batch := make([]*op, 0, c.maxBatch)
+	last := 1 // size of the previous batch: more than 1 means concurrent writers
 	for first := range c.queue {
 		batch = append(batch[:0], first)
+		var deadline <-chan time.Time
+		var timer *time.Timer
+		if last > 1 {
+			// Writers are concurrent: wait a little for the batch to reach
+			// twice the last size, since every commit costs an fsync and
+			// the committer is the one serial stage. A lone writer never
+			// waits.
+			timer = time.NewTimer(gatherWait)
+			deadline = timer.C
+		}
+		want := min(c.maxBatch, max(2*last, 2))
 	drain:
 		for len(batch) < c.maxBatch {
 			select {
@@ -108,10 +124,26 @@ func (c *committer) loop() {
 					break drain
 				}
 				batch = append(batch, o)
+				continue
 			default:
+			}
+			if deadline == nil || len(batch) >= want {
+				break
+			}
+			select {
+			case o, ok := <-c.queue:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, o)
+			case <-deadline:
 				break drain
 			}
 		}
+		if timer != nil {
+			timer.Stop()
+		}
+		last = len(batch)
 		c.commit(batch)
 	}
 }

@@ -17,23 +17,41 @@ type Field struct {
 }
 
 // FieldsOf groups statements into fields, sorted by predicate, keeping the
-// order of each predicate's objects and dropping repeated ones.
+// order of each predicate's objects and dropping repeated ones. Repeats are
+// found by comparing within a field (fields are short), not by hashing
+// every statement: this runs on every write.
 func FieldsOf(stmts []Statement) []Field {
-	idx := map[string]int{}
 	var out []Field
-	seen := map[Statement]bool{}
+	idx := make(map[string]int, 16)
+	var sets map[int]map[Term]struct{} // for fields longer than linearLimit
+	const linearLimit = 32
 	for _, s := range stmts {
-		if seen[s] {
-			continue
-		}
-		seen[s] = true
 		i, ok := idx[s.Predicate]
 		if !ok {
 			i = len(out)
 			idx[s.Predicate] = i
-			out = append(out, Field{Predicate: s.Predicate})
+			out = append(out, Field{Predicate: s.Predicate, Objects: make([]Term, 0, 1)})
 		}
-		out[i].Objects = append(out[i].Objects, s.Object)
+		objs := out[i].Objects
+		if set, big := sets[i]; big {
+			if _, dup := set[s.Object]; dup {
+				continue
+			}
+			set[s.Object] = struct{}{}
+		} else if slices.Contains(objs, s.Object) {
+			continue
+		} else if len(objs) == linearLimit {
+			if sets == nil {
+				sets = map[int]map[Term]struct{}{}
+			}
+			set := make(map[Term]struct{}, 2*linearLimit)
+			for _, o := range objs {
+				set[o] = struct{}{}
+			}
+			set[s.Object] = struct{}{}
+			sets[i] = set
+		}
+		out[i].Objects = append(objs, s.Object)
 	}
 	slices.SortFunc(out, func(a, b Field) int { return strings.Compare(a.Predicate, b.Predicate) })
 	return out

@@ -42,3 +42,16 @@ func FuzzDecodeObjects(f *testing.F) {
 		}
 	})
 }
+
+// TestFieldsOfLongField: a field of thousands of values, with repeats,
+// keeps each value once, in order.
+func TestFieldsOfLongField(t *testing.T) {
+	var stmts []Statement
+	for i := 0; i < 3000; i++ {
+		stmts = append(stmts, Statement{NSDC + "subject", NewLiteral(string(rune('a' + i%2000)))})
+	}
+	f := FieldsOf(stmts)
+	if len(f) != 1 || len(f[0].Objects) != 2000 || f[0].Objects[1999].Value != string(rune('a'+1999)) {
+		t.Fatalf("%d fields, %d objects", len(f), len(f[0].Objects))
+	}
+}

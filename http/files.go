@@ -130,7 +130,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Location", "/api/v1/resources/"+string(res.ID))
 	w.Header().Set("ETag", etag(res.Version))
-	return writeJSON(w, http.StatusCreated, s.toJSON(r, res))
+	return writeResource(w, http.StatusCreated, s.toJSON(r, res))
 }
 
 // getContent serves a file's bytes with Range support, or redirects to

@@ -25,13 +25,47 @@ type resourceJSON struct {
 	Parent     shelfmark.ID      `json:"parent,omitempty"`
 	Position   int               `json:"position,omitempty"`
 	MemberOf   []shelfmark.ID    `json:"memberOf,omitempty"`
-	Metadata   json.RawMessage   `json:"metadata"`
+	Metadata   json.RawMessage   `json:"-"` // spliced in by MarshalJSON
 	File       *fileJSON         `json:"file,omitempty"`
 	Version    int64             `json:"version"`
 	Seq        int64             `json:"seq"`
 	Created    string            `json:"created"`
 	Modified   string            `json:"modified"`
 	Links      map[string]string `json:"links"`
+}
+
+// resourceFields has the fields of resourceJSON without the metadata.
+type resourceFields resourceJSON
+
+// MarshalJSON encodes the resource and splices in its metadata, which
+// rdf.JSONMetadata already encoded: encoding/json would otherwise parse and
+// compact those bytes again on every response.
+func (r *resourceJSON) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal((*resourceFields)(r))
+	if err != nil {
+		return nil, err
+	}
+	meta := r.Metadata
+	if len(meta) == 0 {
+		meta = json.RawMessage("{}")
+	}
+	out := make([]byte, 0, len(b)+len(meta)+16)
+	out = append(out, b[:len(b)-1]...)
+	out = append(out, `,"metadata":`...)
+	out = append(out, meta...)
+	return append(out, '}'), nil
+}
+
+// writeResource writes a resource as the JSON response body.
+func writeResource(w http.ResponseWriter, status int, r *resourceJSON) error {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 type fileJSON struct {
@@ -191,7 +225,7 @@ func (s *Server) createOf(kind shelfmark.Kind) func(http.ResponseWriter, *http.R
 		}
 		w.Header().Set("Location", "/api/v1/resources/"+string(res.ID))
 		w.Header().Set("ETag", etag(res.Version))
-		return writeJSON(w, http.StatusCreated, s.toJSON(r, res))
+		return writeResource(w, http.StatusCreated, s.toJSON(r, res))
 	}
 }
 
@@ -306,7 +340,7 @@ func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	if mt == "application/json" {
-		return writeJSON(w, http.StatusOK, s.toJSON(r, res))
+		return writeResource(w, http.StatusOK, s.toJSON(r, res))
 	}
 	var buf bytes.Buffer
 	if err := rdf.Write(&buf, mt, s.resourceIRI(r, res.ID), res.Metadata); err != nil {
@@ -444,7 +478,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, id shelfmark.ID,
 		return err
 	}
 	w.Header().Set("ETag", etag(res.Version))
-	return writeJSON(w, http.StatusOK, s.toJSON(r, res))
+	return writeResource(w, http.StatusOK, s.toJSON(r, res))
 }
 
 // deleteResource leaves a tombstone.

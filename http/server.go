@@ -4,6 +4,7 @@ package http
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -163,7 +164,11 @@ func (s *Server) wrap(f func(http.ResponseWriter, *http.Request) error) http.Han
 				s.log.Warn("error after response started", "method", r.Method, "path", r.URL.Path, "err", err)
 			} else {
 				status := writeError(sw, r, err)
-				if status >= 500 {
+				switch {
+				case r.Context().Err() != nil && errors.Is(err, context.Canceled):
+					// the client hung up: not a fault of the server
+					s.log.Debug("client went away", "method", r.Method, "path", r.URL.Path)
+				case status >= 500:
 					s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 				}
 			}
