@@ -24,6 +24,9 @@ type RestConfig struct {
 	Fedora bool
 	// Format is "turtle" or "json" (Shelfmark only).
 	Format string
+	// Generator is "go" (built in) or "wrk" (the Debian package, which
+	// must be installed; it is what Fedora's figures were measured with).
+	Generator string
 	// Clients lists the concurrency of each step (default 1,2,4,…,64).
 	Clients []int
 	// StepDuration is how long each step measures (after Warmup).
@@ -69,7 +72,12 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	rep := &Report{Scenario: "rest", Target: c.Target, Started: time.Now().UTC(),
-		Params: map[string]any{"clients": c.Clients, "step_seconds": c.StepDuration.Seconds(), "triples": c.Triples, "format": c.Format, "fedora": c.Fedora}}
+		Params: map[string]any{"clients": c.Clients, "step_seconds": c.StepDuration.Seconds(), "triples": c.Triples, "format": c.Format, "fedora": c.Fedora, "generator": c.Generator}}
+	if c.Generator == "" {
+		c.Generator = "go"
+	} else if c.Generator != "go" && c.Generator != "wrk" {
+		return nil, fmt.Errorf("generator must be go or wrk, not %q", c.Generator)
+	}
 	var all []time.Duration
 	var totalItems int64
 	var totalSecs float64
@@ -77,12 +85,28 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if c.Warmup > 0 {
-			runClients(ctx, client, c.Target, body, ctype, n, c.Warmup)
+		var st Step
+		if c.Generator == "wrk" {
+			if c.Warmup > 0 {
+				if _, err := runWrk(ctx, c.Target, body, ctype, n, c.Warmup); err != nil {
+					return nil, err
+				}
+			}
+			if st, err = runWrk(ctx, c.Target, body, ctype, n, c.StepDuration); err != nil {
+				return nil, err
+			}
+			// wrk gives percentiles, not samples: the run's figures are
+			// the worst of its steps
+			rep.LatencyMS = worst(rep.LatencyMS, *st.LatencyMS)
+		} else {
+			if c.Warmup > 0 {
+				runClients(ctx, client, c.Target, body, ctype, n, c.Warmup)
+			}
+			var lat []time.Duration
+			st, lat = runClients(ctx, client, c.Target, body, ctype, n, c.StepDuration)
+			all = append(all, lat...)
 		}
-		st, lat := runClients(ctx, client, c.Target, body, ctype, n, c.StepDuration)
 		rep.Steps = append(rep.Steps, st)
-		all = append(all, lat...)
 		totalItems += st.Items
 		totalSecs += st.Seconds
 		rep.Errors += st.Errors
@@ -94,7 +118,9 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 	if totalSecs > 0 {
 		rep.RatePerS = float64(totalItems) / totalSecs
 	}
-	rep.LatencyMS = *percentiles(all)
+	if c.Generator != "wrk" {
+		rep.LatencyMS = *percentiles(all)
+	}
 	// flatness of a ramp: the rate of the last step over the first
 	if len(rep.Steps) > 1 && rep.Steps[0].RatePerS > 0 {
 		rep.Flatness = rep.Steps[len(rep.Steps)-1].RatePerS / rep.Steps[0].RatePerS
@@ -181,4 +207,8 @@ func runClients(ctx context.Context, client *http.Client, target string, body []
 	})
 	st.LatencyMS = percentiles(lat)
 	return st, lat
+}
+
+func worst(a, b Latency) Latency {
+	return Latency{P50: max(a.P50, b.P50), P95: max(a.P95, b.P95), P99: max(a.P99, b.P99), Max: max(a.Max, b.Max)}
 }

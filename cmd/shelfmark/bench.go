@@ -32,9 +32,9 @@ run, and the result is stated as a fraction of it.`,
 
 func newBenchRestCommand() *cobra.Command {
 	var (
-		target, fedora, database, durability, clients, format, jsonPath string
-		step, warmup                                                    time.Duration
-		triples                                                         int
+		target, fedora, database, durability, clients, format, jsonPath, generator string
+		step, warmup                                                               time.Duration
+		triples                                                                    int
 	)
 	cmd := &cobra.Command{
 		Use:   "rest",
@@ -61,7 +61,7 @@ instead, so both can be compared with the same load generator.`,
 				steps = append(steps, n)
 			}
 			out := cmd.OutOrStdout()
-			cfg := bench.RestConfig{Target: target, Format: format, Clients: steps, StepDuration: step, Warmup: warmup, Triples: triples, Seed: 1,
+			cfg := bench.RestConfig{Target: target, Format: format, Generator: generator, Clients: steps, StepDuration: step, Warmup: warmup, Triples: triples, Seed: 1,
 				Progress: func(s bench.Step) {
 					fmt.Fprintf(out, "clients %3d  %8.0f works/s  p50 %6.2f ms  p95 %6.2f ms  p99 %6.2f ms  max %7.2f ms  errors %d %v\n",
 						s.Clients, s.RatePerS, s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99, s.LatencyMS.Max, s.Errors, s.ErrorCodes)
@@ -142,6 +142,7 @@ instead, so both can be compared with the same load generator.`,
 	f.StringVar(&durability, "durability", "safe", "safe or relaxed (see serve --help)")
 	f.StringVar(&clients, "clients", "1,2,4,8,16,32,64", "client counts, one step each")
 	f.StringVar(&format, "format", "turtle", "request body: turtle or json")
+	f.StringVar(&generator, "generator", "go", `load generator: "go" (built in) or "wrk" (apt-get install wrk; what Fedora's published figures used)`)
 	f.DurationVar(&step, "step", 5*time.Second, "measured time per step")
 	f.DurationVar(&warmup, "warmup", time.Second, "unmeasured time before each step")
 	f.IntVar(&triples, "triples", 54, "statements per work")
