@@ -81,24 +81,6 @@ func percentiles(ds []time.Duration) *Latency {
 	return &Latency{P50: at(0.50), P95: at(0.95), P99: at(0.99), Max: float64(ds[len(ds)-1].Microseconds()) / 1000}
 }
 
-// flatness is the rate over the last tenth of a series of bucket counts
-// divided by the rate over the first tenth (brief §5: flat means ≥ 0.9).
-func flatness(buckets []int64) float64 {
-	n := len(buckets) / 10
-	if n == 0 {
-		return 0
-	}
-	var first, last int64
-	for i := 0; i < n; i++ {
-		first += buckets[i]
-		last += buckets[len(buckets)-1-i]
-	}
-	if first == 0 {
-		return 0
-	}
-	return float64(last) / float64(first)
-}
-
 // PeakRSS returns the peak resident set size of a process (VmHWM).
 func PeakRSS(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

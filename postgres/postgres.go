@@ -271,21 +271,3 @@ func (r runner) queryRow(ctx context.Context, sql string, args []any, dest ...an
 	}
 	return err
 }
-
-// copyFrom bulk-loads rows with COPY ... FROM STDIN (binary).
-func (r runner) copyFrom(ctx context.Context, table string, columns []string, src pgx.CopyFromSource) (int64, error) {
-	n, err := r.q.CopyFrom(ctx, pgx.Identifier{table}, columns, src)
-	r.trace(copySQL(table, columns), n)
-	return n, err
-}
-
-func copySQL(table string, columns []string) string {
-	s := "COPY " + table + " ("
-	for i, c := range columns {
-		if i > 0 {
-			s += ", "
-		}
-		s += c
-	}
-	return s + ") FROM STDIN"
-}

@@ -184,8 +184,7 @@ func testUpdate(t *testing.T, open Opener) {
 		t.Fatalf("after patch: v%d %v", got.Version, got.Metadata)
 	}
 	// an update that changes nothing writes nothing and keeps the version
-	var writes []call
-	writes = e.rec.capture(func() {
+	writes := e.rec.capture(func() {
 		got = rs(t)(e.repo.UpdateResource(ctx, w.ID, shelfmark.ResourceUpdate{Add: []shelfmark.Statement{title("added")}}))
 	})
 	if got.Version != 3 {
