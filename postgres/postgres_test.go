@@ -19,7 +19,6 @@ import (
 	"os/exec"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -922,15 +921,20 @@ func TestHelperProcess(t *testing.T) {
 	switch mode {
 	case "migrate":
 		fmt.Fprintln(out, "opened")
-	case "allocate":
-		for i, total := 0, 0; total < 5000; i++ {
-			n := 1 + i%7
-			first, err := db.AllocateKeys(ctx, n)
+	case "mint":
+		// 10,000 ids through the engine's minter, in small blocks so the
+		// processes allocate from the database many times, concurrently
+		m := shelfmark.NewMinter(db, 97)
+		for i, total := 0, 0; total < 10000; i++ {
+			n := min(1+i%5, 10000-total)
+			keys, err := m.Mint(ctx, n)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "helper:", err)
 				os.Exit(2)
 			}
-			fmt.Fprintf(out, "block %d %d\n", first, n)
+			for _, k := range keys {
+				fmt.Fprintln(out, "id", shelfmark.EncodeID(k))
+			}
 			total += n
 		}
 	}
@@ -963,34 +967,31 @@ func runHelpers(t *testing.T, n int, mode, dsn string) []string {
 	return outs
 }
 
-// TestAllocateKeysProcesses: four processes allocating from one database
-// (which they also migrate at the same moment) never get overlapping blocks.
+// TestAllocateKeysProcesses: four processes, each minting 10,000 ids from
+// one database (which they also migrate at the same moment), never mint the
+// same id twice.
 func TestAllocateKeysProcesses(t *testing.T) {
 	dsn, _ := testSchema(t)
-	outs := runHelpers(t, 4, "allocate", dsn)
-	seen := map[int64]int{}
+	outs := runHelpers(t, 4, "mint", dsn)
+	seen := map[string]int{}
 	for p, out := range outs {
-		blocks := 0
+		ids := 0
 		for _, line := range strings.Split(out, "\n") {
 			f := strings.Fields(line)
-			if len(f) != 3 || f[0] != "block" {
+			if len(f) != 2 || f[0] != "id" {
 				continue
 			}
-			first, _ := strconv.ParseInt(f[1], 10, 64)
-			n, _ := strconv.ParseInt(f[2], 10, 64)
-			for k := first; k < first+n; k++ {
-				if q, dup := seen[k]; dup {
-					t.Fatalf("key %d given to processes %d and %d", k, q, p)
-				}
-				seen[k] = p
+			if q, dup := seen[f[1]]; dup {
+				t.Fatalf("id %s minted by processes %d and %d", f[1], q, p)
 			}
-			blocks++
+			seen[f[1]] = p
+			ids++
 		}
-		if blocks == 0 {
-			t.Fatalf("process %d allocated nothing:\n%s", p, out)
+		if ids != 10000 {
+			t.Fatalf("process %d minted %d ids, want 10000:\n%.500s", p, ids, out)
 		}
 	}
-	t.Logf("%d keys in 4 processes, no overlap", len(seen))
+	t.Logf("%d ids in 4 processes, no duplicate", len(seen))
 }
 
 // TestMigrations: opening twice applies nothing twice; concurrent opens (in
