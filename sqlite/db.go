@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/mattn/go-sqlite3"
 
@@ -46,9 +45,6 @@ type DB struct {
 	tracer shelfmark.StatementTracer
 	write  *sql.DB // one writer at a time (writeMu), plus a spare connection for preparing statements
 	read   *sql.DB // readers bounded by readSem, plus a spare connection for preparing statements
-
-	ckpt   *checkpointer // copies the WAL into the database file off the commit path
-	ckptDB *sql.DB
 
 	closeOnce sync.Once
 
@@ -84,8 +80,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	rparams.Set("_query_only", "1")
 
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
-	// the write connection never checkpoints on its own (see checkpoint.go)
-	w := openPool(dsn+wparams.Encode(), "PRAGMA wal_autocheckpoint = 0")
+	// SQLite's automatic checkpoint stays on: it runs on the write
+	// connection between transactions, where it can complete, so the WAL is
+	// rewound and stays small. (A checkpoint from another connection while
+	// writes continue never catches up with the newest frames: the WAL then
+	// grows without bound and every fsync also journals its new size.)
+	w := openPool(dsn+wparams.Encode(), "")
 	w.SetMaxOpenConns(2)
 	w.SetMaxIdleConns(2)
 	w.SetConnMaxLifetime(0)
@@ -106,9 +106,6 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
 	db.read = r
-	c := openPool(dsn+params.Encode(), "")
-	c.SetMaxOpenConns(1)
-	db.ckptDB, db.ckpt = c, startCheckpointer(c, 250*time.Millisecond)
 	return db, nil
 }
 
@@ -140,8 +137,6 @@ func (db *DB) close() error {
 	}
 	db.stmts = map[string]*sql.Stmt{}
 	db.mu.Unlock()
-	db.ckpt.close()
-	db.ckptDB.Close()
 	err1 := db.read.Close()
 	err2 := db.write.Close()
 	if err1 != nil {
