@@ -84,6 +84,15 @@ func (c *committer) submit(ctx context.Context, ops ...*op) error {
 	return nil
 }
 
+// run submits one op and returns its outcome: the queueing error, or the
+// op's own error.
+func (c *committer) run(ctx context.Context, o *op) error {
+	if err := c.submit(ctx, o); err != nil {
+		return err
+	}
+	return o.err
+}
+
 // close stops accepting ops, commits what is queued and waits.
 func (c *committer) close() {
 	c.mu.Lock()

@@ -107,10 +107,8 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 			return nil
 		},
 	}
-	if err := r.commit.submit(ctx, o); err != nil {
-		return err
-	} else if o.err != nil {
-		return fmt.Errorf("members of %s: %w", collection, o.err)
+	if err := r.commit.run(ctx, o); err != nil {
+		return fmt.Errorf("members of %s: %w", collection, err)
 	}
 	return nil
 }

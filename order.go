@@ -78,10 +78,8 @@ func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifM
 			return tx.UpdateResource(ctx, prow)
 		},
 	}
-	if err := r.commit.submit(ctx, o); err != nil {
-		return nil, err
-	} else if o.err != nil {
-		return nil, fmt.Errorf("order %s: %w", parent, o.err)
+	if err := r.commit.run(ctx, o); err != nil {
+		return nil, fmt.Errorf("order %s: %w", parent, err)
 	}
 	return rowResource(prow), nil
 }

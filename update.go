@@ -75,10 +75,8 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 			return tx.UpdateResource(ctx, row)
 		},
 	}
-	if err := r.commit.submit(ctx, o); err != nil {
-		return nil, err
-	} else if o.err != nil {
-		return nil, fmt.Errorf("update %s: %w", id, o.err)
+	if err := r.commit.run(ctx, o); err != nil {
+		return nil, fmt.Errorf("update %s: %w", id, err)
 	}
 	return r.FindResource(ctx, id)
 }
@@ -173,10 +171,8 @@ func (r *Repository) DeleteResource(ctx context.Context, id ID, ifMatch int64) e
 			return err
 		},
 	}
-	if err := r.commit.submit(ctx, o); err != nil {
-		return err
-	} else if o.err != nil {
-		return fmt.Errorf("delete %s: %w", id, o.err)
+	if err := r.commit.run(ctx, o); err != nil {
+		return fmt.Errorf("delete %s: %w", id, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 
@@ -30,11 +31,16 @@ func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *shelfmark.
 
 // listMembers handles GET …/members?after=&limit=.
 func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
+	return s.list(w, r, s.opts.Resources.ListMembers)
+}
+
+// list serves one keyset page of a listing.
+func (s *Server) list(w http.ResponseWriter, r *http.Request, fn func(context.Context, shelfmark.ID, shelfmark.PageRequest) (*shelfmark.Page, error)) error {
 	p, err := pageRequest(r)
 	if err != nil {
 		return err
 	}
-	page, err := s.opts.Resources.ListMembers(r.Context(), shelfmark.ID(r.PathValue("id")), p)
+	page, err := fn(r.Context(), shelfmark.ID(r.PathValue("id")), p)
 	if err != nil {
 		return err
 	}
@@ -47,17 +53,10 @@ func (s *Server) addMembers(w http.ResponseWriter, r *http.Request) error {
 	if _, err := id.Key(); err != nil {
 		return err
 	}
-	if mt := mediaType(r); mt != "application/json" {
-		return unsupported(mt)
-	}
-	body, err := readBody(w, r, s.opts.MaxBodyBytes)
-	if err != nil {
-		return err
-	}
 	var b struct {
 		Members []shelfmark.ID `json:"members"`
 	}
-	if err := decodeJSON(body, &b); err != nil {
+	if err := readJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
 		return err
 	}
 	if err := s.opts.Resources.AddMembers(r.Context(), id, b.Members); err != nil {
@@ -86,15 +85,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 
 // listChildren handles GET …/children?after=&limit=.
 func (s *Server) listChildren(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageRequest(r)
-	if err != nil {
-		return err
-	}
-	page, err := s.opts.Resources.ListChildren(r.Context(), shelfmark.ID(r.PathValue("id")), p)
-	if err != nil {
-		return err
-	}
-	return s.writePage(w, r, page)
+	return s.list(w, r, s.opts.Resources.ListChildren)
 }
 
 // putOrder handles PUT …/order {"children": [ids]}.
@@ -107,17 +98,10 @@ func (s *Server) putOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if mt := mediaType(r); mt != "application/json" {
-		return unsupported(mt)
-	}
-	body, err := readBody(w, r, s.opts.MaxBodyBytes)
-	if err != nil {
-		return err
-	}
 	var b struct {
 		Children []shelfmark.ID `json:"children"`
 	}
-	if err := decodeJSON(body, &b); err != nil {
+	if err := readJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
 		return err
 	}
 	res, err := s.opts.Resources.SetOrder(r.Context(), id, b.Children, ifMatch)

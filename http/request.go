@@ -46,6 +46,20 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	return b, nil
 }
 
+// readJSON reads a JSON request body (Content-Type application/json, at
+// most limit bytes) and strictly decodes it into v.
+func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if mt := mediaType(r); mt != "application/json" {
+		return &shelfmark.Error{Code: shelfmark.EUNSUPPORTED, Message: fmt.Sprintf("This request takes application/json, not %q.", mt),
+			Details: map[string]any{"accepted": []string{"application/json"}}}
+	}
+	body, err := readBody(w, r, limit)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(body, v)
+}
+
 // decodeJSON strictly decodes a JSON body into v: unknown fields and
 // trailing data are errors that name their line and column.
 func decodeJSON(body []byte, v any) error {
