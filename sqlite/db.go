@@ -85,7 +85,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// rewound and stays small. (A checkpoint from another connection while
 	// writes continue never catches up with the newest frames: the WAL then
 	// grows without bound and every fsync also journals its new size.)
-	w := openPool(dsn+wparams.Encode(), "")
+	// Checkpoint every 100 pages instead of SQLite's 1,000: each checkpoint
+	// runs inside a commit and holds the writer while it flushes, so smaller
+	// ones keep the tail short (bench rest, relaxed mode: p95 110 ms at
+	// 1,000 pages, 6.8 ms at 250, 2.4 ms at 100).
+	onConnect := "PRAGMA wal_autocheckpoint = 100"
+	w := openPool(dsn+wparams.Encode(), onConnect)
 	w.SetMaxOpenConns(2)
 	w.SetMaxIdleConns(2)
 	w.SetConnMaxLifetime(0)
