@@ -23,14 +23,17 @@ type bufferedTx struct {
 	memberships []Membership
 	fileKeys    []int64
 	files       []*File
+	sourceKeys  []string
+	sourceRes   []int64
+	sources     map[string]int64
 }
 
 func newBufferedTx(tx WriteTx) *bufferedTx {
-	return &bufferedTx{WriteTx: tx, byKey: map[int64]*ResourceRow{}}
+	return &bufferedTx{WriteTx: tx, byKey: map[int64]*ResourceRow{}, sources: map[string]int64{}}
 }
 
 func (b *bufferedTx) pending() bool {
-	return len(b.resources)+len(b.fields)+len(b.memberships)+len(b.files) > 0
+	return len(b.resources)+len(b.fields)+len(b.memberships)+len(b.files)+len(b.sourceKeys) > 0
 }
 
 // flush writes what is held back, in dependency order.
@@ -58,8 +61,15 @@ func (b *bufferedTx) flush(ctx context.Context) error {
 			return err
 		}
 	}
+	if len(b.sourceKeys) > 0 {
+		if err := b.WriteTx.InsertSources(ctx, b.sourceKeys, b.sourceRes); err != nil {
+			return err
+		}
+	}
 	b.resources, b.fieldKeys, b.fields, b.memberships, b.fileKeys, b.files = nil, nil, nil, nil, nil, nil
+	b.sourceKeys, b.sourceRes = nil, nil
 	clear(b.byKey)
+	clear(b.sources)
 	return nil
 }
 
@@ -101,7 +111,29 @@ func (b *bufferedTx) InsertFiles(ctx context.Context, keys []int64, files []*Fil
 	return nil
 }
 
+func (b *bufferedTx) InsertSources(ctx context.Context, sourceKeys []string, keys []int64) error {
+	for i, k := range sourceKeys {
+		b.sources[k] = keys[i]
+	}
+	b.sourceKeys = append(b.sourceKeys, sourceKeys...)
+	b.sourceRes = append(b.sourceRes, keys...)
+	return nil
+}
+
 // Reads the buffer can answer.
+
+func (b *bufferedTx) Sources(ctx context.Context, sourceKeys []string) (map[string]int64, error) {
+	out, err := b.WriteTx.Sources(ctx, sourceKeys)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range sourceKeys {
+		if v, ok := b.sources[k]; ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
 
 func (b *bufferedTx) Resource(ctx context.Context, key int64) (*ResourceRow, error) {
 	if r, ok := b.byKey[key]; ok {

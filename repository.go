@@ -218,7 +218,7 @@ func (r *Repository) CreateResources(ctx context.Context, nrs []*NewResource) ([
 			}
 			key = k
 		}
-		o, res, err := r.createOp(nr, key)
+		o, res, err := r.createOp(nr, key, 0)
 		if err != nil {
 			errs[i] = err
 			continue
@@ -242,8 +242,9 @@ func (r *Repository) CreateResources(ctx context.Context, nrs []*NewResource) ([
 }
 
 // createOp validates a NewResource in memory and returns the op that stores
-// it, plus the Resource it will be once committed.
-func (r *Repository) createOp(nr *NewResource, key int64) (*op, *Resource, error) {
+// it, plus the Resource it will be once committed. position, when not 0,
+// is the new child's place among its parent's ordered children.
+func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resource, error) {
 	if nr == nil || !nr.Kind.Valid() {
 		return nil, nil, Errorf(EINVALID, "kind must be one of collection, work, fileset, file.")
 	}
@@ -298,9 +299,15 @@ func (r *Repository) createOp(nr *NewResource, key int64) (*op, *Resource, error
 	row := &ResourceRow{Key: key, Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Parent: parent, Version: 1}
 	if parent != 0 {
 		row.Position = UnorderedBase + key
+		if position > 0 {
+			row.Position = position
+		}
 	}
 	res := &Resource{ID: EncodeID(key), Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Parent: nr.Parent,
 		MemberOf: encodeKeys(colls), Metadata: meta, File: nr.File, Version: 1}
+	if parent != 0 && position > 0 {
+		res.Position = int(position)
+	}
 	o := &op{
 		check: func(tx WriteTx) error {
 			ctx := context.Background()

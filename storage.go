@@ -85,6 +85,9 @@ type ReadTx interface {
 	// File returns the file description of a resource of kind file, or
 	// (nil, nil).
 	File(ctx context.Context, key int64) (*File, error)
+	// Sources returns the resource keys of the source keys that were
+	// ingested already; absent keys are not in the map.
+	Sources(ctx context.Context, sourceKeys []string) (map[string]int64, error)
 }
 
 // WriteTx reads and writes within a write transaction.
@@ -114,6 +117,9 @@ type WriteTx interface {
 	SetPositions(ctx context.Context, parent int64, children []int64) error
 	// InsertFiles stores file descriptions: files[i] belongs to keys[i].
 	InsertFiles(ctx context.Context, keys []int64, files []*File) error
+	// InsertSources records ingested source keys: sourceKeys[i] became
+	// resource keys[i].
+	InsertSources(ctx context.Context, sourceKeys []string, keys []int64) error
 	// Tombstone marks key and all its descendants (children, their
 	// children, …) deleted at the given time and sequence number, removes
 	// their metadata and their own memberships, and returns how many

@@ -32,6 +32,7 @@ func Run(t *testing.T, open Opener) {
 		{"MembersCycle", testMembersCycle},
 		{"Order", testOrder},
 		{"Files", testFiles},
+		{"Groups", testGroups},
 		{"SequenceNumbers", testSequence},
 		{"ConcurrentMint", testConcurrentMint},
 		{"GroupCommit", testGroupCommit},
