@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/bench"
+	"github.com/shelfmark/shelfmark/blob"
+)
+
+// labEnv is a fresh repository for an in-process scenario: SQLite in a
+// temporary directory, or the given PostgreSQL database.
+type labEnv struct {
+	dir   string
+	store shelfmark.Storage
+	repo  *shelfmark.Repository
+	blobs *blob.LocalStore
+}
+
+func openLab(ctx context.Context, database, durability string) (*labEnv, error) {
+	dir, err := os.MkdirTemp("", "shelfmark-bench-")
+	if err != nil {
+		return nil, err
+	}
+	store, err := openStorage(ctx, database, filepath.Join(dir, "data"), durability, 0)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	blobs, err := blob.NewLocal(filepath.Join(dir, "data", "blobs"))
+	if err != nil {
+		store.Close()
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &labEnv{dir: dir, store: store, repo: shelfmark.NewRepository(store, shelfmark.RepositoryOptions{}), blobs: blobs}, nil
+}
+
+func (e *labEnv) close() {
+	e.repo.Close()
+	e.store.Close()
+	os.RemoveAll(e.dir)
+}
+
+func finish(out io.Writer, rep *bench.Report, jsonPath string) error {
+	rep.PeakRSSBytes = bench.PeakRSS(os.Getpid())
+	if jsonPath != "" {
+		return rep.WriteJSON(jsonPath)
+	}
+	return nil
+}
+
+func newBenchBookCommand() *cobra.Command {
+	var database, durability, jsonPath string
+	var pages, pageBytes int
+	cmd := &cobra.Command{
+		Use:   "book",
+		Short: "One book of 1,200 page images: files first, then order, then edit one field",
+		Long: `Stores a work's pages one by one (bytes to the content store, a file set and a
+file each), orders all of them in one request, then edits one field of the
+book. Reports the cost of the last 100 pages over the first 100 (flat: ≤ 1.1),
+the time to order (≤ 50 ms) and to edit one field (≤ 5 ms), against a plain
+write + fsync of one page's bytes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			e, err := openLab(ctx, database, durability)
+			if err != nil {
+				return err
+			}
+			defer e.close()
+			res, err := bench.RunBook(ctx, e.repo, e.blobs, bench.BookConfig{Pages: pages, PageBytes: pageBytes, Seed: 1})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			for i, s := range res.Report.Steps {
+				fmt.Fprintf(out, "pages %4d–%4d  %6.2f ms/page\n", i*100+1, i*100+int(s.Items), s.Seconds*1000/float64(s.Items))
+			}
+			r := res.Report
+			r.Backend = e.store.Backend()
+			fmt.Fprintf(out, "book %s: %d pages, %.2f ms/page (last 100 / first 100 = %.2f), order %.1f ms, edit one field p50 %.2f ms p99 %.2f ms; raw write+fsync %.2f ms/page (%.0f%% of it)\n",
+				r.Backend, r.Items, 1000/r.RatePerS, res.FirstLast, res.OrderMS, res.EditMS.P50, res.EditMS.P99, res.RawWriteMS, 100*r.FractionLimit)
+			return finish(out, r, jsonPath)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&database, "database", "", "PostgreSQL URL (empty: SQLite in a temporary directory)")
+	f.StringVar(&durability, "durability", "safe", "safe or relaxed")
+	f.IntVar(&pages, "pages", 1200, "pages in the book")
+	f.IntVar(&pageBytes, "page-bytes", 64<<10, "bytes per page image")
+	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
+	annotateEnv(f)
+	return cmd
+}
+
+func newBenchCollectionCommand() *cobra.Command {
+	var database, durability, jsonPath string
+	var works, batch int
+	cmd := &cobra.Command{
+		Use:   "collection",
+		Short: "Many works into one collection: cost per work over time, members page 1 vs deep",
+		Long: `Adds --objects works (54 statements each) to one collection in batches through
+the engine, reporting the rate per time bucket and its flatness (last tenth over
+first tenth, flat: ≥ 0.9), then times a page of 100 members at the start and at
+90% depth (≤ 1.2× page 1). The raw limit is plain inserts of the same rows.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			e, err := openLab(ctx, database, durability)
+			if err != nil {
+				return err
+			}
+			defer e.close()
+			raw, err := rawLimit(ctx, database, durability, batch)
+			if err != nil {
+				return err
+			}
+			bar := progressbar.NewOptions(works, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("works"),
+				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("works"), progressbar.OptionThrottle(200*time.Millisecond))
+			res, err := bench.RunCollection(ctx, e.repo, bench.CollectionConfig{Works: works, Batch: batch, Seed: 1,
+				Progress: func(done int) { bar.Set(done) }})
+			bar.Finish()
+			fmt.Fprintln(os.Stderr)
+			if err != nil {
+				return err
+			}
+			r := res.Report
+			r.RawLimitPerS, r.RawLimitWhat = raw, fmt.Sprintf("plain inserts of the same rows, %d works per durable transaction", batch)
+			if raw > 0 {
+				r.FractionLimit = r.RatePerS / raw
+			}
+			out := cmd.OutOrStdout()
+			for i, s := range r.Steps {
+				fmt.Fprintf(out, "bucket %2d  %8.0f works/s\n", i+1, s.RatePerS)
+			}
+			fmt.Fprintf(out, "collection %s: %d works in %.1f s, %.0f works/s, flatness %.2f, %.0f%% of the raw limit (%.0f/s); members page 1 p50 %.2f ms, at 90%% depth p50 %.2f ms (%.2f×)\n",
+				r.Backend, r.Items, r.Seconds, r.RatePerS, r.Flatness, 100*r.FractionLimit, raw, res.FirstPageMS.P50, res.DeepPageMS.P50, res.DeepOverTop)
+			return finish(out, r, jsonPath)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&database, "database", "", "PostgreSQL URL (empty: SQLite in a temporary directory)")
+	f.StringVar(&durability, "durability", "safe", "safe or relaxed")
+	f.IntVar(&works, "objects", 1000000, "works to add to the collection")
+	f.IntVar(&batch, "batch", 500, "works per group commit call")
+	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
+	annotateEnv(f)
+	return cmd
+}
+
+// rawLimit measures plain inserts of the same rows on a fresh store.
+func rawLimit(ctx context.Context, database, durability string, batch int) (float64, error) {
+	dir, err := os.MkdirTemp("", "shelfmark-raw-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := openStorage(ctx, database, dir, durability, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer store.Close()
+	return bench.RawInsertLimit(ctx, store, 54, batch, 3*time.Second)
+}
