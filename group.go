@@ -148,3 +148,20 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 	}
 	return o, root, nil
 }
+
+// FindSources returns the root ids of source keys stored before, so an
+// ingest can skip them before reading their bytes.
+func (r *Repository) FindSources(ctx context.Context, sourceKeys []string) (map[string]ID, error) {
+	out := map[string]ID{}
+	err := r.store.View(ctx, func(tx ReadTx) error {
+		found, err := tx.Sources(ctx, sourceKeys)
+		for k, v := range found {
+			out[k] = EncodeID(v)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find sources: %w", err)
+	}
+	return out, nil
+}
