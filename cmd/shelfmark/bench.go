@@ -32,9 +32,9 @@ run, and the result is stated as a fraction of it.`,
 
 func newBenchRestCommand() *cobra.Command {
 	var (
-		target, fedora, database, durability, clients, format, jsonPath, generator string
-		step, warmup                                                               time.Duration
-		triples                                                                    int
+		target, fedora, database, durability, clients, format, jsonPath, generator, reportDir string
+		step, warmup                                                                          time.Duration
+		triples                                                                               int
 	)
 	cmd := &cobra.Command{
 		Use:   "rest",
@@ -129,10 +129,7 @@ instead, so both can be compared with the same load generator.`,
 			}
 			fmt.Fprintf(out, "rest %s: %d works in %.1f s, best %.0f works/s, %.0f%% of the raw limit; p99 %.2f ms; %d errors; peak RSS %.0f MiB\n",
 				backend, rep.Items, rep.Seconds, best, 100*rep.FractionLimit, rep.LatencyMS.P99, rep.Errors, float64(rep.PeakRSSBytes)/(1<<20))
-			if jsonPath != "" {
-				return rep.WriteJSON(jsonPath)
-			}
-			return nil
+			return finish(out, rep, jsonPath, reportDir)
 		},
 	}
 	f := cmd.Flags()
@@ -147,6 +144,7 @@ instead, so both can be compared with the same load generator.`,
 	f.DurationVar(&warmup, "warmup", time.Second, "unmeasured time before each step")
 	f.IntVar(&triples, "triples", 54, "statements per work")
 	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
+	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")
 	annotateEnv(f)
 	return cmd
 }

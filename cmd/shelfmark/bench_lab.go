@@ -50,16 +50,24 @@ func (e *labEnv) close() {
 	os.RemoveAll(e.dir)
 }
 
-func finish(out io.Writer, rep *bench.Report, jsonPath string) error {
-	rep.PeakRSSBytes = bench.PeakRSS(os.Getpid())
+// finish writes the JSON and HTML reports asked for.
+func finish(out io.Writer, rep *bench.Report, jsonPath, reportDir string, extra ...bench.Series) error {
 	if jsonPath != "" {
-		return rep.WriteJSON(jsonPath)
+		if err := rep.WriteJSON(jsonPath); err != nil {
+			return err
+		}
+	}
+	if reportDir != "" {
+		if err := rep.WriteHTML(reportDir, extra...); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+		fmt.Fprintf(out, "report: %s\n", filepath.Join(reportDir, "index.html"))
 	}
 	return nil
 }
 
 func newBenchBookCommand() *cobra.Command {
-	var database, durability, jsonPath string
+	var database, durability, jsonPath, reportDir string
 	var pages, pageBytes int
 	cmd := &cobra.Command{
 		Use:   "book",
@@ -92,12 +100,18 @@ write + fsync of one page's bytes.`,
 			r.Backend = e.store.Backend()
 			fmt.Fprintf(out, "book %s: %d pages, %.2f ms/page (last 100 / first 100 = %.2f), order %.1f ms, edit one field p50 %.2f ms p99 %.2f ms; raw write+fsync %.2f ms/page (%.0f%% of it)\n",
 				r.Backend, r.Items, 1000/r.RatePerS, res.FirstLast, res.OrderMS, res.EditMS.P50, res.EditMS.P99, res.RawWriteMS, 100*r.FractionLimit)
-			return finish(out, r, jsonPath)
+			pageSeries := bench.Series{Name: "time to store each page", Unit: "ms", XLabel: "page"}
+			for i, v := range res.PageMS {
+				pageSeries.X, pageSeries.Y = append(pageSeries.X, float64(i+1)), append(pageSeries.Y, v)
+			}
+			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
+			return finish(out, r, jsonPath, reportDir, pageSeries)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&database, "database", "", "PostgreSQL URL (empty: SQLite in a temporary directory)")
 	f.StringVar(&durability, "durability", "safe", "safe or relaxed")
+	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")
 	f.IntVar(&pages, "pages", 1200, "pages in the book")
 	f.IntVar(&pageBytes, "page-bytes", 64<<10, "bytes per page image")
 	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
@@ -106,7 +120,7 @@ write + fsync of one page's bytes.`,
 }
 
 func newBenchCollectionCommand() *cobra.Command {
-	var database, durability, jsonPath string
+	var database, durability, jsonPath, reportDir string
 	var works, batch int
 	cmd := &cobra.Command{
 		Use:   "collection",
@@ -150,12 +164,20 @@ first tenth, flat: ≥ 0.9), then times a page of 100 members at the start and a
 			}
 			fmt.Fprintf(out, "collection %s: %d works in %.1f s, %.0f works/s, flatness %.2f, %.0f%% of the raw limit (%.0f/s); members page 1 p50 %.2f ms, at 90%% depth p50 %.2f ms (%.2f×)\n",
 				r.Backend, r.Items, r.Seconds, r.RatePerS, r.Flatness, 100*r.FractionLimit, raw, res.FirstPageMS.P50, res.DeepPageMS.P50, res.DeepOverTop)
-			return finish(out, r, jsonPath)
+			rateSeries := bench.Series{Name: "works stored per second, by time bucket", Unit: "works/s", XLabel: "seconds"}
+			t := 0.0
+			for _, s := range r.Steps {
+				t += s.Seconds
+				rateSeries.X, rateSeries.Y = append(rateSeries.X, t), append(rateSeries.Y, s.RatePerS)
+			}
+			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
+			return finish(out, r, jsonPath, reportDir, rateSeries)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&database, "database", "", "PostgreSQL URL (empty: SQLite in a temporary directory)")
 	f.StringVar(&durability, "durability", "safe", "safe or relaxed")
+	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")
 	f.IntVar(&works, "objects", 1000000, "works to add to the collection")
 	f.IntVar(&batch, "batch", 500, "works per group commit call")
 	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
