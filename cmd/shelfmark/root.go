@@ -29,7 +29,7 @@ capitals with - as _ (for example --max-upload is SHELFMARK_MAX_UPLOAD).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newVersionCommand(), newBenchCommand())
+	root.AddCommand(newServeCommand(), newIngestCommand(), newVersionCommand(), newBenchCommand())
 	return root
 }
 

@@ -1,0 +1,329 @@
+package ingest
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/rdf"
+)
+
+// Kinds of CSV column.
+const (
+	colMetadata = iota
+	colIgnored
+	colKey
+	colParent
+	colFile
+	colPosition
+)
+
+// csvColumn is a header cell's meaning.
+type csvColumn struct {
+	name string // as in the header, trimmed
+	kind int
+	pred string // for colMetadata
+}
+
+// csvRow is one record of the manifest.
+type csvRow struct {
+	n    int // row number, the header being 1
+	rec  []string
+	key  string
+	auto bool // the key was made from the row number
+}
+
+// csvSource reads a CSV manifest row by row.
+type csvSource struct {
+	closer  io.Closer
+	r       *csv.Reader
+	root    string
+	cols    []csvColumn
+	keyCol  int
+	row     int
+	pending *csvRow
+	seen    map[string]int // explicit key -> first row
+	err     error          // sticky: the stream has ended badly
+	closed  bool
+}
+
+// OpenCSV reads a CSV manifest (see the package documentation). File paths
+// in it are relative to the directory holding the CSV file, which is the
+// input root.
+func OpenCSV(path string) (Source, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: open CSV: %w", err)
+	}
+	root, err := resolveRoot(filepath.Dir(abs))
+	if err != nil {
+		return nil, fmt.Errorf("ingest: open CSV: %w", err)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: open CSV: %w", err)
+	}
+	s, err := newCSVSource(f, root)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("ingest: open CSV %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// newCSVSource reads the header of a manifest from rc; files are resolved
+// against root, which must be resolved and absolute.
+func newCSVSource(rc io.ReadCloser, root string) (*csvSource, error) {
+	r := csv.NewReader(rc)
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, errors.New("the manifest is empty; it needs a header row")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("header row: %w", err)
+	}
+	s := &csvSource{closer: rc, r: r, root: root, keyCol: -1, row: 1, seen: make(map[string]int)}
+	names := make([]string, len(header))
+	for i, h := range header {
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\ufeff")
+		}
+		names[i] = strings.TrimSpace(h)
+		if reason := checkText(names[i]); reason != "" {
+			return nil, fmt.Errorf("header cell %d %s", i+1, reason)
+		}
+	}
+	for _, k := range []string{"source_identifier", "id", "key"} {
+		if i := slices.IndexFunc(names, func(n string) bool { return strings.EqualFold(n, k) }); i >= 0 {
+			s.keyCol = i
+			break
+		}
+	}
+	taken := map[int]string{}
+	for i, name := range names {
+		c := csvColumn{name: name}
+		lower := strings.ToLower(name)
+		switch {
+		case i == s.keyCol:
+			c.kind = colKey
+		case name == "":
+			c.kind = colIgnored
+		case lower == "parent":
+			c.kind = colParent
+		case lower == "file" || lower == "files":
+			c.kind = colFile
+		case lower == "position":
+			c.kind = colPosition
+		case lower == "title" || lower == "creator" || lower == "date" || lower == "subject" || lower == "description":
+			c.pred = shelfmark.NSDC + lower
+		default:
+			c.pred = CSVColumnPredicate(name)
+		}
+		if c.kind == colParent || c.kind == colFile || c.kind == colPosition {
+			if prev, dup := taken[c.kind]; dup {
+				return nil, fmt.Errorf("the header has two %q columns (%q and %q)", lower, prev, name)
+			}
+			taken[c.kind] = name
+		}
+		s.cols = append(s.cols, c)
+	}
+	return s, nil
+}
+
+// CSVColumnPredicate returns the predicate of a CSV column that is not one
+// of the recognised ones: a prefixed name with a known prefix is expanded, a
+// full IRI (http:, https: or urn:) is kept, and any other name becomes
+// "urn:shelfmark:csv:" + the name with characters IRIs may not hold
+// percent-encoded.
+func CSVColumnPredicate(name string) string {
+	if iri, ok := rdf.ExpandPrefixed(name); ok && !hasBadIRIChar(iri) && !strings.HasSuffix(iri, ":") {
+		return iri
+	}
+	lower := strings.ToLower(name)
+	if (strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "urn:")) &&
+		!hasBadIRIChar(name) && len(name) > len("urn:") {
+		return name
+	}
+	return csvPrefix + escapeIRIPart(name)
+}
+
+// hasBadIRIChar reports whether s holds a character IRIs may not contain.
+func hasBadIRIChar(s string) bool {
+	return escapeIRIPart(strings.ReplaceAll(s, "%", "")) != strings.ReplaceAll(s, "%", "")
+}
+
+// Next implements Source.
+func (s *csvSource) Next(ctx context.Context) (*Item, error) {
+	if s.closed {
+		return nil, errClosed
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	first := s.pending
+	s.pending = nil
+	if first == nil {
+		var err error
+		if first, err = s.read(); err != nil {
+			return nil, err
+		}
+	}
+	group := []*csvRow{first}
+	for !first.auto {
+		row, err := s.read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if row.key != first.key {
+			s.pending = row
+			break
+		}
+		group = append(group, row)
+	}
+	if !first.auto {
+		if prev, dup := s.seen[first.key]; dup {
+			return nil, &ItemError{Key: first.key, Row: first.n,
+				Reason: fmt.Sprintf("source identifier %q was already used at row %d; the rows of one work must be consecutive", strings.TrimPrefix(first.key, "csv:"), prev)}
+		}
+		s.seen[first.key] = first.n
+	}
+	return s.build(group)
+}
+
+// read returns the next row that is not blank, io.EOF, or a fatal error.
+func (s *csvSource) read() (*csvRow, error) {
+	for {
+		rec, err := s.r.Read()
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		if err != nil {
+			s.err = fmt.Errorf("ingest: CSV manifest: %w", err)
+			return nil, s.err
+		}
+		s.row++
+		if !slices.ContainsFunc(rec, func(c string) bool { return strings.TrimSpace(c) != "" }) {
+			continue
+		}
+		row := &csvRow{n: s.row, rec: rec}
+		if s.keyCol >= 0 && s.keyCol < len(rec) {
+			row.key = strings.TrimSpace(rec[s.keyCol])
+		}
+		if row.key == "" {
+			row.key, row.auto = "csv:row-"+strconv.Itoa(s.row), true
+		} else {
+			row.key = "csv:" + row.key
+		}
+		return row, nil
+	}
+}
+
+// build makes the item of a group of rows with one key.
+func (s *csvSource) build(group []*csvRow) (*Item, error) {
+	key := group[0].key
+	item := &Item{Key: key}
+	type placed struct {
+		ref FileRef
+		pos int
+	}
+	var files []placed
+	for _, row := range group {
+		fail := func(p string, err error, format string, args ...any) error {
+			return &ItemError{Key: key, Row: row.n, Path: p, Reason: fmt.Sprintf(format, args...), Err: err}
+		}
+		if len(row.rec) > len(s.cols) && slices.ContainsFunc(row.rec[len(s.cols):], func(c string) bool { return strings.TrimSpace(c) != "" }) {
+			return nil, fail("", nil, "the row has %d cells but the header only %d", len(row.rec), len(s.cols))
+		}
+		pos := math.MaxInt
+		var paths []string
+		for i, c := range s.cols {
+			if i >= len(row.rec) {
+				break
+			}
+			cell := strings.TrimSpace(row.rec[i])
+			if cell == "" {
+				continue
+			}
+			if reason := checkText(cell); reason != "" {
+				return nil, fail("", nil, "column %q %s", c.name, reason)
+			}
+			switch c.kind {
+			case colParent:
+				if strings.Contains(cell, "|") {
+					return nil, fail("", nil, "column %q names several parents (%s); a work has at most one", c.name, cell)
+				}
+				if item.Collection != "" && item.Collection != cell {
+					return nil, fail("", nil, "column %q gives the parent %q, but an earlier row of the work gave %q", c.name, cell, item.Collection)
+				}
+				item.Collection = cell
+			case colPosition:
+				n, err := strconv.Atoi(cell)
+				if err != nil {
+					return nil, fail("", err, "column %q: %q is not a whole number", c.name, cell)
+				}
+				pos = n
+			case colFile:
+				paths = splitCell(cell)
+			case colMetadata:
+				for _, v := range splitCell(cell) {
+					item.Metadata = append(item.Metadata, shelfmark.Statement{Predicate: c.pred, Object: shelfmark.NewLiteral(v)})
+				}
+			}
+		}
+		for _, p := range paths {
+			abs, reason := joinInside(s.root, p)
+			if reason != "" {
+				return nil, fail(p, nil, "%s", reason)
+			}
+			cf, reason, err := checkFile(s.root, abs, p)
+			if reason != "" {
+				return nil, fail(p, err, "%s", reason)
+			}
+			name := filepath.Base(abs)
+			files = append(files, placed{FileRef{Path: cf.path, Name: name, Size: cf.size, MediaType: mediaType(name)}, pos})
+		}
+	}
+	slices.SortStableFunc(files, func(a, b placed) int { return cmpInt(a.pos, b.pos) })
+	for _, f := range files {
+		item.Files = append(item.Files, f.ref)
+	}
+	item.Metadata = shelfmark.DedupeStatements(item.Metadata)
+	return item, nil
+}
+
+// splitCell splits a multi-valued cell on "|", trimming values and dropping
+// empty ones.
+func splitCell(cell string) []string {
+	var out []string
+	for _, v := range strings.Split(cell, "|") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Close implements Source.
+func (s *csvSource) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.closer.Close()
+}

@@ -1,0 +1,109 @@
+// Package ingest reads what a repository manager has — a directory tree, a
+// BagIt bag or a directory of bags, a CSV manifest — as a stream of Items,
+// one per work, without touching any database. The pipeline that stores the
+// items is elsewhere; a Source only lists, verifies and describes.
+//
+// Every Source is used the same way: call Next until it returns io.EOF. A
+// *ItemError means that one item is bad (its key and the reason are in the
+// error) and that nothing of it should be stored; the caller records it and
+// calls Next again. Any other error ends the stream (a cancelled context, a
+// CSV syntax error, a closed source).
+//
+// # Keys
+//
+// Item.Key is stable across runs over the same input, so that an ingest can
+// be resumed and repeated without duplicates:
+//
+//   - "dir:" + the folder's slash path relative to the root ("dir:books/b1");
+//     the root folder itself is "dir:.";
+//   - "bag:" + the bag directory's name;
+//   - "csv:" + the source identifier of the row(s), or "csv:row-N" when the
+//     manifest has no identifier column or the cell is empty (N is the row
+//     number, the header being row 1, as a spreadsheet numbers rows).
+//
+// # Security
+//
+// Every file path is resolved (symbolic links included) and must stay inside
+// the input root: the directory given to OpenDir, the bag directory, or the
+// CSV file's directory. A path that escapes it (.., an absolute path, a
+// symbolic link that resolves outside) makes its item an ItemError naming
+// the path; the file is never opened. FileRef.Path is the resolved, absolute
+// path that was checked. Special files (devices, pipes, sockets) are
+// refused the same way. Files that vanish between listing and opening are
+// the pipeline's concern.
+//
+// # Directory trees (OpenDir)
+//
+// Every folder that holds files is one work; folders nest, and each is
+// visited in natural order, depth first, one directory listing at a time.
+// The folder's regular files (and symbolic links to files inside the root)
+// become its files in natural order (NaturalCompare: "page_2" before
+// "page_10", case-insensitive otherwise). Names starting with "." are
+// skipped, files and folders alike. Symbolic links to directories are not
+// followed. A "metadata.json" (the API's plain JSON metadata, see
+// rdf.ParseJSONMetadata) or "metadata.ttl" (Turtle about <>, read with the
+// base IRI "urn:shelfmark:item"; statements about other subjects are
+// dropped) beside the files is the work's metadata and is not one of its
+// files; having both is an ItemError. A folder with a sidecar but no files is
+// a work without files. Without a sidecar the metadata is dc:title = the
+// folder name.
+//
+// # BagIt (OpenBag, OpenBags)
+//
+// A bag (RFC 8493; versions 1.x and 0.97, UTF-8 tag files) is one work. It
+// is verified completely before Next returns it: bagit.txt, bag-info.txt,
+// every manifest-<alg>.txt for sha256, sha512 and md5 (manifests of other
+// algorithms are ignored, but at least one supported manifest must exist),
+// every file a manifest lists exists under data/ and every payload file is
+// listed in every supported manifest, Payload-Oxum (octets and file count),
+// every payload checksum, and the files and checksums of tagmanifest-<alg>.txt
+// files of the supported algorithms. A bag with fetch.txt is refused. Paths
+// in manifests have %0A, %0D and %25 decoded.
+//
+// The bag-info.txt fields become metadata, in order, as plain literals:
+// External-Description → dcterms:description, Source-Organization →
+// dcterms:publisher, Bagging-Date → dcterms:created (typed xsd:date when it is
+// YYYY-MM-DD), External-Identifier → dcterms:identifier, Bag-Group-Identifier
+// → dcterms:isPartOf; every other label (Contact-Name, Contact-Email,
+// Organization-Address, Bag-Count, ...) becomes the predicate
+// "urn:shelfmark:bag-info:" + the label, with characters that IRIs may not
+// hold percent-encoded ("Contact Name" → urn:shelfmark:bag-info:Contact%20Name).
+// Payload-Oxum is verified and not kept. When no dc:title or dcterms:title
+// results, dc:title is the bag's directory name. Files are the payload files
+// in natural order of their path below data/, which is also their Name;
+// FileRef.SHA256 is set from manifest-sha256.txt when the bag has one.
+//
+// OpenBags reads a directory of bags: each subdirectory holding bagit.txt is
+// one item, in natural order; other entries are skipped.
+//
+// # CSV manifests (OpenCSV)
+//
+// In the spirit of Bulkrax: a header row, then one row per work, or several
+// consecutive rows with the same source identifier, each adding files.
+// Header names are matched case-insensitively after trimming spaces:
+//
+//   - source_identifier (or id, or key): the item key;
+//   - title, creator, date, subject, description: dc:title, dc:creator,
+//     dc:date, dc:subject, dc:description (plain literals);
+//   - parent: Item.Collection (a collection's source key or id);
+//   - file (or files): paths relative to the CSV file's directory;
+//   - position: an integer that orders the files of a work's rows.
+//
+// Any other column maps to metadata by this rule: a name that is a prefixed
+// name with a known prefix ("dcterms:extent", see rdf.Prefixes) becomes that
+// predicate; a full IRI ("http://…", "https://…", "urn:…") is taken as it is;
+// any other name becomes "urn:shelfmark:csv:" + the name, with characters
+// IRIs may not hold percent-encoded. Columns with an empty header are
+// ignored.
+//
+// Every cell except position and parent may hold several values separated
+// by "|"; values are trimmed and empty ones dropped. Rows shorter than the
+// header have empty trailing cells; a row longer than the header is an
+// ItemError. Rows of one work merge their metadata (repeats dropped) and their
+// files, ordered by position (rows without one come last, in row order). A
+// source identifier that appears again after another work's rows is an
+// ItemError, as is a missing file, two different parents, or an invalid
+// position. Keys seen so far are remembered to detect repeats, so memory
+// grows with the number of works (not rows or files). A CSV syntax error (a
+// stray quote) ends the stream: the rows after it cannot be trusted.
+package ingest

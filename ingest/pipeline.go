@@ -1,0 +1,303 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// Repository is what the pipeline needs of the repository engine.
+type Repository interface {
+	MintIDs(ctx context.Context, n int) ([]shelfmark.ID, error)
+	CreateGroups(ctx context.Context, gs []*shelfmark.NewGroup) ([]*shelfmark.Resource, []error)
+	FindSources(ctx context.Context, sourceKeys []string) (map[string]shelfmark.ID, error)
+}
+
+// Options control an ingest run.
+type Options struct {
+	// Collection, when set, puts every work in this collection.
+	Collection shelfmark.ID
+	// Workers store files in parallel (default: the number of cores).
+	Workers int
+	// Rate caps items per second (0: no cap, rule R9).
+	Rate float64
+	// Batch is how many items go to the engine in one call (default 64);
+	// each item is stored atomically either way.
+	Batch int
+	// FailFast stops at the first bad item instead of going on.
+	FailFast bool
+	// Progress, when set, is called as items finish.
+	Progress func(Stats)
+}
+
+// Failure is a bad item and why.
+type Failure struct {
+	Key    string
+	Reason string
+}
+
+// Stats counts an ingest run.
+type Stats struct {
+	Stored, Skipped, Failed int64
+	Files, Bytes            int64
+	Failures                []Failure
+}
+
+// Run ingests every item of src: files first (bytes to the content store,
+// checked against the digests the source states), then each item as one
+// atomic group (work, file sets, files, order) with its source key, so an
+// item is stored whole or not at all. Items whose key was stored before are
+// skipped without reading their bytes, which makes a re-run after a crash
+// or Ctrl-C finish the rest. Bad items are reported and skipped (or stop
+// the run with FailFast).
+func Run(ctx context.Context, repo Repository, blobs shelfmark.BlobStore, src Source, opts Options) (*Stats, error) {
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.NumCPU()
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 64
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	p := &pipeline{repo: repo, blobs: blobs, opts: opts, cancel: cancel}
+
+	items := make(chan *Item, opts.Workers*2)
+	groups := make(chan *pending, opts.Batch*2)
+	var readErr error
+	go func() { // read the source, at the configured rate
+		defer close(items)
+		var tick *time.Ticker
+		if opts.Rate > 0 {
+			tick = time.NewTicker(time.Duration(float64(time.Second) / opts.Rate))
+			defer tick.Stop()
+		}
+		for {
+			it, err := src.Next(ctx)
+			var ie *ItemError
+			switch {
+			case errors.Is(err, io.EOF):
+				return
+			case errors.As(err, &ie):
+				p.fail(ie.Key, ie.Reason)
+				continue
+			case err != nil:
+				readErr = err
+				cancel(err)
+				return
+			}
+			if tick != nil {
+				select {
+				case <-tick.C:
+				case <-ctx.Done():
+					return
+				}
+			}
+			select {
+			case items <- it:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := 0; w < opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range items {
+				if g, err := p.prepare(ctx, it); err != nil {
+					if ctx.Err() == nil {
+						p.fail(it.Key, err.Error())
+					}
+				} else if g != nil {
+					groups <- g
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(groups) }()
+	p.commit(ctx, groups)
+	if readErr != nil {
+		return p.snapshot(), fmt.Errorf("read source: %w", readErr)
+	}
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return p.snapshot(), err // errFailFast
+	}
+	return p.snapshot(), ctx.Err()
+}
+
+var errFailFast = errors.New("ingest stopped at the first bad item (--fail-fast)")
+
+type pipeline struct {
+	repo   Repository
+	blobs  shelfmark.BlobStore
+	opts   Options
+	cancel context.CancelCauseFunc
+
+	stored, skipped, failed, files, bytes atomic.Int64
+	mu                                    sync.Mutex
+	failures                              []Failure
+}
+
+// pending is an item ready to commit.
+type pending struct {
+	key   string
+	group *shelfmark.NewGroup
+	bytes int64
+}
+
+func (p *pipeline) fail(key, reason string) {
+	p.failed.Add(1)
+	p.mu.Lock()
+	p.failures = append(p.failures, Failure{Key: key, Reason: reason})
+	p.mu.Unlock()
+	if p.opts.FailFast {
+		p.cancel(errFailFast)
+	}
+	p.progress()
+}
+
+func (p *pipeline) progress() {
+	if p.opts.Progress != nil {
+		p.opts.Progress(*p.snapshot())
+	}
+}
+
+func (p *pipeline) snapshot() *Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return &Stats{Stored: p.stored.Load(), Skipped: p.skipped.Load(), Failed: p.failed.Load(),
+		Files: p.files.Load(), Bytes: p.bytes.Load(), Failures: append([]Failure(nil), p.failures...)}
+}
+
+// prepare stores an item's bytes and builds its group; nil when the item
+// was stored before.
+func (p *pipeline) prepare(ctx context.Context, it *Item) (*pending, error) {
+	found, err := p.repo.FindSources(ctx, []string{it.Key})
+	if err != nil {
+		return nil, err
+	}
+	if _, done := found[it.Key]; done {
+		p.skipped.Add(1)
+		p.progress()
+		return nil, nil
+	}
+	ids, err := p.repo.MintIDs(ctx, 1+2*len(it.Files))
+	if err != nil {
+		return nil, err
+	}
+	work := &shelfmark.NewResource{ID: ids[0], Kind: shelfmark.KindWork, Metadata: it.Metadata}
+	for _, c := range []string{string(p.opts.Collection), it.Collection} {
+		if c != "" {
+			work.MemberOf = append(work.MemberOf, shelfmark.ID(c))
+		}
+	}
+	g := &pending{key: it.Key, group: &shelfmark.NewGroup{SourceKey: it.Key, Resources: []*shelfmark.NewResource{work}}}
+	for i, f := range it.Files {
+		blob, err := p.store(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		g.bytes += blob.Size
+		fs, file := ids[1+2*i], ids[2+2*i]
+		g.group.Resources = append(g.group.Resources,
+			&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: work.ID,
+				Metadata: []shelfmark.Statement{{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral(f.Name)}}},
+			&shelfmark.NewResource{ID: file, Kind: shelfmark.KindFile, Parent: fs, File: &shelfmark.File{
+				Name: f.Name, MediaType: f.MediaType, Size: blob.Size, SHA256: blob.Digests[shelfmark.SHA256], Use: "original"}})
+		g.group.Order = append(g.group.Order, fs)
+	}
+	return g, nil
+}
+
+// store streams one file into the content store, checking the digest the
+// source states.
+func (p *pipeline) store(ctx context.Context, f FileRef) (*shelfmark.Blob, error) {
+	r, err := os.Open(f.Path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name, unwrapPathError(err))
+	}
+	defer r.Close()
+	opts := shelfmark.PutOptions{}
+	if f.SHA256 != "" {
+		var want [32]byte
+		if n, err := fmt.Sscanf(f.SHA256, "%x", &want); n != 1 || err != nil {
+			return nil, fmt.Errorf("%s: stated sha-256 %q is not hex", f.Name, f.SHA256)
+		}
+		opts.Expect = []shelfmark.Digest{{Algorithm: shelfmark.SHA256, Value: want[:]}}
+	}
+	blob, err := p.blobs.Put(ctx, r, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", f.Name, shelfmark.ErrorMessage(err))
+	}
+	if f.Size > 0 && blob.Size != f.Size {
+		return nil, fmt.Errorf("%s: changed while being read (%d bytes listed, %d read)", f.Name, f.Size, blob.Size)
+	}
+	return blob, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// commit sends ready items to the engine in batches.
+func (p *pipeline) commit(ctx context.Context, groups <-chan *pending) {
+	batch := make([]*pending, 0, p.opts.Batch)
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		gs := make([]*shelfmark.NewGroup, len(batch))
+		for i, b := range batch {
+			gs[i] = b.group
+		}
+		_, errs := p.repo.CreateGroups(context.WithoutCancel(ctx), gs)
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				p.stored.Add(1)
+				p.files.Add(int64(len(batch[i].group.Order)))
+				p.bytes.Add(batch[i].bytes)
+				p.progress()
+			case shelfmark.ErrorCode(err) == shelfmark.ECONFLICT:
+				p.skipped.Add(1) // stored meanwhile (another run)
+				p.progress()
+			default:
+				p.fail(batch[i].key, shelfmark.ErrorMessage(err))
+			}
+		}
+		batch = batch[:0]
+	}
+	for {
+		select {
+		case g, ok := <-groups:
+			if !ok {
+				flush()
+				return
+			}
+			batch = append(batch, g)
+			if len(batch) >= p.opts.Batch {
+				flush()
+			}
+		default:
+			flush() // nothing waiting: commit what is ready rather than wait
+			g, ok := <-groups
+			if !ok {
+				return
+			}
+			batch = append(batch, g)
+		}
+	}
+}

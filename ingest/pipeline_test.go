@@ -1,0 +1,123 @@
+package ingest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/sqlite"
+)
+
+func writePipelineFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type pipelineEnv struct {
+	repo  *shelfmark.Repository
+	blobs *blob.LocalStore
+}
+
+func newPipelineEnv(t *testing.T) *pipelineEnv {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "i.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := blob.NewLocal(filepath.Join(t.TempDir(), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
+	t.Cleanup(func() { repo.Close(); db.Close() })
+	return &pipelineEnv{repo: repo, blobs: blobs}
+}
+
+func (e *pipelineEnv) run(t *testing.T, root string, opts Options) *Stats {
+	t.Helper()
+	src, err := OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	st, err := Run(context.Background(), e.repo, e.blobs, src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestPipelineDirectory: a tree of three books is stored whole, pages in
+// natural order; a second run skips every item; a bad item is reported
+// while the others are stored.
+func TestPipelineDirectory(t *testing.T) {
+	root := t.TempDir()
+	for _, book := range []string{"a", "b", "c"} {
+		for _, page := range []string{"page_10.txt", "page_2.txt", "page_1.txt"} {
+			writePipelineFile(t, filepath.Join(root, "books", book, page), book+"/"+page)
+		}
+	}
+	writePipelineFile(t, filepath.Join(root, "books", "a", "metadata.json"), `{"dc:title": "Book A", "dc:date": "1901"}`)
+	e := newPipelineEnv(t)
+	ctx := context.Background()
+	coll, err := e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := e.run(t, root, Options{Collection: coll.ID, Batch: 2})
+	if st.Stored != 3 || st.Skipped != 0 || st.Failed != 0 || st.Files != 9 {
+		t.Fatalf("first run: %+v", st)
+	}
+	page, err := e.repo.ListMembers(ctx, coll.ID, shelfmark.PageRequest{})
+	if err != nil || len(page.Items) != 3 {
+		t.Fatalf("members: %v %v", page, err)
+	}
+	found, err := e.repo.FindSources(ctx, []string{"dir:books/a"})
+	if err != nil || found["dir:books/a"] == "" {
+		t.Fatalf("source key of book a: %v %v", found, err)
+	}
+	a, err := e.repo.FindResource(ctx, found["dir:books/a"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Metadata) != 2 {
+		t.Fatalf("book a metadata %v", a.Metadata)
+	}
+	kids, err := e.repo.ListChildren(ctx, a.ID, shelfmark.PageRequest{})
+	if err != nil || len(kids.Items) != 3 {
+		t.Fatalf("pages %v %v", kids, err)
+	}
+	for i, want := range []string{"page_1.txt", "page_2.txt", "page_10.txt"} {
+		fs, err := e.repo.FindResource(ctx, kids.Items[i].ID)
+		if err != nil || kids.Items[i].Position != i+1 || len(fs.Metadata) != 1 || fs.Metadata[0].Object.Value != want {
+			t.Fatalf("page %d: %+v %v", i+1, fs, err)
+		}
+	}
+	// a re-run stores nothing again
+	if st := e.run(t, root, Options{Collection: coll.ID}); st.Stored != 0 || st.Skipped != 3 || st.Failed != 0 {
+		t.Fatalf("second run: %+v", st)
+	}
+	// a new book and a bad one (a link out of the tree): one stored, one failed
+	writePipelineFile(t, filepath.Join(root, "books", "d", "p1.txt"), "d")
+	if err := os.Symlink("/etc/passwd", filepath.Join(root, "books", "e", "p1.txt")); err != nil {
+		if err := os.MkdirAll(filepath.Join(root, "books", "e"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/etc/passwd", filepath.Join(root, "books", "e", "p1.txt")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st = e.run(t, root, Options{Collection: coll.ID})
+	if st.Stored != 1 || st.Skipped != 3 || st.Failed != 1 || len(st.Failures) != 1 || st.Failures[0].Key != "dir:books/e" {
+		t.Fatalf("third run: %+v", st)
+	}
+}
