@@ -221,7 +221,13 @@ func (p *pipeline) prepare(ctx context.Context, it *Item) (*pending, error) {
 // store streams one file into the content store, checking the digest the
 // source states.
 func (p *pipeline) store(ctx context.Context, f FileRef) (*shelfmark.Blob, error) {
-	r, err := os.Open(f.Path)
+	var r io.ReadCloser
+	var err error
+	if f.Open != nil {
+		r, err = f.Open()
+	} else {
+		r, err = os.Open(f.Path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name, unwrapPathError(err))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"mime"
 	"os"
@@ -44,6 +45,9 @@ type FileRef struct {
 	// SHA256 is the lower-case hex digest when the source states one (a
 	// BagIt manifest-sha256.txt), or "".
 	SHA256 string
+	// Open, when set, supplies the bytes instead of the file at Path (for
+	// sources that generate or stream content, such as benchmarks).
+	Open func() (io.ReadCloser, error)
 }
 
 // Source is a stream of items.
