@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
@@ -119,5 +121,65 @@ func TestPipelineDirectory(t *testing.T) {
 	st = e.run(t, root, Options{Collection: coll.ID})
 	if st.Stored != 1 || st.Skipped != 3 || st.Failed != 1 || len(st.Failures) != 1 || st.Failures[0].Key != "dir:books/e" {
 		t.Fatalf("third run: %+v", st)
+	}
+}
+
+// sliceSource serves fixed items.
+type sliceSource struct{ items []*Item }
+
+func (s *sliceSource) Next(ctx context.Context) (*Item, error) {
+	if len(s.items) == 0 {
+		return nil, io.EOF
+	}
+	it := s.items[0]
+	s.items = s.items[1:]
+	return it, nil
+}
+
+func (s *sliceSource) Close() error { return nil }
+
+// TestPipelineVanishedAndWrongFiles: a file that vanished after it was
+// listed, and one whose bytes do not match the digest its source states,
+// fail their items with a reason and store nothing of them; the other items
+// are stored; FailFast stops at the first.
+func TestPipelineVanishedAndWrongFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.txt")
+	writePipelineFile(t, good, "good bytes")
+	item := func(key string, f FileRef) *Item {
+		return &Item{Key: key, Metadata: []shelfmark.Statement{{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral(key)}}, Files: []FileRef{f}}
+	}
+	items := func() []*Item {
+		return []*Item{
+			item("t:ok1", FileRef{Path: good, Name: "good.txt", MediaType: "text/plain"}),
+			item("t:vanished", FileRef{Path: filepath.Join(dir, "gone.txt"), Name: "gone.txt", Size: 5}),
+			item("t:wrongsum", FileRef{Path: good, Name: "good.txt", SHA256: strings.Repeat("ab", 32)}),
+			item("t:ok2", FileRef{Path: good, Name: "good.txt"}),
+		}
+	}
+	e := newPipelineEnv(t)
+	st, err := Run(context.Background(), e.repo, e.blobs, &sliceSource{items()}, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Stored != 2 || st.Failed != 2 {
+		t.Fatalf("%+v", st)
+	}
+	reasons := map[string]string{}
+	for _, f := range st.Failures {
+		reasons[f.Key] = f.Reason
+	}
+	if !strings.Contains(reasons["t:vanished"], "gone.txt") || !strings.Contains(reasons["t:wrongsum"], "sha-256") {
+		t.Fatalf("reasons %q", reasons)
+	}
+	found, err := e.repo.FindSources(context.Background(), []string{"t:vanished", "t:wrongsum", "t:ok1", "t:ok2"})
+	if err != nil || len(found) != 2 || found["t:ok1"] == "" || found["t:ok2"] == "" {
+		t.Fatalf("stored keys %v %v", found, err)
+	}
+	// with FailFast the run stops at the first bad item, with an error
+	e2 := newPipelineEnv(t)
+	st, err = Run(context.Background(), e2.repo, e2.blobs, &sliceSource{items()}, Options{Workers: 1, FailFast: true})
+	if err == nil || st.Failed < 1 {
+		t.Fatalf("fail-fast: %+v, %v", st, err)
 	}
 }
