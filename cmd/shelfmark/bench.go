@@ -26,7 +26,7 @@ func newBenchCommand() *cobra.Command {
 figure to --json FILE. The raw limit of the same work is measured in the same
 run, and the result is stated as a fraction of it.`,
 	}
-	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand())
+	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand())
 	return cmd
 }
 

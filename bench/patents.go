@@ -1,0 +1,285 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/bench/gen"
+	"github.com/shelfmark/shelfmark/ingest"
+)
+
+// patentMediaVariants is how many PDF and page-image variants a patent
+// source generates once and reuses (by index modulo), so that generating
+// them does not dominate the run; the XML full text is unique per work.
+const patentMediaVariants = 8
+
+// patentXMLTemplates is how many full texts a patent source generates once;
+// each work's XML is one of them with the work's own EP number and title
+// written in (gen.PatentXML costs about 150 µs, more than a work's share
+// of the ingest the scenario measures).
+const patentXMLTemplates = 256
+
+// Page image size of a patent's first page (small: a thumbnail-sized scan).
+const patentImageW, patentImageH = 200, 280
+
+// patentSalt keeps the per-work draws (statement count, media) apart from
+// patentStatements' own stream for the same seed and index.
+const patentSalt = 0x7061_7465_6e74_7321
+
+// patentShape returns, deterministically for (seed, i), how many metadata
+// statements work i has (31–69, mean about 54, as the FIZ report's 31–69
+// triples, mean 54) and whether it also has a PDF and a page image.
+func patentShape(seed uint64, i int) (statements int, media bool) {
+	r := rand.New(rand.NewPCG(seed^patentSalt, uint64(i)))
+	// 31 + d, d in 0..38: two thirds of the time the larger of two uniform
+	// draws (mean ≈ 25.5), otherwise one uniform draw (mean 19): mean ≈ 23.3
+	d := r.IntN(39)
+	if r.IntN(3) < 2 {
+		d = max(d, r.IntN(39))
+	}
+	return 31 + d, r.IntN(2) == 0
+}
+
+// patentSource is an in-memory ingest.Source of generated patents.
+type patentSource struct {
+	seed uint64
+	n, i int
+	xmls [][]byte // templates, by i % patentXMLTemplates
+	pdfs [][]byte // variants, by i % patentMediaVariants
+	imgs [][]byte
+	gen  time.Duration // time spent in Next, generating items
+}
+
+// PatentSource returns an in-memory source of n generated patents (brief
+// §5, FIZ field report): item i has key "patent:EP%07d", 31–69 metadata
+// statements (mean about 54), one XML full-text file of about 4 KB unique
+// to it (gen.PatentXML for i < 256; beyond, the text of i % 256 carrying
+// i's own EP number and title) and, for about half of the items, a PDF and a first-page TIFF
+// (drawn from a few variants generated once per source). The same seed
+// gives the same items, bytes included.
+func PatentSource(seed uint64, n int) ingest.Source {
+	s := &patentSource{seed: seed, n: n}
+	for v := 0; v < min(n, patentXMLTemplates); v++ {
+		s.xmls = append(s.xmls, gen.PatentXML(seed, v))
+	}
+	for v := 0; v < patentMediaVariants; v++ {
+		title := fmt.Sprintf("Apparatus for the storage of shelfmarks, variant %d\n\n", v)
+		s.pdfs = append(s.pdfs, gen.PDF(seed, v, title+string(bytes.Repeat([]byte("A device comprising a shelf and a mark. "), 20))))
+		s.imgs = append(s.imgs, gen.TIFF(seed, v, patentImageW, patentImageH))
+	}
+	return s
+}
+
+func memFile(name, mediaType string, data []byte) ingest.FileRef {
+	return ingest.FileRef{Name: name, MediaType: mediaType, Size: int64(len(data)),
+		Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}
+}
+
+// Next implements ingest.Source.
+func (s *patentSource) Next(ctx context.Context) (*ingest.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.i >= s.n {
+		return nil, io.EOF
+	}
+	t0 := time.Now()
+	defer func() { s.gen += time.Since(t0) }()
+	i := s.i
+	s.i++
+	k, media := patentShape(s.seed, i)
+	ep := fmt.Sprintf("EP%07d", i)
+	it := &ingest.Item{Key: "patent:" + ep, Metadata: patentStatements(s.seed, i, k),
+		Files: []ingest.FileRef{memFile(ep+".xml", "application/xml", s.xml(i))}}
+	if media {
+		v := i % patentMediaVariants
+		it.Files = append(it.Files, memFile(ep+".pdf", "application/pdf", s.pdfs[v]), memFile(ep+".tif", "image/tiff", s.imgs[v]))
+	}
+	return it, nil
+}
+
+// xml returns work i's full text: its template with i's EP number and
+// title in place of the template's own.
+func (s *patentSource) xml(i int) []byte {
+	v := i % patentXMLTemplates
+	x := s.xmls[v]
+	if v == i {
+		return x
+	}
+	x = bytes.ReplaceAll(x, fmt.Appendf(nil, "doc-number=\"%07d\"", v), fmt.Appendf(nil, "doc-number=\"%07d\"", i))
+	x = bytes.ReplaceAll(x, fmt.Appendf(nil, "<doc-number>%07d<", v), fmt.Appendf(nil, "<doc-number>%07d<", i))
+	return bytes.ReplaceAll(x, fmt.Appendf(nil, ", variant %d<", v), fmt.Appendf(nil, ", variant %d<", i))
+}
+
+// Close implements ingest.Source.
+func (s *patentSource) Close() error { return nil }
+
+// PatentsConfig configures the patents scenario (brief §5).
+type PatentsConfig struct {
+	Works   int // default 1,000,000
+	Workers int // ingest workers storing files (default: the number of cores)
+	Batch   int // items per engine call (default 64, ingest's default)
+	Buckets int // wall-time buckets for the rate over time (default 20)
+	Seed    uint64
+	// Progress, when set, is told the ingest counts as items finish.
+	Progress func(ingest.Stats)
+}
+
+// progressSample is the stored count at a time into the run.
+type progressSample struct {
+	at     time.Duration
+	stored int64
+}
+
+// RunPatents bulk-ingests c.Works generated patents (PatentSource) through
+// the real ingest pipeline and reports the rate overall and per wall-time
+// bucket, with its flatness (last tenth of buckets over the first tenth).
+// Works whose key is already stored are skipped, as ingest does, so a
+// re-run over the same store stores nothing.
+func RunPatents(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.BlobStore, c PatentsConfig) (*Report, error) {
+	if c.Works <= 0 {
+		c.Works = 1000000
+	}
+	if c.Batch <= 0 {
+		c.Batch = 64
+	}
+	if c.Buckets <= 0 {
+		c.Buckets = 20
+	}
+	if c.Workers <= 0 {
+		c.Workers = runtime.NumCPU() // ingest's default, recorded as used
+	}
+	rep := &Report{Scenario: "patents", Backend: repo.Storage().Backend(), Started: time.Now().UTC(),
+		Params: map[string]any{"works": c.Works, "workers": c.Workers, "batch": c.Batch}}
+	var mu sync.Mutex
+	samples := []progressSample{{}}
+	src := PatentSource(c.Seed, c.Works).(*patentSource)
+	start := time.Now()
+	st, err := ingest.Run(ctx, repo, blobs, src, ingest.Options{Workers: c.Workers, Batch: c.Batch,
+		Progress: func(s ingest.Stats) {
+			at := time.Since(start)
+			mu.Lock()
+			// keep one sample per millisecond at most: enough for 20 buckets
+			if last := &samples[len(samples)-1]; at-last.at < time.Millisecond {
+				last.stored = max(last.stored, s.Stored)
+			} else if s.Stored > last.stored {
+				samples = append(samples, progressSample{at, s.Stored})
+			}
+			mu.Unlock()
+			if c.Progress != nil {
+				c.Progress(s)
+			}
+		}})
+	elapsed := time.Since(start)
+	if st == nil {
+		return nil, err
+	}
+	rep.Items, rep.Seconds = st.Stored, elapsed.Seconds()
+	rep.RatePerS = float64(st.Stored) / rep.Seconds
+	rep.Errors = st.Failed
+	rep.Params["files"], rep.Params["bytes"], rep.Params["skipped"] = st.Files, st.Bytes, st.Skipped
+	rep.Params["generate_seconds"] = src.gen.Seconds() // included in the run's time
+	if len(st.Failures) > 0 {
+		rep.Params["first_failure"] = st.Failures[0].Key + ": " + st.Failures[0].Reason
+	}
+	mu.Lock()
+	samples = append(samples, progressSample{elapsed, st.Stored})
+	rep.Steps = bucketSteps(samples, elapsed, c.Buckets)
+	mu.Unlock()
+	rep.Flatness = flatness(rep.Steps)
+	return rep, err
+}
+
+// bucketSteps splits the run into n equal wall-time buckets and counts the
+// items stored in each from samples (ordered by time, stored not falling).
+func bucketSteps(samples []progressSample, total time.Duration, n int) []Step {
+	storedAt := func(t time.Duration) int64 { // the last count at or before t
+		var v int64
+		for _, s := range samples {
+			if s.at > t {
+				break
+			}
+			v = s.stored
+		}
+		return v
+	}
+	steps := make([]Step, 0, n)
+	secs := total.Seconds() / float64(n)
+	prev := int64(0)
+	for b := 1; b <= n; b++ {
+		t := total * time.Duration(b) / time.Duration(n)
+		if b == n {
+			t = total
+		}
+		cur := storedAt(t)
+		s := Step{Items: cur - prev, Seconds: secs}
+		if secs > 0 {
+			s.RatePerS = float64(s.Items) / secs
+		}
+		steps = append(steps, s)
+		prev = cur
+	}
+	return steps
+}
+
+// flatness is the mean rate of the last tenth of steps over the first
+// tenth (at least one step each); 0 when it cannot be computed.
+func flatness(steps []Step) float64 {
+	if len(steps) < 2 {
+		return 0
+	}
+	k := max(1, len(steps)/10)
+	var first, last float64
+	for i := 0; i < k; i++ {
+		first += steps[i].RatePerS
+		last += steps[len(steps)-1-i].RatePerS
+	}
+	if first == 0 {
+		return 0
+	}
+	return last / first
+}
+
+// RawFileLimit measures plain write + fsync of the patents' XML full texts
+// (the same bytes, one new file each) in a temporary directory below dir
+// for d: the files per second the disk allows without any repository.
+func RawFileLimit(dir string, seed uint64, d time.Duration) (float64, error) {
+	tmp, err := os.MkdirTemp(dir, "shelfmark-rawfile-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	xmls := make([][]byte, 64) // generated before timing: the limit is the disk's
+	for i := range xmls {
+		xmls[i] = gen.PatentXML(seed, i)
+	}
+	n := 0
+	start := time.Now()
+	for time.Since(start) < d {
+		f, err := os.Create(filepath.Join(tmp, fmt.Sprint(n)))
+		if err != nil {
+			return 0, err
+		}
+		_, err = f.Write(xmls[n%len(xmls)])
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}

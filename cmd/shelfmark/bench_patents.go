@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/shelfmark/shelfmark/bench"
+	"github.com/shelfmark/shelfmark/ingest"
+)
+
+func newBenchPatentsCommand() *cobra.Command {
+	var database, durability, jsonPath, reportDir string
+	var works, workers, batch int
+	cmd := &cobra.Command{
+		Use:   "patents",
+		Short: "Bulk ingest of generated patents (31–69 statements, a 4 KB XML each): rate over time",
+		Long: `Ingests --objects generated patents through the bulk ingest pipeline (as
+"shelfmark ingest" does): each work has 31–69 statements (mean 54), one XML
+full text of about 4 KB, and about half of them a PDF and a first-page TIFF as
+well. Reports works/s overall and per wall-time bucket, its flatness (last
+tenth of buckets over the first tenth, flat: ≥ 0.9), and the fraction of two
+raw limits measured in the same run: plain inserts of the same rows (--batch
+works per durable transaction) and plain write + fsync of the same XML bytes,
+one new file each.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			e, err := openLab(ctx, database, durability)
+			if err != nil {
+				return err
+			}
+			defer e.close()
+			rawRows, err := rawLimit(ctx, database, durability, batch)
+			if err != nil {
+				return fmt.Errorf("raw insert limit: %w", err)
+			}
+			rawFiles, err := bench.RawFileLimit(e.dir, 1, 2*time.Second)
+			if err != nil {
+				return fmt.Errorf("raw file limit: %w", err)
+			}
+			bar := progressbar.NewOptions(works, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("works"),
+				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("works"), progressbar.OptionThrottle(200*time.Millisecond))
+			r, err := bench.RunPatents(ctx, e.repo, e.blobs, bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Seed: 1,
+				Progress: func(s ingest.Stats) { bar.Set(int(s.Stored + s.Skipped + s.Failed)) }})
+			bar.Finish()
+			fmt.Fprintln(os.Stderr)
+			if r == nil {
+				return err
+			}
+			r.Backend = e.store.Backend()
+			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
+			r.RawLimitPerS = rawRows
+			r.RawLimitWhat = fmt.Sprintf("plain inserts of the same rows (54 statements), %d works per durable transaction", batch)
+			var fracRows, fracFiles float64
+			if rawRows > 0 {
+				fracRows = r.RatePerS / rawRows
+			}
+			if rawFiles > 0 {
+				fracFiles = r.RatePerS / rawFiles // one XML per work: works/s against files/s
+			}
+			r.FractionLimit = fracRows
+			r.Params["raw_file_limit_per_s"], r.Params["raw_file_limit_what"] = rawFiles, "plain write + fsync of the same XML bytes, one new file each"
+			r.Params["fraction_of_file_limit"] = fracFiles
+			out := cmd.OutOrStdout()
+			for i, s := range r.Steps {
+				fmt.Fprintf(out, "bucket %2d  %8.0f works/s\n", i+1, s.RatePerS)
+			}
+			fmt.Fprintf(out, "patents %s: %d works in %.1f s, %.0f works/s, flatness %.2f, %.0f%% of the raw insert limit (%.0f works/s), %.0f%% of the raw file limit (%.0f files/s); peak RSS %.0f MiB; %d errors\n",
+				r.Backend, r.Items, r.Seconds, r.RatePerS, r.Flatness, 100*fracRows, rawRows, 100*fracFiles, rawFiles, float64(r.PeakRSSBytes)/(1<<20), r.Errors)
+			if err != nil {
+				return err
+			}
+			rateSeries := bench.Series{Name: "works stored per second, by time bucket", Unit: "works/s", XLabel: "seconds"}
+			t := 0.0
+			for _, s := range r.Steps {
+				t += s.Seconds
+				rateSeries.X, rateSeries.Y = append(rateSeries.X, t), append(rateSeries.Y, s.RatePerS)
+			}
+			return finish(out, r, jsonPath, reportDir, rateSeries)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&database, "database", "", "PostgreSQL URL (empty: SQLite in a temporary directory)")
+	f.StringVar(&durability, "durability", "safe", "safe or relaxed")
+	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")
+	f.IntVar(&works, "objects", 1000000, "patents to ingest")
+	f.IntVar(&workers, "workers", 0, "ingest workers storing files (0: the number of cores)")
+	f.IntVar(&batch, "batch", 64, "works per engine call (and per raw-limit transaction)")
+	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
+	annotateEnv(f)
+	return cmd
+}
