@@ -13,15 +13,6 @@ import (
 	"github.com/shelfmark/shelfmark/sqlite"
 )
 
-func writePipelineFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 type pipelineEnv struct {
 	repo  *shelfmark.Repository
@@ -65,10 +56,10 @@ func TestPipelineDirectory(t *testing.T) {
 	root := t.TempDir()
 	for _, book := range []string{"a", "b", "c"} {
 		for _, page := range []string{"page_10.txt", "page_2.txt", "page_1.txt"} {
-			writePipelineFile(t, filepath.Join(root, "books", book, page), book+"/"+page)
+			writeFile(t, filepath.Join(root, "books", book, page), book+"/"+page)
 		}
 	}
-	writePipelineFile(t, filepath.Join(root, "books", "a", "metadata.json"), `{"dc:title": "Book A", "dc:date": "1901"}`)
+	writeFile(t, filepath.Join(root, "books", "a", "metadata.json"), `{"dc:title": "Book A", "dc:date": "1901"}`)
 	e := newPipelineEnv(t)
 	ctx := context.Background()
 	coll, err := e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection})
@@ -109,7 +100,7 @@ func TestPipelineDirectory(t *testing.T) {
 		t.Fatalf("second run: %+v", st)
 	}
 	// a new book and a bad one (a link out of the tree): one stored, one failed
-	writePipelineFile(t, filepath.Join(root, "books", "d", "p1.txt"), "d")
+	writeFile(t, filepath.Join(root, "books", "d", "p1.txt"), "d")
 	if err := os.Symlink("/etc/passwd", filepath.Join(root, "books", "e", "p1.txt")); err != nil {
 		if err := os.MkdirAll(filepath.Join(root, "books", "e"), 0o755); err != nil {
 			t.Fatal(err)
@@ -145,7 +136,7 @@ func (s *sliceSource) Close() error { return nil }
 func TestPipelineVanishedAndWrongFiles(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.txt")
-	writePipelineFile(t, good, "good bytes")
+	writeFile(t, good, "good bytes")
 	item := func(key string, f FileRef) *Item {
 		return &Item{Key: key, Metadata: []shelfmark.Statement{{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral(key)}}, Files: []FileRef{f}}
 	}
