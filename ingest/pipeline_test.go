@@ -13,7 +13,6 @@ import (
 	"github.com/shelfmark/shelfmark/sqlite"
 )
 
-
 type pipelineEnv struct {
 	repo  *shelfmark.Repository
 	blobs *blob.LocalStore
