@@ -56,6 +56,10 @@ type PutOptions struct {
 	Expect []Digest
 	// Compute lists extra algorithms to compute (SHA-256 always is).
 	Compute []DigestAlgorithm
+	// Deferred stores the bytes without making them durable: the caller
+	// must call BlobStore.Sync before it commits anything that refers to
+	// them. Bulk ingest uses it to make a whole batch durable at once.
+	Deferred bool
 }
 
 // Blob describes stored bytes.
@@ -72,6 +76,8 @@ type BlobStore interface {
 	// Put streams r into the store and returns its digests once the bytes
 	// are durable. Nothing is kept when an error is returned.
 	Put(ctx context.Context, r io.Reader, opts PutOptions) (*Blob, error)
+	// Sync makes the bytes of every Deferred Put so far durable.
+	Sync(ctx context.Context) error
 	// Open returns the bytes with the given SHA-256 (hex) for reading
 	// with seeking, so that HTTP Range requests are served from it.
 	Open(ctx context.Context, sha256 string) (io.ReadSeekCloser, error)

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/shelfmark/shelfmark"
 )
 
@@ -174,11 +176,17 @@ func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 	final := s.path(sha)
 	shard := filepath.Dir(final)
 	if _, err := os.Lstat(final); err == nil {
-		// Already stored: the copy need not be synced. Sync the directory
-		// anyway, as a concurrent Put may have renamed the blob there and
-		// not synced yet.
-		if err := syncDir(shard); err != nil {
-			return nil, err
+		// Already stored: the copy need not be synced. Sync the stored file
+		// and its directory anyway: a concurrent Put may have renamed it
+		// there and not synced yet, or a Deferred Put may have left it
+		// unsynced until its caller's Sync.
+		if !opts.Deferred {
+			if err := syncFile(final); err != nil {
+				return nil, err
+			}
+			if err := syncDir(shard); err != nil {
+				return nil, err
+			}
 		}
 		return b, nil // the deferred function removes the copy
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -188,13 +196,19 @@ func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 	if err := f.Chmod(blobPerm); err != nil {
 		return nil, fmt.Errorf("blob: %w", err)
 	}
-	if err := f.Sync(); err != nil {
-		return nil, fmt.Errorf("blob: syncing: %w", err)
+	if !opts.Deferred {
+		if err := f.Sync(); err != nil {
+			return nil, fmt.Errorf("blob: syncing: %w", err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("blob: closing: %w", err)
 	}
-	if err := mkdirSync(s.dir, sha[0:2], sha[2:4]); err != nil {
+	if opts.Deferred {
+		if err := os.MkdirAll(shard, 0o755); err != nil {
+			return nil, fmt.Errorf("blob: %w", err)
+		}
+	} else if err := mkdirSync(s.dir, sha[0:2], sha[2:4]); err != nil {
 		return nil, err
 	}
 	// Last chance to give up: past the rename the bytes are stored.
@@ -207,10 +221,40 @@ func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 		return nil, fmt.Errorf("blob: storing: %w", err)
 	}
 	keep = true
+	if opts.Deferred {
+		return b, nil // durable at the caller's Sync
+	}
 	if err := syncDir(shard); err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// Sync makes every Deferred Put durable with one syncfs(2) of the store's
+// file system, instead of an fsync per file and directory.
+func (s *LocalStore) Sync(ctx context.Context) error {
+	d, err := os.Open(s.dir)
+	if err != nil {
+		return fmt.Errorf("blob: sync: %w", err)
+	}
+	defer d.Close()
+	if err := unix.Syncfs(int(d.Fd())); err != nil {
+		return fmt.Errorf("blob: syncfs: %w", err)
+	}
+	return nil
+}
+
+// syncFile makes a stored file's bytes durable.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("blob: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("blob: syncing %s: %w", filepath.Base(path), err)
+	}
+	return nil
 }
 
 // copy moves the bytes of r to dst and the hashes, reading at most limit+1

@@ -52,7 +52,8 @@ type Stats struct {
 }
 
 // Run ingests every item of src: files first (bytes to the content store,
-// checked against the digests the source states), then each item as one
+// checked against the digests the source states, made durable together once
+// per batch), then each item as one
 // atomic group (work, file sets, files, order) with its source key, so an
 // item is stored whole or not at all. Items whose key was stored before are
 // skipped without reading their bytes, which makes a re-run after a crash
@@ -232,7 +233,9 @@ func (p *pipeline) store(ctx context.Context, f FileRef) (*shelfmark.Blob, error
 		return nil, fmt.Errorf("%s: %w", f.Name, unwrapPathError(err))
 	}
 	defer r.Close()
-	opts := shelfmark.PutOptions{}
+	// Deferred: the batch's bytes are made durable together (one Sync)
+	// before the batch is committed, instead of an fsync per file
+	opts := shelfmark.PutOptions{Deferred: true}
 	if f.SHA256 != "" {
 		var want [32]byte
 		if n, err := fmt.Sscanf(f.SHA256, "%x", &want); n != 1 || err != nil {
@@ -263,6 +266,14 @@ func (p *pipeline) commit(ctx context.Context, groups <-chan *pending) {
 	batch := make([]*pending, 0, p.opts.Batch)
 	flush := func() {
 		if len(batch) == 0 {
+			return
+		}
+		// the batch's bytes must be durable before anything refers to them
+		if err := p.blobs.Sync(context.WithoutCancel(ctx)); err != nil {
+			for _, b := range batch {
+				p.fail(b.key, err.Error())
+			}
+			batch = batch[:0]
 			return
 		}
 		gs := make([]*shelfmark.NewGroup, len(batch))
