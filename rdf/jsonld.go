@@ -39,6 +39,9 @@ func parseJSONLD(src []byte, base string, s *sink) error {
 	if err := checkJSONLDLanguages(doc); err != nil {
 		return err
 	}
+	if err := checkJSONLDPercents(doc); err != nil {
+		return err
+	}
 	opts := ld.NewJsonLdOptions(base)
 	opts.DocumentLoader = noRemoteLoader{}
 	opts.SafeMode = true
@@ -110,6 +113,49 @@ func checkJSONLDLanguages(doc any) error {
 		}
 	}
 	return nil
+}
+
+// checkJSONLDPercents returns an error for a property, "@id" or "@type"
+// holding a "%" that does not start a percent-encoded octet: json-gold drops
+// such statements silently, and the repository must not lose a client's
+// statements without saying so. "@context" is left to json-gold.
+func checkJSONLDPercents(doc any) error {
+	bad := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] == '%' && (i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2])) {
+				return true
+			}
+		}
+		return false
+	}
+	switch v := doc.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if k == "@context" {
+				continue
+			}
+			if bad(k) {
+				return invalid(JSONLD, "the property %q is not a valid IRI: %% must start a percent-encoded octet such as %%25", k)
+			}
+			if sv, ok := x.(string); ok && (k == "@id" || k == "@type") && bad(sv) {
+				return invalid(JSONLD, "%s %q is not a valid IRI: %% must start a percent-encoded octet such as %%25", k, sv)
+			}
+			if err := checkJSONLDPercents(x); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if err := checkJSONLDPercents(x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // jsonLDToRDF runs json-gold, turning its errors into EINVALID and a panic

@@ -66,3 +66,22 @@ func TestJSONLDErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONLDBarePercent: json-gold would drop a statement whose IRI holds a
+// bare "%"; it is refused with a reason instead, and a valid %25 is kept.
+func TestJSONLDBarePercent(t *testing.T) {
+	for _, doc := range []string{
+		`{"@id": "", "http://example.org/A%": "x"}`,
+		`{"@id": "", "http://example.org/p": {"@id": "http://example.org/o%zz"}}`,
+		`{"@id": "http://example.org/s%", "http://example.org/p": "x"}`,
+	} {
+		_, err := Parse(strings.NewReader(doc), JSONLD, "http://example.org/base")
+		if shelfmark.ErrorCode(err) != shelfmark.EINVALID || !strings.Contains(shelfmark.ErrorMessage(err), "percent") {
+			t.Errorf("%s: %v", doc, err)
+		}
+	}
+	got, err := Parse(strings.NewReader(`{"@id": "", "http://example.org/A%25": "x"}`), JSONLD, "http://example.org/base")
+	if err != nil || len(got) != 1 || got[0].Predicate != "http://example.org/A%25" {
+		t.Fatalf("%%25: %v %v", got, err)
+	}
+}
