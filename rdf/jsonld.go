@@ -116,22 +116,19 @@ func checkJSONLDLanguages(doc any) error {
 }
 
 // checkJSONLDPercents returns an error for a property, "@id" or "@type"
-// holding a "%" that does not start a percent-encoded octet: json-gold drops
-// such statements silently, and the repository must not lose a client's
-// statements without saying so. "@context" is left to json-gold.
+// holding a "%" that does not start a percent-encoded octet, here or in the
+// context: json-gold drops such statements silently, and the repository must
+// not lose a client's statements without saying so.
 func checkJSONLDPercents(doc any) error {
-	bad := func(s string) bool {
-		for i := 0; i < len(s); i++ {
-			if s[i] == '%' && (i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2])) {
-				return true
-			}
-		}
-		return false
-	}
+	bad := barePercent
 	switch v := doc.(type) {
 	case map[string]any:
 		for k, x := range v {
 			if k == "@context" {
+				// term definitions, @vocab and @base become IRIs
+				if err := checkContextPercents(x, bad); err != nil {
+					return err
+				}
 				continue
 			}
 			if bad(k) {
@@ -147,6 +144,32 @@ func checkJSONLDPercents(doc any) error {
 	case []any:
 		for _, x := range v {
 			if err := checkJSONLDPercents(x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkContextPercents refuses any string in a context with a bare "%".
+func checkContextPercents(ctx any, bad func(string) bool) error {
+	switch v := ctx.(type) {
+	case string:
+		if bad(v) {
+			return invalid(JSONLD, "the context holds %q, which is not a valid IRI: %% must start a percent-encoded octet such as %%25", v)
+		}
+	case map[string]any:
+		for k, x := range v {
+			if bad(k) {
+				return invalid(JSONLD, "the context term %q is not valid: %% must start a percent-encoded octet such as %%25", k)
+			}
+			if err := checkContextPercents(x, bad); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if err := checkContextPercents(x, bad); err != nil {
 				return err
 			}
 		}

@@ -85,3 +85,18 @@ func TestJSONLDBarePercent(t *testing.T) {
 		t.Fatalf("%%25: %v %v", got, err)
 	}
 }
+
+// TestBarePercentEveryFormat: the same IRI with a bare "%" is refused by
+// every reader, so what one format stores another can always read back.
+func TestBarePercentEveryFormat(t *testing.T) {
+	for mt, doc := range map[string]string{
+		Turtle:   `<> <http://example.org/p> <http://example.org/o%zz> .`,
+		NTriples: `<http://example.org/s> <http://example.org/p> <http://example.org/o%zz> .`,
+		JSONLD:   `{"@context": {"@vocab": "http://example.org/v%"}, "@id": "", "a": "x"}`,
+	} {
+		_, err := Parse(strings.NewReader(doc), mt, "http://example.org/base")
+		if shelfmark.ErrorCode(err) != shelfmark.EINVALID || !strings.Contains(shelfmark.ErrorMessage(err), "percent") {
+			t.Errorf("%s: %v", mt, err)
+		}
+	}
+}

@@ -184,5 +184,20 @@ func checkIRI(iri string) string {
 	if !isAbsoluteIRI(iri) {
 		return fmt.Sprintf("the IRI <%s> is relative and there is no base IRI to resolve it against", iri)
 	}
+	if barePercent(iri) {
+		// RFC 3987: "%" only starts a percent-encoded octet. Every reader
+		// refuses it alike (json-gold would otherwise drop such statements).
+		return fmt.Sprintf("the IRI <%s> has a %% that does not start a percent-encoded octet (write %%25 for a percent sign)", iri)
+	}
 	return ""
+}
+
+// barePercent reports whether s has a "%" not followed by two hex digits.
+func barePercent(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && (i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2])) {
+			return true
+		}
+	}
+	return false
 }

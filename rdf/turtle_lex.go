@@ -41,6 +41,9 @@ func (p *turtleReader) iriRef() (string, error) {
 			if !isAbsoluteIRI(iri) {
 				return "", p.errAt(start, "the IRI <%s> is relative and there is no base IRI to resolve it against", iri)
 			}
+			if barePercent(iri) {
+				return "", p.errAt(start, "the IRI <%s> has a %% that does not start a percent-encoded octet (write %%25 for a percent sign)", iri)
+			}
 			return iri, nil
 		case c == '\\':
 			buf = append(buf, p.src[seg:p.pos]...)
