@@ -24,7 +24,7 @@ func (r *Repository) RemoveMembers(ctx context.Context, collection ID, members [
 }
 
 func (r *Repository) changeMembers(ctx context.Context, collection ID, members []ID, add bool) error {
-	ckey, err := keyOf(collection)
+	ckey, err := collection.Key()
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func checkNoCycle(ctx context.Context, tx ReadTx, collection, member int64) erro
 // ListMembers pages through a collection's live members by key, with a
 // keyset cursor: a page at any depth costs what the first does.
 func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageRequest) (*Page, error) {
-	ckey, err := keyOf(collection)
+	ckey, err := collection.Key()
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ const MaxOrderSize = 100000
 // get positions 1..n in bulk statements whose count does not depend on n;
 // children not named follow, unordered. The work's version changes.
 func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error) {
-	pkey, err := keyOf(parent)
+	pkey, err := parent.Key()
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifM
 // ListChildren pages through a resource's live children: ordered ones by
 // position, then unordered ones by creation.
 func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error) {
-	pkey, err := keyOf(parent)
+	pkey, err := parent.Key()
 	if err != nil {
 		return nil, err
 	}

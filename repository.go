@@ -68,9 +68,6 @@ func (r *Repository) Close() error {
 // Storage returns the backend the engine runs on.
 func (r *Repository) Storage() Storage { return r.store }
 
-// keyOf decodes an id that names an existing resource (404 when malformed).
-func keyOf(id ID) (int64, error) { return id.Key() }
-
 // refKey decodes an id given inside a request body: a malformed one is the
 // client's mistake in the body (400), not a missing resource.
 func refKey(id ID, field string) (int64, error) {
@@ -132,7 +129,7 @@ func encodeKeys(keys []int64) []ID {
 
 // FindResource returns a live resource with metadata and memberships.
 func (r *Repository) FindResource(ctx context.Context, id ID) (*Resource, error) {
-	key, err := keyOf(id)
+	key, err := id.Key()
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 // UpdateResource changes a resource's metadata and access fields, writing
 // only what differs (rule R3), and returns its new state.
 func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate) (*Resource, error) {
-	key, err := keyOf(id)
+	key, err := id.Key()
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func fieldChanges(ctx context.Context, tx ReadTx, key int64, u ResourceUpdate) (
 // is removed; the tombstones keep id, kind and the time of deletion so
 // harvesters learn of it.
 func (r *Repository) DeleteResource(ctx context.Context, id ID, ifMatch int64) error {
-	key, err := keyOf(id)
+	key, err := id.Key()
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,7 +78,7 @@ func RunBook(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.Bl
 			{ID: ids[1], Kind: shelfmark.KindFile, Parent: ids[0], File: &shelfmark.File{Name: fmt.Sprintf("page_%04d.tif", i+1),
 				MediaType: "image/tiff", Size: blob.Size, SHA256: blob.Digests[shelfmark.SHA256], Use: "original"}},
 		})
-		if err := errors2(errs); err != nil {
+		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("page %d: %w", i+1, err)
 		}
 		pages[i] = ids[0]
@@ -130,15 +131,6 @@ func RunBook(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.Bl
 	}
 	r.Params["order_ms"], r.Params["edit_p50_ms"], r.Params["edit_p99_ms"], r.Params["last100_over_first100"] = res.OrderMS, res.EditMS.P50, res.EditMS.P99, res.FirstLast
 	return res, nil
-}
-
-func errors2(errs []error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

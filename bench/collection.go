@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -67,7 +68,7 @@ func RunCollection(ctx context.Context, repo *shelfmark.Repository, c Collection
 				Metadata: patentStatements(c.Seed, done+i, c.Triples)})
 		}
 		out, errs := repo.CreateResources(ctx, nrs)
-		if err := errors2(errs); err != nil {
+		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("works %d–%d: %w", done+1, done+n, err)
 		}
 		// the cursor of a page starting at 90% depth is the id of the member

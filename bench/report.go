@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -88,22 +89,10 @@ func PeakRSS(pid int) int64 {
 		return 0
 	}
 	var kb int64
-	for _, line := range splitLines(string(b)) {
+	for _, line := range strings.Split(string(b), "\n") {
 		if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil {
 			return kb * 1024
 		}
 	}
 	return 0
-}
-
-func splitLines(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
 }

@@ -28,14 +28,11 @@ var statusOf = map[string]int{
 	shelfmark.EINTERNAL:       http.StatusInternalServerError,
 	EMETHOD:                   http.StatusMethodNotAllowed,
 	ERANGE:                    http.StatusRequestedRangeNotSatisfiable,
-	ENOTMODIFIED:              http.StatusNotModified,
 }
 
-// Codes of the HTTP layer for conditions http.ServeContent detects.
-const (
-	ERANGE       = "range_not_satisfiable" // 416
-	ENOTMODIFIED = "not_modified"          // 304, never written with a body
-)
+// ERANGE is the code of a Range outside the file (416), which
+// http.ServeContent detects.
+const ERANGE = "range_not_satisfiable"
 
 // errorBody is the JSON of every error response.
 type errorBody struct {

@@ -159,7 +159,7 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 	if raw, err := hex.DecodeString(f.SHA256); err == nil {
 		h.Set("Repr-Digest", "sha-256=:"+base64Std(raw)+":")
 	}
-	h.Set("Content-Disposition", `inline; filename*=UTF-8''`+escapePath(f.Name))
+	h.Set("Content-Disposition", `inline; filename*=UTF-8''`+url.PathEscape(f.Name))
 	h.Set("X-Content-Type-Options", "nosniff")
 	http.ServeContent(&jsonErrorWriter{ResponseWriter: w, r: r}, r, "", res.Created, rc)
 	return nil

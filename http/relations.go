@@ -3,7 +3,6 @@ package http
 import (
 	"context"
 	"net/http"
-	"net/url"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -111,6 +110,3 @@ func (s *Server) putOrder(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("ETag", etag(res.Version))
 	return writeJSON(w, http.StatusOK, map[string]any{"id": res.ID, "version": res.Version, "children": len(b.Children)})
 }
-
-// escapePath quotes a file name for a Content-Disposition header.
-func escapePath(s string) string { return url.PathEscape(s) }

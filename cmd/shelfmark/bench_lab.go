@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark"
@@ -144,8 +143,7 @@ first tenth, flat: ≥ 0.9), then times a page of 100 members at the start and a
 			if err != nil {
 				return err
 			}
-			bar := progressbar.NewOptions(works, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("works"),
-				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("works"), progressbar.OptionThrottle(200*time.Millisecond))
+			bar := newProgressBar(works, "works")
 			res, err := bench.RunCollection(ctx, e.repo, bench.CollectionConfig{Works: works, Batch: batch, Seed: 1,
 				Progress: func(done int) { bar.Set(done) }})
 			bar.Finish()

@@ -5,7 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark/bench"
@@ -45,8 +44,7 @@ one new file each.`,
 			if err != nil {
 				return fmt.Errorf("raw file limit: %w", err)
 			}
-			bar := progressbar.NewOptions(works, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("works"),
-				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("works"), progressbar.OptionThrottle(200*time.Millisecond))
+			bar := newProgressBar(works, "works")
 			r, err := bench.RunPatents(ctx, e.repo, e.blobs, bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Seed: 1,
 				Progress: func(s ingest.Stats) { bar.Set(int(s.Stored + s.Skipped + s.Failed)) }})
 			bar.Finish()

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark"
@@ -60,9 +59,7 @@ stops instead); the command exits non-zero if any item failed.`,
 			}
 			repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{})
 			defer repo.Close()
-			bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("items"),
-				progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("items"),
-				progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionSpinnerType(14))
+			bar := newProgressBar(-1, "items")
 			start := time.Now()
 			st, runErr := ingest.Run(ctx, repo, blobs, src, ingest.Options{
 				Collection: shelfmark.ID(collection), Workers: workers, Rate: rate, Batch: batch, FailFast: failFast,
