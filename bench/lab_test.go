@@ -22,7 +22,7 @@ func labRepo(t *testing.T) (*shelfmark.Repository, shelfmark.BlobStore) {
 		t.Fatal(err)
 	}
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
-	t.Cleanup(func() { repo.Close(); db.Close() })
+	t.Cleanup(func() { repo.Close(); db.Close(); blobs.Close() })
 	return repo, blobs
 }
 

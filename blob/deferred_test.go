@@ -19,6 +19,7 @@ func TestDeferredPut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	var shas []string
 	for i := 0; i < 20; i++ {
 		b, err := s.Put(ctx, bytes.NewReader([]byte{byte(i), 'x'}), shelfmark.PutOptions{Deferred: true})

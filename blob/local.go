@@ -4,6 +4,7 @@
 package blob
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"crypto/sha1"
@@ -20,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -43,17 +45,24 @@ const (
 )
 
 // LocalStore is a shelfmark.BlobStore over a directory of the local file
-// system. A blob with SHA-256 h (lower-case hex) lives at
-// <dir>/h[0:2]/h[2:4]/h; bytes being received live in <dir>/tmp until they
-// are verified, synced and renamed into place, so a reader never sees a
-// partial blob and a crash leaves at most a stale temporary file.
+// system. A blob of up to SmallMax bytes lives in the pack database
+// <dir>/small.db, one row per SHA-256. A larger blob with SHA-256 h
+// (lower-case hex) lives at <dir>/h[0:2]/h[2:4]/h; its bytes live in
+// <dir>/tmp while they are received, until they are verified, synced and
+// renamed into place, so a reader never sees a partial blob and a crash
+// leaves at most a stale temporary file.
 //
 // A LocalStore is safe for concurrent use, also by several processes sharing
-// the directory.
+// the directory. Close it when done.
 type LocalStore struct {
-	dir  string
-	tmp  string
-	bufs sync.Pool // of *[]byte, copyBufSize long
+	dir   string
+	tmp   string
+	small *smallStore
+	bufs  sync.Pool // of *[]byte, copyBufSize long
+	heads sync.Pool // of *[]byte, SmallMax+1 long
+	// deferredFiles counts Deferred puts into files since the last Sync:
+	// without any, Sync need not sync the file system.
+	deferredFiles atomic.Int64
 }
 
 var _ shelfmark.BlobStore = (*LocalStore)(nil)
@@ -73,6 +82,10 @@ func NewLocal(dir string) (*LocalStore, error) {
 		b := make([]byte, copyBufSize)
 		return &b
 	}
+	s.heads.New = func() any {
+		b := make([]byte, SmallMax+1)
+		return &b
+	}
 	_, err = os.Stat(abs)
 	created := errors.Is(err, fs.ErrNotExist)
 	if err := os.MkdirAll(s.tmp, dirPerm); err != nil {
@@ -90,8 +103,15 @@ func NewLocal(dir string) (*LocalStore, error) {
 	if err := s.removeStaleTemps(time.Now().Add(-tmpMaxAge)); err != nil {
 		return nil, err
 	}
+	if s.small, err = openSmall(filepath.Join(abs, smallFile)); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
+
+// Close commits the deferred puts of small blobs and closes the pack
+// database.
+func (s *LocalStore) Close() error { return s.small.close() }
 
 // removeStaleTemps deletes the temporary files last written before cutoff.
 func (s *LocalStore) removeStaleTemps(cutoff time.Time) error {
@@ -122,9 +142,11 @@ func (s *LocalStore) removeStaleTemps(cutoff time.Time) error {
 // Put streams r into the store. It computes SHA-256 and every algorithm of
 // opts.Compute and opts.Expect while the bytes arrive, stops reading as soon
 // as more than opts.MaxSize bytes came (ETOOLARGE), verifies opts.Expect
-// (EDIGESTMISMATCH), then syncs the bytes and renames them to their
-// content address. Identical bytes are stored once: when the address is
-// taken, the new copy is dropped.
+// (EDIGESTMISMATCH), then stores the bytes: up to SmallMax bytes as a row of
+// the pack database, committed durably (or, Deferred, at the next Sync);
+// beyond, as a file synced and renamed to its content address. Identical
+// bytes are stored once: when the address is taken, the new copy is
+// dropped.
 //
 // On any error, including the cancellation of ctx, no bytes are kept. The
 // one exception is a failure to sync the directory after the rename: the
@@ -142,6 +164,21 @@ func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 	if err := ctx.Err(); err != nil {
 		return nil, cancelled(ctx)
 	}
+	if opts.MaxSize > 0 {
+		r = io.LimitReader(r, opts.MaxSize+1)
+	}
+	// Read the first SmallMax+1 bytes: a blob that ends within them is
+	// stored in the pack database without touching the file system.
+	hp := s.heads.Get().(*[]byte)
+	defer s.heads.Put(hp)
+	head, eof, err := readHead(ctx, r, *hp)
+	if err != nil {
+		return nil, err
+	}
+	if eof {
+		return s.putSmall(ctx, head, hs, opts)
+	}
+	r = io.MultiReader(bytes.NewReader(head), r)
 	f, err := os.CreateTemp(s.tmp, tmpPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("blob: creating a temporary file: %w", err)
@@ -159,17 +196,9 @@ func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 	if err != nil {
 		return nil, err
 	}
-	b := &shelfmark.Blob{Size: size, Digests: make(map[shelfmark.DigestAlgorithm]string, len(hs))}
-	sums := make(map[shelfmark.DigestAlgorithm][]byte, len(hs))
-	for _, h := range hs {
-		sum := h.h.Sum(nil)
-		sums[h.alg] = sum
-		b.Digests[h.alg] = hex.EncodeToString(sum)
-	}
-	for _, d := range opts.Expect {
-		if got := sums[d.Algorithm]; string(got) != string(d.Value) {
-			return nil, mismatch(d.Algorithm, d.Value, got)
-		}
+	b, _, err := verify(size, hs, opts)
+	if err != nil {
+		return nil, err
 	}
 
 	sha := b.Digests[shelfmark.SHA256]
@@ -222,6 +251,7 @@ func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 	}
 	keep = true
 	if opts.Deferred {
+		s.deferredFiles.Add(1)
 		return b, nil // durable at the caller's Sync
 	}
 	if err := syncDir(shard); err != nil {
@@ -230,9 +260,17 @@ func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 	return b, nil
 }
 
-// Sync makes every Deferred Put durable with one syncfs(2) of the store's
-// file system, instead of an fsync per file and directory.
+// Sync makes every Deferred Put durable: the small blobs with one commit of
+// the pack database, the files with one syncfs(2) of the store's file
+// system instead of an fsync per file and directory.
 func (s *LocalStore) Sync(ctx context.Context) error {
+	if err := s.small.sync(); err != nil {
+		return err
+	}
+	// A Put counted after the swap is synced by its caller's own Sync.
+	if s.deferredFiles.Swap(0) == 0 {
+		return nil
+	}
 	d, err := os.Open(s.dir)
 	if err != nil {
 		return fmt.Errorf("blob: sync: %w", err)
@@ -286,11 +324,7 @@ func (s *LocalStore) copy(ctx context.Context, dst io.Writer, r io.Reader, limit
 		}
 		size += int64(n)
 		if limit > 0 && size > limit {
-			return size, &shelfmark.Error{
-				Code:    shelfmark.ETOOLARGE,
-				Message: fmt.Sprintf("The content is larger than the limit of %d bytes.", limit),
-				Details: map[string]any{"limit": limit},
-			}
+			return size, tooLarge(limit)
 		}
 		if n == 0 {
 			continue
@@ -315,12 +349,86 @@ func (s *LocalStore) Open(ctx context.Context, sha256 string) (io.ReadSeekCloser
 		return nil, notFound(sha256)
 	}
 	f, err := os.Open(s.path(sha256))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, notFound(sha256)
-	} else if err != nil {
+	if err == nil {
+		return f, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("blob: %w", err)
 	}
-	return f, nil
+	sum, _ := hex.DecodeString(sha256)
+	data, ok, err := s.small.get(ctx, sum)
+	if err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, notFound(sha256)
+	}
+	return memBlob{bytes.NewReader(data)}, nil
+}
+
+// readHead reads from r into buf until buf is full or r ends, and reports
+// whether it ended.
+func readHead(ctx context.Context, r io.Reader, buf []byte) ([]byte, bool, error) {
+	n := 0
+	for n < len(buf) {
+		if ctx.Err() != nil {
+			return nil, false, cancelled(ctx)
+		}
+		m, err := r.Read(buf[n:])
+		n += m
+		if err == io.EOF {
+			return buf[:n], true, nil
+		} else if err != nil {
+			return nil, false, fmt.Errorf("blob: reading the bytes: %w", err)
+		}
+	}
+	return buf, false, nil
+}
+
+// putSmall stores a blob of at most SmallMax bytes, read whole, in the pack
+// database.
+func (s *LocalStore) putSmall(ctx context.Context, data []byte, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
+	if opts.MaxSize > 0 && int64(len(data)) > opts.MaxSize {
+		return nil, tooLarge(opts.MaxSize)
+	}
+	for _, h := range hs {
+		h.h.Write(data)
+	}
+	b, sha, err := verify(int64(len(data)), hs, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, cancelled(ctx)
+	}
+	if err := s.small.put(ctx, sha, data, opts.Deferred); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// verify sums the hashes into a Blob of the given size and checks the
+// digests opts expects; it returns the SHA-256 sum as well.
+func verify(size int64, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.Blob, []byte, error) {
+	b := &shelfmark.Blob{Size: size, Digests: make(map[shelfmark.DigestAlgorithm]string, len(hs))}
+	sums := make(map[shelfmark.DigestAlgorithm][]byte, len(hs))
+	for _, h := range hs {
+		sum := h.h.Sum(nil)
+		sums[h.alg] = sum
+		b.Digests[h.alg] = hex.EncodeToString(sum)
+	}
+	for _, d := range opts.Expect {
+		if got := sums[d.Algorithm]; string(got) != string(d.Value) {
+			return nil, nil, mismatch(d.Algorithm, d.Value, got)
+		}
+	}
+	return b, sums[shelfmark.SHA256], nil
+}
+
+func tooLarge(limit int64) error {
+	return &shelfmark.Error{
+		Code:    shelfmark.ETOOLARGE,
+		Message: fmt.Sprintf("The content is larger than the limit of %d bytes.", limit),
+		Details: map[string]any{"limit": limit},
+	}
 }
 
 // path returns where the blob with the given valid SHA-256 lives.

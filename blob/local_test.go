@@ -3,6 +3,7 @@ package blob
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -14,6 +15,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,10 +31,13 @@ func newStore(t *testing.T) (*LocalStore, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
 	return s, dir
 }
 
-// files returns the regular files anywhere under dir.
+// files returns the blobs stored under dir: the regular files anywhere
+// below it but the pack database, and "small.db:<sha-256>" for each blob the
+// pack database holds committed.
 func files(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
@@ -39,12 +45,35 @@ func files(t *testing.T, dir string) []string {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() {
+		if !d.IsDir() && !strings.HasPrefix(d.Name(), smallFile) {
 			out = append(out, p)
 		}
 		return nil
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, smallFile)); err != nil {
+		return out
+	}
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, smallFile)+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT hex(sha256) FROM blobs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, smallFile+":"+strings.ToLower(h))
+	}
+	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -97,7 +126,7 @@ var allAlgs = []shelfmark.DigestAlgorithm{shelfmark.SHA256, shelfmark.SHA512, sh
 func TestRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	s, dir := newStore(t)
-	for _, n := range []int{0, 1, copyBufSize - 1, copyBufSize, copyBufSize + 1, 3*copyBufSize + 17} {
+	for _, n := range []int{0, 1, SmallMax - 1, SmallMax, SmallMax + 1, copyBufSize - 1, copyBufSize, copyBufSize + 1, 3*copyBufSize + 17} {
 		in := data(n, byte(n))
 		b, err := s.Put(ctx, bytes.NewReader(in), shelfmark.PutOptions{})
 		if err != nil {
@@ -108,7 +137,15 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("Put %d bytes = %+v, want size %d sha-256 %s only", n, b, n, want)
 		}
 		p := filepath.Join(dir, want[0:2], want[2:4], want)
-		if info, err := os.Stat(p); err != nil || info.Mode().Perm() != blobPerm {
+		if n <= SmallMax {
+			// small: a row of the pack database, no file
+			if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("a %d-byte blob has a file: %v", n, err)
+			}
+			if fs := files(t, dir); !slices.Contains(fs, smallFile+":"+want) {
+				t.Fatalf("a %d-byte blob is not in the pack database: %v", n, fs)
+			}
+		} else if info, err := os.Stat(p); err != nil || info.Mode().Perm() != blobPerm {
 			t.Fatalf("stat %s = %v, %v", p, info, err)
 		}
 		f, err := s.Open(ctx, want)

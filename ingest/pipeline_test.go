@@ -30,7 +30,7 @@ func newPipelineEnv(t *testing.T) *pipelineEnv {
 		t.Fatal(err)
 	}
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
-	t.Cleanup(func() { repo.Close(); db.Close() })
+	t.Cleanup(func() { repo.Close(); db.Close(); blobs.Close() })
 	return &pipelineEnv{repo: repo, blobs: blobs}
 }
 

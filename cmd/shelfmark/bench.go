@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +26,31 @@ func newBenchCommand() *cobra.Command {
 		Long: `Each scenario prints a line per step and a one-line summary, and writes every
 figure to --json FILE. The raw limit of the same work is measured in the same
 run, and the result is stated as a fraction of it.`,
+	}
+	var cpuProfile string
+	var profFile *os.File
+	cmd.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the scenario to this file (for go tool pprof)")
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		profFile = f
+		return nil
+	}
+	cmd.PersistentPostRunE = func(cmd *cobra.Command, args []string) error {
+		if profFile == nil {
+			return nil
+		}
+		pprof.StopCPUProfile()
+		return profFile.Close()
 	}
 	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand())
 	return cmd

@@ -45,6 +45,7 @@ func openLab(ctx context.Context, database, durability string) (*labEnv, error) 
 
 func (e *labEnv) close() {
 	e.repo.Close()
+	e.blobs.Close()
 	e.store.Close()
 	os.RemoveAll(e.dir)
 }

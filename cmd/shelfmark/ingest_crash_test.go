@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
 
@@ -137,6 +139,11 @@ func TestIngestResumeAfterKill(t *testing.T) {
 	defer db.Close()
 	repo = shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
 	defer repo.Close()
+	blobs, err := blob.NewLocal(filepath.Join(data, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blobs.Close()
 	members := map[shelfmark.ID]bool{}
 	var cursor shelfmark.Cursor
 	for {
@@ -178,8 +185,14 @@ func TestIngestResumeAfterKill(t *testing.T) {
 			if f.File.Name != fmt.Sprintf("page_%d.txt", i+1) || f.File.SHA256 != hex.EncodeToString(sum[:]) {
 				t.Fatalf("%s page %d holds %s %s", key, i+1, f.File.Name, f.File.SHA256)
 			}
-			if _, err := os.Stat(filepath.Join(data, "blobs", f.File.SHA256[:2], f.File.SHA256[2:4], f.File.SHA256)); err != nil {
+			r, err := blobs.Open(ctx, f.File.SHA256)
+			if err != nil {
 				t.Fatalf("%s page %d: bytes missing: %v", key, i+1, err)
+			}
+			got, err := io.ReadAll(r)
+			r.Close()
+			if err != nil || !bytes.Equal(got, content(b, i+1)) {
+				t.Fatalf("%s page %d: stored bytes differ: %v", key, i+1, err)
 			}
 		}
 	}

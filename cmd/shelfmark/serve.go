@@ -98,6 +98,7 @@ func serve(ctx context.Context, c serveConfig) error {
 	if err != nil {
 		return fmt.Errorf("open content store: %w", err)
 	}
+	defer blobs.Close()
 	metrics := shttp.NewMetrics(store)
 	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: metrics})
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log,
