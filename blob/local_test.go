@@ -3,11 +3,11 @@ package blob
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
+	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
