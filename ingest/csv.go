@@ -44,6 +44,7 @@ type csvRow struct {
 
 // csvSource reads a CSV manifest row by row.
 type csvSource struct {
+	path    string // the manifest's file, for Count; "" when read from a stream
 	closer  io.Closer
 	r       *csv.Reader
 	root    string
@@ -51,8 +52,8 @@ type csvSource struct {
 	keyCol  int
 	row     int
 	pending *csvRow
-	seen    map[string]int // explicit key -> first row
-	err     error          // sticky: the stream has ended badly
+	seen    *keySet // explicit key -> first row, memory bounded
+	err     error   // sticky: the stream has ended badly
 	closed  bool
 }
 
@@ -77,6 +78,7 @@ func OpenCSV(path string) (Source, error) {
 		f.Close()
 		return nil, fmt.Errorf("ingest: open CSV %s: %w", path, err)
 	}
+	s.path = abs
 	return s, nil
 }
 
@@ -92,7 +94,7 @@ func newCSVSource(rc io.ReadCloser, root string) (*csvSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("header row: %w", err)
 	}
-	s := &csvSource{closer: rc, r: r, root: root, keyCol: -1, row: 1, seen: make(map[string]int)}
+	s := &csvSource{closer: rc, r: r, root: root, keyCol: -1, row: 1, seen: newKeySet()}
 	names := make([]string, len(header))
 	for i, h := range header {
 		if i == 0 {
@@ -197,11 +199,19 @@ func (s *csvSource) Next(ctx context.Context) (*Item, error) {
 		group = append(group, row)
 	}
 	if !first.auto {
-		if prev, dup := s.seen[first.key]; dup {
+		prev, dup, err := s.seen.get(first.key)
+		if err != nil {
+			s.err = err
+			return nil, err
+		}
+		if dup {
 			return nil, &ItemError{Key: first.key, Row: first.n,
 				Reason: fmt.Sprintf("source identifier %q was already used at row %d; the rows of one work must be consecutive", strings.TrimPrefix(first.key, "csv:"), prev)}
 		}
-		s.seen[first.key] = first.n
+		if err := s.seen.add(first.key, first.n); err != nil {
+			s.err = err
+			return nil, err
+		}
 	}
 	return s.build(group)
 }
@@ -325,5 +335,5 @@ func (s *csvSource) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.closer.Close()
+	return errors.Join(s.closer.Close(), s.seen.close())
 }

@@ -103,7 +103,8 @@
 // files, ordered by position (rows without one come last, in row order). A
 // source identifier that appears again after another work's rows is an
 // ItemError, as is a missing file, two different parents, or an invalid
-// position. Keys seen so far are remembered to detect repeats, so memory
-// grows with the number of works (not rows or files). A CSV syntax error (a
+// position. Keys seen so far are remembered to detect repeats: the first
+// 65,536 in memory, the rest in a temporary database on disk, so memory stays
+// bounded however long the manifest. A CSV syntax error (a
 // stray quote) ends the stream: the rows after it cannot be trusted.
 package ingest

@@ -42,7 +42,7 @@ func drain(t testing.TB, src Source) []result {
 	t.Helper()
 	defer src.Close()
 	var out []result
-	for i := 0; i < 10000; i++ {
+	for i := 0; i < 1000000; i++ {
 		item, err := src.Next(context.Background())
 		if err == io.EOF {
 			return out

@@ -261,8 +261,27 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// commit sends ready items to the engine in batches.
+// commit sends ready items to the engine in batches, in two stages that
+// overlap: while the engine commits one batch, the bytes of the next are
+// made durable.
 func (p *pipeline) commit(ctx context.Context, groups <-chan *pending) {
+	synced := make(chan []*pending, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for batch := range synced {
+			p.create(ctx, batch)
+		}
+	}()
+	p.batches(ctx, groups, synced)
+	close(synced)
+	<-done
+}
+
+// batches gathers ready items into batches of up to opts.Batch, makes each
+// batch's bytes durable (one Sync) and hands it on. It does not wait for a
+// batch to fill: when no item is ready, what is ready goes.
+func (p *pipeline) batches(ctx context.Context, groups <-chan *pending, synced chan<- []*pending) {
 	batch := make([]*pending, 0, p.opts.Batch)
 	flush := func() {
 		if len(batch) == 0 {
@@ -276,26 +295,8 @@ func (p *pipeline) commit(ctx context.Context, groups <-chan *pending) {
 			batch = batch[:0]
 			return
 		}
-		gs := make([]*shelfmark.NewGroup, len(batch))
-		for i, b := range batch {
-			gs[i] = b.group
-		}
-		_, errs := p.repo.CreateGroups(context.WithoutCancel(ctx), gs)
-		for i, err := range errs {
-			switch {
-			case err == nil:
-				p.stored.Add(1)
-				p.files.Add(int64(len(batch[i].group.Order)))
-				p.bytes.Add(batch[i].bytes)
-				p.progress()
-			case shelfmark.ErrorCode(err) == shelfmark.ECONFLICT:
-				p.skipped.Add(1) // stored meanwhile (another run)
-				p.progress()
-			default:
-				p.fail(batch[i].key, shelfmark.ErrorMessage(err))
-			}
-		}
-		batch = batch[:0]
+		synced <- batch
+		batch = make([]*pending, 0, p.opts.Batch)
 	}
 	for {
 		select {
@@ -315,6 +316,29 @@ func (p *pipeline) commit(ctx context.Context, groups <-chan *pending) {
 				return
 			}
 			batch = append(batch, g)
+		}
+	}
+}
+
+// create stores a synced batch, each item as one atomic group.
+func (p *pipeline) create(ctx context.Context, batch []*pending) {
+	gs := make([]*shelfmark.NewGroup, len(batch))
+	for i, b := range batch {
+		gs[i] = b.group
+	}
+	_, errs := p.repo.CreateGroups(context.WithoutCancel(ctx), gs)
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			p.stored.Add(1)
+			p.files.Add(int64(len(batch[i].group.Order)))
+			p.bytes.Add(batch[i].bytes)
+			p.progress()
+		case shelfmark.ErrorCode(err) == shelfmark.ECONFLICT:
+			p.skipped.Add(1) // stored meanwhile (another run)
+			p.progress()
+		default:
+			p.fail(batch[i].key, shelfmark.ErrorMessage(err))
 		}
 	}
 }
