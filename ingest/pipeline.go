@@ -80,18 +80,54 @@ func Run(ctx context.Context, repo Repository, blobs shelfmark.BlobStore, src So
 			tick = time.NewTicker(time.Duration(float64(time.Second) / opts.Rate))
 			defer tick.Stop()
 		}
+		// Items stored before are looked up a chunk at a time: up to
+		// lookupChunk items read within lookupWait of the chunk's first.
+		chunk := make([]*Item, 0, lookupChunk)
+		var started time.Time
+		send := func() bool {
+			defer func() { chunk = chunk[:0] }()
+			if len(chunk) == 0 {
+				return true
+			}
+			keys := make([]string, len(chunk))
+			for i, it := range chunk {
+				keys[i] = it.Key
+			}
+			found, err := repo.FindSources(ctx, keys)
+			if err != nil {
+				readErr = err
+				cancel(err)
+				return false
+			}
+			for _, it := range chunk {
+				if _, done := found[it.Key]; done {
+					p.skipped.Add(1)
+					p.progress()
+					continue
+				}
+				select {
+				case items <- it:
+				case <-ctx.Done():
+					return false
+				}
+			}
+			return true
+		}
 		for {
 			it, err := src.Next(ctx)
 			var ie *ItemError
 			switch {
 			case errors.Is(err, io.EOF):
+				send()
 				return
 			case errors.As(err, &ie):
 				p.fail(ie.Key, ie.Reason)
 				continue
 			case err != nil:
-				readErr = err
-				cancel(err)
+				if ctx.Err() == nil {
+					readErr = err
+					cancel(err)
+				}
 				return
 			}
 			if tick != nil {
@@ -101,10 +137,14 @@ func Run(ctx context.Context, repo Repository, blobs shelfmark.BlobStore, src So
 					return
 				}
 			}
-			select {
-			case items <- it:
-			case <-ctx.Done():
-				return
+			if len(chunk) == 0 {
+				started = time.Now()
+			}
+			chunk = append(chunk, it)
+			if tick != nil || len(chunk) == lookupChunk || time.Since(started) > lookupWait {
+				if !send() {
+					return
+				}
 			}
 		}
 	}()
@@ -134,6 +174,13 @@ func Run(ctx context.Context, repo Repository, blobs shelfmark.BlobStore, src So
 	}
 	return p.snapshot(), ctx.Err()
 }
+
+// lookupChunk and lookupWait bound the chunks of items whose source keys
+// are looked up at once.
+const (
+	lookupChunk = 32
+	lookupWait  = 20 * time.Millisecond
+)
 
 var errFailFast = errors.New("ingest stopped at the first bad item (--fail-fast)")
 
@@ -179,18 +226,8 @@ func (p *pipeline) snapshot() *Stats {
 		Files: p.files.Load(), Bytes: p.bytes.Load(), Failures: append([]Failure(nil), p.failures...)}
 }
 
-// prepare stores an item's bytes and builds its group; nil when the item
-// was stored before.
+// prepare stores an item's bytes and builds its group.
 func (p *pipeline) prepare(ctx context.Context, it *Item) (*pending, error) {
-	found, err := p.repo.FindSources(ctx, []string{it.Key})
-	if err != nil {
-		return nil, err
-	}
-	if _, done := found[it.Key]; done {
-		p.skipped.Add(1)
-		p.progress()
-		return nil, nil
-	}
 	ids, err := p.repo.MintIDs(ctx, 1+2*len(it.Files))
 	if err != nil {
 		return nil, err
