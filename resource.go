@@ -147,4 +147,12 @@ type ResourceService interface {
 	SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error)
 	// ListChildren pages through a resource's children in order.
 	ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error)
+	// CreateGroups stores groups (an ingest item each: a work with its file
+	// sets, files and order), each atomically, sharing group commits; it
+	// returns each group's root or its error (ECONFLICT with Details["id"]
+	// for a source key stored before).
+	CreateGroups(ctx context.Context, gs []*NewGroup) ([]*Resource, []error)
+	// FindSources returns the root ids of the source keys stored before,
+	// so that a bulk ingest skips them without sending their bytes.
+	FindSources(ctx context.Context, sourceKeys []string) (map[string]ID, error)
 }

@@ -134,22 +134,6 @@ func (s *smallStore) get(ctx context.Context, sum []byte) ([]byte, bool, error) 
 	return data, true, nil
 }
 
-// count returns how many blobs the pack database holds, deferred ones
-// included.
-func (s *smallStore) count(ctx context.Context) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.w.QueryRowContext
-	if s.tx != nil {
-		q = s.tx.QueryRowContext
-	}
-	var n int
-	if err := q(ctx, `SELECT count(*) FROM blobs`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("blob: counting the pack database: %w", err)
-	}
-	return n, nil
-}
-
 // close commits what is deferred and closes the database.
 func (s *smallStore) close() error {
 	err := s.sync()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -146,3 +147,34 @@ func readBack(t *testing.T, s *LocalStore, sha string, want []byte) {
 }
 
 func hexSHA256(b []byte) string { return hex.EncodeToString(hexSum(shelfmark.SHA256, b)) }
+
+// TestWalk visits every stored blob once, files and small ones alike, and
+// stops at fn's error.
+func TestWalk(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	want := map[string]bool{}
+	for _, n := range []int{0, 10, SmallMax, SmallMax + 1, 3 * copyBufSize} {
+		b, err := s.Put(ctx, bytes.NewReader(data(n, 7)), shelfmark.PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[b.Digests[shelfmark.SHA256]] = true
+	}
+	got := map[string]bool{}
+	err := s.Walk(ctx, func(sha string) error {
+		if got[sha] {
+			t.Errorf("%s visited twice", sha)
+		}
+		got[sha] = true
+		return nil
+	})
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("walked %v, %v; want %v", got, err, want)
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := s.Walk(ctx, func(string) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Fatalf("walk after stop: %d calls, %v", n, err)
+	}
+}

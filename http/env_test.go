@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -163,6 +162,7 @@ type testEnv struct {
 	client  *http.Client
 	tr      *tracer
 	blobDir string
+	blobs   *blob.LocalStore
 	dbOnce  sync.Once
 }
 
@@ -198,7 +198,7 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 	}
 	srv := NewServer(opts)
 	ts := httptest.NewServer(srv) // 127.0.0.1 only
-	e := &testEnv{t: t, dbPath: dbPath, db: db, repo: repo, srv: srv, ts: ts, tr: tr, blobDir: blobDir,
+	e := &testEnv{t: t, dbPath: dbPath, db: db, repo: repo, srv: srv, ts: ts, tr: tr, blobDir: blobDir, blobs: blobs,
 		client: &http.Client{
 			Transport: &http.Transport{DisableCompression: true},
 			// Redirects are answers under test, not to be followed.
@@ -209,6 +209,7 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 		e.client.CloseIdleConnections()
 		repo.Close()
 		e.closeDB()
+		blobs.Close()
 	})
 	return e
 }
@@ -412,25 +413,18 @@ func (e *testEnv) wantCounts(before map[string]int) {
 	}
 }
 
-// blobFiles lists the regular files under the blob directory.
+// blobFiles lists the SHA-256 of every blob stored, sorted.
 func (e *testEnv) blobFiles() []string {
 	e.t.Helper()
-	var files []string
-	err := filepath.WalkDir(e.blobDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			rel, _ := filepath.Rel(e.blobDir, p)
-			files = append(files, rel)
-		}
+	var shas []string
+	if err := e.blobs.Walk(context.Background(), func(sha string) error {
+		shas = append(shas, sha)
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		e.t.Fatal(err)
 	}
-	sort.Strings(files)
-	return files
+	sort.Strings(shas)
+	return shas
 }
 
 // wantTmpEmpty checks that the blob store's tmp/ area holds nothing.

@@ -91,30 +91,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 			f.Name = path.Base(u.Path)
 		}
 	} else {
-		if r.ContentLength > s.opts.MaxUploadBytes {
-			return &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: fmt.Sprintf("The file is %d bytes; this server accepts files up to %d bytes.", r.ContentLength, s.opts.MaxUploadBytes),
-				Details: map[string]any{"limit": s.opts.MaxUploadBytes}}
-		}
-		digests, err := RequestDigests(r.Header)
-		if err != nil {
-			return err
-		}
-		opts := shelfmark.PutOptions{MaxSize: s.opts.MaxUploadBytes, Expect: digests}
-		for _, a := range strings.Split(r.URL.Query().Get("digests"), ",") {
-			switch alg := shelfmark.DigestAlgorithm(strings.TrimSpace(a)); alg {
-			case shelfmark.SHA512, shelfmark.MD5:
-				opts.Compute = append(opts.Compute, alg)
-			case "", shelfmark.SHA256:
-			default:
-				return shelfmark.Errorf(shelfmark.EINVALID, "digests: %q is not one of sha-256, sha-512, md5.", a)
-			}
-		}
-		for _, d := range digests {
-			if d.Algorithm == shelfmark.SHA512 || d.Algorithm == shelfmark.MD5 {
-				opts.Compute = append(opts.Compute, d.Algorithm)
-			}
-		}
-		blob, err := s.opts.Blobs.Put(r.Context(), r.Body, opts)
+		blob, err := s.putBlob(r)
 		if err != nil {
 			return err
 		}
@@ -131,6 +108,37 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Location", "/api/v1/resources/"+string(res.ID))
 	w.Header().Set("ETag", etag(res.Version))
 	return writeResource(w, http.StatusCreated, s.toJSON(r, res))
+}
+
+// putBlob streams a request body to the content store, durably, under the
+// upload limit: it verifies the digests the client sent (Content-Digest,
+// Repr-Digest, Digest; a mismatch is EDIGESTMISMATCH and nothing is kept)
+// and computes those ?digests= asks for besides SHA-256.
+func (s *Server) putBlob(r *http.Request) (*shelfmark.Blob, error) {
+	if r.ContentLength > s.opts.MaxUploadBytes {
+		return nil, &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: fmt.Sprintf("The file is %d bytes; this server accepts files up to %d bytes.", r.ContentLength, s.opts.MaxUploadBytes),
+			Details: map[string]any{"limit": s.opts.MaxUploadBytes}}
+	}
+	digests, err := RequestDigests(r.Header)
+	if err != nil {
+		return nil, err
+	}
+	opts := shelfmark.PutOptions{MaxSize: s.opts.MaxUploadBytes, Expect: digests}
+	for _, a := range strings.Split(r.URL.Query().Get("digests"), ",") {
+		switch alg := shelfmark.DigestAlgorithm(strings.TrimSpace(a)); alg {
+		case shelfmark.SHA512, shelfmark.MD5:
+			opts.Compute = append(opts.Compute, alg)
+		case "", shelfmark.SHA256:
+		default:
+			return nil, shelfmark.Errorf(shelfmark.EINVALID, "digests: %q is not one of sha-256, sha-512, md5.", a)
+		}
+	}
+	for _, d := range digests {
+		if d.Algorithm == shelfmark.SHA512 || d.Algorithm == shelfmark.MD5 {
+			opts.Compute = append(opts.Compute, d.Algorithm)
+		}
+	}
+	return s.opts.Blobs.Put(r.Context(), r.Body, opts)
 }
 
 // getContent serves a file's bytes with Range support, or redirects to

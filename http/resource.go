@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -311,9 +312,13 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]any{"results": results})
 }
 
+// toErrorBody is the JSON of an error of one item of a bulk request; the
+// details come from the first *shelfmark.Error of err's chain, as its code
+// and message do.
 func toErrorBody(err error) *errorBody {
 	eb := &errorBody{Code: shelfmark.ErrorCode(err), Message: shelfmark.ErrorMessage(err)}
-	if se, ok := err.(*shelfmark.Error); ok {
+	var se *shelfmark.Error
+	if errors.As(err, &se) {
 		eb.Details = se.Details
 	}
 	return eb

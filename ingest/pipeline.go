@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -274,11 +276,11 @@ func (p *pipeline) store(ctx context.Context, f FileRef) (*shelfmark.Blob, error
 	// before the batch is committed, instead of an fsync per file
 	opts := shelfmark.PutOptions{Deferred: true}
 	if f.SHA256 != "" {
-		var want [32]byte
-		if n, err := fmt.Sscanf(f.SHA256, "%x", &want); n != 1 || err != nil {
-			return nil, fmt.Errorf("%s: stated sha-256 %q is not hex", f.Name, f.SHA256)
+		want, err := hex.DecodeString(f.SHA256)
+		if err != nil || len(want) != sha256.Size {
+			return nil, fmt.Errorf("%s: stated sha-256 %.80q is not 64 hex digits", f.Name, f.SHA256)
 		}
-		opts.Expect = []shelfmark.Digest{{Algorithm: shelfmark.SHA256, Value: want[:]}}
+		opts.Expect = []shelfmark.Digest{{Algorithm: shelfmark.SHA256, Value: want}}
 	}
 	blob, err := p.blobs.Put(ctx, r, opts)
 	if err != nil {

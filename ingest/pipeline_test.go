@@ -144,7 +144,8 @@ func TestPipelineVanishedAndWrongFiles(t *testing.T) {
 			item("t:ok1", FileRef{Path: good, Name: "good.txt", MediaType: "text/plain"}),
 			item("t:vanished", FileRef{Path: filepath.Join(dir, "gone.txt"), Name: "gone.txt", Size: 5}),
 			item("t:wrongsum", FileRef{Path: good, Name: "good.txt", SHA256: strings.Repeat("ab", 32)}),
-			item("t:ok2", FileRef{Path: good, Name: "good.txt"}),
+			item("t:ok2", FileRef{Path: good, Name: "good.txt", SHA256: sha("good bytes")}), // the right digest
+			item("t:badhex", FileRef{Path: good, Name: "good.txt", SHA256: "xyz"}),
 		}
 	}
 	e := newPipelineEnv(t)
@@ -152,14 +153,15 @@ func TestPipelineVanishedAndWrongFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Stored != 2 || st.Failed != 2 {
+	if st.Stored != 2 || st.Failed != 3 {
 		t.Fatalf("%+v", st)
 	}
 	reasons := map[string]string{}
 	for _, f := range st.Failures {
 		reasons[f.Key] = f.Reason
 	}
-	if !strings.Contains(reasons["t:vanished"], "gone.txt") || !strings.Contains(reasons["t:wrongsum"], "sha-256") {
+	if !strings.Contains(reasons["t:vanished"], "gone.txt") || !strings.Contains(reasons["t:wrongsum"], "sha-256 digest of the received bytes") ||
+		!strings.Contains(reasons["t:badhex"], "not 64 hex digits") {
 		t.Fatalf("reasons %q", reasons)
 	}
 	found, err := e.repo.FindSources(context.Background(), []string{"t:vanished", "t:wrongsum", "t:ok1", "t:ok2"})
@@ -171,5 +173,29 @@ func TestPipelineVanishedAndWrongFiles(t *testing.T) {
 	st, err = Run(context.Background(), e2.repo, e2.blobs, &sliceSource{items()}, Options{Workers: 1, FailFast: true})
 	if err == nil || st.Failed < 1 {
 		t.Fatalf("fail-fast: %+v, %v", st, err)
+	}
+}
+
+// TestPipelineBag: a bag whose manifest states SHA-256 digests is stored
+// through the pipeline with its files in order, the digests verified.
+func TestPipelineBag(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bag")
+	writeBag(t, dir, bagSpec{files: map[string]string{"p_1.txt": "one", "p_2.txt": "two", "p_10.txt": "ten"}})
+	src, err := OpenBag(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newPipelineEnv(t)
+	st, err := Run(context.Background(), e.repo, e.blobs, src, Options{})
+	if err != nil || st.Stored != 1 || st.Files != 3 || st.Failed != 0 {
+		t.Fatalf("%+v, %v", st, err)
+	}
+	found, err := e.repo.FindSources(context.Background(), []string{"bag:bag"})
+	if err != nil || found["bag:bag"] == "" {
+		t.Fatalf("stored keys %v %v", found, err)
+	}
+	kids, err := e.repo.ListChildren(context.Background(), found["bag:bag"], shelfmark.PageRequest{})
+	if err != nil || len(kids.Items) != 3 {
+		t.Fatalf("children %v %v", kids, err)
 	}
 }

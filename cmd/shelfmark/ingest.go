@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,20 +12,22 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
+	shttp "github.com/shelfmark/shelfmark/http"
 	"github.com/shelfmark/shelfmark/ingest"
 )
 
 func newIngestCommand() *cobra.Command {
 	var (
-		data, database, durability, collection string
-		workers, batch                         int
-		rate                                   float64
-		failFast                               bool
+		data, database, durability, collection, server string
+		workers, batch                                 int
+		rate                                           float64
+		failFast                                       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest PATH",
 		Short: "Load a directory tree, a BagIt bag (or a directory of bags) or a CSV manifest",
-		Long: `Load works in bulk into the repository that "serve" uses (--data / --database):
+		Long: `Load works in bulk into the repository that "serve" uses (--data / --database),
+or into a running server over its REST API (--server URL):
 
   shelfmark ingest DIR        one work per folder with files; files in natural order
                               (page_2 before page_10); metadata.json or metadata.ttl beside them
@@ -36,9 +39,23 @@ Files are stored first, then each work with its file sets, files and order in
 one step, so a work is stored whole or not at all. Every item has a stable
 source key: a re-run after a crash or Ctrl-C skips what is stored and finishes
 the rest. Bad items are reported with their reason and skipped (--fail-fast
-stops instead); the command exits non-zero if any item failed.`,
+stops instead); the command exits non-zero if any item failed.
+
+With --server http://host:8080 nothing is opened locally: each file's bytes
+are sent to the server (checked against the digests the source states), then
+each work with its file sets, files and order in one request that the server
+stores whole or not at all under the item's source key. Re-runs skip the
+items the server holds, as they do locally.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// the local store's flags given on the command line, before
+			// the environment fills in the rest
+			var local []string
+			for _, name := range []string{"data", "database", "durability"} {
+				if cmd.Flags().Changed(name) {
+					local = append(local, "--"+name)
+				}
+			}
 			if err := applyEnv(cmd.Flags()); err != nil {
 				return err
 			}
@@ -48,18 +65,47 @@ stops instead); the command exits non-zero if any item failed.`,
 				return err
 			}
 			defer src.Close()
-			store, err := openStorage(ctx, database, data, durability, 0)
-			if err != nil {
-				return fmt.Errorf("open database: %w", err)
+			var repo ingest.Repository
+			var blobs shelfmark.BlobStore
+			if server != "" {
+				if len(local) > 0 {
+					return fmt.Errorf("%s and --server exclude each other: with --server, the server keeps the data", strings.Join(local, ", "))
+				}
+				client, err := shttp.NewClient(server, shttp.ClientOptions{})
+				if err != nil {
+					return fmt.Errorf("--server: %w", err)
+				}
+				if err := client.Ready(ctx); err != nil {
+					return err
+				}
+				repo, blobs = client, client
+			} else {
+				store, err := openStorage(ctx, database, data, durability, 0)
+				if err != nil {
+					return fmt.Errorf("open database: %w", err)
+				}
+				defer store.Close()
+				lb, err := blob.NewLocal(filepath.Join(data, "blobs"))
+				if err != nil {
+					return fmt.Errorf("open content store: %w", err)
+				}
+				defer lb.Close()
+				engine := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{})
+				defer engine.Close()
+				repo, blobs = engine, lb
 			}
-			defer store.Close()
-			blobs, err := blob.NewLocal(filepath.Join(data, "blobs"))
-			if err != nil {
-				return fmt.Errorf("open content store: %w", err)
-			}
-			repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{})
-			defer repo.Close()
 			bar := newProgressBar(-1, "items")
+			if c, ok := src.(ingest.Counter); ok {
+				// count ahead in the background: the bar gains a total and
+				// an ETA once the count is in, without delaying the start
+				cctx, stop := context.WithCancel(ctx)
+				defer stop()
+				go func() {
+					if n, err := c.Count(cctx); err == nil && n > 0 {
+						bar.ChangeMax64(n)
+					}
+				}()
+			}
 			start := time.Now()
 			st, runErr := ingest.Run(ctx, repo, blobs, src, ingest.Options{
 				Collection: shelfmark.ID(collection), Workers: workers, Rate: rate, Batch: batch, FailFast: failFast,
@@ -89,6 +135,7 @@ stops instead); the command exits non-zero if any item failed.`,
 	f.StringVar(&data, "data", "shelfmark-data", "directory of the SQLite database and the content store (as for serve)")
 	f.StringVar(&database, "database", "", "PostgreSQL URL; empty means SQLite in --data")
 	f.StringVar(&durability, "durability", "safe", "safe or relaxed (see serve --help)")
+	f.StringVar(&server, "server", "", "URL of a running Shelfmark server to ingest into over its REST API (instead of --data / --database)")
 	f.StringVar(&collection, "collection", "", "put every work in this collection (its id)")
 	f.IntVar(&workers, "workers", 0, "files stored in parallel (0: the number of cores)")
 	f.IntVar(&batch, "batch", 64, "items handed to the engine per call")
