@@ -24,12 +24,13 @@ type labEnv struct {
 	blobs *blob.LocalStore
 }
 
-func openLab(ctx context.Context, database, durability string) (*labEnv, error) {
+// openLab opens a fresh store; bulk as for openStorage.
+func openLab(ctx context.Context, database, durability string, bulk bool) (*labEnv, error) {
 	dir, err := os.MkdirTemp("", "shelfmark-bench-")
 	if err != nil {
 		return nil, err
 	}
-	store, err := openStorage(ctx, database, filepath.Join(dir, "data"), durability, 0)
+	store, err := openStorage(ctx, database, filepath.Join(dir, "data"), durability, 0, bulk)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -83,7 +84,7 @@ write + fsync of one page's bytes.`,
 				return err
 			}
 			ctx := cmd.Context()
-			e, err := openLab(ctx, database, durability)
+			e, err := openLab(ctx, database, durability, false)
 			if err != nil {
 				return err
 			}
@@ -135,7 +136,7 @@ first tenth, flat: ≥ 0.9), then times a page of 100 members at the start and a
 				return err
 			}
 			ctx := cmd.Context()
-			e, err := openLab(ctx, database, durability)
+			e, err := openLab(ctx, database, durability, true)
 			if err != nil {
 				return err
 			}
@@ -191,7 +192,7 @@ func rawLimit(ctx context.Context, database, durability string, batch int) (floa
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	store, err := openStorage(ctx, database, dir, durability, 0)
+	store, err := openStorage(ctx, database, dir, durability, 0, false)
 	if err != nil {
 		return 0, err
 	}

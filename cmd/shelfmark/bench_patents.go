@@ -31,7 +31,7 @@ one new file each.`,
 				return err
 			}
 			ctx := cmd.Context()
-			e, err := openLab(ctx, database, durability)
+			e, err := openLab(ctx, database, durability, true)
 			if err != nil {
 				return err
 			}
