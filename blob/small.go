@@ -47,7 +47,7 @@ const busyTimeoutMS = 30000
 func openSmall(path string) (*smallStore, error) {
 	dsn := func(extra string) string {
 		return "file:" + (&url.URL{Path: path}).EscapedPath() +
-			fmt.Sprintf("?_journal_mode=WAL&_synchronous=FULL&_busy_timeout=%d&_foreign_keys=0", busyTimeoutMS) + extra
+			fmt.Sprintf("?_journal_mode=WAL&_synchronous=FULL&_busy_timeout=%d&_foreign_keys=0&_cache_size=-32768", busyTimeoutMS) + extra
 	}
 	w, err := sql.Open("sqlite3", dsn("&_txlock=immediate"))
 	if err != nil {
