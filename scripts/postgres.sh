@@ -206,12 +206,25 @@ cmd_url() {
 	echo "postgres://$user@127.0.0.1:$port/$dbname?sslmode=disable"
 }
 
+# cmd_fresh NAME: an empty database NAME (dropped first if it exists) on the
+# running server, for a benchmark that must start from nothing; prints its URL.
+cmd_fresh() {
+	local name=${1:-}
+	[[ $name =~ ^[a-z][a-z0-9_]*$ ]] || die "fresh: give a database name of lower-case letters, digits and _"
+	[[ -n $bindir ]] || die "PostgreSQL is not installed; run: $0 start"
+	local psql=("$bindir/psql" -X -q -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres -v ON_ERROR_STOP=1)
+	PGOPTIONS="-c client_min_messages=warning" "${psql[@]}" -c "DROP DATABASE IF EXISTS $name" >/dev/null
+	"${psql[@]}" -c "CREATE DATABASE $name" >/dev/null
+	cmd_url | sed "s#/$dbname?#/$name?#"
+}
+
 case ${1:-} in
 start) cmd_start ;;
 stop) cmd_stop ;;
 url) cmd_url ;;
+fresh) cmd_fresh "${2:-}" ;;
 *)
-	echo "usage: $0 start|stop|url" >&2
+	echo "usage: $0 start|stop|url|fresh NAME" >&2
 	exit 2
 	;;
 esac

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs the bulk-ingest lab (brief §5) at the brief's sizes on SQLite and on the
+# project's PostgreSQL (scripts/postgres.sh), one scenario at a time, writing
+# JSON and HTML reports under OUT (default bench-out/). Takes about an hour on
+# a 2-core machine. SIZE overrides the patents and collection work counts.
+#
+#   scripts/bench.sh [OUT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bench-out}
+size=${SIZE:-1000000}
+mkdir -p "$out"
+go build -o "$out/shelfmark" ./cmd/shelfmark
+bash scripts/postgres.sh start >/dev/null
+
+run() { # name, then the bench arguments
+	local name=$1
+	shift
+	echo "== $name: shelfmark bench $*"
+	"$out/shelfmark" bench "$@" --json "$out/$name.json" --report "$out/$name" | tail -n 3
+}
+run patents-sqlite patents --objects "$size"
+run collection-sqlite collection --objects "$size"
+run book-sqlite book
+run patents-postgres patents --objects "$size" --database "$(bash scripts/postgres.sh fresh bench_patents)"
+run collection-postgres collection --objects "$size" --database "$(bash scripts/postgres.sh fresh bench_collection)"
+run book-postgres book --database "$(bash scripts/postgres.sh fresh bench_book)"
