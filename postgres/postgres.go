@@ -38,6 +38,13 @@
 // Every SQL statement goes through one wrapper (runner) that reports it to
 // Options.Tracer. Bulk writes send one statement per call whatever the
 // number of rows (unnest arrays), and no statement at all for empty input.
+// Bulk inserts of many rows (at least defaultCopyMinRows: the new rows of a
+// group commit's batch, buffered by the engine) use COPY instead: straight
+// into the table where an existing row is an error anyway (resources,
+// files, sources), and inside a savepoint where existing rows must be
+// replaced or kept (fields, memberships), falling back to the unnest
+// statement with ON CONFLICT when the COPY meets one. The number of
+// statements still does not depend on the number of rows.
 package postgres
 
 import (
@@ -93,6 +100,7 @@ type DB struct {
 	pool    *pgxpool.Pool
 	tracer  shelfmark.StatementTracer
 	relaxed bool
+	copyMin int // bulk inserts of at least this many rows use COPY
 }
 
 var _ shelfmark.Storage = (*DB)(nil)
@@ -115,7 +123,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	db := &DB{pool: pool, tracer: opts.Tracer, relaxed: opts.Relaxed}
+	db := &DB{pool: pool, tracer: opts.Tracer, relaxed: opts.Relaxed, copyMin: defaultCopyMinRows}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -191,7 +199,7 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 		return fmt.Errorf("postgres: begin write transaction: %w", err)
 	}
 	defer rollback(tx)
-	if err := fn(&writeTx{readTx{r: db.run(tx)}}); err != nil {
+	if err := fn(&writeTx{readTx: readTx{r: db.run(tx)}}); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -219,11 +227,15 @@ type querier interface {
 // runner is the one place that sends SQL: every statement of the package
 // goes through its methods, which report it to the tracer.
 type runner struct {
-	q      querier
-	tracer shelfmark.StatementTracer
+	q       querier
+	tracer  shelfmark.StatementTracer
+	copyMin int // see DB.copyMin
 }
 
-func (db *DB) run(q querier) runner { return runner{q: q, tracer: db.tracer} }
+func (db *DB) run(q querier) runner { return runner{q: q, tracer: db.tracer, copyMin: db.copyMin} }
+
+// useCopy reports whether a bulk insert of n rows should use COPY.
+func (r runner) useCopy(n int) bool { return r.copyMin > 0 && n >= r.copyMin }
 
 func (r runner) trace(sql string, rows int64) {
 	if r.tracer != nil {

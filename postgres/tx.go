@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,7 +16,10 @@ import (
 type readTx struct{ r runner }
 
 // writeTx implements shelfmark.WriteTx inside an Update.
-type writeTx struct{ readTx }
+type writeTx struct {
+	readTx
+	savepoints int // savepoints opened for COPY (see copyInSavepoint)
+}
 
 var (
 	_ shelfmark.ReadTx  = (*readTx)(nil)
@@ -239,12 +243,26 @@ func (t *writeTx) NextSeq(ctx context.Context, n int) (int64, error) {
 	return last - int64(n) + 1, nil
 }
 
-// InsertResources inserts rows in one statement.
+// resourceColumns is resourceCols as a list, for COPY.
+var resourceColumns = strings.Split(resourceCols, ", ")
+
+// InsertResources inserts rows in one statement: COPY for many rows, else
+// an INSERT over unnest arrays. A row whose key exists fails either way.
 func (t *writeTx) InsertResources(ctx context.Context, rows []*shelfmark.ResourceRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	n := len(rows)
+	if t.r.useCopy(n) {
+		if _, err := t.r.copyFrom(ctx, "resources", resourceColumns, n, func(i int) []any {
+			r := rows[i]
+			return []any{r.Key, string(r.Kind), string(r.Visibility), microsPtr(r.Embargo), nullZero(r.Parent), nullZero(r.Position),
+				r.Version, r.Seq, micros(r.Created), micros(r.Modified), microsPtr(r.Deleted)}
+		}); err != nil {
+			return fmt.Errorf("postgres: insert %d resources: %w", n, err)
+		}
+		return nil
+	}
 	var (
 		keys, versions, seqs, created, modified  = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 		kinds, visibilities                      = make([]string, n), make([]string, n)
@@ -287,9 +305,14 @@ WHERE key = $1`, row.Key, string(row.Visibility), microsPtr(row.Embargo), row.Ve
 	return nil
 }
 
+// fieldColumns are the columns of fields, for COPY.
+var fieldColumns = []string{"resource", "predicate", "objects"}
+
 // PutFields upserts the fields that have objects and deletes those that
-// have none: at most two statements whatever the number of fields, with
-// the rows in arrays (unnest).
+// have none: a number of statements that does not depend on the number of
+// fields, with the rows in arrays (unnest). Many fields to upsert (the new
+// resources of a batch) are first tried with COPY inside a savepoint; if
+// one of them exists already, the COPY is undone and the upsert runs.
 func (t *writeTx) PutFields(ctx context.Context, keys []int64, fields []shelfmark.Field) error {
 	if len(keys) != len(fields) {
 		return fmt.Errorf("postgres: put fields: %d keys for %d fields", len(keys), len(fields))
@@ -303,6 +326,17 @@ func (t *writeTx) PutFields(ctx context.Context, keys []int64, fields []shelfmar
 		} else {
 			putKeys, putPreds = append(putKeys, keys[i]), append(putPreds, f.Predicate)
 			putObjs = append(putObjs, shelfmark.EncodeObjects(f.Objects))
+		}
+	}
+	if t.copyInSavepoint(len(putKeys)) {
+		conflict, err := t.r.copyNew(ctx, "fields", fieldColumns, len(putKeys), func(i int) []any {
+			return []any{putKeys[i], putPreds[i], putObjs[i]}
+		})
+		if err != nil {
+			return fmt.Errorf("postgres: put %d fields: %w", len(putKeys), err)
+		}
+		if !conflict {
+			putKeys = nil // written
 		}
 	}
 	if len(putKeys) > 0 {
@@ -329,11 +363,27 @@ func membershipArrays(ms []shelfmark.Membership) (collections, members []int64) 
 	return collections, members
 }
 
+// membershipColumns are the columns of memberships, for COPY.
+var membershipColumns = []string{"collection", "member"}
+
 // InsertMemberships adds edges in one statement; existing edges (and
-// repeats within ms) are left as they are.
+// repeats within ms) are left as they are. Many edges are first tried
+// with COPY inside a savepoint; if one of them exists already (or repeats),
+// the COPY is undone and the INSERT … ON CONFLICT DO NOTHING runs.
 func (t *writeTx) InsertMemberships(ctx context.Context, ms []shelfmark.Membership) error {
 	if len(ms) == 0 {
 		return nil
+	}
+	if t.copyInSavepoint(len(ms)) {
+		conflict, err := t.r.copyNew(ctx, "memberships", membershipColumns, len(ms), func(i int) []any {
+			return []any{ms[i].Collection, ms[i].Member}
+		})
+		if err != nil {
+			return fmt.Errorf("postgres: insert %d memberships: %w", len(ms), err)
+		}
+		if !conflict {
+			return nil
+		}
 	}
 	cs, mems := membershipArrays(ms)
 	if _, err := t.r.exec(ctx, `INSERT INTO memberships (collection, member)
@@ -359,23 +409,37 @@ WHERE m.collection = d.collection AND m.member = d.member`, cs, mems); err != ni
 // setPositionsSQL orders a parent's children in one statement. $1 is the
 // parent, $2 the ordered children. The rows it considers are the children
 // now ordered (position < UnorderedBase, a range of the (parent, position)
-// index) and the children named in $2; each gets its index in $2 (1-based)
-// or, when $2 does not name it, UnorderedBase+key. Rows whose position
-// would not change are not written, so applying the same order twice writes
-// nothing, and unordered children that stay unordered are never read.
+// index) and the unordered children that $2 names; each gets its index in
+// $2 (1-based) or, when $2 does not name it, UnorderedBase+key. Rows whose
+// position would not change are dropped before the update, so applying the
+// same order twice writes nothing, and unordered children that stay
+// unordered are never read.
+//
+// The UPDATE finds its rows by the ctid (physical address) read in x, not
+// by key: a TID scan instead of one primary key lookup per row (5–9% of
+// the statement's time for 1,200 children). A ctid identifies the row
+// version this statement's snapshot sees, and nothing else can update it in
+// the meantime: every write transaction holds the writer lock (see the
+// package documentation). Without that lock a concurrently updated row
+// would be skipped (its new version has another ctid), not reordered.
+//
+// The cost per row is writing the new row version into the heap and into
+// all three indexes of resources: an update of position can never be HOT
+// (resources_children indexes it), so even resources_seq, whose key does
+// not change, gets a new entry for every reordered child.
 var setPositionsSQL = `WITH u AS (
     SELECT key, ord FROM unnest($2::bigint[]) WITH ORDINALITY AS u(key, ord)
 ), x AS (
-    SELECT c.key, COALESCE(u.ord, ` + strconv.FormatInt(shelfmark.UnorderedBase, 10) + ` + c.key) AS pos
+    SELECT c.ctid AS tid, c.position AS old, COALESCE(u.ord, ` + strconv.FormatInt(shelfmark.UnorderedBase, 10) + ` + c.key) AS pos
     FROM resources c LEFT JOIN u ON u.key = c.key
     WHERE c.parent = $1 AND c.position < ` + strconv.FormatInt(shelfmark.UnorderedBase, 10) + `
   UNION ALL
-    SELECT c.key, u.ord
+    SELECT c.ctid, c.position, u.ord
     FROM u JOIN resources c ON c.key = u.key
     WHERE c.parent = $1 AND (c.position >= ` + strconv.FormatInt(shelfmark.UnorderedBase, 10) + ` OR c.position IS NULL)
 )
 UPDATE resources r SET position = x.pos FROM x
-WHERE r.key = x.key AND r.position IS DISTINCT FROM x.pos`
+WHERE r.ctid = x.tid AND x.old IS DISTINCT FROM x.pos`
 
 // SetPositions gives children[i] position i+1 and every other child of
 // parent that had an order position UnorderedBase+key, in one statement
@@ -391,8 +455,11 @@ func (t *writeTx) SetPositions(ctx context.Context, parent int64, children []int
 	return nil
 }
 
+// fileColumns are the columns of files, for COPY.
+var fileColumns = []string{"resource", "name", "media_type", "size", "sha256", "sha512", "md5", "use", "external_url"}
+
 // InsertFiles stores files[i] as the file description of keys[i], in one
-// statement.
+// statement (COPY for many files).
 func (t *writeTx) InsertFiles(ctx context.Context, keys []int64, files []*shelfmark.File) error {
 	if len(keys) != len(files) {
 		return fmt.Errorf("postgres: insert files: %d keys for %d files", len(keys), len(files))
@@ -401,6 +468,15 @@ func (t *writeTx) InsertFiles(ctx context.Context, keys []int64, files []*shelfm
 		return nil
 	}
 	n := len(files)
+	if t.r.useCopy(n) {
+		if _, err := t.r.copyFrom(ctx, "files", fileColumns, n, func(i int) []any {
+			f := files[i]
+			return []any{keys[i], f.Name, f.MediaType, f.Size, f.SHA256, f.SHA512, f.MD5, f.Use, f.ExternalURL}
+		}); err != nil {
+			return fmt.Errorf("postgres: insert %d files: %w", n, err)
+		}
+		return nil
+	}
 	names, types, sha256s, sha512s, md5s, uses, urls := make([]string, n), make([]string, n), make([]string, n),
 		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	sizes := make([]int64, n)

@@ -12,7 +12,7 @@ import (
 
 func isWrite(q string) bool {
 	q = strings.ToUpper(strings.TrimSpace(q))
-	for _, w := range []string{"INSERT", "UPDATE", "DELETE", "WITH"} {
+	for _, w := range []string{"INSERT", "UPDATE", "DELETE", "WITH", "COPY"} {
 		if strings.HasPrefix(q, w) {
 			return true
 		}
