@@ -172,11 +172,15 @@ WHERE m.member = $1 AND r.deleted IS NULL ORDER BY m.collection`, []any{key}, fu
 	return out, nil
 }
 
-// membersSQL reads a page of members. r.key > $2 repeats m.member > $2 for
-// the planner, which does not carry inequalities across the join: without
-// it, a merge join would read resources from the first key up to the page.
-const membersSQL = `SELECT ` + resourceColsR + ` FROM memberships m JOIN resources r ON r.key = m.member
-WHERE m.collection = $1 AND m.member > $2 AND r.key > $2 AND r.deleted IS NULL ORDER BY m.member LIMIT $3`
+// membersSQL reads a page of members, walking the collection's memberships
+// in key order and looking each member up: the LATERAL subquery with OFFSET
+// 0 keeps the planner from turning it into a join driven by resources. As a
+// plain join, page 1 of a collection whose members are not the first
+// resources walked resources from the first key (61 ms at 1,000,000
+// members after 34,000 other resources; 0.5 ms this way).
+const membersSQL = `SELECT ` + resourceColsR + ` FROM memberships m CROSS JOIN LATERAL (
+SELECT * FROM resources r WHERE r.key = m.member AND r.deleted IS NULL OFFSET 0) r
+WHERE m.collection = $1 AND m.member > $2 ORDER BY m.member LIMIT $3`
 
 // Members returns up to limit live members of collection with keys above
 // after, by key. It walks the memberships primary key (collection, member)
