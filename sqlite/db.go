@@ -37,11 +37,6 @@ type Options struct {
 	Relaxed bool
 	// ReadConns is the size of the read pool (0 = 2 × cores, at least 4).
 	ReadConns int
-	// CheckpointPages is the WAL size in pages past which a commit
-	// checkpoints (0 = 100: short tails for one write per request). Bulk
-	// loads write faster with larger, rarer checkpoints (1,000 is SQLite's
-	// own default).
-	CheckpointPages int
 }
 
 // DB is a SQLite database. It implements shelfmark.Storage.
@@ -94,10 +89,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// runs inside a commit and holds the writer while it flushes, so smaller
 	// ones keep the tail short (bench rest, relaxed mode: p95 110 ms at
 	// 1,000 pages, 6.8 ms at 250, 2.4 ms at 100).
-	if opts.CheckpointPages <= 0 {
-		opts.CheckpointPages = 100
-	}
-	onConnect := fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", opts.CheckpointPages)
+	onConnect := "PRAGMA wal_autocheckpoint = 100"
 	w := openPool(dsn+wparams.Encode(), onConnect)
 	w.SetMaxOpenConns(2)
 	w.SetMaxIdleConns(2)

@@ -110,7 +110,7 @@ instead, so both can be compared with the same load generator.`,
 				}
 				defer os.RemoveAll(dir)
 				// the raw limit of the same rows on the same storage, before the ramp
-				store, err := openStorage(ctx, database, filepath.Join(dir, "raw"), durability, 0, false)
+				store, err := openStorage(ctx, database, filepath.Join(dir, "raw"), durability, 0)
 				if err != nil {
 					return err
 				}

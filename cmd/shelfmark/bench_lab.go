@@ -24,13 +24,12 @@ type labEnv struct {
 	blobs *blob.LocalStore
 }
 
-// openLab opens a fresh store; bulk as for openStorage.
-func openLab(ctx context.Context, database, durability string, bulk bool) (*labEnv, error) {
+func openLab(ctx context.Context, database, durability string) (*labEnv, error) {
 	dir, err := os.MkdirTemp("", "shelfmark-bench-")
 	if err != nil {
 		return nil, err
 	}
-	store, err := openStorage(ctx, database, filepath.Join(dir, "data"), durability, 0, bulk)
+	store, err := openStorage(ctx, database, filepath.Join(dir, "data"), durability, 0)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -84,7 +83,7 @@ write + fsync of one page's bytes.`,
 				return err
 			}
 			ctx := cmd.Context()
-			e, err := openLab(ctx, database, durability, false)
+			e, err := openLab(ctx, database, durability)
 			if err != nil {
 				return err
 			}
@@ -136,7 +135,7 @@ first tenth, flat: ≥ 0.9), then times a page of 100 members at the start and a
 				return err
 			}
 			ctx := cmd.Context()
-			e, err := openLab(ctx, database, durability, true)
+			e, err := openLab(ctx, database, durability)
 			if err != nil {
 				return err
 			}
@@ -192,7 +191,7 @@ func rawLimit(ctx context.Context, database, durability string, batch int) (floa
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	store, err := openStorage(ctx, database, dir, durability, 0, false)
+	store, err := openStorage(ctx, database, dir, durability, 0)
 	if err != nil {
 		return 0, err
 	}

@@ -31,7 +31,7 @@ one new file each.`,
 				return err
 			}
 			ctx := cmd.Context()
-			e, err := openLab(ctx, database, durability, true)
+			e, err := openLab(ctx, database, durability)
 			if err != nil {
 				return err
 			}

@@ -80,7 +80,7 @@ items the server holds, as they do locally.`,
 				}
 				repo, blobs = client, client
 			} else {
-				store, err := openStorage(ctx, database, data, durability, 0, true)
+				store, err := openStorage(ctx, database, data, durability, 0)
 				if err != nil {
 					return fmt.Errorf("open database: %w", err)
 				}

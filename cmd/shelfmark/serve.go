@@ -62,10 +62,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 }
 
 // openStorage opens the backend a config names.
-// openStorage opens PostgreSQL at database, or SQLite in data. bulk tunes
-// SQLite for bulk loads: larger, rarer WAL checkpoints (fewer fsyncs per
-// work, a longer pause at each).
-func openStorage(ctx context.Context, database, data, durability string, maxConns int, bulk bool) (shelfmark.Storage, error) {
+func openStorage(ctx context.Context, database, data, durability string, maxConns int) (shelfmark.Storage, error) {
 	relaxed := false
 	switch durability {
 	case "safe":
@@ -79,11 +76,7 @@ func openStorage(ctx context.Context, database, data, durability string, maxConn
 	} else if database != "" {
 		return nil, fmt.Errorf("--database must be a postgres:// URL (or empty for SQLite), not %q", database)
 	}
-	opts := sqlite.Options{Relaxed: relaxed, ReadConns: maxConns}
-	if bulk {
-		opts.CheckpointPages = 1000
-	}
-	return sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), opts)
+	return sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), sqlite.Options{Relaxed: relaxed, ReadConns: maxConns})
 }
 
 func serve(ctx context.Context, c serveConfig) error {
@@ -96,7 +89,7 @@ func serve(ctx context.Context, c serveConfig) error {
 	if err != nil {
 		return fmt.Errorf("--max-upload: %w", err)
 	}
-	store, err := openStorage(ctx, c.database, c.data, c.durability, c.dbMaxConns, false)
+	store, err := openStorage(ctx, c.database, c.data, c.durability, c.dbMaxConns)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
