@@ -2,6 +2,11 @@ package shelfmark
 
 import (
 	"context"
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"hash"
 	"io"
 )
 
@@ -39,6 +44,38 @@ const (
 	MD5    DigestAlgorithm = "md5"
 	SHA1   DigestAlgorithm = "sha"
 )
+
+// New returns a running hash computing the algorithm, or nil when the
+// algorithm is not one of the supported ones above.
+func (a DigestAlgorithm) New() hash.Hash {
+	switch a {
+	case SHA256:
+		return sha256.New()
+	case SHA512:
+		return sha512.New()
+	case MD5:
+		return md5.New()
+	case SHA1:
+		return sha1.New()
+	}
+	return nil
+}
+
+// Size returns the length in bytes of the algorithm's digests, or 0 when
+// the algorithm is not supported.
+func (a DigestAlgorithm) Size() int {
+	switch a {
+	case SHA256:
+		return sha256.Size
+	case SHA512:
+		return sha512.Size
+	case MD5:
+		return md5.Size
+	case SHA1:
+		return sha1.Size
+	}
+	return 0
+}
 
 // Digest is a checksum a client sent with its bytes.
 type Digest struct {

@@ -6,10 +6,7 @@ package blob
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
-	"crypto/sha1"
 	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -487,21 +484,6 @@ type namedHash struct {
 	h   hash.Hash
 }
 
-// newHash returns a hash computing alg and the length of its sums.
-func newHash(alg shelfmark.DigestAlgorithm) (hash.Hash, int, bool) {
-	switch alg {
-	case shelfmark.SHA256:
-		return sha256.New(), sha256.Size, true
-	case shelfmark.SHA512:
-		return sha512.New(), sha512.Size, true
-	case shelfmark.MD5:
-		return md5.New(), md5.Size, true
-	case shelfmark.SHA1:
-		return sha1.New(), sha1.Size, true
-	}
-	return nil, 0, false
-}
-
 // newHashes returns one hash per algorithm among SHA-256, opts.Compute and
 // opts.Expect, after checking the algorithms and the expected lengths.
 func newHashes(opts shelfmark.PutOptions) ([]namedHash, error) {
@@ -517,8 +499,8 @@ func newHashes(opts shelfmark.PutOptions) ([]namedHash, error) {
 		if _, ok := seen[alg]; ok {
 			continue
 		}
-		h, n, ok := newHash(alg)
-		if !ok {
+		h, n := alg.New(), alg.Size()
+		if h == nil {
 			return nil, &shelfmark.Error{
 				Code:    shelfmark.EINVALID,
 				Message: fmt.Sprintf("The digest algorithm %.40q is not supported; use sha-256, sha-512, md5 or sha.", alg),

@@ -3,10 +3,6 @@ package http
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -345,7 +341,7 @@ func (c *Client) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOptions
 		if body.has(alg) {
 			continue
 		}
-		h := newClientHash(alg)
+		h := alg.New()
 		if h == nil {
 			return nil, shelfmark.Errorf(shelfmark.EINVALID, "The digest algorithm %q is not one of sha-256, sha-512, md5, sha.", alg)
 		}
@@ -411,20 +407,6 @@ func algorithms(ds []shelfmark.Digest) []shelfmark.DigestAlgorithm {
 type namedHash struct {
 	alg shelfmark.DigestAlgorithm
 	h   hash.Hash
-}
-
-func newClientHash(alg shelfmark.DigestAlgorithm) hash.Hash {
-	switch alg {
-	case shelfmark.SHA256:
-		return sha256.New()
-	case shelfmark.SHA512:
-		return sha512.New()
-	case shelfmark.MD5:
-		return md5.New()
-	case shelfmark.SHA1:
-		return sha1.New()
-	}
-	return nil
 }
 
 // uploadBody is the body of a put: it counts and hashes the bytes as the

@@ -17,21 +17,6 @@ import (
 // Structured Field Dictionaries (RFC 8941, updated by RFC 9651), and the
 // older Digest field of RFC 3230 that Fedora clients send.
 
-// digestSize returns the length of the digests of a supported algorithm.
-func digestSize(alg shelfmark.DigestAlgorithm) int {
-	switch alg {
-	case shelfmark.SHA256:
-		return 32
-	case shelfmark.SHA512:
-		return 64
-	case shelfmark.MD5:
-		return 16
-	case shelfmark.SHA1:
-		return 20
-	}
-	return 0
-}
-
 // ParseContentDigest parses the value of a Content-Digest or Repr-Digest
 // field (RFC 9530): a Structured Field Dictionary whose keys name algorithms
 // and whose values are Byte Sequences, such as
@@ -105,7 +90,7 @@ func legacyAlgorithm(name string) (shelfmark.DigestAlgorithm, bool) {
 
 // decodeLegacyValue decodes the hex or base64 value of alg in a Digest field.
 func decodeLegacyValue(alg shelfmark.DigestAlgorithm, v string) ([]byte, error) {
-	n := digestSize(alg)
+	n := alg.Size()
 	if v == "" {
 		return nil, digestError("Digest", map[string]any{"algorithm": string(alg)},
 			"The Digest header gives no value for %s.", alg)
@@ -252,9 +237,9 @@ func digestError(field string, details map[string]any, format string, args ...an
 
 func lengthError(field string, alg shelfmark.DigestAlgorithm, n int) error {
 	return digestError(field,
-		map[string]any{"algorithm": string(alg), "length": n, "expected_length": digestSize(alg)},
+		map[string]any{"algorithm": string(alg), "length": n, "expected_length": alg.Size()},
 		"The %s digest in the %s header is %d bytes long; a %s digest has %d bytes.",
-		alg, field, n, alg, digestSize(alg))
+		alg, field, n, alg, alg.Size())
 }
 
 // Structured Field parsing (RFC 8941 section 4.2, RFC 9651 section 4.2).
@@ -286,7 +271,7 @@ func parseDigestDictionary(field, v string) ([]shelfmark.Digest, error) {
 	var out []shelfmark.Digest
 	for _, m := range members {
 		alg := shelfmark.DigestAlgorithm(m.key)
-		n := digestSize(alg)
+		n := alg.Size()
 		if n == 0 {
 			continue // RFC 9530: unknown algorithms are ignored
 		}

@@ -365,7 +365,7 @@ func FuzzParseContentDigest(f *testing.F) {
 		}
 		seen := map[shelfmark.DigestAlgorithm]bool{}
 		for _, d := range ds {
-			if n := digestSize(d.Algorithm); n == 0 || len(d.Value) != n || seen[d.Algorithm] {
+			if n := d.Algorithm.Size(); n == 0 || len(d.Value) != n || seen[d.Algorithm] {
 				t.Fatalf("ParseContentDigest(%q) = %v", v, ds)
 			}
 			seen[d.Algorithm] = true

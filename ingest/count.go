@@ -100,14 +100,7 @@ func (s *csvSource) Count(ctx context.Context) (int64, error) {
 		} else if err != nil {
 			return n, nil // Next ends the stream here too
 		}
-		blank := true
-		for _, c := range rec {
-			if strings.TrimSpace(c) != "" {
-				blank = false
-				break
-			}
-		}
-		if blank {
+		if blankRecord(rec) {
 			continue
 		}
 		key := ""

@@ -228,7 +228,7 @@ func (s *csvSource) read() (*csvRow, error) {
 			return nil, s.err
 		}
 		s.row++
-		if !slices.ContainsFunc(rec, func(c string) bool { return strings.TrimSpace(c) != "" }) {
+		if blankRecord(rec) {
 			continue
 		}
 		row := &csvRow{n: s.row, rec: rec}
@@ -336,4 +336,10 @@ func (s *csvSource) Close() error {
 	}
 	s.closed = true
 	return errors.Join(s.closer.Close(), s.seen.close())
+}
+
+// blankRecord reports whether every cell of a CSV record is blank; such
+// rows are skipped.
+func blankRecord(rec []string) bool {
+	return !slices.ContainsFunc(rec, func(c string) bool { return strings.TrimSpace(c) != "" })
 }

@@ -160,7 +160,7 @@ func Run(ctx context.Context, repo Repository, blobs shelfmark.BlobStore, src So
 					if ctx.Err() == nil {
 						p.fail(it.Key, err.Error())
 					}
-				} else if g != nil {
+				} else {
 					groups <- g
 				}
 			}
