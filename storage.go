@@ -67,6 +67,8 @@ type Membership struct {
 // ReadTx reads within a transaction. Methods return ENOTFOUND errors only
 // where documented; missing rows are otherwise simply absent.
 type ReadTx interface {
+	OAIReadTx
+	ChangeReadTx
 	// Resource returns the row for key, or (nil, nil) when there is none.
 	Resource(ctx context.Context, key int64) (*ResourceRow, error)
 	// Resources returns the rows that exist among keys, in any order.
@@ -93,6 +95,7 @@ type ReadTx interface {
 // WriteTx reads and writes within a write transaction.
 type WriteTx interface {
 	ReadTx
+	OAIWriteTx
 	// NextSeq reserves n consecutive change sequence numbers and returns
 	// the first. Sequence numbers are handed out in commit order: a
 	// transaction that takes a number holds the counter until it ends.

@@ -39,6 +39,11 @@ func Run(t *testing.T, open Opener) {
 		{"CostMembership", testCostMembership},
 		{"CostPages", testCostPages},
 		{"CostEdit", testCostEdit},
+		{"OAIRecords", testOAIRecords},
+		{"OAISets", testOAISets},
+		{"Counters", testCounters},
+		{"Changes", testChanges},
+		{"CostOAI", testCostOAI},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

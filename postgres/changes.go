@@ -1,0 +1,131 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// changesSQL reads the resources changed after a seq ($1), in seq order
+// (then key), from one range of resources_seq (seq, key): a page costs the
+// same at any depth. One commit gives one seq to every resource an
+// operation changes (a group, a tombstoned tree), so a page may end inside
+// a seq; the caller resumes after the last seq it has read whole.
+const changesSQL = `SELECT ` + resourceCols + ` FROM resources WHERE seq > $1 ORDER BY seq, key LIMIT $2`
+
+// Changes returns up to limit resources, live or tombstoned, whose seq is
+// above after, by seq (then key).
+func (t *readTx) Changes(ctx context.Context, after int64, limit int) ([]*shelfmark.ResourceRow, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := t.resources(ctx, changesSQL, after, int64(limit))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: changes after %d: %w", after, err)
+	}
+	return rows, nil
+}
+
+// FieldsOf returns the fields of each of keys, sorted by predicate, in one
+// statement over the fields primary key.
+func (t *readTx) FieldsOf(ctx context.Context, keys []int64) (map[int64][]shelfmark.Field, error) {
+	out := map[int64][]shelfmark.Field{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	_, err := t.r.query(ctx, `SELECT resource, predicate, objects FROM fields WHERE resource = ANY($1) ORDER BY resource, predicate`,
+		[]any{keys}, func(rows pgx.Rows) error {
+			var (
+				key int64
+				f   shelfmark.Field
+				raw []byte
+			)
+			if err := rows.Scan(&key, &f.Predicate, &raw); err != nil {
+				return err
+			}
+			objs, err := shelfmark.DecodeObjects(raw)
+			if err != nil {
+				return fmt.Errorf("resource %d field %s: %w", key, f.Predicate, err)
+			}
+			f.Objects = objs
+			out[key] = append(out[key], f)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: fields of %d resources: %w", len(keys), err)
+	}
+	return out, nil
+}
+
+// MemberOfMany returns the live collections of each of keys, ascending,
+// in one statement over memberships_member.
+func (t *readTx) MemberOfMany(ctx context.Context, keys []int64) (map[int64][]int64, error) {
+	out := map[int64][]int64{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	_, err := t.r.query(ctx, `SELECT m.member, m.collection FROM memberships m JOIN resources r ON r.key = m.collection
+WHERE m.member = ANY($1) AND r.deleted IS NULL ORDER BY m.member, m.collection`, []any{keys}, func(rows pgx.Rows) error {
+		var m, c int64
+		err := rows.Scan(&m, &c)
+		out[m] = append(out[m], c)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: collections of %d resources: %w", len(keys), err)
+	}
+	return out, nil
+}
+
+// FilesOfWorks returns, for each of works, its live file sets' live files
+// of the given use, in the file sets' order (then the files' own), in one
+// statement: the works' children from resources_children, their children
+// likewise, and each file's description.
+func (t *readTx) FilesOfWorks(ctx context.Context, works []int64, use string) (map[int64][]*shelfmark.File, error) {
+	out := map[int64][]*shelfmark.File{}
+	if len(works) == 0 {
+		return out, nil
+	}
+	_, err := t.r.query(ctx, `SELECT fs.parent, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url
+FROM resources fs
+JOIN resources fr ON fr.parent = fs.key
+JOIN files f ON f.resource = fr.key
+WHERE fs.parent = ANY($1) AND fs.kind = 'fileset' AND fs.deleted IS NULL
+  AND fr.kind = 'file' AND fr.deleted IS NULL AND f.use = $2
+ORDER BY fs.parent, fs.position, fr.position, fr.key`, []any{works, use}, func(rows pgx.Rows) error {
+		var (
+			work int64
+			f    shelfmark.File
+		)
+		if err := rows.Scan(&work, &f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL); err != nil {
+			return err
+		}
+		out[work] = append(out[work], &f)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %s files of %d works: %w", use, len(works), err)
+	}
+	return out, nil
+}
+
+// EmbargoEnds returns the keys of resources whose embargo ends in (after,
+// until], ascending, from the partial index resources_embargo.
+func (t *readTx) EmbargoEnds(ctx context.Context, after, until time.Time) ([]int64, error) {
+	var out []int64
+	_, err := t.r.query(ctx, `SELECT key FROM resources WHERE embargo IS NOT NULL AND embargo > $1 AND embargo <= $2 ORDER BY key`,
+		[]any{micros(after), micros(until)}, func(rows pgx.Rows) error {
+			var k int64
+			err := rows.Scan(&k)
+			out = append(out, k)
+			return err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: embargoes ending in (%s, %s]: %w", after.Format(time.RFC3339), until.Format(time.RFC3339), err)
+	}
+	return out, nil
+}
