@@ -38,6 +38,8 @@ type Options struct {
 	// Metrics, when set, is used instead of a new set (so the engine's
 	// commit observer and the server share one registry).
 	Metrics *Metrics
+	// OAI, when set, answers OAI-PMH requests (GET and POST) at /oai.
+	OAI http.Handler
 }
 
 // Server is the HTTP face of the repository.
@@ -67,6 +69,9 @@ func NewServer(opts Options) *Server {
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics}
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.method+" "+rt.pattern, rt.handler)
+	}
+	if opts.OAI != nil {
+		s.mux.Handle("/oai", opts.OAI)
 	}
 	s.mux.Handle("/", s.wrap(s.unmatched))
 	return s

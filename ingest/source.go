@@ -48,6 +48,9 @@ type FileRef struct {
 	// Open, when set, supplies the bytes instead of the file at Path (for
 	// sources that generate or stream content, such as benchmarks).
 	Open func() (io.ReadCloser, error)
+	// Use is what the file is to its work (shelfmark.File.Use); empty
+	// means "original".
+	Use string
 }
 
 // Source is a stream of items.

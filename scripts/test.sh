@@ -4,6 +4,8 @@
 #   scripts/test.sh -short     the same with the long crash/soak tests cut short
 # Extra arguments go to `go test`. PostgreSQL is installed (apt) if absent,
 # started on 127.0.0.1:55432 with its data under .build/, and stopped at the end.
+# scripts/testdeps.sh installs what the OAI-PMH and MARC tests need (xmllint,
+# a virtualenv with the sickle harvester, pymarc's test records) under .build/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export SHELFMARK_BUILD_DIR=${SHELFMARK_BUILD_DIR:-$PWD/.build}
@@ -32,6 +34,11 @@ if ! command -v staticcheck >/dev/null 2>&1 && [[ ! -x $(go env GOPATH)/bin/stat
 	go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
 "$(command -v staticcheck || echo "$(go env GOPATH)/bin/staticcheck")" ./...
+
+step "test tools and data: xmllint, sickle, pymarc's MARC records"
+scripts/testdeps.sh
+export SHELFMARK_PYMARC_DIR=$SHELFMARK_BUILD_DIR/testdata/pymarc-5.4.0
+export SHELFMARK_TEST_PYTHON=$SHELFMARK_BUILD_DIR/venv/bin/python
 
 step "PostgreSQL for the conformance suite"
 scripts/postgres.sh start

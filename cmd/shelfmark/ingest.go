@@ -25,7 +25,7 @@ func newIngestCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest PATH",
-		Short: "Load a directory tree, a BagIt bag (or a directory of bags) or a CSV manifest",
+		Short: "Load a directory tree, a BagIt bag (or a directory of bags), a CSV manifest or MARC records",
 		Long: `Load works in bulk into the repository that "serve" uses (--data / --database),
 or into a running server over its REST API (--server URL):
 
@@ -34,6 +34,10 @@ or into a running server over its REST API (--server URL):
   shelfmark ingest BAG        a BagIt 1.0 bag, verified (manifests, Payload-Oxum) before storing
   shelfmark ingest BAGS       a directory whose subdirectories are bags
   shelfmark ingest FILE.csv   a CSV manifest, one row per work or per file
+  shelfmark ingest FILE.mrc   MARC 21 records, ISO 2709 in MARC-8 or UTF-8 (also .marc, .dat, .iso)
+  shelfmark ingest FILE.xml   MARC 21 records in MARCXML
+                              one work per record: Dublin Core by the Library of Congress
+                              crosswalk, and the record itself kept (OAI-PMH marcxml)
 
 Files are stored first, then each work with its file sets, files and order in
 one step, so a work is stored whole or not at all. Every item has a stable
@@ -156,7 +160,11 @@ func openSource(path string) (ingest.Source, string, error) {
 			src, err := ingest.OpenCSV(path)
 			return src, "csv", err
 		}
-		return nil, "", fmt.Errorf("ingest: %s is a file but not a .csv manifest", path)
+		if ingest.IsMARCFile(path) {
+			src, err := ingest.OpenMARC(path)
+			return src, "MARC file", err
+		}
+		return nil, "", fmt.Errorf("ingest: %s is a file but neither a .csv manifest nor a MARC file (.mrc, .marc, .dat, .iso, .xml)", path)
 	}
 	if _, err := os.Stat(filepath.Join(path, "bagit.txt")); err == nil {
 		src, err := ingest.OpenBag(path)

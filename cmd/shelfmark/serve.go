@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
 	shttp "github.com/shelfmark/shelfmark/http"
+	"github.com/shelfmark/shelfmark/oai"
 	"github.com/shelfmark/shelfmark/postgres"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
@@ -27,6 +29,14 @@ type serveConfig struct {
 	addr, data, database, durability, baseURL, maxUpload, logLevel string
 	dbMaxConns                                                     int
 	pprof                                                          bool
+	oai                                                            oaiConfig
+}
+
+// oaiConfig holds the OAI-PMH settings of `shelfmark serve`.
+type oaiConfig struct {
+	name, domain string
+	emails       []string
+	pageSize     int
 }
 
 func newServeCommand() *cobra.Command {
@@ -57,6 +67,10 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.IntVar(&c.dbMaxConns, "db-max-conns", 0, "database connections (0: derived from the number of cores)")
 	f.BoolVar(&c.pprof, "pprof", false, "serve Go profiles at /debug/pprof/ (for measuring; off by default)")
+	f.StringVar(&c.oai.name, "oai-name", "Shelfmark repository", "OAI-PMH: the repository name Identify gives")
+	f.StringVar(&c.oai.domain, "oai-domain", "", "OAI-PMH: the domain in record identifiers oai:DOMAIN:id (default: the host of --base-url, else "+oai.DefaultDomain+"); keep it stable, harvesters key records by it")
+	f.StringSliceVar(&c.oai.emails, "oai-admin-email", nil, "OAI-PMH: administrator email(s) Identify gives (default admin@DOMAIN)")
+	f.IntVar(&c.oai.pageSize, "oai-page-size", 100, "OAI-PMH: records or headers per list page")
 	annotateEnv(f)
 	return cmd
 }
@@ -100,9 +114,22 @@ func serve(ctx context.Context, c serveConfig) error {
 	}
 	defer blobs.Close()
 	metrics := shttp.NewMetrics(store)
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: metrics})
+	formats := oai.DefaultRegistry()
+	projector := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{Logger: log})
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, notifier{projector}}})
+	provider, err := newOAIProvider(store, formats, c, log)
+	if err != nil {
+		return err
+	}
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log,
-		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, Metrics: metrics})
+		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, Metrics: metrics, OAI: provider})
+	pctx, stopProjector := context.WithCancel(context.WithoutCancel(ctx))
+	projected := make(chan struct{})
+	go func() {
+		defer close(projected)
+		_ = projector.Run(pctx)
+	}()
+	defer func() { stopProjector(); <-projected }()
 
 	var handler http.Handler = srv
 	if c.pprof {
@@ -134,4 +161,45 @@ func serve(ctx context.Context, c serveConfig) error {
 	}
 	repo.Close() // commits whatever is queued
 	return err
+}
+
+// newOAIProvider configures the OAI-PMH provider from the serve settings.
+func newOAIProvider(store shelfmark.Storage, formats *oai.Registry, c serveConfig, log *slog.Logger) (*oai.Provider, error) {
+	cfg := oai.Config{RepositoryName: c.oai.name, Domain: c.oai.domain, AdminEmails: c.oai.emails,
+		PageSize: c.oai.pageSize, Logger: log}
+	if c.baseURL != "" {
+		u, err := url.Parse(c.baseURL)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("--base-url %q is not an absolute URL", c.baseURL)
+		}
+		cfg.BaseURL = strings.TrimSuffix(c.baseURL, "/") + "/oai"
+		if cfg.Domain == "" && u.Hostname() != "" && net.ParseIP(u.Hostname()) == nil && strings.Contains(u.Hostname(), ".") {
+			cfg.Domain = u.Hostname()
+		}
+	}
+	p, err := oai.NewProvider(store, formats, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("OAI-PMH settings: %w", err)
+	}
+	return p, nil
+}
+
+// commitObservers passes each group commit to several observers.
+type commitObservers []shelfmark.CommitObserver
+
+// ObserveCommit implements shelfmark.CommitObserver.
+func (os commitObservers) ObserveCommit(ops int, d time.Duration, err error) {
+	for _, o := range os {
+		o.ObserveCommit(ops, d, err)
+	}
+}
+
+// notifier wakes the OAI-PMH projector after each successful commit.
+type notifier struct{ p *oai.Projector }
+
+// ObserveCommit implements shelfmark.CommitObserver.
+func (n notifier) ObserveCommit(_ int, _ time.Duration, err error) {
+	if err == nil {
+		n.p.Notify()
+	}
 }

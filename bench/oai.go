@@ -1,0 +1,374 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/oai"
+)
+
+// OAIConfig configures the oai scenario (brief §5): Records works, a full
+// ListRecords harvest of them at PageSize records per page by a built-in
+// client over HTTP on 127.0.0.1, then a second harvest while works are
+// being ingested.
+type OAIConfig struct {
+	Records  int // default 1,000,000
+	PageSize int // default 100
+	Triples  int // statements per work (default 54)
+	Sets     int // collections the works are spread over (default 10)
+	Batch    int // works per CreateResources call (default 500)
+	// IngestBatch is how many works each commit adds during the second
+	// harvest (default 100).
+	IngestBatch int
+	Buckets     int // time buckets of the harvest (default 20)
+	Seed        uint64
+	// Progress, when set, is told what is happening and how far it is.
+	Progress func(stage string, done, total int)
+}
+
+// OAIResult holds the oai scenario's own figures.
+type OAIResult struct {
+	Report *Report
+	// FillPerS and ProjectPerS are the rates of storing the works and of
+	// rendering their records into the OAI-PMH view.
+	FillPerS, ProjectPerS float64
+	// First, Middle and Last are the latencies of the first, middle and
+	// last 1% of the pages (at least 5 pages each).
+	First, Middle, Last Latency
+	// LastOverFirst is Last.P50 / First.P50 (target ≤ 1.2).
+	LastOverFirst float64
+	// PageMS is every page's latency in harvest order (for the chart).
+	PageMS []float64
+	// During is the second harvest, run while works were ingested.
+	During *Report
+	// DuringIngestPerS is the ingest rate during the second harvest.
+	DuringIngestPerS float64
+	// DuringPageMS is every page's latency of the second harvest.
+	DuringPageMS []float64
+}
+
+// RunOAI runs the oai scenario against a repository, its storage and blob
+// store: the provider and the projector are the real ones, served by
+// net/http on a loopback port.
+func RunOAI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Storage, blobs shelfmark.BlobStore, c OAIConfig) (*OAIResult, error) {
+	if c.Records <= 0 {
+		c.Records = 1000000
+	}
+	if c.PageSize <= 0 {
+		c.PageSize = 100
+	}
+	if c.Triples <= 0 {
+		c.Triples = 54
+	}
+	if c.Sets <= 0 {
+		c.Sets = 10
+	}
+	if c.Batch <= 0 {
+		c.Batch = 500
+	}
+	if c.IngestBatch <= 0 {
+		c.IngestBatch = 100
+	}
+	if c.Buckets <= 0 {
+		c.Buckets = 20
+	}
+	progress := c.Progress
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
+	res := &OAIResult{}
+	rep := &Report{Scenario: "oai", Backend: store.Backend(), Started: time.Now().UTC(),
+		Params: map[string]any{"records": c.Records, "page_size": c.PageSize, "triples": c.Triples, "sets": c.Sets}}
+	res.Report = rep
+
+	// fill
+	var colls []shelfmark.ID
+	for i := 0; i < c.Sets; i++ {
+		r, err := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection,
+			Metadata: []shelfmark.Statement{{Predicate: shelfmark.NSDCTerms + "title", Object: shelfmark.NewLiteral(fmt.Sprintf("Set %d", i+1))}}})
+		if err != nil {
+			return nil, err
+		}
+		colls = append(colls, r.ID)
+	}
+	start := time.Now()
+	nrs := make([]*shelfmark.NewResource, 0, c.Batch)
+	for done := 0; done < c.Records; {
+		n := min(c.Batch, c.Records-done)
+		nrs = nrs[:0]
+		for i := 0; i < n; i++ {
+			nrs = append(nrs, &shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{colls[(done+i)%len(colls)]},
+				Metadata: patentStatements(c.Seed, done+i, c.Triples)})
+		}
+		if _, errs := repo.CreateResources(ctx, nrs); errors.Join(errs...) != nil {
+			return nil, fmt.Errorf("works %d–%d: %w", done+1, done+n, errors.Join(errs...))
+		}
+		done += n
+		progress("store works", done, c.Records)
+	}
+	res.FillPerS = float64(c.Records) / time.Since(start).Seconds()
+
+	// project
+	formats := oai.DefaultRegistry()
+	proj := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{})
+	start = time.Now()
+	for done := 0; ; {
+		n, err := proj.Step(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("project: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+		done += n
+		progress("render records", min(done, c.Records+c.Sets), c.Records+c.Sets)
+	}
+	res.ProjectPerS = float64(c.Records) / time.Since(start).Seconds()
+
+	// raw limit: the same rows read page by page from the view, in
+	// process, without HTTP or XML
+	raw, err := rawViewRead(ctx, store, c.PageSize, 3*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	rep.RawLimitPerS, rep.RawLimitWhat = raw, fmt.Sprintf("the view's rows read %d at a time through the storage interface, in process (no HTTP, no XML)", c.PageSize)
+
+	// serve
+	prov, err := oai.NewProvider(store, formats, oai.Config{PageSize: c.PageSize})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/oai", prov)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	base := "http://" + ln.Addr().String() + "/oai"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2, DisableCompression: true}, Timeout: 60 * time.Second}
+
+	// harvest 1: quiet
+	h, err := harvest(ctx, client, base, c.Records, c.Buckets, func(n int) { progress("harvest", n, c.Records) })
+	if err != nil {
+		return nil, err
+	}
+	rep.Items, rep.Seconds, rep.RatePerS, rep.Steps, rep.Flatness = h.records, h.seconds, float64(h.records)/h.seconds, h.steps, flatness(h.steps)
+	rep.LatencyMS = *percentiles(append([]time.Duration(nil), h.pages...))
+	if raw > 0 {
+		rep.FractionLimit = rep.RatePerS / raw
+	}
+	if h.records != int64(c.Records) {
+		rep.Errors++
+		return res, fmt.Errorf("harvest: %d records, want %d", h.records, c.Records)
+	}
+	res.First, res.Middle, res.Last = depthLatency(h.pages)
+	if res.First.P50 > 0 {
+		res.LastOverFirst = res.Last.P50 / res.First.P50
+	}
+	res.PageMS = millis(h.pages)
+	rep.Params["fill_per_s"], rep.Params["project_per_s"] = res.FillPerS, res.ProjectPerS
+	rep.Params["first_pages_p50_ms"], rep.Params["middle_pages_p50_ms"], rep.Params["last_pages_p50_ms"], rep.Params["last_over_first"] =
+		res.First.P50, res.Middle.P50, res.Last.P50, res.LastOverFirst
+
+	// harvest 2: while works are ingested (and projected, as serve does)
+	ictx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var added atomic.Int64
+	var passed atomic.Bool // the harvest reached the records that existed: stop adding
+	var ingestErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		_ = proj.Run(ictx)
+	}()
+	ingestStart := time.Now()
+	go func() {
+		defer wg.Done()
+		for i := 0; ictx.Err() == nil && !passed.Load(); i++ {
+			batch := make([]*shelfmark.NewResource, c.IngestBatch)
+			for j := range batch {
+				batch[j] = &shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{colls[j%len(colls)]},
+					Metadata: patentStatements(c.Seed+1, i*c.IngestBatch+j, c.Triples)}
+			}
+			if _, errs := repo.CreateResources(ictx, batch); errors.Join(errs...) != nil {
+				if ictx.Err() == nil {
+					ingestErr = errors.Join(errs...)
+				}
+				return
+			}
+			added.Add(int64(len(batch)))
+			proj.Notify()
+		}
+	}()
+	h2, err := harvest(ctx, client, base, c.Records, c.Buckets, func(n int) {
+		if n >= c.Records {
+			passed.Store(true)
+		}
+		progress("harvest while ingesting", n, c.Records)
+	})
+	stop()
+	wg.Wait()
+	ingestSecs := time.Since(ingestStart).Seconds()
+	if err != nil {
+		return res, err
+	}
+	if ingestErr != nil {
+		return res, fmt.Errorf("ingest during harvest: %w", ingestErr)
+	}
+	during := &Report{Scenario: "oai-during-ingest", Backend: rep.Backend, Items: h2.records, Seconds: h2.seconds,
+		RatePerS: float64(h2.records) / h2.seconds, Steps: h2.steps, Flatness: flatness(h2.steps),
+		LatencyMS: *percentiles(append([]time.Duration(nil), h2.pages...)), Started: time.Now().UTC()}
+	res.During, res.DuringIngestPerS, res.DuringPageMS = during, float64(added.Load())/ingestSecs, millis(h2.pages)
+	if h2.records < int64(c.Records) {
+		rep.Errors++
+		return res, fmt.Errorf("harvest during ingest: %d records, fewer than the %d that existed", h2.records, c.Records)
+	}
+	rep.Params["during_rate_per_s"], rep.Params["during_p50_ms"], rep.Params["during_p99_ms"], rep.Params["during_max_ms"] =
+		during.RatePerS, during.LatencyMS.P50, during.LatencyMS.P99, during.LatencyMS.Max
+	rep.Params["during_ingest_per_s"], rep.Params["during_added"] = res.DuringIngestPerS, added.Load()
+	return res, nil
+}
+
+// harvested is what one harvest saw.
+type harvested struct {
+	records int64
+	seconds float64
+	pages   []time.Duration
+	steps   []Step
+}
+
+// harvest walks ListRecords (oai_dc) to its end as a harvester does: one
+// request at a time, each with the token of the page before. It reads each
+// page whole, counts its records and takes the token by scanning the bytes
+// (the provider's XML is validated by the test suite, not here).
+func harvest(ctx context.Context, client *http.Client, base string, expect, buckets int, progress func(int)) (*harvested, error) {
+	h := &harvested{}
+	per := max(1, expect/buckets)
+	start := time.Now()
+	bucketStart, inBucket := start, 0
+	q := "verb=ListRecords&metadataPrefix=oai_dc"
+	buf := &bytes.Buffer{}
+	for {
+		t0 := time.Now()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"?"+q, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		buf.Reset()
+		_, err = io.Copy(buf, resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != 200 {
+			return nil, fmt.Errorf("page %d: HTTP %d: %.200s", len(h.pages)+1, resp.StatusCode, buf.Bytes())
+		}
+		h.pages = append(h.pages, time.Since(t0))
+		body := buf.Bytes()
+		if i := bytes.Index(body, []byte("<error ")); i >= 0 {
+			return nil, fmt.Errorf("page %d: %.300s", len(h.pages), body[i:])
+		}
+		n := bytes.Count(body, []byte("<record>"))
+		h.records += int64(n)
+		inBucket += n
+		if inBucket >= per {
+			secs := time.Since(bucketStart).Seconds()
+			h.steps = append(h.steps, Step{Items: int64(inBucket), Seconds: secs, RatePerS: float64(inBucket) / secs})
+			bucketStart, inBucket = time.Now(), 0
+		}
+		progress(int(h.records))
+		tok := tokenOf(body)
+		if tok == "" {
+			break
+		}
+		q = "verb=ListRecords&resumptionToken=" + url.QueryEscape(tok)
+	}
+	if inBucket > 0 {
+		secs := time.Since(bucketStart).Seconds()
+		h.steps = append(h.steps, Step{Items: int64(inBucket), Seconds: secs, RatePerS: float64(inBucket) / secs})
+	}
+	h.seconds = time.Since(start).Seconds()
+	return h, nil
+}
+
+// tokenOf returns the text of a page's resumptionToken, "" on the last
+// page.
+func tokenOf(body []byte) string {
+	i := bytes.LastIndex(body, []byte("<resumptionToken"))
+	if i < 0 {
+		return ""
+	}
+	rest := body[i:]
+	j := bytes.IndexByte(rest, '>')
+	k := bytes.Index(rest, []byte("</resumptionToken>"))
+	if j < 0 || k < j {
+		return ""
+	}
+	return string(rest[j+1 : k]) // tokens are base64url: nothing to unescape
+}
+
+// depthLatency returns the latencies of the first, middle and last 1% of
+// pages (at least 5 each).
+func depthLatency(pages []time.Duration) (first, middle, last Latency) {
+	k := max(5, len(pages)/100)
+	k = min(k, len(pages))
+	mid := max(0, len(pages)/2-k/2)
+	cp := func(s []time.Duration) Latency { return *percentiles(append([]time.Duration(nil), s...)) }
+	return cp(pages[:k]), cp(pages[mid:min(len(pages), mid+k)]), cp(pages[len(pages)-k:])
+}
+
+func millis(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = float64(d.Microseconds()) / 1000
+	}
+	return out
+}
+
+// rawViewRead reads the view's oai_dc rows page by page through the
+// storage interface for d (or to the end) and returns rows per second.
+func rawViewRead(ctx context.Context, store shelfmark.Storage, page int, d time.Duration) (float64, error) {
+	var maxSeq int64
+	if err := store.View(ctx, func(tx shelfmark.ReadTx) (err error) {
+		maxSeq, _, _, err = tx.OAIBounds(ctx)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	var n int64
+	after := int64(0)
+	for time.Since(start) < d {
+		var recs []*shelfmark.OAIRecord
+		err := store.View(ctx, func(tx shelfmark.ReadTx) (err error) {
+			recs, err = tx.OAIRecords(ctx, shelfmark.OAIList{Prefix: "oai_dc", After: after, Max: maxSeq, Limit: page, Payload: true})
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		if len(recs) == 0 {
+			break
+		}
+		n += int64(len(recs))
+		after = recs[len(recs)-1].Seq
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}

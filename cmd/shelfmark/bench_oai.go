@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/shelfmark/shelfmark/bench"
+)
+
+func newBenchOAICommand() *cobra.Command {
+	var database, durability, jsonPath, reportDir string
+	var records, pageSize int
+	cmd := &cobra.Command{
+		Use:   "oai",
+		Short: "A full OAI-PMH ListRecords harvest: records/s, page latency by depth, and again while ingesting",
+		Long: `Stores --objects works (54 statements each, spread over 10 collections), renders
+their OAI-PMH records, then harvests ListRecords (oai_dc) to the end with a
+built-in client over HTTP on 127.0.0.1, --page-size records per page, one
+request at a time as harvesters do. Reports records/s (target ≥ 30,000), the
+latency of the first, middle and last 1% of pages (last ≤ 1.2× first), and a
+second harvest while works are being ingested (p99 ≤ 100 ms). The raw limit is
+the same rows read page by page through the storage interface in process.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			e, err := openLab(ctx, database, durability)
+			if err != nil {
+				return err
+			}
+			defer e.close()
+			var bar *progressbar.ProgressBar
+			stage := ""
+			res, err := bench.RunOAI(ctx, e.repo, e.store, e.blobs, bench.OAIConfig{Records: records, PageSize: pageSize, Seed: 1,
+				Progress: func(s string, done, total int) {
+					if s != stage {
+						if bar != nil {
+							bar.Finish()
+							fmt.Fprintln(os.Stderr)
+						}
+						stage, bar = s, newProgressBar(total, s)
+					}
+					bar.Set(done)
+				}})
+			if bar != nil {
+				bar.Finish()
+				fmt.Fprintln(os.Stderr)
+			}
+			if err != nil {
+				return err
+			}
+			r := res.Report
+			out := cmd.OutOrStdout()
+			for i, s := range r.Steps {
+				fmt.Fprintf(out, "bucket %2d  %8.0f records/s\n", i+1, s.RatePerS)
+			}
+			fmt.Fprintf(out, "stored %d works at %.0f/s; rendered their records at %.0f/s\n", r.Items, res.FillPerS, res.ProjectPerS)
+			fmt.Fprintf(out, "oai %s: %d records in %.1f s, %.0f records/s (%.0f%% of reading the rows in process, %.0f/s), flatness %.2f; page p50 %.2f ms p99 %.2f ms max %.2f ms; first pages p50 %.2f ms, middle %.2f ms, last %.2f ms (last/first %.2f)\n",
+				r.Backend, r.Items, r.Seconds, r.RatePerS, 100*r.FractionLimit, r.RawLimitPerS, r.Flatness, r.LatencyMS.P50, r.LatencyMS.P99, r.LatencyMS.Max,
+				res.First.P50, res.Middle.P50, res.Last.P50, res.LastOverFirst)
+			d := res.During
+			fmt.Fprintf(out, "oai %s while ingesting %.0f works/s: %d records in %.1f s, %.0f records/s; page p50 %.2f ms p95 %.2f ms p99 %.2f ms max %.2f ms\n",
+				r.Backend, res.DuringIngestPerS, d.Items, d.Seconds, d.RatePerS, d.LatencyMS.P50, d.LatencyMS.P95, d.LatencyMS.P99, d.LatencyMS.Max)
+			pages := bench.Series{Name: "page latency by depth, quiet harvest", Unit: "ms", XLabel: "page"}
+			for i, v := range res.PageMS {
+				pages.X, pages.Y = append(pages.X, float64(i+1)), append(pages.Y, v)
+			}
+			during := bench.Series{Name: "page latency by depth, harvest while ingesting", Unit: "ms", XLabel: "page"}
+			for i, v := range res.DuringPageMS {
+				during.X, during.Y = append(during.X, float64(i+1)), append(during.Y, v)
+			}
+			rate := bench.Series{Name: "records harvested per second, by time bucket", Unit: "records/s", XLabel: "seconds"}
+			t := 0.0
+			for _, s := range r.Steps {
+				t += s.Seconds
+				rate.X, rate.Y = append(rate.X, t), append(rate.Y, s.RatePerS)
+			}
+			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
+			return finish(out, r, jsonPath, reportDir, rate, pages, during)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&database, "database", "", "PostgreSQL URL (empty: SQLite in a temporary directory)")
+	f.StringVar(&durability, "durability", "safe", "safe or relaxed")
+	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")
+	f.IntVar(&records, "objects", 1000000, "works to store and harvest")
+	f.IntVar(&pageSize, "page-size", 100, "records per ListRecords page")
+	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
+	annotateEnv(f)
+	return cmd
+}

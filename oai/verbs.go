@@ -1,0 +1,348 @@
+package oai
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// handle answers a request whose arguments were read.
+func (p *Provider) handle(ctx context.Context, res *response, a args) {
+	if code, msg := checkArgs(a); code != "" {
+		res.fail(nil, code, msg)
+		return
+	}
+	res.a = &a
+	verb, _ := a.get("verb")
+	var err error
+	switch verb {
+	case "Identify":
+		err = p.identify(ctx, res)
+	case "ListMetadataFormats":
+		err = p.listMetadataFormats(ctx, res, a)
+	case "ListSets":
+		err = p.listSets(ctx, res, a)
+	case "GetRecord":
+		err = p.getRecord(ctx, res, a)
+	case "ListIdentifiers", "ListRecords":
+		err = p.list(ctx, res, a, verb)
+	}
+	if err != nil {
+		res.err = err
+	}
+}
+
+func (p *Provider) identify(ctx context.Context, res *response) error {
+	var earliest time.Time
+	err := p.store.View(ctx, func(tx shelfmark.ReadTx) error {
+		_, e, ok, err := tx.OAIBounds(ctx)
+		if ok {
+			earliest = e
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if earliest.IsZero() {
+		// nothing harvestable yet: every datestamp to come is later
+		earliest = res.now.Truncate(time.Second)
+	}
+	b := append(res.body, "<Identify>\n"...)
+	b = elem(b, "repositoryName", p.cfg.RepositoryName)
+	b = elem(b, "baseURL", res.base)
+	b = elem(b, "protocolVersion", "2.0")
+	for _, e := range p.cfg.AdminEmails {
+		b = elem(b, "adminEmail", e)
+	}
+	b = append(b, "<earliestDatestamp>"...)
+	b = appendDatestamp(b, earliest)
+	b = append(b, "</earliestDatestamp>\n"...)
+	b = elem(b, "deletedRecord", "persistent")
+	b = elem(b, "granularity", "YYYY-MM-DDThh:mm:ssZ")
+	b = append(b, `<description><oai-identifier xmlns="http://www.openarchives.org/OAI/2.0/oai-identifier" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.openarchives.org/OAI/2.0/oai-identifier http://www.openarchives.org/OAI/2.0/oai-identifier.xsd">`...)
+	b = append(b, "<scheme>oai</scheme><repositoryIdentifier>"...)
+	b = appendEscaped(b, p.cfg.Domain)
+	b = append(b, "</repositoryIdentifier><delimiter>:</delimiter><sampleIdentifier>"...)
+	b = appendEscaped(b, p.identifier(1))
+	b = append(b, "</sampleIdentifier></oai-identifier></description>\n"...)
+	res.body = append(b, "</Identify>\n"...)
+	return nil
+}
+
+func (p *Provider) listMetadataFormats(ctx context.Context, res *response, a args) error {
+	formats := p.formats.Formats()
+	if id, ok := a.get("identifier"); ok {
+		key, ok := p.parseIdentifier(id)
+		if !ok {
+			res.fail(res.a, errIDDoesNotExist, fmt.Sprintf("%q is not an identifier of this repository.", truncate(id, 80)))
+			return nil
+		}
+		var rows []*shelfmark.OAIRecord
+		err := p.store.View(ctx, func(tx shelfmark.ReadTx) (err error) {
+			rows, err = tx.OAIRecordsOf(ctx, key)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			res.fail(res.a, errIDDoesNotExist, fmt.Sprintf("No item has the identifier %q.", truncate(id, 80)))
+			return nil
+		}
+		has := map[string]bool{}
+		for _, r := range rows {
+			has[r.Prefix] = true
+		}
+		var fs []Format
+		for _, f := range formats {
+			if has[f.Prefix()] {
+				fs = append(fs, f)
+			}
+		}
+		if len(fs) == 0 {
+			res.fail(res.a, errNoMetadataFormats, "The item has no metadata format this repository offers.")
+			return nil
+		}
+		formats = fs
+	}
+	b := append(res.body, "<ListMetadataFormats>\n"...)
+	for _, f := range formats {
+		b = append(b, "<metadataFormat>"...)
+		b = append(b, "<metadataPrefix>"...)
+		b = appendEscaped(b, f.Prefix())
+		b = append(b, "</metadataPrefix><schema>"...)
+		b = appendEscaped(b, f.Schema())
+		b = append(b, "</schema><metadataNamespace>"...)
+		b = appendEscaped(b, f.Namespace())
+		b = append(b, "</metadataNamespace></metadataFormat>\n"...)
+	}
+	res.body = append(b, "</ListMetadataFormats>\n"...)
+	return nil
+}
+
+func (p *Provider) getRecord(ctx context.Context, res *response, a args) error {
+	id, _ := a.get("identifier")
+	prefix, _ := a.get("metadataPrefix")
+	key, ok := p.parseIdentifier(id)
+	if !ok {
+		res.fail(res.a, errIDDoesNotExist, fmt.Sprintf("%q is not an identifier of this repository.", truncate(id, 80)))
+		return nil
+	}
+	f := p.formats.Lookup(prefix)
+	var rec *shelfmark.OAIRecord
+	var any bool
+	var specs map[int64]string
+	err := p.store.View(ctx, func(tx shelfmark.ReadTx) error {
+		if f != nil {
+			var err error
+			if rec, err = tx.OAIRecord(ctx, prefix, key); err != nil {
+				return err
+			}
+		}
+		if rec == nil {
+			rows, err := tx.OAIRecordsOf(ctx, key)
+			any = len(rows) > 0
+			return err
+		}
+		var err error
+		specs, err = setSpecs(ctx, tx, []*shelfmark.OAIRecord{rec})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case rec != nil:
+		b := append(res.body, "<GetRecord>\n"...)
+		b = res.appendRecord(b, rec, specs)
+		res.body = append(b, "</GetRecord>\n"...)
+	case !any:
+		res.fail(res.a, errIDDoesNotExist, fmt.Sprintf("No item has the identifier %q.", truncate(id, 80)))
+	case f == nil:
+		res.fail(res.a, errCannotDisseminate, fmt.Sprintf("%q is not a metadata format of this repository (see ListMetadataFormats).", truncate(prefix, 40)))
+	default:
+		res.fail(res.a, errCannotDisseminate, fmt.Sprintf("The item has no %s record (see ListMetadataFormats with its identifier).", prefix))
+	}
+	return nil
+}
+
+// setSpecs returns the setSpecs of the sets the records name.
+func setSpecs(ctx context.Context, tx shelfmark.ReadTx, recs []*shelfmark.OAIRecord) (map[int64]string, error) {
+	var keys []int64
+	seen := map[int64]bool{}
+	for _, r := range recs {
+		for _, k := range r.Sets {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	sets, err := tx.OAISetsByKey(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[int64]string, len(sets))
+	for _, s := range sets {
+		m[s.Key] = s.Spec
+	}
+	return m, nil
+}
+
+// list answers ListIdentifiers and ListRecords: one page of the keyset walk
+// over the view, with a token for the next.
+func (p *Provider) list(ctx context.Context, res *response, a args, verb string) error {
+	var t *token
+	if text, ok := a.get("resumptionToken"); ok {
+		key, err := p.tokenKey(ctx)
+		if err != nil {
+			return err
+		}
+		if t, err = decodeToken(text, key); err != nil || t.Verb != verb || p.formats.Lookup(t.Prefix) == nil {
+			res.fail(res.a, errBadResumption, "The resumption token is not one this repository issued for "+verb+" (or it was altered): start the list again.")
+			return nil
+		}
+	} else {
+		prefix, _ := a.get("metadataPrefix")
+		if p.formats.Lookup(prefix) == nil {
+			res.fail(res.a, errCannotDisseminate, fmt.Sprintf("%q is not a metadata format of this repository (see ListMetadataFormats).", truncate(prefix, 40)))
+			return nil
+		}
+		set, hasSet := a.get("set")
+		if hasSet && !validSetSpec(set) {
+			res.fail(res.a, errBadArgument, fmt.Sprintf("%q is not a setSpec.", truncate(set, 80)))
+			return nil
+		}
+		w, msg := parseWindow(a)
+		if msg != "" {
+			res.fail(res.a, errBadArgument, msg)
+			return nil
+		}
+		t = &token{Verb: verb, Prefix: prefix, Set: set}
+		if !w.until.IsZero() && w.until.Before(res.now.Truncate(time.Second)) {
+			t.Max = -1 // capped: found below
+		}
+		t.Total = -1
+		t.wnd = w
+	}
+	return p.page(ctx, res, t)
+}
+
+// page writes one page of the list t continues.
+func (p *Provider) page(ctx context.Context, res *response, t *token) error {
+	first := t.Total < 0
+	var recs []*shelfmark.OAIRecord
+	var specs map[int64]string
+	var noSets, noSet bool
+	err := p.store.View(ctx, func(tx shelfmark.ReadTx) error {
+		l := shelfmark.OAIList{Prefix: t.Prefix, After: t.After, Limit: p.cfg.PageSize + 1, Payload: t.Verb == "ListRecords"}
+		if t.Set != "" {
+			keys, err := tx.OAISetTree(ctx, t.Set)
+			if err != nil {
+				return err
+			}
+			if len(keys) == 0 {
+				some, err := tx.OAISets(ctx, 0, 1)
+				noSets, noSet = len(some) == 0, true
+				return err
+			}
+			l.Sets = keys
+		}
+		maxSeq, _, _, err := tx.OAIBounds(ctx)
+		if err != nil {
+			return err
+		}
+		if first {
+			after, max, err := tx.OAISeqRange(ctx, t.Prefix, t.wnd.from, t.wnd.until)
+			if err != nil {
+				return err
+			}
+			t.After, l.After = after, after
+			if t.Max == -1 { // until lies in the past: the list ends there
+				if max == 0 {
+					return nil
+				}
+				t.Max = max
+			}
+		}
+		l.Max = maxSeq
+		if t.Max > 0 && t.Max < maxSeq {
+			l.Max = t.Max
+		}
+		if l.After >= l.Max {
+			return nil
+		}
+		if first {
+			n, err := tx.OAICount(ctx, l)
+			if err != nil {
+				return err
+			}
+			t.Total = n
+		}
+		if recs, err = tx.OAIRecords(ctx, l); err != nil {
+			return err
+		}
+		specs, err = setSpecs(ctx, tx, recs)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case noSets:
+		res.fail(res.a, errNoSetHierarchy, "This repository has no sets (no public collections).")
+		return nil
+	case noSet:
+		if first {
+			res.fail(res.a, errNoRecordsMatch, fmt.Sprintf("No set has the setSpec %q (see ListSets).", truncate(t.Set, 80)))
+		} else {
+			res.fail(res.a, errBadResumption, "The set this list walks no longer exists: start again.")
+		}
+		return nil
+	case len(recs) == 0 && first:
+		res.fail(res.a, errNoRecordsMatch, "No records match the request.")
+		return nil
+	}
+	more := len(recs) > p.cfg.PageSize
+	if more {
+		recs = recs[:p.cfg.PageSize]
+	}
+	b := append(res.body, '<')
+	b = append(b, t.Verb...)
+	b = append(b, ">\n"...)
+	for _, r := range recs {
+		if t.Verb == "ListRecords" {
+			b = res.appendRecord(b, r, specs)
+		} else {
+			b = res.appendHeader(b, r, specs)
+		}
+	}
+	if !first || more {
+		cursor := t.Cursor
+		text := ""
+		if more {
+			key, err := p.tokenKey(ctx)
+			if err != nil {
+				return err
+			}
+			next := *t
+			next.After = recs[len(recs)-1].Seq
+			next.Cursor = t.Cursor + int64(len(recs))
+			if next.Total >= 0 && next.Cursor >= next.Total {
+				next.Total = next.Cursor + 1 // records were added since the count
+			}
+			text = next.encode(key)
+		}
+		b = appendToken(b, text, cursor, t.Total)
+	}
+	b = append(b, "</"...)
+	b = append(b, t.Verb...)
+	res.body = append(b, ">\n"...)
+	return nil
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the OAI-PMH and MARC tests need, idempotently, under .build/:
+#   xmllint            (Debian libxml2-utils) to validate responses against ../shared/oai-schemas
+#   .build/venv        a Python virtualenv with sickle, the third-party OAI-PMH harvester
+#   .build/testdata/pymarc-5.4.0   the pymarc source distribution: real LoC MARC records under test/
+# Prints nothing on stdout; tests find these through the variables scripts/test.sh exports.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build=${SHELFMARK_BUILD_DIR:-$PWD/.build}
+mkdir -p "$build/testdata"
+
+if ! command -v xmllint >/dev/null 2>&1; then
+	echo "== installing xmllint (libxml2-utils)" >&2
+	apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libxml2-utils >&2
+fi
+
+if [[ ! -x $build/venv/bin/python ]] || ! "$build/venv/bin/python" -c 'import sickle' 2>/dev/null; then
+	echo "== installing sickle into $build/venv" >&2
+	python3 -m venv "$build/venv" >&2
+	"$build/venv/bin/pip" install -q 'sickle==0.7.0' >&2
+fi
+
+if [[ ! -d $build/testdata/pymarc-5.4.0/test ]]; then
+	echo "== fetching the pymarc 5.4.0 source distribution (test records)" >&2
+	tmp=$(mktemp -d)
+	python3 -m pip download -q --no-binary :all: --no-deps -d "$tmp" pymarc==5.4.0 >&2
+	tar -xzf "$tmp"/pymarc-5.4.0.tar.gz -C "$build/testdata"
+	rm -rf "$tmp"
+fi
