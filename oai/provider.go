@@ -10,9 +10,11 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -163,13 +165,16 @@ func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "The repository could not answer: "+res.err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	body := res.bytes()
+	head := res.head()
 	h := w.Header()
 	h.Set("Content-Type", "text/xml; charset=utf-8")
-	h.Set("Content-Length", fmt.Sprint(len(body)))
+	h.Set("Content-Length", strconv.Itoa(len(head)+len(res.body)+len(responseClose)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
+		// three writes, no copy of the page: net/http buffers them
+		_, _ = w.Write(head)
+		_, _ = w.Write(res.body)
+		_, _ = io.WriteString(w, responseClose)
 	}
 }
 

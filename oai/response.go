@@ -48,9 +48,9 @@ func (r *response) fail(a *args, code, msg string) {
 	r.body = append(r.body, "</error>\n"...)
 }
 
-// bytes returns the whole document.
-func (r *response) bytes() []byte {
-	b := make([]byte, 0, len(r.body)+512)
+// head returns the document up to the verb's element (or the errors).
+func (r *response) head() []byte {
+	b := make([]byte, 0, 512)
 	b = append(b, responseOpen...)
 	b = append(b, "<responseDate>"...)
 	b = appendDatestamp(b, r.now)
@@ -74,11 +74,11 @@ func (r *response) bytes() []byte {
 	}
 	b = append(b, '>')
 	b = appendEscaped(b, r.base)
-	b = append(b, "</request>\n"...)
-	b = append(b, r.body...)
-	b = append(b, "</OAI-PMH>\n"...)
-	return b
+	return append(b, "</request>\n"...)
 }
+
+// responseClose ends every document.
+const responseClose = "</OAI-PMH>\n"
 
 // elem appends <name>text</name>.
 func elem(b []byte, name, text string) []byte {

@@ -3,6 +3,8 @@ package oai
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -254,10 +256,6 @@ func (p *Provider) page(ctx context.Context, res *response, t *token) error {
 			}
 			l.Sets = keys
 		}
-		maxSeq, _, _, err := tx.OAIBounds(ctx)
-		if err != nil {
-			return err
-		}
 		if first {
 			after, max, err := tx.OAISeqRange(ctx, t.Prefix, t.wnd.from, t.wnd.until)
 			if err != nil {
@@ -271,13 +269,15 @@ func (p *Provider) page(ctx context.Context, res *response, t *token) error {
 				t.Max = max
 			}
 		}
-		l.Max = maxSeq
-		if t.Max > 0 && t.Max < maxSeq {
+		// an open list ends wherever the view ends when the page is read
+		l.Max = math.MaxInt64
+		if t.Max > 0 {
 			l.Max = t.Max
 		}
 		if l.After >= l.Max {
 			return nil
 		}
+		var err error
 		if first {
 			n, err := tx.OAICount(ctx, l)
 			if err != nil {
@@ -313,7 +313,11 @@ func (p *Provider) page(ctx context.Context, res *response, t *token) error {
 	if more {
 		recs = recs[:p.cfg.PageSize]
 	}
-	b := append(res.body, '<')
+	size := 256
+	for _, r := range recs {
+		size += len(r.Payload) + 256 + 64*len(r.Sets)
+	}
+	b := append(slices.Grow(res.body, size), '<')
 	b = append(b, t.Verb...)
 	b = append(b, ">\n"...)
 	for _, r := range recs {
