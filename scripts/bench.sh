@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the bulk-ingest lab (brief §5) at the brief's sizes on SQLite and on the
 # project's PostgreSQL (scripts/postgres.sh), one scenario at a time, writing
-# JSON and HTML reports under OUT (default bench-out/). Takes about an hour on
-# a 2-core machine. SIZE overrides the patents and collection work counts.
+# JSON and HTML reports under OUT (default bench-out/). Takes about 90 minutes
+# on a 2-core machine. SIZE overrides the patents, collection and oai work counts.
 #
 #   scripts/bench.sh [OUT]
 set -euo pipefail
@@ -22,6 +22,8 @@ run() { # name, then the bench arguments
 run patents-sqlite patents --objects "$size"
 run collection-sqlite collection --objects "$size"
 run book-sqlite book
+run oai-sqlite oai --objects "$size"
 run patents-postgres patents --objects "$size" --database "$(bash scripts/postgres.sh fresh bench_patents)"
 run collection-postgres collection --objects "$size" --database "$(bash scripts/postgres.sh fresh bench_collection)"
 run book-postgres book --database "$(bash scripts/postgres.sh fresh bench_book)"
+run oai-postgres oai --objects "$size" --database "$(bash scripts/postgres.sh fresh bench_oai)"
