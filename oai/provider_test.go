@@ -485,3 +485,34 @@ func TestSetsFollowCollections(t *testing.T) {
 		}
 	})
 }
+
+// TestListSetsPages: ListSets pages by key with resumption tokens.
+func TestListSetsPages(t *testing.T) {
+	backends(t, func(t *testing.T, open func(testing.TB, Config) *env) {
+		e := open(t, Config{PageSize: 5})
+		var want []string
+		for i := 0; i < 12; i++ {
+			c := e.create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: title(fmt.Sprintf("S%d", i))})
+			want = append(want, string(c.ID))
+		}
+		e.project()
+		var got []string
+		q := "verb=ListSets"
+		for pages := 1; ; pages++ {
+			p := wantOK(t, e.get(q))
+			for _, s := range p.Sets {
+				got = append(got, s.Spec)
+			}
+			if p.SToken == nil || p.SToken.Text == "" {
+				if pages != 3 || p.SToken == nil || p.SToken.Cursor != "10" {
+					t.Errorf("last page %d, token %+v", pages, p.SToken)
+				}
+				break
+			}
+			q = "verb=ListSets&resumptionToken=" + url.QueryEscape(p.SToken.Text)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("sets %v, want %v", got, want)
+		}
+	})
+}

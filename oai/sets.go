@@ -48,18 +48,14 @@ func (p *Provider) listSets(ctx context.Context, res *response, a args) error {
 		b = append(b, "</setName></set>\n"...)
 	}
 	if !first || more {
-		text := ""
+		last := int64(0)
 		if more {
-			key, err := p.tokenKey(ctx)
-			if err != nil {
-				return err
-			}
-			next := *t
-			next.After = sets[len(sets)-1].Key
-			next.Cursor = t.Cursor + int64(len(sets))
-			text = next.encode(key)
+			last = sets[len(sets)-1].Key
 		}
-		b = appendToken(b, text, t.Cursor, -1)
+		var err error
+		if b, err = p.appendNext(ctx, b, t, more, last, len(sets)); err != nil {
+			return err
+		}
 	}
 	res.body = append(b, "</ListSets>\n"...)
 	return nil

@@ -328,25 +328,38 @@ func (p *Provider) page(ctx context.Context, res *response, t *token) error {
 		}
 	}
 	if !first || more {
-		cursor := t.Cursor
-		text := ""
+		last := int64(0)
 		if more {
-			key, err := p.tokenKey(ctx)
-			if err != nil {
-				return err
-			}
-			next := *t
-			next.After = recs[len(recs)-1].Seq
-			next.Cursor = t.Cursor + int64(len(recs))
-			if next.Total >= 0 && next.Cursor >= next.Total {
-				next.Total = next.Cursor + 1 // records were added since the count
-			}
-			text = next.encode(key)
+			last = recs[len(recs)-1].Seq
 		}
-		b = appendToken(b, text, cursor, t.Total)
+		var err error
+		if b, err = p.appendNext(ctx, b, t, more, last, len(recs)); err != nil {
+			return err
+		}
 	}
 	b = append(b, "</"...)
 	b = append(b, t.Verb...)
 	res.body = append(b, ">\n"...)
 	return nil
+}
+
+// appendNext appends the resumptionToken element of a page that returned n
+// items of the list t walks: a token after last when more follow, empty on
+// the last page.
+func (p *Provider) appendNext(ctx context.Context, b []byte, t *token, more bool, last int64, n int) ([]byte, error) {
+	text := ""
+	if more {
+		key, err := p.tokenKey(ctx)
+		if err != nil {
+			return b, err
+		}
+		next := *t
+		next.After = last
+		next.Cursor = t.Cursor + int64(n)
+		if next.Total >= 0 && next.Cursor >= next.Total {
+			next.Total = next.Cursor + 1 // records were added since the count
+		}
+		text = next.encode(key)
+	}
+	return appendToken(b, text, t.Cursor, t.Total), nil
 }
