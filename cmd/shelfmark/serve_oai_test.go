@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeOAI: `serve` mounts the provider at /oai and runs the projector,
+// so a work created over the REST API becomes harvestable without anything
+// else, under the domain of --base-url.
+func TestServeOAI(t *testing.T) {
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	c := serveConfig{addr: fmt.Sprintf("127.0.0.1:%d", port), data: t.TempDir(), durability: "safe", maxUpload: "1MiB", logLevel: "error",
+		baseURL: "https://repo.example.org", oai: oaiConfig{name: "Test", pageSize: 100}}
+	go func() { done <- serve(ctx, c) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	hc := &http.Client{Timeout: 10 * time.Second}
+	var status int
+	var resp []byte
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(50 * time.Millisecond) {
+		status, resp, err = do(hc, http.MethodPost, base+"/api/v1/works", "application/json", []byte(`{"metadata": `+string(workMetadata("oai"))+`}`), nil)
+		if err == nil {
+			break
+		}
+	}
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s %v", status, resp, err)
+	}
+	var w struct{ ID string }
+	if err := json.Unmarshal(resp, &w); err != nil {
+		t.Fatal(err)
+	}
+	id := "oai:repo.example.org:" + w.ID
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		status, resp, err = do(hc, http.MethodGet, base+"/oai?verb=GetRecord&metadataPrefix=oai_dc&identifier="+url.QueryEscape(id), "", nil, nil)
+		if err != nil || status != 200 {
+			t.Fatalf("GetRecord: %d %s %v", status, resp, err)
+		}
+		if strings.Contains(string(resp), "<dc:title xml:lang=\"en\">Work oai</dc:title>") {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the work never became harvestable: %s", resp)
+		}
+	}
+	status, resp, _ = do(hc, http.MethodGet, base+"/oai?verb=Identify", "", nil, nil)
+	if status != 200 || !strings.Contains(string(resp), "<baseURL>https://repo.example.org/oai</baseURL>") {
+		t.Errorf("Identify: %d %s", status, resp)
+	}
+}
