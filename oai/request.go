@@ -209,7 +209,7 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// setSpecPattern is setSpec's pattern in OAI-PMH.xsd.
+// validSetSpec reports whether s matches setSpec's pattern in OAI-PMH.xsd.
 func validSetSpec(s string) bool {
 	if s == "" {
 		return false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/bench"
@@ -50,6 +51,19 @@ func (e *labEnv) close() {
 	os.RemoveAll(e.dir)
 }
 
+// labFlags are the settings every in-process scenario takes.
+type labFlags struct {
+	database, durability, jsonPath, reportDir string
+}
+
+// add registers the flags.
+func (lf *labFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&lf.database, "database", "", "PostgreSQL URL (empty: SQLite in a temporary directory)")
+	f.StringVar(&lf.durability, "durability", "safe", "safe or relaxed")
+	f.StringVar(&lf.reportDir, "report", "", "write an HTML report with charts to this directory")
+	f.StringVar(&lf.jsonPath, "json", "", "write the report as JSON to this file")
+}
+
 // finish writes the JSON and HTML reports asked for.
 func finish(out io.Writer, rep *bench.Report, jsonPath, reportDir string, extra ...bench.Series) error {
 	if jsonPath != "" {
@@ -67,7 +81,7 @@ func finish(out io.Writer, rep *bench.Report, jsonPath, reportDir string, extra 
 }
 
 func newBenchBookCommand() *cobra.Command {
-	var database, durability, jsonPath, reportDir string
+	var lf labFlags
 	var pages, pageBytes int
 	cmd := &cobra.Command{
 		Use:   "book",
@@ -83,7 +97,7 @@ write + fsync of one page's bytes.`,
 				return err
 			}
 			ctx := cmd.Context()
-			e, err := openLab(ctx, database, durability)
+			e, err := openLab(ctx, lf.database, lf.durability)
 			if err != nil {
 				return err
 			}
@@ -105,22 +119,19 @@ write + fsync of one page's bytes.`,
 				pageSeries.X, pageSeries.Y = append(pageSeries.X, float64(i+1)), append(pageSeries.Y, v)
 			}
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
-			return finish(out, r, jsonPath, reportDir, pageSeries)
+			return finish(out, r, lf.jsonPath, lf.reportDir, pageSeries)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&database, "database", "", "PostgreSQL URL (empty: SQLite in a temporary directory)")
-	f.StringVar(&durability, "durability", "safe", "safe or relaxed")
-	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")
+	lf.add(f)
 	f.IntVar(&pages, "pages", 1200, "pages in the book")
 	f.IntVar(&pageBytes, "page-bytes", 64<<10, "bytes per page image")
-	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
 	annotateEnv(f)
 	return cmd
 }
 
 func newBenchCollectionCommand() *cobra.Command {
-	var database, durability, jsonPath, reportDir string
+	var lf labFlags
 	var works, batch int
 	cmd := &cobra.Command{
 		Use:   "collection",
@@ -135,12 +146,12 @@ first tenth, flat: ≥ 0.9), then times a page of 100 members at the start and a
 				return err
 			}
 			ctx := cmd.Context()
-			e, err := openLab(ctx, database, durability)
+			e, err := openLab(ctx, lf.database, lf.durability)
 			if err != nil {
 				return err
 			}
 			defer e.close()
-			raw, err := rawLimit(ctx, database, durability, batch)
+			raw, err := rawLimit(ctx, lf.database, lf.durability, batch)
 			if err != nil {
 				return err
 			}
@@ -170,16 +181,13 @@ first tenth, flat: ≥ 0.9), then times a page of 100 members at the start and a
 				rateSeries.X, rateSeries.Y = append(rateSeries.X, t), append(rateSeries.Y, s.RatePerS)
 			}
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
-			return finish(out, r, jsonPath, reportDir, rateSeries)
+			return finish(out, r, lf.jsonPath, lf.reportDir, rateSeries)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&database, "database", "", "PostgreSQL URL (empty: SQLite in a temporary directory)")
-	f.StringVar(&durability, "durability", "safe", "safe or relaxed")
-	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")
+	lf.add(f)
 	f.IntVar(&works, "objects", 1000000, "works to add to the collection")
 	f.IntVar(&batch, "batch", 500, "works per group commit call")
-	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
 	annotateEnv(f)
 	return cmd
 }

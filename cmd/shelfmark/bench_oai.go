@@ -11,7 +11,7 @@ import (
 )
 
 func newBenchOAICommand() *cobra.Command {
-	var database, durability, jsonPath, reportDir string
+	var lf labFlags
 	var records, pageSize int
 	cmd := &cobra.Command{
 		Use:   "oai",
@@ -29,7 +29,7 @@ the same rows read page by page through the storage interface in process.`,
 				return err
 			}
 			ctx := cmd.Context()
-			e, err := openLab(ctx, database, durability)
+			e, err := openLab(ctx, lf.database, lf.durability)
 			if err != nil {
 				return err
 			}
@@ -81,16 +81,13 @@ the same rows read page by page through the storage interface in process.`,
 				rate.X, rate.Y = append(rate.X, t), append(rate.Y, s.RatePerS)
 			}
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
-			return finish(out, r, jsonPath, reportDir, rate, pages, during)
+			return finish(out, r, lf.jsonPath, lf.reportDir, rate, pages, during)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&database, "database", "", "PostgreSQL URL (empty: SQLite in a temporary directory)")
-	f.StringVar(&durability, "durability", "safe", "safe or relaxed")
-	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")
+	lf.add(f)
 	f.IntVar(&records, "objects", 1000000, "works to store and harvest")
 	f.IntVar(&pageSize, "page-size", 100, "records per ListRecords page")
-	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
 	annotateEnv(f)
 	return cmd
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func newBenchPatentsCommand() *cobra.Command {
-	var database, durability, jsonPath, reportDir string
+	var lf labFlags
 	var works, workers, batch int
 	cmd := &cobra.Command{
 		Use:   "patents",
@@ -31,12 +31,12 @@ one new file each.`,
 				return err
 			}
 			ctx := cmd.Context()
-			e, err := openLab(ctx, database, durability)
+			e, err := openLab(ctx, lf.database, lf.durability)
 			if err != nil {
 				return err
 			}
 			defer e.close()
-			rawRows, err := rawLimit(ctx, database, durability, batch)
+			rawRows, err := rawLimit(ctx, lf.database, lf.durability, batch)
 			if err != nil {
 				return fmt.Errorf("raw insert limit: %w", err)
 			}
@@ -81,17 +81,14 @@ one new file each.`,
 				t += s.Seconds
 				rateSeries.X, rateSeries.Y = append(rateSeries.X, t), append(rateSeries.Y, s.RatePerS)
 			}
-			return finish(out, r, jsonPath, reportDir, rateSeries)
+			return finish(out, r, lf.jsonPath, lf.reportDir, rateSeries)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&database, "database", "", "PostgreSQL URL (empty: SQLite in a temporary directory)")
-	f.StringVar(&durability, "durability", "safe", "safe or relaxed")
-	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")
+	lf.add(f)
 	f.IntVar(&works, "objects", 1000000, "patents to ingest")
 	f.IntVar(&workers, "workers", 0, "ingest workers storing files (0: the number of cores)")
 	f.IntVar(&batch, "batch", 64, "works per engine call (and per raw-limit transaction)")
-	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
 	annotateEnv(f)
 	return cmd
 }
