@@ -26,6 +26,11 @@ type bufferedTx struct {
 	sourceKeys  []string
 	sourceRes   []int64
 	sources     map[string]int64
+	jobs        []NewJob
+	jobsAt      time.Time
+	formatKeys  []int64
+	formats     []*Format
+	doneJobs    []int64
 }
 
 func newBufferedTx(tx WriteTx) *bufferedTx {
@@ -33,7 +38,8 @@ func newBufferedTx(tx WriteTx) *bufferedTx {
 }
 
 func (b *bufferedTx) pending() bool {
-	return len(b.resources)+len(b.fields)+len(b.memberships)+len(b.files)+len(b.sourceKeys) > 0
+	return len(b.resources)+len(b.fields)+len(b.memberships)+len(b.files)+len(b.sourceKeys)+len(b.jobs)+
+		len(b.formatKeys)+len(b.doneJobs) > 0
 }
 
 // flush writes what is held back, in dependency order.
@@ -66,7 +72,23 @@ func (b *bufferedTx) flush(ctx context.Context) error {
 			return err
 		}
 	}
-	b.resources, b.fieldKeys, b.fields, b.memberships, b.fileKeys, b.files = nil, nil, nil, nil, nil, nil
+	if len(b.jobs) > 0 {
+		if err := b.WriteTx.EnqueueJobs(ctx, b.jobs, b.jobsAt); err != nil {
+			return err
+		}
+	}
+	if len(b.formatKeys) > 0 {
+		if err := b.WriteTx.SetFileFormats(ctx, b.formatKeys, b.formats); err != nil {
+			return err
+		}
+	}
+	if len(b.doneJobs) > 0 {
+		if err := b.WriteTx.DeleteJobs(ctx, b.doneJobs); err != nil {
+			return err
+		}
+	}
+	b.resources, b.fieldKeys, b.fields, b.memberships, b.fileKeys, b.files, b.jobs = nil, nil, nil, nil, nil, nil, nil
+	b.formatKeys, b.formats, b.doneJobs = nil, nil, nil
 	b.sourceKeys, b.sourceRes = nil, nil
 	clear(b.byKey)
 	clear(b.sources)
@@ -109,6 +131,41 @@ func (b *bufferedTx) InsertFiles(ctx context.Context, keys []int64, files []*Fil
 	b.fileKeys = append(b.fileKeys, keys...)
 	b.files = append(b.files, files...)
 	return nil
+}
+
+// EnqueueJobs holds back new jobs; they are written after the files they
+// work on, with the time of the first.
+func (b *bufferedTx) EnqueueJobs(ctx context.Context, jobs []NewJob, now time.Time) error {
+	if len(b.jobs) == 0 {
+		b.jobsAt = now
+	}
+	b.jobs = append(b.jobs, jobs...)
+	return nil
+}
+
+// SetFileFormats holds back characterization results (the files exist;
+// nothing in a batch reads a format back).
+func (b *bufferedTx) SetFileFormats(ctx context.Context, keys []int64, formats []*Format) error {
+	b.formatKeys = append(b.formatKeys, keys...)
+	b.formats = append(b.formats, formats...)
+	return nil
+}
+
+// DeleteJobs holds back the removal of finished jobs. JobHeld, the only
+// read of a job inside a batch, answers for them from the buffer.
+func (b *bufferedTx) DeleteJobs(ctx context.Context, ids []int64) error {
+	b.doneJobs = append(b.doneJobs, ids...)
+	return nil
+}
+
+// JobHeld reports a job finished earlier in the batch as not held.
+func (b *bufferedTx) JobHeld(ctx context.Context, id int64, worker string, attempt int) (bool, error) {
+	for _, d := range b.doneJobs {
+		if d == id {
+			return false, nil
+		}
+	}
+	return b.WriteTx.JobHeld(ctx, id, worker, attempt)
 }
 
 func (b *bufferedTx) InsertSources(ctx context.Context, sourceKeys []string, keys []int64) error {

@@ -29,7 +29,51 @@ type File struct {
 	// ExternalURL is set for external files, whose bytes Shelfmark never
 	// fetches unless asked.
 	ExternalURL string
+	// Format is what characterization found; nil until it ran.
+	Format *Format
 }
+
+// Uses of files. An original (or source) file is processed by the
+// background pipeline; the others are what it derives.
+const (
+	UseOriginal  = "original"
+	UseThumbnail = "thumbnail"
+	UseAccess    = "access"
+	UseText      = "text"
+	UseOCR       = "ocr"
+)
+
+// Processed reports whether the background pipeline works on the file:
+// managed originals and source records, not derivatives.
+func (f *File) Processed() bool {
+	return f.Managed() && (f.Use == "" || f.Use == UseOriginal || f.Use == UseSource)
+}
+
+// Format describes a file's format as characterization identified it
+// (rule R6): its PRONOM id and name, the media type, and the dimensions
+// of an image or the page count of a PDF.
+type Format struct {
+	// PRONOM is the PRONOM unique id ("fmt/353"), or FormatUnknown when
+	// no signature matched.
+	PRONOM    string
+	Name      string
+	Version   string
+	MediaType string
+	// Width and Height are an image's size in pixels (0 when not an image
+	// or not read).
+	Width  int
+	Height int
+	// Pages is a PDF's page count (0 when not a PDF or not read).
+	Pages int
+	// Note is the identifier's basis or warning, for a person to read.
+	Note string
+}
+
+// FormatUnknown is the PRONOM field of a file no signature matched.
+const FormatUnknown = "UNKNOWN"
+
+// Known reports whether a signature matched.
+func (f *Format) Known() bool { return f != nil && f.PRONOM != "" && f.PRONOM != FormatUnknown }
 
 // Managed reports whether Shelfmark holds the file's bytes.
 func (f *File) Managed() bool { return f.ExternalURL == "" }

@@ -345,7 +345,15 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 				}
 			}
 			if nr.File != nil {
-				return tx.InsertFiles(ctx, []int64{key}, []*File{nr.File})
+				if err := tx.InsertFiles(ctx, []int64{key}, []*File{nr.File}); err != nil {
+					return err
+				}
+				// the file's first job is enqueued in the transaction that
+				// stores it: a crash loses neither, and no job runs for a
+				// file that was not stored
+				if nr.File.Processed() {
+					return tx.EnqueueJobs(ctx, []NewJob{{Queue: QueueCharacterize, Resource: key}}, now)
+				}
 			}
 			return nil
 		},

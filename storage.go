@@ -69,6 +69,8 @@ type Membership struct {
 type ReadTx interface {
 	OAIReadTx
 	ChangeReadTx
+	JobReadTx
+	SearchReadTx
 	// Resource returns the row for key, or (nil, nil) when there is none.
 	Resource(ctx context.Context, key int64) (*ResourceRow, error)
 	// Resources returns the rows that exist among keys, in any order.
@@ -96,6 +98,8 @@ type ReadTx interface {
 type WriteTx interface {
 	ReadTx
 	OAIWriteTx
+	JobWriteTx
+	SearchWriteTx
 	// NextSeq reserves n consecutive change sequence numbers and returns
 	// the first. Sequence numbers are handed out in commit order: a
 	// transaction that takes a number holds the counter until it ends.

@@ -51,12 +51,13 @@ func patentShape(seed uint64, i int) (statements int, media bool) {
 
 // patentSource is an in-memory ingest.Source of generated patents.
 type patentSource struct {
-	seed uint64
-	n, i int
-	xmls [][]byte // templates, by i % patentXMLTemplates
-	pdfs [][]byte // variants, by i % patentMediaVariants
-	imgs [][]byte
-	gen  time.Duration // time spent in Next, generating items
+	seed    uint64
+	n, i    int
+	noMedia bool
+	xmls    [][]byte // templates, by i % patentXMLTemplates
+	pdfs    [][]byte // variants, by i % patentMediaVariants
+	imgs    [][]byte
+	gen     time.Duration // time spent in Next, generating items
 }
 
 // PatentSource returns an in-memory source of n generated patents (brief
@@ -100,7 +101,7 @@ func (s *patentSource) Next(ctx context.Context) (*ingest.Item, error) {
 	ep := fmt.Sprintf("EP%07d", i)
 	it := &ingest.Item{Key: "patent:" + ep, Metadata: patentStatements(s.seed, i, k),
 		Files: []ingest.FileRef{memFile(ep+".xml", "application/xml", s.xml(i))}}
-	if media {
+	if media && !s.noMedia {
 		v := i % patentMediaVariants
 		it.Files = append(it.Files, memFile(ep+".pdf", "application/pdf", s.pdfs[v]), memFile(ep+".tif", "image/tiff", s.imgs[v]))
 	}
@@ -130,6 +131,12 @@ type PatentsConfig struct {
 	Batch   int // items per engine call (default 64, ingest's default)
 	Buckets int // wall-time buckets for the rate over time (default 20)
 	Seed    uint64
+	// First is the number of the first patent (EP number), so that runs
+	// over one store can ingest different patents (default 0).
+	First int
+	// NoMedia leaves out the PDFs and TIFFs, so each work has only its
+	// XML full text.
+	NoMedia bool
 	// Progress, when set, is told the ingest counts as items finish.
 	Progress func(ingest.Stats)
 }
@@ -162,7 +169,8 @@ func RunPatents(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark
 		Params: map[string]any{"works": c.Works, "workers": c.Workers, "batch": c.Batch}}
 	var mu sync.Mutex
 	samples := []progressSample{{}}
-	src := PatentSource(c.Seed, c.Works).(*patentSource)
+	src := PatentSource(c.Seed, c.First+c.Works).(*patentSource)
+	src.i, src.noMedia = c.First, c.NoMedia
 	start := time.Now()
 	st, err := ingest.Run(ctx, repo, blobs, src, ingest.Options{Workers: c.Workers, Batch: c.Batch,
 		Progress: func(s ingest.Stats) {

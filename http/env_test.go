@@ -192,7 +192,7 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 	}
 	metrics := NewMetrics(db)
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{Observer: metrics})
-	opts.Resources, opts.Blobs, opts.Storage, opts.Metrics = repo, blobs, db, metrics
+	opts.Resources, opts.Blobs, opts.Storage, opts.Metrics, opts.Jobs = repo, blobs, db, metrics, repo
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -21,6 +22,7 @@ type Metrics struct {
 	commitOps   prometheus.Histogram
 	commitTime  prometheus.Histogram
 	commitFails prometheus.Counter
+	jobSeconds  *prometheus.HistogramVec
 }
 
 var _ shelfmark.CommitObserver = (*Metrics)(nil)
@@ -47,7 +49,11 @@ func NewMetrics(storage shelfmark.Storage) *Metrics {
 	m.commitFails = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "shelfmark_commit_failures_total", Help: "Group commits that failed or were retried without a failing operation.",
 	})
-	m.reg.MustRegister(m.requests, m.latency, m.commitOps, m.commitTime, m.commitFails,
+	m.jobSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "shelfmark_job_duration_seconds", Help: "Time of one job attempt by queue and outcome (done, retry, failed, lost, released).",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+	}, []string{"queue", "outcome"})
+	m.reg.MustRegister(m.requests, m.latency, m.commitOps, m.commitTime, m.commitFails, m.jobSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if storage != nil {
 		backend := prometheus.Labels{"backend": storage.Backend()}
@@ -59,6 +65,7 @@ func NewMetrics(storage shelfmark.Storage) *Metrics {
 		gauge("shelfmark_db_pool_in_use", "Database connections in use.", func(s shelfmark.PoolStats) float64 { return float64(s.InUse) })
 		gauge("shelfmark_db_pool_idle", "Idle database connections.", func(s shelfmark.PoolStats) float64 { return float64(s.Idle) })
 		gauge("shelfmark_db_pool_wait_count", "Times a request waited for a database connection (cumulative).", func(s shelfmark.PoolStats) float64 { return float64(s.WaitCount) })
+		m.reg.MustRegister(&jobCollector{storage: storage})
 		gauge("shelfmark_db_pool_wait_seconds", "Time spent waiting for database connections (cumulative).", func(s shelfmark.PoolStats) float64 { return s.WaitDuration.Seconds() })
 	}
 	return m
@@ -79,6 +86,61 @@ func (m *Metrics) ObserveCommit(ops int, d time.Duration, err error) {
 	m.commitTime.Observe(d.Seconds())
 	if err != nil {
 		m.commitFails.Inc()
+	}
+}
+
+// ObserveJob records one job attempt (it implements worker.Observer).
+func (m *Metrics) ObserveJob(queue, outcome string, d time.Duration) {
+	m.jobSeconds.WithLabelValues(queue, outcome).Observe(d.Seconds())
+}
+
+// jobCollector reports the jobs per queue and state, read from the
+// database at each scrape (so every server of one database reports the
+// same, whichever workers ran them).
+type jobCollector struct{ storage shelfmark.Storage }
+
+var (
+	jobsDesc   = prometheus.NewDesc("shelfmark_jobs", "Jobs by queue and state (queued, ready, running, failed).", []string{"queue", "state"}, nil)
+	pausedDesc = prometheus.NewDesc("shelfmark_job_queue_paused", "1 when the queue is paused.", []string{"queue"}, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- jobsDesc
+	ch <- pausedDesc
+}
+
+// Collect implements prometheus.Collector.
+func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var counts []shelfmark.QueueCount
+	err := c.storage.View(ctx, func(tx shelfmark.ReadTx) error {
+		var err error
+		counts, err = tx.QueueCounts(ctx, time.Now())
+		return err
+	})
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(jobsDesc, err)
+		return
+	}
+	seen := map[string]shelfmark.QueueCount{}
+	for _, qc := range counts {
+		seen[qc.Queue] = qc
+	}
+	for _, q := range shelfmark.Queues {
+		qc := seen[q]
+		for _, s := range []struct {
+			state string
+			n     int64
+		}{{"queued", qc.Queued}, {"ready", qc.Ready}, {"running", qc.Running}, {"failed", qc.Failed}} {
+			ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(s.n), q, s.state)
+		}
+		paused := 0.0
+		if qc.Paused {
+			paused = 1
+		}
+		ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, paused, q)
 	}
 }
 

@@ -76,6 +76,20 @@ type fileJSON struct {
 	Digests     map[string]string `json:"digests,omitempty"`
 	Use         string            `json:"use"`
 	ExternalURL string            `json:"externalUrl,omitempty"`
+	// Format is what characterization found (absent until it ran).
+	Format *formatJSON `json:"format,omitempty"`
+}
+
+// formatJSON is a file's identified format.
+type formatJSON struct {
+	PRONOM    string `json:"pronom"`
+	Name      string `json:"name,omitempty"`
+	Version   string `json:"version,omitempty"`
+	MediaType string `json:"mediaType,omitempty"`
+	Width     int    `json:"width,omitempty"`
+	Height    int    `json:"height,omitempty"`
+	Pages     int    `json:"pages,omitempty"`
+	Note      string `json:"note,omitempty"`
 }
 
 // summaryJSON is a resource in a listing.
@@ -119,6 +133,10 @@ func (s *Server) toJSON(r *http.Request, res *shelfmark.Resource) *resourceJSON 
 	}
 	if f := res.File; f != nil {
 		out.File = &fileJSON{Name: f.Name, MediaType: f.MediaType, Size: f.Size, Use: f.Use, ExternalURL: f.ExternalURL, Digests: map[string]string{}}
+		if fm := f.Format; fm != nil {
+			out.File.Format = &formatJSON{PRONOM: fm.PRONOM, Name: fm.Name, Version: fm.Version, MediaType: fm.MediaType,
+				Width: fm.Width, Height: fm.Height, Pages: fm.Pages, Note: fm.Note}
+		}
 		for alg, v := range map[string]string{"sha-256": f.SHA256, "sha-512": f.SHA512, "md5": f.MD5} {
 			if v != "" {
 				out.File.Digests[alg] = v

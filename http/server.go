@@ -40,6 +40,8 @@ type Options struct {
 	Metrics *Metrics
 	// OAI, when set, answers OAI-PMH requests (GET and POST) at /oai.
 	OAI http.Handler
+	// Jobs, when set, is the background job queue behind /api/v1/jobs.
+	Jobs shelfmark.JobQueue
 }
 
 // Server is the HTTP face of the repository.
@@ -113,6 +115,10 @@ func (s *Server) routes() []route {
 		{"PUT", "/api/v1/resources/{id}/order", h(s.putOrder)},
 		{"POST", "/api/v1/resources/{id}/files", h(s.uploadFile)},
 		{"GET", "/api/v1/resources/{id}/content", h(s.getContent)},
+		{"GET", "/api/v1/search", h(s.search)},
+		{"GET", "/api/v1/jobs", h(s.getJobs)},
+		{"GET", "/api/v1/jobs/{queue}", h(s.listJobs)},
+		{"POST", "/api/v1/jobs/{queue}/{action}", h(s.queueAction)},
 	}
 }
 

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 out=${1:-bench-out}
 size=${SIZE:-1000000}
 mkdir -p "$out"
-go build -o "$out/shelfmark" ./cmd/shelfmark
+go build -tags sqlite_fts5 -o "$out/shelfmark" ./cmd/shelfmark
 bash scripts/postgres.sh start >/dev/null
 
 run() { # name, then the bench arguments

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs what the OAI-PMH and MARC tests need, idempotently, under .build/:
+# Installs what the tests need, idempotently (apt packages, and under .build/):
 #   xmllint            (Debian libxml2-utils) to validate responses against ../shared/oai-schemas
+#   vipsthumbnail, pdftoppm, pdftotext, tesseract (+ English)
+#                      (Debian libvips-tools, poppler-utils, tesseract-ocr, tesseract-ocr-eng)
+#                      the background pipeline's tools: derivatives, PDF text, OCR
 #   .build/venv        a Python virtualenv with sickle, the third-party OAI-PMH harvester
 #   .build/testdata/pymarc-5.4.0   the pymarc source distribution: real LoC MARC records under test/
 # Prints nothing on stdout; tests find these through the variables scripts/test.sh exports.
@@ -12,6 +15,16 @@ mkdir -p "$build/testdata"
 if ! command -v xmllint >/dev/null 2>&1; then
 	echo "== installing xmllint (libxml2-utils)" >&2
 	apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libxml2-utils >&2
+fi
+
+missing=()
+command -v vipsthumbnail >/dev/null 2>&1 || missing+=(libvips-tools)
+command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
+command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr)
+[[ -n $(ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata 2>/dev/null) ]] || missing+=(tesseract-ocr-eng)
+if (( ${#missing[@]} )); then
+	echo "== installing ${missing[*]}" >&2
+	apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
 if [[ ! -x $build/venv/bin/python ]] || ! "$build/venv/bin/python" -c 'import sickle' 2>/dev/null; then

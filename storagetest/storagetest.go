@@ -44,6 +44,13 @@ func Run(t *testing.T, open Opener) {
 		{"Counters", testCounters},
 		{"Changes", testChanges},
 		{"CostOAI", testCostOAI},
+		{"Search", testSearch},
+		{"SearchPaging", testSearchPaging},
+		{"CostSearch", testCostSearch},
+		{"JobsEnqueued", testJobsEnqueued},
+		{"JobsClaim", testJobsClaim},
+		{"JobsFinish", testJobsFinish},
+		{"JobsRetry", testJobsRetry},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

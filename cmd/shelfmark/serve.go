@@ -22,6 +22,7 @@ import (
 	"github.com/shelfmark/shelfmark/oai"
 	"github.com/shelfmark/shelfmark/postgres"
 	"github.com/shelfmark/shelfmark/sqlite"
+	"github.com/shelfmark/shelfmark/worker"
 )
 
 // serveConfig holds the settings of `shelfmark serve`.
@@ -30,6 +31,8 @@ type serveConfig struct {
 	dbMaxConns                                                     int
 	pprof                                                          bool
 	oai                                                            oaiConfig
+	workers                                                        bool
+	jobs                                                           workerConfig
 }
 
 // oaiConfig holds the OAI-PMH settings of `shelfmark serve`.
@@ -71,6 +74,8 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.oai.domain, "oai-domain", "", "OAI-PMH: the domain in record identifiers oai:DOMAIN:id (default: the host of --base-url, else "+oai.DefaultDomain+"); keep it stable, harvesters key records by it")
 	f.StringSliceVar(&c.oai.emails, "oai-admin-email", nil, "OAI-PMH: administrator email(s) Identify gives (default admin@DOMAIN)")
 	f.IntVar(&c.oai.pageSize, "oai-page-size", 100, "OAI-PMH: records or headers per list page")
+	f.BoolVar(&c.workers, "workers", true, "run the background jobs (identification, derivatives, text, OCR) in this process; --workers=false leaves them to `shelfmark worker` processes")
+	c.jobs.register(f)
 	annotateEnv(f)
 	return cmd
 }
@@ -116,20 +121,29 @@ func serve(ctx context.Context, c serveConfig) error {
 	metrics := shttp.NewMetrics(store)
 	formats := oai.DefaultRegistry()
 	projector := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{Logger: log})
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, notifier{projector}}})
+	indexer := shelfmark.NewSearchIndexer(store, shelfmark.IndexerOptions{Logger: log})
+	wake := notifier{projector, indexer}
+	loops := map[string]runner{"oai": projector, "search": indexer}
+	var repo *shelfmark.Repository
+	var jobs *worker.Runner
+	repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, &wake}})
+	if c.workers {
+		if jobs, err = newRunner(repo, blobs, c.jobs, metrics, log); err != nil {
+			return err
+		}
+		wake = append(wake, jobs)
+		loops["jobs"] = jobs
+	}
 	provider, err := newOAIProvider(store, formats, c, log)
 	if err != nil {
 		return err
 	}
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log,
-		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, Metrics: metrics, OAI: provider})
-	pctx, stopProjector := context.WithCancel(context.WithoutCancel(ctx))
-	projected := make(chan struct{})
-	go func() {
-		defer close(projected)
-		_ = projector.Run(pctx)
-	}()
-	defer func() { stopProjector(); <-projected }()
+		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, Metrics: metrics, OAI: provider, Jobs: repo})
+	bg := startBackground(ctx, log, loops)
+	// stopped before the repository closes: the runner stores its last
+	// results through it
+	defer bg.stop()
 
 	var handler http.Handler = srv
 	if c.pprof {
@@ -159,6 +173,7 @@ func serve(ctx context.Context, c serveConfig) error {
 			err = fmt.Errorf("requests still running after 30 s")
 		}
 	}
+	bg.stop()    // running jobs are handed back to their queues
 	repo.Close() // commits whatever is queued
 	return err
 }
@@ -191,15 +206,5 @@ type commitObservers []shelfmark.CommitObserver
 func (os commitObservers) ObserveCommit(ops int, d time.Duration, err error) {
 	for _, o := range os {
 		o.ObserveCommit(ops, d, err)
-	}
-}
-
-// notifier wakes the OAI-PMH projector after each successful commit.
-type notifier struct{ p *oai.Projector }
-
-// ObserveCommit implements shelfmark.CommitObserver.
-func (n notifier) ObserveCommit(_ int, _ time.Duration, err error) {
-	if err == nil {
-		n.p.Notify()
 	}
 }

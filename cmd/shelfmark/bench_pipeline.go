@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/shelfmark/shelfmark/bench"
+	"github.com/shelfmark/shelfmark/siegfried"
+	"github.com/shelfmark/shelfmark/worker"
+)
+
+// stageBars draws one progress bar per stage of a scenario.
+type stageBars struct {
+	stage string
+	bar   *progressbar.ProgressBar
+}
+
+func (s *stageBars) progress(stage string, done, total int) {
+	if stage != s.stage {
+		s.finish()
+		s.stage, s.bar = stage, newProgressBar(total, stage)
+	}
+	s.bar.Set(done)
+}
+
+func (s *stageBars) finish() {
+	if s.bar != nil {
+		s.bar.Finish()
+		fmt.Fprintln(os.Stderr)
+		s.bar = nil
+	}
+}
+
+func newBenchCharacterizeCommand() *cobra.Command {
+	var lf labFlags
+	var files, concurrency int
+	cmd := &cobra.Command{
+		Use:   "characterize",
+		Short: "Format identification through the job queue: files/s of a PDF/TIFF/JPEG/PNG/XML/text mix",
+		Long: `Stores --files generated files (PDF, TIFF, JPEG, PNG, XML and plain text in
+turn, each unique), then lets a job runner work the characterize queue
+alone (siegfried with the bounded PRONOM signature) until it is empty, and
+reports files identified per second (target ≥ 1,000) over time. The raw
+limit is the same identifier over the same blobs in process, on every
+core, without the queue or the database.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			e, err := openLab(ctx, lf.database, lf.durability)
+			if err != nil {
+				return err
+			}
+			defer e.close()
+			id, err := siegfried.New()
+			if err != nil {
+				return err
+			}
+			var bars stageBars
+			r, err := bench.RunCharacterize(ctx, e.repo, e.blobs, bench.CharacterizeConfig{Files: files, Concurrency: concurrency, Seed: 1,
+				Identify: id, Progress: bars.progress})
+			bars.finish()
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			for i, s := range r.Steps {
+				fmt.Fprintf(out, "bucket %2d  %8.0f files/s\n", i+1, s.RatePerS)
+			}
+			fmt.Fprintf(out, "characterize %s: %d files in %.1f s, %.0f files/s through the job queue (%.0f%% of the identifier alone, %.0f/s), flatness %.2f, %d errors\n",
+				r.Backend, r.Items, r.Seconds, r.RatePerS, 100*r.FractionLimit, r.RawLimitPerS, r.Flatness, r.Errors)
+			r.PeakRSSBytes = bench.PeakRSS(os.Getpid())
+			return finish(out, r, lf.jsonPath, lf.reportDir)
+		},
+	}
+	f := cmd.Flags()
+	lf.add(f)
+	f.IntVar(&files, "files", 20000, "files to store and identify")
+	f.IntVar(&concurrency, "concurrency", 0, "characterize jobs at once (0: the default for this machine)")
+	annotateEnv(f)
+	return cmd
+}
+
+func newBenchIsolationCommand() *cobra.Command {
+	var lf labFlags
+	var works, ocrJobs int
+	var pauseOCR bool
+	cmd := &cobra.Command{
+		Use:   "isolation",
+		Short: "Ingest with an idle queue, then with 10,000 OCR jobs queued: the ratio of the two rates",
+		Long: `Runs the job runner of serve (every queue, default limits) throughout, and
+ingests --objects patents (metadata and a 4 KB XML file each) twice: first
+with an idle queue, then after --ocr-jobs OCR jobs on scanned page images
+were queued (OCR runs at idle CPU priority with OMP_THREAD_LIMIT=1). The
+report's fraction_of_limit is the busy rate over the idle rate (target
+≥ 0.9); it also says how many OCR jobs finished meanwhile.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			e, err := openLab(ctx, lf.database, lf.durability)
+			if err != nil {
+				return err
+			}
+			defer e.close()
+			id, err := siegfried.New()
+			if err != nil {
+				return err
+			}
+			p := &worker.Pipeline{Repo: e.repo, Blobs: e.blobs, Identify: id, Tools: pipelineTools(slog.New(slog.NewTextHandler(os.Stderr, nil)))}
+			if p.Tools.Tesseract == "" {
+				return fmt.Errorf("tesseract is not installed (apt-get install tesseract-ocr tesseract-ocr-eng)")
+			}
+			var bars stageBars
+			res, err := bench.RunIsolation(ctx, e.repo, e.blobs, bench.IsolationConfig{Works: works, OCRJobs: ocrJobs, Seed: 1, PauseOCR: pauseOCR,
+				Pipeline: p, Progress: bars.progress})
+			bars.finish()
+			if err != nil {
+				return err
+			}
+			r := res.Report
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "isolation %s: ingest %.0f works/s with an idle queue, %.0f works/s with %d OCR jobs queued: %.2f× (flatness %.2f and %.2f); %d OCR jobs finished during the busy ingest, %d left\n",
+				r.Backend, res.Idle.RatePerS, res.Busy.RatePerS, ocrJobs, r.FractionLimit, res.Idle.Flatness, res.Busy.Flatness, res.OCRDone, res.OCRAfter)
+			idle := bench.Series{Name: "ingest with an idle queue, works/s by time bucket", Unit: "works/s", XLabel: "seconds"}
+			t := 0.0
+			for _, s := range res.Idle.Steps {
+				t += s.Seconds
+				idle.X, idle.Y = append(idle.X, t), append(idle.Y, s.RatePerS)
+			}
+			r.PeakRSSBytes = bench.PeakRSS(os.Getpid())
+			return finish(out, r, lf.jsonPath, lf.reportDir, idle)
+		},
+	}
+	f := cmd.Flags()
+	lf.add(f)
+	f.IntVar(&works, "objects", 100000, "works ingested in each phase")
+	f.IntVar(&ocrJobs, "ocr-jobs", 10000, "OCR jobs queued before the second phase")
+	f.BoolVar(&pauseOCR, "pause-ocr", false, "control run: keep the OCR queue paused in the second phase (jobs queued, none running)")
+	annotateEnv(f)
+	return cmd
+}

@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/bench/gen"
+	"github.com/shelfmark/shelfmark/blob"
+)
+
+// Environment of TestWorkerChild, the worker process the tests start.
+const (
+	workerChildEnv = "SHELFMARK_TEST_WORKER_CHILD"
+	workerArgsEnv  = "SHELFMARK_TEST_WORKER_ARGS" // flags, one per line
+)
+
+// TestWorkerChild is a `shelfmark worker` process started by the tests
+// below; it runs until killed or interrupted.
+func TestWorkerChild(t *testing.T) {
+	if os.Getenv(workerChildEnv) != "1" {
+		t.Skip("a child process of the worker tests; it runs only when they start it")
+	}
+	cmd := newWorkerCommand()
+	cmd.SetArgs(strings.Split(os.Getenv(workerArgsEnv), "\n"))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// workerProc is a running worker child.
+type workerProc struct {
+	cmd *exec.Cmd
+	out *lockedBuffer
+}
+
+func startWorker(t *testing.T, env []string, args ...string) *workerProc {
+	t.Helper()
+	out := &lockedBuffer{}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerChild$", "-test.count=1", "-test.timeout=5m")
+	cmd.Env = append(append(os.Environ(), workerChildEnv+"=1", workerArgsEnv+"="+strings.Join(args, "\n")), env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &workerProc{cmd: cmd, out: out}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return p
+}
+
+// stop interrupts the worker and waits for it to hand its jobs back.
+func (p *workerProc) stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		t.Fatalf("worker did not stop; output:\n%s", p.out.String())
+	}
+}
+
+// waitJobs polls until cond holds for the queue counts (or fails after
+// limit, showing the workers' output).
+func waitJobs(t *testing.T, repo *shelfmark.Repository, limit time.Duration, what string, cond func([]shelfmark.QueueCount) bool, procs ...*workerProc) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		counts, err := repo.QueueCounts(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(counts) {
+			return
+		}
+		if time.Now().After(deadline) {
+			var out strings.Builder
+			for _, p := range procs {
+				out.WriteString(p.out.String())
+			}
+			t.Fatalf("%s: not within %s; counts %+v; worker output:\n%s", what, limit, counts, out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestWorkerKilled: a worker killed with SIGKILL in the middle of an OCR
+// job leaves no child process behind, and the job, whose lease then ends,
+// is taken up and finished by the next worker.
+func TestWorkerKilled(t *testing.T) {
+	if _, err := exec.LookPath("tesseract"); err != nil {
+		if os.Getenv("SHELFMARK_REQUIRE_TOOLS") != "" {
+			t.Fatal("tesseract missing")
+		}
+		t.Skip("tesseract missing")
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	ctx := context.Background()
+	store, err := openStorage(ctx, "", data, "safe", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	blobs, err := blob.NewLocal(filepath.Join(data, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blobs.Close()
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{})
+	defer repo.Close()
+	page := gen.PageImage(3, 0, []string{"LIGHTHOUSE", "HARBOUR"})
+	b, err := blobs.Put(ctx, bytes.NewReader(page), shelfmark.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, _ := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork})
+	fs, _ := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: work.ID})
+	_, err = repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID,
+		File: &shelfmark.File{Name: "page.png", MediaType: "image/png", Size: b.Size, SHA256: b.Digests[shelfmark.SHA256], Use: "original"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// a tesseract that hangs, and says who it is
+	fake := filepath.Join(dir, "bin")
+	pidFile := filepath.Join(dir, "tesseract.pid")
+	if err := os.MkdirAll(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("#!/bin/sh\necho $$ > %s\nexec sleep 300\n", pidFile)
+	if err := os.WriteFile(filepath.Join(fake, "tesseract"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--data", data, "--log-level", "debug", "--job-timeout", "ocr=4s,derive=30s,characterize=30s", "--lease-grace", "1s"}
+	w1 := startWorker(t, []string{"PATH=" + fake + ":" + os.Getenv("PATH")}, args...)
+	// characterize, then derive, then the OCR job that hangs
+	waitJobs(t, repo, 2*time.Minute, "the OCR job running", func(cs []shelfmark.QueueCount) bool {
+		_, err := os.Stat(pidFile)
+		return cs[3].Running == 1 && err == nil
+	}, w1)
+	raw, _ := os.ReadFile(pidFile)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatalf("pid file %q", raw)
+	}
+	if err := w1.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w1.cmd.Wait()
+	// the hanging tool went with its worker
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tesseract %d outlived its killed worker", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// the job is still held by the dead worker
+	if cs, _ := repo.QueueCounts(ctx); cs[3].Running != 1 {
+		t.Fatalf("after the kill %+v", cs[3])
+	}
+	// a new worker (with the real tesseract) takes it back when its lease
+	// ends, and finishes it
+	w2 := startWorker(t, nil, args...)
+	waitJobs(t, repo, 2*time.Minute, "every job finished", func(cs []shelfmark.QueueCount) bool {
+		for _, c := range cs {
+			if c.Queued+c.Running+c.Failed > 0 {
+				return false
+			}
+		}
+		return true
+	}, w2)
+	w2.stop(t)
+	kids, err := repo.ListChildren(ctx, fs.ID, shelfmark.PageRequest{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uses := map[string]bool{}
+	for _, k := range kids.Items {
+		r, err := repo.FindResource(ctx, k.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uses[r.File.Use] = true
+	}
+	if !uses[shelfmark.UseOCR] || !uses[shelfmark.UseThumbnail] || len(kids.Items) != 4 {
+		t.Fatalf("files of the page after recovery: %v (%d)", uses, len(kids.Items))
+	}
+	if !strings.Contains(w2.out.String(), "returned to their queues") {
+		t.Errorf("the second worker did not report taking the lost job back:\n%s", w2.out.String())
+	}
+}
+
+// alive reports whether a process exists (and is not a zombie).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] != "Z"
+}
+
+// TestWorkersShareQueue: two worker processes on one PostgreSQL database
+// share a queue of 400 jobs without ever running the same job twice.
+func TestWorkersShareQueue(t *testing.T) {
+	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("SHELFMARK_TEST_DATABASE_URL is not set")
+		}
+		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
+	}
+	dsn = workerSchema(t, dsn)
+	dir := t.TempDir()
+	ctx := context.Background()
+	store, err := openStorage(ctx, dsn, dir, "safe", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	blobs, err := blob.NewLocal(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blobs.Close()
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{})
+	defer repo.Close()
+	const n = 400
+	work, _ := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork})
+	for i := 0; i < n; i++ {
+		b, err := blobs.Put(ctx, strings.NewReader(fmt.Sprintf("note %d, in plain text\n", i)), shelfmark.PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: work.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID,
+			File: &shelfmark.File{Name: "n.txt", MediaType: "text/plain", Size: b.Size, SHA256: b.Digests[shelfmark.SHA256], Use: "original"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"--database", dsn, "--data", dir, "--log-level", "debug", "--queues", "characterize"}
+	w1, w2 := startWorker(t, nil, args...), startWorker(t, nil, args...)
+	waitJobs(t, repo, 3*time.Minute, "the characterize queue drained", func(cs []shelfmark.QueueCount) bool {
+		return cs[0].Queued+cs[0].Running == 0
+	}, w1, w2)
+	w1.stop(t)
+	w2.stop(t)
+	settled := regexp.MustCompile(`msg="job settled" queue=characterize job=(\d+) .* outcome=(\w+)`)
+	seen := map[string]int{}
+	per := [2]int{}
+	for i, w := range []*workerProc{w1, w2} {
+		sc := bufio.NewScanner(strings.NewReader(w.out.String()))
+		for sc.Scan() {
+			if m := settled.FindStringSubmatch(sc.Text()); m != nil {
+				if m[2] != "done" {
+					t.Errorf("worker %d: job %s ended %s", i+1, m[1], m[2])
+				}
+				seen[m[1]]++
+				per[i]++
+			}
+		}
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Errorf("job %s ran %d times", id, k)
+		}
+	}
+	if len(seen) != n || per[0] == 0 || per[1] == 0 {
+		t.Fatalf("%d distinct jobs ran (want %d); worker 1 ran %d, worker 2 ran %d", len(seen), n, per[0], per[1])
+	}
+	t.Logf("worker 1 ran %d jobs, worker 2 ran %d", per[0], per[1])
+}
+
+var workerSchemaMu sync.Mutex
+
+// workerSchema makes an empty schema dropped when the test ends and
+// returns a DSN whose search_path is that schema.
+func workerSchema(t *testing.T, dsn string) string {
+	workerSchemaMu.Lock()
+	defer workerSchemaMu.Unlock()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := fmt.Sprintf("workers%d_%d", os.Getpid(), rand.IntN(1e9))
+	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		pool.Close()
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}

@@ -1,0 +1,188 @@
+package http
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"html"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// searchHitJSON is one hit of GET /api/v1/search.
+type searchHitJSON struct {
+	ID     shelfmark.ID `json:"id"`
+	Work   shelfmark.ID `json:"work"`
+	Kind   string       `json:"kind"`
+	Format string       `json:"format"`
+	Title  string       `json:"title"`
+	// Snippet is HTML: escaped text with <mark>…</mark> around matches.
+	Snippet string  `json:"snippet"`
+	Score   float64 `json:"score"`
+}
+
+// facetJSON is one value of a facet and its number of hits.
+type facetJSON struct {
+	Value string `json:"value"`
+	Count int64  `json:"count"`
+}
+
+// searchFacetsJSON are the facet counts of every hit.
+type searchFacetsJSON struct {
+	Collection []facetJSON `json:"collection"`
+	Kind       []facetJSON `json:"kind"`
+	Format     []facetJSON `json:"format"`
+}
+
+// searchJSON is the body of GET /api/v1/search. Total and Facets are
+// given on the first page only.
+type searchJSON struct {
+	Hits   []searchHitJSON   `json:"hits"`
+	Total  *int64            `json:"total,omitempty"`
+	Facets *searchFacetsJSON `json:"facets,omitempty"`
+	Next   string            `json:"next,omitempty"`
+}
+
+// searchCursorVersion is the first byte of a search cursor, so the format
+// can change without misreading old tokens.
+const searchCursorVersion = 1
+
+// encodeSearchCursor turns a keyset position into an opaque token: the
+// version byte, the score's IEEE 754 bits and the key, in base64url.
+func encodeSearchCursor(c shelfmark.SearchCursor) string {
+	var b [17]byte
+	b[0] = searchCursorVersion
+	binary.BigEndian.PutUint64(b[1:9], math.Float64bits(c.Score))
+	binary.BigEndian.PutUint64(b[9:], uint64(c.Key))
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// decodeSearchCursor reads a token of encodeSearchCursor; anything else is
+// EINVALID.
+func decodeSearchCursor(s string) (*shelfmark.SearchCursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != 17 || b[0] != searchCursorVersion {
+		return nil, shelfmark.Errorf(shelfmark.EINVALID, "cursor is not a cursor this server handed out: pass the `next` of the previous page unchanged.")
+	}
+	c := &shelfmark.SearchCursor{
+		Score: math.Float64frombits(binary.BigEndian.Uint64(b[1:9])),
+		Key:   int64(binary.BigEndian.Uint64(b[9:])),
+	}
+	if math.IsNaN(c.Score) || math.IsInf(c.Score, 0) || c.Key < 1 {
+		return nil, shelfmark.Errorf(shelfmark.EINVALID, "cursor is not a cursor this server handed out: pass the `next` of the previous page unchanged.")
+	}
+	return c, nil
+}
+
+// searchQuery reads the parameters of GET /api/v1/search.
+func searchQuery(r *http.Request) (shelfmark.SearchQuery, error) {
+	v := r.URL.Query()
+	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: time.Now()}
+	if _, err := shelfmark.ParseSearchText(q.Text); err != nil {
+		return q, err
+	}
+	if c := v.Get("collection"); c != "" {
+		k, err := shelfmark.ID(c).Key()
+		if err != nil {
+			return q, shelfmark.Errorf(shelfmark.EINVALID, "collection must be the id of a collection: %s", shelfmark.ErrorMessage(err))
+		}
+		q.Collection = k
+	}
+	if q.Kind != "" && !q.Kind.Valid() {
+		return q, shelfmark.Errorf(shelfmark.EINVALID, "kind must be collection, work or fileset, not %q.", truncateParam(string(q.Kind)))
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > shelfmark.MaxSearchLimit {
+			return q, shelfmark.Errorf(shelfmark.EINVALID, "limit must be a whole number from 1 to %d.", shelfmark.MaxSearchLimit)
+		}
+		q.Limit = n
+	}
+	if c := v.Get("cursor"); c != "" {
+		after, err := decodeSearchCursor(c)
+		if err != nil {
+			return q, err
+		}
+		q.After = after
+	}
+	q.Facets = q.After == nil
+	return q, nil
+}
+
+// truncateParam shortens a parameter quoted in an error message.
+func truncateParam(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:40], "") + "…"
+}
+
+// snippetHTML escapes a snippet and turns its match markers into <mark>.
+var snippetHTML = strings.NewReplacer(shelfmark.SnippetStart, "<mark>", shelfmark.SnippetEnd, "</mark>")
+
+// hasID reports whether key is in the range of shelfmark.EncodeID.
+func hasID(key int64) bool { return key >= 1 && key <= shelfmark.MaxKey }
+
+// facetsJSON converts facet counts, collection keys to ids.
+func facetsJSON(res *shelfmark.SearchResult) *searchFacetsJSON {
+	f := &searchFacetsJSON{Collection: []facetJSON{}, Kind: []facetJSON{}, Format: []facetJSON{}}
+	for _, c := range res.Collections {
+		k, err := strconv.ParseInt(c.Value, 10, 64)
+		if err != nil || !hasID(k) {
+			continue
+		}
+		f.Collection = append(f.Collection, facetJSON{Value: string(shelfmark.EncodeID(k)), Count: c.Count})
+	}
+	for _, c := range res.Kinds {
+		f.Kind = append(f.Kind, facetJSON{Value: c.Value, Count: c.Count})
+	}
+	for _, c := range res.Formats {
+		f.Format = append(f.Format, facetJSON{Value: c.Value, Count: c.Count})
+	}
+	return f
+}
+
+// search handles GET /api/v1/search?q=&collection=&kind=&format=&limit=&cursor=:
+// a page of public hits, best first; the first page (no cursor) also
+// carries the total and the facet counts of every hit.
+func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
+	q, err := searchQuery(r)
+	if err != nil {
+		return err
+	}
+	if s.opts.Storage == nil {
+		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "Search is not available on this server.")
+	}
+	var res *shelfmark.SearchResult
+	err = s.opts.Storage.View(r.Context(), func(tx shelfmark.ReadTx) error {
+		var err error
+		res, err = tx.Search(r.Context(), q)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	out := searchJSON{Hits: make([]searchHitJSON, 0, len(res.Hits))}
+	for _, h := range res.Hits {
+		if !hasID(h.Key) || !hasID(h.Work) {
+			continue // a document of no resource: nothing to link to
+		}
+		out.Hits = append(out.Hits, searchHitJSON{ID: shelfmark.EncodeID(h.Key), Work: shelfmark.EncodeID(h.Work), Kind: string(h.Kind),
+			Format: h.Format, Title: h.Title, Snippet: snippetHTML.Replace(html.EscapeString(h.Snippet)), Score: h.Score})
+	}
+	if q.Facets {
+		out.Total = &res.Total
+		out.Facets = facetsJSON(res)
+	}
+	if res.Next != nil {
+		out.Next = encodeSearchCursor(*res.Next)
+		v := r.URL.Query()
+		v.Set("cursor", out.Next)
+		w.Header().Add("Link", "<"+r.URL.Path+"?"+v.Encode()+`>; rel="next"`)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,266 @@
+package http
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// searchBody is the JSON of GET /api/v1/search, with the presence of total
+// and facets kept.
+type searchBody struct {
+	Hits []struct {
+		ID      shelfmark.ID `json:"id"`
+		Work    shelfmark.ID `json:"work"`
+		Kind    string       `json:"kind"`
+		Format  string       `json:"format"`
+		Title   string       `json:"title"`
+		Snippet string       `json:"snippet"`
+		Score   float64      `json:"score"`
+	} `json:"hits"`
+	Total  *int64 `json:"total"`
+	Facets *struct {
+		Collection []facetJSON `json:"collection"`
+		Kind       []facetJSON `json:"kind"`
+		Format     []facetJSON `json:"format"`
+	} `json:"facets"`
+	Next string `json:"next"`
+}
+
+// searchFixture is a small repository, indexed: a public collection with
+// a public work of three pages, a private work, an embargoed one.
+type searchFixture struct {
+	e                   *testEnv
+	coll, work, private shelfmark.ID
+	pages               []shelfmark.ID
+}
+
+func newSearchFixture(t *testing.T) *searchFixture {
+	t.Helper()
+	e := newEnv(t, Options{})
+	ctx := context.Background()
+	f := &searchFixture{e: e}
+	create := func(nr *shelfmark.NewResource) shelfmark.ID {
+		t.Helper()
+		r, err := e.repo.CreateResource(ctx, nr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	lit := func(p, s string) shelfmark.Statement {
+		return shelfmark.Statement{Predicate: p, Object: shelfmark.NewLiteral(s)}
+	}
+	until := time.Now().Add(24 * time.Hour)
+	f.coll = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: []shelfmark.Statement{lit(shelfmark.NSDCTerms+"title", "Logbooks")}})
+	f.work = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.coll},
+		Metadata: []shelfmark.Statement{lit(shelfmark.NSDC+"title", "Whales & <whalers>"), lit(shelfmark.NSDC+"description", "A voyage.")}})
+	f.private = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Private,
+		Metadata: []shelfmark.Statement{lit(shelfmark.NSDC+"title", "Private whales")}})
+	create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Embargo: &until,
+		Metadata: []shelfmark.Statement{lit(shelfmark.NSDC+"title", "Embargoed whales")}})
+	var docs []shelfmark.SearchDoc
+	for i := 0; i < 3; i++ {
+		p := create(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: f.work})
+		f.pages = append(f.pages, p)
+		format := "PDF"
+		if i == 2 {
+			format = "TIFF"
+		}
+		docs = append(docs, shelfmark.SearchDoc{Key: key(t, p), Work: key(t, f.work), Kind: shelfmark.KindFileSet, Format: format,
+			Body: fmt.Sprintf("Page %d: <b>two</b> whales & a \"ship\" 'here'.", i+1)})
+	}
+	if err := shelfmark.NewSearchIndexer(e.db, shelfmark.IndexerOptions{}).CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs) }); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func key(t *testing.T, id shelfmark.ID) int64 {
+	t.Helper()
+	k, err := id.Key()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func (f *searchFixture) search(t *testing.T, query string) (*searchBody, *response) {
+	t.Helper()
+	r := f.e.do("GET", "/api/v1/search?"+query, nil).want(t, http.StatusOK)
+	var b searchBody
+	r.json(t, &b)
+	r.wantNoWrites(t)
+	return &b, r
+}
+
+func TestSearch(t *testing.T) {
+	f := newSearchFixture(t)
+	b, r := f.search(t, "q=whales")
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	var ids []shelfmark.ID
+	for _, h := range b.Hits {
+		ids = append(ids, h.ID)
+	}
+	want := append([]shelfmark.ID{f.work}, f.pages...)
+	if len(ids) != 4 || ids[0] != f.work || !slices.Equal(slices.Sorted(slices.Values(ids)), slices.Sorted(slices.Values(want))) {
+		t.Fatalf("hits %v, want the work first, then its pages %v", ids, f.pages)
+	}
+	w := b.Hits[0]
+	if w.Work != f.work || w.Kind != "work" || w.Format != "" || w.Title != "Whales & <whalers>" || w.Score <= b.Hits[1].Score {
+		t.Fatalf("work hit %+v", w)
+	}
+	if w.Snippet != "<mark>Whales</mark> &amp; &lt;whalers&gt;" {
+		t.Fatalf("work snippet %q", w.Snippet)
+	}
+	for _, h := range b.Hits[1:] {
+		if h.Work != f.work || h.Kind != "fileset" || h.Title != "Whales & <whalers>" {
+			t.Fatalf("page hit %+v", h)
+		}
+		if !strings.Contains(h.Snippet, "&lt;b&gt;two&lt;/b&gt; <mark>whales</mark> &amp; a &#34;ship&#34; &#39;here&#39;.") {
+			t.Fatalf("page snippet %q", h.Snippet)
+		}
+	}
+	if b.Total == nil || *b.Total != 4 || b.Next != "" || r.Header.Get("Link") != "" {
+		t.Fatalf("total %v, next %q, Link %q", b.Total, b.Next, r.Header.Get("Link"))
+	}
+	if b.Facets == nil ||
+		!slices.Equal(b.Facets.Collection, []facetJSON{{Value: string(f.coll), Count: 4}}) ||
+		!slices.Equal(b.Facets.Kind, []facetJSON{{Value: "fileset", Count: 3}, {Value: "work", Count: 1}}) ||
+		!slices.Equal(b.Facets.Format, []facetJSON{{Value: "PDF", Count: 2}, {Value: "TIFF", Count: 1}}) {
+		t.Fatalf("facets %+v", b.Facets)
+	}
+
+	// filters, phrases, prefixes; nothing private or embargoed
+	for q, want := range map[string]int{
+		"q=whales&kind=fileset":                       3,
+		"q=whales&kind=work":                          1,
+		"q=whales&kind=collection":                    0,
+		"q=whales&format=TIFF":                        1,
+		"q=whales&collection=" + string(f.coll):       4,
+		"q=whales&collection=" + string(f.work):       0,
+		"q=" + url.QueryEscape(`"a ship"`):            3,
+		"q=" + url.QueryEscape(`"ship a"`):            0,
+		"q=whal*&kind=work":                           1,
+		"q=logbooks":                                  1,
+		"q=private":                                   0,
+		"q=embargoed":                                 0,
+		"q=" + url.QueryEscape(`NOT (whales) AND "a`): 0,
+		"q=" + url.QueryEscape(`whales:* -"ship"`):    3,
+	} {
+		b, _ := f.search(t, q)
+		if len(b.Hits) != want || *b.Total != int64(want) {
+			t.Errorf("%s: %d hits, total %d, want %d", q, len(b.Hits), *b.Total, want)
+		}
+	}
+	if b, _ := f.search(t, "q=whales&kind=fileset"); !slices.Equal(b.Facets.Kind, []facetJSON{{Value: "fileset", Count: 3}}) ||
+		len(b.Facets.Collection) != 1 {
+		t.Errorf("facets of a filtered search: %+v", b.Facets)
+	}
+	if b, _ := f.search(t, "q=zebra"); b.Hits == nil || len(b.Hits) != 0 || b.Facets == nil || b.Facets.Kind == nil || *b.Total != 0 {
+		t.Errorf("no hits: %+v", b)
+	}
+}
+
+func TestSearchPaging(t *testing.T) {
+	f := newSearchFixture(t)
+	first, r := f.search(t, "q=whales&limit=3")
+	if len(first.Hits) != 3 || first.Next == "" || first.Total == nil || *first.Total != 4 || first.Facets == nil {
+		t.Fatalf("first page: %d hits, next %q, total %v, facets %v", len(first.Hits), first.Next, first.Total, first.Facets)
+	}
+	if link := r.Header.Get("Link"); link != `</api/v1/search?cursor=`+first.Next+`&limit=3&q=whales>; rel="next"` {
+		t.Fatalf("Link %q", link)
+	}
+	second, r := f.search(t, "q=whales&limit=3&cursor="+url.QueryEscape(first.Next))
+	if len(second.Hits) != 1 || second.Next != "" || r.Header.Get("Link") != "" {
+		t.Fatalf("second page: %d hits, next %q", len(second.Hits), second.Next)
+	}
+	// later pages carry neither total nor facets
+	if !strings.Contains(string(r.Body), `"hits"`) || strings.Contains(string(r.Body), `"total"`) || strings.Contains(string(r.Body), `"facets"`) {
+		t.Fatalf("second page body %s", r.Body)
+	}
+	seen := map[shelfmark.ID]bool{}
+	for _, h := range append(first.Hits, second.Hits...) {
+		if seen[h.ID] {
+			t.Fatalf("%s twice", h.ID)
+		}
+		seen[h.ID] = true
+	}
+	if len(seen) != 4 {
+		t.Fatalf("%d hits over two pages", len(seen))
+	}
+	// the whole list in pages of one
+	var walked []shelfmark.ID
+	for cursor, n := "", 0; ; n++ {
+		if n > 10 {
+			t.Fatal("paging does not end")
+		}
+		b, _ := f.search(t, "q=whales&limit=1&cursor="+url.QueryEscape(cursor))
+		for _, h := range b.Hits {
+			walked = append(walked, h.ID)
+		}
+		if b.Next == "" {
+			break
+		}
+		cursor = b.Next
+	}
+	var all []shelfmark.ID
+	for _, h := range append(first.Hits, second.Hits...) {
+		all = append(all, h.ID)
+	}
+	if !slices.Equal(walked, all) {
+		t.Fatalf("pages of one %v, pages of three %v", walked, all)
+	}
+}
+
+func TestSearchCursorRoundTrip(t *testing.T) {
+	for _, c := range []shelfmark.SearchCursor{{Score: 0, Key: 1}, {Score: -1.2345678901234567e-300, Key: shelfmark.MaxKey},
+		{Score: 0.1 + 0.2, Key: 42}, {Score: float64(float32(0.3)), Key: 7}} {
+		got, err := decodeSearchCursor(encodeSearchCursor(c))
+		if err != nil || *got != c {
+			t.Fatalf("cursor %+v came back as %+v, %v", c, got, err)
+		}
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	f := newSearchFixture(t)
+	raw := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+	good := encodeSearchCursor(shelfmark.SearchCursor{Score: 1, Key: 5})
+	nan := make([]byte, 17)
+	nan[0] = 1
+	copy(nan[1:], []byte{0x7f, 0xf8, 0, 0, 0, 0, 0, 1})
+	for _, q := range []string{
+		"", "q=", "q=%20%20", "q=*", "q=%22%22", "q=-%20(%20)", "q=" + url.QueryEscape(strings.Repeat("w ", 33)),
+		"q=whales&limit=0", "q=whales&limit=101", "q=whales&limit=x", "q=whales&limit=-1",
+		"q=whales&kind=file-set", "q=whales&kind=" + strings.Repeat("k", 100),
+		"q=whales&collection=nope", "q=whales&collection=" + string(f.coll)[:8] + "x",
+		"q=whales&cursor=!!!", "q=whales&cursor=" + good[:len(good)-2], "q=whales&cursor=" + good + "AA",
+		"q=whales&cursor=" + raw(make([]byte, 17)), "q=whales&cursor=" + raw(nan), "q=whales&cursor=" + raw(append([]byte{2}, make([]byte, 16)...)),
+	} {
+		r := f.e.do("GET", "/api/v1/search?"+q, nil)
+		r.wantError(t, http.StatusBadRequest, shelfmark.EINVALID)
+		r.wantNoStatements(t)
+	}
+	f.e.do("POST", "/api/v1/search?q=whales", nil).wantError(t, http.StatusMethodNotAllowed, EMETHOD)
+	// the body of an error is JSON like any other
+	r := f.e.do("GET", "/api/v1/search?q=*", nil)
+	var eb map[string]any
+	if err := json.Unmarshal(r.Body, &eb); err != nil || !strings.Contains(eb["message"].(string), "no words") {
+		t.Fatalf("error body %s", r.Body)
+	}
+}

@@ -1,0 +1,252 @@
+package shelfmark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// counterSearchCheckpoint is the change seq the search indexer has indexed
+// up to, kept in the same transaction as the documents it writes, so a
+// crash never loses or repeats a change.
+const counterSearchCheckpoint = "search_checkpoint"
+
+// IndexerOptions configure a SearchIndexer.
+type IndexerOptions struct {
+	// Batch is how many changes one step reads (default 1,000).
+	Batch int
+	// Poll is how often Run looks for changes when nobody calls Notify
+	// (default 1 s; changes made through another process or server are
+	// found this way).
+	Poll time.Duration
+	// Logger receives failed steps (Run goes on after them) and progress
+	// of long catch-ups; default slog.Default().
+	Logger *slog.Logger
+}
+
+// SearchIndexer keeps the metadata documents of the search index current:
+// it follows the repository's change sequence and, for each changed
+// resource, writes the document of a live work or collection (its title
+// and the rest of its literal metadata) or, for a tombstone of any kind,
+// deletes the resource's documents (and, for a work, those of its pages).
+// The text of pages is written by the jobs that extract it, not here.
+//
+// Visibility is not indexed (queries join the resources table), so a
+// change of visibility or an embargo that ends needs no new document.
+// Several indexers (one per server) may run against one database: a step
+// that finds another indexer was faster rolls back and reads again.
+type SearchIndexer struct {
+	store Storage
+	opts  IndexerOptions
+	wake  chan struct{}
+}
+
+// NewSearchIndexer returns an indexer of store's changes into its search
+// index.
+func NewSearchIndexer(store Storage, opts IndexerOptions) *SearchIndexer {
+	if opts.Batch <= 0 {
+		opts.Batch = 1000
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &SearchIndexer{store: store, opts: opts, wake: make(chan struct{}, 1)}
+}
+
+// Notify tells the indexer that changes were committed; it never blocks.
+func (x *SearchIndexer) Notify() {
+	select {
+	case x.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run indexes changes as they come until ctx ends, and returns ctx's
+// error. A failed catch-up is logged and tried again at the next poll or
+// notification.
+func (x *SearchIndexer) Run(ctx context.Context) error {
+	t := time.NewTicker(x.opts.Poll)
+	defer t.Stop()
+	for {
+		if err := x.CatchUp(ctx); err != nil && ctx.Err() == nil {
+			x.opts.Logger.Error("search: indexing changes", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-x.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// CatchUp indexes every change committed before it was called.
+func (x *SearchIndexer) CatchUp(ctx context.Context) error {
+	total := 0
+	logged, start := time.Now(), time.Now()
+	for {
+		n, err := x.Step(ctx)
+		total += n
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if d := time.Since(start); d > 5*time.Second {
+				x.opts.Logger.Info("search: index brought up to date", "changes", total, "seconds", d.Seconds())
+			}
+			return nil
+		}
+		if time.Since(logged) > 10*time.Second {
+			x.opts.Logger.Info("search: catching up with changes", "changes", total)
+			logged = time.Now()
+		}
+	}
+}
+
+// errIndexRaced means another indexer advanced the checkpoint first.
+var errIndexRaced = errors.New("search: another indexer advanced the index")
+
+// Step indexes the next batch of changes and returns how many it read; 0
+// means the index is up to date.
+func (x *SearchIndexer) Step(ctx context.Context) (n int, err error) {
+	for attempt := 0; ; attempt++ {
+		n, err = x.step(ctx)
+		if errors.Is(err, errIndexRaced) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("search: index changes: %w", err)
+		}
+		return n, nil
+	}
+}
+
+// indexPlan is what one step read, ready to write.
+type indexPlan struct {
+	checkpoint, newCheckpoint int64
+	put                       []SearchDoc
+	drop                      []int64
+}
+
+func (x *SearchIndexer) step(ctx context.Context) (int, error) {
+	var pl indexPlan
+	var read int
+	err := x.store.View(ctx, func(tx ReadTx) error {
+		var err error
+		read, err = x.read(ctx, tx, &pl)
+		return err
+	})
+	if err != nil || read == 0 {
+		return 0, err
+	}
+	err = x.store.Update(ctx, func(tx WriteTx) error {
+		cp, err := tx.AddCounter(ctx, counterSearchCheckpoint, pl.newCheckpoint-pl.checkpoint)
+		if err != nil {
+			return err
+		}
+		if cp != pl.newCheckpoint {
+			return errIndexRaced
+		}
+		if err := tx.DeleteSearchDocs(ctx, pl.drop); err != nil {
+			return err
+		}
+		return tx.PutSearchDocs(ctx, pl.put)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return read, nil
+}
+
+// read gathers the next batch of changes, cut at a change boundary (the
+// rows of one commit share a seq and the checkpoint must not fall inside
+// one), and the documents they call for.
+func (x *SearchIndexer) read(ctx context.Context, tx ReadTx, pl *indexPlan) (int, error) {
+	cp, err := tx.Counter(ctx, counterSearchCheckpoint)
+	if err != nil {
+		return 0, err
+	}
+	pl.checkpoint = cp
+	var rows []*ResourceRow
+	for limit := x.opts.Batch; ; limit *= 2 { // a commit larger than the batch is read whole
+		if rows, err = tx.Changes(ctx, cp, limit); err != nil {
+			return 0, err
+		}
+		if len(rows) < limit {
+			break
+		}
+		last := rows[len(rows)-1].Seq
+		i := len(rows)
+		for i > 0 && rows[i-1].Seq == last {
+			i--
+		}
+		if i > 0 {
+			rows = rows[:i]
+			break
+		}
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	pl.newCheckpoint = rows[len(rows)-1].Seq
+	var live []*ResourceRow
+	var keys []int64
+	for _, r := range rows {
+		switch {
+		case r.Deleted != nil:
+			pl.drop = append(pl.drop, r.Key)
+		case r.Kind == KindWork || r.Kind == KindCollection:
+			live = append(live, r)
+			keys = append(keys, r.Key)
+		}
+	}
+	if len(live) == 0 {
+		return len(rows), nil
+	}
+	fields, err := tx.FieldsOf(ctx, keys)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range live {
+		title, body := searchText(fields[r.Key])
+		pl.put = append(pl.put, SearchDoc{Key: r.Key, Work: r.Key, Kind: r.Kind, Title: title, Body: body})
+	}
+	return len(rows), nil
+}
+
+// searchText returns the text a resource's metadata document indexes: its
+// title, the literals of dc:title and dcterms:title (each value once,
+// joined by " / "), and its body, every other literal joined by spaces.
+// IRIs are left out.
+func searchText(fields []Field) (title, body string) {
+	var t, b strings.Builder
+	seen := map[string]bool{}
+	for _, f := range fields {
+		isTitle := f.Predicate == NSDC+"title" || f.Predicate == NSDCTerms+"title"
+		for _, o := range f.Objects {
+			if o.Kind != Literal || strings.TrimSpace(o.Value) == "" {
+				continue
+			}
+			switch {
+			case !isTitle:
+				if b.Len() > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(o.Value)
+			case !seen[o.Value]:
+				seen[o.Value] = true
+				if t.Len() > 0 {
+					t.WriteString(" / ")
+				}
+				t.WriteString(o.Value)
+			}
+		}
+	}
+	return t.String(), b.String()
+}

@@ -1,0 +1,281 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// jobCols are the columns scanJob reads, in its order.
+const jobCols = `id, queue, resource, state, attempt, run_at, lease, worker, error, created`
+
+func scanJob(r *sql.Rows) (*shelfmark.Job, error) {
+	var j shelfmark.Job
+	var state string
+	var runAt, lease, created int64
+	if err := r.Scan(&j.ID, &j.Queue, &j.Resource, &state, &j.Attempt, &runAt, &lease, &j.Worker, &j.Error, &created); err != nil {
+		return nil, err
+	}
+	j.State = shelfmark.JobState(state)
+	j.RunAt, j.Created = time.UnixMicro(runAt).UTC(), time.UnixMicro(created).UTC()
+	if lease != 0 {
+		j.Lease = time.UnixMicro(lease).UTC()
+	}
+	return &j, nil
+}
+
+// EnqueueJobs adds queued jobs; a (queue, resource) that has one already is
+// skipped by the unique index.
+func (t *tx) EnqueueJobs(ctx context.Context, jobs []shelfmark.NewJob, now time.Time) error {
+	const width = 5
+	at := now.UnixMicro()
+	err := chunked(len(jobs), func(lo, hi int) error {
+		args := make([]any, 0, (hi-lo)*width)
+		for _, j := range jobs[lo:hi] {
+			args = append(args, j.Queue, j.Resource, "queued", at, at)
+		}
+		_, err := t.exec(ctx, `INSERT INTO jobs (queue, resource, state, run_at, created) VALUES `+
+			placeholders(hi-lo, width)+` ON CONFLICT (queue, resource) DO NOTHING`, args...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("enqueue %d jobs: %w", len(jobs), err)
+	}
+	return nil
+}
+
+// ClaimJobs takes the oldest ready jobs of an unpaused queue in one
+// statement. SQLite has one writer, so no two claims overlap.
+func (t *tx) ClaimJobs(ctx context.Context, c shelfmark.Claim) ([]*shelfmark.Job, error) {
+	var out []*shelfmark.Job
+	err := t.query(ctx, `UPDATE jobs SET state = 'running', attempt = attempt + 1, lease = ?, worker = ?
+WHERE id IN (SELECT id FROM jobs WHERE queue = ? AND state = 'queued' AND run_at <= ? ORDER BY run_at, id LIMIT ?)
+  AND NOT EXISTS (SELECT 1 FROM job_queues WHERE name = ? AND paused <> 0)
+RETURNING `+jobCols,
+		[]any{c.Lease.UnixMicro(), c.Worker, c.Queue, c.Now.UnixMicro(), c.N, c.Queue}, func(r *sql.Rows) error {
+			j, err := scanJob(r)
+			out = append(out, j)
+			return err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("claim %s jobs: %w", c.Queue, err)
+	}
+	sort.Slice(out, func(i, k int) bool {
+		if !out[i].RunAt.Equal(out[k].RunAt) {
+			return out[i].RunAt.Before(out[k].RunAt)
+		}
+		return out[i].ID < out[k].ID
+	})
+	return out, nil
+}
+
+// DeleteJobs removes finished jobs.
+func (t *tx) DeleteJobs(ctx context.Context, ids []int64) error {
+	err := chunked(len(ids), func(lo, hi int) error {
+		args := make([]any, hi-lo)
+		for i, id := range ids[lo:hi] {
+			args[i] = id
+		}
+		_, err := t.exec(ctx, `DELETE FROM jobs WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?,", hi-lo), ",")+`)`, args...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete %d jobs: %w", len(ids), err)
+	}
+	return nil
+}
+
+// RequeueJob puts a job back, ready at runAt, with its error.
+func (t *tx) RequeueJob(ctx context.Context, id int64, runAt time.Time, msg string) error {
+	if _, err := t.exec(ctx, `UPDATE jobs SET state = 'queued', run_at = ?, lease = 0, error = ? WHERE id = ?`,
+		runAt.UnixMicro(), msg, id); err != nil {
+		return fmt.Errorf("requeue job %d: %w", id, err)
+	}
+	return nil
+}
+
+// FailJob marks a job failed.
+func (t *tx) FailJob(ctx context.Context, id int64, msg string) error {
+	if _, err := t.exec(ctx, `UPDATE jobs SET state = 'failed', lease = 0, error = ? WHERE id = ?`, msg, id); err != nil {
+		return fmt.Errorf("fail job %d: %w", id, err)
+	}
+	return nil
+}
+
+// ReapJobs returns the jobs of dead workers to their queues, or fails those
+// out of attempts. It reads the few running jobs with an ended lease through
+// the partial index jobs_lease.
+func (t *tx) ReapJobs(ctx context.Context, now time.Time, maxAttempts map[string]int) (int64, error) {
+	type lost struct {
+		id      int64
+		queue   string
+		attempt int
+		worker  string
+	}
+	var ls []lost
+	err := t.query(ctx, `SELECT id, queue, attempt, worker FROM jobs WHERE state = 'running' AND lease < ? LIMIT 1000`,
+		[]any{now.UnixMicro()}, func(r *sql.Rows) error {
+			var l lost
+			err := r.Scan(&l.id, &l.queue, &l.attempt, &l.worker)
+			ls = append(ls, l)
+			return err
+		})
+	if err != nil {
+		return 0, fmt.Errorf("reap jobs: %w", err)
+	}
+	for _, l := range ls {
+		msg := fmt.Sprintf("lost: worker %s stopped before the job finished (attempt %d)", l.worker, l.attempt)
+		if max := maxAttempts[l.queue]; max > 0 && l.attempt >= max {
+			err = t.FailJob(ctx, l.id, msg)
+		} else {
+			err = t.RequeueJob(ctx, l.id, now, msg)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return int64(len(ls)), nil
+}
+
+// RetryJobs puts failed jobs back with their attempts reset.
+func (t *tx) RetryJobs(ctx context.Context, queue string, ids []int64, now time.Time) (int64, error) {
+	q := `UPDATE jobs SET state = 'queued', attempt = 0, run_at = ?, lease = 0 WHERE state = 'failed'`
+	args := []any{now.UnixMicro()}
+	if queue != "" {
+		q += ` AND queue = ?`
+		args = append(args, queue)
+	}
+	if len(ids) > 0 {
+		q += ` AND id IN (` + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + `)`
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	n, err := t.exec(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("retry failed jobs: %w", err)
+	}
+	return n, nil
+}
+
+// SetQueuePaused pauses or resumes a queue.
+func (t *tx) SetQueuePaused(ctx context.Context, queue string, paused bool) error {
+	p := 0
+	if paused {
+		p = 1
+	}
+	if _, err := t.exec(ctx, `INSERT INTO job_queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`,
+		queue, p); err != nil {
+		return fmt.Errorf("pause queue %s: %w", queue, err)
+	}
+	return nil
+}
+
+// QueueCounts counts jobs per queue and state.
+func (t *tx) QueueCounts(ctx context.Context, now time.Time) ([]shelfmark.QueueCount, error) {
+	byQueue := map[string]*shelfmark.QueueCount{}
+	get := func(q string) *shelfmark.QueueCount {
+		c := byQueue[q]
+		if c == nil {
+			c = &shelfmark.QueueCount{Queue: q}
+			byQueue[q] = c
+		}
+		return c
+	}
+	err := t.query(ctx, `SELECT queue, state, count(*), coalesce(sum(run_at <= ?), 0) FROM jobs GROUP BY queue, state`,
+		[]any{now.UnixMicro()}, func(r *sql.Rows) error {
+			var q, state string
+			var n, ready int64
+			if err := r.Scan(&q, &state, &n, &ready); err != nil {
+				return err
+			}
+			c := get(q)
+			switch shelfmark.JobState(state) {
+			case shelfmark.JobQueued:
+				c.Queued, c.Ready = n, ready
+			case shelfmark.JobRunning:
+				c.Running = n
+			case shelfmark.JobFailed:
+				c.Failed = n
+			}
+			return nil
+		})
+	if err == nil {
+		err = t.query(ctx, `SELECT name, paused FROM job_queues`, nil, func(r *sql.Rows) error {
+			var q string
+			var p int
+			if err := r.Scan(&q, &p); err != nil {
+				return err
+			}
+			get(q).Paused = p != 0
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("count jobs: %w", err)
+	}
+	return sortedCounts(byQueue), nil
+}
+
+func sortedCounts(m map[string]*shelfmark.QueueCount) []shelfmark.QueueCount {
+	out := make([]shelfmark.QueueCount, 0, len(m))
+	for _, c := range m {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, k int) bool { return out[i].Queue < out[k].Queue })
+	return out
+}
+
+// Jobs lists jobs by id.
+func (t *tx) Jobs(ctx context.Context, f shelfmark.JobFilter) ([]*shelfmark.Job, error) {
+	q := `SELECT ` + jobCols + ` FROM jobs WHERE id > ?`
+	args := []any{f.After}
+	if f.Queue != "" {
+		q += ` AND queue = ?`
+		args = append(args, f.Queue)
+	}
+	if f.State != "" {
+		q += ` AND state = ?`
+		args = append(args, string(f.State))
+	}
+	q += ` ORDER BY id LIMIT ?`
+	args = append(args, f.Limit)
+	var out []*shelfmark.Job
+	err := t.query(ctx, q, args, func(r *sql.Rows) error {
+		j, err := scanJob(r)
+		out = append(out, j)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return out, nil
+}
+
+// JobHeld reports whether worker still holds the job at attempt.
+func (t *tx) JobHeld(ctx context.Context, id int64, worker string, attempt int) (bool, error) {
+	var n int
+	err := t.queryRow(ctx, `SELECT count(*) FROM jobs WHERE id = ? AND state = 'running' AND worker = ? AND attempt = ?`,
+		[]any{id, worker, attempt}, &n)
+	if err != nil {
+		return false, fmt.Errorf("check job %d: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+// SetFileFormats records characterization results.
+func (t *tx) SetFileFormats(ctx context.Context, keys []int64, formats []*shelfmark.Format) error {
+	for i, f := range formats {
+		if _, err := t.exec(ctx, `UPDATE files SET format_id = ?, format_name = ?, format_version = ?, format_mime = ?,
+  width = ?, height = ?, pages = ?, format_note = ? WHERE resource = ?`,
+			f.PRONOM, f.Name, f.Version, f.MediaType, f.Width, f.Height, f.Pages, f.Note, keys[i]); err != nil {
+			return fmt.Errorf("set format of file %d: %w", keys[i], err)
+		}
+	}
+	return nil
+}

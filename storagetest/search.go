@@ -1,0 +1,579 @@
+package storagetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// Full-text search (search.go, indexer.go): the documents, queries over
+// them with visibility joined at query time, and the SearchIndexer that
+// keeps the metadata documents current.
+
+// searchCorpus is a repository with documents of every visibility.
+type searchCorpus struct {
+	e   *env
+	now time.Time
+	// collections: public, private
+	pubColl, privColl int64
+	// works: public in pubColl; public body-only match, in both
+	// collections; private; embargoed until next year; embargo lapsed
+	// yesterday; public, deleted during the test; public with "whaling"
+	pub, bodyOnly, priv, embFuture, embPast, gone, whaling int64
+	// pages (file sets) of pub, and one of priv
+	pages    []int64
+	privPage int64
+	// the page of gone
+	goneKid int64
+}
+
+func metadata(titles []string, rest ...string) []shelfmark.Statement {
+	var out []shelfmark.Statement
+	for i, t := range titles {
+		p := shelfmark.NSDC + "title"
+		if i%2 == 1 {
+			p = shelfmark.NSDCTerms + "title"
+		}
+		out = append(out, shelfmark.Statement{Predicate: p, Object: shelfmark.NewLiteral(t)})
+	}
+	for _, r := range rest {
+		out = append(out, shelfmark.Statement{Predicate: shelfmark.NSDC + "description", Object: shelfmark.NewLiteral(r)})
+	}
+	return out
+}
+
+func newSearchCorpus(t *testing.T, open Opener) *searchCorpus {
+	t.Helper()
+	e := newEnv(t, open, shelfmark.RepositoryOptions{})
+	ctx := context.Background()
+	c := &searchCorpus{e: e, now: time.Now().UTC()}
+	create := func(nr *shelfmark.NewResource) int64 {
+		t.Helper()
+		return keyOf(t, rs(t)(e.repo.CreateResource(ctx, nr)).ID)
+	}
+	future, past := c.now.Add(365*24*time.Hour), c.now.Add(-24*time.Hour)
+	c.pubColl = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: metadata([]string{"Maritime papers"})})
+	c.privColl = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Visibility: shelfmark.Private,
+		Metadata: metadata([]string{"Hidden papers"})})
+	pubColl, privColl := shelfmark.EncodeID(c.pubColl), shelfmark.EncodeID(c.privColl)
+	c.pub = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{pubColl},
+		Metadata: append(metadata([]string{"Whales of the north", "Whales of the north"}, "A logbook kept at sea, 1851."),
+			shelfmark.Statement{Predicate: shelfmark.NSDC + "subject", Object: shelfmark.NewIRI("http://example.org/whales-iri")})})
+	c.bodyOnly = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{pubColl, privColl},
+		Metadata: metadata([]string{"Ships and harbours"}, "Notes on ships, harbours, fishing fleets and the whales seen offshore, with long digressions on weather, rigging and the price of rope.")})
+	c.priv = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Private,
+		Metadata: metadata([]string{"Whales in private"})})
+	c.embFuture = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Embargo: &future,
+		Metadata: metadata([]string{"Whales under embargo"})})
+	c.embPast = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Embargo: &past,
+		Metadata: metadata([]string{"Whales released"})})
+	c.gone = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: metadata([]string{"Whales soon deleted"})})
+	c.whaling = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{pubColl},
+		Metadata: metadata([]string{"Whaling voyages"}, "Café Ünïcödé déjà vu")})
+	for i := 0; i < 3; i++ {
+		c.pages = append(c.pages, create(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: shelfmark.EncodeID(c.pub),
+			Metadata: metadata([]string{fmt.Sprint("page ", i+1)})}))
+	}
+	c.privPage = create(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: shelfmark.EncodeID(c.priv)})
+	c.goneKid = create(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: shelfmark.EncodeID(c.gone)})
+
+	indexer := shelfmark.NewSearchIndexer(e.store, shelfmark.IndexerOptions{Batch: 3})
+	if err := indexer.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	update(t, e, func(tx shelfmark.WriteTx) error {
+		return tx.PutSearchDocs(ctx, []shelfmark.SearchDoc{
+			{Key: c.pages[0], Work: c.pub, Kind: shelfmark.KindFileSet, Format: "PDF", Body: "Saw three whales at dawn; the whales blew twice."},
+			{Key: c.pages[1], Work: c.pub, Kind: shelfmark.KindFileSet, Format: "TIFF", Body: "Calm sea. No whales today, only gulls."},
+			{Key: c.pages[2], Work: c.pub, Kind: shelfmark.KindFileSet, Format: "PDF", Body: "Wind from the north, the rigging iced."},
+			{Key: c.privPage, Work: c.priv, Kind: shelfmark.KindFileSet, Format: "PDF", Body: "whales whales whales"},
+			{Key: c.goneKid, Work: c.gone, Kind: shelfmark.KindFileSet, Format: "PDF", Body: "deleted whales page"},
+		})
+	})
+	return c
+}
+
+// search runs one query (Now defaults to the corpus's now).
+func (c *searchCorpus) search(t *testing.T, q shelfmark.SearchQuery) *shelfmark.SearchResult {
+	t.Helper()
+	if q.Now.IsZero() {
+		q.Now = c.now
+	}
+	var res *shelfmark.SearchResult
+	view(t, c.e, func(tx shelfmark.ReadTx) (err error) {
+		res, err = tx.Search(context.Background(), q)
+		return err
+	})
+	return res
+}
+
+func hitKeys(hits []shelfmark.SearchHit) []int64 {
+	out := make([]int64, len(hits))
+	for i, h := range hits {
+		out[i] = h.Key
+	}
+	return out
+}
+
+func sortedKeys(keys ...int64) []int64 { return slices.Sorted(slices.Values(keys)) }
+
+func (c *searchCorpus) doc(t *testing.T, key int64) *shelfmark.SearchDoc {
+	t.Helper()
+	var d *shelfmark.SearchDoc
+	view(t, c.e, func(tx shelfmark.ReadTx) (err error) {
+		d, err = tx.SearchDoc(context.Background(), key)
+		return err
+	})
+	return d
+}
+
+func testSearch(t *testing.T, open Opener) {
+	c := newSearchCorpus(t, open)
+	ctx := context.Background()
+
+	// the indexer's documents: titles from dc:title and dcterms:title
+	// (once each value), the other literals as the body, no IRIs; none
+	// for file sets
+	d := c.doc(t, c.pub)
+	if d == nil || d.Work != c.pub || d.Kind != shelfmark.KindWork || d.Title != "Whales of the north" ||
+		d.Body != "A logbook kept at sea, 1851." || d.Format != "" {
+		t.Fatalf("document of a work: %+v", d)
+	}
+	if d := c.doc(t, c.pubColl); d == nil || d.Kind != shelfmark.KindCollection || d.Title != "Maritime papers" {
+		t.Fatalf("document of a collection: %+v", d)
+	}
+	if d := c.doc(t, c.priv); d == nil || d.Title != "Whales in private" {
+		t.Fatalf("document of a private work: %+v", d)
+	}
+	if d := c.doc(t, c.pages[0]); d == nil || d.Work != c.pub || d.Format != "PDF" || d.Title != "" {
+		t.Fatalf("document of a page: %+v", d)
+	}
+	if d := c.doc(t, 1<<40); d != nil {
+		t.Fatalf("document of nothing: %+v", d)
+	}
+
+	// visibility: private, embargoed and deleted works (and their pages)
+	// never show; a lapsed embargo does
+	res := c.search(t, shelfmark.SearchQuery{Text: "whales", Facets: true})
+	want := sortedKeys(c.pub, c.bodyOnly, c.embPast, c.gone, c.goneKid, c.pages[0], c.pages[1])
+	if got := slices.Sorted(slices.Values(hitKeys(res.Hits))); !slices.Equal(got, want) {
+		t.Fatalf("whales: hits %v, want %v", got, want)
+	}
+	if res.Next != nil || res.Total != int64(len(want)) {
+		t.Fatalf("whales: next %v, total %d, want nil and %d", res.Next, res.Total, len(want))
+	}
+	if err := c.e.repo.DeleteResource(ctx, shelfmark.EncodeID(c.gone), 0); err != nil {
+		t.Fatal(err)
+	}
+	want = slices.DeleteFunc(want, func(k int64) bool { return k == c.gone || k == c.goneKid })
+	res = c.search(t, shelfmark.SearchQuery{Text: "whales", Facets: true})
+	if got := slices.Sorted(slices.Values(hitKeys(res.Hits))); !slices.Equal(got, want) {
+		t.Fatalf("whales after a delete (before indexing): hits %v, want %v", got, want)
+	}
+	// the embargo lapses without a write
+	later := c.search(t, shelfmark.SearchQuery{Text: "whales", Now: c.now.Add(2 * 365 * 24 * time.Hour)})
+	if !slices.Contains(hitKeys(later.Hits), c.embFuture) || slices.Contains(hitKeys(later.Hits), c.priv) {
+		t.Fatalf("whales next year: %v", hitKeys(later.Hits))
+	}
+
+	// ranking: better first, then by key; a title match above a body-only
+	// one; scores fall
+	hits := res.Hits
+	for i := 1; i < len(hits); i++ {
+		if hits[i].Score > hits[i-1].Score || hits[i].Score == hits[i-1].Score && hits[i].Key < hits[i-1].Key {
+			t.Fatalf("hits out of order at %d: %+v after %+v", i, hits[i], hits[i-1])
+		}
+	}
+	pos := func(key int64) int { return slices.Index(hitKeys(hits), key) }
+	if pos(c.pub) > pos(c.bodyOnly) || pos(c.embPast) > pos(c.bodyOnly) {
+		t.Fatalf("title matches do not rank above a body-only match: %v", hitKeys(hits))
+	}
+
+	// hits carry their work's title and a snippet with the matches marked
+	for _, h := range hits {
+		wantTitle := map[int64]string{c.pub: "Whales of the north", c.bodyOnly: "Ships and harbours", c.embPast: "Whales released"}[h.Work]
+		if h.Title != wantTitle || h.Work == 0 {
+			t.Fatalf("hit %d (work %d): title %q, want %q", h.Key, h.Work, h.Title, wantTitle)
+		}
+		if !strings.Contains(strings.ToLower(h.Snippet), shelfmark.SnippetStart+"whales"+shelfmark.SnippetEnd) {
+			t.Fatalf("hit %d: snippet %q does not mark the match", h.Key, h.Snippet)
+		}
+		if strings.Count(h.Snippet, shelfmark.SnippetStart) != strings.Count(h.Snippet, shelfmark.SnippetEnd) {
+			t.Fatalf("hit %d: snippet %q has unbalanced markers", h.Key, h.Snippet)
+		}
+		wantKind := shelfmark.KindWork
+		if h.Key != h.Work {
+			wantKind = shelfmark.KindFileSet
+		}
+		if h.Kind != wantKind {
+			t.Fatalf("hit %d: kind %s", h.Key, h.Kind)
+		}
+	}
+	if h := hits[pos(c.pages[0])]; h.Format != "PDF" || !strings.Contains(h.Snippet, "three "+shelfmark.SnippetStart+"whales"+shelfmark.SnippetEnd+" at dawn") {
+		t.Fatalf("page hit: %+v", h)
+	}
+	if h := hits[pos(c.bodyOnly)]; !strings.Contains(h.Snippet, shelfmark.SnippetStart+"whales"+shelfmark.SnippetEnd+" seen offshore") {
+		t.Fatalf("body-only hit: snippet %q", h.Snippet)
+	}
+
+	// facets over every match
+	wantFacets := func(what string, got []shelfmark.FacetCount, want ...shelfmark.FacetCount) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s facet: %v, want %v", what, got, want)
+		}
+	}
+	fc := func(v string, n int64) shelfmark.FacetCount { return shelfmark.FacetCount{Value: v, Count: n} }
+	key := func(k int64) string { return fmt.Sprint(k) }
+	wantFacets("kind", res.Kinds, fc("work", 3), fc("fileset", 2))
+	wantFacets("format", res.Formats, fc("PDF", 1), fc("TIFF", 1))
+	wantFacets("collection", res.Collections, fc(key(c.pubColl), 4)) // pub, its two pages, bodyOnly; not the private collection
+	if res.Total != 5 {
+		t.Fatalf("total %d", res.Total)
+	}
+	if r := c.search(t, shelfmark.SearchQuery{Text: "whales"}); r.Total != 0 || r.Kinds != nil || len(r.Hits) != 5 {
+		t.Fatalf("without facets: total %d, kinds %v, %d hits", r.Total, r.Kinds, len(r.Hits))
+	}
+
+	// filters
+	for _, f := range []struct {
+		q    shelfmark.SearchQuery
+		want []int64
+	}{
+		{shelfmark.SearchQuery{Text: "whales", Kind: shelfmark.KindFileSet}, sortedKeys(c.pages[0], c.pages[1])},
+		{shelfmark.SearchQuery{Text: "whales", Kind: shelfmark.KindCollection}, nil},
+		{shelfmark.SearchQuery{Text: "whales", Format: "PDF"}, []int64{c.pages[0]}},
+		{shelfmark.SearchQuery{Text: "whales", Format: "TIFF", Kind: shelfmark.KindFileSet}, []int64{c.pages[1]}},
+		{shelfmark.SearchQuery{Text: "whales", Collection: c.pubColl}, sortedKeys(c.pub, c.bodyOnly, c.pages[0], c.pages[1])},
+		{shelfmark.SearchQuery{Text: "whales", Collection: c.privColl}, []int64{c.bodyOnly}},
+		{shelfmark.SearchQuery{Text: "whales", Collection: c.pubColl, Format: "PDF"}, []int64{c.pages[0]}},
+		{shelfmark.SearchQuery{Text: "papers", Kind: shelfmark.KindCollection}, []int64{c.pubColl}},
+		// phrases and prefixes
+		{shelfmark.SearchQuery{Text: `"whales of the north"`}, []int64{c.pub}},
+		{shelfmark.SearchQuery{Text: `"north whales"`}, nil},
+		{shelfmark.SearchQuery{Text: `"three whales" dawn`}, []int64{c.pages[0]}},
+		{shelfmark.SearchQuery{Text: `whal*`, Kind: shelfmark.KindWork}, sortedKeys(c.pub, c.bodyOnly, c.embPast, c.whaling)},
+		{shelfmark.SearchQuery{Text: `whaling`}, []int64{c.whaling}},
+		{shelfmark.SearchQuery{Text: `"whales of th"*`}, []int64{c.pub}},
+		{shelfmark.SearchQuery{Text: `voy* whal*`}, []int64{c.whaling}},
+		{shelfmark.SearchQuery{Text: `WHALING Voyages`}, []int64{c.whaling}},
+		{shelfmark.SearchQuery{Text: `café`}, []int64{c.whaling}},
+		{shelfmark.SearchQuery{Text: `ünïcödé`}, []int64{c.whaling}},
+		// every word must match
+		{shelfmark.SearchQuery{Text: `whales gulls`}, []int64{c.pages[1]}},
+		{shelfmark.SearchQuery{Text: `whales zebra`}, nil},
+		// metadata IRIs are not indexed; private documents never show
+		{shelfmark.SearchQuery{Text: `example`}, nil},
+		{shelfmark.SearchQuery{Text: `private`}, nil},
+		{shelfmark.SearchQuery{Text: `hidden`}, nil},
+	} {
+		r := c.search(t, f.q)
+		if got := slices.Sorted(slices.Values(hitKeys(r.Hits))); !slices.Equal(got, f.want) && len(got)+len(f.want) > 0 {
+			t.Fatalf("%+v: hits %v, want %v", f.q, got, f.want)
+		}
+	}
+	if c.e.store.Backend() == "sqlite" { // unicode61 remove_diacritics 2; PostgreSQL's 'simple' keeps them
+		if r := c.search(t, shelfmark.SearchQuery{Text: "cafe unicode"}); !slices.Equal(hitKeys(r.Hits), []int64{c.whaling}) {
+			t.Fatalf("diacritics are not folded: %v", hitKeys(r.Hits))
+		}
+	}
+
+	// hostile input: never an error but EINVALID for a text without words
+	invalid := []string{"", "   ", `"`, `""`, `" "`, "*", "**", "-", "()", ":", "-*", "\x00", "\x02\x03", `'`, `\`, "&|!", "<->", "— … ·", ":*", "'':*", "\uFFFD", "\xff\xfe", "😀 🐳",
+		strings.Repeat("w ", shelfmark.MaxSearchTerms+1)}
+	for _, text := range invalid {
+		var err error
+		view(t, c.e, func(tx shelfmark.ReadTx) error {
+			_, err = tx.Search(ctx, shelfmark.SearchQuery{Text: text, Now: c.now, Facets: true})
+			return nil
+		})
+		if shelfmark.ErrorCode(err) != shelfmark.EINVALID {
+			t.Fatalf("search %q: %v, want EINVALID", text, err)
+		}
+	}
+	findsPub := []string{`(whales)`, `whales)`, `"whales`, `+whales`, "\x00whales", "whales\x02", `'whales'`, `whales'`,
+		`whales:of`, `whales -`, `whales *`, `whales*`, `whales**`, `\whales`, `whales\`, `{whales}`, `whales:*`,
+		`whales & north`, `whales | north`, `!whales`, `whales <-> north`, `whales"north"`, "whales\tnorth\n", `whales """`,
+		`-whales`, `whales -north`, `"whales" "of"`}
+	for _, text := range findsPub {
+		r := c.search(t, shelfmark.SearchQuery{Text: text, Facets: true})
+		if !slices.Contains(hitKeys(r.Hits), c.pub) {
+			t.Fatalf("search %q does not find the work: %v", text, hitKeys(r.Hits))
+		}
+	}
+	for _, text := range []string{`NOT`, `AND OR`, `NEAR`, `NEAR(whales north)`, `whales AND north`, `whales OR north`, `title:whales`,
+		`whales^2`, `whales:A`, `whales ; DROP TABLE search_docs; --`, `"a" AND "b" OR NOT c`, `a:b`, `col : x`, `x-y-z`, `whales 🐳`,
+		`日本語`, `δοκιμή`, `𝔘𝔫𝔦𝔠𝔬𝔡𝔢`, "\uFFFDx", "\xff\xfewhales", `e\'x`, `1.5`, `3.14159*`, `-1`, `a*b`, `*a`, `x:*`, `'x':*`,
+		`"whales" NEAR/2 "north"`, `whales + north`, `(whales OR north) AND NOT ships`, `whales^`, `^whales`, `-"whales"`,
+		strings.Repeat("x", 5000), strings.Repeat("ab ", shelfmark.MaxSearchTerms)} {
+		err := c.e.store.View(ctx, func(tx shelfmark.ReadTx) error {
+			_, err := tx.Search(ctx, shelfmark.SearchQuery{Text: text, Now: c.now, Facets: true})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("search %q: %v", text, err)
+		}
+	}
+
+	// replacing documents: the later of two of one key in a batch wins,
+	// and the old text no longer matches
+	update(t, c.e, func(tx shelfmark.WriteTx) error {
+		return tx.PutSearchDocs(ctx, []shelfmark.SearchDoc{
+			{Key: c.pages[1], Work: c.pub, Kind: shelfmark.KindFileSet, Format: "TIFF", Body: "interim text"},
+			{Key: c.pages[1], Work: c.pub, Kind: shelfmark.KindFileSet, Format: "JPEG", Body: "Gulls and \x00 terns\x02."},
+		})
+	})
+	if d := c.doc(t, c.pages[1]); d == nil || d.Format != "JPEG" || d.Body != "Gulls and   terns ." {
+		t.Fatalf("replaced document: %+v", d)
+	}
+	if r := c.search(t, shelfmark.SearchQuery{Text: "gulls"}); !slices.Equal(hitKeys(r.Hits), []int64{c.pages[1]}) {
+		t.Fatalf("gulls: %v", hitKeys(r.Hits))
+	}
+	for _, text := range []string{"calm", "interim", "whales", "terns"} {
+		r := c.search(t, shelfmark.SearchQuery{Text: text, Kind: shelfmark.KindFileSet, Format: "TIFF"})
+		if len(r.Hits) != 0 {
+			t.Fatalf("%s in TIFF pages after the replacement: %v", text, hitKeys(r.Hits))
+		}
+	}
+
+	// the indexer follows changes: a new title, a deleted work and its
+	// pages (DeleteSearchDocs by work)
+	if _, err := c.e.repo.UpdateResource(ctx, shelfmark.EncodeID(c.whaling), shelfmark.ResourceUpdate{
+		Remove: []shelfmark.Statement{metadata([]string{"Whaling voyages"})[0]},
+		Add:    []shelfmark.Statement{metadata([]string{"Arctic voyages"})[0]},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.e.repo.DeleteResource(ctx, shelfmark.EncodeID(c.pub), 0); err != nil {
+		t.Fatal(err)
+	}
+	indexer := shelfmark.NewSearchIndexer(c.e.store, shelfmark.IndexerOptions{})
+	if err := indexer.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := indexer.Step(ctx); n != 0 || err != nil {
+		t.Fatalf("a step after catching up: %d, %v", n, err)
+	}
+	for _, k := range append([]int64{c.pub, c.gone, c.goneKid}, c.pages...) {
+		if d := c.doc(t, k); d != nil {
+			t.Fatalf("document %d of a deleted work: %+v", k, d)
+		}
+	}
+	if d := c.doc(t, c.privPage); d == nil {
+		t.Fatal("the page of another work was deleted")
+	}
+	if r := c.search(t, shelfmark.SearchQuery{Text: "arctic"}); !slices.Equal(hitKeys(r.Hits), []int64{c.whaling}) {
+		t.Fatalf("arctic after the title changed: %v", hitKeys(r.Hits))
+	}
+	if r := c.search(t, shelfmark.SearchQuery{Text: "whaling"}); len(r.Hits) != 0 {
+		t.Fatalf("whaling after the title changed: %v", hitKeys(r.Hits))
+	}
+	var cp, top int64
+	view(t, c.e, func(tx shelfmark.ReadTx) (err error) {
+		if cp, err = tx.Counter(ctx, "search_checkpoint"); err != nil {
+			return err
+		}
+		rows, err := tx.Changes(ctx, 0, 10000)
+		if len(rows) > 0 {
+			top = rows[len(rows)-1].Seq
+		}
+		return err
+	})
+	if cp != top || cp == 0 {
+		t.Fatalf("checkpoint %d, last change %d", cp, top)
+	}
+	// DeleteSearchDocs directly: by key, and by work
+	update(t, c.e, func(tx shelfmark.WriteTx) error { return tx.DeleteSearchDocs(ctx, []int64{c.priv, 1 << 40}) })
+	if c.doc(t, c.priv) != nil || c.doc(t, c.privPage) != nil || c.doc(t, c.whaling) == nil {
+		t.Fatal("DeleteSearchDocs by work")
+	}
+}
+
+// testSearchPaging walks every page of a query with many equal and
+// unequal scores and compares it with one large page.
+func testSearchPaging(t *testing.T, open Opener) {
+	e := newEnv(t, open, shelfmark.RepositoryOptions{})
+	ctx := context.Background()
+	w := keyOf(t, rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork})).ID)
+	priv := keyOf(t, rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Private})).ID)
+	var docs []shelfmark.SearchDoc
+	const n = 137
+	for i := 0; i < n; i++ {
+		// groups of documents with the same text (same score), and some
+		// with the word in the title
+		body := strings.Repeat("filler ", i%7) + strings.Repeat("kelp ", 1+i%4)
+		d := shelfmark.SearchDoc{Key: int64(1000 + i), Work: w, Kind: shelfmark.KindFileSet, Format: "PDF", Body: body}
+		if i%10 == 0 {
+			d.Title = "kelp forest"
+		}
+		docs = append(docs, d)
+	}
+	docs = append(docs, shelfmark.SearchDoc{Key: 5000, Work: priv, Kind: shelfmark.KindFileSet, Body: "kelp"})
+	update(t, e, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs) })
+	search := func(q shelfmark.SearchQuery) *shelfmark.SearchResult {
+		var res *shelfmark.SearchResult
+		q.Now = time.Now()
+		view(t, e, func(tx shelfmark.ReadTx) (err error) {
+			res, err = tx.Search(ctx, q)
+			return err
+		})
+		return res
+	}
+	all := search(shelfmark.SearchQuery{Text: "kelp", Limit: 1000, Facets: true})
+	if len(all.Hits) != shelfmark.MaxSearchLimit || all.Next == nil || all.Total != n {
+		t.Fatalf("limit 1000: %d hits (want the maximum, %d), next %v, total %d", len(all.Hits), shelfmark.MaxSearchLimit, all.Next, all.Total)
+	}
+	if d := search(shelfmark.SearchQuery{Text: "kelp"}); len(d.Hits) != shelfmark.DefaultSearchLimit {
+		t.Fatalf("default limit: %d hits", len(d.Hits))
+	}
+	var walked []shelfmark.SearchHit
+	q := shelfmark.SearchQuery{Text: "kelp", Limit: 6}
+	for pages := 0; ; pages++ {
+		if pages > n {
+			t.Fatal("paging does not end")
+		}
+		r := search(q)
+		walked = append(walked, r.Hits...)
+		if r.Next == nil {
+			if len(r.Hits) == 0 && len(walked) < n {
+				t.Fatal("an empty page")
+			}
+			break
+		}
+		if len(r.Hits) != 6 || *r.Next != (shelfmark.SearchCursor{Score: r.Hits[5].Score, Key: r.Hits[5].Key}) {
+			t.Fatalf("page %d: %d hits, next %+v", pages, len(r.Hits), r.Next)
+		}
+		q.After = r.Next
+	}
+	if len(walked) != n {
+		t.Fatalf("paging returned %d hits, want %d", len(walked), n)
+	}
+	seen := map[int64]bool{}
+	for i, h := range walked {
+		if seen[h.Key] {
+			t.Fatalf("hit %d returned twice", h.Key)
+		}
+		seen[h.Key] = true
+		if i < len(all.Hits) && (h.Key != all.Hits[i].Key || h.Score != all.Hits[i].Score) {
+			t.Fatalf("hit %d of the walk is %d (%v), one page says %d (%v)", i, h.Key, h.Score, all.Hits[i].Key, all.Hits[i].Score)
+		}
+		if i > 0 {
+			p := walked[i-1]
+			if h.Score > p.Score || h.Score == p.Score && h.Key < p.Key {
+				t.Fatalf("walk out of order at %d", i)
+			}
+		}
+	}
+	distinct := map[float64]bool{}
+	for _, h := range walked {
+		distinct[h.Score] = true
+	}
+	if len(distinct) < 3 || len(distinct) > n/2 {
+		t.Fatalf("%d distinct scores: the test wants both ties and differences", len(distinct))
+	}
+	// titles rank first
+	for i, h := range walked[:10] {
+		if (h.Key-1000)%10 != 0 {
+			t.Fatalf("hit %d (%d) has no title match but ranks among the first 10", i, h.Key)
+		}
+	}
+	// a cursor past the end, and one between two hits
+	last := walked[len(walked)-1]
+	if r := search(shelfmark.SearchQuery{Text: "kelp", After: &shelfmark.SearchCursor{Score: last.Score, Key: last.Key}}); len(r.Hits) != 0 || r.Next != nil {
+		t.Fatalf("after the last: %v", hitKeys(r.Hits))
+	}
+	mid := walked[40]
+	r := search(shelfmark.SearchQuery{Text: "kelp", After: &shelfmark.SearchCursor{Score: mid.Score, Key: mid.Key}, Limit: 100})
+	if !slices.Equal(hitKeys(r.Hits), hitKeys(walked[41:])) {
+		t.Fatal("the page after hit 40 is not the rest of the walk")
+	}
+}
+
+// testCostSearch: writing and deleting documents runs the same statements
+// for 10 documents as for 1,000, and a page of hits deep in the results
+// runs the same statements, returning the same number of rows, as the
+// second page.
+func testCostSearch(t *testing.T, open Opener) {
+	e := newEnv(t, open, shelfmark.RepositoryOptions{})
+	ctx := context.Background()
+	w := keyOf(t, rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork})).ID)
+	docs := func(from, n int) []shelfmark.SearchDoc {
+		out := make([]shelfmark.SearchDoc, n)
+		for i := range out {
+			k := from + i
+			out[i] = shelfmark.SearchDoc{Key: int64(k), Work: w, Kind: shelfmark.KindFileSet, Format: "PDF",
+				Title: fmt.Sprint("page ", k), Body: fmt.Sprintf("text of page %d with words %d and %d", k, k%7, k%13)}
+		}
+		return out
+	}
+	statements := func(fn func(tx shelfmark.WriteTx) error) []string {
+		var qs []string
+		for _, c := range e.rec.capture(func() { update(t, e, fn) }) {
+			qs = append(qs, c.query)
+		}
+		return qs
+	}
+	for _, c := range []struct {
+		what string
+		fn   func(n int) func(tx shelfmark.WriteTx) error
+	}{
+		{"put new documents", func(n int) func(tx shelfmark.WriteTx) error {
+			return func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs(100000*n, n)) }
+		}},
+		{"replace documents", func(n int) func(tx shelfmark.WriteTx) error {
+			return func(tx shelfmark.WriteTx) error {
+				ds := docs(100000*n, n)
+				for i := range ds {
+					ds[i].Body += " changed"
+				}
+				return tx.PutSearchDocs(ctx, ds)
+			}
+		}},
+		{"delete documents", func(n int) func(tx shelfmark.WriteTx) error {
+			return func(tx shelfmark.WriteTx) error {
+				keys := make([]int64, n)
+				for i := range keys {
+					keys[i] = int64(100000*n + i)
+				}
+				return tx.DeleteSearchDocs(ctx, keys)
+			}
+		}},
+	} {
+		small, large := statements(c.fn(10)), statements(c.fn(1000))
+		if !slices.Equal(small, large) || len(small) == 0 {
+			t.Fatalf("%s: 10 documents ran %d statements, 1,000 ran %d:\n%q\n%q", c.what, len(small), len(large), small, large)
+		}
+		t.Logf("%s: %d statements for 10 documents and for 1,000", c.what, len(small))
+	}
+
+	update(t, e, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs(1, 3000)) })
+	now := time.Now()
+	var cursors []*shelfmark.SearchCursor
+	q := shelfmark.SearchQuery{Text: "page", Limit: 10, Now: now}
+	for i := 0; i < 250; i++ {
+		var res *shelfmark.SearchResult
+		view(t, e, func(tx shelfmark.ReadTx) (err error) {
+			res, err = tx.Search(ctx, q)
+			return err
+		})
+		if res.Next == nil {
+			t.Fatalf("page %d is the last", i)
+		}
+		cursors = append(cursors, res.Next)
+		q.After = res.Next
+	}
+	page := func(after *shelfmark.SearchCursor) []call {
+		return e.rec.capture(func() {
+			view(t, e, func(tx shelfmark.ReadTx) error {
+				_, err := tx.Search(ctx, shelfmark.SearchQuery{Text: "page", Limit: 10, Now: now, After: after})
+				return err
+			})
+		})
+	}
+	sameWork(t, "a page of hits (page 2 vs page 250)", page(cursors[0]), page(cursors[len(cursors)-2]))
+}

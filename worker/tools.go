@@ -1,0 +1,201 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout is the time limit of one child process when
+// Tools.Limits.Timeout is zero. It is generous because idle-priority
+// children (OCR) only run when the CPU is otherwise free.
+const DefaultTimeout = 5 * time.Minute
+
+// ErrToolMissing is wrapped by the errors of operations that need an
+// external program that is absent and have no pure-Go fallback (such as
+// rendering a PDF without pdftoppm). Installing the program fixes it, so
+// it is not Permanent.
+var ErrToolMissing = errors.New("external program not installed")
+
+// Tools are the external programs found on PATH; an empty path means
+// absent (the pure-Go fallback is used where there is one). The zero
+// Tools is usable: every tool is absent, children get DefaultTimeout and
+// temporary files go to os.TempDir().
+type Tools struct {
+	Vipsthumbnail string // libvips thumbnailer: image derivatives
+	Pdftoppm      string // poppler: renders a PDF's first page
+	Pdftotext     string // poppler: a PDF's text layer
+	Tesseract     string // OCR
+
+	// Limits are the default limits of each child process. A zero
+	// Timeout means DefaultTimeout; the context's deadline applies when
+	// it is earlier. OCR always runs at idle priority; the other tools
+	// do when Limits.Idle is set.
+	Limits Limits
+
+	// TempDir is where temporary files and directories are made (each
+	// removed when its call returns); empty means os.TempDir().
+	TempDir string
+}
+
+// FindTools looks the external programs up on PATH and returns Tools with
+// default limits (DefaultTimeout, normal priority for derivatives and
+// text, 64 MiB of output) and the system's temporary directory.
+func FindTools() Tools {
+	look := func(name string) string {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			return ""
+		}
+		return p
+	}
+	return Tools{
+		Vipsthumbnail: look("vipsthumbnail"),
+		Pdftoppm:      look("pdftoppm"),
+		Pdftotext:     look("pdftotext"),
+		Tesseract:     look("tesseract"),
+		Limits:        Limits{Timeout: DefaultTimeout},
+	}
+}
+
+// toolLimits returns the per-call limits with the defaults filled in.
+func (t Tools) toolLimits() Limits {
+	l := t.Limits
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultTimeout
+	}
+	return l
+}
+
+// toolMkdirTemp makes a private temporary directory for one call.
+func (t Tools) toolMkdirTemp(pattern string) (string, error) {
+	dir, err := os.MkdirTemp(t.TempDir, pattern) // "" means os.TempDir()
+	if err != nil {
+		return "", fmt.Errorf("worker: temporary directory: %w", err)
+	}
+	return dir, nil
+}
+
+// toolInput is an opened-for-inspection input file.
+type toolInput struct {
+	path      string // absolute, so a child never takes it for an option
+	size      int64
+	mediaType string // normalised: lower case, without parameters
+}
+
+// toolOpenInput checks that path is a readable regular file and
+// normalises mediaType; an empty or unparsable mediaType is sniffed from
+// the file's first bytes.
+func toolOpenInput(ctx context.Context, path, mediaType string) (*toolInput, error) {
+	if err := toolCtxErr(ctx); err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("worker: input %s: %w", path, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("worker: input: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, Permanent(fmt.Errorf("worker: input %s: not a regular file", path))
+	}
+	in := &toolInput{path: abs, size: fi.Size(), mediaType: toolNormalizeMediaType(mediaType)}
+	if in.mediaType == "" || in.mediaType == "application/octet-stream" {
+		in.mediaType, err = toolSniff(abs)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// toolNormalizeMediaType lower-cases a MIME type and drops parameters.
+func toolNormalizeMediaType(mt string) string {
+	if t, _, err := mime.ParseMediaType(mt); err == nil {
+		return t
+	}
+	mt, _, _ = strings.Cut(mt, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// toolSniff guesses a file's media type from its first 512 bytes.
+func toolSniff(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("worker: input: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return "", fmt.Errorf("worker: input %s: %w", path, err)
+	}
+	head = head[:n]
+	switch {
+	case bytes.HasPrefix(head, []byte("II*\x00")), bytes.HasPrefix(head, []byte("MM\x00*")):
+		return "image/tiff", nil
+	case bytes.HasPrefix(head, []byte("\x00\x00\x00\x0cjP  \r\n\x87\n")):
+		return "image/jp2", nil
+	}
+	return toolNormalizeMediaType(http.DetectContentType(head)), nil
+}
+
+// toolImageFormat names the format of an image file from its magic
+// number: "jpeg", "png", "gif", "tiff", "webp", "bmp", "jp2", "heif" or
+// "pnm"; "" for anything else. Only files recognised here are given to
+// the image tools: libvips would otherwise try its ImageMagick loader, and
+// tesseract reads a text file as a list of image paths to open.
+func toolImageFormat(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("worker: input: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return "", fmt.Errorf("worker: input %s: %w", path, err)
+	}
+	head = head[:n]
+	has := func(off int, magic string) bool {
+		return len(head) >= off+len(magic) && string(head[off:off+len(magic)]) == magic
+	}
+	switch {
+	case has(0, "\xff\xd8\xff"):
+		return "jpeg", nil
+	case has(0, "\x89PNG\r\n\x1a\n"):
+		return "png", nil
+	case has(0, "GIF87a"), has(0, "GIF89a"):
+		return "gif", nil
+	case has(0, "II*\x00"), has(0, "MM\x00*"), has(0, "II+\x00"), has(0, "MM\x00+"):
+		return "tiff", nil
+	case has(0, "RIFF") && has(8, "WEBP"):
+		return "webp", nil
+	case has(0, "BM") && len(head) >= 14:
+		return "bmp", nil
+	case has(0, "\x00\x00\x00\x0cjP  \r\n\x87\n"), has(0, "\xff\x4f\xff\x51"):
+		return "jp2", nil
+	case has(4, "ftypheic"), has(4, "ftypheix"), has(4, "ftypmif1"), has(4, "ftypmsf1"), has(4, "ftypavif"):
+		return "heif", nil
+	case len(head) >= 3 && head[0] == 'P' && head[1] >= '1' && head[1] <= '6' &&
+		(head[2] == ' ' || head[2] == '\t' || head[2] == '\n' || head[2] == '\r'):
+		return "pnm", nil
+	}
+	return "", nil
+}
+
+// toolIsXML reports whether a media type is an XML document.
+func toolIsXML(mt string) bool {
+	return mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml")
+}
