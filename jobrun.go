@@ -26,7 +26,7 @@ type JobResult struct {
 // ClaimJobs takes up to c.N ready jobs of c.Queue for c.Worker.
 func (r *Repository) ClaimJobs(ctx context.Context, c Claim) ([]*Job, error) {
 	var jobs []*Job
-	err := r.store.Update(ctx, func(tx WriteTx) error {
+	err := r.store.UpdateQueue(ctx, func(tx WriteTx) error {
 		var err error
 		jobs, err = tx.ClaimJobs(ctx, c)
 		return err
@@ -146,7 +146,7 @@ func jobError(err error) string {
 }
 
 func (r *Repository) settleJob(ctx context.Context, job *Job, fn func(WriteTx) error) error {
-	err := r.store.Update(ctx, func(tx WriteTx) error {
+	err := r.store.UpdateQueue(ctx, func(tx WriteTx) error {
 		held, err := tx.JobHeld(ctx, job.ID, job.Worker, job.Attempt)
 		if err != nil || !held {
 			return err
@@ -163,7 +163,7 @@ func (r *Repository) settleJob(ctx context.Context, job *Job, fn func(WriteTx) e
 // queues, failing those that used their last attempt.
 func (r *Repository) ReapJobs(ctx context.Context, maxAttempts map[string]int) (int64, error) {
 	var n int64
-	err := r.store.Update(ctx, func(tx WriteTx) error {
+	err := r.store.UpdateQueue(ctx, func(tx WriteTx) error {
 		var err error
 		n, err = tx.ReapJobs(ctx, r.now(), maxAttempts)
 		return err

@@ -18,6 +18,13 @@ type Storage interface {
 	// returns nil the transaction is durable (unless the backend was
 	// opened with relaxed durability). A non-nil error from fn rolls back.
 	Update(ctx context.Context, fn func(WriteTx) error) error
+	// UpdateQueue runs fn in a write transaction for the job queue's own
+	// bookkeeping (claims, retries, failures, reaping). It takes no
+	// sequence numbers and need not be durable: a claim or requeue lost
+	// in a crash only leaves a job to be taken back when its lease ends.
+	// So a backend may run it beside the writers of Update and commit it
+	// without waiting for the disk.
+	UpdateQueue(ctx context.Context, fn func(WriteTx) error) error
 	// Stats reports the connection pool.
 	Stats() PoolStats
 	// Backend names the database: "sqlite" or "postgres".

@@ -252,3 +252,15 @@ WHERE f.resource = u.key`, keys, ids, names, versions, mimes, ws, hs, ps, notes)
 	}
 	return nil
 }
+
+// JobHeld, in a write transaction, also locks the job's row until the
+// transaction ends, so that a reaper (which skips locked rows) cannot hand
+// the job to another worker while its result is being stored.
+func (t *writeTx) JobHeld(ctx context.Context, id int64, worker string, attempt int) (bool, error) {
+	n, err := t.r.query(ctx, `SELECT 1 FROM jobs WHERE id = $1 AND state = 'running' AND worker = $2 AND attempt = $3 FOR UPDATE`,
+		[]any{id, worker, attempt}, func(pgx.Rows) error { return nil })
+	if err != nil {
+		return false, fmt.Errorf("postgres: check job %d: %w", id, err)
+	}
+	return n > 0, nil
+}

@@ -208,6 +208,27 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 	return nil
 }
 
+// beginQueue starts a job-queue transaction: no writer lock (it takes no
+// sequence numbers; FOR UPDATE SKIP LOCKED keeps claims apart) and no
+// wait for the WAL flush (see shelfmark.Storage.UpdateQueue).
+const beginQueue = "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit = off"
+
+// UpdateQueue runs fn in a job-queue transaction.
+func (db *DB) UpdateQueue(ctx context.Context, fn func(shelfmark.WriteTx) error) error {
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: beginQueue})
+	if err != nil {
+		return fmt.Errorf("postgres: begin queue transaction: %w", err)
+	}
+	defer rollback(tx)
+	if err := fn(&writeTx{readTx: readTx{r: db.run(tx)}}); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: commit: %w", err)
+	}
+	return nil
+}
+
 // rollback ends tx if it is still open (after an error or a panic in fn).
 // It runs even when the caller's context is done; a connection whose
 // rollback fails is closed by pgx and not returned to the pool.

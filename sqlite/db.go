@@ -229,6 +229,12 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 	return nil
 }
 
+// UpdateQueue runs fn like Update: SQLite has one writer, and the
+// connection's durability is set for all its transactions.
+func (db *DB) UpdateQueue(ctx context.Context, fn func(shelfmark.WriteTx) error) error {
+	return db.Update(ctx, fn)
+}
+
 // AllocateKeys reserves n consecutive resource keys in a transaction of its
 // own.
 func (db *DB) AllocateKeys(ctx context.Context, n int) (int64, error) {
