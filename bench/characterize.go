@@ -160,7 +160,7 @@ func RunCharacterize(ctx context.Context, repo *shelfmark.Repository, blobs shel
 			stop()
 			<-done
 			return nil, ctx.Err()
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 		}
 		counts, err := repo.QueueCounts(ctx)
 		if err != nil {
