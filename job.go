@@ -2,6 +2,7 @@ package shelfmark
 
 import (
 	"context"
+	"sort"
 	"time"
 )
 
@@ -82,6 +83,45 @@ type QueueCount struct {
 	Failed  int64
 	// Ready counts queued jobs whose RunAt has come.
 	Ready int64
+}
+
+// QueueCounter folds rows of (queue, state, count, ready count) and paused
+// flags, as the backends read them, into QueueCounts.
+type QueueCounter map[string]*QueueCount
+
+func (m QueueCounter) get(q string) *QueueCount {
+	c := m[q]
+	if c == nil {
+		c = &QueueCount{Queue: q}
+		m[q] = c
+	}
+	return c
+}
+
+// Add counts n jobs of queue in state, ready of them ready to run.
+func (m QueueCounter) Add(queue string, state JobState, n, ready int64) {
+	c := m.get(queue)
+	switch state {
+	case JobQueued:
+		c.Queued, c.Ready = n, ready
+	case JobRunning:
+		c.Running = n
+	case JobFailed:
+		c.Failed = n
+	}
+}
+
+// Paused records a queue's paused flag.
+func (m QueueCounter) Paused(queue string, paused bool) { m.get(queue).Paused = paused }
+
+// Counts returns the counts by queue name.
+func (m QueueCounter) Counts() []QueueCount {
+	out := make([]QueueCount, 0, len(m))
+	for _, c := range m {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, k int) bool { return out[i].Queue < out[k].Queue })
+	return out
 }
 
 // JobFilter selects jobs to list: of one queue and state (empty for any),

@@ -38,6 +38,19 @@ func (s *Server) jobQueue() (shelfmark.JobQueue, error) {
 	return s.opts.Jobs, nil
 }
 
+// namedQueue returns the job queue and the queue the path names.
+func (s *Server) namedQueue(r *http.Request) (shelfmark.JobQueue, string, error) {
+	jq, err := s.jobQueue()
+	if err != nil {
+		return nil, "", err
+	}
+	q := r.PathValue("queue")
+	if !shelfmark.ValidQueue(q) {
+		return nil, "", shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no queue %q; the queues are %v.", q, shelfmark.Queues)
+	}
+	return jq, q, nil
+}
+
 // getJobs handles GET /api/v1/jobs: the counts of every queue.
 func (s *Server) getJobs(w http.ResponseWriter, r *http.Request) error {
 	jq, err := s.jobQueue()
@@ -59,13 +72,9 @@ func (s *Server) getJobs(w http.ResponseWriter, r *http.Request) error {
 
 // listJobs handles GET /api/v1/jobs/{queue}?state=failed&after=&limit=.
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
-	jq, err := s.jobQueue()
+	jq, q, err := s.namedQueue(r)
 	if err != nil {
 		return err
-	}
-	q := r.PathValue("queue")
-	if !shelfmark.ValidQueue(q) {
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no queue %q; the queues are %v.", q, shelfmark.Queues)
 	}
 	f := shelfmark.JobFilter{Queue: q, State: shelfmark.JobState(r.URL.Query().Get("state")), Limit: 100}
 	switch f.State {
@@ -106,13 +115,9 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 // queueAction handles POST /api/v1/jobs/{queue}/{action}: pause, resume,
 // or retry (the failed jobs; a body {"ids": [...]} retries only those).
 func (s *Server) queueAction(w http.ResponseWriter, r *http.Request) error {
-	jq, err := s.jobQueue()
+	jq, q, err := s.namedQueue(r)
 	if err != nil {
 		return err
-	}
-	q := r.PathValue("queue")
-	if !shelfmark.ValidQueue(q) {
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no queue %q; the queues are %v.", q, shelfmark.Queues)
 	}
 	out := map[string]any{"queue": q}
 	switch a := r.PathValue("action"); a {

@@ -157,53 +157,28 @@ ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`, queue, paused); err 
 
 // QueueCounts counts jobs per queue and state.
 func (t *readTx) QueueCounts(ctx context.Context, now time.Time) ([]shelfmark.QueueCount, error) {
-	byQueue := map[string]*shelfmark.QueueCount{}
-	get := func(q string) *shelfmark.QueueCount {
-		c := byQueue[q]
-		if c == nil {
-			c = &shelfmark.QueueCount{Queue: q}
-			byQueue[q] = c
-		}
-		return c
-	}
+	counts := shelfmark.QueueCounter{}
 	_, err := t.r.query(ctx, `SELECT queue, state, count(*), count(*) FILTER (WHERE run_at <= $1) FROM jobs GROUP BY queue, state`,
 		[]any{micros(now)}, func(rows pgx.Rows) error {
 			var q, state string
 			var n, ready int64
-			if err := rows.Scan(&q, &state, &n, &ready); err != nil {
-				return err
-			}
-			c := get(q)
-			switch shelfmark.JobState(state) {
-			case shelfmark.JobQueued:
-				c.Queued, c.Ready = n, ready
-			case shelfmark.JobRunning:
-				c.Running = n
-			case shelfmark.JobFailed:
-				c.Failed = n
-			}
-			return nil
+			err := rows.Scan(&q, &state, &n, &ready)
+			counts.Add(q, shelfmark.JobState(state), n, ready)
+			return err
 		})
 	if err == nil {
 		_, err = t.r.query(ctx, `SELECT name, paused FROM job_queues`, nil, func(rows pgx.Rows) error {
 			var q string
 			var p bool
-			if err := rows.Scan(&q, &p); err != nil {
-				return err
-			}
-			get(q).Paused = p
-			return nil
+			err := rows.Scan(&q, &p)
+			counts.Paused(q, p)
+			return err
 		})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: count jobs: %w", err)
 	}
-	out := make([]shelfmark.QueueCount, 0, len(byQueue))
-	for _, c := range byQueue {
-		out = append(out, *c)
-	}
-	sort.Slice(out, func(i, k int) bool { return out[i].Queue < out[k].Queue })
-	return out, nil
+	return counts.Counts(), nil
 }
 
 // Jobs lists jobs by id.

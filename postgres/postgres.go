@@ -194,6 +194,11 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 	if db.relaxed {
 		begin = beginWriteRelaxed
 	}
+	return db.write(ctx, begin, fn)
+}
+
+// write runs fn in a write transaction started by begin and commits it.
+func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx) error) error {
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: begin})
 	if err != nil {
 		return fmt.Errorf("postgres: begin write transaction: %w", err)
@@ -215,18 +220,7 @@ const beginQueue = "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_
 
 // UpdateQueue runs fn in a job-queue transaction.
 func (db *DB) UpdateQueue(ctx context.Context, fn func(shelfmark.WriteTx) error) error {
-	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: beginQueue})
-	if err != nil {
-		return fmt.Errorf("postgres: begin queue transaction: %w", err)
-	}
-	defer rollback(tx)
-	if err := fn(&writeTx{readTx: readTx{r: db.run(tx)}}); err != nil {
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: commit: %w", err)
-	}
-	return nil
+	return db.write(ctx, beginQueue, fn)
 }
 
 // rollback ends tx if it is still open (after an error or a panic in fn).

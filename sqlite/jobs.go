@@ -178,57 +178,28 @@ func (t *tx) SetQueuePaused(ctx context.Context, queue string, paused bool) erro
 
 // QueueCounts counts jobs per queue and state.
 func (t *tx) QueueCounts(ctx context.Context, now time.Time) ([]shelfmark.QueueCount, error) {
-	byQueue := map[string]*shelfmark.QueueCount{}
-	get := func(q string) *shelfmark.QueueCount {
-		c := byQueue[q]
-		if c == nil {
-			c = &shelfmark.QueueCount{Queue: q}
-			byQueue[q] = c
-		}
-		return c
-	}
+	counts := shelfmark.QueueCounter{}
 	err := t.query(ctx, `SELECT queue, state, count(*), coalesce(sum(run_at <= ?), 0) FROM jobs GROUP BY queue, state`,
 		[]any{now.UnixMicro()}, func(r *sql.Rows) error {
 			var q, state string
 			var n, ready int64
-			if err := r.Scan(&q, &state, &n, &ready); err != nil {
-				return err
-			}
-			c := get(q)
-			switch shelfmark.JobState(state) {
-			case shelfmark.JobQueued:
-				c.Queued, c.Ready = n, ready
-			case shelfmark.JobRunning:
-				c.Running = n
-			case shelfmark.JobFailed:
-				c.Failed = n
-			}
-			return nil
+			err := r.Scan(&q, &state, &n, &ready)
+			counts.Add(q, shelfmark.JobState(state), n, ready)
+			return err
 		})
 	if err == nil {
 		err = t.query(ctx, `SELECT name, paused FROM job_queues`, nil, func(r *sql.Rows) error {
 			var q string
 			var p int
-			if err := r.Scan(&q, &p); err != nil {
-				return err
-			}
-			get(q).Paused = p != 0
-			return nil
+			err := r.Scan(&q, &p)
+			counts.Paused(q, p != 0)
+			return err
 		})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("count jobs: %w", err)
 	}
-	return sortedCounts(byQueue), nil
-}
-
-func sortedCounts(m map[string]*shelfmark.QueueCount) []shelfmark.QueueCount {
-	out := make([]shelfmark.QueueCount, 0, len(m))
-	for _, c := range m {
-		out = append(out, *c)
-	}
-	sort.Slice(out, func(i, k int) bool { return out[i].Queue < out[k].Queue })
-	return out
+	return counts.Counts(), nil
 }
 
 // Jobs lists jobs by id.

@@ -160,6 +160,22 @@ func (p *Pipeline) localPath(ctx context.Context, f *shelfmark.File) (path strin
 	return tmp.Name(), func() { os.Remove(tmp.Name()) }, nil
 }
 
+// withLocalFile loads the job's file (with its work, when asked) and
+// calls fn with a local path to its bytes, removed afterwards if it was a
+// copy.
+func (p *Pipeline) withLocalFile(ctx context.Context, job *shelfmark.Job, withWork bool, fn func(jf *jobFile, path string) (*shelfmark.JobResult, error)) (*shelfmark.JobResult, error) {
+	jf, err := p.load(ctx, job, withWork)
+	if err != nil {
+		return nil, err
+	}
+	path, cleanup, err := p.localPath(ctx, jf.file)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	return fn(jf, path)
+}
+
 // store puts a derivative's bytes in the blob store and describes it.
 func (p *Pipeline) store(ctx context.Context, data []byte, name, mediaType, use string) (*shelfmark.File, error) {
 	blob, err := p.Blobs.Put(ctx, strings.NewReader(string(data)), shelfmark.PutOptions{})
@@ -180,15 +196,12 @@ func baseName(f *shelfmark.File) string {
 
 // derive makes a thumbnail and an access copy.
 func (p *Pipeline) derive(ctx context.Context, job *shelfmark.Job) (*shelfmark.JobResult, error) {
-	jf, err := p.load(ctx, job, false)
-	if err != nil {
-		return nil, err
-	}
-	path, cleanup, err := p.localPath(ctx, jf.file)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
+	return p.withLocalFile(ctx, job, false, func(jf *jobFile, path string) (*shelfmark.JobResult, error) {
+		return p.deriveFile(ctx, jf, path)
+	})
+}
+
+func (p *Pipeline) deriveFile(ctx context.Context, jf *jobFile, path string) (*shelfmark.JobResult, error) {
 	mt := jf.mediaType()
 	thumb, err := p.Tools.Thumbnail(ctx, path, mt, ThumbnailSize)
 	if err != nil {
@@ -228,43 +241,29 @@ func extension(mediaType string) string {
 // text extracts the text of a PDF, XML or plain text file for search, and
 // keeps it as a derivative.
 func (p *Pipeline) text(ctx context.Context, job *shelfmark.Job) (*shelfmark.JobResult, error) {
-	jf, err := p.load(ctx, job, true)
-	if err != nil {
-		return nil, err
-	}
-	path, cleanup, err := p.localPath(ctx, jf.file)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	text, err := p.Tools.ExtractText(ctx, path, jf.mediaType(), MaxTextBytes)
-	if err != nil {
-		return nil, fmt.Errorf("text of %s: %w", jf.file.Name, err)
-	}
-	return p.textResult(ctx, jf, text, nil)
+	return p.withLocalFile(ctx, job, true, func(jf *jobFile, path string) (*shelfmark.JobResult, error) {
+		text, err := p.Tools.ExtractText(ctx, path, jf.mediaType(), MaxTextBytes)
+		if err != nil {
+			return nil, fmt.Errorf("text of %s: %w", jf.file.Name, err)
+		}
+		return p.textResult(ctx, jf, text, nil)
+	})
 }
 
 // ocr runs OCR on a page image, keeps the hOCR as a derivative and the
 // text for search.
 func (p *Pipeline) ocr(ctx context.Context, job *shelfmark.Job) (*shelfmark.JobResult, error) {
-	jf, err := p.load(ctx, job, true)
-	if err != nil {
-		return nil, err
-	}
-	path, cleanup, err := p.localPath(ctx, jf.file)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	hocr, text, err := p.Tools.OCR(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("OCR of %s: %w", jf.file.Name, err)
-	}
-	f, err := p.store(ctx, hocr, baseName(jf.file)+".hocr", "application/xhtml+xml", shelfmark.UseOCR)
-	if err != nil {
-		return nil, err
-	}
-	return p.textResult(ctx, jf, text, f)
+	return p.withLocalFile(ctx, job, true, func(jf *jobFile, path string) (*shelfmark.JobResult, error) {
+		hocr, text, err := p.Tools.OCR(ctx, path)
+		if err != nil {
+			return nil, fmt.Errorf("OCR of %s: %w", jf.file.Name, err)
+		}
+		f, err := p.store(ctx, hocr, baseName(jf.file)+".hocr", "application/xhtml+xml", shelfmark.UseOCR)
+		if err != nil {
+			return nil, err
+		}
+		return p.textResult(ctx, jf, text, f)
+	})
 }
 
 // textResult keeps text as a derivative (or keeps extra, the hOCR) and as
