@@ -10,10 +10,11 @@ import (
 
 // Full-text search (issue 5) indexes documents kept in the database beside
 // the resources: one for the metadata of each live work and collection,
-// kept current by the search indexer that follows the change sequence, and
-// one for the text of each original file (extracted or OCR), written by
-// the job that produced the text. SQLite answers with FTS5 and PostgreSQL
-// with a tsvector and a GIN index, behind SearchReadTx.
+// kept current by the SearchIndexer that follows the change sequence, and
+// one for the text of each page (extracted or OCR, keyed by the page's
+// file set), written by the job that produced the text. SQLite answers
+// with FTS5 and PostgreSQL with a tsvector and a GIN index, behind
+// SearchReadTx.
 //
 // Visibility is not copied into the documents: a query joins each
 // document to its work's row, so a work made private, embargoed or deleted
@@ -22,7 +23,7 @@ import (
 // SearchDoc is one indexed document.
 type SearchDoc struct {
 	// Key is the resource the document describes: a work or collection
-	// (its metadata), or an original file (its text).
+	// (its metadata), or the file set of a page (the text of its file).
 	Key int64
 	// Work is the work the document belongs to (Key itself for a work or
 	// collection); results show only while it is public.

@@ -125,7 +125,7 @@ ORDER BY p.score DESC, p.key`)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: search %q: %w", q.Text, err)
+		return nil, fmt.Errorf("postgres: search %.80q: %w", q.Text, err)
 	}
 	if len(res.Hits) > limit {
 		res.Hits = res.Hits[:limit]
@@ -134,7 +134,7 @@ ORDER BY p.score DESC, p.key`)
 	}
 	if q.Facets {
 		if err := t.searchFacets(ctx, &q, query, res); err != nil {
-			return nil, fmt.Errorf("postgres: search %q: facets: %w", q.Text, err)
+			return nil, fmt.Errorf("postgres: search %.80q: facets: %w", q.Text, err)
 		}
 	}
 	return res, nil

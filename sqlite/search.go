@@ -111,7 +111,7 @@ func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: search %q: %w", q.Text, err)
+		return nil, fmt.Errorf("sqlite: search %.80q: %w", q.Text, err)
 	}
 	if len(res.Hits) > limit {
 		res.Hits = res.Hits[:limit]
@@ -120,7 +120,7 @@ func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 	}
 	if q.Facets {
 		if err := t.searchFacets(ctx, &q, match, res); err != nil {
-			return nil, fmt.Errorf("sqlite: search %q: facets: %w", q.Text, err)
+			return nil, fmt.Errorf("sqlite: search %.80q: facets: %w", q.Text, err)
 		}
 	}
 	return res, nil

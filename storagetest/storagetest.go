@@ -46,6 +46,7 @@ func Run(t *testing.T, open Opener) {
 		{"CostOAI", testCostOAI},
 		{"Search", testSearch},
 		{"SearchPaging", testSearchPaging},
+		{"SearchIndexer", testSearchIndexer},
 		{"CostSearch", testCostSearch},
 		{"JobsEnqueued", testJobsEnqueued},
 		{"JobsClaim", testJobsClaim},

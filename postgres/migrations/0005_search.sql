@@ -18,6 +18,13 @@ CREATE TABLE search_docs (
                setweight(to_tsvector('simple'::regconfig, title), 'A') ||
                setweight(to_tsvector('simple'::regconfig, body), 'B')) STORED
 );
+-- Ranking reads the tsvector of every match (ts_rank_cd; a phrase's
+-- recheck too): kept compressed in the row (MAIN) rather than in the TOAST
+-- table (the default for values over 2 kB, such as a page's vector),
+-- where each read is one more index look-up. Measured at 100,000 pages:
+-- a word in 5,500 of them ranks in 15 ms instead of 37, one in all of
+-- them in 245 ms instead of 894. The body goes out of line instead.
+ALTER TABLE search_docs ALTER COLUMN tsv SET STORAGE MAIN;
 CREATE INDEX search_docs_tsv ON search_docs USING gin (tsv);
 -- the documents of a work (DeleteSearchDocs by work)
 CREATE INDEX search_docs_work ON search_docs (work);
