@@ -36,6 +36,9 @@ type QueueConfig struct {
 	// Batch is how many jobs one claim takes (default Concurrency): quick
 	// jobs claim many at once to spare round trips.
 	Batch int
+	// Deferrable jobs start only while Options.Gate (when set) does not
+	// report the foreground busy: heavy work that can wait (OCR).
+	Deferrable bool
 }
 
 // DefaultQueues returns the pipeline's queues in priority order, with
@@ -49,7 +52,7 @@ func DefaultQueues(cores int) []QueueConfig {
 		{Name: shelfmark.QueueCharacterize, Concurrency: max(1, 2*cores), Timeout: 20 * time.Second, MaxAttempts: 3, Batch: 16},
 		{Name: shelfmark.QueueDerive, Concurrency: half, Timeout: 2 * time.Minute, MaxAttempts: 3},
 		{Name: shelfmark.QueueText, Concurrency: half, Timeout: 2 * time.Minute, MaxAttempts: 3},
-		{Name: shelfmark.QueueOCR, Concurrency: half, Timeout: 10 * time.Minute, MaxAttempts: 3},
+		{Name: shelfmark.QueueOCR, Concurrency: half, Timeout: 10 * time.Minute, MaxAttempts: 3, Deferrable: true},
 	}
 }
 
@@ -86,6 +89,9 @@ type Options struct {
 	Backoff  func(attempt int) time.Duration
 	Observer Observer
 	Logger   *slog.Logger
+	// Gate, when set, holds back deferrable queues while it reports the
+	// foreground busy (see CPUGate).
+	Gate interface{ Busy() bool }
 }
 
 // DefaultBackoff waits 10 s, 40 s, 160 s … (±20%, at most an hour).
@@ -201,9 +207,17 @@ func (r *Runner) Run(ctx context.Context) error {
 	for {
 		now := time.Now()
 		next := now.Add(r.opts.Poll)
+		held := r.opts.Gate != nil && r.opts.Gate.Busy()
 		for _, q := range r.queues {
 			free := min(q.Concurrency-q.running, r.opts.Total-total)
 			if free <= 0 {
+				continue
+			}
+			if q.Deferrable && held {
+				// look again soon: the foreground may be done
+				if soon := now.Add(100 * time.Millisecond); soon.Before(next) {
+					next = soon
+				}
 				continue
 			}
 			if len(q.buf) == 0 && !now.Before(q.idleUntil) {

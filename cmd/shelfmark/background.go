@@ -24,6 +24,7 @@ type workerConfig struct {
 	timeouts    map[string]string
 	total       int
 	grace       time.Duration
+	busyCores   float64
 }
 
 func (c *workerConfig) register(f *pflag.FlagSet) {
@@ -31,6 +32,7 @@ func (c *workerConfig) register(f *pflag.FlagSet) {
 	f.StringToIntVar(&c.concurrency, "concurrency", nil, "jobs of a queue run at once, for example ocr=2,derive=1 (default: characterize=2×cores, the others cores/2)")
 	f.StringToStringVar(&c.timeouts, "job-timeout", nil, "time limit of one job of a queue, for example ocr=20m (defaults: characterize 20s, derive 2m, text 2m, ocr 10m)")
 	f.IntVar(&c.total, "jobs", 0, "jobs run at once over all queues (0: twice the number of cores; OCR runs at idle CPU priority)")
+	f.Float64Var(&c.busyCores, "busy-cores", worker.DefaultBusyCores, "OCR starts no new job while this process uses more CPU than this many cores (ingest, API, identification); 0 never holds it back")
 	f.DurationVar(&c.grace, "lease-grace", 30*time.Second, "a job held by a worker that stopped (killed, machine lost) is taken back this long after its time limit")
 }
 
@@ -84,19 +86,40 @@ func (c *workerConfig) queueConfigs() ([]worker.QueueConfig, error) {
 	return out, nil
 }
 
+// jobRunner is the job runner of a process with the CPU gate that holds
+// OCR back while the process is busy.
+type jobRunner struct {
+	*worker.Runner
+	gate *worker.CPUGate
+}
+
+// Run runs the gate and the runner until ctx ends.
+func (j jobRunner) Run(ctx context.Context) error {
+	if j.gate != nil {
+		go func() { _ = j.gate.Run(ctx) }()
+	}
+	return j.Runner.Run(ctx)
+}
+
 // newRunner builds the job runner of a process.
-func newRunner(repo *shelfmark.Repository, blobs shelfmark.BlobStore, c workerConfig, obs worker.Observer, log *slog.Logger) (*worker.Runner, error) {
+func newRunner(repo *shelfmark.Repository, blobs shelfmark.BlobStore, c workerConfig, obs worker.Observer, log *slog.Logger) (jobRunner, error) {
 	queues, err := c.queueConfigs()
 	if err != nil {
-		return nil, err
+		return jobRunner{}, err
 	}
 	id, err := siegfried.New()
 	if err != nil {
-		return nil, fmt.Errorf("load the format signatures: %w", err)
+		return jobRunner{}, fmt.Errorf("load the format signatures: %w", err)
 	}
 	tools := pipelineTools(log)
 	p := &worker.Pipeline{Repo: repo, Blobs: blobs, Identify: id, Tools: tools}
-	return worker.NewRunner(repo, p.Handlers(), worker.Options{Queues: queues, Total: c.total, Grace: c.grace, Observer: obs, Logger: log}), nil
+	opts := worker.Options{Queues: queues, Total: c.total, Grace: c.grace, Observer: obs, Logger: log}
+	var gate *worker.CPUGate
+	if c.busyCores > 0 {
+		gate = worker.NewCPUGate(c.busyCores)
+		opts.Gate = gate
+	}
+	return jobRunner{Runner: worker.NewRunner(repo, p.Handlers(), opts), gate: gate}, nil
 }
 
 // pipelineTools finds the pipeline's external programs, warns of those

@@ -89,17 +89,19 @@ core, without the queue or the database.`,
 
 func newBenchIsolationCommand() *cobra.Command {
 	var lf labFlags
-	var works, ocrJobs int
+	var works, ocrJobs, rounds int
 	var pauseOCR bool
+	var busyCores float64
 	cmd := &cobra.Command{
 		Use:   "isolation",
-		Short: "Ingest with an idle queue, then with 10,000 OCR jobs queued: the ratio of the two rates",
-		Long: `Runs the job runner of serve (every queue, default limits) throughout, and
-ingests --objects patents (metadata and a 4 KB XML file each) twice: first
-with an idle queue, then after --ocr-jobs OCR jobs on scanned page images
-were queued (OCR runs at idle CPU priority with OMP_THREAD_LIMIT=1). The
-report's fraction_of_limit is the busy rate over the idle rate (target
-≥ 0.9); it also says how many OCR jobs finished meanwhile.`,
+		Short: "Ingest with and without 10,000 OCR jobs running: the ratio of the two rates",
+		Long: `Runs the job runner of serve (every queue, default limits) throughout, queues
+--ocr-jobs OCR jobs on scanned page images, then ingests patents (metadata
+and a 4 KB XML file each) in 2 × --rounds segments of equal size, alternating
+idle (the OCR queue paused: none of it runs) and busy (OCR running, at idle
+CPU priority with OMP_THREAD_LIMIT=1), so that both meet the repository at
+the same sizes. fraction_of_limit is the busy rate over the idle rate
+(target ≥ 0.9); it also says how many OCR jobs finished meanwhile.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := applyEnv(cmd.Flags()); err != nil {
@@ -120,31 +122,33 @@ report's fraction_of_limit is the busy rate over the idle rate (target
 				return fmt.Errorf("tesseract is not installed (apt-get install tesseract-ocr tesseract-ocr-eng)")
 			}
 			var bars stageBars
-			res, err := bench.RunIsolation(ctx, e.repo, e.blobs, bench.IsolationConfig{Works: works, OCRJobs: ocrJobs, Seed: 1, PauseOCR: pauseOCR,
-				Pipeline: p, Progress: bars.progress})
+			res, err := bench.RunIsolation(ctx, e.repo, e.blobs, bench.IsolationConfig{Works: works, OCRJobs: ocrJobs, Rounds: rounds, Seed: 1,
+				PauseOCR: pauseOCR, BusyCores: busyCores, Pipeline: p, Progress: bars.progress})
 			bars.finish()
 			if err != nil {
 				return err
 			}
 			r := res.Report
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "isolation %s: ingest %.0f works/s with an idle queue, %.0f works/s with %d OCR jobs queued: %.2f× (flatness %.2f and %.2f); %d OCR jobs finished during the busy ingest, %d left\n",
-				r.Backend, res.Idle.RatePerS, res.Busy.RatePerS, ocrJobs, r.FractionLimit, res.Idle.Flatness, res.Busy.Flatness, res.OCRDone, res.OCRAfter)
-			idle := bench.Series{Name: "ingest with an idle queue, works/s by time bucket", Unit: "works/s", XLabel: "seconds"}
-			t := 0.0
-			for _, s := range res.Idle.Steps {
-				t += s.Seconds
-				idle.X, idle.Y = append(idle.X, t), append(idle.Y, s.RatePerS)
+			kinds, _ := r.Params["segment_kinds"].([]string)
+			seg := bench.Series{Name: "ingest rate by segment (odd: see segment kinds in the JSON)", Unit: "works/s", XLabel: "segment"}
+			for i, s := range r.Steps {
+				fmt.Fprintf(out, "segment %2d  %-4s  %8.0f works/s\n", i+1, kinds[i], s.RatePerS)
+				seg.X, seg.Y = append(seg.X, float64(i+1)), append(seg.Y, s.RatePerS)
 			}
+			fmt.Fprintf(out, "isolation %s: ingest %.0f works/s with nothing of the OCR queue running, %.0f works/s with %d OCR jobs queued and running: %.2f×; %d OCR jobs finished during the busy segments (OCR waits while the process is busy), %d in the 10 s after the ingest, %d left\n",
+				r.Backend, res.IdlePerS, res.BusyPerS, ocrJobs, r.FractionLimit, res.OCRDone, res.OCRQuiet, res.OCRAfter)
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid())
-			return finish(out, r, lf.jsonPath, lf.reportDir, idle)
+			return finish(out, r, lf.jsonPath, lf.reportDir, seg)
 		},
 	}
 	f := cmd.Flags()
 	lf.add(f)
-	f.IntVar(&works, "objects", 100000, "works ingested in each phase")
-	f.IntVar(&ocrJobs, "ocr-jobs", 10000, "OCR jobs queued before the second phase")
-	f.BoolVar(&pauseOCR, "pause-ocr", false, "control run: keep the OCR queue paused in the second phase (jobs queued, none running)")
+	f.IntVar(&works, "objects", 100000, "works ingested with OCR running, and as many without")
+	f.IntVar(&ocrJobs, "ocr-jobs", 10000, "OCR jobs queued")
+	f.IntVar(&rounds, "rounds", 10, "switches between idle and busy segments")
+	f.Float64Var(&busyCores, "busy-cores", worker.DefaultBusyCores, "the runner's CPU gate, as serve's --busy-cores (0: OCR runs whatever the load)")
+	f.BoolVar(&pauseOCR, "pause-ocr", false, "control run: keep the OCR queue paused in the busy segments too")
 	annotateEnv(f)
 	return cmd
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/shelfmark/shelfmark/oai"
 	"github.com/shelfmark/shelfmark/postgres"
 	"github.com/shelfmark/shelfmark/sqlite"
-	"github.com/shelfmark/shelfmark/worker"
 )
 
 // serveConfig holds the settings of `shelfmark serve`.
@@ -125,7 +124,7 @@ func serve(ctx context.Context, c serveConfig) error {
 	wake := notifier{projector, indexer}
 	loops := map[string]runner{"oai": projector, "search": indexer}
 	var repo *shelfmark.Repository
-	var jobs *worker.Runner
+	var jobs jobRunner
 	repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, &wake}})
 	if c.workers {
 		if jobs, err = newRunner(repo, blobs, c.jobs, metrics, log); err != nil {
