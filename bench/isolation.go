@@ -46,7 +46,8 @@ type IsolationResult struct {
 	// OCRDone is how many OCR jobs finished during the busy segments, and
 	// OCRAfter how many were still outstanding at the end.
 	OCRDone, OCRAfter int64
-	// OCRQuiet is how many OCR jobs finished in the 10 s after the ingest.
+	// OCRQuiet is how many OCR jobs finished in the 10 s after the ingest
+	// and the jobs it made were done.
 	OCRQuiet int64
 }
 
@@ -218,8 +219,12 @@ func RunIsolation(ctx context.Context, repo *shelfmark.Repository, blobs shelfma
 			}
 		}
 	}
-	// once ingest is over, OCR runs: count what it does in 10 s
+	// once ingest and the jobs it made are done, OCR runs: count what it
+	// does in 10 s
 	if err := repo.PauseQueue(ctx, shelfmark.QueueOCR, false); err != nil {
+		return nil, err
+	}
+	if err := waitQueues(ctx, repo, progress, []string{shelfmark.QueueCharacterize, shelfmark.QueueDerive, shelfmark.QueueText}); err != nil {
 		return nil, err
 	}
 	r.Notify()
@@ -242,4 +247,33 @@ func RunIsolation(ctx context.Context, repo *shelfmark.Repository, blobs shelfma
 		"ocr_outstanding_after": res.OCRAfter, "ocr_done_in_10s_after_ingest": res.OCRQuiet, "ocr_paused": c.PauseOCR, "busy_cores": c.BusyCores, "segment_kinds": kinds}
 	res.Report = rep
 	return res, nil
+}
+
+// waitQueues waits until the named queues have no queued or running jobs.
+func waitQueues(ctx context.Context, repo *shelfmark.Repository, progress func(string, int, int), names []string) error {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	for {
+		counts, err := repo.QueueCounts(ctx)
+		if err != nil {
+			return err
+		}
+		var left int64
+		for _, qc := range counts {
+			if want[qc.Queue] {
+				left += qc.Queued + qc.Running
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+		progress("jobs left by the ingest", 0, int(left))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }

@@ -136,7 +136,7 @@ the same sizes. fraction_of_limit is the busy rate over the idle rate
 				fmt.Fprintf(out, "segment %2d  %-4s  %8.0f works/s\n", i+1, kinds[i], s.RatePerS)
 				seg.X, seg.Y = append(seg.X, float64(i+1)), append(seg.Y, s.RatePerS)
 			}
-			fmt.Fprintf(out, "isolation %s: ingest %.0f works/s with nothing of the OCR queue running, %.0f works/s with %d OCR jobs queued and running: %.2f×; %d OCR jobs finished during the busy segments (OCR waits while the process is busy), %d in the 10 s after the ingest, %d left\n",
+			fmt.Fprintf(out, "isolation %s: ingest %.0f works/s with nothing of the OCR queue running, %.0f works/s with %d OCR jobs queued and running: %.2f×; %d OCR jobs finished during the busy segments (OCR waits while the process is busy), %d in 10 s once the ingest and its own jobs were done, %d left\n",
 				r.Backend, res.IdlePerS, res.BusyPerS, ocrJobs, r.FractionLimit, res.OCRDone, res.OCRQuiet, res.OCRAfter)
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid())
 			return finish(out, r, lf.jsonPath, lf.reportDir, seg)
