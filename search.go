@@ -261,3 +261,38 @@ func CleanSearchText(s string) string {
 		return r
 	}, s)
 }
+
+// Facets numbered in the rows a backend's facet statement returns (the
+// first column), so both backends fold them with AddFacet.
+const (
+	FacetTotal = iota
+	FacetKind
+	FacetFormat
+	FacetCollection
+)
+
+// AddFacet folds one row of a facet statement into the result: the total
+// (FacetTotal, count in n) or one value of a facet.
+func (r *SearchResult) AddFacet(facet int, value string, n int64) {
+	fc := FacetCount{Value: value, Count: n}
+	switch facet {
+	case FacetTotal:
+		r.Total = n
+	case FacetKind:
+		r.Kinds = append(r.Kinds, fc)
+	case FacetFormat:
+		r.Formats = append(r.Formats, fc)
+	case FacetCollection:
+		r.Collections = append(r.Collections, fc)
+	}
+}
+
+// TrimPage keeps the first limit hits of a backend's limit+1 and, when
+// there were more, sets Next after the last one kept.
+func (r *SearchResult) TrimPage(limit int) {
+	if len(r.Hits) > limit {
+		r.Hits = r.Hits[:limit]
+		last := r.Hits[limit-1]
+		r.Next = &SearchCursor{Score: last.Score, Key: last.Key}
+	}
+}

@@ -127,11 +127,7 @@ ORDER BY p.score DESC, p.key`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: search %.80q: %w", q.Text, err)
 	}
-	if len(res.Hits) > limit {
-		res.Hits = res.Hits[:limit]
-		last := res.Hits[limit-1]
-		res.Next = &shelfmark.SearchCursor{Score: last.Score, Key: last.Key}
-	}
+	res.TrimPage(limit)
 	if q.Facets {
 		if err := t.searchFacets(ctx, &q, query, res); err != nil {
 			return nil, fmt.Errorf("postgres: search %.80q: facets: %w", q.Text, err)
@@ -140,15 +136,6 @@ ORDER BY p.score DESC, p.key`)
 	return res, nil
 }
 
-// facetTotal, facetKind, facetFormat and facetCollection number the rows
-// of searchFacets' statement.
-const (
-	facetTotal = iota
-	facetKind
-	facetFormat
-	facetCollection
-)
-
 // searchFacets counts every match of q, and the matches by kind, by format
 // and by public collection, in one statement over the matches (gathered
 // once, MATERIALIZED). Values tie-break in byte order, as on SQLite.
@@ -156,32 +143,22 @@ func (t *readTx) searchFacets(ctx context.Context, q *shelfmark.SearchQuery, que
 	from, args := searchMatches(q, query)
 	lim := strconv.Itoa(shelfmark.SearchFacetLimit)
 	sql := `WITH m AS MATERIALIZED (SELECT d.work, d.kind, d.format FROM ` + from + `)
-SELECT ` + strconv.Itoa(facetTotal) + `, '', count(*) FROM m
-UNION ALL (SELECT ` + strconv.Itoa(facetKind) + `, kind, count(*) FROM m
+SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*) FROM m
+UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) FROM m
     GROUP BY kind ORDER BY 3 DESC, kind COLLATE "C" LIMIT ` + lim + `)
-UNION ALL (SELECT ` + strconv.Itoa(facetFormat) + `, format, count(*) FROM m WHERE format <> ''
+UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) FROM m WHERE format <> ''
     GROUP BY format ORDER BY 3 DESC, format COLLATE "C" LIMIT ` + lim + `)
-UNION ALL (SELECT ` + strconv.Itoa(facetCollection) + `, ms.collection::text, count(*)
+UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, count(*)
     FROM m JOIN memberships ms ON ms.member = m.work JOIN resources r ON r.key = ms.collection
     WHERE ` + searchVisible + ` GROUP BY ms.collection ORDER BY 3 DESC, ms.collection LIMIT ` + lim + `)`
 	_, err := t.r.query(ctx, sql, args, func(rows pgx.Rows) error {
-		var (
-			facet int32
-			fc    shelfmark.FacetCount
-		)
-		if err := rows.Scan(&facet, &fc.Value, &fc.Count); err != nil {
+		var facet int32
+		var value string
+		var n int64
+		if err := rows.Scan(&facet, &value, &n); err != nil {
 			return err
 		}
-		switch facet {
-		case facetTotal:
-			res.Total = fc.Count
-		case facetKind:
-			res.Kinds = append(res.Kinds, fc)
-		case facetFormat:
-			res.Formats = append(res.Formats, fc)
-		case facetCollection:
-			res.Collections = append(res.Collections, fc)
-		}
+		res.AddFacet(int(facet), value, n)
 		return nil
 	})
 	return err

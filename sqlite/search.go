@@ -113,11 +113,7 @@ func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search %.80q: %w", q.Text, err)
 	}
-	if len(res.Hits) > limit {
-		res.Hits = res.Hits[:limit]
-		last := res.Hits[limit-1]
-		res.Next = &shelfmark.SearchCursor{Score: last.Score, Key: last.Key}
-	}
+	res.TrimPage(limit)
 	if q.Facets {
 		if err := t.searchFacets(ctx, &q, match, res); err != nil {
 			return nil, fmt.Errorf("sqlite: search %.80q: facets: %w", q.Text, err)
@@ -126,15 +122,6 @@ func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 	return res, nil
 }
 
-// facetTotal, facetKind, facetFormat and facetCollection number the rows
-// of searchFacets' statement.
-const (
-	facetTotal = iota
-	facetKind
-	facetFormat
-	facetCollection
-)
-
 // searchFacets counts every match of q, and the matches by kind, by format
 // and by public collection, in one statement over the matches (gathered
 // once, MATERIALIZED).
@@ -142,33 +129,23 @@ func (t *tx) searchFacets(ctx context.Context, q *shelfmark.SearchQuery, match s
 	from, args := searchMatches(q, match)
 	lim := strconv.Itoa(shelfmark.SearchFacetLimit)
 	query := `WITH m AS MATERIALIZED (SELECT d.work, d.kind, d.format FROM ` + from + `)
-		SELECT ` + strconv.Itoa(facetTotal) + `, '', count(*) FROM m
-		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(facetKind) + `, kind, count(*) AS n FROM m
+		SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*) FROM m
+		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM m
 			GROUP BY kind ORDER BY n DESC, kind LIMIT ` + lim + `)
-		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(facetFormat) + `, format, count(*) AS n FROM m WHERE format <> ''
+		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM m WHERE format <> ''
 			GROUP BY format ORDER BY n DESC, format LIMIT ` + lim + `)
-		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(facetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
+		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
 			FROM m JOIN memberships ms ON ms.member = m.work JOIN resources r ON r.key = ms.collection
 			WHERE ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection LIMIT ` + lim + `)`
 	args = append(args, q.Now.UnixMicro())
 	return t.query(ctx, query, args, func(r *sql.Rows) error {
-		var (
-			facet int
-			fc    shelfmark.FacetCount
-		)
-		if err := r.Scan(&facet, &fc.Value, &fc.Count); err != nil {
+		var facet int
+		var value string
+		var n int64
+		if err := r.Scan(&facet, &value, &n); err != nil {
 			return err
 		}
-		switch facet {
-		case facetTotal:
-			res.Total = fc.Count
-		case facetKind:
-			res.Kinds = append(res.Kinds, fc)
-		case facetFormat:
-			res.Formats = append(res.Formats, fc)
-		case facetCollection:
-			res.Collections = append(res.Collections, fc)
-		}
+		res.AddFacet(int(facet), value, n)
 		return nil
 	})
 }

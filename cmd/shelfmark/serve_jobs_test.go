@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,36 +14,11 @@ import (
 // searchable within seconds, and the queues it went through are empty
 // again in /api/v1/jobs.
 func TestServeJobs(t *testing.T) {
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	c := serveConfig{addr: fmt.Sprintf("127.0.0.1:%d", port), data: t.TempDir(), durability: "safe", maxUpload: "1MiB", logLevel: "error",
-		oai: oaiConfig{name: "Test", pageSize: 100}, workers: true}
-	go func() { done <- serve(ctx, c) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	hc := &http.Client{Timeout: 10 * time.Second}
+	base, hc := startServe(t, serveConfig{workers: true})
+	w := createWork(t, hc, base, "jobs")
 	var status int
 	var resp []byte
-	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(50 * time.Millisecond) {
-		status, resp, err = do(hc, http.MethodPost, base+"/api/v1/works", "application/json", []byte(`{"metadata": `+string(workMetadata("jobs"))+`}`), nil)
-		if err == nil {
-			break
-		}
-	}
-	if status != http.StatusCreated {
-		t.Fatalf("create work: %d %s %v", status, resp, err)
-	}
-	var w struct{ ID string }
-	_ = json.Unmarshal(resp, &w)
+	var err error
 	status, resp, _ = do(hc, http.MethodPost, base+"/api/v1/filesets", "application/json", []byte(`{"parent": "`+w.ID+`"}`), nil)
 	if status != http.StatusCreated {
 		t.Fatalf("create file set: %d %s", status, resp)

@@ -15,38 +15,11 @@ import (
 // so a work created over the REST API becomes harvestable without anything
 // else, under the domain of --base-url.
 func TestServeOAI(t *testing.T) {
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	c := serveConfig{addr: fmt.Sprintf("127.0.0.1:%d", port), data: t.TempDir(), durability: "safe", maxUpload: "1MiB", logLevel: "error",
-		baseURL: "https://repo.example.org", oai: oaiConfig{name: "Test", pageSize: 100}}
-	go func() { done <- serve(ctx, c) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	hc := &http.Client{Timeout: 10 * time.Second}
+	base, hc := startServe(t, serveConfig{baseURL: "https://repo.example.org"})
+	w := createWork(t, hc, base, "oai")
 	var status int
 	var resp []byte
-	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(50 * time.Millisecond) {
-		status, resp, err = do(hc, http.MethodPost, base+"/api/v1/works", "application/json", []byte(`{"metadata": `+string(workMetadata("oai"))+`}`), nil)
-		if err == nil {
-			break
-		}
-	}
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s %v", status, resp, err)
-	}
-	var w struct{ ID string }
-	if err := json.Unmarshal(resp, &w); err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	id := "oai:repo.example.org:" + w.ID
 	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
 		status, resp, err = do(hc, http.MethodGet, base+"/oai?verb=GetRecord&metadataPrefix=oai_dc&identifier="+url.QueryEscape(id), "", nil, nil)
@@ -64,4 +37,49 @@ func TestServeOAI(t *testing.T) {
 	if status != 200 || !strings.Contains(string(resp), "<baseURL>https://repo.example.org/oai</baseURL>") {
 		t.Errorf("Identify: %d %s", status, resp)
 	}
+}
+
+// startServe runs serve (on a free loopback port, in a temporary data
+// directory, with c's other settings) until the test ends, and returns its
+// base URL and a client.
+func startServe(t *testing.T, c serveConfig) (string, *http.Client) {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	c.addr, c.data, c.durability, c.maxUpload, c.logLevel = fmt.Sprintf("127.0.0.1:%d", port), t.TempDir(), "safe", "1MiB", "error"
+	c.oai = oaiConfig{name: "Test", pageSize: 100}
+	go func() { done <- serve(ctx, c) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return fmt.Sprintf("http://127.0.0.1:%d", port), &http.Client{Timeout: 10 * time.Second}
+}
+
+// createWork creates a work over the REST API once the server answers.
+func createWork(t *testing.T, hc *http.Client, base, token string) struct{ ID string } {
+	t.Helper()
+	var status int
+	var resp []byte
+	var err error
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(50 * time.Millisecond) {
+		status, resp, err = do(hc, http.MethodPost, base+"/api/v1/works", "application/json", []byte(`{"metadata": `+string(workMetadata(token))+`}`), nil)
+		if err == nil {
+			break
+		}
+	}
+	if status != http.StatusCreated {
+		t.Fatalf("create work: %d %s %v", status, resp, err)
+	}
+	var w struct{ ID string }
+	if err := json.Unmarshal(resp, &w); err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
