@@ -49,14 +49,19 @@ ON CONFLICT (queue, resource) DO NOTHING`, queues, res, micros(now)); err != nil
 
 // claimSQL takes the oldest ready jobs of an unpaused queue. FOR UPDATE
 // SKIP LOCKED lets workers on several machines claim at once: each skips
-// the rows another is taking, so no job is handed out twice.
-const claimSQL = `UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, lease = $4, worker = $5
-FROM (SELECT id FROM jobs
-      WHERE queue = $1 AND state = 'queued' AND run_at <= $2
-        AND NOT EXISTS (SELECT 1 FROM job_queues WHERE name = $1 AND paused)
-      ORDER BY run_at, id LIMIT $3
-      FOR UPDATE SKIP LOCKED) c
-WHERE j.id = c.id
+// the rows another is taking, so no job is handed out twice. The rows are
+// picked once, in a MATERIALIZED CTE: as a subquery joined by UPDATE …
+// FROM, the planner may run the pick again, and rows locked by a run whose
+// result is not used stay queued but hidden from other claimers until the
+// transaction ends.
+const claimSQL = `WITH c AS MATERIALIZED (
+    SELECT id FROM jobs
+    WHERE queue = $1 AND state = 'queued' AND run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM job_queues WHERE name = $1 AND paused)
+    ORDER BY run_at, id LIMIT $3
+    FOR UPDATE SKIP LOCKED)
+UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, lease = $4, worker = $5
+FROM c WHERE j.id = c.id
 RETURNING j.id, j.queue, j.resource, j.state, j.attempt, j.run_at, j.lease, j.worker, j.error, j.created`
 
 // ClaimJobs takes up to c.N ready jobs for c.Worker.
