@@ -54,7 +54,6 @@ func (r *Repository) FinishJob(ctx context.Context, job *Job, res *JobResult) er
 		}
 		subs = make([]*op, len(res.Derivatives))
 		for i, f := range res.Derivatives {
-			i, f := i, f
 			subs[i] = &op{apply: func(tx WriteTx, seq int64, now time.Time) error {
 				if parent == 0 {
 					return Errorf(ENOTFOUND, "The file %s has no file set.", EncodeID(job.Resource))

@@ -70,36 +70,18 @@ func RunCharacterize(ctx context.Context, repo *shelfmark.Repository, blobs shel
 		size int64
 	}
 	files := make([]stored, 0, c.Files)
-	const perWork = 100
-	for lo := 0; lo < c.Files; lo += perWork {
-		hi := min(lo+perWork, c.Files)
-		ids, err := repo.MintIDs(ctx, 1+2*(hi-lo))
+	_, err := storePages(ctx, repo, blobs, fmt.Sprintf("bench:characterize:%d", c.Seed), c.Files, func(i int) (*shelfmark.File, error) {
+		name, mt, data := mixedFile(c.Seed, i)
+		b, err := blobs.Put(ctx, bytes.NewReader(data), shelfmark.PutOptions{Deferred: true})
 		if err != nil {
 			return nil, err
 		}
-		g := &shelfmark.NewGroup{SourceKey: fmt.Sprintf("bench:characterize:%d:%d", c.Seed, lo)}
-		g.Resources = append(g.Resources, &shelfmark.NewResource{ID: ids[0], Kind: shelfmark.KindWork})
-		for i := lo; i < hi; i++ {
-			name, mt, data := mixedFile(c.Seed, i)
-			b, err := blobs.Put(ctx, bytes.NewReader(data), shelfmark.PutOptions{Deferred: true})
-			if err != nil {
-				return nil, err
-			}
-			sha := b.Digests[shelfmark.SHA256]
-			files = append(files, stored{name, sha, b.Size})
-			fs, f := ids[1+2*(i-lo)], ids[2+2*(i-lo)]
-			g.Resources = append(g.Resources,
-				&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: ids[0]},
-				&shelfmark.NewResource{ID: f, Kind: shelfmark.KindFile, Parent: fs,
-					File: &shelfmark.File{Name: name, MediaType: mt, Size: b.Size, SHA256: sha, Use: shelfmark.UseOriginal}})
-		}
-		if err := blobs.Sync(ctx); err != nil {
-			return nil, err
-		}
-		if _, errs := repo.CreateGroups(ctx, []*shelfmark.NewGroup{g}); errs[0] != nil {
-			return nil, errs[0]
-		}
-		progress("store files", hi, c.Files)
+		sha := b.Digests[shelfmark.SHA256]
+		files = append(files, stored{name, sha, b.Size})
+		return &shelfmark.File{Name: name, MediaType: mt, Size: b.Size, SHA256: sha, Use: shelfmark.UseOriginal}, nil
+	}, func(done int) { progress("store files", done, c.Files) })
+	if err != nil {
+		return nil, err
 	}
 
 	// raw limit: the identifier alone over the same blobs, on every core

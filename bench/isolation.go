@@ -107,29 +107,11 @@ func RunIsolation(ctx context.Context, repo *shelfmark.Repository, blobs shelfma
 	if err := repo.PauseQueue(ctx, shelfmark.QueueCharacterize, true); err != nil {
 		return nil, err
 	}
-	var fileKeys []int64
-	const perWork = 100
-	for lo := 0; lo < c.OCRJobs; lo += perWork {
-		hi := min(lo+perWork, c.OCRJobs)
-		ids, err := repo.MintIDs(ctx, 1+2*(hi-lo))
-		if err != nil {
-			return nil, err
-		}
-		g := &shelfmark.NewGroup{SourceKey: fmt.Sprintf("bench:isolation:%d:%d", c.Seed, lo)}
-		g.Resources = append(g.Resources, &shelfmark.NewResource{ID: ids[0], Kind: shelfmark.KindWork})
-		for i := lo; i < hi; i++ {
-			fs, f := ids[1+2*(i-lo)], ids[2+2*(i-lo)]
-			g.Resources = append(g.Resources,
-				&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: ids[0]},
-				&shelfmark.NewResource{ID: f, Kind: shelfmark.KindFile, Parent: fs,
-					File: &shelfmark.File{Name: fmt.Sprintf("page%d.png", i), MediaType: "image/png", Size: b.Size, SHA256: b.Digests[shelfmark.SHA256], Use: shelfmark.UseOriginal}})
-			k, _ := f.Key()
-			fileKeys = append(fileKeys, k)
-		}
-		if _, errs := repo.CreateGroups(ctx, []*shelfmark.NewGroup{g}); errs[0] != nil {
-			return nil, errs[0]
-		}
-		progress("queue OCR jobs", hi, c.OCRJobs)
+	fileKeys, err := storePages(ctx, repo, blobs, fmt.Sprintf("bench:isolation:%d", c.Seed), c.OCRJobs, func(i int) (*shelfmark.File, error) {
+		return &shelfmark.File{Name: fmt.Sprintf("page%d.png", i), MediaType: "image/png", Size: b.Size, SHA256: b.Digests[shelfmark.SHA256], Use: shelfmark.UseOriginal}, nil
+	}, func(done int) { progress("queue OCR jobs", done, c.OCRJobs) })
+	if err != nil {
+		return nil, err
 	}
 	// they skip identification (we know what they are): their characterize
 	// jobs are replaced by OCR jobs in one transaction

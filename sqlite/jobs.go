@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -81,7 +80,7 @@ func (t *tx) DeleteJobs(ctx context.Context, ids []int64) error {
 		for i, id := range ids[lo:hi] {
 			args[i] = id
 		}
-		_, err := t.exec(ctx, `DELETE FROM jobs WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?,", hi-lo), ",")+`)`, args...)
+		_, err := t.exec(ctx, `DELETE FROM jobs WHERE id IN `+placeholders(1, hi-lo), args...)
 		return err
 	})
 	if err != nil {
@@ -151,7 +150,7 @@ func (t *tx) RetryJobs(ctx context.Context, queue string, ids []int64, now time.
 		args = append(args, queue)
 	}
 	if len(ids) > 0 {
-		q += ` AND id IN (` + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + `)`
+		q += ` AND id IN ` + placeholders(1, len(ids))
 		for _, id := range ids {
 			args = append(args, id)
 		}

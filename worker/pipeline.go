@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -178,7 +179,7 @@ func (p *Pipeline) withLocalFile(ctx context.Context, job *shelfmark.Job, withWo
 
 // store puts a derivative's bytes in the blob store and describes it.
 func (p *Pipeline) store(ctx context.Context, data []byte, name, mediaType, use string) (*shelfmark.File, error) {
-	blob, err := p.Blobs.Put(ctx, strings.NewReader(string(data)), shelfmark.PutOptions{})
+	blob, err := p.Blobs.Put(ctx, bytes.NewReader(data), shelfmark.PutOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", name, err)
 	}

@@ -64,6 +64,23 @@ func (lf *labFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&lf.jsonPath, "json", "", "write the report as JSON to this file")
 }
 
+// run returns a RunE that reads the environment, opens a fresh lab store
+// (or --database) and closes it after fn.
+func (lf *labFlags) run(fn func(ctx context.Context, cmd *cobra.Command, e *labEnv) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		if err := applyEnv(cmd.Flags()); err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		e, err := openLab(ctx, lf.database, lf.durability)
+		if err != nil {
+			return err
+		}
+		defer e.close()
+		return fn(ctx, cmd, e)
+	}
+}
+
 // finish writes the JSON and HTML reports asked for.
 func finish(out io.Writer, rep *bench.Report, jsonPath, reportDir string, extra ...bench.Series) error {
 	if jsonPath != "" {
@@ -92,16 +109,7 @@ book. Reports the cost of the last 100 pages over the first 100 (flat: ≤ 1.1),
 the time to order (≤ 50 ms) and to edit one field (≤ 5 ms), against a plain
 write + fsync of one page's bytes.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			e, err := openLab(ctx, lf.database, lf.durability)
-			if err != nil {
-				return err
-			}
-			defer e.close()
+		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
 			res, err := bench.RunBook(ctx, e.repo, e.blobs, bench.BookConfig{Pages: pages, PageBytes: pageBytes, Seed: 1})
 			if err != nil {
 				return err
@@ -120,7 +128,7 @@ write + fsync of one page's bytes.`,
 			}
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
 			return finish(out, r, lf.jsonPath, lf.reportDir, pageSeries)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	lf.add(f)
@@ -141,16 +149,7 @@ the engine, reporting the rate per time bucket and its flatness (last tenth over
 first tenth, flat: ≥ 0.9), then times a page of 100 members at the start and at
 90% depth (≤ 1.2× page 1). The raw limit is plain inserts of the same rows.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			e, err := openLab(ctx, lf.database, lf.durability)
-			if err != nil {
-				return err
-			}
-			defer e.close()
+		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
 			raw, err := rawLimit(ctx, lf.database, lf.durability, batch)
 			if err != nil {
 				return err
@@ -182,7 +181,7 @@ first tenth, flat: ≥ 0.9), then times a page of 100 members at the start and a
 			}
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
 			return finish(out, r, lf.jsonPath, lf.reportDir, rateSeries)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	lf.add(f)

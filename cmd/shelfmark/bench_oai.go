@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -24,16 +25,7 @@ latency of the first, middle and last 1% of pages (last ≤ 1.2× first), and a
 second harvest while works are being ingested (p99 ≤ 100 ms). The raw limit is
 the same rows read page by page through the storage interface in process.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			e, err := openLab(ctx, lf.database, lf.durability)
-			if err != nil {
-				return err
-			}
-			defer e.close()
+		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
 			var bar *progressbar.ProgressBar
 			stage := ""
 			res, err := bench.RunOAI(ctx, e.repo, e.store, e.blobs, bench.OAIConfig{Records: records, PageSize: pageSize, Seed: 1,
@@ -82,7 +74,7 @@ the same rows read page by page through the storage interface in process.`,
 			}
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
 			return finish(out, r, lf.jsonPath, lf.reportDir, rate, pages, during)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	lf.add(f)

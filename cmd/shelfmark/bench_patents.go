@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -26,16 +27,7 @@ raw limits measured in the same run: plain inserts of the same rows (--batch
 works per durable transaction) and plain write + fsync of the same XML bytes,
 one new file each.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			e, err := openLab(ctx, lf.database, lf.durability)
-			if err != nil {
-				return err
-			}
-			defer e.close()
+		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
 			rawRows, err := rawLimit(ctx, lf.database, lf.durability, batch)
 			if err != nil {
 				return fmt.Errorf("raw insert limit: %w", err)
@@ -82,7 +74,7 @@ one new file each.`,
 				rateSeries.X, rateSeries.Y = append(rateSeries.X, t), append(rateSeries.Y, s.RatePerS)
 			}
 			return finish(out, r, lf.jsonPath, lf.reportDir, rateSeries)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	lf.add(f)

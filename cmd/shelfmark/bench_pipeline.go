@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -48,16 +49,7 @@ reports files identified per second (target ≥ 1,000) over time. The raw
 limit is the same identifier over the same blobs in process, on every
 core, without the queue or the database.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			e, err := openLab(ctx, lf.database, lf.durability)
-			if err != nil {
-				return err
-			}
-			defer e.close()
+		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
 			id, err := siegfried.New()
 			if err != nil {
 				return err
@@ -77,7 +69,7 @@ core, without the queue or the database.`,
 				r.Backend, r.Items, r.Seconds, r.RatePerS, 100*r.FractionLimit, r.RawLimitPerS, r.Flatness, r.Errors)
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid())
 			return finish(out, r, lf.jsonPath, lf.reportDir)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	lf.add(f)
@@ -103,16 +95,7 @@ CPU priority with OMP_THREAD_LIMIT=1), so that both meet the repository at
 the same sizes. fraction_of_limit is the busy rate over the idle rate
 (target ≥ 0.9); it also says how many OCR jobs finished meanwhile.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			e, err := openLab(ctx, lf.database, lf.durability)
-			if err != nil {
-				return err
-			}
-			defer e.close()
+		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
 			id, err := siegfried.New()
 			if err != nil {
 				return err
@@ -140,7 +123,7 @@ the same sizes. fraction_of_limit is the busy rate over the idle rate
 				r.Backend, res.IdlePerS, res.BusyPerS, ocrJobs, r.FractionLimit, res.OCRDone, res.OCRQuiet, res.OCRAfter)
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid())
 			return finish(out, r, lf.jsonPath, lf.reportDir, seg)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	lf.add(f)

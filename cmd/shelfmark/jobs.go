@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
@@ -36,10 +37,7 @@ func (d *jobsDB) open(ctx context.Context) (*shelfmark.Repository, func(), error
 
 // requireDir refuses to create a new empty repository by mistake.
 func requireDir(data string) error {
-	if _, err := filepath.Abs(data); err != nil {
-		return err
-	}
-	if ok, _ := filepath.Glob(filepath.Join(data, "shelfmark.db")); len(ok) == 0 {
+	if _, err := os.Stat(filepath.Join(data, "shelfmark.db")); err != nil {
 		return fmt.Errorf("no repository in %s (give --data or --database)", data)
 	}
 	return nil
