@@ -39,18 +39,26 @@ type QueueConfig struct {
 	// Deferrable jobs start only while Options.Gate (when set) does not
 	// report the foreground busy: heavy work that can wait (OCR).
 	Deferrable bool
+	// Reserved is how many of the queue's jobs get a slot ahead of every
+	// queue before it: a queue earlier in the order that always has work
+	// (a long ingest keeps characterize busy) cannot take the last slots
+	// from it, so it always makes progress. At most Concurrency; a
+	// Deferrable queue's reserved jobs still wait for the gate.
+	Reserved int
 }
 
 // DefaultQueues returns the pipeline's queues in priority order, with
 // limits derived from the number of cores: identification (in process,
 // half of it waiting on the database) runs two jobs per core;
 // derivatives, text extraction and OCR (child processes at idle CPU
-// priority) on half the cores each.
+// priority) on half the cores each. One derivative job always has a slot
+// (Reserved), so thumbnails keep appearing during a long ingest; OCR is
+// Deferrable.
 func DefaultQueues(cores int) []QueueConfig {
 	half := max(1, cores/2)
 	return []QueueConfig{
 		{Name: shelfmark.QueueCharacterize, Concurrency: max(1, 2*cores), Timeout: 20 * time.Second, MaxAttempts: 3, Batch: 16},
-		{Name: shelfmark.QueueDerive, Concurrency: half, Timeout: 2 * time.Minute, MaxAttempts: 3},
+		{Name: shelfmark.QueueDerive, Concurrency: half, Timeout: 2 * time.Minute, MaxAttempts: 3, Reserved: 1},
 		{Name: shelfmark.QueueText, Concurrency: half, Timeout: 2 * time.Minute, MaxAttempts: 3},
 		{Name: shelfmark.QueueOCR, Concurrency: half, Timeout: 10 * time.Minute, MaxAttempts: 3, Deferrable: true},
 	}
@@ -72,8 +80,9 @@ type Options struct {
 	Queues []QueueConfig
 	// Total caps the jobs running at once over all queues (default twice
 	// NumCPU: identification waits on the database as much as it
-	// computes, and the child processes run at idle CPU priority). When the cap is reached, queues earlier in Queues are
-	// served first.
+	// computes, and the child processes run at idle CPU priority). When the
+	// cap is reached, the queues' Reserved jobs are served first, then the
+	// queues in the order of Queues.
 	Total int
 	// Poll is how often an idle queue is asked again (default 1 s; Notify
 	// wakes the runner sooner).
@@ -161,6 +170,7 @@ func NewRunner(repo *shelfmark.Repository, handlers map[string]Handler, opts Opt
 		if q.Timeout <= 0 {
 			q.Timeout = time.Minute
 		}
+		q.Reserved = min(max(q.Reserved, 0), q.Concurrency)
 		r.queues = append(r.queues, &queueState{QueueConfig: q, handler: h})
 	}
 	return r
@@ -208,55 +218,50 @@ func (r *Runner) Run(ctx context.Context) error {
 		now := time.Now()
 		next := now.Add(r.opts.Poll)
 		held := r.opts.Gate != nil && r.opts.Gate.Busy()
-		for _, q := range r.queues {
-			free := min(q.Concurrency-q.running, r.opts.Total-total)
-			if free <= 0 {
-				continue
-			}
-			if q.Deferrable && held {
-				// look again soon: the foreground may be done
-				if soon := now.Add(100 * time.Millisecond); soon.Before(next) {
-					next = soon
+		// first the reserved slots, then the rest in priority order
+		for _, reserved := range []bool{true, false} {
+			for _, q := range r.queues {
+				limit := q.Concurrency
+				if reserved {
+					limit = q.Reserved
 				}
-				continue
-			}
-			if len(q.buf) == 0 && !now.Before(q.idleUntil) {
-				n := max(q.Batch, free)
-				lease := now.Add(q.Timeout*time.Duration((n+q.Concurrency-1)/q.Concurrency) + r.opts.Grace)
-				jobs, err := r.repo.ClaimJobs(ctx, shelfmark.Claim{Queue: q.Name, Worker: r.opts.Worker, N: n, Now: now, Lease: lease})
-				if err != nil {
-					if ctx.Err() != nil {
-						break
+				free := min(limit-q.running, r.opts.Total-total)
+				if free <= 0 {
+					continue
+				}
+				if q.Deferrable && held {
+					// look again soon: the foreground may be done
+					if soon := now.Add(100 * time.Millisecond); soon.Before(next) {
+						next = soon
 					}
-					r.opts.Logger.Error("claim jobs", "queue", q.Name, "err", err)
+					continue
 				}
-				q.buf = jobs
-				if len(jobs) == 0 {
-					q.idleUntil = now.Add(r.opts.Poll)
+				if r.fill(ctx, q, now, free) {
+					if q.idleUntil.Before(next) && q.idleUntil.After(now) {
+						next = q.idleUntil
+					}
+					continue
 				}
-			}
-			if len(q.buf) == 0 && q.idleUntil.Before(next) && q.idleUntil.After(now) {
-				next = q.idleUntil
-			}
-			for free > 0 && len(q.buf) > 0 {
-				job := q.buf[0]
-				q.buf = q.buf[1:]
-				q.running++
-				total++
-				free--
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					start := time.Now()
-					res, err := r.call(jobCtx, q, job)
-					// the slot is free once the work is done; the result is
-					// stored meanwhile, batched with others by the group
-					// committer, up to maxSettling at once
-					settling <- struct{}{}
-					r.done <- q
-					r.settle(jobCtx, q, job, res, err, start)
-					<-settling
-				}()
+				for free > 0 && len(q.buf) > 0 {
+					job := q.buf[0]
+					q.buf = q.buf[1:]
+					q.running++
+					total++
+					free--
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						start := time.Now()
+						res, err := r.call(jobCtx, q, job)
+						// the slot is free once the work is done; the result is
+						// stored meanwhile, batched with others by the group
+						// committer, up to maxSettling at once
+						settling <- struct{}{}
+						r.done <- q
+						r.settle(jobCtx, q, job, res, err, start)
+						<-settling
+					}()
+				}
 			}
 		}
 		poll.Reset(time.Until(next))
@@ -281,6 +286,24 @@ func (r *Runner) Run(ctx context.Context) error {
 		case <-poll.C:
 		}
 	}
+}
+
+// fill claims jobs for q's buffer when it is empty and the queue is not
+// known to be idle, and reports whether the buffer is still empty.
+func (r *Runner) fill(ctx context.Context, q *queueState, now time.Time, free int) (empty bool) {
+	if len(q.buf) == 0 && !now.Before(q.idleUntil) {
+		n := max(q.Batch, free)
+		lease := now.Add(q.Timeout*time.Duration((n+q.Concurrency-1)/q.Concurrency) + r.opts.Grace)
+		jobs, err := r.repo.ClaimJobs(ctx, shelfmark.Claim{Queue: q.Name, Worker: r.opts.Worker, N: n, Now: now, Lease: lease})
+		if err != nil && ctx.Err() == nil {
+			r.opts.Logger.Error("claim jobs", "queue", q.Name, "err", err)
+		}
+		q.buf = jobs
+		if len(jobs) == 0 {
+			q.idleUntil = now.Add(r.opts.Poll)
+		}
+	}
+	return len(q.buf) == 0
 }
 
 // release puts claimed jobs that never started back in their queues.

@@ -1,0 +1,88 @@
+package worker
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// busyGate is a gate that always reports the foreground busy.
+type busyGate struct{}
+
+func (busyGate) Busy() bool { return true }
+
+// TestRunnerReservedSlot: with characterize and text always holding more
+// work than the slots can take and the gate reporting busy, derive jobs
+// still run in their reserved slot, a steady share of the claims, while
+// OCR stays deferred.
+func TestRunnerReservedSlot(t *testing.T) {
+	backends(t, func(t *testing.T, s *stack) {
+		ctx := context.Background()
+		const (
+			fed     = 3000 // characterize and text jobs queued: more than the test lets run
+			within  = 1000 // characterize jobs the test lets start …
+			atLeast = 20   // … within which at least this many derive jobs must start
+		)
+		var jobs []shelfmark.NewJob
+		for i := range int64(fed) {
+			jobs = append(jobs, shelfmark.NewJob{Queue: shelfmark.QueueCharacterize, Resource: 1 + i},
+				shelfmark.NewJob{Queue: shelfmark.QueueText, Resource: 1 + i})
+		}
+		for i := range int64(2 * atLeast) {
+			jobs = append(jobs, shelfmark.NewJob{Queue: shelfmark.QueueDerive, Resource: 1 + i},
+				shelfmark.NewJob{Queue: shelfmark.QueueOCR, Resource: 1 + i})
+		}
+		if err := s.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+			return tx.EnqueueJobs(ctx, jobs, time.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var started [4]atomic.Int64
+		count := func(i int) Handler {
+			return func(context.Context, *shelfmark.Job) (*shelfmark.JobResult, error) {
+				started[i].Add(1)
+				return nil, nil
+			}
+		}
+		handlers := map[string]Handler{
+			shelfmark.QueueCharacterize: count(0),
+			shelfmark.QueueDerive:       count(1),
+			shelfmark.QueueText:         count(2),
+			shelfmark.QueueOCR:          count(3),
+		}
+		// two cores' defaults, two slots in all: characterize alone could
+		// take both
+		r := NewRunner(s.repo, handlers, Options{Queues: DefaultQueues(2), Total: 2, Poll: 20 * time.Millisecond, Gate: busyGate{}})
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- r.Run(rctx) }()
+		deadline := time.Now().Add(5 * time.Minute)
+		for started[0].Load() < within && started[1].Load() < atLeast {
+			if time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		c, d, x, o := started[0].Load(), started[1].Load(), started[2].Load(), started[3].Load()
+		t.Logf("started: characterize %d, derive %d, text %d, ocr %d", c, d, x, o)
+		if d < atLeast {
+			t.Errorf("%d derive jobs started beside %d characterize jobs, want at least %d: derive starved", d, c, atLeast)
+		}
+		if c == 0 {
+			t.Error("no characterize job started: the reserved slot starved the queue before it")
+		}
+		if c >= fed {
+			t.Errorf("%d characterize jobs started: the queue ran dry, the test proves nothing", c)
+		}
+		if o != 0 {
+			t.Errorf("%d OCR jobs started while the gate reported busy", o)
+		}
+	})
+}
