@@ -1,7 +1,7 @@
 package shelfmark
 
 // TermKind tells IRIs from literals. Blank nodes are not stored: metadata
-// objects are literals or IRIs (brief §3).
+// objects are literals or IRIs (docs/design.md, data model).
 type TermKind uint8
 
 const (

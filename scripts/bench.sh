@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the bulk-ingest lab (brief §5) at the brief's sizes on SQLite and on the
+# Runs the bulk-ingest lab (docs/design.md) at the sizes of its targets on SQLite and on the
 # project's PostgreSQL (scripts/postgres.sh), one scenario at a time, writing
 # JSON and HTML reports under OUT (default bench-out/). Takes about 90 minutes
 # on a 2-core machine. SIZE overrides the patents, collection and oai work counts.

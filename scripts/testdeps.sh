@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the tests need, idempotently (apt packages, and under .build/):
-#   xmllint            (Debian libxml2-utils) to validate responses against ../shared/oai-schemas
+#   xmllint            (Debian libxml2-utils) to validate responses against oai/testdata/schemas
 #   vipsthumbnail, pdftoppm, pdftotext, tesseract (+ English)
 #                      (Debian libvips-tools, poppler-utils, tesseract-ocr, tesseract-ocr-eng)
 #                      the background pipeline's tools: derivatives, PDF text, OCR

@@ -1,4 +1,4 @@
-// Package worker runs the background pipeline (issue 5, rules R5, R6): a
+// Package worker runs the background pipeline (rules R5, R6 in docs/design.md): a
 // Runner claims jobs from the durable queue in the database, runs each
 // under its queue's concurrency and time limits, and stores results,
 // retries with backoff, or failures. The handlers identify formats
