@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The OAI-PMH view (issue 4, rule R11) is a projection of the repository
+// The OAI-PMH view (rule R11) is a projection of the repository
 // kept in its own tables: one row per (work, metadata format) holding the
 // record's metadata payload, rendered once when the work changes, so that a
 // harvest reads stored bytes in one index range per page at any depth.
@@ -67,14 +67,27 @@ type OAIList struct {
 	Payload bool
 }
 
+// OAITally is what OAICount returns.
+type OAITally struct {
+	// N is the number of rows.
+	N int64
+	// First and Last are the lowest and highest Seq among them; 0 when N
+	// is 0.
+	First, Last int64
+}
+
 // OAIReadTx reads the OAI-PMH view. Every method costs the same however
-// many rows the view holds (one index seek and a range of at most Limit
-// rows), except OAICount, which a provider calls once per harvest.
+// many rows the view holds: one index seek and a range of at most Limit
+// rows.
 type OAIReadTx interface {
 	// OAIRecords returns up to l.Limit rows of the list, by Seq.
 	OAIRecords(ctx context.Context, l OAIList) ([]*OAIRecord, error)
-	// OAICount returns how many rows the list holds, ignoring Limit.
-	OAICount(ctx context.Context, l OAIList) (int64, error)
+	// OAICount describes the rows of prefix (when set is not 0, those
+	// directly in the collection set): how many there are and the lowest
+	// and highest of their Seqs (0 when there are none). The count is kept
+	// as rows are written (PutOAIRecords), never counted, so a list's
+	// completeListSize costs the same at any size.
+	OAICount(ctx context.Context, prefix string, set int64) (OAITally, error)
 	// OAISeqRange turns a datestamp window into a Seq range: the rows of
 	// prefix whose datestamp lies in [from, until] are exactly those with
 	// after < Seq <= max. A zero from or until leaves that side open
@@ -106,8 +119,10 @@ type OAIReadTx interface {
 // OAIWriteTx writes the OAI-PMH view.
 type OAIWriteTx interface {
 	// PutOAIRecords writes rows: each replaces the row of the same (Key,
-	// Prefix), if any, together with its set entries. The number of
-	// statements does not depend on the number of rows.
+	// Prefix), if any, together with its set entries, and brings the
+	// counts OAICount reads up to date (one change per format and set in
+	// the batch, not one per row). The number of statements does not
+	// depend on the number of rows.
 	PutOAIRecords(ctx context.Context, recs []*OAIRecord) error
 	// PutOAISets inserts or replaces sets, by key.
 	PutOAISets(ctx context.Context, sets []OAISet) error

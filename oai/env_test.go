@@ -64,6 +64,10 @@ type env struct {
 	clock   *clock
 	dir     string
 	queries atomic.Int64 // statements run, when traced
+	// traced holds the statements run (text and rows) while tracing is on.
+	traceMu sync.Mutex
+	tracing bool
+	traced  []string
 	// responses holds every response body fetched, validated at Cleanup.
 	responses [][]byte
 	respMu    sync.Mutex
@@ -119,7 +123,14 @@ func newEnv(t testing.TB, backend string, cfg Config) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{t: t, ctx: ctx, dir: t.TempDir(), clock: &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
-	tracer := func(string, int64) { e.queries.Add(1) }
+	tracer := func(q string, rows int64) {
+		e.queries.Add(1)
+		e.traceMu.Lock()
+		if e.tracing {
+			e.traced = append(e.traced, fmt.Sprintf("%4d rows  %s", rows, strings.Join(strings.Fields(q), " ")))
+		}
+		e.traceMu.Unlock()
+	}
 	var err error
 	switch backend {
 	case "sqlite":
@@ -156,6 +167,19 @@ func newEnv(t testing.TB, backend string, cfg Config) *env {
 		e.validate()
 	})
 	return e
+}
+
+// statements runs fn and returns the statements it ran, each with the
+// number of rows it returned.
+func (e *env) statements(fn func()) []string {
+	e.traceMu.Lock()
+	e.tracing, e.traced = true, nil
+	e.traceMu.Unlock()
+	fn()
+	e.traceMu.Lock()
+	defer e.traceMu.Unlock()
+	e.tracing = false
+	return e.traced
 }
 
 // project brings the view up to date.

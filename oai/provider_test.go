@@ -31,6 +31,7 @@ type parsed struct {
 		Earliest   string   `xml:"earliestDatestamp"`
 		Deleted    string   `xml:"deletedRecord"`
 		Repository string   `xml:"description>oai-identifier>repositoryIdentifier"`
+		Sample     string   `xml:"description>oai-identifier>sampleIdentifier"`
 	} `xml:"Identify"`
 	Formats []string    `xml:"ListMetadataFormats>metadataFormat>metadataPrefix"`
 	Sets    []xmlSet    `xml:"ListSets>set"`
@@ -202,10 +203,12 @@ func TestProvider(t *testing.T) {
 	backends(t, func(t *testing.T, open func(testing.TB, Config) *env) {
 		e := open(t, Config{PageSize: 7, RepositoryName: "Test & Co", AdminEmails: []string{"a@repo.example.org", "b@repo.example.org"}})
 
-		// nothing yet: Identify still answers, lists match nothing, no sets
+		// nothing yet: Identify still answers (without the oai-identifier
+		// description, whose sampleIdentifier has no record to name), lists
+		// match nothing, no sets
 		p := wantOK(t, e.get("verb=Identify"))
 		if p.Identify.Name != "Test & Co" || len(p.Identify.Emails) != 2 || p.Identify.Deleted != "persistent" ||
-			p.Identify.Repository != "repo.example.org" || !strings.HasSuffix(p.Identify.BaseURL, "/oai") {
+			p.Identify.Repository != "" || !strings.HasSuffix(p.Identify.BaseURL, "/oai") {
 			t.Errorf("Identify: %+v", p.Identify)
 		}
 		wantError(t, e.get("verb=ListRecords&metadataPrefix=oai_dc"), errNoRecordsMatch)
@@ -224,6 +227,16 @@ func TestProvider(t *testing.T) {
 		embargoed := e.create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Embargo: &later, Metadata: title("embargoed")})
 		e.project()
 		t0 := e.clock.Now()
+
+		// Identify's sampleIdentifier names a record GetRecord answers (a
+		// collection was the first resource made, and is no record)
+		p = wantOK(t, e.get("verb=Identify"))
+		if p.Identify.Repository != "repo.example.org" || !strings.HasPrefix(p.Identify.Sample, "oai:repo.example.org:") {
+			t.Errorf("Identify with records: %+v", p.Identify)
+		}
+		if r := wantOK(t, e.get("verb=GetRecord&metadataPrefix=oai_dc&identifier="+url.QueryEscape(p.Identify.Sample))); len(r.Record) != 1 || r.Record[0].Header.Status != "" {
+			t.Errorf("GetRecord of the sample identifier %s: %+v", p.Identify.Sample, r.Record)
+		}
 
 		// sets: public collections, nested specs
 		p = wantOK(t, e.get("verb=ListSets"))

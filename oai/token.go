@@ -21,14 +21,18 @@ type token struct {
 	// After is the Seq (for sets, the key) of the last item returned.
 	After int64
 	// Max is the highest Seq of the list, or 0 for a list that is open at
-	// its end (records added during the harvest are part of it).
+	// its end (records added during the harvest are part of it). A list
+	// with until is closed when it opens (see Provider.page).
 	Max int64
 	// Cursor is how many items earlier pages returned; Total is the
-	// completeListSize given on the first page, or -1 when none is given.
+	// completeListSize given on the first page, or -1 when none is given
+	// (see Provider.tally).
 	Cursor, Total int64
 	// wnd is the from/until window of a list's first request (not encoded:
 	// later pages carry it as After and Max).
 	wnd window
+	// fresh marks a list's first request (not encoded).
+	fresh bool
 }
 
 const (

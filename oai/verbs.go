@@ -38,11 +38,14 @@ func (p *Provider) handle(ctx context.Context, res *response, a args) {
 
 func (p *Provider) identify(ctx context.Context, res *response) error {
 	var earliest time.Time
+	var sample int64
 	err := p.store.View(ctx, func(tx shelfmark.ReadTx) error {
 		_, e, ok, err := tx.OAIBounds(ctx)
-		if ok {
-			earliest = e
+		if !ok || err != nil {
+			return err
 		}
+		earliest = e
+		sample, err = p.sample(ctx, tx)
 		return err
 	})
 	if err != nil {
@@ -64,14 +67,41 @@ func (p *Provider) identify(ctx context.Context, res *response) error {
 	b = append(b, "</earliestDatestamp>\n"...)
 	b = elem(b, "deletedRecord", "persistent")
 	b = elem(b, "granularity", "YYYY-MM-DDThh:mm:ssZ")
-	b = append(b, `<description><oai-identifier xmlns="http://www.openarchives.org/OAI/2.0/oai-identifier" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.openarchives.org/OAI/2.0/oai-identifier http://www.openarchives.org/OAI/2.0/oai-identifier.xsd">`...)
-	b = append(b, "<scheme>oai</scheme><repositoryIdentifier>"...)
-	b = appendEscaped(b, p.cfg.Domain)
-	b = append(b, "</repositoryIdentifier><delimiter>:</delimiter><sampleIdentifier>"...)
-	b = appendEscaped(b, p.identifier(1))
-	b = append(b, "</sampleIdentifier></oai-identifier></description>\n"...)
+	// oai-identifier requires a sampleIdentifier: the description waits
+	// for a record to name
+	if sample != 0 {
+		b = append(b, `<description><oai-identifier xmlns="http://www.openarchives.org/OAI/2.0/oai-identifier" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.openarchives.org/OAI/2.0/oai-identifier http://www.openarchives.org/OAI/2.0/oai-identifier.xsd">`...)
+		b = append(b, "<scheme>oai</scheme><repositoryIdentifier>"...)
+		b = appendEscaped(b, p.cfg.Domain)
+		b = append(b, "</repositoryIdentifier><delimiter>:</delimiter><sampleIdentifier>"...)
+		b = appendEscaped(b, p.identifier(sample))
+		b = append(b, "</sampleIdentifier></oai-identifier></description>\n"...)
+	}
 	res.body = append(b, "</Identify>\n"...)
 	return nil
+}
+
+// sample returns the key of a record Identify can offer as its
+// sampleIdentifier: the first live record of the first format that has
+// one among its first rows (a tombstone when those are all deleted), or 0
+// when the view holds none. It reads at most one short page per format.
+func (p *Provider) sample(ctx context.Context, tx shelfmark.ReadTx) (int64, error) {
+	var any int64
+	for _, f := range p.formats.Formats() {
+		recs, err := tx.OAIRecords(ctx, shelfmark.OAIList{Prefix: f.Prefix(), Max: math.MaxInt64, Limit: 10})
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range recs {
+			if !r.Deleted {
+				return r.Key, nil
+			}
+			if any == 0 {
+				any = r.Key
+			}
+		}
+	}
+	return any, nil
 }
 
 func (p *Provider) listMetadataFormats(ctx context.Context, res *response, a args) error {
@@ -226,19 +256,22 @@ func (p *Provider) list(ctx context.Context, res *response, a args, verb string)
 			res.fail(res.a, errBadArgument, msg)
 			return nil
 		}
-		t = &token{Verb: verb, Prefix: prefix, Set: set}
-		if !w.until.IsZero() && w.until.Before(res.now.Truncate(time.Second)) {
-			t.Max = -1 // capped: found below
-		}
-		t.Total = -1
-		t.wnd = w
+		t = &token{Verb: verb, Prefix: prefix, Set: set, Total: -1, wnd: w, fresh: true}
 	}
 	return p.page(ctx, res, t)
 }
 
+// A list with until is closed when it opens: its end is the highest Seq
+// with a datestamp up to until at that moment, carried in every token, so no
+// later page can hold a record written after the first, whose datestamp may
+// pass until (rows written later have datestamps no earlier than the first
+// page's responseDate: the next incremental harvest, from that date, finds
+// them). A list without until stays open at its end: records added during
+// the harvest are part of it.
+
 // page writes one page of the list t continues.
 func (p *Provider) page(ctx context.Context, res *response, t *token) error {
-	first := t.Total < 0
+	first := t.fresh
 	var recs []*shelfmark.OAIRecord
 	var specs map[int64]string
 	var noSets, noSet bool
@@ -262,11 +295,14 @@ func (p *Provider) page(ctx context.Context, res *response, t *token) error {
 				return err
 			}
 			t.After, l.After = after, after
-			if t.Max == -1 { // until lies in the past: the list ends there
+			if !t.wnd.until.IsZero() { // closed at its end now (see above)
 				if max == 0 {
 					return nil
 				}
 				t.Max = max
+			}
+			if err := p.tally(ctx, tx, t, l.Sets); err != nil {
+				return err
 			}
 		}
 		// an open list ends wherever the view ends when the page is read
@@ -278,13 +314,6 @@ func (p *Provider) page(ctx context.Context, res *response, t *token) error {
 			return nil
 		}
 		var err error
-		if first {
-			n, err := tx.OAICount(ctx, l)
-			if err != nil {
-				return err
-			}
-			t.Total = n
-		}
 		if recs, err = tx.OAIRecords(ctx, l); err != nil {
 			return err
 		}
@@ -340,6 +369,31 @@ func (p *Provider) page(ctx context.Context, res *response, t *token) error {
 	b = append(b, "</"...)
 	b = append(b, t.Verb...)
 	res.body = append(b, ">\n"...)
+	return nil
+}
+
+// tally sets the completeListSize of a list on its first page, from the
+// counts the view keeps (constant cost): when the list is a whole format, or
+// the whole of a set without sets below it. A list that a from or until
+// cuts, or a set with sets below it (whose rows may be in several of them),
+// would need a count over the list: it gets none (completeListSize is
+// optional).
+func (p *Provider) tally(ctx context.Context, tx shelfmark.ReadTx, t *token, sets []int64) error {
+	t.Total = -1
+	if len(sets) > 1 {
+		return nil
+	}
+	var set int64
+	if len(sets) == 1 {
+		set = sets[0]
+	}
+	c, err := tx.OAICount(ctx, t.Prefix, set)
+	if err != nil || c.N == 0 {
+		return err
+	}
+	if t.After < c.First && (t.Max == 0 || t.Max >= c.Last) {
+		t.Total = c.N
+	}
 	return nil
 }
 

@@ -154,27 +154,36 @@ func (t *readTx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfm
 	return out, nil
 }
 
-// OAICount counts the rows of the list, ignoring l.Limit: a count over one
-// range of oai_records_prefix, or over one range of oai_set_records per set
-// (each row once).
-func (t *readTx) OAICount(ctx context.Context, l shelfmark.OAIList) (int64, error) {
-	if l.After >= l.Max {
-		return 0, nil
-	}
-	var n int64
+// oaiCountSQL reads a format's tally: the kept count, one primary key read
+// of oai_counts, and the ends of the rows' range, one seek at each end of
+// oai_records_prefix. $1 prefix.
+const oaiCountSQL = `SELECT
+    (SELECT n FROM oai_counts WHERE prefix = $1 AND collection = 0),
+    (SELECT seq FROM oai_records WHERE prefix = $1 ORDER BY seq LIMIT 1),
+    (SELECT seq FROM oai_records WHERE prefix = $1 ORDER BY seq DESC LIMIT 1)`
+
+// oaiSetCountSQL is oaiCountSQL for the rows directly in one set, whose
+// ends are those of its range of the oai_set_records primary key. $1
+// prefix, $2 set.
+const oaiSetCountSQL = `SELECT
+    (SELECT n FROM oai_counts WHERE prefix = $1 AND collection = $2),
+    (SELECT seq FROM oai_set_records WHERE collection = $2 AND prefix = $1 ORDER BY seq LIMIT 1),
+    (SELECT seq FROM oai_set_records WHERE collection = $2 AND prefix = $1 ORDER BY seq DESC LIMIT 1)`
+
+// OAICount returns the tally of prefix (in set, when set is not 0) in one
+// statement of three index seeks, whatever the number of rows.
+func (t *readTx) OAICount(ctx context.Context, prefix string, set int64) (shelfmark.OAITally, error) {
+	var n, first, last *int64
 	var err error
-	if len(l.Sets) == 0 {
-		err = t.r.queryRow(ctx, `SELECT count(*) FROM oai_records WHERE prefix = $1 AND seq > $2 AND seq <= $3`,
-			[]any{l.Prefix, l.After, l.Max}, &n)
+	if set == 0 {
+		err = t.r.queryRow(ctx, oaiCountSQL, []any{prefix}, &n, &first, &last)
 	} else {
-		err = t.r.queryRow(ctx, `SELECT count(DISTINCT seq) FROM oai_set_records
-WHERE collection = ANY($1) AND prefix = $2 AND seq > $3 AND seq <= $4`,
-			[]any{sortedSets(l.Sets), l.Prefix, l.After, l.Max}, &n)
+		err = t.r.queryRow(ctx, oaiSetCountSQL, []any{prefix, set}, &n, &first, &last)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("postgres: count oai records of %s: %w", l.Prefix, err)
+		return shelfmark.OAITally{}, fmt.Errorf("postgres: count oai records of %s in %d: %w", prefix, set, err)
 	}
-	return n, nil
+	return shelfmark.OAITally{N: zeroNull(n), First: zeroNull(first), Last: zeroNull(last)}, nil
 }
 
 // ceilUnix rounds a time up to whole seconds.
@@ -372,15 +381,28 @@ func latestRecords(recs []*shelfmark.OAIRecord) []*shelfmark.OAIRecord {
 
 // deleteOldOAISQL removes the rows that a batch replaces ($1 keys, $2
 // prefixes, found by the unique index (key, prefix)) and their set entries,
-// which their sets column names.
+// which their sets column names, and brings the counts of oai_counts up to
+// date in one upsert: the batch's own rows ($3 prefixes, $4 collections, 0
+// for the format, $5 how many, per format and set) less the rows and set
+// entries removed.
 const deleteOldOAISQL = `WITH old AS (
     DELETE FROM oai_records o USING unnest($1::bigint[], $2::text[]) AS n(key, prefix)
     WHERE o.key = n.key AND o.prefix = n.prefix
     RETURNING o.seq, o.prefix, o.sets
+), gone AS (
+    DELETE FROM oai_set_records s
+    USING old CROSS JOIN LATERAL unnest(string_to_array(old.sets, ',')::bigint[]) AS c(collection)
+    WHERE s.collection = c.collection AND s.prefix = old.prefix AND s.seq = old.seq
+    RETURNING s.prefix, s.collection
+), delta AS (
+    SELECT prefix, collection, sum(n)::bigint AS n FROM (
+        SELECT prefix, 0::bigint AS collection, -1::bigint AS n FROM old
+        UNION ALL SELECT prefix, collection, -1 FROM gone
+        UNION ALL SELECT * FROM unnest($3::text[], $4::bigint[], $5::bigint[])
+    ) d GROUP BY prefix, collection HAVING sum(n) <> 0
 )
-DELETE FROM oai_set_records s
-USING old CROSS JOIN LATERAL unnest(string_to_array(old.sets, ',')::bigint[]) AS c(collection)
-WHERE s.collection = c.collection AND s.prefix = old.prefix AND s.seq = old.seq`
+INSERT INTO oai_counts (prefix, collection, n) SELECT prefix, collection, n FROM delta
+ON CONFLICT (prefix, collection) DO UPDATE SET n = oai_counts.n + EXCLUDED.n`
 
 var (
 	oaiRecordColumns    = strings.Split(oaiColsPayload, ", ")
@@ -390,7 +412,8 @@ var (
 // PutOAIRecords replaces the rows of the records' (Key, Prefix), with
 // their set entries, and writes the records (a later record of the same
 // (Key, Prefix) in recs wins), in three statements whatever their number:
-// the deletion of the old rows and their set entries, the insertion of the
+// the deletion of the old rows and their set entries (which also brings the
+// counts of oai_counts up to date), the insertion of the
 // rows and that of their set entries (each COPY for many rows, else one
 // INSERT over unnest arrays).
 func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) error {
@@ -418,7 +441,29 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 			eColls, ePrefixes, eSeqs = append(eColls, c), append(ePrefixes, r.Prefix), append(eSeqs, r.Seq)
 		}
 	}
-	if _, err := t.r.exec(ctx, deleteOldOAISQL, keys, prefixes); err != nil {
+	type countKey struct {
+		prefix     string
+		collection int64
+	}
+	counts := map[countKey]int64{}
+	var order []countKey
+	bump := func(k countKey) {
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	for _, r := range recs {
+		bump(countKey{r.Prefix, 0})
+		for _, c := range sortedSets(r.Sets) {
+			bump(countKey{r.Prefix, c})
+		}
+	}
+	cPrefixes, cColls, cNs := make([]string, len(order)), make([]int64, len(order)), make([]int64, len(order))
+	for i, k := range order {
+		cPrefixes[i], cColls[i], cNs[i] = k.prefix, k.collection, counts[k]
+	}
+	if _, err := t.r.exec(ctx, deleteOldOAISQL, keys, prefixes, cPrefixes, cColls, cNs); err != nil {
 		return fmt.Errorf("postgres: put %d oai records: delete the old rows: %w", n, err)
 	}
 	var err error

@@ -12,7 +12,8 @@ import (
 // TestOAIPageCostFlat: a page of the OAI-PMH view (a format's rows, the
 // rows of one set, of two sets) and a page of changes touch as many buffers
 // deep in a large view as on its first page, with custom and generic plans
-// (rule R11).
+// (rule R11); so does the tally that gives a first page its
+// completeListSize, for a format or a set of 40,000 rows.
 func TestOAIPageCostFlat(t *testing.T) {
 	db, schema := openTest(t, Options{})
 	ctx := context.Background()
@@ -61,6 +62,9 @@ func TestOAIPageCostFlat(t *testing.T) {
 			{"records of a set", oaiSetListSQL(true), []any{"'{2}'", "'oai_dc'", 0, 2 * n, limit}, []any{"'{2}'", "'oai_dc'", 2*n - 400, 2 * n, limit}, 4*limit + 20},
 			{"records of two sets", oaiSetListSQL(true), []any{"'{2,3}'", "'oai_dc'", 0, 2 * n, limit}, []any{"'{2,3}'", "'oai_dc'", 2*n - 400, 2 * n, limit}, 5*limit + 20},
 			{"changes", changesSQL, []any{0, limit}, []any{n - 100, limit}, 3*limit + 20},
+			// completeListSize: a kept count and the ends of the list
+			{"tally", oaiCountSQL, []any{"'oai_dc'"}, []any{"'marcxml'"}, 20},
+			{"tally of a set", oaiSetCountSQL, []any{"'oai_dc'", 1}, []any{"'oai_dc'", 3}, 20},
 		} {
 			first := pageBuffers(t, schema, mode, c.query, c.first...)
 			deep := pageBuffers(t, schema, mode, c.query, c.deep...)

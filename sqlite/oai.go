@@ -205,27 +205,36 @@ func (t *tx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.
 	return out, nil
 }
 
-// OAICount counts the rows of the list, ignoring l.Limit: a count over one
-// range of oai_records_prefix, or over one range of oai_set_records per set
-// (each row once).
-func (t *tx) OAICount(ctx context.Context, l shelfmark.OAIList) (int64, error) {
-	if l.After >= l.Max {
-		return 0, nil
-	}
-	var n int64
+// oaiCountSQL reads a tally: the kept count, one primary key read of
+// oai_counts, and the ends of the rows' range, one seek at each end of
+// oai_records_prefix. Arguments: prefix, 0, prefix, prefix.
+const oaiCountSQL = `SELECT
+		(SELECT n FROM oai_counts WHERE prefix = ? AND collection = ?),
+		(SELECT seq FROM oai_records WHERE prefix = ? ORDER BY seq LIMIT 1),
+		(SELECT seq FROM oai_records WHERE prefix = ? ORDER BY seq DESC LIMIT 1)`
+
+// oaiSetCountSQL is oaiCountSQL for the rows directly in one set, whose
+// ends are those of its range of the oai_set_records primary key.
+// Arguments: prefix, set, set, prefix, set, prefix.
+const oaiSetCountSQL = `SELECT
+		(SELECT n FROM oai_counts WHERE prefix = ? AND collection = ?),
+		(SELECT seq FROM oai_set_records WHERE collection = ? AND prefix = ? ORDER BY seq LIMIT 1),
+		(SELECT seq FROM oai_set_records WHERE collection = ? AND prefix = ? ORDER BY seq DESC LIMIT 1)`
+
+// OAICount returns the tally of prefix (in set, when set is not 0) in one
+// statement of three index seeks, whatever the number of rows.
+func (t *tx) OAICount(ctx context.Context, prefix string, set int64) (shelfmark.OAITally, error) {
+	var n, first, last sql.NullInt64
 	var err error
-	if len(l.Sets) == 0 {
-		err = t.queryRow(ctx, `SELECT count(*) FROM oai_records WHERE prefix = ? AND seq > ? AND seq <= ?`,
-			[]any{l.Prefix, l.After, l.Max}, &n)
+	if set == 0 {
+		err = t.queryRow(ctx, oaiCountSQL, []any{prefix, 0, prefix, prefix}, &n, &first, &last)
 	} else {
-		err = t.queryRow(ctx, `SELECT count(DISTINCT seq) FROM oai_set_records
-			WHERE collection IN (SELECT value FROM json_each(?)) AND prefix = ? AND seq > ? AND seq <= ?`,
-			[]any{jsonInts(l.Sets), l.Prefix, l.After, l.Max}, &n)
+		err = t.queryRow(ctx, oaiSetCountSQL, []any{prefix, set, set, prefix, set, prefix}, &n, &first, &last)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: count oai records of %s: %w", l.Prefix, err)
+		return shelfmark.OAITally{}, fmt.Errorf("sqlite: count oai records of %s in %d: %w", prefix, set, err)
 	}
-	return n, nil
+	return shelfmark.OAITally{N: n.Int64, First: first.Int64, Last: last.Int64}, nil
 }
 
 // ceilUnix and floorUnix round a time to whole seconds, up and down.
@@ -433,6 +442,52 @@ func latestRecords(recs []*shelfmark.OAIRecord) []*shelfmark.OAIRecord {
 	return out
 }
 
+// addOAICountsSQL adds changes to the counts of oai_counts in one upsert.
+// Argument: a JSON array of [prefix, collection, delta].
+const addOAICountsSQL = `INSERT INTO oai_counts (prefix, collection, n)
+		SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?) WHERE true
+		ON CONFLICT (prefix, collection) DO UPDATE SET n = n + excluded.n`
+
+// oaiDeltas gathers the changes a batch makes to the counts of
+// oai_counts: one per format (collection 0) and per set.
+type oaiDeltas struct {
+	n     map[oaiCountKey]int64
+	order []oaiCountKey
+}
+
+type oaiCountKey struct {
+	prefix     string
+	collection int64
+}
+
+func newOAIDeltas() *oaiDeltas { return &oaiDeltas{n: map[oaiCountKey]int64{}} }
+
+// add counts a row of prefix in sets (each set once) d times.
+func (d *oaiDeltas) add(prefix string, sets []int64, n int64) {
+	d.bump(oaiCountKey{prefix, 0}, n)
+	for _, c := range slices.Compact(slices.Sorted(slices.Values(sets))) {
+		d.bump(oaiCountKey{prefix, c}, n)
+	}
+}
+
+func (d *oaiDeltas) bump(k oaiCountKey, n int64) {
+	if _, ok := d.n[k]; !ok {
+		d.order = append(d.order, k)
+	}
+	d.n[k] += n
+}
+
+// rows returns the changes that are not 0, as [prefix, collection, delta].
+func (d *oaiDeltas) rows() [][3]any {
+	out := make([][3]any, 0, len(d.order))
+	for _, k := range d.order {
+		if n := d.n[k]; n != 0 {
+			out = append(out, [3]any{k.prefix, k.collection, n})
+		}
+	}
+	return out
+}
+
 // deleteSetEntriesSQL removes the set entries of one row, one primary key
 // probe per set. Arguments: the row's sets column, prefix, seq.
 const deleteSetEntriesSQL = `DELETE FROM oai_set_records
@@ -446,7 +501,9 @@ const deleteSetEntriesSQL = `DELETE FROM oai_set_records
 // over row values (collection, prefix, seq) IN (…) would use only the
 // first column of the key, and read every entry of each set); one
 // statement removes the old rows; the new rows go in multi-row INSERTs of
-// up to chunkSize rows, and their set entries in one statement.
+// up to chunkSize rows, and their set entries in one statement; one upsert
+// brings the counts of oai_counts up to date (the batch's rows less those
+// they replace, per format and per set).
 func (t *tx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -479,6 +536,22 @@ func (t *tx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) err
 		})
 	if err != nil {
 		return fmt.Errorf("sqlite: put oai records: find the old rows: %w", err)
+	}
+	deltas := newOAIDeltas()
+	for _, r := range recs {
+		deltas.add(r.Prefix, r.Sets, 1)
+	}
+	for _, o := range old {
+		sets, err := parseSets(o.sets)
+		if err != nil {
+			return fmt.Errorf("sqlite: put oai records: %w", err)
+		}
+		deltas.add(o.prefix, sets, -1)
+	}
+	if b, err := json.Marshal(deltas.rows()); err != nil {
+		return fmt.Errorf("sqlite: put oai records: %w", err)
+	} else if _, err := t.exec(ctx, addOAICountsSQL, string(b)); err != nil {
+		return fmt.Errorf("sqlite: put oai records: counts: %w", err)
 	}
 	if len(old) > 0 {
 		seqs := make([]int64, len(old))

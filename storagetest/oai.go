@@ -106,7 +106,7 @@ func seqsOf(recs []*shelfmark.OAIRecord) []int64 {
 }
 
 // checkLists compares every list of the view (both prefixes, with and
-// without payloads, set lists) with the model, paged by 3, and the counts.
+// without payloads, set lists) with the model, paged by 3, and the tallies.
 func checkLists(t *testing.T, e *env, m oaiModel, maxSeq int64) {
 	t.Helper()
 	many := []int64{300}
@@ -133,21 +133,32 @@ func checkLists(t *testing.T, e *env, m oaiModel, maxSeq int64) {
 						t.Fatalf("row %d (payload %v): payload %q, want %q", r.Seq, payload, r.Payload, w.Payload)
 					}
 				}
-				// a window inside the list, and its count
+				// a window inside the list
 				if len(want) > 2 {
 					l.After, l.Max = want[0], want[len(want)-2]
 					if got := seqsOf(walk(t, e, l)); !slices.Equal(got, want[1:len(want)-1]) {
 						t.Fatalf("%s sets %v in (%d, %d]: %v, want %v", prefix, sets, l.After, l.Max, got, want[1:len(want)-1])
 					}
 				}
-				var n int64
-				view(t, e, func(tx shelfmark.ReadTx) (err error) {
-					n, err = tx.OAICount(context.Background(), l)
-					return err
-				})
-				if want := len(m.list(l)); n != int64(want) {
-					t.Fatalf("%s sets %v in (%d, %d]: count %d, want %d", prefix, sets, l.After, l.Max, n, want)
-				}
+			}
+		}
+		// the tallies kept for the whole format and for each set
+		for _, set := range []int64{0, 100, 200, 300, 999, 1000} {
+			var got shelfmark.OAITally
+			view(t, e, func(tx shelfmark.ReadTx) (err error) {
+				got, err = tx.OAICount(context.Background(), prefix, set)
+				return err
+			})
+			l := shelfmark.OAIList{Prefix: prefix, Max: maxSeq}
+			if set != 0 {
+				l.Sets = []int64{set}
+			}
+			var want shelfmark.OAITally
+			if seqs := m.list(l); len(seqs) > 0 {
+				want = shelfmark.OAITally{N: int64(len(seqs)), First: seqs[0], Last: seqs[len(seqs)-1]}
+			}
+			if got != want {
+				t.Fatalf("%s set %d: tally %+v, want %+v", prefix, set, got, want)
 			}
 		}
 	}
