@@ -131,7 +131,7 @@ func (t Tools) toolVipsThumbnail(ctx context.Context, path string, size int, shr
 		spec += ">"
 	}
 	out := filepath.Join(dir, "out.jpg")
-	l := t.toolLimits()
+	l := t.deriveLimits()
 	_, err = RunTool(ctx, l, []string{"VIPS_CONCURRENCY=1"}, t.Vipsthumbnail,
 		path, "--size", spec, "-o", out+"[Q="+strconv.Itoa(DerivativeQuality)+",strip]")
 	if err != nil {
@@ -149,7 +149,7 @@ func (t Tools) toolRenderPDF(ctx context.Context, path string, size int) ([]byte
 	}
 	defer os.RemoveAll(dir)
 	base := filepath.Join(dir, "page")
-	l := t.toolLimits()
+	l := t.deriveLimits()
 	_, err = RunTool(ctx, l, nil, t.Pdftoppm,
 		"-f", "1", "-l", "1", "-singlefile", "-jpeg",
 		"-jpegopt", "quality="+strconv.Itoa(DerivativeQuality),

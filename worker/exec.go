@@ -35,6 +35,7 @@ const toolWaitDelay = 10 * time.Second
 type Limits struct {
 	Timeout   time.Duration // kill after this (0: only ctx)
 	Idle      bool          // run at idle CPU priority
+	Nice      int           // without Idle: run at this nice value (1–19), normal scheduling
 	MaxOutput int64         // cap on captured stdout bytes (0: 64 MiB)
 }
 
@@ -104,7 +105,9 @@ func (e *ToolError) Unwrap() error { return e.Err }
 // has exited, so no background process it started is left behind. Stdin
 // is /dev/null. With l.Idle the child runs at nice 19 under SCHED_IDLE
 // (set right after start, on all its threads; EPERM is tolerated);
-// processes it starts afterwards inherit both. The child is also sent
+// processes it starts afterwards inherit both. Without it, l.Nice > 0
+// sets only the nice value: the child keeps a small but certain share of
+// a busy CPU, where SCHED_IDLE gets next to none. The child is also sent
 // SIGKILL should the OS thread that started it exit (Pdeathsig), as all
 // do when this process dies; the Go runtime ends a thread only when a
 // goroutine locked to it exits without unlocking.
@@ -142,8 +145,8 @@ func RunTool(ctx context.Context, l Limits, env []string, name string, args ...s
 		done <- cmd.Wait()
 	}()
 
-	if l.Idle {
-		if err := toolLowerPriority(pid); err != nil {
+	if l.Idle || l.Nice > 0 {
+		if err := toolLowerPriority(pid, l.Idle, l.Nice); err != nil {
 			kill()
 			<-done
 			return nil, fmt.Errorf("worker: %s: %w", base, err)
@@ -214,9 +217,14 @@ func toolWaitExit(pid int) {
 }
 
 // toolLowerPriority puts every thread of process pid at nice 19 and under
-// SCHED_IDLE. Threads and processes it creates later inherit both. EPERM
-// (not allowed here), ESRCH (already gone) and ENOSYS are tolerated.
-func toolLowerPriority(pid int) error {
+// SCHED_IDLE when idle is set, else at nice (normal scheduling). Threads
+// and processes it creates later inherit both. EPERM (not allowed here),
+// ESRCH (already gone) and ENOSYS are tolerated.
+func toolLowerPriority(pid int, idle bool, nice int) error {
+	if idle {
+		nice = 19
+	}
+	nice = min(max(nice, 0), 19)
 	tids := []int{pid}
 	if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid)); err == nil {
 		tids = tids[:0]
@@ -231,8 +239,11 @@ func toolLowerPriority(pid int) error {
 	}
 	for _, tid := range tids {
 		// On Linux both calls act on one thread when given a thread id.
-		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, 19); !tolerable(err) {
-			return fmt.Errorf("set nice 19 on thread %d: %w", tid, err)
+		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, nice); !tolerable(err) {
+			return fmt.Errorf("set nice %d on thread %d: %w", nice, tid, err)
+		}
+		if !idle {
+			continue
 		}
 		if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_IDLE}, 0); !tolerable(err) {
 			return fmt.Errorf("set SCHED_IDLE on thread %d: %w", tid, err)

@@ -228,25 +228,57 @@ func TestRunToolMaxOutput(t *testing.T) {
 }
 
 func TestRunToolIdle(t *testing.T) {
+	if nice, policy := toolTestPriority(t, Limits{Timeout: time.Minute, Idle: true}, "19", "5"); nice != "19" || policy != "5" {
+		t.Errorf("child ran at nice %s, policy %s; want 19 and 5 (SCHED_IDLE)", nice, policy)
+	}
+}
+
+// TestRunToolNice: Limits.Nice lowers the nice value only; the child stays
+// under the normal scheduler, so it keeps a share of a busy CPU.
+func TestRunToolNice(t *testing.T) {
+	if nice, policy := toolTestPriority(t, Limits{Timeout: time.Minute, Nice: 10}, "10", "0"); nice != "10" || policy != "0" {
+		t.Errorf("child ran at nice %s, policy %s; want 10 and 0 (SCHED_OTHER)", nice, policy)
+	}
+}
+
+// TestDeriveLimits: derivative tools run at DeriveNice instead of idle
+// when it is set; the other tools keep idle priority.
+func TestDeriveLimits(t *testing.T) {
+	tools := Tools{Limits: Limits{Idle: true}, DeriveNice: DefaultDeriveNice}
+	if l := tools.deriveLimits(); l.Idle || l.Nice != DefaultDeriveNice {
+		t.Errorf("derive limits %+v, want nice %d without idle", l, DefaultDeriveNice)
+	}
+	if l := tools.toolLimits(); !l.Idle {
+		t.Errorf("tool limits %+v, want idle", l)
+	}
+	tools.DeriveNice = 0
+	if l := tools.deriveLimits(); !l.Idle {
+		t.Errorf("derive limits without DeriveNice %+v, want idle", l)
+	}
+}
+
+// toolTestPriority runs a child under l and returns its nice value and
+// scheduling policy once they are wantNice and wantPolicy, or after 10 s.
+func toolTestPriority(t *testing.T, l Limits, wantNice, wantPolicy string) (nice, policy string) {
+	t.Helper()
 	sh := toolTestScript(t, `echo $$ > "$1.tmp" && mv "$1.tmp" "$1"
 while [ ! -e "$2" ]; do sleep 0.02; done`)
 	dir := t.TempDir()
 	pidFile, stopFile := filepath.Join(dir, "pid"), filepath.Join(dir, "stop")
 	errc := make(chan error, 1)
 	go func() {
-		_, err := RunTool(context.Background(), Limits{Timeout: time.Minute, Idle: true}, nil, sh, pidFile, stopFile)
+		_, err := RunTool(context.Background(), l, nil, sh, pidFile, stopFile)
 		errc <- err
 	}()
 	pid := toolTestReadPID(t, pidFile)
 	// RunTool lowers the priority right after the start: allow it 10 s.
 	// proc(5): field 19 is nice, field 41 the scheduling policy.
-	var nice, policy string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		st := toolTestStat(pid)
 		if len(st) < 39 {
 			t.Fatalf("short /proc/%d/stat: %v", pid, st)
 		}
-		if nice, policy = st[19-3], st[41-3]; nice == "19" && policy == "5" {
+		if nice, policy = st[19-3], st[41-3]; nice == wantNice && policy == wantPolicy {
 			break
 		}
 	}
@@ -256,9 +288,7 @@ while [ ! -e "$2" ]; do sleep 0.02; done`)
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	if nice != "19" || policy != "5" {
-		t.Errorf("child ran at nice %s, policy %s; want 19 and 5 (SCHED_IDLE)", nice, policy)
-	}
+	return nice, policy
 }
 
 func TestPermanent(t *testing.T) {

@@ -42,6 +42,14 @@ type Tools struct {
 	// do when Limits.Idle is set.
 	Limits Limits
 
+	// DeriveNice, when above 0, runs the derivative tools (thumbnails,
+	// access copies, a PDF's first page) at this nice value under the
+	// normal scheduler instead of at idle priority: at nice 10 a tool
+	// gets about a tenth of the CPU share of each busy foreground thread,
+	// so derivatives keep coming, slowly, while ingest holds the CPU,
+	// where SCHED_IDLE would give them next to nothing.
+	DeriveNice int
+
 	// TempDir is where temporary files and directories are made (each
 	// removed when its call returns); empty means os.TempDir().
 	TempDir string
@@ -75,6 +83,20 @@ func (t Tools) toolLimits() Limits {
 	}
 	return l
 }
+
+// deriveLimits are the limits of a derivative tool: toolLimits, at
+// DeriveNice rather than idle when it is set.
+func (t Tools) deriveLimits() Limits {
+	l := t.toolLimits()
+	if t.DeriveNice > 0 {
+		l.Idle, l.Nice = false, t.DeriveNice
+	}
+	return l
+}
+
+// DefaultDeriveNice is the nice value of derivative tools in serve and
+// worker (Tools.DeriveNice).
+const DefaultDeriveNice = 10
 
 // toolMkdirTemp makes a private temporary directory for one call.
 func (t Tools) toolMkdirTemp(pattern string) (string, error) {

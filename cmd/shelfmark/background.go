@@ -123,11 +123,14 @@ func newRunner(repo *shelfmark.Repository, blobs shelfmark.BlobStore, c workerCo
 }
 
 // pipelineTools finds the pipeline's external programs, warns of those
-// missing, and runs them all at idle CPU priority, so derivatives, text
-// extraction and OCR only use CPU that ingest and reads leave (R5).
+// missing, and runs them at idle CPU priority, so text extraction and OCR
+// only use CPU that ingest and reads leave; derivatives run at nice 10,
+// which keeps them a small share of a busy CPU (thumbnails during a long
+// ingest).
 func pipelineTools(log *slog.Logger) worker.Tools {
 	tools := worker.FindTools()
 	tools.Limits.Idle = true
+	tools.DeriveNice = worker.DefaultDeriveNice
 	var missing []string
 	for name, path := range map[string]string{"vipsthumbnail": tools.Vipsthumbnail, "pdftoppm": tools.Pdftoppm, "pdftotext": tools.Pdftotext, "tesseract": tools.Tesseract} {
 		if path == "" {
