@@ -42,6 +42,21 @@ type PoolStats struct {
 	WaitDuration time.Duration
 }
 
+// WALStats describes a write-ahead log that a backend keeps under a size
+// limit (SQLite); see WALReporter.
+type WALStats struct {
+	Bytes    int64 // size of the log file after the last commit
+	Limit    int64 // size above which checkpoints wait for readers
+	Restarts int64 // checkpoints that let the log be rewound
+	Busy     int64 // checkpoints that found readers of old frames still busy
+	Failed   int64 // checkpoints that returned an error
+}
+
+// WALReporter is implemented by a Storage that reports its write-ahead log.
+type WALReporter interface {
+	WALStats() WALStats
+}
+
 // ResourceRow is a resource's row without its metadata.
 type ResourceRow struct {
 	Key        int64

@@ -67,6 +67,20 @@ func NewMetrics(storage shelfmark.Storage) *Metrics {
 		gauge("shelfmark_db_pool_wait_count", "Times a request waited for a database connection (cumulative).", func(s shelfmark.PoolStats) float64 { return float64(s.WaitCount) })
 		m.reg.MustRegister(&jobCollector{storage: storage})
 		gauge("shelfmark_db_pool_wait_seconds", "Time spent waiting for database connections (cumulative).", func(s shelfmark.PoolStats) float64 { return s.WaitDuration.Seconds() })
+		if wal, ok := storage.(shelfmark.WALReporter); ok {
+			m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shelfmark_db_wal_bytes", Help: "Size of the write-ahead log file after the last commit.", ConstLabels: backend},
+				func() float64 { return float64(wal.WALStats().Bytes) }))
+			for result, f := range map[string]func(shelfmark.WALStats) int64{
+				"restart": func(s shelfmark.WALStats) int64 { return s.Restarts },
+				"busy":    func(s shelfmark.WALStats) int64 { return s.Busy },
+				"failed":  func(s shelfmark.WALStats) int64 { return s.Failed },
+			} {
+				m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shelfmark_db_wal_checkpoints_total",
+					Help:        "Checkpoints run because the write-ahead log passed its limit: restart (the log was rewound), busy (readers of old frames outlasted the wait), failed.",
+					ConstLabels: prometheus.Labels{"backend": storage.Backend(), "result": result}},
+					func() float64 { return float64(f(wal.WALStats())) }))
+			}
+		}
 	}
 	return m
 }

@@ -135,6 +135,8 @@ func TestHealthReadyMetrics(t *testing.T) {
 		`shelfmark_commit_failures_total 0`,
 		`shelfmark_db_pool_in_use{backend="sqlite"}`,
 		`shelfmark_db_pool_max_connections{backend="sqlite"}`,
+		`shelfmark_db_wal_bytes{backend="sqlite"}`,
+		`shelfmark_db_wal_checkpoints_total{backend="sqlite",result="busy"} 0`,
 	} {
 		if !strings.Contains(text, want+"\n") && !strings.Contains(text, want+" ") {
 			t.Errorf("/metrics lacks %q", want)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
@@ -49,4 +51,119 @@ func TestWALStaysBounded(t *testing.T) {
 		t.Fatalf("WAL grew to %d bytes (database %d bytes), bound %d", largest, fi.Size(), bound)
 	}
 	t.Logf("database %d bytes, largest WAL %d bytes", fi.Size(), largest)
+}
+
+// TestWALBoundedUnderReaders: with read transactions always open (a ring of
+// readers hands over so that one ends only after the next has taken its
+// snapshot) SQLite's automatic checkpoint never finds a moment without an
+// older snapshot and the WAL is never rewound. The checkpointer waits for
+// the readers of old frames once the WAL passes its limit, so the WAL stays
+// under a fixed size however many batches are written.
+func TestWALBoundedUnderReaders(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const limit = 1 << 20
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "w.db"), sqlite.Options{Relaxed: true, WALLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
+	defer repo.Close()
+	stop, handoffs := readerRing(t, db, 3)
+	meta := benchMetadata(54)
+	var largest int64
+	for batch := 0; batch < 60; batch++ { // ~6,000 works, ~25 MB of pages written
+		nrs := make([]*shelfmark.NewResource, 100)
+		for i := range nrs {
+			nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: append(meta[:53:53],
+				shelfmark.Statement{Predicate: shelfmark.NSDC + "identifier", Object: shelfmark.NewLiteral(fmt.Sprint(batch, "/", i))})}
+		}
+		if _, errs := repo.CreateResources(ctx, nrs); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		if fi, err := os.Stat(filepath.Join(dir, "w.db-wal")); err == nil {
+			largest = max(largest, fi.Size())
+		}
+	}
+	stop()
+	st := db.WALStats()
+	// the limit, a batch written before the commit that sees it, and
+	// room for a few attempts that find readers busy on a loaded machine
+	const bound = 4 * limit
+	if largest > bound {
+		t.Fatalf("WAL grew to %d bytes under constant readers (%d reader handoffs; checkpoints %+v), bound %d", largest, handoffs(), st, bound)
+	}
+	if st.Restarts == 0 || st.Limit != limit {
+		t.Fatalf("WAL stats %+v: want restarts at limit %d", st, limit)
+	}
+	t.Logf("largest WAL %d bytes, %d reader handoffs, checkpoints %+v", largest, handoffs(), st)
+}
+
+// readerRing starts n goroutines running read transactions back to back:
+// a reader ends its transaction only when another has read (taken its
+// snapshot) inside its own, so some snapshot is open at every moment. stop
+// ends them; handoffs counts the transactions that were handed over.
+func readerRing(t *testing.T, db *sqlite.DB, n int) (stop func(), handoffs func() int64) {
+	t.Helper()
+	ctx := context.Background()
+	var (
+		done  = make(chan struct{})
+		baton = make(chan struct{}) // a reader with a snapshot releases the holder
+		count atomic.Int64
+		wg    sync.WaitGroup
+		first = make(chan struct{}, 1)
+		errc  = make(chan error, n)
+	)
+	first <- struct{}{}
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				err := db.View(ctx, func(tx shelfmark.ReadTx) error {
+					for range 100 { // a short read: a page of rows
+						if _, err := tx.Counter(ctx, "key"); err != nil {
+							return err
+						}
+					}
+					select { // the first reader holds without releasing anyone
+					case <-first:
+					default:
+						select {
+						case baton <- struct{}{}:
+							count.Add(1)
+						case <-done:
+							return nil
+						}
+					}
+					select { // hold the snapshot until the next reader has one
+					case <-baton:
+						count.Add(1)
+					case <-done:
+					}
+					return nil
+				})
+				if err != nil {
+					errc <- err
+					return
+				}
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	stop = func() {
+		close(done)
+		wg.Wait()
+		select {
+		case err := <-errc:
+			t.Fatal(err)
+		default:
+		}
+	}
+	return stop, func() int64 { return count.Load() / 2 }
 }
