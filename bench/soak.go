@@ -1,0 +1,695 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shelfmark/shelfmark/bench/gen"
+)
+
+// SoakConfig configures the soak scenario: a mixed load held for a fixed
+// time against a running server, as a repository sees it in service.
+type SoakConfig struct {
+	// Base is the server's root URL (http://127.0.0.1:port).
+	Base string
+	// PID is the server's process id, for its memory (0: not sampled).
+	PID int
+	// DataDir is the server's data directory, for disk use ("": not
+	// sampled). Its SQLite database, WAL and blobs are measured apart.
+	DataDir string
+	// Duration is how long the load runs.
+	Duration time.Duration
+	// Warmup is the start of the run left out of drift and growth
+	// figures (default a tenth of Duration).
+	Warmup time.Duration
+	// Sample is the time between samples (default 5 s).
+	Sample time.Duration
+	// Writers create works over the REST API (default 4); Readers loop
+	// GET JSON, GET Turtle, a members page and a search (default 2);
+	// Harvesters loop full OAI-PMH ListRecords harvests (default 1).
+	Writers, Readers, Harvesters int
+	// UploadEvery uploads a small real file with every n-th work (default
+	// 5; a negative value uploads none): JPEG images mostly, a PDF every
+	// fourth upload, so derivative, OCR and text jobs exist.
+	UploadEvery int
+	// Triples per work (default 54).
+	Triples int
+	// Seed makes the generated works the same in every run.
+	Seed uint64
+	// Progress, when set, is told of each sample.
+	Progress func(s SoakSample)
+}
+
+// SoakSample is the state of the run over one sampling interval.
+type SoakSample struct {
+	// At is the end of the interval, in seconds since the start.
+	At      float64 `json:"at_s"`
+	Seconds float64 `json:"seconds"`
+	Works   int64   `json:"works"`
+	Uploads int64   `json:"uploads"`
+	// WritesPerS is works created per second in the interval.
+	WritesPerS float64 `json:"writes_per_s"`
+	Reads      int64   `json:"reads"`
+	// ReadMS are the latencies of the interval's reads (all four kinds);
+	// SearchP99MS the searches' alone.
+	ReadMS      Latency `json:"read_ms"`
+	SearchP99MS float64 `json:"search_p99_ms"`
+	// HarvestPages and HarvestRecords were fetched in the interval.
+	HarvestPages   int64   `json:"harvest_pages"`
+	HarvestRecords int64   `json:"harvest_records"`
+	HarvestP99MS   float64 `json:"harvest_page_p99_ms"`
+	Errors         int64   `json:"errors"`
+	// RSS is the server's resident memory at the sample (VmRSS).
+	RSS int64 `json:"rss_bytes"`
+	// DBBytes, WALBytes and BlobBytes are the data directory's SQLite
+	// database, write-ahead log and blobs; OtherBytes the rest of it.
+	DBBytes    int64 `json:"db_bytes"`
+	WALBytes   int64 `json:"wal_bytes"`
+	BlobBytes  int64 `json:"blob_bytes"`
+	OtherBytes int64 `json:"other_bytes"`
+	// Backlog is the jobs queued or running per queue.
+	Backlog map[string]int64 `json:"backlog"`
+}
+
+// SoakResult is a soak run: the common report and its samples.
+type SoakResult struct {
+	Report  *Report
+	Samples []SoakSample
+	// Warmup is the number of leading samples left out of Drift,
+	// RSSGrowth and BacklogSlope.
+	Warmup int
+	// Drift is the write rate of the last tenth of the samples after the
+	// warm-up over that of the first tenth.
+	Drift float64
+	// RSSGrowth is the RSS of the last sample over the RSS at the end of
+	// the warm-up.
+	RSSGrowth float64
+	// WALMax is the largest WAL seen.
+	WALMax int64
+	// BacklogSlope is the least-squares trend of each queue's backlog
+	// after the warm-up, in jobs per minute.
+	BacklogSlope map[string]float64
+	// HarvestRecords and Harvests (complete ones) over the whole run.
+	HarvestRecords int64
+	Harvests       int64
+	Uploads        int64
+}
+
+// soakState is what the clients add to and the sampler takes.
+type soakState struct {
+	mu             sync.Mutex
+	works, uploads int64
+	reads, search  []time.Duration
+	pages          []time.Duration
+	records        int64
+	harvests       int64
+	errors         int64
+	codes          map[string]int64
+	ids            []string // created works, for the readers
+}
+
+func (s *soakState) fail(code string) {
+	s.mu.Lock()
+	s.errors++
+	s.codes[code]++
+	s.mu.Unlock()
+}
+
+// RunSoak runs writers, readers and harvesters against c.Base for
+// c.Duration, sampling throughput, latency, memory, disk and job backlog
+// every c.Sample. It talks only to c.Base.
+func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
+	if c.Duration <= 0 {
+		return nil, errors.New("soak: the duration must be positive")
+	}
+	if c.Sample <= 0 {
+		c.Sample = 5 * time.Second
+	}
+	if c.Warmup <= 0 {
+		c.Warmup = c.Duration / 10
+	}
+	if c.Writers <= 0 {
+		c.Writers = 4
+	}
+	if c.Readers < 0 || c.Harvesters < 0 {
+		return nil, errors.New("soak: readers and harvesters must be 0 or more")
+	}
+	if c.UploadEvery == 0 {
+		c.UploadEvery = 5
+	}
+	if c.Triples <= 0 {
+		c.Triples = 54
+	}
+	conns := 2 * (c.Writers + c.Readers + c.Harvesters + 1)
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		DisableCompression:  true,
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: time.Minute}
+	api := c.Base + "/api/v1"
+
+	// one collection holds every work: its members page is read, and its
+	// set is what a harvester would select
+	coll, err := soakCreate(ctx, client, api+"/collections", "application/json", []byte(`{"metadata": {"dc:title": "Soak"}}`))
+	if err != nil {
+		return nil, fmt.Errorf("soak: create the collection: %w", err)
+	}
+	st := &soakState{codes: map[string]int64{}}
+	rep := &Report{Scenario: "soak", Target: c.Base, Started: time.Now().UTC(),
+		Params: map[string]any{"minutes": c.Duration.Minutes(), "writers": c.Writers, "readers": c.Readers, "harvesters": c.Harvesters,
+			"upload_every": c.UploadEvery, "triples": c.Triples, "sample_seconds": c.Sample.Seconds(), "warmup_seconds": c.Warmup.Seconds()}}
+
+	runCtx, stop := context.WithTimeout(ctx, c.Duration)
+	defer stop()
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for w := range c.Writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			soakWriter(runCtx, client, api, coll, c, &next, st, w)
+		}()
+	}
+	for r := range c.Readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			soakReader(runCtx, client, api, coll, st, rand.New(rand.NewPCG(c.Seed, uint64(r))))
+		}()
+	}
+	for range c.Harvesters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			soakHarvester(runCtx, client, c.Base+"/oai", st)
+		}()
+	}
+
+	res := &SoakResult{Report: rep}
+	var allReads []time.Duration
+	var lastWorks, lastUploads, lastRecords int64
+	var lastErrors int64
+	start := time.Now()
+	last := start
+	tick := time.NewTicker(c.Sample)
+	defer tick.Stop()
+	sample := func(now time.Time) {
+		st.mu.Lock()
+		works, uploads, records, errs := st.works, st.uploads, st.records, st.errors
+		reads, search, pages := st.reads, st.search, st.pages
+		st.reads, st.search, st.pages = nil, nil, nil
+		st.mu.Unlock()
+		secs := now.Sub(last).Seconds()
+		s := SoakSample{At: now.Sub(start).Seconds(), Seconds: secs, Works: works - lastWorks, Uploads: uploads - lastUploads,
+			Reads: int64(len(reads)), HarvestPages: int64(len(pages)), HarvestRecords: records - lastRecords, Errors: errs - lastErrors}
+		s.WritesPerS = float64(s.Works) / secs
+		allReads = append(allReads, reads...)
+		s.ReadMS = *percentiles(reads)
+		s.SearchP99MS = percentiles(search).P99
+		s.HarvestP99MS = percentiles(pages).P99
+		if c.PID != 0 {
+			s.RSS = currentRSS(c.PID)
+		}
+		if c.DataDir != "" {
+			s.DBBytes, s.WALBytes, s.BlobBytes, s.OtherBytes = diskUse(c.DataDir)
+		}
+		// a context of its own: the last sample is taken after the run's ended
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		backlog, berr := soakBacklog(bctx, client, api)
+		cancel()
+		s.Backlog = backlog
+		if berr != nil {
+			st.fail("jobs")
+			s.Errors++
+		}
+		lastWorks, lastUploads, lastRecords, lastErrors = works, uploads, records, errs
+		last = now
+		res.Samples = append(res.Samples, s)
+		if c.Progress != nil {
+			c.Progress(s)
+		}
+	}
+loop:
+	for {
+		select {
+		case <-runCtx.Done():
+			break loop
+		case now := <-tick.C:
+			sample(now)
+		}
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if now := time.Now(); now.Sub(last) >= c.Sample/4 || len(res.Samples) == 0 {
+		sample(now)
+	}
+	st.mu.Lock()
+	res.HarvestRecords, res.Harvests, res.Uploads = st.records, st.harvests, st.uploads
+	rep.Items, rep.Errors = st.works, st.errors
+	codes := st.codes
+	st.mu.Unlock()
+	rep.Seconds = time.Since(start).Seconds()
+	rep.RatePerS = float64(rep.Items) / rep.Seconds
+	rep.LatencyMS = *percentiles(allReads)
+	if c.PID != 0 {
+		rep.PeakRSSBytes = PeakRSS(c.PID)
+	}
+	for _, s := range res.Samples {
+		step := Step{Items: s.Works, Seconds: s.Seconds, RatePerS: s.WritesPerS, LatencyMS: &s.ReadMS, Errors: s.Errors, PeakRSS: s.RSS}
+		rep.Steps = append(rep.Steps, step)
+		res.WALMax = max(res.WALMax, s.WALBytes)
+	}
+	if len(codes) > 0 {
+		rep.Steps[len(rep.Steps)-1].ErrorCodes = codes
+	}
+	res.summarize(c.Warmup)
+	rep.Flatness = res.Drift
+	rep.Params["drift"] = res.Drift
+	rep.Params["rss_growth"] = res.RSSGrowth
+	rep.Params["wal_max_bytes"] = res.WALMax
+	rep.Params["backlog_slope_per_min"] = res.BacklogSlope
+	rep.Params["uploads"] = res.Uploads
+	rep.Params["harvest_records"] = res.HarvestRecords
+	rep.Params["harvests_complete"] = res.Harvests
+	rep.Params["samples"] = res.Samples
+	return res, nil
+}
+
+// summarize computes drift, RSS growth and backlog trends from the
+// samples after the warm-up.
+func (r *SoakResult) summarize(warmup time.Duration) {
+	for r.Warmup < len(r.Samples)-1 && r.Samples[r.Warmup].At <= warmup.Seconds() {
+		r.Warmup++
+	}
+	after := r.Samples[r.Warmup:]
+	tenth := max(1, len(after)/10)
+	rate := func(ss []SoakSample) float64 {
+		var n int64
+		var secs float64
+		for _, s := range ss {
+			n += s.Works
+			secs += s.Seconds
+		}
+		if secs == 0 {
+			return 0
+		}
+		return float64(n) / secs
+	}
+	if first := rate(after[:tenth]); first > 0 {
+		r.Drift = rate(after[len(after)-tenth:]) / first
+	}
+	base := r.Samples[max(0, r.Warmup-1)].RSS
+	if base > 0 {
+		r.RSSGrowth = float64(r.Samples[len(r.Samples)-1].RSS) / float64(base)
+	}
+	r.BacklogSlope = map[string]float64{}
+	queues := map[string]bool{}
+	for _, s := range after {
+		for q := range s.Backlog {
+			queues[q] = true
+		}
+	}
+	for q := range queues {
+		xs := make([]float64, len(after))
+		ys := make([]float64, len(after))
+		for i, s := range after {
+			xs[i], ys[i] = s.At/60, float64(s.Backlog[q])
+		}
+		r.BacklogSlope[q] = slope(xs, ys)
+	}
+}
+
+// slope is the least-squares slope of ys over xs (0 with fewer than two
+// distinct xs).
+func slope(xs, ys []float64) float64 {
+	n := float64(len(xs))
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx += xs[i]
+		sy += ys[i]
+		sxx += xs[i] * xs[i]
+		sxy += xs[i] * ys[i]
+	}
+	d := n*sxx - sx*sx
+	if n < 2 || d == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / d
+}
+
+// Series returns the charts of the run over time: write rate, RSS, the
+// database, WAL and blobs on disk, the read and harvest p99 and each
+// queue's backlog.
+func (r *SoakResult) Series() []Series {
+	var xs []float64
+	for _, s := range r.Samples {
+		xs = append(xs, s.At)
+	}
+	of := func(name, unit string, f func(s SoakSample) float64) Series {
+		out := Series{Name: name, Unit: unit, X: xs}
+		for _, s := range r.Samples {
+			out.Y = append(out.Y, f(s))
+		}
+		return out
+	}
+	out := []Series{
+		of("Works created per second", "works/s", func(s SoakSample) float64 { return s.WritesPerS }),
+		of("Server RSS", "bytes", func(s SoakSample) float64 { return float64(s.RSS) }),
+		of("WAL size", "bytes", func(s SoakSample) float64 { return float64(s.WALBytes) }),
+		of("Database size", "bytes", func(s SoakSample) float64 { return float64(s.DBBytes) }),
+		of("Blobs size", "bytes", func(s SoakSample) float64 { return float64(s.BlobBytes) }),
+		of("Read latency p99", "ms", func(s SoakSample) float64 { return s.ReadMS.P99 }),
+		of("Harvest page latency p99", "ms", func(s SoakSample) float64 { return s.HarvestP99MS }),
+	}
+	var queues []string
+	for _, s := range r.Samples {
+		for q := range s.Backlog {
+			if !slices.Contains(queues, q) {
+				queues = append(queues, q)
+			}
+		}
+	}
+	for _, q := range queues {
+		out = append(out, of("Backlog of "+q+" jobs (queued and running)", "jobs", func(s SoakSample) float64 { return float64(s.Backlog[q]) }))
+	}
+	return out
+}
+
+// soakWriter creates works until ctx ends, with a file for every
+// c.UploadEvery-th.
+func soakWriter(ctx context.Context, client *http.Client, api, coll string, c SoakConfig, next *atomic.Int64, st *soakState, w int) {
+	for ctx.Err() == nil {
+		i := int(next.Add(1))
+		body, err := soakWorkJSON(c.Seed, i, c.Triples)
+		if err != nil {
+			st.fail("body")
+			return
+		}
+		id, err := soakCreate(ctx, client, api+"/works?memberOf="+url.QueryEscape(coll), "application/json", body)
+		if err != nil {
+			if ctx.Err() == nil {
+				st.fail(soakCode(err))
+			}
+			continue
+		}
+		st.mu.Lock()
+		st.works++
+		if len(st.ids) < 1<<20 {
+			st.ids = append(st.ids, id)
+		} else {
+			st.ids[i%len(st.ids)] = id
+		}
+		st.mu.Unlock()
+		if c.UploadEvery < 0 || i%c.UploadEvery != 0 {
+			continue
+		}
+		if err := soakUpload(ctx, client, api, id, c.Seed, i/c.UploadEvery); err != nil {
+			if ctx.Err() == nil {
+				st.fail(soakCode(err))
+			}
+			continue
+		}
+		st.mu.Lock()
+		st.uploads++
+		st.mu.Unlock()
+	}
+}
+
+// soakWorkJSON is the JSON body of work i: the rest scenario's patent
+// statements.
+func soakWorkJSON(seed uint64, i, triples int) ([]byte, error) {
+	meta := map[string][]map[string]string{}
+	for _, s := range patentStatements(seed, i, triples) {
+		v := map[string]string{"@value": s.Object.Value}
+		if s.Object.Kind == 0 {
+			v = map[string]string{"@id": s.Object.Value}
+		} else if s.Object.Lang != "" {
+			v["@language"] = s.Object.Lang
+		} else if s.Object.Datatype != "" {
+			v["@type"] = s.Object.Datatype
+		}
+		meta[s.Predicate] = append(meta[s.Predicate], v)
+	}
+	return json.Marshal(map[string]any{"metadata": meta})
+}
+
+// soakUpload adds a file set to work with upload k: a small JPEG, or every
+// fourth a one-page PDF.
+func soakUpload(ctx context.Context, client *http.Client, api, work string, seed uint64, k int) error {
+	fs, err := soakCreate(ctx, client, api+"/filesets", "application/json", fmt.Appendf(nil, `{"parent": %q}`, work))
+	if err != nil {
+		return err
+	}
+	name, ctype, data := "page.jpg", "image/jpeg", gen.JPEG(seed, k, 320, 240)
+	if k%4 == 0 {
+		name, ctype, data = "page.pdf", "application/pdf", gen.PDF(seed, k, fmt.Sprintf("Soak page %d of a harbour survey", k))
+	}
+	_, err = soakCreate(ctx, client, api+"/resources/"+url.PathEscape(fs)+"/files?name="+name, ctype, data)
+	return err
+}
+
+// soakHTTPError is an answer other than the one expected.
+type soakHTTPError struct{ status int }
+
+func (e *soakHTTPError) Error() string { return "HTTP " + strconv.Itoa(e.status) }
+
+func soakCode(err error) string {
+	var h *soakHTTPError
+	if errors.As(err, &h) {
+		return strconv.Itoa(h.status)
+	}
+	return "transport"
+}
+
+// soakCreate POSTs body and returns the id of the resource created (201).
+func soakCreate(ctx context.Context, client *http.Client, target, ctype string, body []byte) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", ctype)
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusCreated {
+		return "", &soakHTTPError{resp.StatusCode}
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil || out.ID == "" {
+		return "", fmt.Errorf("no id in %.200s", b)
+	}
+	return out.ID, nil
+}
+
+// soakGet GETs target and reads the body; any status but 200 is an error.
+func soakGet(ctx context.Context, client *http.Client, target, accept string, buf *bytes.Buffer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return err
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	buf.Reset()
+	if _, err := io.Copy(buf, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return &soakHTTPError{resp.StatusCode}
+	}
+	return nil
+}
+
+// soakWords are words of the works' titles, searched for at random.
+var soakWords = []string{"apparatus", "storage", "shelfmarks", "variant"}
+
+// soakReader loops GET JSON, GET Turtle, a members page and a search
+// until ctx ends.
+func soakReader(ctx context.Context, client *http.Client, api, coll string, st *soakState, r *rand.Rand) {
+	buf := &bytes.Buffer{}
+	for k := 0; ctx.Err() == nil; k++ {
+		var target, accept string
+		kind := k % 4
+		switch kind {
+		case 0, 1:
+			st.mu.Lock()
+			n := len(st.ids)
+			id := ""
+			if n > 0 {
+				id = st.ids[r.IntN(n)]
+			}
+			st.mu.Unlock()
+			if id == "" {
+				kind = 2
+				target = api + "/resources/" + url.PathEscape(coll) + "/members"
+				break
+			}
+			target, accept = api+"/resources/"+url.PathEscape(id), "application/json"
+			if kind == 1 {
+				accept = "text/turtle"
+			}
+		case 2:
+			target = api + "/resources/" + url.PathEscape(coll) + "/members"
+		case 3:
+			target = api + "/search?q=" + url.QueryEscape(soakWords[r.IntN(len(soakWords))])
+		}
+		t0 := time.Now()
+		if err := soakGet(ctx, client, target, accept, buf); err != nil {
+			if ctx.Err() == nil {
+				st.fail(soakCode(err))
+			}
+			continue
+		}
+		d := time.Since(t0)
+		st.mu.Lock()
+		st.reads = append(st.reads, d)
+		if kind == 3 {
+			st.search = append(st.search, d)
+		}
+		st.mu.Unlock()
+	}
+}
+
+// soakHarvester loops full ListRecords (oai_dc) harvests until ctx ends.
+func soakHarvester(ctx context.Context, client *http.Client, base string, st *soakState) {
+	buf := &bytes.Buffer{}
+	for ctx.Err() == nil {
+		q := "verb=ListRecords&metadataPrefix=oai_dc"
+		for ctx.Err() == nil {
+			t0 := time.Now()
+			if err := soakGet(ctx, client, base+"?"+q, "", buf); err != nil {
+				if ctx.Err() == nil {
+					st.fail(soakCode(err))
+				}
+				break
+			}
+			d := time.Since(t0)
+			body := buf.Bytes()
+			if bytes.Contains(body, []byte(`<error code="noRecordsMatch"`)) {
+				// nothing harvestable yet
+				st.mu.Lock()
+				st.harvests++
+				st.mu.Unlock()
+				break
+			}
+			if bytes.Contains(body, []byte("<error ")) {
+				st.fail("oai-error")
+				break
+			}
+			n := int64(bytes.Count(body, []byte("<record>")))
+			tok := tokenOf(body)
+			st.mu.Lock()
+			st.pages = append(st.pages, d)
+			st.records += n
+			if tok == "" {
+				st.harvests++
+			}
+			st.mu.Unlock()
+			if tok == "" {
+				break
+			}
+			q = "verb=ListRecords&resumptionToken=" + url.QueryEscape(tok)
+		}
+	}
+}
+
+// soakBacklog reads the jobs queued or running per queue.
+func soakBacklog(ctx context.Context, client *http.Client, api string) (map[string]int64, error) {
+	buf := &bytes.Buffer{}
+	if err := soakGet(ctx, client, api+"/jobs", "application/json", buf); err != nil {
+		return nil, err
+	}
+	var out struct {
+		Queues []struct {
+			Queue   string `json:"queue"`
+			Queued  int64  `json:"queued"`
+			Running int64  `json:"running"`
+		} `json:"queues"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	m := map[string]int64{}
+	for _, q := range out.Queues {
+		m[q.Queue] = q.Queued + q.Running
+	}
+	return m, nil
+}
+
+// currentRSS returns a process's resident set size now (VmRSS).
+func currentRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var kb int64
+		if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kb); err == nil {
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// diskUse sums a data directory's files: the SQLite database, its WAL,
+// the blobs, and the rest (file sizes).
+func diskUse(dir string) (db, wal, blobs, other int64) {
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		n := info.Size()
+		rel, _ := filepath.Rel(dir, path)
+		switch {
+		case rel == "shelfmark.db":
+			db += n
+		case rel == "shelfmark.db-wal":
+			wal += n
+		case strings.HasPrefix(rel, "blobs"+string(filepath.Separator)):
+			blobs += n
+		default:
+			other += n
+		}
+		return nil
+	})
+	return db, wal, blobs, other
+}
