@@ -6,9 +6,13 @@ import (
 	"time"
 )
 
-// maxCollectionDepth bounds the walk up nested collections when checking for
-// cycles.
-const maxCollectionDepth = 64
+// MaxCollectionNesting is how deep collections may nest: a collection has
+// at most this many levels of collections above it (a chain of 33
+// collections). Writes that would nest one deeper are refused, which keeps
+// every walk up the collections short, and makes the cycle check complete:
+// a collection is either found among the ancestors within this many levels,
+// or is not one of them.
+const MaxCollectionNesting = 32
 
 // AddMembers puts works and collections into a collection. Each edge is one
 // row stored with the member (rule R1): the collection's row is not touched,
@@ -75,7 +79,7 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 				case row.Kind != KindWork && row.Kind != KindCollection:
 					return Errorf(EINVALID, "members: %s is a %s; only works and collections can be members.", EncodeID(k), row.Kind)
 				case add && row.Kind == KindCollection:
-					if err := checkNoCycle(ctx, tx, ckey, k); err != nil {
+					if err := checkNesting(ctx, tx, "members", ckey, k); err != nil {
 						return err
 					}
 				}
@@ -113,13 +117,25 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 	return nil
 }
 
-// checkNoCycle fails if member (a collection) is collection itself or one of
-// its ancestors, which would make collections contain themselves.
-func checkNoCycle(ctx context.Context, tx ReadTx, collection, member int64) error {
+// checkNesting fails if putting member (a collection; 0 for a collection
+// being created) into collection would make collections contain themselves
+// (member is collection or one of its ancestors) or nest deeper than
+// MaxCollectionNesting (collection has that many levels above it already).
+// It walks up from collection a level at a time, keeping each level's
+// collections once (a collection reached by a longer path is counted at its
+// deeper level, so the walk measures the longest chain), and stops after
+// MaxCollectionNesting levels: its cost is bounded by the number of
+// collections above collection, never by the size of any.
+// field names the request's field in the message.
+func checkNesting(ctx context.Context, tx ReadTx, field string, collection, member int64) error {
 	frontier := []int64{collection}
-	seen := map[int64]bool{collection: true}
-	for depth := 0; len(frontier) > 0 && depth < maxCollectionDepth; depth++ {
+	for depth := 0; len(frontier) > 0; depth++ {
+		if depth == MaxCollectionNesting {
+			return Errorf(EINVALID, "%s: %s is nested %d collections deep already; collections nest at most %d deep.",
+				field, EncodeID(collection), MaxCollectionNesting, MaxCollectionNesting)
+		}
 		var next []int64
+		seen := map[int64]bool{}
 		for _, k := range frontier {
 			up, err := tx.MemberOf(ctx, k)
 			if err != nil {
@@ -127,7 +143,7 @@ func checkNoCycle(ctx context.Context, tx ReadTx, collection, member int64) erro
 			}
 			for _, u := range up {
 				if u == member {
-					return Errorf(EINVALID, "members: %s contains %s already; collections cannot contain themselves.", EncodeID(member), EncodeID(collection))
+					return Errorf(EINVALID, "%s: %s contains %s already; collections cannot contain themselves.", field, EncodeID(member), EncodeID(collection))
 				}
 				if !seen[u] {
 					seen[u] = true
@@ -136,6 +152,17 @@ func checkNoCycle(ctx context.Context, tx ReadTx, collection, member int64) erro
 			}
 		}
 		frontier = next
+	}
+	return nil
+}
+
+// checkNestingUnder fails if a new collection in colls would nest deeper
+// than MaxCollectionNesting.
+func checkNestingUnder(ctx context.Context, tx ReadTx, colls []int64) error {
+	for _, c := range colls {
+		if err := checkNesting(ctx, tx, "memberOf", c, 0); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -317,7 +317,10 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 					return Errorf(EINVALID, "A %s cannot be a child of the %s %s.", nr.Kind, p.Kind, EncodeID(parent))
 				}
 			}
-			return checkCollections(ctx, tx, colls)
+			if err := checkCollections(ctx, tx, colls); err != nil || nr.Kind != KindCollection {
+				return err
+			}
+			return checkNestingUnder(ctx, tx, colls)
 		},
 		apply: func(tx WriteTx, seq int64, now time.Time) error {
 			ctx := context.Background()

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -426,14 +426,15 @@ func (p *Projector) projectSets(ctx context.Context, tx shelfmark.ReadTx, colls 
 			todo[k] = true
 		}
 	}
-	sp := &specs{tx: tx, now: now, memo: map[int64]*shelfmark.OAISet{}}
+	sp := &specs{tx: tx, now: now, log: p.opts.Logger, memo: map[int64]*shelfmark.OAISet{},
+		deep: map[int64]bool{}, walking: map[int64]bool{}}
 	order := make([]int64, 0, len(todo))
 	for k := range todo {
 		order = append(order, k)
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
 	for _, k := range order {
-		s, err := sp.set(ctx, k, 0)
+		s, err := sp.set(ctx, k)
 		if err != nil {
 			return err
 		}
@@ -451,22 +452,38 @@ func (p *Projector) projectSets(ctx context.Context, tx shelfmark.ReadTx, colls 
 type specs struct {
 	tx   shelfmark.ReadTx
 	now  time.Time
+	log  *slog.Logger
 	memo map[int64]*shelfmark.OAISet
+	// deep holds the collections left out of the sets because they nest
+	// deeper than maxSetDepth (memo holds nil for them); walking, those
+	// whose set is being found (a collection met again is in a loop).
+	deep, walking map[int64]bool
 }
 
-// maxSetDepth bounds set nesting (the engine refuses cycles; this guards
-// the walk regardless).
-const maxSetDepth = 32
+// maxSetDepth bounds set nesting: the engine refuses to nest collections
+// deeper, and refuses loops; collections nested deeper by other means (a
+// chain of collections added into a new top one, or a database written
+// before the limit) are left out of the sets, and reported, instead of
+// stopping the whole view.
+const maxSetDepth = shelfmark.MaxCollectionNesting
+
+// tooDeep leaves key out of the sets and reports it.
+func (s *specs) tooDeep(key int64) {
+	s.memo[key], s.deep[key] = nil, true
+	s.log.Warn("oai: collection nested deeper than sets may be; it is left out of the sets (its works are still harvested)",
+		"id", shelfmark.EncodeID(key), "max", maxSetDepth)
+}
 
 // set returns the set of collection key, or nil when it is not a public,
-// live collection. A collection under several parents takes its place
-// under the one with the lowest key that is a set itself.
-func (s *specs) set(ctx context.Context, key int64, depth int) (*shelfmark.OAISet, error) {
+// live collection or would nest deeper than maxSetDepth. A collection under
+// several parents takes its place under the one with the lowest key that
+// is a set with room below it; a collection with no parent that is a set
+// is a set at the top, unless a parent was left out for nesting too deep
+// (or is in a loop), when it is left out too. Each collection is looked at
+// once per step (memo).
+func (s *specs) set(ctx context.Context, key int64) (*shelfmark.OAISet, error) {
 	if v, ok := s.memo[key]; ok {
 		return v, nil
-	}
-	if depth > maxSetDepth {
-		return nil, fmt.Errorf("oai: collections nested deeper than %d at %s", maxSetDepth, shelfmark.EncodeID(key))
 	}
 	row, err := s.tx.Resource(ctx, key)
 	if err != nil {
@@ -481,16 +498,37 @@ func (s *specs) set(ctx context.Context, key int64, depth int) (*shelfmark.OAISe
 		return nil, err
 	}
 	slices.Sort(parents)
-	spec := string(shelfmark.EncodeID(key))
+	s.walking[key] = true
+	defer delete(s.walking, key)
+	var under *shelfmark.OAISet
+	blocked := false // a parent is too deep, in a loop, or a set without room below
 	for _, pk := range parents {
-		ps, err := s.set(ctx, pk, depth+1)
-		if err != nil {
-			return nil, err
+		if s.walking[pk] {
+			blocked = true
+			continue
 		}
-		if ps != nil {
-			spec = ps.Spec + ":" + spec
+		ps, err := s.set(ctx, pk)
+		switch {
+		case err != nil:
+			return nil, err
+		case ps == nil:
+			blocked = blocked || s.deep[pk]
+		case strings.Count(ps.Spec, ":") >= maxSetDepth:
+			blocked = true
+		default:
+			under = ps
+		}
+		if under != nil {
 			break
 		}
+	}
+	if under == nil && blocked {
+		s.tooDeep(key)
+		return nil, nil
+	}
+	spec := string(shelfmark.EncodeID(key))
+	if under != nil {
+		spec = under.Spec + ":" + spec
 	}
 	name, err := setName(ctx, s.tx, key)
 	if err != nil {

@@ -529,3 +529,51 @@ func TestListSetsPages(t *testing.T) {
 		}
 	})
 }
+
+// TestDeepNestingDoesNotStopTheView: collections nested deeper than sets
+// may be (a chain of 40, built from the bottom up, which the engine
+// allows) are left out of the sets; the others stay sets, works in any of
+// them are harvested, and the projector goes on with unrelated work.
+func TestDeepNestingDoesNotStopTheView(t *testing.T) {
+	backends(t, func(t *testing.T, open func(testing.TB, Config) *env) {
+		e := open(t, Config{PageSize: 50})
+		chain := []*shelfmark.Resource{e.create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: title("level 39")})}
+		for len(chain) < 40 {
+			top := e.create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: title(fmt.Sprintf("level %d", 39-len(chain)))})
+			if err := e.repo.AddMembers(e.ctx, top.ID, []shelfmark.ID{chain[len(chain)-1].ID}); err != nil {
+				t.Fatal(err)
+			}
+			chain = append(chain, top)
+		}
+		deepest := e.works(3, "deepest", chain[0].ID)
+		at32 := e.works(2, "at 32", chain[7].ID) // chain[i] is 39-i deep
+		e.project()
+		loose := e.works(1, "unrelated")
+		e.project()
+
+		p := wantOK(t, e.get("verb=ListSets"))
+		if len(p.Sets) != 33 {
+			t.Fatalf("%d sets, want the 33 collections up to 32 deep", len(p.Sets))
+		}
+		var spec []string
+		for i := 39; i >= 7; i-- {
+			spec = append(spec, string(chain[i].ID))
+		}
+		full := strings.Join(spec, ":")
+		hs := e.harvest("ListIdentifiers", "metadataPrefix=oai_dc")
+		if got, want := ids(hs, ""), e.oaiIDs(append(append(deepest, at32...), loose...)...); !slices.Equal(got, want) {
+			t.Fatalf("harvested %v, want %v", got, want)
+		}
+		for _, h := range hs {
+			switch {
+			case slices.Contains(e.oaiIDs(at32...), h.Identifier) && !slices.Equal(h.Sets, []string{full}):
+				t.Errorf("%s in sets %v, want %s", h.Identifier, h.Sets, full)
+			case !slices.Contains(e.oaiIDs(at32...), h.Identifier) && len(h.Sets) != 0:
+				t.Errorf("%s in sets %v", h.Identifier, h.Sets)
+			}
+		}
+		if got := ids(e.harvest("ListIdentifiers", "metadataPrefix=oai_dc&set="+url.QueryEscape(full)), ""); !slices.Equal(got, e.oaiIDs(at32...)) {
+			t.Errorf("set 32 deep: %v", got)
+		}
+	})
+}

@@ -97,6 +97,42 @@ func testMembersCycle(t *testing.T, open Opener) {
 	if err := e.repo.AddMembers(ctx, a.ID, []shelfmark.ID{c.ID}); err != nil { // a diamond is fine
 		t.Fatal(err)
 	}
+
+	// collections nest at most MaxCollectionNesting deep: a chain of 33
+	// is made, a 34th is refused, whether created in the deepest or added
+	// to it
+	chain := []*shelfmark.Resource{rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection}))}
+	for len(chain) <= shelfmark.MaxCollectionNesting {
+		chain = append(chain, rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection,
+			MemberOf: []shelfmark.ID{chain[len(chain)-1].ID}})))
+	}
+	deepest := chain[len(chain)-1].ID
+	_, err := e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection, MemberOf: []shelfmark.ID{deepest}})
+	wantCode(t, err, shelfmark.EINVALID)
+	loose := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection}))
+	wantCode(t, e.repo.AddMembers(ctx, deepest, []shelfmark.ID{loose.ID}), shelfmark.EINVALID)
+	if err := e.repo.AddMembers(ctx, chain[len(chain)-2].ID, []shelfmark.ID{loose.ID}); err != nil {
+		t.Fatal(err)
+	}
+	// works go into the deepest collection as anywhere
+	rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{deepest}}))
+
+	// a loop of any length is refused: a chain of 100 built from the
+	// bottom up (each new collection takes in the top of the chain) cannot
+	// be closed into a ring
+	ring := []*shelfmark.Resource{rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection}))}
+	for len(ring) < 100 {
+		top := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection}))
+		if err := e.repo.AddMembers(ctx, top.ID, []shelfmark.ID{ring[len(ring)-1].ID}); err != nil {
+			t.Fatalf("chain of %d: %v", len(ring)+1, err)
+		}
+		ring = append(ring, top)
+	}
+	wantCode(t, e.repo.AddMembers(ctx, ring[0].ID, []shelfmark.ID{ring[len(ring)-1].ID}), shelfmark.EINVALID)
+	wantCode(t, e.repo.AddMembers(ctx, ring[0].ID, []shelfmark.ID{ring[40].ID}), shelfmark.EINVALID)
+	if err := e.repo.AddMembers(ctx, ring[len(ring)-1].ID, []shelfmark.ID{ring[0].ID}); err != nil { // a shortcut is no loop
+		t.Fatal(err)
+	}
 }
 
 func listAllChildren(t *testing.T, e *env, parent shelfmark.ID, limit int) []*shelfmark.Resource {
