@@ -88,7 +88,9 @@ type SoakSample struct {
 	Backlog map[string]int64 `json:"backlog"`
 }
 
-// SoakResult is a soak run: the common report and its samples.
+// SoakResult is a soak run: the common report and its samples (which
+// the report's Params leave out: the caller adds them to the JSON, where
+// they belong, and keeps them out of the HTML page's parameter list).
 type SoakResult struct {
 	Report  *Report
 	Samples []SoakSample
@@ -213,39 +215,48 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 	last := start
 	tick := time.NewTicker(c.Sample)
 	defer tick.Stop()
-	sample := func(now time.Time) {
+	// sample takes the state since the last sample; with fold it adds it to
+	// the last sample instead (the few moments between the last tick and
+	// the end of the run, too short to be a rate of their own)
+	sample := func(now time.Time, fold bool) {
+		// a context of its own: the last sample is taken after the run's ended
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		backlog, berr := soakBacklog(bctx, client, api)
+		cancel()
+		if berr != nil {
+			st.fail("jobs")
+		}
 		st.mu.Lock()
 		works, uploads, records, errs := st.works, st.uploads, st.records, st.errors
 		reads, search, pages := st.reads, st.search, st.pages
 		st.reads, st.search, st.pages = nil, nil, nil
 		st.mu.Unlock()
-		secs := now.Sub(last).Seconds()
-		s := SoakSample{At: now.Sub(start).Seconds(), Seconds: secs, Works: works - lastWorks, Uploads: uploads - lastUploads,
-			Reads: int64(len(reads)), HarvestPages: int64(len(pages)), HarvestRecords: records - lastRecords, Errors: errs - lastErrors}
-		s.WritesPerS = float64(s.Works) / secs
 		allReads = append(allReads, reads...)
+		s := SoakSample{At: now.Sub(start).Seconds(), Seconds: now.Sub(last).Seconds(), Works: works - lastWorks, Uploads: uploads - lastUploads,
+			Reads: int64(len(reads)), HarvestPages: int64(len(pages)), HarvestRecords: records - lastRecords, Errors: errs - lastErrors, Backlog: backlog}
 		s.ReadMS = *percentiles(reads)
 		s.SearchP99MS = percentiles(search).P99
 		s.HarvestP99MS = percentiles(pages).P99
+		if fold {
+			p := &res.Samples[len(res.Samples)-1]
+			p.At, p.Seconds = s.At, p.Seconds+s.Seconds
+			p.Works, p.Uploads, p.Reads = p.Works+s.Works, p.Uploads+s.Uploads, p.Reads+s.Reads
+			p.HarvestPages, p.HarvestRecords, p.Errors = p.HarvestPages+s.HarvestPages, p.HarvestRecords+s.HarvestRecords, p.Errors+s.Errors
+			p.Backlog = backlog
+			s = *p
+			res.Samples = res.Samples[:len(res.Samples)-1]
+		}
+		s.WritesPerS = float64(s.Works) / s.Seconds
 		if c.PID != 0 {
 			s.RSS = currentRSS(c.PID)
 		}
 		if c.DataDir != "" {
 			s.DBBytes, s.WALBytes, s.BlobBytes, s.OtherBytes = diskUse(c.DataDir)
 		}
-		// a context of its own: the last sample is taken after the run's ended
-		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		backlog, berr := soakBacklog(bctx, client, api)
-		cancel()
-		s.Backlog = backlog
-		if berr != nil {
-			st.fail("jobs")
-			s.Errors++
-		}
 		lastWorks, lastUploads, lastRecords, lastErrors = works, uploads, records, errs
 		last = now
 		res.Samples = append(res.Samples, s)
-		if c.Progress != nil {
+		if c.Progress != nil && !fold {
 			c.Progress(s)
 		}
 	}
@@ -255,16 +266,15 @@ loop:
 		case <-runCtx.Done():
 			break loop
 		case now := <-tick.C:
-			sample(now)
+			sample(now, false)
 		}
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if now := time.Now(); now.Sub(last) >= c.Sample/4 || len(res.Samples) == 0 {
-		sample(now)
-	}
+	now := time.Now()
+	sample(now, len(res.Samples) > 0 && now.Sub(last) < c.Sample/4)
 	st.mu.Lock()
 	res.HarvestRecords, res.Harvests, res.Uploads = st.records, st.harvests, st.uploads
 	rep.Items, rep.Errors = st.works, st.errors
@@ -293,7 +303,6 @@ loop:
 	rep.Params["uploads"] = res.Uploads
 	rep.Params["harvest_records"] = res.HarvestRecords
 	rep.Params["harvests_complete"] = res.Harvests
-	rep.Params["samples"] = res.Samples
 	return res, nil
 }
 

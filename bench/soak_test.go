@@ -111,7 +111,7 @@ func TestRunSoak(t *testing.T) {
 	if r.Flatness <= 0 || res.RSSGrowth <= 0 || res.BacklogSlope == nil {
 		t.Errorf("drift %v, RSS growth %v, backlog slopes %v", r.Flatness, res.RSSGrowth, res.BacklogSlope)
 	}
-	for _, k := range []string{"drift", "rss_growth", "wal_max_bytes", "backlog_slope_per_min", "samples"} {
+	for _, k := range []string{"drift", "rss_growth", "wal_max_bytes", "backlog_slope_per_min"} {
 		if _, ok := r.Params[k]; !ok {
 			t.Errorf("params lack %s", k)
 		}
