@@ -50,6 +50,8 @@ type WALStats struct {
 	Restarts int64 // checkpoints that let the log be rewound
 	Busy     int64 // checkpoints that found readers of old frames still busy
 	Failed   int64 // checkpoints that returned an error
+	// Waited is the time those checkpoints held the writers back.
+	Waited time.Duration
 }
 
 // WALReporter is implemented by a Storage that reports its write-ahead log.

@@ -70,6 +70,8 @@ func NewMetrics(storage shelfmark.Storage) *Metrics {
 		if wal, ok := storage.(shelfmark.WALReporter); ok {
 			m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shelfmark_db_wal_bytes", Help: "Size of the write-ahead log file after the last commit.", ConstLabels: backend},
 				func() float64 { return float64(wal.WALStats().Bytes) }))
+			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shelfmark_db_wal_checkpoint_seconds_total", Help: "Time writers waited for checkpoints run because the write-ahead log passed its limit (cumulative).", ConstLabels: backend},
+				func() float64 { return wal.WALStats().Waited.Seconds() }))
 			for result, f := range map[string]func(shelfmark.WALStats) int64{
 				"restart": func(s shelfmark.WALStats) int64 { return s.Restarts },
 				"busy":    func(s shelfmark.WALStats) int64 { return s.Busy },

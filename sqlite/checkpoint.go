@@ -42,7 +42,8 @@ const (
 // commit writes at the start of the log and journal_size_limit truncates the
 // file back to the limit. If readers are still busy when the wait ends, the
 // log grows by another quarter of the limit before the next attempt, which
-// waits twice as long.
+// waits twice as long; after an attempt that worked the wait shrinks by a
+// quarter.
 //
 // All its fields but the counters are used under the writer's turn.
 type checkpointer struct {
@@ -57,6 +58,7 @@ type checkpointer struct {
 	restarts atomic.Int64 // attempts that rewound the log
 	busy     atomic.Int64 // attempts that found readers still busy
 	failed   atomic.Int64 // attempts that returned an error
+	nanos    atomic.Int64 // time spent in attempts, holding the writer's turn
 }
 
 func newCheckpointer(conn *sql.DB, walPath string, limit int64) *checkpointer {
@@ -77,7 +79,9 @@ func (c *checkpointer) afterCommit(ctx context.Context) {
 	if size <= c.nextAt {
 		return
 	}
+	start := time.Now()
 	busy, err := c.restart(context.WithoutCancel(ctx), c.wait)
+	c.nanos.Add(int64(time.Since(start)))
 	if err != nil || busy {
 		if err != nil {
 			c.failed.Add(1)
@@ -88,9 +92,12 @@ func (c *checkpointer) afterCommit(ctx context.Context) {
 		c.wait = min(2*c.wait, walMaxWait)
 		return
 	}
+	// A wait longer than the readers needed costs nothing (the attempt
+	// ends when they do), one too short holds the writers for nothing: keep
+	// most of a wait that worked, so the next attempt likely works too.
 	c.restarts.Add(1)
 	c.nextAt = c.limit
-	c.wait = walFirstWait
+	c.wait = max(walFirstWait, c.wait-c.wait/4)
 }
 
 // restart runs wal_checkpoint(RESTART), waiting at most wait for locks held
@@ -113,12 +120,13 @@ func (c *checkpointer) restart(ctx context.Context, wait time.Duration) (busy bo
 }
 
 // WALStats reports the write-ahead log: its size after the last commit,
-// the limit, and the checkpoints that rewound it, found readers busy or
-// failed.
+// the limit, the checkpoints that rewound it, found readers busy or failed,
+// and the time they held the writer's turn.
 func (db *DB) WALStats() shelfmark.WALStats {
 	c := db.ckpt
 	if c == nil {
 		return shelfmark.WALStats{}
 	}
-	return shelfmark.WALStats{Bytes: c.size.Load(), Limit: c.limit, Restarts: c.restarts.Load(), Busy: c.busy.Load(), Failed: c.failed.Load()}
+	return shelfmark.WALStats{Bytes: c.size.Load(), Limit: c.limit, Restarts: c.restarts.Load(), Busy: c.busy.Load(), Failed: c.failed.Load(),
+		Waited: time.Duration(c.nanos.Load())}
 }
