@@ -38,7 +38,8 @@ type Options struct {
 	// Metrics, when set, is used instead of a new set (so the engine's
 	// commit observer and the server share one registry).
 	Metrics *Metrics
-	// OAI, when set, answers OAI-PMH requests (GET and POST) at /oai.
+	// OAI, when set, answers OAI-PMH requests (GET and POST) at /oai
+	// (gzipped for clients that accept it, as API responses are).
 	OAI http.Handler
 	// Jobs, when set, is the background job queue behind /api/v1/jobs.
 	Jobs shelfmark.JobQueue
@@ -69,11 +70,16 @@ func NewServer(opts Options) *Server {
 		opts.Metrics = NewMetrics(opts.Storage)
 	}
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics}
+	gz := newGzip() // see gzip.go
 	for _, rt := range s.routes() {
-		s.mux.Handle(rt.method+" "+rt.pattern, rt.handler)
+		h := rt.handler
+		if compressed(rt.pattern) {
+			h = gz(h)
+		}
+		s.mux.Handle(rt.method+" "+rt.pattern, h)
 	}
 	if opts.OAI != nil {
-		s.mux.Handle("/oai", opts.OAI)
+		s.mux.Handle("/oai", gz(opts.OAI))
 	}
 	s.mux.Handle("/", s.wrap(s.unmatched))
 	return s
