@@ -51,6 +51,9 @@ type SoakConfig struct {
 	UploadEvery int
 	// Triples per work (default 54).
 	Triples int
+	// Pause names job queues paused before the load starts (for example
+	// derive, to weigh what derivatives cost the foreground).
+	Pause []string
 	// Seed makes the generated works the same in every run.
 	Seed uint64
 	// Progress, when set, is told of each sample.
@@ -176,10 +179,25 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("soak: create the collection: %w", err)
 	}
+	for _, q := range c.Pause {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, api+"/jobs/"+url.PathEscape(q)+"/pause", nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("soak: pause %s: %w", q, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("soak: pause %s: HTTP %d", q, resp.StatusCode)
+		}
+	}
 	st := &soakState{codes: map[string]int64{}}
 	rep := &Report{Scenario: "soak", Target: c.Base, Started: time.Now().UTC(),
 		Params: map[string]any{"minutes": c.Duration.Minutes(), "writers": c.Writers, "readers": c.Readers, "harvesters": c.Harvesters,
-			"upload_every": c.UploadEvery, "triples": c.Triples, "sample_seconds": c.Sample.Seconds(), "warmup_seconds": c.Warmup.Seconds()}}
+			"upload_every": c.UploadEvery, "triples": c.Triples, "paused": c.Pause, "sample_seconds": c.Sample.Seconds(), "warmup_seconds": c.Warmup.Seconds()}}
 
 	runCtx, stop := context.WithTimeout(ctx, c.Duration)
 	defer stop()

@@ -79,7 +79,7 @@ func TestRunSoak(t *testing.T) {
 	base, data := soakServer(t)
 	var progress int
 	res, err := RunSoak(context.Background(), SoakConfig{Base: base, PID: os.Getpid(), DataDir: data,
-		Duration: 4 * time.Second, Sample: time.Second, Writers: 2, Readers: 1, Harvesters: 1, UploadEvery: 2, Triples: 10,
+		Duration: 4 * time.Second, Sample: time.Second, Writers: 2, Readers: 1, Harvesters: 1, UploadEvery: 2, Triples: 10, Pause: []string{shelfmark.QueueOCR},
 		Progress: func(SoakSample) { progress++ }})
 	if err != nil {
 		t.Fatal(err)

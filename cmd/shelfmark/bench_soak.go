@@ -23,6 +23,7 @@ func newBenchSoakCommand() *cobra.Command {
 		warmup, sample                            time.Duration
 		writers, readers, harvesters, uploadEvery int
 		triples                                   int
+		pause                                     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "soak",
@@ -85,7 +86,7 @@ It talks only to the server it started, on 127.0.0.1.`,
 			defer stopServer(srv)
 			res, err := bench.RunSoak(ctx, bench.SoakConfig{Base: base, PID: srv.Process.Pid, DataDir: data,
 				Duration: time.Duration(minutes * float64(time.Minute)), Warmup: warmup, Sample: sample,
-				Writers: writers, Readers: readers, Harvesters: harvesters, UploadEvery: uploadEvery, Triples: triples, Seed: 1,
+				Writers: writers, Readers: readers, Harvesters: harvesters, UploadEvery: uploadEvery, Triples: triples, Pause: pause, Seed: 1,
 				Progress: func(s bench.SoakSample) { fmt.Fprintln(out, soakLine(s, backend)) }})
 			if err != nil {
 				return err
@@ -129,6 +130,7 @@ It talks only to the server it started, on 127.0.0.1.`,
 	f.IntVar(&harvesters, "harvesters", 1, "clients looping full OAI-PMH harvests")
 	f.IntVar(&uploadEvery, "upload-every", 5, "upload a file with every n-th work (-1: none)")
 	f.IntVar(&triples, "triples", 54, "statements per work")
+	f.StringSliceVar(&pause, "pause", nil, "job queues to pause for the whole run, for example derive (to weigh what derivatives cost the foreground against a run without it)")
 	f.StringVar(&database, "database", "", "PostgreSQL URL for the started server (empty: SQLite in the fresh data directory)")
 	f.StringVar(&durability, "durability", "safe", "safe or relaxed (see serve --help)")
 	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
