@@ -13,14 +13,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
+
 	"github.com/shelfmark/shelfmark"
+	shttp "github.com/shelfmark/shelfmark/http"
 	"github.com/shelfmark/shelfmark/oai"
 )
 
 // OAIConfig configures the oai scenario (brief §5): Records works, a full
 // ListRecords harvest of them at PageSize records per page by a built-in
-// client over HTTP on 127.0.0.1, then a second harvest while works are
-// being ingested.
+// client over HTTP on 127.0.0.1, the same harvest again asking for gzip,
+// page 1 against a deep page, then a harvest while works are being
+// ingested.
 type OAIConfig struct {
 	Records  int // default 1,000,000
 	PageSize int // default 100
@@ -47,6 +51,19 @@ type OAIResult struct {
 	First, Middle, Last Latency
 	// LastOverFirst is Last.P50 / First.P50 (target ≤ 1.2).
 	LastOverFirst float64
+	// Page1 and Deep are the latencies of page 1 of the list (which finds
+	// the list's range and completeListSize) and of the page at 99% of
+	// its depth, each fetched again and again after the harvests, in
+	// turns; DeepPage is that page's number.
+	Page1, Deep Latency
+	DeepPage    int
+	// Bytes is what the plain harvest moved (uncompressed XML).
+	Bytes int64
+	// Gzip is the quiet harvest again with Accept-Encoding: gzip, its
+	// records decompressed by the client; GzipBytes is what it moved on
+	// the wire.
+	Gzip      *Report
+	GzipBytes int64
 	// PageMS is every page's latency in harvest order (for the chart).
 	PageMS []float64
 	// During is the second harvest, run while works were ingested.
@@ -153,7 +170,7 @@ func RunOAI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Sto
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/oai", prov)
+	mux.Handle("/oai", shttp.Gzip(prov)) // as serve mounts it
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
@@ -161,7 +178,9 @@ func RunOAI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Sto
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2, DisableCompression: true}, Timeout: 60 * time.Second}
 
 	// harvest 1: quiet
-	h, err := harvest(ctx, client, base, c.Records, c.Buckets, func(n int) { progress("harvest", n, c.Records) })
+	pages := (c.Records + c.PageSize - 1) / c.PageSize
+	deepPage := max(2, pages*99/100)
+	h, err := harvest(ctx, client, base, c.Records, c.Buckets, false, deepPage, func(n int) { progress("harvest", n, c.Records) })
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +201,35 @@ func RunOAI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Sto
 	rep.Params["fill_per_s"], rep.Params["project_per_s"] = res.FillPerS, res.ProjectPerS
 	rep.Params["first_pages_p50_ms"], rep.Params["middle_pages_p50_ms"], rep.Params["last_pages_p50_ms"], rep.Params["last_over_first"] =
 		res.First.P50, res.Middle.P50, res.Last.P50, res.LastOverFirst
+	res.Bytes = h.wire
+	rep.Params["bytes"] = h.wire
+
+	// harvest 1 again, gzipped
+	hz, err := harvest(ctx, client, base, c.Records, c.Buckets, true, 0, func(n int) { progress("harvest with gzip", n, c.Records) })
+	if err != nil {
+		return nil, err
+	}
+	if hz.records != int64(c.Records) || hz.raw != h.wire {
+		rep.Errors++
+		return res, fmt.Errorf("gzipped harvest: %d records, %d bytes decompressed; want %d and %d", hz.records, hz.raw, c.Records, h.wire)
+	}
+	res.Gzip = &Report{Scenario: "oai-gzip", Backend: rep.Backend, Items: hz.records, Seconds: hz.seconds,
+		RatePerS: float64(hz.records) / hz.seconds, Steps: hz.steps, Flatness: flatness(hz.steps),
+		LatencyMS: *percentiles(append([]time.Duration(nil), hz.pages...)), Started: time.Now().UTC()}
+	res.GzipBytes = hz.wire
+	rep.Params["gzip_rate_per_s"], rep.Params["gzip_bytes"], rep.Params["gzip_p50_ms"], rep.Params["gzip_p99_ms"] =
+		res.Gzip.RatePerS, hz.wire, res.Gzip.LatencyMS.P50, res.Gzip.LatencyMS.P99
+
+	// page 1 against a deep page, in turns
+	if h.deepQuery != "" {
+		res.DeepPage = deepPage
+		res.Page1, res.Deep, err = firstVersusDeep(ctx, client, base, h.deepQuery, 50)
+		if err != nil {
+			return nil, err
+		}
+		rep.Params["page1_p50_ms"], rep.Params["page1_p99_ms"], rep.Params["deep_page"], rep.Params["deep_p50_ms"], rep.Params["deep_p99_ms"] =
+			res.Page1.P50, res.Page1.P99, deepPage, res.Deep.P50, res.Deep.P99
+	}
 
 	// harvest 2: while works are ingested (and projected, as serve does)
 	ictx, stop := context.WithCancel(ctx)
@@ -213,7 +261,7 @@ func RunOAI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Sto
 			proj.Notify()
 		}
 	}()
-	h2, err := harvest(ctx, client, base, c.Records, c.Buckets, func(n int) {
+	h2, err := harvest(ctx, client, base, c.Records, c.Buckets, false, 0, func(n int) {
 		if n >= c.Records {
 			passed.Store(true)
 		}
@@ -248,44 +296,90 @@ type harvested struct {
 	seconds float64
 	pages   []time.Duration
 	steps   []Step
+	// wire and raw are the bytes of the response bodies as sent and once
+	// decompressed (the same without gzip).
+	wire, raw int64
+	// deepQuery is the query that asked for the deep page harvest was
+	// given, "" when the list was shorter.
+	deepQuery string
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // harvest walks ListRecords (oai_dc) to its end as a harvester does: one
-// request at a time, each with the token of the page before. It reads each
-// page whole, counts its records and takes the token by scanning the bytes
-// (the provider's XML is validated by the test suite, not here).
-func harvest(ctx context.Context, client *http.Client, base string, expect, buckets int, progress func(int)) (*harvested, error) {
+// request at a time, each with the token of the page before; with gz it
+// asks for gzip and decompresses each page. It reads each page whole,
+// counts its records and takes the token by scanning the bytes (the
+// provider's XML is validated by the test suite, not here). It keeps the
+// query of page deepPage (numbered from 1; 0 for none).
+func harvest(ctx context.Context, client *http.Client, base string, expect, buckets int, gz bool, deepPage int, progress func(int)) (*harvested, error) {
 	h := &harvested{}
 	per := max(1, expect/buckets)
 	start := time.Now()
 	bucketStart, inBucket := start, 0
 	q := "verb=ListRecords&metadataPrefix=oai_dc"
 	buf := &bytes.Buffer{}
+	var zr *gzip.Reader
 	for {
+		if len(h.pages)+1 == deepPage {
+			h.deepQuery = q
+		}
 		t0 := time.Now()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"?"+q, nil)
 		if err != nil {
 			return nil, err
+		}
+		if gz {
+			req.Header.Set("Accept-Encoding", "gzip")
 		}
 		resp, err := client.Do(req)
 		if err != nil {
 			return nil, err
 		}
 		buf.Reset()
-		_, err = io.Copy(buf, resp.Body)
+		wire := &countingReader{r: resp.Body}
+		var body io.Reader = wire
+		if resp.Header.Get("Content-Encoding") == "gzip" {
+			if zr == nil {
+				zr, err = gzip.NewReader(wire)
+			} else {
+				err = zr.Reset(wire)
+			}
+			if err != nil {
+				resp.Body.Close()
+				return nil, fmt.Errorf("page %d: %w", len(h.pages)+1, err)
+			}
+			body = zr
+		} else if gz {
+			resp.Body.Close()
+			return nil, fmt.Errorf("page %d: asked for gzip, got Content-Encoding %q", len(h.pages)+1, resp.Header.Get("Content-Encoding"))
+		}
+		_, err = io.Copy(buf, body)
 		resp.Body.Close()
 		if err != nil {
 			return nil, err
 		}
+		h.wire += wire.n
+		h.raw += int64(buf.Len())
 		if resp.StatusCode != 200 {
 			return nil, fmt.Errorf("page %d: HTTP %d: %.200s", len(h.pages)+1, resp.StatusCode, buf.Bytes())
 		}
 		h.pages = append(h.pages, time.Since(t0))
-		body := buf.Bytes()
-		if i := bytes.Index(body, []byte("<error ")); i >= 0 {
-			return nil, fmt.Errorf("page %d: %.300s", len(h.pages), body[i:])
+		body2 := buf.Bytes()
+		if i := bytes.Index(body2, []byte("<error ")); i >= 0 {
+			return nil, fmt.Errorf("page %d: %.300s", len(h.pages), body2[i:])
 		}
-		n := bytes.Count(body, []byte("<record>"))
+		n := bytes.Count(body2, []byte("<record>"))
 		h.records += int64(n)
 		inBucket += n
 		if inBucket >= per {
@@ -294,7 +388,7 @@ func harvest(ctx context.Context, client *http.Client, base string, expect, buck
 			bucketStart, inBucket = time.Now(), 0
 		}
 		progress(int(h.records))
-		tok := tokenOf(body)
+		tok := tokenOf(body2)
 		if tok == "" {
 			break
 		}
@@ -306,6 +400,41 @@ func harvest(ctx context.Context, client *http.Client, base string, expect, buck
 	}
 	h.seconds = time.Since(start).Seconds()
 	return h, nil
+}
+
+// firstVersusDeep fetches page 1 of the list and the deep page (its query
+// deep) n times each, in turns, and returns their latencies.
+func firstVersusDeep(ctx context.Context, client *http.Client, base, deep string, n int) (first, deepL Latency, err error) {
+	var ones, deeps []time.Duration
+	get := func(q string) (time.Duration, error) {
+		t0 := time.Now()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"?"+q, nil)
+		if err != nil {
+			return 0, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil && (resp.StatusCode != 200 || bytes.Contains(b, []byte("<error "))) {
+			err = fmt.Errorf("%s: HTTP %d: %.300s", q, resp.StatusCode, b)
+		}
+		return time.Since(t0), err
+	}
+	for i := 0; i < n; i++ {
+		d1, err := get("verb=ListRecords&metadataPrefix=oai_dc")
+		if err != nil {
+			return first, deepL, err
+		}
+		d2, err := get(deep)
+		if err != nil {
+			return first, deepL, err
+		}
+		ones, deeps = append(ones, d1), append(deeps, d2)
+	}
+	return *percentiles(ones), *percentiles(deeps), nil
 }
 
 // tokenOf returns the text of a page's resumptionToken, "" on the last

@@ -92,6 +92,11 @@ func (w *varyWriter) Flush() {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *varyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// Gzip wraps h so that its responses are gzipped for clients that accept
+// gzip, as the Server's API and OAI-PMH responses are (for a handler served
+// on its own, such as a benchmark's provider).
+func Gzip(h http.Handler) http.Handler { return newGzip()(h) }
+
 // compressed reports whether a route's responses go through the gzip
 // wrapper: the API's, except file content.
 func compressed(pattern string) bool {
