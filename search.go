@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// Full-text search (issue 5) indexes documents kept in the database beside
+// Full-text search indexes documents kept in the database beside
 // the resources: one for the metadata of each live work and collection,
 // kept current by the SearchIndexer that follows the change sequence, and
 // one for the text of each page (extracted or OCR, keyed by the page's
@@ -19,6 +19,15 @@ import (
 // Visibility is not copied into the documents: a query joins each
 // document to its work's row, so a work made private, embargoed or deleted
 // disappears from results at once, and a lapsed embargo needs no write.
+//
+// A query's cost does not follow the number of its matches: a page ranks
+// one window of at most SearchWindow matches (the newest ones, which both
+// indexes hand out in key order and stop reading at the window's end; see
+// SearchCursor), and the total and facets are counted over at most
+// SearchWindow+1 matches, as estimates above that (see SearchResult). The
+// trade-off: for a word in more than SearchWindow documents, the first
+// page is the best of the newest SearchWindow matches, not of all of
+// them; a title match still ranks above a body match within a window.
 
 // SearchDoc is one indexed document.
 type SearchDoc struct {
@@ -62,11 +71,21 @@ type SearchQuery struct {
 	Facets bool
 }
 
-// SearchCursor is the keyset position of a hit: results are ordered by
-// Score (better first; each backend's own scale) and then by Key.
+// SearchCursor is the keyset position of a hit.
+//
+// A query ranks its matches in windows of at most SearchWindow, so that no
+// page costs more than one or two windows, however many documents match:
+// the first window holds the newest SearchWindow visible matches (highest
+// keys), the next window the SearchWindow matches below it, and so on.
+// Within a window, hits are ordered by Score (better first; each
+// backend's own scale) and then by Key. Window is the highest key of the
+// position's window, so that later pages see the window the first page
+// ranked even when newer documents arrive; a Key of 0 is the beginning of
+// the window (Score is then ignored).
 type SearchCursor struct {
-	Score float64
-	Key   int64
+	Window int64
+	Score  float64
+	Key    int64
 }
 
 // SearchHit is one result.
@@ -105,10 +124,20 @@ type SearchResult struct {
 	// facet lists at most SearchFacetLimit values, by count (most first)
 	// and then by value; the collection facet counts only collections in
 	// public view.
+	//
+	// They are exact when at most SearchWindow documents match. Above, they
+	// are counted over a sample, the newest SearchWindow+1 matches, and
+	// scaled up to the key range of the index (see EstimateFacets), and
+	// Estimated is true.
 	Total       int64
 	Collections []FacetCount // Value is the collection's key in decimal
 	Kinds       []FacetCount
 	Formats     []FacetCount
+	Estimated   bool
+
+	// sampleSpan and keySpan are the key spans of the facet sample and of
+	// the index up to the sample's top (FacetSampleSpan, FacetKeySpan).
+	sampleSpan, keySpan int64
 }
 
 // SearchReadTx queries the search index.
@@ -141,6 +170,10 @@ const (
 	MaxSearchTerms = 32
 	// SearchFacetLimit is the most values one facet lists.
 	SearchFacetLimit = 100
+	// SearchWindow is the most matches one window ranks (see
+	// SearchCursor), and the most matches whose total and facets are
+	// counted exactly (see SearchResult).
+	SearchWindow = 1000
 	// MaxSearchText is how many bytes of a document's Title and of its
 	// Body are kept (PostgreSQL cannot index a tsvector above 1 MiB).
 	MaxSearchText = 256 << 10
@@ -263,16 +296,22 @@ func CleanSearchText(s string) string {
 }
 
 // Facets numbered in the rows a backend's facet statement returns (the
-// first column), so both backends fold them with AddFacet.
+// first column), so both backends fold them with AddFacet. FacetSampleSpan
+// and FacetKeySpan are no facets: they carry, in the count column, the key
+// span of the sample the facets were counted over (its highest key minus
+// its lowest) and the span from the index's lowest key to the sample's
+// highest.
 const (
 	FacetTotal = iota
 	FacetKind
 	FacetFormat
 	FacetCollection
+	FacetSampleSpan
+	FacetKeySpan
 )
 
 // AddFacet folds one row of a facet statement into the result: the total
-// (FacetTotal, count in n) or one value of a facet.
+// (FacetTotal, count in n), one value of a facet, or a span.
 func (r *SearchResult) AddFacet(facet int, value string, n int64) {
 	fc := FacetCount{Value: value, Count: n}
 	switch facet {
@@ -284,15 +323,46 @@ func (r *SearchResult) AddFacet(facet int, value string, n int64) {
 		r.Formats = append(r.Formats, fc)
 	case FacetCollection:
 		r.Collections = append(r.Collections, fc)
+	case FacetSampleSpan:
+		r.sampleSpan = n
+	case FacetKeySpan:
+		r.keySpan = n
 	}
 }
 
-// TrimPage keeps the first limit hits of a backend's limit+1 and, when
-// there were more, sets Next after the last one kept.
-func (r *SearchResult) TrimPage(limit int) {
+// EstimateFacets finishes the folded rows of a facet statement that
+// counted at most SearchWindow+1 matches: with more than SearchWindow, the
+// total is estimated as if the matches were as dense below the sample as
+// within it (n sample matches spanning keys lo to hi, the index's keys
+// from min to hi: 1 + (n−1)·(hi−min)/(hi−lo)), every count is scaled by
+// the same factor, and Estimated is set. Scaling keeps the order of the
+// values.
+func (r *SearchResult) EstimateFacets() {
+	if r.Total <= SearchWindow {
+		return
+	}
+	r.Estimated = true
+	if r.sampleSpan <= 0 || r.keySpan <= r.sampleSpan {
+		return
+	}
+	n := float64(r.Total)
+	factor := (1 + (n-1)*float64(r.keySpan)/float64(r.sampleSpan)) / n
+	scale := func(c int64) int64 { return int64(float64(c)*factor + 0.5) }
+	r.Total = scale(r.Total)
+	for _, f := range [][]FacetCount{r.Kinds, r.Formats, r.Collections} {
+		for i := range f {
+			f[i].Count = scale(f[i].Count)
+		}
+	}
+}
+
+// TrimPage keeps the first limit hits of a backend's up to limit+1 and,
+// when there were more, sets Next after the last one kept; windows[i] is
+// the window (SearchCursor.Window) of hit i.
+func (r *SearchResult) TrimPage(limit int, windows []int64) {
 	if len(r.Hits) > limit {
 		r.Hits = r.Hits[:limit]
 		last := r.Hits[limit-1]
-		r.Next = &SearchCursor{Score: last.Score, Key: last.Key}
+		r.Next = &SearchCursor{Window: windows[limit-1], Score: last.Score, Key: last.Key}
 	}
 }

@@ -38,42 +38,56 @@ type searchFacetsJSON struct {
 	Format     []facetJSON `json:"format"`
 }
 
-// searchJSON is the body of GET /api/v1/search. Total and Facets are
-// given on the first page only.
+// searchJSON is the body of GET /api/v1/search. Total, Estimated and
+// Facets are given on the first page only; Estimated says that the total
+// and the facet counts are estimates (more hits than
+// shelfmark.SearchWindow).
 type searchJSON struct {
-	Hits   []searchHitJSON   `json:"hits"`
-	Total  *int64            `json:"total,omitempty"`
-	Facets *searchFacetsJSON `json:"facets,omitempty"`
-	Next   string            `json:"next,omitempty"`
+	Hits      []searchHitJSON   `json:"hits"`
+	Total     *int64            `json:"total,omitempty"`
+	Estimated *bool             `json:"estimated,omitempty"`
+	Facets    *searchFacetsJSON `json:"facets,omitempty"`
+	Next      string            `json:"next,omitempty"`
 }
 
-// searchCursorVersion is the first byte of a search cursor, so the format
-// can change without misreading old tokens.
-const searchCursorVersion = 1
+// Search cursor versions, the first byte of a token, so the format can
+// change without misreading old tokens: version 1 (a score and a key)
+// came before windows and still reads, as a position in the first window.
+const (
+	searchCursorV1      = 1
+	searchCursorVersion = 2
+)
 
 // encodeSearchCursor turns a keyset position into an opaque token: the
-// version byte, the score's IEEE 754 bits and the key, in base64url.
+// version byte, the score's IEEE 754 bits, the key and the window, in
+// base64url.
 func encodeSearchCursor(c shelfmark.SearchCursor) string {
-	var b [17]byte
+	var b [25]byte
 	b[0] = searchCursorVersion
 	binary.BigEndian.PutUint64(b[1:9], math.Float64bits(c.Score))
-	binary.BigEndian.PutUint64(b[9:], uint64(c.Key))
+	binary.BigEndian.PutUint64(b[9:17], uint64(c.Key))
+	binary.BigEndian.PutUint64(b[17:], uint64(c.Window))
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// decodeSearchCursor reads a token of encodeSearchCursor; anything else is
-// EINVALID.
+// decodeSearchCursor reads a token of encodeSearchCursor (or of version
+// 1); anything else is EINVALID.
 func decodeSearchCursor(s string) (*shelfmark.SearchCursor, error) {
+	bad := shelfmark.Errorf(shelfmark.EINVALID, "cursor is not a cursor this server handed out: pass the `next` of the previous page unchanged.")
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) != 17 || b[0] != searchCursorVersion {
-		return nil, shelfmark.Errorf(shelfmark.EINVALID, "cursor is not a cursor this server handed out: pass the `next` of the previous page unchanged.")
+	if err != nil || !(len(b) == 17 && b[0] == searchCursorV1 || len(b) == 25 && b[0] == searchCursorVersion) {
+		return nil, bad
 	}
 	c := &shelfmark.SearchCursor{
 		Score: math.Float64frombits(binary.BigEndian.Uint64(b[1:9])),
-		Key:   int64(binary.BigEndian.Uint64(b[9:])),
+		Key:   int64(binary.BigEndian.Uint64(b[9:17])),
 	}
-	if math.IsNaN(c.Score) || math.IsInf(c.Score, 0) || c.Key < 1 {
-		return nil, shelfmark.Errorf(shelfmark.EINVALID, "cursor is not a cursor this server handed out: pass the `next` of the previous page unchanged.")
+	if len(b) == 25 {
+		c.Window = int64(binary.BigEndian.Uint64(b[17:]))
+	}
+	// a key of 0 is the beginning of a window, which has a top
+	if math.IsNaN(c.Score) || math.IsInf(c.Score, 0) || c.Key < 0 || c.Key == 0 && c.Window < 1 || c.Window < 0 {
+		return nil, bad
 	}
 	return c, nil
 }
@@ -147,8 +161,10 @@ func facetsJSON(res *shelfmark.SearchResult) *searchFacetsJSON {
 }
 
 // search handles GET /api/v1/search?q=&collection=&kind=&format=&limit=&cursor=:
-// a page of public hits, best first; the first page (no cursor) also
-// carries the total and the facet counts of every hit.
+// a page of public hits, best first within windows of
+// shelfmark.SearchWindow matches (newest window first); the first page (no
+// cursor) also carries the total and the facet counts of every hit, exact
+// up to shelfmark.SearchWindow hits and estimated (estimated: true) above.
 func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	q, err := searchQuery(r)
 	if err != nil {
@@ -175,7 +191,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 			Format: h.Format, Title: h.Title, Snippet: snippetHTML.Replace(html.EscapeString(h.Snippet)), Score: h.Score})
 	}
 	if q.Facets {
-		out.Total = &res.Total
+		out.Total, out.Estimated = &res.Total, &res.Estimated
 		out.Facets = facetsJSON(res)
 	}
 	if res.Next != nil {

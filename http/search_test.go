@@ -3,8 +3,10 @@ package http
 import (
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -27,8 +29,9 @@ type searchBody struct {
 		Snippet string       `json:"snippet"`
 		Score   float64      `json:"score"`
 	} `json:"hits"`
-	Total  *int64 `json:"total"`
-	Facets *struct {
+	Total     *int64 `json:"total"`
+	Estimated *bool  `json:"estimated"`
+	Facets    *struct {
 		Collection []facetJSON `json:"collection"`
 		Kind       []facetJSON `json:"kind"`
 		Format     []facetJSON `json:"format"`
@@ -135,8 +138,8 @@ func TestSearch(t *testing.T) {
 			t.Fatalf("page snippet %q", h.Snippet)
 		}
 	}
-	if b.Total == nil || *b.Total != 4 || b.Next != "" || r.Header.Get("Link") != "" {
-		t.Fatalf("total %v, next %q, Link %q", b.Total, b.Next, r.Header.Get("Link"))
+	if b.Total == nil || *b.Total != 4 || b.Estimated == nil || *b.Estimated || b.Next != "" || r.Header.Get("Link") != "" {
+		t.Fatalf("total %v, estimated %v, next %q, Link %q", b.Total, b.Estimated, b.Next, r.Header.Get("Link"))
 	}
 	if b.Facets == nil ||
 		!slices.Equal(b.Facets.Collection, []facetJSON{{Value: string(f.coll), Count: 4}}) ||
@@ -229,11 +232,63 @@ func TestSearchPaging(t *testing.T) {
 
 func TestSearchCursorRoundTrip(t *testing.T) {
 	for _, c := range []shelfmark.SearchCursor{{Score: 0, Key: 1}, {Score: -1.2345678901234567e-300, Key: shelfmark.MaxKey},
-		{Score: 0.1 + 0.2, Key: 42}, {Score: float64(float32(0.3)), Key: 7}} {
+		{Score: 0.1 + 0.2, Key: 42}, {Score: float64(float32(0.3)), Key: 7}, {Window: 99, Score: 1.5, Key: 42},
+		{Window: shelfmark.MaxKey}} {
 		got, err := decodeSearchCursor(encodeSearchCursor(c))
 		if err != nil || *got != c {
 			t.Fatalf("cursor %+v came back as %+v, %v", c, got, err)
 		}
+	}
+	// a token of version 1 (before windows) is a position in the first
+	// window
+	v1 := make([]byte, 17)
+	v1[0] = 1
+	binary.BigEndian.PutUint64(v1[1:9], math.Float64bits(2.5))
+	binary.BigEndian.PutUint64(v1[9:], 42)
+	if got, err := decodeSearchCursor(base64.RawURLEncoding.EncodeToString(v1)); err != nil || *got != (shelfmark.SearchCursor{Score: 2.5, Key: 42}) {
+		t.Fatalf("a version 1 cursor: %+v, %v", got, err)
+	}
+}
+
+// TestSearchEstimated: a word in more documents than one window gives an
+// estimated total on the first page, and pages through every hit once.
+func TestSearchEstimated(t *testing.T) {
+	f := newSearchFixture(t)
+	ctx := context.Background()
+	const n = shelfmark.SearchWindow + 234
+	var docs []shelfmark.SearchDoc
+	for i := 0; i < n; i++ {
+		docs = append(docs, shelfmark.SearchDoc{Key: int64(100000 + i), Work: key(t, f.work), Kind: shelfmark.KindFileSet, Format: "PDF",
+			Body: fmt.Sprintf("kelp, line %d", i)})
+	}
+	if err := f.e.db.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs) }); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := f.search(t, "q=kelp&limit=100")
+	if b.Estimated == nil || !*b.Estimated || b.Total == nil || *b.Total <= shelfmark.SearchWindow || b.Facets == nil || len(b.Facets.Format) != 1 {
+		t.Fatalf("first page: total %v, estimated %v, facets %+v", b.Total, b.Estimated, b.Facets)
+	}
+	seen := map[shelfmark.ID]bool{}
+	for pages := 0; ; pages++ {
+		if pages > n {
+			t.Fatal("paging does not end")
+		}
+		for _, h := range b.Hits {
+			if seen[h.ID] {
+				t.Fatalf("%s twice", h.ID)
+			}
+			seen[h.ID] = true
+		}
+		if b.Next == "" {
+			break
+		}
+		if pages > 0 && (b.Total != nil || b.Estimated != nil) {
+			t.Fatalf("page %d has a total", pages)
+		}
+		b, _ = f.search(t, "q=kelp&limit=100&cursor="+url.QueryEscape(b.Next))
+	}
+	if len(seen) != n {
+		t.Fatalf("%d hits over every page, want %d", len(seen), n)
 	}
 }
 
@@ -251,6 +306,9 @@ func TestSearchErrors(t *testing.T) {
 		"q=whales&collection=nope", "q=whales&collection=" + string(f.coll)[:8] + "x",
 		"q=whales&cursor=!!!", "q=whales&cursor=" + good[:len(good)-2], "q=whales&cursor=" + good + "AA",
 		"q=whales&cursor=" + raw(make([]byte, 17)), "q=whales&cursor=" + raw(nan), "q=whales&cursor=" + raw(append([]byte{2}, make([]byte, 16)...)),
+		"q=whales&cursor=" + raw(append([]byte{3}, make([]byte, 24)...)), "q=whales&cursor=" + raw(append([]byte{2}, make([]byte, 24)...)),
+		"q=whales&cursor=" + encodeSearchCursor(shelfmark.SearchCursor{Window: -1, Key: 5}),
+		"q=whales&cursor=" + encodeSearchCursor(shelfmark.SearchCursor{Key: -5, Window: 9}),
 	} {
 		r := f.e.do("GET", "/api/v1/search?"+q, nil)
 		r.wantError(t, http.StatusBadRequest, shelfmark.EINVALID)

@@ -24,10 +24,18 @@ import (
 // implicit AND). Nothing the user typed is read as FTS5 syntax.
 //
 // The score of a hit is -bm25(search_fts, 10, 1): BM25 with a title match
-// worth ten times a body match, negated so that higher is better. A page is
-// the hits ordered by score (descending) then key, after the cursor's
-// (score, key); bm25() is a pure function of the document and the index
-// statistics, so a score read on one page compares exactly on the next.
+// worth ten times a body match, negated so that higher is better.
+//
+// Cost is bounded by windows (shelfmark.SearchCursor): FTS5 hands out the
+// matches of an expression in rowid order and the window reads them
+// newest first (ORDER BY search_fts.rowid DESC, below the window's top,
+// which FTS5 seeks to) with the visibility join, and stops at
+// SearchWindow visible matches, so bm25() and the join run for at most
+// that many documents whatever the number of matches. A page is the
+// window's hits ordered by score (descending) then key, after the
+// cursor's (score, key); bm25() is a pure function of the document and
+// the index statistics, so a score read on one page compares exactly on
+// the next.
 
 // ftsQuery is the FTS5 expression of parsed terms.
 func ftsQuery(terms []shelfmark.SearchTerm) string {
@@ -73,10 +81,53 @@ func searchMatches(q *shelfmark.SearchQuery, match string) (string, []any) {
 	return b.String(), args
 }
 
-// Search returns a page of public hits for q in two statements: the page
-// (every match is scored, the best Limit+1 after the cursor kept, and the
-// snippets made for those only, by a second look-up of each in search_fts)
-// and, with q.Facets, the total and facet counts over every match.
+// searchWindow returns the statement selecting one window of q's matches
+// (the newest n visible matches at or below top; any key when top is 0)
+// as key, work, kind, format and, with score, the score, and its
+// arguments.
+func searchWindow(q *shelfmark.SearchQuery, match string, top int64, n int, score bool) (string, []any) {
+	from, args := searchMatches(q, match)
+	cols := `d.key, d.work, d.kind, d.format`
+	if score {
+		cols += `, -bm25(search_fts, 10.0, 1.0) AS score`
+	}
+	sql := `SELECT ` + cols + ` FROM ` + from
+	if top > 0 {
+		sql += ` AND search_fts.rowid <= ?`
+		args = append(args, top)
+	}
+	return sql + ` ORDER BY search_fts.rowid DESC LIMIT ` + strconv.Itoa(n), args
+}
+
+// searchPageSQL returns the statement of a page in one window: the
+// window's count and lowest and highest keys, then the best n hits after
+// the cursor's (score, key) with their snippets (a second look-up of each
+// in search_fts). The window's row comes once even when no hit does.
+func searchPageSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfmark.SearchCursor, n int) (string, []any) {
+	win, args := searchWindow(q, match, top, shelfmark.SearchWindow, true)
+	var b strings.Builder
+	b.WriteString(`WITH win AS MATERIALIZED (` + win + `),
+		stats AS MATERIALIZED (SELECT count(*) AS n, coalesce(min(key), 0) AS lo, coalesce(max(key), 0) AS hi FROM win),
+		page AS MATERIALIZED (SELECT key, work, kind, format, score FROM win`)
+	if after != nil {
+		b.WriteString(` WHERE score < ? OR (score = ? AND key > ?)`)
+		args = append(args, after.Score, after.Score, after.Key)
+	}
+	b.WriteString(` ORDER BY score DESC, key LIMIT ?),
+		hits AS MATERIALIZED (SELECT p.key, p.work, p.kind, p.format, coalesce(w.title, '') AS title,
+			snippet(f.search_fts, -1, char(2), char(3), '…', 24) AS snippet, p.score
+			FROM page p JOIN search_fts f ON f.rowid = p.key LEFT JOIN search_text w ON w.key = p.work
+			WHERE f.search_fts MATCH ?)
+		SELECT s.n, s.lo, s.hi, h.key, h.work, h.kind, h.format, h.title, h.snippet, h.score
+		FROM stats s LEFT JOIN hits h ON true ORDER BY h.score DESC, h.key`)
+	args = append(args, n, match)
+	return b.String(), args
+}
+
+// Search returns a page of public hits for q: one statement for the page
+// in its window, a second when the page runs past the end of a full
+// window into the next, and, with q.Facets, one for the total and facet
+// counts.
 func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
 	terms, err := shelfmark.ParseSearchText(q.Text)
 	if err != nil {
@@ -84,36 +135,50 @@ func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 	}
 	match := ftsQuery(terms)
 	limit := shelfmark.SearchLimit(q.Limit)
-	from, args := searchMatches(&q, match)
-	var b strings.Builder
-	b.WriteString(`WITH page AS MATERIALIZED (SELECT key, work, kind, format, score FROM (
-		SELECT d.key, d.work, d.kind, d.format, -bm25(search_fts, 10.0, 1.0) AS score FROM ` + from + `)`)
+	res := &shelfmark.SearchResult{Hits: make([]shelfmark.SearchHit, 0, limit+1)}
+	var windows []int64
+	var top int64
+	var after *shelfmark.SearchCursor
 	if q.After != nil {
-		b.WriteString(` WHERE score < ? OR (score = ? AND key > ?)`)
-		args = append(args, q.After.Score, q.After.Score, q.After.Key)
-	}
-	b.WriteString(` ORDER BY score DESC, key LIMIT ?)
-		SELECT p.key, p.work, p.kind, p.format, coalesce(w.title, ''),
-			snippet(f.search_fts, -1, char(2), char(3), '…', 24), p.score
-		FROM page p JOIN search_fts f ON f.rowid = p.key LEFT JOIN search_text w ON w.key = p.work
-		WHERE f.search_fts MATCH ? ORDER BY p.score DESC, p.key`)
-	args = append(args, limit+1, match)
-
-	res := &shelfmark.SearchResult{Hits: make([]shelfmark.SearchHit, 0, limit)}
-	err = t.query(ctx, b.String(), args, func(r *sql.Rows) error {
-		var h shelfmark.SearchHit
-		var kind string
-		if err := r.Scan(&h.Key, &h.Work, &kind, &h.Format, &h.Title, &h.Snippet, &h.Score); err != nil {
-			return err
+		top = q.After.Window
+		if q.After.Key != 0 {
+			after = q.After
 		}
-		h.Kind = shelfmark.Kind(kind)
-		res.Hits = append(res.Hits, h)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: search %.80q: %w", q.Text, err)
 	}
-	res.TrimPage(limit)
+	for range 2 { // a page of at most MaxSearchLimit+1 spans at most two windows
+		var n, lo, hi int64
+		query, args := searchPageSQL(&q, match, top, after, limit+1-len(res.Hits))
+		err = t.query(ctx, query, args, func(r *sql.Rows) error {
+			var h shelfmark.SearchHit
+			var key, work sql.NullInt64
+			var kind, format, title, snippet sql.NullString
+			var score sql.NullFloat64
+			if err := r.Scan(&n, &lo, &hi, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
+				return err
+			}
+			if !key.Valid {
+				return nil
+			}
+			h.Key, h.Work, h.Kind, h.Format = key.Int64, work.Int64, shelfmark.Kind(kind.String), format.String
+			h.Title, h.Snippet, h.Score = title.String, snippet.String, score.Float64
+			res.Hits = append(res.Hits, h)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: search %.80q: %w", q.Text, err)
+		}
+		if top == 0 {
+			top = hi
+		}
+		for len(windows) < len(res.Hits) {
+			windows = append(windows, top)
+		}
+		if len(res.Hits) > limit || n < shelfmark.SearchWindow || lo <= 1 {
+			break
+		}
+		top, after = lo-1, nil
+	}
+	res.TrimPage(limit, windows)
 	if q.Facets {
 		if err := t.searchFacets(ctx, &q, match, res); err != nil {
 			return nil, fmt.Errorf("sqlite: search %.80q: facets: %w", q.Text, err)
@@ -122,14 +187,14 @@ func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 	return res, nil
 }
 
-// searchFacets counts every match of q, and the matches by kind, by format
-// and by public collection, in one statement over the matches (gathered
-// once, MATERIALIZED).
-func (t *tx) searchFacets(ctx context.Context, q *shelfmark.SearchQuery, match string, res *shelfmark.SearchResult) error {
-	from, args := searchMatches(q, match)
+// searchFacetsSQL returns the facet statement of q and its arguments.
+func searchFacetsSQL(q *shelfmark.SearchQuery, match string) (string, []any) {
+	win, args := searchWindow(q, match, 0, shelfmark.SearchWindow+1, false)
 	lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-	query := `WITH m AS MATERIALIZED (SELECT d.work, d.kind, d.format FROM ` + from + `)
+	query := `WITH m AS MATERIALIZED (` + win + `)
 		SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*) FROM m
+		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(key) - min(key), 0) FROM m
+		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(key) FROM m) - (SELECT min(key) FROM search_docs), 0)
 		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM m
 			GROUP BY kind ORDER BY n DESC, kind LIMIT ` + lim + `)
 		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM m WHERE format <> ''
@@ -137,8 +202,17 @@ func (t *tx) searchFacets(ctx context.Context, q *shelfmark.SearchQuery, match s
 		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
 			FROM m JOIN memberships ms ON ms.member = m.work JOIN resources r ON r.key = ms.collection
 			WHERE ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection LIMIT ` + lim + `)`
-	args = append(args, q.Now.UnixMicro())
-	return t.query(ctx, query, args, func(r *sql.Rows) error {
+	return query, append(args, q.Now.UnixMicro())
+}
+
+// searchFacets counts the matches of q, and the matches by kind, by format
+// and by public collection, in one statement over a sample: the newest
+// SearchWindow+1 matches (gathered once, MATERIALIZED). It returns the
+// sample's key span and the index's, from which EstimateFacets scales the
+// counts of a full sample.
+func (t *tx) searchFacets(ctx context.Context, q *shelfmark.SearchQuery, match string, res *shelfmark.SearchResult) error {
+	query, args := searchFacetsSQL(q, match)
+	err := t.query(ctx, query, args, func(r *sql.Rows) error {
 		var facet int
 		var value string
 		var n int64
@@ -148,6 +222,11 @@ func (t *tx) searchFacets(ctx context.Context, q *shelfmark.SearchQuery, match s
 		res.AddFacet(int(facet), value, n)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	res.EstimateFacets()
+	return nil
 }
 
 // SearchDoc returns the stored document of key, or nil.

@@ -445,7 +445,7 @@ func testSearchPaging(t *testing.T, open Opener) {
 			}
 			break
 		}
-		if len(r.Hits) != 6 || *r.Next != (shelfmark.SearchCursor{Score: r.Hits[5].Score, Key: r.Hits[5].Key}) {
+		if len(r.Hits) != 6 || *r.Next != (shelfmark.SearchCursor{Window: 1000 + n - 1, Score: r.Hits[5].Score, Key: r.Hits[5].Key}) {
 			t.Fatalf("page %d: %d hits, next %+v", pages, len(r.Hits), r.Next)
 		}
 		q.After = r.Next
@@ -669,5 +669,295 @@ func testSearchIndexer(t *testing.T, open Opener) {
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Fatalf("Run returned %v", err)
+	}
+}
+
+// searchEnv is a repository with one public work in a public collection,
+// one public work in none, and one private work, for documents written
+// directly (keys from searchBase up, contiguous, so that the estimates of
+// a sample are exact when a word is spread evenly).
+type searchEnv struct {
+	e                  *env
+	coll, w1, w2, priv int64
+}
+
+const searchBase = 1 << 30
+
+func newSearchEnv(t *testing.T, open Opener) *searchEnv {
+	t.Helper()
+	e := newEnv(t, open, shelfmark.RepositoryOptions{})
+	ctx := context.Background()
+	create := func(nr *shelfmark.NewResource) int64 {
+		t.Helper()
+		return keyOf(t, rs(t)(e.repo.CreateResource(ctx, nr)).ID)
+	}
+	s := &searchEnv{e: e}
+	s.coll = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection})
+	s.w1 = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{shelfmark.EncodeID(s.coll)}})
+	s.w2 = create(&shelfmark.NewResource{Kind: shelfmark.KindWork})
+	s.priv = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Private})
+	return s
+}
+
+func (s *searchEnv) put(t *testing.T, docs []shelfmark.SearchDoc) {
+	t.Helper()
+	update(t, s.e, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(context.Background(), docs) })
+}
+
+func (s *searchEnv) search(t *testing.T, q shelfmark.SearchQuery) *shelfmark.SearchResult {
+	t.Helper()
+	q.Now = time.Now()
+	var res *shelfmark.SearchResult
+	view(t, s.e, func(tx shelfmark.ReadTx) (err error) {
+		res, err = tx.Search(context.Background(), q)
+		return err
+	})
+	return res
+}
+
+// facetCount returns the count of value in a facet, or -1.
+func facetCount(f []shelfmark.FacetCount, value string) int64 {
+	for _, c := range f {
+		if c.Value == value {
+			return c.Count
+		}
+	}
+	return -1
+}
+
+// testSearchThreshold: the total and the facets are exact for a word in
+// SearchWindow visible documents (however many private ones hold it too)
+// and estimated, and said to be, for a word in one more; the estimate of a
+// word spread over a large index is close to the truth, facet by facet.
+func testSearchThreshold(t *testing.T, open Opener) {
+	s := newSearchEnv(t, open)
+	const c = shelfmark.SearchWindow
+	var docs []shelfmark.SearchDoc
+	key := int64(searchBase)
+	add := func(work int64, format, body string) {
+		docs = append(docs, shelfmark.SearchDoc{Key: key, Work: work, Kind: shelfmark.KindFileSet, Format: format, Body: body})
+		key++
+	}
+	// over: c+1 documents, the lowest keys of the index
+	for i := 0; i <= c; i++ {
+		add([]int64{s.w1, s.w2}[i%2], []string{"PDF", "TIFF", "TIFF", "TIFF"}[i%4], "over")
+	}
+	// at: exactly c visible documents, and private ones between them
+	for i := 0; i < c; i++ {
+		add([]int64{s.w1, s.w2}[i%2], []string{"PDF", "TIFF", "TIFF", "TIFF"}[i%4], "at")
+		if i%10 == 0 {
+			add(s.priv, "PDF", "at")
+		}
+	}
+	s.put(t, docs)
+
+	at := s.search(t, shelfmark.SearchQuery{Text: "at", Facets: true})
+	if at.Estimated || at.Total != c {
+		t.Fatalf("a word in %d visible documents: total %d, estimated %v; want exact", c, at.Total, at.Estimated)
+	}
+	fc := func(v string, n int64) shelfmark.FacetCount { return shelfmark.FacetCount{Value: v, Count: n} }
+	if want := []shelfmark.FacetCount{fc("TIFF", 3*c/4), fc("PDF", c/4)}; !slices.Equal(at.Formats, want) {
+		t.Fatalf("formats of a word in %d documents: %v, want %v", c, at.Formats, want)
+	}
+	if want := []shelfmark.FacetCount{fc(fmt.Sprint(s.coll), c/2)}; !slices.Equal(at.Collections, want) {
+		t.Fatalf("collections of a word in %d documents: %v, want %v", c, at.Collections, want)
+	}
+	over := s.search(t, shelfmark.SearchQuery{Text: "over", Facets: true})
+	// the sample is every match but one, at the bottom of the index's keys:
+	// the estimate comes out exact
+	if !over.Estimated || over.Total != c+1 {
+		t.Fatalf("a word in %d visible documents: total %d, estimated %v; want %d, estimated", c+1, over.Total, over.Estimated, c+1)
+	}
+	if n := facetCount(over.Formats, "PDF"); n != c/4+1 {
+		t.Fatalf("formats of a word in %d documents: %v", c+1, over.Formats)
+	}
+	if r := s.search(t, shelfmark.SearchQuery{Text: "over"}); r.Estimated || r.Total != 0 {
+		t.Fatalf("without facets: total %d, estimated %v", r.Total, r.Estimated)
+	}
+
+	// a large index: "every" in every document, "half" in every other one,
+	// "tenth" in one in ten
+	s = newSearchEnv(t, open)
+	const n = 8 * c
+	docs, key = nil, searchBase
+	for i := 0; i < n; i++ {
+		body := "every"
+		if i%2 == 0 {
+			body += " half"
+		}
+		if i%10 == 0 {
+			body += " tenth"
+		}
+		add([]int64{s.w1, s.w2}[i%2], []string{"PDF", "TIFF", "TIFF", "TIFF"}[i%4], body)
+	}
+	s.put(t, docs)
+	near := func(what string, got, want int64) {
+		t.Helper()
+		if d := got - want; d*50 > want || -d*50 > want {
+			t.Fatalf("%s: estimated %d, true %d (off by more than 2%%)", what, got, want)
+		}
+	}
+	for _, w := range []struct {
+		word string
+		n    int64
+	}{{"every", n}, {"half", n / 2}, {"tenth", n / 10}} {
+		r := s.search(t, shelfmark.SearchQuery{Text: w.word, Facets: true})
+		if r.Estimated != (w.n > c) {
+			t.Fatalf("%s: a word in %d documents: estimated %v", w.word, w.n, r.Estimated)
+		}
+		near(w.word+" total", r.Total, w.n)
+		near(w.word+" in the collection", facetCount(r.Collections, fmt.Sprint(s.coll)), map[string]int64{"every": n / 2, "half": n / 2, "tenth": n / 10}[w.word])
+		if w.word == "every" {
+			near("every, PDF", facetCount(r.Formats, "PDF"), n/4)
+			near("every, TIFF", facetCount(r.Formats, "TIFF"), 3*n/4)
+			if !slices.Equal(r.Kinds, []shelfmark.FacetCount{fc("fileset", r.Total)}) {
+				t.Fatalf("every, kinds: %v", r.Kinds)
+			}
+		}
+		// a filter narrows the sample, not the estimate's reach
+		f := s.search(t, shelfmark.SearchQuery{Text: w.word, Format: "PDF", Facets: true})
+		want := map[string]int64{"every": n / 4, "half": n / 4, "tenth": n / 20}[w.word]
+		if want > c && !f.Estimated || want <= c && (f.Estimated || f.Total != want) {
+			t.Fatalf("%s in PDF: total %d, estimated %v; want about %d", w.word, f.Total, f.Estimated, want)
+		}
+		near(w.word+" in PDF", f.Total, want)
+	}
+}
+
+// testSearchWindows: a word in several windows' worth of documents pages
+// through every match once, window by window (newest window first, by
+// score within each), each page running at most two statements of one
+// window each; a title match ranks first within its window; later pages
+// keep the first page's window when newer documents arrive.
+func testSearchWindows(t *testing.T, open Opener) {
+	s := newSearchEnv(t, open)
+	const c = shelfmark.SearchWindow
+	const n = 3*c + 137
+	var docs []shelfmark.SearchDoc
+	for i := 0; i < n; i++ {
+		d := shelfmark.SearchDoc{Key: int64(searchBase + i), Work: s.w1, Kind: shelfmark.KindFileSet,
+			Body: strings.Repeat("filler ", i%5) + strings.Repeat("kelp ", 1+i%3)}
+		if i%97 == 0 {
+			d.Title = "kelp"
+		}
+		docs = append(docs, d)
+	}
+	s.put(t, docs)
+	window := func(key int64) int { return int(searchBase+n-1-key) / c } // 0 for the newest c
+	var walked []shelfmark.SearchHit
+	q := shelfmark.SearchQuery{Text: "kelp", Limit: 30}
+	var first *shelfmark.SearchCursor
+	for pages := 0; ; pages++ {
+		if pages > n {
+			t.Fatal("paging does not end")
+		}
+		var r *shelfmark.SearchResult
+		calls := s.e.rec.capture(func() { r = s.search(t, q) })
+		if len(calls) > 2 {
+			t.Fatalf("page %d ran %d statements", pages, len(calls))
+		}
+		if r.Next != nil && len(r.Hits) != 30 {
+			t.Fatalf("page %d: %d hits and a next page", pages, len(r.Hits))
+		}
+		walked = append(walked, r.Hits...)
+		if pages == 0 {
+			first = r.Next
+		}
+		if r.Next == nil {
+			break
+		}
+		q.After = r.Next
+	}
+	if len(walked) != n {
+		t.Fatalf("paging returned %d hits, want %d", len(walked), n)
+	}
+	seen := map[int64]bool{}
+	for i, h := range walked {
+		if seen[h.Key] {
+			t.Fatalf("hit %d returned twice", h.Key)
+		}
+		seen[h.Key] = true
+		if i == 0 {
+			continue
+		}
+		p := walked[i-1]
+		switch wp, wh := window(p.Key), window(h.Key); {
+		case wh < wp:
+			t.Fatalf("hit %d (window %d) after hit %d (window %d)", h.Key, wh, p.Key, wp)
+		case wh == wp && (h.Score > p.Score || h.Score == p.Score && h.Key < p.Key):
+			t.Fatalf("hits out of order within window %d at %d", wh, i)
+		case wh > wp && (h.Key-searchBase)%97 != 0 && (p.Key-searchBase)%97 == 0:
+			t.Fatalf("window %d begins with a body match", wh)
+		}
+	}
+	// title matches first in each window
+	for w := 0; w*c < n; w++ {
+		titles := 0
+		for k := searchBase + n - 1 - w*c; k > searchBase+n-1-(w+1)*c && k >= searchBase; k-- {
+			if (k-searchBase)%97 == 0 {
+				titles++
+			}
+		}
+		start := w * c
+		for i := start; i < start+titles; i++ {
+			if (walked[i].Key-searchBase)%97 != 0 {
+				t.Fatalf("window %d: hit %d (%d) is not a title match but ranks among its first %d", w, i, walked[i].Key, titles)
+			}
+		}
+	}
+
+	// newer documents do not move the first page's window
+	s.put(t, []shelfmark.SearchDoc{{Key: searchBase + n + 5, Work: s.w1, Kind: shelfmark.KindFileSet, Title: "kelp kelp", Body: "kelp"}})
+	// (SQLite's bm25 scores move with the index's statistics, so the
+	// page is compared by window, not hit by hit)
+	r := s.search(t, shelfmark.SearchQuery{Text: "kelp", Limit: 30, After: first})
+	for _, h := range r.Hits {
+		if window(h.Key) != 0 {
+			t.Fatalf("the second page, after a newer document arrived, holds %d (window %d)", h.Key, window(h.Key))
+		}
+	}
+	if len(r.Hits) != 30 {
+		t.Fatalf("the second page, after a newer document arrived: %d hits", len(r.Hits))
+	}
+	if r := s.search(t, shelfmark.SearchQuery{Text: "kelp", Limit: 1}); len(r.Hits) != 1 || r.Hits[0].Key != searchBase+n+5 {
+		t.Fatalf("a new first page does not rank the new document first: %v", hitKeys(r.Hits))
+	}
+	// the beginning of a window as a cursor
+	r = s.search(t, shelfmark.SearchQuery{Text: "kelp", Limit: 5, After: &shelfmark.SearchCursor{Window: searchBase + n - 1 - c}})
+	if !slices.Equal(hitKeys(r.Hits), hitKeys(walked[c:c+5])) {
+		t.Fatalf("the start of the second window: %v, want %v", hitKeys(r.Hits), hitKeys(walked[c:c+5]))
+	}
+}
+
+// testCostSearchFirstPage: the first page of a word in 10 windows' worth
+// of documents, with its facets, runs the same statements returning the
+// same rows as that of a word in two windows' worth (the backends' own
+// tests count the rows the statements read).
+func testCostSearchFirstPage(t *testing.T, open Opener) {
+	s := newSearchEnv(t, open)
+	const c = shelfmark.SearchWindow
+	var docs []shelfmark.SearchDoc
+	for i := 0; i < 10*c; i++ {
+		body := "large"
+		if i%5 == 0 {
+			body += " small"
+		}
+		docs = append(docs, shelfmark.SearchDoc{Key: int64(searchBase + i), Work: []int64{s.w1, s.w2}[i%2], Kind: shelfmark.KindFileSet,
+			Format: []string{"PDF", "TIFF"}[i%2], Body: body})
+	}
+	s.put(t, docs)
+	page := func(word string) ([]call, *shelfmark.SearchResult) {
+		var r *shelfmark.SearchResult
+		calls := s.e.rec.capture(func() { r = s.search(t, shelfmark.SearchQuery{Text: word, Facets: true}) })
+		for i := range calls {
+			calls[i].query = strings.ReplaceAll(calls[i].query, word, "WORD")
+		}
+		return calls, r
+	}
+	small, rs := page("small")
+	large, rl := page("large")
+	sameWork(t, "the first page with facets (a word in 2,000 documents vs 10,000)", small, large)
+	if !rs.Estimated || !rl.Estimated || rs.Total != 2*c || rl.Total != 10*c {
+		t.Fatalf("totals %d (estimated %v) and %d (estimated %v)", rs.Total, rs.Estimated, rl.Total, rl.Estimated)
 	}
 }

@@ -1,0 +1,150 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// explainSearch runs a search statement under EXPLAIN (ANALYZE, BUFFERS)
+// in the test's schema, planned for its values as Search plans it, and
+// returns the buffers it touched and the rows its scans of search_docs and
+// resources read (returned or removed by a filter).
+func explainSearch(t *testing.T, schema, query string, args []any) (buffers, rows int64) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := adminPool(t).Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	defer conn.Exec(ctx, "RESET search_path")
+	if _, err := conn.Exec(ctx, "SET search_path TO "+schema); err != nil {
+		t.Fatal(err)
+	}
+	var plan []struct {
+		Plan map[string]any `json:"Plan"`
+	}
+	if err := conn.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, append([]any{pgx.QueryExecModeExec}, args...)...).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("SHELFMARK_PG_SHOW_PLANS") != "" {
+		b, _ := json.MarshalIndent(plan, "", " ")
+		t.Logf("%s", b)
+	}
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if rel, _ := n["Relation Name"].(string); rel == "search_docs" || rel == "resources" {
+			r, _ := n["Actual Rows"].(float64)
+			removed, _ := n["Rows Removed by Filter"].(float64)
+			rechecked, _ := n["Rows Removed by Index Recheck"].(float64)
+			loops, _ := n["Actual Loops"].(float64)
+			rows += int64((r + removed + rechecked) * loops)
+		}
+		kids, _ := n["Plans"].([]any)
+		for _, k := range kids {
+			if m, ok := k.(map[string]any); ok {
+				walk(m)
+			}
+		}
+	}
+	walk(plan[0].Plan)
+	hit, _ := plan[0].Plan["Shared Hit Blocks"].(float64)
+	read, _ := plan[0].Plan["Shared Read Blocks"].(float64)
+	return int64(hit + read), rows
+}
+
+// TestSearchExamines: the statements of a search read no more rows of
+// search_docs and resources, and touch no more buffers, for a word in 10
+// windows' worth of documents than for a word in two windows' worth, on
+// the first page, on a page deep in the results and for the facets: about
+// one window for a word in every document, never the number of matches.
+// Measured by PostgreSQL itself (EXPLAIN ANALYZE), with the plans the
+// statistics of the tsvector column lead to. (A window read along the
+// primary key reads the documents between its matches too: a word in one
+// document in d reads about d × SearchWindow rows; PostgreSQL takes the
+// GIN index instead when that is fewer, so a window never reads more than
+// about sqrt(SearchWindow × documents).)
+func TestSearchExamines(t *testing.T) {
+	db, schema := openTest(t, Options{})
+	ctx := context.Background()
+	update(t, db, func(tx shelfmark.WriteTx) error {
+		return tx.InsertResources(ctx, []*shelfmark.ResourceRow{row(1, 0, 0)})
+	})
+	const c = shelfmark.SearchWindow
+	small, large := 2*c, 10*c
+	var docs []shelfmark.SearchDoc
+	for i := 0; i < large; i++ {
+		body := "large"
+		if i%(large/small) == 0 {
+			body += " small"
+		}
+		docs = append(docs, shelfmark.SearchDoc{Key: int64(1000 + i), Work: 1, Kind: shelfmark.KindFileSet, Format: "PDF",
+			Title: fmt.Sprint("page ", i), Body: body})
+	}
+	update(t, db, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs) })
+	if _, err := adminPool(t).Exec(ctx, "ANALYZE "+schema+".search_docs, "+schema+".resources"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	limit := shelfmark.DefaultSearchLimit
+	type cost struct{ buffers, rows int64 }
+	costs := map[string]cost{}
+	for _, word := range []string{"small", "large"} {
+		q := shelfmark.SearchQuery{Text: word, Now: now}
+		query := tsQuery([]shelfmark.SearchTerm{{Text: word}})
+		var deep *shelfmark.SearchCursor
+		view(t, db, func(tx shelfmark.ReadTx) error {
+			q := q
+			q.Limit = shelfmark.MaxSearchLimit
+			for i := 0; i < 3*small/4/shelfmark.MaxSearchLimit; i++ { // into the second window
+				res, err := tx.Search(ctx, q)
+				if err != nil {
+					return err
+				}
+				deep, q.After = res.Next, res.Next
+			}
+			return nil
+		})
+		n := map[string]int{"small": small, "large": large}[word]
+		// the measure sees every row a statement reads: counting every
+		// match (as the facets did before windows) reads them all
+		from, args := searchMatches(&q, query)
+		if _, rows := explainSearch(t, schema, `SELECT count(*) FROM `+from, args); rows < int64(n) {
+			t.Fatalf("%q: counting every match read %d rows, want at least %d", word, rows, n)
+		}
+		for _, what := range []string{"first page", "a page deep in the results", "facets"} {
+			var sql string
+			var args []any
+			switch what {
+			case "first page":
+				sql, args = searchPageSQL(&q, query, 0, nil, limit+1)
+			case "a page deep in the results":
+				sql, args = searchPageSQL(&q, query, deep.Window, deep, limit+1)
+			case "facets":
+				sql, args = searchFacetsSQL(&q, query)
+			}
+			buffers, rows := explainSearch(t, schema, sql, args)
+			t.Logf("%q in %d documents, %s: %d rows of search_docs and resources, %d buffers", word, n, what, rows, buffers)
+			// a word in every document: each document of the window and its
+			// work's row, and the page's hits again; a word in one document
+			// in five reads five documents per match of its window
+			if word == "large" && rows > 3*(c+1) {
+				t.Errorf("%q, %s: %d rows read; want about one window (%d)", word, what, rows, c)
+			}
+			if word == "small" {
+				costs[what] = cost{buffers, rows}
+			} else if s := costs[what]; rows > s.rows+int64(limit) || buffers > s.buffers+s.buffers/4+10 {
+				t.Errorf("%s: %d rows and %d buffers for a word in %d documents, %d rows and %d buffers for one in %d",
+					what, s.rows, s.buffers, small, rows, buffers, large)
+			}
+		}
+	}
+}

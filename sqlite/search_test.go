@@ -1,0 +1,219 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// probeDriver is SQLite with a function probe() that counts its calls:
+// TestSearchExamines shadows the resources table with a temporary view
+// that calls it for every row read, so the count is the number of
+// resources rows a statement reads.
+var (
+	probeOnce  sync.Once
+	probeCalls atomic.Int64
+)
+
+func probeDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	probeOnce.Do(func() {
+		sql.Register("sqlite3_probe", &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+			return c.RegisterFunc("probe", func() bool { probeCalls.Add(1); return true }, false)
+		}})
+	})
+	db, err := sql.Open("sqlite3_probe", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(`CREATE TEMP VIEW resources AS SELECT * FROM main.resources WHERE probe()`); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// examined runs a statement on the probe connection and returns how many
+// resources rows it read and how many rows it returned.
+func examined(t *testing.T, db *sql.DB, query string, args []any) (read, returned int64) {
+	t.Helper()
+	probeCalls.Store(0)
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		returned++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return probeCalls.Load(), returned
+}
+
+// TestSearchExamines: the statements of a search read (through the
+// visibility join) as many resources rows for a word in 10 windows' worth
+// of documents as for a word in two windows' worth, on the first page, on
+// a page deep in the results and for the facets: about one window, never
+// the number of matches. Counted by SQLite itself, through a view that
+// calls a counting function for every row read.
+func TestSearchExamines(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "search.db")
+	db, err := Open(ctx, path, Options{Relaxed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
+	defer repo.Close()
+	coll, err := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, err := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{coll.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := work.ID.Key()
+	const c = shelfmark.SearchWindow
+	small, large := 2*c, 10*c
+	var docs []shelfmark.SearchDoc
+	for i := 0; i < large; i++ {
+		body := "large"
+		if i%(large/small) == 0 {
+			body += " small"
+		}
+		format := "PDF"
+		if i%3 == 0 {
+			format = "TIFF"
+		}
+		docs = append(docs, shelfmark.SearchDoc{Key: int64(1000 + i), Work: w, Kind: shelfmark.KindFileSet, Format: format,
+			Title: fmt.Sprint("page ", i), Body: body})
+	}
+	if err := db.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs) }); err != nil {
+		t.Fatal(err)
+	}
+	probe := probeDB(t, path)
+	now := time.Now()
+	limit := shelfmark.DefaultSearchLimit
+	reads := map[string]int64{}
+	for _, word := range []string{"small", "large"} {
+		q := shelfmark.SearchQuery{Text: word, Now: now}
+		match := ftsQuery([]shelfmark.SearchTerm{{Text: word}})
+		// a cursor in the middle of the results
+		var deep *shelfmark.SearchCursor
+		if err := db.View(ctx, func(tx shelfmark.ReadTx) error {
+			q := q
+			q.Limit = shelfmark.MaxSearchLimit
+			for i := 0; i < 3*small/4/shelfmark.MaxSearchLimit; i++ { // into the second window
+				res, err := tx.Search(ctx, q)
+				if err != nil {
+					return err
+				}
+				deep, q.After = res.Next, res.Next
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// the measure sees every row a statement reads: counting every
+		// match (as the facets did before windows) reads them all
+		from, args := searchMatches(&q, match)
+		n := map[string]int64{"small": int64(small), "large": int64(large)}[word]
+		if read, _ := examined(t, probe, `SELECT count(*) FROM `+from, args); read != n {
+			t.Fatalf("%q: counting every match read %d resources rows, want %d", word, read, n)
+		}
+		for _, s := range []struct {
+			what  string
+			query string
+			args  []any
+		}{
+			{"first page", "", nil},
+			{"a page deep in the results", "", nil},
+			{"facets", "", nil},
+		} {
+			switch s.what {
+			case "first page":
+				s.query, s.args = searchPageSQL(&q, match, 0, nil, limit+1)
+			case "a page deep in the results":
+				s.query, s.args = searchPageSQL(&q, match, deep.Window, deep, limit+1)
+			case "facets":
+				s.query, s.args = searchFacetsSQL(&q, match)
+			}
+			read, returned := examined(t, probe, s.query, s.args)
+			t.Logf("%q in %d documents, %s: %d resources rows read, %d returned", word, n, s.what, read, returned)
+			// a window reads its works' rows; the facets also read the
+			// collection of each work of the sample
+			if s.what == "facets" && (read < c+1 || read > 2*(c+1)) || s.what != "facets" && read != c {
+				t.Errorf("%q, %s: %d resources rows read; want one window (%d; the facets' sample %d and at most one collection each)", word, s.what, read, c, c+1)
+			}
+			if word == "small" {
+				reads[s.what] = read
+			} else if read != reads[s.what] {
+				t.Errorf("%s: %d resources rows read for a word in %d documents, %d for one in %d", s.what, reads[s.what], small, read, large)
+			}
+		}
+	}
+	// the facet statement as Search runs it reads one sample and the
+	// collections of its works
+	var res *shelfmark.SearchResult
+	if err := db.View(ctx, func(tx shelfmark.ReadTx) (err error) {
+		res, err = tx.Search(ctx, shelfmark.SearchQuery{Text: "large", Now: now, Facets: true})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Estimated || res.Total != int64(large) {
+		t.Errorf("large: total %d, estimated %v; want %d, estimated", res.Total, res.Estimated, large)
+	}
+}
+
+// TestSearchPlan: a window reads search_fts in rowid order (newest first,
+// from the window's top) and stops at its LIMIT: no sort of every match.
+func TestSearchPlan(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []shelfmark.SearchQuery{
+		{Text: "x"},
+		{Text: "x", Kind: shelfmark.KindWork, Format: "PDF", Collection: 7},
+	} {
+		for _, top := range []int64{0, 99} {
+			win, args := searchWindow(&q, `"x"`, top, shelfmark.SearchWindow, true)
+			rows, err := db.read.QueryContext(ctx, "EXPLAIN QUERY PLAN "+win, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			rows.Close()
+			all := strings.Join(plan, "\n")
+			if !strings.HasPrefix(plan[0], "SCAN search_fts VIRTUAL TABLE") || strings.Contains(all, "TEMP B-TREE") {
+				t.Errorf("%+v, top %d: the window does not read the index in order:\n%s", q, top, all)
+			}
+		}
+	}
+}
