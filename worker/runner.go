@@ -42,7 +42,9 @@ type QueueConfig struct {
 	// Reserved is how many of the queue's jobs get a slot ahead of every
 	// queue before it: a queue earlier in the order that always has work
 	// (a long ingest keeps characterize busy) cannot take the last slots
-	// from it, so it always makes progress. At most Concurrency; a
+	// from it, so it always makes progress. At most Concurrency, and the
+	// queues' reserved slots together leave at least one of Options.Total
+	// to the priority order (with --jobs 1 nothing is reserved); a
 	// Deferrable queue's reserved jobs still wait for the gate.
 	Reserved int
 }
@@ -172,6 +174,12 @@ func NewRunner(repo *shelfmark.Repository, handlers map[string]Handler, opts Opt
 		}
 		q.Reserved = min(max(q.Reserved, 0), q.Concurrency)
 		r.queues = append(r.queues, &queueState{QueueConfig: q, handler: h})
+	}
+	// the reserved slots leave at least one to the priority order
+	budget := opts.Total - 1
+	for _, q := range r.queues {
+		q.Reserved = min(q.Reserved, budget)
+		budget -= q.Reserved
 	}
 	return r
 }

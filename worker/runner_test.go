@@ -86,3 +86,22 @@ func TestRunnerReservedSlot(t *testing.T) {
 		}
 	})
 }
+
+// TestRunnerReservedBudget: reserved slots never take every slot, so a
+// runner with one slot keeps strict priority.
+func TestRunnerReservedBudget(t *testing.T) {
+	nop := func(context.Context, *shelfmark.Job) (*shelfmark.JobResult, error) { return nil, nil }
+	handlers := map[string]Handler{shelfmark.QueueCharacterize: nop, shelfmark.QueueDerive: nop, shelfmark.QueueText: nop}
+	queues := DefaultQueues(4)
+	queues[2].Reserved = 2 // text
+	for _, c := range []struct{ total, derive, text int }{{1, 0, 0}, {2, 1, 0}, {3, 1, 1}, {8, 1, 2}} {
+		r := NewRunner(nil, handlers, Options{Queues: queues, Total: c.total})
+		got := map[string]int{}
+		for _, q := range r.queues {
+			got[q.Name] = q.Reserved
+		}
+		if got[shelfmark.QueueDerive] != c.derive || got[shelfmark.QueueText] != c.text || got[shelfmark.QueueCharacterize] != 0 {
+			t.Errorf("total %d: reserved %v, want derive %d, text %d", c.total, got, c.derive, c.text)
+		}
+	}
+}
