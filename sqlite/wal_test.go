@@ -14,9 +14,9 @@ import (
 )
 
 // TestWALStaysBounded (rule R7): under a continuous stream of commits the
-// write-ahead log is checkpointed and rewound, so it stays near SQLite's
-// 1,000-page checkpoint threshold instead of growing with the data (a
-// growing WAL would also make every fsync journal a new file size).
+// write-ahead log is checkpointed and rewound, so it stays near the
+// automatic checkpoint's threshold (100 pages) instead of growing with the
+// data (a growing WAL would also make every fsync journal a new file size).
 func TestWALStaysBounded(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -46,7 +46,7 @@ func TestWALStaysBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const bound = 8 << 20 // 2× the 1,000-page threshold at 4 KiB pages
+	const bound = 8 << 20 // 20× the 100-page threshold at 4 KiB pages
 	if largest > bound {
 		t.Fatalf("WAL grew to %d bytes (database %d bytes), bound %d", largest, fi.Size(), bound)
 	}
@@ -70,7 +70,14 @@ func TestWALBoundedUnderReaders(t *testing.T) {
 	defer db.Close()
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
 	defer repo.Close()
-	stop, handoffs := readerRing(t, db, 3)
+	// one reader of the ring uses a database handle of its own, as a second
+	// process does (shelfmark jobs status)
+	other, err := sqlite.Open(ctx, filepath.Join(dir, "w.db"), sqlite.Options{ReadConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	stop, handoffs := readerRing(t, []*sqlite.DB{db, db, other})
 	meta := benchMetadata(54)
 	var largest int64
 	for batch := 0; batch < 60; batch++ { // ~6,000 works, ~25 MB of pages written
@@ -100,11 +107,11 @@ func TestWALBoundedUnderReaders(t *testing.T) {
 	t.Logf("largest WAL %d bytes, %d reader handoffs, checkpoints %+v", largest, handoffs(), st)
 }
 
-// readerRing starts n goroutines running read transactions back to back:
-// a reader ends its transaction only when another has read (taken its
-// snapshot) inside its own, so some snapshot is open at every moment. stop
-// ends them; handoffs counts the transactions that were handed over.
-func readerRing(t *testing.T, db *sqlite.DB, n int) (stop func(), handoffs func() int64) {
+// readerRing starts a goroutine for each of dbs running read transactions
+// back to back: a reader ends its transaction only when another has read
+// (taken its snapshot) inside its own, so some snapshot is open at every
+// moment. stop ends them; handoffs counts the transactions handed over.
+func readerRing(t *testing.T, dbs []*sqlite.DB) (stop func(), handoffs func() int64) {
 	t.Helper()
 	ctx := context.Background()
 	var (
@@ -113,10 +120,10 @@ func readerRing(t *testing.T, db *sqlite.DB, n int) (stop func(), handoffs func(
 		count atomic.Int64
 		wg    sync.WaitGroup
 		first = make(chan struct{}, 1)
-		errc  = make(chan error, n)
+		errc  = make(chan error, len(dbs))
 	)
 	first <- struct{}{}
-	for range n {
+	for _, db := range dbs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -166,4 +173,81 @@ func readerRing(t *testing.T, db *sqlite.DB, n int) (stop func(), handoffs func(
 		}
 	}
 	return stop, func() int64 { return count.Load() / 2 }
+}
+
+// TestWALReaderOutlastsWait: a read transaction that outlasts the
+// checkpointer's wait is counted busy and the log grows meanwhile (writes do
+// not fail or wait for it); once it ends, the next attempt rewinds the log
+// and the file is cut back to the limit.
+func TestWALReaderOutlastsWait(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const limit = 1 << 20
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "w.db"), sqlite.Options{Relaxed: true, WALLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
+	defer repo.Close()
+	meta := benchMetadata(54)
+	batch := 0
+	write := func() {
+		t.Helper()
+		nrs := make([]*shelfmark.NewResource, 100)
+		for i := range nrs {
+			nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: append(meta[:53:53],
+				shelfmark.Statement{Predicate: shelfmark.NSDC + "identifier", Object: shelfmark.NewLiteral(fmt.Sprint(batch, "/", i))})}
+		}
+		batch++
+		if _, errs := repo.CreateResources(ctx, nrs); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+	}
+	walSize := func() int64 {
+		fi, err := os.Stat(filepath.Join(dir, "w.db-wal"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+
+	write() // a first snapshot to hold
+	held, release, ended := make(chan struct{}), make(chan struct{}), make(chan error)
+	go func() {
+		ended <- db.View(ctx, func(tx shelfmark.ReadTx) error {
+			if _, err := tx.Counter(ctx, "key"); err != nil {
+				return err
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	for db.WALStats().Busy < 2 {
+		if batch > 40 {
+			t.Fatalf("no busy checkpoint after %d batches: %+v", batch, db.WALStats())
+		}
+		write()
+	}
+	st := db.WALStats()
+	if st.Restarts != 0 || walSize() <= limit {
+		t.Fatalf("with a reader holding the first snapshot: WAL %d bytes, %+v", walSize(), st)
+	}
+	close(release)
+	if err := <-ended; err != nil {
+		t.Fatal(err)
+	}
+	for db.WALStats().Restarts == 0 {
+		if batch > 80 {
+			t.Fatalf("no restart after the reader ended, %d batches: %+v", batch, db.WALStats())
+		}
+		write()
+	}
+	write() // writes at the start of the log and cuts the file back
+	if n := walSize(); n > limit {
+		t.Fatalf("WAL %d bytes after a restart, limit %d (%+v)", n, limit, db.WALStats())
+	}
+	t.Logf("%d batches, %+v", batch, db.WALStats())
 }
