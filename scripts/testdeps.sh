@@ -4,6 +4,7 @@
 #   vipsthumbnail, pdftoppm, pdftotext, tesseract (+ English)
 #                      (Debian libvips-tools, poppler-utils, tesseract-ocr, tesseract-ocr-eng)
 #                      the background pipeline's tools: derivatives, PDF text, OCR
+#   chromium           (Debian chromium) headless, to render and screenshot HTML reports
 #   .build/venv        a Python virtualenv with sickle, the third-party OAI-PMH harvester
 #   .build/testdata/pymarc-5.4.0   the pymarc source distribution: real LoC MARC records under test/
 # Prints nothing on stdout; tests find these through the variables scripts/test.sh exports.
@@ -22,6 +23,7 @@ command -v vipsthumbnail >/dev/null 2>&1 || missing+=(libvips-tools)
 command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr)
 [[ -n $(ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata 2>/dev/null) ]] || missing+=(tesseract-ocr-eng)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if (( ${#missing[@]} )); then
 	echo "== installing ${missing[*]}" >&2
 	apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

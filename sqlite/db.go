@@ -111,6 +111,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	db := &DB{path: path, tracer: opts.Tracer, write: w, stmts: map[string]*sql.Stmt{}}
+	if err := requireFTS5(ctx, w); err != nil {
+		w.Close()
+		return nil, err
+	}
 	if err := db.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err

@@ -5,9 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -99,16 +96,4 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size (for example 4GiB or 500MB)", s)
 	}
 	return n * mult, nil
-}
-
-// newProgressBar draws progress on stderr: a bar of total items, or a
-// spinner with a count when the total is unknown (-1).
-func newProgressBar(total int, what string) *progressbar.ProgressBar {
-	opts := []progressbar.Option{progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(what),
-		progressbar.OptionThrottle(200 * time.Millisecond)}
-	if total < 0 {
-		opts = append(opts, progressbar.OptionSpinnerType(14))
-	}
-	return progressbar.NewOptions(total, opts...)
 }

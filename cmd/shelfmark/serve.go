@@ -73,7 +73,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.oai.domain, "oai-domain", "", "OAI-PMH: the domain in record identifiers oai:DOMAIN:id (default: the host of --base-url, else "+oai.DefaultDomain+"); keep it stable, harvesters key records by it")
 	f.StringSliceVar(&c.oai.emails, "oai-admin-email", nil, "OAI-PMH: administrator email(s) Identify gives (default admin@DOMAIN)")
 	f.IntVar(&c.oai.pageSize, "oai-page-size", 100, "OAI-PMH: records or headers per list page")
-	f.BoolVar(&c.workers, "workers", true, "run the background jobs (identification, derivatives, text, OCR) in this process; --workers=false leaves them to `shelfmark worker` processes")
+	f.BoolVar(&c.workers, "workers", true, "run the background jobs (identification, derivatives, text, OCR) in this process; --workers=false leaves them to \"shelfmark worker\" processes")
 	c.jobs.register(f)
 	annotateEnv(f)
 	return cmd

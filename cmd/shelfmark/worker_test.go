@@ -154,11 +154,13 @@ func TestWorkerKilled(t *testing.T) {
 	if err := os.MkdirAll(fake, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := fmt.Sprintf("#!/bin/sh\necho $$ > %s\nexec sleep 300\n", pidFile)
+	// (written whole, then renamed: the test may look at any moment, and a
+	// redirection creates the file before it writes the pid into it)
+	script := fmt.Sprintf("#!/bin/sh\necho $$ > %[1]s.tmp && mv %[1]s.tmp %[1]s\nexec sleep 300\n", pidFile)
 	if err := os.WriteFile(filepath.Join(fake, "tesseract"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--data", data, "--log-level", "debug", "--job-timeout", "ocr=4s,derive=30s,characterize=30s", "--lease-grace", "1s"}
+	args := []string{"--data", data, "--log-level", "debug", "--job-timeout", "ocr=20s,derive=30s,characterize=30s", "--lease-grace", "1s"}
 	w1 := startWorker(t, []string{"PATH=" + fake + ":" + os.Getenv("PATH")}, args...)
 	// characterize, then derive, then the OCR job that hangs
 	waitJobs(t, repo, 2*time.Minute, "the OCR job running", func(cs []shelfmark.QueueCount) bool {

@@ -1,0 +1,36 @@
+# The common commands, with the build tag SQLite's full-text search needs
+# (sqlite_fts5) so that nobody has to remember it:
+#
+#   make            build ./bin/shelfmark
+#   make serve      build, then run it with zero configuration (data in ./shelfmark-data)
+#   make test       the whole test suite, as CI runs it (ARGS="-run X" passes go test flags)
+#   make install    put shelfmark on your PATH (go install)
+#   make bench      the benchmark lab at full size, SQLite then PostgreSQL (OUT=dir)
+
+GO      ?= go
+TAGS    := sqlite_fts5
+BIN     := bin/shelfmark
+OUT     ?= bench-out
+ARGS    ?=
+SERVE   ?=
+
+.PHONY: build serve test install bench clean
+
+build:
+	@test -x $(BIN) || echo "building $(BIN): the first build compiles SQLite and takes a few minutes on 2 cores" >&2
+	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/shelfmark
+
+serve: build
+	./$(BIN) serve $(SERVE)
+
+test:
+	scripts/test.sh $(ARGS)
+
+install:
+	$(GO) install -tags $(TAGS) ./cmd/shelfmark
+
+bench: build
+	scripts/bench.sh $(OUT)
+
+clean:
+	rm -rf bin
