@@ -282,6 +282,19 @@ func TestProvider(t *testing.T) {
 		if len(p.Records) != 7 || p.Token == nil || p.Token.Size != fmt.Sprint(len(all)) || p.Token.Cursor != "0" || p.Token.Text == "" {
 			t.Fatalf("first page: %d records, token %+v", len(p.Records), p.Token)
 		}
+		// completeListSize only where the kept counts give it: a whole
+		// format (from before every record), a leaf set; not a set with
+		// sets below it
+		for q, want := range map[string]string{
+			"set=" + string(parent.ID) + ":" + string(child.ID): fmt.Sprint(len(inChild)),
+			"set=" + string(parent.ID):                          "",
+			"from=" + t0.Add(-time.Hour).Format(time.RFC3339):  fmt.Sprint(len(all)),
+		} {
+			p := wantOK(t, e.get("verb=ListIdentifiers&metadataPrefix=oai_dc&"+q))
+			if p.IDToken == nil || p.IDToken.Size != want {
+				t.Errorf("%s: token %+v, want completeListSize %q", q, p.IDToken, want)
+			}
+		}
 		first := p.Records[0]
 		if !strings.Contains(first.Metadata.Inner, `<dc:title>`) || !strings.Contains(first.Metadata.Inner, `<dc:creator xml:lang="fr">Écrivain &amp; &lt;Co&gt;</dc:creator>`) {
 			t.Errorf("oai_dc: %s", first.Metadata.Inner)
@@ -352,6 +365,14 @@ func TestProvider(t *testing.T) {
 		hs = e.harvest("ListIdentifiers", "metadataPrefix=oai_dc&until="+day(t0))
 		if len(hs) != len(all)-3 {
 			t.Errorf("until t0: %d records, want %d", len(hs), len(all)-3)
+		}
+		// lists that from or until cut have no completeListSize (only a
+		// count over the list could give it)
+		for _, q := range []string{"until=" + day(t0), "from=" + day(t0.Add(time.Minute)) + "&until=" + day(t0.Add(73*time.Hour))} {
+			p := wantOK(t, e.get("verb=ListIdentifiers&metadataPrefix=oai_dc&"+q))
+			if p.IDToken != nil && p.IDToken.Size != "" {
+				t.Errorf("%s: completeListSize %q", q, p.IDToken.Size)
+			}
 		}
 		// day granularity: the whole day of t0
 		hs = e.harvest("ListIdentifiers", "metadataPrefix=oai_dc&from="+t0.Format("2006-01-02")+"&until="+t0.Format("2006-01-02"))
