@@ -288,7 +288,7 @@ func TestProvider(t *testing.T) {
 		for q, want := range map[string]string{
 			"set=" + string(parent.ID) + ":" + string(child.ID): fmt.Sprint(len(inChild)),
 			"set=" + string(parent.ID):                          "",
-			"from=" + t0.Add(-time.Hour).Format(time.RFC3339):  fmt.Sprint(len(all)),
+			"from=" + t0.Add(-time.Hour).Format(time.RFC3339):   fmt.Sprint(len(all)),
 		} {
 			p := wantOK(t, e.get("verb=ListIdentifiers&metadataPrefix=oai_dc&"+q))
 			if p.IDToken == nil || p.IDToken.Size != want {
