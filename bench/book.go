@@ -13,7 +13,7 @@ import (
 	"github.com/shelfmark/shelfmark"
 )
 
-// BookConfig configures the book scenario (brief §5): one work with Pages
+// BookConfig configures the book scenario (docs/design.md): one work with Pages
 // page images stored files first, then ordered in one step, then one field
 // of the book edited.
 type BookConfig struct {

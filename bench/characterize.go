@@ -14,7 +14,7 @@ import (
 	"github.com/shelfmark/shelfmark/worker"
 )
 
-// CharacterizeConfig configures the characterize scenario (brief §5):
+// CharacterizeConfig configures the characterize scenario (docs/design.md):
 // Files mixed PDF/TIFF/JPEG/PNG/XML/text files identified by the job
 // pipeline.
 type CharacterizeConfig struct {

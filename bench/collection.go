@@ -9,7 +9,7 @@ import (
 	"github.com/shelfmark/shelfmark"
 )
 
-// CollectionConfig configures the collection scenario (brief §5): Works
+// CollectionConfig configures the collection scenario (docs/design.md): Works
 // works added to one collection, then its member list read at the start
 // and deep in.
 type CollectionConfig struct {

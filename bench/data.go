@@ -9,7 +9,7 @@ import (
 )
 
 // patentStatements returns the metadata of a generated patent-like work
-// (brief §5: 31–69 triples, mean 54, with the 15 Dublin Core elements
+// (docs/design.md: 31–69 triples, mean 54, with the 15 Dublin Core elements
 // among them), deterministic for a seed and index.
 func patentStatements(seed uint64, i int, n int) []shelfmark.Statement {
 	r := rand.New(rand.NewPCG(seed, uint64(i)))

@@ -14,7 +14,7 @@ import (
 	"github.com/shelfmark/shelfmark/worker"
 )
 
-// IsolationConfig configures the isolation scenario (brief §5, rule R5):
+// IsolationConfig configures the isolation scenario (docs/design.md, rule R5):
 // ingest with an idle queue and while OCRJobs OCR jobs run, at the same
 // size of the repository.
 type IsolationConfig struct {
@@ -60,7 +60,7 @@ type IsolationResult struct {
 // busy (OCR running), idle first in even rounds and busy first in odd
 // ones, so that both kinds meet the repository at the same sizes. The
 // report's rate is the busy ingest's, its raw limit the idle ingest's, so
-// fraction_of_limit is the ratio the brief asks for (≥ 0.9).
+// fraction_of_limit is the ratio the target asks for (≥ 0.9).
 func RunIsolation(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.BlobStore, c IsolationConfig) (*IsolationResult, error) {
 	if c.Works <= 0 {
 		c.Works = 100000

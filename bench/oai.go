@@ -20,7 +20,7 @@ import (
 	"github.com/shelfmark/shelfmark/oai"
 )
 
-// OAIConfig configures the oai scenario (brief §5): Records works, a full
+// OAIConfig configures the oai scenario (docs/design.md): Records works, a full
 // ListRecords harvest of them at PageSize records per page by a built-in
 // client over HTTP on 127.0.0.1, the same harvest again asking for gzip,
 // page 1 against a deep page, then a harvest while works are being

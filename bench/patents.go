@@ -60,8 +60,8 @@ type patentSource struct {
 	gen     time.Duration // time spent in Next, generating items
 }
 
-// PatentSource returns an in-memory source of n generated patents (brief
-// §5, FIZ field report): item i has key "patent:EP%07d", 31–69 metadata
+// PatentSource returns an in-memory source of n generated patents (docs/design.md;
+// the shape of the FIZ patent corpus): item i has key "patent:EP%07d", 31–69 metadata
 // statements (mean about 54), one XML full-text file of about 4 KB unique
 // to it (gen.PatentXML for i < 256; beyond, the text of i % 256 carrying
 // i's own EP number and title) and, for about half of the items, a PDF and a first-page TIFF
@@ -124,7 +124,7 @@ func (s *patentSource) xml(i int) []byte {
 // Close implements ingest.Source.
 func (s *patentSource) Close() error { return nil }
 
-// PatentsConfig configures the patents scenario (brief §5).
+// PatentsConfig configures the patents scenario (docs/design.md).
 type PatentsConfig struct {
 	Works   int // default 1,000,000
 	Workers int // ingest workers storing files (default: the number of cores)

@@ -1,5 +1,5 @@
 // Package bench replays the field reports' experiments against Shelfmark
-// and reports them in one JSON shape shared by every scenario (brief §5),
+// and reports them in one JSON shape shared by every scenario (docs/design.md),
 // with the raw limit of the same work measured in the same run.
 package bench
 

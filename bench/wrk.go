@@ -28,7 +28,7 @@ end
 `
 
 // runWrk runs one step with wrk (https://github.com/wg/wrk, Debian package
-// "wrk"), the load generator Fedora's figures in the brief were taken with.
+// "wrk"), the load generator Fedora's published figures were taken with.
 func runWrk(ctx context.Context, target string, body []byte, ctype string, clients int, d time.Duration) (Step, error) {
 	dir, err := os.MkdirTemp("", "shelfmark-wrk-")
 	if err != nil {

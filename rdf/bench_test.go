@@ -11,7 +11,7 @@ import (
 )
 
 // patentTurtle returns a Turtle document of a patent record with 54
-// statements, the mean of the brief's patents scenario.
+// statements, the mean of the patents scenario.
 func patentTurtle() string {
 	var b strings.Builder
 	b.WriteString(`@prefix dcterms: <http://purl.org/dc/terms/> .

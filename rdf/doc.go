@@ -2,7 +2,7 @@
 // Turtle, N-Triples and JSON-LD documents, and the plain JSON object that is
 // the API's default metadata body.
 //
-// The repository stores only IRIs and literals (brief §3), so every reader
+// The repository stores only IRIs and literals (docs/design.md, data model), so every reader
 // rejects blank nodes, resolves relative IRIs against a base IRI, lower-cases
 // language tags and stores xsd:string as the empty datatype. Syntax errors are
 // *shelfmark.Error values with code EINVALID whose Details carry the "line"

@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// patentXMLSize is the size PatentXML aims at (brief §5: one 4 KB XML file
+// patentXMLSize is the size PatentXML aims at (docs/design.md: one 4 KB XML file
 // per work); documents come out between it and about 150 bytes more.
 const patentXMLSize = 4000
 
