@@ -1,7 +1,10 @@
 package shelfmark
 
 import (
+	"cmp"
 	"context"
+	"iter"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -127,16 +130,16 @@ type SearchResult struct {
 	//
 	// They are exact when at most SearchWindow documents match. Above, they
 	// are counted over a sample, the newest SearchWindow+1 matches, and
-	// scaled up to the key range of the index (see EstimateFacets), and
-	// Estimated is true.
+	// scaled up to the key range of the index (see
+	// SearchResult.estimateFacets), and Estimated is true.
 	Total       int64
 	Collections []FacetCount // Value is the collection's key in decimal
 	Kinds       []FacetCount
 	Formats     []FacetCount
 	Estimated   bool
 
-	// sampleSpan and keySpan are the key spans of the facet sample and of
-	// the index up to the sample's top (FacetSampleSpan, FacetKeySpan).
+	// sampleSpan and keySpan are the key spans of the facets' sample and
+	// of the index up to the sample's top (FacetSampleSpan, FacetKeySpan).
 	sampleSpan, keySpan int64
 }
 
@@ -295,9 +298,9 @@ func CleanSearchText(s string) string {
 	}, s)
 }
 
-// Facets numbered in the rows a backend's facet statement returns (the
-// first column), so both backends fold them with AddFacet. FacetSampleSpan
-// and FacetKeySpan are no facets: they carry, in the count column, the key
+// Facets numbered in the rows a backend's search statement returns (the
+// first column), folded by SearchPager.Facet. FacetSampleSpan and
+// FacetKeySpan are no facets: they carry, in the count column, the key
 // span of the sample the facets were counted over (its highest key minus
 // its lowest) and the span from the index's lowest key to the sample's
 // highest.
@@ -310,9 +313,90 @@ const (
 	FacetKeySpan
 )
 
-// AddFacet folds one row of a facet statement into the result: the total
-// (FacetTotal, count in n), one value of a facet, or a span.
-func (r *SearchResult) AddFacet(facet int, value string, n int64) {
+// SearchStatement is what the next statement of a search asks a backend
+// for (see SearchPager).
+type SearchStatement struct {
+	// Top is the highest key of the window to read (the newest
+	// SearchWindow visible matches at or below it); 0 for the newest
+	// window. The backend reads the window's matches and one more below
+	// them (the sample, at most SearchWindow+1 matches).
+	Top int64
+	// After is the position within the window after which the hits
+	// begin; nil for its beginning.
+	After *SearchCursor
+	// Hits is how many hits to return, the best after After (0 or more).
+	Hits int
+	// Facets asks for the total, the spans and the facets, counted over the
+	// sample. Top is then 0.
+	Facets bool
+}
+
+// SearchPager holds the paging logic both backends share: it hands out
+// the statements one search runs (one per window it reads, at most two
+// for a page, since a window holds more than a page; and one for the
+// facets of a later page) and folds what they return into the result.
+type SearchPager struct {
+	q       *SearchQuery
+	limit   int
+	res     *SearchResult
+	windows []int64 // the window of each hit
+	round   int     // hits before the current statement's
+	// the current statement's window row
+	n, lo, hi int64
+}
+
+// Start returns the statements of q, in order; after each, the backend
+// reports what it returned with Window (once), Hit and Facet, before
+// asking for the next.
+func (p *SearchPager) Start(q *SearchQuery) iter.Seq[SearchStatement] {
+	p.q, p.limit = q, SearchLimit(q.Limit)
+	p.res = &SearchResult{Hits: make([]SearchHit, 0, p.limit+1)}
+	return func(yield func(SearchStatement) bool) {
+		var top int64
+		var after *SearchCursor
+		if q.After != nil {
+			top = q.After.Window
+			if q.After.Key != 0 {
+				after = q.After
+			}
+		}
+		facets := q.Facets
+		for range 2 {
+			st := SearchStatement{Top: top, After: after, Hits: p.limit + 1 - len(p.res.Hits), Facets: facets && top == 0}
+			facets = facets && !st.Facets
+			p.round, p.n, p.lo, p.hi = len(p.res.Hits), 0, 0, 0
+			if !yield(st) {
+				return
+			}
+			p.sortRound()
+			if top == 0 {
+				top = p.hi
+			}
+			for len(p.windows) < len(p.res.Hits) {
+				p.windows = append(p.windows, top)
+			}
+			if len(p.res.Hits) > p.limit || p.n <= SearchWindow || p.lo <= 1 {
+				break
+			}
+			top, after = p.lo-1, nil
+		}
+		if facets { // a later page that asks for the facets
+			yield(SearchStatement{Facets: true})
+		}
+	}
+}
+
+// Window reports the window row of a statement: the sample's size (at
+// most SearchWindow+1) and the window's lowest and highest keys.
+func (p *SearchPager) Window(n, lo, hi int64) { p.n, p.lo, p.hi = n, lo, hi }
+
+// Hit reports a hit of a statement, in any order.
+func (p *SearchPager) Hit(h SearchHit) { p.res.Hits = append(p.res.Hits, h) }
+
+// Facet reports one row of the facets: the total (FacetTotal, count in
+// n), a span, or one value of a facet (a facet's values in its order).
+func (p *SearchPager) Facet(facet int, value string, n int64) {
+	r := p.res
 	fc := FacetCount{Value: value, Count: n}
 	switch facet {
 	case FacetTotal:
@@ -330,14 +414,40 @@ func (r *SearchResult) AddFacet(facet int, value string, n int64) {
 	}
 }
 
-// EstimateFacets finishes the folded rows of a facet statement that
-// counted at most SearchWindow+1 matches: with more than SearchWindow, the
-// total is estimated as if the matches were as dense below the sample as
-// within it (n sample matches spanning keys lo to hi, the index's keys
-// from min to hi: 1 + (n−1)·(hi−min)/(hi−lo)), every count is scaled by
-// the same factor, and Estimated is set. Scaling keeps the order of the
-// values.
-func (r *SearchResult) EstimateFacets() {
+// sortRound orders the hits of the last statement by score (better first)
+// and then by key.
+func (p *SearchPager) sortRound() {
+	slices.SortFunc(p.res.Hits[p.round:], func(a, b SearchHit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Key, b.Key)
+	})
+}
+
+// Result returns the page: the first Limit hits and, when there were
+// more, Next after the last; and the facets, estimated when the sample was
+// full.
+func (p *SearchPager) Result() *SearchResult {
+	r := p.res
+	if len(r.Hits) > p.limit {
+		r.Hits = r.Hits[:p.limit]
+		last := r.Hits[p.limit-1]
+		r.Next = &SearchCursor{Window: p.windows[p.limit-1], Score: last.Score, Key: last.Key}
+	}
+	if p.q.Facets {
+		r.estimateFacets()
+	}
+	return r
+}
+
+// estimateFacets finishes the facets of a sample of at most
+// SearchWindow+1 matches: with more than SearchWindow, the total is
+// estimated as if the matches were as dense below the sample as within it
+// (n sample matches spanning keys lo to hi, the index's keys from min to
+// hi: 1 + (n−1)·(hi−min)/(hi−lo)), every count is scaled by the same
+// factor, and Estimated is set. Scaling keeps the order of the values.
+func (r *SearchResult) estimateFacets() {
 	if r.Total <= SearchWindow {
 		return
 	}
@@ -353,16 +463,5 @@ func (r *SearchResult) EstimateFacets() {
 		for i := range f {
 			f[i].Count = scale(f[i].Count)
 		}
-	}
-}
-
-// TrimPage keeps the first limit hits of a backend's up to limit+1 and,
-// when there were more, sets Next after the last one kept; windows[i] is
-// the window (SearchCursor.Window) of hit i.
-func (r *SearchResult) TrimPage(limit int, windows []int64) {
-	if len(r.Hits) > limit {
-		r.Hits = r.Hits[:limit]
-		last := r.Hits[limit-1]
-		r.Next = &SearchCursor{Window: windows[limit-1], Score: last.Score, Key: last.Key}
 	}
 }

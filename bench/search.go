@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -41,6 +42,11 @@ type SearchKind struct {
 	Name    string  `json:"name"`
 	Queries int     `json:"queries"`
 	Latency Latency `json:"latency_ms"`
+	// CPU is the CPU time this process spent per query (user and system):
+	// with SQLite, the database's work too, and less sensitive than
+	// Latency to other work on the machine; with PostgreSQL, the client's
+	// side only.
+	CPU Latency `json:"cpu_ms"`
 	// Total is the total the first page reported for the last query of the
 	// kind, and Estimated whether it was an estimate.
 	Total     int64 `json:"total"`
@@ -179,8 +185,10 @@ func RunSearch(ctx context.Context, repo *shelfmark.Repository, store shelfmark.
 		return n
 	}
 
+	var cpu time.Duration // of the last search
 	search := func(q shelfmark.SearchQuery) (*shelfmark.SearchResult, time.Duration, error) {
 		q.Now = time.Now()
+		cpu0 := processCPU()
 		begin := time.Now()
 		var r *shelfmark.SearchResult
 		err := store.View(ctx, func(tx shelfmark.ReadTx) error {
@@ -188,7 +196,9 @@ func RunSearch(ctx context.Context, repo *shelfmark.Repository, store shelfmark.
 			r, err = tx.Search(ctx, q)
 			return err
 		})
-		return r, time.Since(begin), err
+		d := time.Since(begin)
+		cpu = processCPU() - cpu0
+		return r, d, err
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 1<<40))
 	kinds := []struct {
@@ -225,7 +235,7 @@ func RunSearch(ctx context.Context, repo *shelfmark.Repository, store shelfmark.
 	var all []time.Duration
 	runStart := time.Now()
 	for _, k := range kinds {
-		var ds []time.Duration
+		var ds, cpus []time.Duration
 		var last *shelfmark.SearchResult
 		var word string
 		kstart := time.Now()
@@ -243,13 +253,13 @@ func RunSearch(ctx context.Context, repo *shelfmark.Repository, store shelfmark.
 			if len(r.Hits) == 0 && (k.deep || word == SearchCommonWord) {
 				rep.Errors++
 			}
-			ds, last = append(ds, d), r
+			ds, cpus, last = append(ds, d), append(cpus, cpu), r
 			progress(k.name, i+1, c.Queries)
 		}
 		secs := time.Since(kstart).Seconds()
 		all = append(all, ds...)
 		lat := *percentiles(append([]time.Duration(nil), ds...))
-		sk := SearchKind{Name: k.name, Queries: len(ds), Latency: lat, Total: last.Total, Estimated: last.Estimated}
+		sk := SearchKind{Name: k.name, Queries: len(ds), Latency: lat, CPU: *percentiles(cpus), Total: last.Total, Estimated: last.Estimated}
 		if !k.deep {
 			sk.Matches = public(func(title, body string) bool { return hasWord(title, word) || hasWord(body, word) })
 		}
@@ -276,6 +286,15 @@ func RunSearch(ctx context.Context, repo *shelfmark.Repository, store shelfmark.
 	rep.Params["steps"] = names
 	rep.Params["kinds"] = res.Kinds
 	return res, nil
+}
+
+// processCPU returns the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // hasWord reports whether text holds word as a whole word (the scenario's

@@ -28,16 +28,18 @@ import (
 // the value the next page's cursor compares with.
 //
 // Cost is bounded by windows (shelfmark.SearchCursor): a window is the
-// newest SearchWindow visible matches below its top (ORDER BY key DESC
-// LIMIT), and ts_rank_cd runs on those only. PostgreSQL picks the plan per
-// query from the statistics of the tsvector column: for a word in many
-// documents, the primary key read backwards with the match and the
-// visibility join as filters, which stops at the window's end; for a rare
-// word, the GIN index and a sort of its few matches. The statements are
-// planned for their values each time (pgx.QueryExecModeExec): a cached
-// generic plan does not know the word, and would sort every match of a
-// common one. A page is the window's hits ordered by score (descending)
-// then key, after the cursor's (score, key).
+// newest SearchWindow visible matches below its top, read with one more
+// (ORDER BY key DESC LIMIT SearchWindow+1), and ts_rank_cd runs on those
+// only. PostgreSQL picks the plan per query from the statistics of the
+// tsvector column: for a word in many documents, the primary key read
+// backwards with the match and the visibility look-up as filters, which
+// stops at the window's end; for a rarer word, the GIN index and a sort
+// of its matches by key. The statements are planned for their values each
+// time (pgx.QueryExecModeExec): a cached generic plan does not know the
+// word, and would sort every match of a common one. A page is the
+// window's hits ordered by score (descending) then key, after the
+// cursor's (score, key); shelfmark.SearchPager decides which windows a
+// page reads.
 
 // rankWeights are ts_rank_cd's weights of D, C, B and A.
 const rankWeights = `'{0.1, 0.1, 0.1, 1.0}'::real[]`
@@ -122,20 +124,32 @@ func searchWindow(q *shelfmark.SearchQuery, query string, top int64, n int, scor
 	return sql, args
 }
 
-// searchPageSQL returns the statement of a page in one window: the
-// window's count and lowest and highest keys, then the best n hits after
-// the cursor's (score, key) with their headlines. The window's row comes
-// once even when no hit does.
-func searchPageSQL(q *shelfmark.SearchQuery, query string, top int64, after *shelfmark.SearchCursor, n int) (string, []any) {
-	win, args := searchWindow(q, query, top, shelfmark.SearchWindow, true)
+// Kinds of the rows of a search statement, in its first column beside the
+// facets' numbers (shelfmark.FacetTotal …).
+const (
+	rowHit    = -1 // a hit
+	rowWindow = -2 // the window: the size of its sample, its lowest and highest keys
+)
+
+// searchSQL returns the statement of a page in one window (the newest
+// SearchWindow visible matches at or below top; any key when top is 0)
+// and its arguments. It reads the window's matches once, with one more
+// below them (the sample: SearchWindow+1 matches), and returns a row for
+// the window (the sample's size, and the window's lowest and highest keys
+// as key and work), the best n hits after the cursor's (score, key) with
+// their headlines, and, with facets, the rows of the total, the spans and
+// the facets counted over the sample (top must then be 0). Facet values
+// tie-break in byte order, as on SQLite.
+func searchSQL(q *shelfmark.SearchQuery, query string, top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
+	win, args := searchWindow(q, query, top, shelfmark.SearchWindow+1, true)
 	param := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
 	var b strings.Builder
 	b.WriteString(`WITH win AS MATERIALIZED (` + win + `),
-stats AS (SELECT count(*) AS n, coalesce(min(key), 0) AS lo, coalesce(max(key), 0) AS hi FROM win),
-page AS (SELECT key, work, kind, format, score FROM win`)
+pw AS MATERIALIZED (SELECT key, work, kind, format, score FROM win ORDER BY key DESC LIMIT ` + strconv.Itoa(shelfmark.SearchWindow) + `),
+page AS (SELECT key, work, kind, format, score FROM pw`)
 	if after != nil {
 		score := param(after.Score)
 		b.WriteString(` WHERE score < ` + score + `::float8 OR (score = ` + score + `::float8 AND key > ` + param(after.Key) + `)`)
@@ -144,112 +158,67 @@ page AS (SELECT key, work, kind, format, score FROM win`)
 hits AS (SELECT p.key, p.work, p.kind, p.format, coalesce(w.title, '') AS title,
     ts_headline('simple'::regconfig, d.title || E'\n' || d.body, ` + tsq + `, ` + param(headlineOptions) + `) AS snippet, p.score
     FROM page p JOIN search_docs d ON d.key = p.key LEFT JOIN search_docs w ON w.key = p.work)
-SELECT s.n, s.lo, s.hi, h.key, h.work, h.kind, h.format, h.title, h.snippet, h.score
-FROM stats s LEFT JOIN hits h ON true ORDER BY h.score DESC, h.key`)
+SELECT ` + strconv.Itoa(rowWindow) + `, '', (SELECT count(*) FROM win), (SELECT coalesce(min(key), 0) FROM pw), (SELECT coalesce(max(key), 0) FROM pw),
+    NULL, NULL, NULL, NULL, NULL::float8
+UNION ALL SELECT ` + strconv.Itoa(rowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
+	if facets {
+		const pad = `, NULL::bigint, NULL::bigint, NULL, NULL, NULL, NULL, NULL::float8`
+		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
+		b.WriteString(`
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(key) - min(key), 0)` + pad + ` FROM win
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(key) FROM win) - (SELECT min(key) FROM search_docs), 0)` + pad + `
+UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*)` + pad + ` FROM win
+    GROUP BY kind ORDER BY 3 DESC, kind COLLATE "C" LIMIT ` + lim + `)
+UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*)` + pad + ` FROM win WHERE format <> ''
+    GROUP BY format ORDER BY 3 DESC, format COLLATE "C" LIMIT ` + lim + `)
+UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, count(*)` + pad + `
+    FROM win m JOIN memberships ms ON ms.member = m.work JOIN resources r ON r.key = ms.collection
+    WHERE ` + searchVisible + ` GROUP BY ms.collection ORDER BY 3 DESC, ms.collection LIMIT ` + lim + `)`)
+	}
 	return b.String(), args
 }
 
 // Search returns a page of public hits for q: one statement for the page
-// in its window, a second when the page runs past the end of a full
-// window into the next, and, with q.Facets, one for the total and facet
-// counts.
+// in its window (with q.Facets on the first page, the total and facet
+// counts too), and a second when the page runs past the end of a full
+// window into the next (or, with q.Facets on a later page, for the
+// facets).
 func (t *readTx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
 	terms, err := shelfmark.ParseSearchText(q.Text)
 	if err != nil {
 		return nil, err
 	}
 	query := tsQuery(terms)
-	limit := shelfmark.SearchLimit(q.Limit)
-	res := &shelfmark.SearchResult{Hits: make([]shelfmark.SearchHit, 0, limit+1)}
-	var windows []int64
-	var top int64
-	var after *shelfmark.SearchCursor
-	if q.After != nil {
-		top = q.After.Window
-		if q.After.Key != 0 {
-			after = q.After
-		}
-	}
-	for range 2 { // a page of at most MaxSearchLimit+1 spans at most two windows
-		var n, lo, hi int64
-		sql, args := searchPageSQL(&q, query, top, after, limit+1-len(res.Hits))
-		_, err = t.r.query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...), func(rows pgx.Rows) error {
+	var p shelfmark.SearchPager
+	for st := range p.Start(&q) {
+		stmt, args := searchSQL(&q, query, st.Top, st.After, st.Hits, st.Facets)
+		_, err = t.r.query(ctx, stmt, append([]any{pgx.QueryExecModeExec}, args...), func(rows pgx.Rows) error {
+			var row int32
+			var value string
+			var n int64
 			var key, work *int64
 			var kind, format, title, snippet *string
 			var score *float64
-			if err := rows.Scan(&n, &lo, &hi, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
+			if err := rows.Scan(&row, &value, &n, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
 				return err
 			}
-			if key == nil {
-				return nil
+			switch row {
+			case rowWindow:
+				p.Window(n, *key, *work)
+			case rowHit:
+				p.Hit(shelfmark.SearchHit{Key: *key, Work: *work, Kind: shelfmark.Kind(*kind), Format: *format,
+					Title: *title, Snippet: *snippet, Score: *score})
+			default:
+				p.Facet(int(row), value, n)
 			}
-			res.Hits = append(res.Hits, shelfmark.SearchHit{Key: *key, Work: *work, Kind: shelfmark.Kind(*kind), Format: *format,
-				Title: *title, Snippet: *snippet, Score: *score})
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("postgres: search %.80q: %w", q.Text, err)
 		}
-		if top == 0 {
-			top = hi
-		}
-		for len(windows) < len(res.Hits) {
-			windows = append(windows, top)
-		}
-		if len(res.Hits) > limit || n < shelfmark.SearchWindow || lo <= 1 {
-			break
-		}
-		top, after = lo-1, nil
 	}
-	res.TrimPage(limit, windows)
-	if q.Facets {
-		if err := t.searchFacets(ctx, &q, query, res); err != nil {
-			return nil, fmt.Errorf("postgres: search %.80q: facets: %w", q.Text, err)
-		}
-	}
-	return res, nil
-}
-
-// searchFacetsSQL returns the facet statement of q and its arguments.
-func searchFacetsSQL(q *shelfmark.SearchQuery, query string) (string, []any) {
-	win, args := searchWindow(q, query, 0, shelfmark.SearchWindow+1, false)
-	lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-	sql := `WITH m AS MATERIALIZED (` + win + `)
-SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*) FROM m
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(key) - min(key), 0) FROM m
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(key) FROM m) - (SELECT min(key) FROM search_docs), 0)
-UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) FROM m
-    GROUP BY kind ORDER BY 3 DESC, kind COLLATE "C" LIMIT ` + lim + `)
-UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) FROM m WHERE format <> ''
-    GROUP BY format ORDER BY 3 DESC, format COLLATE "C" LIMIT ` + lim + `)
-UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, count(*)
-    FROM m JOIN memberships ms ON ms.member = m.work JOIN resources r ON r.key = ms.collection
-    WHERE ` + searchVisible + ` GROUP BY ms.collection ORDER BY 3 DESC, ms.collection LIMIT ` + lim + `)`
-	return sql, args
-}
-
-// searchFacets counts the matches of q, and the matches by kind, by format
-// and by public collection, in one statement over a sample: the newest
-// SearchWindow+1 matches (gathered once, MATERIALIZED). It returns the
-// sample's key span and the index's, from which EstimateFacets scales the
-// counts of a full sample. Values tie-break in byte order, as on SQLite.
-func (t *readTx) searchFacets(ctx context.Context, q *shelfmark.SearchQuery, query string, res *shelfmark.SearchResult) error {
-	sql, args := searchFacetsSQL(q, query)
-	_, err := t.r.query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...), func(rows pgx.Rows) error {
-		var facet int32
-		var value string
-		var n int64
-		if err := rows.Scan(&facet, &value, &n); err != nil {
-			return err
-		}
-		res.AddFacet(int(facet), value, n)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	res.EstimateFacets()
-	return nil
+	return p.Result(), nil
 }
 
 // SearchDoc returns the stored document of key, or nil.

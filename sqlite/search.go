@@ -27,15 +27,22 @@ import (
 // worth ten times a body match, negated so that higher is better.
 //
 // Cost is bounded by windows (shelfmark.SearchCursor): FTS5 hands out the
-// matches of an expression in rowid order and the window reads them
-// newest first (ORDER BY search_fts.rowid DESC, below the window's top,
-// which FTS5 seeks to) with the visibility join, and stops at
-// SearchWindow visible matches, so bm25() and the join run for at most
-// that many documents whatever the number of matches. A page is the
-// window's hits ordered by score (descending) then key, after the
-// cursor's (score, key); bm25() is a pure function of the document and
-// the index statistics, so a score read on one page compares exactly on
-// the next.
+// matches of an expression in rowid order and a window reads them newest
+// first (ORDER BY search_fts.rowid DESC, below the window's top, which
+// FTS5 seeks to) with the visibility join, and stops at SearchWindow+1
+// visible matches, so bm25() and the join run for at most that many
+// documents whatever the number of matches. A page is the window's hits
+// ordered by score (descending) then key, after the cursor's (score,
+// key); bm25() is a pure function of the document and the index
+// statistics, so a score read on one page compares exactly on the next
+// (unless documents were written in between). shelfmark.SearchPager
+// decides which windows a page reads.
+//
+// One part of the cost still grows with the matches: bm25() counts the
+// documents that hold each term of the query, once per statement, for its
+// IDF (FTS5's xQueryPhrase: a pass over the term's list of documents,
+// without reading them; about 3 ms per 100,000 matches on a 2-core
+// machine).
 
 // ftsQuery is the FTS5 expression of parsed terms.
 func ftsQuery(terms []shelfmark.SearchTerm) string {
@@ -99,16 +106,30 @@ func searchWindow(q *shelfmark.SearchQuery, match string, top int64, n int, scor
 	return sql + ` ORDER BY search_fts.rowid DESC LIMIT ` + strconv.Itoa(n), args
 }
 
-// searchPageSQL returns the statement of a page in one window: the
-// window's count and lowest and highest keys, then the best n hits after
-// the cursor's (score, key) with their snippets (a second look-up of each
-// in search_fts). The window's row comes once even when no hit does.
-func searchPageSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfmark.SearchCursor, n int) (string, []any) {
-	win, args := searchWindow(q, match, top, shelfmark.SearchWindow, true)
+// Kinds of the rows of a search statement, in its first column beside the
+// facets' numbers (shelfmark.FacetTotal …).
+const (
+	rowHit    = -1 // a hit
+	rowWindow = -2 // the window: the size of its sample, its lowest and highest keys
+)
+
+// searchSQL returns the statement of a page in one window (the newest
+// SearchWindow visible matches at or below top; any key when top is 0)
+// and its arguments. It reads the window's matches once, with one more
+// below them (the sample: SearchWindow+1 matches), and returns a row for
+// the window (the sample's size, and the window's lowest and highest keys
+// as key and work), the best n hits after the cursor's (score, key) with
+// their snippets (a second look-up of each in search_fts by rowid: the
+// CROSS JOIN keeps SQLite from reading every match of the expression
+// instead, to join them with the page), and, with
+// facets, the rows of the total, the spans and the facets counted over
+// the sample (top must then be 0).
+func searchSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
+	win, args := searchWindow(q, match, top, shelfmark.SearchWindow+1, true)
 	var b strings.Builder
 	b.WriteString(`WITH win AS MATERIALIZED (` + win + `),
-		stats AS MATERIALIZED (SELECT count(*) AS n, coalesce(min(key), 0) AS lo, coalesce(max(key), 0) AS hi FROM win),
-		page AS MATERIALIZED (SELECT key, work, kind, format, score FROM win`)
+		pw AS MATERIALIZED (SELECT key, work, kind, format, score FROM win ORDER BY key DESC LIMIT ` + strconv.Itoa(shelfmark.SearchWindow) + `),
+		page AS MATERIALIZED (SELECT key, work, kind, format, score FROM pw`)
 	if after != nil {
 		b.WriteString(` WHERE score < ? OR (score = ? AND key > ?)`)
 		args = append(args, after.Score, after.Score, after.Key)
@@ -116,117 +137,71 @@ func searchPageSQL(q *shelfmark.SearchQuery, match string, top int64, after *she
 	b.WriteString(` ORDER BY score DESC, key LIMIT ?),
 		hits AS MATERIALIZED (SELECT p.key, p.work, p.kind, p.format, coalesce(w.title, '') AS title,
 			snippet(f.search_fts, -1, char(2), char(3), '…', 24) AS snippet, p.score
-			FROM page p JOIN search_fts f ON f.rowid = p.key LEFT JOIN search_text w ON w.key = p.work
-			WHERE f.search_fts MATCH ?)
-		SELECT s.n, s.lo, s.hi, h.key, h.work, h.kind, h.format, h.title, h.snippet, h.score
-		FROM stats s LEFT JOIN hits h ON true ORDER BY h.score DESC, h.key`)
+			FROM page p CROSS JOIN search_fts f LEFT JOIN search_text w ON w.key = p.work
+			WHERE f.rowid = p.key AND f.search_fts MATCH ?)
+		SELECT ` + strconv.Itoa(rowWindow) + `, '', (SELECT count(*) FROM win), (SELECT coalesce(min(key), 0) FROM pw), (SELECT coalesce(max(key), 0) FROM pw),
+			NULL, NULL, NULL, NULL, NULL
+		UNION ALL SELECT ` + strconv.Itoa(rowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
 	args = append(args, n, match)
+	if facets {
+		const pad = `, NULL, NULL, NULL, NULL, NULL, NULL, NULL`
+		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
+		b.WriteString(`
+		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
+		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(key) - min(key), 0)` + pad + ` FROM win
+		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(key) FROM win) - (SELECT min(key) FROM search_docs), 0)` + pad + `
+		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
+			GROUP BY kind ORDER BY n DESC, kind LIMIT ` + lim + `)
+		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
+			GROUP BY format ORDER BY n DESC, format LIMIT ` + lim + `)
+		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
+			FROM win m JOIN memberships ms ON ms.member = m.work JOIN resources r ON r.key = ms.collection
+			WHERE ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection LIMIT ` + lim + `)`)
+		args = append(args, q.Now.UnixMicro())
+	}
 	return b.String(), args
 }
 
 // Search returns a page of public hits for q: one statement for the page
-// in its window, a second when the page runs past the end of a full
-// window into the next, and, with q.Facets, one for the total and facet
-// counts.
+// in its window (with q.Facets on the first page, the total and facet
+// counts too), and a second when the page runs past the end of a full
+// window into the next (or, with q.Facets on a later page, for the
+// facets).
 func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
 	terms, err := shelfmark.ParseSearchText(q.Text)
 	if err != nil {
 		return nil, err
 	}
 	match := ftsQuery(terms)
-	limit := shelfmark.SearchLimit(q.Limit)
-	res := &shelfmark.SearchResult{Hits: make([]shelfmark.SearchHit, 0, limit+1)}
-	var windows []int64
-	var top int64
-	var after *shelfmark.SearchCursor
-	if q.After != nil {
-		top = q.After.Window
-		if q.After.Key != 0 {
-			after = q.After
-		}
-	}
-	for range 2 { // a page of at most MaxSearchLimit+1 spans at most two windows
-		var n, lo, hi int64
-		query, args := searchPageSQL(&q, match, top, after, limit+1-len(res.Hits))
-		err = t.query(ctx, query, args, func(r *sql.Rows) error {
-			var h shelfmark.SearchHit
+	var p shelfmark.SearchPager
+	for query := range p.Start(&q) {
+		stmt, args := searchSQL(&q, match, query.Top, query.After, query.Hits, query.Facets)
+		err = t.query(ctx, stmt, args, func(r *sql.Rows) error {
+			var row int
+			var value string
+			var n int64
 			var key, work sql.NullInt64
 			var kind, format, title, snippet sql.NullString
 			var score sql.NullFloat64
-			if err := r.Scan(&n, &lo, &hi, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
+			if err := r.Scan(&row, &value, &n, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
 				return err
 			}
-			if !key.Valid {
-				return nil
+			switch row {
+			case rowWindow:
+				p.Window(n, key.Int64, work.Int64)
+			case rowHit:
+				p.Hit(shelfmark.SearchHit{Key: key.Int64, Work: work.Int64, Kind: shelfmark.Kind(kind.String), Format: format.String,
+					Title: title.String, Snippet: snippet.String, Score: score.Float64})
+			default:
+				p.Facet(row, value, n)
 			}
-			h.Key, h.Work, h.Kind, h.Format = key.Int64, work.Int64, shelfmark.Kind(kind.String), format.String
-			h.Title, h.Snippet, h.Score = title.String, snippet.String, score.Float64
-			res.Hits = append(res.Hits, h)
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: search %.80q: %w", q.Text, err)
 		}
-		if top == 0 {
-			top = hi
-		}
-		for len(windows) < len(res.Hits) {
-			windows = append(windows, top)
-		}
-		if len(res.Hits) > limit || n < shelfmark.SearchWindow || lo <= 1 {
-			break
-		}
-		top, after = lo-1, nil
 	}
-	res.TrimPage(limit, windows)
-	if q.Facets {
-		if err := t.searchFacets(ctx, &q, match, res); err != nil {
-			return nil, fmt.Errorf("sqlite: search %.80q: facets: %w", q.Text, err)
-		}
-	}
-	return res, nil
-}
-
-// searchFacetsSQL returns the facet statement of q and its arguments.
-func searchFacetsSQL(q *shelfmark.SearchQuery, match string) (string, []any) {
-	win, args := searchWindow(q, match, 0, shelfmark.SearchWindow+1, false)
-	lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-	query := `WITH m AS MATERIALIZED (` + win + `)
-		SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*) FROM m
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(key) - min(key), 0) FROM m
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(key) FROM m) - (SELECT min(key) FROM search_docs), 0)
-		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM m
-			GROUP BY kind ORDER BY n DESC, kind LIMIT ` + lim + `)
-		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM m WHERE format <> ''
-			GROUP BY format ORDER BY n DESC, format LIMIT ` + lim + `)
-		UNION ALL SELECT * FROM (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
-			FROM m JOIN memberships ms ON ms.member = m.work JOIN resources r ON r.key = ms.collection
-			WHERE ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection LIMIT ` + lim + `)`
-	return query, append(args, q.Now.UnixMicro())
-}
-
-// searchFacets counts the matches of q, and the matches by kind, by format
-// and by public collection, in one statement over a sample: the newest
-// SearchWindow+1 matches (gathered once, MATERIALIZED). It returns the
-// sample's key span and the index's, from which EstimateFacets scales the
-// counts of a full sample.
-func (t *tx) searchFacets(ctx context.Context, q *shelfmark.SearchQuery, match string, res *shelfmark.SearchResult) error {
-	query, args := searchFacetsSQL(q, match)
-	err := t.query(ctx, query, args, func(r *sql.Rows) error {
-		var facet int
-		var value string
-		var n int64
-		if err := r.Scan(&facet, &value, &n); err != nil {
-			return err
-		}
-		res.AddFacet(int(facet), value, n)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	res.EstimateFacets()
-	return nil
+	return p.Result(), nil
 }
 
 // SearchDoc returns the stored document of key, or nil.

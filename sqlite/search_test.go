@@ -63,12 +63,13 @@ func examined(t *testing.T, db *sql.DB, query string, args []any) (read, returne
 	return probeCalls.Load(), returned
 }
 
-// TestSearchExamines: the statements of a search read (through the
+// TestSearchExamines: the statement of a search reads (through the
 // visibility join) as many resources rows for a word in 10 windows' worth
-// of documents as for a word in two windows' worth, on the first page, on
-// a page deep in the results and for the facets: about one window, never
-// the number of matches. Counted by SQLite itself, through a view that
-// calls a counting function for every row read.
+// of documents as for a word in five windows' worth, on the first page
+// with its facets and on a page deep in the results: one sample (a window
+// and one match more), never the number of matches. Counted by SQLite
+// itself, through a view that calls a counting function for every row
+// read.
 func TestSearchExamines(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "search.db")
@@ -89,7 +90,7 @@ func TestSearchExamines(t *testing.T) {
 	}
 	w, _ := work.ID.Key()
 	const c = shelfmark.SearchWindow
-	small, large := 2*c, 10*c
+	small, large := 5*c, 10*c
 	var docs []shelfmark.SearchDoc
 	for i := 0; i < large; i++ {
 		body := "large"
@@ -136,34 +137,25 @@ func TestSearchExamines(t *testing.T) {
 		if read, _ := examined(t, probe, `SELECT count(*) FROM `+from, args); read != n {
 			t.Fatalf("%q: counting every match read %d resources rows, want %d", word, read, n)
 		}
-		for _, s := range []struct {
-			what  string
-			query string
-			args  []any
-		}{
-			{"first page", "", nil},
-			{"a page deep in the results", "", nil},
-			{"facets", "", nil},
-		} {
-			switch s.what {
-			case "first page":
-				s.query, s.args = searchPageSQL(&q, match, 0, nil, limit+1)
-			case "a page deep in the results":
-				s.query, s.args = searchPageSQL(&q, match, deep.Window, deep, limit+1)
-			case "facets":
-				s.query, s.args = searchFacetsSQL(&q, match)
+		for _, what := range []string{"first page with facets", "a page deep in the results"} {
+			var query string
+			var args []any
+			if what == "first page with facets" {
+				query, args = searchSQL(&q, match, 0, nil, limit+1, true)
+			} else {
+				query, args = searchSQL(&q, match, deep.Window, deep, limit+1, false)
 			}
-			read, returned := examined(t, probe, s.query, s.args)
-			t.Logf("%q in %d documents, %s: %d resources rows read, %d returned", word, n, s.what, read, returned)
-			// a window reads its works' rows; the facets also read the
-			// collection of each work of the sample
-			if s.what == "facets" && (read < c+1 || read > 2*(c+1)) || s.what != "facets" && read != c {
-				t.Errorf("%q, %s: %d resources rows read; want one window (%d; the facets' sample %d and at most one collection each)", word, s.what, read, c, c+1)
+			read, returned := examined(t, probe, query, args)
+			t.Logf("%q in %d documents, %s: %d resources rows read, %d returned", word, n, what, read, returned)
+			// the sample's works, and with the facets the collection of
+			// each (at most)
+			if read < c+1 || read > 2*(c+1) || what != "first page with facets" && read != c+1 {
+				t.Errorf("%q, %s: %d resources rows read; want one sample (%d; with the facets, at most one collection each)", word, what, read, c+1)
 			}
 			if word == "small" {
-				reads[s.what] = read
-			} else if read != reads[s.what] {
-				t.Errorf("%s: %d resources rows read for a word in %d documents, %d for one in %d", s.what, reads[s.what], small, read, large)
+				reads[what] = read
+			} else if read != reads[what] {
+				t.Errorf("%s: %d resources rows read for a word in %d documents, %d for one in %d", what, reads[what], small, read, large)
 			}
 		}
 	}
@@ -181,8 +173,11 @@ func TestSearchExamines(t *testing.T) {
 	}
 }
 
-// TestSearchPlan: a window reads search_fts in rowid order (newest first,
-// from the window's top) and stops at its LIMIT: no sort of every match.
+// TestSearchPlan: a search reads search_fts twice: the window in rowid
+// order (newest first, from the window's top), stopping at its LIMIT with
+// no sort of every match; and the page's hits by rowid, for their
+// snippets (never every match of the expression, to join them with the
+// page).
 func TestSearchPlan(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"), Options{})
@@ -195,24 +190,36 @@ func TestSearchPlan(t *testing.T) {
 		{Text: "x", Kind: shelfmark.KindWork, Format: "PDF", Collection: 7},
 	} {
 		for _, top := range []int64{0, 99} {
-			win, args := searchWindow(&q, `"x"`, top, shelfmark.SearchWindow, true)
-			rows, err := db.read.QueryContext(ctx, "EXPLAIN QUERY PLAN "+win, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plan []string
-			for rows.Next() {
-				var id, parent, unused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			for _, facets := range []bool{false, true} {
+				stmt, args := searchSQL(&q, `"x"`, top, &shelfmark.SearchCursor{Window: top, Score: 1, Key: 5}, 21, facets)
+				rows, err := db.read.QueryContext(ctx, "EXPLAIN QUERY PLAN "+stmt, args...)
+				if err != nil {
 					t.Fatal(err)
 				}
-				plan = append(plan, detail)
-			}
-			rows.Close()
-			all := strings.Join(plan, "\n")
-			if !strings.HasPrefix(plan[0], "SCAN search_fts VIRTUAL TABLE") || strings.Contains(all, "TEMP B-TREE") {
-				t.Errorf("%+v, top %d: the window does not read the index in order:\n%s", q, top, all)
+				var plan []string
+				for rows.Next() {
+					var id, parent, unused int
+					var detail string
+					if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+						t.Fatal(err)
+					}
+					plan = append(plan, detail)
+				}
+				rows.Close()
+				all := strings.Join(plan, "\n")
+				var fts []string
+				for i, d := range plan {
+					if strings.Contains(d, "VIRTUAL TABLE") {
+						fts = append(fts, d)
+						// the window's read is followed by look-ups only
+						if len(fts) == 1 && i+1 < len(plan) && strings.Contains(plan[i+1], "TEMP B-TREE") {
+							t.Errorf("%+v, top %d: the window sorts its matches:\n%s", q, top, all)
+						}
+					}
+				}
+				if len(fts) != 2 || !strings.HasPrefix(fts[0], "SCAN search_fts VIRTUAL TABLE") || !strings.Contains(fts[1], ":=M") {
+					t.Errorf("%+v, top %d: search_fts is not read once in order and once by rowid:\n%s", q, top, all)
+				}
 			}
 		}
 	}

@@ -60,8 +60,8 @@ the rate of the rare words' first pages on the same index.`,
 					}
 					total = fmt.Sprintf("; total %d (%s) for %d public matches", k.Total, approx, k.Matches)
 				}
-				fmt.Fprintf(out, "%-62s p50 %6.2f ms  p95 %6.2f ms  p99 %6.2f ms  max %6.2f ms%s\n",
-					k.Name, k.Latency.P50, k.Latency.P95, k.Latency.P99, k.Latency.Max, total)
+				fmt.Fprintf(out, "%-55s p50 %6.2f ms  p95 %6.2f ms  p99 %6.2f ms  max %6.2f ms (CPU of this process p50 %.2f ms, p99 %.2f ms)%s\n",
+					k.Name, k.Latency.P50, k.Latency.P95, k.Latency.P99, k.Latency.Max, k.CPU.P50, k.CPU.P99, total)
 			}
 			fmt.Fprintf(out, "search %s: %d works, common word first page p50 %.2f ms p99 %.2f ms max %.2f ms, %.0f queries/s (%.0f%% of rare words' %.0f/s); %d errors\n",
 				r.Backend, cfg.Works, r.LatencyMS.P50, r.LatencyMS.P99, r.LatencyMS.Max, r.Steps[0].RatePerS, 100*r.FractionLimit, r.RawLimitPerS, r.Errors)
