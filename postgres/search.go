@@ -138,8 +138,10 @@ const (
 // the window (the sample's size, and the window's lowest and highest keys
 // as key and work), the best n hits after the cursor's (score, key) with
 // their headlines, and, with facets, the rows of the total, the spans and
-// the facets counted over the sample (top must then be 0). Facet values
-// tie-break in byte order, as on SQLite.
+// the facets counted over the sample (top must then be 0; the collections
+// of the sample's works are looked up by member and key, the OFFSET 0
+// keeping PostgreSQL from hash-joining every membership and resource
+// instead). Facet values tie-break in byte order, as on SQLite.
 func searchSQL(q *shelfmark.SearchQuery, query string, top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
 	win, args := searchWindow(q, query, top, shelfmark.SearchWindow+1, true)
 	param := func(v any) string {
@@ -173,8 +175,8 @@ UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*)` + p
 UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*)` + pad + ` FROM win WHERE format <> ''
     GROUP BY format ORDER BY 3 DESC, format COLLATE "C" LIMIT ` + lim + `)
 UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, count(*)` + pad + `
-    FROM win m JOIN memberships ms ON ms.member = m.work JOIN resources r ON r.key = ms.collection
-    WHERE ` + searchVisible + ` GROUP BY ms.collection ORDER BY 3 DESC, ms.collection LIMIT ` + lim + `)`)
+    FROM win m CROSS JOIN LATERAL (SELECT collection FROM memberships WHERE member = m.work OFFSET 0) ms
+    WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = ms.collection AND ` + searchVisible + ` OFFSET 0) GROUP BY ms.collection ORDER BY 3 DESC, ms.collection LIMIT ` + lim + `)`)
 	}
 	return b.String(), args
 }

@@ -155,8 +155,8 @@ func searchSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfma
 		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
 			GROUP BY format ORDER BY n DESC, format LIMIT ` + lim + `)
 		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
-			FROM win m JOIN memberships ms ON ms.member = m.work JOIN resources r ON r.key = ms.collection
-			WHERE ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection LIMIT ` + lim + `)`)
+			FROM win m CROSS JOIN memberships ms JOIN resources r ON r.key = ms.collection
+			WHERE ms.member = m.work AND ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection LIMIT ` + lim + `)`)
 		args = append(args, q.Now.UnixMicro())
 	}
 	return b.String(), args
