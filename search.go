@@ -431,9 +431,13 @@ func (p *SearchPager) sortRound() {
 func (p *SearchPager) Result() *SearchResult {
 	r := p.res
 	if len(r.Hits) > p.limit {
-		r.Hits = r.Hits[:p.limit]
 		last := r.Hits[p.limit-1]
 		r.Next = &SearchCursor{Window: p.windows[p.limit-1], Score: last.Score, Key: last.Key}
+		if p.windows[p.limit] != p.windows[p.limit-1] {
+			// the page ends its window: the next begins the next window
+			r.Next = &SearchCursor{Window: p.windows[p.limit]}
+		}
+		r.Hits = r.Hits[:p.limit]
 	}
 	if p.q.Facets {
 		r.estimateFacets()

@@ -906,11 +906,25 @@ func testSearchWindows(t *testing.T, open Opener) {
 		}
 	}
 
+	// a page that ends its window leads to the beginning of the next, so
+	// the next page reads that window alone
+	q = shelfmark.SearchQuery{Text: "kelp", Limit: 100}
+	for range c / 100 {
+		q.After = s.search(t, q).Next
+	}
+	if q.After == nil || *q.After != (shelfmark.SearchCursor{Window: searchBase + n - 1 - c}) {
+		t.Fatalf("the cursor after the first window: %+v", q.After)
+	}
+	var r *shelfmark.SearchResult
+	if calls := s.e.rec.capture(func() { r = s.search(t, q) }); len(calls) != 1 || !slices.Equal(hitKeys(r.Hits), hitKeys(walked[c:c+100])) {
+		t.Fatalf("the page after the first window ran %d statements; hits %v", len(calls), hitKeys(r.Hits))
+	}
+
 	// newer documents do not move the first page's window
 	s.put(t, []shelfmark.SearchDoc{{Key: searchBase + n + 5, Work: s.w1, Kind: shelfmark.KindFileSet, Title: "kelp kelp", Body: "kelp"}})
 	// (SQLite's bm25 scores move with the index's statistics, so the
 	// page is compared by window, not hit by hit)
-	r := s.search(t, shelfmark.SearchQuery{Text: "kelp", Limit: 30, After: first})
+	r = s.search(t, shelfmark.SearchQuery{Text: "kelp", Limit: 30, After: first})
 	for _, h := range r.Hits {
 		if window(h.Key) != 0 {
 			t.Fatalf("the second page, after a newer document arrived, holds %d (window %d)", h.Key, window(h.Key))
