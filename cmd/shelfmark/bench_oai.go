@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark/bench"
@@ -29,23 +28,10 @@ ms). The raw limit is the same rows read page by page through the storage
 interface in process.`,
 		Args: cobra.NoArgs,
 		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
-			var bar *progressbar.ProgressBar
-			stage := ""
+			var bars stageBars
 			res, err := bench.RunOAI(ctx, e.repo, e.store, e.blobs, bench.OAIConfig{Records: records, PageSize: pageSize, Seed: 1,
-				Progress: func(s string, done, total int) {
-					if s != stage {
-						if bar != nil {
-							bar.Finish()
-							fmt.Fprintln(os.Stderr)
-						}
-						stage, bar = s, newProgressBar(total, s)
-					}
-					bar.Set(done)
-				}})
-			if bar != nil {
-				bar.Finish()
-				fmt.Fprintln(os.Stderr)
-			}
+				Progress: bars.progress})
+			bars.finish()
 			if err != nil {
 				return err
 			}

@@ -31,7 +31,9 @@ func (s *stageBars) progress(stage string, done, total int) {
 func (s *stageBars) finish() {
 	if s.bar != nil {
 		s.bar.Finish()
-		fmt.Fprintln(os.Stderr)
+		if isTerminal(os.Stderr) { // end the bar's line; plain progress ends its own
+			fmt.Fprintln(os.Stderr)
+		}
 		s.bar = nil
 	}
 }

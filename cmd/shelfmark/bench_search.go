@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark/bench"
@@ -27,24 +26,11 @@ p99 at 1,000,000 works) and whether the totals were estimates. The raw limit is
 the rate of the rare words' first pages on the same index.`,
 		Args: cobra.NoArgs,
 		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
-			var bar *progressbar.ProgressBar
-			stage := ""
+			var bars stageBars
 			cfg.Seed = 1
-			cfg.Progress = func(s string, done, total int) {
-				if s != stage {
-					if bar != nil {
-						bar.Finish()
-						fmt.Fprintln(os.Stderr)
-					}
-					stage, bar = s, newProgressBar(total, s)
-				}
-				bar.Set(done)
-			}
+			cfg.Progress = bars.progress
 			res, err := bench.RunSearch(ctx, e.repo, e.store, cfg)
-			if bar != nil {
-				bar.Finish()
-				fmt.Fprintln(os.Stderr)
-			}
+			bars.finish()
 			if err != nil {
 				return err
 			}
