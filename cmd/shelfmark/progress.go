@@ -35,7 +35,7 @@ func newProgress(w io.Writer, tty bool, every time.Duration, total int, what str
 	if tty {
 		opts = append(opts, progressbar.OptionSetWriter(w))
 	} else {
-		lw := &lineWriter{w: w, every: every}
+		lw := &lineWriter{w: w, every: every, at: time.Now()} // the first line after an interval: a rate over no time means nothing
 		opts = append(opts, progressbar.OptionSetWriter(lw), progressbar.OptionUseANSICodes(false),
 			progressbar.OptionSetWidth(20), progressbar.OptionOnCompletion(lw.flush))
 	}
