@@ -1,5 +1,5 @@
 -- The OAI-PMH view, PostgreSQL dialect: the same tables, columns and indexes
--- as sqlite/migrations/0003_oai.sql (issue 4, rule R11; see oai.go). One row
+-- as sqlite/migrations/0003_oai.sql (rule R11; see oai.go). One row
 -- per (work, metadata format) with its rendered payload, numbered by the
 -- view's own sequence (seq, unique across formats, rising with every write
 -- of a row). Datestamps never fall as seq rises, so a from/until window is

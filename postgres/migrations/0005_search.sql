@@ -1,4 +1,4 @@
--- Full-text search (issue 5; see search.go), PostgreSQL dialect: the same
+-- Full-text search (see search.go), PostgreSQL dialect: the same
 -- documents as sqlite/migrations/0005_search.sql, one per live work and
 -- collection (its metadata) and one per page of extracted or OCR text.
 -- Visibility is not copied here: a query joins each document's work to

@@ -1,4 +1,4 @@
--- Ingest source keys (issue 3): the stable key of each ingested item and the
+-- Ingest source keys: the stable key of each ingested item and the
 -- resource it became, so a re-run skips what is already stored.
 CREATE TABLE sources (
     source_key TEXT    PRIMARY KEY,

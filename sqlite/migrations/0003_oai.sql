@@ -1,4 +1,4 @@
--- The OAI-PMH view (issue 4, rule R11; see oai.go): one row per (work,
+-- The OAI-PMH view (rule R11; see oai.go): one row per (work,
 -- metadata format) with its rendered payload, numbered by the view's own
 -- sequence (seq, unique across formats, rising with every write of a row).
 -- Datestamps never fall as seq rises, so a from/until window is one seq

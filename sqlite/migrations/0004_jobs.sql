@@ -1,4 +1,4 @@
--- The background pipeline (issue 5, rules R5, R6).
+-- The background pipeline (rules R5, R6).
 --
 -- What characterization found out about each file: NULL format_id until it
 -- ran; 'UNKNOWN' when no signature matched.

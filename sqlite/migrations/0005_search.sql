@@ -1,4 +1,4 @@
--- Full-text search (issue 5; see search.go): one document per live work
+-- Full-text search (see search.go): one document per live work
 -- and collection (its metadata) and one per page of extracted or OCR text,
 -- in search_docs and search_text, indexed by the FTS5 table search_fts
 -- over title and body. Visibility is not copied here: a query joins each
