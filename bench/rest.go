@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shelfmark/shelfmark"
 )
 
 // RestConfig configures the rest scenario: clients create one work per
@@ -136,6 +138,12 @@ func restBody(c RestConfig) ([]byte, string, error) {
 	if c.Format != "json" {
 		return nil, "", fmt.Errorf("format must be turtle or json, not %q", c.Format)
 	}
+	b, err := workJSON(stmts)
+	return b, "application/json", err
+}
+
+// workJSON is the API's JSON body of a work with these statements.
+func workJSON(stmts []shelfmark.Statement) ([]byte, error) {
 	meta := map[string][]map[string]string{}
 	for _, s := range stmts {
 		v := map[string]string{"@value": s.Object.Value}
@@ -148,8 +156,7 @@ func restBody(c RestConfig) ([]byte, string, error) {
 		}
 		meta[s.Predicate] = append(meta[s.Predicate], v)
 	}
-	b, err := json.Marshal(map[string]any{"metadata": meta})
-	return b, "application/json", err
+	return json.Marshal(map[string]any{"metadata": meta})
 }
 
 // runClients runs n clients for d and returns the step and its latencies.

@@ -429,7 +429,7 @@ func (r *SoakResult) Series() []Series {
 func soakWriter(ctx context.Context, client *http.Client, api, coll string, c SoakConfig, next *atomic.Int64, st *soakState, w int) {
 	for ctx.Err() == nil {
 		i := int(next.Add(1))
-		body, err := soakWorkJSON(c.Seed, i, c.Triples)
+		body, err := workJSON(patentStatements(c.Seed, i, c.Triples))
 		if err != nil {
 			st.fail("body")
 			return
@@ -462,24 +462,6 @@ func soakWriter(ctx context.Context, client *http.Client, api, coll string, c So
 		st.uploads++
 		st.mu.Unlock()
 	}
-}
-
-// soakWorkJSON is the JSON body of work i: the rest scenario's patent
-// statements.
-func soakWorkJSON(seed uint64, i, triples int) ([]byte, error) {
-	meta := map[string][]map[string]string{}
-	for _, s := range patentStatements(seed, i, triples) {
-		v := map[string]string{"@value": s.Object.Value}
-		if s.Object.Kind == 0 {
-			v = map[string]string{"@id": s.Object.Value}
-		} else if s.Object.Lang != "" {
-			v["@language"] = s.Object.Lang
-		} else if s.Object.Datatype != "" {
-			v["@type"] = s.Object.Datatype
-		}
-		meta[s.Predicate] = append(meta[s.Predicate], v)
-	}
-	return json.Marshal(map[string]any{"metadata": meta})
 }
 
 // soakUpload adds a file set to work with upload k: a small JPEG, or every

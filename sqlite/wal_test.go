@@ -27,21 +27,7 @@ func TestWALStaysBounded(t *testing.T) {
 	defer db.Close()
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
 	defer repo.Close()
-	meta := benchMetadata(54)
-	var largest int64
-	for batch := 0; batch < 60; batch++ { // ~6,000 works, ~25 MB of pages written
-		nrs := make([]*shelfmark.NewResource, 100)
-		for i := range nrs {
-			nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: append(meta[:53:53],
-				shelfmark.Statement{Predicate: shelfmark.NSDC + "identifier", Object: shelfmark.NewLiteral(fmt.Sprint(batch, "/", i))})}
-		}
-		if _, errs := repo.CreateResources(ctx, nrs); errs[0] != nil {
-			t.Fatal(errs[0])
-		}
-		if fi, err := os.Stat(filepath.Join(dir, "w.db-wal")); err == nil {
-			largest = max(largest, fi.Size())
-		}
-	}
+	largest := writeBatches(ctx, t, repo, filepath.Join(dir, "w.db-wal"))
 	fi, err := os.Stat(filepath.Join(dir, "w.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -78,21 +64,7 @@ func TestWALBoundedUnderReaders(t *testing.T) {
 	}
 	defer other.Close()
 	stop, handoffs := readerRing(t, []*sqlite.DB{db, db, other})
-	meta := benchMetadata(54)
-	var largest int64
-	for batch := 0; batch < 60; batch++ { // ~6,000 works, ~25 MB of pages written
-		nrs := make([]*shelfmark.NewResource, 100)
-		for i := range nrs {
-			nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: append(meta[:53:53],
-				shelfmark.Statement{Predicate: shelfmark.NSDC + "identifier", Object: shelfmark.NewLiteral(fmt.Sprint(batch, "/", i))})}
-		}
-		if _, errs := repo.CreateResources(ctx, nrs); errs[0] != nil {
-			t.Fatal(errs[0])
-		}
-		if fi, err := os.Stat(filepath.Join(dir, "w.db-wal")); err == nil {
-			largest = max(largest, fi.Size())
-		}
-	}
+	largest := writeBatches(ctx, t, repo, filepath.Join(dir, "w.db-wal"))
 	stop()
 	st := db.WALStats()
 	// the limit, a batch written before the commit that sees it, and
@@ -250,4 +222,27 @@ func TestWALReaderOutlastsWait(t *testing.T) {
 		t.Fatalf("WAL %d bytes after a restart, limit %d (%+v)", n, limit, db.WALStats())
 	}
 	t.Logf("%d batches, %+v", batch, db.WALStats())
+}
+
+// writeBatches commits 60 batches of 100 works of 54 statements (about
+// 25 MB of pages) and returns the largest size the WAL file at walPath had
+// after a batch.
+func writeBatches(ctx context.Context, t *testing.T, repo *shelfmark.Repository, walPath string) int64 {
+	t.Helper()
+	meta := benchMetadata(54)
+	var largest int64
+	for batch := 0; batch < 60; batch++ {
+		nrs := make([]*shelfmark.NewResource, 100)
+		for i := range nrs {
+			nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: append(meta[:53:53],
+				shelfmark.Statement{Predicate: shelfmark.NSDC + "identifier", Object: shelfmark.NewLiteral(fmt.Sprint(batch, "/", i))})}
+		}
+		if _, errs := repo.CreateResources(ctx, nrs); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		if fi, err := os.Stat(walPath); err == nil {
+			largest = max(largest, fi.Size())
+		}
+	}
+	return largest
 }
