@@ -19,6 +19,10 @@ const (
 	ENOTACCEPTABLE  = "not_acceptable"  // 406: no representation matches Accept
 	EUNAVAILABLE    = "unavailable"     // 503: the server is shutting down or overloaded
 	EDIGESTMISMATCH = "digest_mismatch" // 409: the bytes do not match the client's checksum
+	EUNAUTHORIZED   = "unauthorized"    // 401: no valid credentials, and the request needs some
+	EFORBIDDEN      = "forbidden"       // 403: the caller may see the resource but not do this
+	ESTORAGEFULL    = "storage_full"    // 507: the disk or database has no space left
+	ETOOMANY        = "too_many"        // 429: too many attempts or concurrent requests; retry later
 )
 
 // Error is the error type of the domain. Code is one of the E* constants,

@@ -30,14 +30,33 @@ type Visibility string
 
 // The visibilities.
 const (
-	Public     Visibility = "public"
-	Restricted Visibility = "restricted"
-	Private    Visibility = "private"
+	// Public resources are seen by everyone.
+	Public Visibility = "public"
+	// Authenticated resources are seen by every signed-in user.
+	Authenticated Visibility = "authenticated"
+	// Private resources are seen by their depositor, by those holding a
+	// role on a collection they belong to, and by administrators.
+	Private Visibility = "private"
 )
 
 // Valid reports whether v is a known visibility.
 func (v Visibility) Valid() bool {
-	return v == Public || v == Restricted || v == Private
+	return v == Public || v == Authenticated || v == Private
+}
+
+// ParseVisibility reads a visibility from a request; "" is Public, and
+// "restricted" (the name of Authenticated in earlier releases) is
+// Authenticated.
+func ParseVisibility(s string) (Visibility, error) {
+	switch v := Visibility(s); {
+	case s == "":
+		return Public, nil
+	case s == "restricted":
+		return Authenticated, nil
+	case v.Valid():
+		return v, nil
+	}
+	return "", Errorf(EINVALID, "visibility %q is not one of public, authenticated, private.", s)
 }
 
 // Resource is a stored collection, work, file set or file.
@@ -45,8 +64,12 @@ type Resource struct {
 	ID         ID
 	Kind       Kind
 	Visibility Visibility
-	// Embargo, when set, keeps the resource from public view until then.
+	// Embargo, when set, keeps the resource private until then; from then
+	// on Visibility applies.
 	Embargo *time.Time
+	// Lease, when set, keeps the resource public until then; from then on
+	// it is private.
+	Lease *time.Time
 	// Parent is the work (for file sets and works) or file set (for files)
 	// that holds this resource as an ordered child; "" when none.
 	Parent ID
@@ -80,6 +103,7 @@ type NewResource struct {
 	Kind       Kind
 	Visibility Visibility // default Public
 	Embargo    *time.Time
+	Lease      *time.Time
 	Parent     ID   // optional: the work (or file set, for files) that holds it
 	MemberOf   []ID // optional: collections
 	Metadata   []Statement
@@ -97,9 +121,10 @@ type ResourceUpdate struct {
 	// Add and Remove patch the metadata; they are applied after Replace.
 	Add    []Statement
 	Remove []Statement
-	// Visibility and Embargo change the access fields.
+	// Visibility, Embargo and Lease change the access fields.
 	Visibility *Visibility
 	Embargo    **time.Time
+	Lease      **time.Time
 }
 
 // Cursor is an opaque position in a keyset-paginated list.

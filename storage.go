@@ -64,8 +64,9 @@ type ResourceRow struct {
 	Key        int64
 	Kind       Kind
 	Visibility Visibility
-	Embargo    *time.Time
-	Parent     int64 // 0 when none
+	Embargo    *time.Time // private until then
+	Lease      *time.Time // public until then, private after
+	Parent     int64      // 0 when none
 	// Position is the child's place among its parent's children:
 	// 1..n once ordered, UnorderedBase+Key while unordered, 0 without a
 	// parent.

@@ -187,7 +187,7 @@ func TestResourceRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	embargo := time.Date(2030, 1, 2, 3, 4, 5, 678901000, time.FixedZone("x", 3600))
 	deleted := t0.Add(time.Hour)
-	full := &shelfmark.ResourceRow{Key: 7, Kind: shelfmark.KindFileSet, Visibility: shelfmark.Restricted,
+	full := &shelfmark.ResourceRow{Key: 7, Kind: shelfmark.KindFileSet, Visibility: shelfmark.Authenticated,
 		Embargo: &embargo, Parent: 3, Position: 2, Version: 4, Seq: 9, Created: t0, Modified: t0.Add(time.Second), Deleted: &deleted}
 	bare := &shelfmark.ResourceRow{Key: 3, Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Version: 1, Seq: 1, Created: t0, Modified: t0}
 	update(t, db, func(tx shelfmark.WriteTx) error { return tx.InsertResources(ctx, []*shelfmark.ResourceRow{full, bare}) })

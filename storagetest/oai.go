@@ -613,7 +613,7 @@ func testChanges(t *testing.T, open Opener) {
 	var embargoed []int64
 	for _, d := range []int{3, 1, 2, 2} {
 		until := day(d)
-		r := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Restricted, Embargo: &until}))
+		r := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Authenticated, Embargo: &until}))
 		embargoed = append(embargoed, keyOf(t, r.ID))
 	}
 	ends := func(after, until time.Time) []int64 {

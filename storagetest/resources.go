@@ -72,7 +72,7 @@ func testCreateAndFind(t *testing.T, open Opener) {
 	meta := sampleMetadata(54)
 	meta = append(meta, meta[0]) // a repeated statement is stored once
 	embargo := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	w := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Restricted, Embargo: &embargo, Metadata: meta}))
+	w := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Authenticated, Embargo: &embargo, Metadata: meta}))
 	if !w.ID.Valid() || w.Version != 1 || w.Seq == 0 || w.Created.IsZero() {
 		t.Fatalf("created = %+v", w)
 	}
@@ -80,7 +80,7 @@ func testCreateAndFind(t *testing.T, open Opener) {
 	if !reflect.DeepEqual(got.Metadata, canonical(meta[:54])) {
 		t.Fatalf("metadata round trip:\n got %v\nwant %v", got.Metadata, meta[:54])
 	}
-	if got.Kind != shelfmark.KindWork || got.Visibility != shelfmark.Restricted || got.Embargo == nil || !got.Embargo.Equal(embargo) {
+	if got.Kind != shelfmark.KindWork || got.Visibility != shelfmark.Authenticated || got.Embargo == nil || !got.Embargo.Equal(embargo) {
 		t.Fatalf("fields: %+v", got)
 	}
 	if got.Version != 1 || got.Seq != w.Seq || !got.Created.Equal(w.Created.Truncate(time.Microsecond)) {
