@@ -65,9 +65,10 @@ func tsQuery(terms []shelfmark.SearchTerm) string {
 // tsq is the parsed query, $1.
 const tsq = `to_tsquery('simple'::regconfig, $1)`
 
-// searchVisible keeps documents whose work (r) is in public view; $2 is
-// the time (µs) embargoes are compared with.
-const searchVisible = `r.deleted IS NULL AND r.visibility = 'public' AND (r.embargo IS NULL OR r.embargo <= $2)`
+// searchVisible keeps documents whose work (r) is in public view: public,
+// not deleted, its embargo (if any) ended and its lease (if any) not yet
+// ended; $2 is the time (µs) embargoes and leases are compared with.
+const searchVisible = `r.deleted IS NULL AND r.visibility = 'public' AND (r.embargo IS NULL OR r.embargo <= $2) AND (r.lease IS NULL OR r.lease > $2)`
 
 // searchMatches returns the FROM and WHERE clauses (and the arguments from
 // $1) selecting every visible document that matches q, as d (search_docs).

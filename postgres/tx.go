@@ -27,10 +27,10 @@ var (
 )
 
 // resourceCols are the columns scanResource reads, in its order.
-const resourceCols = `key, kind, visibility, embargo, parent, position, version, seq, created, modified, deleted`
+const resourceCols = `key, kind, visibility, embargo, lease, parent, position, version, seq, created, modified, deleted`
 
 // resourceColsR is resourceCols qualified with the alias r.
-const resourceColsR = `r.key, r.kind, r.visibility, r.embargo, r.parent, r.position, r.version, r.seq, r.created, r.modified, r.deleted`
+const resourceColsR = `r.key, r.kind, r.visibility, r.embargo, r.lease, r.parent, r.position, r.version, r.seq, r.created, r.modified, r.deleted`
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
@@ -69,18 +69,20 @@ func zeroNull(v *int64) int64 {
 
 func scanResource(rows pgx.Rows) (*shelfmark.ResourceRow, error) {
 	var (
-		row                                shelfmark.ResourceRow
-		kind, visibility                   string
-		embargo, parent, position, deleted *int64
-		created, modified                  int64
+		row                    shelfmark.ResourceRow
+		kind, visibility       string
+		embargo, lease, parent *int64
+		position, deleted      *int64
+		created, modified      int64
 	)
-	if err := rows.Scan(&row.Key, &kind, &visibility, &embargo, &parent, &position,
+	if err := rows.Scan(&row.Key, &kind, &visibility, &embargo, &lease, &parent, &position,
 		&row.Version, &row.Seq, &created, &modified, &deleted); err != nil {
 		return nil, err
 	}
 	row.Kind = shelfmark.Kind(kind)
 	row.Visibility = shelfmark.Visibility(visibility)
 	row.Embargo = timePtr(embargo)
+	row.Lease = timePtr(lease)
 	row.Parent = zeroNull(parent)
 	row.Position = zeroNull(position)
 	row.Created = fromMicros(created)
@@ -271,7 +273,7 @@ func (t *writeTx) InsertResources(ctx context.Context, rows []*shelfmark.Resourc
 	if t.r.useCopy(n) {
 		if _, err := t.r.copyFrom(ctx, "resources", resourceColumns, n, func(i int) []any {
 			r := rows[i]
-			return []any{r.Key, string(r.Kind), string(r.Visibility), microsPtr(r.Embargo), nullZero(r.Parent), nullZero(r.Position),
+			return []any{r.Key, string(r.Kind), string(r.Visibility), microsPtr(r.Embargo), microsPtr(r.Lease), nullZero(r.Parent), nullZero(r.Position),
 				r.Version, r.Seq, micros(r.Created), micros(r.Modified), microsPtr(r.Deleted)}
 		}); err != nil {
 			return fmt.Errorf("postgres: insert %d resources: %w", n, err)
@@ -279,15 +281,17 @@ func (t *writeTx) InsertResources(ctx context.Context, rows []*shelfmark.Resourc
 		return nil
 	}
 	var (
-		keys, versions, seqs, created, modified  = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-		kinds, visibilities                      = make([]string, n), make([]string, n)
-		embargoes, parents, positions, deletions = make([]*int64, n), make([]*int64, n), make([]*int64, n), make([]*int64, n)
+		keys, versions, seqs, created, modified = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		kinds, visibilities                     = make([]string, n), make([]string, n)
+		embargoes, leases, parents              = make([]*int64, n), make([]*int64, n), make([]*int64, n)
+		positions, deletions                    = make([]*int64, n), make([]*int64, n)
 	)
 	for i, r := range rows {
 		keys[i] = r.Key
 		kinds[i] = string(r.Kind)
 		visibilities[i] = string(r.Visibility)
 		embargoes[i] = microsPtr(r.Embargo)
+		leases[i] = microsPtr(r.Lease)
 		parents[i] = nullZero(r.Parent)
 		positions[i] = nullZero(r.Position)
 		versions[i] = r.Version
@@ -298,8 +302,8 @@ func (t *writeTx) InsertResources(ctx context.Context, rows []*shelfmark.Resourc
 	}
 	if _, err := t.r.exec(ctx, `INSERT INTO resources (`+resourceCols+`)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
-                     $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])`,
-		keys, kinds, visibilities, embargoes, parents, positions, versions, seqs, created, modified, deletions); err != nil {
+                     $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[])`,
+		keys, kinds, visibilities, embargoes, leases, parents, positions, versions, seqs, created, modified, deletions); err != nil {
 		return fmt.Errorf("postgres: insert %d resources: %w", n, err)
 	}
 	return nil
@@ -308,8 +312,8 @@ SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::big
 // UpdateResource writes every field of row except Key, Kind, Parent,
 // Position and Created. A missing row is an ENOTFOUND error.
 func (t *writeTx) UpdateResource(ctx context.Context, row *shelfmark.ResourceRow) error {
-	n, err := t.r.exec(ctx, `UPDATE resources SET visibility = $2, embargo = $3, version = $4, seq = $5, modified = $6, deleted = $7
-WHERE key = $1`, row.Key, string(row.Visibility), microsPtr(row.Embargo), row.Version, row.Seq,
+	n, err := t.r.exec(ctx, `UPDATE resources SET visibility = $2, embargo = $3, lease = $4, version = $5, seq = $6, modified = $7,
+deleted = $8 WHERE key = $1`, row.Key, string(row.Visibility), microsPtr(row.Embargo), microsPtr(row.Lease), row.Version, row.Seq,
 		micros(row.Modified), microsPtr(row.Deleted))
 	if err != nil {
 		return fmt.Errorf("postgres: update resource %d: %w", row.Key, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/shelfmark/shelfmark"
 )
 
-const resourceCols = `key, kind, visibility, embargo, parent, position, version, seq, created, modified, deleted`
+const resourceCols = `key, kind, visibility, embargo, lease, parent, position, version, seq, created, modified, deleted`
 
 // the same columns qualified with the alias r, for joins
 var resourceColsR = "r." + strings.ReplaceAll(resourceCols, ", ", ", r.")
@@ -20,16 +20,17 @@ func scanResource(r *sql.Rows) (*shelfmark.ResourceRow, error) {
 	var (
 		row                       shelfmark.ResourceRow
 		kind, vis                 string
-		embargo, parent, position sql.NullInt64
-		deleted                   sql.NullInt64
+		embargo, lease            sql.NullInt64
+		parent, position, deleted sql.NullInt64
 		created, modified         int64
 	)
-	if err := r.Scan(&row.Key, &kind, &vis, &embargo, &parent, &position, &row.Version, &row.Seq, &created, &modified, &deleted); err != nil {
+	if err := r.Scan(&row.Key, &kind, &vis, &embargo, &lease, &parent, &position, &row.Version, &row.Seq, &created, &modified, &deleted); err != nil {
 		return nil, err
 	}
 	row.Kind = shelfmark.Kind(kind)
 	row.Visibility = shelfmark.Visibility(vis)
 	row.Embargo = microsPtr(embargo)
+	row.Lease = microsPtr(lease)
 	row.Parent = parent.Int64
 	row.Position = position.Int64
 	row.Created = time.UnixMicro(created).UTC()
@@ -131,11 +132,11 @@ func (t *tx) Children(ctx context.Context, parent, after int64, limit int) ([]*s
 
 // InsertResources inserts rows, up to 64 per statement.
 func (t *tx) InsertResources(ctx context.Context, rows []*shelfmark.ResourceRow) error {
-	const width = 11
+	const width = 12
 	return chunked(len(rows), func(lo, hi int) error {
 		args := make([]any, 0, (hi-lo)*width)
 		for _, r := range rows[lo:hi] {
-			args = append(args, r.Key, string(r.Kind), string(r.Visibility), nullMicros(r.Embargo), nullInt(r.Parent),
+			args = append(args, r.Key, string(r.Kind), string(r.Visibility), nullMicros(r.Embargo), nullMicros(r.Lease), nullInt(r.Parent),
 				nullInt(r.Position), r.Version, r.Seq, r.Created.UnixMicro(), r.Modified.UnixMicro(), nullMicros(r.Deleted))
 		}
 		_, err := t.exec(ctx, `INSERT INTO resources (`+resourceCols+`) VALUES `+placeholders(hi-lo, width), args...)
@@ -145,8 +146,8 @@ func (t *tx) InsertResources(ctx context.Context, rows []*shelfmark.ResourceRow)
 
 // UpdateResource writes a row's mutable fields.
 func (t *tx) UpdateResource(ctx context.Context, r *shelfmark.ResourceRow) error {
-	n, err := t.exec(ctx, `UPDATE resources SET visibility = ?, embargo = ?, version = ?, seq = ?, modified = ?, deleted = ? WHERE key = ?`,
-		string(r.Visibility), nullMicros(r.Embargo), r.Version, r.Seq, r.Modified.UnixMicro(), nullMicros(r.Deleted), r.Key)
+	n, err := t.exec(ctx, `UPDATE resources SET visibility = ?, embargo = ?, lease = ?, version = ?, seq = ?, modified = ?, deleted = ? WHERE key = ?`,
+		string(r.Visibility), nullMicros(r.Embargo), nullMicros(r.Lease), r.Version, r.Seq, r.Modified.UnixMicro(), nullMicros(r.Deleted), r.Key)
 	if err != nil {
 		return err
 	} else if n != 1 {

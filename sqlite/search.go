@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -61,9 +62,14 @@ func ftsQuery(terms []shelfmark.SearchTerm) string {
 	return b.String()
 }
 
-// searchVisible keeps documents whose work is in public view; its argument
-// is the time (µs) embargoes are compared with.
-const searchVisible = `r.deleted IS NULL AND r.visibility = 'public' AND (r.embargo IS NULL OR r.embargo <= ?)`
+// searchVisible keeps documents whose work is in public view: public, not
+// deleted, its embargo (if any) ended and its lease (if any) not yet ended.
+// Its two arguments are the time (µs) embargoes and leases are compared
+// with (visibleArgs).
+const searchVisible = `r.deleted IS NULL AND r.visibility = 'public' AND (r.embargo IS NULL OR r.embargo <= ?) AND (r.lease IS NULL OR r.lease > ?)`
+
+// visibleArgs returns the arguments of searchVisible at now.
+func visibleArgs(now time.Time) []any { return []any{now.UnixMicro(), now.UnixMicro()} }
 
 // searchMatches returns the FROM and WHERE clauses (and their arguments)
 // selecting every visible document that matches q, as d (search_docs)
@@ -72,7 +78,7 @@ func searchMatches(q *shelfmark.SearchQuery, match string) (string, []any) {
 	var b strings.Builder
 	b.WriteString(`search_fts JOIN search_docs d ON d.key = search_fts.rowid JOIN resources r ON r.key = d.work
 		WHERE search_fts MATCH ? AND ` + searchVisible)
-	args := []any{match, q.Now.UnixMicro()}
+	args := append([]any{match}, visibleArgs(q.Now)...)
 	if q.Kind != "" {
 		b.WriteString(` AND d.kind = ?`)
 		args = append(args, string(q.Kind))
@@ -157,7 +163,7 @@ func searchSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfma
 		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
 			FROM win m CROSS JOIN memberships ms JOIN resources r ON r.key = ms.collection
 			WHERE ms.member = m.work AND ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection LIMIT ` + lim + `)`)
-		args = append(args, q.Now.UnixMicro())
+		args = append(args, visibleArgs(q.Now)...)
 	}
 	return b.String(), args
 }
