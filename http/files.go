@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -169,7 +170,16 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.Set("Content-Disposition", `inline; filename*=UTF-8''`+url.PathEscape(f.Name))
 	h.Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(&jsonErrorWriter{ResponseWriter: w, r: r}, r, "", res.Created, rc)
+	size, err := rc.Seek(0, io.SeekEnd)
+	if err != nil {
+		return fmt.Errorf("content of %s: %w", res.ID, err)
+	}
+	if _, err := rc.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("content of %s: %w", res.ID, err)
+	}
+	sent := r.Header.Get("Range")
+	normalizeRange(r, size)
+	http.ServeContent(&jsonErrorWriter{ResponseWriter: w, r: r, rangeSent: sent}, r, "", res.Created, rc)
 	return nil
 }
 
@@ -180,6 +190,8 @@ type jsonErrorWriter struct {
 	http.ResponseWriter
 	r       *http.Request
 	swallow bool
+	// rangeSent is the Range the client sent, before normalizeRange.
+	rangeSent string
 }
 
 func (w *jsonErrorWriter) WriteHeader(code int) {
@@ -188,7 +200,7 @@ func (w *jsonErrorWriter) WriteHeader(code int) {
 	case http.StatusPreconditionFailed:
 		err = shelfmark.Errorf(shelfmark.EPRECONDITION, "If-Match names another version of these bytes; their ETag is %s.", w.Header().Get("ETag"))
 	case http.StatusRequestedRangeNotSatisfiable:
-		err = &shelfmark.Error{Code: ERANGE, Message: fmt.Sprintf("The range %q lies outside the file (%s).", w.r.Header.Get("Range"), w.Header().Get("Content-Range")),
+		err = &shelfmark.Error{Code: ERANGE, Message: fmt.Sprintf("The range %.200q lies outside the file (%s).", w.rangeSent, w.Header().Get("Content-Range")),
 			Details: map[string]any{"content_range": w.Header().Get("Content-Range")}}
 	}
 	if err == nil {
