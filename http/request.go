@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -60,9 +61,13 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error 
 	return decodeJSON(body, v)
 }
 
-// decodeJSON strictly decodes a JSON body into v: unknown fields and
-// trailing data are errors that name their line and column.
+// decodeJSON strictly decodes a JSON body into v: bytes that are not
+// UTF-8 (which encoding/json would silently replace with U+FFFD), unknown
+// fields and trailing data are errors that name their line and column.
 func decodeJSON(body []byte, v any) error {
+	if err := checkUTF8(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -95,6 +100,25 @@ func jsonError(body []byte, err error, offset int64) error {
 	}
 	line, col := lineCol(body, offset)
 	return &shelfmark.Error{Code: shelfmark.EINVALID, Message: fmt.Sprintf("Malformed JSON at line %d, column %d: %s.", line, col, strings.TrimPrefix(msg, "json: ")),
+		Details: map[string]any{"line": line, "column": col}}
+}
+
+// checkUTF8 refuses a body that is not valid UTF-8, naming the line and
+// column of the first byte that is not.
+func checkUTF8(body []byte) error {
+	if utf8.Valid(body) {
+		return nil
+	}
+	off := 0
+	for off < len(body) {
+		r, n := utf8.DecodeRune(body[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	line, col := lineCol(body, int64(off))
+	return &shelfmark.Error{Code: shelfmark.EINVALID, Message: fmt.Sprintf("Malformed JSON at line %d, column %d: the body is not valid UTF-8.", line, col),
 		Details: map[string]any{"line": line, "column": col}}
 }
 
