@@ -5,7 +5,8 @@
 #                      (Debian libvips-tools, poppler-utils, tesseract-ocr, tesseract-ocr-eng)
 #                      the background pipeline's tools: derivatives, PDF text, OCR
 #   chromium           (Debian chromium) headless, to render and screenshot HTML reports
-#   .build/venv        a Python virtualenv with sickle, the third-party OAI-PMH harvester
+#   .build/venv        a Python virtualenv with sickle, the third-party OAI-PMH harvester,
+#                      and schemathesis, which checks the server against its OpenAPI document
 #   .build/testdata/pymarc-5.4.0   the pymarc source distribution: real LoC MARC records under test/
 # Prints nothing on stdout; tests find these through the variables scripts/test.sh exports.
 set -euo pipefail
@@ -33,6 +34,14 @@ if [[ ! -x $build/venv/bin/python ]] || ! "$build/venv/bin/python" -c 'import si
 	echo "== installing sickle into $build/venv" >&2
 	python3 -m venv "$build/venv" >&2
 	"$build/venv/bin/pip" install -q 'sickle==0.7.0' >&2
+fi
+
+# schemathesis 4 (its CLI differs from 3.x: --max-examples, not
+# --hypothesis-max-examples; --checks all; no --stateful flag)
+schemathesis_version=4.32.5
+if [[ $("$build/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("schemathesis"))' 2>/dev/null) != "$schemathesis_version" ]]; then
+	echo "== installing schemathesis $schemathesis_version into $build/venv" >&2
+	"$build/venv/bin/pip" install -q "schemathesis==$schemathesis_version" >&2
 fi
 
 if [[ ! -d $build/testdata/pymarc-5.4.0/test ]]; then
