@@ -80,9 +80,12 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := &shelfmark.File{Name: fileName(r), MediaType: mediaType(r), Use: use}
 	if target, typ, ok := externalLink(r.Header); ok {
+		if err := shelfmark.CheckExternalURL(s.opts.ExternalContentAllow, target); err != nil {
+			return err
+		}
 		u, err := url.Parse(target)
-		if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") {
-			return shelfmark.Errorf(shelfmark.EINVALID, "External content must be an absolute http or https URL, not %q.", target)
+		if err != nil {
+			return shelfmark.Errorf(shelfmark.EINVALID, "External content must be an absolute http or https URL, not %.200q.", target)
 		}
 		f.ExternalURL, f.Size = u.String(), -1
 		if typ != "" {
@@ -154,6 +157,11 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := res.File
 	if !f.Managed() {
+		// The allow-list may have changed since the link was registered.
+		if err := shelfmark.CheckExternalURL(s.opts.ExternalContentAllow, f.ExternalURL); err != nil {
+			return &shelfmark.Error{Code: shelfmark.EFORBIDDEN,
+				Message: fmt.Sprintf("The content of %s is held at a URL this server's external content allow-list no longer allows.", res.ID)}
+		}
 		http.Redirect(w, r, f.ExternalURL, http.StatusTemporaryRedirect)
 		return nil
 	}

@@ -35,6 +35,12 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxUploadBytes caps uploaded files (default 4 GiB).
 	MaxUploadBytes int64
+	// ExternalContentAllow lists the URL prefixes external content
+	// (Link rel=ExternalContent) may point into, as
+	// shelfmark.CheckExternalURL reads them; empty refuses all external
+	// content. It is checked when a link is registered and again each
+	// time its content is asked for.
+	ExternalContentAllow []string
 	// Metrics, when set, is used instead of a new set (so the engine's
 	// commit observer and the server share one registry).
 	Metrics *Metrics

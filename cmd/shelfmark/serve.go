@@ -29,6 +29,7 @@ type serveConfig struct {
 	addr, data, database, durability, baseURL, maxUpload, logLevel string
 	dbMaxConns                                                     int
 	pprof                                                          bool
+	externalAllow                                                  []string
 	oai                                                            oaiConfig
 	workers                                                        bool
 	jobs                                                           workerConfig
@@ -68,6 +69,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.maxUpload, "max-upload", "4GiB", "largest file accepted by upload")
 	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.IntVar(&c.dbMaxConns, "db-max-conns", 0, "database connections (0: derived from the number of cores)")
+	f.StringArrayVar(&c.externalAllow, "external-content-allow", nil, "a URL prefix (https://images.example.org/iiif/) that external content links may point into; repeat for several; none: external content is refused. A loopback or private address is allowed only by a prefix naming it")
 	f.BoolVar(&c.pprof, "pprof", false, "serve Go profiles at /debug/pprof/ (for measuring; off by default)")
 	f.StringVar(&c.oai.name, "oai-name", "Shelfmark repository", "OAI-PMH: the repository name Identify gives")
 	f.StringVar(&c.oai.domain, "oai-domain", "", "OAI-PMH: the domain in record identifiers oai:DOMAIN:id (default: the host of --base-url, else "+oai.DefaultDomain+"); keep it stable, harvesters key records by it")
@@ -138,7 +140,7 @@ func serve(ctx context.Context, c serveConfig) error {
 		return err
 	}
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log,
-		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, Metrics: metrics, OAI: provider, Jobs: repo})
+		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo})
 	bg := startBackground(ctx, log, loops)
 	// stopped before the repository closes: the runner stores its last
 	// results through it
