@@ -55,10 +55,6 @@ func Run(t *testing.T, open Opener) {
 		{"JobsClaim", testJobsClaim},
 		{"JobsFinish", testJobsFinish},
 		{"JobsRetry", testJobsRetry},
-		{"AccessVisibility", testAccessVisibility},
-		{"AccessDates", testAccessDates},
-		{"AccessRoles", testAccessRoles},
-		{"CostAccess", testCostAccess},
 		{"AccountUsers", testAccountUsers},
 		{"AccountTokens", testAccountTokens},
 		{"AccountGrants", testAccountGrants},
@@ -66,7 +62,6 @@ func Run(t *testing.T, open Opener) {
 		{"AccountSettings", testAccountSettings},
 		{"Lease", testLease},
 		{"SearchLease", testSearchLease},
-		{"IDCodec", testIDCodec},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
