@@ -14,8 +14,9 @@ import (
 	"github.com/shelfmark/shelfmark/rdf"
 )
 
-// maxStatements caps the statements of one metadata body.
-const maxStatements = 100000
+// maxStatements caps the statements of one metadata body: the engine's
+// own limit, checked here while parsing so a huge body stops early.
+const maxStatements = shelfmark.MaxStatements
 
 // resourceJSON is the JSON representation of a resource.
 type resourceJSON struct {
