@@ -285,9 +285,10 @@ func (t *tx) SetOwners(ctx context.Context, keys []int64, user int64) error {
 // maxAuditPage caps the entries of one page of the audit trail.
 const maxAuditPage = 1000
 
-// Audit returns a page of the audit trail, newest first: a walk down the
-// primary key, or down (resource, key) or (actor, key) when filtered.
-func (t *tx) Audit(ctx context.Context, q shelfmark.AuditQuery) ([]*shelfmark.AuditEntry, error) {
+// auditSQL returns the statement of a page of the audit trail and its
+// arguments: a walk down the primary key, or down (resource, key) or
+// (actor, key) when filtered, newest first.
+func auditSQL(q shelfmark.AuditQuery) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -309,7 +310,12 @@ func (t *tx) Audit(ctx context.Context, q shelfmark.AuditQuery) ([]*shelfmark.Au
 		query += ` WHERE ` + strings.Join(where, ` AND `)
 	}
 	query += ` ORDER BY key DESC LIMIT ?`
-	args = append(args, min(max(q.Limit, 1), maxAuditPage))
+	return query, append(args, min(max(q.Limit, 1), maxAuditPage))
+}
+
+// Audit returns a page of the audit trail, newest first.
+func (t *tx) Audit(ctx context.Context, q shelfmark.AuditQuery) ([]*shelfmark.AuditEntry, error) {
+	query, args := auditSQL(q)
 	var out []*shelfmark.AuditEntry
 	err := t.query(ctx, query, args, func(r *sql.Rows) error {
 		var (
