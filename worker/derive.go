@@ -28,11 +28,6 @@ const (
 	// DerivativeQuality is the JPEG quality of thumbnails and access
 	// copies.
 	DerivativeQuality = 85
-
-	// toolMaxPixels bounds the images the pure-Go fallback decodes
-	// (about 400 MiB as RGBA); vipsthumbnail streams and has no such
-	// bound.
-	toolMaxPixels = 100_000_000
 )
 
 // Derivative is one derived file's bytes.
@@ -87,6 +82,12 @@ func (t Tools) toolDerive(ctx context.Context, path, mediaType string, size int,
 		case err != nil:
 		case format == "":
 			err = Permanent(errors.New("not a recognised image format"))
+		default:
+			// Refuse a decompression bomb from its header, on every path.
+			_, err = t.checkPixels(in.path, format)
+		}
+		switch {
+		case err != nil:
 		case t.Vipsthumbnail != "" && format != "bmp":
 			// libvips reads BMP only through ImageMagick, which is
 			// left out; Go reads it. (Go reads no JPEG 2000, HEIF or
@@ -221,8 +222,8 @@ func toolGoThumbnail(ctx context.Context, path string, size int, shrinkOnly bool
 	if err != nil {
 		return nil, Permanent(fmt.Errorf("decode image header: %w", err))
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > toolMaxPixels {
-		return nil, Permanent(fmt.Errorf("%s image of %d×%d pixels: outside the fallback's limit of %d pixels", format, cfg.Width, cfg.Height, toolMaxPixels))
+	if err := checkDecodeMemory(cfg, format, format == "jpeg" && jpegProgressive(path)); err != nil {
+		return nil, err
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("rewind input: %w", err)

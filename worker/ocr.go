@@ -32,6 +32,10 @@ func (t Tools) OCR(ctx context.Context, path string) (hocr []byte, text string, 
 		return nil, "", err
 	case format == "" || format == "heif":
 		return nil, "", Permanent(fmt.Errorf("worker: OCR of %s: not a recognised image format", path))
+	default:
+		if _, err := t.checkPixels(in.path, format); err != nil {
+			return nil, "", fmt.Errorf("worker: OCR of %s: %w", path, err)
+		}
 	}
 	if t.Tesseract == "" {
 		return nil, "", fmt.Errorf("worker: OCR of %s: tesseract: %w", path, ErrToolMissing)

@@ -53,6 +53,11 @@ type Tools struct {
 	// TempDir is where temporary files and directories are made (each
 	// removed when its call returns); empty means os.TempDir().
 	TempDir string
+
+	// MaxPixels is the largest image (width × height) derivatives and
+	// OCR accept, read from the header before any decoder runs; 0 means
+	// DefaultMaxPixels.
+	MaxPixels int64
 }
 
 // FindTools looks the external programs up on PATH and returns Tools with

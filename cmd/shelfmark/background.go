@@ -25,6 +25,7 @@ type workerConfig struct {
 	total       int
 	grace       time.Duration
 	busyCores   float64
+	maxPixels   int64
 }
 
 func (c *workerConfig) register(f *pflag.FlagSet) {
@@ -33,6 +34,7 @@ func (c *workerConfig) register(f *pflag.FlagSet) {
 	f.StringToStringVar(&c.timeouts, "job-timeout", nil, "time limit of one job of a queue, for example ocr=20m (defaults: characterize 20s, derive 2m, text 2m, ocr 10m)")
 	f.IntVar(&c.total, "jobs", 0, "jobs run at once over all queues (0: twice the number of cores; OCR runs at idle CPU priority)")
 	f.Float64Var(&c.busyCores, "busy-cores", worker.DefaultBusyCores, "OCR starts no new job while this process uses more CPU than this many cores (ingest, API, identification); 0 never holds it back")
+	f.Int64Var(&c.maxPixels, "max-image-pixels", worker.DefaultMaxPixels, "derivatives and OCR refuse an image of more pixels (width × height, read from its header) as a possible decompression bomb")
 	f.DurationVar(&c.grace, "lease-grace", 30*time.Second, "a job held by a worker that stopped (killed, machine lost) is taken back this long after its time limit")
 }
 
@@ -112,6 +114,7 @@ func newRunner(repo *shelfmark.Repository, blobs shelfmark.BlobStore, c workerCo
 		return jobRunner{}, fmt.Errorf("load the format signatures: %w", err)
 	}
 	tools := pipelineTools(log)
+	tools.MaxPixels = c.maxPixels
 	p := &worker.Pipeline{Repo: repo, Blobs: blobs, Identify: id, Tools: tools}
 	opts := worker.Options{Queues: queues, Total: c.total, Grace: c.grace, Observer: obs, Logger: log}
 	var gate *worker.CPUGate
