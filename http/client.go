@@ -37,6 +37,7 @@ type Client struct {
 	base    string
 	hc      *http.Client
 	maxBody int64
+	token   string
 	refs    atomic.Uint64
 }
 
@@ -51,6 +52,9 @@ type ClientOptions struct {
 	// splits a larger batch into several requests (default 8 MiB, half the
 	// server's default body limit).
 	MaxRequestBytes int64
+	// Token, when set, is sent as "Authorization: Bearer TOKEN" with
+	// every request.
+	Token string
 }
 
 // refPrefix starts every placeholder id of MintIDs; '-' is not in the id
@@ -81,7 +85,7 @@ func NewClient(baseURL string, opts ClientOptions) (*Client, error) {
 	if opts.MaxRequestBytes <= 0 {
 		opts.MaxRequestBytes = 8 << 20
 	}
-	return &Client{base: base, hc: hc, maxBody: opts.MaxRequestBytes}, nil
+	return &Client{base: base, hc: hc, maxBody: opts.MaxRequestBytes, token: strings.TrimSpace(opts.Token)}, nil
 }
 
 // URL returns the server's base URL.
@@ -492,6 +496,9 @@ func (e *noAnswerError) Unwrap() error { return e.err }
 func (c *Client) send(req *http.Request, want int, out any) error {
 	req.Header.Set("User-Agent", "shelfmark/"+shelfmark.Version)
 	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if ctx := req.Context(); ctx.Err() != nil {
