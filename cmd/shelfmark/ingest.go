@@ -18,10 +18,10 @@ import (
 
 func newIngestCommand() *cobra.Command {
 	var (
-		data, database, durability, collection, server string
-		workers, batch                                 int
-		rate                                           float64
-		failFast                                       bool
+		data, database, durability, collection, server, token string
+		workers, batch                                        int
+		rate                                                  float64
+		failFast                                              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest PATH",
@@ -49,7 +49,8 @@ With --server http://host:8080 nothing is opened locally: each file's bytes
 are sent to the server (checked against the digests the source states), then
 each work with its file sets, files and order in one request that the server
 stores whole or not at all under the item's source key. Re-runs skip the
-items the server holds, as they do locally.`,
+items the server holds, as they do locally. The server takes a token with
+the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// the local store's flags given on the command line, before
@@ -75,7 +76,7 @@ items the server holds, as they do locally.`,
 				if len(local) > 0 {
 					return fmt.Errorf("%s and --server exclude each other: with --server, the server keeps the data", strings.Join(local, ", "))
 				}
-				client, err := shttp.NewClient(server, shttp.ClientOptions{})
+				client, err := shttp.NewClient(server, shttp.ClientOptions{Token: token})
 				if err != nil {
 					return fmt.Errorf("--server: %w", err)
 				}
@@ -140,6 +141,7 @@ items the server holds, as they do locally.`,
 	f.StringVar(&database, "database", "", "PostgreSQL URL; empty means SQLite in --data")
 	f.StringVar(&durability, "durability", "safe", "safe or relaxed (see serve --help)")
 	f.StringVar(&server, "server", "", "URL of a running Shelfmark server to ingest into over its REST API (instead of --data / --database)")
+	f.StringVar(&token, "token", "", "API token sent to --server (Authorization: Bearer); see shelfmark token create")
 	f.StringVar(&collection, "collection", "", "put every work in this collection (its id)")
 	f.IntVar(&workers, "workers", 0, "files stored in parallel (0: the number of cores)")
 	f.IntVar(&batch, "batch", 64, "items handed to the engine per call")
