@@ -3,9 +3,7 @@ package shelfmark
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // RepositoryOptions configure a Repository. Zero values pick defaults.
@@ -288,8 +286,8 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 	if err := validateStatements("metadata", nr.Metadata); err != nil {
 		return nil, nil, err
 	}
-	if f := nr.File; f != nil && (strings.IndexByte(f.Name, 0) >= 0 || strings.IndexByte(f.MediaType, 0) >= 0 || !utf8.ValidString(f.Name)) {
-		return nil, nil, Errorf(EINVALID, "file: the name or media type contains a NUL character or invalid UTF-8.")
+	if err := validateFile(nr.File); err != nil {
+		return nil, nil, err
 	}
 	fields := FieldsOf(nr.Metadata)
 	meta := StatementsOf(fields)

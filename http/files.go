@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"path"
 	"regexp"
 	"strings"
 
@@ -39,20 +38,73 @@ func externalLink(h http.Header) (target, mediaType string, found bool) {
 	return "", "", false
 }
 
-// fileName takes the name from ?name=, else Content-Disposition, else
-// "file"; only the last path element is kept.
-func fileName(r *http.Request) string {
+// fileName takes the name from ?name=, else Content-Disposition (filename*
+// or filename), else "file"; only the last path element is kept (/ and \
+// both separate), and a name that cannot be stored (control characters,
+// invalid UTF-8, longer than shelfmark.MaxFileNameBytes) is EINVALID, found
+// before any byte is stored.
+func fileName(r *http.Request) (string, error) {
 	name := r.URL.Query().Get("name")
 	if name == "" {
 		if _, params, err := mime.ParseMediaType(r.Header.Get("Content-Disposition")); err == nil {
 			name = params["filename"]
 		}
 	}
-	name = path.Base(strings.ReplaceAll(name, "\\", "/"))
-	if name == "" || name == "." || name == "/" || name == ".." {
+	name, err := shelfmark.CleanFileName(name)
+	if name == "" && err == nil {
 		name = "file"
 	}
-	return name
+	return name, err
+}
+
+// urlFileName is the name of external content: the last element of its
+// URL's path, or "file" when that cannot be a name.
+func urlFileName(u *url.URL) string {
+	if name, err := shelfmark.CleanFileName(u.Path); err == nil && name != "" {
+		return name
+	}
+	return "file"
+}
+
+// contentDisposition is the Content-Disposition of a file's content, as RFC
+// 6266 advises: the exact name in filename* (UTF-8, percent-encoded as RFC
+// 8187 says, so that no quote, semicolon or byte outside ASCII reaches the
+// header), preceded by an ASCII approximation in filename= for clients
+// that do not read filename* (characters outside printable ASCII, quotes,
+// backslashes and percent signs replaced by "_").
+func contentDisposition(name string) string {
+	var b strings.Builder
+	b.Grow(len(`inline; filename=""; filename*=UTF-8''`) + 4*len(name))
+	b.WriteString(`inline; filename="`)
+	for _, c := range name {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '%' {
+			c = '_'
+		}
+		b.WriteRune(c)
+	}
+	b.WriteString(`"; filename*=UTF-8''`)
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if isAttrChar(c) {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
+}
+
+// isAttrChar reports whether c may stand for itself in an RFC 8187
+// ext-value (attr-char).
+func isAttrChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$&+-.^_`|~", c) >= 0
 }
 
 // uploadFile handles POST /api/v1/resources/{id}/files: the body is the
@@ -78,7 +130,11 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	if use == "" {
 		use = "original"
 	}
-	f := &shelfmark.File{Name: fileName(r), MediaType: mediaType(r), Use: use}
+	name, err := fileName(r)
+	if err != nil {
+		return err
+	}
+	f := &shelfmark.File{Name: name, MediaType: mediaType(r), Use: use}
 	if target, typ, ok := externalLink(r.Header); ok {
 		if err := shelfmark.CheckExternalURL(s.opts.ExternalContentAllow, target); err != nil {
 			return err
@@ -92,7 +148,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 			f.MediaType = typ
 		}
 		if f.Name == "file" {
-			f.Name = path.Base(u.Path)
+			f.Name = urlFileName(u)
 		}
 	} else {
 		blob, err := s.putBlob(r)
@@ -176,7 +232,7 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 	if raw, err := hex.DecodeString(f.SHA256); err == nil {
 		h.Set("Repr-Digest", "sha-256=:"+base64Std(raw)+":")
 	}
-	h.Set("Content-Disposition", `inline; filename*=UTF-8''`+url.PathEscape(f.Name))
+	h.Set("Content-Disposition", contentDisposition(f.Name))
 	h.Set("X-Content-Type-Options", "nosniff")
 	size, err := rc.Seek(0, io.SeekEnd)
 	if err != nil {

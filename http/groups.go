@@ -318,6 +318,14 @@ func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGr
 // checkGroupFile checks that the bytes a group's file names are in the
 // content store with the size stated, and returns the File to store.
 func (s *Server) checkGroupFile(ctx context.Context, f *groupFile) (*shelfmark.File, error) {
+	// Only the last element of a path is kept, as for uploads.
+	name, err := shelfmark.CleanFileName(f.Name)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		name = "file"
+	}
 	sha := strings.ToLower(f.SHA256)
 	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
 		return nil, shelfmark.Errorf(shelfmark.EINVALID, "file.sha256 %.80q is not a SHA-256 in hex (64 digits).", f.SHA256)
@@ -328,7 +336,7 @@ func (s *Server) checkGroupFile(ctx context.Context, f *groupFile) (*shelfmark.F
 	rc, err := s.opts.Blobs.Open(ctx, sha)
 	if shelfmark.ErrorCode(err) == shelfmark.ENOTFOUND {
 		return nil, &shelfmark.Error{Code: shelfmark.EINVALID,
-			Message: fmt.Sprintf("file %q: no bytes with the SHA-256 %s are stored on the server; POST them to /api/v1/blobs first.", f.Name, sha),
+			Message: fmt.Sprintf("file %q: no bytes with the SHA-256 %s are stored on the server; POST them to /api/v1/blobs first.", name, sha),
 			Details: map[string]any{"sha256": sha}}
 	} else if err != nil {
 		return nil, fmt.Errorf("open blob %s: %w", sha, err)
@@ -340,13 +348,10 @@ func (s *Server) checkGroupFile(ctx context.Context, f *groupFile) (*shelfmark.F
 	}
 	if size != *f.Size {
 		return nil, &shelfmark.Error{Code: shelfmark.EDIGESTMISMATCH,
-			Message: fmt.Sprintf("file %q: the stored bytes with the SHA-256 %s are %d bytes long, not %d as stated.", f.Name, sha, size, *f.Size),
+			Message: fmt.Sprintf("file %q: the stored bytes with the SHA-256 %s are %d bytes long, not %d as stated.", name, sha, size, *f.Size),
 			Details: map[string]any{"sha256": sha, "size": *f.Size, "stored_size": size}}
 	}
-	name, mt, use := f.Name, f.MediaType, f.Use
-	if name == "" {
-		name = "file"
-	}
+	mt, use := f.MediaType, f.Use
 	if mt == "" {
 		mt = "application/octet-stream"
 	}

@@ -42,6 +42,10 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 			return nil, &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: fmt.Sprintf("The body is larger than the %d bytes this server accepts.", limit),
 				Details: map[string]any{"limit": limit}}
 		}
+		var se *shelfmark.Error
+		if errors.As(err, &se) {
+			return nil, err // for example a body that came too slowly (408)
+		}
 		return nil, shelfmark.Errorf(shelfmark.EINVALID, "The body could not be read: %v.", err)
 	}
 	return b, nil

@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -49,6 +51,37 @@ type Options struct {
 	OAI http.Handler
 	// Jobs, when set, is the background job queue behind /api/v1/jobs.
 	Jobs shelfmark.JobQueue
+	// Accounts resolves credentials into callers and serves the account
+	// routes (login, tokens, roles, audit). Without it every request is
+	// anonymous and a credential is refused.
+	Accounts shelfmark.AccountService
+	// CORSOrigins lists the origins (scheme://host[:port]) whose pages may
+	// call the API from a browser (with a token; cookies are not sent
+	// across sites). Default none: only the server's own origin.
+	CORSOrigins []string
+	// MaxAuthFailures is how many failed logins or token checks a client
+	// address (or a user name) may make before each further attempt must
+	// wait, 1 s doubled at every failure up to 15 min (default 10).
+	MaxAuthFailures int
+	// MaxConcurrentUploads caps the uploads (POST /api/v1/blobs and
+	// /api/v1/resources/{id}/files) served at once; beyond it the answer
+	// is 503 with Retry-After (default 32).
+	MaxConcurrentUploads int
+	// ReadHeaderTimeout bounds the reading of a request's headers
+	// (default 10 s); MaxHeaderBytes their size (default 64 KiB).
+	ReadHeaderTimeout time.Duration
+	MaxHeaderBytes    int
+	// IdleTimeout closes a keep-alive connection idle this long (default
+	// 120 s).
+	IdleTimeout time.Duration
+	// WriteTimeout bounds the writing of a response other than file
+	// content (default 2 min, counted from the end of the request body).
+	WriteTimeout time.Duration
+	// BodyTimeout and MinBodyRate: a request body must come at MinBodyRate
+	// bytes a second or more (default 4 KiB/s) once BodyTimeout has passed
+	// (default 30 s); a slower client is cut off with 408.
+	BodyTimeout time.Duration
+	MinBodyRate int64
 }
 
 // Server is the HTTP face of the repository.
@@ -58,6 +91,12 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *Metrics
 	srv     *http.Server
+	cors    *cors
+	limiter *limiter
+	uploads chan struct{}
+	// request ids: a random prefix and a sequence
+	idPrefix string
+	idSeq    atomic.Uint64
 }
 
 // NewServer builds a Server and its routes.
@@ -75,7 +114,27 @@ func NewServer(opts Options) *Server {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(opts.Storage)
 	}
-	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics}
+	opts.ReadHeaderTimeout = orDuration(opts.ReadHeaderTimeout, defaultReadHeaderTimeout)
+	opts.IdleTimeout = orDuration(opts.IdleTimeout, defaultIdleTimeout)
+	opts.WriteTimeout = orDuration(opts.WriteTimeout, defaultWriteTimeout)
+	opts.BodyTimeout = orDuration(opts.BodyTimeout, defaultBodyTimeout)
+	if opts.MinBodyRate <= 0 {
+		opts.MinBodyRate = defaultMinBodyRate
+	}
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = defaultMaxHeaderBytes
+	}
+	if opts.MaxConcurrentUploads <= 0 {
+		opts.MaxConcurrentUploads = defaultMaxConcurrentUploads
+	}
+	c, err := newCORS(opts.CORSOrigins, opts.BaseURL)
+	if err != nil {
+		// CheckOrigins lets callers refuse such origins first.
+		opts.Logger.Error("CORS origins ignored", "err", err)
+		c, _ = newCORS(nil, opts.BaseURL)
+	}
+	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics, cors: c,
+		limiter: newLimiter(opts.MaxAuthFailures), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix()}
 	gz := newGzip() // see gzip.go
 	for _, rt := range s.routes() {
 		h := rt.handler
@@ -107,13 +166,13 @@ func (s *Server) routes() []route {
 	return []route{
 		{"GET", "/healthz", h(s.healthz)},
 		{"GET", "/readyz", h(s.readyz)},
-		{"GET", "/metrics", s.metrics.Handler()},
+		{"GET", "/metrics", s.admin(s.metrics.Handler())},
 		{"GET", "/api/v1/openapi.json", h(s.openapi)},
 		{"POST", "/api/v1/collections", h(s.createOf(shelfmark.KindCollection))},
 		{"POST", "/api/v1/works", h(s.createOf(shelfmark.KindWork))},
 		{"POST", "/api/v1/filesets", h(s.createOf(shelfmark.KindFileSet))},
 		{"POST", "/api/v1/batch", h(s.batch)},
-		{"POST", "/api/v1/blobs", h(s.postBlob)},
+		{"POST", "/api/v1/blobs", s.uploading(h(s.postBlob))},
 		{"POST", "/api/v1/groups", h(s.postGroups)},
 		{"POST", "/api/v1/sources/lookup", h(s.lookupSources)},
 		{"GET", "/api/v1/resources/{id}", h(s.getResource)},
@@ -125,27 +184,116 @@ func (s *Server) routes() []route {
 		{"DELETE", "/api/v1/resources/{id}/members/{member}", h(s.removeMember)},
 		{"GET", "/api/v1/resources/{id}/children", h(s.listChildren)},
 		{"PUT", "/api/v1/resources/{id}/order", h(s.putOrder)},
-		{"POST", "/api/v1/resources/{id}/files", h(s.uploadFile)},
+		{"POST", "/api/v1/resources/{id}/files", s.uploading(h(s.uploadFile))},
 		{"GET", "/api/v1/resources/{id}/content", h(s.getContent)},
 		{"GET", "/api/v1/search", h(s.search)},
-		{"GET", "/api/v1/jobs", h(s.getJobs)},
-		{"GET", "/api/v1/jobs/{queue}", h(s.listJobs)},
-		{"POST", "/api/v1/jobs/{queue}/{action}", h(s.queueAction)},
+		{"GET", "/api/v1/jobs", s.admin(h(s.getJobs))},
+		{"GET", "/api/v1/jobs/{queue}", s.admin(h(s.listJobs))},
+		{"POST", "/api/v1/jobs/{queue}/{action}", s.admin(h(s.queueAction))},
+		{"POST", "/api/v1/login", h(s.login)},
+		{"POST", "/api/v1/logout", h(s.logout)},
+		{"GET", "/api/v1/me", h(s.me)},
+		{"GET", "/api/v1/tokens", h(s.listTokens)},
+		{"POST", "/api/v1/tokens", h(s.createToken)},
+		{"DELETE", "/api/v1/tokens/{id}", h(s.revokeToken)},
+		{"GET", "/api/v1/roles", h(s.getRoles)},
+		{"PUT", "/api/v1/roles", h(s.putRoles)},
+		{"GET", "/api/v1/resources/{id}/roles", h(s.getRoles)},
+		{"PUT", "/api/v1/resources/{id}/roles", h(s.putRoles)},
+		{"GET", "/api/v1/audit", h(s.audit)},
 	}
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. Every request passes the security
+// envelope before any route: security headers, a request id, CORS, the
+// refusal of cross-site writes and of bodies without a media type, the
+// pace of its body, and its caller (from its credential, or anonymous),
+// which it carries on its context to the handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	h := w.Header()
+	securityHeaders(h, isContent(r))
+	id := s.requestID(r)
+	h.Set("X-Request-Id", id)
+	s.pace(w, r, start)
+	answered, err := s.cors.apply(w, r)
+	if answered {
+		return
+	}
+	if err == nil {
+		err = s.cors.crossSite(r)
+	}
+	var c *shelfmark.Caller
+	if err == nil {
+		c, err = s.authenticate(r, id)
+	}
+	if err == nil {
+		err = mayWrite(r, c)
+	}
+	if err == nil {
+		err = needMediaType(r)
+	}
+	if err != nil {
+		s.refuse(w, r, err, start)
+		return
+	}
+	s.mux.ServeHTTP(w, r.WithContext(shelfmark.WithCaller(r.Context(), c)))
+}
+
+// refuse answers a request the envelope or a route's guard turned away.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error, start time.Time) {
+	status := writeError(w, r, err)
+	if status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	pattern := r.Pattern
+	if pattern == "" {
+		pattern = "refused"
+	}
+	s.metrics.observeRequest(r.Method, pattern, status, time.Since(start))
+}
 
 // Serve accepts connections on ln until Shutdown, handing requests to
-// handler (s itself, or a mux that wraps it).
+// handler (s itself, or a mux that wraps it). Headers must come within
+// ReadHeaderTimeout and fit MaxHeaderBytes; bodies keep the pace
+// ServeHTTP sets.
 func (s *Server) Serve(ln net.Listener, handler http.Handler) error {
-	s.srv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	s.srv = &http.Server{Handler: handler, ReadHeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout,
+		MaxHeaderBytes: s.opts.MaxHeaderBytes, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	err := s.srv.Serve(ln)
 	if err == http.ErrServerClosed {
 		return nil
 	}
 	return err
+}
+
+// DebugHandler serves /metrics and Go's profiles at /debug/pprof/ without
+// authentication, for a listener of its own that only operators reach
+// (serve --metrics-addr 127.0.0.1:9090); the API's own /metrics is for
+// administrators.
+func (s *Server) DebugHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// CheckOrigins reports an origin that is not scheme://host[:port], for
+// Options.CORSOrigins.
+func CheckOrigins(origins []string) error {
+	_, err := newCORS(origins, "")
+	return err
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // Shutdown stops accepting requests and waits for those in flight.

@@ -256,7 +256,7 @@ func (p *pipeline) prepare(ctx context.Context, it *Item) (*pending, error) {
 			&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: work.ID,
 				Metadata: []shelfmark.Statement{{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral(f.Name)}}},
 			&shelfmark.NewResource{ID: file, Kind: shelfmark.KindFile, Parent: fs, File: &shelfmark.File{
-				Name: f.Name, MediaType: f.MediaType, Size: blob.Size, SHA256: blob.Digests[shelfmark.SHA256], Use: use}})
+				Name: shelfmark.BaseFileName(f.Name), MediaType: f.MediaType, Size: blob.Size, SHA256: blob.Digests[shelfmark.SHA256], Use: use}})
 		g.group.Order = append(g.group.Order, fs)
 	}
 	return g, nil

@@ -188,10 +188,7 @@ func (p *Pipeline) store(ctx context.Context, data []byte, name, mediaType, use 
 
 // baseName is the file's name without its extension, for derivatives.
 func baseName(f *shelfmark.File) string {
-	b := filepath.Base(f.Name)
-	if b == "." || b == "/" || b == "" {
-		b = "file"
-	}
+	b := shelfmark.SafeFileName(f.Name, 32) // room for ".thumbnail.jpg" and the like
 	return strings.TrimSuffix(b, filepath.Ext(b))
 }
 
