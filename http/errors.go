@@ -26,8 +26,13 @@ var statusOf = map[string]int{
 	shelfmark.EUNSUPPORTED:    http.StatusUnsupportedMediaType,
 	shelfmark.EUNAVAILABLE:    http.StatusServiceUnavailable,
 	shelfmark.EINTERNAL:       http.StatusInternalServerError,
+	shelfmark.EUNAUTHORIZED:   http.StatusUnauthorized,
+	shelfmark.EFORBIDDEN:      http.StatusForbidden,
+	shelfmark.ESTORAGEFULL:    http.StatusInsufficientStorage,
+	shelfmark.ETOOMANY:        http.StatusTooManyRequests,
 	EMETHOD:                   http.StatusMethodNotAllowed,
 	ERANGE:                    http.StatusRequestedRangeNotSatisfiable,
+	ETIMEOUT:                  http.StatusRequestTimeout,
 }
 
 // ERANGE is the code of a Range outside the file (416), which
@@ -63,6 +68,20 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) int {
 	w.Header().Del("ETag")
 	w.Header().Del("Content-Length")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	switch status {
+	case http.StatusUnauthorized:
+		// RFC 6750: a credential that was sent and refused is an
+		// invalid_token; a request without one just learns the scheme.
+		if body.Details["invalid_token"] == true {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="shelfmark", error="invalid_token"`)
+		} else {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="shelfmark"`)
+		}
+	case http.StatusTooManyRequests:
+		retryAfter(w, err)
+	case http.StatusRequestTimeout:
+		w.Header().Set("Connection", "close")
+	}
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(body)
 	return status

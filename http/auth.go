@@ -1,0 +1,326 @@
+package http
+
+// This file gives every request its caller: the credential it carries (an
+// API token in Authorization: Bearer, or the session cookie a login set)
+// resolved through the AccountService, or the anonymous caller. It also
+// holds the request id, the brute-force limiter of login and token checks,
+// and the checks the routes share (signed in, admin).
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// SessionCookie is the name of the cookie that carries a browser session
+// (set by POST /api/v1/login).
+const SessionCookie = "shelfmark_session"
+
+// The brute-force limiter's defaults (see Options.MaxAuthFailures): after
+// that many failed logins or token checks from one client address (or
+// for one user name), each further attempt waits authBackoffBase, doubled
+// at every failure up to authBackoffMax; failures are forgotten
+// authForget after the last one. The limiter remembers at most
+// authTrackedMax addresses and names.
+const (
+	defaultMaxAuthFailures = 10
+	authBackoffBase        = time.Second
+	authBackoffMax         = 15 * time.Minute
+	authForget             = 15 * time.Minute
+	authTrackedMax         = 100_000
+)
+
+// bearer returns the token of an Authorization: Bearer header, and
+// whether the header names the Bearer scheme at all.
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", false
+	}
+	scheme, tok, _ := strings.Cut(h, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", true // another scheme: a bad credential, not anonymity
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// credential returns the secret the request carries and how ("token" or
+// "session"); "" when it carries none.
+func credential(r *http.Request) (secret, via string) {
+	if tok, ok := bearer(r); ok {
+		return tok, "token"
+	}
+	if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
+		return c.Value, "session"
+	}
+	return "", ""
+}
+
+// authenticate resolves the request's credential into its caller. A
+// request without one is anonymous; a bad one is an EUNAUTHORIZED error
+// (never anonymity), and too many bad ones from the client's address an
+// ETOOMANY error.
+func (s *Server) authenticate(r *http.Request, requestID string) (*shelfmark.Caller, error) {
+	secret, via := credential(r)
+	if via == "" {
+		c := shelfmark.Anonymous()
+		c.Request = requestID
+		return c, nil
+	}
+	ip := clientKey(r)
+	if wait := s.limiter.blocked(ip); wait > 0 {
+		return nil, tooMany(wait)
+	}
+	if secret == "" || s.opts.Accounts == nil {
+		s.limiter.fail(ip)
+		return nil, badCredential(via)
+	}
+	c, err := s.opts.Accounts.Authenticate(r.Context(), secret)
+	if err != nil {
+		if shelfmark.ErrorCode(err) != shelfmark.EUNAUTHORIZED {
+			return nil, err // the database, not the credential
+		}
+		s.limiter.fail(ip)
+		return nil, badCredential(via)
+	}
+	s.limiter.succeed(ip)
+	cc := *c // the service may share its callers between requests
+	cc.Request = requestID
+	return &cc, nil
+}
+
+// badCredential is the error of an unknown, malformed, expired or revoked
+// credential.
+func badCredential(via string) error {
+	what := "The token in Authorization: Bearer"
+	if via == "session" {
+		what = "The session"
+	}
+	return &shelfmark.Error{Code: shelfmark.EUNAUTHORIZED, Message: what + " is not valid (unknown, malformed, expired or revoked); sign in again or send another token.",
+		Details: map[string]any{"invalid_token": true}}
+}
+
+// tooMany is the error of a client that failed to authenticate too often.
+func tooMany(wait time.Duration) error {
+	secs := int64(math.Ceil(wait.Seconds()))
+	return &shelfmark.Error{Code: shelfmark.ETOOMANY, Message: fmt.Sprintf("Too many failed sign-ins or token checks; try again in %d s.", secs),
+		Details: map[string]any{"retry_after": secs}}
+}
+
+// needSignIn is the error of an anonymous request that needs a caller.
+func needSignIn(what string) error {
+	return shelfmark.Errorf(shelfmark.EUNAUTHORIZED, "%s needs credentials: send Authorization: Bearer with an API token, or sign in at POST /api/v1/login.", what)
+}
+
+// signedIn returns the caller of a request, or an EUNAUTHORIZED error when
+// it is anonymous.
+func signedIn(r *http.Request, what string) (*shelfmark.Caller, error) {
+	c := shelfmark.CallerFrom(r.Context())
+	if !c.Authenticated() {
+		return nil, needSignIn(what)
+	}
+	return c, nil
+}
+
+// admin wraps a handler that only administrators (with an admin-scoped
+// credential) may reach: 401 for anonymous callers, 403 for the others.
+func (s *Server) admin(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := signedIn(r, r.Method+" "+r.URL.Path)
+		if err == nil && !c.IsAdmin() {
+			err = shelfmark.Errorf(shelfmark.EFORBIDDEN, "%s %s is for administrators, with an admin-scoped token.", r.Method, r.URL.Path)
+		}
+		if err != nil {
+			s.refuse(w, r, err, time.Now())
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// openWrites are the unsafe requests an anonymous or read-scoped caller
+// may send: signing in and out, and the requests that only read (source
+// key lookups, OAI-PMH by POST).
+var openWrites = map[string]bool{
+	"POST /api/v1/login":          true,
+	"POST /api/v1/logout":         true,
+	"POST /api/v1/sources/lookup": true,
+	"POST /oai":                   true,
+}
+
+// mayWrite refuses an unsafe request of a caller whose credential cannot
+// write: anonymous callers get 401, read-scoped ones 403. The engine
+// decides what a caller that may write may change.
+func mayWrite(r *http.Request, c *shelfmark.Caller) error {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return nil
+	}
+	if c.MayWrite() || openWrites[r.Method+" "+r.URL.Path] {
+		return nil
+	}
+	if !c.Authenticated() {
+		return needSignIn(r.Method + " " + r.URL.Path)
+	}
+	return shelfmark.Errorf(shelfmark.EFORBIDDEN, "This credential has the %s scope; %s %s needs a write-scoped one.", c.Scope, r.Method, r.URL.Path)
+}
+
+// requestID returns the client's X-Request-Id when it is sane (1 to 64
+// letters, digits and ._:-), else a fresh one.
+func (s *Server) requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 && saneID(id) {
+		return id
+	}
+	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
+}
+
+func saneID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// newIDPrefix returns a random prefix for this process's request ids.
+func newIDPrefix() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:]) + "-"
+}
+
+// clientKey names the client's address for the limiter: the IP of the
+// connection (an IPv6 client by its /64). Behind a reverse proxy every
+// client shares the proxy's address.
+func clientKey(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return "ip:" + host
+	}
+	a = a.Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return "ip:" + p.String()
+	}
+	return "ip:" + a.String()
+}
+
+// limiter counts failed authentications per key (a client address, or a
+// user name) in a bounded map, and makes a key that failed more than max
+// times wait, twice as long after each further failure.
+type limiter struct {
+	max     int
+	tracked int
+	now     func() time.Time
+	mu      sync.Mutex
+	m       map[string]*failures
+	// sweeps counts the sweeps of a full map (for tests).
+	sweeps atomic.Int64
+}
+
+// failures is what the limiter knows of one key.
+type failures struct {
+	n     int
+	last  time.Time
+	until time.Time // no attempt before this time
+}
+
+func newLimiter(max int) *limiter {
+	if max <= 0 {
+		max = defaultMaxAuthFailures
+	}
+	return &limiter{max: max, tracked: authTrackedMax, now: time.Now, m: map[string]*failures{}}
+}
+
+// blocked returns how long the keys must still wait (0: they may try).
+func (l *limiter) blocked(keys ...string) time.Duration {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var wait time.Duration
+	for _, k := range keys {
+		if f := l.m[k]; f != nil && f.until.After(now) {
+			wait = max(wait, f.until.Sub(now))
+		}
+	}
+	return wait
+}
+
+// fail counts a failure of each key.
+func (l *limiter) fail(keys ...string) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		f := l.m[k]
+		if f == nil || now.Sub(f.last) > authForget {
+			if f == nil && len(l.m) >= l.tracked {
+				l.sweep(now)
+			}
+			f = &failures{}
+			l.m[k] = f
+		}
+		f.n++
+		f.last = now
+		if over := f.n - l.max; over > 0 {
+			wait := authBackoffMax
+			if over <= 20 {
+				wait = min(authBackoffBase<<(over-1), authBackoffMax)
+			}
+			f.until = now.Add(wait)
+		}
+	}
+}
+
+// succeed forgets the failures of keys.
+func (l *limiter) succeed(keys ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		if f := l.m[k]; f != nil && !f.until.After(l.now()) {
+			delete(l.m, k)
+		}
+	}
+}
+
+// sweep makes room in a full map: it drops the forgotten keys, then, if
+// the map is still full, arbitrary keys that are not waiting, then any.
+func (l *limiter) sweep(now time.Time) {
+	l.sweeps.Add(1)
+	for k, f := range l.m {
+		if now.Sub(f.last) > authForget {
+			delete(l.m, k)
+		}
+	}
+	for k, f := range l.m {
+		if len(l.m) < l.tracked*9/10 {
+			return
+		}
+		if !f.until.After(now) {
+			delete(l.m, k)
+		}
+	}
+	for k := range l.m {
+		if len(l.m) < l.tracked*9/10 {
+			return
+		}
+		delete(l.m, k)
+	}
+}
