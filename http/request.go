@@ -46,10 +46,6 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		if errors.As(err, &se) {
 			return nil, err // for example a body that came too slowly (408)
 		}
-		var se *shelfmark.Error
-		if errors.As(err, &se) {
-			return nil, err // for example a body that came too slowly (408)
-		}
 		return nil, shelfmark.Errorf(shelfmark.EINVALID, "The body could not be read: %v.", err)
 	}
 	return b, nil
