@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -29,6 +28,8 @@ type serveConfig struct {
 	addr, data, database, durability, baseURL, maxUpload, logLevel string
 	dbMaxConns                                                     int
 	pprof                                                          bool
+	metricsAddr                                                    string
+	corsOrigins                                                    []string
 	externalAllow                                                  []string
 	oai                                                            oaiConfig
 	workers                                                        bool
@@ -70,7 +71,10 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.IntVar(&c.dbMaxConns, "db-max-conns", 0, "database connections (0: derived from the number of cores)")
 	f.StringArrayVar(&c.externalAllow, "external-content-allow", nil, "a URL prefix (https://images.example.org/iiif/) that external content links may point into; repeat for several; none: external content is refused. A loopback or private address is allowed only by a prefix naming it")
-	f.BoolVar(&c.pprof, "pprof", false, "serve Go profiles at /debug/pprof/ (for measuring; off by default)")
+	f.BoolVar(&c.pprof, "pprof", false, "serve Go profiles (now always on --metrics-addr)")
+	f.MarkDeprecated("pprof", "profiles are served at /debug/pprof/ on --metrics-addr")
+	f.StringVar(&c.metricsAddr, "metrics-addr", "", "a second address (for example 127.0.0.1:9090) that serves /metrics and Go profiles at /debug/pprof/ without authentication, for operators only; on --addr, /metrics needs an admin token and there are no profiles")
+	f.StringArrayVar(&c.corsOrigins, "cors-origin", nil, "an origin (https://app.example.org) whose web pages may call the API from a browser, with a token; repeat for several; none by default (only the server's own pages may write)")
 	f.StringVar(&c.oai.name, "oai-name", "Shelfmark repository", "OAI-PMH: the repository name Identify gives")
 	f.StringVar(&c.oai.domain, "oai-domain", "", "OAI-PMH: the domain in record identifiers oai:DOMAIN:id (default: the host of --base-url, else "+oai.DefaultDomain+"); keep it stable, harvesters key records by it")
 	f.StringSliceVar(&c.oai.emails, "oai-admin-email", nil, "OAI-PMH: administrator email(s) Identify gives (default admin@DOMAIN)")
@@ -109,6 +113,9 @@ func serve(ctx context.Context, c serveConfig) error {
 	if err != nil {
 		return fmt.Errorf("--max-upload: %w", err)
 	}
+	if err := shttp.CheckOrigins(c.corsOrigins); err != nil {
+		return fmt.Errorf("--cors-origin: %w", err)
+	}
 	store, err := openStorage(ctx, c.database, c.data, c.durability, c.dbMaxConns)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
@@ -139,30 +146,34 @@ func serve(ctx context.Context, c serveConfig) error {
 	if err != nil {
 		return err
 	}
-	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log,
+	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log, CORSOrigins: c.corsOrigins,
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo})
 	bg := startBackground(ctx, log, loops)
 	// stopped before the repository closes: the runner stores its last
 	// results through it
 	defer bg.stop()
 
-	var handler http.Handler = srv
-	if c.pprof {
-		mux := http.NewServeMux()
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		mux.Handle("/", srv)
-		handler = mux
-	}
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
+	if c.metricsAddr != "" {
+		// metrics and profiles without authentication: for a loopback or
+		// otherwise private address only
+		mln, err := net.Listen("tcp", c.metricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--metrics-addr: listen on %s: %w", c.metricsAddr, err)
+		}
+		msrv := &http.Server{Handler: srv.DebugHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+		go msrv.Serve(mln)
+		defer msrv.Close()
+		log.Info("metrics and profiles", "url", "http://"+mln.Addr().String()+"/metrics", "profiles", "http://"+mln.Addr().String()+"/debug/pprof/")
+	}
 	log.Info("shelfmark serving", "version", shelfmark.Version, "url", "http://"+ln.Addr().String(),
 		"backend", store.Backend(), "data", c.data, "durability", c.durability)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln, handler) }()
+	go func() { errc <- srv.Serve(ln, srv) }()
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
