@@ -60,6 +60,9 @@ type LocalStore struct {
 	// deferredFiles counts Deferred puts into files since the last Sync:
 	// without any, Sync need not sync the file system.
 	deferredFiles atomic.Int64
+	// wrapTemp, when set (by tests), wraps the writer of every temporary
+	// file, so a test can make writes fail as on a full disk.
+	wrapTemp func(io.Writer) io.Writer
 }
 
 var _ shelfmark.BlobStore = (*LocalStore)(nil)
@@ -150,7 +153,14 @@ func (s *LocalStore) removeStaleTemps(cutoff time.Time) error {
 // blob then stays in place (another Put of the same bytes may have been
 // acknowledged) but the error is returned, as its durability is unknown.
 // ctx is checked between reads; a Read that blocks is the reader's to end.
+// A write that fails for lack of space (ENOSPC, a disk quota, a full pack
+// database) is ESTORAGEFULL.
 func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
+	b, err := s.put(ctx, r, opts)
+	return b, full(err)
+}
+
+func (s *LocalStore) put(ctx context.Context, r io.Reader, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
 	if opts.MaxSize < 0 {
 		return nil, fmt.Errorf("blob: negative MaxSize %d", opts.MaxSize)
 	}
@@ -189,7 +199,11 @@ func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 		}
 	}()
 
-	size, err := s.copy(ctx, f, r, opts.MaxSize, hs)
+	var dst io.Writer = f
+	if s.wrapTemp != nil {
+		dst = s.wrapTemp(f)
+	}
+	size, err := s.copy(ctx, dst, r, opts.MaxSize, hs)
 	if err != nil {
 		return nil, err
 	}
@@ -259,8 +273,13 @@ func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 
 // Sync makes every Deferred Put durable: the small blobs with one commit of
 // the pack database, the files with one syncfs(2) of the store's file
-// system instead of an fsync per file and directory.
+// system instead of an fsync per file and directory. A lack of space is
+// ESTORAGEFULL.
 func (s *LocalStore) Sync(ctx context.Context) error {
+	return full(s.sync(ctx))
+}
+
+func (s *LocalStore) sync(ctx context.Context) error {
 	if err := s.small.sync(); err != nil {
 		return err
 	}

@@ -38,6 +38,11 @@ type smallStore struct {
 
 	mu sync.Mutex
 	tx *sql.Tx // open while deferred puts wait for Sync
+	// deferred counts the deferred puts in tx; lost is the error that
+	// rolled back a transaction holding some, for the next sync to
+	// return.
+	deferred int
+	lost     error
 }
 
 // busyTimeoutMS is how long a writer waits for another process's write
@@ -83,9 +88,18 @@ func (s *smallStore) put(ctx context.Context, sum, data []byte, deferred bool) e
 		s.tx = tx
 	}
 	if _, err := s.tx.ExecContext(ctx, `INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)`, sum, data); err != nil {
+		// SQLite may have rolled the transaction back already (a full
+		// disk does): end it, so the next put starts a new one.
+		_ = s.tx.Rollback()
+		s.tx = nil
+		if s.deferred > 0 {
+			s.lost = fmt.Errorf("blob: %d deferred puts were rolled back: %w", s.deferred, err)
+			s.deferred = 0
+		}
 		return fmt.Errorf("blob: storing in the pack database: %w", err)
 	}
 	if deferred {
+		s.deferred++
 		return nil
 	}
 	return s.commitLocked()
@@ -99,11 +113,19 @@ func (s *smallStore) sync() error {
 }
 
 func (s *smallStore) commitLocked() error {
+	if lost := s.lost; lost != nil {
+		s.lost = nil
+		if s.tx != nil {
+			_ = s.tx.Rollback()
+			s.tx, s.deferred = nil, 0
+		}
+		return lost
+	}
 	if s.tx == nil {
 		return nil
 	}
 	err := s.tx.Commit()
-	s.tx = nil
+	s.tx, s.deferred = nil, 0
 	if err != nil {
 		return fmt.Errorf("blob: committing the pack database: %w", err)
 	}

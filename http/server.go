@@ -91,6 +91,7 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *Metrics
 	srv     *http.Server
+	space   spaceWatch
 	cors    *cors
 	limiter *limiter
 	uploads chan struct{}
@@ -333,7 +334,9 @@ func (s *Server) wrap(f func(http.ResponseWriter, *http.Request) error) http.Han
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
-		if err := f(sw, r); err != nil {
+		err := f(sw, r)
+		s.space.observe(r, err)
+		if err != nil {
 			if sw.status != 0 {
 				s.log.Warn("error after response started", "method", r.Method, "path", r.URL.Path, "err", err)
 			} else {
@@ -385,8 +388,12 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// readyz answers 200 once the database answers a read.
+// readyz answers 200 once the database answers a read, and not while the
+// last write failed for lack of space and a probe finds none yet.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	if err := s.space.ready(r.Context(), s.opts.Blobs, s.opts.Storage); err != nil {
+		return err
+	}
 	if s.opts.Storage != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()

@@ -60,7 +60,7 @@ func (r runner) copyFrom(ctx context.Context, table string, cols []string, n int
 	src := pgx.CopyFromSlice(n, func(i int) ([]any, error) { return row(i), nil })
 	count, err := r.q.CopyFrom(ctx, pgx.Identifier{table}, cols, src)
 	r.trace("COPY "+table+" ("+strings.Join(cols, ", ")+") FROM STDIN", count)
-	return count, err
+	return count, full(err)
 }
 
 // copyNew copies rows that are expected to be new into a table with a

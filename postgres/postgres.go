@@ -208,7 +208,7 @@ func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: commit: %w", err)
+		return full(fmt.Errorf("postgres: commit: %w", err))
 	}
 	return nil
 }
@@ -264,7 +264,7 @@ func (r runner) exec(ctx context.Context, sql string, args ...any) (int64, error
 	tag, err := r.q.Exec(ctx, sql, args...)
 	n := tag.RowsAffected()
 	r.trace(sql, n)
-	return n, err
+	return n, full(err)
 }
 
 // query runs a query and calls each for every row; it reports the rows
@@ -273,7 +273,7 @@ func (r runner) query(ctx context.Context, sql string, args []any, each func(pgx
 	rows, err := r.q.Query(ctx, sql, args...)
 	if err != nil {
 		r.trace(sql, 0)
-		return 0, err
+		return 0, full(err)
 	}
 	var n int64
 	for rows.Next() {
@@ -287,7 +287,7 @@ func (r runner) query(ctx context.Context, sql string, args []any, each func(pgx
 		err = rows.Err()
 	}
 	r.trace(sql, n)
-	return n, err
+	return n, full(err)
 }
 
 // queryRow runs a query that returns exactly one row and scans it into dest.

@@ -241,7 +241,7 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 	defer db.writeMu.Unlock()
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin write: %w", err)
+		return full(fmt.Errorf("begin write: %w", err))
 	}
 	if err := fn(&tx{db: db, pool: db.write, sqlTx: sqlTx}); err != nil {
 		if rerr := sqlTx.Rollback(); rerr != nil {
@@ -250,7 +250,7 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return full(fmt.Errorf("commit: %w", err))
 	}
 	db.ckpt.afterCommit(ctx)
 	return nil

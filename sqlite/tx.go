@@ -34,7 +34,7 @@ func (t *tx) exec(ctx context.Context, query string, args ...any) (int64, error)
 	}
 	res, err := s.ExecContext(ctx, args...)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", firstLine(query), err)
+		return 0, full(fmt.Errorf("%s: %w", firstLine(query), err))
 	}
 	n, _ := res.RowsAffected()
 	if t.db.tracer != nil {
@@ -51,7 +51,7 @@ func (t *tx) query(ctx context.Context, query string, args []any, scan func(*sql
 	}
 	rows, err := s.QueryContext(ctx, args...)
 	if err != nil {
-		return fmt.Errorf("%s: %w", firstLine(query), err)
+		return full(fmt.Errorf("%s: %w", firstLine(query), err))
 	}
 	defer rows.Close()
 	var n int64
@@ -62,7 +62,7 @@ func (t *tx) query(ctx context.Context, query string, args []any, scan func(*sql
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("%s: %w", firstLine(query), err)
+		return full(fmt.Errorf("%s: %w", firstLine(query), err))
 	}
 	if t.db.tracer != nil {
 		t.db.tracer(query, n)
