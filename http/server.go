@@ -82,6 +82,10 @@ type Options struct {
 	// (default 30 s); a slower client is cut off with 408.
 	BodyTimeout time.Duration
 	MinBodyRate int64
+	// OIDC sets up sign-in through an OpenID Connect provider
+	// (institutional single sign-on) at /auth/oidc/login; off without an
+	// issuer.
+	OIDC OIDCOptions
 }
 
 // Server is the HTTP face of the repository.
@@ -98,6 +102,9 @@ type Server struct {
 	// request ids: a random prefix and a sequence
 	idPrefix string
 	idSeq    atomic.Uint64
+	// single sign-on (see oidc.go): nil when off
+	oidc    *oidcClient
+	oidcErr error
 }
 
 // NewServer builds a Server and its routes.
@@ -136,6 +143,7 @@ func NewServer(opts Options) *Server {
 	}
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics, cors: c,
 		limiter: newLimiter(opts.MaxAuthFailures), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix()}
+	s.setupOIDC()
 	gz := newGzip() // see gzip.go
 	for _, rt := range s.routes() {
 		h := rt.handler
@@ -202,6 +210,8 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/resources/{id}/roles", h(s.getRoles)},
 		{"PUT", "/api/v1/resources/{id}/roles", h(s.putRoles)},
 		{"GET", "/api/v1/audit", h(s.audit)},
+		{"GET", "/auth/oidc/login", h(s.oidcLogin)},
+		{"GET", "/auth/oidc/callback", h(s.oidcCallback)},
 	}
 }
 

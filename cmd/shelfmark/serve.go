@@ -34,6 +34,7 @@ type serveConfig struct {
 	oai                                                            oaiConfig
 	workers                                                        bool
 	jobs                                                           workerConfig
+	sso                                                            shttp.OIDCOptions
 }
 
 // oaiConfig holds the OAI-PMH settings of `shelfmark serve`.
@@ -80,6 +81,13 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringSliceVar(&c.oai.emails, "oai-admin-email", nil, "OAI-PMH: administrator email(s) Identify gives (default admin@DOMAIN)")
 	f.IntVar(&c.oai.pageSize, "oai-page-size", 100, "OAI-PMH: records or headers per list page")
 	f.BoolVar(&c.workers, "workers", true, "run the background jobs (identification, derivatives, text, OCR) in this process; --workers=false leaves them to \"shelfmark worker\" processes")
+	f.StringVar(&c.sso.Issuer, "oidc-issuer", "", "OpenID Connect single sign-on: the identity provider's issuer URL (https://login.example.edu/realms/staff); empty: off, and /auth/oidc/* answer 404")
+	f.StringVar(&c.sso.ClientID, "oidc-client-id", "", "OpenID Connect: this server's client id at the provider")
+	f.StringVar(&c.sso.ClientSecret, "oidc-client-secret", "", "OpenID Connect: the client secret (better given in the environment, so that it does not show in the process list; empty for a public client)")
+	f.StringVar(&c.sso.RedirectURL, "oidc-redirect-url", "", "OpenID Connect: the callback registered with the provider (default: --base-url + /auth/oidc/callback)")
+	f.StringVar(&c.sso.UsernameClaim, "oidc-username-claim", "preferred_username", "OpenID Connect: the ID token claim that names the user (preferred_username falls back to sub)")
+	f.StringVar(&c.sso.GroupsClaim, "oidc-groups-claim", "groups", `OpenID Connect: the claim that lists the user's groups (a list of strings or one string; they replace the user's groups at each sign-in); "-": none`)
+	f.StringSliceVar(&c.sso.Scopes, "oidc-scopes", nil, "OpenID Connect: the scopes asked for (default openid,profile,email, and the groups claim's name when the provider offers it as a scope)")
 	c.jobs.register(f)
 	annotateEnv(f)
 	return cmd
@@ -112,6 +120,12 @@ func serve(ctx context.Context, c serveConfig) error {
 	maxUpload, err := parseSize(c.maxUpload)
 	if err != nil {
 		return fmt.Errorf("--max-upload: %w", err)
+	}
+	if err := shttp.CheckOIDC(c.sso); err != nil {
+		return fmt.Errorf("--oidc-*: %w", err)
+	}
+	if c.sso.Issuer != "" && c.sso.RedirectURL == "" && c.baseURL == "" {
+		log.Warn("single sign-on: without --base-url or --oidc-redirect-url the callback URL sent to the provider follows each request's Host; the provider must have it registered")
 	}
 	if err := shttp.CheckOrigins(c.corsOrigins); err != nil {
 		return fmt.Errorf("--cors-origin: %w", err)
@@ -147,7 +161,7 @@ func serve(ctx context.Context, c serveConfig) error {
 		return err
 	}
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log, CORSOrigins: c.corsOrigins,
-		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo})
+		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo, OIDC: c.sso})
 	bg := startBackground(ctx, log, loops)
 	// stopped before the repository closes: the runner stores its last
 	// results through it
