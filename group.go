@@ -101,7 +101,7 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 	members := make([]*op, len(g.Resources))
 	var root *Resource
 	for i, nr := range g.Resources {
-		key, err := refKey(ids[i], "id")
+		key, err := r.refKey(ids[i], "id")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -114,7 +114,7 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 			root = res
 		}
 	}
-	rootKey, _ := root.ID.Key()
+	rootKey, _ := r.ids.Key(root.ID)
 	o := &op{
 		check: func(tx WriteTx) error {
 			if g.SourceKey == "" {
@@ -125,8 +125,8 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 				return err
 			}
 			if k, ok := found[g.SourceKey]; ok {
-				return &Error{Code: ECONFLICT, Message: fmt.Sprintf("The source item %q was stored before, as %s.", g.SourceKey, EncodeID(k)),
-					Details: map[string]any{"id": string(EncodeID(k)), "source_key": g.SourceKey}}
+				return &Error{Code: ECONFLICT, Message: fmt.Sprintf("The source item %q was stored before, as %s.", g.SourceKey, r.ids.Encode(k)),
+					Details: map[string]any{"id": string(r.ids.Encode(k)), "source_key": g.SourceKey}}
 			}
 			return nil
 		},
@@ -156,7 +156,7 @@ func (r *Repository) FindSources(ctx context.Context, sourceKeys []string) (map[
 	err := r.store.View(ctx, func(tx ReadTx) error {
 		found, err := tx.Sources(ctx, sourceKeys)
 		for k, v := range found {
-			out[k] = EncodeID(v)
+			out[k] = r.ids.Encode(v)
 		}
 		return err
 	})

@@ -56,9 +56,9 @@ func (r *Repository) FinishJob(ctx context.Context, job *Job, res *JobResult) er
 		for i, f := range res.Derivatives {
 			subs[i] = &op{apply: func(tx WriteTx, seq int64, now time.Time) error {
 				if parent == 0 {
-					return Errorf(ENOTFOUND, "The file %s has no file set.", EncodeID(job.Resource))
+					return Errorf(ENOTFOUND, "The file %s has no file set.", r.ids.Encode(job.Resource))
 				}
-				o, _, err := r.createOp(&NewResource{Kind: KindFile, Parent: EncodeID(parent), Visibility: Public, File: f}, keys[i], 0)
+				o, _, err := r.createOp(&NewResource{Kind: KindFile, Parent: r.ids.Encode(parent), Visibility: Public, File: f}, keys[i], 0)
 				if err != nil {
 					return err
 				}
@@ -77,7 +77,7 @@ func (r *Repository) FinishJob(ctx context.Context, job *Job, res *JobResult) er
 				return Errorf(ECONFLICT, "The %s job %d is no longer held by %s (attempt %d): its lease ended.", job.Queue, job.ID, job.Worker, job.Attempt)
 			}
 			if len(subs) > 0 {
-				row, err := live(ctx, tx, job.Resource)
+				row, err := r.live(ctx, tx, job.Resource)
 				if err != nil {
 					return err
 				}
@@ -244,22 +244,22 @@ func (r *Repository) FindFile(ctx context.Context, key int64) (*File, int64, err
 	var f *File
 	var parent int64
 	err := r.store.View(ctx, func(tx ReadTx) error {
-		row, err := live(ctx, tx, key)
+		row, err := r.live(ctx, tx, key)
 		if err != nil {
 			return err
 		}
 		if row.Kind != KindFile {
-			return Errorf(EINVALID, "%s is a %s, not a file.", EncodeID(key), row.Kind)
+			return Errorf(EINVALID, "%s is a %s, not a file.", r.ids.Encode(key), row.Kind)
 		}
 		parent = row.Parent
 		f, err = tx.File(ctx, key)
 		if err == nil && f == nil {
-			err = Errorf(ENOTFOUND, "The file %s has no description.", EncodeID(key))
+			err = Errorf(ENOTFOUND, "The file %s has no description.", r.ids.Encode(key))
 		}
 		return err
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("find file %s: %w", EncodeID(key), err)
+		return nil, 0, fmt.Errorf("find file %s: %w", r.ids.Encode(key), err)
 	}
 	return f, parent, nil
 }
@@ -268,14 +268,14 @@ func (r *Repository) FindFile(ctx context.Context, key int64) (*File, int64, err
 func (r *Repository) Parent(ctx context.Context, key int64) (int64, error) {
 	var parent int64
 	err := r.store.View(ctx, func(tx ReadTx) error {
-		row, err := live(ctx, tx, key)
+		row, err := r.live(ctx, tx, key)
 		if err == nil {
 			parent = row.Parent
 		}
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("find %s: %w", EncodeID(key), err)
+		return 0, fmt.Errorf("find %s: %w", r.ids.Encode(key), err)
 	}
 	return parent, nil
 }

@@ -28,7 +28,7 @@ func (r *Repository) RemoveMembers(ctx context.Context, collection ID, members [
 }
 
 func (r *Repository) changeMembers(ctx context.Context, collection ID, members []ID, add bool) error {
-	ckey, err := collection.Key()
+	ckey, err := r.ids.Key(collection)
 	if err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 	keys := make([]int64, 0, len(members))
 	seen := map[int64]bool{}
 	for _, id := range members {
-		k, err := refKey(id, "members")
+		k, err := r.refKey(id, "members")
 		if err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 	o := &op{
 		check: func(tx WriteTx) error {
 			ctx := context.Background()
-			c, err := live(ctx, tx, ckey)
+			c, err := r.live(ctx, tx, ckey)
 			if err != nil {
 				return err
 			}
@@ -75,11 +75,11 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 				row := byKey[k]
 				switch {
 				case row == nil || row.Deleted != nil:
-					return Errorf(EINVALID, "members: no live resource has the id %s.", EncodeID(k))
+					return Errorf(EINVALID, "members: no live resource has the id %s.", r.ids.Encode(k))
 				case row.Kind != KindWork && row.Kind != KindCollection:
-					return Errorf(EINVALID, "members: %s is a %s; only works and collections can be members.", EncodeID(k), row.Kind)
+					return Errorf(EINVALID, "members: %s is a %s; only works and collections can be members.", r.ids.Encode(k), row.Kind)
 				case add && row.Kind == KindCollection:
-					if err := checkNesting(ctx, tx, "members", ckey, k); err != nil {
+					if err := r.checkNesting(ctx, tx, "members", ckey, k); err != nil {
 						return err
 					}
 				}
@@ -127,12 +127,12 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 // MaxCollectionNesting levels: its cost is bounded by the number of
 // collections above collection, never by the size of any.
 // field names the request's field in the message.
-func checkNesting(ctx context.Context, tx ReadTx, field string, collection, member int64) error {
+func (r *Repository) checkNesting(ctx context.Context, tx ReadTx, field string, collection, member int64) error {
 	frontier := []int64{collection}
 	for depth := 0; len(frontier) > 0; depth++ {
 		if depth == MaxCollectionNesting {
 			return Errorf(EINVALID, "%s: %s is nested %d collections deep already; collections nest at most %d deep.",
-				field, EncodeID(collection), MaxCollectionNesting, MaxCollectionNesting)
+				field, r.ids.Encode(collection), MaxCollectionNesting, MaxCollectionNesting)
 		}
 		var next []int64
 		seen := map[int64]bool{}
@@ -143,7 +143,7 @@ func checkNesting(ctx context.Context, tx ReadTx, field string, collection, memb
 			}
 			for _, u := range up {
 				if u == member {
-					return Errorf(EINVALID, "%s: %s contains %s already; collections cannot contain themselves.", field, EncodeID(member), EncodeID(collection))
+					return Errorf(EINVALID, "%s: %s contains %s already; collections cannot contain themselves.", field, r.ids.Encode(member), r.ids.Encode(collection))
 				}
 				if !seen[u] {
 					seen[u] = true
@@ -158,9 +158,9 @@ func checkNesting(ctx context.Context, tx ReadTx, field string, collection, memb
 
 // checkNestingUnder fails if a new collection in colls would nest deeper
 // than MaxCollectionNesting.
-func checkNestingUnder(ctx context.Context, tx ReadTx, colls []int64) error {
+func (r *Repository) checkNestingUnder(ctx context.Context, tx ReadTx, colls []int64) error {
 	for _, c := range colls {
-		if err := checkNesting(ctx, tx, "memberOf", c, 0); err != nil {
+		if err := r.checkNesting(ctx, tx, "memberOf", c, 0); err != nil {
 			return err
 		}
 	}
@@ -170,20 +170,20 @@ func checkNestingUnder(ctx context.Context, tx ReadTx, colls []int64) error {
 // ListMembers pages through a collection's live members by key, with a
 // keyset cursor: a page at any depth costs what the first does.
 func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageRequest) (*Page, error) {
-	ckey, err := collection.Key()
+	ckey, err := r.ids.Key(collection)
 	if err != nil {
 		return nil, err
 	}
 	var after int64
 	if p.After != "" {
-		if after, err = ID(p.After).Key(); err != nil {
+		if after, err = r.ids.Key(ID(p.After)); err != nil {
 			return nil, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", p.After)
 		}
 	}
 	limit := clampLimit(p.Limit)
 	var page Page
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		c, err := live(ctx, tx, ckey)
+		c, err := r.live(ctx, tx, ckey)
 		if err != nil {
 			return err
 		}
@@ -194,7 +194,7 @@ func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageReque
 		if err != nil {
 			return err
 		}
-		page = pageOf(rows, limit, func(row *ResourceRow) Cursor { return Cursor(EncodeID(row.Key)) })
+		page = r.pageOf(rows, limit, func(row *ResourceRow) Cursor { return Cursor(r.ids.Encode(row.Key)) })
 		return nil
 	})
 	if err != nil {
@@ -211,7 +211,7 @@ func clampLimit(n int) int {
 }
 
 // pageOf turns limit+1 rows into a page and its next cursor.
-func pageOf(rows []*ResourceRow, limit int, cursor func(*ResourceRow) Cursor) Page {
+func (r *Repository) pageOf(rows []*ResourceRow, limit int, cursor func(*ResourceRow) Cursor) Page {
 	var p Page
 	if len(rows) > limit {
 		rows = rows[:limit]
@@ -219,7 +219,7 @@ func pageOf(rows []*ResourceRow, limit int, cursor func(*ResourceRow) Cursor) Pa
 	}
 	p.Items = make([]*Resource, len(rows))
 	for i, row := range rows {
-		p.Items[i] = rowResource(row)
+		p.Items[i] = r.rowResource(row)
 	}
 	return p
 }

@@ -15,7 +15,7 @@ const MaxOrderSize = 100000
 // get positions 1..n in bulk statements whose count does not depend on n;
 // children not named follow, unordered. The work's version changes.
 func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error) {
-	pkey, err := parent.Key()
+	pkey, err := r.ids.Key(parent)
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +25,7 @@ func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifM
 	keys := make([]int64, len(children))
 	pos := make(map[int64]int, len(children))
 	for i, id := range children {
-		k, err := refKey(id, "children")
+		k, err := r.refKey(id, "children")
 		if err != nil {
 			return nil, err
 		}
@@ -41,13 +41,13 @@ func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifM
 		check: func(tx WriteTx) error {
 			ctx := context.Background()
 			var err error
-			if prow, err = live(ctx, tx, pkey); err != nil {
+			if prow, err = r.live(ctx, tx, pkey); err != nil {
 				return err
 			}
 			if prow.Kind != KindWork {
 				return Errorf(EINVALID, "%s is a %s; only works have ordered children.", parent, prow.Kind)
 			}
-			if err := checkVersion(prow, ifMatch); err != nil {
+			if err := r.checkVersion(prow, ifMatch); err != nil {
 				return err
 			}
 			rows, err := tx.Resources(ctx, keys)
@@ -62,8 +62,8 @@ func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifM
 			}
 			for _, k := range keys {
 				if !ok[k] {
-					return &Error{Code: EINVALID, Message: fmt.Sprintf("children: %s is not a child of %s.", EncodeID(k), parent),
-						Details: map[string]any{"id": string(EncodeID(k))}}
+					return &Error{Code: EINVALID, Message: fmt.Sprintf("children: %s is not a child of %s.", r.ids.Encode(k), parent),
+						Details: map[string]any{"id": string(r.ids.Encode(k))}}
 				}
 			}
 			return nil
@@ -81,13 +81,13 @@ func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifM
 	if err := r.commit.run(ctx, o); err != nil {
 		return nil, fmt.Errorf("order %s: %w", parent, err)
 	}
-	return rowResource(prow), nil
+	return r.rowResource(prow), nil
 }
 
 // ListChildren pages through a resource's live children: ordered ones by
 // position, then unordered ones by creation.
 func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error) {
-	pkey, err := parent.Key()
+	pkey, err := r.ids.Key(parent)
 	if err != nil {
 		return nil, err
 	}
@@ -101,14 +101,14 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 	limit := clampLimit(p.Limit)
 	var page Page
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		if _, err := live(ctx, tx, pkey); err != nil {
+		if _, err := r.live(ctx, tx, pkey); err != nil {
 			return err
 		}
 		rows, err := tx.Children(ctx, pkey, after, limit+1)
 		if err != nil {
 			return err
 		}
-		page = pageOf(rows, limit, func(row *ResourceRow) Cursor { return Cursor("p" + strconv.FormatInt(row.Position, 36)) })
+		page = r.pageOf(rows, limit, func(row *ResourceRow) Cursor { return Cursor("p" + strconv.FormatInt(row.Position, 36)) })
 		return nil
 	})
 	if err != nil {

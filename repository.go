@@ -21,6 +21,9 @@ type RepositoryOptions struct {
 	Observer CommitObserver
 	// Now returns the current time (default time.Now).
 	Now func() time.Time
+	// IDs maps keys to ids (default LegacyIDCodec, for tests; a repository
+	// on a real store uses LoadIDCodec).
+	IDs *IDCodec
 }
 
 // Repository is the repository engine: it implements ResourceService over
@@ -28,6 +31,7 @@ type RepositoryOptions struct {
 type Repository struct {
 	store  Storage
 	minter *Minter
+	ids    *IDCodec
 	commit *committer
 	now    func() time.Time
 }
@@ -48,9 +52,13 @@ func NewRepository(store Storage, opts RepositoryOptions) *Repository {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.IDs == nil {
+		opts.IDs = LegacyIDCodec()
+	}
 	return &Repository{
 		store:  store,
 		minter: NewMinter(store, opts.MintBlock),
+		ids:    opts.IDs,
 		commit: newCommitter(store, opts.Committers, opts.MaxBatch, opts.Observer, opts.Now),
 		now:    opts.Now,
 	}
@@ -66,10 +74,13 @@ func (r *Repository) Close() error {
 // Storage returns the backend the engine runs on.
 func (r *Repository) Storage() Storage { return r.store }
 
+// IDs returns the codec between the repository's keys and ids.
+func (r *Repository) IDs() *IDCodec { return r.ids }
+
 // refKey decodes an id given inside a request body: a malformed one is the
 // client's mistake in the body (400), not a missing resource.
-func refKey(id ID, field string) (int64, error) {
-	k, err := id.Key()
+func (r *Repository) refKey(id ID, field string) (int64, error) {
+	k, err := r.ids.Key(id)
 	if err != nil {
 		return 0, &Error{Code: EINVALID, Message: fmt.Sprintf("%s: %s", field, ErrorMessage(err)), Details: map[string]any{"field": field, "id": string(id)}}
 	}
@@ -77,36 +88,36 @@ func refKey(id ID, field string) (int64, error) {
 }
 
 // live loads a row and fails with ENOTFOUND or EGONE unless it is live.
-func live(ctx context.Context, tx ReadTx, key int64) (*ResourceRow, error) {
+func (r *Repository) live(ctx context.Context, tx ReadTx, key int64) (*ResourceRow, error) {
 	row, err := tx.Resource(ctx, key)
 	if err != nil {
 		return nil, err
 	} else if row == nil {
-		return nil, Errorf(ENOTFOUND, "No resource has the id %s.", EncodeID(key))
+		return nil, Errorf(ENOTFOUND, "No resource has the id %s.", r.ids.Encode(key))
 	} else if row.Deleted != nil {
-		return nil, &Error{Code: EGONE, Message: fmt.Sprintf("The resource %s was deleted.", EncodeID(key)),
+		return nil, &Error{Code: EGONE, Message: fmt.Sprintf("The resource %s was deleted.", r.ids.Encode(key)),
 			Details: map[string]any{"deleted": row.Deleted.Format(time.RFC3339)}}
 	}
 	return row, nil
 }
 
 // checkVersion enforces If-Match.
-func checkVersion(row *ResourceRow, ifMatch int64) error {
+func (r *Repository) checkVersion(row *ResourceRow, ifMatch int64) error {
 	if ifMatch != 0 && ifMatch != row.Version {
-		return &Error{Code: EPRECONDITION, Message: fmt.Sprintf("The resource %s is at version %d, not %d: read it again and retry.", EncodeID(row.Key), row.Version, ifMatch),
+		return &Error{Code: EPRECONDITION, Message: fmt.Sprintf("The resource %s is at version %d, not %d: read it again and retry.", r.ids.Encode(row.Key), row.Version, ifMatch),
 			Details: map[string]any{"current_version": row.Version}}
 	}
 	return nil
 }
 
 // rowResource builds a Resource from a row (no metadata or memberships).
-func rowResource(row *ResourceRow) *Resource {
+func (r *Repository) rowResource(row *ResourceRow) *Resource {
 	res := &Resource{
-		ID: EncodeID(row.Key), Kind: row.Kind, Visibility: row.Visibility, Embargo: row.Embargo,
+		ID: r.ids.Encode(row.Key), Kind: row.Kind, Visibility: row.Visibility, Embargo: row.Embargo,
 		Version: row.Version, Seq: row.Seq, Created: row.Created, Modified: row.Modified, Deleted: row.Deleted,
 	}
 	if row.Parent != 0 {
-		res.Parent = EncodeID(row.Parent)
+		res.Parent = r.ids.Encode(row.Parent)
 		if row.Position < UnorderedBase {
 			res.Position = int(row.Position)
 		}
@@ -114,30 +125,30 @@ func rowResource(row *ResourceRow) *Resource {
 	return res
 }
 
-func encodeKeys(keys []int64) []ID {
+func (r *Repository) encodeKeys(keys []int64) []ID {
 	if len(keys) == 0 {
 		return nil
 	}
 	ids := make([]ID, len(keys))
 	for i, k := range keys {
-		ids[i] = EncodeID(k)
+		ids[i] = r.ids.Encode(k)
 	}
 	return ids
 }
 
 // FindResource returns a live resource with metadata and memberships.
 func (r *Repository) FindResource(ctx context.Context, id ID) (*Resource, error) {
-	key, err := id.Key()
+	key, err := r.ids.Key(id)
 	if err != nil {
 		return nil, err
 	}
 	var res *Resource
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		row, err := live(ctx, tx, key)
+		row, err := r.live(ctx, tx, key)
 		if err != nil {
 			return err
 		}
-		res = rowResource(row)
+		res = r.rowResource(row)
 		fields, err := tx.Fields(ctx, key)
 		if err != nil {
 			return err
@@ -148,7 +159,7 @@ func (r *Repository) FindResource(ctx context.Context, id ID) (*Resource, error)
 			if err != nil {
 				return err
 			}
-			res.MemberOf = encodeKeys(keys)
+			res.MemberOf = r.encodeKeys(keys)
 		}
 		if row.Kind == KindFile {
 			if res.File, err = tx.File(ctx, key); err != nil {
@@ -180,7 +191,7 @@ func (r *Repository) MintIDs(ctx context.Context, n int) ([]ID, error) {
 	if err != nil {
 		return nil, err
 	}
-	return encodeKeys(keys), nil
+	return r.encodeKeys(keys), nil
 }
 
 // CreateResource stores one new resource.
@@ -206,7 +217,7 @@ func (r *Repository) CreateResources(ctx context.Context, nrs []*NewResource) ([
 	for i, nr := range nrs {
 		key := keys[i]
 		if nr != nil && nr.ID != "" {
-			k, err := refKey(nr.ID, "id")
+			k, err := r.refKey(nr.ID, "id")
 			if err != nil {
 				errs[i] = err
 				continue
@@ -251,7 +262,7 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 	}
 	var parent int64
 	if nr.Parent != "" {
-		k, err := refKey(nr.Parent, "parent")
+		k, err := r.refKey(nr.Parent, "parent")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -274,7 +285,7 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 	colls := make([]int64, 0, len(nr.MemberOf))
 	seen := map[int64]bool{}
 	for _, id := range nr.MemberOf {
-		k, err := refKey(id, "memberOf")
+		k, err := r.refKey(id, "memberOf")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -298,8 +309,8 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 			row.Position = position
 		}
 	}
-	res := &Resource{ID: EncodeID(key), Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Parent: nr.Parent,
-		MemberOf: encodeKeys(colls), Metadata: meta, File: nr.File, Version: 1}
+	res := &Resource{ID: r.ids.Encode(key), Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Parent: nr.Parent,
+		MemberOf: r.encodeKeys(colls), Metadata: meta, File: nr.File, Version: 1}
 	if parent != 0 && position > 0 {
 		res.Position = int(position)
 	}
@@ -307,18 +318,18 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 		check: func(tx WriteTx) error {
 			ctx := context.Background()
 			if parent != 0 {
-				p, err := live(ctx, tx, parent)
+				p, err := r.live(ctx, tx, parent)
 				if err != nil {
 					return asInvalid(err, "parent")
 				}
 				if !allowedParent(nr.Kind, p.Kind) {
-					return Errorf(EINVALID, "A %s cannot be a child of the %s %s.", nr.Kind, p.Kind, EncodeID(parent))
+					return Errorf(EINVALID, "A %s cannot be a child of the %s %s.", nr.Kind, p.Kind, r.ids.Encode(parent))
 				}
 			}
-			if err := checkCollections(ctx, tx, colls); err != nil || nr.Kind != KindCollection {
+			if err := r.checkCollections(ctx, tx, colls); err != nil || nr.Kind != KindCollection {
 				return err
 			}
-			return checkNestingUnder(ctx, tx, colls)
+			return r.checkNestingUnder(ctx, tx, colls)
 		},
 		apply: func(tx WriteTx, seq int64, now time.Time) error {
 			ctx := context.Background()
@@ -373,7 +384,7 @@ func asInvalid(err error, field string) error {
 }
 
 // checkCollections verifies that every key is a live collection.
-func checkCollections(ctx context.Context, tx ReadTx, colls []int64) error {
+func (r *Repository) checkCollections(ctx context.Context, tx ReadTx, colls []int64) error {
 	if len(colls) == 0 {
 		return nil
 	}
@@ -389,11 +400,11 @@ func checkCollections(ctx context.Context, tx ReadTx, colls []int64) error {
 		row := byKey[c]
 		switch {
 		case row == nil:
-			return Errorf(EINVALID, "memberOf: no resource has the id %s.", EncodeID(c))
+			return Errorf(EINVALID, "memberOf: no resource has the id %s.", r.ids.Encode(c))
 		case row.Deleted != nil:
-			return Errorf(EINVALID, "memberOf: the collection %s was deleted.", EncodeID(c))
+			return Errorf(EINVALID, "memberOf: the collection %s was deleted.", r.ids.Encode(c))
 		case row.Kind != KindCollection:
-			return Errorf(EINVALID, "memberOf: %s is a %s, not a collection.", EncodeID(c), row.Kind)
+			return Errorf(EINVALID, "memberOf: %s is a %s, not a collection.", r.ids.Encode(c), row.Kind)
 		}
 	}
 	return nil

@@ -147,6 +147,8 @@ type Page struct {
 
 // ResourceService is the repository as the API sees it.
 type ResourceService interface {
+	// IDs returns the codec between database keys and ids.
+	IDs() *IDCodec
 	// MintIDs reserves n fresh ids for resources about to be created.
 	MintIDs(ctx context.Context, n int) ([]ID, error)
 	// CreateResource mints an id and stores a new resource.

@@ -11,7 +11,7 @@ import (
 // UpdateResource changes a resource's metadata and access fields, writing
 // only what differs (rule R3), and returns its new state.
 func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate) (*Resource, error) {
-	key, err := id.Key()
+	key, err := r.ids.Key(id)
 	if err != nil {
 		return nil, err
 	}
@@ -37,10 +37,10 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 		check: func(tx WriteTx) error {
 			ctx := context.Background()
 			var err error
-			if row, err = live(ctx, tx, key); err != nil {
+			if row, err = r.live(ctx, tx, key); err != nil {
 				return err
 			}
-			if err := checkVersion(row, u.IfMatch); err != nil {
+			if err := r.checkVersion(row, u.IfMatch); err != nil {
 				return err
 			}
 			changes, err = fieldChanges(ctx, tx, key, u)
@@ -154,17 +154,17 @@ func fieldChanges(ctx context.Context, tx ReadTx, key int64, u ResourceUpdate) (
 // is removed; the tombstones keep id, kind and the time of deletion so
 // harvesters learn of it.
 func (r *Repository) DeleteResource(ctx context.Context, id ID, ifMatch int64) error {
-	key, err := id.Key()
+	key, err := r.ids.Key(id)
 	if err != nil {
 		return err
 	}
 	o := &op{
 		check: func(tx WriteTx) error {
-			row, err := live(context.Background(), tx, key)
+			row, err := r.live(context.Background(), tx, key)
 			if err != nil {
 				return err
 			}
-			return checkVersion(row, ifMatch)
+			return r.checkVersion(row, ifMatch)
 		},
 		apply: func(tx WriteTx, seq int64, now time.Time) error {
 			_, err := tx.Tombstone(context.Background(), key, seq, now)

@@ -137,7 +137,7 @@ func RunOAI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Sto
 
 	// project
 	formats := oai.DefaultRegistry()
-	proj := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{})
+	proj := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{IDs: repo.IDs()})
 	start = time.Now()
 	for done := 0; ; {
 		n, err := proj.Step(ctx)
@@ -161,7 +161,7 @@ func RunOAI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Sto
 	rep.RawLimitPerS, rep.RawLimitWhat = raw, fmt.Sprintf("the view's rows read %d at a time through the storage interface, in process (no HTTP, no XML)", c.PageSize)
 
 	// serve
-	prov, err := oai.NewProvider(store, formats, oai.Config{PageSize: c.PageSize})
+	prov, err := oai.NewProvider(store, formats, oai.Config{PageSize: c.PageSize, IDs: repo.IDs()})
 	if err != nil {
 		return nil, err
 	}

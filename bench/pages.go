@@ -33,7 +33,7 @@ func storePages(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark
 			g.Resources = append(g.Resources,
 				&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: ids[0]},
 				&shelfmark.NewResource{ID: id, Kind: shelfmark.KindFile, Parent: fs, File: f})
-			k, _ := id.Key()
+			k, _ := repo.IDs().Key(id)
 			keys = append(keys, k)
 		}
 		if err := blobs.Sync(ctx); err != nil {

@@ -113,7 +113,7 @@ func isAttrChar(c byte) bool {
 // reference to bytes held elsewhere, which are not fetched.
 func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	parent := shelfmark.ID(r.PathValue("id"))
-	if _, err := parent.Key(); err != nil {
+	if err := parent.Check(); err != nil {
 		return err
 	}
 	// Check the parent before storing any byte, so that an upload to a

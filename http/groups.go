@@ -239,7 +239,7 @@ func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGr
 		if all[name] {
 			return 0, groupError(i, g.Resources[i].Ref, "%s %q is a resource that comes later in the group (or the resource itself); list a resource after those it names.", field, name)
 		}
-		if _, err := shelfmark.ID(name).Key(); err != nil {
+		if err := shelfmark.ID(name).Check(); err != nil {
 			return 0, groupError(i, g.Resources[i].Ref, "%s %q is neither a ref of this group nor a resource id.", field, name)
 		}
 		return -1, nil
@@ -254,7 +254,7 @@ func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGr
 		if _, dup := index[m.Ref]; dup {
 			return nil, groupError(i, m.Ref, "ref is named twice in the group.")
 		}
-		if _, err := shelfmark.ID(m.Ref).Key(); err == nil {
+		if shelfmark.ID(m.Ref).Valid() {
 			return nil, groupError(i, m.Ref, "ref has the form of a resource id; refs are the client's own names, and the server mints the ids.")
 		}
 		if !m.Kind.Valid() {

@@ -103,7 +103,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 		Next string    `json:"next,omitempty"`
 	}{Jobs: make([]jobJSON, len(jobs))}
 	for i, j := range jobs {
-		out.Jobs[i] = jobJSON{ID: j.ID, Queue: j.Queue, Resource: string(shelfmark.EncodeID(j.Resource)), State: string(j.State),
+		out.Jobs[i] = jobJSON{ID: j.ID, Queue: j.Queue, Resource: string(s.opts.Resources.IDs().Encode(j.Resource)), State: string(j.State),
 			Attempt: j.Attempt, RunAt: j.RunAt, Worker: j.Worker, Error: j.Error, Created: j.Created}
 	}
 	if len(jobs) == f.Limit {

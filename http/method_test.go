@@ -17,7 +17,7 @@ func TestWrongMethod(t *testing.T) {
 	if got := r.Header.Get("Allow"); got != "POST" {
 		t.Errorf("Allow %q, want POST", got)
 	}
-	r = e.do("POST", "/api/v1/resources/"+string(shelfmark.EncodeID(1)), nil)
+	r = e.do("POST", "/api/v1/resources/"+string(e.repo.IDs().Encode(1)), nil)
 	r.wantError(t, http.StatusMethodNotAllowed, EMETHOD)
 	if got := r.Header.Get("Allow"); !strings.Contains(got, "GET") || !strings.Contains(got, "DELETE") || !strings.Contains(got, "HEAD") {
 		t.Errorf("Allow %q", got)

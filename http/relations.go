@@ -49,7 +49,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, fn func(context.Co
 // addMembers handles POST …/members {"members": [ids]}.
 func (s *Server) addMembers(w http.ResponseWriter, r *http.Request) error {
 	id := shelfmark.ID(r.PathValue("id"))
-	if _, err := id.Key(); err != nil {
+	if err := id.Check(); err != nil {
 		return err
 	}
 	var b struct {
@@ -68,11 +68,11 @@ func (s *Server) addMembers(w http.ResponseWriter, r *http.Request) error {
 // removeMember handles DELETE …/members/{member}.
 func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	id := shelfmark.ID(r.PathValue("id"))
-	if _, err := id.Key(); err != nil {
+	if err := id.Check(); err != nil {
 		return err
 	}
 	member := shelfmark.ID(r.PathValue("member"))
-	if _, err := member.Key(); err != nil {
+	if err := member.Check(); err != nil {
 		return err
 	}
 	if err := s.opts.Resources.RemoveMembers(r.Context(), id, []shelfmark.ID{member}); err != nil {
@@ -90,7 +90,7 @@ func (s *Server) listChildren(w http.ResponseWriter, r *http.Request) error {
 // putOrder handles PUT …/order {"children": [ids]}.
 func (s *Server) putOrder(w http.ResponseWriter, r *http.Request) error {
 	id := shelfmark.ID(r.PathValue("id"))
-	if _, err := id.Key(); err != nil {
+	if err := id.Check(); err != nil {
 		return err
 	}
 	ifMatch, err := parseIfMatch(r)

@@ -97,7 +97,7 @@ func TestMembers(t *testing.T) {
 		{"POST", "/api/v1/resources/" + string(sub.ID) + "/members", `{"members": ["` + string(coll.ID) + `"]}`, http.StatusBadRequest, shelfmark.EINVALID},
 		{"POST", cp + "/members", `{"members": ["` + string(coll.ID) + `"]}`, http.StatusBadRequest, shelfmark.EINVALID},
 		// Unknown, malformed and missing members; bad bodies.
-		{"POST", cp + "/members", `{"members": ["` + string(shelfmark.EncodeID(shelfmark.MaxKey)) + `"]}`, http.StatusBadRequest, shelfmark.EINVALID},
+		{"POST", cp + "/members", `{"members": ["` + string(e.repo.IDs().Encode(shelfmark.MaxKey)) + `"]}`, http.StatusBadRequest, shelfmark.EINVALID},
 		{"POST", cp + "/members", `{"members": ["nonsense"]}`, http.StatusBadRequest, shelfmark.EINVALID},
 		{"POST", cp + "/members", `{"members": []}`, http.StatusBadRequest, shelfmark.EINVALID},
 		{"POST", cp + "/members", `{"member": ["` + string(w.ID) + `"]}`, http.StatusBadRequest, shelfmark.EINVALID},
@@ -169,7 +169,7 @@ func TestOrder(t *testing.T) {
 	}{
 		{"non-child", `{"children": ["` + string(kids[1]) + `", "` + string(stranger.ID) + `"]}`, ""},
 		{"parent itself", `{"children": ["` + string(work.ID) + `"]}`, ""},
-		{"unknown", `{"children": ["` + string(shelfmark.EncodeID(shelfmark.MaxKey)) + `"]}`, ""},
+		{"unknown", `{"children": ["` + string(e.repo.IDs().Encode(shelfmark.MaxKey)) + `"]}`, ""},
 		{"child twice", `{"children": ["` + string(kids[2]) + `", "` + string(kids[0]) + `", "` + string(kids[2]) + `"]}`, ""},
 		{"malformed id", `{"children": ["` + string(kids[0]) + `", "bogus"]}`, ""},
 		{"unknown field", `{"children": [], "order": []}`, ""},

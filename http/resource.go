@@ -405,7 +405,7 @@ func notAcceptable(r *http.Request) error {
 // fields; absent fields stay as they are).
 func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	id := shelfmark.ID(r.PathValue("id"))
-	if _, err := id.Key(); err != nil {
+	if err := id.Check(); err != nil {
 		return err
 	}
 	ifMatch, err := parseIfMatch(r)
@@ -455,7 +455,7 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 // patchResource adds and removes statements and changes access fields.
 func (s *Server) patchResource(w http.ResponseWriter, r *http.Request) error {
 	id := shelfmark.ID(r.PathValue("id"))
-	if _, err := id.Key(); err != nil {
+	if err := id.Check(); err != nil {
 		return err
 	}
 	ifMatch, err := parseIfMatch(r)

@@ -363,7 +363,7 @@ func TestMalformedBodiesNamePosition(t *testing.T) {
 func TestUnknownAndMistypedIDs(t *testing.T) {
 	e := newEnv(t, Options{})
 	coll := e.create("/api/v1/collections", `{}`)
-	unknown := shelfmark.EncodeID(shelfmark.MaxKey)
+	unknown := e.repo.IDs().Encode(shelfmark.MaxKey)
 	// A mistyped id: the last character changed, so the check fails.
 	good := string(coll.ID)
 	last := "b"

@@ -93,14 +93,14 @@ func decodeSearchCursor(s string) (*shelfmark.SearchCursor, error) {
 }
 
 // searchQuery reads the parameters of GET /api/v1/search.
-func searchQuery(r *http.Request) (shelfmark.SearchQuery, error) {
+func searchQuery(r *http.Request, ids *shelfmark.IDCodec) (shelfmark.SearchQuery, error) {
 	v := r.URL.Query()
 	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: time.Now()}
 	if _, err := shelfmark.ParseSearchText(q.Text); err != nil {
 		return q, err
 	}
 	if c := v.Get("collection"); c != "" {
-		k, err := shelfmark.ID(c).Key()
+		k, err := ids.Key(shelfmark.ID(c))
 		if err != nil {
 			return q, shelfmark.Errorf(shelfmark.EINVALID, "collection must be the id of a collection: %s", shelfmark.ErrorMessage(err))
 		}
@@ -138,18 +138,18 @@ func truncateParam(s string) string {
 // snippetHTML escapes a snippet and turns its match markers into <mark>.
 var snippetHTML = strings.NewReplacer(shelfmark.SnippetStart, "<mark>", shelfmark.SnippetEnd, "</mark>")
 
-// hasID reports whether key is in the range of shelfmark.EncodeID.
+// hasID reports whether key is in the range of IDCodec.Encode.
 func hasID(key int64) bool { return key >= 1 && key <= shelfmark.MaxKey }
 
 // facetsJSON converts facet counts, collection keys to ids.
-func facetsJSON(res *shelfmark.SearchResult) *searchFacetsJSON {
+func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFacetsJSON {
 	f := &searchFacetsJSON{Collection: []facetJSON{}, Kind: []facetJSON{}, Format: []facetJSON{}}
 	for _, c := range res.Collections {
 		k, err := strconv.ParseInt(c.Value, 10, 64)
 		if err != nil || !hasID(k) {
 			continue
 		}
-		f.Collection = append(f.Collection, facetJSON{Value: string(shelfmark.EncodeID(k)), Count: c.Count})
+		f.Collection = append(f.Collection, facetJSON{Value: string(ids.Encode(k)), Count: c.Count})
 	}
 	for _, c := range res.Kinds {
 		f.Kind = append(f.Kind, facetJSON{Value: c.Value, Count: c.Count})
@@ -166,7 +166,7 @@ func facetsJSON(res *shelfmark.SearchResult) *searchFacetsJSON {
 // cursor) also carries the total and the facet counts of every hit, exact
 // up to shelfmark.SearchWindow hits and estimated (estimated: true) above.
 func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
-	q, err := searchQuery(r)
+	q, err := searchQuery(r, s.opts.Resources.IDs())
 	if err != nil {
 		return err
 	}
@@ -182,17 +182,18 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	ids := s.opts.Resources.IDs()
 	out := searchJSON{Hits: make([]searchHitJSON, 0, len(res.Hits))}
 	for _, h := range res.Hits {
 		if !hasID(h.Key) || !hasID(h.Work) {
 			continue // a document of no resource: nothing to link to
 		}
-		out.Hits = append(out.Hits, searchHitJSON{ID: shelfmark.EncodeID(h.Key), Work: shelfmark.EncodeID(h.Work), Kind: string(h.Kind),
+		out.Hits = append(out.Hits, searchHitJSON{ID: ids.Encode(h.Key), Work: ids.Encode(h.Work), Kind: string(h.Kind),
 			Format: h.Format, Title: h.Title, Snippet: snippetHTML.Replace(html.EscapeString(h.Snippet)), Score: h.Score})
 	}
 	if q.Facets {
 		out.Total, out.Estimated = &res.Total, &res.Estimated
-		out.Facets = facetsJSON(res)
+		out.Facets = facetsJSON(res, s.opts.Resources.IDs())
 	}
 	if res.Next != nil {
 		out.Next = encodeSearchCursor(*res.Next)

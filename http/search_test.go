@@ -93,7 +93,7 @@ func newSearchFixture(t *testing.T) *searchFixture {
 
 func key(t *testing.T, id shelfmark.ID) int64 {
 	t.Helper()
-	k, err := id.Key()
+	k, err := shelfmark.LegacyIDCodec().Key(id) // the test server's codec
 	if err != nil {
 		t.Fatal(err)
 	}

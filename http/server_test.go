@@ -117,7 +117,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 	coll := e.create("/api/v1/collections", `{}`)
 	e.create("/api/v1/works", `{"memberOf": ["`+string(coll.ID)+`"]}`)
 	e.get(coll.ID)
-	e.do("GET", "/api/v1/resources/"+string(shelfmark.EncodeID(shelfmark.MaxKey)), nil).want(t, http.StatusNotFound)
+	e.do("GET", "/api/v1/resources/"+string(e.repo.IDs().Encode(shelfmark.MaxKey)), nil).want(t, http.StatusNotFound)
 	e.do("POST", "/api/v1/works", "{", "Content-Type", "application/json").want(t, http.StatusBadRequest)
 
 	r = e.do("GET", "/metrics", nil).want(t, http.StatusOK)

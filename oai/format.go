@@ -11,6 +11,8 @@ import (
 // Work is what a format renders a record from: a live, public work with its
 // metadata and the source records it was catalogued from.
 type Work struct {
+	// ID is the work's id.
+	ID shelfmark.ID
 	// Row is the work's resource row.
 	Row *shelfmark.ResourceRow
 	// Fields is the work's metadata, one Field per predicate, sorted by

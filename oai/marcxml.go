@@ -47,11 +47,11 @@ func (MARCXML) Render(ctx context.Context, w *Work) ([]byte, bool, error) {
 		}
 		rec, err := readSource(ctx, w.Blobs, f)
 		if err != nil {
-			return nil, false, fmt.Errorf("oai: marcxml of %s: %w", shelfmark.EncodeID(w.Row.Key), err)
+			return nil, false, fmt.Errorf("oai: marcxml of %s: %w", w.ID, err)
 		}
 		b, err := marc.AppendXML(nil, rec)
 		if err != nil {
-			return nil, false, fmt.Errorf("oai: marcxml of %s: %w", shelfmark.EncodeID(w.Row.Key), err)
+			return nil, false, fmt.Errorf("oai: marcxml of %s: %w", w.ID, err)
 		}
 		return b, true, nil
 	}

@@ -35,6 +35,9 @@ type ProjectorOptions struct {
 	Logger *slog.Logger
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
+	// IDs is the repository's id codec (default shelfmark.LegacyIDCodec,
+	// for tests): set specs and log lines name resources by id.
+	IDs *shelfmark.IDCodec
 }
 
 // Projector keeps the OAI-PMH view up to date: it follows the repository's
@@ -65,6 +68,9 @@ func NewProjector(store shelfmark.Storage, blobs shelfmark.BlobStore, formats *R
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.IDs == nil {
+		opts.IDs = shelfmark.LegacyIDCodec()
 	}
 	return &Projector{store: store, blobs: blobs, formats: formats, opts: opts, wake: make(chan struct{}, 1)}
 }
@@ -351,7 +357,7 @@ func (p *Projector) renderWorks(ctx context.Context, tx shelfmark.ReadTx, works 
 			}
 			continue
 		}
-		work := &Work{Row: w, Fields: fields[w.Key], Sources: sources[w.Key], Blobs: p.blobs}
+		work := &Work{ID: p.opts.IDs.Encode(w.Key), Row: w, Fields: fields[w.Key], Sources: sources[w.Key], Blobs: p.blobs}
 		sets := member[w.Key]
 		for _, f := range p.formats.Formats() {
 			payload, ok, err := f.Render(ctx, work)
@@ -359,7 +365,7 @@ func (p *Projector) renderWorks(ctx context.Context, tx shelfmark.ReadTx, works 
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				p.opts.Logger.Warn("oai: record not rendered", "id", shelfmark.EncodeID(w.Key), "format", f.Prefix(), "err", err)
+				p.opts.Logger.Warn("oai: record not rendered", "id", work.ID, "format", f.Prefix(), "err", err)
 				ok = false
 			}
 			var prev *shelfmark.OAIRecord
@@ -428,7 +434,7 @@ func (p *Projector) projectSets(ctx context.Context, tx shelfmark.ReadTx, colls 
 			todo[k] = true
 		}
 	}
-	sp := &specs{tx: tx, now: now, log: p.opts.Logger, memo: map[int64]*shelfmark.OAISet{},
+	sp := &specs{tx: tx, ids: p.opts.IDs, now: now, log: p.opts.Logger, memo: map[int64]*shelfmark.OAISet{},
 		deep: map[int64]bool{}, walking: map[int64]bool{}}
 	order := make([]int64, 0, len(todo))
 	for k := range todo {
@@ -453,6 +459,7 @@ func (p *Projector) projectSets(ctx context.Context, tx shelfmark.ReadTx, colls 
 // each collection's parents up to a root.
 type specs struct {
 	tx   shelfmark.ReadTx
+	ids  *shelfmark.IDCodec
 	now  time.Time
 	log  *slog.Logger
 	memo map[int64]*shelfmark.OAISet
@@ -473,7 +480,7 @@ const maxSetDepth = shelfmark.MaxCollectionNesting
 func (s *specs) tooDeep(key int64) {
 	s.memo[key], s.deep[key] = nil, true
 	s.log.Warn("oai: collection nested deeper than sets may be; it is left out of the sets (its works are still harvested)",
-		"id", shelfmark.EncodeID(key), "max", maxSetDepth)
+		"id", s.ids.Encode(key), "max", maxSetDepth)
 }
 
 // set returns the set of collection key, or nil when it is not a public,
@@ -528,11 +535,11 @@ func (s *specs) set(ctx context.Context, key int64) (*shelfmark.OAISet, error) {
 		s.tooDeep(key)
 		return nil, nil
 	}
-	spec := string(shelfmark.EncodeID(key))
+	spec := string(s.ids.Encode(key))
 	if under != nil {
 		spec = under.Spec + ":" + spec
 	}
-	name, err := setName(ctx, s.tx, key)
+	name, err := setName(ctx, s.tx, s.ids, key)
 	if err != nil {
 		return nil, err
 	}
@@ -542,7 +549,7 @@ func (s *specs) set(ctx context.Context, key int64) (*shelfmark.OAISet, error) {
 }
 
 // setName is a collection's title, or its id when it has none.
-func setName(ctx context.Context, tx shelfmark.ReadTx, key int64) (string, error) {
+func setName(ctx context.Context, tx shelfmark.ReadTx, ids *shelfmark.IDCodec, key int64) (string, error) {
 	fs, err := tx.Fields(ctx, key, shelfmark.NSDCTerms+"title", shelfmark.NSDC+"title")
 	if err != nil {
 		return "", err
@@ -554,7 +561,7 @@ func setName(ctx context.Context, tx shelfmark.ReadTx, key int64) (string, error
 			}
 		}
 	}
-	return "Collection " + string(shelfmark.EncodeID(key)), nil
+	return "Collection " + string(ids.Encode(key)), nil
 }
 
 // write stores a plan: rows numbered from the view's counter and stamped

@@ -41,6 +41,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
+	// IDs is the repository's id codec, which OAI identifiers and set
+	// specs are made with (default shelfmark.LegacyIDCodec, for tests).
+	IDs *shelfmark.IDCodec
 }
 
 // DefaultDomain is the repositoryIdentifier used when none is configured.
@@ -93,6 +96,9 @@ func NewProvider(store shelfmark.Storage, formats *Registry, cfg Config) (*Provi
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.IDs == nil {
+		cfg.IDs = shelfmark.LegacyIDCodec()
 	}
 	return &Provider{store: store, formats: formats, cfg: cfg}, nil
 }
@@ -192,7 +198,7 @@ func (p *Provider) baseURL(r *http.Request) string {
 
 // identifier returns the OAI identifier of a key.
 func (p *Provider) identifier(key int64) string {
-	return "oai:" + p.cfg.Domain + ":" + string(shelfmark.EncodeID(key))
+	return "oai:" + p.cfg.Domain + ":" + string(p.cfg.IDs.Encode(key))
 }
 
 // parseIdentifier returns the key an OAI identifier names, or false when it
@@ -202,6 +208,6 @@ func (p *Provider) parseIdentifier(s string) (int64, bool) {
 	if !strings.HasPrefix(s, pre) {
 		return 0, false
 	}
-	k, err := shelfmark.ID(s[len(pre):]).Key()
+	k, err := p.cfg.IDs.Key(shelfmark.ID(s[len(pre):]))
 	return k, err == nil
 }

@@ -933,7 +933,7 @@ func TestHelperProcess(t *testing.T) {
 				os.Exit(2)
 			}
 			for _, k := range keys {
-				fmt.Fprintln(out, "id", shelfmark.EncodeID(k))
+				fmt.Fprintln(out, "id", shelfmark.LegacyIDCodec().Encode(k))
 			}
 			total += n
 		}

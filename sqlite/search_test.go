@@ -102,7 +102,7 @@ func TestSearchExamines(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range res {
-			k, _ := r.ID.Key()
+			k, _ := repo.IDs().Key(r.ID)
 			works = append(works, k)
 		}
 	}

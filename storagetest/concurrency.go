@@ -77,7 +77,7 @@ func testConcurrentMint(t *testing.T, open Opener) {
 	seen := make(map[shelfmark.ID]bool, goroutines*each)
 	for _, keys := range results {
 		for _, k := range keys {
-			id := shelfmark.EncodeID(k)
+			id := e.repo.IDs().Encode(k)
 			if seen[id] {
 				t.Fatalf("id %s minted twice", id)
 			}

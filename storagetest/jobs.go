@@ -46,7 +46,7 @@ func testJobsEnqueued(t *testing.T, open Opener) {
 	if len(jobs) != 1 {
 		t.Fatalf("%d jobs after one file, want 1", len(jobs))
 	}
-	key, _ := file.ID.Key()
+	key, _ := e.repo.IDs().Key(file.ID)
 	if j := jobs[0]; j.Queue != shelfmark.QueueCharacterize || j.Resource != key || j.State != shelfmark.JobQueued || j.Attempt != 0 {
 		t.Fatalf("job %+v", j)
 	}
@@ -109,7 +109,7 @@ func testJobsClaim(t *testing.T, open Opener) {
 	var want []int64
 	for i := 0; i < 5; i++ {
 		_, _, f := page(t, e, &shelfmark.File{Name: "p.png", MediaType: "image/png", Size: 1, SHA256: sha(i), Use: "original"})
-		k, _ := f.ID.Key()
+		k, _ := e.repo.IDs().Key(f.ID)
 		want = append(want, k)
 	}
 	a := claim(t, e, shelfmark.QueueCharacterize, "w1", 3, now)

@@ -427,7 +427,7 @@ func seqsOfRows(rows []*shelfmark.ResourceRow) []int64 {
 
 func keyOf(t *testing.T, id shelfmark.ID) int64 {
 	t.Helper()
-	k, err := id.Key()
+	k, err := shelfmark.LegacyIDCodec().Key(id) // the codec of envs made without one
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func testMembers(t *testing.T, open Opener) {
 	fs := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: work}))
 	wantCode(t, e.repo.AddMembers(ctx, coll.ID, []shelfmark.ID{fs.ID}), shelfmark.EINVALID) // file sets are not members
 	wantCode(t, e.repo.AddMembers(ctx, coll.ID, []shelfmark.ID{"bogus"}), shelfmark.EINVALID)
-	wantCode(t, e.repo.AddMembers(ctx, shelfmark.EncodeID(shelfmark.MaxKey), []shelfmark.ID{late.ID}), shelfmark.ENOTFOUND)
+	wantCode(t, e.repo.AddMembers(ctx, e.repo.IDs().Encode(shelfmark.MaxKey), []shelfmark.ID{late.ID}), shelfmark.ENOTFOUND)
 	_, err := e.repo.ListMembers(ctx, coll.ID, shelfmark.PageRequest{After: "garbage"})
 	wantCode(t, err, shelfmark.EINVALID)
 	_, err = e.repo.ListMembers(ctx, work, shelfmark.PageRequest{})

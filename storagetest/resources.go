@@ -87,7 +87,7 @@ func testCreateAndFind(t *testing.T, open Opener) {
 		t.Fatalf("version/seq/created: got %d/%d/%v want %d/%d/%v", got.Version, got.Seq, got.Created, 1, w.Seq, w.Created)
 	}
 	// unknown ids
-	_, err := e.repo.FindResource(ctx, shelfmark.EncodeID(shelfmark.MaxKey))
+	_, err := e.repo.FindResource(ctx, e.repo.IDs().Encode(shelfmark.MaxKey))
 	wantCode(t, err, shelfmark.ENOTFOUND)
 	_, err = e.repo.FindResource(ctx, "not-an-id")
 	wantCode(t, err, shelfmark.ENOTFOUND)
@@ -102,11 +102,11 @@ func testCreateValidation(t *testing.T, open Opener) {
 	bad := []*shelfmark.NewResource{
 		{Kind: "page"},
 		{Kind: shelfmark.KindWork, Visibility: "secret"},
-		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{work.ID}},                              // not a collection
-		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{"xxxx"}},                               // malformed
-		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{shelfmark.EncodeID(shelfmark.MaxKey)}}, // absent
-		{Kind: shelfmark.KindFileSet},                                                              // no parent
-		{Kind: shelfmark.KindFileSet, Parent: coll.ID},                                             // parent not a work
+		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{work.ID}},                               // not a collection
+		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{"xxxx"}},                                // malformed
+		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{e.repo.IDs().Encode(shelfmark.MaxKey)}}, // absent
+		{Kind: shelfmark.KindFileSet},                                                               // no parent
+		{Kind: shelfmark.KindFileSet, Parent: coll.ID},                                              // parent not a work
 		{Kind: shelfmark.KindCollection, Parent: work.ID},
 		{Kind: shelfmark.KindFileSet, Parent: work.ID, MemberOf: []shelfmark.ID{coll.ID}},
 		{Kind: shelfmark.KindFile, Parent: fs.ID}, // no bytes

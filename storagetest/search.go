@@ -60,7 +60,7 @@ func newSearchCorpus(t *testing.T, open Opener) *searchCorpus {
 	c.pubColl = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: metadata([]string{"Maritime papers"})})
 	c.privColl = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Visibility: shelfmark.Private,
 		Metadata: metadata([]string{"Hidden papers"})})
-	pubColl, privColl := shelfmark.EncodeID(c.pubColl), shelfmark.EncodeID(c.privColl)
+	pubColl, privColl := e.repo.IDs().Encode(c.pubColl), e.repo.IDs().Encode(c.privColl)
 	c.pub = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{pubColl},
 		Metadata: append(metadata([]string{"Whales of the north", "Whales of the north"}, "A logbook kept at sea, 1851."),
 			shelfmark.Statement{Predicate: shelfmark.NSDC + "subject", Object: shelfmark.NewIRI("http://example.org/whales-iri")})})
@@ -76,11 +76,11 @@ func newSearchCorpus(t *testing.T, open Opener) *searchCorpus {
 	c.whaling = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{pubColl},
 		Metadata: metadata([]string{"Whaling voyages"}, "Café Ünïcödé déjà vu")})
 	for i := 0; i < 3; i++ {
-		c.pages = append(c.pages, create(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: shelfmark.EncodeID(c.pub),
+		c.pages = append(c.pages, create(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: e.repo.IDs().Encode(c.pub),
 			Metadata: metadata([]string{fmt.Sprint("page ", i+1)})}))
 	}
-	c.privPage = create(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: shelfmark.EncodeID(c.priv)})
-	c.goneKid = create(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: shelfmark.EncodeID(c.gone)})
+	c.privPage = create(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: e.repo.IDs().Encode(c.priv)})
+	c.goneKid = create(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: e.repo.IDs().Encode(c.gone)})
 
 	indexer := shelfmark.NewSearchIndexer(e.store, shelfmark.IndexerOptions{Batch: 3})
 	if err := indexer.CatchUp(ctx); err != nil {
@@ -167,7 +167,7 @@ func testSearch(t *testing.T, open Opener) {
 	if res.Next != nil || res.Total != int64(len(want)) {
 		t.Fatalf("whales: next %v, total %d, want nil and %d", res.Next, res.Total, len(want))
 	}
-	if err := c.e.repo.DeleteResource(ctx, shelfmark.EncodeID(c.gone), 0); err != nil {
+	if err := c.e.repo.DeleteResource(ctx, c.e.repo.IDs().Encode(c.gone), 0); err != nil {
 		t.Fatal(err)
 	}
 	want = slices.DeleteFunc(want, func(k int64) bool { return k == c.gone || k == c.goneKid })
@@ -343,13 +343,13 @@ func testSearch(t *testing.T, open Opener) {
 
 	// the indexer follows changes: a new title, a deleted work and its
 	// pages (DeleteSearchDocs by work)
-	if _, err := c.e.repo.UpdateResource(ctx, shelfmark.EncodeID(c.whaling), shelfmark.ResourceUpdate{
+	if _, err := c.e.repo.UpdateResource(ctx, c.e.repo.IDs().Encode(c.whaling), shelfmark.ResourceUpdate{
 		Remove: []shelfmark.Statement{metadata([]string{"Whaling voyages"})[0]},
 		Add:    []shelfmark.Statement{metadata([]string{"Arctic voyages"})[0]},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.e.repo.DeleteResource(ctx, shelfmark.EncodeID(c.pub), 0); err != nil {
+	if err := c.e.repo.DeleteResource(ctx, c.e.repo.IDs().Encode(c.pub), 0); err != nil {
 		t.Fatal(err)
 	}
 	indexer := shelfmark.NewSearchIndexer(c.e.store, shelfmark.IndexerOptions{})
@@ -693,7 +693,7 @@ func newSearchEnv(t *testing.T, open Opener) *searchEnv {
 	}
 	s := &searchEnv{e: e}
 	s.coll = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection})
-	s.w1 = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{shelfmark.EncodeID(s.coll)}})
+	s.w1 = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{e.repo.IDs().Encode(s.coll)}})
 	s.w2 = create(&shelfmark.NewResource{Kind: shelfmark.KindWork})
 	s.priv = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Private})
 	return s

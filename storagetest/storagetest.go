@@ -62,6 +62,7 @@ func Run(t *testing.T, open Opener) {
 		{"AccountSettings", testAccountSettings},
 		{"Lease", testLease},
 		{"SearchLease", testSearchLease},
+		{"IDCodec", testIDCodec},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

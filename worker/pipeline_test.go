@@ -286,7 +286,7 @@ func TestPipeline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantKey, _ := want.Key()
+			wantKey, _ := s.repo.IDs().Key(want)
 			if len(res.Hits) == 0 || res.Hits[0].Key != wantKey {
 				t.Errorf("search %q: hits %+v, want the page %s", q, res.Hits, want)
 				continue
@@ -316,7 +316,7 @@ func fileKey(t *testing.T, s *stack, fs shelfmark.ID) int64 {
 	if err != nil || len(page.Items) == 0 {
 		t.Fatal("no file", err)
 	}
-	k, _ := page.Items[0].ID.Key()
+	k, _ := s.repo.IDs().Key(page.Items[0].ID)
 	return k
 }
 
@@ -347,7 +347,7 @@ func TestPipelineHungTool(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, file := s.addFile(t, work.ID, "page.png", "image/png", gen.PageImage(1, 0, []string{"HARBOUR"}))
-		key, _ := file.Key()
+		key, _ := s.repo.IDs().Key(file)
 		// straight to OCR: drop the characterize job, queue an OCR job
 		err = s.store.Update(ctx, func(tx shelfmark.WriteTx) error {
 			jobs, err := tx.Jobs(ctx, shelfmark.JobFilter{Limit: 10})

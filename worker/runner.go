@@ -359,7 +359,7 @@ func (r *Runner) settle(ctx context.Context, q *queueState, job *shelfmark.Job, 
 		err = r.repo.FinishJob(settle, job, nil)
 	case err != nil && (IsPermanent(err) || job.Attempt >= q.MaxAttempts):
 		outcome = "failed"
-		r.opts.Logger.Warn("job failed", "queue", q.Name, "job", job.ID, "resource", shelfmark.EncodeID(job.Resource), "attempt", job.Attempt, "err", err)
+		r.opts.Logger.Warn("job failed", "queue", q.Name, "job", job.ID, "resource", r.repo.IDs().Encode(job.Resource), "attempt", job.Attempt, "err", err)
 		err = r.repo.FailJob(settle, job, err)
 	case err != nil:
 		outcome = "retry"
@@ -379,7 +379,7 @@ func (r *Runner) settle(ctx context.Context, q *queueState, job *shelfmark.Job, 
 		}
 		r.opts.Logger.Error("settle job", "queue", q.Name, "job", job.ID, "err", err)
 	}
-	r.opts.Logger.Debug("job settled", "queue", q.Name, "job", job.ID, "resource", shelfmark.EncodeID(job.Resource), "attempt", job.Attempt, "outcome", outcome)
+	r.opts.Logger.Debug("job settled", "queue", q.Name, "job", job.ID, "resource", r.repo.IDs().Encode(job.Resource), "attempt", job.Attempt, "outcome", outcome)
 	if r.opts.Observer != nil {
 		r.opts.Observer.ObserveJob(q.Name, outcome, time.Since(start))
 	}

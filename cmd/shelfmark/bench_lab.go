@@ -35,13 +35,19 @@ func openLab(ctx context.Context, database, durability string) (*labEnv, error) 
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		store.Close()
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	blobs, err := blob.NewLocal(filepath.Join(dir, "data", "blobs"))
 	if err != nil {
 		store.Close()
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	return &labEnv{dir: dir, store: store, repo: shelfmark.NewRepository(store, shelfmark.RepositoryOptions{}), blobs: blobs}, nil
+	return &labEnv{dir: dir, store: store, repo: shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids}), blobs: blobs}, nil
 }
 
 func (e *labEnv) close() {

@@ -95,7 +95,11 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 					return fmt.Errorf("open content store: %w", err)
 				}
 				defer lb.Close()
-				engine := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{})
+				ids, err := shelfmark.LoadIDCodec(ctx, store)
+				if err != nil {
+					return err
+				}
+				engine := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
 				defer engine.Close()
 				repo, blobs = engine, lb
 			}

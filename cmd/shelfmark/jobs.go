@@ -31,7 +31,12 @@ func (d *jobsDB) open(ctx context.Context) (*shelfmark.Repository, func(), error
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{})
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
 	return repo, func() { repo.Close(); store.Close() }, nil
 }
 
@@ -173,7 +178,7 @@ func printFailed(ctx context.Context, repo *shelfmark.Repository, queue string, 
 			return err
 		}
 		for _, j := range jobs {
-			fmt.Fprintf(w, "%d\t%s\t%s\tattempt %d\t%s\n", j.ID, j.Queue, shelfmark.EncodeID(j.Resource), j.Attempt, j.Error)
+			fmt.Fprintf(w, "%d\t%s\t%s\tattempt %d\t%s\n", j.ID, j.Queue, repo.IDs().Encode(j.Resource), j.Attempt, j.Error)
 			after = j.ID
 			n++
 		}

@@ -140,15 +140,19 @@ func serve(ctx context.Context, c serveConfig) error {
 		return fmt.Errorf("open content store: %w", err)
 	}
 	defer blobs.Close()
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		return err
+	}
 	metrics := shttp.NewMetrics(store)
 	formats := oai.DefaultRegistry()
-	projector := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{Logger: log})
+	projector := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{Logger: log, IDs: ids})
 	indexer := shelfmark.NewSearchIndexer(store, shelfmark.IndexerOptions{Logger: log})
 	wake := notifier{projector, indexer}
 	loops := map[string]runner{"oai": projector, "search": indexer}
 	var repo *shelfmark.Repository
 	var jobs jobRunner
-	repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, &wake}})
+	repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, &wake}, IDs: ids})
 	if c.workers {
 		if jobs, err = newRunner(repo, blobs, c.jobs, metrics, log); err != nil {
 			return err
@@ -156,7 +160,7 @@ func serve(ctx context.Context, c serveConfig) error {
 		wake = append(wake, jobs)
 		loops["jobs"] = jobs
 	}
-	provider, err := newOAIProvider(store, formats, c, log)
+	provider, err := newOAIProvider(store, formats, ids, c, log)
 	if err != nil {
 		return err
 	}
@@ -205,9 +209,9 @@ func serve(ctx context.Context, c serveConfig) error {
 }
 
 // newOAIProvider configures the OAI-PMH provider from the serve settings.
-func newOAIProvider(store shelfmark.Storage, formats *oai.Registry, c serveConfig, log *slog.Logger) (*oai.Provider, error) {
+func newOAIProvider(store shelfmark.Storage, formats *oai.Registry, ids *shelfmark.IDCodec, c serveConfig, log *slog.Logger) (*oai.Provider, error) {
 	cfg := oai.Config{RepositoryName: c.oai.name, Domain: c.oai.domain, AdminEmails: c.oai.emails,
-		PageSize: c.oai.pageSize, Logger: log}
+		PageSize: c.oai.pageSize, Logger: log, IDs: ids}
 	if c.baseURL != "" {
 		u, err := url.Parse(c.baseURL)
 		if err != nil || u.Host == "" {

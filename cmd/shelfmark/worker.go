@@ -72,7 +72,11 @@ func runWorker(ctx context.Context, c workerCmdConfig) error {
 	}
 	defer blobs.Close()
 	metrics := shttp.NewMetrics(store)
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: metrics})
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		return err
+	}
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: metrics, IDs: ids})
 	defer repo.Close()
 	jobs, err := newRunner(repo, blobs, c.jobs, metrics, log)
 	if err != nil {
