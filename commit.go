@@ -23,6 +23,13 @@ type op struct {
 	apply func(tx WriteTx, seq int64, now time.Time) error
 	err   error
 	done  chan struct{}
+	// audit holds the audit trail entries of the op's writes, appended by
+	// apply and written with the batch.
+	audit []*AuditEntry
+	// group, for an op that creates one resource of an ingest group, holds
+	// the keys the group creates: a parent among them was authorised by
+	// the group's root.
+	group map[int64]bool
 }
 
 // errApply marks a batch that must be retried without the op whose apply
@@ -191,7 +198,7 @@ func (c *committer) commit(batch []*op) {
 			}
 			now := c.now()
 			for i, o := range pending {
-				o.err = nil
+				o.err, o.audit = nil, nil
 				if err := o.check(tx); err != nil {
 					o.err = err // nothing written: the batch goes on
 					continue
@@ -209,6 +216,9 @@ func (c *committer) commit(batch []*op) {
 			}
 			if seq == 0 {
 				return errNothing
+			}
+			if err := writeAudit(ctx, tx, pending, now); err != nil {
+				return err
 			}
 			if buf != nil {
 				if err := buf.flush(ctx); err != nil {
@@ -243,4 +253,20 @@ func (c *committer) commit(batch []*op) {
 		}
 		return
 	}
+}
+
+// writeAudit appends the audit entries of a batch's ops in one call, so the
+// trail costs the batch the same statements however many ops it holds.
+func writeAudit(ctx context.Context, tx WriteTx, ops []*op, now time.Time) error {
+	var entries []*AuditEntry
+	for _, o := range ops {
+		if o.err == nil {
+			entries = append(entries, o.audit...)
+		}
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	stampAudit(entries, now)
+	return tx.InsertAudit(ctx, entries)
 }

@@ -99,6 +99,7 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 		}
 	}
 	members := make([]*op, len(g.Resources))
+	groupKeys := map[int64]bool{}
 	var root *Resource
 	for i, nr := range g.Resources {
 		key, err := r.refKey(ids[i], "id")
@@ -110,12 +111,15 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 			return nil, nil, fmt.Errorf("resource %d of the group: %w", i+1, err)
 		}
 		members[i] = o
+		o.group = groupKeys
+		groupKeys[key] = true
 		if i == 0 {
 			root = res
 		}
 	}
 	rootKey, _ := r.ids.Key(root.ID)
-	o := &op{
+	o := &op{}
+	*o = op{
 		check: func(tx WriteTx) error {
 			if g.SourceKey == "" {
 				return nil
@@ -133,12 +137,14 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 		apply: func(tx WriteTx, seq int64, now time.Time) error {
 			ctx := context.Background()
 			for _, m := range members {
+				m.ctx, m.audit = o.ctx, nil
 				if err := m.check(tx); err != nil {
 					return err
 				}
 				if err := m.apply(tx, seq, now); err != nil {
 					return err
 				}
+				o.audit = append(o.audit, m.audit...)
 			}
 			if g.SourceKey != "" {
 				return tx.InsertSources(ctx, []string{g.SourceKey}, []int64{rootKey})
@@ -152,13 +158,27 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 // FindSources returns the root ids of source keys stored before, so an
 // ingest can skip them before reading their bytes.
 func (r *Repository) FindSources(ctx context.Context, sourceKeys []string) (map[string]ID, error) {
+	c := CallerFrom(ctx)
+	if err := mayWrite(c, "look up source keys"); err != nil {
+		return nil, err
+	}
 	out := map[string]ID{}
 	err := r.store.View(ctx, func(tx ReadTx) error {
 		found, err := tx.Sources(ctx, sourceKeys)
-		for k, v := range found {
-			out[k] = r.ids.Encode(v)
+		if err != nil {
+			return err
 		}
-		return err
+		g := r.guard(tx, c)
+		for k, v := range found {
+			// a source stored as something the caller may not see is not
+			// reported (an ingest of it then fails as a conflict)
+			if _, err := g.readable(ctx, v); err == nil {
+				out[k] = r.ids.Encode(v)
+			} else if ErrorCode(err) != ENOTFOUND && ErrorCode(err) != EGONE {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("find sources: %w", err)

@@ -25,6 +25,9 @@ type JobResult struct {
 
 // ClaimJobs takes up to c.N ready jobs of c.Queue for c.Worker.
 func (r *Repository) ClaimJobs(ctx context.Context, c Claim) ([]*Job, error) {
+	if err := requireAdmin(ctx, "manage the job queues"); err != nil {
+		return nil, err
+	}
 	var jobs []*Job
 	err := r.store.UpdateQueue(ctx, func(tx WriteTx) error {
 		var err error
@@ -42,11 +45,15 @@ func (r *Repository) ClaimJobs(ctx context.Context, c Claim) ([]*Job, error) {
 // fails with ECONFLICT, writing nothing, when the job is no longer held
 // by its worker at its attempt: its lease ran out and it was handed on.
 func (r *Repository) FinishJob(ctx context.Context, job *Job, res *JobResult) error {
+	if err := requireAdmin(ctx, "manage the job queues"); err != nil {
+		return err
+	}
 	if res == nil {
 		res = &JobResult{}
 	}
 	var parent int64
 	var subs []*op
+	var derived []*AuditEntry // the audit entries of the derivatives
 	if len(res.Derivatives) > 0 {
 		keys, err := r.minter.Mint(ctx, len(res.Derivatives))
 		if err != nil {
@@ -62,11 +69,19 @@ func (r *Repository) FinishJob(ctx context.Context, job *Job, res *JobResult) er
 				if err != nil {
 					return err
 				}
-				return o.apply(tx, seq, now)
+				// a derivative is made by the system; it is as visible as
+				// the file set that holds it
+				o.ctx = WithCaller(ctx, SystemCaller("worker"))
+				if err := o.apply(tx, seq, now); err != nil {
+					return err
+				}
+				derived = append(derived, o.audit...)
+				return nil
 			}}
 		}
 	}
-	o := &op{
+	o := &op{}
+	*o = op{
 		check: func(tx WriteTx) error {
 			ctx := context.Background()
 			held, err := tx.JobHeld(ctx, job.ID, job.Worker, job.Attempt)
@@ -94,11 +109,13 @@ func (r *Repository) FinishJob(ctx context.Context, job *Job, res *JobResult) er
 			}
 			// the derivatives share the op's sequence number: they are
 			// one change, made by one job
+			derived = derived[:0]
 			for _, s := range subs {
 				if err := s.apply(tx, seq, now); err != nil {
 					return err
 				}
 			}
+			o.audit = append(o.audit, derived...)
 			if len(res.Docs) > 0 {
 				if err := tx.PutSearchDocs(ctx, res.Docs); err != nil {
 					return err
@@ -161,6 +178,9 @@ func (r *Repository) settleJob(ctx context.Context, job *Job, fn func(WriteTx) e
 // ReapJobs returns the jobs of workers that died (lease ended) to their
 // queues, failing those that used their last attempt.
 func (r *Repository) ReapJobs(ctx context.Context, maxAttempts map[string]int) (int64, error) {
+	if err := requireAdmin(ctx, "manage the job queues"); err != nil {
+		return 0, err
+	}
 	var n int64
 	err := r.store.UpdateQueue(ctx, func(tx WriteTx) error {
 		var err error
@@ -176,6 +196,9 @@ func (r *Repository) ReapJobs(ctx context.Context, maxAttempts map[string]int) (
 // PauseQueue pauses (or, with paused false, resumes) a queue for every
 // worker of the database.
 func (r *Repository) PauseQueue(ctx context.Context, queue string, paused bool) error {
+	if err := requireAdmin(ctx, "manage the job queues"); err != nil {
+		return err
+	}
 	if !ValidQueue(queue) {
 		return Errorf(EINVALID, "There is no queue %q; the queues are %v.", queue, Queues)
 	}
@@ -185,6 +208,9 @@ func (r *Repository) PauseQueue(ctx context.Context, queue string, paused bool) 
 // RetryFailedJobs puts failed jobs of queue (every queue when empty; only
 // ids when given) back in their queues and returns how many.
 func (r *Repository) RetryFailedJobs(ctx context.Context, queue string, ids []int64) (int64, error) {
+	if err := requireAdmin(ctx, "manage the job queues"); err != nil {
+		return 0, err
+	}
 	if queue != "" && !ValidQueue(queue) {
 		return 0, Errorf(EINVALID, "There is no queue %q; the queues are %v.", queue, Queues)
 	}
@@ -200,6 +226,9 @@ func (r *Repository) RetryFailedJobs(ctx context.Context, queue string, ids []in
 // QueueCounts returns the state of every pipeline queue (including empty
 // ones), in priority order.
 func (r *Repository) QueueCounts(ctx context.Context) ([]QueueCount, error) {
+	if err := requireAdmin(ctx, "manage the job queues"); err != nil {
+		return nil, err
+	}
 	var counts []QueueCount
 	err := r.store.View(ctx, func(tx ReadTx) error {
 		var err error
@@ -224,6 +253,9 @@ func (r *Repository) QueueCounts(ctx context.Context) ([]QueueCount, error) {
 
 // ListJobs lists jobs (for example the failed ones of a queue).
 func (r *Repository) ListJobs(ctx context.Context, f JobFilter) ([]*Job, error) {
+	if err := requireAdmin(ctx, "manage the job queues"); err != nil {
+		return nil, err
+	}
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 100
 	}

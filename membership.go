@@ -3,6 +3,8 @@ package shelfmark
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -54,15 +56,20 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 		}
 	}
 	var rows []*ResourceRow
-	o := &op{
+	o := &op{}
+	*o = op{
 		check: func(tx WriteTx) error {
 			ctx := context.Background()
-			c, err := r.live(ctx, tx, ckey)
+			g := r.guard(tx, CallerFrom(o.ctx))
+			ca, err := g.readable(ctx, ckey)
 			if err != nil {
 				return err
 			}
-			if c.Kind != KindCollection {
+			if c := ca.row; c.Kind != KindCollection {
 				return Errorf(EINVALID, "%s is a %s, not a collection: only collections have members.", collection, c.Kind)
+			}
+			if err := g.memberRights(ctx, ca, keys, add); err != nil {
+				return err
 			}
 			if rows, err = tx.Resources(ctx, keys); err != nil {
 				return err
@@ -101,7 +108,14 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 			if err != nil {
 				return err
 			}
+			action := "members.remove"
+			if add {
+				action = "members.add"
+			}
 			for _, row := range rows {
+				e := auditEntry(o.ctx, action, row.Key, nil)
+				e.Detail = "collection " + string(r.ids.Encode(ckey))
+				o.audit = append(o.audit, e)
 				row.Version++
 				row.Seq, row.Modified = seq, now
 				if err := tx.UpdateResource(ctx, row); err != nil {
@@ -112,6 +126,7 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 		},
 	}
 	if err := r.commit.run(ctx, o); err != nil {
+		r.auditDenied(ctx, "members", ckey, err)
 		return fmt.Errorf("members of %s: %w", collection, err)
 	}
 	return nil
@@ -176,25 +191,44 @@ func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageReque
 	}
 	var after int64
 	if p.After != "" {
-		if after, err = r.ids.Key(ID(p.After)); err != nil {
+		// a cursor is the id of the last member shown, or "~" and a key in
+		// base 36 where a page ended among members the caller may not see
+		if s, ok := strings.CutPrefix(string(p.After), "~"); ok {
+			if after, err = strconv.ParseInt(s, 36, 64); err != nil || after < 0 {
+				return nil, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", p.After)
+			}
+		} else if after, err = r.ids.Key(ID(p.After)); err != nil {
 			return nil, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", p.After)
 		}
 	}
 	limit := clampLimit(p.Limit)
 	var page Page
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		c, err := r.live(ctx, tx, ckey)
+		g := r.guard(tx, CallerFrom(ctx))
+		ca, err := g.readable(ctx, ckey)
 		if err != nil {
 			return err
 		}
-		if c.Kind != KindCollection {
+		if c := ca.row; c.Kind != KindCollection {
 			return Errorf(EINVALID, "%s is a %s, not a collection.", collection, c.Kind)
 		}
-		rows, err := tx.Members(ctx, ckey, after, limit+1)
+		keep, err := g.memberFilter(ctx, ca)
 		if err != nil {
 			return err
 		}
-		page = r.pageOf(rows, limit, func(row *ResourceRow) Cursor { return Cursor(r.ids.Encode(row.Key)) })
+		fetch := func(after int64, n int) ([]*ResourceRow, error) { return tx.Members(ctx, ckey, after, n) }
+		rows, more, last, err := visiblePage(limit, fetch, func(row *ResourceRow) int64 { return row.Key }, keep, after)
+		if err != nil {
+			return err
+		}
+		page = r.pageOf(rows, len(rows), nil)
+		if more {
+			if len(rows) > 0 && rows[len(rows)-1].Key == last {
+				page.Next = Cursor(r.ids.Encode(last))
+			} else {
+				page.Next = Cursor("~" + strconv.FormatInt(last, 36))
+			}
+		}
 		return nil
 	})
 	if err != nil {

@@ -37,13 +37,15 @@ func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifM
 		keys[i] = k
 	}
 	var prow *ResourceRow
-	o := &op{
+	o := &op{}
+	*o = op{
 		check: func(tx WriteTx) error {
 			ctx := context.Background()
-			var err error
-			if prow, err = r.live(ctx, tx, pkey); err != nil {
+			pa, err := r.guard(tx, CallerFrom(o.ctx)).editable(ctx, pkey, "order the children of")
+			if err != nil {
 				return err
 			}
+			prow = pa.row
 			if prow.Kind != KindWork {
 				return Errorf(EINVALID, "%s is a %s; only works have ordered children.", parent, prow.Kind)
 			}
@@ -75,10 +77,12 @@ func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifM
 			}
 			prow.Version++
 			prow.Seq, prow.Modified = seq, now
+			o.audit = append(o.audit, auditEntry(o.ctx, "order", pkey, nil))
 			return tx.UpdateResource(ctx, prow)
 		},
 	}
 	if err := r.commit.run(ctx, o); err != nil {
+		r.auditDenied(ctx, "order", pkey, err)
 		return nil, fmt.Errorf("order %s: %w", parent, err)
 	}
 	return r.rowResource(prow), nil
@@ -101,14 +105,30 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 	limit := clampLimit(p.Limit)
 	var page Page
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		if _, err := r.live(ctx, tx, pkey); err != nil {
-			return err
-		}
-		rows, err := tx.Children(ctx, pkey, after, limit+1)
+		g := r.guard(tx, CallerFrom(ctx))
+		pa, err := g.readable(ctx, pkey)
 		if err != nil {
 			return err
 		}
-		page = r.pageOf(rows, limit, func(row *ResourceRow) Cursor { return Cursor("p" + strconv.FormatInt(row.Position, 36)) })
+		keep, err := g.childFilter(ctx, pa)
+		if err != nil {
+			return err
+		}
+		fetch := func(after int64, n int) ([]*ResourceRow, error) { return tx.Children(ctx, pkey, after, n) }
+		rows, more, last, err := visiblePage(limit, fetch, func(row *ResourceRow) int64 { return row.Position }, keep, after)
+		if err != nil {
+			return err
+		}
+		page = r.pageOf(rows, len(rows), nil)
+		for i, it := range page.Items {
+			// a child is as hidden as its parent
+			if v := g.childAccess(pa, rows[i]).vis; visRank(v) > visRank(it.Visibility) {
+				it.Visibility = v
+			}
+		}
+		if more {
+			page.Next = Cursor("p" + strconv.FormatInt(last, 36))
+		}
 		return nil
 	})
 	if err != nil {

@@ -143,12 +143,18 @@ func (r *Repository) FindResource(ctx context.Context, id ID) (*Resource, error)
 		return nil, err
 	}
 	var res *Resource
+	c := CallerFrom(ctx)
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		row, err := r.live(ctx, tx, key)
+		a, err := r.guard(tx, c).readable(ctx, key)
 		if err != nil {
 			return err
 		}
+		row := a.row
 		res = r.rowResource(row)
+		if len(a.chain) > 1 && visRank(a.vis) > visRank(res.Visibility) {
+			// a file set or file is as hidden as what holds it
+			res.Visibility = a.vis
+		}
 		fields, err := tx.Fields(ctx, key)
 		if err != nil {
 			return err
@@ -187,6 +193,9 @@ func allowedParent(child, parent Kind) bool {
 
 // MintIDs reserves n fresh ids.
 func (r *Repository) MintIDs(ctx context.Context, n int) ([]ID, error) {
+	if err := mayWrite(CallerFrom(ctx), "reserve ids"); err != nil {
+		return nil, err
+	}
 	keys, err := r.minter.Mint(ctx, n)
 	if err != nil {
 		return nil, err
@@ -205,6 +214,12 @@ func (r *Repository) CreateResource(ctx context.Context, nr *NewResource) (*Reso
 func (r *Repository) CreateResources(ctx context.Context, nrs []*NewResource) ([]*Resource, []error) {
 	out := make([]*Resource, len(nrs))
 	errs := make([]error, len(nrs))
+	if err := mayWrite(CallerFrom(ctx), "create resources"); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return out, errs
+	}
 	keys, err := r.minter.Mint(ctx, max(len(nrs), 1))
 	if err != nil {
 		for i := range errs {
@@ -242,6 +257,7 @@ func (r *Repository) CreateResources(ctx context.Context, nrs []*NewResource) ([
 	for j, o := range ops {
 		if o.err != nil {
 			out[idx[j]], errs[idx[j]] = nil, o.err
+			r.auditDenied(ctx, "create", 0, o.err)
 		}
 	}
 	return out, errs
@@ -254,11 +270,9 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 	if nr == nil || !nr.Kind.Valid() {
 		return nil, nil, Errorf(EINVALID, "kind must be one of collection, work, fileset, file.")
 	}
-	vis := nr.Visibility
-	if vis == "" {
-		vis = Public
-	} else if !vis.Valid() {
-		return nil, nil, Errorf(EINVALID, "visibility %q is not one of public, restricted, private.", vis)
+	vis, err := ParseVisibility(string(nr.Visibility))
+	if err != nil {
+		return nil, nil, err
 	}
 	var parent int64
 	if nr.Parent != "" {
@@ -302,73 +316,104 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 	}
 	fields := FieldsOf(nr.Metadata)
 	meta := StatementsOf(fields)
-	row := &ResourceRow{Key: key, Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Parent: parent, Version: 1}
+	row := &ResourceRow{Key: key, Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Lease: nr.Lease, Parent: parent, Version: 1}
 	if parent != 0 {
 		row.Position = UnorderedBase + key
 		if position > 0 {
 			row.Position = position
 		}
 	}
-	res := &Resource{ID: r.ids.Encode(key), Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Parent: nr.Parent,
+	res := &Resource{ID: r.ids.Encode(key), Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Lease: nr.Lease, Parent: nr.Parent,
 		MemberOf: r.encodeKeys(colls), Metadata: meta, File: nr.File, Version: 1}
 	if parent != 0 && position > 0 {
 		res.Position = int(position)
 	}
-	o := &op{
-		check: func(tx WriteTx) error {
-			ctx := context.Background()
-			if parent != 0 {
-				p, err := r.live(ctx, tx, parent)
-				if err != nil {
-					return asInvalid(err, "parent")
-				}
-				if !allowedParent(nr.Kind, p.Kind) {
-					return Errorf(EINVALID, "A %s cannot be a child of the %s %s.", nr.Kind, p.Kind, r.ids.Encode(parent))
-				}
+	o := &op{}
+	o.check = func(tx WriteTx) error {
+		ctx := context.Background()
+		g := r.guard(tx, CallerFrom(o.ctx))
+		if parent != 0 && o.group[parent] {
+			// a child of a resource the same group creates: the group's
+			// root was authorised; the parent's kind is checked below
+			p, err := r.live(ctx, tx, parent)
+			if err != nil {
+				return asInvalid(err, "parent")
 			}
-			if err := r.checkCollections(ctx, tx, colls); err != nil || nr.Kind != KindCollection {
+			if !allowedParent(nr.Kind, p.Kind) {
+				return Errorf(EINVALID, "A %s cannot be a child of the %s %s.", nr.Kind, p.Kind, r.ids.Encode(parent))
+			}
+		} else if parent != 0 {
+			pa, err := g.readable(ctx, parent)
+			if err != nil {
+				return asInvalid(err, "parent")
+			}
+			if p := pa.row; !allowedParent(nr.Kind, p.Kind) {
+				return Errorf(EINVALID, "A %s cannot be a child of the %s %s.", nr.Kind, p.Kind, r.ids.Encode(parent))
+			}
+			if ok, err := g.canEdit(ctx, pa); err != nil {
+				return err
+			} else if !ok {
+				return g.refused("add to", parent)
+			}
+		}
+		if err := r.checkCollections(ctx, tx, colls); err != nil {
+			return err
+		}
+		if parent == 0 || len(colls) > 0 {
+			want := RoleDepositor
+			if nr.Kind == KindCollection {
+				want = RoleCurator
+			}
+			if err := g.deposit(ctx, colls, "memberOf", want); err != nil {
 				return err
 			}
-			return r.checkNestingUnder(ctx, tx, colls)
-		},
-		apply: func(tx WriteTx, seq int64, now time.Time) error {
-			ctx := context.Background()
-			row.Seq, row.Created, row.Modified = seq, now, now
-			res.Seq, res.Created, res.Modified = seq, now, now
-			if err := tx.InsertResources(ctx, []*ResourceRow{row}); err != nil {
-				return err
-			}
-			if len(fields) > 0 {
-				keys := make([]int64, len(fields))
-				for i := range keys {
-					keys[i] = key
-				}
-				if err := tx.PutFields(ctx, keys, fields); err != nil {
-					return err
-				}
-			}
-			if len(colls) > 0 {
-				ms := make([]Membership, len(colls))
-				for i, c := range colls {
-					ms[i] = Membership{Collection: c, Member: key}
-				}
-				if err := tx.InsertMemberships(ctx, ms); err != nil {
-					return err
-				}
-			}
-			if nr.File != nil {
-				if err := tx.InsertFiles(ctx, []int64{key}, []*File{nr.File}); err != nil {
-					return err
-				}
-				// the file's first job is enqueued in the transaction that
-				// stores it: a crash loses neither, and no job runs for a
-				// file that was not stored
-				if nr.File.Processed() {
-					return tx.EnqueueJobs(ctx, []NewJob{{Queue: QueueCharacterize, Resource: key}}, now)
-				}
-			}
+		}
+		if nr.Kind != KindCollection {
 			return nil
-		},
+		}
+		return r.checkNestingUnder(ctx, tx, colls)
+	}
+	o.apply = func(tx WriteTx, seq int64, now time.Time) error {
+		ctx := context.Background()
+		row.Seq, row.Created, row.Modified = seq, now, now
+		res.Seq, res.Created, res.Modified = seq, now, now
+		if err := tx.InsertResources(ctx, []*ResourceRow{row}); err != nil {
+			return err
+		}
+		if err := depositedBy(ctx, tx, o, row); err != nil {
+			return err
+		}
+		o.audit = append(o.audit, auditEntry(o.ctx, "create", key, nil))
+		if len(fields) > 0 {
+			keys := make([]int64, len(fields))
+			for i := range keys {
+				keys[i] = key
+			}
+			if err := tx.PutFields(ctx, keys, fields); err != nil {
+				return err
+			}
+		}
+		if len(colls) > 0 {
+			ms := make([]Membership, len(colls))
+			for i, c := range colls {
+				ms[i] = Membership{Collection: c, Member: key}
+			}
+			if err := tx.InsertMemberships(ctx, ms); err != nil {
+				return err
+			}
+		}
+		if nr.File != nil {
+			if err := tx.InsertFiles(ctx, []int64{key}, []*File{nr.File}); err != nil {
+				return err
+			}
+			// the file's first job is enqueued in the transaction that
+			// stores it: a crash loses neither, and no job runs for a
+			// file that was not stored
+			if nr.File.Processed() {
+				return tx.EnqueueJobs(ctx, []NewJob{{Queue: QueueCharacterize, Resource: key}}, now)
+			}
+		}
+		return nil
 	}
 	return o, res, nil
 }

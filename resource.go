@@ -149,6 +149,9 @@ type Page struct {
 type ResourceService interface {
 	// IDs returns the codec between database keys and ids.
 	IDs() *IDCodec
+	// CheckEdit answers nil when the caller may change the resource, and
+	// otherwise the error a change would get (404, 401 or 403).
+	CheckEdit(ctx context.Context, id ID) error
 	// MintIDs reserves n fresh ids for resources about to be created.
 	MintIDs(ctx context.Context, n int) ([]ID, error)
 	// CreateResource mints an id and stores a new resource.

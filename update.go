@@ -25,57 +25,73 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 			return nil, err
 		}
 	}
-	if u.Visibility != nil && !u.Visibility.Valid() {
-		return nil, Errorf(EINVALID, "visibility %q is not one of public, restricted, private.", *u.Visibility)
+	if u.Visibility != nil {
+		v, err := ParseVisibility(string(*u.Visibility))
+		if err != nil {
+			return nil, err
+		}
+		u.Visibility = &v
 	}
 	var (
 		row           *ResourceRow
 		changes       []Field
 		fieldsChanged bool
 	)
-	o := &op{
-		check: func(tx WriteTx) error {
-			ctx := context.Background()
-			var err error
-			if row, err = r.live(ctx, tx, key); err != nil {
+	o := &op{}
+	o.check = func(tx WriteTx) error {
+		ctx := context.Background()
+		a, err := r.guard(tx, CallerFrom(o.ctx)).editable(ctx, key, "change")
+		if err != nil {
+			return err
+		}
+		row = a.row
+		if err := r.checkVersion(row, u.IfMatch); err != nil {
+			return err
+		}
+		changes, err = fieldChanges(ctx, tx, key, u)
+		if err != nil {
+			return err
+		}
+		fieldsChanged = false
+		if u.Visibility != nil && *u.Visibility != row.Visibility {
+			row.Visibility, fieldsChanged = *u.Visibility, true
+		}
+		if u.Embargo != nil && !sameTime(*u.Embargo, row.Embargo) {
+			row.Embargo, fieldsChanged = *u.Embargo, true
+		}
+		if u.Lease != nil && !sameTime(*u.Lease, row.Lease) {
+			row.Lease, fieldsChanged = *u.Lease, true
+		}
+		return nil
+	}
+	o.apply = func(tx WriteTx, seq int64, now time.Time) error {
+		if len(changes) == 0 && !fieldsChanged {
+			return nil // nothing changed: nothing is written
+		}
+		ctx := context.Background()
+		if len(changes) > 0 {
+			keys := make([]int64, len(changes))
+			for i := range keys {
+				keys[i] = key
+			}
+			if err := tx.PutFields(ctx, keys, changes); err != nil {
 				return err
 			}
-			if err := r.checkVersion(row, u.IfMatch); err != nil {
-				return err
-			}
-			changes, err = fieldChanges(ctx, tx, key, u)
-			if err != nil {
-				return err
-			}
-			fieldsChanged = false
-			if u.Visibility != nil && *u.Visibility != row.Visibility {
-				row.Visibility, fieldsChanged = *u.Visibility, true
-			}
-			if u.Embargo != nil && !sameTime(*u.Embargo, row.Embargo) {
-				row.Embargo, fieldsChanged = *u.Embargo, true
-			}
-			return nil
-		},
-		apply: func(tx WriteTx, seq int64, now time.Time) error {
-			if len(changes) == 0 && !fieldsChanged {
-				return nil // nothing changed: nothing is written
-			}
-			ctx := context.Background()
-			if len(changes) > 0 {
-				keys := make([]int64, len(changes))
-				for i := range keys {
-					keys[i] = key
-				}
-				if err := tx.PutFields(ctx, keys, changes); err != nil {
-					return err
-				}
-			}
-			row.Version++
-			row.Seq, row.Modified = seq, now
-			return tx.UpdateResource(ctx, row)
-		},
+		}
+		row.Version++
+		row.Seq, row.Modified = seq, now
+		preds := make([]string, 0, len(changes)+1)
+		for _, f := range changes {
+			preds = append(preds, f.Predicate)
+		}
+		if fieldsChanged {
+			preds = append(preds, "access")
+		}
+		o.audit = append(o.audit, auditEntry(o.ctx, "update", key, preds))
+		return tx.UpdateResource(ctx, row)
 	}
 	if err := r.commit.run(ctx, o); err != nil {
+		r.auditDenied(ctx, "update", key, err)
 		return nil, fmt.Errorf("update %s: %w", id, err)
 	}
 	return r.FindResource(ctx, id)
@@ -158,20 +174,28 @@ func (r *Repository) DeleteResource(ctx context.Context, id ID, ifMatch int64) e
 	if err != nil {
 		return err
 	}
-	o := &op{
-		check: func(tx WriteTx) error {
-			row, err := r.live(context.Background(), tx, key)
-			if err != nil {
-				return err
-			}
-			return r.checkVersion(row, ifMatch)
-		},
-		apply: func(tx WriteTx, seq int64, now time.Time) error {
-			_, err := tx.Tombstone(context.Background(), key, seq, now)
+	o := &op{}
+	o.check = func(tx WriteTx) error {
+		ctx := context.Background()
+		g := r.guard(tx, CallerFrom(o.ctx))
+		a, err := g.readable(ctx, key)
+		if err != nil {
 			return err
-		},
+		}
+		if ok, err := g.canDelete(ctx, a); err != nil {
+			return err
+		} else if !ok {
+			return g.refused("delete", key)
+		}
+		return r.checkVersion(a.row, ifMatch)
+	}
+	o.apply = func(tx WriteTx, seq int64, now time.Time) error {
+		o.audit = append(o.audit, auditEntry(o.ctx, "delete", key, nil))
+		_, err := tx.Tombstone(context.Background(), key, seq, now)
+		return err
 	}
 	if err := r.commit.run(ctx, o); err != nil {
+		r.auditDenied(ctx, "delete", key, err)
 		return fmt.Errorf("delete %s: %w", id, err)
 	}
 	return nil

@@ -55,6 +55,10 @@ func Run(t *testing.T, open Opener) {
 		{"JobsClaim", testJobsClaim},
 		{"JobsFinish", testJobsFinish},
 		{"JobsRetry", testJobsRetry},
+		{"AccessVisibility", testAccessVisibility},
+		{"AccessDates", testAccessDates},
+		{"AccessRoles", testAccessRoles},
+		{"CostAccess", testCostAccess},
 		{"AccountUsers", testAccountUsers},
 		{"AccountTokens", testAccountTokens},
 		{"AccountGrants", testAccountGrants},
@@ -62,6 +66,7 @@ func Run(t *testing.T, open Opener) {
 		{"AccountSettings", testAccountSettings},
 		{"Lease", testLease},
 		{"SearchLease", testSearchLease},
+		{"BlobReferences", testBlobReferences},
 		{"IDCodec", testIDCodec},
 	}
 	for _, tc := range tests {

@@ -1,0 +1,577 @@
+package shelfmark
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// The access policy (rule R14). One set of functions decides what a caller
+// may see and do with a resource; every path of the engine asks them, and
+// the adapters (REST, OAI-PMH, search) never decide on their own.
+//
+//   - Visibility is inherited down the parent chain: a file is as hidden
+//     as its file set, which is as hidden as its work. The effective
+//     visibility of a resource is the most restrictive along the chain.
+//   - An embargo keeps a resource private until its date, then its stated
+//     visibility applies; a lease keeps it at its stated visibility (public)
+//     until its date, then it is private. A job writes the change when the
+//     date passes (so that OAI-PMH and search learn of it), but every read
+//     already honours the dates.
+//   - Roles are granted on collections (or the whole repository) and are
+//     inherited by the collections' members, and by the members of
+//     collections nested in them. A work in several collections takes the
+//     strongest role of any.
+//   - Administrators (and the system) hold every role everywhere; a token's
+//     scope still caps what a request may do.
+//   - What a caller may not read answers ENOTFOUND, exactly as a resource
+//     that does not exist; a readable resource the caller may not change
+//     answers EFORBIDDEN (EUNAUTHORIZED for anonymous callers).
+
+// visRank orders visibilities from the most open to the most restrictive.
+func visRank(v Visibility) int {
+	switch v {
+	case Public:
+		return 0
+	case Authenticated:
+		return 1
+	}
+	return 2
+}
+
+// rowVisibility is a row's own visibility at time now, embargo and lease
+// applied.
+func rowVisibility(row *ResourceRow, now time.Time) Visibility {
+	if row.Embargo != nil && now.Before(*row.Embargo) {
+		return Private
+	}
+	if row.Lease != nil && !now.Before(*row.Lease) {
+		return Private
+	}
+	if !row.Visibility.Valid() {
+		return Private
+	}
+	return row.Visibility
+}
+
+// maxChain bounds the walk up a resource's parents (works nest in works).
+const maxChain = 64
+
+// guard answers the policy's questions for one caller inside one
+// transaction, reading what it needs once.
+type guard struct {
+	r      *Repository
+	tx     ReadTx
+	c      *Caller
+	now    time.Time
+	grants []Grant // the caller's grants, loaded on first need
+	loaded bool
+}
+
+// guard returns the policy's view for caller c within tx.
+func (r *Repository) guard(tx ReadTx, c *Caller) *guard {
+	return &guard{r: r, tx: tx, c: c, now: r.now()}
+}
+
+// all reports whether the caller sees everything (administrators and the
+// system read all, whatever their token's scope).
+func (g *guard) all() bool { return g.c.System || g.c.Admin }
+
+// access is what the policy knows of one resource.
+type access struct {
+	row   *ResourceRow
+	chain []*ResourceRow // row, its parent, …, the root (a work or collection)
+	vis   Visibility     // effective visibility: the most restrictive of the chain
+}
+
+func (a *access) root() *ResourceRow { return a.chain[len(a.chain)-1] }
+
+// accessOf walks up row's parents.
+func (g *guard) accessOf(ctx context.Context, row *ResourceRow) (*access, error) {
+	a := &access{row: row, chain: []*ResourceRow{row}, vis: rowVisibility(row, g.now)}
+	for cur := row; cur.Parent != 0 && len(a.chain) < maxChain; {
+		p, err := g.tx.Resource(ctx, cur.Parent)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			break
+		}
+		a.chain = append(a.chain, p)
+		if v := rowVisibility(p, g.now); visRank(v) > visRank(a.vis) {
+			a.vis = v
+		}
+		cur = p
+	}
+	return a, nil
+}
+
+// childAccess is the access of a child of parent (whose access is known)
+// without reading the parent chain again.
+func (g *guard) childAccess(parent *access, row *ResourceRow) *access {
+	a := &access{row: row, chain: append([]*ResourceRow{row}, parent.chain...), vis: parent.vis}
+	if v := rowVisibility(row, g.now); visRank(v) > visRank(a.vis) {
+		a.vis = v
+	}
+	return a
+}
+
+// myGrants loads the caller's grants once.
+func (g *guard) myGrants(ctx context.Context) ([]Grant, error) {
+	if g.loaded {
+		return g.grants, nil
+	}
+	ps := g.c.Principals()
+	if len(ps) > 0 {
+		gs, err := g.tx.GrantsTo(ctx, ps)
+		if err != nil {
+			return nil, fmt.Errorf("grants of %s: %w", g.c.Actor(), err)
+		}
+		g.grants = gs
+	}
+	g.loaded = true
+	return g.grants, nil
+}
+
+// governing returns the collections whose roles apply to a: those the
+// works and collections of its chain belong to (a collection itself
+// included), and every collection above them, up to MaxCollectionNesting
+// levels.
+func (g *guard) governing(ctx context.Context, a *access) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	var frontier []int64
+	for _, row := range a.chain {
+		switch row.Kind {
+		case KindCollection:
+			if !out[row.Key] {
+				out[row.Key] = true
+				frontier = append(frontier, row.Key)
+			}
+		case KindWork:
+			frontier = append(frontier, row.Key)
+		}
+	}
+	for depth := 0; len(frontier) > 0 && depth <= MaxCollectionNesting+1; depth++ {
+		up, err := g.tx.MemberOfMany(ctx, frontier)
+		if err != nil {
+			return nil, fmt.Errorf("collections above %s: %w", g.r.ids.Encode(a.row.Key), err)
+		}
+		frontier = frontier[:0]
+		for _, cs := range up {
+			for _, c := range cs {
+				if !out[c] {
+					out[c] = true
+					frontier = append(frontier, c)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// role is the caller's strongest role on a ("" for none).
+func (g *guard) role(ctx context.Context, a *access) (Role, error) {
+	if g.all() {
+		return RoleManager, nil
+	}
+	gs, err := g.myGrants(ctx)
+	if err != nil || len(gs) == 0 {
+		return "", err
+	}
+	var best Role
+	var colls map[int64]bool
+	for _, gr := range gs {
+		if gr.Resource != 0 {
+			if colls == nil {
+				if colls, err = g.governing(ctx, a); err != nil {
+					return "", err
+				}
+			}
+			if !colls[gr.Resource] {
+				continue
+			}
+		}
+		if gr.Role.rank() > best.rank() {
+			best = gr.Role
+		}
+	}
+	return best, nil
+}
+
+// repositoryRole is the caller's strongest role on the whole repository.
+func (g *guard) repositoryRole(ctx context.Context) (Role, error) {
+	if g.all() {
+		return RoleManager, nil
+	}
+	gs, err := g.myGrants(ctx)
+	if err != nil {
+		return "", err
+	}
+	var best Role
+	for _, gr := range gs {
+		if gr.Resource == 0 && gr.Role.rank() > best.rank() {
+			best = gr.Role
+		}
+	}
+	return best, nil
+}
+
+// owns reports whether the caller deposited a's root work.
+func (g *guard) owns(ctx context.Context, a *access) (bool, error) {
+	if g.c.User == 0 {
+		return false, nil
+	}
+	root := a.root()
+	owners, err := g.tx.Owners(ctx, []int64{root.Key})
+	if err != nil {
+		return false, fmt.Errorf("depositor of %s: %w", g.r.ids.Encode(root.Key), err)
+	}
+	return owners[root.Key] == g.c.User, nil
+}
+
+// canRead decides whether the caller may see a.
+func (g *guard) canRead(ctx context.Context, a *access) (bool, error) {
+	switch {
+	case g.all() || a.vis == Public:
+		return true, nil
+	case a.vis == Authenticated && g.c.Authenticated():
+		return true, nil
+	case g.c.User == 0:
+		return false, nil
+	}
+	role, err := g.role(ctx, a)
+	if err != nil || role.Includes(RoleViewer) {
+		return err == nil, err
+	}
+	return g.owns(ctx, a)
+}
+
+// notFound is the answer for what the caller may not see: the same as for
+// a resource that does not exist.
+func (g *guard) notFound(key int64) error {
+	return Errorf(ENOTFOUND, "No resource has the id %s.", g.r.ids.Encode(key))
+}
+
+// readable loads a live resource the caller may read; ENOTFOUND when there
+// is none or the caller may not see it, EGONE for a tombstone the caller
+// could have seen.
+func (g *guard) readable(ctx context.Context, key int64) (*access, error) {
+	row, err := g.tx.Resource(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if row == nil {
+		return nil, g.notFound(key)
+	}
+	a, err := g.accessOf(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := g.canRead(ctx, a)
+	if err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, g.notFound(key)
+	}
+	if _, err := g.r.live(ctx, g.tx, key); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// refused is the answer for a change the caller may not make to a
+// resource it can see.
+func (g *guard) refused(what string, key int64) error {
+	if !g.c.Authenticated() {
+		return Errorf(EUNAUTHORIZED, "Sign in (send a token) to %s %s.", what, g.r.ids.Encode(key))
+	}
+	if !g.c.MayWrite() {
+		return Errorf(EFORBIDDEN, "Your token's scope (%s) does not allow writes.", g.c.Scope)
+	}
+	return Errorf(EFORBIDDEN, "You may not %s %s.", what, g.r.ids.Encode(key))
+}
+
+// canEdit decides whether the caller may change a (its metadata, access
+// fields, children and files): curators and managers of a governing
+// collection, and depositors for the works they deposited.
+func (g *guard) canEdit(ctx context.Context, a *access) (bool, error) {
+	if !g.c.MayWrite() {
+		return false, nil
+	}
+	if g.c.System || g.c.Admin {
+		return true, nil
+	}
+	role, err := g.role(ctx, a)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case role.Includes(RoleCurator):
+		return true, nil
+	case role.Includes(RoleDepositor):
+		return g.owns(ctx, a)
+	}
+	return false, nil
+}
+
+// canDelete decides whether the caller may delete a: deleting a file set
+// or file is an edit of its work; deleting a work or collection takes a
+// curator.
+func (g *guard) canDelete(ctx context.Context, a *access) (bool, error) {
+	if len(a.chain) > 1 {
+		return g.canEdit(ctx, a)
+	}
+	if !g.c.MayWrite() {
+		return false, nil
+	}
+	role, err := g.role(ctx, a)
+	return role.Includes(RoleCurator), err
+}
+
+// editable loads a live resource the caller may change.
+func (g *guard) editable(ctx context.Context, key int64, what string) (*access, error) {
+	a, err := g.readable(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := g.canEdit(ctx, a)
+	if err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, g.refused(what, key)
+	}
+	return a, nil
+}
+
+// canHoldRole reports whether the caller holds at least want on a.
+func (g *guard) canHoldRole(ctx context.Context, a *access, want Role) (bool, error) {
+	if !g.c.MayWrite() {
+		return false, nil
+	}
+	role, err := g.role(ctx, a)
+	return role.Includes(want), err
+}
+
+// deposit checks that the caller may add works (or, with want curator,
+// collections) to each of colls, which are live collections.
+func (g *guard) deposit(ctx context.Context, colls []int64, field string, want Role) error {
+	if g.c.System || (g.c.Admin && g.c.MayWrite()) {
+		return nil
+	}
+	if len(colls) == 0 {
+		// a resource in no collection: the repository-wide role decides
+		role, err := g.repositoryRole(ctx)
+		if err != nil {
+			return err
+		}
+		if !g.c.MayWrite() || !role.Includes(want) {
+			if !g.c.Authenticated() {
+				return Errorf(EUNAUTHORIZED, "Sign in (send a token) to create resources.")
+			}
+			return Errorf(EFORBIDDEN, "Creating a resource outside any collection takes the %s role on the repository.", want)
+		}
+		return nil
+	}
+	for _, c := range colls {
+		a, err := g.readable(ctx, c)
+		if err != nil {
+			return asInvalid(err, field)
+		}
+		ok, err := g.canHoldRole(ctx, a, want)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if !g.c.Authenticated() {
+				return Errorf(EUNAUTHORIZED, "Sign in (send a token) to add to the collection %s.", g.r.ids.Encode(c))
+			}
+			return Errorf(EFORBIDDEN, "%s: adding to the collection %s takes the %s role on it.", field, g.r.ids.Encode(c), want)
+		}
+	}
+	return nil
+}
+
+// maxListScan bounds the rows one listing page reads past rows the caller
+// may not see; a page that reaches it ends early, with a cursor to go on.
+const maxListScan = 10 * MaxPageSize
+
+// memberFilter returns the test for the members of the collection whose
+// access is ca: a role on the collection reaches its members, and a member
+// is otherwise seen as its own access allows.
+func (g *guard) memberFilter(ctx context.Context, ca *access) (func(row *ResourceRow) (bool, error), error) {
+	if g.all() {
+		return func(*ResourceRow) (bool, error) { return true, nil }, nil
+	}
+	role, err := g.role(ctx, ca)
+	if err != nil {
+		return nil, err
+	}
+	return func(row *ResourceRow) (bool, error) {
+		if role.Includes(RoleViewer) {
+			return true, nil
+		}
+		a, err := g.accessOf(ctx, row)
+		if err != nil {
+			return false, err
+		}
+		return g.canRead(ctx, a)
+	}, nil
+}
+
+// childFilter returns the test for the children of the resource whose
+// access is pa: a child is as hidden as its parent or more, and the
+// parent's roles and depositor reach it.
+func (g *guard) childFilter(ctx context.Context, pa *access) (func(row *ResourceRow) (bool, error), error) {
+	if g.all() {
+		return func(*ResourceRow) (bool, error) { return true, nil }, nil
+	}
+	var (
+		decided, staff bool
+	)
+	return func(row *ResourceRow) (bool, error) {
+		ca := g.childAccess(pa, row)
+		switch {
+		case ca.vis == Public:
+			return true, nil
+		case ca.vis == Authenticated && g.c.Authenticated():
+			return true, nil
+		case g.c.User == 0:
+			return false, nil
+		}
+		if !decided {
+			role, err := g.role(ctx, pa)
+			if err != nil {
+				return false, err
+			}
+			staff = role.Includes(RoleViewer)
+			if !staff {
+				if staff, err = g.owns(ctx, pa); err != nil {
+					return false, err
+				}
+			}
+			decided = true
+		}
+		return staff, nil
+	}, nil
+}
+
+// visiblePage reads a page of a listing through fetch (rows after a
+// position, in order), keeping the rows keep accepts. It stops at limit+1
+// kept rows, at the end of the list, or after maxListScan rows; pos gives
+// a row's position for the next fetch. more reports whether the list goes
+// on past the returned rows, and last is the position to go on from.
+func visiblePage(limit int, fetch func(after int64, n int) ([]*ResourceRow, error), pos func(*ResourceRow) int64,
+	keep func(*ResourceRow) (bool, error), after int64) (rows []*ResourceRow, more bool, last int64, err error) {
+	last = after
+	for scanned := 0; scanned < maxListScan; {
+		batch, err := fetch(last, limit+1)
+		if err != nil {
+			return nil, false, 0, err
+		}
+		for _, row := range batch {
+			scanned++
+			ok, err := keep(row)
+			if err != nil {
+				return nil, false, 0, err
+			}
+			if ok {
+				if len(rows) == limit {
+					// the next page starts after the last row shown, so
+					// the cursor never names a row the caller may not see
+					return rows, true, pos(rows[len(rows)-1]), nil
+				}
+				rows = append(rows, row)
+			}
+			last = pos(row)
+		}
+		if len(batch) < limit+1 {
+			return rows, false, last, nil
+		}
+	}
+	return rows, true, last, nil
+}
+
+// memberRights checks that the caller may change the members of the
+// collection whose access is ca: adding takes the depositor role on the
+// collection and the right to edit each member (so nobody files what they
+// cannot change, or cannot see, into a collection); removing takes the
+// curator role on the collection, or the right to edit the member.
+func (g *guard) memberRights(ctx context.Context, ca *access, keys []int64, add bool) error {
+	if g.c.System || (g.c.Admin && g.c.MayWrite()) {
+		return nil
+	}
+	want := RoleCurator
+	if add {
+		want = RoleDepositor
+	}
+	onColl, err := g.canHoldRole(ctx, ca, want)
+	if err != nil {
+		return err
+	}
+	if add && !onColl {
+		return g.refused("add members to", ca.row.Key)
+	}
+	for _, k := range keys {
+		a, err := g.readable(ctx, k)
+		if err != nil {
+			return asInvalid(err, "members")
+		}
+		if !add && onColl {
+			continue
+		}
+		ok, err := g.canEdit(ctx, a)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return g.refused("file or unfile", k)
+		}
+	}
+	return nil
+}
+
+// RequireWrite refuses (EUNAUTHORIZED or EFORBIDDEN) a caller on ctx
+// whose credentials allow no writes at all; what names the action in the
+// message. Adapters call it before accepting bytes that only a write will
+// use.
+func RequireWrite(ctx context.Context, what string) error { return mayWrite(CallerFrom(ctx), what) }
+
+// mayWrite refuses callers whose credentials allow no writes at all.
+func mayWrite(c *Caller, what string) error {
+	switch {
+	case c.MayWrite():
+		return nil
+	case !c.Authenticated():
+		return Errorf(EUNAUTHORIZED, "Sign in (send a token) to %s.", what)
+	}
+	return Errorf(EFORBIDDEN, "Your token's scope (%s) does not allow you to %s.", c.Scope, what)
+}
+
+// CheckEdit answers nil when the caller on ctx may change the resource id
+// (its metadata, children and files), and otherwise the error a change
+// would get: ENOTFOUND when the caller may not see it, EUNAUTHORIZED or
+// EFORBIDDEN when it may see but not change it. Adapters ask before they
+// accept bytes for a resource.
+func (r *Repository) CheckEdit(ctx context.Context, id ID) error {
+	key, err := r.ids.Key(id)
+	if err != nil {
+		return err
+	}
+	return r.store.View(ctx, func(tx ReadTx) error {
+		_, err := r.guard(tx, CallerFrom(ctx)).editable(ctx, key, "change")
+		return err
+	})
+}
+
+// requireAdmin refuses callers without administrative rights in this
+// request (an administrator's admin-scoped credential, or the system).
+func requireAdmin(ctx context.Context, what string) error {
+	c := CallerFrom(ctx)
+	switch {
+	case c.IsAdmin():
+		return nil
+	case !c.Authenticated():
+		return Errorf(EUNAUTHORIZED, "Sign in as an administrator to %s.", what)
+	}
+	return Errorf(EFORBIDDEN, "Only administrators (with an admin-scoped token) may %s.", what)
+}
