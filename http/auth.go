@@ -91,6 +91,12 @@ func (s *Server) authenticate(r *http.Request, requestID string) (*shelfmark.Cal
 		if shelfmark.ErrorCode(err) != shelfmark.EUNAUTHORIZED {
 			return nil, err // the database, not the credential
 		}
+		if via == "session" && ssoRoute(r) {
+			// a stale session does not stand in the way of signing in again
+			anon := shelfmark.Anonymous()
+			anon.Request = requestID
+			return anon, nil
+		}
 		s.limiter.fail(ip)
 		return nil, badCredential(via)
 	}

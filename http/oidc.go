@@ -289,6 +289,13 @@ func localPath(next string) bool {
 	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil && strings.HasPrefix(u.Path, "/")
 }
 
+// ssoRoute reports whether r goes to a single sign-on route, where a
+// session cookie that is no longer valid counts as none (the person is
+// signing in again).
+func ssoRoute(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, oidcCookiePath)
+}
+
 // oidcOff is the answer of the single sign-on routes when it is not set
 // up.
 func oidcOff() error {

@@ -564,3 +564,26 @@ func TestOIDCOff(t *testing.T) {
 		t.Error("CheckOIDC accepts an issuer without a client id")
 	}
 }
+
+func TestOIDCStaleSession(t *testing.T) {
+	// A browser whose session expired or was revoked still carries its
+	// cookie; it must be able to sign in again through the provider
+	// rather than be refused for the stale cookie.
+	e, _ := newOIDCEnv(t)
+	b := browser(t)
+	if st, _, body := signIn(t, e, b, ""); st != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d %s", st, body)
+	}
+	u, _ := url.Parse(e.ts.URL + "/")
+	b.Jar.SetCookies(u, []*http.Cookie{{Name: SessionCookie, Value: "smk_stale", Path: "/"}})
+	if st, _, body := visit(t, b, e.ts.URL+"/api/v1/me"); st != http.StatusUnauthorized {
+		t.Fatalf("me with a stale session: %d %s", st, body)
+	}
+	st, loc, body := signIn(t, e, b, "/api/v1/me")
+	if st != http.StatusSeeOther || loc != e.ts.URL+"/api/v1/me" {
+		t.Fatalf("sign-in with a stale session: %d %q %s", st, loc, body)
+	}
+	if st, _, body := visit(t, b, loc); st != http.StatusOK || !strings.Contains(string(body), `"user":"ann"`) {
+		t.Errorf("me after signing in again: %d %s", st, body)
+	}
+}
