@@ -414,7 +414,7 @@ func TestGroupsEndpoint(t *testing.T) {
 	}
 	// a membership of a collection made in the same group
 	cm := ans.Results[len(cases)-1]
-	if m := e.get(cm.IDs["w"]); cm.ID != cm.IDs["c"] || len(m.MemberOf) != 1 || m.MemberOf[0] != cm.IDs["c"] || m.Visibility != "restricted" || m.Embargo == nil || !strings.HasPrefix(*m.Embargo, "2100-01-01") {
+	if m := e.get(cm.IDs["w"]); cm.ID != cm.IDs["c"] || len(m.MemberOf) != 1 || m.MemberOf[0] != cm.IDs["c"] || m.Visibility != "authenticated" || m.Embargo == nil || !strings.HasPrefix(*m.Embargo, "2100-01-01") {
 		t.Errorf("collection and member: %+v, member %+v", cm, m)
 	}
 
