@@ -103,6 +103,9 @@ func NewLocal(dir string) (*LocalStore, error) {
 	if err := s.removeStaleTemps(time.Now().Add(-tmpMaxAge)); err != nil {
 		return nil, err
 	}
+	if err := s.restoreAside(); err != nil {
+		return nil, err
+	}
 	if s.small, err = openSmall(filepath.Join(abs, smallFile)); err != nil {
 		return nil, err
 	}
@@ -215,7 +218,9 @@ func (s *LocalStore) put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 	sha := b.Digests[shelfmark.SHA256]
 	final := s.path(sha)
 	shard := filepath.Dir(final)
-	if _, err := os.Lstat(final); err == nil {
+	if stored, err := s.renew(final); err != nil {
+		return nil, err
+	} else if stored {
 		// Already stored: the copy need not be synced. Sync the stored file
 		// and its directory anyway: a concurrent Put may have renamed it
 		// there and not synced yet, or a Deferred Put may have left it
@@ -229,8 +234,6 @@ func (s *LocalStore) put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 			}
 		}
 		return b, nil // the deferred function removes the copy
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("blob: %w", err)
 	}
 
 	if err := f.Chmod(blobPerm); err != nil {
@@ -296,6 +299,26 @@ func (s *LocalStore) sync(ctx context.Context) error {
 		return fmt.Errorf("blob: syncfs: %w", err)
 	}
 	return nil
+}
+
+// renew reports whether the blob file final is stored, and renews its
+// modification time if so: the collector of blobs no file refers to counts
+// their age from the last Put. The collector renames a blob aside before
+// removing it, so a blob still in place after its time was renewed stays;
+// one gone meanwhile is stored again by the caller.
+func (s *LocalStore) renew(final string) (bool, error) {
+	now := time.Now()
+	if err := os.Chtimes(final, now, now); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("blob: %w", err)
+	}
+	if _, err := os.Lstat(final); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("blob: %w", err)
+	}
+	return true, nil
 }
 
 // syncFile makes a stored file's bytes durable.

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"sync"
+	"time"
 
 	// The SQLite driver the metadata store uses too.
 	_ "github.com/mattn/go-sqlite3"
@@ -61,9 +63,23 @@ func openSmall(path string) (*smallStore, error) {
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetMaxIdleConns(1)
-	if _, err := w.Exec(`CREATE TABLE IF NOT EXISTS blobs (sha256 BLOB PRIMARY KEY, data BLOB NOT NULL)`); err != nil {
+	// stored is when the blob was last stored (Unix microseconds), so the
+	// collector of blobs no file refers to spares recent uploads; 0 for
+	// the rows of stores made before it was kept.
+	if _, err := w.Exec(`CREATE TABLE IF NOT EXISTS blobs (sha256 BLOB PRIMARY KEY, data BLOB NOT NULL, stored INTEGER NOT NULL DEFAULT 0)`); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("blob: creating the pack database: %w", err)
+	}
+	var hasStored int
+	if err := w.QueryRow(`SELECT count(*) FROM pragma_table_info('blobs') WHERE name = 'stored'`).Scan(&hasStored); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("blob: reading the pack database's columns: %w", err)
+	}
+	if hasStored == 0 {
+		if _, err := w.Exec(`ALTER TABLE blobs ADD COLUMN stored INTEGER NOT NULL DEFAULT 0`); err != nil && !strings.Contains(err.Error(), "duplicate column") {
+			w.Close()
+			return nil, fmt.Errorf("blob: adding the stored column to the pack database: %w", err)
+		}
 	}
 	r, err := sql.Open("sqlite3", dsn("&mode=ro"))
 	if err != nil {
@@ -87,7 +103,9 @@ func (s *smallStore) put(ctx context.Context, sum, data []byte, deferred bool) e
 		}
 		s.tx = tx
 	}
-	if _, err := s.tx.ExecContext(ctx, `INSERT OR IGNORE INTO blobs (sha256, data) VALUES (?, ?)`, sum, data); err != nil {
+	// Storing the same bytes again renews their time, for the collector.
+	if _, err := s.tx.ExecContext(ctx, `INSERT INTO blobs (sha256, data, stored) VALUES (?, ?, ?)
+		ON CONFLICT (sha256) DO UPDATE SET stored = excluded.stored`, sum, data, time.Now().UnixMicro()); err != nil {
 		// SQLite may have rolled the transaction back already (a full
 		// disk does): end it, so the next put starts a new one.
 		_ = s.tx.Rollback()
@@ -130,6 +148,38 @@ func (s *smallStore) commitLocked() error {
 		return fmt.Errorf("blob: committing the pack database: %w", err)
 	}
 	return nil
+}
+
+// remove deletes the blobs of sums last stored before cutoff (a put since
+// renewed the others), in a transaction of its own or in the open one of
+// deferred puts, and reports how many it deleted.
+func (s *smallStore) remove(ctx context.Context, sums [][]byte, cutoff time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	own := s.tx == nil
+	tx := s.tx
+	if own {
+		var err error
+		if tx, err = s.w.BeginTx(ctx, nil); err != nil {
+			return 0, fmt.Errorf("blob: pack database: %w", err)
+		}
+		defer tx.Rollback()
+	}
+	n := 0
+	for _, sum := range sums {
+		res, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE sha256 = ? AND stored < ?`, sum, cutoff.UnixMicro())
+		if err != nil {
+			return 0, fmt.Errorf("blob: collect the pack database: %w", err)
+		}
+		k, _ := res.RowsAffected()
+		n += int(k)
+	}
+	if own {
+		if err := tx.Commit(); err != nil {
+			return 0, fmt.Errorf("blob: collect the pack database: %w", err)
+		}
+	}
+	return n, nil
 }
 
 // get returns the bytes stored under sum, or nil and false. It sees the

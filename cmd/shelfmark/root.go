@@ -29,7 +29,7 @@ capitals with - as _ (for example --max-upload is SHELFMARK_MAX_UPLOAD).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newWorkerCommand(), newJobsCommand(), newIngestCommand(), newVersionCommand(), newBenchCommand())
+	root.AddCommand(newServeCommand(), newWorkerCommand(), newJobsCommand(), newIngestCommand(), newVersionCommand(), newBenchCommand(), newBlobsCommand())
 	return root
 }
 

@@ -31,6 +31,7 @@ type serveConfig struct {
 	metricsAddr                                                    string
 	corsOrigins                                                    []string
 	externalAllow                                                  []string
+	blobGC                                                         time.Duration
 	oai                                                            oaiConfig
 	workers                                                        bool
 	jobs                                                           workerConfig
@@ -71,6 +72,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.maxUpload, "max-upload", "4GiB", "largest file accepted by upload")
 	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.IntVar(&c.dbMaxConns, "db-max-conns", 0, "database connections (0: derived from the number of cores)")
+	f.DurationVar(&c.blobGC, "blob-gc", 24*time.Hour, "remove stored bytes no file refers to, and last stored over a day ago, at this interval (as shelfmark blobs gc does); 0 never")
 	f.StringArrayVar(&c.externalAllow, "external-content-allow", nil, "a URL prefix (https://images.example.org/iiif/) that external content links may point into; repeat for several; none: external content is refused. A loopback or private address is allowed only by a prefix naming it")
 	f.BoolVar(&c.pprof, "pprof", false, "serve Go profiles (now always on --metrics-addr)")
 	f.MarkDeprecated("pprof", "profiles are served at /debug/pprof/ on --metrics-addr")
@@ -166,6 +168,9 @@ func serve(ctx context.Context, c serveConfig) error {
 	}
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log, CORSOrigins: c.corsOrigins,
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo, OIDC: c.sso})
+	if refs, ok := store.(shelfmark.BlobReferences); ok && c.blobGC > 0 {
+		loops["blobgc"] = blobCollector{blobs: blobs, refs: refs, every: c.blobGC, log: log}
+	}
 	bg := startBackground(ctx, log, loops)
 	// stopped before the repository closes: the runner stores its last
 	// results through it
