@@ -356,12 +356,8 @@ func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// ssoFailure is a refused single sign-on: what the client is told, and
-// for the audit trail the user name when it is known.
-type ssoFailure struct {
-	msg  string
-	user string
-}
+// ssoFailure is why a single sign-on is refused, as the client is told.
+type ssoFailure struct{ msg string }
 
 func (f *ssoFailure) Error() string { return f.msg }
 
