@@ -587,3 +587,21 @@ func TestOIDCStaleSession(t *testing.T) {
 		t.Errorf("me after signing in again: %d %s", st, body)
 	}
 }
+
+func TestOIDCBruteForce(t *testing.T) {
+	// Refused callbacks count against the client's address like failed
+	// password logins: beyond MaxAuthFailures the next waits (429), and
+	// the audit trail stops growing.
+	idp := newTestIdP(t)
+	e := newEnv(t, Options{MaxAuthFailures: 3, OIDC: OIDCOptions{Issuer: idp.srv.URL, ClientID: idpClientID, ClientSecret: idpClientSecret}})
+	for i := 0; i < 4; i++ {
+		e.do("GET", "/auth/oidc/callback?code=x&state=guess", nil, as("")...).wantError(t, http.StatusUnauthorized, string(shelfmark.EUNAUTHORIZED))
+	}
+	before := len(failedLogins(t, e))
+	r := e.do("GET", "/auth/oidc/callback?code=x&state=guess", nil, as("")...)
+	r.wantError(t, http.StatusTooManyRequests, string(shelfmark.ETOOMANY))
+	r.wantNoWrites(t)
+	if after := len(failedLogins(t, e)); after != before || before != 4 {
+		t.Errorf("failed logins recorded: %d, then %d; want 4 and no more", before, after)
+	}
+}
