@@ -29,7 +29,8 @@ capitals with - as _ (for example --max-upload is SHELFMARK_MAX_UPLOAD).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newWorkerCommand(), newJobsCommand(), newIngestCommand(), newVersionCommand(), newBenchCommand(), newBlobsCommand())
+	root.AddCommand(newServeCommand(), newWorkerCommand(), newJobsCommand(), newIngestCommand(), newVersionCommand(), newBenchCommand(), newBlobsCommand(),
+		newUserCommand(), newGroupCommand(), newTokenCommand(), newAuditCommand())
 	return root
 }
 

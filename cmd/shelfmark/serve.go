@@ -162,12 +162,17 @@ func serve(ctx context.Context, c serveConfig) error {
 		wake = append(wake, jobs)
 		loops["jobs"] = jobs
 	}
+	accounts, err := newAccounts(ctx, repo, c.data, c.database, log, os.Stderr)
+	if err != nil {
+		return err
+	}
 	provider, err := newOAIProvider(store, formats, ids, c, log)
 	if err != nil {
 		return err
 	}
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log, CORSOrigins: c.corsOrigins,
-		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo, OIDC: c.sso})
+		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo,
+		Accounts: accounts, OIDC: c.sso})
 	if refs, ok := store.(shelfmark.BlobReferences); ok && c.blobGC > 0 {
 		loops["blobgc"] = blobCollector{blobs: blobs, refs: refs, every: c.blobGC, log: log}
 	}

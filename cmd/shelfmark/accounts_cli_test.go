@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/argon2id"
+	"github.com/shelfmark/shelfmark/sqlite"
+)
+
+// Environment of TestAccountsCLIChild, the shelfmark process the account
+// command tests run.
+const (
+	cliChildEnv = "SHELFMARK_TEST_CLI_CHILD"
+	cliArgsEnv  = "SHELFMARK_TEST_CLI_ARGS" // arguments, one per line
+)
+
+// TestAccountsCLIChild is `shelfmark ARGS…` run as its own process, as a
+// person or script would run it.
+func TestAccountsCLIChild(t *testing.T) {
+	if os.Getenv(cliChildEnv) != "1" {
+		t.Skip("a child process of TestAccountsCLI; it runs only when that test starts it")
+	}
+	root := newRootCommand()
+	root.SetArgs(strings.Split(os.Getenv(cliArgsEnv), "\n"))
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		os.Stderr.WriteString("shelfmark: " + err.Error() + "\n")
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// runShelfmark runs shelfmark with args in a process of its own and returns its
+// standard output and whether it succeeded.
+func runShelfmark(t *testing.T, stdin string, args ...string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAccountsCLIChild$", "-test.count=1", "-test.timeout=2m")
+	cmd.Env = append(os.Environ(), cliChildEnv+"=1", cliArgsEnv+"="+strings.Join(args, "\n"))
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errOut, strings.NewReader(stdin)
+	err := cmd.Run()
+	t.Logf("shelfmark %s\n%s%s", strings.Join(args, " "), out.String(), errOut.String())
+	return out.String(), err == nil
+}
+
+// TestAccountsCLI: user add, token create (its last line is a token the
+// service accepts), user disable (the token is then refused), audit.
+func TestAccountsCLI(t *testing.T) {
+	data := t.TempDir()
+	ctx := context.Background()
+	// a repository, as serve leaves it
+	store, err := sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+
+	if _, ok := runShelfmark(t, "", "user", "add", "alice", "--group", "staff", "--data", data); !ok {
+		t.Fatal("user add failed")
+	}
+	if _, ok := runShelfmark(t, "", "user", "add", "alice", "--data", data); ok {
+		t.Fatal("adding alice twice succeeded")
+	}
+	if _, ok := runShelfmark(t, "short\n", "user", "add", "bob", "--password-stdin", "--data", data); ok {
+		t.Fatal("a 5-character password was accepted")
+	}
+	if _, ok := runShelfmark(t, "correct horse\n", "user", "add", "bob", "--password-stdin", "--data", data); !ok {
+		t.Fatal("user add --password-stdin failed")
+	}
+	out, ok := runShelfmark(t, "", "token", "create", "--user", "alice", "--scope", "read", "--expires", "90d", "--note", "harvester", "--data", data)
+	if !ok {
+		t.Fatal("token create failed")
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	secret := lines[len(lines)-1]
+	if _, ok := runShelfmark(t, "", "token", "create", "--user", "alice", "--scope", "admin", "--data", data); ok {
+		t.Fatal("an admin-scoped token for a non-admin was created")
+	}
+
+	authenticate := func() (*shelfmark.Caller, error) {
+		store, err := sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		ids, err := shelfmark.LoadIDCodec(ctx, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
+		defer repo.Close()
+		h, _ := argon2id.New(argon2id.Params{Memory: 64, Time: 1, Threads: 1}, 0)
+		if _, _, err := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{Hasher: h}).Login(ctx, "bob", "correct horse"); err != nil {
+			t.Fatalf("bob's password from --password-stdin: %v", err)
+		}
+		return shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{Hasher: h}).Authenticate(ctx, secret)
+	}
+	c, err := authenticate()
+	if err != nil {
+		t.Fatalf("the token printed last (%q) is refused: %v", secret, err)
+	}
+	if c.Name != "alice" || c.Scope != shelfmark.ScopeRead || !c.InGroup("staff") {
+		t.Fatalf("the token's caller: %+v", c)
+	}
+	if out, ok := runShelfmark(t, "", "token", "list", "--user", "alice", "--data", data); !ok || !strings.Contains(out, "harvester") || strings.Contains(out, secret) {
+		t.Fatal("token list does not show the token's note, or shows its secret")
+	}
+
+	if _, ok := runShelfmark(t, "", "user", "disable", "alice", "--data", data); !ok {
+		t.Fatal("user disable failed")
+	}
+	if _, err := authenticate(); shelfmark.ErrorCode(err) != shelfmark.EUNAUTHORIZED {
+		t.Fatalf("a disabled user's token: %v, want unauthorized", err)
+	}
+	if out, ok := runShelfmark(t, "", "group", "add", "bob", "maps", "--data", data); !ok || !strings.Contains(out, "maps") {
+		t.Fatal("group add failed")
+	}
+	if out, ok := runShelfmark(t, "", "user", "list", "--data", data); !ok || !strings.Contains(out, "DISABLED") || !strings.Contains(out, "maps") {
+		t.Fatal("user list does not show alice disabled and bob in maps")
+	}
+
+	out, ok = runShelfmark(t, "", "audit", "--data", data)
+	if !ok {
+		t.Fatal("audit failed")
+	}
+	for _, want := range []string{"user.add", "token.create", "user.disable", "user.groups", "system:cli", "login"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the audit trail has no %q:\n%s", want, out)
+		}
+	}
+	if out, ok := runShelfmark(t, "", "audit", "--actor", "nobody", "--data", data); !ok || strings.TrimSpace(out) != "no entries" {
+		t.Fatalf("audit --actor nobody: %q", out)
+	}
+	if out, ok := runShelfmark(t, "", "audit", "--limit", "2", "--data", data); !ok || len(strings.Split(strings.TrimSpace(out), "\n")) != 2 {
+		t.Fatalf("audit --limit 2 printed %q", out)
+	}
+}
+
+// TestFirstAdmin: the first start creates the administrator and says how
+// to get its token; later starts say nothing.
+func TestFirstAdmin(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	store, err := sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{})
+	defer repo.Close()
+	var hint bytes.Buffer
+	acc, err := newAccounts(ctx, repo, data, "", slog.Default(), &hint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "shelfmark token create --user admin --data " + data; !strings.Contains(hint.String(), want) {
+		t.Fatalf("the first start said %q; want it to say %q", hint.String(), want)
+	}
+	u, err := acc.User(ctx, "admin")
+	if err != nil || !u.Admin {
+		t.Fatalf("the first administrator: %+v, %v", u, err)
+	}
+	if tok := adminToken(t, data); !strings.HasPrefix(tok, shelfmark.TokenPrefix) {
+		t.Fatalf("adminToken = %q", tok)
+	}
+	hint.Reset()
+	if _, err := newAccounts(ctx, repo, data, "", slog.Default(), &hint); err != nil || hint.Len() != 0 {
+		t.Fatalf("a second start said %q (%v)", hint.String(), err)
+	}
+	if got := shellQuote("/tmp/my data"); got != "'/tmp/my data'" {
+		t.Fatalf("shellQuote = %s", got)
+	}
+	if got := redactURL("postgres://u:secret@db/x"); strings.Contains(got, "secret") {
+		t.Fatalf("redactURL kept the password: %s", got)
+	}
+}
+
+// adminToken returns an admin-scoped token of the administrator of the
+// SQLite repository in data (created if the store has no users yet), as
+// `shelfmark token create --user admin` would print it; tests of a running
+// server send it as "Authorization: Bearer …".
+func adminToken(t testing.TB, data string) string {
+	t.Helper()
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
+	defer repo.Close()
+	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
+	if _, err := acc.EnsureAdmin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	secret, _, err := acc.CreateToken(ctx, shelfmark.NewToken{User: "admin", Scope: shelfmark.ScopeAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secret
+}
