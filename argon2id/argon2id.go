@@ -36,12 +36,13 @@ type Params struct {
 	SaltLen, KeyLen uint32
 }
 
-// DefaultParams are the second recommended option of RFC 9106 (section
-// 4): 64 MiB of memory, 3 passes, 4 lanes, a 128-bit salt and a 256-bit
-// hash. (The first recommended option needs 2 GiB per hash, too much for a
-// server that checks several passwords at once.) On one core of a current
-// machine a hash takes in the order of 100 ms.
-var DefaultParams = Params{Memory: 64 * 1024, Time: 3, Threads: 4, SaltLen: 16, KeyLen: 32}
+// DefaultParams returns the second recommended option of RFC 9106
+// (section 4): 64 MiB of memory, 3 passes, 4 lanes, a 128-bit salt and a
+// 256-bit hash. (The first recommended option needs 2 GiB per hash, too
+// much for a server that checks several passwords at once.)
+func DefaultParams() Params {
+	return Params{Memory: 64 * 1024, Time: 3, Threads: 4, SaltLen: 16, KeyLen: 32}
+}
 
 // Limits on the parameters a stored hash may name, so that a damaged or
 // hostile hash cannot make Verify allocate or compute without bound.
@@ -66,23 +67,24 @@ type Hasher struct {
 var _ shelfmark.PasswordHasher = (*Hasher)(nil)
 
 // New returns a hasher that makes new hashes with p (zero fields take the
-// value of DefaultParams) and computes at most concurrent hashes at once
+// value of DefaultParams()) and computes at most concurrent hashes at once
 // (0: 4). Verify accepts hashes of any parameters within sane limits.
 func New(p Params, concurrent int) (*Hasher, error) {
+	def := DefaultParams()
 	if p.Memory == 0 {
-		p.Memory = DefaultParams.Memory
+		p.Memory = def.Memory
 	}
 	if p.Time == 0 {
-		p.Time = DefaultParams.Time
+		p.Time = def.Time
 	}
 	if p.Threads == 0 {
-		p.Threads = DefaultParams.Threads
+		p.Threads = def.Threads
 	}
 	if p.SaltLen == 0 {
-		p.SaltLen = DefaultParams.SaltLen
+		p.SaltLen = def.SaltLen
 	}
 	if p.KeyLen == 0 {
-		p.KeyLen = DefaultParams.KeyLen
+		p.KeyLen = def.KeyLen
 	}
 	if err := p.check(); err != nil {
 		return nil, fmt.Errorf("argon2id: %w", err)

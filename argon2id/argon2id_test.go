@@ -133,3 +133,19 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDefaults: with no parameters, hashes use RFC 9106's second
+// recommended option.
+func TestDefaults(t *testing.T) {
+	h, err := New(Params{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := h.Hash("pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(enc, "$argon2id$v=19$m=65536,t=3,p=4$") || len(enc) != len("$argon2id$v=19$m=65536,t=3,p=4$")+22+1+43 {
+		t.Fatalf("default hash %q", enc)
+	}
+}

@@ -55,7 +55,7 @@ func (d *accountsDB) open(ctx context.Context) (*accountsEnv, func(), error) {
 		store.Close()
 		return nil, nil, err
 	}
-	hasher, err := argon2id.New(argon2id.DefaultParams, 0)
+	hasher, err := argon2id.New(argon2id.DefaultParams(), 0)
 	if err != nil {
 		store.Close()
 		return nil, nil, err
@@ -252,7 +252,7 @@ directly (--data / --database), as the system.
 // users it creates the administrator "admin" and says once, on hint
 // (standard error), how to get its token.
 func newAccounts(ctx context.Context, repo *shelfmark.Repository, data, database string, log *slog.Logger, hint io.Writer) (*shelfmark.Accounts, error) {
-	hasher, err := argon2id.New(argon2id.DefaultParams, 0)
+	hasher, err := argon2id.New(argon2id.DefaultParams(), 0)
 	if err != nil {
 		return nil, err
 	}
