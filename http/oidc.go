@@ -11,6 +11,7 @@ package http
 // password login.
 
 import (
+	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -82,7 +83,9 @@ const (
 	// provider is asked again.
 	oidcRetry   = 5 * time.Second
 	oidcTimeout = 30 * time.Second
-	maxNextLen  = 2048
+	// maxNextLen bounds next, in characters, so that the state cookie
+	// stays under the 4096 bytes browsers keep.
+	maxNextLen = 512
 	// maxOIDCGroups bounds the groups a provider may give (the accounts'
 	// own limit).
 	maxOIDCGroups = 100
@@ -228,10 +231,13 @@ func (o *oidcClient) config(p *oidc.Provider, scopes []string, redirect string) 
 
 // seal encrypts a flow into a cookie value.
 func (o *oidcClient) seal(f *oidcFlow) (string, error) {
-	plain, err := json.Marshal(f)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // so next takes at most 4 bytes a character
+	if err := enc.Encode(f); err != nil {
 		return "", err
 	}
+	plain := buf.Bytes()
 	nonce := make([]byte, o.aead.NonceSize(), o.aead.NonceSize()+len(plain)+o.aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", err
@@ -272,12 +278,12 @@ func randomString(n int) (string, error) {
 
 // localPath reports whether next is a path on this server: it begins with
 // one "/" (not "//", which a browser reads as another host, nor "/\"),
-// has no scheme, host, backslash or control character, and is not too
-// long. Only such a path is followed after a sign-in, so the login route
-// is no open redirect.
+// has no scheme, host, backslash, control character or "%" that does not
+// begin an escape, and is at most 512 characters long. Only such a path
+// is followed after a sign-in, so the login route is no open redirect.
 func localPath(next string) bool {
-	if next == "" || len(next) > maxNextLen || next[0] != '/' || strings.HasPrefix(next, "//") ||
-		strings.ContainsAny(next, "\\") || !utf8.ValidString(next) {
+	if next == "" || next[0] != '/' || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\") ||
+		!utf8.ValidString(next) || utf8.RuneCountInString(next) > maxNextLen {
 		return false
 	}
 	for _, r := range next {
@@ -330,7 +336,7 @@ func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) error {
 	next := "/"
 	if v, ok := r.URL.Query()["next"]; ok {
 		if len(v) != 1 || !localPath(v[0]) {
-			return shelfmark.Errorf(shelfmark.EINVALID, "next must be a path on this server, beginning with a single \"/\" (at most %d bytes).", maxNextLen)
+			return shelfmark.Errorf(shelfmark.EINVALID, "next must be a path on this server, beginning with a single \"/\", without backslashes or control characters (at most %d characters).", maxNextLen)
 		}
 		next = v[0]
 	}

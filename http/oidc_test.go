@@ -529,13 +529,13 @@ func TestOIDCPreProvisionedUser(t *testing.T) {
 func TestOIDCNext(t *testing.T) {
 	e, _ := newOIDCEnv(t)
 	for _, next := range []string{"//evil.example", "//evil.example/x", "https://evil.example/", "/\\evil.example", "\\\\evil.example",
-		"evil.example", "/ok\r\nSet-Cookie: x=y", "/" + strings.Repeat("a", maxNextLen)} {
+		"evil.example", "/ok\r\nSet-Cookie: x=y", "/" + strings.Repeat("a", maxNextLen), "/a%zz"} {
 		st, loc, body := visit(t, browser(t), e.ts.URL+"/auth/oidc/login?next="+url.QueryEscape(next))
 		if st != http.StatusBadRequest || loc != "" {
 			t.Errorf("next=%q: %d %q %s; want 400 and no redirect", next, st, loc, body)
 		}
 	}
-	for _, next := range []string{"/", "/api/v1/me", "/a/b?c=d#e", "/%2F%2Fevil.example"} {
+	for _, next := range []string{"/", "/api/v1/me", "/a/b?c=d#e", "/%2F%2Fevil.example", "/" + strings.Repeat("é", maxNextLen-1)} {
 		if !localPath(next) {
 			t.Errorf("localPath(%q) = false", next)
 		}
@@ -545,6 +545,22 @@ func TestOIDCNext(t *testing.T) {
 	st, loc, body := signIn(t, e, b, "/api/v1/search?q=x")
 	if st != http.StatusSeeOther || loc != e.ts.URL+"/api/v1/search?q=x" {
 		t.Errorf("callback: %d %q %s", st, loc, body)
+	}
+	// the longest next, in characters of 4 bytes, still fits the state
+	// cookie in the 4096 bytes a browser keeps
+	longest := "/" + strings.Repeat("😀", maxNextLen-1)
+	res, err := browser(t).Get(e.ts.URL + "/auth/oidc/login?next=" + url.QueryEscape(longest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if sc := res.Header.Get("Set-Cookie"); res.StatusCode != http.StatusFound || len(sc) > 4000 {
+		t.Errorf("login with the longest next: %d, a cookie of %d bytes", res.StatusCode, len(sc))
+	}
+	b = browser(t)
+	st, loc, body = signIn(t, e, b, longest)
+	if lu, _ := url.Parse(loc); st != http.StatusSeeOther || lu == nil || lu.Path != longest {
+		t.Errorf("callback with the longest next: %d %q %s", st, loc, body)
 	}
 }
 
