@@ -117,7 +117,11 @@ func (r *Repository) FinishJob(ctx context.Context, job *Job, res *JobResult) er
 			}
 			o.audit = append(o.audit, derived...)
 			if len(res.Docs) > 0 {
-				if err := tx.PutSearchDocs(ctx, res.Docs); err != nil {
+				docs, err := pageDocs(ctx, tx, res.Docs, now)
+				if err != nil {
+					return err
+				}
+				if err := tx.PutSearchDocs(ctx, docs); err != nil {
 					return err
 				}
 			}

@@ -34,6 +34,7 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 	}
 	var (
 		row           *ResourceRow
+		before        Visibility
 		changes       []Field
 		fieldsChanged bool
 	)
@@ -45,6 +46,7 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 			return err
 		}
 		row = a.row
+		before = rowVisibility(row, r.now())
 		if err := r.checkVersion(row, u.IfMatch); err != nil {
 			return err
 		}
@@ -88,7 +90,10 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 			preds = append(preds, "access")
 		}
 		o.audit = append(o.audit, auditEntry(o.ctx, "update", key, preds))
-		return tx.UpdateResource(ctx, row)
+		if err := tx.UpdateResource(ctx, row); err != nil {
+			return err
+		}
+		return pageAccessChanged(ctx, tx, before, row, now)
 	}
 	if err := r.commit.run(ctx, o); err != nil {
 		r.auditDenied(ctx, "update", key, err)

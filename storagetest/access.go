@@ -356,3 +356,65 @@ func testCostAccess(t *testing.T, open Opener) {
 		t.Errorf("a viewer's read ran %d statements with 1 grant and %d with 21", before, after)
 	}
 }
+
+// testAccessPageText: the text of a page whose file set is more hidden
+// than its public work is not found by search: the job that extracts it
+// leaves it out, hiding the file set drops it, and publishing the file set
+// again extracts it anew.
+func testAccessPageText(t *testing.T, open Opener) {
+	e, now := stillEnv(t, open)
+	ctx := context.Background()
+	k := func(id shelfmark.ID) int64 { key, _ := e.repo.IDs().Key(id); return key }
+	found := func(word string) int {
+		var res *shelfmark.SearchResult
+		err := e.store.View(ctx, func(tx shelfmark.ReadTx) error {
+			var err error
+			res, err = tx.Search(ctx, shelfmark.SearchQuery{Text: word, Now: now})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(res.Hits)
+	}
+	finishText := func(file, fs, work *shelfmark.Resource, word string) {
+		t.Helper()
+		err := e.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+			return tx.EnqueueJobs(ctx, []shelfmark.NewJob{{Queue: shelfmark.QueueText, Resource: k(file.ID)}}, now)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs := claim(t, e, shelfmark.QueueText, "w", 10, now)
+		for _, j := range jobs {
+			res := &shelfmark.JobResult{}
+			if j.Resource == k(file.ID) {
+				res.Docs = []shelfmark.SearchDoc{{Key: k(fs.ID), Work: k(work.ID), Kind: shelfmark.KindFileSet, Body: word}}
+			}
+			if err := e.repo.FinishJob(ctx, j, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f := &shelfmark.File{Name: "p.txt", MediaType: "text/plain", Size: 1, SHA256: sha(9), Use: "original"}
+	work, fs, file := page(t, e, f)
+	hiddenFS := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: work.ID, Visibility: shelfmark.Private}))
+	hiddenFile := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: hiddenFS.ID, File: f}))
+	claim(t, e, shelfmark.QueueCharacterize, "w", 10, now) // out of the way
+	finishText(file, fs, work, "openpageword")
+	finishText(hiddenFile, hiddenFS, work, "hiddenpageword")
+	if found("openpageword") != 1 || found("hiddenpageword") != 0 {
+		t.Fatalf("after extraction: open page found %d times, hidden page %d", found("openpageword"), found("hiddenpageword"))
+	}
+	private := shelfmark.Private
+	rs(t)(e.repo.UpdateResource(ctx, fs.ID, shelfmark.ResourceUpdate{Visibility: &private}))
+	if found("openpageword") != 0 {
+		t.Fatal("the text of a file set made private is still found")
+	}
+	public := shelfmark.Public
+	rs(t)(e.repo.UpdateResource(ctx, hiddenFS.ID, shelfmark.ResourceUpdate{Visibility: &public}))
+	jobs := claim(t, e, shelfmark.QueueText, "w", 10, now)
+	if len(jobs) != 1 || jobs[0].Resource != k(hiddenFile.ID) {
+		t.Fatalf("publishing a file set enqueued %d text jobs, want 1 for its file", len(jobs))
+	}
+}

@@ -59,6 +59,7 @@ func Run(t *testing.T, open Opener) {
 		{"AccessDates", testAccessDates},
 		{"AccessRoles", testAccessRoles},
 		{"CostAccess", testCostAccess},
+		{"AccessPageText", testAccessPageText},
 		{"AccountUsers", testAccountUsers},
 		{"AccountTokens", testAccountTokens},
 		{"AccountGrants", testAccountGrants},
