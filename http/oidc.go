@@ -333,6 +333,9 @@ func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) error {
 	if s.oidcErr != nil {
 		return s.oidcErr
 	}
+	if _, err := s.accounts(); err != nil {
+		return err
+	}
 	next := "/"
 	if v, ok := r.URL.Query()["next"]; ok {
 		if len(v) != 1 || !localPath(v[0]) {
