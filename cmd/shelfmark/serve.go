@@ -155,6 +155,9 @@ func serve(ctx context.Context, c serveConfig) error {
 	var repo *shelfmark.Repository
 	var jobs jobRunner
 	repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, &wake}, IDs: ids})
+	// lapsed embargoes and leases are written down once a minute (every
+	// server may run it: a change already written is not written again)
+	loops["access"] = &shelfmark.AccessSweeper{Repo: repo, OnError: func(err error) { log.Warn("access sweep failed", "err", err) }}
 	if c.workers {
 		if jobs, err = newRunner(repo, blobs, c.jobs, metrics, log); err != nil {
 			return err
