@@ -37,6 +37,12 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxUploadBytes caps uploaded files (default 4 GiB).
 	MaxUploadBytes int64
+	// MaxParseBytes caps the bytes of metadata and JSON bodies read and
+	// parsed at once, across requests (default 64 MiB, and never less than
+	// MaxBodyBytes); a body that cannot be admitted within ParseWait
+	// (default 5 s) is 503 with Retry-After. See parse.go.
+	MaxParseBytes int64
+	ParseWait     time.Duration
 	// ExternalContentAllow lists the URL prefixes external content
 	// (Link rel=ExternalContent) may point into, as
 	// shelfmark.CheckExternalURL reads them; empty refuses all external
@@ -99,6 +105,7 @@ type Server struct {
 	cors    *cors
 	limiter *limiter
 	uploads chan struct{}
+	parse   *bodyGate
 	// request ids: a random prefix and a sequence
 	idPrefix string
 	idSeq    atomic.Uint64
@@ -141,14 +148,23 @@ func NewServer(opts Options) *Server {
 		opts.Logger.Error("CORS origins ignored", "err", err)
 		c, _ = newCORS(nil, opts.BaseURL)
 	}
+	if opts.MaxParseBytes <= 0 {
+		opts.MaxParseBytes = defaultMaxParseBytes
+	}
+	opts.MaxParseBytes = max(opts.MaxParseBytes, opts.MaxBodyBytes) // one body at the cap always fits
+	opts.ParseWait = orDuration(opts.ParseWait, defaultParseWait)
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics, cors: c,
-		limiter: newLimiter(opts.MaxAuthFailures), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix()}
+		limiter: newLimiter(opts.MaxAuthFailures), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix(),
+		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait)}
 	s.setupOIDC()
 	gz := newGzip() // see gzip.go
 	for _, rt := range s.routes() {
 		h := rt.handler
 		if compressed(rt.pattern) {
 			h = gz(h)
+		}
+		if !streamsBody(rt.method, rt.pattern) {
+			h = s.parsing(h)
 		}
 		s.mux.Handle(rt.method+" "+rt.pattern, h)
 	}
@@ -238,11 +254,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		c, err = s.authenticate(r, id)
 	}
-	if err == nil {
-		err = mayWrite(r, c)
-	}
-	if err == nil {
-		err = needMediaType(r)
+	// A method no route takes is answered 405 (or the path 404) by the
+	// mux, whoever asks and however.
+	if _, pattern := s.mux.Handler(r); err == nil && pattern != "/" && pattern != "" {
+		if err = mayWrite(r, c); err == nil {
+			err = needMediaType(r)
+		}
 	}
 	if err != nil {
 		s.refuse(w, r, err, start)
