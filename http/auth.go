@@ -237,6 +237,9 @@ type limiter struct {
 	now     func() time.Time
 	mu      sync.Mutex
 	m       map[string]*failures
+	// size is len(m), read without the lock: while no client failed, a
+	// request with a good credential takes no lock.
+	size atomic.Int64
 	// sweeps counts the sweeps of a full map (for tests).
 	sweeps atomic.Int64
 }
@@ -257,6 +260,9 @@ func newLimiter(max int) *limiter {
 
 // blocked returns how long the keys must still wait (0: they may try).
 func (l *limiter) blocked(keys ...string) time.Duration {
+	if l.size.Load() == 0 {
+		return 0
+	}
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -274,6 +280,7 @@ func (l *limiter) fail(keys ...string) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer func() { l.size.Store(int64(len(l.m))) }()
 	for _, k := range keys {
 		f := l.m[k]
 		if f == nil || now.Sub(f.last) > authForget {
@@ -297,13 +304,18 @@ func (l *limiter) fail(keys ...string) {
 
 // succeed forgets the failures of keys.
 func (l *limiter) succeed(keys ...string) {
+	if l.size.Load() == 0 {
+		return
+	}
+	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, k := range keys {
-		if f := l.m[k]; f != nil && !f.until.After(l.now()) {
+		if f := l.m[k]; f != nil && !f.until.After(now) {
 			delete(l.m, k)
 		}
 	}
+	l.size.Store(int64(len(l.m)))
 }
 
 // sweep makes room in a full map: it drops the forgotten keys, then, if

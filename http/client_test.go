@@ -39,6 +39,9 @@ func newTestClient(t *testing.T, e *testEnv, opts ClientOptions) *Client {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = e.ts.Client()
 	}
+	if opts.Token == "" {
+		opts.Token = e.admin
+	}
 	c, err := NewClient(e.ts.URL, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -551,7 +554,7 @@ func TestClient(t *testing.T) {
 	}
 	e := newEnv(t, Options{MaxBodyBytes: 4000})
 	tr := &countingTransport{next: e.ts.Client().Transport}
-	c, err := NewClient(e.ts.URL+"/api/v1/", ClientOptions{HTTPClient: &http.Client{Transport: tr}})
+	c, err := NewClient(e.ts.URL+"/api/v1/", ClientOptions{HTTPClient: &http.Client{Transport: tr}, Token: e.admin})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/argon2id"
 	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
@@ -164,7 +167,23 @@ type testEnv struct {
 	blobDir string
 	blobs   *blob.LocalStore
 	dbOnce  sync.Once
+	// accounts is the account service; admin the secret of an
+	// admin-scoped token of the user "admin", which do and stream send
+	// unless told otherwise (see request).
+	accounts *shelfmark.Accounts
+	admin    string
+	// clock is the time of the accounts (token expiry) and of the
+	// brute-force limiter, which tests move on instead of sleeping.
+	clock *testClock
 }
+
+// testClock is the wall clock moved on by a test.
+type testClock struct{ offset atomic.Int64 }
+
+func (c *testClock) now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// advance moves the clock on by d.
+func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 // closeDB closes the database (once: the cleanup calls it too).
 func (e *testEnv) closeDB() error {
@@ -196,9 +215,17 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	clock := &testClock{}
+	accounts := newTestAccounts(t, repo, clock)
+	if opts.Accounts == nil {
+		opts.Accounts = accounts
+	}
+	admin := newAdmin(t, accounts)
 	srv := NewServer(opts)
+	srv.limiter.now = clock.now
 	ts := httptest.NewServer(srv) // 127.0.0.1 only
 	e := &testEnv{t: t, dbPath: dbPath, db: db, repo: repo, srv: srv, ts: ts, tr: tr, blobDir: blobDir, blobs: blobs,
+		accounts: accounts, admin: admin, clock: clock,
 		client: &http.Client{
 			Transport: &http.Transport{DisableCompression: true},
 			// Redirects are answers under test, not to be followed.
@@ -212,6 +239,68 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 		blobs.Close()
 	})
 	return e
+}
+
+// newTestAccounts returns an account service over repo with a cheap
+// password hash (the tests check behaviour, not the hash's cost) and a
+// cache that outlives any test, so that a request's statements are its
+// route's, not its token check's.
+func newTestAccounts(t testing.TB, repo *shelfmark.Repository, clock *testClock) *shelfmark.Accounts {
+	t.Helper()
+	hasher, err := argon2id.New(argon2id.Params{Memory: 64, Time: 1, Threads: 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{Hasher: hasher, CacheTTL: time.Hour, Now: clock.now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+}
+
+// newAdmin makes the user "admin" (password adminPassword) and an admin-scoped
+// token for it, checked once so that it is in the accounts' cache, and
+// returns the token.
+func newAdmin(t testing.TB, accounts *shelfmark.Accounts) string {
+	t.Helper()
+	ctx := context.Background() // the process itself: the system
+	if _, err := accounts.AddUser(ctx, "admin", adminPassword, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	return newToken(t, accounts, "admin", shelfmark.ScopeAdmin)
+}
+
+// adminPassword is the password of the test environment's admin.
+const adminPassword = "admin-password"
+
+// newToken makes a token for user with scope and warms the accounts'
+// cache with it.
+func newToken(t testing.TB, accounts *shelfmark.Accounts, user string, scope shelfmark.Scope) string {
+	t.Helper()
+	ctx := context.Background()
+	secret, _, err := accounts.CreateToken(ctx, shelfmark.NewToken{User: user, Kind: shelfmark.TokenAPI, Scope: scope})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := accounts.Authenticate(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	return secret
+}
+
+// addUser makes a user (not an administrator) in groups and returns a
+// token of hers with scope.
+func (e *testEnv) addUser(name string, scope shelfmark.Scope, groups ...string) string {
+	e.t.Helper()
+	if _, err := e.accounts.AddUser(context.Background(), name, name+"-password", false, groups); err != nil {
+		e.t.Fatal(err)
+	}
+	return newToken(e.t, e.accounts, name, scope)
+}
+
+// as returns the headers that send a token (or, with "", no credential).
+func as(token string, hdrs ...string) []string {
+	if token == "" {
+		return append([]string{"Authorization", ""}, hdrs...)
+	}
+	return append([]string{"Authorization", "Bearer " + token}, hdrs...)
 }
 
 // response is what the helper returns.
@@ -282,7 +371,19 @@ func (e *testEnv) request(method, path string, body any, hdrs ...string) *http.R
 	if len(hdrs)%2 != 0 {
 		e.t.Fatalf("do: odd header list %q", hdrs)
 	}
+	// The admin's token goes with every request that brings no
+	// credential of its own; "Authorization", "" sends none (anonymous).
+	credentials := false
 	for i := 0; i < len(hdrs); i += 2 {
+		credentials = credentials || strings.EqualFold(hdrs[i], "Authorization") || strings.EqualFold(hdrs[i], "Cookie")
+	}
+	if !credentials && e.admin != "" {
+		req.Header.Set("Authorization", "Bearer "+e.admin)
+	}
+	for i := 0; i < len(hdrs); i += 2 {
+		if strings.EqualFold(hdrs[i], "Authorization") && hdrs[i+1] == "" {
+			continue
+		}
 		if strings.EqualFold(hdrs[i], "Content-Length") {
 			if _, err := fmt.Sscan(hdrs[i+1], &req.ContentLength); err != nil {
 				e.t.Fatal(err)

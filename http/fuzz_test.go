@@ -13,13 +13,14 @@ import (
 )
 
 // serve runs one request through the Server's handler, without a network.
-func serve(s *Server, method, path, ctype string, body []byte) *httptest.ResponseRecorder {
+func serve(e *testEnv, method, path, ctype string, body []byte) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+e.admin)
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
 	w := httptest.NewRecorder()
-	s.ServeHTTP(w, req)
+	e.srv.ServeHTTP(w, req)
 	return w
 }
 
@@ -108,7 +109,7 @@ func FuzzCreateTurtle(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		w := serve(e.srv, "POST", "/api/v1/works", "text/turtle", body)
+		w := serve(e, "POST", "/api/v1/works", "text/turtle", body)
 		checkFuzzResponse(t, w, body)
 		if w.Code != http.StatusCreated {
 			if w.Code != http.StatusBadRequest && w.Code != http.StatusRequestEntityTooLarge {
@@ -199,7 +200,7 @@ var patchSeeds = []string{
 
 func FuzzPatchJSON(f *testing.F) {
 	e := newEnv(f, Options{MaxBodyBytes: 64 << 10})
-	w := serve(e.srv, "POST", "/api/v1/works", "application/json", []byte(`{"metadata": {"dcterms:title": "t"}}`))
+	w := serve(e, "POST", "/api/v1/works", "application/json", []byte(`{"metadata": {"dcterms:title": "t"}}`))
 	if w.Code != http.StatusCreated {
 		f.Fatalf("create: %d %s", w.Code, w.Body.Bytes())
 	}
@@ -212,17 +213,17 @@ func FuzzPatchJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		w := serve(e.srv, "PATCH", path, "application/json", body)
+		w := serve(e, "PATCH", path, "application/json", body)
 		checkFuzzResponse(t, w, body)
 		switch w.Code {
 		case http.StatusOK:
 			// The resource reads back; then its metadata is reset so it
 			// does not grow from one input to the next.
-			rw := serve(e.srv, "GET", path, "", nil)
+			rw := serve(e, "GET", path, "", nil)
 			if rw.Code != http.StatusOK || !json.Valid(rw.Body.Bytes()) {
 				t.Fatalf("after PATCH %q: GET %d %s", body, rw.Code, rw.Body.Bytes())
 			}
-			if rw := serve(e.srv, "PUT", path, "application/json", []byte(`{"metadata": {"dcterms:title": "t"}}`)); rw.Code != http.StatusOK {
+			if rw := serve(e, "PUT", path, "application/json", []byte(`{"metadata": {"dcterms:title": "t"}}`)); rw.Code != http.StatusOK {
 				t.Fatalf("reset: %d %s", rw.Code, rw.Body.Bytes())
 			}
 		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:

@@ -68,15 +68,25 @@ func hasBody(r *http.Request) bool {
 	return r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
 }
 
+// The values of the security headers, shared by every response (each
+// slice is full, so that Header.Add copies instead of writing into it).
+var (
+	nosniffValue    = []string{"nosniff"}
+	noReferrerValue = []string{"no-referrer"}
+	denyValue       = []string{"DENY"}
+	apiCSPValue     = []string{apiCSP}
+	contentCSPValue = []string{contentCSP}
+)
+
 // securityHeaders sets the headers every response carries.
 func securityHeaders(h http.Header, content bool) {
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("X-Frame-Options", "DENY")
+	h["X-Content-Type-Options"] = nosniffValue
+	h["Referrer-Policy"] = noReferrerValue
+	h["X-Frame-Options"] = denyValue
 	if content {
-		h.Set("Content-Security-Policy", contentCSP)
+		h["Content-Security-Policy"] = contentCSPValue
 	} else {
-		h.Set("Content-Security-Policy", apiCSP)
+		h["Content-Security-Policy"] = apiCSPValue
 	}
 }
 

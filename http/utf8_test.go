@@ -22,7 +22,7 @@ func TestJSONBodiesMustBeUTF8(t *testing.T) {
 		method, path, ctype, body string
 	}{
 		{"POST", "/api/v1/works", "application/json", `{"metadata": {"dcterms:title": "` + bad + `"}}`},
-		{"POST", "/api/v1/collections", "", `{"metadata": {"dcterms:title": "` + bad + `"}}`},
+		{"POST", "/api/v1/collections", "application/json; charset=utf-8", `{"metadata": {"dcterms:title": "` + bad + `"}}`},
 		{"POST", "/api/v1/works", "application/ld+json", `{"@id": "", "http://purl.org/dc/terms/title": "` + bad + `"}`},
 		{"POST", "/api/v1/batch", "application/json", `{"resources": [{"kind": "work", "metadata": {"dcterms:title": "` + bad + `"}}]}`},
 		{"POST", "/api/v1/groups", "application/json", `{"groups": [{"resources": [{"ref": "w", "kind": "work", "metadata": {"dcterms:title": "` + bad + `"}}]}]}`},
