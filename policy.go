@@ -575,3 +575,22 @@ func requireAdmin(ctx context.Context, what string) error {
 	}
 	return Errorf(EFORBIDDEN, "Only administrators (with an admin-scoped token) may %s.", what)
 }
+
+// checkAccessDates refuses an embargo or lease whose date has passed (it
+// would mean nothing, and is most likely a mistyped year), and a resource
+// given both (an embargo ends in a visibility, a lease in private: say
+// which one is meant).
+func (r *Repository) checkAccessDates(embargo, lease *time.Time) error {
+	now := r.now()
+	switch {
+	case embargo != nil && lease != nil:
+		return Errorf(EINVALID, "A resource has an embargo or a lease, not both.")
+	case embargo != nil && !embargo.After(now):
+		return &Error{Code: EINVALID, Message: fmt.Sprintf("embargo: %s has passed; give a date in the future, or none.", embargo.UTC().Format(time.RFC3339)),
+			Details: map[string]any{"field": "embargo"}}
+	case lease != nil && !lease.After(now):
+		return &Error{Code: EINVALID, Message: fmt.Sprintf("lease: %s has passed; give a date in the future, or none.", lease.UTC().Format(time.RFC3339)),
+			Details: map[string]any{"field": "lease"}}
+	}
+	return nil
+}

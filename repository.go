@@ -274,6 +274,9 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := r.checkAccessDates(nr.Embargo, nr.Lease); err != nil {
+		return nil, nil, err
+	}
 	var parent int64
 	if nr.Parent != "" {
 		k, err := r.refKey(nr.Parent, "parent")

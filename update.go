@@ -47,6 +47,7 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 		}
 		row = a.row
 		before = rowVisibility(row, r.now())
+		oldEmbargo, oldLease := row.Embargo, row.Lease
 		if err := r.checkVersion(row, u.IfMatch); err != nil {
 			return err
 		}
@@ -63,6 +64,21 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 		}
 		if u.Lease != nil && !sameTime(*u.Lease, row.Lease) {
 			row.Lease, fieldsChanged = *u.Lease, true
+		}
+		// a date given anew must lie ahead; one kept as it was may have
+		// passed already (the sweep has yet to write it down)
+		var emb, lease *time.Time
+		if u.Embargo != nil && !sameTime(*u.Embargo, oldEmbargo) {
+			emb = row.Embargo
+		}
+		if u.Lease != nil && !sameTime(*u.Lease, oldLease) {
+			lease = row.Lease
+		}
+		if err := r.checkAccessDates(emb, lease); err != nil {
+			return err
+		}
+		if row.Embargo != nil && row.Lease != nil {
+			return Errorf(EINVALID, "A resource has an embargo or a lease, not both.")
 		}
 		return nil
 	}

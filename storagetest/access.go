@@ -190,6 +190,20 @@ func testAccessDates(t *testing.T, open Opener) {
 	day := e.now.Add(24 * time.Hour)
 	emb := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Embargo: &day}))
 	lease := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Lease: &day}))
+	past := e.now.Add(-time.Hour)
+	for name, nr := range map[string]*shelfmark.NewResource{
+		"an embargo in the past": {Kind: shelfmark.KindWork, Embargo: &past},
+		"a lease in the past":    {Kind: shelfmark.KindWork, Lease: &past},
+		"an embargo and a lease": {Kind: shelfmark.KindWork, Embargo: &day, Lease: &day},
+	} {
+		if _, err := e.repo.CreateResource(ctx, nr); shelfmark.ErrorCode(err) != shelfmark.EINVALID {
+			t.Errorf("%s: %v, want invalid", name, err)
+		}
+	}
+	pastp := &past
+	if _, err := e.repo.UpdateResource(ctx, lease.ID, shelfmark.ResourceUpdate{Embargo: &pastp}); shelfmark.ErrorCode(err) != shelfmark.EINVALID {
+		t.Errorf("an embargo set in the past: %v, want invalid", err)
+	}
 	if e.sees(t, anon, emb.ID) || !e.sees(t, anon, lease.ID) {
 		t.Fatal("before the date: the embargoed work must be hidden and the leased one public")
 	}
@@ -199,6 +213,12 @@ func testAccessDates(t *testing.T, open Opener) {
 	e.now = day.Add(time.Second)
 	if !e.sees(t, anon, emb.ID) || e.sees(t, anon, lease.ID) {
 		t.Fatal("after the date, before the sweep: the embargo must have ended and the lease too")
+	}
+	// a lapsed date sent back unchanged (a client that PUTs what it read)
+	// is no error
+	dayp := &day
+	if _, err := e.repo.UpdateResource(ctx, emb.ID, shelfmark.ResourceUpdate{Embargo: &dayp}); err != nil {
+		t.Errorf("the lapsed embargo sent back unchanged: %v", err)
 	}
 	n, err := e.repo.SweepAccess(ctx)
 	if err != nil || n != 2 {

@@ -56,7 +56,9 @@ func newSearchCorpus(t *testing.T, open Opener) *searchCorpus {
 		t.Helper()
 		return keyOf(t, rs(t)(e.repo.CreateResource(ctx, nr)).ID)
 	}
-	future, past := c.now.Add(365*24*time.Hour), c.now.Add(-24*time.Hour)
+	// an embargo is set to a date ahead (the engine refuses one that has
+	// passed), and the queries run after it ended
+	future, past := c.now.Add(365*24*time.Hour), c.now.Add(time.Hour)
 	c.pubColl = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: metadata([]string{"Maritime papers"})})
 	c.privColl = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Visibility: shelfmark.Private,
 		Metadata: metadata([]string{"Hidden papers"})})
@@ -72,6 +74,7 @@ func newSearchCorpus(t *testing.T, open Opener) *searchCorpus {
 		Metadata: metadata([]string{"Whales under embargo"})})
 	c.embPast = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Embargo: &past,
 		Metadata: metadata([]string{"Whales released"})})
+	c.now = past.Add(time.Hour)
 	c.gone = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: metadata([]string{"Whales soon deleted"})})
 	c.whaling = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{pubColl},
 		Metadata: metadata([]string{"Whaling voyages"}, "Café Ünïcödé déjà vu")})
