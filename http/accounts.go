@@ -334,7 +334,7 @@ func (s *Server) getRoles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := signedIn(r, r.Method+" "+r.URL.Path); err != nil {
+	if _, err := signedIn(r, r.Pattern); err != nil {
 		return err
 	}
 	id, err := rolesTarget(r)
@@ -352,7 +352,7 @@ func (s *Server) putRoles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := signedIn(r, r.Method+" "+r.URL.Path); err != nil {
+	if _, err := signedIn(r, r.Pattern); err != nil {
 		return err
 	}
 	id, err := rolesTarget(r)

@@ -143,9 +143,9 @@ func signedIn(r *http.Request, what string) (*shelfmark.Caller, error) {
 // credential) may reach: 401 for anonymous callers, 403 for the others.
 func (s *Server) admin(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := signedIn(r, r.Method+" "+r.URL.Path)
+		c, err := signedIn(r, r.Pattern)
 		if err == nil && !c.IsAdmin() {
-			err = shelfmark.Errorf(shelfmark.EFORBIDDEN, "%s %s is for administrators, with an admin-scoped token.", r.Method, r.URL.Path)
+			err = shelfmark.Errorf(shelfmark.EFORBIDDEN, "%s is for administrators, with an admin-scoped token.", r.Pattern)
 		}
 		if err != nil {
 			s.refuse(w, r, err, time.Now())
@@ -176,10 +176,12 @@ func mayWrite(r *http.Request, c *shelfmark.Caller) error {
 	if c.MayWrite() || openWrites[r.Method+" "+r.URL.Path] {
 		return nil
 	}
+	// (the messages do not repeat the path: it may hold an id the caller
+	// may not learn of)
 	if !c.Authenticated() {
-		return needSignIn(r.Method + " " + r.URL.Path)
+		return needSignIn("A " + r.Method)
 	}
-	return shelfmark.Errorf(shelfmark.EFORBIDDEN, "This credential has the %s scope; %s %s needs a write-scoped one.", c.Scope, r.Method, r.URL.Path)
+	return shelfmark.Errorf(shelfmark.EFORBIDDEN, "This credential has the %s scope; a %s needs a write-scoped one.", c.Scope, r.Method)
 }
 
 // requestID returns the client's X-Request-Id when it is sane (1 to 64

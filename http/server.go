@@ -254,11 +254,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		c, err = s.authenticate(r, id)
 	}
-	// A method no route takes is answered 405 (or the path 404) by the
-	// mux, whoever asks and however.
-	if _, pattern := s.mux.Handler(r); err == nil && pattern != "/" && pattern != "" {
+	if err == nil {
 		if err = mayWrite(r, c); err == nil {
 			err = needMediaType(r)
+		}
+		// A method no route takes is answered 405 (or the path 404) by
+		// the mux, whoever asks and however (looked up only then: a
+		// request that passes costs one match, not two).
+		if err != nil {
+			if _, pattern := s.mux.Handler(r); pattern == "/" || pattern == "" {
+				err = nil
+			}
 		}
 	}
 	if err != nil {
