@@ -86,6 +86,11 @@ func forbiddenRune(s string) (rune, bool) {
 	return 0, false
 }
 
+// CheckFile returns the error the engine would give for the description
+// of a file (name, media type and use), so that an adapter can refuse it
+// before it stores the file's bytes.
+func CheckFile(f *File) error { return validateFile(f) }
+
 // validateFile checks the description of a file the engine is asked to
 // store: its name (CheckFileName), and a media type and use of bounded
 // length, valid UTF-8 and without control characters.

@@ -142,3 +142,19 @@ func TestGroupFileNames(t *testing.T) {
 		}
 	}
 }
+
+// TestUploadDescriptionCheckedFirst checks that a use or media type the
+// engine would refuse is refused before the upload's bytes are stored.
+func TestUploadDescriptionCheckedFirst(t *testing.T) {
+	e := newEnv(t, Options{})
+	fs := e.fileset(t)
+	blobs := e.blobFiles()
+	for _, q := range []string{"?use=" + strings.Repeat("u", shelfmark.MaxUseBytes+1), "?use=a%0Ab"} {
+		r := e.do("POST", "/api/v1/resources/"+string(fs)+"/files"+q, "some bytes never stored")
+		r.wantError(t, http.StatusBadRequest, shelfmark.EINVALID)
+		r.wantNoWrites(t)
+	}
+	if got := e.blobFiles(); fmt.Sprint(got) != fmt.Sprint(blobs) {
+		t.Errorf("refused uploads stored bytes: %q, before %q", got, blobs)
+	}
+}

@@ -135,6 +135,9 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := &shelfmark.File{Name: name, MediaType: mediaType(r), Use: use}
+	if err := shelfmark.CheckFile(f); err != nil { // a bad media type or use, before any byte is stored
+		return err
+	}
 	if target, typ, ok := externalLink(r.Header); ok {
 		if err := shelfmark.CheckExternalURL(s.opts.ExternalContentAllow, target); err != nil {
 			return err

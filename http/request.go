@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/rdf"
 )
 
 // mediaType returns the request's Content-Type without parameters.
@@ -72,6 +73,9 @@ func decodeJSON(body []byte, v any) error {
 	if err := checkUTF8(body); err != nil {
 		return err
 	}
+	if err := checkSurrogates(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -123,6 +127,18 @@ func checkUTF8(body []byte) error {
 	}
 	line, col := lineCol(body, int64(off))
 	return &shelfmark.Error{Code: shelfmark.EINVALID, Message: fmt.Sprintf("Malformed JSON at line %d, column %d: the body is not valid UTF-8.", line, col),
+		Details: map[string]any{"line": line, "column": col}}
+}
+
+// checkSurrogates refuses a \u escape of half a UTF-16 surrogate pair,
+// which encoding/json would silently decode as U+FFFD.
+func checkSurrogates(body []byte) error {
+	off := rdf.LoneSurrogate(body)
+	if off < 0 {
+		return nil
+	}
+	line, col := lineCol(body, int64(off))
+	return &shelfmark.Error{Code: shelfmark.EINVALID, Message: fmt.Sprintf("Malformed JSON at line %d, column %d: %s is half of a UTF-16 surrogate pair, which is no character.", line, col, body[off:off+6]),
 		Details: map[string]any{"line": line, "column": col}}
 }
 

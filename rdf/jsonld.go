@@ -27,8 +27,9 @@ func (noRemoteLoader) LoadDocument(u string) (*ld.RemoteDocument, error) {
 // and converted to RDF by github.com/piprate/json-gold in safe mode (keys
 // that map to no IRI are errors rather than silently dropped).
 func parseJSONLD(src []byte, base string, s *sink) error {
-	// encoding/json would replace bytes that are not UTF-8 with U+FFFD.
-	if err := checkUTF8(JSONLD, src); err != nil {
+	// encoding/json would replace bytes that are not UTF-8, and lone
+	// surrogate escapes, with U+FFFD.
+	if err := checkJSONText(JSONLD, src); err != nil {
 		return err
 	}
 	var doc any

@@ -31,8 +31,9 @@ func JSONMetadata(stmts []shelfmark.Statement) json.RawMessage {
 // these. The "@type" and "@id" values may also be prefixed names. Any other
 // shape is EINVALID with a message that names the key.
 func ParseJSONMetadata(raw []byte) ([]shelfmark.Statement, error) {
-	// encoding/json would replace bytes that are not UTF-8 with U+FFFD.
-	if err := checkUTF8(JSON, raw); err != nil {
+	// encoding/json would replace bytes that are not UTF-8, and lone
+	// surrogate escapes, with U+FFFD.
+	if err := checkJSONText(JSON, raw); err != nil {
 		return nil, err
 	}
 	var doc any
