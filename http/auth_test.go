@@ -741,3 +741,37 @@ func BenchmarkEnvelope(b *testing.B) {
 		})
 	}
 }
+
+// TestEveryHandlerHasACaller: the OAI-PMH handler (mounted beside the
+// routes) sees the request's caller, never the system a context without
+// one stands for, and is not reached with a bad credential.
+func TestEveryHandlerHasACaller(t *testing.T) {
+	var mu sync.Mutex
+	var seen []*shelfmark.Caller
+	oai := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, shelfmark.CallerFrom(r.Context()))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/xml")
+		io.WriteString(w, "<OAI-PMH/>")
+	})
+	e := newEnv(t, Options{OAI: oai})
+	e.do("GET", "/oai?verb=Identify", nil, as("")...).want(t, http.StatusOK)
+	e.do("GET", "/oai?verb=Identify", nil).want(t, http.StatusOK)
+	e.do("POST", "/oai", "verb=Identify", as("", "Content-Type", "application/x-www-form-urlencoded")...).want(t, http.StatusOK)
+	wantInvalidToken(t, e.do("GET", "/oai?verb=Identify", nil, as("smk_bad")...))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 {
+		t.Fatalf("the OAI handler ran %d times", len(seen))
+	}
+	if c := seen[0]; c.System || c.Authenticated() || c.Request == "" {
+		t.Errorf("anonymous: the OAI handler saw %+v", c)
+	}
+	if c := seen[1]; c.System || c.Name != "admin" || !c.IsAdmin() {
+		t.Errorf("admin: the OAI handler saw %+v", c)
+	}
+	if c := seen[2]; c.System || c.Authenticated() {
+		t.Errorf("anonymous POST: the OAI handler saw %+v", c)
+	}
+}
