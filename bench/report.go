@@ -33,6 +33,51 @@ type Step struct {
 	RawLimit   float64          `json:"raw_limit_per_s,omitempty"`
 	Fraction   float64          `json:"fraction_of_limit,omitempty"`
 	ErrorCodes map[string]int64 `json:"error_codes,omitempty"`
+	// AuthCost compares this step with and without authentication (rest).
+	AuthCost *AuthCost `json:"auth_cost,omitempty"`
+}
+
+// Side is one half of a comparison: what one kind of request achieved.
+type Side struct {
+	Items     int64   `json:"items"`
+	Seconds   float64 `json:"seconds"`
+	RatePerS  float64 `json:"rate_per_s"`
+	LatencyMS Latency `json:"latency_ms"`
+	Errors    int64   `json:"errors"`
+}
+
+// AuthCost compares the same load with a token on every request (Auth)
+// and without authentication (NoAuth: a listener of the same server that
+// reads no credential and gives every request the token's user), measured
+// in alternating rounds of the same run so that the machine's noise falls
+// on both.
+type AuthCost struct {
+	Auth   Side `json:"auth"`
+	NoAuth Side `json:"noauth"`
+	// RateRatio is Auth's throughput over NoAuth's: 1 means
+	// authentication costs nothing, 0.95 that it costs 5% of throughput.
+	RateRatio float64 `json:"rate_ratio"`
+	// P50Ratio and P99Ratio are Auth's latency percentiles over NoAuth's
+	// (above 1: authenticated requests are slower).
+	P50Ratio float64 `json:"p50_ratio"`
+	P99Ratio float64 `json:"p99_ratio"`
+	// Rounds is the number of rounds of each side (alternating auth,
+	// noauth, noauth, auth, …), each of RoundSeconds.
+	Rounds       int     `json:"rounds"`
+	RoundSeconds float64 `json:"round_seconds"`
+}
+
+// ratios fills in the ratios of a from its sides.
+func (a *AuthCost) ratios() {
+	div := func(x, y float64) float64 {
+		if y <= 0 {
+			return 0
+		}
+		return x / y
+	}
+	a.RateRatio = div(a.Auth.RatePerS, a.NoAuth.RatePerS)
+	a.P50Ratio = div(a.Auth.LatencyMS.P50, a.NoAuth.LatencyMS.P50)
+	a.P99Ratio = div(a.Auth.LatencyMS.P99, a.NoAuth.LatencyMS.P99)
 }
 
 // Report is the result of one scenario run; the top-level fields are the
@@ -54,6 +99,9 @@ type Report struct {
 	Steps         []Step         `json:"steps"`
 	Params        map[string]any `json:"params,omitempty"`
 	Started       time.Time      `json:"started"`
+	// AuthCost, in a rest report, compares the whole run with and without
+	// authentication (each step's comparison is in its step).
+	AuthCost *AuthCost `json:"auth_cost,omitempty"`
 }
 
 // WriteJSON writes the report to path.

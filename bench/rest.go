@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,16 @@ type RestConfig struct {
 	// Target is the URL to create works at (".../api/v1/works" for
 	// Shelfmark, an LDP container for Fedora).
 	Target string
+	// Token, when set, is sent as "Authorization: Bearer TOKEN" with
+	// every request to Target.
+	Token string
+	// NoAuthTarget, when set, is the same URL on a listener of the same
+	// server that reads no credential (every request is the token's
+	// user): each step is then measured against both, in alternating
+	// rounds, and the report compares them (AuthCost).
+	NoAuthTarget string
+	// Round is the length of one round of that comparison (default 1 s).
+	Round time.Duration
 	// Fedora sends the same Turtle as an LDP POST to a Fedora container.
 	Fedora bool
 	// Format is "turtle" or "json" (Shelfmark only).
@@ -31,7 +42,8 @@ type RestConfig struct {
 	Generator string
 	// Clients lists the concurrency of each step (default 1,2,4,…,64).
 	Clients []int
-	// StepDuration is how long each step measures (after Warmup).
+	// StepDuration is how long each step measures (after Warmup); with
+	// NoAuthTarget, each side of the comparison measures that long.
 	StepDuration, Warmup time.Duration
 	// Triples per work (default 54).
 	Triples int
@@ -50,11 +62,22 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 	if c.StepDuration <= 0 {
 		c.StepDuration = 5 * time.Second
 	}
+	if c.Round <= 0 {
+		c.Round = time.Second
+	}
 	if c.Triples <= 0 {
 		c.Triples = 54
 	}
 	if c.Format == "" {
 		c.Format = "turtle"
+	}
+	if c.Generator == "" {
+		c.Generator = "go"
+	} else if c.Generator != "go" && c.Generator != "wrk" {
+		return nil, fmt.Errorf("generator must be go or wrk, not %q", c.Generator)
+	}
+	if c.NoAuthTarget != "" && c.Token == "" {
+		return nil, fmt.Errorf("a comparison without authentication needs a token for the other side")
 	}
 	body, ctype, err := restBody(c)
 	if err != nil {
@@ -66,7 +89,7 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 	}
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        maxClients * 2,
+		MaxIdleConns:        maxClients * 4, // two listeners
 		MaxIdleConnsPerHost: maxClients * 2,
 		MaxConnsPerHost:     maxClients * 2,
 		DisableCompression:  true,
@@ -74,60 +97,154 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	rep := &Report{Scenario: "rest", Target: c.Target, Started: time.Now().UTC(),
-		Params: map[string]any{"clients": c.Clients, "step_seconds": c.StepDuration.Seconds(), "triples": c.Triples, "format": c.Format, "fedora": c.Fedora, "generator": c.Generator}}
-	if c.Generator == "" {
-		c.Generator = "go"
-	} else if c.Generator != "go" && c.Generator != "wrk" {
-		return nil, fmt.Errorf("generator must be go or wrk, not %q", c.Generator)
+		Params: map[string]any{"clients": c.Clients, "step_seconds": c.StepDuration.Seconds(), "triples": c.Triples, "format": c.Format, "fedora": c.Fedora,
+			"generator": c.Generator, "token": c.Token != "", "compare_noauth": c.NoAuthTarget != ""}}
+	sides := []restSide{{target: c.Target, token: c.Token}}
+	rounds, round := 1, c.StepDuration
+	if c.NoAuthTarget != "" {
+		sides = append(sides, restSide{target: c.NoAuthTarget})
+		rounds = max(1, int((c.StepDuration+c.Round/2)/c.Round))
+		round = c.StepDuration / time.Duration(rounds)
+		if c.Generator == "wrk" { // wrk runs whole seconds
+			round = max(time.Second, round.Round(time.Second))
+			rounds = max(1, int((c.StepDuration+round/2)/round))
+		}
+		rep.Params["round_seconds"] = round.Seconds()
 	}
-	var all []time.Duration
-	var totalItems int64
-	var totalSecs float64
+	measure := func(s restSide, n int, d time.Duration) (Step, []time.Duration, error) {
+		if c.Generator == "wrk" {
+			st, err := runWrk(ctx, s.target, s.token, body, ctype, n, d)
+			return st, nil, err
+		}
+		st, lat := runClients(ctx, client, s.target, s.token, body, ctype, n, d)
+		return st, lat, nil
+	}
+	whole := make([]tally, len(sides))
 	for _, n := range c.Clients {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		var st Step
-		if c.Generator == "wrk" {
-			if c.Warmup > 0 {
-				if _, err := runWrk(ctx, c.Target, body, ctype, n, c.Warmup); err != nil {
+		if c.Warmup > 0 {
+			for _, s := range sides {
+				if _, _, err := measure(s, n, c.Warmup); err != nil {
 					return nil, err
 				}
 			}
-			if st, err = runWrk(ctx, c.Target, body, ctype, n, c.StepDuration); err != nil {
-				return nil, err
+		}
+		step := make([]tally, len(sides))
+		for r := 0; r < rounds; r++ {
+			// auth, noauth, then noauth, auth: neither side always goes
+			// first (after the other's load, or as the store has grown)
+			for k := range sides {
+				if r%2 == 1 {
+					k = len(sides) - 1 - k
+				}
+				st, lat, err := measure(sides[k], n, round)
+				if err != nil {
+					return nil, err
+				}
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				step[k].add(st, lat)
+				whole[k].add(st, lat)
 			}
-			// wrk gives percentiles, not samples: the run's figures are
-			// the worst of its steps
-			rep.LatencyMS = worst(rep.LatencyMS, *st.LatencyMS)
-		} else {
-			if c.Warmup > 0 {
-				runClients(ctx, client, c.Target, body, ctype, n, c.Warmup)
-			}
-			var lat []time.Duration
-			st, lat = runClients(ctx, client, c.Target, body, ctype, n, c.StepDuration)
-			all = append(all, lat...)
+		}
+		st := step[0].step(n)
+		if len(sides) > 1 {
+			st.AuthCost = authCost(step[0], step[1], rounds, round)
 		}
 		rep.Steps = append(rep.Steps, st)
-		totalItems += st.Items
-		totalSecs += st.Seconds
 		rep.Errors += st.Errors
 		if c.Progress != nil {
 			c.Progress(st)
 		}
 	}
-	rep.Items, rep.Seconds = totalItems, totalSecs
-	if totalSecs > 0 {
-		rep.RatePerS = float64(totalItems) / totalSecs
+	all := whole[0].side()
+	rep.Items, rep.Seconds, rep.RatePerS = all.Items, all.Seconds, all.RatePerS
+	if c.Generator == "wrk" {
+		// wrk gives percentiles, not samples: the run's figures are the
+		// worst of its steps
+		for _, st := range rep.Steps {
+			rep.LatencyMS = worst(rep.LatencyMS, *st.LatencyMS)
+		}
+	} else {
+		rep.LatencyMS = all.LatencyMS
 	}
-	if c.Generator != "wrk" {
-		rep.LatencyMS = *percentiles(all)
+	if len(sides) > 1 {
+		rep.AuthCost = authCost(whole[0], whole[1], rounds*len(c.Clients), round)
 	}
 	// flatness of a ramp: the rate of the last step over the first
 	if len(rep.Steps) > 1 && rep.Steps[0].RatePerS > 0 {
 		rep.Flatness = rep.Steps[len(rep.Steps)-1].RatePerS / rep.Steps[0].RatePerS
 	}
 	return rep, nil
+}
+
+// restSide is where one side of the scenario sends its requests.
+type restSide struct {
+	target, token string
+}
+
+// tally sums the rounds of one side.
+type tally struct {
+	items, errors int64
+	secs          float64
+	codes         map[string]int64
+	lat           []time.Duration // the go generator's samples
+	// wrk gives percentiles only: their sums weighted by requests
+	wrk    Latency
+	wrkMax float64
+}
+
+// add counts one round.
+func (t *tally) add(st Step, lat []time.Duration) {
+	t.items += st.Items
+	t.errors += st.Errors
+	t.secs += st.Seconds
+	for k, v := range st.ErrorCodes {
+		if t.codes == nil {
+			t.codes = map[string]int64{}
+		}
+		t.codes[k] += v
+	}
+	t.lat = append(t.lat, lat...)
+	if lat == nil && st.LatencyMS != nil {
+		w := float64(st.Items)
+		t.wrk.P50 += w * st.LatencyMS.P50
+		t.wrk.P95 += w * st.LatencyMS.P95
+		t.wrk.P99 += w * st.LatencyMS.P99
+		t.wrkMax = max(t.wrkMax, st.LatencyMS.Max)
+	}
+}
+
+// side returns the figures of the rounds counted.
+func (t *tally) side() Side {
+	s := Side{Items: t.items, Seconds: t.secs, Errors: t.errors}
+	if t.secs > 0 {
+		s.RatePerS = float64(t.items) / t.secs
+	}
+	switch {
+	case len(t.lat) > 0:
+		s.LatencyMS = *percentiles(slices.Clone(t.lat))
+	case t.items > 0:
+		w := float64(t.items)
+		s.LatencyMS = Latency{P50: t.wrk.P50 / w, P95: t.wrk.P95 / w, P99: t.wrk.P99 / w, Max: t.wrkMax}
+	}
+	return s
+}
+
+// step returns the rounds counted as one step of n clients.
+func (t *tally) step(n int) Step {
+	s := t.side()
+	return Step{Clients: n, Items: s.Items, Seconds: s.Seconds, RatePerS: s.RatePerS, LatencyMS: &s.LatencyMS, Errors: s.Errors, ErrorCodes: t.codes}
+}
+
+// authCost compares the authenticated side with the other.
+func authCost(auth, noauth tally, rounds int, round time.Duration) *AuthCost {
+	a := &AuthCost{Auth: auth.side(), NoAuth: noauth.side(), Rounds: rounds, RoundSeconds: round.Seconds()}
+	a.ratios()
+	return a
 }
 
 func restBody(c RestConfig) ([]byte, string, error) {
@@ -159,8 +276,9 @@ func workJSON(stmts []shelfmark.Statement) ([]byte, error) {
 	return json.Marshal(map[string]any{"metadata": meta})
 }
 
-// runClients runs n clients for d and returns the step and its latencies.
-func runClients(ctx context.Context, client *http.Client, target string, body []byte, ctype string, n int, d time.Duration) (Step, []time.Duration) {
+// runClients runs n clients for d and returns the step and its latencies;
+// with a token, every request carries it.
+func runClients(ctx context.Context, client *http.Client, target, token string, body []byte, ctype string, n int, d time.Duration) (Step, []time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var (
@@ -180,6 +298,9 @@ func runClients(ctx context.Context, client *http.Client, target string, body []
 				t0 := time.Now()
 				req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, target, bytes.NewReader(body))
 				req.Header.Set("Content-Type", ctype)
+				if token != "" {
+					req.Header.Set("Authorization", "Bearer "+token)
+				}
 				resp, err := client.Do(req)
 				if err != nil {
 					errs.Add(1)

@@ -16,6 +16,7 @@ import (
 // needs in one parseable line when wrk is done (latencies in µs).
 const wrkScript = `wrk.method = "POST"
 wrk.headers["Content-Type"] = "%s"
+%s
 local f = assert(io.open("%s", "rb"))
 wrk.body = f:read("*a")
 f:close()
@@ -28,8 +29,16 @@ end
 `
 
 // runWrk runs one step with wrk (https://github.com/wg/wrk, Debian package
-// "wrk"), the load generator Fedora's published figures were taken with.
-func runWrk(ctx context.Context, target string, body []byte, ctype string, clients int, d time.Duration) (Step, error) {
+// "wrk"), the load generator Fedora's published figures were taken with;
+// with a token, every request carries it.
+func runWrk(ctx context.Context, target, token string, body []byte, ctype string, clients int, d time.Duration) (Step, error) {
+	auth := ""
+	if token != "" {
+		if strings.Trim(token, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != "" {
+			return Step{}, fmt.Errorf("wrk: the token has characters a token does not have")
+		}
+		auth = `wrk.headers["Authorization"] = "Bearer ` + token + `"`
+	}
 	dir, err := os.MkdirTemp("", "shelfmark-wrk-")
 	if err != nil {
 		return Step{}, err
@@ -39,7 +48,7 @@ func runWrk(ctx context.Context, target string, body []byte, ctype string, clien
 	if err := os.WriteFile(bodyPath, body, 0o644); err != nil {
 		return Step{}, err
 	}
-	if err := os.WriteFile(scriptPath, fmt.Appendf(nil, wrkScript, ctype, bodyPath), 0o644); err != nil {
+	if err := os.WriteFile(scriptPath, fmt.Appendf(nil, wrkScript, ctype, auth, bodyPath), 0o600); err != nil { // it holds the token
 		return Step{}, err
 	}
 	threads := min(clients, 2)

@@ -92,6 +92,11 @@ type Options struct {
 	// (institutional single sign-on) at /auth/oidc/login; off without an
 	// issuer.
 	OIDC OIDCOptions
+	// FixedCaller, when set, is the caller of every request, and no
+	// credential is read. It is for benchmarks only: bench rest serves it
+	// on a loopback listener of its own to measure what authentication
+	// costs. shelfmark serve never sets it.
+	FixedCaller *shelfmark.Caller
 }
 
 // Server is the HTTP face of the repository.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/bench"
 )
 
@@ -52,15 +53,16 @@ run, and the result is stated as a fraction of it.`,
 		pprof.StopCPUProfile()
 		return profFile.Close()
 	}
-	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand(), newBenchOAICommand(), newBenchCharacterizeCommand(), newBenchIsolationCommand(), newBenchSoakCommand(), newBenchSearchCommand())
+	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand(), newBenchOAICommand(), newBenchCharacterizeCommand(), newBenchIsolationCommand(), newBenchSoakCommand(), newBenchSearchCommand(), newBenchRestServerCommand())
 	return cmd
 }
 
 func newBenchRestCommand() *cobra.Command {
 	var (
-		target, fedora, database, durability, clients, format, jsonPath, generator, reportDir string
-		step, warmup                                                                          time.Duration
-		triples                                                                               int
+		target, fedora, database, durability, clients, format, jsonPath, generator, reportDir, token string
+		step, warmup, round                                                                          time.Duration
+		triples                                                                                      int
+		compare                                                                                      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "rest",
@@ -69,6 +71,13 @@ func newBenchRestCommand() *cobra.Command {
 fresh data directory (or targets --target), then ramps concurrent clients
 (--clients), each creating works of --triples statements with a POST per work,
 and reports throughput and p50/p95/p99/max latency per step.
+
+Every request carries an API token (Authorization: Bearer), made for the
+user "admin" in the fresh store before it is served. Each step is measured
+twice, in alternating rounds (--round): with the token, and against a
+listener of the same server that reads no credential and gives every
+request the token's user; the report gives both and their ratio, the cost
+of authentication (--compare-noauth=false measures with the token only).
 
 With --fedora URL it aims the same Turtle, as LDP POSTs, at a Fedora container
 instead, so both can be compared with the same load generator.`,
@@ -87,10 +96,15 @@ instead, so both can be compared with the same load generator.`,
 				steps = append(steps, n)
 			}
 			out := cmd.OutOrStdout()
-			cfg := bench.RestConfig{Target: target, Format: format, Generator: generator, Clients: steps, StepDuration: step, Warmup: warmup, Triples: triples, Seed: 1,
+			cfg := bench.RestConfig{Target: target, Token: token, Format: format, Generator: generator, Clients: steps, StepDuration: step, Warmup: warmup, Round: round,
+				Triples: triples, Seed: 1,
 				Progress: func(s bench.Step) {
 					fmt.Fprintf(out, "clients %3d  %8.0f works/s  p50 %6.2f ms  p95 %6.2f ms  p99 %6.2f ms  max %7.2f ms  errors %d %v\n",
 						s.Clients, s.RatePerS, s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99, s.LatencyMS.Max, s.Errors, s.ErrorCodes)
+					if a := s.AuthCost; a != nil {
+						fmt.Fprintf(out, "     noauth  %8.0f works/s  p50 %6.2f ms  p99 %6.2f ms  errors %d;  auth/noauth: rate %.3f  p50 %.3f  p99 %.3f\n",
+							a.NoAuth.RatePerS, a.NoAuth.LatencyMS.P50, a.NoAuth.LatencyMS.P99, a.NoAuth.Errors, a.RateRatio, a.P50Ratio, a.P99Ratio)
+					}
 				}}
 			backend := "sqlite"
 			if database != "" {
@@ -100,7 +114,7 @@ instead, so both can be compared with the same load generator.`,
 			var rawLimit, rawSingle float64
 			switch {
 			case fedora != "":
-				cfg.Target, cfg.Fedora, backend = fedora, true, "fedora"
+				cfg.Target, cfg.Fedora, cfg.Token, backend = fedora, true, "", "fedora"
 			case target != "":
 				backend = "remote"
 			default:
@@ -123,13 +137,28 @@ instead, so both can be compared with the same load generator.`,
 					return fmt.Errorf("raw limit: %w", err)
 				}
 				fmt.Fprintf(out, "raw limit (same rows, no HTTP/engine): %.0f works/s one per transaction, %.0f works/s 256 per transaction\n", rawSingle, rawLimit)
-				srv, url, err := startServer(ctx, filepath.Join(dir, "data"), database, durability)
+				// a token of the first administrator, made as the system
+				// before the server opens the store
+				data := filepath.Join(dir, "data")
+				if cfg.Token, err = benchToken(ctx, database, data, durability); err != nil {
+					return err
+				}
+				var srv *exec.Cmd
+				var url, noauthURL string
+				if compare {
+					srv, url, noauthURL, err = startRestServer(ctx, data, database, durability, cfg.Token)
+				} else {
+					srv, url, err = startServer(ctx, data, database, durability)
+				}
 				if err != nil {
 					return err
 				}
 				defer stopServer(srv)
 				pid = srv.Process.Pid
 				cfg.Target = url + "/api/v1/works"
+				if noauthURL != "" {
+					cfg.NoAuthTarget = noauthURL + "/api/v1/works"
+				}
 			}
 			rep, err := bench.RunRest(ctx, cfg)
 			if err != nil {
@@ -155,11 +184,19 @@ instead, so both can be compared with the same load generator.`,
 			}
 			fmt.Fprintf(out, "rest %s: %d works in %.1f s, best %.0f works/s, %.0f%% of the raw limit; p99 %.2f ms; %d errors; peak RSS %.0f MiB\n",
 				backend, rep.Items, rep.Seconds, best, 100*rep.FractionLimit, rep.LatencyMS.P99, rep.Errors, float64(rep.PeakRSSBytes)/(1<<20))
+			if a := rep.AuthCost; a != nil {
+				fmt.Fprintf(out, "authentication: with a token %.0f works/s p50 %.2f ms p99 %.2f ms; without %.0f works/s p50 %.2f ms p99 %.2f ms; auth/noauth: rate %.3f, p50 %.3f, p99 %.3f (%d alternating rounds of %.1f s each)\n",
+					a.Auth.RatePerS, a.Auth.LatencyMS.P50, a.Auth.LatencyMS.P99, a.NoAuth.RatePerS, a.NoAuth.LatencyMS.P50, a.NoAuth.LatencyMS.P99,
+					a.RateRatio, a.P50Ratio, a.P99Ratio, a.Rounds, a.RoundSeconds)
+			}
 			return finish(out, rep, jsonPath, reportDir)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&target, "target", "", "create works at this URL (…/api/v1/works) instead of starting a server")
+	f.StringVar(&token, "token", "", "with --target: the API token to send with every request (shelfmark token create)")
+	f.BoolVar(&compare, "compare-noauth", true, "measure each step also without authentication, in alternating rounds, against the same server (not with --target or --fedora)")
+	f.DurationVar(&round, "round", time.Second, "length of one round of the comparison with and without authentication")
 	f.StringVar(&fedora, "fedora", "", "aim LDP POSTs of the same Turtle at this Fedora container URL")
 	f.StringVar(&database, "database", "", "PostgreSQL URL for the started server (empty: SQLite)")
 	f.StringVar(&durability, "durability", "safe", "safe or relaxed (see serve --help)")
@@ -178,23 +215,57 @@ instead, so both can be compared with the same load generator.`,
 // startServer runs "shelfmark serve" from this executable on a free
 // loopback port and waits until it is ready.
 func startServer(ctx context.Context, data, database, durability string) (*exec.Cmd, string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, "", err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	return runServer(ctx, []string{"serve"}, addr, data, database, durability, nil)
+}
+
+// startRestServer runs "shelfmark bench rest-server" (serve, and a second
+// loopback listener where every request is token's user and no credential
+// is read) and returns the URLs of both.
+func startRestServer(ctx context.Context, data, database, durability, token string) (*exec.Cmd, string, string, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", "", err
+	}
+	noauth, err := freeAddr()
+	if err != nil {
+		return nil, "", "", err
+	}
+	// the token goes in the environment, not the process list
+	cmd, url, err := runServer(ctx, []string{"bench", "rest-server", "--noauth-addr", noauth}, addr, data, database, durability, []string{"SHELFMARK_NOAUTH_TOKEN=" + token})
+	if err != nil {
+		return nil, "", "", err
+	}
+	return cmd, url, "http://" + noauth, nil
+}
+
+// freeAddr returns a loopback address with a port free at the moment.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// runServer runs this executable with args (a serve command), on addr, and
+// waits until it is ready.
+func runServer(ctx context.Context, args []string, addr, data, database, durability string, env []string) (*exec.Cmd, string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, "", err
 	}
-	args := []string{"serve", "--addr", addr, "--data", data, "--durability", durability, "--log-level", "warn"}
+	args = append(args, "--addr", addr, "--data", data, "--durability", durability, "--log-level", "warn")
 	if database != "" {
 		args = append(args, "--database", database)
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stderr = os.Stderr
-	cmd.Env = append(os.Environ(), "SHELFMARK_DATABASE_URL=")
+	cmd.Env = append(append(os.Environ(), "SHELFMARK_DATABASE_URL="), env...)
 	if err := cmd.Start(); err != nil {
 		return nil, "", fmt.Errorf("start server: %w", err)
 	}
@@ -228,4 +299,32 @@ func stopServer(cmd *exec.Cmd) {
 		cmd.Process.Kill()
 		<-done
 	}
+}
+
+// benchToken makes an admin-scoped API token, for a day, of the user
+// "admin" (created on an empty store, as serve would) in the store a
+// bench server is about to open, as the system (a context without a
+// caller), and returns its secret.
+func benchToken(ctx context.Context, database, data, durability string) (string, error) {
+	store, err := openStorage(ctx, database, data, durability, 0)
+	if err != nil {
+		return "", err
+	}
+	defer store.Close()
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		return "", err
+	}
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
+	defer repo.Close()
+	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
+	if _, err := acc.EnsureAdmin(ctx); err != nil {
+		return "", err
+	}
+	expires := time.Now().Add(24 * time.Hour)
+	secret, _, err := acc.CreateToken(ctx, shelfmark.NewToken{User: "admin", Kind: shelfmark.TokenAPI, Scope: shelfmark.ScopeAdmin, Note: "bench rest", Expires: &expires})
+	if err != nil {
+		return "", fmt.Errorf("bench token for the user admin: %w", err)
+	}
+	return secret, nil
 }

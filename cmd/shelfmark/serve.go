@@ -36,6 +36,10 @@ type serveConfig struct {
 	workers                                                        bool
 	jobs                                                           workerConfig
 	sso                                                            shttp.OIDCOptions
+	// extra, when set, starts more listeners once the server is made,
+	// from its options; they stop when ctx ends. No flag of serve sets
+	// it: it is bench rest's comparison listener (bench_server.go).
+	extra func(ctx context.Context, opts shttp.Options, log *slog.Logger) error
 }
 
 // oaiConfig holds the OAI-PMH settings of `shelfmark serve`.
@@ -46,7 +50,13 @@ type oaiConfig struct {
 }
 
 func newServeCommand() *cobra.Command {
-	var c serveConfig
+	cmd, _ := serveCommand()
+	return cmd
+}
+
+// serveCommand returns the serve command and the settings its flags set.
+func serveCommand() (*cobra.Command, *serveConfig) {
+	c := &serveConfig{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the repository (REST API, metrics) until interrupted",
@@ -60,7 +70,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 			if err := applyEnv(cmd.Flags()); err != nil {
 				return err
 			}
-			return serve(cmd.Context(), c)
+			return serve(cmd.Context(), *c)
 		},
 	}
 	f := cmd.Flags()
@@ -92,7 +102,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringSliceVar(&c.sso.Scopes, "oidc-scopes", nil, "OpenID Connect: the scopes asked for (default openid,profile,email, and the groups claim's name when the provider offers it as a scope)")
 	c.jobs.register(f)
 	annotateEnv(f)
-	return cmd
+	return cmd, c
 }
 
 // openStorage opens the backend a config names.
@@ -173,9 +183,15 @@ func serve(ctx context.Context, c serveConfig) error {
 	if err != nil {
 		return err
 	}
-	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log, CORSOrigins: c.corsOrigins,
+	opts := shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log, CORSOrigins: c.corsOrigins,
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo,
-		Accounts: accounts, OIDC: c.sso})
+		Accounts: accounts, OIDC: c.sso}
+	srv := shttp.NewServer(opts)
+	if c.extra != nil {
+		if err := c.extra(ctx, opts, log); err != nil {
+			return err
+		}
+	}
 	if refs, ok := store.(shelfmark.BlobReferences); ok && c.blobGC > 0 {
 		loops["blobgc"] = blobCollector{blobs: blobs, refs: refs, every: c.blobGC, log: log}
 	}
