@@ -106,8 +106,9 @@ type crashStats struct {
 type crashTest struct {
 	t       *testing.T
 	dir     string
-	base    string // http://127.0.0.1:port of the running child
-	verify  *http.Client
+	base    string       // http://127.0.0.1:port of the running child
+	verify  *http.Client // sends token
+	token   string       // an administrator's API token, created once the first child is ready
 	coll    string
 	childMu sync.Mutex
 	cmd     *exec.Cmd
@@ -156,6 +157,7 @@ func TestCrash(t *testing.T) {
 	}
 
 	c.startChild(0)
+	c.authorize()
 	c.coll = c.createCollection()
 	done := 0
 	for round := 1; round <= rounds; round++ {
@@ -282,6 +284,19 @@ func (c *crashTest) waitReady(exited <-chan struct{}, limit time.Duration) error
 	return fmt.Errorf("no 200 from /readyz within %v", limit)
 }
 
+// authorize creates an administrator's token against the data directory
+// while the child serves (as `shelfmark token create --user admin --data
+// DIR` would) and makes the verifying client send it; the clients of every
+// round send it too.
+func (c *crashTest) authorize() {
+	c.t.Helper()
+	c.token = adminToken(c.t, c.dir)
+	if c.verify == nil {
+		c.verify = &http.Client{Timeout: 20 * time.Second}
+	}
+	c.verify = withBearer(c.verify, c.token)
+}
+
 // stopChild kills the child, if one runs, and waits for it.
 func (c *crashTest) stopChild() {
 	c.childMu.Lock()
@@ -311,7 +326,7 @@ func freePort() (int, error) {
 func (c *crashTest) ingestAndKill(round int, delay time.Duration) {
 	c.t.Helper()
 	tr := &http.Transport{MaxIdleConnsPerHost: crashClients, DisableCompression: true}
-	hc := &http.Client{Transport: tr, Timeout: 20 * time.Second}
+	hc := withBearer(&http.Client{Transport: tr, Timeout: 20 * time.Second}, c.token)
 	defer tr.CloseIdleConnections()
 	var stop atomic.Bool
 	var wg sync.WaitGroup

@@ -18,7 +18,7 @@ func TestServeIDsAreKeyed(t *testing.T) {
 	}
 	var ids []string
 	for i := 0; i < 2; i++ {
-		base, hc := startServe(t, serveConfig{})
+		base, hc := startServeAdmin(t, serveConfig{})
 		w := createWork(t, hc, base, "ids")
 		if legacy[w.ID] {
 			t.Fatalf("server %d gave its first work the legacy id %s", i, w.ID)

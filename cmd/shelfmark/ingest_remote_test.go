@@ -17,9 +17,10 @@ import (
 
 // TestIngestRemote: `shelfmark ingest --server URL` against a served
 // process stores a tree of books over the REST API, reports a bad item and
-// exits non-zero; once the item is mended, a re-run (with SHELFMARK_SERVER)
-// stores it, skips the rest and exits zero; --server with --data is
-// refused.
+// exits non-zero; once the item is mended, a re-run (with SHELFMARK_SERVER
+// and SHELFMARK_TOKEN) stores it, skips the rest and exits zero; --server
+// with --data is refused, and so is a run without a token (the server
+// takes no anonymous writes).
 func TestIngestRemote(t *testing.T) {
 	if os.Getenv(crashChildEnv) == "1" || os.Getenv(ingestChildEnv) != "" {
 		t.Skip("running as a child process")
@@ -33,8 +34,9 @@ func TestIngestRemote(t *testing.T) {
 		}
 	})
 	srv.startChild(0) // `serve` on a free 127.0.0.1 port (see crash_test.go)
+	token := adminToken(t, srv.dir)
 
-	hc := &http.Client{Timeout: 20 * time.Second}
+	hc := withBearer(&http.Client{Timeout: 20 * time.Second}, token)
 	resp, err := hc.Post(srv.base+"/api/v1/collections", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +88,13 @@ func TestIngestRemote(t *testing.T) {
 		}
 	}
 
-	out, err := run(nil, "--server", srv.base, "--collection", coll.ID, "--workers", "2", "--batch", "2")
+	out, err := run(nil, "--server", srv.base, "--collection", coll.ID)
+	wantExit(err, 1, out)
+	if !strings.Contains(out, "unauthorized") {
+		t.Errorf("a run without a token: the output lacks %q:\n%s", "unauthorized", out)
+	}
+
+	out, err = run(nil, "--server", srv.base, "--token", token, "--collection", coll.ID, "--workers", "2", "--batch", "2")
 	wantExit(err, 1, out)
 	for _, want := range []string{"5 stored, 0 skipped (stored before), 1 failed; 15 files", "failed dir:broken: metadata.json:", "1 items failed"} {
 		if !strings.Contains(out, want) {
@@ -97,7 +105,7 @@ func TestIngestRemote(t *testing.T) {
 	if err := os.Remove(broken); err != nil {
 		t.Fatal(err)
 	}
-	out, err = run([]string{"SHELFMARK_SERVER=" + srv.base}, "--collection", coll.ID)
+	out, err = run([]string{"SHELFMARK_SERVER=" + srv.base, "SHELFMARK_TOKEN=" + token}, "--collection", coll.ID)
 	wantExit(err, 0, out)
 	if want := "1 stored, 5 skipped (stored before), 0 failed; 1 files"; !strings.Contains(out, want) {
 		t.Errorf("second run: the output lacks %q:\n%s", want, out)

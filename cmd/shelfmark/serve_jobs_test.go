@@ -14,7 +14,7 @@ import (
 // searchable within seconds, and the queues it went through are empty
 // again in /api/v1/jobs.
 func TestServeJobs(t *testing.T) {
-	base, hc := startServe(t, serveConfig{workers: true})
+	base, hc := startServeAdmin(t, serveConfig{workers: true})
 	w := createWork(t, hc, base, "jobs")
 	var status int
 	var resp []byte

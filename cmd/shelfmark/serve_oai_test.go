@@ -15,7 +15,7 @@ import (
 // so a work created over the REST API becomes harvestable without anything
 // else, under the domain of --base-url.
 func TestServeOAI(t *testing.T) {
-	base, hc := startServe(t, serveConfig{baseURL: "https://repo.example.org"})
+	base, hc := startServeAdmin(t, serveConfig{baseURL: "https://repo.example.org"})
 	w := createWork(t, hc, base, "oai")
 	var status int
 	var resp []byte
@@ -44,6 +44,24 @@ func TestServeOAI(t *testing.T) {
 // base URL and a client.
 func startServe(t *testing.T, c serveConfig) (string, *http.Client) {
 	t.Helper()
+	base, _ := serveInTemp(t, c)
+	return base, &http.Client{Timeout: 10 * time.Second}
+}
+
+// startServeAdmin is startServe whose client sends, with every request, an
+// administrator's token created against the data directory once the server
+// is ready (as `shelfmark token create --user admin` would).
+func startServeAdmin(t *testing.T, c serveConfig) (string, *http.Client) {
+	t.Helper()
+	base, data := serveInTemp(t, c)
+	waitServing(t, base)
+	return base, withBearer(&http.Client{Timeout: 10 * time.Second}, adminToken(t, data))
+}
+
+// serveInTemp runs serve as startServe says and returns its base URL and
+// data directory.
+func serveInTemp(t *testing.T, c serveConfig) (string, string) {
+	t.Helper()
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +77,7 @@ func startServe(t *testing.T, c serveConfig) (string, *http.Client) {
 			t.Error(err)
 		}
 	})
-	return fmt.Sprintf("http://127.0.0.1:%d", port), &http.Client{Timeout: 10 * time.Second}
+	return fmt.Sprintf("http://127.0.0.1:%d", port), c.data
 }
 
 // createWork creates a work over the REST API once the server answers.
