@@ -359,7 +359,7 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 				return g.refused("add to", parent)
 			}
 		}
-		if err := r.checkCollections(ctx, tx, colls); err != nil {
+		if err := r.checkCollections(ctx, g, colls); err != nil {
 			return err
 		}
 		if parent == 0 || len(colls) > 0 {
@@ -431,12 +431,14 @@ func asInvalid(err error, field string) error {
 	return err
 }
 
-// checkCollections verifies that every key is a live collection.
-func (r *Repository) checkCollections(ctx context.Context, tx ReadTx, colls []int64) error {
+// checkCollections verifies that every key is a live collection. A
+// resource the caller of g may not see is reported as missing, so that its
+// kind, or its deletion, is not told to someone who may not know it exists.
+func (r *Repository) checkCollections(ctx context.Context, g *guard, colls []int64) error {
 	if len(colls) == 0 {
 		return nil
 	}
-	rows, err := tx.Resources(ctx, colls)
+	rows, err := g.tx.Resources(ctx, colls)
 	if err != nil {
 		return err
 	}
@@ -446,6 +448,17 @@ func (r *Repository) checkCollections(ctx context.Context, tx ReadTx, colls []in
 	}
 	for _, c := range colls {
 		row := byKey[c]
+		if row != nil && !g.all() {
+			a, err := g.accessOf(ctx, row)
+			if err != nil {
+				return err
+			}
+			if ok, err := g.canRead(ctx, a); err != nil {
+				return err
+			} else if !ok {
+				row = nil
+			}
+		}
 		switch {
 		case row == nil:
 			return Errorf(EINVALID, "memberOf: no resource has the id %s.", r.ids.Encode(c))

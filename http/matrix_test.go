@@ -56,6 +56,10 @@ type targetKind struct {
 	// own: deposited by the depositor (who may then read and edit it).
 	own  bool
 	make func(nr *shelfmark.NewResource)
+	// lapse, when set, is the lease or embargo to write into the rows
+	// once made (the engine refuses dates in the past): the date passed
+	// and the access sweep has not yet run.
+	lapse *time.Time
 }
 
 // tset is one target: a work in a collection, its file set and file.
@@ -613,7 +617,7 @@ func newMatrix(t *testing.T, backend string) *matrix {
 		{name: "private", eff: shelfmark.Private, make: func(nr *shelfmark.NewResource) { nr.Visibility = shelfmark.Private }},
 		{name: "embargoed", eff: shelfmark.Private, make: func(nr *shelfmark.NewResource) { nr.Embargo = &future }},
 		{name: "leased", eff: shelfmark.Public, make: func(nr *shelfmark.NewResource) { nr.Lease = &future }},
-		{name: "lease ended", eff: shelfmark.Private, make: func(nr *shelfmark.NewResource) { nr.Lease = &past }},
+		{name: "lease ended", eff: shelfmark.Private, make: func(nr *shelfmark.NewResource) { nr.Lease = &future }, lapse: &past},
 		{name: "own private", eff: shelfmark.Private, own: true, make: func(nr *shelfmark.NewResource) { nr.Visibility = shelfmark.Private }},
 	}
 	m.reads = m.makeTargets(m.C, 1, true)
@@ -664,6 +668,9 @@ func (m *matrix) makeTargets(coll shelfmark.ID, n int, titled bool) []*tset {
 			}
 		}
 		ws := e.createAll(ctx, works)
+		if k.lapse != nil {
+			m.lapse(ws, *k.lapse)
+		}
 		sets := make([]*shelfmark.NewResource, n)
 		for i := range sets {
 			sets[i] = &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: ws[i].ID}
@@ -680,6 +687,32 @@ func (m *matrix) makeTargets(coll shelfmark.ID, n int, titled bool) []*tset {
 		}
 	}
 	return out
+}
+
+// lapse writes a lease that has ended into the rows of works, as the
+// store holds them between the date and the access sweep.
+func (m *matrix) lapse(works []*shelfmark.Resource, at time.Time) {
+	ctx := context.Background()
+	err := m.e.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+		for _, w := range works {
+			key, err := m.e.repo.IDs().Key(w.ID)
+			if err != nil {
+				return err
+			}
+			row, err := tx.Resource(ctx, key)
+			if err != nil {
+				return err
+			}
+			row.Lease = &at
+			if err := tx.UpdateResource(ctx, row); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		m.e.t.Fatal(err)
+	}
 }
 
 // takeFresh returns an unused fresh target of kind k.

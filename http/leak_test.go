@@ -1,0 +1,455 @@
+package http
+
+// The leak test: a private work and an embargoed one, with unique words in
+// their titles, in their file's text and file names and a unique byte
+// string in their bytes, sit in a public collection beside a public work.
+// Clients that may not see them (anonymous, a signed-in user without a
+// role, the manager of another collection, an expired token) crawl every
+// GET route of the OpenAPI document with every id and cursor they find,
+// search with and without the unique words, harvest OAI-PMH, fetch content
+// with and without Range, and send every write naming the hidden ids. No
+// response (body or header) may hold the unique words, the unique bytes or
+// the hidden ids.
+//
+// One echo is allowed: an error may say "No resource has the id X." for
+// an id the client sent, because it says exactly the same for an id that
+// names nothing (so it confirms nothing). Every other mention of a hidden
+// id fails the test.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// The secrets.
+const (
+	leakTitle      = "zqxjkvelvet"  // the private work's title
+	leakText       = "zqxjkplover"  // a word in the text of its file
+	leakFileName   = "zqxjkmarten"  // its file's name
+	leakEmbargoed  = "zqxjkbramble" // the embargoed work's title
+	leakEmbText    = "zqxjkthistle" // a word in the embargoed work's text
+	leakBytesMagic = "\x00\xffLEAKqv7\x01\x02"
+)
+
+// leakFixture is the repository of the leak test.
+type leakFixture struct {
+	e *policyEnv
+	C shelfmark.ID // public collection holding every work
+	D shelfmark.ID // the other manager's collection
+	// pub is a public work, its file set and file: the crawler finds them.
+	pub, pubFS, pubF shelfmark.ID
+	// the hidden resources
+	secret []shelfmark.ID
+	words  []string
+	bytes  [][]byte
+}
+
+func newLeakFixture(t *testing.T, backend string) *leakFixture {
+	e := newPolicyEnv(t, backend, Options{MaxAuthFailures: 1 << 30})
+	f := &leakFixture{e: e}
+	ctx := context.Background()
+	colls := e.createAll(ctx, []*shelfmark.NewResource{
+		{Kind: shelfmark.KindCollection, Metadata: titled("Leak collection")},
+		{Kind: shelfmark.KindCollection, Metadata: titled("Other collection")},
+	})
+	f.C, f.D = colls[0].ID, colls[1].ID
+	future := time.Now().Add(30 * 24 * time.Hour)
+	works := e.createAll(ctx, []*shelfmark.NewResource{
+		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.C}, Metadata: titled("Public whales")},
+		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.C}, Visibility: shelfmark.Private, Metadata: append(titled(leakTitle+" diaries"),
+			shelfmark.Statement{Predicate: shelfmark.NSDC + "subject", Object: shelfmark.NewLiteral("whales")})},
+		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.C}, Embargo: &future, Metadata: append(titled(leakEmbargoed+" letters"),
+			shelfmark.Statement{Predicate: shelfmark.NSDC + "subject", Object: shelfmark.NewLiteral("whales")})},
+	})
+	pub, priv, emb := works[0].ID, works[1].ID, works[2].ID
+	sets := e.createAll(ctx, []*shelfmark.NewResource{
+		{Kind: shelfmark.KindFileSet, Parent: pub}, {Kind: shelfmark.KindFileSet, Parent: priv}, {Kind: shelfmark.KindFileSet, Parent: emb},
+	})
+	text := e.putBytes(leakFileName+".txt", "text/plain", []byte("Logbook text: "+leakText+" and whales."))
+	raw := e.putBytes("scan.bin", "application/octet-stream", []byte("header"+leakBytesMagic+"trailer"))
+	embText := e.putBytes("letter.txt", "text/plain", []byte("Letter: "+leakEmbText+" "+leakBytesMagic))
+	pubFile := e.putBytes("public.txt", "text/plain", []byte("public whales text"))
+	files := e.createAll(ctx, []*shelfmark.NewResource{
+		{Kind: shelfmark.KindFile, Parent: sets[0].ID, File: pubFile},
+		{Kind: shelfmark.KindFile, Parent: sets[1].ID, File: text},
+		{Kind: shelfmark.KindFile, Parent: sets[1].ID, File: raw},
+		{Kind: shelfmark.KindFile, Parent: sets[2].ID, File: embText},
+	})
+	f.pub, f.pubFS, f.pubF = pub, sets[0].ID, files[0].ID
+	f.secret = []shelfmark.ID{priv, sets[1].ID, files[1].ID, files[2].ID, emb, sets[2].ID, files[3].ID}
+	f.words = []string{leakTitle, leakText, leakFileName, leakEmbargoed, leakEmbText}
+	f.bytes = [][]byte{[]byte(leakBytesMagic), []byte("LEAKqv7")}
+
+	// The search index: the indexer writes the metadata documents; the
+	// text of pages is what the extraction jobs would write (this stack
+	// runs no workers).
+	if err := shelfmark.NewSearchIndexer(e.store, shelfmark.IndexerOptions{Logger: e.srv.log}).CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	k := func(id shelfmark.ID) int64 {
+		key, err := e.repo.IDs().Key(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	docs := []shelfmark.SearchDoc{
+		{Key: k(sets[0].ID), Work: k(pub), Kind: shelfmark.KindFileSet, Format: "Plain Text", Body: "public whales text"},
+		{Key: k(sets[1].ID), Work: k(priv), Kind: shelfmark.KindFileSet, Format: "Plain Text", Body: "Logbook text: " + leakText + " and whales."},
+		{Key: k(sets[2].ID), Work: k(emb), Kind: shelfmark.KindFileSet, Format: "Secret Format", Body: "Letter: " + leakEmbText + " whales"},
+	}
+	if err := e.store.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.proj.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// the admin sees them all (so the words are there to be found)
+	for _, id := range f.secret {
+		e.do("GET", resPath(id, ""), nil).want(t, http.StatusOK)
+	}
+	var sb searchBody
+	e.do("GET", "/api/v1/search?q=whales", nil).want(t, http.StatusOK).json(t, &sb)
+	if len(sb.Hits) == 0 {
+		t.Fatal("the search index holds nothing")
+	}
+	return f
+}
+
+// idRE finds candidate ids in a response.
+var idRE = regexp.MustCompile(`[0-9bcdfghjkmnpqrstvwxz]{9}`)
+
+// allowedEcho matches the messages that may name a hidden id the client
+// sent, because they say the same of an id that names nothing: "No
+// resource has the id X." of the API, and OAI-PMH's echo of the request
+// (<request identifier="…">, which the protocol requires) and its
+// idDoesNotExist error.
+func allowedEcho(id shelfmark.ID) *regexp.Regexp {
+	q := `(?:"|&#34;|&quot;)`
+	return regexp.MustCompile(`(?i)no resource has the id ` + string(id) + `\.` +
+		`|<request [^>]*>[^<]*</request>` +
+		`|No item has the identifier ` + q + `oai:repo\.example\.org:` + string(id) + q + `\.`)
+}
+
+// crawler is one unauthorised client's walk.
+type crawler struct {
+	f        *leakFixture
+	name     string
+	token    string
+	seen     map[string]bool // requests sent
+	ids      map[shelfmark.ID]bool
+	queue    []req
+	requests int
+	leaks    []string
+	echo     map[shelfmark.ID]*regexp.Regexp
+	// control marks a crawl by someone who may see everything: it sends
+	// no writes, and what it finds goes to found instead of leaks.
+	control bool
+	found   map[string]bool
+}
+
+// scan checks one response for the secrets.
+func (c *crawler) scan(rq req, r *response) {
+	var hdr strings.Builder
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			fmt.Fprintf(&hdr, "%s: %s\n", k, v)
+		}
+	}
+	for where, text := range map[string][]byte{"body": r.Body, "headers": []byte(hdr.String())} {
+		lower := bytes.ToLower(text)
+		for _, w := range c.f.words {
+			if bytes.Contains(lower, []byte(w)) {
+				c.leak(rq, r, where, fmt.Sprintf("the word %q", w))
+			}
+		}
+		for _, b := range c.f.bytes {
+			if bytes.Contains(text, b) {
+				c.leak(rq, r, where, fmt.Sprintf("the bytes %q", b))
+			}
+		}
+		for _, id := range c.f.secret {
+			rest := c.echo[id].ReplaceAll(text, nil)
+			if bytes.Contains(rest, []byte(id)) {
+				c.leak(rq, r, where, fmt.Sprintf("the hidden id %s", id))
+			}
+		}
+	}
+}
+
+func (c *crawler) leak(rq req, r *response, where, what string) {
+	if c.control {
+		c.found[what] = true
+		return
+	}
+	c.leaks = append(c.leaks, fmt.Sprintf("%s: %s %s (%s) -> %d: %s in the %s: %.400s", c.name, rq.method, rq.path, strings.Join(rq.hdrs, " "), r.Status, what, where, r.Body))
+}
+
+// send sends a request once and scans its answer.
+func (c *crawler) send(rq req) *response {
+	key := rq.method + " " + rq.path + " " + strings.Join(rq.hdrs, "|") + " " + rq.body
+	if c.seen[key] {
+		return nil
+	}
+	c.seen[key] = true
+	c.requests++
+	var body any
+	if rq.body != "" {
+		body = rq.body
+	}
+	r := c.f.e.do(rq.method, rq.path, body, as(c.token, rq.hdrs...)...)
+	c.scan(rq, r)
+	return r
+}
+
+// learn collects the ids and the next pages a response names.
+func (c *crawler) learn(rq req, r *response) {
+	if r == nil || r.Status >= 300 {
+		return
+	}
+	for _, m := range idRE.FindAll(r.Body, -1) {
+		id := shelfmark.ID(m)
+		if id.Valid() && !c.ids[id] {
+			c.ids[id] = true
+			c.queueID(id)
+		}
+	}
+	// next pages: JSON "next" fields and Link rel=next
+	var b struct {
+		Next string `json:"next"`
+	}
+	if json.Unmarshal(r.Body, &b) == nil && b.Next != "" {
+		switch {
+		case strings.HasPrefix(b.Next, "/"):
+			c.queue = append(c.queue, req{method: "GET", path: b.Next})
+		case strings.HasPrefix(rq.path, "/api/v1/search"):
+			u, _ := url.Parse(rq.path)
+			q := u.Query()
+			q.Set("cursor", b.Next)
+			c.queue = append(c.queue, req{method: "GET", path: u.Path + "?" + q.Encode()})
+		case strings.HasPrefix(rq.path, "/api/v1/jobs") || strings.HasPrefix(rq.path, "/api/v1/audit"):
+			u, _ := url.Parse(rq.path)
+			q := u.Query()
+			q.Set("after", b.Next)
+			q.Set("cursor", b.Next)
+			c.queue = append(c.queue, req{method: "GET", path: u.Path + "?" + q.Encode()})
+		}
+	}
+	for _, l := range r.Header.Values("Link") {
+		if m := regexp.MustCompile(`<([^>]+)>;\s*rel="next"`).FindStringSubmatch(l); m != nil {
+			c.queue = append(c.queue, req{method: "GET", path: m[1]})
+		}
+	}
+	// OAI-PMH: resumption tokens and set specs
+	if strings.HasPrefix(rq.path, "/oai") {
+		u, _ := url.Parse(rq.path)
+		verb := u.Query().Get("verb")
+		if m := regexp.MustCompile(`<resumptionToken[^>]*>([^<]+)</resumptionToken>`).FindSubmatch(r.Body); m != nil {
+			c.queue = append(c.queue, req{method: "GET", path: "/oai?verb=" + verb + "&resumptionToken=" + url.QueryEscape(string(m[1]))})
+		}
+		for _, m := range regexp.MustCompile(`<setSpec>([^<]+)</setSpec>`).FindAllSubmatch(r.Body, -1) {
+			for _, p := range []string{"oai_dc", "marcxml"} {
+				c.queue = append(c.queue, req{method: "GET", path: "/oai?verb=ListRecords&metadataPrefix=" + p + "&set=" + url.QueryEscape(string(m[1]))})
+			}
+		}
+	}
+}
+
+// getOps are the GET operations of the OpenAPI document.
+var getOps []string
+
+// queueID queues every GET route that takes an id, and the OAI-PMH
+// records, for id.
+func (c *crawler) queueID(id shelfmark.ID) {
+	for _, op := range getOps {
+		p := strings.TrimPrefix(op, "GET ")
+		if !strings.Contains(p, "{id}") {
+			continue
+		}
+		c.queue = append(c.queue, req{method: "GET", path: strings.ReplaceAll(p, "{id}", string(id))})
+	}
+	content := resPath(id, "/content")
+	for _, rg := range []string{"bytes=0-5", "bytes=-4", "bytes=0-2,4-8,1-3", "bytes=10-"} {
+		c.queue = append(c.queue, req{method: "GET", path: content, hdrs: []string{"Range", rg}})
+	}
+	c.queue = append(c.queue, req{method: "GET", path: resPath(id, ""), hdrs: []string{"Accept", "text/turtle"}},
+		req{method: "GET", path: resPath(id, ""), hdrs: []string{"Accept", "application/ld+json"}},
+		req{method: "GET", path: resPath(id, "/members?limit=1")}, req{method: "GET", path: resPath(id, "/children?limit=1")},
+		req{method: "GET", path: "/api/v1/audit?resource=" + string(id)},
+		req{method: "GET", path: "/api/v1/search?collection=" + string(id)})
+	for _, p := range []string{"oai_dc", "marcxml"} {
+		c.queue = append(c.queue, req{method: "GET", path: "/oai?verb=GetRecord&metadataPrefix=" + p + "&identifier=oai:repo.example.org:" + string(id)})
+	}
+	c.queue = append(c.queue, req{method: "GET", path: "/oai?verb=ListMetadataFormats&identifier=oai:repo.example.org:" + string(id)})
+}
+
+// writes are the changes an unauthorised client tries on a hidden id.
+func (c *crawler) writes(id shelfmark.ID) []req {
+	f := c.f
+	j := []string{"Content-Type", ctJSON}
+	ids := func(v ...shelfmark.ID) []shelfmark.ID { return v }
+	return []req{
+		{"PUT", resPath(id, ""), `{"metadata": {"dcterms:title": "mine"}}`, j},
+		{"PUT", resPath(id, ""), "<> <http://purl.org/dc/terms/title> \"mine\" .", []string{"Content-Type", "text/turtle"}},
+		{"PATCH", resPath(id, ""), `{"visibility": "public"}`, j},
+		{"PATCH", resPath(id, ""), `{"add": {"dcterms:title": "mine"}}`, j},
+		{"DELETE", resPath(id, ""), "", nil},
+		{"DELETE", resPath(id, ""), "", []string{"If-Match", `"1"`}},
+		{"POST", resPath(id, "/members"), jsonBody(map[string]any{"members": ids(f.pub)}), j},
+		{"POST", resPath(f.C, "/members"), jsonBody(map[string]any{"members": ids(id)}), j},
+		{"POST", resPath(f.D, "/members"), jsonBody(map[string]any{"members": ids(id)}), j},
+		{"DELETE", resPath(f.C, "/members/"+string(id)), "", nil},
+		{"DELETE", resPath(id, "/members/"+string(f.pub)), "", nil},
+		{"PUT", resPath(id, "/order"), `{"children": []}`, j},
+		{"PUT", resPath(f.pub, "/order"), jsonBody(map[string]any{"children": ids(id)}), j},
+		{"POST", resPath(id, "/files?name=x.txt"), "bytes", []string{"Content-Type", "text/plain"}},
+		{"POST", "/api/v1/filesets", jsonBody(map[string]any{"parent": id}), j},
+		{"POST", "/api/v1/works", jsonBody(map[string]any{"parent": id}), j},
+		{"POST", "/api/v1/works", jsonBody(map[string]any{"memberOf": ids(id)}), j},
+		{"POST", "/api/v1/collections", jsonBody(map[string]any{"memberOf": ids(id)}), j},
+		{"POST", "/api/v1/works?memberOf=" + string(id), "<> <http://purl.org/dc/terms/title> \"t\" .", []string{"Content-Type", "text/turtle"}},
+		{"POST", "/api/v1/batch", jsonBody(map[string]any{"resources": []any{map[string]any{"kind": "fileset", "parent": id}}}), j},
+		{"POST", "/api/v1/batch", jsonBody(map[string]any{"resources": []any{map[string]any{"kind": "work", "memberOf": ids(id)}}}), j},
+		{"POST", "/api/v1/groups", jsonBody(map[string]any{"groups": []any{map[string]any{"resources": []any{
+			map[string]any{"ref": "a", "kind": "fileset", "parent": string(id)}}}}}), j},
+		{"POST", "/api/v1/groups", jsonBody(map[string]any{"groups": []any{map[string]any{"resources": []any{
+			map[string]any{"ref": "a", "kind": "work", "memberOf": []string{string(id)}}}}}}), j},
+		{"GET", resPath(id, "/roles"), "", nil},
+		{"PUT", resPath(id, "/roles"), `{"grants": [{"principal": "user:nobody", "role": "manager"}]}`, j},
+		{"POST", "/api/v1/jobs/characterize/retry", jsonBody(map[string]any{"ids": []int64{1, 2, 3}}), j},
+	}
+}
+
+// crawl walks everything the client can reach.
+func (c *crawler) crawl() {
+	f := c.f
+	for _, op := range getOps {
+		p := strings.TrimPrefix(op, "GET ")
+		switch {
+		case strings.Contains(p, "{id}"):
+		case strings.Contains(p, "{queue}"):
+			for _, q := range shelfmark.Queues {
+				c.queue = append(c.queue, req{method: "GET", path: strings.ReplaceAll(p, "{queue}", q)})
+			}
+		default:
+			c.queue = append(c.queue, req{method: "GET", path: p})
+		}
+	}
+	queries := []string{"", "whales", "text", "logbook", "letter", "diaries", "letters"}
+	queries = append(queries, f.words...)
+	for _, q := range queries {
+		for _, extra := range []string{"", "&limit=1", "&kind=work", "&kind=fileset", "&collection=" + string(f.C), "&format=Secret%20Format"} {
+			c.queue = append(c.queue, req{method: "GET", path: "/api/v1/search?q=" + url.QueryEscape(q) + extra})
+		}
+	}
+	for _, p := range []string{"oai_dc", "marcxml"} {
+		c.queue = append(c.queue, req{method: "GET", path: "/oai?verb=ListRecords&metadataPrefix=" + p},
+			req{method: "GET", path: "/oai?verb=ListIdentifiers&metadataPrefix=" + p})
+	}
+	c.queue = append(c.queue, req{method: "GET", path: "/oai?verb=ListSets"}, req{method: "GET", path: "/oai?verb=Identify"},
+		req{method: "POST", path: "/oai", body: "verb=ListRecords&metadataPrefix=oai_dc", hdrs: []string{"Content-Type", "application/x-www-form-urlencoded"}})
+	c.ids[f.C], c.ids[f.D] = true, true
+	c.queueID(f.C)
+	c.queueID(f.D)
+	// the hidden ids, asked for directly, read and written
+	for _, id := range f.secret {
+		c.queueID(id)
+		if !c.control {
+			c.queue = append(c.queue, c.writes(id)...)
+		}
+	}
+	for len(c.queue) > 0 {
+		rq := c.queue[0]
+		c.queue = c.queue[1:]
+		c.learn(rq, c.send(rq))
+	}
+}
+
+func TestLeak(t *testing.T) {
+	doc, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	getOps = nil
+	for _, op := range openAPIOperations(t, doc) {
+		if strings.HasPrefix(op, "GET ") {
+			getOps = append(getOps, op)
+		}
+	}
+	slices.Sort(getOps)
+	onBackends(t, func(t *testing.T, backend string) {
+		start := time.Now()
+		f := newLeakFixture(t, backend)
+		e := f.e
+		ctx := context.Background()
+		nobody := e.addUser("nobody", shelfmark.ScopeWrite)
+		other := e.addUser("other", shelfmark.ScopeWrite)
+		e.grantRoles(f.D, []grantJSON{{"user:other", "manager"}})
+		expiring, _, err := e.accounts.CreateToken(ctx, shelfmark.NewToken{User: "admin", Kind: shelfmark.TokenAPI, Scope: shelfmark.ScopeAdmin,
+			Expires: ptr(e.clock.now().Add(time.Hour))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.do("GET", resPath(f.secret[0], ""), nil, as(expiring)...).want(t, http.StatusOK)
+		e.clock.advance(2 * time.Hour)
+
+		before := e.do("GET", resPath(f.secret[0], ""), nil).want(t, http.StatusOK).Body
+		echo := map[shelfmark.ID]*regexp.Regexp{}
+		for _, id := range f.secret {
+			echo[id] = allowedEcho(id)
+		}
+		// The same crawl by the admin finds every secret: it reaches them
+		// when allowed to.
+		admin := &crawler{f: f, name: "admin", token: e.admin, seen: map[string]bool{}, ids: map[shelfmark.ID]bool{}, echo: echo,
+			control: true, found: map[string]bool{}}
+		admin.crawl()
+		var secrets []string
+		for _, w := range f.words {
+			secrets = append(secrets, fmt.Sprintf("the word %q", w))
+		}
+		for _, b := range f.bytes {
+			secrets = append(secrets, fmt.Sprintf("the bytes %q", b))
+		}
+		for _, id := range f.secret {
+			secrets = append(secrets, fmt.Sprintf("the hidden id %s", id))
+		}
+		for _, s := range secrets {
+			if !admin.found[s] {
+				t.Errorf("the admin's crawl never met %s: the crawl does not reach it", s)
+			}
+		}
+		total := admin.requests
+		for _, cl := range []struct{ name, token string }{
+			{"anonymous", ""}, {"signed in without a role", nobody}, {"manager of another collection", other}, {"expired admin token", expiring},
+		} {
+			c := &crawler{f: f, name: cl.name, token: cl.token, seen: map[string]bool{}, ids: map[shelfmark.ID]bool{}, echo: echo}
+			c.crawl()
+			total += c.requests
+			for _, l := range c.leaks {
+				t.Error(l)
+			}
+			// the crawl did reach the public work
+			if cl.token != expiring && !c.ids[f.pubF] {
+				t.Errorf("%s: the crawl never found the public file %s (found %d ids)", cl.name, f.pubF, len(c.ids))
+			}
+			t.Logf("%s: %s: %d requests, %d ids found, %d leaks", backend, cl.name, c.requests, len(c.ids), len(c.leaks))
+		}
+		// nothing the clients sent changed the hidden work
+		if after := e.do("GET", resPath(f.secret[0], ""), nil).want(t, http.StatusOK).Body; !bytes.Equal(before, after) {
+			t.Errorf("the private work changed:\n%s\n%s", before, after)
+		}
+		t.Logf("%s: %d requests in %v", backend, total, time.Since(start).Round(time.Millisecond))
+	})
+}
