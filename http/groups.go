@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
@@ -108,6 +109,9 @@ func (s *Server) lookupSources(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(in.Keys) == 0 || len(in.Keys) > shelfmark.MaxPageSize {
 		return shelfmark.Errorf(shelfmark.EINVALID, "keys: send 1 to %d source keys.", shelfmark.MaxPageSize)
+	}
+	if slices.Contains(in.Keys, "") {
+		return shelfmark.Errorf(shelfmark.EINVALID, "keys: a source key is a non-empty string (null and \"\" name no item).")
 	}
 	found, err := s.opts.Resources.FindSources(r.Context(), in.Keys)
 	if err != nil {

@@ -120,21 +120,29 @@ func (s *Server) queueAction(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := map[string]any{"queue": q}
+	var b struct {
+		IDs []int64 `json:"ids"`
+	}
+	if r.ContentLength != 0 {
+		if err := readJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
+			return err
+		}
+	}
+	for _, id := range b.IDs {
+		if id <= 0 {
+			return shelfmark.Errorf(shelfmark.EINVALID, "ids: %d is not a job id.", id)
+		}
+	}
 	switch a := r.PathValue("action"); a {
 	case "pause", "resume":
+		if b.IDs != nil {
+			return shelfmark.Errorf(shelfmark.EINVALID, "ids: %s applies to the whole queue; only retry takes ids.", a)
+		}
 		if err := jq.PauseQueue(r.Context(), q, a == "pause"); err != nil {
 			return err
 		}
 		out["paused"] = a == "pause"
 	case "retry":
-		var b struct {
-			IDs []int64 `json:"ids"`
-		}
-		if r.ContentLength != 0 {
-			if err := readJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
-				return err
-			}
-		}
 		n, err := jq.RetryFailedJobs(r.Context(), q, b.IDs)
 		if err != nil {
 			return err

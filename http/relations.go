@@ -98,15 +98,18 @@ func (s *Server) putOrder(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var b struct {
-		Children []shelfmark.ID `json:"children"`
+		Children *[]shelfmark.ID `json:"children"`
 	}
 	if err := readJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
 		return err
 	}
-	res, err := s.opts.Resources.SetOrder(r.Context(), id, b.Children, ifMatch)
+	if b.Children == nil {
+		return shelfmark.Errorf(shelfmark.EINVALID, `children: name the children in order, {"children": [ids]} ([] for no order).`)
+	}
+	res, err := s.opts.Resources.SetOrder(r.Context(), id, *b.Children, ifMatch)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("ETag", etag(res.Version))
-	return writeJSON(w, http.StatusOK, map[string]any{"id": res.ID, "version": res.Version, "children": len(b.Children)})
+	return writeJSON(w, http.StatusOK, map[string]any{"id": res.ID, "version": res.Version, "children": len(*b.Children)})
 }

@@ -76,6 +76,13 @@ func decodeJSON(body []byte, v any) error {
 	if err := checkSurrogates(body); err != nil {
 		return err
 	}
+	// Every JSON body of the API is an object; null, which would decode
+	// into v as no fields at all, is refused like any other value.
+	if rest := bytes.TrimLeft(body, " \t\r\n"); len(rest) > 0 && rest[0] != '{' {
+		line, col := lineCol(body, int64(len(body)-len(rest)))
+		return &shelfmark.Error{Code: shelfmark.EINVALID, Message: fmt.Sprintf("Malformed JSON at line %d, column %d: the body must be a JSON object ({…}).", line, col),
+			Details: map[string]any{"line": line, "column": col}}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
