@@ -5,6 +5,7 @@
 #                      (Debian libvips-tools, poppler-utils, tesseract-ocr, tesseract-ocr-eng)
 #                      the background pipeline's tools: derivatives, PDF text, OCR
 #   chromium           (Debian chromium) headless, to render and screenshot HTML reports
+#   curl, jq, openssl  (Debian curl, jq, openssl) the README's five-minute walk
 #   .build/venv        a Python virtualenv with sickle, the third-party OAI-PMH harvester,
 #                      and schemathesis, which checks the server against its OpenAPI document
 #   .build/testdata/pymarc-5.4.0   the pymarc source distribution: real LoC MARC records under test/
@@ -25,6 +26,10 @@ command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr)
 [[ -n $(ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata 2>/dev/null) ]] || missing+=(tesseract-ocr-eng)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# the README's five-minute walk (cmd/shelfmark TestReadmeWalk) runs with these
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v jq >/dev/null 2>&1 || missing+=(jq)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 if (( ${#missing[@]} )); then
 	echo "== installing ${missing[*]}" >&2
 	apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/sqlite"
+)
+
+// readmeWalkHeading is the README section whose first sh block is the walk.
+const readmeWalkHeading = "## Five minutes with the API"
+
+// readmeWalkAddr is the address the walk is printed with (serve's default).
+const readmeWalkAddr = "127.0.0.1:8080"
+
+// TestReadmeWalk runs the README's five-minute walk exactly as printed
+// (only its address is changed, to a free port) with bash, curl, jq,
+// openssl and a shelfmark binary built from this tree first on PATH,
+// against `shelfmark serve` started with its defaults in an empty
+// directory, and checks that it prints what the paragraph after it says.
+func TestReadmeWalk(t *testing.T) {
+	if os.Getenv(crashChildEnv) == "1" || os.Getenv(ingestChildEnv) != "" || os.Getenv(cliChildEnv) == "1" {
+		t.Skip("running as a child process")
+	}
+	for _, tool := range []string{"bash", "curl", "jq", "openssl", "base64", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("SHELFMARK_REQUIRE_TOOLS") == "1" {
+				t.Fatalf("the README's walk needs %s: %v", tool, err)
+			}
+			t.Skipf("the README's walk needs %s (not installed)", tool)
+		}
+	}
+	script := readmeWalk(t)
+	bin := buildShelfmark(t)
+	dir := t.TempDir()
+	env := cleanEnv(filepath.Dir(bin))
+
+	addr := startReadmeServe(t, bin, dir, env)
+	if !strings.Contains(script, readmeWalkAddr) {
+		t.Fatalf("the walk does not name %s:\n%s", readmeWalkAddr, script)
+	}
+	script = strings.ReplaceAll(script, readmeWalkAddr, addr)
+	if err := os.WriteFile(filepath.Join(dir, "walk.sh"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	walk := exec.CommandContext(ctx, "bash", "walk.sh")
+	walk.Dir, walk.Env, walk.WaitDelay = dir, env, 10*time.Second
+	var stdout, stderr bytes.Buffer
+	walk.Stdout, walk.Stderr = &stdout, &stderr
+	err := walk.Run()
+	out := stdout.String()
+	t.Logf("bash walk.sh (%v)\n--- stdout\n%s--- stderr\n%s", err, out, stderr.String())
+	if err != nil {
+		t.Fatalf("the walk failed: %v", err)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("the walk wrote to standard error:\n%s", stderr.String())
+	}
+	checkReadmeWalk(t, out, dir, addr)
+}
+
+// readmeWalk returns the sh block that follows readmeWalkHeading in the
+// README.
+func readmeWalk(t *testing.T) string {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n"+readmeWalkHeading+"\n")
+	if !ok {
+		t.Fatalf("README.md has no %q section", readmeWalkHeading)
+	}
+	if next := strings.Index(section, "\n## "); next >= 0 {
+		section = section[:next]
+	}
+	_, block, ok := strings.Cut(section, "\n```sh\n")
+	if !ok {
+		t.Fatalf("the section %q has no sh block", readmeWalkHeading)
+	}
+	block, _, ok = strings.Cut(block, "\n```\n")
+	if !ok {
+		t.Fatalf("the sh block of %q does not end", readmeWalkHeading)
+	}
+	return block + "\n"
+}
+
+// buildShelfmark builds the shelfmark command of this tree (with the
+// sqlite_fts5 tag, as make does) into a directory of its own.
+func buildShelfmark(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bin", "shelfmark")
+	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags sqlite_fts5: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// cleanEnv is the environment of a fresh shell with binDir first on PATH:
+// this process's environment without its SHELFMARK_ variables.
+func cleanEnv(binDir string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SHELFMARK_") && !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// startReadmeServe runs `shelfmark serve --addr ADDR` in dir (so its data
+// is ./shelfmark-data there) until the test ends, and returns ADDR once it
+// is ready. It tries a few free ports, as another process may take the one
+// it picked first.
+func startReadmeServe(t *testing.T, bin, dir string, env []string) string {
+	t.Helper()
+	var output lockedBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("output of serve:\n%s", output.String())
+		}
+	})
+	for attempt := 0; attempt < 3; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		serve := exec.Command(bin, "serve", "--addr", addr)
+		serve.Dir, serve.Env, serve.Stdout, serve.Stderr = dir, env, &output, &output
+		if err := serve.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = serve.Wait(); close(exited) }()
+		stop := func() {
+			_ = serve.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(30 * time.Second):
+				_ = serve.Process.Kill()
+				<-exited
+			}
+		}
+		if serving(exited, "http://"+addr) {
+			t.Cleanup(stop)
+			return addr
+		}
+		stop()
+		if !strings.Contains(output.String(), "address already in use") {
+			break
+		}
+	}
+	t.Fatal("shelfmark serve did not become ready")
+	return ""
+}
+
+// serving polls base/readyz until it answers 200 (true), or the server
+// exits or a minute passes (false).
+func serving(exited <-chan struct{}, base string) bool {
+	hc := &http.Client{Timeout: 5 * time.Second}
+	defer hc.CloseIdleConnections()
+	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if status, _, err := do(hc, http.MethodGet, base+"/readyz", "", nil, nil); err == nil && status == http.StatusOK {
+			return true
+		}
+	}
+	return false
+}
+
+// checkReadmeWalk checks the walk's output against the paragraph after it:
+// the collection and work ids, the work as Turtle, the stored file with
+// its SHA-256, "digest_mismatch", the two pages in their new order, the
+// edited metadata, "precondition", the collection's member, 204 and 410.
+// The order and the file's page are checked against the data directory.
+func checkReadmeWalk(t *testing.T, out, dir, addr string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	id := `([0-9bcdfghjkmnpqrstvwxz]{9})`
+	want := func(what string, re *regexp.Regexp) []string {
+		t.Helper()
+		for len(lines) > 0 {
+			line := lines[0]
+			lines = lines[1:]
+			if m := re.FindStringSubmatch(line); m != nil {
+				return m
+			}
+		}
+		t.Fatalf("the walk did not print %s (%s) where the README says", what, re)
+		return nil
+	}
+	coll := want("the collection's id", regexp.MustCompile(`^collection `+id+`$`))[1]
+	work := want("the work's id", regexp.MustCompile(`^work `+id+`$`))[1]
+	if coll == work {
+		t.Fatalf("the collection and the work have the same id %s", coll)
+	}
+	rest := strings.Join(lines, "\n")
+	for _, s := range []string{
+		"<http://" + addr + "/api/v1/resources/" + work + ">",
+		`dc:title "Atlas of the Rhine"@en , "Rheinatlas"@de`,
+		`dc:date "1899"`,
+	} {
+		if !strings.Contains(rest, s) {
+			t.Errorf("the work as Turtle lacks %q", s)
+		}
+	}
+
+	png, err := os.ReadFile(filepath.Join(dir, "page1.png"))
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Fatalf("page1.png is not a PNG image (%v)", err)
+	}
+	sum := sha256.Sum256(png)
+	fileID := want("the stored file's id", regexp.MustCompile(`^  "id": "`+id+`",$`))[1]
+	want("the stored file's SHA-256", regexp.MustCompile(`^\s+"sha-256": "`+hex.EncodeToString(sum[:])+`"$`))
+	want(`"digest_mismatch"`, regexp.MustCompile(`^"digest_mismatch"$`))
+	page := regexp.MustCompile(`^\{"id":"` + id + `","position":([12])\}$`)
+	first, second := want("the first page", page), want("the second page", page)
+	if first[2] != "1" || second[2] != "2" || first[1] == second[1] {
+		t.Fatalf("the pages: %s and %s", first[0], second[0])
+	}
+	var meta map[string]any
+	if err := json.Unmarshal([]byte(want("the edited metadata", regexp.MustCompile(`^\{"dc:date":.*\}$`))[0]), &meta); err != nil || meta["dc:date"] != "1900" {
+		t.Errorf("the edited metadata: %v %v", meta, err)
+	}
+	want(`"precondition"`, regexp.MustCompile(`^"precondition"$`))
+	want("the collection's member", regexp.MustCompile(`^"`+work+`"$`))
+	want("204", regexp.MustCompile(`^204$`))
+	want("410", regexp.MustCompile(`^410$`))
+	if len(lines) != 0 {
+		t.Errorf("the walk printed more after 410: %q", lines)
+	}
+
+	// "two pages (file sets)": the one created second comes first now, and
+	// the file went into the one created first
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "shelfmark-data", "shelfmark.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [3]*shelfmark.ResourceRow
+	err = store.View(ctx, func(tx shelfmark.ReadTx) error {
+		for i, s := range []string{first[1], second[1], fileID} {
+			k, err := ids.Key(shelfmark.ID(s))
+			if err != nil {
+				return err
+			}
+			if rows[i], err = tx.Resource(ctx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, p1, file := rows[0], rows[1], rows[2]
+	if p1 == nil || p2 == nil || file == nil || p1.Kind != shelfmark.KindFileSet || p2.Kind != shelfmark.KindFileSet || file.Kind != shelfmark.KindFile {
+		t.Fatalf("the pages and the file: %+v %+v %+v", p2, p1, file)
+	}
+	if p2.Key < p1.Key || file.Parent != p1.Key {
+		t.Errorf("the pages are not in their new order (the second made listed first), or the file is not in the first: "+
+			"listed first %d, second %d, the file's parent %d", p2.Key, p1.Key, file.Parent)
+	}
+	if p1.Deleted == nil || p2.Deleted == nil || file.Deleted == nil {
+		t.Errorf("deleting the work left its file sets or file alive")
+	}
+}
