@@ -129,6 +129,12 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 				return err
 			}
 			if k, ok := found[g.SourceKey]; ok {
+				// the root is named only to a caller who may see it
+				if _, err := r.guard(tx, CallerFrom(o.ctx)).readable(context.Background(), k); ErrorCode(err) == ENOTFOUND {
+					return Errorf(ECONFLICT, "The source item %q was stored before.", g.SourceKey)
+				} else if err != nil && ErrorCode(err) != EGONE {
+					return err
+				}
 				return &Error{Code: ECONFLICT, Message: fmt.Sprintf("The source item %q was stored before, as %s.", g.SourceKey, r.ids.Encode(k)),
 					Details: map[string]any{"id": string(r.ids.Encode(k)), "source_key": g.SourceKey}}
 			}

@@ -41,6 +41,7 @@ const (
 	leakEmbargoed  = "zqxjkbramble" // the embargoed work's title
 	leakEmbText    = "zqxjkthistle" // a word in the embargoed work's text
 	leakBytesMagic = "\x00\xffLEAKqv7\x01\x02"
+	leakSourceKey  = "leak-source-item-1"
 )
 
 // leakFixture is the repository of the leak test.
@@ -87,8 +88,18 @@ func newLeakFixture(t *testing.T, backend string) *leakFixture {
 		{Kind: shelfmark.KindFile, Parent: sets[1].ID, File: raw},
 		{Kind: shelfmark.KindFile, Parent: sets[2].ID, File: embText},
 	})
+	// a thumbnail of the private work, and a private work an ingest
+	// stored under a source key
+	thumb := e.putBytes("thumb.png", "image/png", []byte("PNG thumbnail "+leakBytesMagic))
+	thumb.Use = "thumbnail"
+	thumbs := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFile, Parent: sets[1].ID, File: thumb}})
+	roots, errs := e.repo.CreateGroups(ctx, []*shelfmark.NewGroup{{SourceKey: leakSourceKey, Resources: []*shelfmark.NewResource{
+		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.C}, Visibility: shelfmark.Private, Metadata: titled(leakTitle + " ingested")}}}})
+	if errs[0] != nil {
+		t.Fatal(errs[0])
+	}
 	f.pub, f.pubFS, f.pubF = pub, sets[0].ID, files[0].ID
-	f.secret = []shelfmark.ID{priv, sets[1].ID, files[1].ID, files[2].ID, emb, sets[2].ID, files[3].ID}
+	f.secret = []shelfmark.ID{priv, sets[1].ID, files[1].ID, files[2].ID, thumbs[0].ID, emb, sets[2].ID, files[3].ID, roots[0].ID}
 	f.words = []string{leakTitle, leakText, leakFileName, leakEmbargoed, leakEmbText}
 	f.bytes = [][]byte{[]byte(leakBytesMagic), []byte("LEAKqv7")}
 
@@ -328,6 +339,11 @@ func (c *crawler) writes(id shelfmark.ID) []req {
 			map[string]any{"ref": "a", "kind": "work", "memberOf": []string{string(id)}}}}}}), j},
 		{"GET", resPath(id, "/roles"), "", nil},
 		{"PUT", resPath(id, "/roles"), `{"grants": [{"principal": "user:nobody", "role": "manager"}]}`, j},
+		{"POST", "/api/v1/sources/lookup", jsonBody(map[string]any{"keys": []string{leakSourceKey}}), j},
+		{"POST", "/api/v1/groups", jsonBody(map[string]any{"groups": []any{map[string]any{"sourceKey": leakSourceKey, "resources": []any{
+			map[string]any{"ref": "a", "kind": "work", "memberOf": []shelfmark.ID{f.C}}}}}}), j},
+		{"POST", "/api/v1/groups", jsonBody(map[string]any{"groups": []any{map[string]any{"sourceKey": leakSourceKey, "resources": []any{
+			map[string]any{"ref": "a", "kind": "work", "memberOf": []shelfmark.ID{f.D}}}}}}), j},
 		{"POST", "/api/v1/jobs/characterize/retry", jsonBody(map[string]any{"ids": []int64{1, 2, 3}}), j},
 	}
 }
