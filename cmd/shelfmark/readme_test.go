@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/rdf"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
 
@@ -217,15 +219,25 @@ func checkReadmeWalk(t *testing.T, out, dir, addr string) {
 	if coll == work {
 		t.Fatalf("the collection and the work have the same id %s", coll)
 	}
-	rest := strings.Join(lines, "\n")
-	for _, s := range []string{
-		"<http://" + addr + "/api/v1/resources/" + work + ">",
-		`dc:title "Atlas of the Rhine"@en , "Rheinatlas"@de`,
-		`dc:date "1899"`,
-	} {
-		if !strings.Contains(rest, s) {
-			t.Errorf("the work as Turtle lacks %q", s)
+	// the work as Turtle: every line up to the stored file's JSON
+	var turtle []string
+	for len(lines) > 0 && lines[0] != "{" {
+		turtle, lines = append(turtle, lines[0]), lines[1:]
+	}
+	triples, err := rdf.Parse(strings.NewReader(strings.Join(turtle, "\n")), "text/turtle", "")
+	if err != nil {
+		t.Fatalf("the work as Turtle: %v", err)
+	}
+	var got []string
+	for _, tr := range triples {
+		if tr.Subject.Value != "http://"+addr+"/api/v1/resources/"+work {
+			t.Errorf("the Turtle is about %s, not the work", tr.Subject.Value)
 		}
+		got = append(got, strings.TrimPrefix(tr.Predicate, shelfmark.NSDC)+" "+tr.Object.Value+"@"+tr.Object.Lang)
+	}
+	slices.Sort(got)
+	if want := []string{"date 1899@", "title Atlas of the Rhine@en", "title Rheinatlas@de"}; !slices.Equal(got, want) {
+		t.Errorf("the work as Turtle says %q, want %q", got, want)
 	}
 
 	png, err := os.ReadFile(filepath.Join(dir, "page1.png"))
