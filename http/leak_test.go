@@ -42,6 +42,7 @@ const (
 	leakEmbText    = "zqxjkthistle" // a word in the embargoed work's text
 	leakBytesMagic = "\x00\xffLEAKqv7\x01\x02"
 	leakSourceKey  = "leak-source-item-1"
+	leakFormat     = "Zqxjkformat" // the format of the hidden works' pages
 )
 
 // leakFixture is the repository of the leak test.
@@ -100,7 +101,7 @@ func newLeakFixture(t *testing.T, backend string) *leakFixture {
 	}
 	f.pub, f.pubFS, f.pubF = pub, sets[0].ID, files[0].ID
 	f.secret = []shelfmark.ID{priv, sets[1].ID, files[1].ID, files[2].ID, thumbs[0].ID, emb, sets[2].ID, files[3].ID, roots[0].ID}
-	f.words = []string{leakTitle, leakText, leakFileName, leakEmbargoed, leakEmbText}
+	f.words = []string{leakTitle, leakText, leakFileName, leakEmbargoed, leakEmbText, strings.ToLower(leakFormat)}
 	f.bytes = [][]byte{[]byte(leakBytesMagic), []byte("LEAKqv7")}
 
 	// The search index: the indexer writes the metadata documents; the
@@ -118,8 +119,8 @@ func newLeakFixture(t *testing.T, backend string) *leakFixture {
 	}
 	docs := []shelfmark.SearchDoc{
 		{Key: k(sets[0].ID), Work: k(pub), Kind: shelfmark.KindFileSet, Format: "Plain Text", Body: "public whales text"},
-		{Key: k(sets[1].ID), Work: k(priv), Kind: shelfmark.KindFileSet, Format: "Plain Text", Body: "Logbook text: " + leakText + " and whales."},
-		{Key: k(sets[2].ID), Work: k(emb), Kind: shelfmark.KindFileSet, Format: "Secret Format", Body: "Letter: " + leakEmbText + " whales"},
+		{Key: k(sets[1].ID), Work: k(priv), Kind: shelfmark.KindFileSet, Format: leakFormat, Body: "Logbook text: " + leakText + " and whales."},
+		{Key: k(sets[2].ID), Work: k(emb), Kind: shelfmark.KindFileSet, Format: leakFormat, Body: "Letter: " + leakEmbText + " whales"},
 	}
 	if err := e.store.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs) }); err != nil {
 		t.Fatal(err)
@@ -348,6 +349,52 @@ func (c *crawler) writes(id shelfmark.ID) []req {
 	}
 }
 
+// searchCounts checks that the total and the facet counts of a search
+// are those of the hits the client gets: a count of hidden works would
+// tell of them without naming them.
+func (c *crawler) searchCounts(q string) {
+	rq := req{method: "GET", path: "/api/v1/search?limit=100&q=" + url.QueryEscape(q)}
+	r := c.f.e.do(rq.method, rq.path, nil, as(c.token)...)
+	c.requests++
+	c.scan(rq, r)
+	if r.Status != http.StatusOK {
+		return
+	}
+	var b searchBody
+	if err := json.Unmarshal(r.Body, &b); err != nil || b.Next != "" || b.Total == nil || b.Facets == nil || (b.Estimated != nil && *b.Estimated) {
+		c.leak(rq, r, "body", "a first page that is not the whole answer")
+		return
+	}
+	kinds, formats := map[string]int64{}, map[string]int64{}
+	for _, h := range b.Hits {
+		kinds[h.Kind]++
+		if h.Format != "" {
+			formats[h.Format]++
+		}
+	}
+	facet := func(fs []facetJSON) map[string]int64 {
+		out := map[string]int64{}
+		for _, f := range fs {
+			out[f.Value] = f.Count
+		}
+		return out
+	}
+	if *b.Total != int64(len(b.Hits)) {
+		c.leak(rq, r, "body", fmt.Sprintf("a total of %d for %d hits", *b.Total, len(b.Hits)))
+	}
+	if got := facet(b.Facets.Kind); fmt.Sprint(got) != fmt.Sprint(kinds) {
+		c.leak(rq, r, "body", fmt.Sprintf("kind facets %v for hits of kinds %v", got, kinds))
+	}
+	for _, f := range b.Facets.Collection {
+		if f.Count > int64(len(b.Hits)) {
+			c.leak(rq, r, "body", fmt.Sprintf("%d hits in the collection %s, of %d hits", f.Count, f.Value, len(b.Hits)))
+		}
+	}
+	if got := facet(b.Facets.Format); fmt.Sprint(got) != fmt.Sprint(formats) {
+		c.leak(rq, r, "body", fmt.Sprintf("format facets %v for hits of formats %v", got, formats))
+	}
+}
+
 // crawl walks everything the client can reach.
 func (c *crawler) crawl() {
 	f := c.f
@@ -366,7 +413,7 @@ func (c *crawler) crawl() {
 	queries := []string{"", "whales", "text", "logbook", "letter", "diaries", "letters"}
 	queries = append(queries, f.words...)
 	for _, q := range queries {
-		for _, extra := range []string{"", "&limit=1", "&kind=work", "&kind=fileset", "&collection=" + string(f.C), "&format=Secret%20Format"} {
+		for _, extra := range []string{"", "&limit=1", "&kind=work", "&kind=fileset", "&collection=" + string(f.C), "&format=" + leakFormat} {
 			c.queue = append(c.queue, req{method: "GET", path: "/api/v1/search?q=" + url.QueryEscape(q) + extra})
 		}
 	}
@@ -384,6 +431,11 @@ func (c *crawler) crawl() {
 		c.queueID(id)
 		if !c.control {
 			c.queue = append(c.queue, c.writes(id)...)
+		}
+	}
+	if !c.control {
+		for _, q := range queries {
+			c.searchCounts(q)
 		}
 	}
 	for len(c.queue) > 0 {
@@ -433,7 +485,9 @@ func TestLeak(t *testing.T) {
 		admin.crawl()
 		var secrets []string
 		for _, w := range f.words {
-			secrets = append(secrets, fmt.Sprintf("the word %q", w))
+			if w != strings.ToLower(leakFormat) { // only in the search index, which shows public works to all
+				secrets = append(secrets, fmt.Sprintf("the word %q", w))
+			}
 		}
 		for _, b := range f.bytes {
 			secrets = append(secrets, fmt.Sprintf("the bytes %q", b))
