@@ -394,8 +394,10 @@ func (m *matrix) rows() []row {
 		}, rule: writer(200)}}},
 		{"GET /api/v1/resources/{id}", []probe{
 			{name: "work", target: rd, build: func(c *cell) req { return req{method: "GET", path: resPath(c.t.W, "")} }, rule: readTarget(200)},
-			{name: "file set", target: rd, build: func(c *cell) req { return req{method: "GET", path: resPath(c.t.FS, "")} }, rule: readTarget(200)},
-			{name: "file", target: rd, build: func(c *cell) req { return req{method: "GET", path: resPath(c.t.F, "")} }, rule: readTarget(200)},
+			{name: "file set", target: rd, build: func(c *cell) req { return req{method: "GET", path: resPath(c.t.FS, "")} }, rule: readTarget(200),
+				check: inheritedVisibility},
+			{name: "file", target: rd, build: func(c *cell) req { return req{method: "GET", path: resPath(c.t.F, "")} }, rule: readTarget(200),
+				check: inheritedVisibility},
 			{name: "work as Turtle", target: rd, build: func(c *cell) req {
 				return req{method: "GET", path: resPath(c.t.W, ""), hdrs: []string{"Accept", "text/turtle"}}
 			}, rule: readTarget(200)},
@@ -522,6 +524,22 @@ func (m *matrix) extraRows() []row {
 			return req{"POST", "/oai", "verb=Identify", []string{"Content-Type", "application/x-www-form-urlencoded"}}
 		}, rule: public(200)}}},
 	}
+}
+
+// inheritedVisibility: the file set and file of a work that is
+// authenticated or private say so (they are as hidden as their work).
+func inheritedVisibility(c *cell, r *response) string {
+	var res resource
+	if err := json.Unmarshal(r.Body, &res); err != nil {
+		return err.Error()
+	}
+	switch c.t.kind.name {
+	case "authenticated", "private", "own private":
+		if want := string(c.t.kind.eff); res.Visibility != want {
+			return fmt.Sprintf("reports visibility %q, want %q (its work's)", res.Visibility, want)
+		}
+	}
+	return ""
 }
 
 // checkMembers: the members of C the caller sees are the read targets it
