@@ -6,6 +6,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -57,6 +58,13 @@ type AuthCost struct {
 	// RateRatio is Auth's throughput over NoAuth's: 1 means
 	// authentication costs nothing, 0.95 that it costs 5% of throughput.
 	RateRatio float64 `json:"rate_ratio"`
+	// RateRatioLow and RateRatioHigh bound a 95% interval of RateRatio
+	// from the ratios of the rounds taken in pairs (one of each side,
+	// one after the other; a normal approximation of their logarithms).
+	// An interval that holds 1 means the run could not tell the sides
+	// apart: the machine's noise was larger than the cost.
+	RateRatioLow  float64 `json:"rate_ratio_low"`
+	RateRatioHigh float64 `json:"rate_ratio_high"`
 	// P50Ratio and P99Ratio are Auth's latency percentiles over NoAuth's
 	// (above 1: authenticated requests are slower).
 	P50Ratio float64 `json:"p50_ratio"`
@@ -67,8 +75,21 @@ type AuthCost struct {
 	RoundSeconds float64 `json:"round_seconds"`
 }
 
-// ratios fills in the ratios of a from its sides.
-func (a *AuthCost) ratios() {
+// ratios fills in the ratios of a from its sides, and the interval of the
+// rate ratio from the logarithms of the paired rounds' ratios.
+func (a *AuthCost) ratios(logPairs []float64) {
+	if n := float64(len(logPairs)); n >= 2 {
+		var sum, sq float64
+		for _, x := range logPairs {
+			sum += x
+		}
+		mean := sum / n
+		for _, x := range logPairs {
+			sq += (x - mean) * (x - mean)
+		}
+		half := 1.96 * math.Sqrt(sq/(n-1)/n)
+		a.RateRatioLow, a.RateRatioHigh = math.Exp(mean-half), math.Exp(mean+half)
+	}
 	div := func(x, y float64) float64 {
 		if y <= 0 {
 			return 0

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -120,6 +121,7 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 		return st, lat, nil
 	}
 	whole := make([]tally, len(sides))
+	var wholePairs []float64 // log(auth rate / noauth rate) of each pair of rounds
 	for _, n := range c.Clients {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -132,7 +134,9 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 			}
 		}
 		step := make([]tally, len(sides))
+		var pairs []float64
 		for r := 0; r < rounds; r++ {
+			rates := make([]float64, len(sides))
 			// auth, noauth, then noauth, auth: neither side always goes
 			// first (after the other's load, or as the store has grown)
 			for k := range sides {
@@ -148,11 +152,16 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 				}
 				step[k].add(st, lat)
 				whole[k].add(st, lat)
+				rates[k] = st.RatePerS
+			}
+			if len(sides) > 1 && rates[0] > 0 && rates[1] > 0 {
+				pairs = append(pairs, math.Log(rates[0]/rates[1]))
 			}
 		}
+		wholePairs = append(wholePairs, pairs...)
 		st := step[0].step(n)
 		if len(sides) > 1 {
-			st.AuthCost = authCost(step[0], step[1], rounds, round)
+			st.AuthCost = authCost(step[0], step[1], rounds, round, pairs)
 		}
 		rep.Steps = append(rep.Steps, st)
 		rep.Errors += st.Errors
@@ -172,7 +181,8 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 		rep.LatencyMS = all.LatencyMS
 	}
 	if len(sides) > 1 {
-		rep.AuthCost = authCost(whole[0], whole[1], rounds*len(c.Clients), round)
+		// the pairs of every step: each compares the sides at one load
+		rep.AuthCost = authCost(whole[0], whole[1], rounds*len(c.Clients), round, wholePairs)
 	}
 	// flatness of a ramp: the rate of the last step over the first
 	if len(rep.Steps) > 1 && rep.Steps[0].RatePerS > 0 {
@@ -240,10 +250,11 @@ func (t *tally) step(n int) Step {
 	return Step{Clients: n, Items: s.Items, Seconds: s.Seconds, RatePerS: s.RatePerS, LatencyMS: &s.LatencyMS, Errors: s.Errors, ErrorCodes: t.codes}
 }
 
-// authCost compares the authenticated side with the other.
-func authCost(auth, noauth tally, rounds int, round time.Duration) *AuthCost {
+// authCost compares the authenticated side with the other; logPairs are
+// the logarithms of the ratios of its pairs of rounds.
+func authCost(auth, noauth tally, rounds int, round time.Duration, logPairs []float64) *AuthCost {
 	a := &AuthCost{Auth: auth.side(), NoAuth: noauth.side(), Rounds: rounds, RoundSeconds: round.Seconds()}
-	a.ratios()
+	a.ratios(logPairs)
 	return a
 }
 

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"math"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -88,7 +90,8 @@ func TestRunRestAuth(t *testing.T) {
 	if a == nil || a.Auth.Items != rep.Items || a.NoAuth.Items < 6 || a.NoAuth.Errors != 0 || a.Rounds != 6 || a.RoundSeconds != 0.1 {
 		t.Fatalf("comparison %+v", a)
 	}
-	if a.RateRatio <= 0 || a.P50Ratio <= 0 || a.P99Ratio <= 0 || a.Auth.LatencyMS.P50 <= 0 || a.NoAuth.LatencyMS.P99 <= 0 {
+	if a.RateRatio <= 0 || a.P50Ratio <= 0 || a.P99Ratio <= 0 || a.Auth.LatencyMS.P50 <= 0 || a.NoAuth.LatencyMS.P99 <= 0 ||
+		a.RateRatioLow <= 0 || a.RateRatioLow > a.RateRatioHigh {
 		t.Fatalf("ratios %+v", a)
 	}
 	var stepItems int64
@@ -126,5 +129,92 @@ func TestRunRestAuth(t *testing.T) {
 	}
 	if n := lookups.Load(); n != 1 {
 		t.Errorf("%d token lookups in the database for %d authenticated requests, want 1", n, rep.Items)
+	}
+}
+
+// TestAuthCostInterval: the interval of the rate ratio comes from the
+// paired rounds' ratios: none when there is one pair, a point when every
+// pair agrees, and around their geometric mean otherwise.
+func TestAuthCostInterval(t *testing.T) {
+	a := AuthCost{Auth: Side{RatePerS: 90}, NoAuth: Side{RatePerS: 100}}
+	a.ratios([]float64{math.Log(0.9)})
+	if a.RateRatio != 0.9 || a.RateRatioLow != 0 || a.RateRatioHigh != 0 {
+		t.Fatalf("one pair: %+v", a)
+	}
+	a.ratios([]float64{math.Log(0.9), math.Log(0.9), math.Log(0.9)})
+	if math.Abs(a.RateRatioLow-0.9) > 1e-12 || math.Abs(a.RateRatioHigh-0.9) > 1e-12 {
+		t.Fatalf("pairs that agree: %+v", a)
+	}
+	// ratios 0.8 and 1.25: logarithms ±0.223, mean 0, sd 0.316, half-width
+	// 1.96·0.316/√2 = 0.437
+	a.ratios([]float64{math.Log(0.8), math.Log(1.25)})
+	if math.Abs(a.RateRatioLow-math.Exp(-0.4374)) > 1e-3 || math.Abs(a.RateRatioHigh-math.Exp(0.4374)) > 1e-3 {
+		t.Fatalf("pairs that differ: %+v", a)
+	}
+}
+
+// BenchmarkEnvelope serves requests in process through the server's
+// envelope with a token (auth) and with a fixed caller that reads no
+// credential (noauth): the difference per request is what authenticating
+// a request costs, without the network and the load generator. healthz is
+// the envelope alone; work reads a work of 54 statements.
+//
+//	go test -tags sqlite_fts5 -run '^$' -bench Envelope -count 5 ./bench/
+func BenchmarkEnvelope(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "env.db"), sqlite.Options{Relaxed: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	blobs, err := blob.NewLocal(filepath.Join(b.TempDir(), "blobs"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids, err := shelfmark.LoadIDCodec(ctx, db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{IDs: ids})
+	b.Cleanup(func() { repo.Close(); db.Close(); blobs.Close() })
+	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
+	if _, err := acc.EnsureAdmin(ctx); err != nil {
+		b.Fatal(err)
+	}
+	token, _, err := acc.CreateToken(ctx, shelfmark.NewToken{User: "admin", Kind: shelfmark.TokenAPI, Scope: shelfmark.ScopeAdmin})
+	if err != nil {
+		b.Fatal(err)
+	}
+	caller, err := acc.Authenticate(ctx, token)
+	if err != nil {
+		b.Fatal(err)
+	}
+	work, err := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: patentStatements(1, 0, 54)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := shttp.Options{Resources: repo, Blobs: blobs, Storage: db, Accounts: acc}
+	auth := shttp.NewServer(opts)
+	opts.FixedCaller = caller
+	noauth := shttp.NewServer(opts)
+	for _, path := range []struct{ name, path string }{{"healthz", "/healthz"}, {"work", "/api/v1/resources/" + string(work.ID)}} {
+		for _, side := range []struct {
+			name  string
+			srv   http.Handler
+			token string
+		}{{"auth", auth, token}, {"noauth", noauth, ""}} {
+			b.Run(path.name+"/"+side.name, func(b *testing.B) {
+				req := httptest.NewRequest(http.MethodGet, path.path, nil)
+				if side.token != "" {
+					req.Header.Set("Authorization", "Bearer "+side.token)
+				}
+				for b.Loop() {
+					w := httptest.NewRecorder()
+					side.srv.ServeHTTP(w, req)
+					if w.Code != http.StatusOK {
+						b.Fatalf("%s: %d %s", path.path, w.Code, w.Body)
+					}
+				}
+			})
+		}
 	}
 }

@@ -102,8 +102,8 @@ instead, so both can be compared with the same load generator.`,
 					fmt.Fprintf(out, "clients %3d  %8.0f works/s  p50 %6.2f ms  p95 %6.2f ms  p99 %6.2f ms  max %7.2f ms  errors %d %v\n",
 						s.Clients, s.RatePerS, s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99, s.LatencyMS.Max, s.Errors, s.ErrorCodes)
 					if a := s.AuthCost; a != nil {
-						fmt.Fprintf(out, "     noauth  %8.0f works/s  p50 %6.2f ms  p99 %6.2f ms  errors %d;  auth/noauth: rate %.3f  p50 %.3f  p99 %.3f\n",
-							a.NoAuth.RatePerS, a.NoAuth.LatencyMS.P50, a.NoAuth.LatencyMS.P99, a.NoAuth.Errors, a.RateRatio, a.P50Ratio, a.P99Ratio)
+						fmt.Fprintf(out, "     noauth  %8.0f works/s  p50 %6.2f ms  p99 %6.2f ms  errors %d;  auth/noauth: rate %.3f (%.2f–%.2f)  p50 %.3f  p99 %.3f\n",
+							a.NoAuth.RatePerS, a.NoAuth.LatencyMS.P50, a.NoAuth.LatencyMS.P99, a.NoAuth.Errors, a.RateRatio, a.RateRatioLow, a.RateRatioHigh, a.P50Ratio, a.P99Ratio)
 					}
 				}}
 			backend := "sqlite"
@@ -185,9 +185,9 @@ instead, so both can be compared with the same load generator.`,
 			fmt.Fprintf(out, "rest %s: %d works in %.1f s, best %.0f works/s, %.0f%% of the raw limit; p99 %.2f ms; %d errors; peak RSS %.0f MiB\n",
 				backend, rep.Items, rep.Seconds, best, 100*rep.FractionLimit, rep.LatencyMS.P99, rep.Errors, float64(rep.PeakRSSBytes)/(1<<20))
 			if a := rep.AuthCost; a != nil {
-				fmt.Fprintf(out, "authentication: with a token %.0f works/s p50 %.2f ms p99 %.2f ms; without %.0f works/s p50 %.2f ms p99 %.2f ms; auth/noauth: rate %.3f, p50 %.3f, p99 %.3f (%d alternating rounds of %.1f s each)\n",
+				fmt.Fprintf(out, "authentication: with a token %.0f works/s p50 %.2f ms p99 %.2f ms; without %.0f works/s p50 %.2f ms p99 %.2f ms; auth/noauth: rate %.3f (95%% interval of the paired rounds %.3f–%.3f), p50 %.3f, p99 %.3f (%d alternating rounds of %.1f s each side)\n",
 					a.Auth.RatePerS, a.Auth.LatencyMS.P50, a.Auth.LatencyMS.P99, a.NoAuth.RatePerS, a.NoAuth.LatencyMS.P50, a.NoAuth.LatencyMS.P99,
-					a.RateRatio, a.P50Ratio, a.P99Ratio, a.Rounds, a.RoundSeconds)
+					a.RateRatio, a.RateRatioLow, a.RateRatioHigh, a.P50Ratio, a.P99Ratio, a.Rounds, a.RoundSeconds)
 			}
 			return finish(out, rep, jsonPath, reportDir)
 		},
