@@ -52,10 +52,11 @@ type leakFixture struct {
 	D shelfmark.ID // the other manager's collection
 	// pub is a public work, its file set and file: the crawler finds them.
 	pub, pubFS, pubF shelfmark.ID
-	// the hidden resources
-	secret []shelfmark.ID
-	words  []string
-	bytes  [][]byte
+	// the hidden resources, and an id that names nothing
+	secret  []shelfmark.ID
+	missing shelfmark.ID
+	words   []string
+	bytes   [][]byte
 }
 
 func newLeakFixture(t *testing.T, backend string) *leakFixture {
@@ -101,6 +102,7 @@ func newLeakFixture(t *testing.T, backend string) *leakFixture {
 	}
 	f.pub, f.pubFS, f.pubF = pub, sets[0].ID, files[0].ID
 	f.secret = []shelfmark.ID{priv, sets[1].ID, files[1].ID, files[2].ID, thumbs[0].ID, emb, sets[2].ID, files[3].ID, roots[0].ID}
+	f.missing = e.repo.IDs().Encode(shelfmark.MaxKey - 7)
 	f.words = []string{leakTitle, leakText, leakFileName, leakEmbargoed, leakEmbText, strings.ToLower(leakFormat)}
 	f.bytes = [][]byte{[]byte(leakBytesMagic), []byte("LEAKqv7")}
 
@@ -144,13 +146,16 @@ func newLeakFixture(t *testing.T, backend string) *leakFixture {
 var idRE = regexp.MustCompile(`[0-9bcdfghjkmnpqrstvwxz]{9}`)
 
 // allowedEcho matches the messages that may name a hidden id the client
-// sent, because they say the same of an id that names nothing: "No
-// resource has the id X." of the API, and OAI-PMH's echo of the request
-// (<request identifier="…">, which the protocol requires) and its
-// idDoesNotExist error.
+// sent, because they say the same of an id that names nothing (the test
+// also checks that they do): "No resource has the id X." of the API, its
+// refusal of a listing cursor it did not give out (which quotes the
+// parameter), and OAI-PMH's echo of the request (<request
+// identifier="…">, which the protocol requires) and its idDoesNotExist
+// error.
 func allowedEcho(id shelfmark.ID) *regexp.Regexp {
 	q := `(?:"|&#34;|&quot;)`
 	return regexp.MustCompile(`(?i)no resource has the id ` + string(id) + `\.` +
+		`|after: \\"` + string(id) + `\\" is not a cursor this list gave out\.` +
 		`|<request [^>]*>[^<]*</request>` +
 		`|No item has the identifier ` + q + `oai:repo\.example\.org:` + string(id) + q + `\.`)
 }
@@ -170,6 +175,7 @@ type crawler struct {
 	// no writes, and what it finds goes to found instead of leaks.
 	control bool
 	found   map[string]bool
+	answers map[string]*response // by reqKey
 }
 
 // scan checks one response for the secrets.
@@ -209,9 +215,43 @@ func (c *crawler) leak(rq req, r *response, where, what string) {
 	c.leaks = append(c.leaks, fmt.Sprintf("%s: %s %s (%s) -> %d: %s in the %s: %.400s", c.name, rq.method, rq.path, strings.Join(rq.hdrs, " "), r.Status, what, where, r.Body))
 }
 
+func reqKey(rq req) string {
+	return rq.method + " " + rq.path + " " + strings.Join(rq.hdrs, "|") + " " + rq.body
+}
+
+// swapID returns rq with id replaced by other.
+func swapID(rq req, id, other shelfmark.ID) req {
+	out := req{method: rq.method, path: strings.ReplaceAll(rq.path, string(id), string(other)), body: strings.ReplaceAll(rq.body, string(id), string(other))}
+	for _, h := range rq.hdrs {
+		out.hdrs = append(out.hdrs, strings.ReplaceAll(h, string(id), string(other)))
+	}
+	return out
+}
+
+var responseDateRE = regexp.MustCompile(`<responseDate>[^<]*</responseDate>`)
+
+// normal is a response as compared between a hidden and a missing id:
+// status, the headers that say something, and the body, with both ids
+// written X.
+func (c *crawler) normal(r *response) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d\n", r.Status)
+	for _, h := range []string{"Content-Type", "Allow", "Location", "ETag", "Link", "WWW-Authenticate", "Content-Range", "Content-Disposition"} {
+		if v := r.Header.Values(h); len(v) > 0 {
+			fmt.Fprintf(&b, "%s: %s\n", h, strings.Join(v, ", "))
+		}
+	}
+	body := responseDateRE.ReplaceAll(r.Body, nil)
+	for _, id := range c.f.secret {
+		body = bytes.ReplaceAll(body, []byte(id), []byte("X"))
+	}
+	b.Write(bytes.ReplaceAll(body, []byte(c.f.missing), []byte("X")))
+	return b.String()
+}
+
 // send sends a request once and scans its answer.
 func (c *crawler) send(rq req) *response {
-	key := rq.method + " " + rq.path + " " + strings.Join(rq.hdrs, "|") + " " + rq.body
+	key := reqKey(rq)
 	if c.seen[key] {
 		return nil
 	}
@@ -223,6 +263,7 @@ func (c *crawler) send(rq req) *response {
 	}
 	r := c.f.e.do(rq.method, rq.path, body, as(c.token, rq.hdrs...)...)
 	c.scan(rq, r)
+	c.answers[key] = r
 	return r
 }
 
@@ -284,27 +325,39 @@ var getOps []string
 
 // queueID queues every GET route that takes an id, and the OAI-PMH
 // records, for id.
-func (c *crawler) queueID(id shelfmark.ID) {
+func (c *crawler) queueID(id shelfmark.ID) { c.queue = append(c.queue, c.reads(id)...) }
+
+// reads are the reads of an id: every GET route that takes one, content
+// with ranges, other representations, conditional requests, listings
+// that start after it, the audit trail and search in it, its OAI-PMH
+// records.
+func (c *crawler) reads(id shelfmark.ID) []req {
+	var out []req
 	for _, op := range getOps {
 		p := strings.TrimPrefix(op, "GET ")
 		if !strings.Contains(p, "{id}") {
 			continue
 		}
-		c.queue = append(c.queue, req{method: "GET", path: strings.ReplaceAll(p, "{id}", string(id))})
+		out = append(out, req{method: "GET", path: strings.ReplaceAll(p, "{id}", string(id))})
 	}
 	content := resPath(id, "/content")
 	for _, rg := range []string{"bytes=0-5", "bytes=-4", "bytes=0-2,4-8,1-3", "bytes=10-"} {
-		c.queue = append(c.queue, req{method: "GET", path: content, hdrs: []string{"Range", rg}})
+		out = append(out, req{method: "GET", path: content, hdrs: []string{"Range", rg}})
 	}
-	c.queue = append(c.queue, req{method: "GET", path: resPath(id, ""), hdrs: []string{"Accept", "text/turtle"}},
+	out = append(out, req{method: "GET", path: resPath(id, ""), hdrs: []string{"Accept", "text/turtle"}},
 		req{method: "GET", path: resPath(id, ""), hdrs: []string{"Accept", "application/ld+json"}},
+		req{method: "GET", path: resPath(id, ""), hdrs: []string{"If-None-Match", `"1"`}},
+		req{method: "GET", path: resPath(id, ""), hdrs: []string{"If-None-Match", "*"}},
 		req{method: "GET", path: resPath(id, "/members?limit=1")}, req{method: "GET", path: resPath(id, "/children?limit=1")},
+		req{method: "GET", path: resPath(c.f.C, "/members?after="+string(id))},
+		req{method: "GET", path: resPath(c.f.pub, "/children?after="+string(id))},
 		req{method: "GET", path: "/api/v1/audit?resource=" + string(id)},
-		req{method: "GET", path: "/api/v1/search?collection=" + string(id)})
+		req{method: "GET", path: "/api/v1/search?collection=" + string(id)},
+		req{method: "GET", path: "/api/v1/search?q=whales&collection=" + string(id)})
 	for _, p := range []string{"oai_dc", "marcxml"} {
-		c.queue = append(c.queue, req{method: "GET", path: "/oai?verb=GetRecord&metadataPrefix=" + p + "&identifier=oai:repo.example.org:" + string(id)})
+		out = append(out, req{method: "GET", path: "/oai?verb=GetRecord&metadataPrefix=" + p + "&identifier=oai:repo.example.org:" + string(id)})
 	}
-	c.queue = append(c.queue, req{method: "GET", path: "/oai?verb=ListMetadataFormats&identifier=oai:repo.example.org:" + string(id)})
+	return append(out, req{method: "GET", path: "/oai?verb=ListMetadataFormats&identifier=oai:repo.example.org:" + string(id)})
 }
 
 // writes are the changes an unauthorised client tries on a hidden id.
@@ -426,11 +479,18 @@ func (c *crawler) crawl() {
 	c.ids[f.C], c.ids[f.D] = true, true
 	c.queueID(f.C)
 	c.queueID(f.D)
-	// the hidden ids, asked for directly, read and written
+	// the hidden ids, asked for directly, read and written; each request
+	// also goes with an id that names nothing, which must be answered the
+	// same way
+	var twins [][2]req
 	for _, id := range f.secret {
-		c.queueID(id)
+		rqs := c.reads(id)
 		if !c.control {
-			c.queue = append(c.queue, c.writes(id)...)
+			rqs = append(rqs, c.writes(id)...)
+		}
+		c.queue = append(c.queue, rqs...)
+		for _, rq := range rqs {
+			twins = append(twins, [2]req{rq, swapID(rq, id, f.missing)})
 		}
 	}
 	if !c.control {
@@ -442,6 +502,20 @@ func (c *crawler) crawl() {
 		rq := c.queue[0]
 		c.queue = c.queue[1:]
 		c.learn(rq, c.send(rq))
+	}
+	if c.control {
+		return
+	}
+	for _, tw := range twins {
+		hidden := c.answers[reqKey(tw[0])]
+		missing := c.send(tw[1])
+		if hidden == nil || missing == nil {
+			continue
+		}
+		if h, m := c.normal(hidden), c.normal(missing); h != m {
+			c.leaks = append(c.leaks, fmt.Sprintf("%s: %s %s (%s): a hidden id and a missing one are answered differently:\n  hidden:  %.400s\n  missing: %.400s",
+				c.name, tw[0].method, tw[0].path, strings.Join(tw[0].hdrs, " "), h, m))
+		}
 	}
 }
 
@@ -480,7 +554,7 @@ func TestLeak(t *testing.T) {
 		}
 		// The same crawl by the admin finds every secret: it reaches them
 		// when allowed to.
-		admin := &crawler{f: f, name: "admin", token: e.admin, seen: map[string]bool{}, ids: map[shelfmark.ID]bool{}, echo: echo,
+		admin := &crawler{f: f, name: "admin", token: e.admin, seen: map[string]bool{}, ids: map[shelfmark.ID]bool{}, echo: echo, answers: map[string]*response{},
 			control: true, found: map[string]bool{}}
 		admin.crawl()
 		var secrets []string
@@ -504,7 +578,7 @@ func TestLeak(t *testing.T) {
 		for _, cl := range []struct{ name, token string }{
 			{"anonymous", ""}, {"signed in without a role", nobody}, {"manager of another collection", other}, {"expired admin token", expiring},
 		} {
-			c := &crawler{f: f, name: cl.name, token: cl.token, seen: map[string]bool{}, ids: map[shelfmark.ID]bool{}, echo: echo}
+			c := &crawler{f: f, name: cl.name, token: cl.token, seen: map[string]bool{}, ids: map[shelfmark.ID]bool{}, echo: echo, answers: map[string]*response{}}
 			c.crawl()
 			total += c.requests
 			for _, l := range c.leaks {
