@@ -188,6 +188,9 @@ type AccountService interface {
 	// SetDisabled disables or enables a user (admin only); a disabled
 	// user's tokens and sessions stop working at once.
 	SetDisabled(ctx context.Context, name string, disabled bool) error
+	// SetPassword replaces a user's password (admin only) and ends its
+	// sessions.
+	SetPassword(ctx context.Context, name, password string) error
 	// SetGroups replaces a user's groups (admin only).
 	SetGroups(ctx context.Context, name string, groups []string) error
 	// CreateToken makes a token (for the caller, or for anyone when the

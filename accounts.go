@@ -353,6 +353,49 @@ func (a *Accounts) SetDisabled(ctx context.Context, name string, disabled bool) 
 	return nil
 }
 
+// SetPassword implements AccountService: administrators only. The new
+// password replaces the old one and ends the user's open sessions (its
+// API tokens stay valid).
+func (a *Accounts) SetPassword(ctx context.Context, name, password string) error {
+	c := CallerFrom(ctx)
+	if err := a.adminOnly(ctx, c, "user.password", "set passwords"); err != nil {
+		return err
+	}
+	h, err := a.hash(password)
+	if err != nil {
+		return err
+	}
+	var key int64
+	err = a.update(ctx, func(_ WriteTx, at AccountWriteTx) error {
+		u, err := userNamed(ctx, at, name)
+		if err != nil {
+			return err
+		}
+		key, u.PasswordHash = u.Key, h
+		if err := at.UpdateUser(ctx, u); err != nil {
+			return fmt.Errorf("update user %q: %w", name, err)
+		}
+		sessions, err := at.Tokens(ctx, u.Key, TokenSession)
+		if err != nil {
+			return err
+		}
+		now := a.opts.Now()
+		for _, t := range sessions {
+			if t.Revoked == nil {
+				if _, err := at.RevokeToken(ctx, u.Key, t.Key, now); err != nil {
+					return err
+				}
+			}
+		}
+		return at.InsertAudit(ctx, []*AuditEntry{a.entry(c, "user.password", 0, AuditOK, "user "+name)})
+	})
+	if err != nil {
+		return err
+	}
+	a.evict(func(cc *Caller) bool { return cc.User == key && cc.Token != 0 })
+	return nil
+}
+
 // SetGroups implements AccountService: administrators only.
 func (a *Accounts) SetGroups(ctx context.Context, name string, groups []string) error {
 	c := CallerFrom(ctx)

@@ -637,3 +637,38 @@ func TestCacheWindow(t *testing.T) {
 		wantCode(t, err, shelfmark.EUNAUTHORIZED, "after the cache window")
 	})
 }
+
+// TestSetPassword: an administrator sets a new password; the old one stops
+// working and so do the user's open sessions, its API tokens do not.
+func TestSetPassword(t *testing.T) {
+	backends(t, func(t *testing.T, e *acctEnv) {
+		ctx := context.Background()
+		if _, err := e.acc.AddUser(ctx, "alice", "correct horse", false, nil); err != nil {
+			t.Fatal(err)
+		}
+		session, _, err := e.acc.Login(ctx, "alice", "correct horse")
+		if err != nil {
+			t.Fatal(err)
+		}
+		token, _, err := e.acc.CreateToken(ctx, shelfmark.NewToken{User: "alice", Kind: shelfmark.TokenAPI, Scope: shelfmark.ScopeWrite})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alice := shelfmark.WithCaller(ctx, &shelfmark.Caller{User: 1, Name: "alice", Scope: shelfmark.ScopeWrite})
+		wantCode(t, e.acc.SetPassword(alice, "alice", "battery staple"), shelfmark.EFORBIDDEN, "a user sets a password")
+		wantCode(t, e.acc.SetPassword(ctx, "alice", "short"), shelfmark.EINVALID, "a short password")
+		if err := e.acc.SetPassword(ctx, "alice", "battery staple"); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = e.acc.Login(ctx, "alice", "correct horse")
+		wantCode(t, err, shelfmark.EUNAUTHORIZED, "the old password")
+		if _, _, err := e.acc.Login(ctx, "alice", "battery staple"); err != nil {
+			t.Fatalf("the new password: %v", err)
+		}
+		_, err = e.acc.Authenticate(ctx, session)
+		wantCode(t, err, shelfmark.EUNAUTHORIZED, "a session opened with the old password")
+		if _, err := e.acc.Authenticate(ctx, token); err != nil {
+			t.Fatalf("the API token after a password change: %v", err)
+		}
+	})
+}

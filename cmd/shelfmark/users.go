@@ -147,7 +147,19 @@ while the server runs and while it is stopped.
 			return nil
 		}
 	}
-	cmd.AddCommand(add, list,
+	password := &cobra.Command{Use: "password NAME", Short: "Set a user's password from the first line of standard input; its sessions end", Args: cobra.ExactArgs(1),
+		RunE: db.with(func(ctx context.Context, e *accountsEnv, cmd *cobra.Command, args []string) error {
+			pw, err := readPassword(cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			if err := e.acc.SetPassword(ctx, args[0], pw); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "set the password of %s; its sessions have ended\n", args[0])
+			return nil
+		})}
+	cmd.AddCommand(add, list, password,
 		&cobra.Command{Use: "disable NAME", Short: "Disable a user: its tokens and sessions stop working", Args: cobra.ExactArgs(1), RunE: db.with(disable(true))},
 		&cobra.Command{Use: "enable NAME", Short: "Enable a disabled user", Args: cobra.ExactArgs(1), RunE: db.with(disable(false))})
 	return cmd
