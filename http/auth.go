@@ -96,7 +96,7 @@ func (s *Server) authenticate(r *http.Request, requestID string) (*shelfmark.Cal
 		if shelfmark.ErrorCode(err) != shelfmark.EUNAUTHORIZED {
 			return nil, err // the database, not the credential
 		}
-		if via == "session" && ssoRoute(r) {
+		if via == "session" && (ssoRoute(r) || signInRoute(r)) {
 			// a stale session does not stand in the way of signing in again
 			anon := shelfmark.Anonymous()
 			anon.Request = requestID
@@ -348,4 +348,10 @@ func (l *limiter) sweep(now time.Time) {
 		}
 		delete(l.m, k)
 	}
+}
+
+// signInRoute reports whether r signs in or out with a password, which a
+// browser still holding an ended session must be able to do.
+func signInRoute(r *http.Request) bool {
+	return r.Method == http.MethodPost && (r.URL.Path == "/api/v1/login" || r.URL.Path == "/api/v1/logout")
 }

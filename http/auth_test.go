@@ -775,3 +775,16 @@ func TestEveryHandlerHasACaller(t *testing.T) {
 		t.Errorf("anonymous POST: the OAI handler saw %+v", c)
 	}
 }
+
+// TestStaleSessionSignsInAgain: a browser whose session ended (logged out
+// elsewhere, expired, revoked) still sends its cookie; signing in again
+// with a password must work, and signing out must not fail.
+func TestStaleSessionSignsInAgain(t *testing.T) {
+	e := newEnv(t, Options{})
+	cookie := e.login("admin", adminPassword)
+	e.do("POST", "/api/v1/logout", "", as("", "Cookie", cookie)...).want(t, http.StatusNoContent)
+	e.do("GET", "/api/v1/me", "", as("", "Cookie", cookie)...).want(t, http.StatusUnauthorized)
+	e.do("POST", "/api/v1/logout", "", as("", "Cookie", cookie)...).want(t, http.StatusNoContent)
+	e.do("POST", "/api/v1/login", `{"name": "admin", "password": "`+adminPassword+`"}`,
+		as("", "Cookie", cookie, "Content-Type", "application/json")...).want(t, http.StatusOK)
+}

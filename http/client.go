@@ -102,6 +102,10 @@ func (c *Client) Ready(ctx context.Context) error {
 		return fmt.Errorf("server %s is not ready: %w", c.base, err)
 	}
 	if _, err := c.FindSources(ctx, []string{"shelfmark:probe"}); err != nil {
+		switch shelfmark.ErrorCode(err) {
+		case shelfmark.EUNAUTHORIZED, shelfmark.EFORBIDDEN:
+			return fmt.Errorf("server %s refuses this ingest (give a token with --token or SHELFMARK_TOKEN): %w", c.base, err)
+		}
 		return fmt.Errorf("server %s does not serve bulk ingest: %w", c.base, err)
 	}
 	return nil
