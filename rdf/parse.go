@@ -10,8 +10,9 @@ import (
 )
 
 // DefaultMaxTriples is the number of statements Parse accepts in one
-// document unless MaxTriples says otherwise.
-const DefaultMaxTriples = 100_000
+// document unless MaxTriples says otherwise: the engine's limit on the
+// statements of one resource.
+const DefaultMaxTriples = shelfmark.MaxStatements
 
 // Option changes how Parse reads a document.
 type Option func(*parseConfig)
