@@ -72,10 +72,18 @@ func urlFileName(u *url.URL) string {
 // header), preceded by an ASCII approximation in filename= for clients
 // that do not read filename* (characters outside printable ASCII, quotes,
 // backslashes and percent signs replaced by "_").
-func contentDisposition(name string) string {
+//
+// Content a browser would run (HTML, SVG, XML, scripts) is sent as an
+// attachment, so that a deposited page never runs on the repository's
+// origin (the sandbox policy sent with it is the second guard).
+func contentDisposition(name, mediaType string) string {
 	var b strings.Builder
-	b.Grow(len(`inline; filename=""; filename*=UTF-8''`) + 4*len(name))
-	b.WriteString(`inline; filename="`)
+	b.Grow(len(`attachment; filename=""; filename*=UTF-8''`) + 4*len(name))
+	if activeContent(mediaType) {
+		b.WriteString(`attachment; filename="`)
+	} else {
+		b.WriteString(`inline; filename="`)
+	}
 	for _, c := range name {
 		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '%' {
 			c = '_'
@@ -95,6 +103,22 @@ func contentDisposition(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// activeContent reports whether a browser would run content of this media
+// type: HTML, XHTML, SVG, XML (which may carry either), or script.
+func activeContent(mediaType string) bool {
+	mt, _, err := mime.ParseMediaType(mediaType)
+	if err != nil {
+		return true // unknown: the safe choice
+	}
+	switch {
+	case mt == "text/html", mt == "application/xhtml+xml", mt == "image/svg+xml",
+		mt == "text/xml", mt == "application/xml", strings.HasSuffix(mt, "+xml"),
+		strings.Contains(mt, "javascript"), strings.Contains(mt, "ecmascript"):
+		return true
+	}
+	return false
 }
 
 // isAttrChar reports whether c may stand for itself in an RFC 8187
@@ -125,6 +149,10 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	}
 	if p.Kind != shelfmark.KindFileSet {
 		return shelfmark.Errorf(shelfmark.EINVALID, "%s is a %s; files are uploaded to file sets.", parent, p.Kind)
+	}
+	// and that the caller may add to it, before any byte is stored
+	if err := s.opts.Resources.CheckEdit(r.Context(), parent); err != nil {
+		return err
 	}
 	use := r.URL.Query().Get("use")
 	if use == "" {
@@ -235,7 +263,7 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 	if raw, err := hex.DecodeString(f.SHA256); err == nil {
 		h.Set("Repr-Digest", "sha-256=:"+base64Std(raw)+":")
 	}
-	h.Set("Content-Disposition", contentDisposition(f.Name))
+	h.Set("Content-Disposition", contentDisposition(f.Name, f.MediaType))
 	h.Set("X-Content-Type-Options", "nosniff")
 	size, err := rc.Seek(0, io.SeekEnd)
 	if err != nil {

@@ -373,3 +373,28 @@ func TestOversize(t *testing.T) {
 		t.Errorf("blob files %q", files)
 	}
 }
+
+// TestActiveContentIsAnAttachment: a deposited HTML or SVG file is sent
+// as an attachment with a sandbox policy, never to run on the repository's
+// origin; an image is shown inline.
+func TestActiveContentIsAnAttachment(t *testing.T) {
+	e := newEnv(t, Options{})
+	fs := e.fileset(t)
+	up := "/api/v1/resources/" + string(fs) + "/files"
+	for _, tc := range []struct{ name, mediaType, disposition string }{
+		{"page.html", "text/html; charset=utf-8", "attachment;"},
+		{"logo.svg", "image/svg+xml", "attachment;"},
+		{"record.xml", "application/mods+xml", "attachment;"},
+		{"scan.png", "image/png", "inline;"},
+	} {
+		var f resource
+		e.do("POST", up+"?name="+tc.name, "<svg onload=alert(1)>", "Content-Type", tc.mediaType).want(t, http.StatusCreated).json(t, &f)
+		r := e.do("GET", "/api/v1/resources/"+string(f.ID)+"/content", "").want(t, http.StatusOK)
+		if cd := r.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, tc.disposition) {
+			t.Errorf("%s (%s): Content-Disposition %q, want %s…", tc.name, tc.mediaType, cd, tc.disposition)
+		}
+		if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "sandbox") {
+			t.Errorf("%s: Content-Security-Policy %q lacks sandbox", tc.name, csp)
+		}
+	}
+}
