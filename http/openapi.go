@@ -34,26 +34,26 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 // commonResponses names, by status, the shared responses (under
 // components/responses) that an operation can give because of what it
 // is, whatever its handler does:
-//   - every request: a bad credential (401), too many failed credential
-//     checks (429), a fault of the server (500), shutting down, overload
-//     or a cancelled request (503);
+//   - every request: a bad credential (401), a body that comes too slowly
+//     (408) or has no Content-Type (415: any request may carry a body),
+//     too many failed credential checks (429), a fault of the server
+//     (500), shutting down, overload or a cancelled request (503);
 //   - every operation under /api/v1 and /metrics: a caller or origin
 //     not allowed (403);
-//   - a request body: malformed (400), too slow (408), too large (413),
-//     of a type that cannot be read (415);
+//   - a request body: malformed (400), too large (413);
 //   - a change (POST, PUT, PATCH, DELETE): a rule broken (400), no space
 //     left (507);
 //   - a resource in the path: absent or not visible (404), deleted (410);
 //   - an If-Match parameter: a stale or malformed entity tag (412).
 func commonResponses(method, path string, op map[string]any) map[string]string {
-	out := map[string]string{"401": "Unauthorized", "429": "TooMany", "500": "Internal", "503": "Unavailable"}
+	out := map[string]string{"401": "Unauthorized", "408": "Timeout", "415": "Unsupported", "429": "TooMany", "500": "Internal", "503": "Unavailable"}
 	if strings.HasPrefix(path, "/api/v1/") || path == "/metrics" {
 		if path != "/api/v1/openapi.json" {
 			out["403"] = "Forbidden"
 		}
 	}
 	if _, ok := op["requestBody"]; ok {
-		out["400"], out["408"], out["413"], out["415"] = "BadRequest", "Timeout", "TooLarge", "Unsupported"
+		out["400"], out["413"] = "BadRequest", "TooLarge"
 	}
 	if method != "get" {
 		out["400"], out["507"] = "BadRequest", "StorageFull"

@@ -238,9 +238,9 @@ func TestOpenAPICommonResponses(t *testing.T) {
 			if err := json.Unmarshal(raw, &op); err != nil {
 				t.Fatalf("%s %s: %v", method, path, err)
 			}
-			want := []string{"401", "429", "500", "503"}
+			want := []string{"401", "408", "415", "429", "500", "503"}
 			if op.RequestBody != nil {
-				want = append(want, "400", "408", "413", "415")
+				want = append(want, "400", "413")
 			}
 			if method != "get" {
 				want = append(want, "400", "507")
