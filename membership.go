@@ -3,7 +3,6 @@ package shelfmark
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -194,7 +193,7 @@ func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageReque
 		// a cursor is the id of the last member shown, or "~" and a key in
 		// base 36 where a page ended among members the caller may not see
 		if s, ok := strings.CutPrefix(string(p.After), "~"); ok {
-			if after, err = strconv.ParseInt(s, 36, 64); err != nil || after < 0 {
+			if after, err = r.hidden.Key(ID(s)); err != nil {
 				return nil, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", p.After)
 			}
 		} else if after, err = r.ids.Key(ID(p.After)); err != nil {
@@ -217,7 +216,7 @@ func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageReque
 			return err
 		}
 		fetch := func(after int64, n int) ([]*ResourceRow, error) { return tx.Members(ctx, ckey, after, n) }
-		rows, more, last, err := visiblePage(limit, fetch, func(row *ResourceRow) int64 { return row.Key }, keep, after)
+		rows, more, last, err := visiblePage(limit, r.maxScan, fetch, func(row *ResourceRow) int64 { return row.Key }, keep, after)
 		if err != nil {
 			return err
 		}
@@ -226,7 +225,7 @@ func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageReque
 			if len(rows) > 0 && rows[len(rows)-1].Key == last {
 				page.Next = Cursor(r.ids.Encode(last))
 			} else {
-				page.Next = Cursor("~" + strconv.FormatInt(last, 36))
+				page.Next = Cursor("~" + string(r.hidden.Encode(last)))
 			}
 		}
 		return nil

@@ -115,7 +115,7 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 			return err
 		}
 		fetch := func(after int64, n int) ([]*ResourceRow, error) { return tx.Children(ctx, pkey, after, n) }
-		rows, more, last, err := visiblePage(limit, fetch, func(row *ResourceRow) int64 { return row.Position }, keep, after)
+		rows, more, last, err := visiblePage(limit, r.maxScan, fetch, func(row *ResourceRow) int64 { return row.Position }, keep, after)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package shelfmark
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"time"
 )
@@ -391,9 +392,10 @@ func (g *guard) deposit(ctx context.Context, colls []int64, field string, want R
 	return nil
 }
 
-// maxListScan bounds the rows one listing page reads past rows the caller
-// may not see; a page that reaches it ends early, with a cursor to go on.
-const maxListScan = 10 * MaxPageSize
+// DefaultMaxListScan bounds the rows one listing page reads past rows the
+// caller may not see; a page that reaches it ends early, with a cursor to
+// go on (RepositoryOptions.MaxListScan).
+const DefaultMaxListScan = 10 * MaxPageSize
 
 // memberFilter returns the test for the members of the collection whose
 // access is ca: a role on the collection reaches its members, and a member
@@ -457,13 +459,13 @@ func (g *guard) childFilter(ctx context.Context, pa *access) (func(row *Resource
 
 // visiblePage reads a page of a listing through fetch (rows after a
 // position, in order), keeping the rows keep accepts. It stops at limit+1
-// kept rows, at the end of the list, or after maxListScan rows; pos gives
+// kept rows, at the end of the list, or after maxScan rows; pos gives
 // a row's position for the next fetch. more reports whether the list goes
 // on past the returned rows, and last is the position to go on from.
-func visiblePage(limit int, fetch func(after int64, n int) ([]*ResourceRow, error), pos func(*ResourceRow) int64,
+func visiblePage(limit, maxScan int, fetch func(after int64, n int) ([]*ResourceRow, error), pos func(*ResourceRow) int64,
 	keep func(*ResourceRow) (bool, error), after int64) (rows []*ResourceRow, more bool, last int64, err error) {
 	last = after
-	for scanned := 0; scanned < maxListScan; {
+	for scanned := 0; scanned < maxScan; {
 		batch, err := fetch(last, limit+1)
 		if err != nil {
 			return nil, false, 0, err
@@ -593,4 +595,18 @@ func (r *Repository) checkAccessDates(embargo, lease *time.Time) error {
 			Details: map[string]any{"field": "lease"}}
 	}
 	return nil
+}
+
+// hiddenCursorCodec returns a codec under a random secret of this
+// process's own. A cursor made with it names a row the caller may not see
+// without telling which; it is good on this server until it restarts (a
+// cursor from another server is refused as unknown, and the client starts
+// the listing again). Only a page that ends after MaxListScan hidden rows
+// needs one.
+func hiddenCursorCodec() *IDCodec {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		panic(fmt.Sprintf("shelfmark: no randomness for cursors: %v", err))
+	}
+	return NewIDCodec(secret)
 }

@@ -24,6 +24,9 @@ type RepositoryOptions struct {
 	// IDs maps keys to ids (default LegacyIDCodec, for tests; a repository
 	// on a real store uses LoadIDCodec).
 	IDs *IDCodec
+	// MaxListScan bounds the rows a listing page reads past rows its
+	// caller may not see (default DefaultMaxListScan).
+	MaxListScan int
 }
 
 // Repository is the repository engine: it implements ResourceService over
@@ -32,8 +35,14 @@ type Repository struct {
 	store  Storage
 	minter *Minter
 	ids    *IDCodec
-	commit *committer
-	now    func() time.Time
+	// hidden encodes the keys of rows a caller may not see where a
+	// listing's cursor must name one (see ListMembers): the id codec
+	// itself would name the hidden row, and a bare key would too under the
+	// legacy mapping, so it is a codec of its own.
+	hidden  *IDCodec
+	maxScan int
+	commit  *committer
+	now     func() time.Time
 }
 
 var _ ResourceService = (*Repository)(nil)
@@ -52,15 +61,20 @@ func NewRepository(store Storage, opts RepositoryOptions) *Repository {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.MaxListScan <= 0 {
+		opts.MaxListScan = DefaultMaxListScan
+	}
 	if opts.IDs == nil {
 		opts.IDs = LegacyIDCodec()
 	}
 	return &Repository{
-		store:  store,
-		minter: NewMinter(store, opts.MintBlock),
-		ids:    opts.IDs,
-		commit: newCommitter(store, opts.Committers, opts.MaxBatch, opts.Observer, opts.Now),
-		now:    opts.Now,
+		store:   store,
+		minter:  NewMinter(store, opts.MintBlock),
+		ids:     opts.IDs,
+		hidden:  hiddenCursorCodec(),
+		maxScan: opts.MaxListScan,
+		commit:  newCommitter(store, opts.Committers, opts.MaxBatch, opts.Observer, opts.Now),
+		now:     opts.Now,
 	}
 }
 
@@ -113,7 +127,7 @@ func (r *Repository) checkVersion(row *ResourceRow, ifMatch int64) error {
 // rowResource builds a Resource from a row (no metadata or memberships).
 func (r *Repository) rowResource(row *ResourceRow) *Resource {
 	res := &Resource{
-		ID: r.ids.Encode(row.Key), Kind: row.Kind, Visibility: row.Visibility, Embargo: row.Embargo,
+		ID: r.ids.Encode(row.Key), Kind: row.Kind, Visibility: row.Visibility, Embargo: row.Embargo, Lease: row.Lease,
 		Version: row.Version, Seq: row.Seq, Created: row.Created, Modified: row.Modified, Deleted: row.Deleted,
 	}
 	if row.Parent != 0 {

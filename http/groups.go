@@ -62,6 +62,7 @@ type groupMember struct {
 	Kind       shelfmark.Kind  `json:"kind"`
 	Visibility string          `json:"visibility,omitempty"`
 	Embargo    json.RawMessage `json:"embargo,omitempty"`
+	Lease      json.RawMessage `json:"lease,omitempty"`
 	Parent     string          `json:"parent,omitempty"`
 	MemberOf   []string        `json:"memberOf,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
@@ -93,6 +94,9 @@ type groupResult struct {
 // content store and verified against the client's digests; the answer
 // names the bytes by SHA-256, as the files of /api/v1/groups refer to them.
 func (s *Server) postBlob(w http.ResponseWriter, r *http.Request) error {
+	if err := shelfmark.RequireWrite(r.Context(), "store bytes"); err != nil {
+		return err
+	}
 	blob, err := s.putBlob(r)
 	if err != nil {
 		return err
@@ -264,7 +268,7 @@ func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGr
 		if !m.Kind.Valid() {
 			return nil, groupError(i, m.Ref, "kind %q is not one of collection, work, fileset, file.", m.Kind)
 		}
-		b := resourceBody{Kind: m.Kind, Visibility: m.Visibility, Embargo: m.Embargo, Metadata: m.Metadata}
+		b := resourceBody{Kind: m.Kind, Visibility: m.Visibility, Embargo: m.Embargo, Lease: m.Lease, Metadata: m.Metadata}
 		nr, err := b.newResource()
 		if err != nil {
 			return nil, groupError(i, m.Ref, "%s", shelfmark.ErrorMessage(err))

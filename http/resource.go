@@ -24,6 +24,7 @@ type resourceJSON struct {
 	Kind       shelfmark.Kind    `json:"kind"`
 	Visibility string            `json:"visibility"`
 	Embargo    *string           `json:"embargo"`
+	Lease      *string           `json:"lease"`
 	Parent     shelfmark.ID      `json:"parent,omitempty"`
 	Position   int               `json:"position,omitempty"`
 	MemberOf   []shelfmark.ID    `json:"memberOf,omitempty"`
@@ -117,6 +118,10 @@ func (s *Server) toJSON(r *http.Request, res *shelfmark.Resource) *resourceJSON 
 		e := timeString(*res.Embargo)
 		out.Embargo = &e
 	}
+	if res.Lease != nil {
+		l := timeString(*res.Lease)
+		out.Lease = &l
+	}
 	switch res.Kind {
 	case shelfmark.KindCollection:
 		out.Links["members"] = self + "/members"
@@ -152,6 +157,7 @@ type resourceBody struct {
 	Kind       shelfmark.Kind  `json:"kind"`
 	Visibility string          `json:"visibility"`
 	Embargo    json.RawMessage `json:"embargo"`
+	Lease      json.RawMessage `json:"lease"`
 	Parent     shelfmark.ID    `json:"parent"`
 	MemberOf   []shelfmark.ID  `json:"memberOf"`
 	Metadata   json.RawMessage `json:"metadata"`
@@ -165,6 +171,13 @@ func (b *resourceBody) newResource() (*shelfmark.NewResource, error) {
 	}
 	if emb != nil {
 		nr.Embargo = *emb
+	}
+	lease, err := optionalTime("lease", b.Lease)
+	if err != nil {
+		return nil, err
+	}
+	if lease != nil {
+		nr.Lease = *lease
 	}
 	if len(b.Metadata) > 0 && string(b.Metadata) != "null" {
 		if nr.Metadata, err = rdf.ParseJSONMetadata(b.Metadata); err != nil {
@@ -264,6 +277,13 @@ func (s *Server) rdfNewResource(r *http.Request, kind shelfmark.Kind, body []byt
 			return nil, err
 		}
 		nr.Embargo = &t
+	}
+	if l := q.Get("lease"); l != "" {
+		t, err := parseTime("lease", l)
+		if err != nil {
+			return nil, err
+		}
+		nr.Lease = &t
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nr, nil
@@ -422,6 +442,7 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 		var b struct {
 			Visibility *shelfmark.Visibility `json:"visibility"`
 			Embargo    json.RawMessage       `json:"embargo"`
+			Lease      json.RawMessage       `json:"lease"`
 			Metadata   json.RawMessage       `json:"metadata"`
 		}
 		if err := decodeJSON(body, &b); err != nil {
@@ -436,6 +457,9 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 		}
 		u.Replace, u.Visibility = &meta, b.Visibility
 		if u.Embargo, err = optionalTime("embargo", b.Embargo); err != nil {
+			return err
+		}
+		if u.Lease, err = optionalTime("lease", b.Lease); err != nil {
 			return err
 		}
 	case isRDF(mt):
@@ -475,6 +499,7 @@ func (s *Server) patchResource(w http.ResponseWriter, r *http.Request) error {
 		Remove     json.RawMessage       `json:"remove"`
 		Visibility *shelfmark.Visibility `json:"visibility"`
 		Embargo    json.RawMessage       `json:"embargo"`
+		Lease      json.RawMessage       `json:"lease"`
 	}
 	if err := decodeJSON(body, &b); err != nil {
 		return err
@@ -491,6 +516,9 @@ func (s *Server) patchResource(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if u.Embargo, err = optionalTime("embargo", b.Embargo); err != nil {
+		return err
+	}
+	if u.Lease, err = optionalTime("lease", b.Lease); err != nil {
 		return err
 	}
 	return s.update(w, r, id, u)

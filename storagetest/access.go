@@ -438,3 +438,47 @@ func testAccessPageText(t *testing.T, open Opener) {
 		t.Fatalf("publishing a file set enqueued %d text jobs, want 1 for its file", len(jobs))
 	}
 }
+
+// testAccessHiddenCursor: a listing page that ends among members its
+// caller may not see gives a cursor that names none of them, and the
+// listing still reaches every member the caller may see.
+func testAccessHiddenCursor(t *testing.T, open Opener) {
+	e := newEnv(t, open, shelfmark.RepositoryOptions{MaxListScan: 2})
+	ctx := context.Background()
+	coll := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection}))
+	member := func(vis shelfmark.Visibility) shelfmark.ID {
+		return rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: vis, MemberOf: []shelfmark.ID{coll.ID}})).ID
+	}
+	first := member(shelfmark.Public)
+	var hidden []shelfmark.ID
+	for i := 0; i < 6; i++ {
+		hidden = append(hidden, member(shelfmark.Private))
+	}
+	last := member(shelfmark.Public)
+	anon := as(shelfmark.Anonymous())
+	var got []shelfmark.ID
+	tilde := 0
+	for after, n := shelfmark.Cursor(""), 0; ; n++ {
+		if n > 20 {
+			t.Fatal("the listing does not end")
+		}
+		p := pg(t)(e.repo.ListMembers(anon, coll.ID, shelfmark.PageRequest{After: after, Limit: 1}))
+		got = append(got, ids(p)...)
+		if p.Next == "" {
+			break
+		}
+		if strings.HasPrefix(string(p.Next), "~") {
+			tilde++
+		}
+		for _, h := range hidden {
+			k, _ := e.repo.IDs().Key(h)
+			if strings.Contains(string(p.Next), string(h)) || strings.Contains(string(p.Next), string(shelfmark.LegacyIDCodec().Encode(k))) {
+				t.Fatalf("cursor %q names the hidden member %s", p.Next, h)
+			}
+		}
+		after = p.Next
+	}
+	if !slices.Equal(got, []shelfmark.ID{first, last}) || tilde == 0 {
+		t.Errorf("anonymous listed %v (%d cursors among hidden rows), want [%s %s] and some", got, tilde, first, last)
+	}
+}

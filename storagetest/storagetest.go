@@ -60,6 +60,7 @@ func Run(t *testing.T, open Opener) {
 		{"AccessRoles", testAccessRoles},
 		{"CostAccess", testCostAccess},
 		{"AccessPageText", testAccessPageText},
+		{"AccessHiddenCursor", testAccessHiddenCursor},
 		{"AccountUsers", testAccountUsers},
 		{"AccountTokens", testAccountTokens},
 		{"AccountGrants", testAccountGrants},
