@@ -62,7 +62,10 @@ type AuthCost struct {
 	// from the ratios of the rounds taken in pairs (one of each side,
 	// one after the other; a normal approximation of their logarithms).
 	// An interval that holds 1 means the run could not tell the sides
-	// apart: the machine's noise was larger than the cost.
+	// apart: the machine's noise was larger than the cost. It takes the
+	// rounds as independent; on a machine whose load from other work
+	// changes over seconds they are not, and the interval is narrower
+	// than the truth.
 	RateRatioLow  float64 `json:"rate_ratio_low"`
 	RateRatioHigh float64 `json:"rate_ratio_high"`
 	// P50Ratio and P99Ratio are Auth's latency percentiles over NoAuth's
