@@ -287,6 +287,22 @@ func workJSON(stmts []shelfmark.Statement) ([]byte, error) {
 	return json.Marshal(map[string]any{"metadata": meta})
 }
 
+// bearer sends a token as "Authorization: Bearer …" with every request
+// (none when the token is "").
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.next.RoundTrip(r)
+}
+
 // runClients runs n clients for d and returns the step and its latencies;
 // with a token, every request carries it.
 func runClients(ctx context.Context, client *http.Client, target, token string, body []byte, ctype string, n int, d time.Duration) (Step, []time.Duration) {

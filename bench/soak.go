@@ -29,6 +29,9 @@ import (
 type SoakConfig struct {
 	// Base is the server's root URL (http://127.0.0.1:port).
 	Base string
+	// Token is sent as "Authorization: Bearer TOKEN" with every request:
+	// an admin-scoped one, as the soak creates works and pauses queues.
+	Token string
 	// PID is the server's process id, for its memory (0: not sampled).
 	PID int
 	// DataDir is the server's data directory, for disk use ("": not
@@ -170,7 +173,7 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 		DisableCompression:  true,
 	}
 	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: time.Minute}
+	client := &http.Client{Transport: bearer{token: c.Token, next: tr}, Timeout: time.Minute}
 	api := c.Base + "/api/v1"
 
 	// one collection holds every work: its members page is read, and its

@@ -18,9 +18,10 @@ import (
 )
 
 // soakServer serves a real repository as serve does (REST API, OAI-PMH,
-// the projector, the search indexer and the job runner) on a loopback
-// port, with its data in the returned directory.
-func soakServer(t *testing.T) (base, data string) {
+// the projector, the search indexer, the job runner and the accounts) on
+// a loopback port, with its data in the returned directory, and returns an
+// admin-scoped token of its administrator.
+func soakServer(t *testing.T) (base, data, token string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	data = t.TempDir()
@@ -52,7 +53,15 @@ func soakServer(t *testing.T) (base, data string) {
 	for _, l := range loops {
 		go func() { _ = l.Run(ctx); done <- struct{}{} }()
 	}
-	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, OAI: prov, Jobs: repo})
+	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
+	if _, err := acc.EnsureAdmin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	token, _, err = acc.CreateToken(ctx, shelfmark.NewToken{User: "admin", Kind: shelfmark.TokenAPI, Scope: shelfmark.ScopeAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, OAI: prov, Jobs: repo, Accounts: acc})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -70,15 +79,15 @@ func soakServer(t *testing.T) (base, data string) {
 		blobs.Close()
 		store.Close()
 	})
-	return "http://" + ln.Addr().String(), data
+	return "http://" + ln.Addr().String(), data, token
 }
 
 // TestRunSoak: a few seconds of the mixed load fill every field of the
 // report and of the samples, without an error.
 func TestRunSoak(t *testing.T) {
-	base, data := soakServer(t)
+	base, data, token := soakServer(t)
 	var progress int
-	res, err := RunSoak(context.Background(), SoakConfig{Base: base, PID: os.Getpid(), DataDir: data,
+	res, err := RunSoak(context.Background(), SoakConfig{Base: base, Token: token, PID: os.Getpid(), DataDir: data,
 		Duration: 4 * time.Second, Sample: time.Second, Writers: 2, Readers: 1, Harvesters: 1, UploadEvery: 2, Triples: 10, Pause: []string{shelfmark.QueueOCR},
 		Progress: func(SoakSample) { progress++ }})
 	if err != nil {

@@ -79,12 +79,17 @@ It talks only to the server it started, on 127.0.0.1.`,
 			os.RemoveAll(filepath.Join(dir, "raw"))
 			fmt.Fprintf(out, "raw limit (same rows, no HTTP/engine, 256 per transaction): %.0f works/s\n", rawLimit)
 			data := filepath.Join(dir, "data")
+			// an admin's token, made as the system before the server opens the store
+			token, err := benchToken(ctx, database, data, durability)
+			if err != nil {
+				return err
+			}
 			srv, base, err := startServer(ctx, data, database, durability)
 			if err != nil {
 				return err
 			}
 			defer stopServer(srv)
-			res, err := bench.RunSoak(ctx, bench.SoakConfig{Base: base, PID: srv.Process.Pid, DataDir: data,
+			res, err := bench.RunSoak(ctx, bench.SoakConfig{Base: base, Token: token, PID: srv.Process.Pid, DataDir: data,
 				Duration: time.Duration(minutes * float64(time.Minute)), Warmup: warmup, Sample: sample,
 				Writers: writers, Readers: readers, Harvesters: harvesters, UploadEvery: uploadEvery, Triples: triples, Pause: pause, Seed: 1,
 				Progress: func(s bench.SoakSample) { fmt.Fprintln(out, soakLine(s, backend)) }})
