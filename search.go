@@ -225,9 +225,12 @@ func ParseSearchText(s string) ([]SearchTerm, error) {
 		}
 	}
 	for i := 0; i < len(s); {
-		switch c := s[i]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
+		switch c, size := utf8.DecodeRuneInString(s[i:]); {
+		case unicode.IsSpace(c):
+			// any space, not only ASCII: a word ends at every rune
+			// unicode.IsSpace takes (below), so one must be stepped over
+			// here, or the loop would not move on (U+00A0, U+2003, ...)
+			i += size
 		case c == '"':
 			end := strings.IndexByte(s[i+1:], '"')
 			var text string

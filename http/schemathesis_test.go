@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -286,5 +287,32 @@ func TestUnroutedMethodAnswers405(t *testing.T) {
 				t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, got, c.allow)
 			}
 		}
+	}
+}
+
+// TestSearchTextWithUnicodeSpaces: a search text with spaces other than
+// ASCII's (no-break, em, ideographic, next line) is read like one with
+// plain spaces. The parser used to stop moving at such a space, and the
+// request spun a core forever (schemathesis found it with U+00A0).
+func TestSearchTextWithUnicodeSpaces(t *testing.T) {
+	e := newEnv(t, Options{})
+	search := func(q string) *response {
+		t.Helper()
+		done := make(chan *response, 1)
+		go func() { done <- e.do("GET", "/api/v1/search?q="+url.QueryEscape(q), nil) }()
+		select {
+		case r := <-done:
+			return r
+		case <-time.After(2 * time.Minute): // not a speed limit: the old parser never answered
+			t.Fatalf("q=%q: no answer in 2 minutes", q)
+			return nil
+		}
+	}
+	want := search("shelf mark").want(t, http.StatusOK).Body
+	for _, space := range []string{"\u00a0", "\u2003", "\u3000", "\u0085", "\u00a0\u00a0 "} {
+		if got := search(space+"shelf"+space+"mark"+space).want(t, http.StatusOK).Body; string(got) != string(want) {
+			t.Errorf("%q: %s, want %s", space, got, want)
+		}
+		search(space).wantError(t, http.StatusBadRequest, shelfmark.EINVALID) // no words
 	}
 }
