@@ -72,7 +72,8 @@ func commonResponses(method, path string, op map[string]any) map[string]string {
 }
 
 // completeOpenAPI adds to every operation of doc the common responses it
-// does not describe itself.
+// does not describe itself, and marks its optional query parameters as
+// taking an empty value (see emptyIsAbsent).
 func completeOpenAPI(src []byte) ([]byte, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(src, &doc); err != nil {
@@ -91,6 +92,12 @@ func completeOpenAPI(src []byte) ([]byte, error) {
 			responses, _ := o["responses"].(map[string]any)
 			if responses == nil {
 				return nil, fmt.Errorf("%s %s has no responses", method, path)
+			}
+			params, _ := o["parameters"].([]any)
+			for _, p := range params {
+				if m, ok := p.(map[string]any); ok && m["in"] == "query" && m["required"] != true && emptyIsAbsent(fmt.Sprint(m["name"])) {
+					m["allowEmptyValue"] = true
+				}
 			}
 			for status, name := range commonResponses(method, path, o) {
 				if _, ok := shared[name]; !ok {
@@ -111,6 +118,12 @@ func completeOpenAPI(src []byte) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// emptyIsAbsent reports whether an optional query parameter sent empty
+// (?limit=) is read as if absent, as every handler reads its parameters
+// (url.Values.Get gives "" for both), but memberOf: each of its values
+// names a collection, and an empty one names none (400).
+func emptyIsAbsent(name string) bool { return name != "memberOf" }
 
 // httpMethodNames are the operation keys of an OpenAPI path item.
 var httpMethodNames = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}

@@ -214,7 +214,8 @@ func TestBodiesOutsideTheDocument(t *testing.T) {
 }
 
 // TestOpenAPICommonResponses: the document served lists, on every
-// operation, the answers any operation of its kind can give.
+// operation, the answers any operation of its kind can give, and says of
+// its optional query parameters that they may be sent empty.
 func TestOpenAPICommonResponses(t *testing.T) {
 	e := newEnv(t, Options{})
 	var doc struct {
@@ -231,8 +232,11 @@ func TestOpenAPICommonResponses(t *testing.T) {
 			}
 			var op struct {
 				RequestBody *json.RawMessage `json:"requestBody"`
-				Parameters  []openAPIParam   `json:"parameters"`
-				Responses   map[string]struct {
+				Parameters  []struct {
+					openAPIParam
+					AllowEmptyValue bool `json:"allowEmptyValue"`
+				} `json:"parameters"`
+				Responses map[string]struct {
 					Ref string `json:"$ref"`
 				} `json:"responses"`
 			}
@@ -249,8 +253,13 @@ func TestOpenAPICommonResponses(t *testing.T) {
 			if strings.Contains(path, "{id}") && strings.HasPrefix(path, "/api/v1/resources/") {
 				want = append(want, "404", "410")
 			}
-			if slices.ContainsFunc(op.Parameters, func(p openAPIParam) bool { return p.Name == "If-Match" }) {
-				want = append(want, "412")
+			for _, p := range op.Parameters {
+				if p.Name == "If-Match" {
+					want = append(want, "412")
+				}
+				if p.In == "query" && !p.Required && p.AllowEmptyValue != (p.Name != "memberOf") {
+					t.Errorf("%s %s: query parameter %s: allowEmptyValue %v", method, path, p.Name, p.AllowEmptyValue)
+				}
 			}
 			for _, status := range want {
 				resp, ok := op.Responses[status]
