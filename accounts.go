@@ -318,16 +318,13 @@ func (a *Accounts) User(ctx context.Context, name string) (*User, error) {
 	return u, nil
 }
 
-// SetDisabled implements AccountService: administrators only. A disabled
-// user's tokens and sessions stop working at once in this process, and
-// within CacheTTL in others; an administrator cannot disable itself.
-func (a *Accounts) SetDisabled(ctx context.Context, name string, disabled bool) error {
+// changeUser runs change on the user named name in a write transaction
+// and appends the audit entry (action, detail) in it; then it forgets this
+// process's cached credentials of the user, so the change holds at once.
+// Administrators only (what names the right in the refusal).
+func (a *Accounts) changeUser(ctx context.Context, name, action, what string, change func(c *Caller, u *User, at AccountWriteTx) (detail string, err error)) error {
 	c := CallerFrom(ctx)
-	action := "user.enable"
-	if disabled {
-		action = "user.disable"
-	}
-	if err := a.adminOnly(ctx, c, action, "disable or enable users"); err != nil {
+	if err := a.adminOnly(ctx, c, action, what); err != nil {
 		return err
 	}
 	var key int64
@@ -336,94 +333,87 @@ func (a *Accounts) SetDisabled(ctx context.Context, name string, disabled bool) 
 		if err != nil {
 			return err
 		}
-		if disabled && u.Key == c.User {
-			return Errorf(ECONFLICT, "You cannot disable your own account.")
-		}
 		key = u.Key
-		u.Disabled = disabled
-		if err := at.UpdateUser(ctx, u); err != nil {
-			return fmt.Errorf("update user %q: %w", name, err)
+		detail, err := change(c, u, at)
+		if err != nil {
+			return err
 		}
-		return at.InsertAudit(ctx, []*AuditEntry{a.entry(c, action, 0, AuditOK, "user "+name)})
+		return at.InsertAudit(ctx, []*AuditEntry{a.entry(c, action, 0, AuditOK, detail)})
 	})
 	if err != nil {
 		return err
 	}
 	a.evict(func(cc *Caller) bool { return cc.User == key })
 	return nil
+}
+
+// SetDisabled implements AccountService: administrators only. A disabled
+// user's tokens and sessions stop working at once in this process, and
+// within CacheTTL in others; an administrator cannot disable itself.
+func (a *Accounts) SetDisabled(ctx context.Context, name string, disabled bool) error {
+	action := "user.enable"
+	if disabled {
+		action = "user.disable"
+	}
+	return a.changeUser(ctx, name, action, "disable or enable users", func(c *Caller, u *User, at AccountWriteTx) (string, error) {
+		if disabled && u.Key == c.User {
+			return "", Errorf(ECONFLICT, "You cannot disable your own account.")
+		}
+		u.Disabled = disabled
+		if err := at.UpdateUser(ctx, u); err != nil {
+			return "", fmt.Errorf("update user %q: %w", name, err)
+		}
+		return "user " + name, nil
+	})
 }
 
 // SetPassword implements AccountService: administrators only. The new
 // password replaces the old one and ends the user's open sessions (its
 // API tokens stay valid).
 func (a *Accounts) SetPassword(ctx context.Context, name, password string) error {
-	c := CallerFrom(ctx)
-	if err := a.adminOnly(ctx, c, "user.password", "set passwords"); err != nil {
-		return err
+	if err := a.adminOnly(ctx, CallerFrom(ctx), "user.password", "set passwords"); err != nil {
+		return err // before the password is hashed
 	}
 	h, err := a.hash(password)
 	if err != nil {
 		return err
 	}
-	var key int64
-	err = a.update(ctx, func(_ WriteTx, at AccountWriteTx) error {
-		u, err := userNamed(ctx, at, name)
-		if err != nil {
-			return err
-		}
-		key, u.PasswordHash = u.Key, h
+	return a.changeUser(ctx, name, "user.password", "set passwords", func(_ *Caller, u *User, at AccountWriteTx) (string, error) {
+		u.PasswordHash = h
 		if err := at.UpdateUser(ctx, u); err != nil {
-			return fmt.Errorf("update user %q: %w", name, err)
+			return "", fmt.Errorf("update user %q: %w", name, err)
 		}
 		sessions, err := at.Tokens(ctx, u.Key, TokenSession)
 		if err != nil {
-			return err
+			return "", err
 		}
 		now := a.opts.Now()
 		for _, t := range sessions {
 			if t.Revoked == nil {
 				if _, err := at.RevokeToken(ctx, u.Key, t.Key, now); err != nil {
-					return err
+					return "", err
 				}
 			}
 		}
-		return at.InsertAudit(ctx, []*AuditEntry{a.entry(c, "user.password", 0, AuditOK, "user "+name)})
+		return "user " + name, nil
 	})
-	if err != nil {
-		return err
-	}
-	a.evict(func(cc *Caller) bool { return cc.User == key && cc.Token != 0 })
-	return nil
 }
 
 // SetGroups implements AccountService: administrators only.
 func (a *Accounts) SetGroups(ctx context.Context, name string, groups []string) error {
-	c := CallerFrom(ctx)
-	if err := a.adminOnly(ctx, c, "user.groups", "change groups"); err != nil {
-		return err
+	if err := a.adminOnly(ctx, CallerFrom(ctx), "user.groups", "change groups"); err != nil {
+		return err // before the groups are judged
 	}
 	groups, err := cleanGroups(groups)
 	if err != nil {
 		return err
 	}
-	var key int64
-	err = a.update(ctx, func(_ WriteTx, at AccountWriteTx) error {
-		u, err := userNamed(ctx, at, name)
-		if err != nil {
-			return err
-		}
-		key = u.Key
+	return a.changeUser(ctx, name, "user.groups", "change groups", func(_ *Caller, u *User, at AccountWriteTx) (string, error) {
 		if err := at.SetUserGroups(ctx, u.Key, groups); err != nil {
-			return fmt.Errorf("groups of %q: %w", name, err)
+			return "", fmt.Errorf("groups of %q: %w", name, err)
 		}
-		return at.InsertAudit(ctx, []*AuditEntry{a.entry(c, "user.groups", 0, AuditOK,
-			fmt.Sprintf("user %s: groups %s", name, strings.Join(groups, ", ")))})
+		return fmt.Sprintf("user %s: groups %s", name, strings.Join(groups, ", ")), nil
 	})
-	if err != nil {
-		return err
-	}
-	a.evict(func(cc *Caller) bool { return cc.User == key })
-	return nil
 }
 
 // scopeRank orders scopes; 0 for an unknown one.
