@@ -2,7 +2,6 @@ package shelfmark
 
 import (
 	"context"
-	"log/slog"
 	"time"
 )
 
@@ -46,7 +45,7 @@ func (r *Repository) auditDenied(ctx context.Context, action string, key int64, 
 		return tx.InsertAudit(ctx, []*AuditEntry{e})
 	})
 	if werr != nil {
-		slog.Default().Warn("audit: could not record a denied write", "action", action, "err", werr)
+		r.log.Warn("audit: could not record a denied write", "action", action, "err", werr)
 	}
 }
 

@@ -249,9 +249,7 @@ func (g *guard) canRead(ctx context.Context, a *access) (bool, error) {
 
 // notFound is the answer for what the caller may not see: the same as for
 // a resource that does not exist.
-func (g *guard) notFound(key int64) error {
-	return Errorf(ENOTFOUND, "No resource has the id %s.", g.r.ids.Encode(key))
-}
+func (g *guard) notFound(key int64) error { return g.r.liveRow(key, nil) }
 
 // readable loads a live resource the caller may read; ENOTFOUND when there
 // is none or the caller may not see it, EGONE for a tombstone the caller
@@ -274,7 +272,7 @@ func (g *guard) readable(ctx context.Context, key int64) (*access, error) {
 	} else if !ok {
 		return nil, g.notFound(key)
 	}
-	if _, err := g.r.live(ctx, g.tx, key); err != nil {
+	if err := g.r.liveRow(key, row); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -3,6 +3,7 @@ package shelfmark
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -19,6 +20,10 @@ type RepositoryOptions struct {
 	Committers int
 	// Observer learns of every group commit.
 	Observer CommitObserver
+	// Logger receives what the engine cannot return to a caller (an audit
+	// entry of a refused write that could not be stored); default
+	// slog.Default().
+	Logger *slog.Logger
 	// Now returns the current time (default time.Now).
 	Now func() time.Time
 	// IDs maps keys to ids (default LegacyIDCodec, for tests; a repository
@@ -41,6 +46,7 @@ type Repository struct {
 	// legacy mapping, so it is a codec of its own.
 	hidden  *IDCodec
 	maxScan int
+	log     *slog.Logger
 	commit  *committer
 	now     func() time.Time
 }
@@ -61,6 +67,9 @@ func NewRepository(store Storage, opts RepositoryOptions) *Repository {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	if opts.MaxListScan <= 0 {
 		opts.MaxListScan = DefaultMaxListScan
 	}
@@ -73,6 +82,7 @@ func NewRepository(store Storage, opts RepositoryOptions) *Repository {
 		ids:     opts.IDs,
 		hidden:  hiddenCursorCodec(),
 		maxScan: opts.MaxListScan,
+		log:     opts.Logger,
 		commit:  newCommitter(store, opts.Committers, opts.MaxBatch, opts.Observer, opts.Now),
 		now:     opts.Now,
 	}
@@ -106,13 +116,20 @@ func (r *Repository) live(ctx context.Context, tx ReadTx, key int64) (*ResourceR
 	row, err := tx.Resource(ctx, key)
 	if err != nil {
 		return nil, err
-	} else if row == nil {
-		return nil, Errorf(ENOTFOUND, "No resource has the id %s.", r.ids.Encode(key))
+	}
+	return row, r.liveRow(key, row)
+}
+
+// liveRow is ENOTFOUND when row (the row of key, read before) is nil and
+// EGONE when it is a tombstone.
+func (r *Repository) liveRow(key int64, row *ResourceRow) error {
+	if row == nil {
+		return Errorf(ENOTFOUND, "No resource has the id %s.", r.ids.Encode(key))
 	} else if row.Deleted != nil {
-		return nil, &Error{Code: EGONE, Message: fmt.Sprintf("The resource %s was deleted.", r.ids.Encode(key)),
+		return &Error{Code: EGONE, Message: fmt.Sprintf("The resource %s was deleted.", r.ids.Encode(key)),
 			Details: map[string]any{"deleted": row.Deleted.Format(time.RFC3339)}}
 	}
-	return row, nil
+	return nil
 }
 
 // checkVersion enforces If-Match.

@@ -164,7 +164,7 @@ func serve(ctx context.Context, c serveConfig) error {
 	loops := map[string]runner{"oai": projector, "search": indexer}
 	var repo *shelfmark.Repository
 	var jobs jobRunner
-	repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, &wake}, IDs: ids})
+	repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, &wake}, IDs: ids, Logger: log})
 	// lapsed embargoes and leases are written down once a minute (every
 	// server may run it: a change already written is not written again)
 	loops["access"] = &shelfmark.AccessSweeper{Repo: repo, OnError: func(err error) { log.Warn("access sweep failed", "err", err) }}
