@@ -170,10 +170,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 		if err := shelfmark.CheckExternalURL(s.opts.ExternalContentAllow, target); err != nil {
 			return err
 		}
-		u, err := url.Parse(target)
-		if err != nil {
-			return shelfmark.Errorf(shelfmark.EINVALID, "External content must be an absolute http or https URL, not %.200q.", target)
-		}
+		u, _ := url.Parse(target) // CheckExternalURL parsed it: an absolute http(s) URL
 		f.ExternalURL, f.Size = u.String(), -1
 		if typ != "" {
 			f.MediaType = typ
@@ -265,15 +262,19 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.Set("Content-Disposition", contentDisposition(f.Name, f.MediaType))
 	h.Set("X-Content-Type-Options", "nosniff")
-	size, err := rc.Seek(0, io.SeekEnd)
-	if err != nil {
-		return fmt.Errorf("content of %s: %w", res.ID, err)
-	}
-	if _, err := rc.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("content of %s: %w", res.ID, err)
-	}
 	sent := r.Header.Get("Range")
-	normalizeRange(r, size)
+	if sent != "" {
+		// the ranges are judged against the size (ServeContent finds it
+		// by seeking too; without a Range it is its only lookup)
+		size, err := rc.Seek(0, io.SeekEnd)
+		if err != nil {
+			return fmt.Errorf("content of %s: %w", res.ID, err)
+		}
+		if _, err := rc.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("content of %s: %w", res.ID, err)
+		}
+		normalizeRange(r, size)
+	}
 	http.ServeContent(&jsonErrorWriter{ResponseWriter: w, r: r, rangeSent: sent}, r, "", res.Created, rc)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 )
 
 //go:embed openapi.json
@@ -15,19 +16,21 @@ var openapiSource []byte
 
 // openapiDoc is the document served: openapi.json with the answers any
 // operation of a kind can give added to each such operation (see
-// commonResponses), so that no operation, old or new, leaves one out.
-var openapiDoc = func() []byte {
+// commonResponses), so that no operation, old or new, leaves one out. It
+// is built on first use, so that programs that only use the client do not
+// build it.
+var openapiDoc = sync.OnceValue(func() []byte {
 	doc, err := completeOpenAPI(openapiSource)
 	if err != nil {
 		panic(fmt.Sprintf("http: openapi.json: %v", err))
 	}
 	return doc
-}()
+})
 
 // openapi serves the OpenAPI document of the API.
 func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
-	_, err := w.Write(openapiDoc)
+	_, err := w.Write(openapiDoc())
 	return err
 }
 

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/rdf"
@@ -70,10 +69,7 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error 
 // UTF-8 (which encoding/json would silently replace with U+FFFD), unknown
 // fields and trailing data are errors that name their line and column.
 func decodeJSON(body []byte, v any) error {
-	if err := checkUTF8(body); err != nil {
-		return err
-	}
-	if err := checkSurrogates(body); err != nil {
+	if err := rdf.CheckJSONText(rdf.JSON, body); err != nil {
 		return err
 	}
 	// Every JSON body of the API is an object; null, which would decode
@@ -115,37 +111,6 @@ func jsonError(body []byte, err error, offset int64) error {
 	}
 	line, col := lineCol(body, offset)
 	return &shelfmark.Error{Code: shelfmark.EINVALID, Message: fmt.Sprintf("Malformed JSON at line %d, column %d: %s.", line, col, strings.TrimPrefix(msg, "json: ")),
-		Details: map[string]any{"line": line, "column": col}}
-}
-
-// checkUTF8 refuses a body that is not valid UTF-8, naming the line and
-// column of the first byte that is not.
-func checkUTF8(body []byte) error {
-	if utf8.Valid(body) {
-		return nil
-	}
-	off := 0
-	for off < len(body) {
-		r, n := utf8.DecodeRune(body[off:])
-		if r == utf8.RuneError && n <= 1 {
-			break
-		}
-		off += n
-	}
-	line, col := lineCol(body, int64(off))
-	return &shelfmark.Error{Code: shelfmark.EINVALID, Message: fmt.Sprintf("Malformed JSON at line %d, column %d: the body is not valid UTF-8.", line, col),
-		Details: map[string]any{"line": line, "column": col}}
-}
-
-// checkSurrogates refuses a \u escape of half a UTF-16 surrogate pair,
-// which encoding/json would silently decode as U+FFFD.
-func checkSurrogates(body []byte) error {
-	off := rdf.LoneSurrogate(body)
-	if off < 0 {
-		return nil
-	}
-	line, col := lineCol(body, int64(off))
-	return &shelfmark.Error{Code: shelfmark.EINVALID, Message: fmt.Sprintf("Malformed JSON at line %d, column %d: %s is half of a UTF-16 surrogate pair, which is no character.", line, col, body[off:off+6]),
 		Details: map[string]any{"line": line, "column": col}}
 }
 

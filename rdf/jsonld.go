@@ -29,7 +29,7 @@ func (noRemoteLoader) LoadDocument(u string) (*ld.RemoteDocument, error) {
 func parseJSONLD(src []byte, base string, s *sink) error {
 	// encoding/json would replace bytes that are not UTF-8, and lone
 	// surrogate escapes, with U+FFFD.
-	if err := checkJSONText(JSONLD, src); err != nil {
+	if err := CheckJSONText(JSONLD, src); err != nil {
 		return err
 	}
 	var doc any

@@ -33,7 +33,7 @@ func JSONMetadata(stmts []shelfmark.Statement) json.RawMessage {
 func ParseJSONMetadata(raw []byte) ([]shelfmark.Statement, error) {
 	// encoding/json would replace bytes that are not UTF-8, and lone
 	// surrogate escapes, with U+FFFD.
-	if err := checkJSONText(JSON, raw); err != nil {
+	if err := CheckJSONText(JSON, raw); err != nil {
 		return nil, err
 	}
 	var doc any

@@ -54,10 +54,10 @@ func hex4(src []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// checkJSONText refuses a JSON document that is not valid UTF-8 or holds
+// CheckJSONText refuses a JSON document that is not valid UTF-8 or holds
 // a lone surrogate escape, naming the position: encoding/json would store
 // U+FFFD in place of either.
-func checkJSONText(mediaType string, src []byte) error {
+func CheckJSONText(mediaType string, src []byte) error {
 	if err := checkUTF8(mediaType, src); err != nil {
 		return err
 	}
