@@ -462,7 +462,11 @@ func (a *Accounts) CreateToken(ctx context.Context, t NewToken) (string, *Token,
 		return "", nil, Errorf(EINVALID, "Only API tokens are created this way; sessions are opened by signing in.")
 	}
 	if t.Scope == "" {
+		// write, or the caller's own scope when that is narrower
 		t.Scope = ScopeWrite
+		if scopeRank(c.Scope) < scopeRank(t.Scope) {
+			t.Scope = c.Scope
+		}
 	}
 	if !t.Scope.Valid() {
 		return "", nil, Errorf(EINVALID, "The scope %q is not one of read, write, admin.", clip(string(t.Scope), 40))

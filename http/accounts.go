@@ -16,10 +16,9 @@ import (
 	"github.com/shelfmark/shelfmark"
 )
 
-// maxNameBytes bounds user names and token notes read from requests.
+// maxNameBytes bounds user names read from requests.
 const (
 	maxNameBytes = 256
-	maxNoteBytes = 1000
 	// maxAccountBody bounds the JSON bodies of the account routes but
 	// roles (a login is a few hundred bytes).
 	maxAccountBody = 64 << 10
@@ -137,20 +136,6 @@ func newTokenJSON(t *shelfmark.Token) tokenJSON {
 	return tokenJSON{ID: t.Key, Hint: t.Hint, Scope: string(t.Scope), Note: t.Note, Created: t.Created, Expires: t.Expires, Revoked: t.Revoked}
 }
 
-// scopeRank orders scopes: a credential may make tokens of its own scope
-// or below.
-func scopeRank(s shelfmark.Scope) int {
-	switch s {
-	case shelfmark.ScopeRead:
-		return 1
-	case shelfmark.ScopeWrite:
-		return 2
-	case shelfmark.ScopeAdmin:
-		return 3
-	}
-	return 0
-}
-
 // lifetimeRE matches a token lifetime: up to 36500 days, or hours or
 // minutes.
 var lifetimeRE = regexp.MustCompile(`^([0-9]{1,5})([dhm])$`)
@@ -200,21 +185,8 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	if in.User != "" {
 		nt.User = in.User
 	}
-	if nt.Scope == "" {
-		nt.Scope = shelfmark.ScopeWrite
-		if scopeRank(c.Scope) < scopeRank(nt.Scope) {
-			nt.Scope = c.Scope
-		}
-	}
-	if !nt.Scope.Valid() {
-		return shelfmark.Errorf(shelfmark.EINVALID, "scope must be read, write or admin, not %q.", in.Scope)
-	}
-	if !c.System && scopeRank(nt.Scope) > scopeRank(c.Scope) {
-		return shelfmark.Errorf(shelfmark.EFORBIDDEN, "A %s-scoped credential cannot make a %s-scoped token.", c.Scope, nt.Scope)
-	}
-	if len(in.Note) > maxNoteBytes {
-		return shelfmark.Errorf(shelfmark.EINVALID, "note is longer than %d bytes.", maxNoteBytes)
-	}
+	// the scope (write, or the caller's own when narrower, by default) and
+	// the note are judged, and a refusal recorded, by the account service
 	if in.Expires != nil {
 		t, err := parseExpiry(*in.Expires, time.Now())
 		if err != nil {
