@@ -220,7 +220,7 @@ func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageReque
 		if err != nil {
 			return err
 		}
-		page = r.pageOf(rows, len(rows), nil)
+		page = r.pageOf(rows)
 		if more {
 			if len(rows) > 0 && rows[len(rows)-1].Key == last {
 				page.Next = Cursor(r.ids.Encode(last))
@@ -243,13 +243,9 @@ func clampLimit(n int) int {
 	return min(n, MaxPageSize)
 }
 
-// pageOf turns limit+1 rows into a page and its next cursor.
-func (r *Repository) pageOf(rows []*ResourceRow, limit int, cursor func(*ResourceRow) Cursor) Page {
+// pageOf turns rows into the items of a page (the caller sets its cursor).
+func (r *Repository) pageOf(rows []*ResourceRow) Page {
 	var p Page
-	if len(rows) > limit {
-		rows = rows[:limit]
-		p.Next = cursor(rows[len(rows)-1])
-	}
 	p.Items = make([]*Resource, len(rows))
 	for i, row := range rows {
 		p.Items[i] = r.rowResource(row)

@@ -119,7 +119,7 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 		if err != nil {
 			return err
 		}
-		page = r.pageOf(rows, len(rows), nil)
+		page = r.pageOf(rows)
 		for i, it := range page.Items {
 			// a child is as hidden as its parent
 			if v := g.childAccess(pa, rows[i]).vis; visRank(v) > visRank(it.Visibility) {

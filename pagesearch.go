@@ -49,7 +49,7 @@ func hiddenBelowWork(ctx context.Context, tx ReadTx, key int64, now time.Time) (
 		if row.Kind == KindWork || row.Kind == KindCollection {
 			return false, nil
 		}
-		if rowVisibility(row, now) != Public {
+		if row.VisibilityAt(now) != Public {
 			return true, nil
 		}
 		key = row.Parent
@@ -65,7 +65,7 @@ func pageAccessChanged(ctx context.Context, tx WriteTx, before Visibility, row *
 	if row.Kind != KindFileSet {
 		return nil
 	}
-	after := rowVisibility(row, now)
+	after := row.VisibilityAt(now)
 	switch {
 	case before == Public && after != Public:
 		return tx.DeleteSearchDocs(ctx, []int64{row.Key})

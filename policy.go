@@ -40,9 +40,10 @@ func visRank(v Visibility) int {
 	return 2
 }
 
-// rowVisibility is a row's own visibility at time now, embargo and lease
-// applied.
-func rowVisibility(row *ResourceRow, now time.Time) Visibility {
+// VisibilityAt is the row's own visibility at time now, its embargo and
+// lease applied (an unknown visibility counts as private). The access
+// policy and the OAI-PMH projector judge by it.
+func (row *ResourceRow) VisibilityAt(now time.Time) Visibility {
 	if row.Embargo != nil && now.Before(*row.Embargo) {
 		return Private
 	}
@@ -89,7 +90,7 @@ func (a *access) root() *ResourceRow { return a.chain[len(a.chain)-1] }
 
 // accessOf walks up row's parents.
 func (g *guard) accessOf(ctx context.Context, row *ResourceRow) (*access, error) {
-	a := &access{row: row, chain: []*ResourceRow{row}, vis: rowVisibility(row, g.now)}
+	a := &access{row: row, chain: []*ResourceRow{row}, vis: row.VisibilityAt(g.now)}
 	for cur := row; cur.Parent != 0 && len(a.chain) < maxChain; {
 		p, err := g.tx.Resource(ctx, cur.Parent)
 		if err != nil {
@@ -99,7 +100,7 @@ func (g *guard) accessOf(ctx context.Context, row *ResourceRow) (*access, error)
 			break
 		}
 		a.chain = append(a.chain, p)
-		if v := rowVisibility(p, g.now); visRank(v) > visRank(a.vis) {
+		if v := p.VisibilityAt(g.now); visRank(v) > visRank(a.vis) {
 			a.vis = v
 		}
 		cur = p
@@ -111,7 +112,7 @@ func (g *guard) accessOf(ctx context.Context, row *ResourceRow) (*access, error)
 // without reading the parent chain again.
 func (g *guard) childAccess(parent *access, row *ResourceRow) *access {
 	a := &access{row: row, chain: append([]*ResourceRow{row}, parent.chain...), vis: parent.vis}
-	if v := rowVisibility(row, g.now); visRank(v) > visRank(a.vis) {
+	if v := row.VisibilityAt(g.now); visRank(v) > visRank(a.vis) {
 		a.vis = v
 	}
 	return a
@@ -320,11 +321,7 @@ func (g *guard) canDelete(ctx context.Context, a *access) (bool, error) {
 	if len(a.chain) > 1 {
 		return g.canEdit(ctx, a)
 	}
-	if !g.c.MayWrite() {
-		return false, nil
-	}
-	role, err := g.role(ctx, a)
-	return role.Includes(RoleCurator), err
+	return g.canHoldRole(ctx, a, RoleCurator)
 }
 
 // editable loads a live resource the caller may change.

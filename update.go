@@ -46,7 +46,7 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 			return err
 		}
 		row = a.row
-		before = rowVisibility(row, r.now())
+		before = row.VisibilityAt(r.now())
 		oldEmbargo, oldLease := row.Embargo, row.Lease
 		if err := r.checkVersion(row, u.IfMatch); err != nil {
 			return err

@@ -308,8 +308,7 @@ func uniq(keys []int64) []int64 {
 // public reports whether a resource is in public view at now: public, not
 // deleted, its embargo (if any) ended and its lease (if any) not yet ended.
 func public(r *shelfmark.ResourceRow, now time.Time) bool {
-	return r.Deleted == nil && r.Visibility == shelfmark.Public && (r.Embargo == nil || !r.Embargo.After(now)) &&
-		(r.Lease == nil || r.Lease.After(now))
+	return r.Deleted == nil && r.VisibilityAt(now) == shelfmark.Public
 }
 
 // renderWorks renders the records of works and adds to pl the rows whose
