@@ -62,8 +62,7 @@ func (s *Server) sessionCookie(r *http.Request, secret string, maxAge int) *http
 // sets its cookie. Failures count against the client's address and the
 // name (see Options.MaxAuthFailures).
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.accounts()
-	if err != nil {
+	if _, err := s.accounts(); err != nil {
 		return err
 	}
 	var in struct {
@@ -73,22 +72,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err := readJSON(w, r, maxAccountBody, &in); err != nil {
 		return err
 	}
-	if in.Name == "" || len(in.Name) > maxNameBytes {
-		return shelfmark.Errorf(shelfmark.EINVALID, "name must be a user name of 1 to %d bytes.", maxNameBytes)
-	}
-	keys := []string{clientKey(r), "user:" + in.Name}
-	if wait := s.limiter.blocked(keys...); wait > 0 {
-		return tooMany(wait)
-	}
-	secret, c, err := acc.Login(r.Context(), in.Name, in.Password)
+	secret, c, err := s.passwordLogin(r, in.Name, in.Password)
 	if err != nil {
-		if shelfmark.ErrorCode(err) == shelfmark.EUNAUTHORIZED {
-			s.limiter.fail(keys...)
-			return shelfmark.Errorf(shelfmark.EUNAUTHORIZED, "Wrong user name or password (or the account cannot sign in).")
-		}
 		return err
 	}
-	s.limiter.succeed(keys...)
 	http.SetCookie(w, s.sessionCookie(r, secret, 0))
 	out := newCallerJSON(c)
 	out.Via = "session"
@@ -99,6 +86,43 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 // names and clears the cookie. (API tokens are revoked with DELETE
 // /api/v1/tokens/{id}.)
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+	if err := s.endSession(w, r); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// passwordLogin checks a name and password and opens a session, for the
+// API's login and the sign-in form. Failures count against the client's
+// address and the name (see Options.MaxAuthFailures).
+func (s *Server) passwordLogin(r *http.Request, name, password string) (string, *shelfmark.Caller, error) {
+	acc, err := s.accounts()
+	if err != nil {
+		return "", nil, err
+	}
+	if name == "" || len(name) > maxNameBytes {
+		return "", nil, shelfmark.Errorf(shelfmark.EINVALID, "name must be a user name of 1 to %d bytes.", maxNameBytes)
+	}
+	keys := []string{clientKey(r), "user:" + name}
+	if wait := s.limiter.blocked(keys...); wait > 0 {
+		return "", nil, tooMany(wait)
+	}
+	secret, c, err := acc.Login(r.Context(), name, password)
+	if err != nil {
+		if shelfmark.ErrorCode(err) == shelfmark.EUNAUTHORIZED {
+			s.limiter.fail(keys...)
+			return "", nil, shelfmark.Errorf(shelfmark.EUNAUTHORIZED, "Wrong user name or password (or the account cannot sign in).")
+		}
+		return "", nil, err
+	}
+	s.limiter.succeed(keys...)
+	return secret, c, nil
+}
+
+// endSession revokes the session the request's cookie names, if any, and
+// clears the cookie.
+func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 	c := shelfmark.CallerFrom(r.Context())
 	if _, via := credential(r); via == "session" && c.Authenticated() && c.Token != 0 && s.opts.Accounts != nil {
 		if err := s.opts.Accounts.RevokeToken(r.Context(), c.Name, c.Token); err != nil && shelfmark.ErrorCode(err) != shelfmark.ENOTFOUND {
@@ -106,7 +130,6 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	http.SetCookie(w, s.sessionCookie(r, "", -1))
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

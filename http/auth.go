@@ -96,8 +96,9 @@ func (s *Server) authenticate(r *http.Request, requestID string) (*shelfmark.Cal
 		if shelfmark.ErrorCode(err) != shelfmark.EUNAUTHORIZED {
 			return nil, err // the database, not the credential
 		}
-		if via == "session" && (ssoRoute(r) || signInRoute(r)) {
-			// a stale session does not stand in the way of signing in again
+		if via == "session" && (ssoRoute(r) || signInRoute(r) || uiPath(r)) {
+			// a stale session does not stand in the way of signing in
+			// again, nor of reading the interface's pages as anyone may
 			anon := shelfmark.Anonymous()
 			anon.Request = requestID
 			return anon, nil
@@ -168,6 +169,8 @@ var openWrites = map[string]bool{
 	"POST /api/v1/logout":         true,
 	"POST /api/v1/sources/lookup": true,
 	"POST /oai":                   true,
+	"POST /login":                 true,
+	"POST /logout":                true,
 }
 
 // mayWrite refuses an unsafe request of a caller whose credential cannot
@@ -353,5 +356,9 @@ func (l *limiter) sweep(now time.Time) {
 // signInRoute reports whether r signs in or out with a password, which a
 // browser still holding an ended session must be able to do.
 func signInRoute(r *http.Request) bool {
-	return r.Method == http.MethodPost && (r.URL.Path == "/api/v1/login" || r.URL.Path == "/api/v1/logout")
+	switch r.URL.Path {
+	case "/api/v1/login", "/api/v1/logout", "/login", "/logout":
+		return r.Method == http.MethodPost
+	}
+	return false
 }

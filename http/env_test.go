@@ -72,8 +72,15 @@ func countErrors() int {
 	return len(errorsSeen)
 }
 
-// checkErrorBody returns why an error body is not a proper API error, or "".
+// checkErrorBody returns why an error body is not a proper API error (or,
+// for the web interface, an HTML page saying what happened), or "".
 func checkErrorBody(ctype string, body []byte) string {
+	if strings.HasPrefix(ctype, "text/html") {
+		if !bytes.Contains(body, []byte(`<main id="main"`)) || !bytes.Contains(body, []byte("<h1>")) {
+			return "an HTML error without the page frame and a heading"
+		}
+		return ""
+	}
 	if !strings.HasPrefix(ctype, "application/json") {
 		return fmt.Sprintf("Content-Type %q", ctype)
 	}
@@ -402,6 +409,9 @@ func (e *testEnv) noteError(r *response) {
 		return
 	}
 	ct := r.Header.Get("Content-Type")
+	if strings.HasPrefix(ct, "text/html") && (strings.HasPrefix(r.Path, "/api/") || strings.HasPrefix(r.Path, "/oai")) {
+		e.t.Errorf("%s %s -> %d: an API error answered as HTML", r.Method, r.Path, r.Status)
+	}
 	recordError(seenError{where: fmt.Sprintf("%s %s (%s)", r.Method, r.Path, e.t.Name()), status: r.Status, ctype: ct, body: r.Body})
 	if why := checkErrorBody(ct, r.Body); why != "" {
 		e.t.Errorf("%s %s -> %d: error body: %s: %q", r.Method, r.Path, r.Status, why, r.Body)

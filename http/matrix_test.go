@@ -805,9 +805,31 @@ func TestAuthorizationMatrix(t *testing.T) {
 				t.Errorf("the matrix has a row for %s, which the OpenAPI document does not describe", r.op)
 			}
 		}
+		// the web interface's routes and their rows
+		uiRows := m.uiRows()
+		uiHave := map[string]bool{}
+		for _, r := range uiRows {
+			if uiHave[r.op] {
+				t.Errorf("two rows for %s", r.op)
+			}
+			uiHave[r.op] = true
+		}
+		uiRoutes := map[string]bool{}
+		for _, rt := range m.e.srv.uiRoutes() {
+			op := rt.method + " " + rt.pattern
+			uiRoutes[op] = true
+			if !uiHave[op] {
+				t.Errorf("the web interface has %s, which has no row in the authorization matrix: add one saying who may call it", op)
+			}
+		}
+		for _, r := range uiRows {
+			if !uiRoutes[r.op] {
+				t.Errorf("the matrix has a row for %s, which the web interface does not serve", r.op)
+			}
+		}
 		cells := 0
 		var bad []string
-		for _, r := range append(rows, m.extraRows()...) {
+		for _, r := range slices.Concat(rows, m.extraRows(), uiRows) {
 			for _, p := range r.probes {
 				for _, w := range m.callers {
 					switch p.target {
@@ -838,7 +860,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		for _, b := range bad {
 			t.Error(b)
 		}
-		t.Logf("%s: %d rows (+%d outside the document), %d callers, %d target kinds: %d cells in %v; %d mismatches",
-			backend, len(rows), len(m.extraRows()), len(m.callers), len(m.kinds), cells, time.Since(start).Round(time.Millisecond), len(bad))
+		t.Logf("%s: %d rows (+%d outside the document, +%d of the web interface), %d callers, %d target kinds: %d cells in %v; %d mismatches",
+			backend, len(rows), len(m.extraRows()), len(uiRows), len(m.callers), len(m.kinds), cells, time.Since(start).Round(time.Millisecond), len(bad))
 	})
 }

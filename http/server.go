@@ -117,6 +117,8 @@ type Server struct {
 	// single sign-on (see oidc.go): nil when off
 	oidc    *oidcClient
 	oidcErr error
+	// the web interface (see ui.go)
+	ui *ui
 }
 
 // NewServer builds a Server and its routes.
@@ -162,12 +164,24 @@ func NewServer(opts Options) *Server {
 		limiter: newLimiter(opts.MaxAuthFailures), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix(),
 		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait)}
 	s.setupOIDC()
+	u, err := newUI()
+	if err != nil {
+		panic(err) // the embedded templates are faulty: a fault of the build
+	}
+	s.ui = u
 	gz := newGzip() // see gzip.go
 	for _, rt := range s.routes() {
 		h := rt.handler
 		if compressed(rt.pattern) {
 			h = gz(h)
 		}
+		if !streamsBody(rt.method, rt.pattern) {
+			h = s.parsing(h)
+		}
+		s.mux.Handle(rt.method+" "+rt.pattern, h)
+	}
+	for _, rt := range s.uiRoutes() {
+		h := gz(rt.handler)
 		if !streamsBody(rt.method, rt.pattern) {
 			h = s.parsing(h)
 		}
@@ -416,6 +430,9 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		return &shelfmark.Error{Code: EMETHOD, Message: fmt.Sprintf("%s is not allowed on %s; use %s.", r.Method, r.URL.Path, strings.Join(allow, ", ")),
 			Details: map[string]any{"allow": allow}}
+	}
+	if wantsHTML(r) {
+		return s.uiError(w, r, shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no page at %s.", r.URL.Path))
 	}
 	return shelfmark.Errorf(shelfmark.ENOTFOUND, "No such path: %s %s. The API is under /api/v1 (see /api/v1/openapi.json).", r.Method, r.URL.Path)
 }

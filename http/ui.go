@@ -1,0 +1,356 @@
+package http
+
+// This file holds the web interface's frame: its routes, its templates
+// (server-rendered HTML from Go templates, embedded in the binary with its
+// style sheet, scripts and message catalogs), the page every template
+// receives, and the HTML error pages. The pages themselves are in the
+// ui_*.go files named for what they show. Every page calls the same
+// repository operations as the REST API, with the request's caller on its
+// context, so the engine's access policy decides what a page shows and
+// does.
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+//go:embed ui
+var uiFiles embed.FS
+
+// uiCSP is the Content-Security-Policy of the interface's pages: scripts,
+// styles, images and form targets from the server itself only, no inline
+// script (JSON-LD data blocks are not run), no framing.
+const uiCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// ui holds what the interface's pages share: their templates, the message
+// catalogs and the versioned names of the static files.
+type ui struct {
+	pages    map[string]*template.Template
+	catalogs *catalogs
+	static   *staticFiles
+}
+
+// newUI parses the embedded templates and catalogs; a fault there is a
+// fault of the build, found by the tests.
+func newUI() (*ui, error) {
+	cats, err := loadCatalogs(uiFiles, "ui/locales")
+	if err != nil {
+		return nil, err
+	}
+	st, err := newStaticFiles(uiFiles, "ui/static")
+	if err != nil {
+		return nil, err
+	}
+	u := &ui{pages: map[string]*template.Template{}, catalogs: cats, static: st}
+	base := template.New("layout").Funcs(u.funcs())
+	if base, err = base.ParseFS(uiFiles, "ui/templates/frame/*.html"); err != nil {
+		return nil, fmt.Errorf("ui: parse the layout: %w", err)
+	}
+	names, err := fs.Glob(uiFiles, "ui/templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("ui: list templates: %w", err)
+	}
+	for _, n := range names {
+		t, err := base.Clone()
+		if err != nil {
+			return nil, fmt.Errorf("ui: clone the layout: %w", err)
+		}
+		if t, err = t.ParseFS(uiFiles, n); err != nil {
+			return nil, fmt.Errorf("ui: parse %s: %w", n, err)
+		}
+		u.pages[strings.TrimSuffix(strings.TrimPrefix(n, "ui/templates/"), ".html")] = t
+	}
+	return u, nil
+}
+
+// uiPage is what every template receives as its dot.
+type uiPage struct {
+	// Lang is the language of the page ("en", "de").
+	Lang string
+	msgs  map[string]string
+	names map[string]string // language -> its own name
+	// Caller is who asks (never nil; anonymous when signed out).
+	Caller *shelfmark.Caller
+	// CSRF is the token every form posts back (see ui_csrf.go).
+	CSRF string
+	// Title is the page's title, already translated.
+	Title string
+	// Path is the request's path and query, for "sign in and come back".
+	Path string
+	// Nav names the section of the navigation the page belongs to.
+	Nav string
+	// Base is the public URL of the server, without a trailing slash.
+	Base string
+	// Notice is a one-line message shown above the content (for example
+	// "Saved."), already translated.
+	Notice string
+	// Data is the page's own content.
+	Data any
+	// Langs are the languages the interface ships, for the footer.
+	Langs []string
+	query url.Values
+}
+
+// LangURL is the address of this page in another language.
+func (p *uiPage) LangURL(lang string) string {
+	q := url.Values{}
+	for k, v := range p.query {
+		q[k] = v
+	}
+	q.Set("lang", lang)
+	return "?" + q.Encode()
+}
+
+// LangName is a language's name in that language, from its own catalog.
+func (p *uiPage) LangName(lang string) string { return p.names[lang] }
+
+// T translates a message of the page's language; args fill its verbs as
+// fmt.Sprintf does. A key missing from the catalogs shows as itself (the
+// tests refuse any).
+func (p *uiPage) T(key string, args ...any) string {
+	m, ok := p.msgs[key]
+	if !ok {
+		return key
+	}
+	if len(args) == 0 {
+		return m
+	}
+	return fmt.Sprintf(m, args...)
+}
+
+// SignedIn reports whether the caller is signed in.
+func (p *uiPage) SignedIn() bool { return p.Caller.Authenticated() }
+
+// MayWrite reports whether the caller's credential may write at all (the
+// engine still decides each change).
+func (p *uiPage) MayWrite() bool { return p.Caller.MayWrite() }
+
+// IsAdmin reports whether the caller is an administrator.
+func (p *uiPage) IsAdmin() bool { return p.Caller.IsAdmin() }
+
+// funcs are the template functions shared by every page.
+func (u *ui) funcs() template.FuncMap {
+	return template.FuncMap{
+		"static": u.static.url,
+		"bytes":  humanBytes,
+		"add":    func(a, b int) int { return a + b },
+		"time": func(t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format("2006-01-02 15:04 UTC")
+		},
+		"date": func(t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format("2006-01-02")
+		},
+		"query": url.QueryEscape,
+		"path":  url.PathEscape,
+	}
+}
+
+// humanBytes writes a size the way people read it (1.5 MB).
+func humanBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}
+
+// bufPool holds the buffers pages are rendered into, so that a template
+// fault is an error page, not half a page.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// page starts the page data of a request.
+func (s *Server) page(w http.ResponseWriter, r *http.Request, titleKey string, args ...any) *uiPage {
+	lang := s.ui.catalogs.negotiate(w, r)
+	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang), names: s.ui.catalogs.names, Caller: shelfmark.CallerFrom(r.Context()),
+		Path: r.URL.RequestURI(), Base: s.baseURL(r), Langs: s.ui.catalogs.langs, query: r.URL.Query()}
+	if !p.Caller.Authenticated() && sessionCookieSent(r) {
+		// the session ended: the page is shown as to anyone signed out,
+		// and the browser forgets the cookie
+		http.SetCookie(w, s.sessionCookie(r, "", -1))
+	}
+	p.CSRF = s.csrfToken(w, r)
+	if titleKey != "" {
+		p.Title = p.T(titleKey, args...)
+	}
+	return p
+}
+
+// sessionCookieSent reports whether the request carries a session cookie.
+func sessionCookieSent(r *http.Request) bool {
+	c, err := r.Cookie(SessionCookie)
+	return err == nil && c.Value != ""
+}
+
+// render writes the template name with p as its dot and the given status.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, p *uiPage) error {
+	t, ok := s.ui.pages[name]
+	if !ok {
+		return fmt.Errorf("ui: no template %q", name)
+	}
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bufPool.Put(buf)
+	if err := t.ExecuteTemplate(buf, "layout", p); err != nil {
+		return fmt.Errorf("ui: render %s: %w", name, err)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", uiCSP)
+	h.Set("Cache-Control", "no-store")
+	h.Set("Vary", "Cookie, Accept-Language")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// uiRoutes are the interface's routes: pages and the forms they post.
+// Each file of pages adds its own.
+func (s *Server) uiRoutes() []route {
+	var rs []route
+	rs = append(rs, s.uiFrameRoutes()...)
+	rs = append(rs, s.uiReadRoutes()...)
+	rs = append(rs, s.uiDepositRoutes()...)
+	rs = append(rs, s.uiBulkRoutes()...)
+	rs = append(rs, s.uiAdminRoutes()...)
+	return rs
+}
+
+// uiFrameRoutes are the routes of this file and of sign-in.
+func (s *Server) uiFrameRoutes() []route {
+	return []route{
+		{"GET", "/static/{file...}", s.wrap(s.staticFile)},
+		{"GET", "/login", s.uiWrap(s.loginPage)},
+		{"POST", "/login", s.uiForm(s.loginForm)},
+		{"POST", "/logout", s.uiForm(s.logoutForm)},
+	}
+}
+
+// uiWrap turns a page handler that returns an error into an http.Handler
+// that answers errors as HTML pages (see uiError), and records metrics.
+func (s *Server) uiWrap(f func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return s.wrap(func(w http.ResponseWriter, r *http.Request) error {
+		sw, ok := w.(*statusWriter)
+		err := f(w, r)
+		if err == nil || (ok && sw.status != 0) {
+			return err
+		}
+		return s.uiError(w, r, err)
+	})
+}
+
+// uiForm is uiWrap for a form's POST: the form is read (at most
+// MaxBodyBytes) and its CSRF token checked before f runs.
+func (s *Server) uiForm(f func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return s.uiWrap(func(w http.ResponseWriter, r *http.Request) error {
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		if err := r.ParseForm(); err != nil {
+			var maxErr *http.MaxBytesError
+			if errors.As(err, &maxErr) {
+				return shelfmark.Errorf(shelfmark.ETOOLARGE, "The form is larger than this server accepts (%d bytes).", maxErr.Limit)
+			}
+			return shelfmark.Errorf(shelfmark.EINVALID, "The form cannot be read: %v", err)
+		}
+		if err := s.checkCSRF(r, r.PostForm.Get(csrfField)); err != nil {
+			return err
+		}
+		return f(w, r)
+	})
+}
+
+// uiErrorData is the content of an error page.
+type uiErrorData struct {
+	Status  int
+	Code    string
+	Heading string
+	Message string
+	// Deleted is set on the page of a tombstone (410).
+	Deleted bool
+}
+
+// uiError answers an error as an HTML page. A page that needs a signed-in
+// caller sends an anonymous browser to the sign-in page (303) and back
+// afterwards; everything else gets a page with the status the API would
+// answer and the engine's message.
+func (s *Server) uiError(w http.ResponseWriter, r *http.Request, err error) error {
+	code := shelfmark.ErrorCode(err)
+	status, ok := statusOf[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) {
+		status, code = http.StatusRequestEntityTooLarge, shelfmark.ETOOLARGE
+	}
+	c := shelfmark.CallerFrom(r.Context())
+	if status == http.StatusUnauthorized && !c.Authenticated() && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+		return nil
+	}
+	if status >= 500 {
+		s.log.Error("page failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	key := "error.status"
+	switch status {
+	case http.StatusNotFound, http.StatusGone, http.StatusForbidden, http.StatusUnauthorized, http.StatusConflict,
+		http.StatusRequestEntityTooLarge, http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusBadRequest:
+		key = "error." + strconv.Itoa(status)
+	}
+	p := s.page(w, r, key)
+	d := &uiErrorData{Status: status, Code: code, Heading: p.Title, Deleted: status == http.StatusGone}
+	if status < 500 {
+		d.Message = shelfmark.ErrorMessage(err)
+	}
+	p.Data = d
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		retryAfter(w, err)
+	}
+	return s.render(w, r, status, "error", p)
+}
+
+// wantsHTML reports whether a request no route takes came from a browser
+// reading pages (its 404 is then a page, not JSON).
+func wantsHTML(r *http.Request) bool {
+	if strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/oai" {
+		return false
+	}
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// uiPath reports whether a request reads one of the interface's pages,
+// where a browser still holding an ended session is shown the page as to
+// anyone signed out (and its cookie is cleared), instead of an error.
+func uiPath(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	p := r.URL.Path
+	return !strings.HasPrefix(p, "/api/") && p != "/oai" && p != "/metrics" && p != "/healthz" && p != "/readyz" && !strings.HasPrefix(p, "/debug/")
+}
