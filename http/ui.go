@@ -79,7 +79,7 @@ func newUI() (*ui, error) {
 // uiPage is what every template receives as its dot.
 type uiPage struct {
 	// Lang is the language of the page ("en", "de").
-	Lang string
+	Lang  string
 	msgs  map[string]string
 	names map[string]string // language -> its own name
 	// Caller is who asks (never nil; anonymous when signed out).
