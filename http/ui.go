@@ -237,6 +237,7 @@ func (s *Server) uiRoutes() []route {
 	var rs []route
 	rs = append(rs, s.uiFrameRoutes()...)
 	rs = append(rs, s.uiReadRoutes()...)
+	rs = append(rs, s.uiWorkRoutes()...)
 	rs = append(rs, s.uiDepositRoutes()...)
 	rs = append(rs, s.uiBulkRoutes()...)
 	rs = append(rs, s.uiAdminRoutes()...)

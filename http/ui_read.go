@@ -1,6 +1,6 @@
 package http
 
-// This file serves the interface's home, collection, work and search pages, sitemap and citations.
+// This file serves the interface's home, collection and search pages.
 
 // uiReadRoutes are the routes of this file.
 func (s *Server) uiReadRoutes() []route {
