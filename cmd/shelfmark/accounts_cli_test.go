@@ -160,8 +160,10 @@ func TestFirstAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "shelfmark token create --user admin --data " + data; !strings.Contains(hint.String(), want) {
-		t.Fatalf("the first start said %q; want it to say %q", hint.String(), want)
+	for _, want := range []string{"shelfmark token create --user admin --data " + data, "shelfmark user password admin --data " + data} {
+		if !strings.Contains(hint.String(), want) {
+			t.Fatalf("the first start said %q; want it to say %q", hint.String(), want)
+		}
 	}
 	u, err := acc.User(ctx, "admin")
 	if err != nil || !u.Admin {

@@ -217,7 +217,7 @@ func serve(ctx context.Context, c serveConfig) error {
 		defer msrv.Close()
 		log.Info("metrics and profiles", "url", "http://"+mln.Addr().String()+"/metrics", "profiles", "http://"+mln.Addr().String()+"/debug/pprof/")
 	}
-	log.Info("shelfmark serving", "version", shelfmark.Version, "url", "http://"+ln.Addr().String(),
+	log.Info("shelfmark serving", "version", shelfmark.Version, "url", "http://"+ln.Addr().String()+"/", "api", "http://"+ln.Addr().String()+"/api/v1",
 		"backend", store.Backend(), "data", c.data, "durability", c.durability)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln, srv) }()

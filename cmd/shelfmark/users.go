@@ -283,9 +283,14 @@ This is a new repository: its administrator is the user "admin". Get its API tok
 
   shelfmark token create --user admin %s
 
-and send it as "Authorization: Bearer TOKEN". Anonymous clients can read what is public.
+and send it as "Authorization: Bearer TOKEN". To sign in to the web interface, give it a
+password (read from standard input):
 
-`, where)
+  shelfmark user password admin %s
+
+Anonymous clients can read what is public.
+
+`, where, where)
 	}
 	return acc, nil
 }
