@@ -221,6 +221,11 @@ func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageReque
 			return err
 		}
 		page = r.pageOf(rows)
+		if p.Metadata {
+			if err := r.pageMetadata(ctx, tx, &page, rows); err != nil {
+				return err
+			}
+		}
 		if more {
 			if len(rows) > 0 && rows[len(rows)-1].Key == last {
 				page.Next = Cursor(r.ids.Encode(last))

@@ -126,6 +126,11 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 				it.Visibility = v
 			}
 		}
+		if p.Metadata {
+			if err := r.pageMetadata(ctx, tx, &page, rows); err != nil {
+				return err
+			}
+		}
 		if more {
 			page.Next = Cursor("p" + strconv.FormatInt(last, 36))
 		}

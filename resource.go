@@ -134,6 +134,9 @@ type Cursor string
 type PageRequest struct {
 	After Cursor // "" for the first page
 	Limit int    // clamped to [1, MaxPageSize]
+	// Metadata asks for the items' metadata, read for the whole page in
+	// one more statement (a listing leaves it out otherwise).
+	Metadata bool
 }
 
 // MaxPageSize caps the items of one listing page.
@@ -172,6 +175,10 @@ type ResourceService interface {
 	RemoveMembers(ctx context.Context, collection ID, members []ID) error
 	// ListMembers pages through a collection's members in a stable order.
 	ListMembers(ctx context.Context, collection ID, p PageRequest) (*Page, error)
+	// ListResources pages through the live resources of a kind (collection
+	// or work) that have no parent, newest first, as far as the caller may
+	// see them.
+	ListResources(ctx context.Context, kind Kind, p PageRequest) (*Page, error)
 	// SetOrder orders a work's children in one step (rule R2); children
 	// not named become unordered and follow the ordered ones.
 	SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error)

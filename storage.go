@@ -109,6 +109,9 @@ type ReadTx interface {
 	// Members returns up to limit live members of collection with keys
 	// greater than after, by key.
 	Members(ctx context.Context, collection, after int64, limit int) ([]*ResourceRow, error)
+	// Roots returns up to limit live resources of kind without a parent
+	// whose keys are below before (0: no bound), by key, highest first.
+	Roots(ctx context.Context, kind Kind, before int64, limit int) ([]*ResourceRow, error)
 	// Children returns up to limit live children of parent with positions
 	// greater than after, by position.
 	Children(ctx context.Context, parent, after int64, limit int) ([]*ResourceRow, error)

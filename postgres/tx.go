@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -194,6 +195,25 @@ func (t *readTx) Members(ctx context.Context, collection, after int64, limit int
 	rows, err := t.resources(ctx, membersSQL, collection, after, int64(limit))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read members of %d: %w", collection, err)
+	}
+	return rows, nil
+}
+
+const rootsSQL = `SELECT ` + resourceCols + ` FROM resources
+WHERE kind = $1 AND parent IS NULL AND deleted IS NULL AND key < $2 ORDER BY key DESC LIMIT $3`
+
+// Roots returns up to limit live resources of kind without a parent with
+// keys below before (0: no bound), from the highest, over resources_roots.
+func (t *readTx) Roots(ctx context.Context, kind shelfmark.Kind, before int64, limit int) ([]*shelfmark.ResourceRow, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	rows, err := t.resources(ctx, rootsSQL, string(kind), before, int64(limit))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read %ss: %w", kind, err)
 	}
 	return rows, nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -115,6 +116,26 @@ func (t *tx) Members(ctx context.Context, collection, after int64, limit int) ([
 			return err
 		})
 	return out, err
+}
+
+// Roots pages through the live resources of kind without a parent, by
+// key from the highest, over resources_roots.
+func (t *tx) Roots(ctx context.Context, kind shelfmark.Kind, before int64, limit int) ([]*shelfmark.ResourceRow, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	var out []*shelfmark.ResourceRow
+	err := t.query(ctx, `SELECT `+resourceCols+` FROM resources INDEXED BY resources_roots
+		WHERE kind = ? AND parent IS NULL AND deleted IS NULL AND key < ? ORDER BY key DESC LIMIT ?`,
+		[]any{string(kind), before, limit}, func(r *sql.Rows) error {
+			row, err := scanResource(r)
+			out = append(out, row)
+			return err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: read %ss: %w", kind, err)
+	}
+	return out, nil
 }
 
 // Children pages through a parent's live children by position.

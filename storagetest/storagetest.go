@@ -30,6 +30,7 @@ func Run(t *testing.T, open Opener) {
 		{"Delete", testDelete},
 		{"Members", testMembers},
 		{"MembersCycle", testMembersCycle},
+		{"ListResources", testListResources},
 		{"Order", testOrder},
 		{"Files", testFiles},
 		{"Groups", testGroups},

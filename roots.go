@@ -1,0 +1,93 @@
+package shelfmark
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// ListResources pages through the live resources of kind (a collection or
+// a work) that have no parent, newest (highest key) first, keeping those
+// the caller may read; the web interface's home lists collections and
+// recent works with it. A page reads one index range of the kinds' roots
+// (and at most RepositoryOptions.MaxListScan rows past rows the caller may
+// not see), so it costs the same at any depth.
+func (r *Repository) ListResources(ctx context.Context, kind Kind, p PageRequest) (*Page, error) {
+	if kind != KindCollection && kind != KindWork {
+		return nil, Errorf(EINVALID, "kind must be collection or work, not %q.", kind)
+	}
+	// positions in visiblePage rise; here keys fall, so a row's position
+	// is its key negated (0, the start, is before every key)
+	var after int64
+	if p.After != "" {
+		var key int64
+		var err error
+		if s, ok := strings.CutPrefix(string(p.After), "~"); ok {
+			key, err = r.hidden.Key(ID(s))
+		} else {
+			key, err = r.ids.Key(ID(p.After))
+		}
+		if err != nil {
+			return nil, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", p.After)
+		}
+		after = -key
+	}
+	limit := clampLimit(p.Limit)
+	var page Page
+	err := r.store.View(ctx, func(tx ReadTx) error {
+		g := r.guard(tx, CallerFrom(ctx))
+		keep := func(row *ResourceRow) (bool, error) {
+			if g.all() {
+				return true, nil
+			}
+			a, err := g.accessOf(ctx, row)
+			if err != nil {
+				return false, err
+			}
+			return g.canRead(ctx, a)
+		}
+		fetch := func(after int64, n int) ([]*ResourceRow, error) { return tx.Roots(ctx, kind, -after, n) }
+		rows, more, last, err := visiblePage(limit, r.maxScan, fetch, func(row *ResourceRow) int64 { return -row.Key }, keep, after)
+		if err != nil {
+			return err
+		}
+		page = r.pageOf(rows)
+		if p.Metadata {
+			if err := r.pageMetadata(ctx, tx, &page, rows); err != nil {
+				return err
+			}
+		}
+		if more {
+			if len(rows) > 0 && -rows[len(rows)-1].Key == last {
+				page.Next = Cursor(r.ids.Encode(-last))
+			} else {
+				page.Next = Cursor("~" + string(r.hidden.Encode(-last)))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %ss: %w", kind, err)
+	}
+	return &page, nil
+}
+
+// pageMetadata gives a page's items (made from rows) their metadata, in
+// one statement for the page.
+func (r *Repository) pageMetadata(ctx context.Context, tx ReadTx, page *Page, rows []*ResourceRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	keys := make([]int64, len(rows))
+	for i, row := range rows {
+		keys[i] = row.Key
+	}
+	fields, err := tx.FieldsOf(ctx, keys)
+	if err != nil {
+		return fmt.Errorf("metadata of a page: %w", err)
+	}
+	for i, it := range page.Items {
+		it.Metadata = StatementsOf(fields[rows[i].Key])
+	}
+	return nil
+}
