@@ -184,6 +184,11 @@ type ResourceService interface {
 	SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error)
 	// ListChildren pages through a resource's children in order.
 	ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error)
+	// ChildFiles returns the live files the caller may read held by each
+	// of children (children of parent, such as a page of ListChildren),
+	// by child id, in order: at most MaxChildFiles of each, read in a
+	// number of statements that does not depend on the number of children.
+	ChildFiles(ctx context.Context, parent ID, children []ID) (map[ID][]*Resource, error)
 	// CreateGroups stores groups (an ingest item each: a work with its file
 	// sets, files and order), each atomically, sharing group commits; it
 	// returns each group's root or its error (ECONFLICT with Details["id"]

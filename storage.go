@@ -78,6 +78,12 @@ type ResourceRow struct {
 	Deleted  *time.Time
 }
 
+// FileRow is a file's row with its description.
+type FileRow struct {
+	Row  *ResourceRow
+	File *File
+}
+
 // UnorderedBase is added to a child's key to form the position of a child
 // that no order names, so unordered children follow ordered ones, by key,
 // in one index.
@@ -118,6 +124,11 @@ type ReadTx interface {
 	// File returns the file description of a resource of kind file, or
 	// (nil, nil).
 	File(ctx context.Context, key int64) (*File, error)
+	// ChildFiles returns the live children of kind file of each of
+	// parents, with their descriptions, by parent and then position: at
+	// most perParent of each, in one statement whatever the number of
+	// parents.
+	ChildFiles(ctx context.Context, parents []int64, perParent int) ([]*FileRow, error)
 	// Sources returns the resource keys of the source keys that were
 	// ingested already; absent keys are not in the map.
 	Sources(ctx context.Context, sourceKeys []string) (map[string]int64, error)

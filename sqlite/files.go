@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -49,4 +51,51 @@ func (t *tx) InsertFiles(ctx context.Context, keys []int64, files []*shelfmark.F
 			placeholders(hi-lo, width), args...)
 		return err
 	})
+}
+
+// ChildFiles returns up to perParent live files of each of parents, with
+// their descriptions, by parent and position: one statement over the index
+// resources_children, numbering each parent's files to keep the first
+// perParent.
+func (t *tx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]*shelfmark.FileRow, error) {
+	if len(parents) == 0 || perParent <= 0 {
+		return nil, nil
+	}
+	var out []*shelfmark.FileRow
+	err := t.query(ctx, `SELECT `+resourceColsR+`, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
+  f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note
+FROM (SELECT c.*, ROW_NUMBER() OVER (PARTITION BY c.parent ORDER BY c.position) AS n FROM resources c
+  WHERE c.parent IN (SELECT value FROM json_each(?)) AND c.kind = 'file' AND c.deleted IS NULL) r
+JOIN files f ON f.resource = r.key
+WHERE r.n <= ? ORDER BY r.parent, r.position`,
+		[]any{jsonInts(parents), perParent}, func(rows *sql.Rows) error {
+			var (
+				row                                       shelfmark.ResourceRow
+				kind, vis                                 string
+				embargo, lease, parent, position, deleted sql.NullInt64
+				created, modified                         int64
+				f                                         shelfmark.File
+				fm                                        shelfmark.Format
+				id                                        sql.NullString
+			)
+			if err := rows.Scan(&row.Key, &kind, &vis, &embargo, &lease, &parent, &position, &row.Version, &row.Seq, &created, &modified, &deleted,
+				&f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
+				&id, &fm.Name, &fm.Version, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages, &fm.Note); err != nil {
+				return err
+			}
+			row.Kind, row.Visibility = shelfmark.Kind(kind), shelfmark.Visibility(vis)
+			row.Embargo, row.Lease, row.Deleted = microsPtr(embargo), microsPtr(lease), microsPtr(deleted)
+			row.Parent, row.Position = parent.Int64, position.Int64
+			row.Created, row.Modified = time.UnixMicro(created).UTC(), time.UnixMicro(modified).UTC()
+			if id.Valid {
+				fm.PRONOM = id.String
+				f.Format = &fm
+			}
+			out = append(out, &shelfmark.FileRow{Row: &row, File: &f})
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: files of %d resources: %w", len(parents), err)
+	}
+	return out, nil
 }

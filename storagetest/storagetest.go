@@ -33,6 +33,7 @@ func Run(t *testing.T, open Opener) {
 		{"ListResources", testListResources},
 		{"Order", testOrder},
 		{"Files", testFiles},
+		{"ChildFiles", testChildFiles},
 		{"Groups", testGroups},
 		{"SequenceNumbers", testSequence},
 		{"ConcurrentMint", testConcurrentMint},

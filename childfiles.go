@@ -1,0 +1,96 @@
+package shelfmark
+
+import (
+	"context"
+	"fmt"
+)
+
+// MaxChildFiles caps the files ChildFiles returns for one child (a file
+// set holds its original and a few derivatives).
+const MaxChildFiles = 32
+
+// ChildFiles returns the live files held by each of children, which are
+// children of parent: a page of file sets shown with their files (a work's
+// page, its thumbnails) costs a fixed number of statements, not one read
+// per file set. A child that is not a live child of parent, or that the
+// caller may not read, is left out, as are the files the caller may not
+// read; a file is as hidden as its file set and its parent.
+func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (map[ID][]*Resource, error) {
+	pkey, err := r.ids.Key(parent)
+	if err != nil {
+		return nil, err
+	}
+	if len(children) > MaxPageSize {
+		return nil, Errorf(EINVALID, "children: %d ids; at most %d are read at once.", len(children), MaxPageSize)
+	}
+	keys := make([]int64, 0, len(children))
+	for _, id := range children {
+		k, err := r.ids.Key(id)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	out := map[ID][]*Resource{}
+	err = r.store.View(ctx, func(tx ReadTx) error {
+		g := r.guard(tx, CallerFrom(ctx))
+		pa, err := g.readable(ctx, pkey)
+		if err != nil {
+			return err
+		}
+		keep, err := g.childFilter(ctx, pa)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Resources(ctx, keys)
+		if err != nil {
+			return err
+		}
+		shown := map[int64]*access{}
+		var parents []int64
+		for _, row := range rows {
+			if row.Parent != pkey || row.Deleted != nil {
+				continue
+			}
+			ok, err := keep(row)
+			if err != nil {
+				return err
+			}
+			if ok {
+				shown[row.Key] = g.childAccess(pa, row)
+				parents = append(parents, row.Key)
+			}
+		}
+		files, err := tx.ChildFiles(ctx, parents, MaxChildFiles)
+		if err != nil {
+			return err
+		}
+		for _, fr := range files {
+			ca := shown[fr.Row.Parent]
+			if ca == nil {
+				continue
+			}
+			// readable through its file set and on its own: a file is
+			// as hidden as the most hidden of its chain
+			ok, err := keep(fr.Row)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			res := r.rowResource(fr.Row)
+			res.File = fr.File
+			if v := g.childAccess(ca, fr.Row).vis; visRank(v) > visRank(res.Visibility) {
+				res.Visibility = v
+			}
+			id := r.ids.Encode(fr.Row.Parent)
+			out[id] = append(out[id], res)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("files of the children of %s: %w", parent, err)
+	}
+	return out, nil
+}

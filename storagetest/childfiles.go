@@ -1,0 +1,144 @@
+package storagetest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// bookWithFiles creates a public work of n file sets, each holding an
+// original and a thumbnail, and returns the work and its file sets in
+// order.
+func bookWithFiles(t *testing.T, e *env, n int) (*shelfmark.Resource, []shelfmark.ID) {
+	t.Helper()
+	ctx := context.Background()
+	w := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{title("book")}}))
+	var sets []shelfmark.ID
+	for done := 0; done < n; {
+		b := min(200, n-done)
+		nrs := make([]*shelfmark.NewResource, b)
+		for i := range nrs {
+			nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: w.ID}
+		}
+		res, errs := e.repo.CreateResources(ctx, nrs)
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		var files []*shelfmark.NewResource
+		for i, fs := range res {
+			sets = append(sets, fs.ID)
+			for _, use := range []string{shelfmark.UseOriginal, shelfmark.UseThumbnail} {
+				files = append(files, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &shelfmark.File{
+					Name: fmt.Sprintf("p%d.%s", done+i, use), MediaType: "image/jpeg", Size: int64(done + i), SHA256: strings.Repeat("b", 64), Use: use}})
+			}
+		}
+		_, errs = e.repo.CreateResources(ctx, files)
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		done += b
+	}
+	return w, sets
+}
+
+// testChildFiles: a page of file sets is read with their files (and the
+// files' formats) in statements that do not grow with the page or the
+// work; hidden file sets and files are left out.
+func testChildFiles(t *testing.T, open Opener) {
+	e := newAccessEnv(t, open)
+	ctx := context.Background()
+	w, sets := bookWithFiles(t, e.env, 5)
+
+	got, err := e.repo.ChildFiles(ctx, w.ID, sets[1:4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("files of 3 file sets: got %d", len(got))
+	}
+	for i, fs := range sets[1:4] {
+		fl := got[fs]
+		if len(fl) != 2 || fl[0].File == nil || fl[0].File.Use != shelfmark.UseOriginal || fl[1].File.Use != shelfmark.UseThumbnail ||
+			fl[0].File.Name != fmt.Sprintf("p%d.original", i+1) || fl[0].Parent != fs || fl[0].Kind != shelfmark.KindFile {
+			t.Fatalf("files of %s: %+v", fs, fl)
+		}
+	}
+
+	// a format found by characterization comes along
+	key, _ := e.repo.IDs().Key(got[sets[1]][0].ID)
+	if err := e.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+		return tx.SetFileFormats(ctx, []int64{key}, []*shelfmark.Format{{PRONOM: "fmt/43", Name: "JPEG File Interchange Format", Version: "1.01", MediaType: "image/jpeg"}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = e.repo.ChildFiles(ctx, w.ID, sets[1:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := got[sets[1]][0].File.Format; f == nil || f.PRONOM != "fmt/43" || f.Name != "JPEG File Interchange Format" {
+		t.Fatalf("format: %+v", f)
+	}
+
+	// not a child of the work: left out; a malformed id: EINVALID
+	other, otherSets := bookWithFiles(t, e.env, 1)
+	got, err = e.repo.ChildFiles(ctx, w.ID, otherSets)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("a file set of another work: %v %v", got, err)
+	}
+	if _, err := e.repo.ChildFiles(ctx, w.ID, []shelfmark.ID{"!"}); err == nil {
+		t.Fatal("a malformed id was taken")
+	}
+
+	// a private file set, and a private file, are hidden from anonymous
+	priv := shelfmark.Private
+	rs(t)(e.repo.UpdateResource(ctx, sets[0], shelfmark.ResourceUpdate{Visibility: &priv}))
+	rs(t)(e.repo.UpdateResource(ctx, got2(t, e.repo, w.ID, sets[2])[1].ID, shelfmark.ResourceUpdate{Visibility: &priv}))
+	anon := as(shelfmark.Anonymous())
+	got, err = e.repo.ChildFiles(anon, w.ID, sets[:3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got[sets[0]]; ok || len(got[sets[1]]) != 2 || len(got[sets[2]]) != 1 {
+		t.Fatalf("anonymous sees: %v", got)
+	}
+	// a private work: not found for anonymous
+	rs(t)(e.repo.UpdateResource(ctx, other.ID, shelfmark.ResourceUpdate{Visibility: &priv}))
+	if _, err := e.repo.ChildFiles(anon, other.ID, otherSets); shelfmark.ErrorCode(err) != shelfmark.ENOTFOUND {
+		t.Fatalf("files of a private work, anonymous: %v", err)
+	}
+
+	// cost: a page of 10 of a 10-page work and of a 300-page one, and a
+	// page of 60 deep in the large one
+	small, smallSets := bookWithFiles(t, e.env, 10)
+	large, largeSets := bookWithFiles(t, e.env, 300)
+	read := func(w shelfmark.ID, ids []shelfmark.ID) []call {
+		return e.rec.capture(func() {
+			got, err := e.repo.ChildFiles(anon, w, ids)
+			if err != nil || len(got) != len(ids) {
+				t.Fatalf("files of %d file sets: %d, %v", len(ids), len(got), err)
+			}
+		})
+	}
+	sameWork(t, "files of a page of file sets", read(small.ID, smallSets), read(large.ID, largeSets[200:210]))
+	a, b := read(large.ID, largeSets[:10]), read(large.ID, largeSets[200:260])
+	if len(a) != len(b) {
+		t.Fatalf("files of 10 file sets ran %d statements, of 60 ran %d", len(a), len(b))
+	}
+}
+
+// got2 returns the files of one file set, failing on error.
+func got2(t *testing.T, repo *shelfmark.Repository, w, fs shelfmark.ID) []*shelfmark.Resource {
+	t.Helper()
+	m, err := repo.ChildFiles(context.Background(), w, []shelfmark.ID{fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m[fs]
+}
