@@ -266,7 +266,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 			if _, err := repo.FindResource(ctx, coll.ID); err != nil {
 				return err
 			}
-			p, err := repo.ListMembers(ctx, coll.ID, shelfmark.PageRequest{After: after, Limit: c.PageSize})
+			p, err := repo.ListMembers(ctx, coll.ID, shelfmark.PageRequest{After: after, Limit: c.PageSize, Metadata: true})
 			if err != nil {
 				return err
 			}
@@ -295,21 +295,29 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	kinds := []uiKind{
 		UIWork: {name: fmt.Sprintf("work page of a %d-page book", c.Pages), path: "/works/" + string(book),
 			check:   uiCheck{contains: []string{uiBookTitle(c.Pages)}},
-			rawWhat: fmt.Sprintf("the work and its first %d children (FindResource, ListChildren)", c.PageSize),
+			rawWhat: fmt.Sprintf("the work, its first %d children with their metadata and their files (FindResource, ListChildren, ChildFiles)", c.PageSize),
 			raw: func(ctx context.Context) error {
 				if _, err := repo.FindResource(ctx, book); err != nil {
 					return err
 				}
-				_, err := repo.ListChildren(ctx, book, shelfmark.PageRequest{Limit: c.PageSize})
+				p, err := repo.ListChildren(ctx, book, shelfmark.PageRequest{Limit: c.PageSize, Metadata: true})
+				if err != nil {
+					return err
+				}
+				ids := make([]shelfmark.ID, len(p.Items))
+				for i, it := range p.Items {
+					ids[i] = it.ID
+				}
+				_, err = repo.ChildFiles(ctx, book, ids)
 				return err
 			}},
 		UICollectionFirst: {name: fmt.Sprintf("collection page 1 of %d members", c.Members), path: "/collections/" + string(coll.ID),
 			check:   uiCheck{contains: []string{string(firstID)}, links: minLinks},
-			rawWhat: fmt.Sprintf("the collection and its first %d members (FindResource, ListMembers)", c.PageSize),
+			rawWhat: fmt.Sprintf("the collection and its first %d members with their metadata (FindResource, ListMembers)", c.PageSize),
 			raw:     listMembers("", firstID)},
 		UICollectionDeep: {name: "collection page at 90% depth", path: "/collections/" + string(coll.ID) + "?after=" + url.QueryEscape(string(deep)),
 			check:   uiCheck{contains: []string{string(deepID)}, links: minLinks},
-			rawWhat: fmt.Sprintf("the collection and %d members at 90%% depth (FindResource, ListMembers)", c.PageSize),
+			rawWhat: fmt.Sprintf("the collection and %d members at 90%% depth with their metadata (FindResource, ListMembers)", c.PageSize),
 			raw:     listMembers(deep, deepID)},
 		UISearchCommon: {name: fmt.Sprintf("search page, a word in all %d works", c.Members), path: "/search?q=" + SearchCommonWord,
 			check:   uiCheck{links: minLinks},
@@ -484,7 +492,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 		rep.FractionLimit = rep.RatePerS / rep.RawLimitPerS
 	}
 	rep.RawLimitWhat = "the same reads straight on the engine, in process, as the anonymous reader, without HTTP or rendering " +
-		"(per page: the work and its first children; the collection and a page of its members at the same depth; the first page of hits with facets); " +
+		"(per page: the work, its first children and their files; the collection and a page of its members at the same depth; the first page of hits with facets); " +
 		"rates here are pages per second of server time (one request at a time), and the raw limit's reads per second of their own time"
 	rep.LatencyMS = *percentiles(all)
 	rep.Flatness = flatnessOf(rounds)
