@@ -1,8 +1,241 @@
 package http
 
-// This file serves the interface's home, collection and search pages.
+// This file serves the interface's home and collection pages; the search
+// page is in ui_search.go. Both ask the engine for what they list
+// (ListResources, FindResource, ListMembers), with the request's caller on
+// the context, so a page shows exactly what the API would give the same
+// caller: one keyset page of bounded size, its items' titles read with the
+// page in one statement.
 
-// uiReadRoutes are the routes of this file.
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// Sizes of the lists of the home and collection pages.
+const (
+	// homeCollections and homeWorks are how many collections and recent
+	// works the home page lists.
+	homeCollections = 24
+	homeWorks       = 12
+	// collectionPageSize is how many members a collection page lists.
+	collectionPageSize = 50
+	// readTitleMax is how many characters of a title a list shows.
+	readTitleMax = 300
+	// readDescriptionMax is how many characters of a description a
+	// collection page shows.
+	readDescriptionMax = 2000
+)
+
+// uiReadRoutes are the routes of this file and of ui_search.go.
 func (s *Server) uiReadRoutes() []route {
-	return nil
+	return []route{
+		{"GET", "/{$}", s.uiWrap(s.homePage)},
+		{"GET", "/collections/{id}", s.uiWrap(s.collectionPage)},
+		{"GET", "/search", s.uiWrap(s.searchPage)},
+	}
+}
+
+// readItem is one resource in a list of a page.
+type readItem struct {
+	ID    shelfmark.ID
+	Kind  shelfmark.Kind
+	Title string
+	// URL is the resource's page.
+	URL string
+	// KindLabel names the kind; VisLabel the visibility when it is not
+	// public (signed-in callers see such items, and the list says so).
+	KindLabel, VisLabel string
+}
+
+// readItems turns a page of the engine into list items, titled in the
+// page's language.
+func readItems(items []*shelfmark.Resource, p *uiPage) []readItem {
+	out := make([]readItem, 0, len(items))
+	for _, it := range items {
+		ri := readItem{ID: it.ID, Kind: it.Kind, Title: readTitle(it.Metadata, p.Lang), URL: readURL(it.Kind, it.ID),
+			KindLabel: readKindLabel(p, it.Kind), VisLabel: readVisLabel(p, it.Visibility)}
+		if ri.Title == "" {
+			ri.Title = p.T("read.untitled")
+		}
+		out = append(out, ri)
+	}
+	return out
+}
+
+// readKindLabel names a kind of resource in the page's language.
+func readKindLabel(p *uiPage, k shelfmark.Kind) string {
+	switch k {
+	case shelfmark.KindCollection:
+		return p.T("read.kind.collection")
+	case shelfmark.KindWork:
+		return p.T("read.kind.work")
+	case shelfmark.KindFileSet:
+		return p.T("read.kind.page")
+	}
+	return string(k)
+}
+
+// readVisLabel names a visibility other than public ("" for public).
+func readVisLabel(p *uiPage, v shelfmark.Visibility) string {
+	switch v {
+	case shelfmark.Public:
+		return ""
+	case shelfmark.Authenticated:
+		return p.T("read.vis.authenticated")
+	}
+	return p.T("read.vis.private")
+}
+
+// readURL is the page of a collection or work.
+func readURL(kind shelfmark.Kind, id shelfmark.ID) string {
+	if kind == shelfmark.KindCollection {
+		return "/collections/" + string(id)
+	}
+	return "/works/" + string(id)
+}
+
+// readTitle picks a resource's title from its metadata: a dcterms:title
+// or dc:title in the page's language, else one without a language, else
+// the first; "" when there is none. A long title is cut for lists.
+func readTitle(stmts []shelfmark.Statement, lang string) string {
+	return readValue(stmts, lang, readTitleMax, shelfmark.NSDCTerms+"title", shelfmark.NSDC+"title")
+}
+
+// readValue picks the literal of the first of predicates (dcterms before
+// dc) that the metadata has, preferring lang, then no language, cut to
+// max characters.
+func readValue(stmts []shelfmark.Statement, lang string, max int, predicates ...string) string {
+	for _, p := range predicates {
+		best, rank := "", 0
+		for _, st := range stmts {
+			if st.Predicate != p || st.Object.Kind != shelfmark.Literal || strings.TrimSpace(st.Object.Value) == "" {
+				continue
+			}
+			r := 1
+			switch l := st.Object.Lang; {
+			case l == lang || strings.HasPrefix(l, lang+"-"):
+				r = 3
+			case l == "":
+				r = 2
+			}
+			if r > rank {
+				best, rank = st.Object.Value, r
+			}
+		}
+		if rank > 0 {
+			return cutText(best, max)
+		}
+	}
+	return ""
+}
+
+// cutText shortens s to at most n characters, with an ellipsis.
+func cutText(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for range n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return strings.TrimSpace(s[:i]) + "…"
+}
+
+// homeData is the content of the home page.
+type homeData struct {
+	Collections []readItem
+	// MoreCollections is the address of the next page of collections.
+	MoreCollections string
+	Works           []readItem
+}
+
+// homePage handles GET /: the collections (newest first, keyset-paged by
+// ?after=), the newest works and a search box; only what the caller may
+// see.
+func (s *Server) homePage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	after := shelfmark.Cursor(r.URL.Query().Get("after"))
+	colls, err := s.opts.Resources.ListResources(ctx, shelfmark.KindCollection, shelfmark.PageRequest{After: after, Limit: homeCollections, Metadata: true})
+	if err != nil {
+		return err
+	}
+	works, err := s.opts.Resources.ListResources(ctx, shelfmark.KindWork, shelfmark.PageRequest{Limit: homeWorks, Metadata: true})
+	if err != nil {
+		return err
+	}
+	p := s.page(w, r, "home.title")
+	p.Nav = "home"
+	d := &homeData{Collections: readItems(colls.Items, p), Works: readItems(works.Items, p)}
+	if colls.Next != "" {
+		d.MoreCollections = "/?after=" + url.QueryEscape(string(colls.Next)) + "#collections"
+	}
+	p.Data = d
+	return s.render(w, r, http.StatusOK, "home", p)
+}
+
+// collectionData is the content of a collection page.
+type collectionData struct {
+	ID          shelfmark.ID
+	Title       string
+	Description string
+	// VisLabel names the collection's visibility when it is not public.
+	VisLabel string
+	Members  []readItem
+	// Next is the address of the next page of members; First that of
+	// the first page, when this is a later one.
+	Next, First string
+}
+
+// collectionPage handles GET /collections/{id}?after=: the collection's
+// title and description and one keyset page of its members (as the
+// engine lets the caller see them), with a search box for the
+// collection. A page deep in a collection of millions costs what the
+// first does. A work's id is sent to its own page; what the caller may
+// not read is a 404 page, a deleted collection a 410 tombstone page.
+func (s *Server) collectionPage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id := shelfmark.ID(r.PathValue("id"))
+	if id.Check() != nil {
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "No collection has the id %q.", truncateParam(string(id)))
+	}
+	res, err := s.opts.Resources.FindResource(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch res.Kind {
+	case shelfmark.KindCollection:
+	case shelfmark.KindWork:
+		http.Redirect(w, r, "/works/"+string(id), http.StatusSeeOther)
+		return nil
+	default:
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a collection.", id, res.Kind)
+	}
+	after := r.URL.Query().Get("after")
+	members, err := s.opts.Resources.ListMembers(ctx, id, shelfmark.PageRequest{After: shelfmark.Cursor(after), Limit: collectionPageSize, Metadata: true})
+	if err != nil {
+		return err
+	}
+	p := s.page(w, r, "")
+	d := &collectionData{ID: id, Title: readTitle(res.Metadata, p.Lang),
+		Description: readValue(res.Metadata, p.Lang, readDescriptionMax, shelfmark.NSDCTerms+"description", shelfmark.NSDC+"description", shelfmark.NSDCTerms+"abstract"),
+		Members:     readItems(members.Items, p), VisLabel: readVisLabel(p, res.Visibility)}
+	if d.Title == "" {
+		d.Title = p.T("read.untitled")
+	}
+	p.Title = d.Title
+	if members.Next != "" {
+		d.Next = "/collections/" + string(id) + "?after=" + url.QueryEscape(string(members.Next))
+	}
+	if after != "" {
+		d.First = "/collections/" + string(id)
+	}
+	p.Data = d
+	return s.render(w, r, http.StatusOK, "collection", p)
 }

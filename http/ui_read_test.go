@@ -1,0 +1,390 @@
+package http
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// readFixture is a small repository: a public collection "Atlases" with a
+// public work and a private one, a private collection, a public
+// collection deleted, and a public work outside any collection.
+type readFixture struct {
+	e                                 *testEnv
+	coll, hiddenColl, goneColl, child shelfmark.ID
+	work, private, loose              shelfmark.ID
+}
+
+func readLit(p, s string) shelfmark.Statement {
+	return shelfmark.Statement{Predicate: p, Object: shelfmark.NewLiteral(s)}
+}
+
+func newReadFixture(t *testing.T) *readFixture {
+	t.Helper()
+	e := newEnv(t, Options{})
+	ctx := context.Background()
+	f := &readFixture{e: e}
+	create := func(nr *shelfmark.NewResource) shelfmark.ID {
+		t.Helper()
+		r, err := e.repo.CreateResource(ctx, nr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	f.coll = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: []shelfmark.Statement{
+		readLit(shelfmark.NSDCTerms+"title", "Atlases <of> the Rhine"),
+		{Predicate: shelfmark.NSDCTerms + "title", Object: shelfmark.NewLangLiteral("Rheinatlanten", "de")},
+		readLit(shelfmark.NSDCTerms+"description", "Maps of the river <script>alert(1)</script>")}})
+	f.hiddenColl = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Visibility: shelfmark.Private,
+		Metadata: []shelfmark.Statement{readLit(shelfmark.NSDCTerms+"title", "Secret archive")}})
+	f.goneColl = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: []shelfmark.Statement{readLit(shelfmark.NSDCTerms+"title", "Gone")}})
+	if err := e.repo.DeleteResource(ctx, f.goneColl, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.child = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, MemberOf: []shelfmark.ID{f.coll},
+		Metadata: []shelfmark.Statement{readLit(shelfmark.NSDC+"title", "Upper Rhine")}})
+	f.work = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.coll},
+		Metadata: []shelfmark.Statement{readLit(shelfmark.NSDC+"title", "Rhine map 1820")}})
+	f.private = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Private, MemberOf: []shelfmark.ID{f.coll},
+		Metadata: []shelfmark.Statement{readLit(shelfmark.NSDC+"title", "Unpublished survey")}})
+	f.loose = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{readLit(shelfmark.NSDC+"title", "Loose leaf")}})
+	return f
+}
+
+// wantPage checks a page's status, that it has the frame and one h1, and
+// that it shows each of has and none of hasNot.
+func wantPage(t *testing.T, p *htmlPage, status int, has, hasNot []string) {
+	t.Helper()
+	if p.Status != status {
+		t.Fatalf("status %d, want %d: %.600s", p.Status, status, p.Body)
+	}
+	if n := strings.Count(p.Body, "<h1"); n != 1 || !strings.Contains(p.Body, `<main id="main"`) {
+		t.Errorf("%d h1, or no frame: %.300s", n, p.Body)
+	}
+	for _, s := range has {
+		if !strings.Contains(p.Body, s) {
+			t.Errorf("the page lacks %q", s)
+		}
+	}
+	for _, s := range hasNot {
+		if strings.Contains(p.Body, s) {
+			t.Errorf("the page shows %q", s)
+		}
+	}
+}
+
+// TestUIHome: the home page lists the collections and the newest works
+// the visitor may see, and a search box; private ones only for those who
+// may read them; in German when asked.
+func TestUIHome(t *testing.T) {
+	f := newReadFixture(t)
+	b := newVisitor(t, f.e)
+	p := b.get("/")
+	wantPage(t, p, 200, []string{
+		`action="/search"`, `name="q"`, `aria-current="page">Home`,
+		`href="/collections/` + string(f.coll) + `">Atlases &lt;of&gt; the Rhine</a>`,
+		`href="/works/` + string(f.work) + `">Rhine map 1820</a>`,
+		`href="/works/` + string(f.loose) + `">Loose leaf</a>`,
+	}, []string{"Secret archive", "Unpublished survey", string(f.hiddenColl), string(f.private), "Gone"})
+	// the newest first
+	if i, j := strings.Index(p.Body, "Loose leaf"), strings.Index(p.Body, "Rhine map 1820"); i < 0 || j < 0 || i > j {
+		t.Errorf("recent works are not newest first")
+	}
+	// nested collections are listed too (every collection has no parent)
+	if !strings.Contains(p.Body, `href="/collections/`+string(f.child)+`"`) {
+		t.Errorf("the home page does not list the collection %s", f.child)
+	}
+
+	b.signIn("admin", adminPassword)
+	wantPage(t, b.get("/"), 200, []string{"Secret archive", "Unpublished survey", "Private</span>"}, nil)
+
+	de := newVisitor(t, f.e)
+	de.lang = "de"
+	wantPage(t, de.get("/"), 200, []string{`<html lang="de">`, "Sammlungen", "Neue Werke", ">Rheinatlanten</a>"}, []string{"Secret archive"})
+
+	if p := b.get("/?after=garbage!"); p.Status != 400 {
+		t.Errorf("a bad cursor: %d", p.Status)
+	}
+}
+
+// TestUIHomePaging: the collections of the home page go on with a link
+// to the next page, which lists the rest.
+func TestUIHomePaging(t *testing.T) {
+	e := newEnv(t, Options{})
+	ctx := context.Background()
+	nrs := make([]*shelfmark.NewResource, homeCollections+3)
+	for i := range nrs {
+		nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: []shelfmark.Statement{readLit(shelfmark.NSDC+"title", fmt.Sprintf("Collection %02d", i))}}
+	}
+	if _, errs := e.repo.CreateResources(ctx, nrs); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+		t.Fatal(errs)
+	}
+	b := newVisitor(t, e)
+	p := b.get("/")
+	m := regexp.MustCompile(`href="(/\?after=[^"]+)" rel="next"`).FindStringSubmatch(p.Body)
+	if m == nil {
+		t.Fatalf("no link to more collections: %.2000s", p.Body)
+	}
+	first := strings.Count(p.Body, `href="/collections/`)
+	p2 := b.get(html.UnescapeString(m[1]))
+	wantPage(t, p2, 200, []string{"Collection 00", "Collection 02"}, []string{"Collection 26", `rel="next"`})
+	if first != homeCollections || strings.Count(p2.Body, `href="/collections/`) != 3 {
+		t.Errorf("pages of %d and %d collections", first, strings.Count(p2.Body, `href="/collections/`))
+	}
+}
+
+// TestUICollection: a collection page shows its title, description and
+// members as the visitor may see them; a hidden collection is a 404 page,
+// a deleted one a 410 page, a work's id leads to the work's page.
+func TestUICollection(t *testing.T) {
+	f := newReadFixture(t)
+	b := newVisitor(t, f.e)
+	path := "/collections/" + string(f.coll)
+	p := b.get(path)
+	wantPage(t, p, 200, []string{
+		"<h1>Atlases &lt;of&gt; the Rhine</h1>", "<title>Atlases &lt;of&gt; the Rhine · Shelfmark</title>",
+		"Maps of the river &lt;script&gt;alert(1)&lt;/script&gt;",
+		`href="/works/` + string(f.work) + `">Rhine map 1820</a>`,
+		`href="/collections/` + string(f.child) + `">Upper Rhine</a>`,
+		`name="collection" value="` + string(f.coll) + `"`, // search in the collection
+	}, []string{"Unpublished survey", string(f.private), "<script>alert", `rel="next"`})
+
+	// a hidden collection is not found, as one that does not exist
+	for _, id := range []shelfmark.ID{f.hiddenColl, "zzzzzzzzzz"} {
+		p := b.get("/collections/" + string(id))
+		wantPage(t, p, 404, []string{"Not found"}, []string{"Secret archive"})
+	}
+	if p := b.get("/collections/not%20an%20id"); p.Status != 404 {
+		t.Errorf("a malformed id: %d", p.Status)
+	}
+	wantPage(t, b.get("/collections/"+string(f.goneColl)), 410, []string{"was deleted"}, nil)
+	if p := b.get("/collections/" + string(f.work)); p.Status != 303 || p.Header.Get("Location") != "/works/"+string(f.work) {
+		t.Errorf("a work's id: %d %q", p.Status, p.Header.Get("Location"))
+	}
+	if p := b.get(path + "?after=garbage!"); p.Status != 400 {
+		t.Errorf("a bad cursor: %d", p.Status)
+	}
+
+	// signed in, the administrator sees the private work and collection
+	admin := newVisitor(t, f.e)
+	admin.signIn("admin", adminPassword)
+	wantPage(t, admin.get(path), 200, []string{"Unpublished survey", "Private</span>"}, nil)
+	wantPage(t, admin.get("/collections/"+string(f.hiddenColl)), 200, []string{"<h1>Secret archive</h1>"}, nil)
+
+	de := newVisitor(t, f.e)
+	de.lang = "de"
+	wantPage(t, de.get(path), 200, []string{"<h1>Rheinatlanten</h1>", "In dieser Sammlung suchen", "Inhalt"}, nil)
+}
+
+// TestUICollectionPaging: members come in keyset pages linked by "next
+// page"; following the links lists every member once, and a page deep in
+// the collection runs the same statements as the first (rule R15).
+func TestUICollectionPaging(t *testing.T) {
+	e := newEnv(t, Options{})
+	ctx := context.Background()
+	coll, err := e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000
+	var ids []shelfmark.ID
+	for len(ids) < n {
+		nrs := make([]*shelfmark.NewResource, 500)
+		for i := range nrs {
+			vis := shelfmark.Public
+			if (len(ids)+i)%10 == 9 {
+				vis = shelfmark.Private // every tenth is hidden from anonymous
+			}
+			nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: vis, MemberOf: []shelfmark.ID{coll.ID},
+				Metadata: []shelfmark.Statement{readLit(shelfmark.NSDC+"title", fmt.Sprintf("member %04d", len(ids)+i))}}
+		}
+		rs, errs := e.repo.CreateResources(ctx, nrs)
+		for i, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, rs[i].ID)
+		}
+	}
+	// the first pages, by their links
+	b := newVisitor(t, e)
+	next := regexp.MustCompile(`href="([^"]+)" rel="next"`)
+	member := regexp.MustCompile(`>member (\d{4})</a>`)
+	path := "/collections/" + string(coll.ID)
+	var seen []string
+	for page := 0; page < 3; page++ {
+		p := b.get(path)
+		wantPage(t, p, 200, nil, nil)
+		ms := member.FindAllStringSubmatch(p.Body, -1)
+		if len(ms) != collectionPageSize {
+			t.Fatalf("page %d lists %d members", page+1, len(ms))
+		}
+		for _, m := range ms {
+			if m[1][3] == '9' {
+				t.Errorf("anonymous sees the private member %s", m[1])
+			}
+			seen = append(seen, m[1])
+		}
+		if base := "/collections/" + string(coll.ID); page > 0 && !strings.Contains(p.Body, `href="`+base+`">`) {
+			t.Errorf("page %d has no link to the first page", page+1)
+		}
+		l := next.FindStringSubmatch(p.Body)
+		if l == nil {
+			t.Fatalf("page %d has no next link", page+1)
+		}
+		path = html.UnescapeString(l[1])
+	}
+	if s := slices.Clone(seen); len(slices.Compact(s)) != len(seen) || !slices.IsSorted(seen) {
+		t.Errorf("members repeat or are out of order: %v", seen)
+	}
+	// the last page has no next link
+	p := b.get("/collections/" + string(coll.ID) + "?after=" + string(ids[n-20]))
+	wantPage(t, p, 200, []string{"member 1998"}, []string{`rel="next"`, "member 1999"})
+
+	// R15: the statements of page 1 and of a page at 90% depth
+	stmts := func(path string) []string {
+		r := e.do("GET", path, nil, as("", "Accept", "text/html")...).want(t, 200)
+		if !strings.Contains(string(r.Body), "member ") {
+			t.Fatalf("%s lists no member", path)
+		}
+		return r.Stmts
+	}
+	first := stmts("/collections/" + string(coll.ID))
+	deep := stmts("/collections/" + string(coll.ID) + "?after=" + string(ids[n*9/10]))
+	if !slices.Equal(first, deep) {
+		t.Errorf("page 1 ran %d statements, the page at 90%% %d:\n%s\n---\n%s", len(first), len(deep), strings.Join(first, "\n"), strings.Join(deep, "\n"))
+	}
+	t.Logf("a collection page runs %d statements at page 1 and at 90%% depth", len(first))
+}
+
+// addPageDocs indexes page texts of the fixture's work.
+func (f *searchFixture) addPageDocs(t *testing.T, texts ...string) []shelfmark.ID {
+	t.Helper()
+	ctx := context.Background()
+	var docs []shelfmark.SearchDoc
+	var out []shelfmark.ID
+	for _, text := range texts {
+		r, err := f.e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: f.work})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r.ID)
+		docs = append(docs, shelfmark.SearchDoc{Key: key(t, r.ID), Work: key(t, f.work), Kind: shelfmark.KindFileSet, Format: "PDF", Body: text})
+	}
+	if err := f.e.db.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs) }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestUISearch: the search page shows public hits with escaped,
+// highlighted snippets, hits in a page's text linking to the page in its
+// work, facets with counts that filter, and never a private work.
+func TestUISearch(t *testing.T) {
+	f := newSearchFixture(t)
+	script := f.addPageDocs(t, "whales <script>alert('x')</script> ahoy")
+	b := newVisitor(t, f.e)
+	p := b.get("/search?q=whales")
+	work := string(f.work)
+	wantPage(t, p, 200, []string{
+		`value="whales"`, `aria-current="page">Search`,
+		`href="/works/` + work + `">Whales &amp; &lt;whalers&gt;</a>`,
+		`href="/works/` + work + `#page-` + string(f.pages[0]) + `"`,
+		`href="/works/` + work + `#page-` + string(script[0]) + `"`,
+		"<mark>whales</mark>",
+		"&lt;b&gt;two&lt;/b&gt;",
+		"&lt;script&gt;alert(", // a script in indexed text is text
+		"Results: 5",
+		`href="/search?format=PDF&amp;q=whales"`, // a facet filters
+		`href="/search?collection=` + string(f.coll) + `&amp;q=whales">Logbooks</a>`,
+		"Page text",
+	}, []string{"Private whales", "Embargoed whales", string(f.private), "<script>alert", "<b>two"})
+	// a facet's link narrows the results
+	p = b.get("/search?q=whales&format=TIFF")
+	wantPage(t, p, 200, []string{"Results: 1", "Format: TIFF", `href="/search?q=whales">Remove`}, []string{`#page-` + string(f.pages[0]) + `"`})
+	p = b.get("/search?q=whales&collection=" + string(f.coll))
+	wantPage(t, p, 200, []string{"In collection: Logbooks", `name="collection" value="` + string(f.coll) + `"`}, nil)
+
+	// signed in, search still shows public works only
+	admin := newVisitor(t, f.e)
+	admin.signIn("admin", adminPassword)
+	wantPage(t, admin.get("/search?q=whales"), 200, []string{"Results: 5"}, []string{"Private whales", "Embargoed whales"})
+
+	// a private collection's title is not shown as a filter's name
+	p = b.get("/search?q=whales&collection=" + string(f.private))
+	wantPage(t, p, 200, []string{"Results: 0"}, []string{"Private whales"})
+
+	// no words: the form alone
+	p = b.get("/search")
+	wantPage(t, p, 200, []string{`name="q"`}, []string{"Results:"})
+	p = b.get("/search?q=+&collection=" + string(f.coll))
+	wantPage(t, p, 200, []string{`name="collection" value="` + string(f.coll) + `"`, "In collection: Logbooks"}, []string{"Results:"})
+
+	// bad input: the form again with the engine's message, 400
+	for _, q := range []string{"q=*", "q=-+-", "q=whales&sort=newest", "q=whales&after=garbage", "q=whales&kind=file", "q=whales&collection=not+an+id",
+		"q=" + strings.Repeat("a+", shelfmark.MaxSearchTerms+1)} {
+		p := b.get("/search?" + q)
+		wantPage(t, p, 400, []string{`class="error-message"`, `name="q"`}, []string{"Results:"})
+	}
+	if p := b.get("/search?q=*"); !strings.Contains(p.Body, `value="*"`) || !strings.Contains(p.Body, "has no words") {
+		t.Errorf("a query without words: %.2000s", p.Body)
+	}
+
+	de := newVisitor(t, f.e)
+	de.lang = "de"
+	wantPage(t, de.get("/search?q=whales"), 200, []string{"Treffer: 5", "Seitentext", "Suchbegriffe"}, nil)
+}
+
+// TestUISearchPaging: results come in keyset pages through the search
+// cursor; a page of 20 hits in pages' text runs the statements a page of
+// one hit does (no statement per hit).
+func TestUISearchPaging(t *testing.T) {
+	f := newSearchFixture(t)
+	var texts []string
+	for i := 0; i < shelfmark.DefaultSearchLimit+5; i++ {
+		texts = append(texts, fmt.Sprintf("kraken sighting number %d", i))
+	}
+	f.addPageDocs(t, texts...)
+	f.addPageDocs(t, "a lone narwhal")
+	b := newVisitor(t, f.e)
+	hit := regexp.MustCompile(`href="/works/[^"#]+#page-([^"]+)"`)
+	p := b.get("/search?q=kraken")
+	wantPage(t, p, 200, []string{"Results: 25", `rel="next"`}, nil)
+	page1 := hit.FindAllStringSubmatch(p.Body, -1)
+	l := regexp.MustCompile(`href="(/search\?[^"]+)" rel="next"`).FindStringSubmatch(p.Body)
+	if len(page1) != shelfmark.DefaultSearchLimit || l == nil {
+		t.Fatalf("page 1: %d hits, next %v", len(page1), l)
+	}
+	p = b.get(html.UnescapeString(l[1]))
+	wantPage(t, p, 200, []string{`href="/search?q=kraken">First page`, `value="kraken"`}, []string{`rel="next"`})
+	page2 := hit.FindAllStringSubmatch(p.Body, -1)
+	if len(page2) != 5 {
+		t.Fatalf("page 2: %d hits", len(page2))
+	}
+	all := map[string]bool{}
+	for _, m := range slices.Concat(page1, page2) {
+		all[m[1]] = true
+	}
+	if len(all) != 25 {
+		t.Errorf("the pages hold %d distinct hits, want 25", len(all))
+	}
+
+	stmts := func(q string) []string {
+		r := f.e.do("GET", "/search?q="+q, nil, as("", "Accept", "text/html")...).want(t, http.StatusOK)
+		r.wantNoWrites(t)
+		return r.Stmts
+	}
+	many, one := stmts("kraken"), stmts("narwhal")
+	if len(many) != len(one) {
+		t.Errorf("a page of 20 hits ran %d statements, a page of one %d:\n%s\n---\n%s", len(many), len(one), strings.Join(many, "\n"), strings.Join(one, "\n"))
+	}
+	t.Logf("a search page runs %d statements for 20 hits and for one", len(many))
+}
