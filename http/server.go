@@ -119,6 +119,8 @@ type Server struct {
 	oidcErr error
 	// the web interface (see ui.go)
 	ui *ui
+	// the administrators' dashboard's samples (see ui_admin_stats.go)
+	dash adminState
 }
 
 // NewServer builds a Server and its routes.
