@@ -388,3 +388,46 @@ func TestUISearchPaging(t *testing.T) {
 	}
 	t.Logf("a search page runs %d statements for 20 hits and for one", len(many))
 }
+
+// TestUISearchEstimated: above shelfmark.SearchWindow matches the total
+// and the facet counts say "about"; the pages still reach every hit once,
+// across the engine's windows.
+func TestUISearchEstimated(t *testing.T) {
+	f := newSearchFixture(t)
+	ctx := context.Background()
+	const n = shelfmark.SearchWindow + 234
+	var docs []shelfmark.SearchDoc
+	for i := 0; i < n; i++ {
+		docs = append(docs, shelfmark.SearchDoc{Key: int64(100000 + i), Work: key(t, f.work), Kind: shelfmark.KindFileSet, Format: "PDF",
+			Body: fmt.Sprintf("kelp, line %d", i)})
+	}
+	if err := f.e.db.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs) }); err != nil {
+		t.Fatal(err)
+	}
+	b := newVisitor(t, f.e)
+	p := b.get("/search?q=kelp")
+	wantPage(t, p, 200, []string{"Results: about ", `<span class="count">about `}, nil)
+	hit := regexp.MustCompile(`#page-([^"]+)"`)
+	next := regexp.MustCompile(`href="(/search\?[^"]+)" rel="next"`)
+	seen := map[string]bool{}
+	for pages := 0; ; pages++ {
+		if pages > n {
+			t.Fatal("paging does not end")
+		}
+		for _, m := range hit.FindAllStringSubmatch(p.Body, -1) {
+			if seen[m[1]] {
+				t.Fatalf("%s twice", m[1])
+			}
+			seen[m[1]] = true
+		}
+		l := next.FindStringSubmatch(p.Body)
+		if l == nil {
+			break
+		}
+		p = b.get(html.UnescapeString(l[1]))
+		wantPage(t, p, 200, []string{"First page"}, nil)
+	}
+	if len(seen) != n {
+		t.Errorf("%d hits over every page, want %d", len(seen), n)
+	}
+}
