@@ -641,7 +641,7 @@ func newMatrix(t *testing.T, backend string) *matrix {
 	m.reads = m.makeTargets(m.C, 1, true)
 	// one fresh target per write cell
 	n := 0
-	for _, r := range m.rows() {
+	for _, r := range slices.Concat(m.rows(), m.uiRows()) {
 		for _, p := range r.probes {
 			if p.target == "fresh" {
 				n += len(m.callers)

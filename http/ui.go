@@ -193,6 +193,10 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, titleKey string, a
 		http.SetCookie(w, s.sessionCookie(r, "", -1))
 	}
 	p.CSRF = s.csrfToken(w, r)
+	if n := r.URL.Query().Get("notice"); n != "" {
+		// a notice a form's redirect asks for: only catalog messages
+		p.Notice = p.msgs["notice."+n]
+	}
 	if titleKey != "" {
 		p.Title = p.T(titleKey, args...)
 	}

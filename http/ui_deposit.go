@@ -1,8 +1,489 @@
 package http
 
-// This file serves the interface's deposit, edit, reorder, access and delete forms.
+// This file serves the interface's deposit form: repeatable metadata
+// fields, a collection, a visibility and files. With script, each file
+// goes to POST /api/v1/blobs as soon as it is chosen (with its own
+// progress bar) and the form then names the stored bytes; without
+// script, the files come in the form itself (multipart), streamed to the
+// content store under the upload limit. Either way the work, a file set
+// per file and the file in it, and the file sets' order are stored in one
+// group (CreateGroups), all or nothing, as POST /api/v1/groups stores
+// them. The edit, reorder, access, roles and delete forms are in
+// ui_edit*.go.
 
-// uiDepositRoutes are the routes of this file.
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// uiDepositRoutes are the routes of this file and of ui_edit*.go.
 func (s *Server) uiDepositRoutes() []route {
+	return []route{
+		{"GET", "/deposit", s.uiWrap(s.depositPage)},
+		{"POST", "/deposit", s.uiWrap(s.depositPost)},
+		{"GET", "/works/{id}/edit", s.uiWrap(s.editPage)},
+		{"POST", "/works/{id}/edit", s.uiForm(s.editPost)},
+		{"GET", "/works/{id}/pages", s.uiWrap(s.pagesPage)},
+		{"POST", "/works/{id}/order", s.uiForm(s.orderPost)},
+		{"GET", "/works/{id}/access", s.uiWrap(s.accessPage)},
+		{"POST", "/works/{id}/access", s.uiForm(s.accessPost)},
+		{"GET", "/works/{id}/delete", s.uiWrap(s.deletePage)},
+		{"POST", "/works/{id}/delete", s.uiForm(s.deletePost)},
+		{"GET", "/collections/{id}/roles", s.uiWrap(s.rolesPage)},
+		{"POST", "/collections/{id}/roles", s.uiForm(s.rolesPost)},
+	}
+}
+
+// maxFormRows bounds the metadata rows of one form.
+const maxFormRows = 500
+
+// maxDepositFiles bounds the files of one deposit.
+const maxDepositFiles = 1000
+
+// formFields are the metadata fields the forms offer (Dublin Core's
+// elements), in the order they are listed.
+var formFields = []string{"title", "creator", "contributor", "date", "description", "subject", "language", "publisher",
+	"type", "format", "identifier", "source", "relation", "coverage", "rights"}
+
+// fieldOption is one choice of a row's field.
+type fieldOption struct {
+	IRI   string
+	Label string
+}
+
+// metaRow is one metadata row of a form: a predicate, a value and how the
+// value is stored ("" plain text, "iri", "lang:TAG", "type:DATATYPE"), so
+// that editing keeps a value's language or type.
+type metaRow struct {
+	Field, Value, Kind string
+	// Known is set when the field is one of the options.
+	Known bool
+	// Required marks the first title row.
+	Required bool
+}
+
+// metaForm is the metadata part of the deposit, edit and conflict forms.
+type metaForm struct {
+	Page    *uiPage
+	Rows    []metaRow
+	Options []fieldOption
+}
+
+// newMetaForm returns the form of rows, with the field choices in the
+// page's language; the first title row is marked required.
+func newMetaForm(p *uiPage, rows []metaRow) *metaForm {
+	f := &metaForm{Page: p, Rows: rows, Options: make([]fieldOption, len(formFields))}
+	known := map[string]bool{}
+	for i, name := range formFields {
+		key := "deposit.field." + name
+		f.Options[i] = fieldOption{IRI: shelfmark.NSDC + name, Label: p.T(key)}
+		known[shelfmark.NSDC+name] = true
+	}
+	req := false
+	for i := range f.Rows {
+		f.Rows[i].Known = known[f.Rows[i].Field]
+		if !req && f.Rows[i].Field == shelfmark.NSDC+"title" {
+			f.Rows[i].Required, req = true, true
+		}
+	}
+	return f
+}
+
+// defaultRows are the rows of an empty deposit form.
+func defaultRows() []metaRow {
+	return []metaRow{{Field: shelfmark.NSDC + "title"}, {Field: shelfmark.NSDC + "creator"}, {Field: shelfmark.NSDC + "date"},
+		{Field: shelfmark.NSDC + "description"}, {Field: shelfmark.NSDC + "subject"}}
+}
+
+// rowsOf turns statements into form rows.
+func rowsOf(stmts []shelfmark.Statement) []metaRow {
+	rows := make([]metaRow, 0, len(stmts)+1)
+	for _, st := range stmts {
+		r := metaRow{Field: st.Predicate, Value: st.Object.Value}
+		switch {
+		case st.Object.Kind == shelfmark.IRI:
+			r.Kind = "iri"
+		case st.Object.Lang != "":
+			r.Kind = "lang:" + st.Object.Lang
+		case st.Object.Datatype != "" && st.Object.Datatype != shelfmark.XSDString:
+			r.Kind = "type:" + st.Object.Datatype
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// formRows reads the rows a form posted: parallel lists field, value and
+// kind, one entry per row.
+func formRows(form url.Values) ([]metaRow, error) {
+	fields, values, kinds := form["field"], form["value"], form["kind"]
+	if len(fields) != len(values) || len(kinds) != len(values) {
+		return nil, shelfmark.Errorf(shelfmark.EINVALID, "The form's metadata rows are incomplete (%d fields, %d values, %d kinds).", len(fields), len(values), len(kinds))
+	}
+	if len(fields) > maxFormRows {
+		return nil, shelfmark.Errorf(shelfmark.EINVALID, "The form has %d metadata rows; at most %d are taken.", len(fields), maxFormRows)
+	}
+	rows := make([]metaRow, len(fields))
+	for i := range fields {
+		rows[i] = metaRow{Field: strings.TrimSpace(fields[i]), Value: values[i], Kind: kinds[i]}
+	}
+	return rows, nil
+}
+
+// statementsOf turns rows into statements: rows without a value are left
+// out (that is how a row is removed), values are trimmed, and a title is
+// required.
+func statementsOf(rows []metaRow) ([]shelfmark.Statement, error) {
+	out := make([]shelfmark.Statement, 0, len(rows))
+	title := false
+	for i, r := range rows {
+		v := strings.TrimSpace(r.Value)
+		if v == "" {
+			continue
+		}
+		if r.Field == "" || !strings.Contains(r.Field, ":") || strings.ContainsAny(r.Field, " <>\"{}|\\^`") {
+			return nil, shelfmark.Errorf(shelfmark.EINVALID, "Row %d: %.80q is not a field.", i+1, r.Field)
+		}
+		t := shelfmark.NewLiteral(v)
+		switch k := r.Kind; {
+		case k == "":
+		case k == "iri":
+			t = shelfmark.NewIRI(v)
+		case strings.HasPrefix(k, "lang:") && len(k) > len("lang:"):
+			t = shelfmark.NewLangLiteral(v, strings.TrimPrefix(k, "lang:"))
+		case strings.HasPrefix(k, "type:") && len(k) > len("type:"):
+			t.Datatype = strings.TrimPrefix(k, "type:")
+		default:
+			return nil, shelfmark.Errorf(shelfmark.EINVALID, "Row %d: %.40q is not a kind of value.", i+1, k)
+		}
+		if r.Field == shelfmark.NSDC+"title" {
+			title = true
+		}
+		out = append(out, shelfmark.Statement{Predicate: r.Field, Object: t})
+	}
+	if !title {
+		return nil, errNoTitle
+	}
+	return out, nil
+}
+
+// errNoTitle is the error of a form without a title.
+var errNoTitle = shelfmark.Errorf(shelfmark.EINVALID, "A title is required.")
+
+// depositFile is a file of the deposit form: bytes already in the
+// content store.
+type depositFile struct {
+	Name, MediaType, SHA256 string
+	Size                    int64
+}
+
+// depositData is the content of the deposit page.
+type depositData struct {
+	Meta       *metaForm
+	Collection string
+	// CollectionTitle names the collection when it was given and is
+	// readable.
+	CollectionTitle string
+	Visibility      string
+	Visibilities    []string
+	Files           []depositFile
+	MaxUpload       int64
+	Error           string
+}
+
+// visibilities are the choices of a visibility.
+var visibilities = []string{string(shelfmark.Public), string(shelfmark.Authenticated), string(shelfmark.Private)}
+
+// depositPage handles GET /deposit (?collection= preselects a
+// collection).
+func (s *Server) depositPage(w http.ResponseWriter, r *http.Request) error {
+	if err := shelfmark.RequireWrite(r.Context(), "deposit"); err != nil {
+		return err
+	}
+	p := s.page(w, r, "deposit.title")
+	p.Nav = "deposit"
+	d := &depositData{Meta: newMetaForm(p, defaultRows()), Collection: strings.TrimSpace(r.URL.Query().Get("collection")),
+		Visibility: string(shelfmark.Public), Visibilities: visibilities, MaxUpload: s.opts.MaxUploadBytes}
+	s.collectionTitle(r, d)
+	p.Data = d
+	return s.render(w, r, http.StatusOK, "deposit", p)
+}
+
+// collectionTitle names the chosen collection, when the caller may see
+// it (the deposit itself is judged by the engine).
+func (s *Server) collectionTitle(r *http.Request, d *depositData) {
+	if d.Collection == "" || shelfmark.ID(d.Collection).Check() != nil {
+		return
+	}
+	if c, err := s.opts.Resources.FindResource(r.Context(), shelfmark.ID(d.Collection)); err == nil && c.Kind == shelfmark.KindCollection {
+		d.CollectionTitle = titleOf(c)
+	}
+}
+
+// titleOf is a resource's first title, or its id.
+func titleOf(res *shelfmark.Resource) string {
+	for _, st := range res.Metadata {
+		if (st.Predicate == shelfmark.NSDC+"title" || st.Predicate == shelfmark.NSDCTerms+"title") && st.Object.Value != "" {
+			return st.Object.Value
+		}
+	}
+	return string(res.ID)
+}
+
+// depositPost handles POST /deposit: a form naming stored bytes
+// (urlencoded, from the script), or a multipart form carrying the files.
+// "add" shows the form again with one more metadata row.
+func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) error {
+	if err := shelfmark.RequireWrite(r.Context(), "deposit"); err != nil {
+		return err
+	}
+	var (
+		form    url.Values
+		files   []depositFile
+		fileErr error // a file the form names that is not stored as it says
+	)
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt == "multipart/form-data" {
+		var err error
+		if form, files, err = s.readDepositMultipart(w, r); err != nil {
+			return err
+		}
+		// files kept from a form shown again, then those it carried
+		var kept []depositFile
+		kept, fileErr = s.namedFiles(r, form)
+		files = append(kept, files...)
+	} else {
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		if err := r.ParseForm(); err != nil {
+			var maxErr *http.MaxBytesError
+			if errors.As(err, &maxErr) {
+				return shelfmark.Errorf(shelfmark.ETOOLARGE, "The form is larger than this server accepts (%d bytes).", maxErr.Limit)
+			}
+			return shelfmark.Errorf(shelfmark.EINVALID, "The form cannot be read: %v", err)
+		}
+		if err := s.checkCSRF(r, r.PostForm.Get(csrfField)); err != nil {
+			return err
+		}
+		form = r.PostForm
+		files, fileErr = s.namedFiles(r, form)
+	}
+	rows, err := formRows(form)
+	if err != nil {
+		return err
+	}
+	p := s.page(w, r, "deposit.title")
+	p.Nav = "deposit"
+	d := &depositData{Collection: strings.TrimSpace(form.Get("collection")), Visibility: form.Get("visibility"),
+		Visibilities: visibilities, Files: files, MaxUpload: s.opts.MaxUploadBytes}
+	s.collectionTitle(r, d)
+	p.Data = d
+	again := func(status int, msg string) error {
+		d.Meta, d.Error = newMetaForm(p, rows), msg
+		return s.render(w, r, status, "deposit", p)
+	}
+	if fileErr != nil {
+		status, ok := statusOf[shelfmark.ErrorCode(fileErr)]
+		if !ok || status >= 500 {
+			return fileErr
+		}
+		return again(status, shelfmark.ErrorMessage(fileErr))
+	}
+	if form.Get("add") != "" {
+		rows = append(rows, metaRow{Field: shelfmark.NSDC + "title"})
+		rows[len(rows)-1].Field = nextField(rows)
+		return again(http.StatusOK, "")
+	}
+	stmts, err := statementsOf(rows)
+	if err != nil {
+		if err == errNoTitle {
+			return again(http.StatusBadRequest, p.T("deposit.notitle"))
+		}
+		return again(http.StatusBadRequest, shelfmark.ErrorMessage(err))
+	}
+	work, err := s.storeDeposit(r, d, stmts)
+	if err != nil {
+		switch shelfmark.ErrorCode(err) {
+		case shelfmark.EINVALID, shelfmark.EFORBIDDEN:
+			return again(statusOf[shelfmark.ErrorCode(err)], shelfmark.ErrorMessage(err))
+		}
+		return err
+	}
+	http.Redirect(w, r, "/works/"+string(work)+"?notice=deposited", http.StatusSeeOther)
 	return nil
+}
+
+// nextField is the field of a row added to rows: creator after a title,
+// else the field of the last row.
+func nextField(rows []metaRow) string {
+	if len(rows) < 2 {
+		return shelfmark.NSDC + "creator"
+	}
+	return rows[len(rows)-2].Field
+}
+
+// storeDeposit stores the work with a file set and file per file, in
+// order, as one group, and returns the work's id.
+func (s *Server) storeDeposit(r *http.Request, d *depositData, stmts []shelfmark.Statement) (shelfmark.ID, error) {
+	ctx := r.Context()
+	vis := shelfmark.Visibility(d.Visibility)
+	if !vis.Valid() {
+		return "", shelfmark.Errorf(shelfmark.EINVALID, "visibility: %.40q is not one of public, authenticated, private.", d.Visibility)
+	}
+	ids, err := s.opts.Resources.MintIDs(ctx, 1+2*len(d.Files))
+	if err != nil {
+		return "", err
+	}
+	work := &shelfmark.NewResource{ID: ids[0], Kind: shelfmark.KindWork, Visibility: vis, Metadata: stmts}
+	if d.Collection != "" {
+		c := shelfmark.ID(d.Collection)
+		if err := c.Check(); err != nil {
+			return "", shelfmark.Errorf(shelfmark.EINVALID, "collection: %.80q is not a collection id.", d.Collection)
+		}
+		work.MemberOf = []shelfmark.ID{c}
+	}
+	g := &shelfmark.NewGroup{Resources: []*shelfmark.NewResource{work}}
+	for i, f := range d.Files {
+		fs, file := ids[1+2*i], ids[2+2*i]
+		g.Resources = append(g.Resources,
+			&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: work.ID,
+				Metadata: []shelfmark.Statement{{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral(f.Name)}}},
+			&shelfmark.NewResource{ID: file, Kind: shelfmark.KindFile, Parent: fs,
+				File: &shelfmark.File{Name: f.Name, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, Use: "original"}})
+		g.Order = append(g.Order, fs)
+	}
+	_, errs := s.opts.Resources.CreateGroups(ctx, []*shelfmark.NewGroup{g})
+	if errs[0] != nil {
+		return "", errs[0]
+	}
+	return work.ID, nil
+}
+
+// namedFiles reads the files a script-enhanced form names: bytes it sent
+// to POST /api/v1/blobs, in the lists file_sha256, file_name, file_size
+// and file_type. Each must be in the content store with the size stated.
+func (s *Server) namedFiles(r *http.Request, form url.Values) ([]depositFile, error) {
+	shas, names, sizes, types := form["file_sha256"], form["file_name"], form["file_size"], form["file_type"]
+	if len(shas) != len(names) || len(shas) != len(sizes) || len(shas) != len(types) {
+		return nil, shelfmark.Errorf(shelfmark.EINVALID, "The form's files are incomplete.")
+	}
+	if len(shas) > maxDepositFiles {
+		return nil, shelfmark.Errorf(shelfmark.EINVALID, "At most %d files are taken in one deposit.", maxDepositFiles)
+	}
+	out := make([]depositFile, len(shas))
+	for i := range shas {
+		size, err := strconv.ParseInt(sizes[i], 10, 64)
+		if err != nil {
+			return nil, shelfmark.Errorf(shelfmark.EINVALID, "file %d: %.40q is not a size.", i+1, sizes[i])
+		}
+		f, err := s.checkGroupFile(r.Context(), &groupFile{Name: names[i], MediaType: types[i], SHA256: shas[i], Size: &size})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = depositFile{Name: f.Name, MediaType: f.MediaType, SHA256: f.SHA256, Size: f.Size}
+	}
+	return out, nil
+}
+
+// readDepositMultipart reads a multipart deposit form part by part: its
+// fields (at most MaxBodyBytes in all) and its files, each streamed to the
+// content store under MaxUploadBytes. The form token is checked before
+// any file's bytes are stored (it comes first in the form; the
+// X-CSRF-Token header also does). A body larger than the limits allow is
+// refused before it is read.
+func (s *Server) readDepositMultipart(w http.ResponseWriter, r *http.Request) (url.Values, []depositFile, error) {
+	limit := s.opts.MaxBodyBytes + maxDepositFiles*s.opts.MaxUploadBytes
+	if limit < 0 { // overflow: no total limit but the per-file one
+		limit = 1<<63 - 1
+	}
+	if r.ContentLength > limit {
+		return nil, nil, tooLargeUpload(r.ContentLength, s.opts.MaxUploadBytes)
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, nil, shelfmark.Errorf(shelfmark.EINVALID, "The form cannot be read: %v", err)
+	}
+	form := url.Values{}
+	var files []depositFile
+	checked := false
+	fieldBytes := int64(0)
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, shelfmark.Errorf(shelfmark.EINVALID, "The form cannot be read: %v", err)
+		}
+		name := part.FormName()
+		if part.FileName() == "" && name != "files" {
+			b, err := io.ReadAll(io.LimitReader(part, s.opts.MaxBodyBytes-fieldBytes+1))
+			if err != nil {
+				return nil, nil, shelfmark.Errorf(shelfmark.EINVALID, "The form cannot be read: %v", err)
+			}
+			if fieldBytes += int64(len(b)); fieldBytes > s.opts.MaxBodyBytes {
+				return nil, nil, shelfmark.Errorf(shelfmark.ETOOLARGE, "The form's fields are larger than this server accepts (%d bytes).", s.opts.MaxBodyBytes)
+			}
+			form.Add(name, string(b))
+			continue
+		}
+		if name != "files" {
+			continue // a file under another name is not ours: skipped
+		}
+		if !checked {
+			if err := s.checkCSRF(r, form.Get(csrfField)); err != nil {
+				return nil, nil, err
+			}
+			checked = true
+		}
+		fname, err := shelfmark.CleanFileName(part.FileName())
+		if err != nil {
+			return nil, nil, err
+		}
+		if fname == "" {
+			continue // the empty file input of a form sent without files
+		}
+		if len(files) == maxDepositFiles {
+			return nil, nil, shelfmark.Errorf(shelfmark.EINVALID, "At most %d files are taken in one deposit.", maxDepositFiles)
+		}
+		ctype := part.Header.Get("Content-Type")
+		if ctype == "" {
+			ctype = "application/octet-stream"
+		}
+		f := &shelfmark.File{Name: fname, MediaType: ctype, Use: "original"}
+		if err := shelfmark.CheckFile(f); err != nil {
+			return nil, nil, err
+		}
+		blob, err := s.opts.Blobs.Put(r.Context(), part, shelfmark.PutOptions{MaxSize: s.opts.MaxUploadBytes})
+		if err != nil {
+			if shelfmark.ErrorCode(err) == shelfmark.ETOOLARGE {
+				return nil, nil, tooLargeUpload(-1, s.opts.MaxUploadBytes)
+			}
+			return nil, nil, fmt.Errorf("deposit: store %q: %w", fname, err)
+		}
+		files = append(files, depositFile{Name: fname, MediaType: f.MediaType, SHA256: blob.Digests[shelfmark.SHA256], Size: blob.Size})
+	}
+	if !checked {
+		if err := s.checkCSRF(r, form.Get(csrfField)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return form, files, nil
+}
+
+// tooLargeUpload is the error of a deposit whose file is larger than the
+// server takes (size -1 when unknown).
+func tooLargeUpload(size, limit int64) error {
+	msg := fmt.Sprintf("A file is larger than this server accepts (%s).", humanBytes(limit))
+	if size >= 0 {
+		msg = fmt.Sprintf("The upload is %s; this server accepts files up to %s.", humanBytes(size), humanBytes(limit))
+	}
+	return &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: msg, Details: map[string]any{"limit": limit}}
 }
