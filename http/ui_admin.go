@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klauspost/compress/gzhttp"
+
 	"github.com/shelfmark/shelfmark"
 )
 
@@ -307,7 +309,8 @@ func (s *Server) adminEvents(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no") // a proxy in front must not hold events back
+	h.Set("X-Accel-Buffering", "no")       // a proxy in front must not hold events back
+	h.Set(gzhttp.HeaderNoCompression, "1") // small events, each sent at once
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	send := func(chunk string) error {

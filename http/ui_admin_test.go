@@ -451,3 +451,21 @@ func TestAdminRates(t *testing.T) {
 		t.Errorf("done counts %v", got)
 	}
 }
+
+// TestUIAdminStorage: the dashboard shows the database's size on both
+// backends (the file and its log for SQLite, pg_database_size for
+// PostgreSQL) and the file system of the content store.
+func TestUIAdminStorage(t *testing.T) {
+	onBackends(t, func(t *testing.T, backend string) {
+		e := newPolicyEnv(t, backend, Options{})
+		b := adminVisitor(t, e.testEnv)
+		p := b.get("/admin")
+		storage := regexp.MustCompile(`(?s)<section aria-labelledby="h-storage">.*?</section>`).FindString(p.Body)
+		if !regexp.MustCompile(`<dd>[0-9.]+ [kMG]?B \(` + backend + `\)</dd>`).MatchString(storage) {
+			t.Errorf("no database size: %s", storage)
+		}
+		if !strings.Contains(storage, "File system of the content store") || !regexp.MustCompile(`used of [0-9.]+ [kMGTP]?B`).MatchString(storage) {
+			t.Errorf("no file system of the content store: %s", storage)
+		}
+	})
+}

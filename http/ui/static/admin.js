@@ -45,6 +45,7 @@
       bar.max = r.total > 0 ? r.total : 1;
       bar.value = r.processed;
       bar.textContent = r.processed + " / " + r.total;
+      bar.setAttribute("aria-label", body.getAttribute("data-label") || "");
       var span = document.createElement("span");
       span.textContent = " " + r.count;
       td.appendChild(bar);
