@@ -92,6 +92,21 @@ type Options struct {
 	// (institutional single sign-on) at /auth/oidc/login; off without an
 	// issuer.
 	OIDC OIDCOptions
+	// StagingDir is where the web interface's bulk ingest keeps what a
+	// run was given (its manifest, the files of an uploaded zip), a
+	// directory per run, removed when the run ends or is forgotten.
+	// Default: a directory under the system's temporary directory, made
+	// on first use.
+	StagingDir string
+	// ImportRoots are the server directories a bulk ingest from the web
+	// interface may take a manifest's files from (a path inside one of
+	// them, symbolic links resolved); none: only uploaded zips.
+	ImportRoots []string
+	// MaxBulkUploadBytes caps the upload of a bulk ingest (manifest and
+	// zip together; default MaxUploadBytes); MaxBulkExpandBytes caps what
+	// its zip holds unpacked (default 4 × MaxBulkUploadBytes).
+	MaxBulkUploadBytes int64
+	MaxBulkExpandBytes int64
 	// FixedCaller, when set, is the caller of every request, and no
 	// credential is read. It is for benchmarks only: bench rest serves it
 	// on a loopback listener of its own to measure what authentication
@@ -121,6 +136,8 @@ type Server struct {
 	ui *ui
 	// the administrators' dashboard's samples (see ui_admin_stats.go)
 	dash adminState
+	// the bulk ingests started from the web interface (see bulk_runs.go)
+	bulk bulkRuns
 }
 
 // NewServer builds a Server and its routes.
@@ -353,6 +370,7 @@ func orDuration(d, def time.Duration) time.Duration {
 
 // Shutdown stops accepting requests and waits for those in flight.
 func (s *Server) Shutdown(ctx context.Context) error {
+	defer s.bulk.close(ctx) // bulk ingests in progress stop (see bulk_runs.go)
 	if s.srv == nil {
 		return nil
 	}

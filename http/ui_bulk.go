@@ -1,12 +1,38 @@
 package http
 
-// This file serves the interface's bulk ingest from a CSV manifest, with a preview.
+// This file serves the interface's bulk ingest from a CSV manifest, with a
+// preview: GET /bulk is the upload form (the manifest, and a zip of its
+// files or a folder under one of the server's import roots); POST /bulk
+// stages them and shows at /bulk/{run} what the manifest would create,
+// row by row, before anything is stored; POST /bulk/{run}/start ingests
+// it in the background as the user who uploaded it (the engine's access
+// policy judges every work), and /bulk/{run} then shows the progress, live
+// through GET /bulk/{run}/progress with script, by reloading without.
+// A run is seen by its owner and the administrators only (404 to anyone
+// else); the registry of runs is the server process's own (bulk_runs.go).
 
-import "time"
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/ingest"
+)
 
 // uiBulkRoutes are the routes of this file.
 func (s *Server) uiBulkRoutes() []route {
-	return nil
+	return []route{
+		{"GET", "/bulk", s.uiWrap(s.bulkPage)},
+		{"POST", "/bulk", s.uiWrap(s.bulkUpload)},
+		{"GET", "/bulk/{run}", s.uiWrap(s.bulkRunPage)},
+		{"GET", "/bulk/{run}/progress", s.wrap(s.bulkProgress)},
+		{"POST", "/bulk/{run}/start", s.uiForm(s.bulkStart)},
+		{"POST", "/bulk/{run}/cancel", s.uiForm(s.bulkCancel)},
+	}
 }
 
 // ingestRunView is a bulk ingest started from the interface, as the
@@ -20,9 +46,312 @@ type ingestRunView struct {
 	Total  int64 // rows of the manifest
 	Done   int64 // items stored
 	Failed int64 // items refused
+	// Skipped counts items stored before (by an earlier run).
+	Skipped int64
+	// URL is the run's page.
+	URL string
 }
 
 // ingestRuns lists the bulk ingests this server knows of, newest first.
 func (s *Server) ingestRuns() []ingestRunView {
+	runs := s.bulk.list()
+	out := make([]ingestRunView, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, r.view())
+	}
+	return out
+}
+
+// view is the run as lists show it.
+func (r *bulkRun) view() ingestRunView {
+	st := r.status()
+	v := ingestRunView{ID: r.ID, User: r.OwnerName, Started: r.Created, State: st.State, Total: r.Total(),
+		Done: st.Stats.Stored, Failed: st.Stats.Failed, Skipped: st.Stats.Skipped, URL: "/bulk/" + r.ID}
+	if st.State == bulkStatePreview {
+		v.Failed = r.Preview.Failed
+	}
+	if !st.Started.IsZero() {
+		v.Started = st.Started
+	}
+	return v
+}
+
+// bulkWriter refuses a caller who may not write: signed out (401, which
+// sends a browser to sign in) or with a read-only credential (403).
+func bulkWriter(c *shelfmark.Caller) error {
+	switch {
+	case !c.Authenticated():
+		return shelfmark.Errorf(shelfmark.EUNAUTHORIZED, "Sign in to ingest in bulk.")
+	case !c.MayWrite():
+		return shelfmark.Errorf(shelfmark.EFORBIDDEN, "Your credential may only read; a bulk ingest needs one that may write.")
+	}
+	return nil
+}
+
+// bulkFormData is the content of the upload form.
+type bulkFormData struct {
+	Roots     []string
+	MaxUpload int64
+	MaxExpand int64
+	Runs      []ingestRunView
+	Path      string
+}
+
+// bulkPage handles GET /bulk: the form, and the caller's runs.
+func (s *Server) bulkPage(w http.ResponseWriter, r *http.Request) error {
+	c := shelfmark.CallerFrom(r.Context())
+	if err := bulkWriter(c); err != nil {
+		return err
+	}
+	p := s.page(w, r, "bulk.title")
+	p.Nav = "bulk"
+	d := &bulkFormData{Roots: s.opts.ImportRoots, MaxUpload: s.bulkUploadLimit(), MaxExpand: s.bulkExpandLimit()}
+	for _, run := range s.bulk.list() {
+		if run.Owner == c.User {
+			d.Runs = append(d.Runs, run.view())
+		}
+	}
+	p.Data = d
+	return s.render(w, r, http.StatusOK, "bulk", p)
+}
+
+// bulkUpload handles POST /bulk: the upload is staged and checked, and
+// the browser goes on to the preview (303). Whatever is refused leaves
+// nothing behind.
+func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) (err error) {
+	c := shelfmark.CallerFrom(r.Context())
+	if err := bulkWriter(c); err != nil {
+		return err
+	}
+	id, dir, err := s.bulk.newRunDir(s.opts.StagingDir)
+	if err != nil {
+		return err
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			os.RemoveAll(dir)
+		}
+	}()
+	f, err := s.bulkStageForm(w, r, dir)
+	if err != nil {
+		return err
+	}
+	if f.manifest == "" {
+		return shelfmark.Errorf(shelfmark.EINVALID, "Choose a CSV manifest to upload.")
+	}
+	if f.zip != "" && f.path != "" {
+		return shelfmark.Errorf(shelfmark.EINVALID, "Give either a zip of the files or a server path, not both.")
+	}
+	if err := bulkCheckManifest(f.manifest); err != nil {
+		return err
+	}
+	run := &bulkRun{ID: id, Owner: c.User, OwnerName: c.Name, Created: time.Now(), ManifestName: f.manifestName,
+		dir: dir, manifest: f.manifest, state: bulkStatePreview}
+	switch {
+	case f.path != "":
+		if run.root, err = s.bulkImportPath(f.path); err != nil {
+			return err
+		}
+		run.Source = f.path
+	default:
+		run.root = filepath.Join(dir, "files")
+		if err := os.Mkdir(run.root, 0o700); err != nil {
+			return err
+		}
+		if f.zip != "" {
+			if err := s.bulkUnzip(f.zip, run.root); err != nil {
+				return err
+			}
+			os.Remove(f.zip)
+			run.Source = "zip"
+		}
+	}
+	if run.Preview, err = s.bulkPreviewManifest(r.Context(), run.manifest, run.root); err != nil {
+		return err
+	}
+	if err := s.bulk.add(run); err != nil {
+		return err
+	}
+	kept = true
+	http.Redirect(w, r, "/bulk/"+id, http.StatusSeeOther)
+	return nil
+}
+
+// bulkRunData is the content of a run's page.
+type bulkRunData struct {
+	Run    *bulkRun
+	Status bulkStatus
+	// Owner is set when the caller uploaded the run (and may start it).
+	Owner bool
+	// Processed counts the items read so far; Percent is its share of
+	// the total; Rate is items a second.
+	Processed int64
+	Percent   int
+	Rate      string
+	Running   bool
+	// Failures are the first failures (the counts cover all).
+	Failures []bulkFailureJSON
+}
+
+// bulkRunPage handles GET /bulk/{run}: the preview before the start, the
+// progress after.
+func (s *Server) bulkRunPage(w http.ResponseWriter, r *http.Request) error {
+	c := shelfmark.CallerFrom(r.Context())
+	if !c.Authenticated() {
+		return shelfmark.Errorf(shelfmark.EUNAUTHORIZED, "Sign in to see bulk ingests.")
+	}
+	run, err := s.bulk.get(r.PathValue("run"), c)
+	if err != nil {
+		return err
+	}
+	st := run.status()
+	d := &bulkRunData{Run: run, Status: st, Owner: run.Owner == c.User, Running: st.State == bulkStateRunning}
+	d.Processed, d.Percent, d.Rate = bulkProgressOf(run, st)
+	d.Failures = bulkFailures(st.Stats.Failures)
+	if st.State == bulkStatePreview {
+		p := s.page(w, r, "bulk.preview.title", run.ManifestName)
+		p.Nav, p.Data = "bulk", d
+		return s.render(w, r, http.StatusOK, "bulkpreview", p)
+	}
+	p := s.page(w, r, "bulk.run.title", run.ManifestName)
+	p.Nav, p.Data = "bulk", d
+	return s.render(w, r, http.StatusOK, "bulkrun", p)
+}
+
+// bulkProgressOf computes a run's progress: items read, their share of the
+// total in percent, and the rate in items a second ("" before a second
+// has passed).
+func bulkProgressOf(run *bulkRun, st bulkStatus) (int64, int, string) {
+	done := st.Stats.Stored + st.Stats.Skipped + st.Stats.Failed
+	total := run.Total()
+	pct := 100
+	if total > 0 {
+		pct = int(min(100, done*100/total))
+	}
+	if st.State == bulkStateRunning && pct == 100 && done < total {
+		pct = 99
+	}
+	rate := ""
+	if !st.Started.IsZero() {
+		end := st.Finished
+		if end.IsZero() {
+			end = time.Now()
+		}
+		if secs := end.Sub(st.Started).Seconds(); secs > 0 {
+			rate = bulkRate(float64(st.Stats.Stored+st.Stats.Skipped) / secs)
+		}
+	}
+	return done, pct, rate
+}
+
+// bulkRate writes a rate with three significant digits or so.
+func bulkRate(r float64) string {
+	switch {
+	case r >= 100:
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	case r >= 10:
+		return strconv.FormatFloat(r, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(r, 'f', 2, 64)
+}
+
+// bulkProgressJSON is the answer of GET /bulk/{run}/progress.
+type bulkProgressJSON struct {
+	State     string `json:"state"`
+	Total     int64  `json:"total"`
+	Processed int64  `json:"processed"`
+	Stored    int64  `json:"stored"`
+	Skipped   int64  `json:"skipped"`
+	Failed    int64  `json:"failed"`
+	Files     int64  `json:"files"`
+	Bytes     int64  `json:"bytes"`
+	Percent   int    `json:"percent"`
+	// Rate is items stored (or skipped) a second, as text.
+	Rate string `json:"rate"`
+	// Summary and StateText are the page's lines, in the page's language.
+	Summary   string `json:"summary"`
+	StateText string `json:"stateText"`
+	Error     string `json:"error,omitempty"`
+	// Failures are the first bad items (up to 100).
+	Failures []bulkFailureJSON `json:"failures"`
+	Done     bool              `json:"done"`
+}
+
+// bulkStateKey is the catalog key of a run's state.
+func bulkStateKey(state string) string {
+	return "bulk.state." + state
+}
+
+// bulkFailureJSON is a bad item: its source identifier and why.
+type bulkFailureJSON struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+// bulkFailures are the first 100 failures, as pages show them.
+func bulkFailures(fs []ingest.Failure) []bulkFailureJSON {
+	out := make([]bulkFailureJSON, 0, min(len(fs), 100))
+	for _, f := range fs[:min(len(fs), 100)] {
+		out = append(out, bulkFailureJSON{Key: bulkSourceID(f.Key), Reason: f.Reason})
+	}
+	return out
+}
+
+// bulkProgress handles GET /bulk/{run}/progress, which the run's page
+// polls.
+func (s *Server) bulkProgress(w http.ResponseWriter, r *http.Request) error {
+	c := shelfmark.CallerFrom(r.Context())
+	if !c.Authenticated() {
+		return shelfmark.Errorf(shelfmark.EUNAUTHORIZED, "Sign in to see bulk ingests.")
+	}
+	run, err := s.bulk.get(r.PathValue("run"), c)
+	if err != nil {
+		return err
+	}
+	st := run.status()
+	lang := s.ui.catalogs.negotiate(w, r)
+	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}
+	done, pct, rate := bulkProgressOf(run, st)
+	out := bulkProgressJSON{State: st.State, Total: run.Total(), Processed: done, Stored: st.Stats.Stored, Skipped: st.Stats.Skipped,
+		Failed: st.Stats.Failed, Files: st.Stats.Files, Bytes: st.Stats.Bytes, Percent: pct, Rate: rate,
+		Summary:   p.T("bulk.run.summary", done, run.Total(), st.Stats.Stored, st.Stats.Skipped, st.Stats.Failed),
+		StateText: p.T(bulkStateKey(st.State)), Error: st.Err, Failures: []bulkFailureJSON{},
+		Done: st.State != bulkStateRunning && st.State != bulkStatePreview}
+	out.Failures = bulkFailures(st.Stats.Failures)
+	w.Header().Set("Cache-Control", "no-store")
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// bulkStart handles POST /bulk/{run}/start: the owner starts the ingest,
+// which acts as her (the request's caller, kept past the request).
+func (s *Server) bulkStart(w http.ResponseWriter, r *http.Request) error {
+	c := shelfmark.CallerFrom(r.Context())
+	run, err := s.bulk.get(r.PathValue("run"), c)
+	if err != nil {
+		return err
+	}
+	if run.Owner != c.User {
+		return shelfmark.Errorf(shelfmark.EFORBIDDEN, "Only %s, who uploaded this bulk ingest, may start it.", run.OwnerName)
+	}
+	if err := s.bulk.start(context.WithoutCancel(r.Context()), run, s); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/bulk/"+run.ID, http.StatusSeeOther)
+	return nil
+}
+
+// bulkCancel handles POST /bulk/{run}/cancel: a preview is discarded, a
+// running ingest stops (the works stored so far stay).
+func (s *Server) bulkCancel(w http.ResponseWriter, r *http.Request) error {
+	c := shelfmark.CallerFrom(r.Context())
+	run, err := s.bulk.get(r.PathValue("run"), c)
+	if err != nil {
+		return err
+	}
+	if err := run.stop(); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/bulk/"+run.ID, http.StatusSeeOther)
 	return nil
 }

@@ -82,6 +82,33 @@ func OpenCSV(path string) (Source, error) {
 	return s, nil
 }
 
+// OpenCSVIn reads a CSV manifest as OpenCSV does, but with its file paths
+// relative to root, which need not hold the manifest: a manifest uploaded
+// apart from its files (the web interface's bulk ingest) names them inside
+// a directory elsewhere. root is resolved (symbolic links included) and
+// every file must stay inside it.
+func OpenCSVIn(path, root string) (Source, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: open CSV: %w", err)
+	}
+	real, err := resolveRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: open CSV: %w", err)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: open CSV: %w", err)
+	}
+	s, err := newCSVSource(f, real)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("ingest: open CSV %s: %w", filepath.Base(path), err)
+	}
+	s.path = abs
+	return s, nil
+}
+
 // newCSVSource reads the header of a manifest from rc; files are resolved
 // against root, which must be resolved and absolute.
 func newCSVSource(rc io.ReadCloser, root string) (*csvSource, error) {
@@ -247,7 +274,7 @@ func (s *csvSource) read() (*csvRow, error) {
 // build makes the item of a group of rows with one key.
 func (s *csvSource) build(group []*csvRow) (*Item, error) {
 	key := group[0].key
-	item := &Item{Key: key}
+	item := &Item{Key: key, Row: group[0].n}
 	type placed struct {
 		ref FileRef
 		pos int

@@ -28,6 +28,9 @@ type Item struct {
 	// Collection is the parent collection the source names (the CSV parent
 	// column), or "".
 	Collection string
+	// Row is the CSV row number of the item's first row (the header being
+	// row 1), or 0 for sources without rows.
+	Row int
 }
 
 // FileRef is a file of an item, checked to lie inside the input root.

@@ -1,0 +1,325 @@
+package http
+
+// This file keeps the bulk ingests started from the web interface: a
+// registry of runs in the memory of this server process. A run is made by
+// an upload (its manifest and files staged on disk and checked: the
+// preview), then started (ingest.Run in the background, as the user who
+// started it), and is watched until it ends. The registry is not shared
+// between the processes that serve one database and does not outlive the
+// process: a run is seen on the server that made it, and a restart
+// forgets every run (the works it stored stay, and ingesting the same
+// manifest again skips them by their source keys). It keeps at most
+// bulkMaxRuns runs, forgetting the oldest that is not running.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/ingest"
+)
+
+const (
+	// bulkMaxRuns bounds the runs a server keeps; bulkMaxRunning those
+	// running at once.
+	bulkMaxRuns    = 64
+	bulkMaxRunning = 4
+	// bulkMaxFailures bounds the failures a run keeps for its page (the
+	// counts cover all).
+	bulkMaxFailures = 1000
+)
+
+// Run states.
+const (
+	bulkStatePreview   = "preview"
+	bulkStateRunning   = "running"
+	bulkStateDone      = "done"
+	bulkStateFailed    = "failed"
+	bulkStateCancelled = "cancelled"
+)
+
+// bulkRuns is the registry of runs. Its zero value is ready: the staging
+// directory is made on first use.
+type bulkRuns struct {
+	mu      sync.Mutex
+	dir     string // the staging directory, "" until first use
+	tempDir bool   // dir was made here (and is removed by close)
+	runs    []*bulkRun
+	wg      sync.WaitGroup // the runs' goroutines
+	closed  bool
+}
+
+// bulkRun is one bulk ingest.
+type bulkRun struct {
+	ID        string
+	Owner     int64 // the user key of who uploaded it
+	OwnerName string
+	Created   time.Time
+	// Source says where the files come from: "zip", the server path, or
+	// "" (the manifest names no files).
+	Source string
+	// ManifestName is the uploaded manifest's file name.
+	ManifestName string
+	dir          string // the run's staging directory
+	manifest     string // the staged manifest
+	root         string // where the manifest's file paths are resolved
+	Preview      *bulkPreview
+
+	mu       sync.Mutex
+	state    string
+	stats    ingest.Stats
+	started  time.Time
+	finished time.Time
+	err      string
+	cancel   context.CancelFunc
+	starter  string
+}
+
+// bulkStatus is a consistent copy of a run's changing part.
+type bulkStatus struct {
+	State    string
+	Stats    ingest.Stats
+	Started  time.Time
+	Finished time.Time
+	Err      string
+	Starter  string
+}
+
+// status copies the run's changing part.
+func (r *bulkRun) status() bulkStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.stats
+	st.Failures = slices.Clone(st.Failures)
+	return bulkStatus{State: r.state, Stats: st, Started: r.started, Finished: r.finished, Err: r.err, Starter: r.starter}
+}
+
+// Total is how many items the run reads: the manifest's works, good and bad.
+func (r *bulkRun) Total() int64 { return r.Preview.Works + r.Preview.Failed }
+
+// visibleTo reports whether c may see the run: its owner and the
+// administrators may.
+func (r *bulkRun) visibleTo(c *shelfmark.Caller) bool {
+	return c.IsAdmin() || (c.User != 0 && c.User == r.Owner)
+}
+
+// stagingDir returns the staging directory, making it on first use.
+func (b *bulkRuns) stagingDir(configured string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dir != "" {
+		return b.dir, nil
+	}
+	if configured != "" {
+		if err := os.MkdirAll(configured, 0o700); err != nil {
+			return "", fmt.Errorf("bulk ingest: make the staging directory: %w", err)
+		}
+		b.dir = configured
+		return b.dir, nil
+	}
+	d, err := os.MkdirTemp("", "shelfmark-bulk-")
+	if err != nil {
+		return "", fmt.Errorf("bulk ingest: make a staging directory: %w", err)
+	}
+	b.dir, b.tempDir = d, true
+	return b.dir, nil
+}
+
+// newRunDir makes the staging directory of a new run and returns the run's
+// id and directory.
+func (b *bulkRuns) newRunDir(configured string) (string, string, error) {
+	base, err := b.stagingDir(configured)
+	if err != nil {
+		return "", "", err
+	}
+	raw := make([]byte, 15)
+	rand.Read(raw)
+	id := base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding).EncodeToString(raw)
+	dir := filepath.Join(base, id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", "", fmt.Errorf("bulk ingest: make the run's directory: %w", err)
+	}
+	return id, dir, nil
+}
+
+// add keeps a run whose preview is ready, forgetting the oldest runs that
+// are not running beyond bulkMaxRuns. When every kept run is running the
+// run is refused (503).
+func (b *bulkRuns) add(r *bulkRun) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "The server is stopping.")
+	}
+	for len(b.runs) >= bulkMaxRuns {
+		i := slices.IndexFunc(b.runs, func(o *bulkRun) bool { return o.status().State != bulkStateRunning })
+		if i < 0 {
+			return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "%d bulk ingests are running; try again when one has ended.", len(b.runs))
+		}
+		old := b.runs[i]
+		b.runs = slices.Delete(b.runs, i, i+1)
+		os.RemoveAll(old.dir)
+	}
+	b.runs = append(b.runs, r)
+	return nil
+}
+
+// get returns the run id if c may see it, and ENOTFOUND otherwise (as for
+// a run that does not exist).
+func (b *bulkRuns) get(id string, c *shelfmark.Caller) (*bulkRun, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range b.runs {
+		if r.ID == id && r.visibleTo(c) {
+			return r, nil
+		}
+	}
+	return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no bulk ingest %q that you may see on this server (runs are kept by the server process that made them, and forgotten when it restarts).", id)
+}
+
+// list returns the runs, newest first.
+func (b *bulkRuns) list() []*bulkRun {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := slices.Clone(b.runs)
+	slices.Reverse(out)
+	return out
+}
+
+// start runs the ingest of r in the background with ctx (which carries
+// the caller it acts as), unless r is no longer a preview (409) or too
+// many runs are running (503).
+func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s *Server) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "The server is stopping.")
+	}
+	running := 0
+	for _, o := range b.runs {
+		if o.status().State == bulkStateRunning {
+			running++
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state != bulkStatePreview {
+		return shelfmark.Errorf(shelfmark.ECONFLICT, "This bulk ingest was already started or discarded (it is %s).", r.state)
+	}
+	if running >= bulkMaxRunning {
+		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "%d bulk ingests are running on this server; start this one when one of them has ended.", running)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r.state, r.started, r.cancel = bulkStateRunning, time.Now(), cancel
+	r.starter = shelfmark.CallerFrom(ctx).Name
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer cancel()
+		st, err := r.run(ctx, s)
+		r.finish(st, err)
+	}()
+	return nil
+}
+
+// run reads the staged manifest again and ingests it.
+func (r *bulkRun) run(ctx context.Context, s *Server) (*ingest.Stats, error) {
+	src, err := ingest.OpenCSVIn(r.manifest, r.root)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	return ingest.Run(ctx, s.opts.Resources, s.opts.Blobs, src, ingest.Options{Workers: 2, Progress: r.progress})
+}
+
+// progress records the pipeline's counts as items finish.
+func (r *bulkRun) progress(st ingest.Stats) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state != bulkStateRunning {
+		return
+	}
+	st.Failures = bulkKeepFailures(st.Failures)
+	r.stats = st
+}
+
+// bulkKeepFailures bounds the failures kept.
+func bulkKeepFailures(fs []ingest.Failure) []ingest.Failure {
+	if len(fs) > bulkMaxFailures {
+		fs = fs[:bulkMaxFailures]
+	}
+	return fs
+}
+
+// finish records the end of a run and removes its staged files (a run
+// from a server path never touches those: they are not the server's).
+func (r *bulkRun) finish(st *ingest.Stats, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st != nil {
+		r.stats = *st
+		r.stats.Failures = bulkKeepFailures(st.Failures)
+	}
+	r.finished = time.Now()
+	switch {
+	case errors.Is(err, context.Canceled):
+		r.state = bulkStateCancelled
+	case err != nil:
+		r.state, r.err = bulkStateFailed, err.Error()
+	default:
+		r.state = bulkStateDone
+	}
+	os.RemoveAll(r.dir)
+}
+
+// stop cancels a running run, or discards a preview (409 once it ended).
+func (r *bulkRun) stop() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch r.state {
+	case bulkStateRunning:
+		r.cancel()
+		return nil
+	case bulkStatePreview:
+		r.state, r.finished = bulkStateCancelled, time.Now()
+		os.RemoveAll(r.dir)
+		return nil
+	}
+	return shelfmark.Errorf(shelfmark.ECONFLICT, "This bulk ingest has already ended (it is %s).", r.state)
+}
+
+// close stops every running run and waits for them (until ctx ends), then
+// removes the staging directory when it was made here.
+func (b *bulkRuns) close(ctx context.Context) {
+	b.mu.Lock()
+	b.closed = true
+	runs := slices.Clone(b.runs)
+	b.mu.Unlock()
+	for _, r := range runs {
+		r.mu.Lock()
+		if r.state == bulkStateRunning {
+			r.cancel()
+		}
+		r.mu.Unlock()
+	}
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tempDir {
+		os.RemoveAll(b.dir)
+	}
+}

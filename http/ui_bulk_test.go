@@ -1,0 +1,453 @@
+package http
+
+// Tests of the bulk ingest pages: the preview of a manifest and its files
+// (a zip or a folder under an import root), what is refused before
+// anything is stored, the run and its live progress, and who may see a
+// run.
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// bulkEnv is a stack with a staging directory, an import root, a
+// collection C where the user "writer" is a depositor and a public
+// collection D where she holds no role.
+type bulkEnv struct {
+	*policyEnv
+	staging, root string
+	C, D          shelfmark.ID
+}
+
+func newBulkEnv(t *testing.T, backend string, opts Options) *bulkEnv {
+	t.Helper()
+	be := &bulkEnv{staging: t.TempDir(), root: t.TempDir()}
+	opts.StagingDir, opts.ImportRoots = be.staging, []string{be.root}
+	be.policyEnv = newPolicyEnv(t, backend, opts)
+	colls := be.createAll(context.Background(), []*shelfmark.NewResource{
+		{Kind: shelfmark.KindCollection, Metadata: titled("C")},
+		{Kind: shelfmark.KindCollection, Metadata: titled("D"), Visibility: shelfmark.Public},
+	})
+	be.C, be.D = colls[0].ID, colls[1].ID
+	be.addUser("writer", shelfmark.ScopeWrite)
+	be.addUser("other", shelfmark.ScopeWrite)
+	be.grantRoles(be.C, []grantJSON{{"user:writer", "depositor"}})
+	return be
+}
+
+// signedIn returns a visitor signed in as name (whose password is
+// name-password, or the admin's).
+func (be *bulkEnv) signedIn(name string) *visitor {
+	b := newVisitor(be.t, be.testEnv)
+	pw := name + "-password"
+	if name == "admin" {
+		pw = adminPassword
+	}
+	b.signIn(name, pw)
+	b.get("/bulk")
+	return b
+}
+
+// wantNothingStaged checks that the staging directory holds no run.
+func (be *bulkEnv) wantNothingStaged() {
+	be.t.Helper()
+	entries, err := os.ReadDir(be.staging)
+	if err != nil {
+		be.t.Fatal(err)
+	}
+	for _, en := range entries {
+		be.t.Errorf("staging holds %s", en.Name())
+	}
+}
+
+// wantNotStored checks that none of the source keys were stored and that
+// the content store holds no bytes.
+func (be *bulkEnv) wantNotStored(keys ...string) {
+	be.t.Helper()
+	found, err := be.repo.FindSources(context.Background(), keys)
+	if err != nil {
+		be.t.Fatal(err)
+	}
+	if len(found) > 0 {
+		be.t.Errorf("stored: %v", found)
+	}
+	if blobs := be.blobFiles(); len(blobs) > 0 {
+		be.t.Errorf("the content store holds %d blobs", len(blobs))
+	}
+}
+
+// zipOf makes a zip of name, content pairs.
+func zipOf(t testing.TB, entries ...string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for i := 0; i+1 < len(entries); i += 2 {
+		w, err := zw.Create(entries[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, entries[i+1])
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// upload posts the bulk form: a manifest, and a zip or a path.
+func (b *visitor) upload(manifest string, zipBytes []byte, path string) *htmlPage {
+	b.t.Helper()
+	files := map[string]map[string][]byte{"manifest": {"manifest.csv": []byte(manifest)}}
+	if zipBytes != nil {
+		files["zip"] = map[string][]byte{"files.zip": zipBytes}
+	}
+	fields := url.Values{}
+	if path != "" {
+		fields.Set("path", path)
+	}
+	return b.postMultipart("/bulk", fields, files)
+}
+
+var runPath = regexp.MustCompile(`^/bulk/([a-z2-7]+)$`)
+
+// runOf returns the run path a 303 answer points to.
+func runOf(t testing.TB, p *htmlPage) string {
+	t.Helper()
+	if p.Status != http.StatusSeeOther {
+		t.Fatalf("upload: %d, want 303; %.2000s", p.Status, p.Body)
+	}
+	loc := p.Header.Get("Location")
+	if !runPath.MatchString(loc) {
+		t.Fatalf("upload went to %q", loc)
+	}
+	return loc
+}
+
+// progressOf reads a run's progress as its page's script does.
+func (b *visitor) progress(run string) (int, bulkProgressJSON) {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, b.e.ts.URL+run+"/progress", nil)
+	req.Header.Set("Accept", "application/json")
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out bulkProgressJSON
+	if res.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	return res.StatusCode, out
+}
+
+// waitDone polls a run's progress until it ends (a generous deadline; the
+// poll assumes nothing of the machine's speed).
+func (b *visitor) waitDone(run string) bulkProgressJSON {
+	b.t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		status, p := b.progress(run)
+		if status != http.StatusOK {
+			b.t.Fatalf("progress: %d", status)
+		}
+		if p.Done {
+			return p
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("the run has not ended: %+v", p)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func wantIn(t testing.TB, body string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(body, s) {
+			t.Errorf("the page lacks %q", s)
+		}
+	}
+}
+
+// TestUIBulkIngest: a manifest with a zip of its files is previewed
+// (nothing stored), then started; the progress reaches done, the works
+// the writer may deposit are stored as hers and the one the policy
+// refuses fails with its reason; another user sees no run.
+func TestUIBulkIngest(t *testing.T) {
+	onBackends(t, func(t *testing.T, backend string) {
+		be := newBulkEnv(t, backend, Options{})
+		b := be.signedIn("writer")
+		manifest := "source_identifier,title,file,parent\n" +
+			"b1,Book one,b1/p1.txt|b1/p2.txt," + string(be.C) + "\n" +
+			"b2,Book two,b2.txt," + string(be.C) + "\n" +
+			"b3,Book three,,\n" + // in no collection: that takes a role on the repository, which she lacks
+			"b4,Not hers,b2.txt," + string(be.D) + "\n"
+		z := zipOf(t, "b1/p1.txt", "page one", "b1/p2.txt", "page two", "b2.txt", "book two")
+		run := runOf(t, b.upload(manifest, z, ""))
+		p := b.get(run)
+		if p.Status != http.StatusOK {
+			t.Fatalf("preview: %d %.1000s", p.Status, p.Body)
+		}
+		wantIn(t, p.Body, "Preview of manifest.csv", `<dd id="bulk-new">4</dd>`, "Book one", "p2.txt", "2 files", "<dd>4</dd>", "3 works in 2 collections",
+			`<dd id="bulk-failed">0</dd>`, `action="`+run+`/start"`)
+		be.wantNotStored("csv:b1", "csv:b2", "csv:b3", "csv:b4")
+
+		// another user, and a forged start, see nothing
+		o := be.signedIn("other")
+		for _, path := range []string{run, run + "/progress"} {
+			if got := o.get(path).Status; got != http.StatusNotFound {
+				t.Errorf("another user GET %s: %d, want 404", path, got)
+			}
+		}
+		if got := o.post(run+"/start", nil).Status; got != http.StatusNotFound {
+			t.Errorf("another user starts the run: %d, want 404", got)
+		}
+		if got := b.post(run+"/start", url.Values{"csrf": {"forged"}}).Status; got != http.StatusForbidden {
+			t.Errorf("start without the form token: %d, want 403", got)
+		}
+		be.wantNotStored("csv:b1")
+
+		b.get(run)
+		if p := b.post(run+"/start", nil); p.Status != http.StatusSeeOther {
+			t.Fatalf("start: %d %.1000s", p.Status, p.Body)
+		}
+		if p := b.post(run+"/start", nil); p.Status != http.StatusConflict {
+			t.Errorf("second start: %d, want 409", p.Status)
+		}
+		got := b.waitDone(run)
+		if got.State != "done" || got.Stored != 2 || got.Failed != 2 || got.Files != 3 || got.Processed != 4 || got.Total != 4 || got.Percent != 100 {
+			t.Errorf("progress at the end: %+v", got)
+		}
+		reasons := map[string]string{}
+		for _, f := range got.Failures {
+			reasons[f.Key] = f.Reason
+		}
+		if !strings.Contains(reasons["b4"], "depositor role") || !strings.Contains(reasons["b3"], "role on the repository") {
+			t.Errorf("failures %+v: want b3 and b4 refused by the access policy", got.Failures)
+		}
+		found, err := be.repo.FindSources(context.Background(), []string{"csv:b1", "csv:b2", "csv:b3", "csv:b4"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(found) != 2 || found["csv:b1"] == "" || found["csv:b2"] == "" {
+			t.Fatalf("stored %v, want b1 and b2", found)
+		}
+		// the work is the writer's: she may edit it with her own token
+		w := be.do("GET", "/api/v1/resources/"+string(found["csv:b1"])+"/children", nil).want(t, http.StatusOK)
+		if kids := listed(w); len(kids) != 2 {
+			t.Errorf("b1 has %d file sets, want 2", len(kids))
+		}
+		p = b.get(run)
+		wantIn(t, p.Body, "Done", "4 of 4 works read: 2 stored, 0 skipped (stored before), 2 failed", "depositor role")
+		if strings.Contains(p.Body, `action="`+run+`/cancel"`) {
+			t.Error("a finished run offers to stop it")
+		}
+		be.wantNothingStaged() // the run's staged files are gone once it ended
+		// the admin sees it, on the page and in the dashboard's list
+		a := be.signedIn("admin")
+		if got := a.get(run).Status; got != http.StatusOK {
+			t.Errorf("admin GET %s: %d", run, got)
+		}
+		runs := be.srv.ingestRuns()
+		if len(runs) != 1 || runs[0].User != "writer" || runs[0].State != "done" || runs[0].Done != 2 || runs[0].Failed != 2 || runs[0].Total != 4 {
+			t.Errorf("ingestRuns: %+v", runs)
+		}
+		// a second upload of the same manifest: everything stored is skipped
+		b.get("/bulk")
+		run2 := runOf(t, b.upload(manifest, z, ""))
+		p = b.get(run2)
+		wantIn(t, p.Body, `<dd id="bulk-new">2</dd>`, "stored before")
+		if runs := be.srv.ingestRuns(); len(runs) != 2 || runs[0].ID != strings.TrimPrefix(run2, "/bulk/") {
+			t.Errorf("ingestRuns is not newest first: %+v", runs)
+		}
+	})
+}
+
+// TestUIBulkBadRows: a manifest with bad rows shows each with its row
+// number and reason, and counts the good ones; nothing is stored. A file
+// that is not CSV is a 400 page.
+func TestUIBulkBadRows(t *testing.T) {
+	be := newBulkEnv(t, "sqlite", Options{})
+	b := be.signedIn("writer")
+	manifest := "source_identifier,title,file\n" +
+		"g1,Good one,a.txt\n" +
+		"bad1,Missing file,nothere.txt\n" +
+		"g2,Good two,\n" +
+		"bad2,Too long,a.txt,extra\n" +
+		"g1,Again,a.txt\n" +
+		"bad3,Escapes,../outside.txt\n"
+	run := runOf(t, b.upload(manifest, zipOf(t, "a.txt", "A"), ""))
+	p := b.get(run)
+	wantIn(t, p.Body, `<dd id="bulk-new">2</dd>`, `<dd id="bulk-failed">4</dd>`, "4 works have errors and would not be stored; the other 2 would be.",
+		`<td class="num">3</td><td><code>bad1</code></td><td><code>nothere.txt</code></td><td>file nothere.txt does not exist</td>`,
+		`<td class="num">5</td><td><code>bad2</code></td>`, "the row has 4 cells but the header only 3",
+		`<td class="num">6</td><td><code>g1</code></td>`, "already used at row 2",
+		`<td class="num">7</td><td><code>bad3</code></td>`, "escapes the input root",
+		"Good one", "Good two")
+	be.wantNotStored("csv:g1", "csv:g2")
+
+	// in German
+	b.lang = "de"
+	p = b.get(run)
+	wantIn(t, p.Body, "4 Werke haben Fehler und würden nicht gespeichert; die übrigen 2 schon.", "Zeile")
+	b.lang = ""
+
+	for name, bad := range map[string]string{
+		"binary":      "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+		"stray quote": "title,file\n\"unclosed,a.txt\nx\"y,z\n",
+		"empty":       "",
+	} {
+		b.get("/bulk")
+		p := b.upload(bad, nil, "")
+		if p.Status != http.StatusBadRequest {
+			t.Errorf("%s manifest: %d, want 400", name, p.Status)
+		}
+		wantIn(t, p.Body, "<h1>")
+	}
+	if entries, _ := os.ReadDir(be.staging); len(entries) != 1 {
+		t.Errorf("staging holds %d entries, want the one run's", len(entries))
+	}
+	if n := len(be.srv.ingestRuns()); n != 1 {
+		t.Errorf("%d runs kept, want 1", n)
+	}
+}
+
+// TestUIBulkRefused: zip entries that climb out or are absolute or links,
+// paths outside the import root (also through a link), oversized uploads
+// and zips, and forms without their token are refused before anything is
+// staged or stored.
+func TestUIBulkRefused(t *testing.T) {
+	be := newBulkEnv(t, "sqlite", Options{MaxBulkUploadBytes: 64 << 10, MaxBulkExpandBytes: 256 << 10})
+	b := be.signedIn("writer")
+	manifest := "source_identifier,title,file\nx1,X,a.txt\n"
+	outside := t.TempDir()
+
+	// a zip with a symbolic link entry
+	var link bytes.Buffer
+	zw := zip.NewWriter(&link)
+	h := &zip.FileHeader{Name: "a.txt"}
+	h.SetMode(os.ModeSymlink | 0o777)
+	w, _ := zw.CreateHeader(h)
+	io.WriteString(w, "/etc/passwd")
+	zw.Close()
+	big := make([]byte, 100<<10)
+	rand.Read(big)
+	bomb := zipOf(t, "a.txt", strings.Repeat("0", 300<<10))
+
+	for _, c := range []struct {
+		name   string
+		zip    []byte
+		status int
+		says   string
+	}{
+		{"zip slip", zipOf(t, "a.txt", "A", "../evil.txt", "evil"), 400, "climbs out"},
+		{"zip slip deeper", zipOf(t, "d/../../evil.txt", "evil"), 400, "climbs out"},
+		{"absolute entry", zipOf(t, "/tmp/evil.txt", "evil"), 400, "absolute path"},
+		{"link entry", link.Bytes(), 400, "symbolic link"},
+		{"not a zip", []byte("plain text, not a zip"), 400, "not a zip"},
+		{"oversized upload", zipOf(t, "a.txt", string(big)), 413, "larger than"},
+		{"zip bomb", bomb, 413, "unpacks to more"},
+	} {
+		b.get("/bulk")
+		p := b.upload(manifest, c.zip, "")
+		if p.Status != c.status {
+			t.Errorf("%s: %d, want %d; %.500s", c.name, p.Status, c.status, p.Body)
+		}
+		wantIn(t, p.Body, c.says)
+	}
+	if _, err := os.Stat(filepath.Join(be.staging, "evil.txt")); err == nil {
+		t.Error("the zip slip wrote evil.txt beside the staging directory's runs")
+	}
+
+	// server paths
+	os.WriteFile(filepath.Join(outside, "a.txt"), []byte("A"), 0o644)
+	os.Symlink(outside, filepath.Join(be.root, "escape"))
+	os.Mkdir(filepath.Join(be.root, "books"), 0o755)
+	os.WriteFile(filepath.Join(be.root, "books", "a.txt"), []byte("A"), 0o644)
+	for _, c := range []struct {
+		name, path, says string
+	}{
+		{"outside the root", outside, "not inside an import root"},
+		{"climbing out", be.root + "/books/../..", "not inside an import root"},
+		{"relative", "books", "absolute path"},
+		{"link out of the root", filepath.Join(be.root, "escape"), "symbolic link"},
+		{"missing", filepath.Join(be.root, "nothere"), "cannot be read"},
+	} {
+		b.get("/bulk")
+		p := b.upload(manifest, nil, c.path)
+		if p.Status != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400; %.500s", c.name, p.Status, p.Body)
+		}
+		wantIn(t, p.Body, c.says)
+	}
+	b.get("/bulk")
+	if p := b.upload(manifest, zipOf(t, "a.txt", "A"), filepath.Join(be.root, "books")); p.Status != http.StatusBadRequest {
+		t.Errorf("a zip and a path: %d, want 400", p.Status)
+	}
+
+	// forms without their token
+	b.get("/bulk")
+	p := b.postMultipart("/bulk", url.Values{"csrf": {"forged"}}, map[string]map[string][]byte{"manifest": {"m.csv": []byte(manifest)}})
+	if p.Status != http.StatusForbidden {
+		t.Errorf("forged token: %d, want 403", p.Status)
+	}
+	p = b.postMultipart("/bulk", url.Values{"csrf": {""}}, map[string]map[string][]byte{"manifest": {"m.csv": []byte(manifest)}})
+	if p.Status != http.StatusForbidden {
+		t.Errorf("no token: %d, want 403", p.Status)
+	}
+	be.wantNothingStaged()
+	be.wantNotStored("csv:x1")
+	if n := len(be.srv.ingestRuns()); n != 0 {
+		t.Errorf("%d runs kept, want none", n)
+	}
+
+	// the good path works
+	b.get("/bulk")
+	run := runOf(t, b.upload(manifest, nil, filepath.Join(be.root, "books")))
+	wantIn(t, b.get(run).Body, `<dd id="bulk-new">1</dd>`, `<dd id="bulk-failed">0</dd>`, "Files from the server folder")
+	// discarding it removes its staged manifest, never the server's files
+	if p := b.post(run+"/cancel", nil); p.Status != http.StatusSeeOther {
+		t.Errorf("discard: %d", p.Status)
+	}
+	be.wantNothingStaged()
+	if _, err := os.Stat(filepath.Join(be.root, "books", "a.txt")); err != nil {
+		t.Errorf("the import root's file: %v", err)
+	}
+	wantIn(t, b.get(run).Body, "Cancelled")
+}
+
+// TestUIBulkSignedOut: the form sends a signed-out browser to sign in; an
+// unknown run is 404.
+func TestUIBulkSignedOut(t *testing.T) {
+	be := newBulkEnv(t, "sqlite", Options{})
+	b := newVisitor(t, be.testEnv)
+	p := b.get("/bulk")
+	if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/login?next=%2Fbulk" {
+		t.Errorf("signed out GET /bulk: %d to %q", p.Status, p.Header.Get("Location"))
+	}
+	if p := b.get("/bulk/abcdef"); p.Status != http.StatusSeeOther {
+		t.Errorf("signed out GET /bulk/abcdef: %d, want 303", p.Status)
+	}
+	w := be.signedIn("writer")
+	if p := w.get("/bulk/abcdef"); p.Status != http.StatusNotFound {
+		t.Errorf("unknown run: %d, want 404", p.Status)
+	}
+	p = w.get("/bulk")
+	wantIn(t, p.Body, `enctype="multipart/form-data"`, `name="manifest"`, `name="zip"`, `name="path"`, be.root)
+}
