@@ -9,6 +9,8 @@
 #   .build/venv        a Python virtualenv with sickle, the third-party OAI-PMH harvester,
 #                      and schemathesis, which checks the server against its OpenAPI document
 #   .build/testdata/pymarc-5.4.0   the pymarc source distribution: real LoC MARC records under test/
+#   .build/axe-core/axe.min.js     axe-core from the npm registry (pinned, its published SHA-512
+#                      checked; no Node): the accessibility rules the browser tests run in chromium
 # Prints nothing on stdout; tests find these through the variables scripts/test.sh exports.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -54,5 +56,28 @@ if [[ ! -d $build/testdata/pymarc-5.4.0/test ]]; then
 	tmp=$(mktemp -d)
 	python3 -m pip download -q --no-binary :all: --no-deps -d "$tmp" pymarc==5.4.0 >&2
 	tar -xzf "$tmp"/pymarc-5.4.0.tar.gz -C "$build/testdata"
+	rm -rf "$tmp"
+fi
+
+# axe-core: the browser tests (cmd/shelfmark TestBrowser) inject axe.min.js
+# into every page; fetched as scripts/vendor-ui.sh fetches the interface's
+# packages, checked against the registry's published integrity
+axe_version=4.14.1
+axe_integrity=sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ==
+if [[ $(cat "$build/axe-core/VERSION" 2>/dev/null) != "$axe_version" || ! -s $build/axe-core/axe.min.js ]]; then
+	echo "== fetching axe-core $axe_version from the npm registry" >&2
+	tmp=$(mktemp -d)
+	curl -fsSL "https://registry.npmjs.org/axe-core/-/axe-core-$axe_version.tgz" -o "$tmp/axe.tgz"
+	got="sha512-$(openssl dgst -sha512 -binary "$tmp/axe.tgz" | base64 -w0)"
+	if [[ $got != "$axe_integrity" ]]; then
+		echo "axe-core@$axe_version: integrity $got, want $axe_integrity" >&2
+		rm -rf "$tmp"
+		exit 1
+	fi
+	tar -xzf "$tmp/axe.tgz" -C "$tmp"
+	rm -rf "$build/axe-core"
+	mkdir -p "$build/axe-core"
+	cp "$tmp/package/axe.min.js" "$tmp/package/LICENSE" "$build/axe-core/"
+	echo "$axe_version" >"$build/axe-core/VERSION"
 	rm -rf "$tmp"
 fi

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// browserHostile are metadata values that would run script if a page put
+// them into its HTML unescaped: as markup, as an attribute's end, as a
+// link's address, and out of a JSON-LD block.
+var browserHostile = map[string]string{
+	"dc:title":       `Hostile <img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script> title`,
+	"dc:description": `"><svg onload="window.__pwned=1"></svg><iframe srcdoc="<script>parent.__pwned=1</script>"></iframe>`,
+	"dc:creator":     `</script><script>window.__pwned=1</script>`,
+	"dc:subject":     `' onmouseover='window.__pwned=1`,
+	"dc:relation":    `javascript:window.__pwned=1`,
+	"dc:source":      `{{.CSRF}} </title><script>window.__pwned=1</script>`,
+}
+
+// testBrowserScript stores a work whose metadata carries script and shows
+// it on every page that shows metadata: the values are shown as text, no
+// script of theirs runs, and no page reports a CSP violation (which an
+// injected inline script would cause).
+func testBrowserScript(t *testing.T, s *browserServer) {
+	var res struct{ ID string }
+	s.api(t, "POST", "/collections", map[string]any{"metadata": map[string]any{"dc:title": browserHostile["dc:title"],
+		"dc:description": browserHostile["dc:description"]}, "visibility": "public"}, http.StatusCreated, &res)
+	coll := res.ID
+	md := map[string]any{}
+	for k, v := range browserHostile {
+		md[k] = v
+	}
+	s.api(t, "POST", "/works", map[string]any{"metadata": md, "memberOf": []string{coll}, "visibility": "public"},
+		http.StatusCreated, &res)
+	work := res.ID
+
+	b := newBrowser(t, s.base)
+	pages := []struct {
+		name, path string
+		signedIn   bool
+		// shows says the page shows the title as text
+		shows bool
+	}{
+		{"work", "/works/" + work, false, true},
+		{"collection", "/collections/" + coll, false, true},
+		{"home", "/", false, true},
+		{"search", "/search?q=" + url.QueryEscape("hostile"), false, true},
+		{"search-query", "/search?q=" + url.QueryEscape(`"><script>window.__pwned=1</script>`), false, false},
+		{"edit", "/works/" + work + "/edit", true, false},
+		{"work-signed-in", "/works/" + work, true, true},
+	}
+	signedIn := false
+	for _, p := range pages {
+		if p.signedIn && !signedIn {
+			b.signIn("admin", browserAdminPassword, "/login")
+			signedIn = true
+		}
+		if err := b.load(http.StatusOK, chromedp.Navigate(s.base+p.path)); err != nil {
+			t.Errorf("%s: %v", p.name, err)
+			continue
+		}
+		b.shot("script-" + p.name)
+		var pwned string
+		b.eval("window.__pwned", `typeof window.__pwned`, &pwned)
+		if pwned != "undefined" {
+			t.Errorf("%s (%s): a script of a metadata value ran (window.__pwned is %s)", p.name, p.path, pwned)
+		}
+		var injected []string
+		b.eval("injected elements", `Array.from(document.querySelectorAll(
+  'script:not([src]):not([type="application/ld+json"]), [onerror], [onload], [onmouseover], iframe, svg[onload], img[src="x"], a[href^="javascript:"]'
+)).map(e => e.outerHTML.slice(0, 120))`, &injected)
+		if len(injected) > 0 {
+			t.Errorf("%s (%s): elements from metadata values: %v", p.name, p.path, injected)
+		}
+		if p.shows {
+			if text := b.text(); !strings.Contains(text, "<script>window.__pwned=1</script>") {
+				t.Errorf("%s (%s): the title is not shown as text: %.600s", p.name, p.path, text)
+			}
+		}
+		b.checkClean(p.name + " (" + p.path + ")")
+	}
+}

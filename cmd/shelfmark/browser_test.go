@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+	"testing"
+)
+
+// TestBrowser drives the web interface in a real browser (Debian's
+// chromium, headless) against a real `shelfmark serve` with its
+// background workers, on a fresh data directory on 127.0.0.1. One server
+// serves the subtests; each starts its own chromium, one at a time:
+//
+//   - pages: every page template, shown to the reader it is for, passes
+//     axe-core's WCAG 2.1 A and AA rules and reports no
+//     Content-Security-Policy violation and no script error;
+//   - flow: a user signs in, deposits a work with three page images, sees
+//     them identified and thumbnailed, reorders them (dragging and by
+//     keyboard), edits the title, finds the work by a word of its pages'
+//     OCR text, opens it, makes it private, signs out and no longer finds
+//     it;
+//   - keyboard: the deposit and reorder flows by key presses alone;
+//   - script: a script in a metadata value is shown as text, never run.
+//
+// Screenshots go to .build/screenshots/, and also to
+// $SHELFMARK_SCREENSHOTS when set (docs/screenshots for the README).
+func TestBrowser(t *testing.T) {
+	if os.Getenv(crashChildEnv) == "1" || os.Getenv(ingestChildEnv) != "" || os.Getenv(cliChildEnv) == "1" {
+		t.Skip("running as a child process")
+	}
+	chromiumPath(t)
+	axe := axeSource(t)
+	s := startBrowserServer(t)
+	t.Run("pages", func(t *testing.T) { testBrowserPages(t, s, axe) })
+	t.Run("script", func(t *testing.T) { testBrowserScript(t, s) })
+	t.Run("flow", func(t *testing.T) { testBrowserFlow(t, s) })
+	t.Run("keyboard", func(t *testing.T) { testBrowserKeyboard(t, s) })
+}
