@@ -1,8 +1,273 @@
 package http
 
-// This file serves the interface's work pages, citations and sitemap.
+// This file serves the interface's work pages: a work's metadata with
+// human labels, its files, the thumbnails of its pages (keyset-paged, so a
+// page of a 1,200-page book costs what a page of a 10-page one does), the
+// collections it belongs to, and what search engines and reference
+// managers read (ui_work_meta.go). Citations and the sitemap are in
+// ui_work_cite.go and ui_work_sitemap.go.
 
-// uiWorkRoutes are the routes of this file.
+import (
+	"net/http"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+const (
+	// uiWorkPageSize is how many of a work's pages (file sets) one work
+	// page shows; the rest follow through the ?after= cursor.
+	uiWorkPageSize = 60
+	// uiWorkCollections caps the collections named on a work page.
+	uiWorkCollections = 20
+)
+
+// uiWorkRoutes are the routes of this file and of ui_work_cite.go and
+// ui_work_sitemap.go.
 func (s *Server) uiWorkRoutes() []route {
+	return []route{
+		{"GET", "/works/{id}", s.uiWrap(s.workPage)},
+		{"GET", "/works/{id}/cite.bib", s.uiWrap(s.workBibTeX)},
+		{"GET", "/works/{id}/cite.ris", s.uiWrap(s.workRIS)},
+		{"GET", "/sitemap.xml", s.uiWrap(s.sitemapIndex)},
+		{"GET", "/sitemaps/{file}", s.uiWrap(s.sitemapPage)},
+		{"GET", "/robots.txt", s.uiWrap(s.robots)},
+	}
+}
+
+// uiWorkData is the content of a work page.
+type uiWorkData struct {
+	// ID is the work's id.
+	ID    string
+	Title string
+	// TitleLang is the language of the title, "" when not known.
+	TitleLang string
+	// Fields are the metadata, labelled, in reading order.
+	Fields []*uiField
+	// Visibility is the work's effective visibility; Embargo and Lease
+	// the dates that change it, when set and still ahead.
+	Visibility shelfmark.Visibility
+	Embargo    *time.Time
+	Lease      *time.Time
+	// Collections are the readable collections the work belongs to;
+	// MoreCollections counts those past uiWorkCollections.
+	Collections     []uiLink
+	MoreCollections int
+	// Items are this page's children (file sets, or parts that are works).
+	Items []*uiWorkItem
+	// Files are the files of Items, in order.
+	Files []*uiWorkFile
+	// After is the cursor this page started from ("" for the first); Next
+	// the cursor of the following one ("" on the last).
+	After, Next string
+	// MayEdit shows the links to edit the work.
+	MayEdit bool
+	// Canonical is the work page's stable URL.
+	Canonical string
+	// Meta are the Highwire Press citation_* tags; JSONLD the schema.org
+	// description.
+	Meta   []uiMeta
+	JSONLD map[string]any
+}
+
+// uiLink is a link with its text.
+type uiLink struct {
+	Href, Text string
+}
+
+// uiWorkItem is one child of a work: a page (file set) with its thumbnail,
+// or a part that is a work of its own.
+type uiWorkItem struct {
+	ID    shelfmark.ID
+	Label string
+	// Work is set for a part that is a work (linked to its own page).
+	Work bool
+	// Thumb is the thumbnail's URL, "" when none was made (yet); Href
+	// what the thumbnail opens (the access copy, else the original).
+	Thumb, Href string
+}
+
+// uiWorkFile is one file of a page.
+type uiWorkFile struct {
+	ID       shelfmark.ID
+	Page     string
+	Name     string
+	Use      string
+	Format   string
+	PRONOM   string
+	Size     int64
+	SHA256   string
+	Href     string
+	External bool
+}
+
+// contentURL is the address of a file's bytes (the REST content route).
+func contentURL(id shelfmark.ID) string { return "/api/v1/resources/" + string(id) + "/content" }
+
+// workPage handles GET /works/{id}: a work the caller may read; a file
+// set's page is its work's, a collection's is the collection page.
+func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	id := shelfmark.ID(r.PathValue("id"))
+	if err := id.Check(); err != nil {
+		return err
+	}
+	res, err := s.opts.Resources.FindResource(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch res.Kind {
+	case shelfmark.KindWork:
+	case shelfmark.KindFileSet:
+		http.Redirect(w, r, "/works/"+string(res.Parent), http.StatusSeeOther)
+		return nil
+	case shelfmark.KindCollection:
+		http.Redirect(w, r, "/collections/"+string(res.ID), http.StatusSeeOther)
+		return nil
+	default:
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work.", id, res.Kind)
+	}
+	after := r.URL.Query().Get("after")
+	children, err := s.opts.Resources.ListChildren(ctx, id, shelfmark.PageRequest{After: shelfmark.Cursor(after), Limit: uiWorkPageSize, Metadata: true})
+	if err != nil {
+		return err
+	}
+	var sets []shelfmark.ID
+	for _, it := range children.Items {
+		if it.Kind == shelfmark.KindFileSet {
+			sets = append(sets, it.ID)
+		}
+	}
+	files, err := s.opts.Resources.ChildFiles(ctx, id, sets)
+	if err != nil {
+		return err
+	}
+	p := s.page(w, r, "")
+	d := &uiWorkData{ID: string(id), Visibility: res.Visibility, After: after, Next: string(children.Next),
+		Canonical: p.Base + "/works/" + string(id), Fields: labelFields(p, res.Metadata)}
+	d.Title, d.TitleLang = workTitle(res.Metadata, p.Lang)
+	if d.Title == "" {
+		d.Title = p.T("work.untitled")
+	}
+	now := time.Now()
+	if res.Embargo != nil && res.Embargo.After(now) {
+		d.Embargo = res.Embargo
+	}
+	if res.Lease != nil && res.Lease.After(now) {
+		d.Lease = res.Lease
+	}
+	if err := s.workCollections(r, res, d); err != nil {
+		return err
+	}
+	for i, it := range children.Items {
+		item := &uiWorkItem{ID: it.ID, Label: childLabel(p, it, i)}
+		if it.Kind != shelfmark.KindFileSet {
+			item.Work, item.Href = true, "/works/"+string(it.ID)
+			d.Items = append(d.Items, item)
+			continue
+		}
+		var original, access string
+		for _, f := range files[it.ID] {
+			href := contentURL(f.ID)
+			switch f.File.Use {
+			case shelfmark.UseThumbnail:
+				if item.Thumb == "" {
+					item.Thumb = href
+				}
+			case shelfmark.UseAccess:
+				if access == "" {
+					access = href
+				}
+			case shelfmark.UseOriginal, "":
+				if original == "" {
+					original = href
+				}
+			}
+			d.Files = append(d.Files, workFile(p, item.Label, f))
+		}
+		item.Href = access
+		if item.Href == "" {
+			item.Href = original
+		}
+		d.Items = append(d.Items, item)
+	}
+	d.MayEdit = s.opts.Resources.CheckEdit(ctx, id) == nil
+	d.Meta, d.JSONLD = s.workMeta(p, res, d, files)
+	p.Title = d.Title
+	p.Data = d
+	return s.render(w, r, http.StatusOK, "work", p)
+}
+
+// workCollections names the collections the work belongs to that the
+// caller may read (the others are left out, as if absent).
+func (s *Server) workCollections(r *http.Request, res *shelfmark.Resource, d *uiWorkData) error {
+	for i, c := range res.MemberOf {
+		if i == uiWorkCollections {
+			d.MoreCollections = len(res.MemberOf) - i
+			break
+		}
+		cr, err := s.opts.Resources.FindResource(r.Context(), c)
+		switch shelfmark.ErrorCode(err) {
+		case "":
+		case shelfmark.ENOTFOUND, shelfmark.EGONE:
+			continue
+		default:
+			return err
+		}
+		t, _ := workTitle(cr.Metadata, "")
+		if t == "" {
+			t = string(c)
+		}
+		d.Collections = append(d.Collections, uiLink{Href: "/collections/" + string(c), Text: t})
+	}
 	return nil
+}
+
+// childLabel names a child: its own title, else "Page n" by its place in
+// the order (or on this page, while the work has no order).
+func childLabel(p *uiPage, it *shelfmark.Resource, i int) string {
+	if t, _ := workTitle(it.Metadata, p.Lang); t != "" {
+		return t
+	}
+	if it.Kind == shelfmark.KindWork {
+		return p.T("work.part")
+	}
+	if it.Position > 0 {
+		return p.T("work.page", it.Position)
+	}
+	return p.T("work.unordered", i+1)
+}
+
+// useKeys are the catalog keys of the uses of files.
+var useKeys = map[string]string{
+	"":                     "work.use.original",
+	shelfmark.UseOriginal:  "work.use.original",
+	shelfmark.UseThumbnail: "work.use.thumbnail",
+	shelfmark.UseAccess:    "work.use.access",
+	shelfmark.UseText:      "work.use.text",
+	shelfmark.UseOCR:       "work.use.ocr",
+	shelfmark.UseSource:    "work.use.source",
+}
+
+// workFile describes a file for the files table.
+func workFile(p *uiPage, page string, f *shelfmark.Resource) *uiWorkFile {
+	wf := &uiWorkFile{ID: f.ID, Page: page, Name: f.File.Name, Size: f.File.Size, SHA256: f.File.SHA256,
+		Href: contentURL(f.ID), External: !f.File.Managed()}
+	if key, ok := useKeys[f.File.Use]; ok {
+		wf.Use = p.T(key)
+	} else {
+		wf.Use = f.File.Use
+	}
+	switch fm := f.File.Format; {
+	case fm == nil:
+		wf.Format = p.T("work.format.pending")
+	case !fm.Known():
+		wf.Format = p.T("work.format.unknown")
+	default:
+		wf.Format, wf.PRONOM = fm.Name, fm.PRONOM
+		if fm.Version != "" {
+			wf.Format += " " + fm.Version
+		}
+	}
+	return wf
 }
