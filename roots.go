@@ -9,9 +9,10 @@ import (
 // ListResources pages through the live resources of kind (a collection or
 // a work) that have no parent, newest (highest key) first, keeping those
 // the caller may read; the web interface's home lists collections and
-// recent works with it. A page reads one index range of the kinds' roots
-// (and at most RepositoryOptions.MaxListScan rows past rows the caller may
-// not see), so it costs the same at any depth.
+// recent works with it. A page reads one index range of the kind's roots
+// (at most RepositoryOptions.MaxListScan rows past rows the caller may
+// not see, in reads that double in size), so it costs the same at any
+// depth.
 func (r *Repository) ListResources(ctx context.Context, kind Kind, p PageRequest) (*Page, error) {
 	if kind != KindCollection && kind != KindWork {
 		return nil, Errorf(EINVALID, "kind must be collection or work, not %q.", kind)
@@ -46,7 +47,15 @@ func (r *Repository) ListResources(ctx context.Context, kind Kind, p PageRequest
 			}
 			return g.canRead(ctx, a)
 		}
-		fetch := func(after int64, n int) ([]*ResourceRow, error) { return tx.Roots(ctx, kind, -after, n) }
+		// past rows the caller may not see (a bulk ingest of private
+		// works, newer than any public one), each further read takes twice
+		// the rows of the one before: the rows a page reads stay bounded
+		// by MaxListScan, and their statements by its logarithm
+		size := 0
+		fetch := func(after int64, n int) ([]*ResourceRow, error) {
+			size = min(max(n, 2*size), max(n, MaxPageSize))
+			return tx.Roots(ctx, kind, -after, size)
+		}
 		rows, more, last, err := visiblePage(limit, r.maxScan, fetch, func(row *ResourceRow) int64 { return -row.Key }, keep, after)
 		if err != nil {
 			return err

@@ -156,9 +156,9 @@ type homeData struct {
 	Works           []readItem
 }
 
-// homePage handles GET /: the collections (newest first, keyset-paged by
-// ?after=), the newest works and a search box; only what the caller may
-// see.
+// homePage handles GET /: the collections the caller may see (newest
+// first, keyset-paged by ?after=), the newest public works and a search
+// box.
 func (s *Server) homePage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	after := shelfmark.Cursor(r.URL.Query().Get("after"))
@@ -166,7 +166,11 @@ func (s *Server) homePage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	works, err := s.opts.Resources.ListResources(ctx, shelfmark.KindWork, shelfmark.PageRequest{Limit: homeWorks, Metadata: true})
+	// the recent works are the public ones, for everyone: asked for as
+	// anonymous, the policy judges each row by its own visibility, without
+	// a statement per row the caller might see by a role or as depositor
+	public := shelfmark.WithCaller(ctx, shelfmark.Anonymous())
+	works, err := s.opts.Resources.ListResources(public, shelfmark.KindWork, shelfmark.PageRequest{Limit: homeWorks, Metadata: true})
 	if err != nil {
 		return err
 	}

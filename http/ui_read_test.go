@@ -81,9 +81,8 @@ func wantPage(t *testing.T, p *htmlPage, status int, has, hasNot []string) {
 	}
 }
 
-// TestUIHome: the home page lists the collections and the newest works
-// the visitor may see, and a search box; private ones only for those who
-// may read them; in German when asked.
+// TestUIHome: the home page lists the collections the visitor may see,
+// the newest public works, and a search box; in German when asked.
 func TestUIHome(t *testing.T) {
 	f := newReadFixture(t)
 	b := newVisitor(t, f.e)
@@ -104,7 +103,9 @@ func TestUIHome(t *testing.T) {
 	}
 
 	b.signIn("admin", adminPassword)
-	wantPage(t, b.get("/"), 200, []string{"Secret archive", "Unpublished survey", "Private</span>"}, nil)
+	// signed in, the administrator sees the private collection; the
+	// recent works are the public ones, for everyone
+	wantPage(t, b.get("/"), 200, []string{"Secret archive", "Private</span>", "Rhine map 1820"}, []string{"Unpublished survey"})
 
 	de := newVisitor(t, f.e)
 	de.lang = "de"
@@ -291,6 +292,20 @@ func (f *searchFixture) addPageDocs(t *testing.T, texts ...string) []shelfmark.I
 func TestUISearch(t *testing.T) {
 	f := newSearchFixture(t)
 	script := f.addPageDocs(t, "whales <script>alert('x')</script> ahoy")
+	// the public work is in a private collection too: the collection
+	// facet leaves it out, for everyone
+	ctx := context.Background()
+	hidden, err := f.e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection, Visibility: shelfmark.Private,
+		Metadata: []shelfmark.Statement{readLit(shelfmark.NSDCTerms+"title", "Hidden shelf")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.e.repo.AddMembers(ctx, hidden.ID, []shelfmark.ID{f.work}); err != nil {
+		t.Fatal(err)
+	}
+	if err := shelfmark.NewSearchIndexer(f.e.db, shelfmark.IndexerOptions{}).CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
 	b := newVisitor(t, f.e)
 	p := b.get("/search?q=whales")
 	work := string(f.work)
@@ -306,7 +321,7 @@ func TestUISearch(t *testing.T) {
 		`href="/search?format=PDF&amp;q=whales"`, // a facet filters
 		`href="/search?collection=` + string(f.coll) + `&amp;q=whales">Logbooks</a>`,
 		"Page text",
-	}, []string{"Private whales", "Embargoed whales", string(f.private), "<script>alert", "<b>two"})
+	}, []string{"Private whales", "Embargoed whales", string(f.private), "<script>alert", "<b>two", "Hidden shelf", string(hidden.ID)})
 	// a facet's link narrows the results
 	p = b.get("/search?q=whales&format=TIFF")
 	wantPage(t, p, 200, []string{"Results: 1", "Format: TIFF", `href="/search?q=whales">Remove`}, []string{`#page-` + string(f.pages[0]) + `"`})
@@ -316,7 +331,7 @@ func TestUISearch(t *testing.T) {
 	// signed in, search still shows public works only
 	admin := newVisitor(t, f.e)
 	admin.signIn("admin", adminPassword)
-	wantPage(t, admin.get("/search?q=whales"), 200, []string{"Results: 5"}, []string{"Private whales", "Embargoed whales"})
+	wantPage(t, admin.get("/search?q=whales"), 200, []string{"Results: 5"}, []string{"Private whales", "Embargoed whales", "Hidden shelf"})
 
 	// a private collection's title is not shown as a filter's name
 	p = b.get("/search?q=whales&collection=" + string(f.private))
