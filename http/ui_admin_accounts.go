@@ -24,6 +24,10 @@ type adminUsersData struct {
 	Next string
 	// Back is this page's address, for its forms to return to.
 	Back string
+	// Error says why the form to add a user was refused; Form holds what
+	// it was sent with (but the password), to send again.
+	Error string
+	Form  url.Values
 }
 
 // adminUsers handles GET /admin/users?after=: a page of the users, by key.
@@ -31,15 +35,23 @@ func (s *Server) adminUsers(w http.ResponseWriter, r *http.Request) error {
 	if err := requireAdminPage(r); err != nil {
 		return err
 	}
-	acc, err := s.accounts()
-	if err != nil {
-		return err
-	}
 	var after int64
 	if v := r.URL.Query().Get("after"); v != "" {
+		var err error
 		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
 			return shelfmark.Errorf(shelfmark.EINVALID, "after must be the next of a page of users, not %q.", clipText(v, 40))
 		}
+	}
+	return s.renderUsers(w, r, after, http.StatusOK, nil)
+}
+
+// renderUsers writes the page of the users after the key after; formErr,
+// when not nil, is why the form to add a user (r.PostForm) was refused,
+// and the page's status says so.
+func (s *Server) renderUsers(w http.ResponseWriter, r *http.Request, after int64, status int, formErr error) error {
+	acc, err := s.accounts()
+	if err != nil {
+		return err
 	}
 	users, err := acc.Users(r.Context(), after, adminPageSize+1)
 	if err != nil {
@@ -48,13 +60,30 @@ func (s *Server) adminUsers(w http.ResponseWriter, r *http.Request) error {
 	p := s.page(w, r, "admin.users.title")
 	p.Nav = "admin"
 	p.Notice = s.adminNotice(p, r)
-	d := &adminUsersData{Section: "users", Users: users, Back: r.URL.RequestURI()}
+	d := &adminUsersData{Section: "users", Users: users, Back: r.URL.RequestURI(), Form: url.Values{}}
+	if formErr != nil {
+		d.Error = shelfmark.ErrorMessage(formErr)
+		d.Form = url.Values{"name": {r.PostForm.Get("name")}, "groups": {r.PostForm.Get("groups")}, "admin": {r.PostForm.Get("admin")}}
+		d.Back = "/admin/users"
+	}
 	if len(users) > adminPageSize {
 		d.Users = users[:adminPageSize]
 		d.Next = strconv.FormatInt(d.Users[adminPageSize-1].Key, 10)
 	}
 	p.Data = d
-	return s.render(w, r, http.StatusOK, "admin_users", p)
+	return s.render(w, r, status, "admin_users", p)
+}
+
+// formRefusal returns the status with which a form's page is shown again
+// for err, or 0 when err is no fault of what the form was given.
+func formRefusal(err error) int {
+	switch shelfmark.ErrorCode(err) {
+	case shelfmark.EINVALID:
+		return http.StatusBadRequest
+	case shelfmark.ECONFLICT:
+		return http.StatusConflict
+	}
+	return 0
 }
 
 // splitGroups reads the groups of a form field: names separated by
@@ -76,6 +105,9 @@ func (s *Server) adminAddUser(w http.ResponseWriter, r *http.Request) error {
 	f := r.PostForm
 	name := strings.TrimSpace(f.Get("name"))
 	if _, err := acc.AddUser(r.Context(), name, f.Get("password"), f.Get("admin") == "1", splitGroups(f.Get("groups"))); err != nil {
+		if status := formRefusal(err); status != 0 {
+			return s.renderUsers(w, r, 0, status, err)
+		}
 		return err
 	}
 	http.Redirect(w, r, withNotice("/admin/users", "/admin/users", url.Values{"notice": {"added"}, "name": {name}}), http.StatusSeeOther)
@@ -141,6 +173,10 @@ type adminTokensData struct {
 	Secret string
 	Token  *shelfmark.Token
 	Now    time.Time
+	// Error says why the form to create a token was refused; Form holds
+	// what it was sent with, to send again.
+	Error string
+	Form  url.Values
 }
 
 // adminTokens handles GET /admin/tokens?user=: the user's API tokens (the
@@ -149,13 +185,20 @@ func (s *Server) adminTokens(w http.ResponseWriter, r *http.Request) error {
 	if err := requireAdminPage(r); err != nil {
 		return err
 	}
-	acc, err := s.accounts()
-	if err != nil {
-		return err
-	}
 	user := r.URL.Query().Get("user")
 	if user == "" {
 		user = shelfmark.CallerFrom(r.Context()).Name
+	}
+	return s.renderTokens(w, r, user, http.StatusOK, nil)
+}
+
+// renderTokens writes the page of user's tokens; formErr, when not nil,
+// is why the form to create one (r.PostForm) was refused, and the page's
+// status says so.
+func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, user string, status int, formErr error) error {
+	acc, err := s.accounts()
+	if err != nil {
+		return err
 	}
 	toks, err := acc.Tokens(r.Context(), user)
 	if err != nil {
@@ -164,8 +207,13 @@ func (s *Server) adminTokens(w http.ResponseWriter, r *http.Request) error {
 	p := s.page(w, r, "admin.tokens.title", user)
 	p.Nav = "admin"
 	p.Notice = s.adminNotice(p, r)
-	p.Data = &adminTokensData{Section: "tokens", User: user, Tokens: toks, Now: time.Now()}
-	return s.render(w, r, http.StatusOK, "admin_tokens", p)
+	d := &adminTokensData{Section: "tokens", User: user, Tokens: toks, Now: time.Now(), Form: url.Values{"scope": {"write"}, "expires": {"90d"}}}
+	if formErr != nil {
+		d.Error = shelfmark.ErrorMessage(formErr)
+		d.Form = url.Values{"scope": {r.PostForm.Get("scope")}, "expires": {r.PostForm.Get("expires")}, "note": {r.PostForm.Get("note")}}
+	}
+	p.Data = d
+	return s.render(w, r, status, "admin_tokens", p)
 }
 
 // adminCreateToken handles POST /admin/tokens: user, scope (read, write or
@@ -189,12 +237,15 @@ func (s *Server) adminCreateToken(w http.ResponseWriter, r *http.Request) error 
 	if v := strings.TrimSpace(f.Get("expires")); v != "" {
 		t, err := parseExpiry(v, time.Now())
 		if err != nil {
-			return err
+			return s.renderTokens(w, r, nt.User, http.StatusBadRequest, err)
 		}
 		nt.Expires = &t
 	}
 	secret, tok, err := acc.CreateToken(r.Context(), nt)
 	if err != nil {
+		if status := formRefusal(err); status != 0 {
+			return s.renderTokens(w, r, nt.User, status, err)
+		}
 		return err
 	}
 	p := s.page(w, r, "admin.token.title", nt.User)

@@ -230,10 +230,14 @@ func TestUIAdminUsers(t *testing.T) {
 	if !strings.Contains(p.Body, "The user bea was added.") || !strings.Contains(p.Body, `value="readers, staff"`) {
 		t.Errorf("users page after adding: %.3000s", p.Body)
 	}
-	if p := b.post("/admin/users", url.Values{"name": {"bea"}}); p.Status != 409 {
-		t.Errorf("adding bea again: %d", p.Status)
+	// a refused form is shown again with why, as it was filled in (but
+	// the password)
+	p = b.post("/admin/users", url.Values{"name": {"bea"}, "password": {"secret-pw"}, "groups": {"x"}, "admin": {"1"}})
+	if p.Status != 409 || !strings.Contains(p.Body, `There is a user &#34;bea&#34; already.`) || !strings.Contains(p.Body, `id="new-name" name="name" value="bea"`) ||
+		!strings.Contains(p.Body, `name="admin" value="1" checked`) || strings.Contains(p.Body, "secret-pw") {
+		t.Errorf("adding bea again: %d %.3000s", p.Status, p.Body)
 	}
-	if p := b.post("/admin/users", url.Values{"name": {"<b>"}}); p.Status != 400 {
+	if p := b.post("/admin/users", url.Values{"name": {"<b>"}}); p.Status != 400 || !strings.Contains(p.Body, `value="&lt;b&gt;"`) || !strings.Contains(p.Body, `aria-invalid="true"`) {
 		t.Errorf("a bad name: %d", p.Status)
 	}
 	tok := newToken(t, e.accounts, "bea", shelfmark.ScopeWrite)
@@ -326,9 +330,11 @@ func TestUIAdminTokens(t *testing.T) {
 		t.Fatalf("tokens listed: %v %.2000s", key, p.Body)
 	}
 	// bad input
-	for _, f := range []url.Values{{"user": {"cat"}, "expires": {"yesterday"}}, {"user": {"cat"}, "scope": {"root"}}} {
-		if p := b.post("/admin/tokens", f); p.Status != 400 {
-			t.Errorf("create token %v: %d", f, p.Status)
+	for _, f := range []url.Values{{"user": {"cat"}, "expires": {"yesterday"}, "note": {"n1"}}, {"user": {"cat"}, "scope": {"root"}, "note": {"n2"}},
+		{"user": {"cat"}, "note": {strings.Repeat("x", 201)}}} {
+		p := b.post("/admin/tokens", f)
+		if p.Status != 400 || !strings.Contains(p.Body, `class="error-message" role="alert"`) || !strings.Contains(p.Body, `name="note" value="`+f.Get("note")+`"`) {
+			t.Errorf("create token %v: %d %.2000s", f, p.Status, p.Body)
 		}
 	}
 	if p := b.post("/admin/tokens", url.Values{"user": {"nobody"}}); p.Status != 404 {
