@@ -49,12 +49,11 @@ const (
 // bulkRuns is the registry of runs. Its zero value is ready: the staging
 // directory is made on first use.
 type bulkRuns struct {
-	mu      sync.Mutex
-	dir     string // the staging directory, "" until first use
-	tempDir bool   // dir was made here (and is removed by close)
-	runs    []*bulkRun
-	wg      sync.WaitGroup // the runs' goroutines
-	closed  bool
+	mu     sync.Mutex
+	dir    string // this process's staging directory, "" until first use
+	runs   []*bulkRun
+	wg     sync.WaitGroup // the runs' goroutines
+	closed bool
 }
 
 // bulkRun is one bulk ingest.
@@ -111,25 +110,27 @@ func (r *bulkRun) visibleTo(c *shelfmark.Caller) bool {
 	return c.IsAdmin() || (c.User != 0 && c.User == r.Owner)
 }
 
-// stagingDir returns the staging directory, making it on first use.
+// stagingDir returns this process's staging directory, made on first use
+// inside the configured one (or the system's temporary directory): several
+// processes may share a data directory, and each removes only its own.
 func (b *bulkRuns) stagingDir(configured string) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.dir != "" {
 		return b.dir, nil
 	}
-	if configured != "" {
-		if err := os.MkdirAll(configured, 0o700); err != nil {
-			return "", fmt.Errorf("bulk ingest: make the staging directory: %w", err)
-		}
-		b.dir = configured
-		return b.dir, nil
+	base := configured
+	if base == "" {
+		base = os.TempDir()
 	}
-	d, err := os.MkdirTemp("", "shelfmark-bulk-")
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", fmt.Errorf("bulk ingest: make the staging directory: %w", err)
+	}
+	d, err := os.MkdirTemp(base, "shelfmark-bulk-")
 	if err != nil {
 		return "", fmt.Errorf("bulk ingest: make a staging directory: %w", err)
 	}
-	b.dir, b.tempDir = d, true
+	b.dir = d
 	return b.dir, nil
 }
 
@@ -297,7 +298,7 @@ func (r *bulkRun) stop() error {
 }
 
 // close stops every running run and waits for them (until ctx ends), then
-// removes the staging directory when it was made here.
+// removes this process's staging directory.
 func (b *bulkRuns) close(ctx context.Context) {
 	b.mu.Lock()
 	b.closed = true
@@ -319,7 +320,7 @@ func (b *bulkRuns) close(ctx context.Context) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.tempDir {
+	if b.dir != "" {
 		os.RemoveAll(b.dir)
 	}
 }

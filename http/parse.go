@@ -38,7 +38,8 @@ func streamsBody(method, pattern string) bool {
 	default:
 		return true // bodies of other methods are never read
 	}
-	return pattern == "/api/v1/blobs" || pattern == "/api/v1/resources/{id}/files"
+	return pattern == "/api/v1/blobs" || pattern == "/api/v1/resources/{id}/files" ||
+		pattern == "/bulk" // the bulk ingest's upload, streamed to its staging directory
 }
 
 // bodyGate is a weighted semaphore over the bytes of request bodies held

@@ -93,10 +93,10 @@ type Options struct {
 	// issuer.
 	OIDC OIDCOptions
 	// StagingDir is where the web interface's bulk ingest keeps what a
-	// run was given (its manifest, the files of an uploaded zip), a
-	// directory per run, removed when the run ends or is forgotten.
-	// Default: a directory under the system's temporary directory, made
-	// on first use.
+	// run was given (its manifest, the files of an uploaded zip): a
+	// directory per server process, made on first use and removed by
+	// Shutdown, and in it one per run, removed when the run ends or is
+	// forgotten. Default: the system's temporary directory.
 	StagingDir string
 	// ImportRoots are the server directories a bulk ingest from the web
 	// interface may take a manifest's files from (a path inside one of
@@ -370,6 +370,7 @@ func orDuration(d, def time.Duration) time.Duration {
 
 // Shutdown stops accepting requests and waits for those in flight.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.dash.stop() // the dashboard's event streams end (see ui_admin_stats.go)
 	defer s.bulk.close(ctx) // bulk ingests in progress stop (see bulk_runs.go)
 	if s.srv == nil {
 		return nil

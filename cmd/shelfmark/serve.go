@@ -31,6 +31,7 @@ type serveConfig struct {
 	metricsAddr                                                    string
 	corsOrigins                                                    []string
 	externalAllow                                                  []string
+	importRoots                                                    []string
 	blobGC                                                         time.Duration
 	oai                                                            oaiConfig
 	workers                                                        bool
@@ -84,6 +85,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.IntVar(&c.dbMaxConns, "db-max-conns", 0, "database connections (0: derived from the number of cores)")
 	f.DurationVar(&c.blobGC, "blob-gc", 24*time.Hour, "remove stored bytes no file refers to, and last stored over a day ago, at this interval (as shelfmark blobs gc does); 0 never")
 	f.StringArrayVar(&c.externalAllow, "external-content-allow", nil, "a URL prefix (https://images.example.org/iiif/) that external content links may point into; repeat for several; none: external content is refused. A loopback or private address is allowed only by a prefix naming it")
+	f.StringArrayVar(&c.importRoots, "import-root", nil, "a server folder (/srv/incoming) inside which the web interface's bulk ingest may take a manifest's files; repeat for several (in the environment, separate them with "+string(filepath.ListSeparator)+"); none: only uploaded zips")
 	f.BoolVar(&c.pprof, "pprof", false, "serve Go profiles (now always on --metrics-addr)")
 	f.MarkDeprecated("pprof", "profiles are served at /debug/pprof/ on --metrics-addr")
 	f.StringVar(&c.metricsAddr, "metrics-addr", "", "a second address (for example 127.0.0.1:9090) that serves /metrics and Go profiles at /debug/pprof/ without authentication, for operators only; on --addr, /metrics needs an admin token and there are no profiles")
@@ -142,6 +144,10 @@ func serve(ctx context.Context, c serveConfig) error {
 	if err := shttp.CheckOrigins(c.corsOrigins); err != nil {
 		return fmt.Errorf("--cors-origin: %w", err)
 	}
+	roots, err := importRoots(c.importRoots)
+	if err != nil {
+		return err
+	}
 	store, err := openStorage(ctx, c.database, c.data, c.durability, c.dbMaxConns)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
@@ -185,7 +191,7 @@ func serve(ctx context.Context, c serveConfig) error {
 	}
 	opts := shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log, CORSOrigins: c.corsOrigins,
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo,
-		Accounts: accounts, OIDC: c.sso}
+		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots}
 	srv := shttp.NewServer(opts)
 	if c.extra != nil {
 		if err := c.extra(ctx, opts, log); err != nil {
@@ -235,6 +241,33 @@ func serve(ctx context.Context, c serveConfig) error {
 	bg.stop()    // running jobs are handed back to their queues
 	repo.Close() // commits whatever is queued
 	return err
+}
+
+// importRoots reads --import-root: each value may hold several folders
+// separated by the list separator (as SHELFMARK_IMPORT_ROOT does), and
+// each must be an existing folder.
+func importRoots(values []string) ([]string, error) {
+	var roots []string
+	for _, v := range values {
+		for _, p := range filepath.SplitList(v) {
+			if p == "" {
+				continue
+			}
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return nil, fmt.Errorf("--import-root %s: %w", p, err)
+			}
+			fi, err := os.Stat(abs)
+			if err != nil {
+				return nil, fmt.Errorf("--import-root: %w", err)
+			}
+			if !fi.IsDir() {
+				return nil, fmt.Errorf("--import-root %s is not a folder", p)
+			}
+			roots = append(roots, abs)
+		}
+	}
+	return roots, nil
 }
 
 // newOAIProvider configures the OAI-PMH provider from the serve settings.
