@@ -53,6 +53,9 @@ type uiWorkData struct {
 	// MoreCollections counts those past uiWorkCollections.
 	Collections     []uiLink
 	MoreCollections int
+	// PartOf links the work this one is a part of, when it is one the
+	// caller may read.
+	PartOf *uiLink
 	// Items are this page's children (file sets, or parts that are works).
 	Items []*uiWorkItem
 	// Files are the files of Items, in order.
@@ -143,7 +146,7 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := s.page(w, r, "")
-	d := &uiWorkData{ID: string(id), Visibility: res.Visibility, After: after, Next: string(children.Next),
+	d := &uiWorkData{ID: string(id), Visibility: effectiveVisibility(res, time.Now()), After: after, Next: string(children.Next),
 		Canonical: p.Base + "/works/" + string(id), Fields: labelFields(p, res.Metadata)}
 	d.Title, d.TitleLang = workTitle(res.Metadata, p.Lang)
 	if d.Title == "" {
@@ -158,6 +161,20 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := s.workCollections(r, res, d); err != nil {
 		return err
+	}
+	if res.Parent != "" {
+		pr, err := s.opts.Resources.FindResource(ctx, res.Parent)
+		switch shelfmark.ErrorCode(err) {
+		case "":
+			t, _ := workTitle(pr.Metadata, p.Lang)
+			if t == "" {
+				t = p.T("work.untitled")
+			}
+			d.PartOf = &uiLink{Href: "/works/" + string(pr.ID), Text: t}
+		case shelfmark.ENOTFOUND, shelfmark.EGONE:
+		default:
+			return err
+		}
 	}
 	for i, it := range children.Items {
 		item := &uiWorkItem{ID: it.ID, Label: childLabel(p, it, i)}
@@ -196,6 +213,16 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 	p.Title = d.Title
 	p.Data = d
 	return s.render(w, r, http.StatusOK, "work", p)
+}
+
+// effectiveVisibility is who may see a work now: an embargo still ahead,
+// or a lease that has ended (before the access sweep writes it down),
+// makes it private.
+func effectiveVisibility(res *shelfmark.Resource, now time.Time) shelfmark.Visibility {
+	if (res.Embargo != nil && res.Embargo.After(now)) || (res.Lease != nil && !res.Lease.After(now)) {
+		return shelfmark.Private
+	}
+	return res.Visibility
 }
 
 // workCollections names the collections the work belongs to that the

@@ -126,7 +126,8 @@ func compactIRI(iri string) string {
 // uiField is one labelled field of a work page.
 type uiField struct {
 	Label string
-	// Name is the compact predicate (shown as a hint for labelled fields).
+	// Name is the compact predicate (prefix:local, or the IRI), which orders
+	// the fields without a label.
 	Name   string
 	Values []uiValue
 	rank   int

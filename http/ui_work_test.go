@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -246,9 +247,29 @@ func TestUIWorkAccess(t *testing.T) {
 	if p := anon.get("/works/" + string(priv.ID)); strings.Contains(p.Body, "private diary") {
 		t.Error("the 404 page shows the hidden work's title")
 	}
+	// an embargo still ahead makes a public work private until then
+	until := time.Now().Add(90 * 24 * time.Hour)
+	embargoed := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Embargo: &until, Metadata: titled("Under embargo")}})[0]
+	// a part of a private work
+	part := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Parent: priv.ID, Metadata: titled("Volume two")}})[0]
+	if p := anon.get("/works/" + string(embargoed.ID)); p.Status != http.StatusNotFound {
+		t.Errorf("anonymous, embargoed work: %d", p.Status)
+	}
 	admin := newVisitor(t, e.testEnv)
 	admin.signIn("admin", adminPassword)
-	p := admin.get("/works/" + string(priv.ID))
+	p := admin.get("/works/" + string(embargoed.ID))
+	if p.Status != http.StatusOK || !strings.Contains(p.Body, "Embargoed until "+until.UTC().Format("2006-01-02")) ||
+		!strings.Contains(p.Body, `<span class="badge">Private</span>`) || !strings.Contains(p.Body, `content="noindex"`) {
+		t.Errorf("the admin's page of an embargoed work: %d %.2000s", p.Status, p.Body)
+	}
+	p = admin.get("/works/" + string(part.ID))
+	if !strings.Contains(p.Body, `Part of <a href="/works/`+string(priv.ID)+`">A private diary</a>`) {
+		t.Errorf("a part's page does not link its work: %.2000s", p.Body)
+	}
+	p = admin.get("/works/" + string(priv.ID))
+	if !strings.Contains(p.Body, `<a href="/works/`+string(part.ID)+`">`) {
+		t.Errorf("a work's page does not link its part: %.2000s", p.Body)
+	}
 	if p.Status != http.StatusOK || !strings.Contains(p.Body, "A private diary") || !strings.Contains(p.Body, `<span class="badge">Private</span>`) ||
 		!strings.Contains(p.Body, `<meta name="robots" content="noindex">`) {
 		t.Errorf("the admin's page of a private work: %d %.300s", p.Status, p.Body)
