@@ -37,12 +37,14 @@ type UIConfig struct {
 	// not timed (default 20).
 	Requests int
 	Warmup   int
-	// PageSize is the members or hits the raw reads take per page; it
-	// should be what the pages show (default 50 members; search reads
-	// shelfmark.DefaultSearchLimit hits).
-	PageSize  int
-	RareEvery int // a rare word is in about this many works (default 10)
-	Seed      uint64
+	// PageSize and WorkPageSize are the members and the book's pages the
+	// raw reads take: what a collection page and a work page show
+	// (default 50 and 60); search reads shelfmark.DefaultSearchLimit hits,
+	// as the search page does.
+	PageSize     int
+	WorkPageSize int
+	RareEvery    int // a rare word is in about this many works (default 10)
+	Seed         uint64
 	// Progress, when set, is told what is happening and how far it is.
 	Progress func(stage string, done, total int)
 	// Logger receives the server's log (default: warnings and errors to
@@ -106,6 +108,9 @@ const (
 // search words).
 func uiBookTitle(pages int) string { return fmt.Sprintf("An atlas of shelfmarks in %d pages", pages) }
 
+// uiPageFile names the file of the book's page n (from 1).
+func uiPageFile(n int) string { return fmt.Sprintf("page_%04d.tif", n) }
+
 // uiWorkLink matches a link to a work page.
 var uiWorkLink = regexp.MustCompile(`/works/[A-Za-z0-9._~-]+`)
 
@@ -150,6 +155,9 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	if c.PageSize <= 0 {
 		c.PageSize = 50
 	}
+	if c.WorkPageSize <= 0 {
+		c.WorkPageSize = 60
+	}
 	if c.RareEvery <= 0 {
 		c.RareEvery = 10
 	}
@@ -162,7 +170,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	}
 	rep := &Report{Scenario: "ui", Backend: store.Backend(), Started: time.Now().UTC(),
 		Params: map[string]any{"pages": c.Pages, "members": c.Members, "requests": c.Requests, "warmup_rounds": c.Warmup,
-			"page_size": c.PageSize, "rare_every": c.RareEvery, "common_word": SearchCommonWord,
+			"page_size": c.PageSize, "work_page_size": c.WorkPageSize, "rare_every": c.RareEvery, "common_word": SearchCommonWord,
 			"timing": "server time: a wrapper around the server's handler on a real HTTP server on a loopback port times each request from the handler's start to its return " +
 				"(rendering, gzip and writing into the connection included; the client's reading excluded); one request at a time, anonymous, Accept-Encoding: gzip",
 			"goals": "work and collection pages p99 ≤ 30 ms; collection page at 90% depth ≤ 1.2× its first page; search page p99 ≤ 100 ms"}}
@@ -294,13 +302,13 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	minLinks := min(10, c.Members)
 	kinds := []uiKind{
 		UIWork: {name: fmt.Sprintf("work page of a %d-page book", c.Pages), path: "/works/" + string(book),
-			check:   uiCheck{contains: []string{uiBookTitle(c.Pages)}},
-			rawWhat: fmt.Sprintf("the work, its first %d children with their metadata and their files (FindResource, ListChildren, ChildFiles)", c.PageSize),
+			check:   uiCheck{contains: []string{uiBookTitle(c.Pages), uiPageFile(1), uiPageFile(min(c.Pages, c.WorkPageSize))}},
+			rawWhat: fmt.Sprintf("the work, its first %d children with their metadata and their files (FindResource, ListChildren, ChildFiles)", c.WorkPageSize),
 			raw: func(ctx context.Context) error {
 				if _, err := repo.FindResource(ctx, book); err != nil {
 					return err
 				}
-				p, err := repo.ListChildren(ctx, book, shelfmark.PageRequest{Limit: c.PageSize, Metadata: true})
+				p, err := repo.ListChildren(ctx, book, shelfmark.PageRequest{Limit: c.WorkPageSize, Metadata: true})
 				if err != nil {
 					return err
 				}
@@ -533,7 +541,7 @@ func uiBook(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.Blo
 			nrs = append(nrs,
 				&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: book.ID, Metadata: []shelfmark.Statement{
 					{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral(fmt.Sprintf("Page %d", i+1))}}},
-				&shelfmark.NewResource{ID: f, Kind: shelfmark.KindFile, Parent: fs, File: &shelfmark.File{Name: fmt.Sprintf("page_%04d.tif", i+1),
+				&shelfmark.NewResource{ID: f, Kind: shelfmark.KindFile, Parent: fs, File: &shelfmark.File{Name: uiPageFile(i + 1),
 					MediaType: "image/tiff", Size: b.Size, SHA256: b.Digests[shelfmark.SHA256], Use: "original"}})
 			order = append(order, fs)
 		}
