@@ -136,8 +136,8 @@ func testBrowserFlow(t *testing.T, s *browserServer) {
 	b.shot("flow-edit")
 	newTitle := "Survey of the lower river, revised"
 	titleInput := "#" + b.titleInput()
-	b.run("change the title", chromedp.SetValue(titleInput, "", chromedp.ByQuery),
-		chromedp.SendKeys(titleInput, newTitle, chromedp.ByQuery))
+	b.eval("select the old title", fmt.Sprintf(`document.querySelector(%q).select(); true`, titleInput), nil)
+	b.run("type the new title over it", chromedp.SendKeys(titleInput, newTitle, chromedp.ByQuery))
 	b.expect("save the edit", http.StatusOK, chromedp.Submit(titleInput, chromedp.ByQuery))
 	if got := b.workID(); got != work {
 		t.Fatalf("after the edit: the page of %s, want %s", got, work)
