@@ -32,6 +32,10 @@ const (
 	// running at once.
 	bulkMaxRuns    = 64
 	bulkMaxRunning = 4
+	// bulkMaxPreviews bounds the previews a user keeps staged (older ones
+	// are discarded), and bulkPreviewTTL how long a preview stays.
+	bulkMaxPreviews = 8
+	bulkPreviewTTL  = 24 * time.Hour
 	// bulkMaxFailures bounds the failures a run keeps for its page (the
 	// counts cover all).
 	bulkMaxFailures = 1000
@@ -153,12 +157,26 @@ func (b *bulkRuns) newRunDir(configured string) (string, string, error) {
 
 // add keeps a run whose preview is ready, forgetting the oldest runs that
 // are not running beyond bulkMaxRuns. When every kept run is running the
-// run is refused (503).
+// run is refused (503). Previews older than bulkPreviewTTL, and the
+// owner's beyond bulkMaxPreviews, are discarded (their staged files go).
 func (b *bulkRuns) add(r *bulkRun) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "The server is stopping.")
+	}
+	mine := 0
+	for i := len(b.runs) - 1; i >= 0; i-- { // newest first
+		o := b.runs[i]
+		if o.status().State != bulkStatePreview {
+			continue
+		}
+		if o.Owner == r.Owner {
+			mine++
+		}
+		if time.Since(o.Created) > bulkPreviewTTL || (o.Owner == r.Owner && mine >= bulkMaxPreviews) {
+			o.stop()
+		}
 	}
 	for len(b.runs) >= bulkMaxRuns {
 		i := slices.IndexFunc(b.runs, func(o *bulkRun) bool { return o.status().State != bulkStateRunning })
@@ -203,6 +221,9 @@ func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s *Server) error {
 	defer b.mu.Unlock()
 	if b.closed {
 		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "The server is stopping.")
+	}
+	if !slices.Contains(b.runs, r) {
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "This bulk ingest was forgotten by the server (too many were kept); upload its manifest again.")
 	}
 	running := 0
 	for _, o := range b.runs {

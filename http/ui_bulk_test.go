@@ -480,3 +480,23 @@ func TestUIBulkStreamsBody(t *testing.T) {
 		t.Fatalf("chunked upload: %d %s %.500s", r.Status, r.Header.Get("Location"), r.Body)
 	}
 }
+
+// TestUIBulkPreviewsBounded: a user keeps at most bulkMaxPreviews
+// previews staged; older ones are discarded with their files.
+func TestUIBulkPreviewsBounded(t *testing.T) {
+	be := newBulkEnv(t, "sqlite", Options{})
+	b := be.signedIn("writer")
+	var runs []string
+	for i := 0; i < bulkMaxPreviews+2; i++ {
+		b.get("/bulk")
+		runs = append(runs, runOf(t, b.upload("title\nW\n", nil, "")))
+	}
+	if dirs := be.staged(); len(dirs) != bulkMaxPreviews {
+		t.Errorf("%d runs staged, want %d", len(dirs), bulkMaxPreviews)
+	}
+	wantIn(t, b.get(runs[0]).Body, "Cancelled")
+	if p := b.post(runs[1]+"/start", nil); p.Status != http.StatusConflict {
+		t.Errorf("starting a discarded preview: %d, want 409", p.Status)
+	}
+	wantIn(t, b.get(runs[2]).Body, `<dd id="bulk-new">1</dd>`)
+}
