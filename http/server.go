@@ -370,6 +370,7 @@ func orDuration(d, def time.Duration) time.Duration {
 
 // Shutdown stops accepting requests and waits for those in flight.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.dash.stop()           // the dashboard's event streams end (see ui_admin_stats.go)
 	defer s.bulk.close(ctx) // bulk ingests in progress stop (see bulk_runs.go)
 	if s.srv == nil {
 		return nil

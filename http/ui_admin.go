@@ -294,9 +294,9 @@ func (st *adminStatus) event() *adminEvent {
 // adminEvents handles GET /admin/events: a stream of server-sent events,
 // a "status" event at once and then every few seconds while something
 // changed (a comment line otherwise, to keep the connection alive). The
-// stream ends after a few minutes, with an "end" event; the browser's
-// EventSource then opens a new one, so connections of closed tabs do not
-// pile up.
+// stream ends after a few minutes, or when the server shuts down, with an
+// "end" event; the browser's EventSource then opens a new one, so
+// connections of closed tabs do not pile up.
 func (s *Server) adminEvents(w http.ResponseWriter, r *http.Request) error {
 	if err := requireAdminPage(r); err != nil {
 		return err
@@ -345,6 +345,9 @@ func (s *Server) adminEvents(w http.ResponseWriter, r *http.Request) error {
 		case <-r.Context().Done():
 			return nil
 		case <-end.C:
+			_ = send("event: end\ndata: {}\n\n")
+			return nil
+		case <-s.dash.done():
 			_ = send("event: end\ndata: {}\n\n")
 			return nil
 		case <-tick.C:

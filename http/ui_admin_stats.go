@@ -39,6 +39,23 @@ type adminState struct {
 	// eventsFor and eventsEvery, when not 0, replace defaultEventsFor
 	// and defaultEventsEvery (tests shorten them).
 	eventsFor, eventsEvery atomic.Int64
+	// stopped is closed when the server shuts down, which ends the event
+	// streams (a stream would otherwise hold the shutdown up for
+	// minutes).
+	stopInit, stopOnce sync.Once
+	stopped            chan struct{}
+}
+
+// done returns the channel closed when the server shuts down.
+func (a *adminState) done() <-chan struct{} {
+	a.stopInit.Do(func() { a.stopped = make(chan struct{}) })
+	return a.stopped
+}
+
+// stop ends the event streams, now and to come.
+func (a *adminState) stop() {
+	a.done()
+	a.stopOnce.Do(func() { close(a.stopped) })
 }
 
 // doneSample is the count of jobs finished by queue at a time.

@@ -1,9 +1,12 @@
 package http
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -474,4 +477,35 @@ func TestUIAdminStorage(t *testing.T) {
 			t.Errorf("no file system of the content store: %s", storage)
 		}
 	})
+}
+
+// TestUIAdminEventsShutdown: an open event stream ends when the server
+// shuts down, instead of holding the shutdown up until it would have
+// ended.
+func TestUIAdminEventsShutdown(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.srv.dash.eventsFor.Store(int64(time.Hour))
+	b := adminVisitor(t, e)
+	req, err := http.NewRequest("GET", e.ts.URL+"/admin/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *b.c
+	c.Timeout = time.Minute // far beyond what ending takes, far short of the stream's hour
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	rd := bufio.NewReader(res.Body)
+	if line, err := rd.ReadString('\n'); err != nil || line != "retry: 5000\n" {
+		t.Fatalf("first line %q %v", line, err)
+	}
+	if err := e.srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := io.ReadAll(rd)
+	if err != nil || !strings.HasSuffix(string(rest), "event: end\ndata: {}\n\n") {
+		t.Fatalf("after shutdown: %v %.300q", err, rest)
+	}
 }
