@@ -53,6 +53,15 @@ func (t *tx) InsertFiles(ctx context.Context, keys []int64, files []*shelfmark.F
 	})
 }
 
+// childFilesSQL numbers each parent's live files by position, found
+// through the index resources_children, and keeps the first of each.
+var childFilesSQL = `SELECT ` + resourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
+  f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note
+FROM (SELECT c.*, ROW_NUMBER() OVER (PARTITION BY c.parent ORDER BY c.position) AS n FROM resources c
+  WHERE c.parent IN (SELECT value FROM json_each(?)) AND c.kind = 'file' AND c.deleted IS NULL) r
+JOIN files f ON f.resource = r.key
+WHERE r.n <= ? ORDER BY r.parent, r.position`
+
 // ChildFiles returns up to perParent live files of each of parents, with
 // their descriptions, by parent and position: one statement over the index
 // resources_children, numbering each parent's files to keep the first
@@ -62,12 +71,7 @@ func (t *tx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]
 		return nil, nil
 	}
 	var out []*shelfmark.FileRow
-	err := t.query(ctx, `SELECT `+resourceColsR+`, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
-  f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note
-FROM (SELECT c.*, ROW_NUMBER() OVER (PARTITION BY c.parent ORDER BY c.position) AS n FROM resources c
-  WHERE c.parent IN (SELECT value FROM json_each(?)) AND c.kind = 'file' AND c.deleted IS NULL) r
-JOIN files f ON f.resource = r.key
-WHERE r.n <= ? ORDER BY r.parent, r.position`,
+	err := t.query(ctx, childFilesSQL,
 		[]any{jsonInts(parents), perParent}, func(rows *sql.Rows) error {
 			var (
 				row                                       shelfmark.ResourceRow

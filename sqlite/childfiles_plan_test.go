@@ -1,0 +1,39 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestChildFilesPlan: the files of a page of file sets are found through
+// the index on (parent, position), one range per file set, never by
+// scanning the resources.
+func TestChildFilesPlan(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "plans.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.read.QueryContext(ctx, "EXPLAIN QUERY PLAN "+childFilesSQL, "[1,2,3]", 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	p := strings.Join(plan, "\n")
+	t.Logf("plan:\n%s", p)
+	if !strings.Contains(p, "SEARCH c USING INDEX resources_children (parent=?)") || strings.Contains(p, "SCAN c") {
+		t.Errorf("child files plan:\n%s", p)
+	}
+}
