@@ -67,6 +67,12 @@ type UIPage struct {
 	// server's handler to its return (rendering, compression and writing
 	// into the connection included; the client's reading excluded).
 	Server Latency `json:"server_ms"`
+	// CPU is the CPU time (user and system) this process spent while the
+	// handler ran: the server's work, less sensitive than Server to other
+	// work on the machine (with SQLite the database's work too; with
+	// PostgreSQL the server's side only; the client, in the same process,
+	// adds its reading of the answer's bytes).
+	CPU Latency `json:"cpu_ms"`
 	// Client is the time from sending the request to reading the last
 	// byte of the answer, on the same loopback connection.
 	Client Latency `json:"client_ms"`
@@ -345,7 +351,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	// serve
 	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{Logger: c.Logger})
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Accounts: acc, Logger: c.Logger, Jobs: repo})
-	timed := &serverTimer{next: srv, took: make(chan time.Duration, 16)}
+	timed := &serverTimer{next: srv, took: make(chan serverTime, 16)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -358,28 +364,28 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	}()
 	base := "http://" + ln.Addr().String()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}, Timeout: 2 * time.Minute}
-	get := func(path, accept string) (status int, ctype string, body []byte, server, clientTime time.Duration, err error) {
+	get := func(path, accept string) (status int, ctype string, body []byte, server serverTime, clientTime time.Duration, err error) {
 		req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 		if err != nil {
-			return 0, "", nil, 0, 0, err
+			return 0, "", nil, serverTime{}, 0, err
 		}
 		req.Header.Set("Accept", accept)
 		req.Header.Set("Accept-Language", "en")
 		t0 := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
-			return 0, "", nil, 0, 0, err
+			return 0, "", nil, serverTime{}, 0, err
 		}
 		body, err = io.ReadAll(resp.Body)
 		resp.Body.Close()
 		clientTime = time.Since(t0)
 		if err != nil {
-			return 0, "", nil, 0, 0, err
+			return 0, "", nil, serverTime{}, 0, err
 		}
 		select {
 		case server = <-timed.took:
 		case <-time.After(time.Minute):
-			return 0, "", nil, 0, 0, fmt.Errorf("GET %s: the server did not report its time", path)
+			return 0, "", nil, serverTime{}, 0, fmt.Errorf("GET %s: the server did not report its time", path)
 		}
 		return resp.StatusCode, resp.Header.Get("Content-Type"), body, server, clientTime, nil
 	}
@@ -405,7 +411,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 
 	// measure: rounds of one request of each available page, each followed
 	// by its raw read
-	var srvT, cliT, rawT [5][]time.Duration
+	var srvT, cpuT, cliT, rawT [5][]time.Duration
 	var rounds []time.Duration // server time of each timed round, all pages
 	wall := time.Now()
 	totalRounds := c.Warmup + c.Requests
@@ -433,8 +439,8 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 			if !timedRound {
 				continue
 			}
-			srvT[i], cliT[i] = append(srvT[i], st), append(cliT[i], ct)
-			roundSrv += st
+			srvT[i], cpuT[i], cliT[i] = append(srvT[i], st.wall), append(cpuT[i], st.cpu), append(cliT[i], ct)
+			roundSrv += st.wall
 			pg.Requests++
 			pg.Bytes = len(body)
 			if why := k.check.judge(status, ctype, body); why != "" {
@@ -473,6 +479,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 		s, r := total(srvT[i]), total(rawT[i])
 		srvSum, rawSum = srvSum+s, rawSum+r
 		pg.Server = *percentiles(append([]time.Duration(nil), srvT[i]...))
+		pg.CPU = *percentiles(append([]time.Duration(nil), cpuT[i]...))
 		pg.Client = *percentiles(append([]time.Duration(nil), cliT[i]...))
 		lat := pg.Server
 		st := Step{Items: int64(pg.Requests), Seconds: s.Seconds(), LatencyMS: &lat, Errors: pg.Errors,
@@ -508,6 +515,9 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	if first.Available && deepPg.Available && first.Server.P50 > 0 && first.Server.P99 > 0 {
 		res.DeepOverFirstP50, res.DeepOverFirstP99 = deepPg.Server.P50/first.Server.P50, deepPg.Server.P99/first.Server.P99
 		rep.Params["deep_over_first_p50"], rep.Params["deep_over_first_p99"] = res.DeepOverFirstP50, res.DeepOverFirstP99
+		if first.CPU.P50 > 0 {
+			rep.Params["deep_over_first_cpu_p50"] = deepPg.CPU.P50 / first.CPU.P50
+		}
 	}
 	return res, nil
 }
@@ -591,14 +601,20 @@ func (c uiCheck) judge(status int, ctype string, body []byte) string {
 // on took once the handler has returned.
 type serverTimer struct {
 	next http.Handler
-	took chan time.Duration
+	took chan serverTime
 }
 
+// serverTime is the time a handler took, and the CPU time of the process
+// meanwhile.
+type serverTime struct{ wall, cpu time.Duration }
+
 func (t *serverTimer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	cpu0 := processCPU()
 	t0 := time.Now()
 	t.next.ServeHTTP(w, r)
+	st := serverTime{wall: time.Since(t0), cpu: processCPU() - cpu0}
 	select {
-	case t.took <- time.Since(t0):
+	case t.took <- st:
 	default: // nobody waits for it
 	}
 }

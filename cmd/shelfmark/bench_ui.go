@@ -81,14 +81,14 @@ available, and nothing is timed for it.`,
 func printUI(out io.Writer, res *bench.UIResult) {
 	r := res.Report
 	fmt.Fprintf(out, "stored %v members at %.0f/s; indexed them at %.0f/s\n", r.Params["members"], res.FillPerS, res.IndexPerS)
-	fmt.Fprintf(out, "%-45s %8s %8s %8s %8s %8s %9s %8s %7s\n", "page (server time, ms)", "p50", "p95", "p99", "max", "client99", "raw p50", "bytes", "errors")
+	fmt.Fprintf(out, "%-45s %8s %8s %8s %8s %8s %8s %9s %8s %7s\n", "page (server time, ms)", "p50", "p95", "p99", "max", "cpu p50", "cpu p99", "raw p50", "bytes", "errors")
 	for _, p := range res.Pages {
 		if !p.Available {
 			fmt.Fprintf(out, "%-45s %s; raw p50 %.3f ms\n", p.Name, p.Unavailable, p.Raw.P50)
 			continue
 		}
-		fmt.Fprintf(out, "%-45s %8.2f %8.2f %8.2f %8.2f %8.2f %9.3f %8d %7d\n", p.Name, p.Server.P50, p.Server.P95, p.Server.P99, p.Server.Max,
-			p.Client.P99, p.Raw.P50, p.Bytes, p.Errors)
+		fmt.Fprintf(out, "%-45s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %9.3f %8d %7d\n", p.Name, p.Server.P50, p.Server.P95, p.Server.P99, p.Server.Max,
+			p.CPU.P50, p.CPU.P99, p.Raw.P50, p.Bytes, p.Errors)
 		if p.FirstError != "" {
 			fmt.Fprintf(out, "  first wrong answer: %s\n", p.FirstError)
 		}
