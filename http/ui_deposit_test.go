@@ -193,6 +193,11 @@ func TestUIDepositWithoutScript(t *testing.T) {
 			t.Errorf("file %d: %+v", i+1, file.File)
 		}
 	}
+	// the reorder page names the pages by their files
+	p = b.get("/works/" + string(id) + "/pages")
+	if p.Status != 200 || !strings.Contains(p.Body, "p2.png") || strings.Index(p.Body, "p1.png") > strings.Index(p.Body, "p3.png") {
+		t.Errorf("pages: %d %.1500s", p.Status, p.Body)
+	}
 	// the script is shown as text
 	p = b.get("/works/" + string(id) + "/edit")
 	if p.Status != 200 || strings.Contains(p.Body, "<script>alert") || !strings.Contains(p.Body, "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;") {
@@ -487,7 +492,10 @@ func TestUIReorder(t *testing.T) {
 	ver := find(t, e, w.ID).Version
 	b := newVisitor(t, e)
 	b.signIn("admin", adminPassword)
+	b.get("/works/" + string(w.ID) + "/pages") // the session is read once, then cached
+	mark := e.tr.mark()
 	p := b.get("/works/" + string(w.ID) + "/pages")
+	firstStmts := len(e.tr.since(mark))
 	if p.Status != 200 || strings.Count(p.Body, `name="id"`) != pagesChunk {
 		t.Fatalf("pages: %d, %d items", p.Status, strings.Count(p.Body, `name="id"`))
 	}
@@ -495,8 +503,12 @@ func TestUIReorder(t *testing.T) {
 	if next == nil {
 		t.Fatal("no link to the next pages")
 	}
-	// the second chunk
+	// the second chunk, in as many statements as the first
+	mark = e.tr.mark()
 	p = b.get(strings.ReplaceAll(next[1], "&amp;", "&"))
+	if n := len(e.tr.since(mark)); n != firstStmts {
+		t.Errorf("the second chunk took %d statements, the first %d: %q", n, firstStmts, e.tr.since(mark))
+	}
 	ids := regexp.MustCompile(`name="id" value="([^"]+)"`).FindAllStringSubmatch(p.Body, -1)
 	if len(ids) != pagesChunk || shelfmark.ID(ids[0][1]) != order[pagesChunk] || !strings.Contains(p.Body, "Page 101") {
 		t.Fatalf("second chunk: %d items, first %v", len(ids), ids[:1])

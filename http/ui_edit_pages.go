@@ -29,6 +29,37 @@ type reorderItem struct {
 	ID shelfmark.ID
 	// Pos is the place shown (1-based in the whole order).
 	Pos int
+	// Name is the name of the page's original file ("" when none); Thumb
+	// the address of its thumbnail ("" when none was made yet).
+	Name, Thumb string
+}
+
+// describeItems gives the pages their file names and thumbnails, read
+// for the whole chunk at once (a fixed number of statements).
+func (s *Server) describeItems(r *http.Request, work shelfmark.ID, items []reorderItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	ids := make([]shelfmark.ID, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	files, err := s.opts.Resources.ChildFiles(r.Context(), work, ids)
+	if err != nil {
+		return err
+	}
+	for i := range items {
+		for _, f := range files[items[i].ID] {
+			switch {
+			case f.File == nil:
+			case f.File.Use == shelfmark.UseThumbnail && items[i].Thumb == "":
+				items[i].Thumb = "/api/v1/resources/" + string(f.ID) + "/content"
+			case (f.File.Use == shelfmark.UseOriginal || f.File.Use == "") && items[i].Name == "":
+				items[i].Name = f.File.Name
+			}
+		}
+	}
+	return nil
 }
 
 // pagesData is the content of the reorder page.
@@ -74,6 +105,9 @@ func (s *Server) pagesPage(w http.ResponseWriter, r *http.Request) error {
 		d.Items = append(d.Items, reorderItem{ID: it.ID, Pos: d.Offset + i})
 	}
 	d.NextOffset = d.Offset + len(d.Items)
+	if err := s.describeItems(r, res.ID, d.Items); err != nil {
+		return err
+	}
 	p := s.page(w, r, "pages.title", d.Title)
 	p.Data = d
 	return s.render(w, r, http.StatusOK, "pages", p)
@@ -115,6 +149,9 @@ func (s *Server) orderPost(w http.ResponseWriter, r *http.Request) error {
 		d := &pagesData{Work: res, Title: titleOf(res), Version: version, After: after, Offset: offset, Moved: true}
 		for i, id := range ids {
 			d.Items = append(d.Items, reorderItem{ID: id, Pos: offset + i})
+		}
+		if err := s.describeItems(r, res.ID, d.Items); err != nil {
+			return err
 		}
 		p := s.page(w, r, "pages.title", d.Title)
 		p.Notice = p.T("pages.unsaved")

@@ -28,7 +28,7 @@
 
   function announce(li) {
     var at = renumber(li);
-    var id = li.querySelector(".mono");
+    var id = li.querySelector(".name");
     status.textContent = fill(d.msgMoved, { page: id ? id.textContent : "", pos: at });
   }
 
