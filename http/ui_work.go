@@ -141,9 +141,11 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 			sets = append(sets, it.ID)
 		}
 	}
-	files, err := s.opts.Resources.ChildFiles(ctx, id, sets)
-	if err != nil {
-		return err
+	var files map[shelfmark.ID][]*shelfmark.Resource
+	if len(sets) > 0 {
+		if files, err = s.opts.Resources.ChildFiles(ctx, id, sets); err != nil {
+			return err
+		}
 	}
 	p := s.page(w, r, "")
 	d := &uiWorkData{ID: string(id), Visibility: effectiveVisibility(res, time.Now()), After: after, Next: string(children.Next),

@@ -54,6 +54,10 @@
           status.textContent = nav.dataset.loaded || "";
         }
         busy = false;
+        // still in view (a short page, a tall window): go on
+        if (more && nav.getBoundingClientRect().top < window.innerHeight + 400) {
+          load();
+        }
       })
       .catch(function () {
         // the link still works: leave it to the reader
