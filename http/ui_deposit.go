@@ -37,6 +37,8 @@ func (s *Server) uiDepositRoutes() []route {
 		{"POST", "/works/{id}/access", s.uiForm(s.accessPost)},
 		{"GET", "/works/{id}/delete", s.uiWrap(s.deletePage)},
 		{"POST", "/works/{id}/delete", s.uiForm(s.deletePost)},
+		{"GET", "/collections/new", s.uiWrap(s.newCollectionPage)},
+		{"POST", "/collections/new", s.uiForm(s.newCollectionPost)},
 		{"GET", "/collections/{id}/roles", s.uiWrap(s.rolesPage)},
 		{"POST", "/collections/{id}/roles", s.uiForm(s.rolesPost)},
 	}

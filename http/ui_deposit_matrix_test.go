@@ -67,6 +67,13 @@ func (m *matrix) uiDepositRows() []row {
 		{"POST /works/{id}/delete", []probe{{target: fr, build: func(c *cell) req {
 			return formReq("/works/"+string(c.t.W)+"/delete", url.Values{"version": {m.versionOf(c.t.W)}})
 		}, rule: writeTarget(303, 404, (*who).deletesWork)}}},
+		{"GET /collections/new", []probe{{build: get("/collections/new"), rule: formPage(writer(200))}}},
+		{"POST /collections/new", []probe{{build: func(*cell) req {
+			f := metaFields("title", "Matrix collection")
+			f.Set("parent", string(m.C2))
+			f.Set("visibility", "public")
+			return formReq("/collections/new", f)
+		}, rule: deposit(303, shelfmark.RoleCurator)}}},
 		{"GET /collections/{id}/roles", []probe{{build: get("/collections/" + string(m.C) + "/roles"), rule: formPage(manages(200, false))}}},
 		{"POST /collections/{id}/roles", []probe{{build: func(*cell) req {
 			f := url.Values{}

@@ -458,6 +458,9 @@ func TestUIAccessAndDelete(t *testing.T) {
 		t.Fatalf("delete: %d %s", p.Status, p.Header.Get("Location"))
 	}
 	e.do("GET", "/api/v1/resources/"+string(w.ID), nil).want(t, 410)
+	if p := b.get("/works/" + string(w.ID)); p.Status != 410 {
+		t.Errorf("the deleted work's page: %d", p.Status)
+	}
 	if p := b.get("/works/" + string(w.ID) + "/edit"); p.Status != 410 {
 		t.Errorf("edit a deleted work: %d", p.Status)
 	}
@@ -590,4 +593,48 @@ func TestUIRoles(t *testing.T) {
 	if p := newVisitor(t, e).get("/collections/" + string(coll.ID) + "/roles"); p.Status != 303 || !strings.HasPrefix(p.Header.Get("Location"), "/login?next=") {
 		t.Errorf("signed out: %d %s", p.Status, p.Header.Get("Location"))
 	}
+}
+
+// TestUINewCollection: a curator of a collection makes a collection in
+// it; a depositor there may not (403, the form again), nor make a
+// top-level one.
+func TestUINewCollection(t *testing.T) {
+	e := newEnv(t, Options{})
+	parent := e.create("/api/v1/collections", `{"metadata": {"dc:title": "Archives"}}`)
+	e.addUser("cora", shelfmark.ScopeWrite)
+	e.addUser("dan", shelfmark.ScopeWrite)
+	e.do("PUT", "/api/v1/resources/"+string(parent.ID)+"/roles", `{"grants": [{"principal": "user:cora", "role": "curator"}, {"principal": "user:dan", "role": "depositor"}]}`,
+		"Content-Type", "application/json").want(t, 200)
+	b := newVisitor(t, e)
+	b.signIn("cora", "cora-password")
+	p := b.get("/collections/new?parent=" + string(parent.ID))
+	if p.Status != 200 || !strings.Contains(p.Body, "“Archives”") {
+		t.Fatalf("new collection page: %d %.500s", p.Status, p.Body)
+	}
+	f := metaFields("title", "Letters of 1901", "description", "Sent and received.")
+	f.Set("parent", string(parent.ID))
+	f.Set("visibility", "public")
+	p = b.post("/collections/new", f)
+	if p.Status != 303 {
+		t.Fatalf("make: %d %.500s", p.Status, p.Body)
+	}
+	id := shelfmark.ID(strings.TrimPrefix(strings.SplitN(p.Header.Get("Location"), "?", 2)[0], "/collections/"))
+	c := find(t, e, id)
+	if c.Kind != shelfmark.KindCollection || titleOf(c) != "Letters of 1901" || !slices.Equal(c.MemberOf, []shelfmark.ID{parent.ID}) {
+		t.Errorf("made %s %q in %v", c.Kind, titleOf(c), c.MemberOf)
+	}
+	d := newVisitor(t, e)
+	d.signIn("dan", "dan-password")
+	d.get("/collections/new")
+	before := e.counts()
+	f.Del(csrfField)
+	if p := d.post("/collections/new", f); p.Status != 403 || !strings.Contains(p.Body, `value="Letters of 1901"`) {
+		t.Errorf("a depositor makes a collection: %d", p.Status)
+	}
+	f.Set("parent", "")
+	f.Del(csrfField)
+	if p := d.post("/collections/new", f); p.Status != 403 {
+		t.Errorf("a depositor makes a top-level collection: %d", p.Status)
+	}
+	e.wantCounts(before)
 }
