@@ -175,9 +175,9 @@ type ResourceService interface {
 	RemoveMembers(ctx context.Context, collection ID, members []ID) error
 	// ListMembers pages through a collection's members in a stable order.
 	ListMembers(ctx context.Context, collection ID, p PageRequest) (*Page, error)
-	// ListResources pages through the live resources of a kind (collection
-	// or work) that have no parent, newest first, as far as the caller may
-	// see them.
+	// ListResources pages through the works without a parent, or the
+	// collections in no collection, newest first, as far as the caller
+	// may see them.
 	ListResources(ctx context.Context, kind Kind, p PageRequest) (*Page, error)
 	// SetOrder orders a work's children in one step (rule R2); children
 	// not named become unordered and follow the ordered ones.

@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// ListResources pages through the live resources of kind (a collection or
-// a work) that have no parent, newest (highest key) first, keeping those
-// the caller may read; the web interface's home lists collections and
-// recent works with it. A page reads one index range of the kind's roots
+// ListResources pages through the live works without a parent, or the
+// live collections that belong to no live collection (the top of the
+// collection tree), newest (highest key) first, keeping those the caller
+// may read; the web interface's home lists collections and recent works
+// with it. A page reads one index range of the kind's roots
 // (at most RepositoryOptions.MaxListScan rows past rows the caller may
 // not see, in reads that double in size), so it costs the same at any
 // depth.
@@ -37,7 +38,11 @@ func (r *Repository) ListResources(ctx context.Context, kind Kind, p PageRequest
 	var page Page
 	err := r.store.View(ctx, func(tx ReadTx) error {
 		g := r.guard(tx, CallerFrom(ctx))
+		nested := map[int64]bool{} // collections in a collection
 		keep := func(row *ResourceRow) (bool, error) {
+			if nested[row.Key] {
+				return false, nil
+			}
 			if g.all() {
 				return true, nil
 			}
@@ -54,7 +59,19 @@ func (r *Repository) ListResources(ctx context.Context, kind Kind, p PageRequest
 		size := 0
 		fetch := func(after int64, n int) ([]*ResourceRow, error) {
 			size = min(max(n, 2*size), max(n, MaxPageSize))
-			return tx.Roots(ctx, kind, -after, size)
+			rows, err := tx.Roots(ctx, kind, -after, size)
+			if err != nil || kind != KindCollection || len(rows) == 0 {
+				return rows, err
+			}
+			keys := make([]int64, len(rows))
+			for i, row := range rows {
+				keys[i] = row.Key
+			}
+			up, err := tx.MemberOfMany(ctx, keys)
+			for k, cs := range up {
+				nested[k] = len(cs) > 0
+			}
+			return rows, err
 		}
 		rows, more, last, err := visiblePage(limit, r.maxScan, fetch, func(row *ResourceRow) int64 { return -row.Key }, keep, after)
 		if err != nil {

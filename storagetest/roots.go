@@ -9,9 +9,10 @@ import (
 	"github.com/shelfmark/shelfmark"
 )
 
-// testListResources: the collections and works without a parent, newest
-// first, keyset-paged, without file sets, child works or tombstones, as
-// far as the caller may see them, with their metadata when asked; and a
+// testListResources: the works without a parent and the collections in
+// no collection, newest first, keyset-paged, without file sets, child
+// works, nested collections or tombstones, as far as the caller may see
+// them, with their metadata when asked; and a
 // page deep in the list costs what the first does.
 func testListResources(t *testing.T, open Opener) {
 	e := newEnv(t, open, shelfmark.RepositoryOptions{})
@@ -19,6 +20,14 @@ func testListResources(t *testing.T, open Opener) {
 	anon := as(shelfmark.Anonymous())
 	coll := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: []shelfmark.Statement{title("Maps")}}))
 	hiddenColl := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection, Visibility: shelfmark.Private}))
+	// a collection in a collection is not at the top; one whose only
+	// collection was deleted is
+	rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection, MemberOf: []shelfmark.ID{coll.ID}}))
+	orphanParent := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection}))
+	orphan := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection, MemberOf: []shelfmark.ID{orphanParent.ID}}))
+	if err := e.repo.DeleteResource(ctx, orphanParent.ID, 0); err != nil {
+		t.Fatal(err)
+	}
 	var public []shelfmark.ID
 	for i := 0; i < 5; i++ {
 		w := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{coll.ID},
@@ -59,10 +68,10 @@ func testListResources(t *testing.T, open Opener) {
 	if got, want := walk(ctx, shelfmark.KindWork, 4), append([]shelfmark.ID{private.ID}, public...); !slices.Equal(got, want) {
 		t.Errorf("works for the system: %v, want %v", got, want)
 	}
-	if got := walk(anon, shelfmark.KindCollection, 10); !slices.Equal(got, []shelfmark.ID{coll.ID}) {
+	if got := walk(anon, shelfmark.KindCollection, 1); !slices.Equal(got, []shelfmark.ID{orphan.ID, coll.ID}) {
 		t.Errorf("collections for anonymous: %v", got)
 	}
-	if got := walk(ctx, shelfmark.KindCollection, 10); !slices.Equal(got, []shelfmark.ID{hiddenColl.ID, coll.ID}) {
+	if got := walk(ctx, shelfmark.KindCollection, 10); !slices.Equal(got, []shelfmark.ID{orphan.ID, hiddenColl.ID, coll.ID}) {
 		t.Errorf("collections for the system: %v", got)
 	}
 	// metadata, when asked
@@ -75,7 +84,7 @@ func testListResources(t *testing.T, open Opener) {
 	}
 	// members with their metadata, in one statement more
 	m := pg(t)(e.repo.ListMembers(anon, coll.ID, shelfmark.PageRequest{Limit: 2, Metadata: true}))
-	if len(m.Items) != 2 || len(m.Items[0].Metadata) != 1 || m.Items[0].Metadata[0].Object.Value != "work 0" {
+	if len(m.Items) != 2 || m.Items[1].ID != public[4] || len(m.Items[1].Metadata) != 1 || m.Items[1].Metadata[0].Object.Value != "work 0" {
 		t.Errorf("members with metadata: %+v", m.Items)
 	}
 	for _, bad := range []shelfmark.Kind{shelfmark.KindFileSet, shelfmark.KindFile, "nope"} {
