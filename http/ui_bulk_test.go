@@ -212,7 +212,7 @@ func TestUIBulkIngest(t *testing.T) {
 		if p.Status != http.StatusOK {
 			t.Fatalf("preview: %d %.1000s", p.Status, p.Body)
 		}
-		wantIn(t, p.Body, "Preview of manifest.csv", `<dd id="bulk-new">4</dd>`, "Book one", "p2.txt", "2 files", "<dd>4</dd>", "3 works in 2 collections",
+		wantIn(t, p.Body, "Preview of manifest.csv", `<dd id="bulk-new">4</dd>`, "Book one", "p2.txt", "Files: 2 (16 B)", "<dd>4</dd>", "Works: 3; collections: 2",
 			`<dd id="bulk-failed">0</dd>`, `action="`+run+`/start"`)
 		be.wantNotStored("csv:b1", "csv:b2", "csv:b3", "csv:b4")
 
@@ -262,7 +262,7 @@ func TestUIBulkIngest(t *testing.T) {
 			t.Errorf("b1 has %d file sets, want 2", len(kids))
 		}
 		p = b.get(run)
-		wantIn(t, p.Body, "Done", "4 of 4 works read: 2 stored, 0 skipped (stored before), 2 failed", "depositor role")
+		wantIn(t, p.Body, "Done", "Works read: 4 of 4. Stored: 2, skipped (stored before): 0, failed: 2", "depositor role")
 		if strings.Contains(p.Body, `action="`+run+`/cancel"`) {
 			t.Error("a finished run offers to stop it")
 		}
@@ -302,7 +302,7 @@ func TestUIBulkBadRows(t *testing.T) {
 		"bad3,Escapes,../outside.txt\n"
 	run := runOf(t, b.upload(manifest, zipOf(t, "a.txt", "A"), ""))
 	p := b.get(run)
-	wantIn(t, p.Body, `<dd id="bulk-new">2</dd>`, `<dd id="bulk-failed">4</dd>`, "4 works have errors and would not be stored; the other 2 would be.",
+	wantIn(t, p.Body, `<dd id="bulk-new">2</dd>`, `<dd id="bulk-failed">4</dd>`, "Works with errors, which would not be stored: 4. Works that would be stored: 2.",
 		`<td class="num">3</td><td><code>bad1</code></td><td><code>nothere.txt</code></td><td>file nothere.txt does not exist</td>`,
 		`<td class="num">5</td><td><code>bad2</code></td>`, "the row has 4 cells but the header only 3",
 		`<td class="num">6</td><td><code>g1</code></td>`, "already used at row 2",
@@ -313,7 +313,7 @@ func TestUIBulkBadRows(t *testing.T) {
 	// in German
 	b.lang = "de"
 	p = b.get(run)
-	wantIn(t, p.Body, "4 Werke haben Fehler und würden nicht gespeichert; die übrigen 2 schon.", "Zeile")
+	wantIn(t, p.Body, "Werke mit Fehlern, die nicht gespeichert würden: 4. Werke, die gespeichert würden: 2.", "Zeile")
 	b.lang = ""
 
 	for name, bad := range map[string]string{
