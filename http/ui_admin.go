@@ -312,6 +312,9 @@ func (s *Server) adminEvents(w http.ResponseWriter, r *http.Request) error {
 	h.Set("X-Accel-Buffering", "no")       // a proxy in front must not hold events back
 	h.Set(gzhttp.HeaderNoCompression, "1") // small events, each sent at once
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
+	}
 	rc := http.NewResponseController(w)
 	send := func(chunk string) error {
 		// every write has a deadline of its own: the server's write

@@ -422,6 +422,24 @@ func TestUIAdminEvents(t *testing.T) {
 	if ev.Text["characterize.queued"] != "2" || ev.Text["ocr.failed"] != "0" || ev.Flags["ocr.paused"] || ev.Flags["runs"] {
 		t.Errorf("first event: %+v", ev)
 	}
+	// a HEAD request ends at once (with the stream's hour to run)
+	e.srv.dash.eventsFor.Store(int64(time.Hour))
+	req, err := http.NewRequest("HEAD", e.ts.URL+"/admin/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := b.send(req); p.Status != 200 || p.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" || p.Body != "" {
+		t.Errorf("HEAD: %d %q %q", p.Status, p.Header.Get("Content-Type"), p.Body)
+	}
+	// the client reads no body of a HEAD: the server's metrics tell
+	// whether the handler ended
+	ended := `shelfmark_http_requests_total{code="200",method="HEAD",route="GET /admin/events"} 1`
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(string(e.do("GET", "/metrics", nil).Body), ended); {
+		if time.Now().After(deadline) {
+			t.Fatal("the HEAD request's handler is still running after 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	// more than the first event came (a status when something changed,
 	// a comment otherwise), however slow the machine
 	if n := strings.Count(p.Body, "event: status") + strings.Count(p.Body, ": ping"); n < 2 {
