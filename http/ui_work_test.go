@@ -93,11 +93,6 @@ func TestUIWorkPage(t *testing.T) {
 		lit(nsBibo+"volume", "2"),
 	}, coll.ID, hidden.ID)
 	// characterization ran on the first page's original
-	files, err := e.repo.ChildFiles(ctx, w.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = files
 	kids, err := e.repo.ListChildren(ctx, w.ID, shelfmark.PageRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -114,10 +109,20 @@ func TestUIWorkPage(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// an external file on the third page: no size, no checksum
+	e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFile, Parent: kids.Items[2].ID, File: &shelfmark.File{
+		Name: "scan.tif", MediaType: "image/tiff", Size: -1, Use: shelfmark.UseOriginal, ExternalURL: "https://images.example.org/scan.tif"}}})
+
 	b := newVisitor(t, e.testEnv)
 	p := b.get("/works/" + string(w.ID))
 	if p.Status != http.StatusOK {
 		t.Fatalf("work page: %d %.500s", p.Status, p.Body)
+	}
+	if !regexp.MustCompile(`download>scan\.tif</a> <span class="badge">held elsewhere</span></td><td>Original</td><td>Not identified yet</td><td class="num">unknown</td><td></td>`).MatchString(p.Body) {
+		t.Error("the external file's row is not as expected")
+	}
+	if !strings.Contains(p.Body, `<script src="/static/work.js?v=`) {
+		t.Error("the page does not load work.js")
 	}
 	body := p.Body
 	// the title and a script in a value are text, never markup
