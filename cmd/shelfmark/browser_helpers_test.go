@@ -159,6 +159,8 @@ type browser struct {
 	// shots are the directories screenshots go to.
 	shots []string
 	n     int
+	// axeRules counts the axe-core rules pages passed.
+	axeRules int
 
 	mu sync.Mutex
 	// problems are Content-Security-Policy violations and script errors
@@ -218,10 +220,25 @@ document.addEventListener("securitypolicyviolation", function (e) {
 	return b
 }
 
+// readmeShots are the screenshots of the main pages, by the name the
+// tests take them under, and the file each is saved as in
+// $SHELFMARK_SCREENSHOTS (docs/screenshots, which the README shows).
+var readmeShots = map[string]string{
+	"home":                        "home",
+	"collection":                  "collection",
+	"flow-identified-thumbnailed": "work",
+	"flow-search":                 "search",
+	"flow-deposit-files":          "deposit",
+	"flow-pages":                  "reorder",
+	"conflict":                    "edit-conflict",
+	"bulk-preview":                "bulk-preview",
+	"admin":                       "admin",
+}
+
 // screenshotDirs are where screenshots go: .build/screenshots always,
-// and $SHELFMARK_SCREENSHOTS (docs/screenshots for the README) when set.
-// The first directory is emptied first; screenshots there are numbered
-// in the order taken.
+// and $SHELFMARK_SCREENSHOTS (the main pages only, see readmeShots) when
+// set. The first directory is emptied first; screenshots there are
+// numbered in the order taken.
 func screenshotDirs(t *testing.T) []string {
 	dirs := []string{filepath.Join(buildDir(), "screenshots", t.Name())}
 	if err := os.RemoveAll(dirs[0]); err != nil {
@@ -396,9 +413,13 @@ func (b *browser) shot(name string) {
 	b.run("screenshot "+name, chromedp.FullScreenshot(&png, 100))
 	b.n++
 	for i, d := range b.shots {
-		file := name + ".png"
-		if i == 0 {
-			file = fmt.Sprintf("%02d-%s", b.n, file)
+		file := fmt.Sprintf("%02d-%s.png", b.n, name)
+		if i > 0 {
+			readme, ok := readmeShots[name]
+			if !ok {
+				continue
+			}
+			file = readme + ".png"
 		}
 		if err := os.WriteFile(filepath.Join(d, file), png, 0o644); err != nil {
 			b.t.Fatal(err)
@@ -417,6 +438,19 @@ func (b *browser) takeProblems() []string {
 	ps := append(b.problems, inPage...)
 	b.problems = nil
 	return ps
+}
+
+// reported reports whether the browser (not the page) reported a problem
+// containing s since the last takeProblems.
+func (b *browser) reported(s string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.problems {
+		if strings.Contains(p, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkClean fails the test if the page reported a CSP violation or a
@@ -468,11 +502,15 @@ func (b *browser) axeRun(src string) []axeViolation {
 	if !loaded {
 		b.t.Fatal("axe-core did not load")
 	}
-	var vs []axeViolation
+	var res struct {
+		Violations []axeViolation
+		Passes     int
+	}
 	b.eval("run axe-core", `axe.run(document, {runOnly: {type: "tag", values: `+axeTags+`}, resultTypes: ["violations"]})
-  .then(r => r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl,
-    nodes: v.nodes.map(n => ({target: n.target.join(" "), html: n.html, summary: n.failureSummary}))})))`, &vs)
-	return vs
+  .then(r => ({passes: r.passes.length, violations: r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl,
+    nodes: v.nodes.map(n => ({target: n.target.join(" "), html: n.html, summary: n.failureSummary}))}))}))`, &res)
+	b.axeRules += res.Passes
+	return res.Violations
 }
 
 // press sends key presses to the focused element, as a keyboard does:
