@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -637,4 +638,58 @@ func TestUINewCollection(t *testing.T) {
 		t.Errorf("a depositor makes a top-level collection: %d", p.Status)
 	}
 	e.wantCounts(before)
+}
+
+// TestUIAccessPassedDate: the access form's dates are days; one the form
+// sends back unchanged is left as stored: a lease whose date has passed
+// before the access sweep ran, and an embargo with a time of day.
+func TestUIAccessPassedDate(t *testing.T) {
+	e := newEnv(t, Options{})
+	w := e.create("/api/v1/works", `{"metadata": {"dc:title": "Leased"}, "lease": "2099-01-01"}`)
+	past := time.Now().Add(-48 * time.Hour).UTC().Truncate(24 * time.Hour)
+	ctx := context.Background()
+	err := e.db.Update(ctx, func(tx shelfmark.WriteTx) error {
+		key, err := e.repo.IDs().Key(w.ID)
+		if err != nil {
+			return err
+		}
+		row, err := tx.Resource(ctx, key)
+		if err != nil {
+			return err
+		}
+		row.Lease = &past
+		return tx.UpdateResource(ctx, row)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newVisitor(t, e)
+	b.signIn("admin", adminPassword)
+	p := b.get("/works/" + string(w.ID) + "/access")
+	if !strings.Contains(p.Body, `value="`+past.Format(time.DateOnly)+`"`) {
+		t.Fatalf("the form does not show the lease: %.1500s", p.Body)
+	}
+	p = b.post("/works/"+string(w.ID)+"/access", url.Values{"version": {strconv.FormatInt(w.Version, 10)}, "visibility": {"authenticated"},
+		"embargo": {""}, "lease": {past.Format(time.DateOnly)}})
+	if p.Status != 303 {
+		t.Fatalf("access with the lease unchanged: %d %.800s", p.Status, p.Body)
+	}
+	got := find(t, e, w.ID)
+	if got.Visibility != shelfmark.Authenticated || got.Lease == nil || !got.Lease.Equal(past) {
+		t.Errorf("visibility %s lease %v", got.Visibility, got.Lease)
+	}
+
+	// a date with a time of day, shown as its day, is kept to the second
+	// when the form leaves it as it was
+	w = e.create("/api/v1/works", `{"metadata": {"dc:title": "Embargoed"}, "embargo": "2099-01-01T12:30:00Z"}`)
+	b.get("/works/" + string(w.ID) + "/access")
+	p = b.post("/works/"+string(w.ID)+"/access", url.Values{"version": {strconv.FormatInt(w.Version, 10)}, "visibility": {"private"},
+		"embargo": {"2099-01-01"}, "lease": {""}})
+	if p.Status != 303 {
+		t.Fatalf("access with the embargo unchanged: %d %.800s", p.Status, p.Body)
+	}
+	got = find(t, e, w.ID)
+	if got.Visibility != shelfmark.Private || got.Embargo == nil || got.Embargo.UTC().Format(time.RFC3339) != "2099-01-01T12:30:00Z" {
+		t.Errorf("visibility %s embargo %v", got.Visibility, got.Embargo)
+	}
 }

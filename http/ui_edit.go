@@ -221,9 +221,12 @@ func (s *Server) accessPost(w http.ResponseWriter, r *http.Request) error {
 	}
 	u.Visibility = &vis
 	for _, dt := range []struct {
-		field, value string
-		to           ***time.Time
-	}{{"embargo", d.Embargo, &u.Embargo}, {"lease", d.Lease, &u.Lease}} {
+		field, value, stored string
+		to                   ***time.Time
+	}{{"embargo", d.Embargo, dateOf(res.Embargo), &u.Embargo}, {"lease", d.Lease, dateOf(res.Lease), &u.Lease}} {
+		if dt.value == dt.stored {
+			continue // unchanged: kept as it is (even a date passed that the sweep has not reached yet)
+		}
 		var t *time.Time
 		if dt.value != "" {
 			v, err := time.Parse(time.DateOnly, dt.value)
