@@ -551,6 +551,21 @@ func TestUIReorder(t *testing.T) {
 	if p := b.post("/works/"+string(w.ID)+"/order", form); p.Status != 409 {
 		t.Errorf("stale order: %d", p.Status)
 	}
+	// a move across chunks: the last page to place 2, saved at once
+	ver = find(t, e, w.ID).Version
+	far := url.Values{"version": {strconv.FormatInt(ver, 10)}, "from": {strconv.Itoa(n)}, "to": {"2"}}
+	if p := b.post("/works/"+string(w.ID)+"/order", far); p.Status != 303 {
+		t.Fatalf("move far: %d %.500s", p.Status, p.Body)
+	}
+	want = slices.Insert(want[:n-1:n-1], 1, want[n-1])
+	if got := children(t, e, w.ID); !slices.Equal(got, want) {
+		t.Errorf("after the far move: %v..., want %v...", got[:3], want[:3])
+	}
+	far.Set("version", strconv.FormatInt(find(t, e, w.ID).Version, 10))
+	far.Set("to", strconv.Itoa(n+1))
+	if p := b.post("/works/"+string(w.ID)+"/order", far); p.Status != 400 {
+		t.Errorf("a place past the end: %d", p.Status)
+	}
 }
 
 // TestUIRoles: a collection's manager (here the admin) grants roles with

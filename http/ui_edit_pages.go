@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -114,8 +115,9 @@ func (s *Server) pagesPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 // orderPost handles POST /works/{id}/order: "up" or "down" (a page's id)
-// moves that page in the list and shows it again; otherwise the list's
-// order is saved.
+// moves that page in the list and shows it again; "from" and "to" move
+// the page at one place of the whole order to another and save at once;
+// otherwise the list's order is saved.
 func (s *Server) orderPost(w http.ResponseWriter, r *http.Request) error {
 	res, err := s.editableWork(r)
 	if err != nil {
@@ -138,6 +140,9 @@ func (s *Server) orderPost(w http.ResponseWriter, r *http.Request) error {
 		return shelfmark.Errorf(shelfmark.EINVALID, "The form names %d pages; a chunk has at most %d.", len(ids), pagesChunk)
 	}
 	after, offset := f.Get("after"), chunkOffset(f.Get("offset"))
+	if f.Has("from") {
+		return s.moveFar(w, r, res, version)
+	}
 	if up, down := f.Get("up"), f.Get("down"); up != "" || down != "" {
 		moved, step := shelfmark.ID(up), -1
 		if up == "" {
@@ -226,4 +231,31 @@ func spliceOrder(whole, chunk []shelfmark.ID) ([]shelfmark.ID, error) {
 		return nil, shelfmark.Errorf(shelfmark.EINVALID, "Some pages of the form are no longer pages of this work; reload the page.")
 	}
 	return out, nil
+}
+
+// moveFar moves the page at place "from" of the whole order to place "to"
+// and stores the order (one SetOrder under the form's version): the move
+// across chunks.
+func (s *Server) moveFar(w http.ResponseWriter, r *http.Request, res *shelfmark.Resource, version int64) error {
+	whole, err := s.wholeOrder(r, res.ID)
+	if err != nil {
+		return err
+	}
+	from, err1 := strconv.Atoi(strings.TrimSpace(r.PostForm.Get("from")))
+	to, err2 := strconv.Atoi(strings.TrimSpace(r.PostForm.Get("to")))
+	if err1 != nil || err2 != nil || from < 1 || to < 1 || from > len(whole) || to > len(whole) {
+		return shelfmark.Errorf(shelfmark.EINVALID, "Give two places between 1 and %d.", len(whole))
+	}
+	moved := whole[from-1]
+	whole = slices.Delete(whole, from-1, from)
+	whole = slices.Insert(whole, to-1, moved)
+	_, err = s.opts.Resources.SetOrder(r.Context(), res.ID, whole, version)
+	if shelfmark.ErrorCode(err) == shelfmark.EPRECONDITION {
+		return shelfmark.Errorf(shelfmark.ECONFLICT, "The work was changed after this page was made (someone else may have reordered its pages); reload the page and move the pages again.")
+	}
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/works/"+string(res.ID)+"/pages?notice=ordersaved", http.StatusSeeOther)
+	return nil
 }
