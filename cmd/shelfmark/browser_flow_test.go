@@ -201,15 +201,15 @@ func (b *browser) waitDerived(n int) {
 	b.reloadUntil("the pages identified",
 		fmt.Sprintf(`(document.querySelector("main").innerText.match(/Portable Network Graphics/g) || []).length >= %d`, n),
 		`document.querySelector("main").innerText`, browserBackground)
-	b.reloadUntil("the pages thumbnailed", fmt.Sprintf(`(() => {
-  const imgs = Array.from(document.querySelectorAll('main img[src*="thumb"], main img[src*="/derivatives/"], main img[srcset], main ol img, main ul img'));
-  imgs.forEach(i => i.scrollIntoView());
-  return imgs.length >= %d })()`, n), `document.querySelector("main").innerHTML.slice(0, 2000)`, browserBackground)
-	b.waitFor("the thumbnails loaded", fmt.Sprintf(`(() => {
-  const imgs = Array.from(document.querySelectorAll("main img"));
-  imgs.forEach(i => i.scrollIntoView());
-  return imgs.filter(i => i.complete && i.naturalWidth > 0).length >= %d })()`, n),
-		`Array.from(document.querySelectorAll("main img")).map(i => i.src + " " + i.complete + " " + i.naturalWidth)`, browserStep)
+	// a page's thumbnail is an img once the derivative exists (a
+	// placeholder before); it loads lazily, as it scrolls into view
+	thumbs := `Array.from(document.querySelectorAll('main li[id^="p-"] img'))`
+	b.reloadUntil("the pages thumbnailed", fmt.Sprintf(`%s.length >= %d`, thumbs, n),
+		`document.querySelector("main").innerText`, browserBackground)
+	b.waitFor("the thumbnails loaded", fmt.Sprintf(`(() => { const imgs = %s; imgs.forEach(i => i.scrollIntoView());
+  return imgs.filter(i => i.complete && i.naturalWidth > 0).length >= %d })()`, thumbs, n),
+		thumbs+`.map(i => i.src + " " + i.complete + " " + i.naturalWidth)`, browserStep)
+	b.run("back to the top", chromedp.Evaluate(`window.scrollTo(0, 0)`, nil))
 }
 
 // checkListOrder waits until the reorder list shows the pages in want's
@@ -318,6 +318,9 @@ document.addEventListener("dragstart", () => { window.__dragStarted = true }, {c
 		case <-ctx.Done():
 			b.t.Fatalf("%s: the drag started but was not intercepted", what)
 		}
+		b.t.Logf("%s: an HTML drag, dropped with drag events", what)
+	} else {
+		b.t.Logf("%s: no HTML drag started; the mouse is released on the target", what)
 	}
 	if data != nil {
 		err = chromedp.Run(ctx,
@@ -360,6 +363,14 @@ func testBrowserKeyboard(t *testing.T, s *browserServer) {
 	title := "Keyboard deposit"
 	b.tabTo("to the title", "#value-0", false, 60)
 	b.typeText("type the title", title)
+	// a repeated field: a row more (its value input takes the focus)
+	rows := b.nodeCount("li.meta-row")
+	b.tabTo("to the add-a-field button", "button[data-add-row]", false, 60)
+	b.press("add a field with Enter", []string{"Enter"})
+	b.waitFor("a row added", fmt.Sprintf(`document.querySelectorAll("li.meta-row").length === %d &&
+  document.activeElement === document.querySelector("li.meta-row:last-child input[name=value]")`, rows+1),
+		`document.activeElement.outerHTML`, browserStep)
+	b.typeText("type a second subject", "Keyboards")
 	b.tabTo("to the files", "#deposit-files", false, 60)
 	var paths []string
 	for _, sc := range scans {
@@ -386,6 +397,9 @@ func testBrowserKeyboard(t *testing.T, s *browserServer) {
 	s.api(t, "GET", "/resources/"+work, nil, http.StatusOK, &res)
 	if res.Visibility != "private" {
 		t.Errorf("the work is %q, want private", res.Visibility)
+	}
+	if text := b.text(); !strings.Contains(text, title) || !strings.Contains(text, "Keyboards") {
+		t.Errorf("the work page lacks the title or the added subject: %.800s", text)
 	}
 	b.shot("keys-deposited")
 
