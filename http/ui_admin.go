@@ -101,7 +101,7 @@ type adminStatus struct {
 // adminDashboardData is the content of the dashboard.
 type adminDashboardData struct {
 	// Section is the part of the administration pages shown (for their
-	// navigation): "dashboard", "users", "tokens" or "audit".
+	// navigation): "dashboard", "jobs", "users", "tokens" or "audit".
 	Section string
 	Status  *adminStatus
 	Storage storageUse
@@ -429,7 +429,7 @@ func (s *Server) adminJobs(w http.ResponseWriter, r *http.Request) error {
 	p := s.page(w, r, titleKey, q)
 	p.Nav = "admin"
 	p.Notice = s.adminNotice(p, r)
-	d := &adminJobsData{Section: "dashboard", Queue: q, State: string(f.State), Back: "/admin/jobs/" + q + "?state=" + string(f.State)}
+	d := &adminJobsData{Section: "jobs", Queue: q, State: string(f.State), Back: "/admin/jobs/" + q + "?state=" + string(f.State)}
 	for _, j := range jobs {
 		d.Jobs = append(d.Jobs, adminJob{Job: j, ResourceID: s.opts.Resources.IDs().Encode(j.Resource)})
 	}
