@@ -254,6 +254,14 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) error {
 	)
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt == "multipart/form-data" {
+		// a form carrying files takes an upload slot, as the API's uploads do
+		select {
+		case s.uploads <- struct{}{}:
+			defer func() { <-s.uploads }()
+		default:
+			w.Header().Set("Retry-After", "1")
+			return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "The server is receiving %d uploads already; send the form again in a moment.", cap(s.uploads))
+		}
 		var err error
 		if form, files, err = s.readDepositMultipart(w, r); err != nil {
 			return err
@@ -416,10 +424,15 @@ func (s *Server) readDepositMultipart(w http.ResponseWriter, r *http.Request) (u
 	var files []depositFile
 	checked := false
 	fieldBytes := int64(0)
-	for {
+	// rows, kept files, the other fields and the files, with room to spare
+	maxParts := 3*maxFormRows + 5*maxDepositFiles + 100
+	for n := 0; ; n++ {
 		part, err := mr.NextPart()
 		if err == io.EOF {
 			break
+		}
+		if n == maxParts {
+			return nil, nil, shelfmark.Errorf(shelfmark.EINVALID, "The form has more than %d parts.", maxParts)
 		}
 		if err != nil {
 			return nil, nil, shelfmark.Errorf(shelfmark.EINVALID, "The form cannot be read: %v", err)

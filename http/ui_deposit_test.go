@@ -708,3 +708,24 @@ func TestUIAccessPassedDate(t *testing.T) {
 		t.Errorf("visibility %s embargo %v", got.Visibility, got.Embargo)
 	}
 }
+
+// TestUIDepositBusy: a multipart deposit takes one of the
+// MaxConcurrentUploads slots the API's uploads share; with none free it
+// is a 503 page with Retry-After, and nothing is stored.
+func TestUIDepositBusy(t *testing.T) {
+	e := newEnv(t, Options{MaxConcurrentUploads: 1})
+	b := newVisitor(t, e)
+	b.signIn("admin", adminPassword)
+	b.get("/deposit")
+	e.srv.uploads <- struct{}{} // an upload in progress
+	before := e.counts()
+	f := metaFields("title", "Busy")
+	f.Set("visibility", "public")
+	p := postDeposit(b, f, []namedBytes{{"a.txt", "text/plain", []byte("bytes")}}, true)
+	if p.Status != 503 || p.Header.Get("Retry-After") == "" {
+		t.Errorf("busy: %d Retry-After %q", p.Status, p.Header.Get("Retry-After"))
+	}
+	e.wantCounts(before)
+	<-e.srv.uploads
+	locationID(t, postDeposit(b, f, []namedBytes{{"a.txt", "text/plain", []byte("bytes")}}, true))
+}
