@@ -184,6 +184,11 @@ type ResourceService interface {
 	SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error)
 	// ListChildren pages through a resource's children in order.
 	ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error)
+	// FindResources returns the live resources among ids the caller may
+	// read, with their metadata (not their memberships or files), in the
+	// order of ids; the others are left out, as if absent. The metadata of
+	// all of them is read in one statement.
+	FindResources(ctx context.Context, ids []ID) ([]*Resource, error)
 	// ChildFiles returns the live files the caller may read held by each
 	// of children (children of parent, such as a page of ListChildren),
 	// by child id, in order: at most MaxChildFiles of each, read in a

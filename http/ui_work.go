@@ -161,7 +161,7 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 	if res.Lease != nil && res.Lease.After(now) {
 		d.Lease = res.Lease
 	}
-	if err := s.workCollections(r, res, d); err != nil {
+	if err := s.workCollections(r, p.Lang, res, d); err != nil {
 		return err
 	}
 	if res.Parent != "" {
@@ -228,26 +228,26 @@ func effectiveVisibility(res *shelfmark.Resource, now time.Time) shelfmark.Visib
 }
 
 // workCollections names the collections the work belongs to that the
-// caller may read (the others are left out, as if absent).
-func (s *Server) workCollections(r *http.Request, res *shelfmark.Resource, d *uiWorkData) error {
-	for i, c := range res.MemberOf {
-		if i == uiWorkCollections {
-			d.MoreCollections = len(res.MemberOf) - i
-			break
-		}
-		cr, err := s.opts.Resources.FindResource(r.Context(), c)
-		switch shelfmark.ErrorCode(err) {
-		case "":
-		case shelfmark.ENOTFOUND, shelfmark.EGONE:
-			continue
-		default:
-			return err
-		}
-		t, _ := workTitle(cr.Metadata, "")
+// caller may read (the others are left out, as if absent), read at once.
+func (s *Server) workCollections(r *http.Request, lang string, res *shelfmark.Resource, d *uiWorkData) error {
+	ids := res.MemberOf
+	if len(ids) > uiWorkCollections {
+		ids = ids[:uiWorkCollections]
+		d.MoreCollections = len(res.MemberOf) - uiWorkCollections
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	colls, err := s.opts.Resources.FindResources(r.Context(), ids)
+	if err != nil {
+		return err
+	}
+	for _, c := range colls {
+		t, _ := workTitle(c.Metadata, lang)
 		if t == "" {
-			t = string(c)
+			t = string(c.ID)
 		}
-		d.Collections = append(d.Collections, uiLink{Href: "/collections/" + string(c), Text: t})
+		d.Collections = append(d.Collections, uiLink{Href: "/collections/" + string(c.ID), Text: t})
 	}
 	return nil
 }

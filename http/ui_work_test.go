@@ -308,15 +308,21 @@ func TestUIWorkPaging(t *testing.T) {
 	}
 }
 
-// TestUIWorkCost: the work page of a 300-page book runs the statements the
-// page of a 10-page one runs (R15), for anonymous and signed-in readers.
+// TestUIWorkCost: the work page of a 300-page book in five collections runs
+// the statements the page of a 10-page one in one collection runs (R15),
+// for anonymous and signed-in readers.
 func TestUIWorkCost(t *testing.T) {
 	onBackends(t, func(t *testing.T, backend string) {
 		e := newPolicyEnv(t, backend, Options{})
 		ctx := context.Background()
-		coll := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindCollection, Metadata: titled("Books")}})[0]
-		small := book(t, e, 10, shelfmark.Public, titled("Ten pages"), coll.ID)
-		large := book(t, e, 300, shelfmark.Public, titled("Three hundred pages"), coll.ID)
+		// the large work also belongs to more collections: their names
+		// are read at once
+		var colls []shelfmark.ID
+		for i := 0; i < 5; i++ {
+			colls = append(colls, e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindCollection, Metadata: titled(fmt.Sprint("Books ", i))}})[0].ID)
+		}
+		small := book(t, e, 10, shelfmark.Public, titled("Ten pages"), colls[0])
+		large := book(t, e, 300, shelfmark.Public, titled("Three hundred pages"), colls...)
 		anon := newVisitor(t, e.testEnv)
 		admin := newVisitor(t, e.testEnv)
 		admin.signIn("admin", adminPassword)

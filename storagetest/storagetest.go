@@ -34,6 +34,7 @@ func Run(t *testing.T, open Opener) {
 		{"Order", testOrder},
 		{"Files", testFiles},
 		{"ChildFiles", testChildFiles},
+		{"FindResources", testFindResources},
 		{"Groups", testGroups},
 		{"SequenceNumbers", testSequence},
 		{"ConcurrentMint", testConcurrentMint},

@@ -94,3 +94,76 @@ func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (
 	}
 	return out, nil
 }
+
+// FindResources returns the live resources among ids the caller may read,
+// with their metadata, in the order of ids: the names of a work's
+// collections, for example, in a fixed number of statements (one for the
+// rows, one for the metadata, and those the policy needs). An id that is
+// missing, deleted, hidden or given twice is left out (the first kept).
+func (r *Repository) FindResources(ctx context.Context, ids []ID) ([]*Resource, error) {
+	if len(ids) > MaxPageSize {
+		return nil, Errorf(EINVALID, "ids: %d; at most %d are read at once.", len(ids), MaxPageSize)
+	}
+	keys := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		k, err := r.ids.Key(id)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	var out []*Resource
+	err := r.store.View(ctx, func(tx ReadTx) error {
+		rows, err := tx.Resources(ctx, keys)
+		if err != nil {
+			return err
+		}
+		byKey := make(map[int64]*ResourceRow, len(rows))
+		for _, row := range rows {
+			byKey[row.Key] = row
+		}
+		g := r.guard(tx, CallerFrom(ctx))
+		var shown []int64
+		for _, k := range keys {
+			row := byKey[k]
+			if row == nil || row.Deleted != nil {
+				continue
+			}
+			delete(byKey, k) // a repeated id is shown once
+			a, err := g.accessOf(ctx, row)
+			if err != nil {
+				return err
+			}
+			ok, err := g.canRead(ctx, a)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			res := r.rowResource(row)
+			if len(a.chain) > 1 && visRank(a.vis) > visRank(res.Visibility) {
+				// as FindResource: a file set or file is as hidden as
+				// what holds it
+				res.Visibility = a.vis
+			}
+			out = append(out, res)
+			shown = append(shown, k)
+		}
+		if len(shown) == 0 {
+			return nil
+		}
+		fields, err := tx.FieldsOf(ctx, shown)
+		if err != nil {
+			return err
+		}
+		for i, res := range out {
+			res.Metadata = StatementsOf(fields[shown[i]])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find %d resources: %w", len(ids), err)
+	}
+	return out, nil
+}

@@ -142,3 +142,62 @@ func got2(t *testing.T, repo *shelfmark.Repository, w, fs shelfmark.ID) []*shelf
 	}
 	return m[fs]
 }
+
+// testFindResources: several resources are read, as far as the caller may
+// see them, in the order asked, with their metadata, in statements that do
+// not grow with their number.
+func testFindResources(t *testing.T, open Opener) {
+	e := newAccessEnv(t, open)
+	ctx := context.Background()
+	mk := func(vis shelfmark.Visibility, name string) shelfmark.ID {
+		return rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection, Visibility: vis,
+			Metadata: []shelfmark.Statement{title(name)}})).ID
+	}
+	pub, priv, gone := mk(shelfmark.Public, "public"), mk(shelfmark.Private, "private"), mk(shelfmark.Public, "gone")
+	pub2 := mk(shelfmark.Public, "second")
+	if err := e.repo.DeleteResource(ctx, gone, 0); err != nil {
+		t.Fatal(err)
+	}
+	missing := e.repo.IDs().Encode(shelfmark.MaxKey - 11)
+	names := func(rs []*shelfmark.Resource) string {
+		var out []string
+		for _, r := range rs {
+			v := ""
+			for _, st := range r.Metadata {
+				v = st.Object.Value
+			}
+			out = append(out, v)
+		}
+		return strings.Join(out, ",")
+	}
+	ask := []shelfmark.ID{pub2, priv, gone, missing, pub, pub2}
+	got, err := e.repo.FindResources(ctx, ask)
+	if err != nil || names(got) != "second,private,public" {
+		t.Fatalf("the system finds %q, %v", names(got), err)
+	}
+	anon := as(shelfmark.Anonymous())
+	got, err = e.repo.FindResources(anon, ask)
+	if err != nil || names(got) != "second,public" || got[0].ID != pub2 || got[0].Kind != shelfmark.KindCollection {
+		t.Fatalf("anonymous finds %q, %v", names(got), err)
+	}
+	if _, err := e.repo.FindResources(anon, []shelfmark.ID{"!"}); err == nil {
+		t.Fatal("a malformed id was taken")
+	}
+	// cost: 2 public collections and 40 cost the same statements
+	var many []shelfmark.ID
+	for i := 0; i < 40; i++ {
+		many = append(many, mk(shelfmark.Public, fmt.Sprintf("c%d", i)))
+	}
+	read := func(ids []shelfmark.ID) []call {
+		return e.rec.capture(func() {
+			got, err := e.repo.FindResources(anon, ids)
+			if err != nil || len(got) != len(ids) {
+				t.Fatalf("find %d: %d, %v", len(ids), len(got), err)
+			}
+		})
+	}
+	small, large := read(many[:2]), read(many)
+	if len(small) != len(large) {
+		t.Fatalf("finding 2 resources ran %d statements, 40 ran %d:\n%s\n%s", len(small), len(large), dump(small), dump(large))
+	}
+}
