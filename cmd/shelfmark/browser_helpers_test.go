@@ -593,6 +593,47 @@ func (b *browser) tabTo(what, selector string, back bool, limit int) {
 	b.t.Fatalf("%s: %d Tab presses never reached %s; focus went %s", what, limit, selector, strings.Join(seen, " → "))
 }
 
+// focusInfo is what tabWalk reads of the focused element.
+type focusInfo struct {
+	Desc    string `json:"desc"`
+	Body    bool   `json:"body"`
+	Visible bool   `json:"visible"`
+}
+
+// focusJS describes the focused element and whether its focus is seen:
+// an outline, or a box shadow, drawn around it (WCAG 2.4.7).
+const focusJS = `(() => { const e = document.activeElement;
+  if (!e || e === document.body || e === document.documentElement) return {body: true, desc: "body", visible: true};
+  const s = getComputedStyle(e);
+  const visible = (s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0) || (s.boxShadow !== "none" && s.boxShadow !== "");
+  let d = e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.name ? "[name=" + e.name + "]" : "");
+  if (e.getAttribute("href")) d += "[href=" + e.getAttribute("href").slice(0, 60) + "]";
+  const label = (e.innerText || e.value || e.getAttribute("aria-label") || "").trim().replace(/\s+/g, " ").slice(0, 40);
+  return {desc: d + (label ? " \"" + label + "\"" : ""), body: false, visible: visible} })()`
+
+// tabWalk presses Tab from the top of the page through its controls (at
+// most limit presses) and returns them in order, with those whose focus
+// is not drawn.
+func (b *browser) tabWalk(limit int) (stops []string, unseen []string) {
+	b.t.Helper()
+	b.eval("start at the top", `document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); true`, nil)
+	seen := map[string]bool{}
+	for i := 0; i < limit; i++ {
+		b.press("tab through the page", []string{"Tab"})
+		var f focusInfo
+		b.eval("the focused element", focusJS, &f)
+		if f.Body || seen[f.Desc] {
+			break
+		}
+		seen[f.Desc] = true
+		stops = append(stops, f.Desc)
+		if !f.Visible {
+			unseen = append(unseen, f.Desc)
+		}
+	}
+	return stops, unseen
+}
+
 // typeText types text into the focused element, key by key.
 func (b *browser) typeText(what, text string) {
 	b.t.Helper()

@@ -213,6 +213,14 @@ func testBrowserPages(t *testing.T, s *browserServer, axe string) {
 	if problems := b.takeProblems(); ran || len(problems) < 2 {
 		t.Errorf("an inline script ran (%v) or its refusal was not reported by both the page and the browser: %v", ran, problems)
 	}
+	// ... and the Tab walk sees a control whose focus is not drawn
+	b.open("/login", http.StatusOK)
+	b.eval("hide a focus", `(() => { const e = document.getElementById("login-name");
+  e.style.setProperty("outline", "none", "important"); e.style.setProperty("box-shadow", "none", "important"); return true })()`, nil)
+	if stops, unseen := b.tabWalk(150); len(unseen) != 1 || !strings.Contains(unseen[0], "#login-name") {
+		t.Errorf("the Tab walk over %v found %v without a drawn focus, want the name field only", stops, unseen)
+	}
+	b.checkClean("login")
 	pages := slices.Clone(browserPages)
 	// signed out first, then signed in
 	slices.SortStableFunc(pages, func(a, c browserPage) int {
@@ -224,7 +232,7 @@ func testBrowserPages(t *testing.T, s *browserServer, axe string) {
 		}
 		return -1
 	})
-	signedIn := false
+	signedIn, tabStops := false, 0
 	for _, p := range pages {
 		if p.signedIn && !signedIn {
 			b.signIn("admin", browserAdminPassword, "/login")
@@ -260,12 +268,21 @@ func testBrowserPages(t *testing.T, s *browserServer, axe string) {
 		}
 		b.shot(p.name)
 		b.axe(p.name+" ("+path+")", axe)
+		// every control is reached by Tab, and shows it has the focus
+		stops, unseen := b.tabWalk(150)
+		tabStops += len(stops)
+		if len(stops) == 0 {
+			t.Errorf("%s (%s): Tab reaches no control", p.name, path)
+		}
+		for _, u := range unseen {
+			t.Errorf("%s (%s): the keyboard focus on %s is not drawn (no outline or box shadow)", p.name, path, u)
+		}
 		b.checkClean(p.name + " (" + path + ")")
 		var h1 int
 		if h1 = b.nodeCount("h1"); h1 != 1 {
 			t.Errorf("%s (%s): %d h1 elements, want 1", p.name, path, h1)
 		}
 	}
-	t.Logf("checked %d pages of %d templates (axe-core: %d rule passes in all); screenshots in %s",
-		len(pages), len(checked), b.axeRules, strings.Join(b.shots, ", "))
+	t.Logf("checked %d pages of %d templates (axe-core: %d rule passes in all; %d Tab stops with their focus drawn); screenshots in %s",
+		len(pages), len(checked), b.axeRules, tabStops, strings.Join(b.shots, ", "))
 }
