@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/ingest"
@@ -81,9 +82,9 @@ type bulkRowError struct {
 }
 
 // bulkPreviewManifest reads the manifest at manifest, with its files below
-// root, as the caller on ctx would ingest it. A manifest that cannot be
-// read as CSV is EINVALID.
-func (s *Server) bulkPreviewManifest(ctx context.Context, manifest, root string) (*bulkPreview, error) {
+// root, as the caller on ctx would ingest it, counting the works read in
+// read. A manifest that cannot be read as CSV is EINVALID.
+func (s *Server) bulkPreviewManifest(ctx context.Context, manifest, root string, read *atomic.Int64) (*bulkPreview, error) {
 	src, err := ingest.OpenCSVIn(manifest, root)
 	if err != nil {
 		return nil, shelfmark.Errorf(shelfmark.EINVALID, "The manifest is not a CSV manifest: %v", bulkTrimIngest(err))
@@ -114,6 +115,9 @@ func (s *Server) bulkPreviewManifest(ctx context.Context, manifest, root string)
 	}
 	for {
 		it, err := src.Next(ctx)
+		if err == nil || !errors.Is(err, io.EOF) {
+			read.Add(1)
+		}
 		var ie *ingest.ItemError
 		switch {
 		case errors.Is(err, io.EOF):

@@ -2,9 +2,10 @@ package http
 
 // This file keeps the bulk ingests started from the web interface: a
 // registry of runs in the memory of this server process. A run is made by
-// an upload (its manifest and files staged on disk and checked: the
-// preview), then started (ingest.Run in the background, as the user who
-// started it), and is watched until it ends. The registry is not shared
+// an upload (its manifest and files staged on disk), checked (the
+// manifest read to its end: the preview; in the background when it takes
+// longer than the upload's request waits), then started (ingest.Run in the
+// background, as the user who started it), and is watched until it ends. The registry is not shared
 // between the processes that serve one database and does not outlive the
 // process: a run is seen on the server that made it, and a restart
 // forgets every run (the works it stored stay, and ingesting the same
@@ -21,6 +22,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -43,6 +45,8 @@ const (
 
 // Run states.
 const (
+	bulkStateChecking  = "checking" // the manifest is being read
+	bulkStateInvalid   = "invalid"  // the manifest cannot be read
 	bulkStatePreview   = "preview"
 	bulkStateRunning   = "running"
 	bulkStateDone      = "done"
@@ -58,7 +62,16 @@ type bulkRuns struct {
 	runs   []*bulkRun
 	wg     sync.WaitGroup // the runs' goroutines
 	closed bool
+	// checkWait is how long an upload waits for its check before the
+	// browser is sent to the run's page (default bulkCheckWait; negative:
+	// not at all, for tests).
+	checkWait time.Duration
 }
+
+// bulkCheckWait is how long an upload waits for the check of its manifest:
+// a small manifest's preview (or refusal) is the upload's answer, a large
+// one is checked on in the background while its page shows how far.
+const bulkCheckWait = 15 * time.Second
 
 // bulkRun is one bulk ingest.
 type bulkRun struct {
@@ -74,9 +87,12 @@ type bulkRun struct {
 	dir          string // the run's staging directory
 	manifest     string // the staged manifest
 	root         string // where the manifest's file paths are resolved
-	Preview      *bulkPreview
+	// checked counts the works read while checking.
+	checked atomic.Int64
 
 	mu       sync.Mutex
+	preview  *bulkPreview // set once checked
+	checkErr error        // why the manifest cannot be read (state invalid)
 	state    string
 	stats    ingest.Stats
 	started  time.Time
@@ -94,6 +110,10 @@ type bulkStatus struct {
 	Finished time.Time
 	Err      string
 	Starter  string
+	// Preview is what the manifest would create (nil while checking and
+	// when it cannot be read); Checked counts the works read so far.
+	Preview *bulkPreview
+	Checked int64
 }
 
 // status copies the run's changing part.
@@ -102,11 +122,23 @@ func (r *bulkRun) status() bulkStatus {
 	defer r.mu.Unlock()
 	st := r.stats
 	st.Failures = slices.Clone(st.Failures)
-	return bulkStatus{State: r.state, Stats: st, Started: r.started, Finished: r.finished, Err: r.err, Starter: r.starter}
+	return bulkStatus{State: r.state, Stats: st, Started: r.started, Finished: r.finished, Err: r.err, Starter: r.starter,
+		Preview: r.preview, Checked: r.checked.Load()}
 }
 
-// Total is how many items the run reads: the manifest's works, good and bad.
-func (r *bulkRun) Total() int64 { return r.Preview.Works + r.Preview.Failed }
+// Total is how many items the run reads: the manifest's works, good and
+// bad (0 until it is checked).
+func (st bulkStatus) Total() int64 {
+	if st.Preview == nil {
+		return 0
+	}
+	return st.Preview.Works + st.Preview.Failed
+}
+
+// Live reports whether the run is still being checked or ingested.
+func (st bulkStatus) Live() bool {
+	return st.State == bulkStateChecking || st.State == bulkStateRunning
+}
 
 // visibleTo reports whether c may see the run: its owner and the
 // administrators may.
@@ -179,7 +211,7 @@ func (b *bulkRuns) add(r *bulkRun) error {
 		}
 	}
 	for len(b.runs) >= bulkMaxRuns {
-		i := slices.IndexFunc(b.runs, func(o *bulkRun) bool { return o.status().State != bulkStateRunning })
+		i := slices.IndexFunc(b.runs, func(o *bulkRun) bool { return !o.status().Live() })
 		if i < 0 {
 			return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "%d bulk ingests are running; try again when one has ended.", len(b.runs))
 		}
@@ -189,6 +221,44 @@ func (b *bulkRuns) add(r *bulkRun) error {
 	}
 	b.runs = append(b.runs, r)
 	return nil
+}
+
+// remove forgets a run (one whose manifest was refused at once).
+func (b *bulkRuns) remove(r *bulkRun) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if i := slices.Index(b.runs, r); i >= 0 {
+		b.runs = slices.Delete(b.runs, i, i+1)
+	}
+}
+
+// check reads r's manifest in the background with ctx (which carries the
+// caller it is read as); the channel closes when the check has ended.
+func (b *bulkRuns) check(ctx context.Context, r *bulkRun, s *Server) <-chan struct{} {
+	done := make(chan struct{})
+	ctx, cancel := context.WithCancel(ctx)
+	r.mu.Lock()
+	r.cancel = cancel
+	r.mu.Unlock()
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer close(done)
+		defer cancel()
+		p, err := s.bulkPreviewManifest(ctx, r.manifest, r.root, &r.checked)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		switch {
+		case r.state != bulkStateChecking: // discarded meanwhile
+			os.RemoveAll(r.dir)
+		case err != nil:
+			r.state, r.checkErr, r.err, r.finished = bulkStateInvalid, err, shelfmark.ErrorMessage(err), time.Now()
+			os.RemoveAll(r.dir)
+		default:
+			r.state, r.preview = bulkStatePreview, p
+		}
+	}()
+	return done
 }
 
 // get returns the run id if c may see it, and ENOTFOUND otherwise (as for
@@ -227,7 +297,7 @@ func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s *Server) error {
 	}
 	running := 0
 	for _, o := range b.runs {
-		if o.status().State == bulkStateRunning {
+		if o.status().Live() {
 			running++
 		}
 	}
@@ -302,13 +372,18 @@ func (r *bulkRun) finish(st *ingest.Stats, err error) {
 	os.RemoveAll(r.dir)
 }
 
-// stop cancels a running run, or discards a preview (409 once it ended).
+// stop cancels a running run or a check, or discards a preview (409 once
+// it ended).
 func (r *bulkRun) stop() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch r.state {
 	case bulkStateRunning:
 		r.cancel()
+		return nil
+	case bulkStateChecking:
+		r.state, r.finished = bulkStateCancelled, time.Now()
+		r.cancel() // the check removes the staged files as it ends
 		return nil
 	case bulkStatePreview:
 		r.state, r.finished = bulkStateCancelled, time.Now()
@@ -327,7 +402,7 @@ func (b *bulkRuns) close(ctx context.Context) {
 	b.mu.Unlock()
 	for _, r := range runs {
 		r.mu.Lock()
-		if r.state == bulkStateRunning {
+		if r.state == bulkStateRunning || r.state == bulkStateChecking {
 			r.cancel()
 		}
 		r.mu.Unlock()

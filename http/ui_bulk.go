@@ -62,13 +62,19 @@ func (s *Server) ingestRuns() []ingestRunView {
 	return out
 }
 
-// view is the run as lists show it.
+// view is the run as lists show it: a run being checked is a preview, one
+// whose manifest cannot be read has failed.
 func (r *bulkRun) view() ingestRunView {
 	st := r.status()
-	v := ingestRunView{ID: r.ID, User: r.OwnerName, Started: r.Created, State: st.State, Total: r.Total(),
+	v := ingestRunView{ID: r.ID, User: r.OwnerName, Started: r.Created, State: st.State, Total: st.Total(),
 		Done: st.Stats.Stored, Failed: st.Stats.Failed, Skipped: st.Stats.Skipped, URL: "/bulk/" + r.ID}
-	if st.State == bulkStatePreview {
-		v.Failed = r.Preview.Failed
+	switch st.State {
+	case bulkStateChecking:
+		v.State = bulkStatePreview
+	case bulkStateInvalid:
+		v.State = bulkStateFailed
+	case bulkStatePreview:
+		v.Failed = st.Preview.Failed
 	}
 	if !st.Started.IsZero() {
 		v.Started = st.Started
@@ -117,7 +123,8 @@ func (s *Server) bulkPage(w http.ResponseWriter, r *http.Request) error {
 
 // bulkUpload handles POST /bulk: the upload is staged and checked, and
 // the browser goes on to the preview (303). Whatever is refused leaves
-// nothing behind.
+// nothing behind. A manifest whose check takes longer than checkWait is
+// checked on in the background, and its page shows how far.
 func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) (err error) {
 	c := shelfmark.CallerFrom(r.Context())
 	if err := bulkWriter(c); err != nil {
@@ -147,7 +154,7 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) (err error) 
 		return err
 	}
 	run := &bulkRun{ID: id, Owner: c.User, OwnerName: c.Name, Created: time.Now(), ManifestName: f.manifestName,
-		dir: dir, manifest: f.manifest, state: bulkStatePreview}
+		dir: dir, manifest: f.manifest, state: bulkStateChecking}
 	switch {
 	case f.path != "":
 		if run.root, err = s.bulkImportPath(f.path); err != nil {
@@ -167,13 +174,30 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) (err error) 
 			run.Source = "zip"
 		}
 	}
-	if run.Preview, err = s.bulkPreviewManifest(r.Context(), run.manifest, run.root); err != nil {
-		return err
-	}
 	if err := s.bulk.add(run); err != nil {
 		return err
 	}
-	kept = true
+	kept = true // the run's check removes its files if it must
+	done := s.bulk.check(context.WithoutCancel(r.Context()), run, s)
+	if wait := s.bulk.checkWait; wait >= 0 {
+		if wait == 0 {
+			wait = bulkCheckWait
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		case <-r.Context().Done():
+		}
+	}
+	run.mu.Lock()
+	state, checkErr := run.state, run.checkErr
+	run.mu.Unlock()
+	if state == bulkStateInvalid {
+		s.bulk.remove(run) // refused at once: nothing is kept
+		return checkErr
+	}
 	http.Redirect(w, r, "/bulk/"+id, http.StatusSeeOther)
 	return nil
 }
@@ -189,7 +213,9 @@ type bulkRunData struct {
 	Processed int64
 	Percent   int
 	Rate      string
-	Running   bool
+	// Live is set while the run is checked or ingested (the page then
+	// follows its progress).
+	Live bool
 	// Failures are the first failures (the counts cover all).
 	Failures []bulkFailureJSON
 }
@@ -206,8 +232,8 @@ func (s *Server) bulkRunPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st := run.status()
-	d := &bulkRunData{Run: run, Status: st, Owner: run.Owner == c.User, Running: st.State == bulkStateRunning}
-	d.Processed, d.Percent, d.Rate = bulkProgressOf(run, st)
+	d := &bulkRunData{Run: run, Status: st, Owner: run.Owner == c.User, Live: st.Live()}
+	d.Processed, d.Percent, d.Rate = bulkProgressOf(st)
 	d.Failures = bulkFailures(st.Stats.Failures)
 	if st.State == bulkStatePreview {
 		p := s.page(w, r, "bulk.preview.title", run.ManifestName)
@@ -219,12 +245,15 @@ func (s *Server) bulkRunPage(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, "bulkrun", p)
 }
 
-// bulkProgressOf computes a run's progress: items read, their share of the
-// total in percent, and the rate in items a second ("" before a second
-// has passed).
-func bulkProgressOf(run *bulkRun, st bulkStatus) (int64, int, string) {
+// bulkProgressOf computes a run's progress: items read (while checking,
+// the works read so far), their share of the total in percent, and the
+// rate in items a second ("" before the start).
+func bulkProgressOf(st bulkStatus) (int64, int, string) {
+	if st.State == bulkStateChecking {
+		return st.Checked, 0, ""
+	}
 	done := st.Stats.Stored + st.Stats.Skipped + st.Stats.Failed
-	total := run.Total()
+	total := st.Total()
 	pct := 100
 	if total > 0 {
 		pct = int(min(100, done*100/total))
@@ -275,7 +304,9 @@ type bulkProgressJSON struct {
 	Error     string `json:"error,omitempty"`
 	// Failures are the first bad items (up to 100).
 	Failures []bulkFailureJSON `json:"failures"`
-	Done     bool              `json:"done"`
+	// Done is set once the run has ended (done, failed, cancelled, or its
+	// manifest refused); a preview has not.
+	Done bool `json:"done"`
 }
 
 // bulkStateKey is the catalog key of a run's state.
@@ -312,13 +343,15 @@ func (s *Server) bulkProgress(w http.ResponseWriter, r *http.Request) error {
 	st := run.status()
 	lang := s.ui.catalogs.negotiate(w, r)
 	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}
-	done, pct, rate := bulkProgressOf(run, st)
-	out := bulkProgressJSON{State: st.State, Total: run.Total(), Processed: done, Stored: st.Stats.Stored, Skipped: st.Stats.Skipped,
+	done, pct, rate := bulkProgressOf(st)
+	out := bulkProgressJSON{State: st.State, Total: st.Total(), Processed: done, Stored: st.Stats.Stored, Skipped: st.Stats.Skipped,
 		Failed: st.Stats.Failed, Files: st.Stats.Files, Bytes: st.Stats.Bytes, Percent: pct, Rate: rate,
-		Summary:   p.T("bulk.run.summary", done, run.Total(), st.Stats.Stored, st.Stats.Skipped, st.Stats.Failed),
-		StateText: p.T(bulkStateKey(st.State)), Error: st.Err, Failures: []bulkFailureJSON{},
-		Done: st.State != bulkStateRunning && st.State != bulkStatePreview}
-	out.Failures = bulkFailures(st.Stats.Failures)
+		Summary:   p.T("bulk.run.summary", done, st.Total(), st.Stats.Stored, st.Stats.Skipped, st.Stats.Failed),
+		StateText: p.T(bulkStateKey(st.State)), Error: st.Err, Failures: bulkFailures(st.Stats.Failures),
+		Done: !st.Live() && st.State != bulkStatePreview}
+	if st.State == bulkStateChecking {
+		out.Summary = p.T("bulk.check.summary", st.Checked)
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	return writeJSON(w, http.StatusOK, out)
 }

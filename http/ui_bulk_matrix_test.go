@@ -133,21 +133,19 @@ func (m *matrix) bulkRun(ctx context.Context) string {
 	}
 	c := shelfmark.CallerFrom(ctx)
 	r := &bulkRun{ID: id, Owner: c.User, OwnerName: c.Name, Created: time.Now(), ManifestName: "m.csv", dir: dir,
-		manifest: filepath.Join(dir, "manifest.csv"), root: filepath.Join(dir, "files"), state: bulkStatePreview}
+		manifest: filepath.Join(dir, "manifest.csv"), root: filepath.Join(dir, "files"), state: bulkStateChecking}
 	if err := os.Mkdir(r.root, 0o700); err != nil {
 		e.t.Fatal(err)
 	}
 	if err := os.WriteFile(r.manifest, []byte("title\nMatrix bulk work\n"), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
-	if r.Preview, err = e.srv.bulkPreviewManifest(ctx, r.manifest, r.root); err != nil {
-		e.t.Fatal(err)
-	}
 	if err := e.srv.bulk.add(r); err != nil {
 		e.t.Fatal(err)
 	}
-	if r.Preview.Works != 1 {
-		e.t.Fatalf("the matrix's run previews %+v", r.Preview)
+	<-e.srv.bulk.check(ctx, r, e.srv)
+	if st := r.status(); st.State != bulkStatePreview || st.Preview.Works != 1 {
+		e.t.Fatalf("the matrix's run: %+v", st)
 	}
 	return "/bulk/" + id
 }

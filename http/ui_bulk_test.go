@@ -500,3 +500,58 @@ func TestUIBulkPreviewsBounded(t *testing.T) {
 	}
 	wantIn(t, b.get(runs[2]).Body, `<dd id="bulk-new">1</dd>`)
 }
+
+// TestUIBulkCheckInBackground: a manifest whose check outlasts the
+// upload's wait is checked on in the background: the browser goes to the
+// run's page at once, which becomes the preview when the check is done;
+// a manifest found unreadable there says why on its page, and its staged
+// files go.
+func TestUIBulkCheckInBackground(t *testing.T) {
+	be := newBulkEnv(t, "sqlite", Options{})
+	be.srv.bulk.checkWait = -1 // never wait: every check goes on in the background
+	b := be.signedIn("writer")
+	waitChecked := func(run string) bulkProgressJSON {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			status, p := b.progress(run)
+			if status != http.StatusOK {
+				t.Fatalf("progress: %d", status)
+			}
+			if p.State != "checking" {
+				return p
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the check has not ended: %+v", p)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	run := runOf(t, b.upload("source_identifier,title\na,A\nb,B\n", nil, ""))
+	if p := waitChecked(run); p.State != "preview" || p.Done || p.Total != 2 {
+		t.Errorf("after the check: %+v", p)
+	}
+	wantIn(t, b.get(run).Body, `<dd id="bulk-new">2</dd>`)
+
+	b.get("/bulk")
+	bad := runOf(t, b.upload("title,file\n\"unclosed,a.txt\nx\"y,z\n", nil, ""))
+	if p := waitChecked(bad); p.State != "invalid" || !p.Done || !strings.Contains(p.Error, "not valid CSV") {
+		t.Errorf("after the check of a bad manifest: %+v", p)
+	}
+	p := b.get(bad)
+	if p.Status != http.StatusOK {
+		t.Errorf("the bad manifest's page: %d", p.Status)
+	}
+	wantIn(t, p.Body, "The manifest cannot be read", "not valid CSV")
+	if strings.Contains(p.Body, `/start"`) {
+		t.Error("a manifest that cannot be read offers to start")
+	}
+	if dirs := be.staged(); len(dirs) != 1 {
+		t.Errorf("staged %q, want the good run's only", dirs)
+	}
+	for _, v := range be.srv.ingestRuns() {
+		if v.ID == strings.TrimPrefix(bad, "/bulk/") && v.State != "failed" {
+			t.Errorf("the dashboard lists the bad manifest as %q, want failed", v.State)
+		}
+	}
+}

@@ -1,13 +1,16 @@
-// The bulk ingest's run page: while the ingest runs, its progress is
-// asked for every second (GET /bulk/{run}/progress) and shown in place.
-// Without script the page has a link that reloads it.
+// The bulk ingest's run page: while the manifest is checked or the ingest
+// runs, its progress is asked for every second (GET /bulk/{run}/progress)
+// and shown in place; when the run changes state (the check is done, the
+// ingest ends) the page is read again. Without script the page has a link
+// that reloads it.
 "use strict";
 (function () {
   var root = document.getElementById("bulk-run");
-  if (!root || root.dataset.running !== "true") {
+  if (!root || root.dataset.live !== "true") {
     return;
   }
   var url = root.dataset.progress;
+  var initial = root.dataset.state;
   var bar = document.getElementById("bulk-bar");
   var state = document.getElementById("bulk-state");
   var summary = document.getElementById("bulk-summary");
@@ -30,8 +33,10 @@
   }
 
   function show(d) {
-    bar.value = d.percent;
-    set(bar, d.percent + " %");
+    if (bar && d.state === "running") {
+      bar.value = d.percent;
+      set(bar, d.percent + " %");
+    }
     set(state, d.stateText);
     set(summary, d.summary);
     set(rate, d.rate);
@@ -64,8 +69,8 @@
       })
       .then(function (d) {
         show(d);
-        if (d.done) {
-          // the finished page says when it ended
+        if (d.state !== initial) {
+          // checked, or ended: the page of the new state
           if (cancel) {
             cancel.hidden = true;
           }
