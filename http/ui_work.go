@@ -122,6 +122,9 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 	switch res.Kind {
 	case shelfmark.KindWork:
 	case shelfmark.KindFileSet:
+		if res.Parent == "" {
+			return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a file set of no work.", id)
+		}
 		http.Redirect(w, r, "/works/"+string(res.Parent), http.StatusSeeOther)
 		return nil
 	case shelfmark.KindCollection:
@@ -148,13 +151,13 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	p := s.page(w, r, "")
-	d := &uiWorkData{ID: string(id), Visibility: effectiveVisibility(res, time.Now()), After: after, Next: string(children.Next),
+	now := time.Now()
+	d := &uiWorkData{ID: string(id), Visibility: effectiveVisibility(res, now), After: after, Next: string(children.Next),
 		Canonical: p.Base + "/works/" + string(id), Fields: labelFields(p, res.Metadata)}
 	d.Title, d.TitleLang = workTitle(res.Metadata, p.Lang)
 	if d.Title == "" {
 		d.Title = p.T("work.untitled")
 	}
-	now := time.Now()
 	if res.Embargo != nil && res.Embargo.After(now) {
 		d.Embargo = res.Embargo
 	}
