@@ -64,23 +64,52 @@ func testBrowserScript(t *testing.T, s *browserServer) {
 			continue
 		}
 		b.shot("script-" + p.name)
-		var pwned string
-		b.eval("window.__pwned", `typeof window.__pwned`, &pwned)
-		if pwned != "undefined" {
-			t.Errorf("%s (%s): a script of a metadata value ran (window.__pwned is %s)", p.name, p.path, pwned)
-		}
-		var injected []string
-		b.eval("injected elements", `Array.from(document.querySelectorAll(
+		b.checkPwned(p.name+" ("+p.path+")", p.shows)
+	}
+
+	// forms shown again with what was typed: the deposit refused for its
+	// blank title, and the edit form of a work changed meanwhile
+	hostile := browserHostile["dc:title"]
+	b.open("/deposit", http.StatusOK)
+	b.run("type a hostile creator", chromedp.SendKeys("#value-1", hostile, chromedp.ByQuery),
+		chromedp.SendKeys("#value-0", " ", chromedp.ByQuery))
+	b.expect("send the deposit", http.StatusBadRequest, chromedp.Click("#deposit-submit", chromedp.ByQuery))
+	b.shot("script-deposit-again")
+	b.checkPwned("the deposit form shown again", false)
+	var typed string
+	b.eval("the creator kept", `document.querySelector("#value-1").value`, &typed)
+	if typed != hostile {
+		t.Errorf("the deposit form shown again has the creator %q, want %q", typed, hostile)
+	}
+
+	b.open("/works/"+work+"/edit", http.StatusOK)
+	s.api(t, "PATCH", "/resources/"+work, map[string]any{"add": map[string]any{"dc:date": "1900"}}, http.StatusOK, nil)
+	b.expect("send the stale edit", http.StatusConflict, chromedp.Click(`#edit-form > div > button[type="submit"]`, chromedp.ByQuery))
+	b.shot("script-conflict")
+	b.checkPwned("the conflict page", true)
+}
+
+// checkPwned fails the test if a script of a metadata value ran, left an
+// element in the page, or was refused by the page's CSP; shows says the
+// page shows the hostile title as text.
+func (b *browser) checkPwned(what string, shows bool) {
+	b.t.Helper()
+	var pwned string
+	b.eval("window.__pwned", `typeof window.__pwned`, &pwned)
+	if pwned != "undefined" {
+		b.t.Errorf("%s: a script of a metadata value ran (window.__pwned is %s)", what, pwned)
+	}
+	var injected []string
+	b.eval("injected elements", `Array.from(document.querySelectorAll(
   'script:not([src]):not([type="application/ld+json"]), [onerror], [onload], [onmouseover], iframe, svg[onload], img[src="x"], a[href^="javascript:"]'
 )).map(e => e.outerHTML.slice(0, 120))`, &injected)
-		if len(injected) > 0 {
-			t.Errorf("%s (%s): elements from metadata values: %v", p.name, p.path, injected)
-		}
-		if p.shows {
-			if text := b.text(); !strings.Contains(text, "<script>window.__pwned=1</script>") {
-				t.Errorf("%s (%s): the title is not shown as text: %.600s", p.name, p.path, text)
-			}
-		}
-		b.checkClean(p.name + " (" + p.path + ")")
+	if len(injected) > 0 {
+		b.t.Errorf("%s: elements from metadata values: %v", what, injected)
 	}
+	if shows {
+		if text := b.text(); !strings.Contains(text, "<script>window.__pwned=1</script>") {
+			b.t.Errorf("%s: the title is not shown as text: %.600s", what, text)
+		}
+	}
+	b.checkClean(what)
 }
