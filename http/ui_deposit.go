@@ -44,8 +44,9 @@ func (s *Server) uiDepositRoutes() []route {
 	}
 }
 
-// maxFormRows bounds the metadata rows of one form.
-const maxFormRows = 500
+// maxFormRows bounds the metadata rows of one form (a work with more
+// statements is edited through the API).
+const maxFormRows = 5000
 
 // maxDepositFiles bounds the files of one deposit.
 const maxDepositFiles = 1000

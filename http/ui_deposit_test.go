@@ -729,3 +729,21 @@ func TestUIDepositBusy(t *testing.T) {
 	<-e.srv.uploads
 	locationID(t, postDeposit(b, f, []namedBytes{{"a.txt", "text/plain", []byte("bytes")}}, true))
 }
+
+// TestUIEditTooManyRows: a work with more statements than the form shows
+// is not offered for editing there (the form would lose what it cannot
+// show); the page says to use the API.
+func TestUIEditTooManyRows(t *testing.T) {
+	e := newEnv(t, Options{})
+	subjects := make([]string, maxFormRows)
+	for i := range subjects {
+		subjects[i] = fmt.Sprintf("subject %d", i)
+	}
+	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"dc:title": "Big record", "dc:subject": subjects}})
+	w := e.create("/api/v1/works", string(body))
+	b := newVisitor(t, e)
+	b.signIn("admin", adminPassword)
+	if p := b.get("/works/" + string(w.ID) + "/edit"); p.Status != 400 || !strings.Contains(p.Body, "through the API") {
+		t.Errorf("edit a big record: %d", p.Status)
+	}
+}

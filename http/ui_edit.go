@@ -69,6 +69,9 @@ func (s *Server) editPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if len(res.Metadata) >= maxFormRows {
+		return shelfmark.Errorf(shelfmark.EINVALID, "%s has %d statements, more than this form shows; change them through the API (PATCH /api/v1/resources/%s).", res.ID, len(res.Metadata), res.ID)
+	}
 	t := titleOf(res)
 	p := s.page(w, r, "edit.title", t)
 	rows := append(rowsOf(res.Metadata), metaRow{Field: shelfmark.NSDC + "subject"})
