@@ -66,6 +66,9 @@ type bulkRuns struct {
 	// browser is sent to the run's page (default bulkCheckWait; negative:
 	// not at all, for tests).
 	checkWait time.Duration
+	// rate caps the works a second a run stores (0: no cap; for tests that
+	// need a run to last).
+	rate float64
 }
 
 // bulkCheckWait is how long an upload waits for the check of its manifest:
@@ -316,20 +319,20 @@ func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s *Server) error {
 	go func() {
 		defer b.wg.Done()
 		defer cancel()
-		st, err := r.run(ctx, s)
+		st, err := r.run(ctx, s, b.rate)
 		r.finish(st, err)
 	}()
 	return nil
 }
 
 // run reads the staged manifest again and ingests it.
-func (r *bulkRun) run(ctx context.Context, s *Server) (*ingest.Stats, error) {
+func (r *bulkRun) run(ctx context.Context, s *Server, rate float64) (*ingest.Stats, error) {
 	src, err := ingest.OpenCSVIn(r.manifest, r.root)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	return ingest.Run(ctx, s.opts.Resources, s.opts.Blobs, src, ingest.Options{Workers: 2, Progress: r.progress})
+	return ingest.Run(ctx, s.opts.Resources, s.opts.Blobs, src, ingest.Options{Workers: 2, Rate: rate, Progress: r.progress})
 }
 
 // progress records the pipeline's counts as items finish.

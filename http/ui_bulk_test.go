@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -553,5 +554,40 @@ func TestUIBulkCheckInBackground(t *testing.T) {
 		if v.ID == strings.TrimPrefix(bad, "/bulk/") && v.State != "failed" {
 			t.Errorf("the dashboard lists the bad manifest as %q, want failed", v.State)
 		}
+	}
+}
+
+// TestUIBulkCancel: a running ingest stops at the stop button; the works
+// stored so far stay, the rest is not stored, and the run says cancelled.
+func TestUIBulkCancel(t *testing.T) {
+	be := newBulkEnv(t, "sqlite", Options{})
+	be.srv.bulk.rate = 20 // works a second: the run lasts long enough to be stopped
+	b := be.signedIn("writer")
+	var m strings.Builder
+	m.WriteString("source_identifier,title,parent\n")
+	for i := range 2000 {
+		fmt.Fprintf(&m, "w%d,Work %d,%s\n", i, i, be.C)
+	}
+	run := runOf(t, b.upload(m.String(), nil, ""))
+	b.get(run)
+	if p := b.post(run+"/start", nil); p.Status != http.StatusSeeOther {
+		t.Fatalf("start: %d", p.Status)
+	}
+	p := b.get(run)
+	wantIn(t, p.Body, `action="`+run+`/cancel"`, "Stop the ingest")
+	if p := b.post(run+"/cancel", nil); p.Status != http.StatusSeeOther {
+		t.Fatalf("stop: %d", p.Status)
+	}
+	got := b.waitDone(run)
+	if got.State != "cancelled" || got.Stored >= 2000 || got.Failed != 0 {
+		t.Errorf("after the stop: %+v", got)
+	}
+	found, err := be.repo.FindSources(context.Background(), []string{"csv:w1999"})
+	if err != nil || len(found) != 0 {
+		t.Errorf("the last work was stored: %v %v", found, err)
+	}
+	wantIn(t, b.get(run).Body, "Cancelled")
+	if p := b.post(run+"/cancel", nil); p.Status != http.StatusConflict {
+		t.Errorf("stopping a stopped run: %d, want 409", p.Status)
 	}
 }
