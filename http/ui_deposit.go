@@ -345,6 +345,9 @@ func nextField(rows []metaRow) string {
 func (s *Server) storeDeposit(r *http.Request, d *depositData, stmts []shelfmark.Statement) (shelfmark.ID, error) {
 	ctx := r.Context()
 	vis := shelfmark.Visibility(d.Visibility)
+	if d.Visibility == "" {
+		vis = shelfmark.Public // as the API's default
+	}
 	if !vis.Valid() {
 		return "", shelfmark.Errorf(shelfmark.EINVALID, "visibility: %.40q is not one of public, authenticated, private.", d.Visibility)
 	}

@@ -160,6 +160,18 @@ func TestUIDepositWithoutScript(t *testing.T) {
 	}
 	e.wantCounts(before)
 
+	// a visibility that is none of the three is refused; none is public
+	f = metaFields("title", "Visible")
+	f.Set("visibility", "secret")
+	if p := postDeposit(b, f, nil, true); p.Status != 400 || !strings.Contains(p.Body, "is not one of public") {
+		t.Errorf("visibility secret: %d", p.Status)
+	}
+	e.wantCounts(before)
+	f.Del("visibility")
+	if w := find(t, e, locationID(t, postDeposit(b, f, nil, true))); w.Visibility != shelfmark.Public {
+		t.Errorf("no visibility: %s", w.Visibility)
+	}
+
 	title := `A book <script>alert("x")</script>`
 	f = metaFields("title", title, "creator", "Ann", "creator", "Bob", "subject", "")
 	f.Set("visibility", "authenticated")
