@@ -90,6 +90,7 @@ type bulkRun struct {
 	dir          string // the run's staging directory
 	manifest     string // the staged manifest
 	root         string // where the manifest's file paths are resolved
+	fromPath     bool   // root is a server path (not the run's own)
 	// checked counts the works read while checking.
 	checked atomic.Int64
 
@@ -327,6 +328,13 @@ func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s *Server) error {
 
 // run reads the staged manifest again and ingests it.
 func (r *bulkRun) run(ctx context.Context, s *Server, rate float64) (*ingest.Stats, error) {
+	if r.fromPath {
+		// the folder must still lie inside an import root (a link put in
+		// its place since the preview must not lead elsewhere)
+		if _, err := s.bulkImportPath(r.root); err != nil {
+			return nil, err
+		}
+	}
 	src, err := ingest.OpenCSVIn(r.manifest, r.root)
 	if err != nil {
 		return nil, err

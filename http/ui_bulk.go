@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -153,6 +154,9 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) (err error) 
 	if err := bulkCheckManifest(f.manifest); err != nil {
 		return err
 	}
+	if f.manifestName == "" || f.manifestName == "." || f.manifestName == string(filepath.Separator) {
+		f.manifestName = "manifest.csv"
+	}
 	run := &bulkRun{ID: id, Owner: c.User, OwnerName: c.Name, Created: time.Now(), ManifestName: f.manifestName,
 		dir: dir, manifest: f.manifest, state: bulkStateChecking}
 	switch {
@@ -160,7 +164,7 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) (err error) 
 		if run.root, err = s.bulkImportPath(f.path); err != nil {
 			return err
 		}
-		run.Source = f.path
+		run.Source, run.fromPath = f.path, true
 	default:
 		run.root = filepath.Join(dir, "files")
 		if err := os.Mkdir(run.root, 0o700); err != nil {
@@ -232,23 +236,21 @@ func (s *Server) bulkRunPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st := run.status()
-	d := &bulkRunData{Run: run, Status: st, Owner: run.Owner == c.User, Live: st.Live()}
-	d.Processed, d.Percent, d.Rate = bulkProgressOf(st)
-	d.Failures = bulkFailures(st.Stats.Failures)
+	d := &bulkRunData{Run: run, Status: st, Owner: run.Owner == c.User, Live: st.Live(), Failures: bulkFailures(st.Stats.Failures)}
+	title, tmpl := "bulk.run.title", "bulkrun"
 	if st.State == bulkStatePreview {
-		p := s.page(w, r, "bulk.preview.title", run.ManifestName)
-		p.Nav, p.Data = "bulk", d
-		return s.render(w, r, http.StatusOK, "bulkpreview", p)
+		title, tmpl = "bulk.preview.title", "bulkpreview"
 	}
-	p := s.page(w, r, "bulk.run.title", run.ManifestName)
+	p := s.page(w, r, title, run.ManifestName)
+	d.Processed, d.Percent, d.Rate = bulkProgressOf(st, p.Lang)
 	p.Nav, p.Data = "bulk", d
-	return s.render(w, r, http.StatusOK, "bulkrun", p)
+	return s.render(w, r, http.StatusOK, tmpl, p)
 }
 
 // bulkProgressOf computes a run's progress: items read (while checking,
 // the works read so far), their share of the total in percent, and the
 // rate in items a second ("" before the start).
-func bulkProgressOf(st bulkStatus) (int64, int, string) {
+func bulkProgressOf(st bulkStatus, lang string) (int64, int, string) {
 	if st.State == bulkStateChecking {
 		return st.Checked, 0, ""
 	}
@@ -268,21 +270,27 @@ func bulkProgressOf(st bulkStatus) (int64, int, string) {
 			end = time.Now()
 		}
 		if secs := end.Sub(st.Started).Seconds(); secs > 0 {
-			rate = bulkRate(float64(st.Stats.Stored+st.Stats.Skipped) / secs)
+			rate = bulkRate(lang, float64(st.Stats.Stored+st.Stats.Skipped)/secs)
 		}
 	}
 	return done, pct, rate
 }
 
-// bulkRate writes a rate with three significant digits or so.
-func bulkRate(r float64) string {
+// bulkRate writes a rate with three significant digits or so, with the
+// decimal sign of the language.
+func bulkRate(lang string, r float64) string {
+	prec := 2
 	switch {
 	case r >= 100:
-		return strconv.FormatFloat(r, 'f', 0, 64)
+		prec = 0
 	case r >= 10:
-		return strconv.FormatFloat(r, 'f', 1, 64)
+		prec = 1
 	}
-	return strconv.FormatFloat(r, 'f', 2, 64)
+	s := strconv.FormatFloat(r, 'f', prec, 64)
+	if lang == "de" {
+		s = strings.Replace(s, ".", ",", 1)
+	}
+	return s
 }
 
 // bulkProgressJSON is the answer of GET /bulk/{run}/progress.
@@ -343,7 +351,7 @@ func (s *Server) bulkProgress(w http.ResponseWriter, r *http.Request) error {
 	st := run.status()
 	lang := s.ui.catalogs.negotiate(w, r)
 	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}
-	done, pct, rate := bulkProgressOf(st)
+	done, pct, rate := bulkProgressOf(st, lang)
 	out := bulkProgressJSON{State: st.State, Total: st.Total(), Processed: done, Stored: st.Stats.Stored, Skipped: st.Stats.Skipped,
 		Failed: st.Stats.Failed, Files: st.Stats.Files, Bytes: st.Stats.Bytes, Percent: pct, Rate: rate,
 		Summary:   p.T("bulk.run.summary", done, st.Total(), st.Stats.Stored, st.Stats.Skipped, st.Stats.Failed),

@@ -439,6 +439,24 @@ func TestUIBulkRefused(t *testing.T) {
 		t.Errorf("the import root's file: %v", err)
 	}
 	wantIn(t, b.get(run).Body, "Cancelled")
+
+	// a link put in the folder's place after the preview leads nowhere
+	b.get("/bulk")
+	run = runOf(t, b.upload(manifest, nil, filepath.Join(be.root, "books")))
+	if err := os.Rename(filepath.Join(be.root, "books"), filepath.Join(be.root, "books.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(be.root, "books")); err != nil {
+		t.Fatal(err)
+	}
+	b.get(run)
+	if p := b.post(run+"/start", nil); p.Status != http.StatusSeeOther {
+		t.Fatalf("start: %d", p.Status)
+	}
+	if got := b.waitDone(run); got.State != "failed" || got.Stored != 0 || !strings.Contains(got.Error, "symbolic link") {
+		t.Errorf("a run whose folder became a link out of the root: %+v", got)
+	}
+	be.wantNotStored("csv:x1")
 }
 
 // TestUIBulkSignedOut: the form sends a signed-out browser to sign in; an
