@@ -141,3 +141,19 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 	}
 	return &page, nil
 }
+
+// ChildCursor returns the cursor from which ListChildren of child's parent
+// starts at child (a resource FindResource returned), so that a page of a
+// book can be shown among its neighbours, at any depth, for the cost of
+// the first page.
+func (r *Repository) ChildCursor(child *Resource) (Cursor, error) {
+	pos := int64(child.Position)
+	if pos == 0 { // unordered: after the ordered ones, by key
+		key, err := r.ids.Key(child.ID)
+		if err != nil {
+			return "", err
+		}
+		pos = UnorderedBase + key
+	}
+	return Cursor("p" + strconv.FormatInt(pos-1, 36)), nil
+}

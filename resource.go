@@ -184,6 +184,8 @@ type ResourceService interface {
 	SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error)
 	// ListChildren pages through a resource's children in order.
 	ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error)
+	// ChildCursor is the cursor from which ListChildren starts at child.
+	ChildCursor(child *Resource) (Cursor, error)
 	// FindResources returns the live resources among ids the caller may
 	// read, with their metadata (not their memberships or files), in the
 	// order of ids; the others are left out, as if absent. The metadata of

@@ -313,8 +313,8 @@ func TestUISearch(t *testing.T) {
 	wantPage(t, p, 200, []string{
 		`value="whales"`, `aria-current="page">Search`,
 		`href="/works/` + work + `">Whales &amp; &lt;whalers&gt;</a>`,
-		`href="/works/` + work + `#page-` + string(f.pages[0]) + `"`,
-		`href="/works/` + work + `#page-` + string(script[0]) + `"`,
+		`href="/works/` + work + `?page=` + string(f.pages[0]) + `#page-` + string(f.pages[0]) + `"`,
+		`href="/works/` + work + `?page=` + string(script[0]) + `#page-` + string(script[0]) + `"`,
 		"<mark>whales</mark>",
 		"&lt;b&gt;two&lt;/b&gt;",
 		"&lt;script&gt;alert(", // a script in indexed text is text

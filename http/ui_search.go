@@ -266,7 +266,7 @@ func (s *Server) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q sh
 			if hit.WorkTitle == "" {
 				hit.WorkTitle = p.T("read.untitled")
 			}
-			hit.URL = "/works/" + string(ids.Encode(h.Work)) + "#page-" + string(id)
+			hit.URL = "/works/" + string(ids.Encode(h.Work)) + "?page=" + string(id) + "#page-" + string(id)
 		default:
 			hit.URL = readURL(h.Kind, id)
 		}

@@ -8,6 +8,7 @@ package http
 // ui_work_cite.go and ui_work_sitemap.go.
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -134,6 +135,12 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work.", id, res.Kind)
 	}
 	after := r.URL.Query().Get("after")
+	if pg := r.URL.Query().Get("page"); pg != "" && after == "" {
+		// a search hit in a page's text: the pages shown start at it
+		if after, err = s.pageCursor(ctx, id, shelfmark.ID(pg)); err != nil {
+			return err
+		}
+	}
 	children, err := s.opts.Resources.ListChildren(ctx, id, shelfmark.PageRequest{After: shelfmark.Cursor(after), Limit: uiWorkPageSize, Metadata: true})
 	if err != nil {
 		return err
@@ -302,4 +309,21 @@ func workFile(p *uiPage, page string, f *shelfmark.Resource) *uiWorkFile {
 		}
 	}
 	return wf
+}
+
+// pageCursor is the cursor of the work's pages that starts at page (one of
+// its file sets, as ?page= names it); "" (the first pages) when page is
+// not one of the work's children the caller may read.
+func (s *Server) pageCursor(ctx context.Context, work, page shelfmark.ID) (string, error) {
+	res, err := s.opts.Resources.FindResource(ctx, page)
+	switch {
+	case shelfmark.ErrorCode(err) == shelfmark.ENOTFOUND || shelfmark.ErrorCode(err) == shelfmark.EGONE:
+		return "", nil
+	case err != nil:
+		return "", err
+	case res.Parent != work:
+		return "", nil
+	}
+	c, err := s.opts.Resources.ChildCursor(res)
+	return string(c), err
 }

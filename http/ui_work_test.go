@@ -60,7 +60,7 @@ func iri(pred, v string) shelfmark.Statement {
 
 var (
 	ldRE      = regexp.MustCompile(`(?s)<script type="application/ld\+json">(.*?)</script>`)
-	liRE      = regexp.MustCompile(`<li id="p-`)
+	liRE      = regexp.MustCompile(`<li id="page-`)
 	nextRE    = regexp.MustCompile(`href="(/works/[^"?]+\?after=[^"]+)" rel="next"`)
 	metaTagRE = regexp.MustCompile(`<meta name="(citation_[a-z_]+)" content="([^"]*)">`)
 )
@@ -300,6 +300,28 @@ func TestUIWorkPaging(t *testing.T) {
 	}
 	if fmt.Sprint(counts) != fmt.Sprint([]int{uiWorkPageSize, uiWorkPageSize, 7}) {
 		t.Errorf("pages per work page: %v", counts)
+	}
+	// ?page= (a search hit in a page's text) starts the pages at that
+	// page, however deep; a page of another work, or none, starts at the
+	// first
+	ctx := context.Background()
+	kids, err := e.repo.ListChildren(ctx, w.ID, shelfmark.PageRequest{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := kids.Items[uiWorkPageSize+3].ID
+	p := b.get("/works/" + string(w.ID) + "?page=" + string(deep))
+	first := regexp.MustCompile(`<li id="page-([^"]+)"`).FindStringSubmatch(p.Body)
+	if p.Status != 200 || first == nil || first[1] != string(deep) {
+		t.Errorf("?page=%s: %d, first page shown %v", deep, p.Status, first)
+	}
+	other := book(t, e, 2, shelfmark.Public, titled("Another book"))
+	for _, pg := range []string{string(kids.Items[uiWorkPageSize+3].ID) + "x", string(other.ID)} {
+		p := b.get("/works/" + string(w.ID) + "?page=" + pg)
+		first := regexp.MustCompile(`<li id="page-([^"]+)"`).FindStringSubmatch(p.Body)
+		if p.Status != 200 || first == nil || first[1] != string(kids.Items[0].ID) {
+			t.Errorf("?page=%s: %d, first page shown %v", pg, p.Status, first)
+		}
 	}
 	for _, bad := range []string{"garbage", "p", "p-1", "pzzzzzzzzzzzzzzzzzz"} {
 		if p := b.get("/works/" + string(w.ID) + "?after=" + bad); p.Status != http.StatusBadRequest {
