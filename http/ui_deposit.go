@@ -294,6 +294,9 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) error {
 	p.Nav = "deposit"
 	d := &depositData{Collection: strings.TrimSpace(form.Get("collection")), Visibility: form.Get("visibility"),
 		Visibilities: visibilities, Files: files, MaxUpload: s.opts.MaxUploadBytes}
+	if d.Visibility == "" {
+		d.Visibility = string(shelfmark.Public) // as the API's default
+	}
 	s.collectionTitle(r, d)
 	p.Data = d
 	again := func(status int, msg string) error {
@@ -345,9 +348,6 @@ func nextField(rows []metaRow) string {
 func (s *Server) storeDeposit(r *http.Request, d *depositData, stmts []shelfmark.Statement) (shelfmark.ID, error) {
 	ctx := r.Context()
 	vis := shelfmark.Visibility(d.Visibility)
-	if d.Visibility == "" {
-		vis = shelfmark.Public // as the API's default
-	}
 	if !vis.Valid() {
 		return "", shelfmark.Errorf(shelfmark.EINVALID, "visibility: %.40q is not one of public, authenticated, private.", d.Visibility)
 	}
