@@ -2,15 +2,16 @@ package http
 
 // This file keeps the bulk ingests started from the web interface: a
 // registry of runs in the memory of this server process. A run is made by
-// an upload (its manifest and files staged on disk), checked (the
-// manifest read to its end: the preview; in the background when it takes
-// longer than the upload's request waits), then started (ingest.Run in the
-// background, as the user who started it), and is watched until it ends. The registry is not shared
-// between the processes that serve one database and does not outlive the
-// process: a run is seen on the server that made it, and a restart
-// forgets every run (the works it stored stay, and ingesting the same
-// manifest again skips them by their source keys). It keeps at most
-// bulkMaxRuns runs, forgetting the oldest that is not running.
+// an upload (its manifest and files staged on disk), checked (the manifest
+// read to its end: the preview; in the background when it takes longer
+// than the upload's request waits), then started (ingest.Run in the
+// background, as the user who started it), and is watched until it ends.
+// The registry is not shared between the processes that serve one
+// database and does not outlive the process: a run is seen on the server
+// that made it, and a restart forgets every run (the works it stored stay,
+// and ingesting the same manifest again skips them by their source keys).
+// It keeps at most bulkMaxRuns runs, forgetting the oldest that is neither
+// being checked nor running.
 
 import (
 	"context"
@@ -31,7 +32,7 @@ import (
 
 const (
 	// bulkMaxRuns bounds the runs a server keeps; bulkMaxRunning those
-	// running at once.
+	// being checked or running when one is started.
 	bulkMaxRuns    = 64
 	bulkMaxRunning = 4
 	// bulkMaxPreviews bounds the previews a user keeps staged (older ones

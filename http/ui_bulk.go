@@ -126,7 +126,7 @@ func (s *Server) bulkPage(w http.ResponseWriter, r *http.Request) error {
 // the browser goes on to the preview (303). Whatever is refused leaves
 // nothing behind. A manifest whose check takes longer than checkWait is
 // checked on in the background, and its page shows how far.
-func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) (err error) {
+func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) error {
 	c := shelfmark.CallerFrom(r.Context())
 	if err := bulkWriter(c); err != nil {
 		return err
