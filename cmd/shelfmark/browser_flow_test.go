@@ -403,9 +403,11 @@ func testBrowserKeyboard(t *testing.T, s *browserServer) {
 	}
 	b.shot("keys-deposited")
 
-	// reorder: the first page down with the list's keys, then the new
-	// last page up with its Up button (Space), then save (Enter)
-	b.open("/works/"+work+"/pages", http.StatusOK)
+	// reorder: to the reorder page by its link, the first page down with
+	// the list's keys, then the new last page up with its Up button
+	// (Space), then save (Enter)
+	b.tabTo("to the reorder link", fmt.Sprintf(`main a[href="/works/%s/pages"]`, work), false, 60)
+	b.expect("follow the link with Enter", http.StatusOK, chromedp.KeyEvent(kb.Enter))
 	b.tabTo("to the first page", "#reorder-list > li:nth-child(1)", false, 60)
 	b.keyboardMove("move the first page down", +1)
 	b.checkListOrder("after a keyboard move down", []string{order[1], order[0], order[2]})
