@@ -19,6 +19,8 @@ import (
 //     OCR text, opens it, makes it private, signs out and no longer finds
 //     it;
 //   - keyboard: the deposit and reorder flows by key presses alone;
+//   - noscript: deposit, reorder, edit and access forms in a browser
+//     that runs no script;
 //   - script: a script in a metadata value is shown as text, never run.
 //
 // Screenshots go to .build/screenshots/, and also to
@@ -34,4 +36,5 @@ func TestBrowser(t *testing.T) {
 	t.Run("script", func(t *testing.T) { testBrowserScript(t, s) })
 	t.Run("flow", func(t *testing.T) { testBrowserFlow(t, s) })
 	t.Run("keyboard", func(t *testing.T) { testBrowserKeyboard(t, s) })
+	t.Run("noscript", func(t *testing.T) { testBrowserNoScript(t, s) })
 }
