@@ -634,6 +634,36 @@ func (b *browser) tabWalk(limit int) (stops []string, unseen []string) {
 	return stops, unseen
 }
 
+// reflowJS lists the elements that stick out of a narrow window: those
+// whose right edge is past the window's, unless they are a data table or
+// in one (WCAG 1.4.10 excepts content that needs two dimensions), or a
+// box that scrolls sideways holds them.
+const reflowJS = `(() => { const w = document.documentElement.clientWidth, out = [];
+  const held = e => { if (e.closest("table")) return true;
+    for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowX; if (o === "auto" || o === "scroll") return true } return false };
+  for (const e of document.body.querySelectorAll("*")) {
+    const r = e.getBoundingClientRect();
+    if (r.width > 0 && r.right > w + 1 && !held(e)) out.push(e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
+      (e.className && typeof e.className === "string" ? "." + e.className.split(" ").join(".") : "") + " (right edge " + Math.round(r.right) + ")");
+  }
+  return {scrollWidth: document.documentElement.scrollWidth, width: w, out: out.slice(0, 8)} })()`
+
+// reflow reports what sticks out of the page at a width of 320 CSS
+// pixels (WCAG 1.4.10: no scrolling in two directions).
+func (b *browser) reflow() (scrollWidth int, out []string) {
+	b.t.Helper()
+	b.run("a narrow window", chromedp.EmulateViewport(320, 800))
+	defer b.run("the window as it was", chromedp.EmulateViewport(1280, 900))
+	var r struct {
+		ScrollWidth int      `json:"scrollWidth"`
+		Width       int      `json:"width"`
+		Out         []string `json:"out"`
+	}
+	b.eval("what sticks out", reflowJS, &r)
+	return r.ScrollWidth, r.Out
+}
+
 // typeText types text into the focused element, key by key.
 func (b *browser) typeText(what, text string) {
 	b.t.Helper()

@@ -268,6 +268,11 @@ func testBrowserPages(t *testing.T, s *browserServer, axe string) {
 		}
 		b.shot(p.name)
 		b.axe(p.name+" ("+path+")", axe)
+		// at 320 CSS pixels nothing but a data table is wider than the
+		// window
+		if sw, out := b.reflow(); len(out) > 0 {
+			t.Errorf("%s (%s): at 320 px wide the page is %d px wide; sticking out: %v", p.name, path, sw, out)
+		}
 		// every control is reached by Tab, and shows it has the focus
 		stops, unseen := b.tabWalk(150)
 		tabStops += len(stops)
