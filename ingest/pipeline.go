@@ -36,7 +36,9 @@ type Options struct {
 	Batch int
 	// FailFast stops at the first bad item instead of going on.
 	FailFast bool
-	// Progress, when set, is called as items finish.
+	// Progress, when set, is called as items finish. Its Stats share the
+	// run's list of failures so far (a call costs the same at the
+	// millionth failure as at the first): read them, do not change them.
 	Progress func(Stats)
 }
 
@@ -217,7 +219,12 @@ func (p *pipeline) fail(key, reason string) {
 
 func (p *pipeline) progress() {
 	if p.opts.Progress != nil {
-		p.opts.Progress(*p.snapshot())
+		p.mu.Lock()
+		n := len(p.failures)
+		st := Stats{Stored: p.stored.Load(), Skipped: p.skipped.Load(), Failed: p.failed.Load(),
+			Files: p.files.Load(), Bytes: p.bytes.Load(), Failures: p.failures[:n:n]}
+		p.mu.Unlock()
+		p.opts.Progress(st)
 	}
 }
 
