@@ -105,7 +105,7 @@ func (m *matrix) uiBulkRows() []row {
 			}, rule: writer(400)},
 		}},
 		{"GET /bulk/{run}", []probe{
-			{name: "unknown", build: get(unknown), rule: run(303, false)},
+			{name: "unknown", build: get(unknown), rule: signInPage(404)},
 			{name: "the admin's", build: get(seen), rule: run(303, true)},
 		}},
 		{"GET /bulk/{run}/progress", []probe{
