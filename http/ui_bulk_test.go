@@ -257,11 +257,14 @@ func TestUIBulkIngest(t *testing.T) {
 		if len(found) != 2 || found["csv:b1"] == "" || found["csv:b2"] == "" {
 			t.Fatalf("stored %v, want b1 and b2", found)
 		}
-		// the work is the writer's: she may edit it with her own token
-		w := be.do("GET", "/api/v1/resources/"+string(found["csv:b1"])+"/children", nil).want(t, http.StatusOK)
+		w := be.do("GET", resPath(found["csv:b1"], "/children"), nil).want(t, http.StatusOK)
 		if kids := listed(w); len(kids) != 2 {
 			t.Errorf("b1 has %d file sets, want 2", len(kids))
 		}
+		// the work is the writer's: a depositor may change the works she
+		// deposited
+		be.do("PATCH", resPath(found["csv:b1"], ""), `{"add": {"dcterms:subject": "patched"}}`,
+			as(be.writer, "Content-Type", ctJSON)...).want(t, http.StatusOK)
 		p = b.get(run)
 		wantIn(t, p.Body, "Done", "Works read: 4 of 4. Stored: 2, skipped (stored before): 0, failed: 2", "depositor role")
 		if strings.Contains(p.Body, `action="`+run+`/cancel"`) {
