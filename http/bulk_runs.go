@@ -192,20 +192,26 @@ func (b *bulkRuns) newRunDir(configured string) (string, string, error) {
 	return id, dir, nil
 }
 
-// add keeps a run whose preview is ready, forgetting the oldest runs that
+// add keeps a new run (its check about to start), forgetting the oldest runs that
 // are not running beyond bulkMaxRuns. When every kept run is running the
-// run is refused (503). Previews older than bulkPreviewTTL, and the
-// owner's beyond bulkMaxPreviews, are discarded (their staged files go).
+// run is refused (503), as is one of an owner with bulkMaxRunning
+// manifests being checked (429). Previews older than bulkPreviewTTL, and
+// the owner's beyond bulkMaxPreviews, are discarded (their staged files
+// go).
 func (b *bulkRuns) add(r *bulkRun) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "The server is stopping.")
 	}
-	mine := 0
+	mine, checking := 0, 0
 	for i := len(b.runs) - 1; i >= 0; i-- { // newest first
 		o := b.runs[i]
-		if o.status().State != bulkStatePreview {
+		state := o.status().State
+		if state == bulkStateChecking && o.Owner == r.Owner {
+			checking++
+		}
+		if state != bulkStatePreview {
 			continue
 		}
 		if o.Owner == r.Owner {
@@ -214,6 +220,9 @@ func (b *bulkRuns) add(r *bulkRun) error {
 		if time.Since(o.Created) > bulkPreviewTTL || (o.Owner == r.Owner && mine >= bulkMaxPreviews) {
 			o.stop()
 		}
+	}
+	if checking >= bulkMaxRunning {
+		return shelfmark.Errorf(shelfmark.ETOOMANY, "%d of your manifests are being checked; upload the next when one of them is done.", checking)
 	}
 	for len(b.runs) >= bulkMaxRuns {
 		i := slices.IndexFunc(b.runs, func(o *bulkRun) bool { return !o.status().Live() })

@@ -612,3 +612,25 @@ func TestUIBulkCancel(t *testing.T) {
 		t.Errorf("stopping a stopped run: %d, want 409", p.Status)
 	}
 }
+
+// TestUIBulkChecksBounded: a user with bulkMaxRunning manifests being
+// checked is refused another (429) until one is done; others are not.
+func TestUIBulkChecksBounded(t *testing.T) {
+	be := newBulkEnv(t, "sqlite", Options{})
+	writer := be.callerOf(be.writer)
+	for i := range bulkMaxRunning {
+		// runs whose check has not ended, as a large manifest's would be
+		if err := be.srv.bulk.add(&bulkRun{ID: fmt.Sprintf("checking%d", i), Owner: writer.User, Created: time.Now(), state: bulkStateChecking}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := be.signedIn("writer")
+	p := b.upload("title\nW\n", nil, "")
+	if p.Status != http.StatusTooManyRequests {
+		t.Errorf("another upload while %d checks run: %d, want 429", bulkMaxRunning, p.Status)
+	}
+	wantIn(t, p.Body, "being checked")
+	be.wantNothingStaged()
+	o := be.signedIn("other")
+	runOf(t, o.upload("title\nW\n", nil, ""))
+}
