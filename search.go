@@ -55,7 +55,9 @@ type SearchDoc struct {
 // SearchQuery asks for one page of results.
 type SearchQuery struct {
 	// Text is what the user typed: words, all of which must match
-	// (prefixes with a trailing *, phrases in double quotes).
+	// (prefixes with a trailing *, phrases in double quotes). Empty (or
+	// only spaces) with a Collection, the query browses the collection
+	// (see SearchQuery.Browse).
 	Text string
 	// Filters: a collection key (direct membership of the document's
 	// work), a kind and a format name; zero values do not filter.
@@ -72,6 +74,27 @@ type SearchQuery struct {
 	// Facets asks for facet counts and the total (the first page needs
 	// them; later pages may skip the cost).
 	Facets bool
+}
+
+// Browse reports whether q browses a collection rather than searching
+// text: its Text is empty (or only spaces) and it has a Collection filter.
+// A browse matches every document of the collection's direct members
+// (their metadata and the text of their pages) in public view, under the
+// same visibility rules and the Kind and Format filters of a text query;
+// hits come newest member first (by the member's key, descending) and,
+// within a member, by key (its own metadata, then its pages in the order
+// they were made), with a Score of 0 and no matched terms in the Snippet
+// (the beginning of the document's text instead). A browse cursor is the
+// position of its last hit: Window holds the hit's Work, Key its Key.
+//
+// A browse costs what a text query costs: its facets are counted over
+// the first SearchWindow+1 matches (exact up to SearchWindow, estimated
+// above, scaling by the span of member keys the sample covers within the
+// span of the collection's member keys), and a page reads at most its
+// hits after the cursor, so a collection of a million members costs what
+// one of a hundred does.
+func (q *SearchQuery) Browse() bool {
+	return q.Collection != 0 && strings.TrimSpace(q.Text) == ""
 }
 
 // SearchCursor is the keyset position of a hit.
@@ -146,7 +169,8 @@ type SearchResult struct {
 // SearchReadTx queries the search index.
 type SearchReadTx interface {
 	// Search returns a page of public hits for q. An empty q.Text or one
-	// without any word is EINVALID.
+	// without any word is EINVALID, unless q browses a collection
+	// (SearchQuery.Browse).
 	Search(ctx context.Context, q SearchQuery) (*SearchResult, error)
 	// SearchDoc returns the stored document of key, or (nil, nil).
 	SearchDoc(ctx context.Context, key int64) (*SearchDoc, error)
@@ -340,6 +364,7 @@ type SearchStatement struct {
 // facets of a later page) and folds what they return into the result.
 type SearchPager struct {
 	q       *SearchQuery
+	browse  bool
 	limit   int
 	res     *SearchResult
 	windows []int64 // the window of each hit
@@ -389,6 +414,19 @@ func (p *SearchPager) Start(q *SearchQuery) iter.Seq[SearchStatement] {
 	}
 }
 
+// StartBrowse returns the one statement of a browse (q.Browse()): After
+// (from q.After, a browse cursor), Hits (the page size and one more) and
+// Facets as q asks; Top is unused. The backend reports its hits with Hit,
+// in any order, and its facets with Facet: the total over the sample (the
+// first SearchWindow+1 matches of the browse, from its beginning), the
+// sample's span of member keys (FacetSampleSpan) and the span from the
+// collection's lowest member key to the sample's highest (FacetKeySpan).
+func (p *SearchPager) StartBrowse(q *SearchQuery) SearchStatement {
+	p.q, p.limit, p.browse = q, SearchLimit(q.Limit), true
+	p.res = &SearchResult{Hits: make([]SearchHit, 0, p.limit+1)}
+	return SearchStatement{After: q.After, Hits: p.limit + 1, Facets: q.Facets}
+}
+
 // Window reports the window row of a statement: the sample's size (at
 // most SearchWindow+1) and the window's lowest and highest keys.
 func (p *SearchPager) Window(n, lo, hi int64) { p.n, p.lo, p.hi = n, lo, hi }
@@ -433,7 +471,19 @@ func (p *SearchPager) sortRound() {
 // full.
 func (p *SearchPager) Result() *SearchResult {
 	r := p.res
-	if len(r.Hits) > p.limit {
+	if p.browse {
+		slices.SortFunc(r.Hits, func(a, b SearchHit) int {
+			if c := cmp.Compare(b.Work, a.Work); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Key, b.Key)
+		})
+		if len(r.Hits) > p.limit {
+			last := r.Hits[p.limit-1]
+			r.Next = &SearchCursor{Window: last.Work, Key: last.Key}
+			r.Hits = r.Hits[:p.limit]
+		}
+	} else if len(r.Hits) > p.limit {
 		last := r.Hits[p.limit-1]
 		r.Next = &SearchCursor{Window: p.windows[p.limit-1], Score: last.Score, Key: last.Key}
 		if p.windows[p.limit] != p.windows[p.limit-1] {

@@ -188,6 +188,9 @@ UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection
 // window into the next (or, with q.Facets on a later page, for the
 // facets).
 func (t *readTx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
+	if q.Browse() {
+		return t.browse(ctx, &q)
+	}
 	terms, err := shelfmark.ParseSearchText(q.Text)
 	if err != nil {
 		return nil, err
@@ -220,6 +223,120 @@ func (t *readTx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmar
 		if err != nil {
 			return nil, fmt.Errorf("postgres: search %.80q: %w", q.Text, err)
 		}
+	}
+	return p.Result(), nil
+}
+
+// browseMembers returns the statement selecting the visible documents of
+// q's collection's members, newest member first and by key within one, as
+// key, work, kind and format: n of them from the beginning, or, with
+// after, those of after's member above its key and then those of the
+// members below it. The members come from the memberships primary key
+// read backwards, each one's visibility from its resources row (the
+// OFFSET 0 keeps it a look-up) and its documents, in key order and at most
+// n, from search_docs_work_key (search_docs_work_kind with a kind
+// filter): the sort by member and key is an incremental one over rows
+// already ordered by member, which stops at n. param adds an argument.
+func browseMembers(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, param func(any) string) string {
+	lim := strconv.Itoa(n)
+	now := param(q.Now.UnixMicro())
+	coll := param(q.Collection)
+	visible := strings.ReplaceAll(searchVisible, "$2", now)
+	part := func(member string, key int64) string {
+		var b strings.Builder
+		b.WriteString(`SELECT d.key, d.work, d.kind, d.format FROM memberships m
+    CROSS JOIN LATERAL (SELECT key, work, kind, format FROM search_docs d WHERE d.work = m.member`)
+		if key > 0 {
+			b.WriteString(` AND d.key > ` + param(key))
+		}
+		if q.Kind != "" {
+			b.WriteString(` AND d.kind = ` + param(string(q.Kind)))
+		}
+		if q.Format != "" {
+			b.WriteString(` AND d.format = ` + param(q.Format))
+		}
+		b.WriteString(` ORDER BY d.key LIMIT ` + lim + `) d
+    WHERE m.collection = ` + coll + ` AND ` + member + `
+    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = m.member AND ` + visible + ` OFFSET 0)
+    ORDER BY m.member DESC, d.key LIMIT ` + lim)
+		return b.String()
+	}
+	if after == nil {
+		return part(`true`, 0)
+	}
+	w := param(after.Window)
+	return `SELECT * FROM ((` + part(`m.member = `+w, after.Key) + `) UNION ALL (` + part(`m.member < `+w, 0) + `)) b ORDER BY work DESC, key LIMIT ` + lim
+}
+
+// browseSnippet is how many characters of a document's text a browse hit
+// shows.
+const browseSnippet = 240
+
+// browseSQL returns the statement of a browse page (q.Browse()): n hits
+// after the cursor with their work's title and the beginning of their
+// text and, with facets, the total, the spans and the facets counted over
+// the first SearchWindow+1 matches of the browse.
+func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
+	var args []any
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	var b strings.Builder
+	b.WriteString(`WITH page AS MATERIALIZED (` + browseMembers(q, after, n, param) + `)`)
+	if facets {
+		b.WriteString(`, win AS MATERIALIZED (` + browseMembers(q, nil, shelfmark.SearchWindow+1, param) + `)`)
+	}
+	b.WriteString(`
+SELECT ` + strconv.Itoa(rowHit) + `, '', 0::bigint, p.key, p.work, p.kind, p.format, coalesce(w.title, ''),
+    btrim(left(coalesce(nullif(x.body, ''), x.title, ''), ` + strconv.Itoa(browseSnippet) + `)), 0::float8
+FROM page p LEFT JOIN search_docs x ON x.key = p.key LEFT JOIN search_docs w ON w.key = p.work`)
+	if facets {
+		const pad = `, NULL::bigint, NULL::bigint, NULL, NULL, NULL, NULL, NULL::float8`
+		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
+		now := param(q.Now.UnixMicro())
+		b.WriteString(`
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(work) - min(work), 0)` + pad + ` FROM win
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(work) FROM win) -
+    (SELECT min(member) FROM memberships WHERE collection = ` + param(q.Collection) + `), 0)` + pad + `
+UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*)` + pad + ` FROM win
+    GROUP BY kind ORDER BY 3 DESC, kind COLLATE "C" LIMIT ` + lim + `)
+UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*)` + pad + ` FROM win WHERE format <> ''
+    GROUP BY format ORDER BY 3 DESC, format COLLATE "C" LIMIT ` + lim + `)
+UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, count(*)` + pad + `
+    FROM win m CROSS JOIN LATERAL (SELECT collection FROM memberships WHERE member = m.work OFFSET 0) ms
+    WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = ms.collection AND ` + strings.ReplaceAll(searchVisible, "$2", now) + ` OFFSET 0)
+    GROUP BY ms.collection ORDER BY 3 DESC, ms.collection LIMIT ` + lim + `)`)
+	}
+	return b.String(), args
+}
+
+// browse returns a page of a browse query in one statement.
+func (t *readTx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
+	var p shelfmark.SearchPager
+	st := p.StartBrowse(q)
+	stmt, args := browseSQL(q, st.After, st.Hits, st.Facets)
+	_, err := t.r.query(ctx, stmt, append([]any{pgx.QueryExecModeExec}, args...), func(rows pgx.Rows) error {
+		var row int32
+		var value string
+		var n int64
+		var key, work *int64
+		var kind, format, title, snippet *string
+		var score *float64
+		if err := rows.Scan(&row, &value, &n, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
+			return err
+		}
+		if row == rowHit {
+			p.Hit(shelfmark.SearchHit{Key: *key, Work: *work, Kind: shelfmark.Kind(*kind), Format: *format,
+				Title: *title, Snippet: *snippet})
+		} else {
+			p.Facet(int(row), value, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: browse collection %d: %w", q.Collection, err)
 	}
 	return p.Result(), nil
 }
@@ -279,7 +396,7 @@ func (t *writeTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 }
 
 // DeleteSearchDocs removes the documents of keys and those of the works
-// among keys, in one statement (the primary key and search_docs_work).
+// among keys, in one statement (the primary key and search_docs_work_key).
 func (t *writeTx) DeleteSearchDocs(ctx context.Context, keys []int64) error {
 	if len(keys) == 0 {
 		return nil

@@ -174,6 +174,9 @@ func searchSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfma
 // window into the next (or, with q.Facets on a later page, for the
 // facets).
 func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
+	if q.Browse() {
+		return t.browse(ctx, &q)
+	}
 	terms, err := shelfmark.ParseSearchText(q.Text)
 	if err != nil {
 		return nil, err
@@ -206,6 +209,121 @@ func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: search %.80q: %w", q.Text, err)
 		}
+	}
+	return p.Result(), nil
+}
+
+// browseMembers returns the statement selecting the visible documents of
+// q's collection's members, newest member first and by key within one, as
+// key, work, kind and format: n of them from the beginning, or, with
+// after, those of after's member above its key and then those of the
+// members below it (two ranges, each read in index order and cut at n).
+// The members come from the memberships primary key read backwards, each
+// one's visibility from its resources row and its documents from
+// search_docs_work (search_docs_work_kind with a kind filter), whose
+// order within a member is the key's: nothing is sorted but the at most
+// 2n rows of the two ranges.
+func browseMembers(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int) (string, []any) {
+	lim := strconv.Itoa(n)
+	part := func(member string, key int64, args ...any) (string, []any) {
+		docs := `search_docs d INDEXED BY search_docs_work`
+		if q.Kind != "" {
+			docs = `search_docs d INDEXED BY search_docs_work_kind`
+		}
+		var b strings.Builder
+		b.WriteString(`SELECT d.key, d.work, d.kind, d.format FROM memberships m CROSS JOIN resources r CROSS JOIN ` + docs + `
+			WHERE m.collection = ? AND ` + member + ` AND r.key = m.member AND ` + searchVisible + ` AND d.work = m.member`)
+		args = append(append([]any{q.Collection}, args...), visibleArgs(q.Now)...)
+		if key > 0 {
+			b.WriteString(` AND d.key > ?`)
+			args = append(args, key)
+		}
+		if q.Kind != "" {
+			b.WriteString(` AND d.kind = ?`)
+			args = append(args, string(q.Kind))
+		}
+		if q.Format != "" {
+			b.WriteString(` AND d.format = ?`)
+			args = append(args, q.Format)
+		}
+		b.WriteString(` ORDER BY m.member DESC, d.key LIMIT ` + lim)
+		return b.String(), args
+	}
+	if after == nil {
+		return part(`true`, 0)
+	}
+	a, aargs := part(`m.member = ?`, after.Key, after.Window)
+	b, bargs := part(`m.member < ?`, 0, after.Window)
+	return `SELECT * FROM (SELECT * FROM (` + a + `) UNION ALL SELECT * FROM (` + b + `)) ORDER BY work DESC, key LIMIT ` + lim,
+		append(aargs, bargs...)
+}
+
+// browseSnippet is how many characters of a document's text a browse hit
+// shows.
+const browseSnippet = 240
+
+// browseSQL returns the statement of a browse page (q.Browse()): n hits
+// after the cursor with their work's title and the beginning of their
+// text and, with facets, the total, the spans and the facets counted over
+// the first SearchWindow+1 matches of the browse.
+func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
+	page, args := browseMembers(q, after, n)
+	var b strings.Builder
+	b.WriteString(`WITH page AS MATERIALIZED (` + page + `)`)
+	if facets {
+		win, wargs := browseMembers(q, nil, shelfmark.SearchWindow+1)
+		b.WriteString(`, win AS MATERIALIZED (` + win + `)`)
+		args = append(args, wargs...)
+	}
+	b.WriteString(`
+		SELECT ` + strconv.Itoa(rowHit) + `, '', 0, p.key, p.work, p.kind, p.format, coalesce(w.title, ''),
+			trim(substr(coalesce(nullif(x.body, ''), x.title, ''), 1, ` + strconv.Itoa(browseSnippet) + `)), 0.0
+		FROM page p LEFT JOIN search_text x ON x.key = p.key LEFT JOIN search_text w ON w.key = p.work`)
+	if facets {
+		const pad = `, NULL, NULL, NULL, NULL, NULL, NULL, NULL`
+		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
+		b.WriteString(`
+		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
+		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(work) - min(work), 0)` + pad + ` FROM win
+		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(work) FROM win) -
+			(SELECT min(member) FROM memberships WHERE collection = ?), 0)` + pad + `
+		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
+			GROUP BY kind ORDER BY n DESC, kind LIMIT ` + lim + `)
+		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
+			GROUP BY format ORDER BY n DESC, format LIMIT ` + lim + `)
+		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
+			FROM win m CROSS JOIN memberships ms JOIN resources r ON r.key = ms.collection
+			WHERE ms.member = m.work AND ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection LIMIT ` + lim + `)`)
+		args = append(append(args, q.Collection), visibleArgs(q.Now)...)
+	}
+	return b.String(), args
+}
+
+// browse returns a page of a browse query in one statement.
+func (t *tx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
+	var p shelfmark.SearchPager
+	st := p.StartBrowse(q)
+	stmt, args := browseSQL(q, st.After, st.Hits, st.Facets)
+	err := t.query(ctx, stmt, args, func(r *sql.Rows) error {
+		var row int
+		var value string
+		var n int64
+		var key, work sql.NullInt64
+		var kind, format, title, snippet sql.NullString
+		var score sql.NullFloat64
+		if err := r.Scan(&row, &value, &n, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
+			return err
+		}
+		if row == rowHit {
+			p.Hit(shelfmark.SearchHit{Key: key.Int64, Work: work.Int64, Kind: shelfmark.Kind(kind.String), Format: format.String,
+				Title: title.String, Snippet: snippet.String})
+		} else {
+			p.Facet(row, value, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: browse collection %d: %w", q.Collection, err)
 	}
 	return p.Result(), nil
 }

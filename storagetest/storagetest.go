@@ -54,6 +54,8 @@ func Run(t *testing.T, open Opener) {
 		{"SearchThreshold", testSearchThreshold},
 		{"SearchWindows", testSearchWindows},
 		{"CostSearchFirstPage", testCostSearchFirstPage},
+		{"SearchBrowse", testSearchBrowse},
+		{"CostSearchBrowse", testCostSearchBrowse},
 		{"JobsEnqueued", testJobsEnqueued},
 		{"JobsClaim", testJobsClaim},
 		{"JobsFinish", testJobsFinish},
