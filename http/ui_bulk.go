@@ -97,11 +97,13 @@ func bulkWriter(c *shelfmark.Caller) error {
 
 // bulkFormData is the content of the upload form.
 type bulkFormData struct {
-	Roots     []string
-	MaxUpload int64
-	MaxExpand int64
-	Runs      []ingestRunView
-	Path      string
+	// Roots are the import roots a server path may lie in.
+	Roots []string
+	// MaxUpload and MaxExpand are the caps of an upload and of what its
+	// zip holds unpacked.
+	MaxUpload, MaxExpand int64
+	// Runs are the caller's runs, newest first.
+	Runs []ingestRunView
 }
 
 // bulkPage handles GET /bulk: the form, and the caller's runs.
