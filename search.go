@@ -80,7 +80,8 @@ type SearchQuery struct {
 // text: its Text is empty (or only spaces) and it has a Collection filter.
 // A browse matches every document of the collection's direct members
 // (their metadata and the text of their pages) in public view, under the
-// same visibility rules and the Kind and Format filters of a text query;
+// same visibility rules and the Kind and Format filters of a text query,
+// and nothing when the collection itself is not in public view;
 // hits come newest member first (by the member's key, descending) and,
 // within a member, by key (its own metadata, then its pages in the order
 // they were made), with a Score of 0 and no matched terms in the Snippet

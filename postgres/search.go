@@ -228,7 +228,9 @@ func (t *readTx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmar
 }
 
 // browseMembers returns the statement selecting the visible documents of
-// q's collection's members, newest member first and by key within one, as
+// q's collection's members (none unless the collection itself is in
+// public view: who may not see it may not list its members either),
+// newest member first and by key within one, as
 // key, work, kind and format: n of them from the beginning, or, with
 // after, those of after's member above its key and then those of the
 // members below it. The members come from the memberships primary key
@@ -258,6 +260,7 @@ func browseMembers(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n in
 		b.WriteString(` ORDER BY d.key LIMIT ` + lim + `) d
     WHERE m.collection = ` + coll + ` AND ` + member + `
     AND EXISTS (SELECT 1 FROM resources r WHERE r.key = m.member AND ` + visible + ` OFFSET 0)
+    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = ` + coll + ` AND ` + visible + `)
     ORDER BY m.member DESC, d.key LIMIT ` + lim)
 		return b.String()
 	}

@@ -214,7 +214,9 @@ func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 }
 
 // browseMembers returns the statement selecting the visible documents of
-// q's collection's members, newest member first and by key within one, as
+// q's collection's members (none unless the collection itself is in
+// public view: who may not see it may not list its members either),
+// newest member first and by key within one, as
 // key, work, kind and format: n of them from the beginning, or, with
 // after, those of after's member above its key and then those of the
 // members below it (two ranges, each read in index order and cut at n).
@@ -232,8 +234,10 @@ func browseMembers(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n in
 		}
 		var b strings.Builder
 		b.WriteString(`SELECT d.key, d.work, d.kind, d.format FROM memberships m CROSS JOIN resources r CROSS JOIN ` + docs + `
-			WHERE m.collection = ? AND ` + member + ` AND r.key = m.member AND ` + searchVisible + ` AND d.work = m.member`)
+			WHERE m.collection = ? AND ` + member + ` AND r.key = m.member AND ` + searchVisible + ` AND d.work = m.member
+			AND EXISTS (SELECT 1 FROM resources rc WHERE rc.key = ? AND ` + strings.ReplaceAll(searchVisible, "r.", "rc.") + `)`)
 		args = append(append([]any{q.Collection}, args...), visibleArgs(q.Now)...)
+		args = append(append(args, q.Collection), visibleArgs(q.Now)...)
 		if key > 0 {
 			b.WriteString(` AND d.key > ?`)
 			args = append(args, key)

@@ -22,6 +22,7 @@ type browseEnv struct {
 	e                         *env
 	now                       time.Time
 	coll, other               int64
+	hidden, embColl           int64 // a private and an embargoed collection holding a
 	a, b, priv, emb, outsider int64
 	pages                     []int64 // a's, then priv's
 }
@@ -39,7 +40,10 @@ func newBrowseEnv(t *testing.T, open Opener) *browseEnv {
 	s.other = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection})
 	in := []shelfmark.ID{e.repo.IDs().Encode(s.coll)}
 	future := s.now.Add(365 * 24 * time.Hour)
-	s.a = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: append(in, e.repo.IDs().Encode(s.other))})
+	s.hidden = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Visibility: shelfmark.Private})
+	s.embColl = create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Embargo: &future})
+	s.a = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: append(in, e.repo.IDs().Encode(s.other),
+		e.repo.IDs().Encode(s.hidden), e.repo.IDs().Encode(s.embColl))})
 	s.priv = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Private, MemberOf: in})
 	s.emb = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, Embargo: &future, MemberOf: in})
 	s.b = create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: in})
@@ -78,7 +82,8 @@ func (s *browseEnv) search(t *testing.T, q shelfmark.SearchQuery) *shelfmark.Sea
 }
 
 // testSearchBrowse: the documents of a collection's visible members in
-// order, paged, filtered and counted; hidden members left out; a text
+// order, paged, filtered and counted; hidden members left out, and every
+// member of a collection out of public view; a text
 // without words is still refused, and so is an empty one without a
 // collection.
 func testSearchBrowse(t *testing.T, open Opener) {
@@ -99,7 +104,7 @@ func testSearchBrowse(t *testing.T, open Opener) {
 	if want := []shelfmark.FacetCount{fc("PDF", 2), fc("TIFF", 1)}; !slices.Equal(r.Formats, want) {
 		t.Fatalf("browse: formats %v, want %v (nothing of the private member)", r.Formats, want)
 	}
-	if facetCount(r.Collections, keyString(s.coll)) != 5 || facetCount(r.Collections, keyString(s.other)) != 4 {
+	if facetCount(r.Collections, keyString(s.coll)) != 5 || facetCount(r.Collections, keyString(s.other)) != 4 || len(r.Collections) != 2 {
 		t.Fatalf("browse: collections %v", r.Collections)
 	}
 	for _, h := range r.Hits {
@@ -153,6 +158,11 @@ func testSearchBrowse(t *testing.T, open Opener) {
 		{shelfmark.SearchQuery{Collection: s.other}, []int64{s.a, s.pages[0], s.pages[1], s.pages[2]}},
 		{shelfmark.SearchQuery{Collection: s.outsider}, nil},
 		{shelfmark.SearchQuery{Collection: 1 << 40}, nil},
+		// a collection out of public view lists nothing
+		{shelfmark.SearchQuery{Collection: s.hidden}, nil},
+		{shelfmark.SearchQuery{Collection: s.hidden, Now: later}, nil},
+		{shelfmark.SearchQuery{Collection: s.embColl}, nil},
+		{shelfmark.SearchQuery{Collection: s.embColl, Now: later}, []int64{s.a, s.pages[0], s.pages[1], s.pages[2]}},
 	} {
 		r := s.search(t, f.q)
 		if got := hitKeys(r.Hits); !slices.Equal(got, f.want) && len(got)+len(f.want) > 0 {
