@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/shelfmark/shelfmark"
@@ -195,12 +196,20 @@ type collectionData struct {
 	// Next is the address of the next page of members; First that of
 	// the first page, when this is a later one.
 	Next, First string
+	// Kinds and Formats are the facets of what the collection holds in
+	// public view (its members' documents: their metadata and the text of
+	// their pages), each value leading to the search page filtered by it;
+	// Estimated says the counts are estimates. Browse is the search page
+	// listing all of it.
+	Kinds, Formats []searchFacet
+	Estimated      bool
+	Browse         string
 }
 
 // collectionPage handles GET /collections/{id}?after=: the collection's
 // title and description and one keyset page of its members (as the
-// engine lets the caller see them), with a search box for the
-// collection. A page deep in a collection of millions costs what the
+// engine lets the caller see them), with a search box for the collection
+// and the facets of what it holds in public view (collectionFacets). A page deep in a collection of millions costs what the
 // first does. A work's id is sent to its own page; what the caller may
 // not read is a 404 page, a deleted collection a 410 tombstone page.
 func (s *Server) collectionPage(w http.ResponseWriter, r *http.Request) error {
@@ -240,6 +249,48 @@ func (s *Server) collectionPage(w http.ResponseWriter, r *http.Request) error {
 	if after != "" {
 		d.First = "/collections/" + string(id)
 	}
+	if err := s.collectionFacets(r, res, p, d); err != nil {
+		return err
+	}
 	p.Data = d
 	return s.render(w, r, http.StatusOK, "collection", p)
+}
+
+// collectionFacets fills the facets of a collection page: the kinds and
+// formats of the documents of the collection's public members, as the
+// search engine's browse of the collection counts them (public works only,
+// to everyone, as search shows them; nothing for a collection out of
+// public view; exact up to shelfmark.SearchWindow documents and estimated
+// above, from a bounded sample: one statement whatever the collection's
+// size). Without a search index there are none.
+func (s *Server) collectionFacets(r *http.Request, res *shelfmark.Resource, p *uiPage, d *collectionData) error {
+	if s.opts.Storage == nil {
+		return nil
+	}
+	key, err := s.opts.Resources.IDs().Key(res.ID)
+	if err != nil {
+		return err
+	}
+	q := shelfmark.SearchQuery{Collection: key, Limit: 1, Facets: true, Now: time.Now()}
+	var found *shelfmark.SearchResult
+	if err := s.opts.Storage.View(r.Context(), func(tx shelfmark.ReadTx) (err error) {
+		found, err = tx.Search(r.Context(), q)
+		return err
+	}); err != nil {
+		return err
+	}
+	v := url.Values{"collection": {string(res.ID)}}
+	d.Estimated = found.Estimated
+	for _, f := range found.Kinds {
+		d.Kinds = append(d.Kinds, searchFacet{Label: readKindLabel(p, shelfmark.Kind(f.Value)), Count: f.Count, URL: searchURL(v, "kind", f.Value)})
+	}
+	for _, f := range found.Formats {
+		if f.Value != "" {
+			d.Formats = append(d.Formats, searchFacet{Label: f.Value, Count: f.Count, URL: searchURL(v, "format", f.Value)})
+		}
+	}
+	if found.Total > 0 {
+		d.Browse = searchURL(v)
+	}
+	return nil
 }

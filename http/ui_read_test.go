@@ -341,8 +341,10 @@ func TestUISearch(t *testing.T) {
 	// no words: the form alone
 	p = b.get("/search")
 	wantPage(t, p, 200, []string{`name="q"`}, []string{"Results:"})
+	// no words but a collection: what the collection holds
 	p = b.get("/search?q=+&collection=" + string(f.coll))
-	wantPage(t, p, 200, []string{`name="collection" value="` + string(f.coll) + `"`, "In collection: Logbooks"}, []string{"Results:"})
+	wantPage(t, p, 200, []string{`name="collection" value="` + string(f.coll) + `"`, "In collection: Logbooks", "Results: 5",
+		"<title>In the collection Logbooks · Shelfmark</title>", "Newest members first"}, []string{"Private whales", "<mark>"})
 
 	// bad input: the form again with the engine's message, 400
 	for _, q := range []string{"q=*", "q=-+-", "q=whales&sort=newest", "q=whales&after=garbage", "q=whales&kind=file", "q=whales&collection=not+an+id",
@@ -446,4 +448,97 @@ func TestUISearchEstimated(t *testing.T) {
 	if len(seen) != n {
 		t.Errorf("%d hits over every page, want %d", len(seen), n)
 	}
+}
+
+// TestUICollectionFacets: a collection page's sidebar counts the kinds and
+// formats of what the collection holds in public view (a private member's
+// page is counted for no one), each value leading to the search page that
+// lists it; "about" above shelfmark.SearchWindow documents, with the same
+// statements as a small collection's page.
+func TestUICollectionFacets(t *testing.T) {
+	f := newSearchFixture(t)
+	ctx := context.Background()
+	// a private member with a page in JPEG
+	hidden, err := f.e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Private,
+		MemberOf: []shelfmark.ID{f.coll}, Metadata: []shelfmark.Statement{readLit(shelfmark.NSDC+"title", "Hidden logbook")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hiddenPage, err := f.e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: hidden.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := shelfmark.NewSearchIndexer(f.e.db, shelfmark.IndexerOptions{}).CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.e.db.Update(ctx, func(tx shelfmark.WriteTx) error {
+		return tx.PutSearchDocs(ctx, []shelfmark.SearchDoc{{Key: key(t, hiddenPage.ID), Work: key(t, hidden.ID), Kind: shelfmark.KindFileSet,
+			Format: "JPEG", Body: "hidden text"}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	coll := string(f.coll)
+	path := "/collections/" + coll
+	facet := func(href, label, count string) string {
+		return `<a href="/search?collection=` + coll + `&amp;` + href + `">` + label + `</a> <span class="count">` + count + `</span>`
+	}
+	b := newVisitor(t, f.e)
+	p := b.get(path)
+	wantPage(t, p, 200, []string{
+		"What it holds",
+		facet("kind=fileset", "Page text", "3"), facet("kind=work", "Work", "1"),
+		facet("format=PDF", "PDF", "2"), facet("format=TIFF", "TIFF", "1"),
+		`href="/search?collection=` + coll + `">List all of it</a>`,
+		`id="within-q"`, // the search box stays
+	}, []string{"JPEG", "about"})
+	// the administrator sees the private member in the list, but the
+	// counts are search's: public works only
+	admin := newVisitor(t, f.e)
+	admin.signIn("admin", adminPassword)
+	wantPage(t, admin.get(path), 200, []string{"Hidden logbook", facet("format=PDF", "PDF", "2")}, []string{"JPEG"})
+
+	// a facet's link lists what it counts
+	p = b.get("/search?collection=" + coll + "&format=PDF")
+	wantPage(t, p, 200, []string{"Results: 2", "Format: PDF", "#page-" + string(f.pages[0]), "#page-" + string(f.pages[1])},
+		[]string{"#page-" + string(f.pages[2]), "hidden text"})
+	p = b.get("/search?collection=" + coll + "&kind=work")
+	wantPage(t, p, 200, []string{"Results: 1", `href="/works/` + string(f.work) + `">Whales &amp; &lt;whalers&gt;</a>`}, []string{"#page-"})
+
+	de := newVisitor(t, f.e)
+	de.lang = "de"
+	wantPage(t, de.get(path), 200, []string{"Was sie enthält", facet("kind=fileset", "Seitentext", "3")}, nil)
+
+	// above SearchWindow documents, the counts are estimates, and the page
+	// runs the statements the small collection's does
+	small := f.e.do("GET", path, nil, as("", "Accept", "text/html")...).want(t, http.StatusOK)
+	big, err := f.e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection,
+		Metadata: []shelfmark.Statement{readLit(shelfmark.NSDC+"title", "Big")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nrs []*shelfmark.NewResource
+	for range shelfmark.SearchWindow + 100 {
+		nrs = append(nrs, &shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{big.ID}})
+	}
+	works, errs := f.e.repo.CreateResources(ctx, nrs)
+	var docs []shelfmark.SearchDoc
+	for i, w := range works {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		docs = append(docs, shelfmark.SearchDoc{Key: key(t, w.ID), Work: key(t, w.ID), Kind: shelfmark.KindWork, Title: "w"},
+			shelfmark.SearchDoc{Key: 1<<40 + key(t, w.ID), Work: key(t, w.ID), Kind: shelfmark.KindFileSet, Format: "TIFF", Body: "p"})
+	}
+	if err := f.e.db.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs) }); err != nil {
+		t.Fatal(err)
+	}
+	large := f.e.do("GET", "/collections/"+string(big.ID), nil, as("", "Accept", "text/html")...).want(t, http.StatusOK)
+	if body := string(large.Body); !strings.Contains(body, `">TIFF</a> <span class="count">about `) {
+		t.Errorf("a collection of %d documents: no estimate: %s", 2*len(works), body)
+	}
+	if len(small.Stmts) != len(large.Stmts) {
+		t.Errorf("the page of a small collection ran %d statements, one of %d members %d:\n%s\n---\n%s", len(small.Stmts), len(works), len(large.Stmts),
+			strings.Join(small.Stmts, "\n"), strings.Join(large.Stmts, "\n"))
+	}
+	t.Logf("a collection page with its facets runs %d statements for 2 members and for %d", len(small.Stmts), len(works))
 }

@@ -33,6 +33,9 @@ type searchPageData struct {
 	CollectionTitle string
 	// Searched is set when there are results to show (a query was run).
 	Searched bool
+	// Browse is set when the results list a collection without words
+	// (newest members first).
+	Browse bool
 	// Error is the message of a query the engine refused (400).
 	Error     string
 	Hits      []searchPageHit
@@ -80,8 +83,10 @@ type searchFilter struct {
 
 // searchPage handles GET /search?q=&collection=&kind=&format=&after=&sort=.
 // Without words it shows the form (keeping the filters, so a search box of
-// a collection searches in it); a query the engine refuses is the form
-// again with its message (400).
+// a collection searches in it) and, with a collection filter, what the
+// collection holds (the engine's browse: its public members' documents,
+// newest first, with facets; the collection page's facets lead here); a
+// query the engine refuses is the form again with its message (400).
 func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	p := s.page(w, r, "search.title")
@@ -93,7 +98,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 		d.CollectionTitle = s.searchCollectionTitle(r.Context(), shelfmark.ID(d.Collection), p)
 	}
 	d.Filters = searchFilters(p, d, v)
-	if err == nil && strings.TrimSpace(d.Q) == "" {
+	if err == nil && !q.Browse() && strings.TrimSpace(d.Q) == "" {
 		return s.render(w, r, http.StatusOK, "search", p)
 	}
 	if err == nil && s.opts.Storage == nil {
@@ -118,7 +123,10 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 		p.Title = p.T("search.invalid")
 		return s.render(w, r, http.StatusBadRequest, "search", p)
 	}
-	if d.Q != "" {
+	if q.Browse() {
+		d.Browse = true
+		p.Title = p.T("search.browsetitle", d.CollectionTitle)
+	} else if d.Q != "" {
 		p.Title = p.T("search.titlefor", d.Q)
 	}
 	s.fillSearchPage(p, d, v, q, res, titles)
