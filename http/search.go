@@ -96,15 +96,17 @@ func decodeSearchCursor(s string) (*shelfmark.SearchCursor, error) {
 func searchQuery(r *http.Request, ids *shelfmark.IDCodec) (shelfmark.SearchQuery, error) {
 	v := r.URL.Query()
 	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: time.Now()}
-	if _, err := shelfmark.ParseSearchText(q.Text); err != nil {
-		return q, err
-	}
 	if c := v.Get("collection"); c != "" {
 		k, err := ids.Key(shelfmark.ID(c))
 		if err != nil {
 			return q, shelfmark.Errorf(shelfmark.EINVALID, "collection must be the id of a collection: %s", shelfmark.ErrorMessage(err))
 		}
 		q.Collection = k
+	}
+	if !q.Browse() { // no words with a collection: what it holds
+		if _, err := shelfmark.ParseSearchText(q.Text); err != nil {
+			return q, err
+		}
 	}
 	if q.Kind != "" && !q.Kind.Valid() {
 		return q, shelfmark.Errorf(shelfmark.EINVALID, "kind must be collection, work or fileset, not %q.", truncateParam(string(q.Kind)))
@@ -165,6 +167,9 @@ func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFace
 // shelfmark.SearchWindow matches (newest window first); the first page (no
 // cursor) also carries the total and the facet counts of every hit, exact
 // up to shelfmark.SearchWindow hits and estimated (estimated: true) above.
+// Without q (or with spaces only) but with a collection, the hits are
+// what the collection holds in public view, newest member first
+// (shelfmark.SearchQuery.Browse).
 func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	q, err := searchQuery(r, s.opts.Resources.IDs())
 	if err != nil {
