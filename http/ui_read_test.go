@@ -541,4 +541,15 @@ func TestUICollectionFacets(t *testing.T) {
 			strings.Join(small.Stmts, "\n"), strings.Join(large.Stmts, "\n"))
 	}
 	t.Logf("a collection page with its facets runs %d statements for 2 members and for %d", len(small.Stmts), len(works))
+
+	// the search page pages through a large collection's holdings
+	next := regexp.MustCompile(`href="(/search\?[^"]+)" rel="next"`)
+	p = b.get("/search?collection=" + string(big.ID))
+	wantPage(t, p, 200, []string{"Results: about "}, nil)
+	l := next.FindStringSubmatch(p.Body)
+	if l == nil {
+		t.Fatalf("the holdings of %d works have no next page", len(works))
+	}
+	p = b.get(html.UnescapeString(l[1]))
+	wantPage(t, p, 200, []string{`rel="next"`, `href="/search?collection=` + string(big.ID) + `">First page`}, nil)
 }
