@@ -82,9 +82,10 @@ type bulkRowError struct {
 }
 
 // bulkPreviewManifest reads the manifest at manifest, with its files below
-// root, as the caller on ctx would ingest it, counting the works read in
-// read. A manifest that cannot be read as CSV is EINVALID.
-func (s *Server) bulkPreviewManifest(ctx context.Context, manifest, root string, read *atomic.Int64) (*bulkPreview, error) {
+// root, as the caller on ctx would ingest it (every work also into
+// collection, when it is not ""), counting the works read in read. A
+// manifest that cannot be read as CSV is EINVALID.
+func (s *Server) bulkPreviewManifest(ctx context.Context, manifest, root, collection string, read *atomic.Int64) (*bulkPreview, error) {
 	src, err := ingest.OpenCSVIn(manifest, root)
 	if err != nil {
 		return nil, shelfmark.Errorf(shelfmark.EINVALID, "The manifest is not a CSV manifest: %v", bulkTrimIngest(err))
@@ -93,6 +94,9 @@ func (s *Server) bulkPreviewManifest(ctx context.Context, manifest, root string,
 	p := &bulkPreview{Items: make([]bulkItem, 0, bulkSampleItems)} // shown items are pointed at: no regrowth
 	colls := map[string]string{}                                   // id -> "" when good, else the message key
 	var chunk []*bulkItem                                          // items whose keys are not yet looked up
+	if collection != "" {
+		colls[collection] = "" // checked by the upload
+	}
 	var chunkKeys []string
 	lookup := func() error {
 		if len(chunkKeys) == 0 {
@@ -155,6 +159,8 @@ func (s *Server) bulkPreviewManifest(ctx context.Context, manifest, root string,
 				}
 				continue
 			}
+		}
+		if it.Collection != "" || collection != "" {
 			p.Memberships++
 		}
 		p.Works++

@@ -88,10 +88,13 @@ type bulkRun struct {
 	Source string
 	// ManifestName is the uploaded manifest's file name.
 	ManifestName string
-	dir          string // the run's staging directory
-	manifest     string // the staged manifest
-	root         string // where the manifest's file paths are resolved
-	fromPath     bool   // root is a server path (not the run's own)
+	// Collection, when set, is a collection every work goes into (besides
+	// the one its row names).
+	Collection string
+	dir        string // the run's staging directory
+	manifest   string // the staged manifest
+	root       string // where the manifest's file paths are resolved
+	fromPath   bool   // root is a server path (not the run's own)
 	// checked counts the works read while checking.
 	checked atomic.Int64
 
@@ -259,7 +262,7 @@ func (b *bulkRuns) check(ctx context.Context, r *bulkRun, s *Server) <-chan stru
 		defer b.wg.Done()
 		defer close(done)
 		defer cancel()
-		p, err := s.bulkPreviewManifest(ctx, r.manifest, r.root, &r.checked)
+		p, err := s.bulkPreviewManifest(ctx, r.manifest, r.root, r.Collection, &r.checked)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		switch {
@@ -350,7 +353,7 @@ func (r *bulkRun) run(ctx context.Context, s *Server, rate float64) (*ingest.Sta
 		return nil, err
 	}
 	defer src.Close()
-	return ingest.Run(ctx, s.opts.Resources, s.opts.Blobs, src, ingest.Options{Workers: 2, Rate: rate, Progress: r.progress})
+	return ingest.Run(ctx, s.opts.Resources, s.opts.Blobs, src, ingest.Options{Collection: shelfmark.ID(r.Collection), Workers: 2, Rate: rate, Progress: r.progress})
 }
 
 // progress records the pipeline's counts as items finish.

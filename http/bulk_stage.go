@@ -55,6 +55,7 @@ type bulkForm struct {
 	manifestName string
 	zip          string // the staged zip, "" when none was sent
 	path         string // the server path asked for, "" when none
+	collection   string // the collection every work goes into, "" when none
 }
 
 // bulkStageForm streams the multipart form of r into dir. The form token
@@ -100,6 +101,12 @@ func (s *Server) bulkStageForm(w http.ResponseWriter, r *http.Request, dir strin
 				return nil, err
 			}
 			f.path = strings.TrimSpace(v)
+		case "collection":
+			v, err := bulkReadField(part)
+			if err != nil {
+				return nil, err
+			}
+			f.collection = strings.TrimSpace(v)
 		case "manifest", "zip":
 			if !checked {
 				return nil, s.checkCSRF(r, "") // no token before the files: refused, nothing written

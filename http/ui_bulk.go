@@ -159,8 +159,11 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) error {
 	if f.manifestName == "" || f.manifestName == "." || f.manifestName == string(filepath.Separator) {
 		f.manifestName = "manifest.csv"
 	}
+	if f.collection != "" && s.bulkCheckCollection(r.Context(), f.collection) != "" {
+		return shelfmark.Errorf(shelfmark.EINVALID, "There is no collection %q that you may see; give the id from its page's address (/collections/ID).", f.collection)
+	}
 	run := &bulkRun{ID: id, Owner: c.User, OwnerName: c.Name, Created: time.Now(), ManifestName: f.manifestName,
-		dir: dir, manifest: f.manifest, state: bulkStateChecking}
+		Collection: f.collection, dir: dir, manifest: f.manifest, state: bulkStateChecking}
 	switch {
 	case f.path != "":
 		if run.root, err = s.bulkImportPath(f.path); err != nil {

@@ -634,3 +634,35 @@ func TestUIBulkChecksBounded(t *testing.T) {
 	o := be.signedIn("other")
 	runOf(t, o.upload("title\nW\n", nil, ""))
 }
+
+// TestUIBulkCollection: every work of a manifest goes into the collection
+// the form names (where the writer may deposit, though her rows name
+// none); a collection she may not see is refused before anything is
+// staged.
+func TestUIBulkCollection(t *testing.T) {
+	be := newBulkEnv(t, "sqlite", Options{})
+	b := be.signedIn("writer")
+	manifest := "source_identifier,title\nc1,One\nc2,Two\n"
+	p := b.postMultipart("/bulk", url.Values{"collection": {string(be.C)}}, map[string]map[string][]byte{"manifest": {"m.csv": []byte(manifest)}})
+	run := runOf(t, p)
+	wantIn(t, b.get(run).Body, `<dd id="bulk-new">2</dd>`, "Works: 2; collections: 1", "Every work goes into the collection", string(be.C))
+	if p := b.post(run+"/start", nil); p.Status != http.StatusSeeOther {
+		t.Fatalf("start: %d", p.Status)
+	}
+	if got := b.waitDone(run); got.State != "done" || got.Stored != 2 {
+		t.Fatalf("the run: %+v", got)
+	}
+	members := listed(be.do("GET", resPath(be.C, "/members?limit=10"), nil).want(t, http.StatusOK))
+	if len(members) != 2 {
+		t.Errorf("C has %d members, want the 2 works", len(members))
+	}
+	b.get("/bulk")
+	p = b.postMultipart("/bulk", url.Values{"collection": {"nosuchcollection"}}, map[string]map[string][]byte{"manifest": {"m.csv": []byte(manifest)}})
+	if p.Status != http.StatusBadRequest {
+		t.Errorf("an unknown collection: %d, want 400", p.Status)
+	}
+	wantIn(t, p.Body, "no collection")
+	if dirs := be.staged(); len(dirs) != 0 {
+		t.Errorf("staged %q", dirs)
+	}
+}
