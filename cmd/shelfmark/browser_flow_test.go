@@ -203,7 +203,7 @@ func (b *browser) waitDerived(n int) {
 		`document.querySelector("main").innerText`, browserBackground)
 	// a page's thumbnail is an img once the derivative exists (a
 	// placeholder before); it loads lazily, as it scrolls into view
-	thumbs := `Array.from(document.querySelectorAll('main li[id^="p-"] img'))`
+	thumbs := `Array.from(document.querySelectorAll('main ol.pages > li img'))`
 	b.reloadUntil("the pages thumbnailed", fmt.Sprintf(`%s.length >= %d`, thumbs, n),
 		`document.querySelector("main").innerText`, browserBackground)
 	b.waitFor("the thumbnails loaded", fmt.Sprintf(`(() => { const imgs = %s; imgs.forEach(i => i.scrollIntoView());
@@ -269,9 +269,13 @@ func (b *browser) searchUntil(word, work string, found bool) {
 // SortableJS uses in Chromium) is intercepted and sent as drag events.
 func (b *browser) drag(what, from, to string) {
 	b.t.Helper()
+	// both points are measured in the same scroll position: "nearest"
+	// scrolls only an element out of view (centering each in turn moved
+	// the page between the two, and on a page taller than the window
+	// both came out at its middle, so nothing was dragged)
 	center := func(sel string) (float64, float64) {
 		var xy []float64
-		b.eval("where is "+sel, fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.scrollIntoView({block: "center"});
+		b.eval("where is "+sel, fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.scrollIntoView({block: "nearest"});
   const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2] })()`, sel), &xy)
 		if len(xy) != 2 {
 			b.t.Fatalf("%s: no %s", what, sel)
