@@ -223,7 +223,7 @@ func (b *browser) checkListOrder(what string, want []string) {
 // saveOrder sends the reorder form and checks the stored order.
 func (b *browser) saveOrder(s *browserServer, work string, want []string) {
 	b.t.Helper()
-	b.expect("save the order", http.StatusOK, chromedp.Click(`#order-form > div > button[name="save"]`, chromedp.ByQuery))
+	b.expect("save the order", http.StatusOK, chromedp.Click(`#order-form button[name="save"]:not(.default-submit)`, chromedp.ByQuery))
 	if got := s.children(b.t, work); !slices.Equal(got, want) {
 		b.t.Fatalf("stored order %v, want %v", got, want)
 	}
@@ -419,11 +419,11 @@ func testBrowserKeyboard(t *testing.T, s *browserServer) {
 		t.Errorf("after the move the focus is on %s, not on the page moved", f)
 	}
 	b.shot("keys-pages-moved")
-	b.tabTo("to the last page's Up button", fmt.Sprintf(`#p-%s button[data-move="-1"]`, order[2]), false, 60)
+	b.tabTo("to the last page's Up button", fmt.Sprintf(`#reorder-list > li[data-id="%s"] button[data-move="-1"]`, order[2]), false, 60)
 	b.press("press Up with Space", []string{" "})
 	want := []string{order[1], order[2], order[0]}
 	b.checkListOrder("after the Up button", want)
-	b.tabTo("to the save button", `#order-form > div > button[name="save"]`, false, 60)
+	b.tabTo("to the save button", `#order-form button[name="save"]:not(.default-submit)`, false, 60)
 	b.expect("save with Enter", http.StatusOK, chromedp.KeyEvent(kb.Enter))
 	if got := s.children(t, work); !slices.Equal(got, want) {
 		t.Fatalf("stored order %v, want %v", got, want)

@@ -43,7 +43,7 @@ func testBrowserNoScript(t *testing.T, s *browserServer) {
 	// the first page down: the form comes back with it moved; then save
 	b.open("/works/"+work+"/pages", http.StatusOK)
 	b.expect("press the first page's Down button", http.StatusOK,
-		chromedp.Click(fmt.Sprintf(`#p-%s button[name="down"]`, order[0]), chromedp.ByQuery))
+		chromedp.Click(fmt.Sprintf(`#reorder-list > li[data-id="%s"] button[name="down"]`, order[0]), chromedp.ByQuery))
 	want := []string{order[1], order[0], order[2]}
 	b.checkListOrder("after Down", want)
 	b.shot("nojs-pages-moved")
@@ -54,7 +54,7 @@ func testBrowserNoScript(t *testing.T, s *browserServer) {
 	titleInput := "#" + b.titleInput()
 	b.run("clear the title", chromedp.Clear(titleInput, chromedp.ByQuery))
 	b.run("type the new title", chromedp.SendKeys(titleInput, title+", revised", chromedp.ByQuery))
-	b.expect("save the edit", http.StatusOK, chromedp.Click(`#edit-form > div > button[type="submit"]`, chromedp.ByQuery))
+	b.expect("save the edit", http.StatusOK, chromedp.Click(`#edit-form button[type="submit"]:not(.default-submit):not([name])`, chromedp.ByQuery))
 	b.checkHeading(title + ", revised")
 
 	// private

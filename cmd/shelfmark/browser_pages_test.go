@@ -128,7 +128,7 @@ var browserPages = []browserPage{
 		prepare: func(b *browser, s *browserServer, f *browserFixtures) {
 			// someone else changes the work while the form is open
 			s.api(b.t, "PATCH", "/resources/"+f.work, map[string]any{"add": map[string]any{"dc:date": "1900"}}, http.StatusOK, nil)
-		}, submit: []string{`#edit-form > div > button[type="submit"]`}, status: http.StatusConflict},
+		}, submit: []string{`#edit-form button[type="submit"]:not(.default-submit):not([name])`}, status: http.StatusConflict},
 	{template: "pages", name: "pages", path: func(f *browserFixtures) string { return "/works/" + f.work + "/pages" }, signedIn: true, status: http.StatusOK},
 	{template: "access", name: "access", path: func(f *browserFixtures) string { return "/works/" + f.work + "/access" }, signedIn: true, status: http.StatusOK},
 	{template: "delete", name: "delete", path: func(f *browserFixtures) string { return "/works/" + f.work + "/delete" }, signedIn: true, status: http.StatusOK},

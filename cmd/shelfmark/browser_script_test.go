@@ -84,7 +84,7 @@ func testBrowserScript(t *testing.T, s *browserServer) {
 
 	b.open("/works/"+work+"/edit", http.StatusOK)
 	s.api(t, "PATCH", "/resources/"+work, map[string]any{"add": map[string]any{"dc:date": "1900"}}, http.StatusOK, nil)
-	b.expect("send the stale edit", http.StatusConflict, chromedp.Click(`#edit-form > div > button[type="submit"]`, chromedp.ByQuery))
+	b.expect("send the stale edit", http.StatusConflict, chromedp.Click(`#edit-form button[type="submit"]:not(.default-submit):not([name])`, chromedp.ByQuery))
 	b.shot("script-conflict")
 	b.checkPwned("the conflict page", true)
 }
