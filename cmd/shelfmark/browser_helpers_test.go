@@ -161,6 +161,8 @@ type browser struct {
 	n     int
 	// axeRules counts the axe-core rules pages passed.
 	axeRules int
+	// close ends chromium (once; the test's cleanup calls it too).
+	close func()
 
 	mu sync.Mutex
 	// problems are Content-Security-Policy violations and script errors
@@ -171,6 +173,12 @@ type browser struct {
 // newBrowser starts chromium headless (one at a time: each test closes
 // its own before it ends) with a fresh profile.
 func newBrowser(t *testing.T, base string) *browser {
+	t.Helper()
+	return newBrowserIn(t, base, t.Name())
+}
+
+// newBrowserIn is newBrowser with its screenshots in .build/screenshots/dir.
+func newBrowserIn(t *testing.T, base, dir string) *browser {
 	t.Helper()
 	exe := chromiumPath(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -187,8 +195,8 @@ func newBrowser(t *testing.T, base string) *browser {
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	b := &browser{t: t, ctx: ctx, base: base, shots: screenshotDirs(t)}
-	t.Cleanup(func() {
+	b := &browser{t: t, ctx: ctx, base: base, shots: screenshotDirs(t, dir)}
+	b.close = sync.OnceFunc(func() {
 		// close chromium and wait for it (chromedp then removes the
 		// profile it made)
 		if err := chromedp.Cancel(ctx); err != nil {
@@ -197,6 +205,7 @@ func newBrowser(t *testing.T, base string) *browser {
 		cancelCtx()
 		cancelAlloc()
 	})
+	t.Cleanup(b.close)
 	// the first run starts chromium, which lives as long as the context
 	// it is given: b.ctx, not a step's
 	if err := chromedp.Run(ctx); err != nil {
@@ -239,8 +248,8 @@ var readmeShots = map[string]string{
 // and $SHELFMARK_SCREENSHOTS (the main pages only, see readmeShots) when
 // set. The first directory is emptied first; screenshots there are
 // numbered in the order taken.
-func screenshotDirs(t *testing.T) []string {
-	dirs := []string{filepath.Join(buildDir(), "screenshots", t.Name())}
+func screenshotDirs(t *testing.T, dir string) []string {
+	dirs := []string{filepath.Join(buildDir(), "screenshots", dir)}
 	if err := os.RemoveAll(dirs[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -645,7 +654,8 @@ const reflowJS = `(() => { const w = document.documentElement.clientWidth, out =
   for (const e of document.body.querySelectorAll("*")) {
     const r = e.getBoundingClientRect();
     if (r.width > 0 && r.right > w + 1 && !held(e)) out.push(e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
-      (e.className && typeof e.className === "string" ? "." + e.className.split(" ").join(".") : "") + " (right edge " + Math.round(r.right) + ")");
+      (e.className && typeof e.className === "string" ? "." + e.className.split(" ").join(".") : "") +
+      (e.getAttribute("href") ? "[href=" + e.getAttribute("href").slice(0, 80) + "]" : "") + " (right edge " + Math.round(r.right) + ")");
   }
   return {scrollWidth: document.documentElement.scrollWidth, width: w, out: out.slice(0, 8)} })()`
 

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,9 +19,9 @@ import (
 // the REST API, and the files their forms send.
 type browserFixtures struct {
 	collection, work, fileSet, private, deleted string
-	// manifests are CSV manifests for the bulk form: one with a bad row,
-	// one without.
-	badManifest, goodManifest string
+	// badManifest is a CSV manifest with a bad row, for the bulk form;
+	// dir is where the checks write more.
+	badManifest, dir string
 }
 
 // rawBody is a request body sent as is, with its media type.
@@ -55,16 +57,10 @@ func makeBrowserFixtures(t *testing.T, s *browserServer) *browserFixtures {
 	f.deleted = res.ID
 	s.api(t, "DELETE", "/resources/"+f.deleted, nil, http.StatusNoContent, nil)
 
-	dir := t.TempDir()
-	f.badManifest = filepath.Join(dir, "bad.csv")
-	f.goodManifest = filepath.Join(dir, "good.csv")
-	for p, body := range map[string]string{
-		f.badManifest:  "source_identifier,title,creator,file\nb1,First bulk work,Clerk,\nb2,,Clerk,missing.png\n",
-		f.goodManifest: "source_identifier,title,creator,date\ng1,Ledger of the harbour,Clerk,1901\ng2,Ledger of the quay,Clerk,1902\n",
-	} {
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	f.dir = t.TempDir()
+	f.badManifest = filepath.Join(f.dir, "bad.csv")
+	if err := os.WriteFile(f.badManifest, []byte("source_identifier,title,creator,file\nb1,First bulk work,Clerk,\nb2,,Clerk,missing.png\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	return &f
 }
@@ -89,6 +85,10 @@ type browserPage struct {
 	// status is the status of the page checked.
 	status int
 }
+
+// browserEdits numbers the changes the conflict page's check makes, so
+// that each is a change.
+var browserEdits atomic.Int64
 
 // fixed is a path that needs no fixture.
 func fixed(p string) func(*browserFixtures) string { return func(*browserFixtures) string { return p } }
@@ -127,7 +127,8 @@ var browserPages = []browserPage{
 	{template: "conflict", name: "conflict", path: func(f *browserFixtures) string { return "/works/" + f.work + "/edit" }, signedIn: true,
 		prepare: func(b *browser, s *browserServer, f *browserFixtures) {
 			// someone else changes the work while the form is open
-			s.api(b.t, "PATCH", "/resources/"+f.work, map[string]any{"add": map[string]any{"dc:date": "1900"}}, http.StatusOK, nil)
+			s.api(b.t, "PATCH", "/resources/"+f.work, map[string]any{"add": map[string]any{
+				"dc:description": fmt.Sprintf("A note of the cataloguer (%d).", browserEdits.Add(1))}}, http.StatusOK, nil)
 		}, submit: []string{`#edit-form button[type="submit"]:not(.default-submit):not([name])`}, status: http.StatusConflict},
 	{template: "pages", name: "pages", path: func(f *browserFixtures) string { return "/works/" + f.work + "/pages" }, signedIn: true, status: http.StatusOK},
 	{template: "access", name: "access", path: func(f *browserFixtures) string { return "/works/" + f.work + "/access" }, signedIn: true, status: http.StatusOK},
@@ -142,7 +143,14 @@ var browserPages = []browserPage{
 		}, submit: []string{`main form[action="/bulk"] button[type="submit"]`}},
 	{template: "bulkrun", name: "bulk-run", path: fixed("/bulk"), signedIn: true, status: http.StatusOK,
 		prepare: func(b *browser, _ *browserServer, f *browserFixtures) {
-			b.setFiles("choose the manifest", "#bulk-manifest", []string{f.goodManifest})
+			// works of their own each time: works stored before are skipped
+			n := browserEdits.Add(1)
+			p := filepath.Join(f.dir, fmt.Sprintf("good-%d.csv", n))
+			csv := fmt.Sprintf("source_identifier,title,creator,date\ng%[1]d-1,Ledger of the harbour,Clerk,1901\ng%[1]d-2,Ledger of the quay,Clerk,1902\n", n)
+			if err := os.WriteFile(p, []byte(csv), 0o644); err != nil {
+				b.t.Fatal(err)
+			}
+			b.setFiles("choose the manifest", "#bulk-manifest", []string{p})
 		}, submit: []string{`main form[action="/bulk"] button[type="submit"]`, `main form[action$="/start"] button[type="submit"]`}},
 	{template: "bulk", name: "bulk-with-runs", path: fixed("/bulk"), signedIn: true, status: http.StatusOK},
 	{template: "admin", name: "admin", path: fixed("/admin"), signedIn: true, status: http.StatusOK},
@@ -153,8 +161,6 @@ var browserPages = []browserPage{
 	{template: "admin_token", name: "admin-token-created", path: fixed("/admin/tokens?user=admin"), signedIn: true, status: http.StatusCreated,
 		submit: []string{`main form[action="/admin/tokens"][method="post"] button[type="submit"]`}},
 	{template: "admin_audit", name: "admin-audit", path: fixed("/admin/audit"), signedIn: true, status: http.StatusOK},
-	// last: the language chosen is kept (a cookie) for the pages after
-	{template: "home", name: "home-de", path: fixed("/?lang=de"), signedIn: true, status: http.StatusOK},
 }
 
 // uiTemplates lists the page templates of the interface.
@@ -221,6 +227,23 @@ func testBrowserPages(t *testing.T, s *browserServer, axe string) {
 		t.Errorf("the Tab walk over %v found %v without a drawn focus, want the name field only", stops, unseen)
 	}
 	b.checkClean("login")
+
+	// every page in English, then in German (longer words: the layout
+	// must hold them too)
+	stops := checkBrowserPages(t, b, s, f, axe, "en")
+	b.close()
+	de := newBrowserIn(t, s.base, t.Name()+"-de")
+	de.open("/?lang=de", http.StatusOK)
+	stops += checkBrowserPages(t, de, s, f, axe, "de")
+	t.Logf("checked %d pages of %d templates in English and German (axe-core: %d rule passes in all; %d Tab stops with their focus drawn); screenshots in %s",
+		len(browserPages), len(checked), b.axeRules+de.axeRules, stops, strings.Join(b.shots, ", "))
+}
+
+// checkBrowserPages shows browserPages in the browser, signed out first,
+// then signed in, in the language lang the browser has chosen already,
+// and checks each; it returns the Tab stops it walked.
+func checkBrowserPages(t *testing.T, b *browser, s *browserServer, f *browserFixtures, axe, lang string) int {
+	t.Helper()
 	pages := slices.Clone(browserPages)
 	// signed out first, then signed in
 	slices.SortStableFunc(pages, func(a, c browserPage) int {
@@ -266,8 +289,17 @@ func testBrowserPages(t *testing.T, s *browserServer, axe string) {
 		if failed {
 			continue
 		}
-		b.shot(p.name)
-		b.axe(p.name+" ("+path+")", axe)
+		var htmlLang string
+		b.eval("the page's language", `document.documentElement.lang`, &htmlLang)
+		if htmlLang != lang {
+			t.Errorf("%s (%s): the page is in %q, want %q", p.name, path, htmlLang, lang)
+		}
+		if lang == "en" {
+			b.shot(p.name)
+		} else {
+			b.shot(p.name + "-" + lang)
+		}
+		b.axe(p.name+" ("+lang+", "+path+")", axe)
 		// at 320 CSS pixels nothing but a data table is wider than the
 		// window
 		if sw, out := b.reflow(); len(out) > 0 {
@@ -288,6 +320,5 @@ func testBrowserPages(t *testing.T, s *browserServer, axe string) {
 			t.Errorf("%s (%s): %d h1 elements, want 1", p.name, path, h1)
 		}
 	}
-	t.Logf("checked %d pages of %d templates (axe-core: %d rule passes in all; %d Tab stops with their focus drawn); screenshots in %s",
-		len(pages), len(checked), b.axeRules, tabStops, strings.Join(b.shots, ", "))
+	return tabStops
 }
