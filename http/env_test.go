@@ -405,7 +405,7 @@ func (e *testEnv) request(method, path string, body any, hdrs ...string) *http.R
 // noteError records an error response for TestMain and checks it now.
 func (e *testEnv) noteError(r *response) {
 	e.t.Helper()
-	if r.Status < 400 {
+	if r.Status < 400 || r.Method == http.MethodHead {
 		return
 	}
 	ct := r.Header.Get("Content-Type")

@@ -5,7 +5,8 @@ package http
 // string in their bytes, sit in a public collection beside a public work.
 // Clients that may not see them (anonymous, a signed-in user without a
 // role, the manager of another collection, an expired token) crawl every
-// GET route of the OpenAPI document with every id and cursor they find,
+// GET route of the OpenAPI document and of the web interface with every id
+// and cursor they find (following the interface's links to next pages),
 // search with and without the unique words, harvest OAI-PMH, fetch content
 // with and without Range, and send every write naming the hidden ids. No
 // response (body or header) may hold the unique words, the unique bytes or
@@ -21,6 +22,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"os"
@@ -155,6 +157,9 @@ var idRE = regexp.MustCompile(`[0-9bcdfghjkmnpqrstvwxz]{9}`)
 func allowedEcho(id shelfmark.ID) *regexp.Regexp {
 	q := `(?:"|&#34;|&quot;)`
 	return regexp.MustCompile(`(?i)no resource has the id ` + string(id) + `\.` +
+		// the web interface sends a signed-out browser to sign in and back
+		// to the address it asked for, before looking at it
+		`|/login\?next=[^\s"]*` +
 		`|after: \\"` + string(id) + `\\" is not a cursor this list gave out\.` +
 		`|<request [^>]*>[^<]*</request>` +
 		`|No item has the identifier ` + q + `oai:repo\.example\.org:` + string(id) + q + `\.`)
@@ -180,6 +185,7 @@ type crawler struct {
 
 // scan checks one response for the secrets.
 func (c *crawler) scan(rq req, r *response) {
+	html := strings.HasPrefix(r.Header.Get("Content-Type"), "text/html")
 	var hdr strings.Builder
 	for k, vs := range r.Header {
 		for _, v := range vs {
@@ -189,6 +195,11 @@ func (c *crawler) scan(rq req, r *response) {
 	for where, text := range map[string][]byte{"body": r.Body, "headers": []byte(hdr.String())} {
 		lower := bytes.ToLower(text)
 		for _, w := range c.f.words {
+			if html && strings.Contains(strings.ToLower(rq.path), w) {
+				// a page echoes the words it was asked for (the search
+				// box); a hit would also link its hidden id
+				continue
+			}
 			if bytes.Contains(lower, []byte(w)) {
 				c.leak(rq, r, where, fmt.Sprintf("the word %q", w))
 			}
@@ -199,6 +210,13 @@ func (c *crawler) scan(rq req, r *response) {
 			}
 		}
 		for _, id := range c.f.secret {
+			if html && strings.Contains(rq.path, string(id)) {
+				// a page echoes the address it was asked for (its forms,
+				// its links to other languages and to signing in); that
+				// it answers a hidden id exactly as a missing one is
+				// checked by the crawl's twins
+				continue
+			}
 			rest := c.echo[id].ReplaceAll(text, nil)
 			if bytes.Contains(rest, []byte(id)) {
 				c.leak(rq, r, where, fmt.Sprintf("the hidden id %s", id))
@@ -228,7 +246,12 @@ func swapID(rq req, id, other shelfmark.ID) req {
 	return out
 }
 
-var responseDateRE = regexp.MustCompile(`<responseDate>[^<]*</responseDate>`)
+var (
+	responseDateRE = regexp.MustCompile(`<responseDate>[^<]*</responseDate>`)
+	csrfValueRE    = regexp.MustCompile(`(?:name="csrf-token" content|name="csrf" value)="[^"]*"`)
+	// the web interface's links to further pages
+	uiNextRE = regexp.MustCompile(`href="(/[^"]*[?&](?:amp;)?(?:after|page)=[^"]*)"`)
+)
 
 // normal is a response as compared between a hidden and a missing id:
 // status, the headers that say something, and the body, with both ids
@@ -238,10 +261,15 @@ func (c *crawler) normal(r *response) string {
 	fmt.Fprintf(&b, "%d\n", r.Status)
 	for _, h := range []string{"Content-Type", "Allow", "Location", "ETag", "Link", "WWW-Authenticate", "Content-Range", "Content-Disposition"} {
 		if v := r.Header.Values(h); len(v) > 0 {
-			fmt.Fprintf(&b, "%s: %s\n", h, strings.Join(v, ", "))
+			line := strings.Join(v, ", ")
+			for _, id := range append(slices.Clone(c.f.secret), c.f.missing) {
+				line = strings.ReplaceAll(line, string(id), "X") // an echo of the address asked for
+			}
+			fmt.Fprintf(&b, "%s: %s\n", h, line)
 		}
 	}
 	body := responseDateRE.ReplaceAll(r.Body, nil)
+	body = csrfValueRE.ReplaceAll(body, nil) // a form token differs per browser
 	for _, id := range c.f.secret {
 		body = bytes.ReplaceAll(body, []byte(id), []byte("X"))
 	}
@@ -305,6 +333,12 @@ func (c *crawler) learn(rq req, r *response) {
 			c.queue = append(c.queue, req{method: "GET", path: m[1]})
 		}
 	}
+	// the web interface: links to further pages of a listing
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+		for _, m := range uiNextRE.FindAllSubmatch(r.Body, -1) {
+			c.queue = append(c.queue, req{method: "GET", path: html.UnescapeString(string(m[1]))})
+		}
+	}
 	// OAI-PMH: resumption tokens and set specs
 	if strings.HasPrefix(rq.path, "/oai") {
 		u, _ := url.Parse(rq.path)
@@ -320,8 +354,9 @@ func (c *crawler) learn(rq req, r *response) {
 	}
 }
 
-// getOps are the GET operations of the OpenAPI document.
-var getOps []string
+// getOps are the GET operations of the OpenAPI document; uiGetOps those of
+// the web interface.
+var getOps, uiGetOps []string
 
 // queueID queues every GET route that takes an id, and the OAI-PMH
 // records, for id.
@@ -340,6 +375,16 @@ func (c *crawler) reads(id shelfmark.ID) []req {
 		}
 		out = append(out, req{method: "GET", path: strings.ReplaceAll(p, "{id}", string(id))})
 	}
+	for _, op := range uiGetOps {
+		p := strings.TrimPrefix(op, "GET ")
+		if strings.Contains(p, "{id}") {
+			out = append(out, req{method: "GET", path: strings.ReplaceAll(p, "{id}", string(id)), hdrs: []string{"Accept", "text/html"}})
+		}
+	}
+	out = append(out, req{method: "GET", path: "/search?collection=" + string(id)},
+		req{method: "GET", path: "/search?q=whales&collection=" + string(id)},
+		req{method: "GET", path: "/works/" + string(c.f.pub) + "?page=" + string(id)},
+		req{method: "GET", path: "/collections/" + string(c.f.C) + "?after=" + string(id)})
 	content := resPath(id, "/content")
 	for _, rg := range []string{"bytes=0-5", "bytes=-4", "bytes=0-2,4-8,1-3", "bytes=10-"} {
 		out = append(out, req{method: "GET", path: content, hdrs: []string{"Range", rg}})
@@ -463,12 +508,37 @@ func (c *crawler) crawl() {
 			c.queue = append(c.queue, req{method: "GET", path: p})
 		}
 	}
+	for _, op := range uiGetOps {
+		p := strings.TrimPrefix(op, "GET ")
+		switch {
+		case strings.Contains(p, "{id}"):
+		case strings.Contains(p, "{queue}"):
+			for _, q := range shelfmark.Queues {
+				c.queue = append(c.queue, req{method: "GET", path: strings.ReplaceAll(p, "{queue}", q)})
+			}
+		case p == "/admin/events":
+			// a live stream for minutes: what it says is the dashboard's
+			// (admins only), sent once by HEAD
+			c.queue = append(c.queue, req{method: "HEAD", path: p})
+		case p == "/{$}":
+			c.queue = append(c.queue, req{method: "GET", path: "/"})
+		case strings.Contains(p, "{file...}"):
+			c.queue = append(c.queue, req{method: "GET", path: strings.ReplaceAll(p, "{file...}", "app.css")})
+		case strings.Contains(p, "{file}"): // the sitemaps
+			c.queue = append(c.queue, req{method: "GET", path: strings.ReplaceAll(p, "{file}", "1.xml")}, req{method: "GET", path: strings.ReplaceAll(p, "{file}", "2.xml")})
+		case strings.Contains(p, "{"):
+		default:
+			c.queue = append(c.queue, req{method: "GET", path: p})
+		}
+	}
 	queries := []string{"", "whales", "text", "logbook", "letter", "diaries", "letters"}
 	queries = append(queries, f.words...)
 	for _, q := range queries {
 		for _, extra := range []string{"", "&limit=1", "&kind=work", "&kind=fileset", "&collection=" + string(f.C), "&format=" + leakFormat} {
 			c.queue = append(c.queue, req{method: "GET", path: "/api/v1/search?q=" + url.QueryEscape(q) + extra})
 		}
+		c.queue = append(c.queue, req{method: "GET", path: "/search?q=" + url.QueryEscape(q)},
+			req{method: "GET", path: "/search?q=" + url.QueryEscape(q) + "&collection=" + string(f.C)})
 	}
 	for _, p := range []string{"oai_dc", "marcxml"} {
 		c.queue = append(c.queue, req{method: "GET", path: "/oai?verb=ListRecords&metadataPrefix=" + p},
@@ -532,6 +602,14 @@ func TestLeak(t *testing.T) {
 	}
 	slices.Sort(getOps)
 	onBackends(t, func(t *testing.T, backend string) {
+		uiGetOps = nil
+		if len(uiGetOps) == 0 {
+			for _, rt := range newEnv(t, Options{}).srv.uiRoutes() {
+				if rt.method == "GET" {
+					uiGetOps = append(uiGetOps, rt.method+" "+rt.pattern)
+				}
+			}
+		}
 		start := time.Now()
 		f := newLeakFixture(t, backend)
 		e := f.e
