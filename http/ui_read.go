@@ -204,6 +204,10 @@ type collectionData struct {
 	Kinds, Formats []searchFacet
 	Estimated      bool
 	Browse         string
+	// Editable says the caller may change the collection (its page then
+	// links to its roles and to a new sub-collection); writers may also
+	// deposit into it, as far as their roles allow.
+	Editable bool
 }
 
 // collectionPage handles GET /collections/{id}?after=: the collection's
@@ -241,6 +245,9 @@ func (s *Server) collectionPage(w http.ResponseWriter, r *http.Request) error {
 		Members:     readItems(members.Items, p), VisLabel: readVisLabel(p, res.Visibility)}
 	if d.Title == "" {
 		d.Title = p.T("read.untitled")
+	}
+	if p.MayWrite() {
+		d.Editable = s.opts.Resources.CheckEdit(ctx, id) == nil
 	}
 	p.Title = d.Title
 	if members.Next != "" {
