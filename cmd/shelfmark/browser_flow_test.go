@@ -138,7 +138,7 @@ func testBrowserFlow(t *testing.T, s *browserServer) {
 	titleInput := "#" + b.titleInput()
 	b.eval("select the old title", fmt.Sprintf(`document.querySelector(%q).select(); true`, titleInput), nil)
 	b.run("type the new title over it", chromedp.SendKeys(titleInput, newTitle, chromedp.ByQuery))
-	b.expect("save the edit", http.StatusOK, chromedp.Submit(titleInput, chromedp.ByQuery))
+	b.expect("save the edit", http.StatusOK, chromedp.Click(`#edit-form button[type="submit"]:not(.default-submit):not([name])`, chromedp.ByQuery))
 	if got := b.workID(); got != work {
 		t.Fatalf("after the edit: the page of %s, want %s", got, work)
 	}
@@ -160,8 +160,13 @@ func testBrowserFlow(t *testing.T, s *browserServer) {
 	b.open("/works/"+work+"/access", http.StatusOK)
 	b.run("choose private", chromedp.Click("#vis-private", chromedp.ByQuery))
 	b.shot("flow-access")
-	b.expect("save the visibility", http.StatusOK, chromedp.Submit("#vis-private", chromedp.ByQuery))
+	b.expect("save the visibility", http.StatusOK, chromedp.Click(`main form[action$="/access"] button[type="submit"]`, chromedp.ByQuery))
 	b.shot("flow-private")
+	var res struct{ Visibility string }
+	s.api(t, "GET", "/resources/"+work, nil, http.StatusOK, &res)
+	if res.Visibility != "private" {
+		t.Fatalf("the work is %q, want private", res.Visibility)
+	}
 
 	// sign out and no longer find it
 	b.expect("sign out", http.StatusOK, chromedp.Click(`form[action="/logout"] button`, chromedp.ByQuery))

@@ -724,7 +724,7 @@ func (b *browser) signIn(name, password, next string) {
 	b.run("fill the sign-in form",
 		chromedp.SendKeys("#login-name", name, chromedp.ByQuery),
 		chromedp.SendKeys("#login-password", password, chromedp.ByQuery))
-	b.expect("sign in", http.StatusOK, chromedp.Submit("#login-password", chromedp.ByQuery))
+	b.expect("sign in", http.StatusOK, chromedp.Click(`main form[action="/login"] button[type="submit"]`, chromedp.ByQuery))
 	if b.nodeCount(`form[action="/logout"]`) != 1 {
 		b.t.Fatalf("not signed in after the sign-in form: %s", b.text())
 	}

@@ -60,7 +60,7 @@ func testBrowserNoScript(t *testing.T, s *browserServer) {
 	// private
 	b.open("/works/"+work+"/access", http.StatusOK)
 	b.run("choose private", chromedp.Click("#vis-private", chromedp.ByQuery))
-	b.expect("save the visibility", http.StatusOK, chromedp.Submit("#vis-private", chromedp.ByQuery))
+	b.expect("save the visibility", http.StatusOK, chromedp.Click(`main form[action$="/access"] button[type="submit"]`, chromedp.ByQuery))
 	var res struct{ Visibility string }
 	s.api(t, "GET", "/resources/"+work, nil, http.StatusOK, &res)
 	if res.Visibility != "private" {
