@@ -275,19 +275,25 @@ func (s *Server) uiWrap(f func(http.ResponseWriter, *http.Request) error) http.H
 // MaxBodyBytes) and its CSRF token checked before f runs.
 func (s *Server) uiForm(f func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return s.uiWrap(func(w http.ResponseWriter, r *http.Request) error {
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
-		if err := r.ParseForm(); err != nil {
-			var maxErr *http.MaxBytesError
-			if errors.As(err, &maxErr) {
-				return shelfmark.Errorf(shelfmark.ETOOLARGE, "The form is larger than this server accepts (%d bytes).", maxErr.Limit)
-			}
-			return shelfmark.Errorf(shelfmark.EINVALID, "The form cannot be read: %v", err)
-		}
-		if err := s.checkCSRF(r, r.PostForm.Get(csrfField)); err != nil {
+		if err := s.readForm(w, r); err != nil {
 			return err
 		}
 		return f(w, r)
 	})
+}
+
+// readForm reads an urlencoded form (at most MaxBodyBytes) into
+// r.PostForm and checks its CSRF token.
+func (s *Server) readForm(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	if err := r.ParseForm(); err != nil {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return shelfmark.Errorf(shelfmark.ETOOLARGE, "The form is larger than this server accepts (%d bytes).", maxErr.Limit)
+		}
+		return shelfmark.Errorf(shelfmark.EINVALID, "The form cannot be read: %v", err)
+	}
+	return s.checkCSRF(r, r.PostForm.Get(csrfField))
 }
 
 // uiErrorData is the content of an error page.

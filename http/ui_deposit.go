@@ -12,7 +12,6 @@ package http
 // ui_edit*.go.
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -272,15 +271,7 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) error {
 		kept, fileErr = s.namedFiles(r, form)
 		files = append(kept, files...)
 	} else {
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
-		if err := r.ParseForm(); err != nil {
-			var maxErr *http.MaxBytesError
-			if errors.As(err, &maxErr) {
-				return shelfmark.Errorf(shelfmark.ETOOLARGE, "The form is larger than this server accepts (%d bytes).", maxErr.Limit)
-			}
-			return shelfmark.Errorf(shelfmark.EINVALID, "The form cannot be read: %v", err)
-		}
-		if err := s.checkCSRF(r, r.PostForm.Get(csrfField)); err != nil {
+		if err := s.readForm(w, r); err != nil {
 			return err
 		}
 		form = r.PostForm
