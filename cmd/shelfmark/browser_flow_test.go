@@ -149,6 +149,12 @@ func testBrowserFlow(t *testing.T, s *browserServer) {
 	word := strings.ToLower(scans[1].words[0])
 	b.searchUntil(word, work, true)
 	b.shot("flow-search")
+	// the hit is in the text of a page: it links to that page
+	var href string
+	b.eval("the hit's link", fmt.Sprintf(`document.querySelector(%q).getAttribute("href")`, fmt.Sprintf(`main a[href^="/works/%s"]`, work)), &href)
+	if !strings.Contains(href, order[1]) {
+		t.Errorf("the hit links %s, not the page %s whose text has %q", href, order[1], word)
+	}
 	b.expect("open the hit", http.StatusOK, chromedp.Click(fmt.Sprintf(`main a[href^="/works/%s"]`, work), chromedp.ByQuery))
 	if got := b.workID(); got != work {
 		t.Fatalf("the hit opened %s, want %s", got, work)
@@ -356,8 +362,21 @@ func testBrowserKeyboard(t *testing.T, s *browserServer) {
 	scans := browserScans(t, "keys")
 	b := newBrowser(t, s.base)
 
-	// sign in
+	// the first Tab reaches the link that skips to the content, and
+	// Enter on it puts the focus there
 	b.open("/login?next=%2Fdeposit", http.StatusOK)
+	b.press("the first Tab", []string{"Tab"})
+	var skip bool
+	b.eval("the skip link", `document.activeElement.matches('a[href="#main"]')`, &skip)
+	if !skip {
+		t.Errorf("the first Tab focuses %s, not the skip link", b.focused())
+	} else {
+		b.press("skip to the content", []string{"Enter"})
+		b.waitFor("the focus in the content", `document.activeElement === document.getElementById("main")`,
+			`document.activeElement.outerHTML.slice(0, 200)`, browserStep)
+	}
+
+	// sign in
 	b.tabTo("sign in", "#login-name", false, 40)
 	b.typeText("type the name", "admin")
 	b.press("to the password", []string{"Tab"})
