@@ -604,21 +604,25 @@ func (b *browser) tabTo(what, selector string, back bool, limit int) {
 
 // focusInfo is what tabWalk reads of the focused element.
 type focusInfo struct {
-	Desc    string `json:"desc"`
-	Body    bool   `json:"body"`
-	Visible bool   `json:"visible"`
+	Desc string `json:"desc"`
+	// Body is set when no element has the focus (Tab left the page);
+	// Again when the element was reached before (Tab came round).
+	Body    bool `json:"body"`
+	Again   bool `json:"again"`
+	Visible bool `json:"visible"`
 }
 
 // focusJS describes the focused element and whether its focus is seen:
 // an outline, or a box shadow, drawn around it (WCAG 2.4.7).
 const focusJS = `(() => { const e = document.activeElement;
   if (!e || e === document.body || e === document.documentElement) return {body: true, desc: "body", visible: true};
+  const again = e.dataset.tabWalked === "1"; e.dataset.tabWalked = "1";
   const s = getComputedStyle(e);
   const visible = (s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0) || (s.boxShadow !== "none" && s.boxShadow !== "");
   let d = e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.name ? "[name=" + e.name + "]" : "");
   if (e.getAttribute("href")) d += "[href=" + e.getAttribute("href").slice(0, 60) + "]";
   const label = (e.innerText || e.value || e.getAttribute("aria-label") || "").trim().replace(/\s+/g, " ").slice(0, 40);
-  return {desc: d + (label ? " \"" + label + "\"" : ""), body: false, visible: visible} })()`
+  return {desc: d + (label ? " \"" + label + "\"" : ""), body: false, again: again, visible: visible} })()`
 
 // tabWalk presses Tab from the top of the page through its controls (at
 // most limit presses) and returns them in order, with those whose focus
@@ -626,15 +630,13 @@ const focusJS = `(() => { const e = document.activeElement;
 func (b *browser) tabWalk(limit int) (stops []string, unseen []string) {
 	b.t.Helper()
 	b.eval("start at the top", `document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); true`, nil)
-	seen := map[string]bool{}
 	for i := 0; i < limit; i++ {
 		b.press("tab through the page", []string{"Tab"})
 		var f focusInfo
 		b.eval("the focused element", focusJS, &f)
-		if f.Body || seen[f.Desc] {
+		if f.Body || f.Again {
 			break
 		}
-		seen[f.Desc] = true
 		stops = append(stops, f.Desc)
 		if !f.Visible {
 			unseen = append(unseen, f.Desc)
