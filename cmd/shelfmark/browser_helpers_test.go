@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -165,8 +166,8 @@ type browser struct {
 	close func()
 
 	mu sync.Mutex
-	// problems are Content-Security-Policy violations and script errors
-	// reported since the last check.
+	// problems are Content-Security-Policy violations, script errors and
+	// failed requests of a page's parts reported since the last check.
 	problems []string
 }
 
@@ -216,7 +217,7 @@ func newBrowserIn(t *testing.T, base, dir string) *browser {
 	defer cancel()
 	// every document reports CSP violations into window.__cspViolations,
 	// before any script of its own runs
-	err := chromedp.Run(start, cdplog.Enable(), chromedp.ActionFunc(func(ctx context.Context) error {
+	err := chromedp.Run(start, cdplog.Enable(), network.Enable(), chromedp.ActionFunc(func(ctx context.Context) error {
 		_, err := page.AddScriptToEvaluateOnNewDocument(`window.__cspViolations = [];
 document.addEventListener("securitypolicyviolation", function (e) {
   window.__cspViolations.push(e.violatedDirective + " blocked " + (e.blockedURI || "inline") + " at " + e.sourceFile + ":" + e.lineNumber);
@@ -282,6 +283,12 @@ func (b *browser) listen(ev any) {
 				args = append(args, string(a.Value)+a.Description)
 			}
 			p = "console." + string(ev.Type) + ": " + strings.Join(args, " ")
+		}
+	case *network.EventResponseReceived:
+		// a style sheet, script, image or request of a script that fails
+		// (documents answer what each check expects)
+		if ev.Type != network.ResourceTypeDocument && ev.Response.Status >= 400 {
+			p = fmt.Sprintf("%s %s answered %d", ev.Type, ev.Response.URL, ev.Response.Status)
 		}
 	case *cdplog.EventEntryAdded:
 		e := ev.Entry
