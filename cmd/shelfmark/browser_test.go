@@ -21,6 +21,8 @@ import (
 //   - keyboard: the deposit and reorder flows by key presses alone;
 //   - noscript: deposit, reorder, edit and access forms in a browser
 //     that runs no script;
+//   - longwork: a work longer than one list of pages shows the rest as
+//     its "more pages" link scrolls into view;
 //   - script: a script in a metadata value is shown as text, never run.
 //
 // Screenshots go to .build/screenshots/, and also to
@@ -37,4 +39,5 @@ func TestBrowser(t *testing.T) {
 	t.Run("flow", func(t *testing.T) { testBrowserFlow(t, s) })
 	t.Run("keyboard", func(t *testing.T) { testBrowserKeyboard(t, s) })
 	t.Run("noscript", func(t *testing.T) { testBrowserNoScript(t, s) })
+	t.Run("longwork", func(t *testing.T) { testBrowserLongWork(t, s, axe) })
 }
