@@ -242,6 +242,7 @@ var readmeShots = map[string]string{
 	"flow-pages":                  "reorder",
 	"conflict":                    "edit-conflict",
 	"bulk-preview":                "bulk-preview",
+	"bulk-started":                "bulk-run",
 	"admin":                       "admin",
 }
 

@@ -23,6 +23,7 @@ import (
 //     that runs no script;
 //   - longwork: a work longer than one list of pages shows the rest as
 //     its "more pages" link scrolls into view;
+//   - bulk: a CSV manifest previewed, started and followed until done;
 //   - dashboard: the administrators' dashboard shows a queue paused and
 //     resumed as it happens;
 //   - script: a script in a metadata value is shown as text, never run.
@@ -42,5 +43,6 @@ func TestBrowser(t *testing.T) {
 	t.Run("keyboard", func(t *testing.T) { testBrowserKeyboard(t, s) })
 	t.Run("noscript", func(t *testing.T) { testBrowserNoScript(t, s) })
 	t.Run("longwork", func(t *testing.T) { testBrowserLongWork(t, s, axe) })
+	t.Run("bulk", func(t *testing.T) { testBrowserBulk(t, s) })
 	t.Run("dashboard", func(t *testing.T) { testBrowserDashboard(t, s) })
 }
