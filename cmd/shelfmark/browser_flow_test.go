@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/shelfmark/shelfmark/bench/gen"
+	shttp "github.com/shelfmark/shelfmark/http"
 )
 
 // browserBackground bounds waiting for the background jobs
@@ -89,6 +90,13 @@ func testBrowserFlow(t *testing.T, s *browserServer) {
 	b.signIn("admin", browserAdminPassword, "/deposit")
 	b.shot("flow-deposit")
 	b.checkClean("the deposit page")
+	// the session and the form key are HttpOnly: no script of the page
+	// reads them
+	var cookies string
+	b.eval("the page's cookies", `document.cookie`, &cookies)
+	if strings.Contains(cookies, shttp.SessionCookie) || strings.Contains(cookies, "csrf") {
+		t.Errorf("a script of the page reads the cookies %q", cookies)
+	}
 
 	// deposit: a title, three files chosen, sent
 	title := "Survey of the lower river"
