@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"html"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -112,4 +115,41 @@ func (b *browser) checkPwned(what string, shows bool) {
 		}
 	}
 	b.checkClean(what)
+}
+
+// testBrowserForgery signs in, then opens a page of another origin whose
+// form posts to the interface (a visibility change) with a wrong form
+// token and with none: the server refuses both (403) and the work stays
+// public.
+func testBrowserForgery(t *testing.T, s *browserServer) {
+	var res struct{ ID string }
+	s.api(t, "POST", "/works", map[string]any{"metadata": map[string]any{"dc:title": "Not to be hidden"}, "visibility": "public"},
+		http.StatusCreated, &res)
+	work := res.ID
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := ""
+		if r.URL.Query().Has("token") {
+			token = `<input type="hidden" name="csrf" value="` + html.EscapeString(r.URL.Query().Get("token")) + `">`
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!DOCTYPE html><html lang="en"><title>Win a prize</title><form method="post" action="%s/works/%s/access">
+<input type="hidden" name="visibility" value="private">%s<button id="go" type="submit">Claim</button></form></html>`, s.base, work, token)
+	}))
+	t.Cleanup(evil.Close)
+
+	b := newBrowser(t, s.base)
+	b.signIn("admin", browserAdminPassword, "/")
+	for _, q := range []string{"?token=forged-token-of-the-right-length-0123456789abcdef", ""} {
+		if err := b.load(http.StatusOK, chromedp.Navigate(evil.URL+"/"+q)); err != nil {
+			t.Fatalf("the other site's page: %v", err)
+		}
+		b.expect("send the other site's form", http.StatusForbidden, chromedp.Click("#go", chromedp.ByQuery))
+		b.shot("forgery-refused")
+		var got struct{ Visibility string }
+		s.api(t, "GET", "/resources/"+work, nil, http.StatusOK, &got)
+		if got.Visibility != "public" {
+			t.Fatalf("a form of another site (%q) made the work %s", q, got.Visibility)
+		}
+	}
+	b.takeProblems() // the refusals are 403 documents, on purpose
 }
