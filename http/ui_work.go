@@ -298,6 +298,10 @@ func workFile(p *uiPage, page string, f *shelfmark.Resource) *uiWorkFile {
 		wf.Use = f.File.Use
 	}
 	switch fm := f.File.Format; {
+	case fm == nil && f.File.Managed() && !f.File.Processed():
+		// derivatives are not identified: the media
+		// type they were made with is what is known
+		wf.Format = p.T("work.format.mediatype", f.File.MediaType)
 	case fm == nil:
 		wf.Format = p.T("work.format.pending")
 	case !fm.Known():

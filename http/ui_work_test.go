@@ -138,7 +138,7 @@ func TestUIWorkPage(t *testing.T) {
 		`<a href="https://creativecommons.org/publicdomain/mark/1.0/" rel="nofollow">`,
 		"<dd>javascript:alert(1)</dd>",
 		// files: format, size, checksum, download
-		"Acrobat PDF 1.4 - Portable Document Format 1.4", "(fmt/18)", "Not identified yet",
+		"Acrobat PDF 1.4 - Portable Document Format 1.4", "(fmt/18)", "Not identified yet", "Media type image/jpeg", // an original waits, a derivative has its type
 		`href="/api/v1/resources/` + string(pdfFile.ID) + `/content" download>book.pdf</a>`,
 		pdfFile.File.SHA256, "21 B",
 		// thumbnails load as they scroll into view
