@@ -324,6 +324,20 @@ func (g *guard) canDelete(ctx context.Context, a *access) (bool, error) {
 	return g.canHoldRole(ctx, a, RoleCurator)
 }
 
+// deletable loads a live resource the caller may delete.
+func (g *guard) deletable(ctx context.Context, key int64) (*access, error) {
+	a, err := g.readable(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := g.canDelete(ctx, a); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, g.refused("delete", key)
+	}
+	return a, nil
+}
+
 // editable loads a live resource the caller may change.
 func (g *guard) editable(ctx context.Context, key int64, what string) (*access, error) {
 	a, err := g.readable(ctx, key)
@@ -556,6 +570,20 @@ func (r *Repository) CheckEdit(ctx context.Context, id ID) error {
 	}
 	return r.store.View(ctx, func(tx ReadTx) error {
 		_, err := r.guard(tx, CallerFrom(ctx)).editable(ctx, key, "change")
+		return err
+	})
+}
+
+// CheckDelete answers nil when the caller may delete the resource (a work
+// or collection takes a curator; a file set or file is an edit of its
+// work), and otherwise the error a delete would get (404, 401 or 403).
+func (r *Repository) CheckDelete(ctx context.Context, id ID) error {
+	key, err := r.ids.Key(id)
+	if err != nil {
+		return err
+	}
+	return r.store.View(ctx, func(tx ReadTx) error {
+		_, err := r.guard(tx, CallerFrom(ctx)).deletable(ctx, key)
 		return err
 	})
 }

@@ -155,6 +155,9 @@ type ResourceService interface {
 	// CheckEdit answers nil when the caller may change the resource, and
 	// otherwise the error a change would get (404, 401 or 403).
 	CheckEdit(ctx context.Context, id ID) error
+	// CheckDelete answers nil when the caller may delete the resource, and
+	// otherwise the error a delete would get.
+	CheckDelete(ctx context.Context, id ID) error
 	// MintIDs reserves n fresh ids for resources about to be created.
 	MintIDs(ctx context.Context, n int) ([]ID, error)
 	// CreateResource mints an id and stores a new resource.

@@ -198,15 +198,9 @@ func (r *Repository) DeleteResource(ctx context.Context, id ID, ifMatch int64) e
 	o := &op{}
 	o.check = func(tx WriteTx) error {
 		ctx := context.Background()
-		g := r.guard(tx, CallerFrom(o.ctx))
-		a, err := g.readable(ctx, key)
+		a, err := r.guard(tx, CallerFrom(o.ctx)).deletable(ctx, key)
 		if err != nil {
 			return err
-		}
-		if ok, err := g.canDelete(ctx, a); err != nil {
-			return err
-		} else if !ok {
-			return g.refused("delete", key)
 		}
 		return r.checkVersion(a.row, ifMatch)
 	}

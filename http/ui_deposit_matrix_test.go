@@ -63,7 +63,7 @@ func (m *matrix) uiDepositRows() []row {
 		{"POST /works/{id}/access", []probe{{target: fr, build: func(c *cell) req {
 			return formReq("/works/"+string(c.t.W)+"/access", url.Values{"version": {m.versionOf(c.t.W)}, "visibility": {"private"}})
 		}, rule: writeTarget(303, 404, (*who).edits)}}},
-		{"GET /works/{id}/delete", []probe{{target: rd, build: workGet("/delete"), rule: formPage(writeTarget(200, 404, (*who).edits))}}},
+		{"GET /works/{id}/delete", []probe{{target: rd, build: workGet("/delete"), rule: formPage(writeTarget(200, 404, (*who).deletesWork))}}},
 		{"POST /works/{id}/delete", []probe{{target: fr, build: func(c *cell) req {
 			return formReq("/works/"+string(c.t.W)+"/delete", url.Values{"version": {m.versionOf(c.t.W)}})
 		}, rule: writeTarget(303, 404, (*who).deletesWork)}}},

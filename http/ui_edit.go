@@ -286,6 +286,9 @@ func (s *Server) deletePage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.opts.Resources.CheckDelete(r.Context(), res.ID); err != nil {
+		return err // a depositor may change the work, not delete it
+	}
 	t := titleOf(res)
 	p := s.page(w, r, "delete.title", t)
 	p.Data = &deleteData{Work: res, Title: t, Version: res.Version}

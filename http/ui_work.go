@@ -64,8 +64,9 @@ type uiWorkData struct {
 	// After is the cursor this page started from ("" for the first); Next
 	// the cursor of the following one ("" on the last).
 	After, Next string
-	// MayEdit shows the links to edit the work.
-	MayEdit bool
+	// MayEdit shows the links to edit the work; MayDelete the one to
+	// delete it (a depositor may change a work, only a curator delete it).
+	MayEdit, MayDelete bool
 	// Canonical is the work page's stable URL.
 	Canonical string
 	// Meta are the Highwire Press citation_* tags; JSONLD the schema.org
@@ -221,6 +222,7 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 		d.Items = append(d.Items, item)
 	}
 	d.MayEdit = s.opts.Resources.CheckEdit(ctx, id) == nil
+	d.MayDelete = d.MayEdit && s.opts.Resources.CheckDelete(ctx, id) == nil
 	d.Meta, d.JSONLD = s.workMeta(p, res, d, files)
 	p.Title = d.Title
 	p.Data = d

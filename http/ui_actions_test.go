@@ -41,3 +41,36 @@ func TestUICollectionActions(t *testing.T) {
 		t.Errorf("writer without a role: deposit offered %v, roles offered %v", strings.Contains(p.Body, deposit), strings.Contains(p.Body, roles))
 	}
 }
+
+// TestUIWorkDeleteOffered: a depositor may change the work she deposited
+// but not delete it, so her work page offers the edit links and not the
+// delete one, and the delete page refuses her (403); a curator gets both.
+func TestUIWorkDeleteOffered(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	ctx := context.Background()
+	c := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindCollection, Metadata: titled("Letters")}})[0]
+	dep := e.addUser("dep", shelfmark.ScopeWrite)
+	e.addUser("cur", shelfmark.ScopeWrite)
+	e.grantRoles(c.ID, []grantJSON{{"user:dep", "depositor"}, {"user:cur", "curator"}})
+	w, err := e.repo.CreateResource(shelfmark.WithCaller(ctx, e.callerOf(dep)), &shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{c.ID}, Metadata: titled("Her letter")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/works/" + string(w.ID)
+	edit, del := `href="`+path+`/edit"`, `href="`+path+`/delete"`
+	for _, tc := range []struct {
+		user            string
+		edit, del       bool
+		deletePageState int
+	}{{"dep", true, false, 403}, {"cur", true, true, 200}} {
+		b := newVisitor(t, e.testEnv)
+		b.signIn(tc.user, tc.user+"-password")
+		p := b.get(path)
+		if strings.Contains(p.Body, edit) != tc.edit || strings.Contains(p.Body, del) != tc.del {
+			t.Errorf("%s: edit link %v (want %v), delete link %v (want %v)", tc.user, strings.Contains(p.Body, edit), tc.edit, strings.Contains(p.Body, del), tc.del)
+		}
+		if p := b.get(path + "/delete"); p.Status != tc.deletePageState {
+			t.Errorf("%s: delete page %d, want %d", tc.user, p.Status, tc.deletePageState)
+		}
+	}
+}
