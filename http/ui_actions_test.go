@@ -74,3 +74,22 @@ func TestUIWorkDeleteOffered(t *testing.T) {
 		}
 	}
 }
+
+// TestUIDepositSuggestsCollections: the deposit form suggests the
+// collections the depositor can see, by title, and not the hidden ones.
+func TestUIDepositSuggestsCollections(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	ctx := context.Background()
+	cs := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindCollection, Metadata: titled("Letters & diaries")},
+		{Kind: shelfmark.KindCollection, Visibility: shelfmark.Private, Metadata: titled("Hidden shelf")}})
+	e.addUser("dep", shelfmark.ScopeWrite)
+	b := newVisitor(t, e.testEnv)
+	b.signIn("dep", "dep-password")
+	p := b.get("/deposit")
+	if want := `<option value="` + string(cs[0].ID) + `">Letters &amp; diaries</option>`; !strings.Contains(p.Body, want) || !strings.Contains(p.Body, `list="deposit-collections"`) {
+		t.Errorf("the deposit form does not suggest %s: %.2000s", want, p.Body)
+	}
+	if strings.Contains(p.Body, "Hidden shelf") || strings.Contains(p.Body, string(cs[1].ID)) {
+		t.Error("the deposit form suggests a collection the depositor cannot see")
+	}
+}

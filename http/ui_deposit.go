@@ -194,11 +194,15 @@ type depositData struct {
 	// CollectionTitle names the collection when it was given and is
 	// readable.
 	CollectionTitle string
-	Visibility      string
-	Visibilities    []string
-	Files           []depositFile
-	MaxUpload       int64
-	Error           string
+	// Choices are collections to suggest (the top-level ones the caller
+	// may see, newest first, at most depositChoices): the engine decides
+	// whether the caller may deposit into the one chosen.
+	Choices      []collectionChoice
+	Visibility   string
+	Visibilities []string
+	Files        []depositFile
+	MaxUpload    int64
+	Error        string
 }
 
 // visibilities are the choices of a visibility.
@@ -219,9 +223,24 @@ func (s *Server) depositPage(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, "deposit", p)
 }
 
+// collectionChoice is a collection the deposit form suggests.
+type collectionChoice struct {
+	ID    shelfmark.ID
+	Title string
+}
+
+// depositChoices is how many collections the deposit form suggests.
+const depositChoices = 50
+
 // collectionTitle names the chosen collection, when the caller may see
-// it (the deposit itself is judged by the engine).
+// it (the deposit itself is judged by the engine), and lists the
+// collections to suggest.
 func (s *Server) collectionTitle(r *http.Request, d *depositData) {
+	if page, err := s.opts.Resources.ListResources(r.Context(), shelfmark.KindCollection, shelfmark.PageRequest{Limit: depositChoices, Metadata: true}); err == nil {
+		for _, c := range page.Items {
+			d.Choices = append(d.Choices, collectionChoice{ID: c.ID, Title: titleOf(c)})
+		}
+	}
 	if d.Collection == "" || shelfmark.ID(d.Collection).Check() != nil {
 		return
 	}
