@@ -245,6 +245,7 @@ func (s *Server) uiRoutes() []route {
 	rs = append(rs, s.uiDepositRoutes()...)
 	rs = append(rs, s.uiBulkRoutes()...)
 	rs = append(rs, s.uiAdminRoutes()...)
+	rs = append(rs, s.iiifRoutes()...) // IIIF documents (iiif.go)
 	return rs
 }
 

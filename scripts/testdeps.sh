@@ -7,7 +7,8 @@
 #   chromium           (Debian chromium) headless, to render and screenshot HTML reports
 #   curl, jq, openssl  (Debian curl, jq, openssl) the README's five-minute walk
 #   .build/venv        a Python virtualenv with sickle, the third-party OAI-PMH harvester,
-#                      and schemathesis, which checks the server against its OpenAPI document
+#                      schemathesis, which checks the server against its OpenAPI document,
+#                      and iiif-prezi3, which loads the IIIF manifests into its models
 #   .build/testdata/pymarc-5.4.0   the pymarc source distribution: real LoC MARC records under test/
 #   .build/axe-core/axe.min.js     axe-core from the npm registry (pinned, its published SHA-512
 #                      checked; no Node): the accessibility rules the browser tests run in chromium
@@ -49,6 +50,14 @@ schemathesis_version=4.32.5
 if [[ $("$build/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("schemathesis"))' 2>/dev/null) != "$schemathesis_version" ]]; then
 	echo "== installing schemathesis $schemathesis_version into $build/venv" >&2
 	"$build/venv/bin/pip" install -q "schemathesis==$schemathesis_version" >&2
+fi
+
+# iiif-prezi3: the IIIF Presentation 3.0 models (pydantic, after the
+# official schema) that the manifests are loaded into under test
+iiif_prezi3_version=3.1.1
+if [[ $("$build/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("iiif-prezi3"))' 2>/dev/null) != "$iiif_prezi3_version" ]]; then
+	echo "== installing iiif-prezi3 $iiif_prezi3_version into $build/venv" >&2
+	"$build/venv/bin/pip" install -q "iiif-prezi3==$iiif_prezi3_version" >&2
 fi
 
 if [[ ! -d $build/testdata/pymarc-5.4.0/test ]]; then

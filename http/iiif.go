@@ -1,0 +1,401 @@
+package http
+
+// This file serves IIIF Presentation API 3.0 documents
+// (https://iiif.io/api/presentation/3.0/): a work's Manifest, with one
+// Canvas per page (file set) in the work's order, and a collection's IIIF
+// Collection, keyset-paged. Both are built from stored rows a page of
+// children (or members) at a time, as the caller may read them: what the
+// caller may not read is 404, as in the API. Labels are language maps
+// holding every language of the interface's catalogs, so a manifest does
+// not depend on the reader's language.
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+const (
+	// iiifContext is the JSON-LD context of Presentation 3.0.
+	iiifContext = "http://iiif.io/api/presentation/3/context.json"
+	// iiifMediaType is the Content-Type of a Presentation 3.0 document.
+	iiifMediaType = `application/ld+json;profile="` + iiifContext + `"`
+	// iiifChildPage is how many of a work's children one read of a
+	// manifest's build takes (with their files, in one more read).
+	iiifChildPage = shelfmark.MaxPageSize
+	// iiifCollectionPage is how many members one page of a IIIF
+	// Collection lists.
+	iiifCollectionPage = 100
+	// hocrProfile names hOCR in a seeAlso.
+	hocrProfile = "http://kba.cloud/hocr-spec/1.2/"
+)
+
+// iiifRoutes are the routes of this file.
+func (s *Server) iiifRoutes() []route {
+	return []route{
+		{"GET", "/iiif/{id}/manifest", s.wrap(s.iiifManifest)},
+		{"GET", "/iiif/{id}/collection", s.wrap(s.iiifCollection)},
+	}
+}
+
+// langMap is a IIIF language map: language (or "none") -> values.
+type langMap map[string][]string
+
+// iiifLabels is a catalog message in every language of the catalogs.
+func (s *Server) iiifLabels(key string, args ...any) langMap {
+	m := langMap{}
+	for _, lang := range s.ui.catalogs.langs {
+		p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}
+		m[lang] = []string{p.T(key, args...)}
+	}
+	return m
+}
+
+// iiifTitle is the label of a resource: its title in its own language
+// ("none" when it has no language tag), else the catalog message key.
+func (s *Server) iiifTitle(stmts []shelfmark.Statement, key string, args ...any) langMap {
+	t, lang := workTitle(stmts, "")
+	if t == "" {
+		return s.iiifLabels(key, args...)
+	}
+	if lang == "" {
+		lang = "none"
+	}
+	return langMap{lang: {t}}
+}
+
+// iiifReadable finds the resource a IIIF route names, as the caller may
+// read it.
+func (s *Server) iiifReadable(r *http.Request) (*shelfmark.Resource, error) {
+	id := shelfmark.ID(r.PathValue("id"))
+	if err := id.Check(); err != nil {
+		return nil, err
+	}
+	return s.opts.Resources.FindResource(r.Context(), id)
+}
+
+// writeIIIF sends a Presentation 3.0 document; a public resource's to any
+// origin, as viewers on other sites need.
+func writeIIIF(w http.ResponseWriter, res *shelfmark.Resource, doc any) error {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", iiifMediaType)
+	if effectiveVisibility(res, time.Now()) == shelfmark.Public {
+		h.Set("Access-Control-Allow-Origin", "*")
+	} else {
+		h.Set("Cache-Control", "private")
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// iiifManifest handles GET /iiif/{id}/manifest: the Manifest of a work.
+func (s *Server) iiifManifest(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.iiifReadable(r)
+	if err != nil {
+		return err
+	}
+	switch res.Kind {
+	case shelfmark.KindWork:
+	case shelfmark.KindCollection:
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a collection, which has no manifest; its IIIF Collection is /iiif/%s/collection.", res.ID, res.ID)
+	case shelfmark.KindFileSet:
+		if res.Parent != "" {
+			return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a page (file set), which has no manifest of its own; it is a canvas of /iiif/%s/manifest.", res.ID, res.Parent)
+		}
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a file set of no work, which has no manifest.", res.ID)
+	default:
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work; only works have manifests.", res.ID, res.Kind)
+	}
+	doc, err := s.buildManifest(r, res)
+	if err != nil {
+		return err
+	}
+	return writeIIIF(w, res, doc)
+}
+
+// buildManifest builds a work's Manifest from its row and its children,
+// read a page at a time (with their files, in one more read a page).
+func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[string]any, error) {
+	ctx := r.Context()
+	base := s.baseURL(r)
+	self := base + "/iiif/" + string(res.ID) + "/manifest"
+	m := map[string]any{
+		"@context": iiifContext,
+		"id":       self,
+		"type":     "Manifest",
+		"label":    s.iiifTitle(res.Metadata, "work.untitled"),
+		"homepage": []map[string]any{{"id": base + "/works/" + string(res.ID), "type": "Text", "format": "text/html",
+			"label": s.iiifTitle(res.Metadata, "work.untitled")}},
+	}
+	if md := s.iiifMetadata(res.Metadata); len(md) > 0 {
+		m["metadata"] = md
+	}
+	if abs := literals(res.Metadata, false, "dcterms:abstract", "schema:abstract", "bibo:abstract", "dc:description", "dcterms:description", "schema:description"); len(abs) > 0 {
+		m["summary"] = langMap{"none": {abs[0]}}
+	}
+	if lic := firstOf(literals(res.Metadata, true, "dcterms:license", "schema:license", "dcterms:rights", "dc:rights")); rightsIRI(lic) {
+		m["rights"] = lic
+	}
+	if rs := s.requiredStatement(res.Metadata); rs != nil {
+		m["requiredStatement"] = rs
+	}
+	var canvases []map[string]any
+	after := shelfmark.Cursor("")
+	for n := 0; ; {
+		page, err := s.opts.Resources.ListChildren(ctx, res.ID, shelfmark.PageRequest{After: after, Limit: iiifChildPage, Metadata: true})
+		if err != nil {
+			return nil, err
+		}
+		var sets []shelfmark.ID
+		for _, it := range page.Items {
+			if it.Kind == shelfmark.KindFileSet {
+				sets = append(sets, it.ID)
+			}
+		}
+		var files map[shelfmark.ID][]*shelfmark.Resource
+		if len(sets) > 0 {
+			if files, err = s.opts.Resources.ChildFiles(ctx, res.ID, sets); err != nil {
+				return nil, err
+			}
+		}
+		for _, it := range page.Items {
+			n++
+			if it.Kind != shelfmark.KindFileSet {
+				continue // a part that is a work has a manifest of its own
+			}
+			canvases = append(canvases, s.iiifCanvas(base, self, it, n, files[it.ID]))
+		}
+		if page.Next == "" {
+			break
+		}
+		after = page.Next
+	}
+	if canvases == nil {
+		canvases = []map[string]any{}
+	}
+	m["items"] = canvases
+	for _, c := range canvases {
+		if th, ok := c["thumbnail"]; ok {
+			m["thumbnail"] = th
+			break
+		}
+	}
+	return m, nil
+}
+
+// iiifCanvas is the Canvas of one page: its image painted on it (the
+// access copy, else the original), sized by the original's
+// characterization when it read one, with the page's thumbnail and OCR.
+func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int, files []*shelfmark.Resource) map[string]any {
+	cid := strings.TrimSuffix(manifest, "/manifest") + "/canvas/" + string(it.ID)
+	var label langMap
+	switch {
+	case it.Position > 0:
+		label = s.iiifTitle(it.Metadata, "work.page", it.Position)
+	default:
+		label = s.iiifTitle(it.Metadata, "work.unordered", n)
+	}
+	c := map[string]any{"id": cid, "type": "Canvas", "label": label}
+	var original, access, thumb *shelfmark.Resource
+	var seeAlso []map[string]any
+	for _, f := range files {
+		switch f.File.Use {
+		case shelfmark.UseOriginal, "":
+			if original == nil {
+				original = f
+			}
+		case shelfmark.UseAccess:
+			if access == nil {
+				access = f
+			}
+		case shelfmark.UseThumbnail:
+			if thumb == nil {
+				thumb = f
+			}
+		case shelfmark.UseOCR:
+			sa := map[string]any{"id": base + contentURL(f.ID), "type": "Dataset", "format": fileMediaType(f.File),
+				"label": s.iiifLabels("iiif.ocr")}
+			if strings.HasSuffix(strings.ToLower(f.File.Name), ".hocr") || strings.Contains(fileMediaType(f.File), "xhtml") {
+				sa["profile"] = hocrProfile
+			}
+			seeAlso = append(seeAlso, sa)
+		}
+	}
+	var width, height int
+	if original != nil && original.File.Format != nil && original.File.Format.Width > 0 && original.File.Format.Height > 0 {
+		width, height = original.File.Format.Width, original.File.Format.Height
+		c["width"], c["height"] = width, height
+	}
+	painted := access
+	if painted == nil {
+		painted = original
+	}
+	var annos []map[string]any
+	if painted != nil {
+		mt := fileMediaType(painted.File)
+		body := map[string]any{"id": base + contentURL(painted.ID), "type": iiifType(mt), "format": mt}
+		if painted == original && width > 0 {
+			body["width"], body["height"] = width, height
+		}
+		annos = append(annos, map[string]any{"id": cid + "/painting", "type": "Annotation", "motivation": "painting",
+			"body": body, "target": cid})
+	}
+	if annos == nil {
+		annos = []map[string]any{}
+	}
+	c["items"] = []map[string]any{{"id": cid + "/page", "type": "AnnotationPage", "items": annos}}
+	if thumb != nil {
+		mt := fileMediaType(thumb.File)
+		c["thumbnail"] = []map[string]any{{"id": base + contentURL(thumb.ID), "type": iiifType(mt), "format": mt}}
+	}
+	if len(seeAlso) > 0 {
+		c["seeAlso"] = seeAlso
+	}
+	return c
+}
+
+// fileMediaType is a file's media type: characterization's when it found
+// one, else the one the file was stored with.
+func fileMediaType(f *shelfmark.File) string {
+	if f.Format.Known() && f.Format.MediaType != "" {
+		return f.Format.MediaType
+	}
+	if f.MediaType != "" {
+		return f.MediaType
+	}
+	return "application/octet-stream"
+}
+
+// iiifType is the Presentation 3.0 type of content of a media type.
+func iiifType(mediaType string) string {
+	switch t, _, _ := strings.Cut(mediaType, "/"); t {
+	case "image":
+		return "Image"
+	case "video":
+		return "Video"
+	case "audio":
+		return "Sound"
+	case "model":
+		return "Model"
+	case "text":
+		return "Text"
+	}
+	if mediaType == "application/pdf" {
+		return "Text"
+	}
+	return "Dataset"
+}
+
+// rightsIRI reports whether an IRI may be a manifest's rights: the
+// specification takes Creative Commons licenses and RightsStatements.org
+// statements (others go to the metadata only).
+func rightsIRI(iri string) bool {
+	u, err := url.Parse(iri)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return u.Host == "creativecommons.org" || u.Host == "rightsstatements.org"
+}
+
+// iiifMetadata is the metadata of a work as label/value pairs, labelled
+// in every language of the catalogs.
+func (s *Server) iiifMetadata(stmts []shelfmark.Statement) []map[string]any {
+	langs := s.ui.catalogs.langs
+	per := make([][]*uiField, len(langs))
+	for i, lang := range langs {
+		per[i] = labelFields(&uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}, stmts)
+	}
+	out := make([]map[string]any, 0, len(per[0]))
+	for j, f := range per[0] {
+		label := langMap{}
+		for i, lang := range langs {
+			label[lang] = []string{per[i][j].Label}
+		}
+		value := langMap{}
+		for _, v := range f.Values {
+			lang := v.Lang
+			if lang == "" {
+				lang = "none"
+			}
+			value[lang] = append(value[lang], v.Text)
+		}
+		out = append(out, map[string]any{"label": label, "value": value})
+	}
+	return out
+}
+
+// requiredStatement is what a viewer must show with the work: its rights
+// holder and its rights or license, when the metadata names them.
+func (s *Server) requiredStatement(stmts []shelfmark.Statement) map[string]any {
+	parts := literals(stmts, false, "dcterms:rightsHolder", "schema:copyrightHolder")
+	parts = append(parts, literals(stmts, true, "dc:rights", "dcterms:rights", "dcterms:license", "schema:license")...)
+	if len(parts) == 0 {
+		return nil
+	}
+	return map[string]any{"label": s.iiifLabels("iiif.attribution"), "value": langMap{"none": {strings.Join(parts, "; ")}}}
+}
+
+// iiifCollection handles GET /iiif/{id}/collection: one page of a
+// collection's members the caller may read (works as Manifests,
+// collections as Collections), and, when more follow, a last item that is
+// the Collection of the next page (?after=).
+func (s *Server) iiifCollection(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.iiifReadable(r)
+	if err != nil {
+		return err
+	}
+	switch res.Kind {
+	case shelfmark.KindCollection:
+	case shelfmark.KindWork:
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a work, not a collection; its manifest is /iiif/%s/manifest.", res.ID, res.ID)
+	default:
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a collection; only collections are IIIF Collections.", res.ID, res.Kind)
+	}
+	after := r.URL.Query().Get("after")
+	page, err := s.opts.Resources.ListMembers(r.Context(), res.ID, shelfmark.PageRequest{After: shelfmark.Cursor(after), Limit: iiifCollectionPage, Metadata: true})
+	if err != nil {
+		return err
+	}
+	base := s.baseURL(r)
+	self := base + "/iiif/" + string(res.ID) + "/collection"
+	id := self
+	if after != "" {
+		id += "?after=" + url.QueryEscape(after)
+	}
+	items := []map[string]any{}
+	for _, it := range page.Items {
+		switch it.Kind {
+		case shelfmark.KindWork:
+			items = append(items, map[string]any{"id": base + "/iiif/" + string(it.ID) + "/manifest", "type": "Manifest",
+				"label": s.iiifTitle(it.Metadata, "work.untitled")})
+		case shelfmark.KindCollection:
+			items = append(items, map[string]any{"id": base + "/iiif/" + string(it.ID) + "/collection", "type": "Collection",
+				"label": s.iiifTitle(it.Metadata, "read.untitled")})
+		}
+	}
+	if page.Next != "" {
+		items = append(items, map[string]any{"id": self + "?after=" + url.QueryEscape(string(page.Next)), "type": "Collection",
+			"label": s.iiifLabels("iiif.more")})
+	}
+	doc := map[string]any{
+		"@context": iiifContext,
+		"id":       id,
+		"type":     "Collection",
+		"label":    s.iiifTitle(res.Metadata, "read.untitled"),
+		"homepage": []map[string]any{{"id": base + "/collections/" + string(res.ID), "type": "Text", "format": "text/html",
+			"label": s.iiifTitle(res.Metadata, "read.untitled")}},
+		"items": items,
+	}
+	if md := s.iiifMetadata(res.Metadata); len(md) > 0 {
+		doc["metadata"] = md
+	}
+	return writeIIIF(w, res, doc)
+}

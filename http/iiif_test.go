@@ -1,0 +1,327 @@
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// anonymously are the headers of a request without a credential.
+var anonymously = []string{"Authorization", ""}
+
+// scannedBook makes a work of n pages (file sets) in order, each with a
+// TIFF original characterized at 2000×3000 pixels, a JPEG access copy and
+// a thumbnail; page 2 (when there is one) has an hOCR derivative.
+func scannedBook(t *testing.T, e *policyEnv, n int, vis shelfmark.Visibility, meta []shelfmark.Statement, colls ...shelfmark.ID) (*shelfmark.Resource, []shelfmark.ID) {
+	t.Helper()
+	ctx := context.Background()
+	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: vis, Metadata: meta, MemberOf: colls}})[0]
+	sets := make([]*shelfmark.NewResource, n)
+	for i := range sets {
+		sets[i] = &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: w.ID}
+	}
+	fss := e.createAll(ctx, sets)
+	ids := make([]shelfmark.ID, len(fss))
+	tif := e.putBytes("page.tif", "image/tiff", []byte("a page"))
+	tif.Format = &shelfmark.Format{PRONOM: "fmt/353", Name: "Tagged Image File Format", MediaType: "image/tiff", Width: 2000, Height: 3000}
+	jpg := e.putBytes("page.jpg", "image/jpeg", []byte("an access copy"))
+	hocr := e.putBytes("page.hocr", "application/xhtml+xml", []byte("<html/>"))
+	var files []*shelfmark.NewResource
+	for i, fs := range fss {
+		ids[i] = fs.ID
+		orig, acc, th, oc := *tif, *jpg, *jpg, *hocr
+		acc.Use, th.Use, oc.Use = shelfmark.UseAccess, shelfmark.UseThumbnail, shelfmark.UseOCR
+		th.Name = fmt.Sprintf("thumb%04d.jpg", i+1)
+		files = append(files, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &orig},
+			&shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &acc},
+			&shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &th})
+		if i == 1 {
+			files = append(files, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &oc})
+		}
+	}
+	e.createAll(ctx, files)
+	if _, err := e.repo.SetOrder(ctx, w.ID, ids, 0); err != nil {
+		t.Fatal(err)
+	}
+	return w, ids
+}
+
+// iiifDoc is the JSON of a Presentation 3.0 document, as tests read it.
+type iiifDoc struct {
+	Context  string              `json:"@context"`
+	ID       string              `json:"id"`
+	Type     string              `json:"type"`
+	Label    map[string][]string `json:"label"`
+	Summary  map[string][]string `json:"summary"`
+	Rights   string              `json:"rights"`
+	Homepage []map[string]any    `json:"homepage"`
+	Metadata []map[string]any    `json:"metadata"`
+	Required map[string]any      `json:"requiredStatement"`
+	Thumb    []map[string]any    `json:"thumbnail"`
+	Items    []iiifItem          `json:"items"`
+}
+
+// iiifItem is a Canvas (of a Manifest) or a reference (of a Collection).
+type iiifItem struct {
+	ID      string              `json:"id"`
+	Type    string              `json:"type"`
+	Label   map[string][]string `json:"label"`
+	Width   int                 `json:"width"`
+	Height  int                 `json:"height"`
+	Thumb   []map[string]any    `json:"thumbnail"`
+	SeeAlso []map[string]any    `json:"seeAlso"`
+	Items   []struct {
+		Type  string `json:"type"`
+		Items []struct {
+			Motivation string         `json:"motivation"`
+			Body       map[string]any `json:"body"`
+			Target     string         `json:"target"`
+		} `json:"items"`
+	} `json:"items"`
+}
+
+func readIIIF(t *testing.T, r *response) *iiifDoc {
+	t.Helper()
+	if r.Status != http.StatusOK {
+		t.Fatalf("%s %s: %d %s", r.Method, r.Path, r.Status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != iiifMediaType {
+		t.Errorf("%s: Content-Type %q", r.Path, ct)
+	}
+	var d iiifDoc
+	if err := json.Unmarshal(r.Body, &d); err != nil {
+		t.Fatalf("%s: %v: %s", r.Path, err, r.Body)
+	}
+	return &d
+}
+
+func TestIIIFManifest(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{BaseURL: "https://repo.example.org"})
+	meta := append(titled("A herbal"),
+		lit(shelfmark.NSDC+"creator", "Fuchs, Leonhart"),
+		lit(shelfmark.NSDCTerms+"abstract", "Woodcuts of plants."),
+		iri(shelfmark.NSDCTerms+"license", "http://creativecommons.org/publicdomain/mark/1.0/"),
+		lit(shelfmark.NSDCTerms+"rightsHolder", "The Library"))
+	w, pages := scannedBook(t, e, 3, shelfmark.Public, meta)
+	r := e.do("GET", "/iiif/"+string(w.ID)+"/manifest", nil, anonymously...)
+	d := readIIIF(t, r)
+	base := "https://repo.example.org"
+	if d.Context != iiifContext || d.Type != "Manifest" || d.ID != base+"/iiif/"+string(w.ID)+"/manifest" {
+		t.Errorf("manifest header: %s %s %s", d.Context, d.Type, d.ID)
+	}
+	if fmt.Sprint(d.Label) != "map[none:[A herbal]]" || fmt.Sprint(d.Summary) != "map[none:[Woodcuts of plants.]]" {
+		t.Errorf("label %v, summary %v", d.Label, d.Summary)
+	}
+	if d.Rights != "http://creativecommons.org/publicdomain/mark/1.0/" {
+		t.Errorf("rights %q", d.Rights)
+	}
+	if len(d.Homepage) != 1 || d.Homepage[0]["id"] != base+"/works/"+string(w.ID) || d.Homepage[0]["format"] != "text/html" {
+		t.Errorf("homepage %v", d.Homepage)
+	}
+	if got := fmt.Sprint(d.Required["value"]); !strings.Contains(got, "The Library") {
+		t.Errorf("requiredStatement %v", d.Required)
+	}
+	var creator bool
+	for _, md := range d.Metadata {
+		if strings.Contains(fmt.Sprint(md["value"]), "Fuchs, Leonhart") {
+			l, _ := md["label"].(map[string]any)
+			creator = fmt.Sprint(l["en"]) == "["+e.srv.iiifLabels("work.field.creator")["en"][0]+"]" && l["de"] != nil
+		}
+	}
+	if !creator {
+		t.Errorf("metadata lacks the labelled creator: %v", d.Metadata)
+	}
+	if r.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Error("a public work's manifest is not offered to every origin")
+	}
+	if len(d.Items) != len(pages) {
+		t.Fatalf("%d canvases, want %d", len(d.Items), len(pages))
+	}
+	for i, c := range d.Items {
+		want := base + "/iiif/" + string(w.ID) + "/canvas/" + string(pages[i])
+		if c.ID != want || c.Type != "Canvas" || c.Width != 2000 || c.Height != 3000 {
+			t.Errorf("canvas %d: %s %s %d×%d, want %s 2000×3000", i, c.ID, c.Type, c.Width, c.Height, want)
+		}
+		if fmt.Sprint(c.Label) != fmt.Sprintf("map[de:[Seite %d] en:[Page %d]]", i+1, i+1) {
+			t.Errorf("canvas %d label %v", i, c.Label)
+		}
+		if len(c.Items) != 1 || len(c.Items[0].Items) != 1 {
+			t.Fatalf("canvas %d: annotations %+v", i, c.Items)
+		}
+		a := c.Items[0].Items[0]
+		if a.Motivation != "painting" || a.Target != c.ID || a.Body["type"] != "Image" || a.Body["format"] != "image/jpeg" ||
+			!strings.HasPrefix(fmt.Sprint(a.Body["id"]), base+"/api/v1/resources/") {
+			t.Errorf("canvas %d painting %+v", i, a)
+		}
+		if len(c.Thumb) != 1 {
+			t.Errorf("canvas %d thumbnail %v", i, c.Thumb)
+		}
+		if hasOCR := len(c.SeeAlso) == 1 && c.SeeAlso[0]["profile"] == hocrProfile && c.SeeAlso[0]["format"] == "application/xhtml+xml"; hasOCR != (i == 1) {
+			t.Errorf("canvas %d seeAlso %v", i, c.SeeAlso)
+		}
+	}
+	if len(d.Thumb) != 1 || d.Thumb[0]["id"] != d.Items[0].Thumb[0]["id"] {
+		t.Errorf("manifest thumbnail %v", d.Thumb)
+	}
+	validatePrezi3(t, "Manifest", r.Body)
+
+	// a collection: its members as references, paged
+	ctx := context.Background()
+	coll := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindCollection, Metadata: titled("Herbals")}})[0]
+	sub := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindCollection, Metadata: titled("Later herbals"), MemberOf: []shelfmark.ID{coll.ID}}})[0]
+	var works []*shelfmark.NewResource
+	for i := 0; i < iiifCollectionPage+1; i++ {
+		works = append(works, &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: titled(fmt.Sprint("Herbal ", i)), MemberOf: []shelfmark.ID{coll.ID}})
+	}
+	e.createAll(ctx, works)
+	r = e.do("GET", "/iiif/"+string(coll.ID)+"/collection", nil, anonymously...)
+	c := readIIIF(t, r)
+	if c.Type != "Collection" || len(c.Items) != iiifCollectionPage+1 || c.Items[len(c.Items)-1].Type != "Collection" {
+		t.Fatalf("collection: %s with %d items", c.Type, len(c.Items))
+	}
+	validatePrezi3(t, "Collection", r.Body)
+	seen := map[string]bool{}
+	path := strings.TrimPrefix(c.Items[len(c.Items)-1].ID, base)
+	for _, it := range c.Items[:len(c.Items)-1] {
+		seen[it.ID] = true
+	}
+	c = readIIIF(t, e.do("GET", path, nil, anonymously...))
+	for _, it := range c.Items {
+		seen[it.ID] = true
+		if it.Type == "Collection" && strings.Contains(it.ID, "after=") {
+			t.Errorf("the last page links a next one: %s", it.ID)
+		}
+	}
+	if len(seen) != iiifCollectionPage+2 || !seen[base+"/iiif/"+string(sub.ID)+"/collection"] {
+		t.Errorf("the collection's pages list %d members, want %d with the sub-collection", len(seen), iiifCollectionPage+2)
+	}
+}
+
+// TestIIIFAccess: a hidden work's manifest is 404 as in the API; a readable
+// one that is not public is not offered to other origins; collections and
+// file sets have no manifest.
+func TestIIIFAccess(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	priv, pages := scannedBook(t, e, 2, shelfmark.Private, titled("A private diary"))
+	path := "/iiif/" + string(priv.ID) + "/manifest"
+	r := e.do("GET", path, nil, anonymously...)
+	if r.Status != http.StatusNotFound || !strings.Contains(r.Header.Get("Content-Type"), "json") || strings.Contains(string(r.Body), "diary") {
+		t.Errorf("anonymous, private work: %d %s %s", r.Status, r.Header.Get("Content-Type"), r.Body)
+	}
+	r = e.do("GET", path, nil) // the admin
+	if d := readIIIF(t, r); len(d.Items) != 2 {
+		t.Errorf("the admin's manifest of a private work: %d canvases", len(d.Items))
+	}
+	if h := r.Header.Get("Access-Control-Allow-Origin"); h != "" {
+		t.Errorf("a private work's manifest is offered to %q", h)
+	}
+	ctx := context.Background()
+	coll := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindCollection, Metadata: titled("Diaries")}})[0]
+	for _, c := range []struct{ path, want string }{
+		{"/iiif/" + string(pages[0]) + "/manifest", "is a page (file set)"},
+		{"/iiif/" + string(coll.ID) + "/manifest", "/iiif/" + string(coll.ID) + "/collection"},
+		{"/iiif/" + string(priv.ID) + "/collection", "is a work, not a collection"},
+		{"/iiif/not-an-id/manifest", ""},
+	} {
+		r := e.do("GET", c.path, nil)
+		if r.Status/100 != 4 || !strings.Contains(string(r.Body), c.want) {
+			t.Errorf("GET %s: %d %s, want 4xx with %q", c.path, r.Status, r.Body, c.want)
+		}
+	}
+}
+
+// TestIIIFManifestCost: the manifest of a 300-page work runs the
+// statements the manifest of a 10-page one runs (a read of the children
+// and one of their files per 1,000 pages), and a work of more pages than
+// one read takes lists them all, in order.
+func TestIIIFManifestCost(t *testing.T) {
+	onBackends(t, func(t *testing.T, backend string) {
+		e := newPolicyEnv(t, backend, Options{})
+		small, _ := scannedBook(t, e, 10, shelfmark.Public, titled("Ten pages"))
+		large, _ := scannedBook(t, e, 300, shelfmark.Public, titled("Three hundred pages"))
+		stmts := func(w shelfmark.ID) []string {
+			e.do("GET", "/iiif/"+string(w)+"/manifest", nil, anonymously...)
+			mark := e.tr.mark()
+			r := e.do("GET", "/iiif/"+string(w)+"/manifest", nil, anonymously...)
+			if r.Status != http.StatusOK {
+				t.Fatalf("%s: %d", w, r.Status)
+			}
+			return e.tr.since(mark)
+		}
+		a, b := stmts(small.ID), stmts(large.ID)
+		if strings.Join(a, "\n") != strings.Join(b, "\n") || len(a) == 0 {
+			t.Errorf("the manifest of a 10-page work ran %d statements, of a 300-page one %d:\n%s\n---\n%s", len(a), len(b),
+				strings.Join(a, "\n"), strings.Join(b, "\n"))
+		}
+		t.Logf("%s: %d statements for the manifest of a 10-page and of a 300-page work", backend, len(a))
+	})
+	e := newPolicyEnv(t, "sqlite", Options{})
+	ctx := context.Background()
+	n := iiifChildPage + 5
+	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Metadata: titled("A long book")}})[0]
+	sets := make([]*shelfmark.NewResource, n)
+	for i := range sets {
+		sets[i] = &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: w.ID}
+	}
+	fss := e.createAll(ctx, sets)
+	ids := make([]shelfmark.ID, n)
+	for i := range fss {
+		ids[n-1-i] = fss[i].ID // the order is not the order of creation
+	}
+	if _, err := e.repo.SetOrder(ctx, w.ID, ids, 0); err != nil {
+		t.Fatal(err)
+	}
+	d := readIIIF(t, e.do("GET", "/iiif/"+string(w.ID)+"/manifest", nil, anonymously...))
+	if len(d.Items) != n {
+		t.Fatalf("%d canvases, want %d", len(d.Items), n)
+	}
+	for i, c := range d.Items {
+		if !strings.HasSuffix(c.ID, "/canvas/"+string(ids[i])) {
+			t.Fatalf("canvas %d is %s, want page %s", i, c.ID, ids[i])
+		}
+		if c.Width != 0 || c.Height != 0 {
+			t.Fatalf("canvas %d has a size without a characterized image: %d×%d", i, c.Width, c.Height)
+		}
+	}
+}
+
+// validatePrezi3 loads a document into iiif-prezi3's models (which follow
+// the Presentation 3.0 schema) and fails on any validation error. Without
+// the package it skips, except under CI.
+func validatePrezi3(t *testing.T, model string, doc []byte) {
+	t.Helper()
+	build := os.Getenv("SHELFMARK_BUILD_DIR")
+	if build == "" {
+		build = filepath.Join("..", ".build")
+	}
+	py := filepath.Join(build, "venv", "bin", "python")
+	if err := exec.Command(py, "-c", "import iiif_prezi3").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("iiif-prezi3 is not installed in %s (scripts/testdeps.sh installs it): %v", py, err)
+		}
+		t.Skipf("iiif-prezi3 is not installed in %s (scripts/testdeps.sh installs it)", py)
+	}
+	f := filepath.Join(t.TempDir(), "doc.json")
+	if err := os.WriteFile(f, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `import json, sys
+from iiif_prezi3 import ` + model + `
+with open(sys.argv[1]) as f:
+    doc = json.load(f)
+m = ` + model + `(**doc)
+json.loads(m.json())
+`
+	out, err := exec.Command(py, "-c", script, f).CombinedOutput()
+	if err != nil {
+		t.Errorf("iiif-prezi3 refuses the %s: %v\n%s", model, err, out)
+	}
+}
