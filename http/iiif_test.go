@@ -20,7 +20,7 @@ var anonymously = []string{"Authorization", ""}
 // scannedBook makes a work of n pages (file sets) in order, each with a
 // TIFF original characterized at 2000×3000 pixels, a JPEG access copy and
 // a thumbnail; page 2 (when there is one) has an hOCR derivative.
-func scannedBook(t *testing.T, e *policyEnv, n int, vis shelfmark.Visibility, meta []shelfmark.Statement, colls ...shelfmark.ID) (*shelfmark.Resource, []shelfmark.ID) {
+func scannedBook(t testing.TB, e *policyEnv, n int, vis shelfmark.Visibility, meta []shelfmark.Statement, colls ...shelfmark.ID) (*shelfmark.Resource, []shelfmark.ID) {
 	t.Helper()
 	ctx := context.Background()
 	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: vis, Metadata: meta, MemberOf: colls}})[0]
@@ -230,10 +230,14 @@ func TestIIIFAccess(t *testing.T) {
 		{"/iiif/" + string(coll.ID) + "/manifest", "/iiif/" + string(coll.ID) + "/collection"},
 		{"/iiif/" + string(priv.ID) + "/collection", "is a work, not a collection"},
 		{"/iiif/not-an-id/manifest", ""},
+		{"/iiif/" + string(coll.ID) + "/collection?after=garbage", "after"},
 	} {
 		r := e.do("GET", c.path, nil)
 		if r.Status/100 != 4 || !strings.Contains(string(r.Body), c.want) {
 			t.Errorf("GET %s: %d %s, want 4xx with %q", c.path, r.Status, r.Body, c.want)
+		}
+		if strings.Contains(c.path, "after=") && r.Status != http.StatusBadRequest {
+			t.Errorf("GET %s: %d, want 400", c.path, r.Status)
 		}
 	}
 }
@@ -323,5 +327,19 @@ json.loads(m.json())
 	out, err := exec.Command(py, "-c", script, f).CombinedOutput()
 	if err != nil {
 		t.Errorf("iiif-prezi3 refuses the %s: %v\n%s", model, err, out)
+	}
+}
+
+// BenchmarkIIIFManifest serves the manifest of a 1,200-page scanned book
+// (uncached: each one is built from the stored rows).
+func BenchmarkIIIFManifest(b *testing.B) {
+	e := newPolicyEnv(b, "sqlite", Options{})
+	w, _ := scannedBook(b, e, 1200, shelfmark.Public, titled("Twelve hundred pages"))
+	path := "/iiif/" + string(w.ID) + "/manifest"
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := e.do("GET", path, nil, anonymously...); r.Status != http.StatusOK {
+			b.Fatalf("%d", r.Status)
+		}
 	}
 }
