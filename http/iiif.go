@@ -80,11 +80,7 @@ func (s *Server) iiifReadable(r *http.Request) (*shelfmark.Resource, error) {
 
 // writeIIIF sends a Presentation 3.0 document; a public resource's to any
 // origin, as viewers on other sites need.
-func writeIIIF(w http.ResponseWriter, res *shelfmark.Resource, doc any) error {
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return err
-	}
+func writeIIIF(w http.ResponseWriter, res *shelfmark.Resource, b []byte) error {
 	h := w.Header()
 	h.Set("Content-Type", iiifMediaType)
 	if effectiveVisibility(res, time.Now()) == shelfmark.Public {
@@ -92,7 +88,7 @@ func writeIIIF(w http.ResponseWriter, res *shelfmark.Resource, doc any) error {
 	} else {
 		h.Set("Cache-Control", "private")
 	}
-	_, err = w.Write(b)
+	_, err := w.Write(b)
 	return err
 }
 
@@ -114,17 +110,77 @@ func (s *Server) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work; only works have manifests.", res.ID, res.Kind)
 	}
-	doc, err := s.buildManifest(r, res)
+	ctx := r.Context()
+	store := s.opts.Storage
+	key := s.baseURL(r) + " " + string(res.ID)
+	now := time.Now()
+	// anonymous callers (viewers on other sites) are served from the
+	// cache (see iiif_cache.go); the others see what their roles allow
+	cached := store != nil && !shelfmark.CallerFrom(ctx).Authenticated()
+	var mark int64
+	if cached {
+		body, m, known, err := s.iiif.get(ctx, store, key, res.Version, now)
+		if err != nil {
+			return err
+		}
+		if body != nil {
+			return writeIIIF(w, res, body)
+		}
+		mark, cached = m, known
+	}
+	doc, built, err := s.buildManifest(r, res)
 	if err != nil {
 		return err
 	}
-	return writeIIIF(w, res, doc)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	if cached && built.complete {
+		ids := s.opts.Resources.IDs()
+		e := &iiifEntry{version: res.Version, body: b}
+		for _, id := range built.ids {
+			if k, err := ids.Key(id); err == nil {
+				e.keys = append(e.keys, k)
+			}
+		}
+		for _, t := range built.dates {
+			if t.After(now) && (e.expires.IsZero() || t.Before(e.expires)) {
+				e.expires = t
+			}
+		}
+		if err := s.iiif.put(ctx, store, key, mark, e); err != nil {
+			return err
+		}
+	}
+	return writeIIIF(w, res, b)
+}
+
+// iiifBuilt is what a manifest was built from, for the cache: the ids of
+// the work and its children, the embargo and lease dates among them, and
+// whether every original was characterized (a manifest built before is
+// not kept: characterization does not show in the change sequence).
+type iiifBuilt struct {
+	ids      []shelfmark.ID
+	dates    []time.Time
+	complete bool
+}
+
+// accessDates adds a resource's embargo and lease dates.
+func (b *iiifBuilt) accessDates(res *shelfmark.Resource) {
+	for _, t := range []*time.Time{res.Embargo, res.Lease} {
+		if t != nil {
+			b.dates = append(b.dates, *t)
+		}
+	}
 }
 
 // buildManifest builds a work's Manifest from its row and its children,
 // read a page at a time (with their files, in one more read a page).
-func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[string]any, error) {
+func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[string]any, *iiifBuilt, error) {
 	ctx := r.Context()
+	built := &iiifBuilt{ids: []shelfmark.ID{res.ID}, complete: true}
+	built.accessDates(res)
 	base := s.baseURL(r)
 	self := base + "/iiif/" + string(res.ID) + "/manifest"
 	m := map[string]any{
@@ -152,10 +208,12 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 	for n := 0; ; {
 		page, err := s.opts.Resources.ListChildren(ctx, res.ID, shelfmark.PageRequest{After: after, Limit: iiifChildPage, Metadata: true})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var sets []shelfmark.ID
 		for _, it := range page.Items {
+			built.ids = append(built.ids, it.ID)
+			built.accessDates(it)
 			if it.Kind == shelfmark.KindFileSet {
 				sets = append(sets, it.ID)
 			}
@@ -163,7 +221,14 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 		var files map[shelfmark.ID][]*shelfmark.Resource
 		if len(sets) > 0 {
 			if files, err = s.opts.Resources.ChildFiles(ctx, res.ID, sets); err != nil {
-				return nil, err
+				return nil, nil, err
+			}
+		}
+		for _, fs := range files {
+			for _, f := range fs {
+				if f.File.Processed() && f.File.Format == nil {
+					built.complete = false
+				}
 			}
 		}
 		for _, it := range page.Items {
@@ -188,7 +253,7 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 			break
 		}
 	}
-	return m, nil
+	return m, built, nil
 }
 
 // iiifCanvas is the Canvas of one page: its image painted on it (the
@@ -397,5 +462,9 @@ func (s *Server) iiifCollection(w http.ResponseWriter, r *http.Request) error {
 	if md := s.iiifMetadata(res.Metadata); len(md) > 0 {
 		doc["metadata"] = md
 	}
-	return writeIIIF(w, res, doc)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return writeIIIF(w, res, b)
 }

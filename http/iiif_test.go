@@ -262,10 +262,24 @@ func TestIIIFManifestCost(t *testing.T) {
 		}
 		a, b := stmts(small.ID), stmts(large.ID)
 		if strings.Join(a, "\n") != strings.Join(b, "\n") || len(a) == 0 {
-			t.Errorf("the manifest of a 10-page work ran %d statements, of a 300-page one %d:\n%s\n---\n%s", len(a), len(b),
+			t.Errorf("the cached manifest of a 10-page work ran %d statements, of a 300-page one %d:\n%s\n---\n%s", len(a), len(b),
 				strings.Join(a, "\n"), strings.Join(b, "\n"))
 		}
-		t.Logf("%s: %d statements for the manifest of a 10-page and of a 300-page work", backend, len(a))
+		// built anew (the admin is not served from the cache)
+		built := func(w shelfmark.ID) []string {
+			mark := e.tr.mark()
+			if r := e.do("GET", "/iiif/"+string(w)+"/manifest", nil); r.Status != http.StatusOK {
+				t.Fatalf("%s: %d", w, r.Status)
+			}
+			return e.tr.since(mark)
+		}
+		built(small.ID) // the admin's session, alike
+		c, d := built(small.ID), built(large.ID)
+		if strings.Join(c, "\n") != strings.Join(d, "\n") || len(c) <= len(a) {
+			t.Errorf("the manifest of a 10-page work ran %d statements, of a 300-page one %d (cached: %d):\n%s\n---\n%s", len(c), len(d), len(a),
+				strings.Join(c, "\n"), strings.Join(d, "\n"))
+		}
+		t.Logf("%s: %d statements for the manifest of a 10-page and of a 300-page work, %d when cached", backend, len(c), len(a))
 	})
 	e := newPolicyEnv(t, "sqlite", Options{})
 	ctx := context.Background()
@@ -342,4 +356,75 @@ func BenchmarkIIIFManifest(b *testing.B) {
 			b.Fatalf("%d", r.Status)
 		}
 	}
+}
+
+// TestIIIFCacheFresh: a cached manifest is not served once a change
+// touches the work, one of its pages or one of their files; a change
+// elsewhere leaves it cached.
+func TestIIIFCacheFresh(t *testing.T) {
+	onBackends(t, func(t *testing.T, backend string) {
+		e := newPolicyEnv(t, backend, Options{})
+		ctx := context.Background()
+		w, pages := scannedBook(t, e, 3, shelfmark.Public, titled("A herbal"))
+		path := "/iiif/" + string(w.ID) + "/manifest"
+		get := func() (*iiifDoc, []string) {
+			t.Helper()
+			mark := e.tr.mark()
+			d := readIIIF(t, e.do("GET", path, nil, anonymously...))
+			return d, e.tr.since(mark)
+		}
+		readsFiles := func(stmts []string) bool {
+			return strings.Contains(strings.Join(stmts, "\n"), "file")
+		}
+		get()
+		if d, st := get(); len(d.Items) != 3 || readsFiles(st) {
+			t.Fatalf("the second read: %d canvases, built anew: %v", len(d.Items), readsFiles(st))
+		}
+		// a change elsewhere
+		scannedBook(t, e, 2, shelfmark.Public, titled("Another"))
+		if _, st := get(); readsFiles(st) {
+			t.Error("a change of another work rebuilt the manifest")
+		}
+		// a new page
+		fs := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFileSet, Parent: w.ID}})[0]
+		if d, _ := get(); len(d.Items) != 4 {
+			t.Errorf("after a page was added: %d canvases", len(d.Items))
+		}
+		// a new file of a page: its OCR
+		oc := e.putBytes("p.hocr", "application/xhtml+xml", []byte("<html/>"))
+		oc.Use = shelfmark.UseOCR
+		e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFile, Parent: pages[0], File: oc}})
+		if d, _ := get(); len(d.Items[0].SeeAlso) != 1 {
+			t.Errorf("after an OCR file was added to page 1: seeAlso %v", d.Items[0].SeeAlso)
+		}
+		// a new order
+		order := []shelfmark.ID{fs.ID, pages[2], pages[1], pages[0]}
+		if _, err := e.repo.SetOrder(ctx, w.ID, order, 0); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := get(); !strings.HasSuffix(d.Items[0].ID, string(fs.ID)) || !strings.HasSuffix(d.Items[3].ID, string(pages[0])) {
+			t.Errorf("after a new order: first canvas %s, last %s", d.Items[0].ID, d.Items[3].ID)
+		}
+		// a page made private, then deleted
+		priv := shelfmark.Private
+		if _, err := e.repo.UpdateResource(ctx, pages[1], shelfmark.ResourceUpdate{Visibility: &priv}); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := get(); len(d.Items) != 3 {
+			t.Errorf("after a page was made private: %d canvases for anonymous", len(d.Items))
+		}
+		if err := e.repo.DeleteResource(ctx, pages[2], 0); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := get(); len(d.Items) != 2 {
+			t.Errorf("after a page was deleted: %d canvases", len(d.Items))
+		}
+		// the work made private
+		if _, err := e.repo.UpdateResource(ctx, w.ID, shelfmark.ResourceUpdate{Visibility: &priv}); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.do("GET", path, nil, anonymously...); r.Status != http.StatusNotFound {
+			t.Errorf("after the work was made private: %d for anonymous", r.Status)
+		}
+	})
 }

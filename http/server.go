@@ -138,6 +138,8 @@ type Server struct {
 	dash adminState
 	// the bulk ingests started from the web interface (see bulk_runs.go)
 	bulk bulkRuns
+	// the manifests kept for anonymous callers (see iiif_cache.go)
+	iiif iiifCache
 }
 
 // NewServer builds a Server and its routes.
