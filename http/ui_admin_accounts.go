@@ -95,10 +95,7 @@ func splitGroups(v string) []string {
 // adminAddUser handles POST /admin/users: name, password (may be empty:
 // no password sign-in), admin ("1") and groups make a user.
 func (s *Server) adminAddUser(w http.ResponseWriter, r *http.Request) error {
-	if err := requireAdminPage(r); err != nil {
-		return err
-	}
-	acc, err := s.accounts()
+	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
 	}
@@ -118,10 +115,7 @@ func (s *Server) adminAddUser(w http.ResponseWriter, r *http.Request) error {
 // "1" disables the user (its tokens and sessions stop working at once),
 // "0" enables it again.
 func (s *Server) adminSetDisabled(w http.ResponseWriter, r *http.Request) error {
-	if err := requireAdminPage(r); err != nil {
-		return err
-	}
-	acc, err := s.accounts()
+	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
 	}
@@ -148,10 +142,7 @@ func (s *Server) adminSetDisabled(w http.ResponseWriter, r *http.Request) error 
 // adminSetGroups handles POST /admin/users/{name}/groups: groups (names
 // separated by commas or spaces; empty for none) replace the user's.
 func (s *Server) adminSetGroups(w http.ResponseWriter, r *http.Request) error {
-	if err := requireAdminPage(r); err != nil {
-		return err
-	}
-	acc, err := s.accounts()
+	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
 	}
@@ -222,10 +213,7 @@ func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, user strin
 // its secret, shown this once (201; it is never stored, and no page shows
 // it again).
 func (s *Server) adminCreateToken(w http.ResponseWriter, r *http.Request) error {
-	if err := requireAdminPage(r); err != nil {
-		return err
-	}
-	acc, err := s.accounts()
+	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
 	}
@@ -257,10 +245,7 @@ func (s *Server) adminCreateToken(w http.ResponseWriter, r *http.Request) error 
 // adminRevokeToken handles POST /admin/tokens/{id}/revoke: the user's
 // token (user: the form's, or the caller) is revoked.
 func (s *Server) adminRevokeToken(w http.ResponseWriter, r *http.Request) error {
-	if err := requireAdminPage(r); err != nil {
-		return err
-	}
-	acc, err := s.accounts()
+	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
 	}
@@ -299,10 +284,7 @@ type adminAuditEntry struct {
 // adminAudit handles GET /admin/audit?resource=&actor=&after=&cursor=:
 // the audit trail, newest first, a page at a time.
 func (s *Server) adminAudit(w http.ResponseWriter, r *http.Request) error {
-	if err := requireAdminPage(r); err != nil {
-		return err
-	}
-	acc, err := s.accounts()
+	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
 	}
@@ -354,4 +336,13 @@ func (s *Server) adminAudit(w http.ResponseWriter, r *http.Request) error {
 	p.Nav = "admin"
 	p.Data = d
 	return s.render(w, r, http.StatusOK, "admin_audit", p)
+}
+
+// adminAccounts returns the account service for an administrators' page,
+// after refusing anyone else (see requireAdminPage).
+func (s *Server) adminAccounts(r *http.Request) (shelfmark.AccountService, error) {
+	if err := requireAdminPage(r); err != nil {
+		return nil, err
+	}
+	return s.accounts()
 }

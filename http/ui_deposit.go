@@ -320,17 +320,9 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) error {
 		}
 		return again(status, shelfmark.ErrorMessage(fileErr))
 	}
-	if form.Get("add") != "" {
-		rows = append(rows, metaRow{Field: shelfmark.NSDC + "title"})
-		rows[len(rows)-1].Field = nextField(rows)
-		return again(http.StatusOK, "")
-	}
-	stmts, err := statementsOf(rows)
-	if err != nil {
-		if err == errNoTitle {
-			return again(http.StatusBadRequest, p.T("deposit.notitle"))
-		}
-		return again(http.StatusBadRequest, shelfmark.ErrorMessage(err))
+	stmts, answered, err := metaStep(p, form, &rows, again)
+	if answered {
+		return err
 	}
 	work, err := s.storeDeposit(r, d, stmts)
 	if err != nil {
@@ -515,4 +507,26 @@ func tooLargeUpload(size, limit int64) error {
 		msg = fmt.Sprintf("The upload is %s; this server accepts files up to %s.", humanBytes(size), humanBytes(limit))
 	}
 	return &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: msg, Details: map[string]any{"limit": limit}}
+}
+
+// metaStep does what the metadata rows of a form (deposit, edit, new
+// collection) ask before anything is saved: "add" shows the form again
+// with one more row, and rows that make no valid metadata (no title, a
+// bad value) show it again with why (400); again shows the form with a
+// status and a message. answered says the page was answered (with err);
+// otherwise stmts are the rows' statements.
+func metaStep(p *uiPage, form url.Values, rows *[]metaRow, again func(int, string) error) (stmts []shelfmark.Statement, answered bool, err error) {
+	if form.Get("add") != "" {
+		*rows = append(*rows, metaRow{})
+		(*rows)[len(*rows)-1].Field = nextField(*rows)
+		return nil, true, again(http.StatusOK, "")
+	}
+	stmts, err = statementsOf(*rows)
+	switch {
+	case err == errNoTitle:
+		return nil, true, again(http.StatusBadRequest, p.T("deposit.notitle"))
+	case err != nil:
+		return nil, true, again(http.StatusBadRequest, shelfmark.ErrorMessage(err))
+	}
+	return stmts, false, nil
 }

@@ -104,17 +104,9 @@ func (s *Server) editPost(w http.ResponseWriter, r *http.Request) error {
 		d.Meta, d.Error = newMetaForm(p, rows), msg
 		return s.render(w, r, status, "edit", p)
 	}
-	if r.PostForm.Get("add") != "" {
-		rows = append(rows, metaRow{})
-		rows[len(rows)-1].Field = nextField(rows)
-		return again(http.StatusOK, "")
-	}
-	stmts, err := statementsOf(rows)
-	if err != nil {
-		if err == errNoTitle {
-			return again(http.StatusBadRequest, p.T("deposit.notitle"))
-		}
-		return again(http.StatusBadRequest, shelfmark.ErrorMessage(err))
+	stmts, answered, err := metaStep(p, r.PostForm, &rows, again)
+	if answered {
+		return err
 	}
 	_, err = s.opts.Resources.UpdateResource(r.Context(), res.ID, shelfmark.ResourceUpdate{IfMatch: version, Replace: &stmts})
 	switch shelfmark.ErrorCode(err) {

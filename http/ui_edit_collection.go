@@ -68,17 +68,9 @@ func (s *Server) newCollectionPost(w http.ResponseWriter, r *http.Request) error
 		d.Meta, d.Error = newMetaForm(p, rows), msg
 		return s.render(w, r, status, "collection_new", p)
 	}
-	if r.PostForm.Get("add") != "" {
-		rows = append(rows, metaRow{})
-		rows[len(rows)-1].Field = nextField(rows)
-		return again(http.StatusOK, "")
-	}
-	stmts, err := statementsOf(rows)
-	if err != nil {
-		if err == errNoTitle {
-			return again(http.StatusBadRequest, p.T("deposit.notitle"))
-		}
-		return again(http.StatusBadRequest, shelfmark.ErrorMessage(err))
+	stmts, answered, err := metaStep(p, r.PostForm, &rows, again)
+	if answered {
+		return err
 	}
 	vis := shelfmark.Visibility(d.Visibility)
 	if !vis.Valid() {

@@ -373,27 +373,19 @@ func (b *browser) eval(what, expr string, out any) {
 // what the page showed instead.
 func (b *browser) waitFor(what, cond, describe string, limit time.Duration) {
 	b.t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		var ok bool
-		b.eval(what, "!!("+cond+")", &ok)
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			var got any
-			if describe != "" {
-				b.eval(what, describe, &got)
-			}
-			b.t.Fatalf("%s: not so after %v (page %s): %v", what, limit, b.location(), got)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	b.poll(what, cond, describe, limit, 250*time.Millisecond, false)
 }
 
 // reloadUntil reloads the page until a script condition holds, or fails
 // the test after limit (for work the background jobs do).
 func (b *browser) reloadUntil(what, cond, describe string, limit time.Duration) {
+	b.t.Helper()
+	b.poll(what, cond, describe, limit, time.Second, true)
+}
+
+// poll checks cond every interval (reloading the page first when reload
+// is set) until it holds, or fails the test after limit.
+func (b *browser) poll(what, cond, describe string, limit, interval time.Duration, reload bool) {
 	b.t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
@@ -409,8 +401,10 @@ func (b *browser) reloadUntil(what, cond, describe string, limit time.Duration) 
 			}
 			b.t.Fatalf("%s: not so after %v (page %s): %v", what, limit, b.location(), got)
 		}
-		time.Sleep(time.Second)
-		b.run("reload for "+what, chromedp.Reload())
+		time.Sleep(interval)
+		if reload {
+			b.run("reload for "+what, chromedp.Reload())
+		}
 	}
 }
 
