@@ -41,6 +41,9 @@ const (
 	UseAccess    = "access"
 	UseText      = "text"
 	UseOCR       = "ocr"
+	// UseALTO is a page's OCR as ALTO XML: the same word boxes as the
+	// hOCR of use UseOCR, for the viewers and tools that read ALTO.
+	UseALTO = "alto"
 )
 
 // Processed reports whether the background pipeline works on the file:

@@ -39,6 +39,8 @@ func (s *Server) iiifRoutes() []route {
 	return []route{
 		{"GET", "/iiif/{id}/manifest", s.wrap(s.iiifManifest)},
 		{"GET", "/iiif/{id}/collection", s.wrap(s.iiifCollection)},
+		{"GET", "/iiif/{id}/search/1", s.wrap(s.iiifSearch1)},
+		{"GET", "/iiif/{id}/search/2", s.wrap(s.iiifSearch2)},
 	}
 }
 
@@ -190,6 +192,7 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 		"label":    s.iiifTitle(res.Metadata, "work.untitled"),
 		"homepage": []map[string]any{{"id": base + "/works/" + string(res.ID), "type": "Text", "format": "text/html",
 			"label": s.iiifTitle(res.Metadata, "work.untitled")}},
+		"service": iiifSearchServices(base, res.ID), // iiif_search.go
 	}
 	if md := s.iiifMetadata(res.Metadata); len(md) > 0 {
 		m["metadata"] = md

@@ -45,5 +45,34 @@ func (m *matrix) iiifRows() []row {
 			{name: "work", target: "read", build: func(c *cell) req { return req{method: "GET", path: "/iiif/" + string(c.t.W) + "/collection"} },
 				rule: notFound},
 		}},
+		// search inside a book (iiif_search.go): read as the work is
+		{"GET /iiif/{id}/search/1", m.iiifSearchProbes(1, notFound)},
+		{"GET /iiif/{id}/search/2", m.iiifSearchProbes(2, notFound)},
+	}
+}
+
+// iiifSearchProbes probe a work's search inside (as its manifest: 404
+// when hidden, offered to every origin only when public) and a file
+// set's (404 to whoever asks).
+func (m *matrix) iiifSearchProbes(version int, notFound rule) []probe {
+	return []probe{
+		{name: "work", target: "read", build: func(c *cell) req {
+			return req{method: "GET", path: fmt.Sprintf("/iiif/%s/search/%d?q=page", c.t.W, version)}
+		}, rule: readTarget(200), check: func(c *cell, r *response) string {
+			cors := r.Header.Get("Access-Control-Allow-Origin") == "*"
+			if want := c.t.kind.eff == "public"; cors != want {
+				return fmt.Sprintf("Access-Control-Allow-Origin * sent: %v, want %v", cors, want)
+			}
+			if private := r.Header.Get("Cache-Control") == "private"; private == cors {
+				return fmt.Sprintf("Cache-Control %q with Access-Control-Allow-Origin * %v", r.Header.Get("Cache-Control"), cors)
+			}
+			if !strings.Contains(string(r.Body), `"AnnotationPage"`) && !strings.Contains(string(r.Body), `"sc:AnnotationList"`) {
+				return "not a search response"
+			}
+			return ""
+		}},
+		{name: "file set", target: "read", build: func(c *cell) req {
+			return req{method: "GET", path: fmt.Sprintf("/iiif/%s/search/%d?q=page", c.t.FS, version)}
+		}, rule: notFound},
 	}
 }

@@ -140,6 +140,8 @@ type Server struct {
 	bulk bulkRuns
 	// the manifests kept for anonymous callers (see iiif_cache.go)
 	iiif iiifCache
+	// the words of OCR files searched inside books (see iiif_search.go)
+	ocrWords ocrCache
 }
 
 // NewServer builds a Server and its routes.

@@ -24,10 +24,11 @@ func TestOCR(t *testing.T) {
 	toolTestNeed(t, tools.Tesseract, "tesseract")
 	p := toolTestFile(t, "page.png", gen.PageImage(1, 1, toolTestOCRWords))
 	start := time.Now()
-	hocr, text, err := tools.OCR(context.Background(), p)
+	o, err := tools.OCRPage(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
+	hocr, text := o.HOCR, o.Text
 	t.Logf("OCR of a %d×%d page took %v", gen.PageWidth, gen.PageHeight, time.Since(start).Round(time.Millisecond))
 
 	// The rule: words compare case-insensitively as whole tokens (after
@@ -52,6 +53,16 @@ func TestOCR(t *testing.T) {
 	if !bytes.Contains(hocr, []byte("ocr_page")) || !bytes.Contains(hocr, []byte("ocrx_word")) ||
 		!bytes.Contains(bytes.ToUpper(hocr), []byte("CATALOGUE")) {
 		t.Errorf("not an hOCR document with words: %.300q", hocr)
+	}
+	if bytes.Contains(hocr, []byte(p)) || bytes.Contains(o.ALTO, []byte(p)) {
+		t.Errorf("the hOCR or ALTO names where the image is kept (%s)", p)
+	}
+	alto := toolTestALTO(t, o.ALTO, 1)
+	if pg := alto.Layout.Pages[0]; pg.Width != gen.PageWidth || pg.Height != gen.PageHeight {
+		t.Errorf("ALTO page %d×%d, want the image's %d×%d", pg.Width, pg.Height, gen.PageWidth, gen.PageHeight)
+	}
+	if !strings.Contains(strings.ToUpper(strings.Join(alto.words(), " ")), "CATALOGUE") {
+		t.Errorf("ALTO words %v lack CATALOGUE", alto.words())
 	}
 	if strings.Contains(text, "\f") || text != strings.TrimSpace(text) {
 		t.Errorf("text not cleaned: %q", text)
@@ -112,7 +123,7 @@ func TestOCRCancel(t *testing.T) {
 func TestOCRChild(t *testing.T) {
 	// RunTool lowers the child's priority right after starting it, so
 	// the stand-in waits (up to 10 s) to see that before reporting.
-	fake := toolTestScript(t, `[ "$3 $4 $5 $6" = "-l eng hocr txt" ] || { echo "bad args: $*" >&2; exit 1; }
+	fake := toolTestScript(t, `[ "$3 $4 $5 $6 $7" = "-l eng hocr alto txt" ] || { echo "bad args: $*" >&2; exit 1; }
 in=$1 out=$2 i=0
 while [ $i -lt 1000 ]; do
 	stat=$(cat /proc/$$/stat)
@@ -121,15 +132,18 @@ while [ $i -lt 1000 ]; do
 	sleep 0.01; i=$((i+1))
 done
 echo "<html><body class='ocr_page'>$in</body></html>" > "$out.hocr"
+echo "<alto><Layout>$in</Layout></alto>" > "$out.xml"
 printf 'OMP=%s\n%s\f' "$OMP_THREAD_LIMIT" "$stat" > "$out.txt"`)
 	tools := Tools{Tesseract: fake, TempDir: t.TempDir(), Limits: Limits{Timeout: time.Minute}}
 	p := toolTestFile(t, "page.png", gen.PageImage(1, 4, []string{"WORD"}))
-	hocr, text, err := tools.OCR(context.Background(), p)
+	o, err := tools.OCRPage(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(hocr, []byte(p)) {
-		t.Errorf("hOCR %q does not name the input", hocr)
+	text := o.Text
+	// the documents name the image, not where it is kept
+	if !bytes.Contains(o.HOCR, []byte(">page.png<")) || !bytes.Contains(o.ALTO, []byte(">page.png<")) {
+		t.Errorf("hOCR %q or ALTO %q does not name the input by its name alone", o.HOCR, o.ALTO)
 	}
 	omp, stat, _ := strings.Cut(text, "\n")
 	if omp != "OMP=1" {

@@ -236,34 +236,6 @@ func extension(mediaType string) string {
 	return ""
 }
 
-// text extracts the text of a PDF, XML or plain text file for search, and
-// keeps it as a derivative.
-func (p *Pipeline) text(ctx context.Context, job *shelfmark.Job) (*shelfmark.JobResult, error) {
-	return p.withLocalFile(ctx, job, true, func(jf *jobFile, path string) (*shelfmark.JobResult, error) {
-		text, err := p.Tools.ExtractText(ctx, path, jf.mediaType(), MaxTextBytes)
-		if err != nil {
-			return nil, fmt.Errorf("text of %s: %w", jf.file.Name, err)
-		}
-		return p.textResult(ctx, jf, text, nil)
-	})
-}
-
-// ocr runs OCR on a page image, keeps the hOCR as a derivative and the
-// text for search.
-func (p *Pipeline) ocr(ctx context.Context, job *shelfmark.Job) (*shelfmark.JobResult, error) {
-	return p.withLocalFile(ctx, job, true, func(jf *jobFile, path string) (*shelfmark.JobResult, error) {
-		hocr, text, err := p.Tools.OCR(ctx, path)
-		if err != nil {
-			return nil, fmt.Errorf("OCR of %s: %w", jf.file.Name, err)
-		}
-		f, err := p.store(ctx, hocr, baseName(jf.file)+".hocr", "application/xhtml+xml", shelfmark.UseOCR)
-		if err != nil {
-			return nil, err
-		}
-		return p.textResult(ctx, jf, text, f)
-	})
-}
-
 // textResult keeps text as a derivative (or keeps extra, the hOCR) and as
 // the search document of the file's page.
 func (p *Pipeline) textResult(ctx context.Context, jf *jobFile, text string, extra *shelfmark.File) (*shelfmark.JobResult, error) {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/shelfmark/shelfmark"
 )
 
 // DefaultMaxText is the cap on extracted text when ExtractText is given
@@ -233,4 +235,129 @@ func toolCutString(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// MinTextLayerChars is how many letters and digits a PDF page's text
+// layer must hold to count as one: a page with fewer (nothing, or only a
+// page number or a stamp) is taken for a scan and OCRed.
+const MinTextLayerChars = 16
+
+// PDFPageTexts returns the text layer of a PDF page by page (pdftotext
+// with page breaks; pages[i] is page i+1), at most maxBytes in all (≤ 0:
+// DefaultMaxText). complete is false when the cap cut the text: the last
+// page returned is then cut and later ones are missing. Errors as
+// ExtractText's.
+func (t Tools) PDFPageTexts(ctx context.Context, path string, maxBytes int) (pages []string, complete bool, err error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxText
+	}
+	in, err := toolOpenInput(ctx, path, "application/pdf")
+	if err != nil {
+		return nil, false, err
+	}
+	if in.size == 0 {
+		return nil, false, Permanent(fmt.Errorf("worker: text of PDF %s: empty file", path))
+	}
+	if t.Pdftotext == "" {
+		return nil, false, fmt.Errorf("worker: text of PDF %s: pdftotext: %w", path, ErrToolMissing)
+	}
+	l := t.toolLimits()
+	l.MaxOutput = int64(maxBytes)
+	out, err := RunTool(ctx, l, nil, t.Pdftotext, "-enc", "UTF-8", in.path, "-")
+	complete = err == nil
+	if err != nil && !errors.Is(err, ErrOutputLimit) {
+		return nil, false, fmt.Errorf("worker: text of PDF %s: %w", path, toolClassify(err))
+	}
+	s := strings.ToValidUTF8(string(toolCutUTF8(out, maxBytes)), "\uFFFD")
+	pages = strings.Split(s, "\f")
+	if complete && len(pages) > 1 && pages[len(pages)-1] == "" {
+		pages = pages[:len(pages)-1] // pdftotext ends every page with a break
+	}
+	for i, p := range pages {
+		pages[i] = strings.TrimSpace(p)
+	}
+	return pages, complete, nil
+}
+
+// ScannedPages are the numbers (from 1) of the pages PDFPageTexts found
+// without a text layer (fewer than MinTextLayerChars letters and
+// digits). When the text was cut (!complete), the cut last page is not
+// counted: it has text.
+func ScannedPages(pages []string, complete bool) []int {
+	if !complete && len(pages) > 0 {
+		pages = pages[:len(pages)-1]
+	}
+	var scanned []int
+	for i, p := range pages {
+		n := 0
+		for _, r := range p {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				if n++; n >= MinTextLayerChars {
+					break
+				}
+			}
+		}
+		if n < MinTextLayerChars {
+			scanned = append(scanned, i+1)
+		}
+	}
+	return scanned
+}
+
+// JoinPages joins the text of pages, blank ones left out, with blank
+// lines between them, cut to at most maxBytes at a character boundary.
+func JoinPages(pages []string, maxBytes int) string {
+	var b strings.Builder
+	for _, p := range pages {
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(p)
+		if b.Len() >= maxBytes {
+			break
+		}
+	}
+	return toolCutString(b.String(), maxBytes)
+}
+
+// text extracts the text of a PDF, XML or plain text file for search, and
+// keeps it as a derivative. A PDF with pages without a text layer (a
+// scan) is handed on to the ocr queue, which OCRs those pages and keeps
+// the text of the whole PDF; meanwhile its text layer, if any, is
+// searchable at once.
+func (p *Pipeline) text(ctx context.Context, job *shelfmark.Job) (*shelfmark.JobResult, error) {
+	return p.withLocalFile(ctx, job, true, func(jf *jobFile, path string) (*shelfmark.JobResult, error) {
+		if jf.mediaType() != "application/pdf" {
+			text, err := p.Tools.ExtractText(ctx, path, jf.mediaType(), MaxTextBytes)
+			if err != nil {
+				return nil, fmt.Errorf("text of %s: %w", jf.file.Name, err)
+			}
+			return p.textResult(ctx, jf, text, nil)
+		}
+		pages, complete, err := p.Tools.PDFPageTexts(ctx, path, MaxTextBytes)
+		if err != nil {
+			return nil, fmt.Errorf("text of %s: %w", jf.file.Name, err)
+		}
+		text := JoinPages(pages, MaxTextBytes)
+		if len(ScannedPages(pages, complete)) == 0 {
+			return p.textResult(ctx, jf, text, nil)
+		}
+		return &shelfmark.JobResult{Docs: jf.searchDocs(text), Next: []string{shelfmark.QueueOCR}}, nil
+	})
+}
+
+// searchDocs is the search document of the file's page holding text
+// (none for blank text or a file of no work).
+func (jf *jobFile) searchDocs(text string) []shelfmark.SearchDoc {
+	if strings.TrimSpace(text) == "" || jf.work == 0 {
+		return nil
+	}
+	format := ""
+	if jf.file.Format.Known() {
+		format = jf.file.Format.Name
+	}
+	return []shelfmark.SearchDoc{{Key: jf.fileset, Work: jf.work, Kind: shelfmark.KindFileSet, Format: format, Body: text}}
 }
