@@ -24,7 +24,7 @@ type File struct {
 	SHA512 string
 	MD5    string
 	// Use says what the file is to its file set: "original" or a
-	// derivative such as "thumbnail", "access", "text", "ocr".
+	// derivative such as "thumbnail", "access", "text", "ocr", "tiles".
 	Use string
 	// ExternalURL is set for external files, whose bytes Shelfmark never
 	// fetches unless asked.
@@ -44,6 +44,10 @@ const (
 	// UseALTO is a page's OCR as ALTO XML: the same word boxes as the
 	// hOCR of use UseOCR, for the viewers and tools that read ALTO.
 	UseALTO = "alto"
+	// UseTiles is a page image's tile pyramid: one ZIP archive of
+	// stored (uncompressed) entries laid out as IIIF Image API 3.0
+	// level 0 requests ("x,y,w,h/w,h/0/default.jpg" and "info.json").
+	UseTiles = "tiles"
 )
 
 // Processed reports whether the background pipeline works on the file:

@@ -259,8 +259,9 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 	return m, built, nil
 }
 
-// iiifCanvas is the Canvas of one page: its image painted on it (the
-// access copy, else the original), sized by the original's
+// iiifCanvas is the Canvas of one page: its image painted on it (from
+// its image service once its tiles are made, else the access copy, else
+// the original), sized by the original's
 // characterization when it read one, with the page's thumbnail and OCR.
 func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int, files []*shelfmark.Resource) map[string]any {
 	cid := strings.TrimSuffix(manifest, "/manifest") + "/canvas/" + string(it.ID)
@@ -272,7 +273,7 @@ func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int
 		label = s.iiifTitle(it.Metadata, "work.unordered", n)
 	}
 	c := map[string]any{"id": cid, "type": "Canvas", "label": label}
-	var original, access, thumb *shelfmark.Resource
+	var original, access, thumb, tiles *shelfmark.Resource
 	var seeAlso []map[string]any
 	for _, f := range files {
 		switch f.File.Use {
@@ -287,6 +288,10 @@ func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int
 		case shelfmark.UseThumbnail:
 			if thumb == nil {
 				thumb = f
+			}
+		case shelfmark.UseTiles:
+			if tiles == nil {
+				tiles = f
 			}
 		case shelfmark.UseOCR:
 			sa := map[string]any{"id": base + contentURL(f.ID), "type": "Dataset", "format": fileMediaType(f.File),
@@ -307,7 +312,15 @@ func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int
 		painted = original
 	}
 	var annos []map[string]any
-	if painted != nil {
+	switch {
+	case tiles != nil && width > 0:
+		// deep zoom: the page's image service (iiif_image.go)
+		svc := base + "/iiif/" + string(it.ID) + "/image"
+		body := map[string]any{"id": svc + "/full/max/0/default.jpg", "type": "Image", "format": "image/jpeg",
+			"service": []map[string]any{{"id": svc, "type": "ImageService3", "profile": "level0"}}}
+		annos = append(annos, map[string]any{"id": cid + "/painting", "type": "Annotation", "motivation": "painting",
+			"body": body, "target": cid})
+	case painted != nil:
 		mt := fileMediaType(painted.File)
 		body := map[string]any{"id": base + contentURL(painted.ID), "type": iiifType(mt), "format": mt}
 		if painted == original && width > 0 {

@@ -1,9 +1,63 @@
 package http
 
 import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"image"
+	"image/jpeg"
 	"strings"
+	"testing"
+
+	"github.com/shelfmark/shelfmark"
 )
+
+// matrixTiles is the tiles archive of the matrix's pages: one 8 × 8 tile.
+func matrixTiles(t testing.TB) []byte {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	info, _ := json.Marshal(shelfmark.TileInfo{Width: 8, Height: 8, Tiles: []shelfmark.TileSet{{Width: 512, ScaleFactors: []int{1}}}})
+	for name, body := range map[string][]byte{shelfmark.TileInfoName: info, "0,0,8,8/8,8/0/default.jpg": nil} {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+		if err == nil && body == nil {
+			err = jpeg.Encode(w, image.NewGray(image.Rect(0, 0, 8, 8)), nil)
+		} else if err == nil {
+			_, err = w.Write(body)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// imageProbes probe a page's image service (iiif_image.go): read as the
+// page is, offered to every origin only when public; a work's is 404 to
+// whoever asks.
+func (m *matrix) imageProbes(suffix string, ok int, notFound rule) []probe {
+	return []probe{
+		{name: "page", target: "read", build: func(c *cell) req { return req{method: "GET", path: "/iiif/" + string(c.t.FS) + "/image" + suffix} },
+			rule: readTarget(ok), check: func(c *cell, r *response) string {
+				if ok != 200 {
+					return ""
+				}
+				cors := r.Header.Get("Access-Control-Allow-Origin") == "*"
+				if want := c.t.kind.eff == "public"; cors != want {
+					return fmt.Sprintf("Access-Control-Allow-Origin * sent: %v, want %v", cors, want)
+				}
+				if private := strings.HasPrefix(r.Header.Get("Cache-Control"), "private"); private == cors {
+					return fmt.Sprintf("Cache-Control %q with Access-Control-Allow-Origin * %v", r.Header.Get("Cache-Control"), cors)
+				}
+				return ""
+			}},
+		{name: "work", target: "read", build: func(c *cell) req { return req{method: "GET", path: "/iiif/" + string(c.t.W) + "/image" + suffix} },
+			rule: notFound},
+	}
+}
 
 // iiifRows are the matrix rows of the routes of iiif.go: a work's
 // manifest is read as the work is (404 when hidden), and only a public
@@ -45,6 +99,10 @@ func (m *matrix) iiifRows() []row {
 			{name: "work", target: "read", build: func(c *cell) req { return req{method: "GET", path: "/iiif/" + string(c.t.W) + "/collection"} },
 				rule: notFound},
 		}},
+		// the image service of a page (iiif_image.go)
+		{"GET /iiif/{id}/image", m.imageProbes("", 303, notFound)},
+		{"GET /iiif/{id}/image/info.json", m.imageProbes("/info.json", 200, notFound)},
+		{"GET /iiif/{id}/image/{region}/{size}/{rotation}/{file}", m.imageProbes("/0,0,8,8/8,8/0/default.jpg", 200, notFound)},
 		// search inside a book (iiif_search.go): read as the work is
 		{"GET /iiif/{id}/search/1", m.iiifSearchProbes(1, notFound)},
 		{"GET /iiif/{id}/search/2", m.iiifSearchProbes(2, notFound)},

@@ -667,6 +667,8 @@ func (m *matrix) makeTargets(coll shelfmark.ID, n int, titled bool) []*tset {
 	sys := context.Background()
 	dep := shelfmark.WithCaller(sys, e.callerOf(m.tokens["depositor"]))
 	file := e.putBytes("f.txt", "text/plain", []byte("file bytes of a matrix target"))
+	tiles := e.putBytes("f.tiles.zip", "application/zip", matrixTiles(e.t))
+	tiles.Use = shelfmark.UseTiles
 	var out []*tset
 	for _, k := range m.kinds {
 		ctx := sys
@@ -700,6 +702,11 @@ func (m *matrix) makeTargets(coll shelfmark.ID, n int, titled bool) []*tset {
 			files[i] = &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fss[i].ID, File: &f}
 		}
 		fs := e.createAll(ctx, files)
+		for i := range files { // the page's deep-zoom tiles (iiif_image.go)
+			f := *tiles
+			files[i] = &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fss[i].ID, File: &f}
+		}
+		e.createAll(ctx, files)
 		for i := range ws {
 			out = append(out, &tset{kind: k, coll: coll, W: ws[i].ID, FS: fss[i].ID, F: fs[i].ID, titleWord: word})
 		}

@@ -142,6 +142,8 @@ type Server struct {
 	iiif iiifCache
 	// the words of OCR files searched inside books (see iiif_search.go)
 	ocrWords ocrCache
+	// the parsed directories of page images' tile pyramids (see iiif_image.go)
+	tiles *tileIndexes
 }
 
 // NewServer builds a Server and its routes.
@@ -185,7 +187,7 @@ func NewServer(opts Options) *Server {
 	opts.ParseWait = orDuration(opts.ParseWait, defaultParseWait)
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics, cors: c,
 		limiter: newLimiter(opts.MaxAuthFailures), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix(),
-		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait)}
+		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait), tiles: newTileIndexes(tileIndexCache)}
 	s.setupOIDC()
 	u, err := newUI()
 	if err != nil {

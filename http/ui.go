@@ -245,7 +245,8 @@ func (s *Server) uiRoutes() []route {
 	rs = append(rs, s.uiDepositRoutes()...)
 	rs = append(rs, s.uiBulkRoutes()...)
 	rs = append(rs, s.uiAdminRoutes()...)
-	rs = append(rs, s.iiifRoutes()...) // IIIF documents (iiif.go)
+	rs = append(rs, s.iiifRoutes()...)      // IIIF documents (iiif.go)
+	rs = append(rs, s.iiifImageRoutes()...) // IIIF Image API (iiif_image.go)
 	return rs
 }
 

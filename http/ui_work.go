@@ -287,6 +287,7 @@ var useKeys = map[string]string{
 	shelfmark.UseAccess:    "work.use.access",
 	shelfmark.UseText:      "work.use.text",
 	shelfmark.UseOCR:       "work.use.ocr",
+	shelfmark.UseTiles:     "work.use.tiles",
 	shelfmark.UseSource:    "work.use.source",
 }
 

@@ -179,7 +179,12 @@ func (p *Pipeline) withLocalFile(ctx context.Context, job *shelfmark.Job, withWo
 
 // store puts a derivative's bytes in the blob store and describes it.
 func (p *Pipeline) store(ctx context.Context, data []byte, name, mediaType, use string) (*shelfmark.File, error) {
-	blob, err := p.Blobs.Put(ctx, bytes.NewReader(data), shelfmark.PutOptions{})
+	return p.put(ctx, bytes.NewReader(data), name, mediaType, use)
+}
+
+// put streams a derivative into the blob store and describes it.
+func (p *Pipeline) put(ctx context.Context, r io.Reader, name, mediaType, use string) (*shelfmark.File, error) {
+	blob, err := p.Blobs.Put(ctx, r, shelfmark.PutOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", name, err)
 	}
@@ -221,7 +226,37 @@ func (p *Pipeline) deriveFile(ctx context.Context, jf *jobFile, path string) (*s
 		}
 		res.Derivatives = append(res.Derivatives, f)
 	}
+	if !isImage(mt) || p.Tools.Vips == "" {
+		return res, nil // no deep zoom: viewers show the access copy
+	}
+	sizes := []shelfmark.TileSize{
+		{Width: thumb.Width, Height: thumb.Height, Use: shelfmark.UseThumbnail},
+		{Width: access.Width, Height: access.Height, Use: shelfmark.UseAccess},
+	}
+	if thumb.Width > access.Width {
+		sizes[0], sizes[1] = sizes[1], sizes[0]
+	}
+	pyr, err := p.Tools.Tiles(ctx, path, mt, sizes)
+	if err != nil {
+		return nil, fmt.Errorf("tiles of %s: %w", jf.file.Name, err)
+	}
+	defer pyr.Close()
+	f, err := p.storeFile(ctx, pyr.Path, baseName(jf.file)+".tiles.zip", "application/zip", shelfmark.UseTiles)
+	if err != nil {
+		return nil, err
+	}
+	res.Derivatives = append(res.Derivatives, f)
 	return res, nil
+}
+
+// storeFile puts a derivative written to a local file in the blob store.
+func (p *Pipeline) storeFile(ctx context.Context, path, name, mediaType, use string) (*shelfmark.File, error) {
+	r, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", name, err)
+	}
+	defer r.Close()
+	return p.put(ctx, r, name, mediaType, use)
 }
 
 func extension(mediaType string) string {

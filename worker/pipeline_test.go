@@ -1,12 +1,15 @@
 package worker
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
+	"io"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -106,7 +109,7 @@ func pgSchema(t *testing.T, dsn string) string {
 
 // requireTools skips (or, in CI, fails) when the external tools are absent.
 func requirePipelineTools(t *testing.T, tools Tools) {
-	if tools.Vipsthumbnail != "" && tools.Pdftoppm != "" && tools.Pdftotext != "" && tools.Tesseract != "" {
+	if tools.Vipsthumbnail != "" && tools.Vips != "" && tools.Pdftoppm != "" && tools.Pdftotext != "" && tools.Tesseract != "" {
 		return
 	}
 	if os.Getenv("SHELFMARK_REQUIRE_TOOLS") != "" {
@@ -191,6 +194,39 @@ func (s *stack) imageOf(t *testing.T, f *shelfmark.File) image.Config {
 	return cfg
 }
 
+// checkTiles checks that a tiles derivative is an archive whose info
+// entry describes the original's pixels and lists the thumbnail and
+// access copy sizes.
+func (s *stack) checkTiles(t *testing.T, f *shelfmark.File, orig *shelfmark.Format) {
+	t.Helper()
+	rc, err := s.blobs.Open(context.Background(), f.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil || f.MediaType != "application/zip" {
+		t.Fatalf("%s (%s) is not an archive: %v", f.Name, f.MediaType, err)
+	}
+	zf, err := zr.Open(shelfmark.TileInfoName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zf.Close()
+	var info shelfmark.TileInfo
+	if err := json.NewDecoder(zf).Decode(&info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Width != orig.Width || info.Height != orig.Height || len(info.Sizes) != 2 || info.Sizes[0].Use != shelfmark.UseThumbnail ||
+		info.Sizes[1].Use != shelfmark.UseAccess || len(zr.File) < 2 {
+		t.Errorf("%s: %+v, %d entries; want the original's %d × %d", f.Name, info, len(zr.File), orig.Width, orig.Height)
+	}
+}
+
 // TestPipeline stores real files of every kind the pipeline knows and lets
 // a runner with the real identifier and tools process them: formats are
 // identified, images and PDFs get thumbnails and access copies, PDFs, XML
@@ -268,6 +304,13 @@ func TestPipeline(t *testing.T) {
 			}
 			if acfg := s.imageOf(t, access); max(acfg.Width, acfg.Height) > AccessSize {
 				t.Errorf("%s: access copy %dx%d larger than %d", it.name, acfg.Width, acfg.Height, AccessSize)
+			}
+			// page images get deep-zoom tiles, PDFs not (yet)
+			tiles := files[shelfmark.UseTiles]
+			if isImg := strings.HasPrefix(it.mediaType, "image/"); isImg != (tiles != nil) {
+				t.Errorf("%s: tiles %+v", it.name, tiles)
+			} else if isImg {
+				s.checkTiles(t, tiles, orig.Format)
 			}
 		}
 		// the scanned page's words came from OCR (of the generator's 5×7

@@ -32,6 +32,7 @@ var ErrToolMissing = errors.New("external program not installed")
 // temporary files go to os.TempDir().
 type Tools struct {
 	Vipsthumbnail string // libvips thumbnailer: image derivatives
+	Vips          string // libvips: tile pyramids (dzsave)
 	Pdftoppm      string // poppler: renders a PDF's first page
 	Pdftotext     string // poppler: a PDF's text layer
 	Tesseract     string // OCR
@@ -73,6 +74,7 @@ func FindTools() Tools {
 	}
 	return Tools{
 		Vipsthumbnail: look("vipsthumbnail"),
+		Vips:          look("vips"),
 		Pdftoppm:      look("pdftoppm"),
 		Pdftotext:     look("pdftotext"),
 		Tesseract:     look("tesseract"),

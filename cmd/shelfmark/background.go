@@ -135,14 +135,14 @@ func pipelineTools(log *slog.Logger) worker.Tools {
 	tools.Limits.Idle = true
 	tools.DeriveNice = worker.DefaultDeriveNice
 	var missing []string
-	for name, path := range map[string]string{"vipsthumbnail": tools.Vipsthumbnail, "pdftoppm": tools.Pdftoppm, "pdftotext": tools.Pdftotext, "tesseract": tools.Tesseract} {
+	for name, path := range map[string]string{"vipsthumbnail": tools.Vipsthumbnail, "vips": tools.Vips, "pdftoppm": tools.Pdftoppm, "pdftotext": tools.Pdftotext, "tesseract": tools.Tesseract} {
 		if path == "" {
 			missing = append(missing, name)
 		}
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		log.Warn("tools not found: derivatives fall back to pure Go where they can; OCR and PDF text need them (apt-get install libvips-tools poppler-utils tesseract-ocr)", "missing", missing)
+		log.Warn("tools not found: thumbnails fall back to pure Go where they can; deep-zoom tiles, OCR and PDF text need them (apt-get install libvips-tools poppler-utils tesseract-ocr)", "missing", missing)
 	}
 	return tools
 }

@@ -1,0 +1,336 @@
+package http
+
+// This file serves the IIIF Image API 3.0 (https://iiif.io/api/image/3.0/)
+// for every page image: the image service of a page (file set) is
+// /iiif/{page}/image. It is a level 0 service: the derive job cuts each
+// page image once into a pyramid of 512-pixel JPEG tiles with libvips
+// (shelfmark.TileInfo), and a request reads a tile's bytes from the
+// pyramid's archive at their offset, with no image decoding at request
+// time. The whole image at its listed sizes is the page's thumbnail or
+// access copy. Every request checks that the caller may read the page
+// now, so a page that becomes private stops being served at once.
+
+import (
+	"archive/zip"
+	"bytes"
+	"container/list"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+const (
+	// imageContext is the JSON-LD context of Image API 3.0.
+	imageContext = "http://iiif.io/api/image/3/context.json"
+	// tileIndexCache is how many pyramids' archive directories a server
+	// keeps parsed (a few kilobytes each).
+	tileIndexCache = 4096
+)
+
+// iiifImageRoutes are the routes of this file.
+func (s *Server) iiifImageRoutes() []route {
+	return []route{
+		{"GET", "/iiif/{id}/image", s.wrap(s.iiifImageBase)},
+		{"GET", "/iiif/{id}/image/info.json", s.wrap(s.iiifImageInfo)},
+		{"GET", "/iiif/{id}/image/{region}/{size}/{rotation}/{file}", s.wrap(s.iiifImage)},
+	}
+}
+
+// iiifPage is a page image as the caller may read it: its file set and
+// the files that serve it.
+type iiifPage struct {
+	res                  *shelfmark.Resource
+	public               bool
+	tiles, thumb, access *shelfmark.Resource
+}
+
+// iiifFindPage finds the page an image route names and its files.
+func (s *Server) iiifFindPage(r *http.Request) (*iiifPage, error) {
+	res, err := s.iiifReadable(r)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case res.Kind == shelfmark.KindWork:
+		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a work; each of its pages has an image service, listed in /iiif/%s/manifest.", res.ID, res.ID)
+	case res.Kind != shelfmark.KindFileSet || res.Parent == "":
+		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a page of a work; only pages have image services.", res.ID, res.Kind)
+	}
+	ctx := r.Context()
+	files, err := s.opts.Resources.ChildFiles(ctx, res.Parent, []shelfmark.ID{res.ID})
+	if err != nil {
+		return nil, err
+	}
+	p := &iiifPage{res: res}
+	for _, f := range files[res.ID] {
+		switch f.File.Use {
+		case shelfmark.UseTiles:
+			p.tiles = f
+		case shelfmark.UseThumbnail:
+			p.thumb = f
+		case shelfmark.UseAccess:
+			p.access = f
+		}
+	}
+	if p.tiles == nil {
+		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "Page %s has no image tiles (yet): they are made in the background from a page image after it is stored.", res.ID)
+	}
+	p.public, err = s.readableByAnyone(ctx, res)
+	return p, err
+}
+
+// readableByAnyone reports whether a page is in public view: an anonymous
+// caller found it, or it and its work are public now.
+func (s *Server) readableByAnyone(ctx context.Context, res *shelfmark.Resource) (bool, error) {
+	now := time.Now()
+	if !shelfmark.CallerFrom(ctx).Authenticated() {
+		return true, nil
+	}
+	if effectiveVisibility(res, now) != shelfmark.Public {
+		return false, nil
+	}
+	parent, err := s.opts.Resources.FindResource(ctx, res.Parent)
+	if err != nil {
+		return false, err
+	}
+	return effectiveVisibility(parent, now) == shelfmark.Public, nil
+}
+
+// iiifImageBase handles GET /iiif/{id}/image: a redirect to its
+// info.json, as the specification asks.
+func (s *Server) iiifImageBase(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.iiifFindPage(r); err != nil {
+		return err
+	}
+	http.Redirect(w, r, s.baseURL(r)+"/iiif/"+r.PathValue("id")+"/image/info.json", http.StatusSeeOther)
+	return nil
+}
+
+// iiifImageInfo handles GET /iiif/{id}/image/info.json.
+func (s *Server) iiifImageInfo(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.iiifFindPage(r)
+	if err != nil {
+		return err
+	}
+	idx, err := s.tiles.index(r.Context(), s.opts.Blobs, p.tiles.File)
+	if err != nil {
+		return err
+	}
+	info := map[string]any{
+		"@context": imageContext,
+		"id":       s.baseURL(r) + "/iiif/" + string(p.res.ID) + "/image",
+		"type":     "ImageService3",
+		"protocol": "http://iiif.io/api/image",
+		"profile":  "level0",
+		"width":    idx.info.Width,
+		"height":   idx.info.Height,
+		"tiles":    idx.info.Tiles,
+	}
+	var sizes []map[string]int
+	for _, sz := range idx.info.Sizes {
+		sizes = append(sizes, map[string]int{"width": sz.Width, "height": sz.Height})
+	}
+	if len(sizes) > 0 {
+		info["sizes"] = sizes
+	}
+	if big := largestSize(&idx.info); big != nil && (big.Width < idx.info.Width || big.Height < idx.info.Height) {
+		// "max" of the whole image is the largest listed size
+		info["maxWidth"], info["maxHeight"] = big.Width, big.Height
+	}
+	b, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	ct := "application/json"
+	if strings.Contains(r.Header.Get("Accept"), "application/ld+json") {
+		ct = `application/ld+json;profile="` + imageContext + `"`
+	}
+	h := w.Header()
+	h.Set("Content-Type", ct)
+	imageHeaders(h, p.public, `"`+p.tiles.File.SHA256[:24]+`"`)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
+	return nil
+}
+
+// iiifImage handles GET /iiif/{id}/image/{region}/{size}/{rotation}/{file}.
+func (s *Server) iiifImage(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.iiifFindPage(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	idx, err := s.tiles.index(ctx, s.opts.Blobs, p.tiles.File)
+	if err != nil {
+		return err
+	}
+	target, err := resolveImage(&idx.info, idx.has, r.PathValue("region"), r.PathValue("size"), r.PathValue("rotation"), r.PathValue("file"))
+	if err != nil {
+		return err
+	}
+	var (
+		sha       string
+		off, size int64
+		etag      string
+	)
+	switch {
+	case target.entry != "":
+		e := idx.entries[target.entry]
+		sha, off, size = p.tiles.File.SHA256, e.offset, e.size
+		etag = fmt.Sprintf(`"%s.%x"`, sha[:24], off)
+	case target.use == shelfmark.UseThumbnail && p.thumb != nil:
+		sha, size, etag = p.thumb.File.SHA256, p.thumb.File.Size, `"`+p.thumb.File.SHA256[:32]+`"`
+	case target.use == shelfmark.UseAccess && p.access != nil:
+		sha, size, etag = p.access.File.SHA256, p.access.File.Size, `"`+p.access.File.SHA256[:32]+`"`
+	default:
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "Page %s has no %s file for this size.", p.res.ID, target.use)
+	}
+	rc, err := s.opts.Blobs.Open(ctx, sha)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	h := w.Header()
+	h.Set("Content-Type", "image/jpeg")
+	imageHeaders(h, p.public, etag)
+	http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(readerAt(rc), off, size))
+	return nil
+}
+
+// imageHeaders sets the headers every Image API answer shares: any
+// origin may read a public page's (viewers on other sites need it); the
+// others are private to the caller. Every answer is revalidated (it is
+// cheap: an unchanged one is 304), so a page made private stops being
+// shown from caches at once.
+func imageHeaders(h http.Header, public bool, etag string) {
+	h.Set("ETag", etag)
+	if public {
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Cache-Control", "no-cache")
+	} else {
+		h.Set("Cache-Control", "private, no-cache")
+	}
+}
+
+// readerAt gives random access to a blob: its own ReadAt when it has one
+// (a local file), else seeks and reads under a lock.
+func readerAt(rs io.ReadSeeker) io.ReaderAt {
+	if ra, ok := rs.(io.ReaderAt); ok {
+		return ra
+	}
+	return &seekReaderAt{rs: rs}
+}
+
+type seekReaderAt struct {
+	mu sync.Mutex
+	rs io.ReadSeeker
+}
+
+func (s *seekReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.rs.Seek(off, io.SeekStart); err != nil {
+		return 0, err
+	}
+	return io.ReadFull(s.rs, p)
+}
+
+// tileEntry is where a tile's bytes lie in its archive.
+type tileEntry struct{ offset, size int64 }
+
+// tileIndex is a pyramid archive's directory, parsed.
+type tileIndex struct {
+	sha     string
+	info    shelfmark.TileInfo
+	entries map[string]tileEntry
+}
+
+func (t *tileIndex) has(entry string) bool { _, ok := t.entries[entry]; return ok }
+
+// tileIndexes keeps the parsed directories of recently used pyramids,
+// least recently used out first. A pyramid's blob never changes (its name
+// is its digest), so an entry never goes stale.
+type tileIndexes struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *tileIndex, most recent first
+	bySHA map[string]*list.Element
+}
+
+func newTileIndexes(n int) *tileIndexes {
+	return &tileIndexes{max: n, order: list.New(), bySHA: map[string]*list.Element{}}
+}
+
+// index returns the parsed directory of a pyramid file, reading it from
+// the blob store when it is not kept.
+func (c *tileIndexes) index(ctx context.Context, blobs shelfmark.BlobStore, f *shelfmark.File) (*tileIndex, error) {
+	c.mu.Lock()
+	if el, ok := c.bySHA[f.SHA256]; ok {
+		c.order.MoveToFront(el)
+		c.mu.Unlock()
+		return el.Value.(*tileIndex), nil
+	}
+	c.mu.Unlock()
+	idx, err := readTileIndex(ctx, blobs, f)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.bySHA[f.SHA256]; ok {
+		return el.Value.(*tileIndex), nil
+	}
+	c.bySHA[f.SHA256] = c.order.PushFront(idx)
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		delete(c.bySHA, last.Value.(*tileIndex).sha)
+		c.order.Remove(last)
+	}
+	return idx, nil
+}
+
+// readTileIndex parses a pyramid archive's directory and info entry.
+func readTileIndex(ctx context.Context, blobs shelfmark.BlobStore, f *shelfmark.File) (*tileIndex, error) {
+	rc, err := blobs.Open(ctx, f.SHA256)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	zr, err := zip.NewReader(readerAt(rc), f.Size)
+	if err != nil {
+		return nil, fmt.Errorf("tiles %s: %w", f.SHA256, err)
+	}
+	idx := &tileIndex{sha: f.SHA256, entries: make(map[string]tileEntry, len(zr.File))}
+	found := false
+	for _, zf := range zr.File {
+		if zf.Method != zip.Store {
+			continue // only stored entries are served from their offset
+		}
+		off, err := zf.DataOffset()
+		if err != nil {
+			return nil, fmt.Errorf("tiles %s: %w", f.SHA256, err)
+		}
+		if zf.Name == shelfmark.TileInfoName {
+			b := make([]byte, min(zf.UncompressedSize64, 1<<20))
+			if _, err := readerAt(rc).ReadAt(b, off); err != nil {
+				return nil, fmt.Errorf("tiles %s: %w", f.SHA256, err)
+			}
+			if err := json.Unmarshal(b, &idx.info); err != nil {
+				return nil, fmt.Errorf("tiles %s: %w", f.SHA256, err)
+			}
+			found = true
+			continue
+		}
+		idx.entries[zf.Name] = tileEntry{offset: off, size: int64(zf.UncompressedSize64)}
+	}
+	if !found || idx.info.Width <= 0 || idx.info.Height <= 0 {
+		return nil, fmt.Errorf("tiles %s: no %s in the archive", f.SHA256, shelfmark.TileInfoName)
+	}
+	return idx, nil
+}

@@ -1,0 +1,110 @@
+package worker
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"testing"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// TestTiles cuts a 1,300 × 700 PNG into a pyramid and checks the archive:
+// stored entries, the info entry, every tile a JPEG of the size its name
+// says, and the tiles of each scale covering the image exactly once.
+func TestTiles(t *testing.T) {
+	tools := toolTestTools(t)
+	toolTestNeed(t, tools.Vips, "vips")
+	img := image.NewRGBA(image.Rect(0, 0, 1300, 700))
+	for y := 0; y < 700; y++ {
+		for x := 0; x < 1300; x++ {
+			img.Set(x, y, color.RGBA{uint8(x / 6), uint8(y / 3), 90, 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	path := toolTestFile(t, "page[1].png", buf.Bytes()) // a name vips would read as options
+	sizes := []shelfmark.TileSize{{Width: 400, Height: 215, Use: shelfmark.UseThumbnail}}
+	p, err := tools.Tiles(context.Background(), path, "image/png", sizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.Info.Width != 1300 || p.Info.Height != 700 || len(p.Info.Tiles) != 1 || p.Info.Tiles[0].Width != 512 {
+		t.Fatalf("info %+v", p.Info)
+	}
+	if fmt.Sprint(p.Info.Tiles[0].ScaleFactors) != "[1 2 4]" || len(p.Info.Sizes) != 1 {
+		t.Errorf("scale factors %v, sizes %v; want [1 2 4] down to one tile, and the sizes given", p.Info.Tiles[0].ScaleFactors, p.Info.Sizes)
+	}
+	zr, err := zip.OpenReader(p.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	area := map[int]int{} // scale factor -> full-image pixels its tiles cover
+	for _, f := range zr.File {
+		if f.Method != zip.Store {
+			t.Errorf("%s is compressed; tiles must be stored to be served from their offset", f.Name)
+		}
+		if f.Name == shelfmark.TileInfoName {
+			continue
+		}
+		var x, y, w, h, sw, sh int
+		if _, err := fmt.Sscanf(f.Name, "%d,%d,%d,%d/%d,%d/0/default.jpg", &x, &y, &w, &h, &sw, &sh); err != nil {
+			t.Fatalf("entry %q is not a level 0 tile request: %v", f.Name, err)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := jpeg.DecodeConfig(rc)
+		rc.Close()
+		if err != nil || cfg.Width != sw || cfg.Height != sh {
+			t.Errorf("%s: %v, %d × %d", f.Name, err, cfg.Width, cfg.Height)
+		}
+		scale := (w + sw - 1) / sw
+		area[scale] += w * h
+	}
+	if len(area) != len(p.Info.Tiles[0].ScaleFactors) {
+		t.Errorf("tiles at scales %v, info lists %v", area, p.Info.Tiles[0].ScaleFactors)
+	}
+	for _, s := range p.Info.Tiles[0].ScaleFactors {
+		if area[s] != 1300*700 {
+			t.Errorf("tiles at scale %d cover %d pixels, want %d", s, area[s], 1300*700)
+		}
+	}
+}
+
+// TestTilesRefuses: a file that is not an image, and one that claims too
+// many pixels, fail permanently (no retries), before vips runs.
+func TestTilesRefuses(t *testing.T) {
+	tools := toolTestTools(t)
+	toolTestNeed(t, tools.Vips, "vips")
+	tools.MaxPixels = 1000
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 100, 100))); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"text.png":  []byte("not an image at all"),
+		"large.png": buf.Bytes(),
+		"cut.png":   buf.Bytes()[:40],
+	} {
+		_, err := tools.Tiles(context.Background(), toolTestFile(t, name, data), "image/png", nil)
+		if !IsPermanent(err) {
+			t.Errorf("%s: %v; want a permanent error", name, err)
+		}
+	}
+	tools.Vips = ""
+	if _, err := tools.Tiles(context.Background(), toolTestFile(t, "a.png", buf.Bytes()), "image/png", nil); !errors.Is(err, ErrToolMissing) {
+		t.Errorf("without vips: %v", err)
+	}
+}
