@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the tests need, idempotently (apt packages, and under .build/):
 #   xmllint            (Debian libxml2-utils) to validate responses against oai/testdata/schemas
-#   vipsthumbnail, pdftoppm, pdftotext, tesseract (+ English)
+#   vips, vipsthumbnail, pdftoppm, pdftotext, tesseract (+ English)
 #                      (Debian libvips-tools, poppler-utils, tesseract-ocr, tesseract-ocr-eng)
-#                      the background pipeline's tools: derivatives, PDF text, OCR
+#                      the background pipeline's tools: derivatives, tiles, PDF text, OCR
 #   chromium           (Debian chromium) headless, to render and screenshot HTML reports
 #   curl, jq, openssl  (Debian curl, jq, openssl) the README's five-minute walk
 #   .build/venv        a Python virtualenv with sickle, the third-party OAI-PMH harvester,
 #                      schemathesis, which checks the server against its OpenAPI document,
-#                      and iiif-prezi3, which loads the IIIF manifests into its models
+#                      iiif-prezi3, which loads the IIIF manifests into its models, and
+#                      iiif-validator, which checks the IIIF Image API (needs libmagic1)
 #   .build/testdata/pymarc-5.4.0   the pymarc source distribution: real LoC MARC records under test/
 #   .build/axe-core/axe.min.js     axe-core from the npm registry (pinned, its published SHA-512
 #                      checked; no Node): the accessibility rules the browser tests run in chromium
@@ -33,6 +34,8 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v jq >/dev/null 2>&1 || missing+=(jq)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+# iiif-validator's python-magic loads libmagic
+[[ -n $(ls /usr/lib/*/libmagic.so.1 2>/dev/null) ]] || missing+=(libmagic1)
 if (( ${#missing[@]} )); then
 	echo "== installing ${missing[*]}" >&2
 	apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
@@ -58,6 +61,14 @@ iiif_prezi3_version=3.1.1
 if [[ $("$build/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("iiif-prezi3"))' 2>/dev/null) != "$iiif_prezi3_version" ]]; then
 	echo "== installing iiif-prezi3 $iiif_prezi3_version into $build/venv" >&2
 	"$build/venv/bin/pip" install -q "iiif-prezi3==$iiif_prezi3_version" >&2
+fi
+
+# iiif-validator: the IIIF consortium's Image API validator, run against
+# the image service at the level its info.json claims
+iiif_validator_version=1.0.5
+if [[ $("$build/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("iiif-validator"))' 2>/dev/null) != "$iiif_validator_version" ]]; then
+	echo "== installing iiif-validator $iiif_validator_version into $build/venv" >&2
+	"$build/venv/bin/pip" install -q "iiif-validator==$iiif_validator_version" >&2
 fi
 
 if [[ ! -d $build/testdata/pymarc-5.4.0/test ]]; then
