@@ -52,15 +52,17 @@ type QueueConfig struct {
 // DefaultQueues returns the pipeline's queues in priority order, with
 // limits derived from the number of cores: identification (in process,
 // half of it waiting on the database) runs two jobs per core;
-// derivatives, text extraction and OCR (child processes at idle CPU
-// priority) on half the cores each. One derivative job always has a slot
-// (Reserved), so thumbnails keep appearing during a long ingest; OCR is
-// Deferrable.
+// derivatives (single-threaded vips at nice 10, which yields to the
+// foreground) one per core, so that once an ingest stops a book's tiles
+// take the whole machine; text extraction and OCR (child processes at
+// idle CPU priority) on half the cores each. One derivative job always
+// has a slot (Reserved), so thumbnails keep appearing during a long
+// ingest; OCR is Deferrable.
 func DefaultQueues(cores int) []QueueConfig {
 	half := max(1, cores/2)
 	return []QueueConfig{
 		{Name: shelfmark.QueueCharacterize, Concurrency: max(1, 2*cores), Timeout: 20 * time.Second, MaxAttempts: 3, Batch: 16},
-		{Name: shelfmark.QueueDerive, Concurrency: half, Timeout: 2 * time.Minute, MaxAttempts: 3, Reserved: 1},
+		{Name: shelfmark.QueueDerive, Concurrency: max(1, cores), Timeout: 2 * time.Minute, MaxAttempts: 3, Reserved: 1},
 		{Name: shelfmark.QueueText, Concurrency: half, Timeout: 2 * time.Minute, MaxAttempts: 3},
 		{Name: shelfmark.QueueOCR, Concurrency: half, Timeout: 10 * time.Minute, MaxAttempts: 3, Deferrable: true},
 	}

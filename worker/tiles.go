@@ -62,7 +62,7 @@ func (t Tools) Tiles(ctx context.Context, path, mediaType string, sizes []shelfm
 		return nil, err
 	}
 	p := &Pyramid{dir: dir, Path: filepath.Join(dir, "tiles.zip")}
-	if err := t.dzsave(ctx, in.path, dir); err != nil {
+	if err := t.dzsave(ctx, in.path, format, dir); err != nil {
 		p.Close()
 		return nil, fmt.Errorf("worker: tiles of %s: %w", path, err)
 	}
@@ -73,8 +73,8 @@ func (t Tools) Tiles(ctx context.Context, path, mediaType string, sizes []shelfm
 	return p, nil
 }
 
-// dzsave runs vips into dir/p.zip, single-threaded as vipsthumbnail is.
-func (t Tools) dzsave(ctx context.Context, path, dir string) error {
+// dzsave runs vips into dir/p.zip, in the environment of vipsEnv.
+func (t Tools) dzsave(ctx context.Context, path, format, dir string) error {
 	if strings.ContainsAny(path, "[]") {
 		link := filepath.Join(dir, "input")
 		if err := os.Symlink(path, link); err != nil {
@@ -82,7 +82,7 @@ func (t Tools) dzsave(ctx context.Context, path, dir string) error {
 		}
 		path = link
 	}
-	_, err := RunTool(ctx, t.deriveLimits(), []string{"VIPS_CONCURRENCY=1"}, t.Vips,
+	_, err := RunTool(ctx, t.deriveLimits(), vipsEnv(dir, format), t.Vips,
 		"dzsave", path, filepath.Join(dir, "p.zip"),
 		"--layout", "iiif3", "--tile-size", "512", "--overlap", "0",
 		"--suffix", ".jpg[Q="+strconv.Itoa(TileQuality)+",strip]")
