@@ -5,7 +5,9 @@ package http
 // element of class ocrx_word per word, its box in the title's
 // "bbox x0 y0 x1 y1", inside elements of class ocr_line) and ALTO
 // (String elements with CONTENT, HPOS, VPOS, WIDTH and HEIGHT in pixels,
-// inside TextLine elements), and plain text (words without boxes). The
+// inside TextLine elements), and plain text (words without boxes). A
+// document of several pages (the OCR of a scanned PDF) gives its words
+// without boxes, since its pages share one canvas. The
 // reader is a small tolerant scanner, not an XML parser: hOCR may be
 // HTML rather than XHTML, and a page of a 1,200-page book must cost well
 // under a millisecond to read.
@@ -18,7 +20,6 @@ package http
 import (
 	"bytes"
 	"html"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -72,16 +73,38 @@ func (p *ocrPage) add(w ocrWord) {
 	if w.text == "" || len(p.words) >= maxOCRWords {
 		return
 	}
-	toks := searchTokens(w.text)
-	if len(toks) == 0 {
-		return
-	}
 	idx := int32(len(p.words))
-	p.words = append(p.words, w)
-	for _, t := range toks {
-		p.tokens = append(p.tokens, t)
+	if f := foldText(w.text); wordOnly(f) { // most words are one token
+		p.tokens = append(p.tokens, f)
 		p.tokenWord = append(p.tokenWord, idx)
+	} else {
+		toks := strings.FieldsFunc(f, notWordRune)
+		if len(toks) == 0 {
+			return
+		}
+		for _, t := range toks {
+			p.tokens = append(p.tokens, t)
+			p.tokenWord = append(p.tokenWord, idx)
+		}
 	}
+	p.words = append(p.words, w)
+}
+
+// notWordRune reports whether r separates tokens.
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }
+
+// wordOnly reports whether s is one token: not empty, only letters and
+// digits.
+func wordOnly(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if notWordRune(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // foldText lower-cases s and removes its diacritics (combining marks
@@ -110,7 +133,7 @@ func foldText(s string) string {
 // searchTokens splits text into folded tokens: runs of letters and
 // digits.
 func searchTokens(text string) []string {
-	return strings.FieldsFunc(foldText(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+	return strings.FieldsFunc(foldText(text), notWordRune)
 }
 
 // parsePlainText reads the words of plain text (no boxes, no lines).
@@ -126,6 +149,10 @@ func parsePlainText(b []byte) *ocrPage {
 // skips: a damaged file gives the words before the damage.
 func parseOCR(b []byte) *ocrPage {
 	p := &ocrPage{}
+	if n := bytes.Count(b, []byte("ocrx_word")) + bytes.Count(b, []byte("<String")); n > 0 {
+		n = min(n, maxOCRWords)
+		p.words, p.tokens, p.tokenWord = make([]ocrWord, 0, n), make([]string, 0, n), make([]int32, 0, n)
+	}
 	type open struct {
 		name string
 		word bool
@@ -140,6 +167,10 @@ func parseOCR(b []byte) *ocrPage {
 		altoUnit  string
 		inUnit    bool
 		altoScale = true
+		// pages counts the pages described: the boxes of a document of
+		// several (a PDF's) are in as many coordinate spaces, which one
+		// canvas cannot show, so they are dropped
+		pages int
 	)
 	for i := 0; i < len(b); {
 		lt := bytes.IndexByte(b[i:], '<')
@@ -190,7 +221,7 @@ func parseOCR(b []byte) *ocrPage {
 		tag := rest[1:end]
 		i += end + 1
 		if len(tag) > 0 && tag[0] == '/' {
-			name := localName(strings.ToLower(strings.TrimSpace(string(tag[1:]))))
+			name := tagName(bytes.TrimSpace(tag[1:]))
 			if name == "measurementunit" {
 				inUnit = false
 				altoScale = strings.TrimSpace(altoUnit) == "pixel"
@@ -201,7 +232,7 @@ func parseOCR(b []byte) *ocrPage {
 				}
 				for _, o := range stack[k:] {
 					if o.word && inWord {
-						word.text = html.UnescapeString(string(text))
+						word.text = attrText(text)
 						p.add(word)
 						inWord = false
 					}
@@ -220,42 +251,44 @@ func parseOCR(b []byte) *ocrPage {
 		switch name {
 		case "string": // ALTO
 			if !inWord {
-				w := ocrWord{text: attrs["content"], line: line}
-				x, e1 := strconv.Atoi(attrs["hpos"])
-				y, e2 := strconv.Atoi(attrs["vpos"])
-				wd, e3 := strconv.Atoi(attrs["width"])
-				ht, e4 := strconv.Atoi(attrs["height"])
-				if e1 == nil && e2 == nil && e3 == nil && e4 == nil && altoScale {
-					w.x0, w.y0, w.x1, w.y1, w.boxed = int32(x), int32(y), int32(x+wd), int32(y+ht), true
+				w := ocrWord{text: attrText(attrs.content), line: line}
+				x, ok1 := atoi(attrs.hpos)
+				y, ok2 := atoi(attrs.vpos)
+				wd, ok3 := atoi(attrs.width)
+				ht, ok4 := atoi(attrs.height)
+				if ok1 && ok2 && ok3 && ok4 && altoScale {
+					w.x0, w.y0, w.x1, w.y1, w.boxed = x, y, x+wd, y+ht, true
 				}
 				p.add(w)
 			}
 		case "textline":
 			line++
 		case "page":
-			if wd, err := strconv.Atoi(attrs["width"]); err == nil && altoScale {
-				if ht, err := strconv.Atoi(attrs["height"]); err == nil {
-					p.width, p.height = int32(wd), int32(ht)
-				}
+			pages++
+			wd, ok1 := atoi(attrs.width)
+			ht, ok2 := atoi(attrs.height)
+			if ok1 && ok2 && altoScale {
+				p.width, p.height = wd, ht
 			}
 		case "measurementunit":
 			inUnit, altoUnit = !self, ""
 		}
-		if class := attrs["class"]; class != "" {
-			for _, c := range strings.Fields(class) {
+		if len(attrs.class) > 0 {
+			for _, c := range strings.Fields(string(attrs.class)) {
 				switch c {
 				case "ocrx_word":
 					if !inWord && !self {
 						isWord, inWord, text = true, true, text[:0]
 						word = ocrWord{line: line}
-						if x0, y0, x1, y1, ok := hocrBBox(attrs["title"]); ok {
+						if x0, y0, x1, y1, ok := hocrBBox(attrs.title); ok {
 							word.x0, word.y0, word.x1, word.y1, word.boxed = x0, y0, x1, y1, true
 						}
 					}
 				case "ocr_line", "ocr_caption", "ocr_header", "ocr_textfloat":
 					line++
 				case "ocr_page":
-					if x0, y0, x1, y1, ok := hocrBBox(attrs["title"]); ok && x0 == 0 && y0 == 0 {
+					pages++
+					if x0, y0, x1, y1, ok := hocrBBox(attrs.title); ok && x0 == 0 && y0 == 0 {
 						p.width, p.height = x1, y1
 					}
 				}
@@ -268,8 +301,14 @@ func parseOCR(b []byte) *ocrPage {
 		}
 	}
 	if inWord {
-		word.text = html.UnescapeString(string(text))
+		word.text = attrText(text)
 		p.add(word)
+	}
+	if pages > 1 {
+		p.width, p.height = 0, 0
+		for i := range p.words {
+			p.words[i].boxed = false
+		}
 	}
 	return p
 }
@@ -294,75 +333,154 @@ func tagEnd(b []byte) int {
 	return -1
 }
 
-// localName drops a namespace prefix.
-func localName(s string) string {
-	if i := strings.LastIndexByte(s, ':'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
+// tagAttrs are the attributes a tag may carry that the reader uses, as
+// written (entities not yet replaced).
+type tagAttrs struct {
+	class, title, content, hpos, vpos, width, height []byte
 }
 
-// parseTag reads a start tag's name and attributes (names lower-cased,
-// values unescaped), without the angle brackets.
-func parseTag(tag []byte) (string, map[string]string) {
-	s := string(tag)
-	n := strings.IndexFunc(s, unicode.IsSpace)
-	if n < 0 {
-		return localName(strings.ToLower(s)), nil
+// tagName is an element's name, lower-cased, without a namespace prefix.
+func tagName(b []byte) string {
+	if i := bytes.LastIndexByte(b, ':'); i >= 0 {
+		b = b[i+1:]
 	}
-	name := localName(strings.ToLower(s[:n]))
-	attrs := map[string]string{}
-	s = s[n:]
+	switch string(b) { // the common names, without allocating
+	case "span":
+		return "span"
+	case "div":
+		return "div"
+	case "p":
+		return "p"
+	case "String":
+		return "string"
+	case "SP":
+		return "sp"
+	case "TextLine":
+		return "textline"
+	case "strong", "em", "b", "i":
+		return string(b)
+	}
+	return strings.ToLower(string(b))
+}
+
+// parseTag reads a start tag's name and the attributes the reader uses,
+// without the angle brackets.
+func parseTag(tag []byte) (string, tagAttrs) {
+	var a tagAttrs
+	n := bytes.IndexAny(tag, " \t\r\n")
+	if n < 0 {
+		return tagName(tag), a
+	}
+	name := tagName(tag[:n])
+	s := tag[n:]
 	for {
-		s = strings.TrimLeftFunc(s, unicode.IsSpace)
-		if s == "" {
+		s = bytes.TrimLeft(s, " \t\r\n")
+		if len(s) == 0 {
 			break
 		}
-		eq := strings.IndexFunc(s, func(r rune) bool { return r == '=' || unicode.IsSpace(r) })
+		eq := bytes.IndexAny(s, "= \t\r\n")
 		if eq < 0 {
 			break
 		}
-		key := localName(strings.ToLower(s[:eq]))
-		s = strings.TrimLeftFunc(s[eq:], unicode.IsSpace)
-		if !strings.HasPrefix(s, "=") {
+		key := s[:eq]
+		if i := bytes.LastIndexByte(key, ':'); i >= 0 {
+			key = key[i+1:]
+		}
+		s = bytes.TrimLeft(s[eq:], " \t\r\n")
+		if len(s) == 0 || s[0] != '=' {
 			continue // an attribute without a value
 		}
-		s = strings.TrimLeftFunc(s[1:], unicode.IsSpace)
-		var val string
-		if s != "" && (s[0] == '"' || s[0] == '\'') {
-			end := strings.IndexByte(s[1:], s[0])
+		s = bytes.TrimLeft(s[1:], " \t\r\n")
+		var val []byte
+		if len(s) > 0 && (s[0] == '"' || s[0] == '\'') {
+			end := bytes.IndexByte(s[1:], s[0])
 			if end < 0 {
 				break
 			}
 			val, s = s[1:1+end], s[2+end:]
 		} else {
-			end := strings.IndexFunc(s, unicode.IsSpace)
+			end := bytes.IndexAny(s, " \t\r\n")
 			if end < 0 {
 				end = len(s)
 			}
 			val, s = s[:end], s[end:]
 		}
-		attrs[key] = html.UnescapeString(val)
+		switch {
+		case bytes.EqualFold(key, []byte("class")):
+			a.class = val
+		case bytes.EqualFold(key, []byte("title")):
+			a.title = val
+		case bytes.EqualFold(key, []byte("content")):
+			a.content = val
+		case bytes.EqualFold(key, []byte("hpos")):
+			a.hpos = val
+		case bytes.EqualFold(key, []byte("vpos")):
+			a.vpos = val
+		case bytes.EqualFold(key, []byte("width")):
+			a.width = val
+		case bytes.EqualFold(key, []byte("height")):
+			a.height = val
+		}
 	}
-	return name, attrs
+	return name, a
 }
 
-// hocrBBox reads the bbox property of an hOCR title.
-func hocrBBox(title string) (x0, y0, x1, y1 int32, ok bool) {
-	for _, prop := range strings.Split(title, ";") {
-		f := strings.Fields(prop)
-		if len(f) != 5 || f[0] != "bbox" {
+// attrText is an attribute's value with its entities replaced.
+func attrText(b []byte) string {
+	if bytes.IndexByte(b, '&') < 0 {
+		return string(b)
+	}
+	return html.UnescapeString(string(b))
+}
+
+// atoi reads a decimal number of at most nine digits (ALTO's may have
+// a fraction, which is dropped).
+func atoi(b []byte) (int32, bool) {
+	if i := bytes.IndexByte(b, '.'); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) == 0 || len(b) > 9 {
+		return 0, false
+	}
+	var n int32
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int32(c-'0')
+	}
+	return n, true
+}
+
+// hocrBBox reads the bbox property of an hOCR title ("bbox x0 y0 x1 y1",
+// one of the properties separated by semicolons).
+func hocrBBox(title []byte) (x0, y0, x1, y1 int32, ok bool) {
+	for len(title) > 0 {
+		prop := title
+		if i := bytes.IndexByte(title, ';'); i >= 0 {
+			prop, title = title[:i], title[i+1:]
+		} else {
+			title = nil
+		}
+		prop = bytes.TrimSpace(prop)
+		if !bytes.HasPrefix(prop, []byte("bbox ")) {
 			continue
 		}
 		var v [4]int32
+		rest := prop[5:]
 		for i := range v {
-			n, err := strconv.ParseInt(f[i+1], 10, 32)
-			if err != nil || n < 0 {
+			rest = bytes.TrimLeft(rest, " ")
+			end := bytes.IndexByte(rest, ' ')
+			if end < 0 {
+				end = len(rest)
+			}
+			n, good := atoi(rest[:end])
+			if !good || bytes.IndexByte(rest[:end], '.') >= 0 {
 				return 0, 0, 0, 0, false
 			}
-			v[i] = int32(n)
+			v[i], rest = n, rest[end:]
 		}
-		if v[2] < v[0] || v[3] < v[1] {
+		if len(bytes.TrimSpace(rest)) > 0 || v[2] < v[0] || v[3] < v[1] {
 			return 0, 0, 0, 0, false
 		}
 		return v[0], v[1], v[2], v[3], true

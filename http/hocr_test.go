@@ -72,6 +72,8 @@ func TestParseOCR(t *testing.T) {
 		{"ALTO in tenths of millimetres", strings.Replace(altoPage, ">pixel<", ">mm10<", 1), "0x0|Hello@0|Wörld@0|again@1|hello world again"},
 		{"HTML hOCR", `<html><head><meta charset=utf-8><title>x</title></head><body><div class=ocr_page title="bbox 0 0 10 10"><span class="ocr_line"><span class="ocrx_word" title="bbox 1 1 2 2">A</span> <span class="ocrx_word x" title=bbox>B</span></span></div>`,
 			"10x10|A@0[1 1 2 2]|B@0|a b"},
+		{"several pages", `<div class='ocr_page' title='bbox 0 0 10 10'><span class='ocrx_word' title='bbox 1 1 2 2'>One</span></div>` +
+			`<div class='ocr_page' title='bbox 0 0 20 20'><span class='ocrx_word' title='bbox 1 1 2 2'>Two</span></div>`, "0x0|One@-1|Two@-1|one two"},
 		{"empty", "", "0x0|"},
 		{"not markup", "just some words", "0x0|"},
 	} {

@@ -8,10 +8,10 @@ package http
 // A search reads the work's pages (file sets) the caller may read, in
 // the work's order, a read of children and one of their files per
 // iiifChildPage pages, and the OCR of each page (the derivative of use
-// ocr: hOCR or ALTO with word boxes; else the page's extracted text, of
-// use text, whose words have no box). The index is not used: it holds
-// only the text of public pages, and a private work must be searchable
-// by whoever may read it. The words of each OCR file are kept in a
+// ocr, hOCR, else of use alto, ALTO: words with boxes; else the page's
+// extracted text, of use text, whose words have no box). The index is
+// not used: it holds only the text of public pages, and a private work
+// must be searchable by whoever may read it. The words of each OCR file are kept in a
 // per-process cache (ocrCache) keyed by the file's SHA-256, since stored
 // bytes never change, so a second search of a book reads no file.
 //
@@ -200,6 +200,17 @@ type run struct {
 	first, last int32
 }
 
+// lines counts the lines a hit covers: its annotations.
+func (h *bookHit) lines() int {
+	n := 1
+	for k := h.first + 1; k <= h.last; k++ {
+		if h.page.words[k].line != h.page.words[k-1].line {
+			n++
+		}
+	}
+	return n
+}
+
 // runs splits a hit's words by line.
 func (h *bookHit) runs() []run {
 	var out []run
@@ -315,7 +326,7 @@ func (s *Server) searchBook(ctx context.Context, base string, work shelfmark.ID,
 			}
 		}
 		for _, fs := range sets {
-			var ocr, text, original *shelfmark.Resource
+			var ocr, alto, text, original *shelfmark.Resource
 			for _, f := range files[fs] {
 				if f.File == nil {
 					continue
@@ -324,6 +335,10 @@ func (s *Server) searchBook(ctx context.Context, base string, work shelfmark.ID,
 				case shelfmark.UseOCR:
 					if ocr == nil && f.File.Managed() {
 						ocr = f
+					}
+				case shelfmark.UseALTO:
+					if alto == nil && f.File.Managed() {
+						alto = f
 					}
 				case shelfmark.UseText:
 					if text == nil && f.File.Managed() {
@@ -337,12 +352,15 @@ func (s *Server) searchBook(ctx context.Context, base string, work shelfmark.ID,
 			}
 			src := ocr
 			if src == nil {
+				src = alto
+			}
+			if src == nil {
 				src = text
 			}
 			if src == nil {
 				continue
 			}
-			p, err := s.ocrWords.page(ctx, s.opts.Blobs, src.File, src == ocr)
+			p, err := s.ocrWords.page(ctx, s.opts.Blobs, src.File, src != text)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
@@ -363,7 +381,7 @@ func (s *Server) searchBook(ctx context.Context, base string, work shelfmark.ID,
 			}
 			for _, sp := range spans {
 				h.span = sp
-				n := len(h.runs())
+				n := h.lines()
 				if res.total < from {
 					res.startIndex += n
 				} else if len(res.hits) < limit {
