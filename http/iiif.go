@@ -39,6 +39,8 @@ func (s *Server) iiifRoutes() []route {
 	return []route{
 		{"GET", "/iiif/{id}/manifest", s.wrap(s.iiifManifest)},
 		{"GET", "/iiif/{id}/collection", s.wrap(s.iiifCollection)},
+		// the work as one PDF (iiif_pdf.go)
+		{"GET", "/iiif/{id}/pdf", s.wrap(s.iiifPDF)},
 		{"GET", "/iiif/{id}/search/1", s.wrap(s.iiifSearch1)},
 		{"GET", "/iiif/{id}/search/2", s.wrap(s.iiifSearch2)},
 	}
@@ -207,6 +209,7 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 		m["requiredStatement"] = rs
 	}
 	var canvases []map[string]any
+	images := false // a page has an image for the PDF (iiif_pdf.go)
 	after := shelfmark.Cursor("")
 	for n := 0; ; {
 		page, err := s.opts.Resources.ListChildren(ctx, res.ID, shelfmark.PageRequest{After: after, Limit: iiifChildPage, Metadata: true})
@@ -239,6 +242,7 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 			if it.Kind != shelfmark.KindFileSet {
 				continue // a part that is a work has a manifest of its own
 			}
+			images = images || pageJPEG(files[it.ID]) != nil
 			canvases = append(canvases, s.iiifCanvas(base, self, it, n, files[it.ID]))
 		}
 		if page.Next == "" {
@@ -250,6 +254,9 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 		canvases = []map[string]any{}
 	}
 	m["items"] = canvases
+	if images {
+		m["rendering"] = s.iiifRendering(base, res)
+	}
 	for _, c := range canvases {
 		if th, ok := c["thumbnail"]; ok {
 			m["thumbnail"] = th

@@ -106,6 +106,8 @@ func (m *matrix) iiifRows() []row {
 		// search inside a book (iiif_search.go): read as the work is
 		{"GET /iiif/{id}/search/1", m.iiifSearchProbes(1, notFound)},
 		{"GET /iiif/{id}/search/2", m.iiifSearchProbes(2, notFound)},
+		// the work as one PDF (iiif_pdf.go): read as the work is
+		{"GET /iiif/{id}/pdf", m.iiifPDFProbes(notFound)},
 	}
 }
 

@@ -669,6 +669,8 @@ func (m *matrix) makeTargets(coll shelfmark.ID, n int, titled bool) []*tset {
 	file := e.putBytes("f.txt", "text/plain", []byte("file bytes of a matrix target"))
 	tiles := e.putBytes("f.tiles.zip", "application/zip", matrixTiles(e.t))
 	tiles.Use = shelfmark.UseTiles
+	access := e.putBytes("f.jpg", "image/jpeg", matrixJPEG(e.t))
+	access.Use = shelfmark.UseAccess
 	var out []*tset
 	for _, k := range m.kinds {
 		ctx := sys
@@ -704,6 +706,11 @@ func (m *matrix) makeTargets(coll shelfmark.ID, n int, titled bool) []*tset {
 		fs := e.createAll(ctx, files)
 		for i := range files { // the page's deep-zoom tiles (iiif_image.go)
 			f := *tiles
+			files[i] = &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fss[i].ID, File: &f}
+		}
+		e.createAll(ctx, files)
+		for i := range files { // the page's access copy (iiif_pdf.go)
+			f := *access
 			files[i] = &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fss[i].ID, File: &f}
 		}
 		e.createAll(ctx, files)

@@ -1,0 +1,196 @@
+package http
+
+// This file serves a work as one PDF (GET /iiif/{id}/pdf, the manifest's
+// rendering): a page for each of its pages (file sets) in the work's
+// order, showing the page's access copy (else its original when that is a
+// JPEG), embedded as it is stored (package pdf copies the JPEG's bytes;
+// nothing is decoded or re-encoded). The PDF is written while it is sent:
+// the work's children are read a page of children at a time (with their
+// files, in one more read), and each image is copied from the blob store
+// into the response, so a book of 1,200 pages costs the memory of one
+// buffer and the reads of its images once, never the whole book. It is
+// made on request, as the caller may read the work, rather than kept: see
+// docs/iiif.md.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/pdf"
+)
+
+// iiifPDFName is how long (in bytes) the name of a work's PDF may be,
+// before ".pdf".
+const iiifPDFName = 80
+
+// iiifRendering is the manifest's rendering entry: the work as one PDF.
+func (s *Server) iiifRendering(base string, res *shelfmark.Resource) []map[string]any {
+	return []map[string]any{{"id": base + "/iiif/" + string(res.ID) + "/pdf", "type": "Text",
+		"label": s.iiifLabels("iiif.pdf"), "format": "application/pdf"}}
+}
+
+// iiifPDF handles GET /iiif/{id}/pdf: the work as one PDF, a page for
+// each of its pages the caller may read that has a JPEG image. A work
+// without one is 404; so is what is not a work.
+func (s *Server) iiifPDF(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.iiifReadable(r)
+	if err != nil {
+		return err
+	}
+	switch res.Kind {
+	case shelfmark.KindWork:
+	case shelfmark.KindFileSet:
+		if res.Parent != "" {
+			return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a page (file set), which has no PDF of its own; its work's is /iiif/%s/pdf.", res.ID, res.Parent)
+		}
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a file set of no work, which has no PDF.", res.ID)
+	default:
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work; only works have a PDF.", res.ID, res.Kind)
+	}
+	title, _ := workTitle(res.Metadata, "")
+	out := &iiifPDFResponse{w: w, res: res, name: iiifPDFFileName(title, res.ID)}
+	pw := pdf.NewWriter(out, pdf.Options{Title: title})
+	if err := s.writeWorkPDF(r, res, pw); err != nil {
+		if !out.started {
+			return err
+		}
+		// the status and part of the PDF are sent: the client must not
+		// take what it got for the whole
+		s.log.Warn("PDF of a work broken off", "work", res.ID, "pages", pw.Pages(), "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// writeWorkPDF adds the work's pages to pw, read a page of children at a
+// time, and closes it.
+func (s *Server) writeWorkPDF(r *http.Request, res *shelfmark.Resource, pw *pdf.Writer) error {
+	ctx := r.Context()
+	after := shelfmark.Cursor("")
+	for {
+		page, err := s.opts.Resources.ListChildren(ctx, res.ID, shelfmark.PageRequest{After: after, Limit: iiifChildPage})
+		if err != nil {
+			return err
+		}
+		var sets []shelfmark.ID
+		for _, it := range page.Items {
+			if it.Kind == shelfmark.KindFileSet {
+				sets = append(sets, it.ID)
+			}
+		}
+		var files map[shelfmark.ID][]*shelfmark.Resource
+		if len(sets) > 0 {
+			if files, err = s.opts.Resources.ChildFiles(ctx, res.ID, sets); err != nil {
+				return err
+			}
+		}
+		for _, id := range sets {
+			f := pageJPEG(files[id])
+			if f == nil {
+				continue // no image yet, or not a JPEG: no page
+			}
+			if err := s.addPDFPage(r, pw, f); err != nil {
+				return err
+			}
+		}
+		if page.Next == "" {
+			break
+		}
+		after = page.Next
+	}
+	if pw.Pages() == 0 {
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s has no page images (JPEG access copies) to make a PDF of, or none you may read.", res.ID)
+	}
+	return pw.Close()
+}
+
+// addPDFPage copies one image into the PDF. An image that is not a JPEG
+// the PDF can hold (its header says so before anything is written) is
+// left out.
+func (s *Server) addPDFPage(r *http.Request, pw *pdf.Writer, f *shelfmark.Resource) error {
+	rc, err := s.opts.Blobs.Open(r.Context(), f.File.SHA256)
+	if err != nil {
+		return fmt.Errorf("PDF page %s: %w", f.ID, err)
+	}
+	defer rc.Close()
+	if _, err := pw.AddJPEG(rc, f.File.Size); err != nil {
+		if errors.Is(err, pdf.ErrNotJPEG) {
+			s.log.Warn("PDF of a work: page image left out", "file", f.ID, "err", err)
+			return nil
+		}
+		return fmt.Errorf("PDF page %s: %w", f.ID, err)
+	}
+	return nil
+}
+
+// pageJPEG is the image of a page that goes into its work's PDF: the
+// access copy when it is a JPEG, else an original that is one.
+func pageJPEG(files []*shelfmark.Resource) *shelfmark.Resource {
+	var original *shelfmark.Resource
+	for _, f := range files {
+		if !f.File.Managed() || fileMediaType(f.File) != "image/jpeg" || f.File.Size <= 0 {
+			continue
+		}
+		switch f.File.Use {
+		case shelfmark.UseAccess:
+			return f
+		case shelfmark.UseOriginal, "":
+			if original == nil {
+				original = f
+			}
+		}
+	}
+	return original
+}
+
+// iiifPDFFileName is the download name of a work's PDF: its title (else
+// its id), made safe as a file name.
+func iiifPDFFileName(title string, id shelfmark.ID) string {
+	name := strings.TrimSpace(title)
+	if name == "" {
+		name = string(id)
+	}
+	name = strings.NewReplacer("/", "-", "\\", "-").Replace(name) // not a path
+	name = strings.TrimRight(shelfmark.SafeFileName(name, shelfmark.MaxFileNameBytes-iiifPDFName), ". ")
+	if name == "" {
+		name = string(id)
+	}
+	return name + ".pdf"
+}
+
+// iiifPDFResponse sends the headers of the PDF with its first bytes, so
+// that an error before any page is written is still an error response.
+type iiifPDFResponse struct {
+	w       http.ResponseWriter
+	res     *shelfmark.Resource
+	name    string
+	started bool
+}
+
+func (o *iiifPDFResponse) Write(p []byte) (int, error) {
+	if !o.started {
+		o.started = true
+		h := o.w.Header()
+		h.Set("Content-Type", "application/pdf")
+		cd := contentDisposition(o.name, "application/pdf")
+		if rest, ok := strings.CutPrefix(cd, "inline"); ok {
+			cd = "attachment" + rest // a download, not a page to show in place
+		}
+		h.Set("Content-Disposition", cd)
+		h.Set("X-Content-Type-Options", "nosniff")
+		if effectiveVisibility(o.res, time.Now()) == shelfmark.Public {
+			h.Set("Access-Control-Allow-Origin", "*")
+		} else {
+			h.Set("Cache-Control", "private")
+		}
+		o.w.WriteHeader(http.StatusOK)
+	}
+	return o.w.Write(p)
+}
+
+var _ io.Writer = (*iiifPDFResponse)(nil)
