@@ -584,3 +584,70 @@ func BenchmarkIIIFSearch(b *testing.B) {
 		})
 	}
 }
+
+// TestIIIFSearchTesseract searches the hOCR tesseract writes of an image
+// of a line of text placed at (100, 200): the hit's box lies within the
+// line, and a later word's box to the right of an earlier one's. Without
+// vips or tesseract it skips.
+func TestIIIFSearchTesseract(t *testing.T) {
+	for _, tool := range []string{"vips", "vipsheader", "tesseract"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	run := func(name string, args ...string) string {
+		t.Helper()
+		out, err := exec.Command(name, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	text, inv, img := filepath.Join(dir, "t.png"), filepath.Join(dir, "i.png"), filepath.Join(dir, "page.png")
+	run("vips", "text", text, "Shelfmark finds the heron here.", "--dpi", "300")
+	run("vips", "invert", text, inv)
+	var lw, lh int
+	fmt.Sscan(run("vipsheader", "-f", "width", inv), &lw)
+	fmt.Sscan(run("vipsheader", "-f", "height", inv), &lh)
+	pw, ph := lw+200, lh+400
+	run("vips", "embed", inv, img, "100", "200", fmt.Sprint(pw), fmt.Sprint(ph), "--extend", "white")
+	run("tesseract", img, filepath.Join(dir, "page"), "-l", "eng", "hocr")
+	hocr, err := os.ReadFile(filepath.Join(dir, "page.hocr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e := newPolicyEnv(t, "sqlite", Options{})
+	ctx := context.Background()
+	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Metadata: titled("One line")}})[0]
+	fs := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFileSet, Parent: w.ID}})[0]
+	orig := e.putBytes("page.png", "image/png", []byte("the page"))
+	orig.Format = &shelfmark.Format{PRONOM: "fmt/11", Name: "Portable Network Graphics", MediaType: "image/png", Width: pw, Height: ph}
+	oc := e.putBytes("page.hocr", "application/xhtml+xml", hocr)
+	oc.Use = shelfmark.UseOCR
+	e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFile, Parent: fs.ID, File: orig}, {Kind: shelfmark.KindFile, Parent: fs.ID, File: oc}})
+	if _, err := e.repo.SetOrder(ctx, w.ID, []shelfmark.ID{fs.ID}, 0); err != nil {
+		t.Fatal(err)
+	}
+	box := func(q string) [4]int {
+		t.Helper()
+		d, r := search1(t, e, "/iiif/"+string(w.ID)+"/search/1?q="+q, anonymously...)
+		if len(d.Resources) != 1 {
+			t.Fatalf("%s: %s\nhOCR:\n%s", q, r.Body, hocr)
+		}
+		var b [4]int
+		_, frag, _ := strings.Cut(d.Resources[0].On, "#xywh=")
+		if n, err := fmt.Sscanf(frag, "%d,%d,%d,%d", &b[0], &b[1], &b[2], &b[3]); n != 4 || err != nil {
+			t.Fatalf("%s: on %s", q, d.Resources[0].On)
+		}
+		if b[0] < 95 || b[1] < 195 || b[0]+b[2] > 100+lw+5 || b[1]+b[3] > 200+lh+5 || b[2] < 10 || b[3] < 10 {
+			t.Errorf("%s: box %v outside the line at 100,200 of %d×%d", q, b, lw, lh)
+		}
+		return b
+	}
+	heron, here := box("heron"), box("here")
+	if heron[0]+heron[2] > here[0] {
+		t.Errorf("heron %v does not end left of here %v", heron, here)
+	}
+}
