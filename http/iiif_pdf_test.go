@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -320,4 +321,28 @@ func (m *matrix) iiifPDFProbes(notFound rule) []probe {
 		{name: "file set", target: "read", build: func(c *cell) req { return req{method: "GET", path: "/iiif/" + string(c.t.FS) + "/pdf"} },
 			rule: notFound},
 	}
+}
+
+// BenchmarkIIIFPDF streams the PDF of a 1,200-page book (each page a
+// 1600×2200 JPEG access copy) to an anonymous reader.
+func BenchmarkIIIFPDF(b *testing.B) {
+	e := newPolicyEnv(b, "sqlite", Options{})
+	img := gen.JPEG(1, 5, 1600, 2200)
+	pages := make([][]byte, 1200)
+	for i := range pages {
+		pages[i] = img
+	}
+	w, _ := pdfBook(b, e, shelfmark.Public, "A long book", pages...)
+	var size int
+	for b.Loop() {
+		resp := e.stream("GET", "/iiif/"+string(w.ID)+"/pdf", nil, anonymously...)
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("%d %v", resp.StatusCode, err)
+		}
+		size = int(n)
+	}
+	b.ReportMetric(float64(size)/(1<<20), "MiB/op")
+	b.SetBytes(int64(size))
 }

@@ -7,10 +7,12 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -239,5 +241,33 @@ func checkXref(t *testing.T, doc []byte) {
 	}
 	if len(entries[0]) != 18 { // 20 bytes with the line end
 		t.Errorf("xref entry %q is not 20 bytes", entries[0])
+	}
+}
+
+// TestWriterMemory: writing a long document allocates a small, fixed
+// amount a page, however large the page images: the images pass through.
+func TestWriterMemory(t *testing.T) {
+	img := gen.JPEG(1, 5, 1600, 2200) // an access copy's size
+	alloc := func(pages int) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		w := NewWriter(io.Discard, Options{Title: "A long book"})
+		for range pages {
+			if _, err := w.AddJPEG(bytes.NewReader(img), int64(len(img))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := alloc(10), alloc(400)
+	perPage := float64(large-small) / 390
+	t.Logf("%d-byte pages: %.0f bytes allocated a page; 10 pages %d bytes, 400 pages %d bytes", len(img), perPage, small, large)
+	if perPage > 4096 || perPage > float64(len(img))/50 {
+		t.Errorf("%.0f bytes allocated a page of %d bytes: the writer holds what it writes", perPage, len(img))
 	}
 }
