@@ -156,8 +156,9 @@ func (o *PDFOCR) Close() error { return os.RemoveAll(o.dir) }
 // ends within its job's time limit with what it read. A page that cannot
 // be rendered or read is listed in Failed; if every page failed, the
 // first failure is returned. No pdftoppm or tesseract → an error wrapping
-// ErrToolMissing.
-func (t Tools) OCRPDF(ctx context.Context, path string, pages []int) (*PDFOCR, error) {
+// ErrToolMissing. name is the PDF's name, which the documents give as
+// their source (empty: the base name of path).
+func (t Tools) OCRPDF(ctx context.Context, path, name string, pages []int) (*PDFOCR, error) {
 	in, err := toolOpenInput(ctx, path, "application/pdf")
 	if err != nil {
 		return nil, err
@@ -173,7 +174,10 @@ func (t Tools) OCRPDF(ctx context.Context, path string, pages []int) (*PDFOCR, e
 		return nil, err
 	}
 	o := &PDFOCR{dir: dir, HOCR: filepath.Join(dir, "doc.hocr"), ALTO: filepath.Join(dir, "doc.alto.xml")}
-	m, err := newOCRMerger(o.HOCR, o.ALTO, filepath.Base(in.path))
+	if name == "" {
+		name = filepath.Base(in.path)
+	}
+	m, err := newOCRMerger(o.HOCR, o.ALTO, name)
 	if err != nil {
 		o.Close()
 		return nil, err
@@ -420,7 +424,7 @@ func (p *Pipeline) ocrPDF(ctx context.Context, jf *jobFile, path string) (*shelf
 	if len(scanned) == 0 {
 		return p.textResult(ctx, jf, JoinPages(pages, MaxTextBytes), nil)
 	}
-	o, err := p.Tools.OCRPDF(ctx, path, scanned)
+	o, err := p.Tools.OCRPDF(ctx, path, jf.file.Name, scanned)
 	if err != nil {
 		return nil, fmt.Errorf("OCR of %s: %w", jf.file.Name, err)
 	}

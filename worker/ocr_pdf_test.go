@@ -137,7 +137,7 @@ func TestOCRPDF(t *testing.T) {
 	}
 
 	start := time.Now()
-	o, err := tools.OCRPDF(ctx, p, scanned)
+	o, err := tools.OCRPDF(ctx, p, "Register 1820.pdf", scanned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,8 +163,8 @@ func TestOCRPDF(t *testing.T) {
 			t.Errorf("ALTO page %d: number %d, %d×%d px", i, pg.Number, pg.Width, pg.Height)
 		}
 	}
-	if bytes.Contains(alto, []byte(p)) || bytes.Contains(alto, []byte(tools.TempDir)) {
-		t.Error("the ALTO names a local path")
+	if bytes.Contains(alto, []byte(p)) || bytes.Contains(alto, []byte(tools.TempDir)) || !bytes.Contains(alto, []byte("<fileName>Register 1820.pdf</fileName>")) {
+		t.Error("the ALTO names a local path, or not the PDF")
 	}
 
 	hocr, err := os.ReadFile(o.HOCR)
@@ -222,14 +222,14 @@ func TestOCRPDFTimeLeft(t *testing.T) {
 	p := toolTestFile(t, "scan.pdf", toolTestScannedPDF(t, toolTestScanWords...))
 	ctx, cancel := context.WithTimeout(context.Background(), ocrPageMargin/2)
 	defer cancel()
-	_, err := tools.OCRPDF(ctx, p, []int{1, 2})
+	_, err := tools.OCRPDF(ctx, p, "", []int{1, 2})
 	if !errors.Is(err, ErrTimeout) || IsPermanent(err) {
 		t.Errorf("error %v, want a time-out", err)
 	}
 	if ents, _ := os.ReadDir(tools.TempDir); len(ents) != 0 {
 		t.Errorf("temporary files left: %v", ents)
 	}
-	if _, err := (Tools{Pdftoppm: tools.Pdftoppm}).OCRPDF(context.Background(), p, []int{1}); !errors.Is(err, ErrToolMissing) {
+	if _, err := (Tools{Pdftoppm: tools.Pdftoppm}).OCRPDF(context.Background(), p, "", []int{1}); !errors.Is(err, ErrToolMissing) {
 		t.Errorf("without tesseract: %v", err)
 	}
 }
