@@ -300,13 +300,10 @@ func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int
 			if tiles == nil {
 				tiles = f
 			}
-		case shelfmark.UseOCR:
-			sa := map[string]any{"id": base + contentURL(f.ID), "type": "Dataset", "format": fileMediaType(f.File),
-				"label": s.iiifLabels("iiif.ocr")}
-			if strings.HasSuffix(strings.ToLower(f.File.Name), ".hocr") || strings.Contains(fileMediaType(f.File), "xhtml") {
-				sa["profile"] = hocrProfile
+		case shelfmark.UseOCR, shelfmark.UseALTO:
+			if sa := s.ocrSeeAlso(base, f); sa != nil {
+				seeAlso = append(seeAlso, sa)
 			}
-			seeAlso = append(seeAlso, sa)
 		}
 	}
 	var width, height int

@@ -288,6 +288,7 @@ var useKeys = map[string]string{
 	shelfmark.UseText:      "work.use.text",
 	shelfmark.UseOCR:       "work.use.ocr",
 	shelfmark.UseTiles:     "work.use.tiles",
+	shelfmark.UseALTO:      "work.use.alto",
 	shelfmark.UseSource:    "work.use.source",
 }
 
