@@ -440,25 +440,11 @@ func (p *Pipeline) ocrPDF(ctx context.Context, jf *jobFile, path string) (*shelf
 		{o.HOCR, baseName(jf.file) + ".hocr", HOCRMediaType, shelfmark.UseOCR},
 		{o.ALTO, baseName(jf.file) + ".alto.xml", ALTOMediaType, shelfmark.UseALTO},
 	} {
-		f, err := p.storePath(ctx, d.path, d.name, d.mediaType, d.use)
+		f, err := p.storeFile(ctx, d.path, d.name, d.mediaType, d.use)
 		if err != nil {
 			return nil, err
 		}
 		res.Derivatives = append(res.Derivatives, f)
 	}
 	return res, nil
-}
-
-// storePath streams a derivative from a local file into the blob store.
-func (p *Pipeline) storePath(ctx context.Context, path, name, mediaType, use string) (*shelfmark.File, error) {
-	r, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", name, err)
-	}
-	defer r.Close()
-	blob, err := p.Blobs.Put(ctx, r, shelfmark.PutOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", name, err)
-	}
-	return &shelfmark.File{Name: name, MediaType: mediaType, Size: blob.Size, SHA256: blob.Digests[shelfmark.SHA256], Use: use}, nil
 }
