@@ -109,6 +109,9 @@ type IIIFRun struct {
 	// process is busy).
 	DeriveFailed int64 `json:"derive_failed"`
 	OCRDone      int64 `json:"ocr_done"`
+	// OCRDropped is the OCR jobs still queued at the end, dropped so that
+	// the next run starts with none.
+	OCRDropped int `json:"ocr_dropped"`
 	// DeriveJobMS is the time of one derive job (two vipsthumbnail runs,
 	// vips dzsave, the repack, storing the three files and the job's
 	// result).
@@ -521,6 +524,12 @@ func iiifPlum(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.B
 	if err := stopRunner(); err != nil {
 		return nil, "", fmt.Errorf("iiif: job runner: %w", err)
 	}
+	// the OCR jobs left are dropped, so that the next run starts alike
+	left, err := dropQueued(ctx, repo, shelfmark.QueueOCR)
+	if err != nil {
+		return nil, "", err
+	}
+	run.OCRDropped = left
 	run.PagesPerS = float64(c.Pages) / run.Seconds
 	run.DeriveJobMS = *percentiles(jobTimes)
 	run.TiledSeconds = time.Duration(lastTiled.Load()).Seconds()
@@ -538,6 +547,34 @@ func iiifPlum(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.B
 		progress(stage+"vips alone", run.VipsPages, run.VipsPages)
 	}
 	return run, book, nil
+}
+
+// dropQueued deletes a queue's queued jobs and returns how many.
+func dropQueued(ctx context.Context, repo *shelfmark.Repository, queue string) (int, error) {
+	n := 0
+	err := repo.Storage().Update(ctx, func(tx shelfmark.WriteTx) error {
+		var ids []int64
+		var after int64
+		for {
+			jobs, err := tx.Jobs(ctx, shelfmark.JobFilter{Queue: queue, State: shelfmark.JobQueued, After: after, Limit: 10000})
+			if err != nil {
+				return err
+			}
+			for _, j := range jobs {
+				ids = append(ids, j.ID)
+				after = j.ID
+			}
+			if len(jobs) < 10000 {
+				break
+			}
+		}
+		n = len(ids)
+		return tx.DeleteJobs(ctx, ids)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("iiif: drop the %s jobs left: %w", queue, err)
+	}
+	return n, nil
 }
 
 // countingBlobs counts the bytes stored by Put.

@@ -148,8 +148,8 @@ func printIIIF(out io.Writer, res *bench.IIIFResult) {
 		if run.VipsAlonePerS > 0 {
 			vips = fmt.Sprintf("%.1f pages/s (%d pages)", run.VipsAlonePerS, run.VipsPages)
 		}
-		fmt.Fprintf(out, "Plum's job, derive concurrency %d: %d pages ready in %.1f s (%.1f pages/s); stored at %.1f s, last page derived at %.1f s; pyramids %.1f pages/s (a derive job p50 %.0f ms, p99 %.0f ms), vips dzsave alone %s; %d derive failures, %d OCR jobs done meanwhile\n",
-			run.DeriveConcurrency, run.Pages, run.Seconds, run.PagesPerS, run.IngestSeconds, run.TiledSeconds, run.PyramidPerS, run.DeriveJobMS.P50, run.DeriveJobMS.P99, vips, run.DeriveFailed, run.OCRDone)
+		fmt.Fprintf(out, "Plum's job, derive concurrency %d: %d pages ready in %.1f s (%.1f pages/s); stored at %.1f s, last page derived at %.1f s; pyramids %.1f pages/s (a derive job p50 %.0f ms, p99 %.0f ms), vips dzsave alone %s; %d derive failures, %d OCR jobs done meanwhile (%d left, dropped)\n",
+			run.DeriveConcurrency, run.Pages, run.Seconds, run.PagesPerS, run.IngestSeconds, run.TiledSeconds, run.PyramidPerS, run.DeriveJobMS.P50, run.DeriveJobMS.P99, vips, run.DeriveFailed, run.OCRDone, run.OCRDropped)
 	}
 	d := res.Disk
 	kib := func(b float64) float64 { return b / 1024 }
