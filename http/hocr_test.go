@@ -131,3 +131,28 @@ func TestMatchPage(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseOCR: any bytes read as OCR give a page whose tokens all point
+// at its words, whose words are not empty and whose boxes are ordered;
+// never a panic.
+func FuzzParseOCR(f *testing.F) {
+	f.Add([]byte(tesseractHOCR))
+	f.Add([]byte(altoPage))
+	f.Add([]byte(`<span class="ocrx_word" title="bbox 9 9 1 1">x</span><String CONTENT="&#xffff;" HPOS="-1" VPOS="1e9" WIDTH="" HEIGHT="2"/>`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := parseOCR(b)
+		if len(p.tokens) != len(p.tokenWord) || len(p.words) > maxOCRWords {
+			t.Fatalf("%d tokens, %d token words, %d words", len(p.tokens), len(p.tokenWord), len(p.words))
+		}
+		for i, w := range p.tokenWord {
+			if w < 0 || int(w) >= len(p.words) || p.tokens[i] == "" {
+				t.Fatalf("token %d (%q) points at word %d of %d", i, p.tokens[i], w, len(p.words))
+			}
+		}
+		for _, w := range p.words {
+			if strings.TrimSpace(w.text) == "" || (w.boxed && (w.x1 < w.x0 || w.y1 < w.y0)) {
+				t.Fatalf("word %+v", w)
+			}
+		}
+	})
+}
