@@ -104,6 +104,8 @@ type IIIFRun struct {
 	// over VipsPages of them.
 	VipsAlonePerS float64 `json:"vips_alone_per_s"`
 	VipsPages     int     `json:"vips_pages"`
+	// PyramidOverVips is PyramidPerS over VipsAlonePerS.
+	PyramidOverVips float64 `json:"pyramid_over_vips"`
 	// DeriveFailed counts derive attempts that did not end done; OCRDone
 	// OCR jobs that finished before the end (OCR is deferred while the
 	// process is busy).
@@ -146,11 +148,13 @@ type IIIFResult struct {
 	// Tiles is the tiles served over HTTP; Raw the same byte ranges read
 	// from the blob files (pread) by as many readers.
 	Tiles, Raw Side
-	// ManifestUncached is the book's manifest asked by a signed-in
-	// caller (never served from the cache), ManifestCached by an
-	// anonymous one; ManifestBytes is its size.
-	ManifestUncached, ManifestCached Latency
-	ManifestBytes                    int
+	// TilesServer is the server time of the tiles (the handler's start
+	// to its return).
+	TilesServer Latency
+	// Manifests are the book's manifest asked by a signed-in caller
+	// (never served from the cache) and by an anonymous one (cached),
+	// gzipped and uncompressed.
+	Manifests []IIIFManifest
 	// TileErrors and FirstError tell of wrong tile answers.
 	TileErrors int64
 	FirstError string
@@ -241,14 +245,18 @@ func RunIIIF(ctx context.Context, repo *shelfmark.Repository, store shelfmark.St
 	if err != nil {
 		return nil, err
 	}
-	go func() { _ = srv.Serve(ln, srv) }()
+	timer := &iiifTimer{next: srv}
+	go func() { _ = srv.Serve(ln, timer) }()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
 	base := "http://" + ln.Addr().String()
+	// the client asks for gzip, as browsers do; plain asks for no
+	// compression
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.Viewers + 1}, Timeout: 2 * time.Minute}
+	plain := &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 2 * time.Minute}
 
 	// Plum's job, once per derive concurrency
 	var book shelfmark.ID
@@ -319,9 +327,12 @@ func RunIIIF(ctx context.Context, repo *shelfmark.Repository, store shelfmark.St
 	progress("warm up", c.Warmup, c.Warmup)
 	raw := iiifRead(archives, reqs[c.Warmup:], c.Viewers, c.Duration)
 	progress("raw reads of the same bytes", c.Requests, c.Requests)
+	timer.start()
 	served := iiifServe(ctx, client, base, reqs[c.Warmup:], c.Viewers, c.Duration)
+	res.TilesServer = *percentiles(timer.stop())
 	progress("tiles over HTTP", len(served.lat), c.Requests)
 	res.Raw, res.Tiles = raw.side(), served.side()
+	rep.Params["tiles_server_ms"] = res.TilesServer
 	res.TileErrors, res.FirstError = served.errors, served.first
 	if res.FirstError == "" && warm.first != "" {
 		res.FirstError = "warm-up: " + warm.first
@@ -341,32 +352,36 @@ func RunIIIF(ctx context.Context, repo *shelfmark.Repository, store shelfmark.St
 	rep.RawLimitPerS, rep.FractionLimit = res.Raw.RatePerS, tileStep.Fraction
 	rep.RawLimitWhat = fmt.Sprintf("the same tile byte ranges read (pread) from the tile archives' blob files, opened beforehand, by %d readers, in the same run", c.Viewers)
 
-	// the manifest of the first book
-	for i, who := range []string{token, ""} {
-		lat, n, bad, err := iiifManifests(ctx, client, base, book, who, c.Pages, c.ManifestRequests)
+	// the manifest of the first book: signed in (never cached) and
+	// anonymous (cached), gzipped as browsers ask, then uncompressed
+	kinds := []struct {
+		name, token string
+		client      *http.Client
+	}{{"signed in (uncached), gzip", token, client}, {"anonymous (cached), gzip", "", client},
+		{"signed in (uncached), uncompressed", token, plain}, {"anonymous (cached), uncompressed", "", plain}}
+	for i, k := range kinds {
+		m, err := iiifManifests(ctx, k.client, timer, base, book, k.token, c.Pages, c.ManifestRequests)
 		if err != nil {
 			return nil, err
 		}
-		st := Step{Clients: 1, Items: int64(c.ManifestRequests), Seconds: lat.seconds, LatencyMS: lat.lat, Errors: bad}
-		if lat.seconds > 0 {
-			st.RatePerS = float64(c.ManifestRequests) / lat.seconds
+		m.Name = k.name
+		res.Manifests = append(res.Manifests, m)
+		if i < 2 {
+			st := Step{Clients: 1, Items: int64(m.Requests), Seconds: m.Seconds, LatencyMS: &m.Server, Errors: m.Errors}
+			if m.Seconds > 0 {
+				st.RatePerS = float64(m.Requests) / m.Seconds
+			}
+			rep.Steps = append(rep.Steps, st)
+			rep.Errors += m.Errors
 		}
-		rep.Steps = append(rep.Steps, st)
-		rep.Errors += bad
-		res.ManifestBytes = n
-		if i == 0 {
-			res.ManifestUncached = *lat.lat
-		} else {
-			res.ManifestCached = *lat.lat
-		}
-		progress("manifests", i+1, 2)
+		progress("manifests", i+1, len(kinds))
 	}
-	rep.Params["manifest_uncached_ms"], rep.Params["manifest_cached_ms"], rep.Params["manifest_bytes"] = res.ManifestUncached, res.ManifestCached, res.ManifestBytes
+	rep.Params["manifests"] = res.Manifests
 	var names []string
 	for _, run := range res.Runs {
 		names = append(names, fmt.Sprintf("Plum's job, derive concurrency %d (pages/s)", run.DeriveConcurrency))
 	}
-	names = append(names, fmt.Sprintf("tiles, %d viewers", c.Viewers), "manifest, signed in (uncached)", "manifest, anonymous (cached)")
+	names = append(names, fmt.Sprintf("tiles, %d viewers (client latency)", c.Viewers), "manifest, signed in (uncached), gzip (server time)", "manifest, anonymous (cached), gzip (server time)")
 	rep.Params["steps"] = names
 	return res, nil
 }
@@ -544,6 +559,7 @@ func iiifPlum(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.B
 			return nil, "", err
 		}
 		run.VipsAlonePerS = rate
+		run.PyramidOverVips = run.PyramidPerS / rate
 		progress(stage+"vips alone", run.VipsPages, run.VipsPages)
 	}
 	return run, book, nil
@@ -1043,37 +1059,90 @@ func iiifServe(ctx context.Context, client *http.Client, base string, reqs []iii
 	})
 }
 
-// iiifTimed is a series of timed requests.
-type iiifTimed struct {
-	lat     *Latency
-	seconds float64
+// IIIFManifest is what the scenario measured of one kind of manifest
+// request, asked one at a time.
+type IIIFManifest struct {
+	Name     string `json:"name"`
+	Requests int    `json:"requests"`
+	// Server is the time from the start of the server's handler to its
+	// return (building or finding the manifest, compressing it and
+	// writing it into the connection); Client from sending the request
+	// to reading and decompressing the last byte.
+	Server  Latency `json:"server_ms"`
+	Client  Latency `json:"client_ms"`
+	Seconds float64 `json:"seconds"`
+	// Bytes is the size of the manifest (uncompressed); Errors counts
+	// answers that did not list every page with its image service.
+	Bytes  int   `json:"bytes"`
+	Errors int64 `json:"errors"`
 }
 
 // iiifManifests times the book's manifest, one request at a time, with a
 // token (never cached) or anonymously (cached after the first), and
 // checks every answer lists every page with its image service.
-func iiifManifests(ctx context.Context, client *http.Client, base string, book shelfmark.ID, token string, pages, n int) (iiifTimed, int, int64, error) {
+func iiifManifests(ctx context.Context, client *http.Client, timer *iiifTimer, base string, book shelfmark.ID, token string, pages, n int) (IIIFManifest, error) {
 	url := base + "/iiif/" + string(book) + "/manifest"
-	var lat []time.Duration
-	var bad int64
-	size := 0
+	var lat, srv []time.Duration
+	out := IIIFManifest{Requests: n}
 	const warmup = 10
 	for i := 0; i < warmup+n; i++ {
+		timer.start()
 		t0 := time.Now()
 		status, body, err := iiifGet(ctx, client, url, token)
 		d := time.Since(t0)
+		st := timer.stop()
 		if err != nil {
-			return iiifTimed{}, 0, 0, fmt.Errorf("iiif: the manifest: %w", err)
+			return out, fmt.Errorf("iiif: the manifest: %w", err)
 		}
 		if i < warmup {
 			continue
 		}
-		lat = append(lat, d)
-		size = len(body)
+		lat, srv = append(lat, d), append(srv, st...)
+		out.Bytes = len(body)
 		var m iiifManifest
 		if status != http.StatusOK || json.Unmarshal(body, &m) != nil || len(m.Items) != pages || m.withServices() != pages {
-			bad++
+			out.Errors++
 		}
 	}
-	return iiifTimed{lat: percentiles(append([]time.Duration(nil), lat...)), seconds: total(lat).Seconds()}, size, bad, nil
+	out.Seconds = total(srv).Seconds()
+	out.Client, out.Server = *percentiles(lat), *percentiles(srv)
+	return out, nil
+}
+
+// iiifTimer times the requests its handler serves while it is started.
+type iiifTimer struct {
+	next http.Handler
+	on   atomic.Bool
+	mu   sync.Mutex
+	took []time.Duration
+}
+
+func (t *iiifTimer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !t.on.Load() {
+		t.next.ServeHTTP(w, r)
+		return
+	}
+	t0 := time.Now()
+	t.next.ServeHTTP(w, r)
+	d := time.Since(t0)
+	t.mu.Lock()
+	t.took = append(t.took, d)
+	t.mu.Unlock()
+}
+
+// start starts timing.
+func (t *iiifTimer) start() {
+	t.mu.Lock()
+	t.took = t.took[:0]
+	t.mu.Unlock()
+	t.on.Store(true)
+}
+
+// stop stops timing and returns the times of the requests served since
+// start.
+func (t *iiifTimer) stop() []time.Duration {
+	t.on.Store(false)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]time.Duration(nil), t.took...)
 }

@@ -102,8 +102,11 @@ manifest of a 1,200-page book ≤ 20 ms uncached, ≤ 2 ms cached.`,
 			pct := func(name string, l bench.Latency) bench.Series {
 				return bench.Series{Name: name + ": p50, p95, p99, max", Unit: "ms", XLabel: "percentile", X: []float64{50, 95, 99, 100}, Y: []float64{l.P50, l.P95, l.P99, l.Max}}
 			}
-			series = append(series, pct("tiles over HTTP", res.Tiles.LatencyMS), pct("the same bytes read from disk (pread)", res.Raw.LatencyMS),
-				pct("manifest, signed in (uncached)", res.ManifestUncached), pct("manifest, anonymous (cached)", res.ManifestCached))
+			series = append(series, pct("tiles over HTTP, as the viewers saw them", res.Tiles.LatencyMS), pct("tiles, server time", res.TilesServer),
+				pct("the same bytes read from disk (pread)", res.Raw.LatencyMS))
+			for _, m := range res.Manifests {
+				series = append(series, pct("manifest, "+m.Name+", server time", m.Server))
+			}
 			return finish(out, r, lf.jsonPath, lf.reportDir, series...)
 		}),
 	}
@@ -146,7 +149,7 @@ func printIIIF(out io.Writer, res *bench.IIIFResult) {
 	for _, run := range res.Runs {
 		vips := "not measured"
 		if run.VipsAlonePerS > 0 {
-			vips = fmt.Sprintf("%.1f pages/s (%d pages)", run.VipsAlonePerS, run.VipsPages)
+			vips = fmt.Sprintf("%.1f pages/s (%d pages; the pyramids at %.2f× of it)", run.VipsAlonePerS, run.VipsPages, run.PyramidOverVips)
 		}
 		fmt.Fprintf(out, "Plum's job, derive concurrency %d: %d pages ready in %.1f s (%.1f pages/s); stored at %.1f s, last page derived at %.1f s; pyramids %.1f pages/s (a derive job p50 %.0f ms, p99 %.0f ms), vips dzsave alone %s; %d derive failures, %d OCR jobs done meanwhile (%d left, dropped)\n",
 			run.DeriveConcurrency, run.Pages, run.Seconds, run.PagesPerS, run.IngestSeconds, run.TiledSeconds, run.PyramidPerS, run.DeriveJobMS.P50, run.DeriveJobMS.P99, vips, run.DeriveFailed, run.OCRDone, run.OCRDropped)
@@ -155,14 +158,22 @@ func printIIIF(out io.Writer, res *bench.IIIFResult) {
 	kib := func(b float64) float64 { return b / 1024 }
 	fmt.Fprintf(out, "disk per page: original %.1f KiB; derivatives %.1f KiB (thumbnail %.1f, access copy %.1f, tiles %.1f in %.1f tiles, OCR %.1f over %d pages read)\n",
 		kib(d.Original), kib(d.Derivatives), kib(d.Thumbnail), kib(d.Access), kib(d.Tiles), d.TilesPerPage, kib(d.OCR), d.OCRPages)
-	fmt.Fprintf(out, "tiles over HTTP: %d in %.1f s, %.0f tiles/s, p50 %.2f ms p99 %.2f ms max %.2f ms; raw pread %.0f tiles/s p50 %.3f ms p99 %.3f ms; %d errors\n",
+	fmt.Fprintf(out, "tiles over HTTP: %d in %.1f s, %.0f tiles/s, p50 %.2f ms p99 %.2f ms max %.2f ms (server time p50 %.2f ms p99 %.2f ms); raw pread %.0f tiles/s p50 %.3f ms p99 %.3f ms; %d errors\n",
 		res.Tiles.Items, res.Tiles.Seconds, res.Tiles.RatePerS, res.Tiles.LatencyMS.P50, res.Tiles.LatencyMS.P99, res.Tiles.LatencyMS.Max,
-		res.Raw.RatePerS, res.Raw.LatencyMS.P50, res.Raw.LatencyMS.P99, res.TileErrors)
+		res.TilesServer.P50, res.TilesServer.P99, res.Raw.RatePerS, res.Raw.LatencyMS.P50, res.Raw.LatencyMS.P99, res.TileErrors)
 	if res.FirstError != "" {
 		fmt.Fprintf(out, "  first wrong tile: %s\n", res.FirstError)
 	}
-	fmt.Fprintf(out, "manifest (%d pages, %d bytes): signed in (uncached) p50 %.2f ms p99 %.2f ms; anonymous (cached) p50 %.2f ms p99 %.2f ms\n",
-		r.Params["pages"], res.ManifestBytes, res.ManifestUncached.P50, res.ManifestUncached.P99, res.ManifestCached.P50, res.ManifestCached.P99)
+	for _, m := range res.Manifests {
+		fmt.Fprintf(out, "manifest (%d pages, %d bytes), %-36s server time p50 %7.2f ms p99 %7.2f ms; client p50 %7.2f ms p99 %7.2f ms; %d errors\n",
+			r.Params["pages"], m.Bytes, m.Name+":", m.Server.P50, m.Server.P99, m.Client.P50, m.Client.P99, m.Errors)
+	}
+	manifest := func(i int) float64 {
+		if i < len(res.Manifests) {
+			return res.Manifests[i].Server.P99
+		}
+		return 0
+	}
 	plum := "—"
 	if len(res.Runs) > 0 {
 		var parts []string
@@ -171,7 +182,7 @@ func printIIIF(out io.Writer, res *bench.IIIFResult) {
 		}
 		plum = strings.Join(parts, ", ")
 	}
-	fmt.Fprintf(out, "iiif %s: %v pages: ready in %s; tiles %.0f/s p99 %.2f ms (%.2f%% of the raw reads' %.0f/s); manifest p99 %.2f ms uncached, %.2f ms cached; %d errors; peak RSS %.0f MiB\n",
+	fmt.Fprintf(out, "iiif %s: %v pages: ready in %s; tiles %.0f/s p99 %.2f ms (%.2f%% of the raw reads' %.0f/s); manifest server time p99 %.2f ms uncached, %.2f ms cached (gzip); %d errors; peak RSS %.0f MiB\n",
 		r.Backend, r.Params["pages"], plum, r.RatePerS, r.LatencyMS.P99, 100*r.FractionLimit, r.RawLimitPerS,
-		res.ManifestUncached.P99, res.ManifestCached.P99, r.Errors, float64(r.PeakRSSBytes)/(1<<20))
+		manifest(0), manifest(1), r.Errors, float64(r.PeakRSSBytes)/(1<<20))
 }

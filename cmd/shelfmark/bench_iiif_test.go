@@ -26,7 +26,7 @@ func TestBenchIIIFCommand(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, want := range []string{"Plum's job, derive concurrency 1: 6 pages ready in ", "disk per page: original ", "tiles over HTTP: 60 in ",
-		"manifest (6 pages, ", "iiif sqlite: 6 pages: ready in "} {
+		"manifest (6 pages, ", "anonymous (cached), uncompressed:", "iiif sqlite: 6 pages: ready in "} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("no %q in the output:\n%s", want, out)
 		}
@@ -72,8 +72,14 @@ func TestBenchIIIFCommand(t *testing.T) {
 			Raw struct {
 				Items int `json:"items"`
 			} `json:"tiles_raw"`
-			FirstError    string `json:"tiles_first_error"`
-			ManifestBytes int    `json:"manifest_bytes"`
+			FirstError string `json:"tiles_first_error"`
+			Manifests  []struct {
+				Name     string
+				Requests int
+				Bytes    int
+				Errors   int
+				Server   struct{ P50 float64 } `json:"server_ms"`
+			} `json:"manifests"`
 		} `json:"params"`
 	}
 	if err := json.Unmarshal(b, &rep); err != nil {
@@ -91,8 +97,16 @@ func TestBenchIIIFCommand(t *testing.T) {
 		len(p.Runs[0].Tiled) == 0 || p.Runs[0].Tiled[len(p.Runs[0].Tiled)-1][1] != 6 {
 		t.Fatalf("runs: %+v", p.Runs)
 	}
-	if p.Disk.Original <= 0 || p.Disk.Thumbnail <= 0 || p.Disk.Access <= 0 || p.Disk.Tiles <= 0 || p.Disk.TilesPerPage < 1 || p.ManifestBytes <= 0 {
-		t.Fatalf("disk: %+v, manifest %d bytes", p.Disk, p.ManifestBytes)
+	if p.Disk.Original <= 0 || p.Disk.Thumbnail <= 0 || p.Disk.Access <= 0 || p.Disk.Tiles <= 0 || p.Disk.TilesPerPage < 1 {
+		t.Fatalf("disk: %+v", p.Disk)
+	}
+	if len(p.Manifests) != 4 {
+		t.Fatalf("manifests: %+v", p.Manifests)
+	}
+	for _, m := range p.Manifests {
+		if m.Requests != 5 || m.Bytes <= 0 || m.Errors != 0 || m.Server.P50 <= 0 {
+			t.Errorf("manifest %+v", m)
+		}
 	}
 	for i, s := range rep.Steps {
 		if s.Items <= 0 || s.Errors != 0 {
