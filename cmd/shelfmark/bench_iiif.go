@@ -42,11 +42,13 @@ func newBenchIIIFCommand() *cobra.Command {
     random pages of --books books over HTTP on a loopback port (the books
     after the first are works of their own with pages of their own whose files
     are the first book's, the same blobs: every request finds and checks its
-    own page). Tiles/s and latency against the raw limit: the same byte
+    own page). Tiles/s, the viewers' latency and the server time (the
+    handler's start to its return) against the raw limit: the same byte
     ranges read (pread) from the archives' blob files by as many readers, in
     the same run. Every answer is checked (200, image/jpeg, the tile's size).
  4. The first book's manifest, one request at a time: as a signed-in caller
-    (never served from the cache) and anonymously (cached).
+    (never served from the cache) and anonymously (cached), gzipped as
+    browsers ask and uncompressed; server time and the client's time.
 
 Goals: Plum's job ≤ 60 s for 1,200 pages on 2 cores; tiles p99 ≤ 20 ms;
 manifest of a 1,200-page book ≤ 20 ms uncached, ≤ 2 ms cached.`,
