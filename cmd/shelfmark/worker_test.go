@@ -222,7 +222,10 @@ func TestWorkerKilled(t *testing.T) {
 		}
 		uses[r.File.Use] = true
 	}
-	if !uses[shelfmark.UseOCR] || !uses[shelfmark.UseThumbnail] || len(kids.Items) != 4 {
+	// one of each: the original and what derive (thumbnail, access copy,
+	// tiles) and OCR (hOCR, ALTO) make, none twice
+	if !uses[shelfmark.UseOCR] || !uses[shelfmark.UseALTO] || !uses[shelfmark.UseThumbnail] || !uses[shelfmark.UseAccess] ||
+		!uses[shelfmark.UseTiles] || len(kids.Items) != 6 {
 		t.Fatalf("files of the page after recovery: %v (%d)", uses, len(kids.Items))
 	}
 	if !strings.Contains(w2.out.String(), "returned to their queues") {
