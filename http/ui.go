@@ -101,7 +101,10 @@ type uiPage struct {
 	Data any
 	// Langs are the languages the interface ships, for the footer.
 	Langs []string
-	query url.Values
+	// StyleNonce, when set, is a nonce the page's policy allows style
+	// elements with (a work page's viewer; see ui_viewer.go).
+	StyleNonce string
+	query      url.Values
 }
 
 // LangURL is the address of this page in another language.
@@ -223,7 +226,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", uiCSP)
+	h.Set("Content-Security-Policy", pageCSP(p.StyleNonce))
 	h.Set("Cache-Control", "no-store")
 	h.Set("Vary", "Cookie, Accept-Language")
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))

@@ -73,6 +73,8 @@ type uiWorkData struct {
 	// description.
 	Meta   []uiMeta
 	JSONLD map[string]any
+	// Viewer is the book viewer, nil when no page shown has an image.
+	Viewer *uiViewer
 }
 
 // uiLink is a link with its text.
@@ -224,6 +226,9 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 	d.MayEdit = s.opts.Resources.CheckEdit(ctx, id) == nil
 	d.MayDelete = d.MayEdit && s.opts.Resources.CheckDelete(ctx, id) == nil
 	d.Meta, d.JSONLD = s.workMeta(p, res, d, files)
+	if d.Viewer, err = s.workViewer(p, id, shelfmark.ID(r.URL.Query().Get("page")), d.Items, files); err != nil {
+		return err
+	}
 	p.Title = d.Title
 	p.Data = d
 	return s.render(w, r, http.StatusOK, "work", p)

@@ -14,6 +14,12 @@ mkdir -p "$dest"
 # name version file-in-package integrity
 packages=(
 	"sortablejs 1.15.7 package/Sortable.min.js sha512-Kk8wLQPlS+yi1ZEf48a4+fzHa4yxjC30M/Sr2AnQu+f/MPwvvX9XjZ6OWejiz8crBsLwSq8GHqaxaET7u6ux0A=="
+	# the book viewer: Mirador's browser bundle (UMD, with React and its
+	# other dependencies inside; sets window.Mirador), no build step
+	# needed. 3.x, not 4.0.0: 4.0.0's bundle runs React in development
+	# mode (its build replaced process.env with {}), with warnings on the
+	# console and slower rendering.
+	"mirador 3.4.3 package/dist/mirador.min.js sha512-yHoug0MHy4e9apykbbBhK+4CmbZS94zMxmugw2E2VX6iB0b2PKKY0JfYr/QfXh9P29YnWAbymaXJVpgbHVpTVw=="
 )
 
 for p in "${packages[@]}"; do
@@ -29,6 +35,8 @@ for p in "${packages[@]}"; do
 	tar -xzf "$tgz" -C "$tmp"
 	cp "$tmp/$file" "$dest/"
 	cp "$tmp/package/LICENSE"* "$dest/$name.LICENSE" 2>/dev/null || true
+	# the licences of what a bundle holds, as its bundler collected them
+	cp "$tmp/$file.LICENSE.txt" "$dest/" 2>/dev/null || true
 	rm -rf "$tmp"
 	echo "$name@$version -> $dest/$(basename "$file")" >&2
 done

@@ -244,6 +244,7 @@ var readmeShots = map[string]string{
 	"bulk-preview":                "bulk-preview",
 	"bulk-started":                "bulk-run",
 	"admin":                       "admin",
+	"viewer":                      "viewer",
 }
 
 // screenshotDirs are where screenshots go: .build/screenshots always,

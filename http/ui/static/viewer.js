@@ -1,0 +1,169 @@
+// The work page's book viewer: Mirador (static/vendor/mirador.min.js,
+// loaded after this script) mounted on the work's IIIF manifest in one
+// window with no workspace around it, opened at the page ?page= names and,
+// with ?q=, searching the book for those words. As the reader turns pages
+// the address follows (?page=), so it can be shared or bookmarked. Without
+// script the page's thumbnails below are the way through the book.
+//
+// Mirador's components put their styles into <style> elements made at run
+// time. The page's Content-Security-Policy allows style elements that carry
+// this response's nonce, which the server gives this script's own element;
+// until the page is left, every <style> element the page's scripts make
+// gets it. The nonce is read here, before Mirador runs.
+"use strict";
+(function () {
+  var nonce = document.currentScript && document.currentScript.nonce;
+  if (nonce) {
+    var create = Document.prototype.createElement;
+    Document.prototype.createElement = function (name, options) {
+      var el = create.call(this, name, options);
+      if (typeof name === "string" && name.toLowerCase() === "style") {
+        el.setAttribute("nonce", nonce);
+      }
+      return el;
+    };
+  }
+
+  // pageOf is the file set id of a canvas ({base}/iiif/{work}/canvas/{id}).
+  function pageOf(canvas) {
+    var i = canvas ? canvas.lastIndexOf("/canvas/") : -1;
+    return i < 0 ? "" : canvas.slice(i + "/canvas/".length);
+  }
+
+  // tilesOnly drops the sizes of an image service that has tiles:
+  // OpenSeadragon takes listed sizes for the levels of the tile pyramid
+  // when there are as many as levels (or one fewer), which a level 0
+  // service listing its thumbnail and full size is, and then asks for
+  // tiles that do not exist. With tiles it needs no sizes.
+  function tilesOnly(url, action) {
+    // an image service's info.json (Mirador hands it over as json)
+    var info = action && /\/info\.json$/.test(url) ? action.json : null;
+    if (!info || !info.sizes || !info.tiles || !info.tiles.length) {
+      return action;
+    }
+    var copy = Object.assign({}, info);
+    delete copy.sizes;
+    return Object.assign({}, action, { json: copy });
+  }
+
+  // mend fixes what Mirador's components (Material-UI 4) get wrong for
+  // assistive technology, as they appear: a second h1 (a hidden "Mirador
+  // viewer"; the page has its own h1, and the section its heading) becomes
+  // a paragraph; the side bar's tabs say their orientation on a box
+  // without a role instead of on the tab list; and a search hit's scroll
+  // wrapper (a div) comes between the results' list and its item, so the
+  // wrapper becomes the list item.
+  function mend(root) {
+    root.querySelectorAll("h1").forEach(function (h) {
+      var p = document.createElement("p");
+      p.className = h.className;
+      p.textContent = h.textContent;
+      h.replaceWith(p);
+    });
+    root.querySelectorAll(".MuiTabs-root[aria-orientation]").forEach(function (tabs) {
+      var list = tabs.querySelector('[role="tablist"]');
+      if (list && !list.hasAttribute("aria-orientation")) {
+        list.setAttribute("aria-orientation", tabs.getAttribute("aria-orientation"));
+      }
+      tabs.removeAttribute("aria-orientation");
+    });
+    root.querySelectorAll("ul > div:not([role])").forEach(function (wrap) {
+      var item = wrap.firstElementChild;
+      if (item && item.tagName === "LI" && wrap.children.length === 1) {
+        wrap.setAttribute("role", "listitem");
+        item.setAttribute("role", "none");
+      }
+    });
+  }
+
+  function mount() {
+    var el = document.getElementById("viewer-mount");
+    if (!el || !window.Mirador || typeof window.Mirador.viewer !== "function") {
+      return;
+    }
+    var params = new URLSearchParams(window.location.search);
+    var q = (params.get("q") || "").trim();
+    var win = {
+      manifestId: el.dataset.manifest,
+      thumbnailNavigationPosition: "far-bottom"
+    };
+    if (el.dataset.canvas) {
+      win.canvasId = el.dataset.canvas;
+    }
+    if (q) {
+      win.defaultSearchQuery = q;
+      win.sideBarOpen = true;
+      win.sideBarPanel = "search";
+    }
+    el.hidden = false;
+    var fallback = document.getElementById("viewer-fallback");
+    if (fallback) {
+      fallback.hidden = true;
+    }
+    var lang = document.documentElement.lang || "en";
+    var viewer = window.Mirador.viewer({
+      id: el.id,
+      language: lang,
+      windows: [win],
+      window: {
+        allowClose: false,
+        allowMaximize: false,
+        allowFullscreen: true,
+        hideWindowTitle: true,
+        sideBarPanel: "search",
+        panels: { info: true, attribution: true, canvas: true, annotations: false, search: true, layers: false }
+      },
+      workspace: {
+        type: "mosaic",
+        allowNewWindows: false,
+        draggingEnabled: false,
+        isWorkspaceAddVisible: false,
+        showZoomControls: true
+      },
+      workspaceControlPanel: { enabled: false },
+      requests: { postprocessors: [tilesOnly] }
+    });
+    // for the page's own scripts and its browser test
+    window.shelfmarkViewer = viewer;
+    mend(el);
+    new MutationObserver(function () { mend(el); }).observe(el, { subtree: true, childList: true, attributes: true, attributeFilter: ["aria-orientation"] });
+
+    // the address follows the page shown
+    var shown = el.dataset.canvas || "";
+    viewer.store.subscribe(function () {
+      var windows = viewer.store.getState().windows || {};
+      var ids = Object.keys(windows);
+      var canvas = ids.length ? windows[ids[0]].canvasId : "";
+      if (!canvas || canvas === shown) {
+        return;
+      }
+      var first = shown === "" && !params.has("page");
+      shown = canvas;
+      if (first) {
+        return; // the first page, opened by default: the address stays
+      }
+      var page = pageOf(canvas);
+      if (!page) {
+        return;
+      }
+      params.set("page", page);
+      params.delete("after");
+      window.history.replaceState(null, "", window.location.pathname + "?" + params.toString() + window.location.hash);
+    });
+  }
+
+  // Mirador's script runs after this one (both deferred), before
+  // DOMContentLoaded
+  var mounted = false;
+  function once() {
+    if (!mounted && window.Mirador) {
+      mounted = true;
+      mount();
+    }
+  }
+  document.addEventListener("DOMContentLoaded", once);
+  window.addEventListener("load", once);
+  if (document.readyState === "complete") {
+    once();
+  }
+})();
