@@ -481,10 +481,14 @@ func iiifPlum(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.B
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	nextCheck := time.Time{}
-	sample := func() {
-		t := time.Since(start).Seconds()
-		run.Stored = append(run.Stored, [2]float64{t, float64(counted.puts.Load())})
-		run.Tiled = append(run.Tiled, [2]float64{t, float64(tiled.Load())})
+	var sampled time.Time
+	sample := func(last bool) { // at most two a second, and the last
+		if now := time.Now(); last || now.Sub(sampled) >= 500*time.Millisecond {
+			sampled = now
+			t := now.Sub(start).Seconds()
+			run.Stored = append(run.Stored, [2]float64{t, float64(counted.puts.Load())})
+			run.Tiled = append(run.Tiled, [2]float64{t, float64(tiled.Load())})
+		}
 	}
 	for {
 		select {
@@ -511,7 +515,7 @@ func iiifPlum(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.B
 			return nil, "", fmt.Errorf("iiif: the book was not ready within %v (%d of %d pages derived): %w", c.Timeout, tiled.Load(), c.Pages, errors.Join(rctx.Err(), err))
 		}
 		runner.Notify() // serve's commit observer wakes the runner likewise
-		sample()
+		sample(false)
 		progress(stage+"pages derived", int(tiled.Load()), c.Pages)
 		if !ingested || tiled.Load()+failed.Load() < int64(c.Pages) || time.Now().Before(nextCheck) {
 			continue
@@ -528,7 +532,7 @@ func iiifPlum(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.B
 		}
 		nextCheck = time.Now().Add(250 * time.Millisecond)
 	}
-	sample()
+	sample(true)
 	// what OCR did meanwhile; then it waits, so the rest of the scenario
 	// is measured without it
 	if err := repo.PauseQueue(ctx, shelfmark.QueueOCR, true); err != nil {
