@@ -119,9 +119,12 @@ type IIIFRun struct {
 	// result).
 	DeriveJobMS Latency `json:"derive_job_ms"`
 	// Stored and Tiled are the pages stored (their bytes in the content
-	// store) and derived, sampled over the run: [seconds, count] pairs.
-	Stored [][2]float64 `json:"stored"`
-	Tiled  [][2]float64 `json:"tiled"`
+	// store) and derived, sampled over the run: [seconds, count] pairs,
+	// for the charts (the report keeps their last counts).
+	Stored [][2]float64 `json:"-"`
+	Tiled  [][2]float64 `json:"-"`
+	// Derived is the count of derive jobs done at the end.
+	Derived int64 `json:"derived"`
 }
 
 // IIIFDisk is the disk the first book takes, per page, in bytes.
@@ -539,7 +542,7 @@ func iiifPlum(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.B
 		_ = stopRunner()
 		return nil, "", err
 	}
-	run.OCRDone, run.DeriveFailed = ocr.Load(), failed.Load()
+	run.OCRDone, run.DeriveFailed, run.Derived = ocr.Load(), failed.Load(), tiled.Load()
 	if err := stopRunner(); err != nil {
 		return nil, "", fmt.Errorf("iiif: job runner: %w", err)
 	}
