@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/shelfmark/shelfmark/bench/gen"
 )
@@ -39,8 +40,9 @@ const (
 // real `shelfmark serve` whose workers make the derivatives and read the
 // pages' text: the viewer shows page 1, zooms in, turns to page 200 (by
 // the address and by its next-page button, the address following), finds
-// the word OCR read on page 120 with its search panel and lands there;
-// no CSP violation, script error or failed request, and axe-core's WCAG
+// the word OCR read on page 120 with its search panel and lands there
+// (and there again when the address asks for the search with ?q=); no
+// CSP violation, script error or failed request, and axe-core's WCAG
 // 2.1 A/AA rules pass on the page with the viewer.
 func TestBrowserViewer(t *testing.T) {
 	if os.Getenv(crashChildEnv) == "1" || os.Getenv(ingestChildEnv) != "" || os.Getenv(cliChildEnv) == "1" {
@@ -138,10 +140,18 @@ func TestBrowserViewer(t *testing.T) {
 	if text := b.text(); !strings.Contains(strings.ToUpper(text), viewerWord) {
 		t.Errorf("the search panel does not show the hit's text %q: %.800s", viewerWord, text)
 	}
+	// the picture without the pointer's tooltip or the field's focus
+	b.run("move the pointer away", chromedp.MouseEvent(input.MouseMoved, 1, 1))
+	b.eval("leave the search field", `document.activeElement && document.activeElement.blur(), true`, nil)
 	b.shotOf("viewer", "#viewer")
 	b.checkClean("the viewer after turning pages and searching")
 	b.axe("the work page with the viewer open at a search hit", axe)
 	b.checkClean("the viewer after axe-core")
+
+	// ?q= opens the viewer with the search done, at its hit
+	b.open("/works/"+work+"?q="+url.QueryEscape(strings.ToLower(viewerWord)), http.StatusOK)
+	b.waitFor(fmt.Sprintf("?q= opens the viewer at page %d", viewerHitPage), viewerOn(canvas(viewerHitPage)), viewerState, browserStep)
+	b.checkClean("the viewer opened with ?q=")
 }
 
 // shotOf saves a PNG screenshot of the element selector matches, named
