@@ -10,6 +10,7 @@ package http
 // not depend on the reader's language.
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -82,6 +83,65 @@ func (s *Server) iiifReadable(r *http.Request) (*shelfmark.Resource, error) {
 	return s.opts.Resources.FindResource(r.Context(), id)
 }
 
+// iiifWork finds the work a IIIF route of works names (/iiif/{id}/what),
+// as the caller may read it. Anything else is 404, saying where to look:
+// a page is pointed at its work's route, a collection at its IIIF
+// Collection.
+func (s *Server) iiifWork(r *http.Request, what string) (*shelfmark.Resource, error) {
+	res, err := s.iiifReadable(r)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case res.Kind == shelfmark.KindWork:
+		return res, nil
+	case res.Kind == shelfmark.KindCollection:
+		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a collection, not a work; only works have /iiif/{id}/%s. Its IIIF Collection is /iiif/%s/collection.", res.ID, what, res.ID)
+	case res.Kind == shelfmark.KindFileSet && res.Parent != "":
+		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a page (file set); its work's is /iiif/%s/%s.", res.ID, res.Parent, what)
+	case res.Kind == shelfmark.KindFileSet:
+		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a file set of no work; only works have /iiif/{id}/%s.", res.ID, what)
+	}
+	return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work; only works have /iiif/{id}/%s.", res.ID, res.Kind, what)
+}
+
+// eachChild calls fn with each child of a work the caller may read, in
+// the work's order, numbered from 1, with the files of the file sets
+// (nil for other children). Children are read a page (iiifChildPage) at
+// a time and their files in one more read a page, so the statements do
+// not grow with the work.
+func (s *Server) eachChild(ctx context.Context, work shelfmark.ID, metadata bool, fn func(it *shelfmark.Resource, n int, files []*shelfmark.Resource) error) error {
+	after := shelfmark.Cursor("")
+	for n := 0; ; {
+		page, err := s.opts.Resources.ListChildren(ctx, work, shelfmark.PageRequest{After: after, Limit: iiifChildPage, Metadata: metadata})
+		if err != nil {
+			return err
+		}
+		var sets []shelfmark.ID
+		for _, it := range page.Items {
+			if it.Kind == shelfmark.KindFileSet {
+				sets = append(sets, it.ID)
+			}
+		}
+		var files map[shelfmark.ID][]*shelfmark.Resource
+		if len(sets) > 0 {
+			if files, err = s.opts.Resources.ChildFiles(ctx, work, sets); err != nil {
+				return err
+			}
+		}
+		for _, it := range page.Items {
+			n++
+			if err := fn(it, n, files[it.ID]); err != nil {
+				return err
+			}
+		}
+		if page.Next == "" {
+			return nil
+		}
+		after = page.Next
+	}
+}
+
 // writeIIIF sends a Presentation 3.0 document; a public resource's to any
 // origin, as viewers on other sites need.
 func writeIIIF(w http.ResponseWriter, res *shelfmark.Resource, b []byte) error {
@@ -98,21 +158,9 @@ func writeIIIF(w http.ResponseWriter, res *shelfmark.Resource, b []byte) error {
 
 // iiifManifest handles GET /iiif/{id}/manifest: the Manifest of a work.
 func (s *Server) iiifManifest(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.iiifReadable(r)
+	res, err := s.iiifWork(r, "manifest")
 	if err != nil {
 		return err
-	}
-	switch res.Kind {
-	case shelfmark.KindWork:
-	case shelfmark.KindCollection:
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a collection, which has no manifest; its IIIF Collection is /iiif/%s/collection.", res.ID, res.ID)
-	case shelfmark.KindFileSet:
-		if res.Parent != "" {
-			return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a page (file set), which has no manifest of its own; it is a canvas of /iiif/%s/manifest.", res.ID, res.Parent)
-		}
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a file set of no work, which has no manifest.", res.ID)
-	default:
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work; only works have manifests.", res.ID, res.Kind)
 	}
 	ctx := r.Context()
 	store := s.opts.Storage
@@ -210,45 +258,23 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 	}
 	var canvases []*iiifCanvasDoc
 	images := false // a page has an image for the PDF (iiif_pdf.go)
-	after := shelfmark.Cursor("")
-	for n := 0; ; {
-		page, err := s.opts.Resources.ListChildren(ctx, res.ID, shelfmark.PageRequest{After: after, Limit: iiifChildPage, Metadata: true})
-		if err != nil {
-			return nil, nil, err
+	err := s.eachChild(ctx, res.ID, true, func(it *shelfmark.Resource, n int, files []*shelfmark.Resource) error {
+		built.ids = append(built.ids, it.ID)
+		built.accessDates(it)
+		if it.Kind != shelfmark.KindFileSet {
+			return nil // a part that is a work has a manifest of its own
 		}
-		var sets []shelfmark.ID
-		for _, it := range page.Items {
-			built.ids = append(built.ids, it.ID)
-			built.accessDates(it)
-			if it.Kind == shelfmark.KindFileSet {
-				sets = append(sets, it.ID)
+		for _, f := range files {
+			if f.File.Processed() && f.File.Format == nil {
+				built.complete = false
 			}
 		}
-		var files map[shelfmark.ID][]*shelfmark.Resource
-		if len(sets) > 0 {
-			if files, err = s.opts.Resources.ChildFiles(ctx, res.ID, sets); err != nil {
-				return nil, nil, err
-			}
-		}
-		for _, fs := range files {
-			for _, f := range fs {
-				if f.File.Processed() && f.File.Format == nil {
-					built.complete = false
-				}
-			}
-		}
-		for _, it := range page.Items {
-			n++
-			if it.Kind != shelfmark.KindFileSet {
-				continue // a part that is a work has a manifest of its own
-			}
-			images = images || pageJPEG(files[it.ID]) != nil
-			canvases = append(canvases, s.iiifCanvas(base, self, it, n, files[it.ID]))
-		}
-		if page.Next == "" {
-			break
-		}
-		after = page.Next
+		images = images || pageJPEG(files) != nil
+		canvases = append(canvases, s.iiifCanvas(base, self, it, n, files))
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	if canvases == nil {
 		canvases = []*iiifCanvasDoc{}

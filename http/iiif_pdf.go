@@ -38,19 +38,9 @@ func (s *Server) iiifRendering(base string, res *shelfmark.Resource) []map[strin
 // each of its pages the caller may read that has a JPEG image. A work
 // without one is 404; so is what is not a work.
 func (s *Server) iiifPDF(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.iiifReadable(r)
+	res, err := s.iiifWork(r, "pdf")
 	if err != nil {
 		return err
-	}
-	switch res.Kind {
-	case shelfmark.KindWork:
-	case shelfmark.KindFileSet:
-		if res.Parent != "" {
-			return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a page (file set), which has no PDF of its own; its work's is /iiif/%s/pdf.", res.ID, res.Parent)
-		}
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a file set of no work, which has no PDF.", res.ID)
-	default:
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work; only works have a PDF.", res.ID, res.Kind)
 	}
 	title, _ := workTitle(res.Metadata, "")
 	out := &iiifPDFResponse{w: w, res: res, name: iiifPDFFileName(title, res.ID)}
@@ -68,40 +58,17 @@ func (s *Server) iiifPDF(w http.ResponseWriter, r *http.Request) error {
 }
 
 // writeWorkPDF adds the work's pages to pw, read a page of children at a
-// time, and closes it.
+// time (eachChild), and closes it.
 func (s *Server) writeWorkPDF(r *http.Request, res *shelfmark.Resource, pw *pdf.Writer) error {
-	ctx := r.Context()
-	after := shelfmark.Cursor("")
-	for {
-		page, err := s.opts.Resources.ListChildren(ctx, res.ID, shelfmark.PageRequest{After: after, Limit: iiifChildPage})
-		if err != nil {
-			return err
+	err := s.eachChild(r.Context(), res.ID, false, func(it *shelfmark.Resource, _ int, files []*shelfmark.Resource) error {
+		f := pageJPEG(files)
+		if it.Kind != shelfmark.KindFileSet || f == nil {
+			return nil // no image yet, or not a JPEG: no page
 		}
-		var sets []shelfmark.ID
-		for _, it := range page.Items {
-			if it.Kind == shelfmark.KindFileSet {
-				sets = append(sets, it.ID)
-			}
-		}
-		var files map[shelfmark.ID][]*shelfmark.Resource
-		if len(sets) > 0 {
-			if files, err = s.opts.Resources.ChildFiles(ctx, res.ID, sets); err != nil {
-				return err
-			}
-		}
-		for _, id := range sets {
-			f := pageJPEG(files[id])
-			if f == nil {
-				continue // no image yet, or not a JPEG: no page
-			}
-			if err := s.addPDFPage(r, pw, f); err != nil {
-				return err
-			}
-		}
-		if page.Next == "" {
-			break
-		}
-		after = page.Next
+		return s.addPDFPage(r, pw, f)
+	})
+	if err != nil {
+		return err
 	}
 	if pw.Pages() == 0 {
 		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s has no page images (JPEG access copies) to make a PDF of, or none you may read.", res.ID)

@@ -307,94 +307,79 @@ func (h *bookHit) annoID(r run) string {
 func (s *Server) searchBook(ctx context.Context, base string, work shelfmark.ID, terms []bookTerm, from, limit int) (*bookResult, error) {
 	res := &bookResult{}
 	canvasBase := base + "/iiif/" + string(work) + "/canvas/"
-	after := shelfmark.Cursor("")
-	for {
-		page, err := s.opts.Resources.ListChildren(ctx, work, shelfmark.PageRequest{After: after, Limit: iiifChildPage})
+	err := s.eachChild(ctx, work, false, func(it *shelfmark.Resource, _ int, files []*shelfmark.Resource) error {
+		if it.Kind != shelfmark.KindFileSet {
+			return nil
+		}
+		fs := it.ID
+		var ocr, alto, text, original *shelfmark.Resource
+		for _, f := range files {
+			if f.File == nil {
+				continue
+			}
+			switch f.File.Use {
+			case shelfmark.UseOCR:
+				if ocr == nil && f.File.Managed() {
+					ocr = f
+				}
+			case shelfmark.UseALTO:
+				if alto == nil && f.File.Managed() {
+					alto = f
+				}
+			case shelfmark.UseText:
+				if text == nil && f.File.Managed() {
+					text = f
+				}
+			case shelfmark.UseOriginal, "":
+				if original == nil {
+					original = f
+				}
+			}
+		}
+		src := ocr
+		if src == nil {
+			src = alto
+		}
+		if src == nil {
+			src = text
+		}
+		if src == nil {
+			return nil
+		}
+		p, err := s.ocrWords.page(ctx, s.opts.Blobs, src.File, src != text)
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.log.Warn("search inside a book: a page's OCR cannot be read", "work", work, "page", fs, "file", src.ID, "err", err)
+			return nil
 		}
-		var sets []shelfmark.ID
-		for _, it := range page.Items {
-			if it.Kind == shelfmark.KindFileSet {
-				sets = append(sets, it.ID)
-			}
+		spans := dedupSpans(matchPage(p, terms))
+		if len(spans) == 0 {
+			return nil
 		}
-		var files map[shelfmark.ID][]*shelfmark.Resource
-		if len(sets) > 0 {
-			if files, err = s.opts.Resources.ChildFiles(ctx, work, sets); err != nil {
-				return nil, err
-			}
-		}
-		for _, fs := range sets {
-			var ocr, alto, text, original *shelfmark.Resource
-			for _, f := range files[fs] {
-				if f.File == nil {
-					continue
-				}
-				switch f.File.Use {
-				case shelfmark.UseOCR:
-					if ocr == nil && f.File.Managed() {
-						ocr = f
-					}
-				case shelfmark.UseALTO:
-					if alto == nil && f.File.Managed() {
-						alto = f
-					}
-				case shelfmark.UseText:
-					if text == nil && f.File.Managed() {
-						text = f
-					}
-				case shelfmark.UseOriginal, "":
-					if original == nil {
-						original = f
-					}
-				}
-			}
-			src := ocr
-			if src == nil {
-				src = alto
-			}
-			if src == nil {
-				src = text
-			}
-			if src == nil {
-				continue
-			}
-			p, err := s.ocrWords.page(ctx, s.opts.Blobs, src.File, src != text)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				s.log.Warn("search inside a book: a page's OCR cannot be read", "work", work, "page", fs, "file", src.ID, "err", err)
-				continue
-			}
-			spans := dedupSpans(matchPage(p, terms))
-			if len(spans) == 0 {
-				continue
-			}
-			h := bookHit{canvas: canvasBase + string(fs), page: p, sx: 1, sy: 1}
-			if original != nil && original.File.Format != nil && original.File.Format.Width > 0 && original.File.Format.Height > 0 {
-				h.cw, h.ch = int32(original.File.Format.Width), int32(original.File.Format.Height)
-				if p.width > 0 && p.height > 0 && (p.width != h.cw || p.height != h.ch) {
-					h.sx, h.sy = float64(h.cw)/float64(p.width), float64(h.ch)/float64(p.height)
-				}
-			}
-			for _, sp := range spans {
-				h.span = sp
-				n := h.lines()
-				if res.total < from {
-					res.startIndex += n
-				} else if len(res.hits) < limit {
-					res.hits = append(res.hits, h)
-				}
-				res.total++
-				res.annotations += n
+		h := bookHit{canvas: canvasBase + string(fs), page: p, sx: 1, sy: 1}
+		if original != nil && original.File.Format != nil && original.File.Format.Width > 0 && original.File.Format.Height > 0 {
+			h.cw, h.ch = int32(original.File.Format.Width), int32(original.File.Format.Height)
+			if p.width > 0 && p.height > 0 && (p.width != h.cw || p.height != h.ch) {
+				h.sx, h.sy = float64(h.cw)/float64(p.width), float64(h.ch)/float64(p.height)
 			}
 		}
-		if page.Next == "" {
-			break
+		for _, sp := range spans {
+			h.span = sp
+			n := h.lines()
+			if res.total < from {
+				res.startIndex += n
+			} else if len(res.hits) < limit {
+				res.hits = append(res.hits, h)
+			}
+			res.total++
+			res.annotations += n
 		}
-		after = page.Next
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return res, nil
 }

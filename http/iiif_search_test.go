@@ -381,17 +381,7 @@ func TestIIIFSearch(t *testing.T) {
 // Presentation 3.0 schema the package follows.
 func validatePrezi3Items(t *testing.T, body []byte) {
 	t.Helper()
-	build := os.Getenv("SHELFMARK_BUILD_DIR")
-	if build == "" {
-		build = filepath.Join("..", ".build")
-	}
-	py := filepath.Join(build, "venv", "bin", "python")
-	if err := exec.Command(py, "-c", "import iiif_prezi3").Run(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("iiif-prezi3 is not installed in %s: %v", py, err)
-		}
-		t.Skipf("iiif-prezi3 is not installed in %s", py)
-	}
+	py := prezi3Python(t)
 	f := filepath.Join(t.TempDir(), "doc.json")
 	if err := os.WriteFile(f, body, 0o644); err != nil {
 		t.Fatal(err)

@@ -311,10 +311,9 @@ func TestIIIFManifestCost(t *testing.T) {
 	}
 }
 
-// validatePrezi3 loads a document into iiif-prezi3's models (which follow
-// the Presentation 3.0 schema) and fails on any validation error. Without
-// the package it skips, except under CI.
-func validatePrezi3(t *testing.T, model string, doc []byte) {
+// prezi3Python is the test virtualenv's python, with iiif-prezi3; without
+// the package the test skips, except under CI.
+func prezi3Python(t *testing.T) string {
 	t.Helper()
 	build := os.Getenv("SHELFMARK_BUILD_DIR")
 	if build == "" {
@@ -327,6 +326,15 @@ func validatePrezi3(t *testing.T, model string, doc []byte) {
 		}
 		t.Skipf("iiif-prezi3 is not installed in %s (scripts/testdeps.sh installs it)", py)
 	}
+	return py
+}
+
+// validatePrezi3 loads a document into iiif-prezi3's models (which follow
+// the Presentation 3.0 schema) and fails on any validation error. Without
+// the package it skips, except under CI.
+func validatePrezi3(t *testing.T, model string, doc []byte) {
+	t.Helper()
+	py := prezi3Python(t)
 	f := filepath.Join(t.TempDir(), "doc.json")
 	if err := os.WriteFile(f, doc, 0o644); err != nil {
 		t.Fatal(err)
