@@ -128,7 +128,8 @@ func TestBrowserViewer(t *testing.T) {
 	b.run("open the sidebar", chromedp.Click(`#viewer-mount button[aria-label="Toggle sidebar"]`, chromedp.ByQuery))
 	b.waitFor("the search panel's button", `document.querySelector('#viewer-mount [role="tab"][aria-label="Search"], #viewer-mount button[aria-label="Search"]')`,
 		`Array.from(document.querySelectorAll("#viewer-mount [aria-label]")).map(e => e.getAttribute("aria-label"))`, browserStep)
-	b.run("open the search panel", chromedp.Click(`#viewer-mount [role="tab"][aria-label="Search"], #viewer-mount button[aria-label="Search"]`, chromedp.ByQuery))
+	// clicked where it is once the side bar has slid open
+	b.eval("open the search panel", `document.querySelector('#viewer-mount [role="tab"][aria-label="Search"], #viewer-mount button[aria-label="Search"]').click(), true`, nil)
 	b.waitFor("the search field", `document.querySelector('#viewer-mount input[id^="search-"]')`,
 		`Array.from(document.querySelectorAll("#viewer-mount [aria-label]")).map(e => e.getAttribute("aria-label"))`, browserStep)
 	b.run("type the word", chromedp.SendKeys(`#viewer-mount input[id^="search-"]`,

@@ -32,7 +32,7 @@
 
   // tilesOnly drops the sizes of an image service that has tiles:
   // OpenSeadragon takes listed sizes for the levels of the tile pyramid
-  // when there are as many as levels (or one fewer), which a level 0
+  // when there are as many sizes as levels, or one fewer, which a level 0
   // service listing its thumbnail and full size is, and then asks for
   // tiles that do not exist. With tiles it needs no sizes.
   function tilesOnly(url, action) {
@@ -110,7 +110,6 @@
         allowMaximize: false,
         allowFullscreen: true,
         hideWindowTitle: true,
-        sideBarPanel: "search",
         panels: { info: true, attribution: true, canvas: true, annotations: false, search: true, layers: false }
       },
       workspace: {
