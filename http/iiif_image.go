@@ -133,11 +133,7 @@ func (s *Server) iiifImageInfo(w http.ResponseWriter, r *http.Request) error {
 		"height":   idx.info.Height,
 		"tiles":    idx.info.Tiles,
 	}
-	var sizes []map[string]int
-	for _, sz := range idx.info.Sizes {
-		sizes = append(sizes, map[string]int{"width": sz.Width, "height": sz.Height})
-	}
-	if len(sizes) > 0 {
+	if sizes := infoSizes(&idx.info); len(sizes) > 0 {
 		info["sizes"] = sizes
 	}
 	if big := largestSize(&idx.info); big != nil && (big.Width < idx.info.Width || big.Height < idx.info.Height) {
@@ -157,6 +153,31 @@ func (s *Server) iiifImageInfo(w http.ResponseWriter, r *http.Request) error {
 	imageHeaders(h, p.public, `"`+p.tiles.File.SHA256[:24]+`"`)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
 	return nil
+}
+
+// infoSizes are the whole-image sizes info.json lists: the pyramid's
+// (thumbnail and access copy), unless OpenSeadragon would misread them.
+// It takes a list of as many sizes as the pyramid has levels above its
+// full size, or one more, for the sizes of its levels, and then cuts
+// tiles that do not exist; so such a list is left out (the sizes are
+// still served, and the tiles alone are what deep zoom needs).
+func infoSizes(info *shelfmark.TileInfo) []map[string]int {
+	levels := 0 // OpenSeadragon's maxLevel: log2 of the largest scale factor
+	for _, ts := range info.Tiles {
+		for _, f := range ts.ScaleFactors {
+			for l := 0; 1<<l <= f; l++ {
+				levels = max(levels, l)
+			}
+		}
+	}
+	if n := len(info.Sizes); len(info.Tiles) > 0 && (n == levels || n == levels+1) {
+		return nil
+	}
+	out := make([]map[string]int, 0, len(info.Sizes))
+	for _, sz := range info.Sizes {
+		out = append(out, map[string]int{"width": sz.Width, "height": sz.Height})
+	}
+	return out
 }
 
 // iiifImage handles GET /iiif/{id}/image/{region}/{size}/{rotation}/{file}.

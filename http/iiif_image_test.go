@@ -150,8 +150,9 @@ func TestIIIFImage(t *testing.T) {
 		info.Width != 2000 || info.Height != 1100 || info.MaxWidth != 1600 || info.MaxHeight != 880 {
 		t.Errorf("info.json: %s", r.Body)
 	}
-	if len(info.Tiles) != 1 || info.Tiles[0].Width != 512 || fmt.Sprint(info.Tiles[0].ScaleFactors) != "[1 2 4]" ||
-		fmt.Sprint(info.Sizes) != "[map[height:220 width:400] map[height:880 width:1600]]" {
+	// two sizes beside three levels would be read as levels by
+	// OpenSeadragon (see infoSizes): the sizes are served, not listed
+	if len(info.Tiles) != 1 || info.Tiles[0].Width != 512 || fmt.Sprint(info.Tiles[0].ScaleFactors) != "[1 2 4]" || info.Sizes != nil {
 		t.Errorf("info.json tiles %v, sizes %v", info.Tiles, info.Sizes)
 	}
 	if r.Header.Get("Access-Control-Allow-Origin") != "*" || r.Header.Get("Content-Type") != "application/json" {

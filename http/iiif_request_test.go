@@ -71,3 +71,27 @@ func FuzzResolveImage(f *testing.F) {
 		}
 	})
 }
+
+// TestInfoSizes: sizes are listed unless OpenSeadragon would take them
+// for the pyramid's levels (as many as the levels above full size, or
+// one more).
+func TestInfoSizes(t *testing.T) {
+	two := []shelfmark.TileSize{{Width: 400, Height: 220}, {Width: 1600, Height: 880}}
+	for _, c := range []struct {
+		scales []int
+		sizes  []shelfmark.TileSize
+		want   int
+	}{
+		{[]int{1, 2, 4}, two, 0},    // levels 2: 2 sizes would be read as levels
+		{[]int{1, 2}, two, 0},       // levels 1: 2 = levels + 1
+		{[]int{1, 2, 4, 8}, two, 2}, // levels 3
+		{[]int{1, 2, 4, 8, 16}, two, 2},
+		{[]int{1}, two[:1], 0},       // levels 0: 1 = levels + 1
+		{[]int{1, 2, 4}, two[:1], 1}, // levels 2, one size
+	} {
+		info := shelfmark.TileInfo{Width: 2000, Height: 1100, Tiles: []shelfmark.TileSet{{Width: 512, ScaleFactors: c.scales}}, Sizes: c.sizes}
+		if got := infoSizes(&info); len(got) != c.want {
+			t.Errorf("scale factors %v, %d sizes: %d listed, want %d", c.scales, len(c.sizes), len(got), c.want)
+		}
+	}
+}

@@ -30,22 +30,6 @@
     return i < 0 ? "" : canvas.slice(i + "/canvas/".length);
   }
 
-  // tilesOnly drops the sizes of an image service that has tiles:
-  // OpenSeadragon takes listed sizes for the levels of the tile pyramid
-  // when there are as many sizes as levels, or one fewer, which a level 0
-  // service listing its thumbnail and full size is, and then asks for
-  // tiles that do not exist. With tiles it needs no sizes.
-  function tilesOnly(url, action) {
-    // an image service's info.json (Mirador hands it over as json)
-    var info = action && /\/info\.json$/.test(url) ? action.json : null;
-    if (!info || !info.sizes || !info.tiles || !info.tiles.length) {
-      return action;
-    }
-    var copy = Object.assign({}, info);
-    delete copy.sizes;
-    return Object.assign({}, action, { json: copy });
-  }
-
   // mend fixes what Mirador's components (Material-UI 4) get wrong for
   // assistive technology, as they appear: a second h1 (a hidden "Mirador
   // viewer"; the page has its own h1, and the section its heading) becomes
@@ -119,8 +103,7 @@
         isWorkspaceAddVisible: false,
         showZoomControls: true
       },
-      workspaceControlPanel: { enabled: false },
-      requests: { postprocessors: [tilesOnly] }
+      workspaceControlPanel: { enabled: false }
     });
     // for the page's own scripts and its browser test
     window.shelfmarkViewer = viewer;
