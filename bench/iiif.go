@@ -197,11 +197,11 @@ func RunIIIF(ctx context.Context, repo *shelfmark.Repository, store shelfmark.St
 		c.Timeout = 30 * time.Minute
 	}
 	cores := runtime.NumCPU()
-	if len(c.Derive) == 0 {
-		def := max(1, cores/2) // worker.DefaultQueues
-		c.Derive = []int{def}
-		if cores != def {
-			c.Derive = append(c.Derive, cores)
+	if len(c.Derive) == 0 { // the derive queue's default concurrency
+		for _, q := range worker.DefaultQueues(cores) {
+			if q.Name == shelfmark.QueueDerive {
+				c.Derive = []int{q.Concurrency}
+			}
 		}
 	}
 	if c.NewRunner == nil {

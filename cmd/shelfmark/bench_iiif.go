@@ -33,7 +33,7 @@ func newBenchIIIFCommand() *cobra.Command {
     an anonymous viewer) lists every page painted from its image service:
     seconds and pages/s, with the pages stored and derived over time. Run once
     per derive concurrency in --derive (default: the queue's default for this
-    machine, cores/2, and the number of cores), each with pages of its own.
+    machine, one job per core), each with pages of its own.
  2. Pyramids: pages derived (thumbnail, access copy, tile archive) per second
     from the book's commit to its last derive job, against "vips dzsave" alone
     with the same flags on the same images, as many at once; the disk the
@@ -122,7 +122,7 @@ manifest of a 1,200-page book ≤ 20 ms uncached, ≤ 2 ms cached.`,
 	f.IntVar(&cfg.ManifestRequests, "manifest-requests", 200, "manifest requests timed, signed in and anonymous each")
 	f.IntVar(&cfg.VipsPages, "vips-pages", 200, "pages vips alone cuts, per derive concurrency")
 	f.DurationVar(&cfg.Timeout, "timeout", 30*time.Minute, "give up on a book not ready after this long")
-	f.StringVar(&derive, "derive", "", `derive queue concurrencies, one run of Plum's job each, e.g. "1,2" (default: cores/2 and cores)`)
+	f.StringVar(&derive, "derive", "", `derive queue concurrencies, one run of Plum's job each, e.g. "1,2" (default: the derive queue's, one per core)`)
 	f.StringVar(&scan, "scan", "", "page images as colour JPEG scans of WIDTHxHEIGHT pixels (e.g. 2480x3508) instead of 1000×1400 bilevel PNG pages with words")
 	annotateEnv(f)
 	return cmd
