@@ -206,13 +206,22 @@ func (p *Pipeline) derive(ctx context.Context, job *shelfmark.Job) (*shelfmark.J
 
 func (p *Pipeline) deriveFile(ctx context.Context, jf *jobFile, path string) (*shelfmark.JobResult, error) {
 	mt := jf.mediaType()
-	thumb, err := p.Tools.Thumbnail(ctx, path, mt, ThumbnailSize)
-	if err != nil {
-		return nil, fmt.Errorf("thumbnail of %s: %w", jf.file.Name, err)
-	}
 	access, err := p.Tools.Access(ctx, path, mt, AccessSize)
 	if err != nil {
 		return nil, fmt.Errorf("access copy of %s: %w", jf.file.Name, err)
+	}
+	var thumb *Derivative
+	var pyr *Pyramid
+	if isImage(mt) && p.Tools.Vips != "" {
+		// deep zoom; the thumbnail comes from the pyramid's tiles
+		pyr, thumb, err = p.Tools.TilesThumbnail(ctx, path, mt, ThumbnailSize,
+			shelfmark.TileSize{Width: access.Width, Height: access.Height, Use: shelfmark.UseAccess})
+		if err != nil {
+			return nil, fmt.Errorf("tiles of %s: %w", jf.file.Name, err)
+		}
+		defer pyr.Close()
+	} else if thumb, err = p.Tools.Thumbnail(ctx, path, mt, ThumbnailSize); err != nil {
+		return nil, fmt.Errorf("thumbnail of %s: %w", jf.file.Name, err)
 	}
 	res := &shelfmark.JobResult{}
 	for _, d := range []struct {
@@ -226,21 +235,9 @@ func (p *Pipeline) deriveFile(ctx context.Context, jf *jobFile, path string) (*s
 		}
 		res.Derivatives = append(res.Derivatives, f)
 	}
-	if !isImage(mt) || p.Tools.Vips == "" {
+	if pyr == nil {
 		return res, nil // no deep zoom: viewers show the access copy
 	}
-	sizes := []shelfmark.TileSize{
-		{Width: thumb.Width, Height: thumb.Height, Use: shelfmark.UseThumbnail},
-		{Width: access.Width, Height: access.Height, Use: shelfmark.UseAccess},
-	}
-	if thumb.Width > access.Width {
-		sizes[0], sizes[1] = sizes[1], sizes[0]
-	}
-	pyr, err := p.Tools.Tiles(ctx, path, mt, sizes)
-	if err != nil {
-		return nil, fmt.Errorf("tiles of %s: %w", jf.file.Name, err)
-	}
-	defer pyr.Close()
 	f, err := p.storeFile(ctx, pyr.Path, baseName(jf.file)+".tiles.zip", "application/zip", shelfmark.UseTiles)
 	if err != nil {
 		return nil, err

@@ -2,10 +2,14 @@ package worker
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
+	"golang.org/x/image/draw"
 )
 
 // TileQuality is the JPEG quality of tiles.
@@ -39,12 +44,38 @@ func (p *Pyramid) Close() error { return os.RemoveAll(p.dir) }
 // own files). Images only; a file that is not one, or too many pixels
 // (Tools.MaxPixels), is a Permanent error. Without vips: ErrToolMissing.
 func (t Tools) Tiles(ctx context.Context, path, mediaType string, sizes []shelfmark.TileSize) (*Pyramid, error) {
+	p, _, err := t.tiles(ctx, path, mediaType, func(*dzArchive) (*Derivative, []shelfmark.TileSize, error) { return nil, sizes, nil })
+	return p, err
+}
+
+// TilesThumbnail is Tiles, and also makes the page's thumbnail (its longer
+// side thumbSize pixels, as Thumbnail makes it) from the smallest level
+// of the pyramid that is at least that large: a few tiles decoded in
+// process instead of one more run of vips over the whole image. The
+// archive lists the thumbnail's size and access, the access copy's.
+func (t Tools) TilesThumbnail(ctx context.Context, path, mediaType string, thumbSize int, access shelfmark.TileSize) (*Pyramid, *Derivative, error) {
+	return t.tiles(ctx, path, mediaType, func(a *dzArchive) (*Derivative, []shelfmark.TileSize, error) {
+		th, err := a.thumbnail(thumbSize)
+		if err != nil {
+			return nil, nil, err
+		}
+		sizes := []shelfmark.TileSize{{Width: th.Width, Height: th.Height, Use: shelfmark.UseThumbnail}, access}
+		if sizes[0].Width > sizes[1].Width {
+			sizes[0], sizes[1] = sizes[1], sizes[0]
+		}
+		return th, sizes, nil
+	})
+}
+
+// tiles runs dzsave, reads its archive, asks extra for what else to make
+// of it and the sizes to list, and packs the pyramid.
+func (t Tools) tiles(ctx context.Context, path, mediaType string, extra func(*dzArchive) (*Derivative, []shelfmark.TileSize, error)) (*Pyramid, *Derivative, error) {
 	if t.Vips == "" {
-		return nil, fmt.Errorf("worker: tiles of %s: vips: %w", path, ErrToolMissing)
+		return nil, nil, fmt.Errorf("worker: tiles of %s: vips: %w", path, ErrToolMissing)
 	}
 	in, err := toolOpenInput(ctx, path, mediaType)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	format, err := toolImageFormat(in.path)
 	switch {
@@ -55,22 +86,33 @@ func (t Tools) Tiles(ctx context.Context, path, mediaType string, sizes []shelfm
 		_, err = t.checkPixels(in.path, format)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("worker: tiles of %s: %w", path, err)
+		return nil, nil, fmt.Errorf("worker: tiles of %s: %w", path, err)
 	}
 	dir, err := t.toolMkdirTemp("shelfmark-tiles-*")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p := &Pyramid{dir: dir, Path: filepath.Join(dir, "tiles.zip")}
-	if err := t.dzsave(ctx, in.path, format, dir); err != nil {
+	d, err := func() (*Derivative, error) {
+		if err := t.dzsave(ctx, in.path, format, dir); err != nil {
+			return nil, err
+		}
+		a, err := readDZ(filepath.Join(dir, "p.zip"))
+		if err != nil {
+			return nil, err
+		}
+		defer a.zr.Close()
+		d, sizes, err := extra(a)
+		if err != nil {
+			return nil, err
+		}
+		return d, p.pack(a, sizes)
+	}()
+	if err != nil {
 		p.Close()
-		return nil, fmt.Errorf("worker: tiles of %s: %w", path, err)
+		return nil, nil, fmt.Errorf("worker: tiles of %s: %w", path, err)
 	}
-	if err := p.pack(filepath.Join(dir, "p.zip"), sizes); err != nil {
-		p.Close()
-		return nil, fmt.Errorf("worker: tiles of %s: %w", path, err)
-	}
-	return p, nil
+	return p, d, nil
 }
 
 // dzsave runs vips into dir/p.zip, in the environment of vipsEnv.
@@ -99,17 +141,33 @@ type dzInfo struct {
 	Tiles  []shelfmark.TileSet `json:"tiles"`
 }
 
-// pack copies dzsave's archive into p.Path: entries without dzsave's
-// top directory, stored (JPEG does not deflate), sorted by name, and
-// TileInfoName rewritten as a shelfmark.TileInfo with sizes.
-func (p *Pyramid) pack(src string, sizes []shelfmark.TileSize) error {
+// dzTile is a tile of dzsave's archive: its region of the full image,
+// its size and its scale factor.
+type dzTile struct {
+	f                  *zip.File
+	name               string // without dzsave's top directory
+	x, y, w, h, sw, sh int
+	scale              int
+}
+
+// dzArchive is dzsave's archive, read: its info and its tiles, sorted by
+// name.
+type dzArchive struct {
+	zr    *zip.ReadCloser
+	info  dzInfo
+	tiles []dzTile
+}
+
+// readDZ reads the archive dzsave wrote. The scale factors are those of
+// the tiles written: vips 8.14 leaves the last level (the one of a single
+// tile) out of its info.json.
+func readDZ(src string) (*dzArchive, error) {
 	zr, err := zip.OpenReader(src)
 	if err != nil {
-		return Permanent(fmt.Errorf("vips wrote no readable archive: %w", err))
+		return nil, Permanent(fmt.Errorf("vips wrote no readable archive: %w", err))
 	}
-	defer zr.Close()
-	files := make([]*zip.File, 0, len(zr.File))
-	var info *dzInfo
+	a := &dzArchive{zr: zr}
+	found := false
 	for _, f := range zr.File {
 		_, name, ok := strings.Cut(f.Name, "/")
 		if !ok || name == "" || strings.HasSuffix(name, "/") {
@@ -119,44 +177,97 @@ func (p *Pyramid) pack(src string, sizes []shelfmark.TileSize) error {
 		case name == "info.json":
 			rc, err := f.Open()
 			if err != nil {
-				return fmt.Errorf("read vips info: %w", err)
+				zr.Close()
+				return nil, fmt.Errorf("read vips info: %w", err)
 			}
-			info = &dzInfo{}
-			err = json.NewDecoder(io.LimitReader(rc, 1<<20)).Decode(info)
+			err = json.NewDecoder(io.LimitReader(rc, 1<<20)).Decode(&a.info)
 			rc.Close()
 			if err != nil {
-				return fmt.Errorf("read vips info: %w", err)
+				zr.Close()
+				return nil, fmt.Errorf("read vips info: %w", err)
 			}
+			found = true
 		case strings.HasSuffix(name, "/default.jpg"):
-			files = append(files, f)
+			t := dzTile{f: f, name: name}
+			if _, err := fmt.Sscanf(name, "%d,%d,%d,%d/%d,%d/", &t.x, &t.y, &t.w, &t.h, &t.sw, &t.sh); err != nil || t.sw <= 0 || t.sh <= 0 {
+				zr.Close()
+				return nil, fmt.Errorf("vips wrote a tile named %q", f.Name)
+			}
+			t.scale = max((t.w+t.sw/2)/t.sw, (t.h+t.sh/2)/t.sh, 1)
+			a.tiles = append(a.tiles, t)
 		}
 	}
-	if info == nil || info.Width <= 0 || info.Height <= 0 || len(info.Tiles) == 0 || len(files) == 0 {
-		return errors.New("vips wrote an archive without tiles or info.json")
+	if !found || a.info.Width <= 0 || a.info.Height <= 0 || len(a.info.Tiles) == 0 || len(a.tiles) == 0 {
+		zr.Close()
+		return nil, errors.New("vips wrote an archive without tiles or info.json")
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
-	// the scale factors are those of the tiles written: vips 8.14 leaves
-	// the last level (the one of a single tile) out of its info.json
+	sort.Slice(a.tiles, func(i, j int) bool { return a.tiles[i].name < a.tiles[j].name })
 	scales := map[int]bool{}
-	for _, f := range files {
-		var x, y, w, h, sw, sh int
-		if _, err := fmt.Sscanf(f.Name[strings.IndexByte(f.Name, '/')+1:], "%d,%d,%d,%d/%d,%d/", &x, &y, &w, &h, &sw, &sh); err != nil || sw <= 0 || sh <= 0 {
-			return fmt.Errorf("vips wrote a tile named %q", f.Name)
-		}
-		scales[max((w+sw/2)/sw, (h+sh/2)/sh, 1)] = true
+	for _, t := range a.tiles {
+		scales[t.scale] = true
 	}
-	info.Tiles[0].ScaleFactors = info.Tiles[0].ScaleFactors[:0]
+	a.info.Tiles = a.info.Tiles[:1]
+	a.info.Tiles[0].ScaleFactors = a.info.Tiles[0].ScaleFactors[:0]
 	for s := range scales {
-		info.Tiles[0].ScaleFactors = append(info.Tiles[0].ScaleFactors, s)
+		a.info.Tiles[0].ScaleFactors = append(a.info.Tiles[0].ScaleFactors, s)
 	}
-	sort.Ints(info.Tiles[0].ScaleFactors)
+	sort.Ints(a.info.Tiles[0].ScaleFactors)
+	return a, nil
+}
+
+// thumbnail makes a JPEG whose longer side is size (enlarged when the
+// image is smaller) from the smallest level of the pyramid at least that
+// large, composed of its tiles.
+func (a *dzArchive) thumbnail(size int) (*Derivative, error) {
+	w, h := toolFit(a.info.Width, a.info.Height, size, false)
+	scale := 1
+	for _, s := range a.info.Tiles[0].ScaleFactors {
+		if (a.info.Width+s-1)/s >= w && (a.info.Height+s-1)/s >= h {
+			scale = max(scale, s)
+		}
+	}
+	lw, lh := (a.info.Width+scale-1)/scale, (a.info.Height+scale-1)/scale
+	level := image.NewRGBA(image.Rect(0, 0, lw, lh))
+	draw.Draw(level, level.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
+	for _, t := range a.tiles {
+		if t.scale != scale {
+			continue
+		}
+		rc, err := t.f.Open()
+		if err != nil {
+			return nil, fmt.Errorf("read tile %s: %w", t.name, err)
+		}
+		img, err := jpeg.Decode(rc)
+		rc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("decode tile %s: %w", t.name, err)
+		}
+		at := image.Pt(t.x/scale, t.y/scale)
+		draw.Draw(level, image.Rectangle{Min: at, Max: at.Add(img.Bounds().Size())}, img, img.Bounds().Min, draw.Src)
+	}
+	dst := level
+	if lw != w || lh != h {
+		dst = image.NewRGBA(image.Rect(0, 0, w, h))
+		draw.CatmullRom.Scale(dst, dst.Bounds(), level, level.Bounds(), draw.Src, nil)
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, dst, &jpeg.Options{Quality: DerivativeQuality}); err != nil {
+		return nil, fmt.Errorf("encode thumbnail: %w", err)
+	}
+	return &Derivative{Data: buf.Bytes(), MediaType: "image/jpeg", Name: "thumbnail.jpg", Width: w, Height: h}, nil
+}
+
+// pack writes the pyramid's archive at p.Path: dzsave's tiles, stored
+// (JPEG does not deflate), sorted by name, and TileInfoName, a
+// shelfmark.TileInfo with sizes.
+func (p *Pyramid) pack(a *dzArchive, sizes []shelfmark.TileSize) error {
 	out, err := os.Create(p.Path)
 	if err != nil {
 		return fmt.Errorf("create archive: %w", err)
 	}
 	defer out.Close()
 	zw := zip.NewWriter(out)
-	p.Info = shelfmark.TileInfo{Width: info.Width, Height: info.Height, Tiles: info.Tiles, Sizes: sizes}
+	p.Info = shelfmark.TileInfo{Width: a.info.Width, Height: a.info.Height, Tiles: a.info.Tiles, Sizes: sizes}
 	b, err := json.Marshal(p.Info)
 	if err != nil {
 		return err
@@ -164,10 +275,9 @@ func (p *Pyramid) pack(src string, sizes []shelfmark.TileSize) error {
 	if err := storeEntry(zw, shelfmark.TileInfoName, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return err
 	}
-	for _, f := range files {
-		_, name, _ := strings.Cut(f.Name, "/")
-		err := storeEntry(zw, name, func(w io.Writer) error {
-			rc, err := f.Open()
+	for _, t := range a.tiles {
+		err := storeEntry(zw, t.name, func(w io.Writer) error {
+			rc, err := t.f.Open()
 			if err != nil {
 				return err
 			}
@@ -176,7 +286,7 @@ func (p *Pyramid) pack(src string, sizes []shelfmark.TileSize) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("pack %s: %w", name, err)
+			return fmt.Errorf("pack %s: %w", t.name, err)
 		}
 	}
 	if err := zw.Close(); err != nil {

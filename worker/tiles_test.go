@@ -108,3 +108,57 @@ func TestTilesRefuses(t *testing.T) {
 		t.Errorf("without vips: %v", err)
 	}
 }
+
+// TestTilesThumbnail: the thumbnail made from the pyramid's tiles has the
+// size Thumbnail gives (its longer side 400, a small image enlarged), the
+// picture of the image, and the archive lists it beside the access copy.
+func TestTilesThumbnail(t *testing.T) {
+	tools := toolTestTools(t)
+	toolTestNeed(t, tools.Vips, "vips")
+	for _, c := range []struct{ w, h, tw, th int }{{1300, 700, 400, 215}, {2100, 3000, 280, 400}, {200, 100, 400, 200}} {
+		img := image.NewRGBA(image.Rect(0, 0, c.w, c.h))
+		for y := 0; y < c.h; y++ {
+			for x := 0; x < c.w; x++ {
+				img.Set(x, y, color.RGBA{uint8(x * 255 / c.w), uint8(y * 255 / c.h), 90, 255})
+			}
+		}
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, img); err != nil {
+			t.Fatal(err)
+		}
+		access := shelfmark.TileSize{Width: min(c.w, 1600), Height: c.h * min(c.w, 1600) / c.w, Use: shelfmark.UseAccess}
+		p, th, err := tools.TilesThumbnail(context.Background(), toolTestFile(t, "page.png", buf.Bytes()), "image/png", 400, access)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Close()
+		if th.Width != c.tw || th.Height != c.th || th.MediaType != "image/jpeg" {
+			t.Errorf("%d × %d: thumbnail %d × %d %s, want %d × %d", c.w, c.h, th.Width, th.Height, th.MediaType, c.tw, c.th)
+		}
+		dec, err := jpeg.Decode(bytes.NewReader(th.Data))
+		if err != nil || dec.Bounds().Dx() != th.Width || dec.Bounds().Dy() != th.Height {
+			t.Fatalf("%d × %d: the thumbnail does not decode to its size: %v", c.w, c.h, err)
+		}
+		for _, pt := range [][2]float64{{0.25, 0.25}, {0.5, 0.5}, {0.9, 0.8}} {
+			r, g, b, _ := dec.At(int(pt[0]*float64(th.Width)), int(pt[1]*float64(th.Height))).RGBA()
+			wr, wg := pt[0]*255, pt[1]*255
+			if d := max(absf(float64(r>>8)-wr), absf(float64(g>>8)-wg), absf(float64(b>>8)-90)); d > 12 {
+				t.Errorf("%d × %d: the thumbnail at %v is %d,%d,%d, want about %.0f,%.0f,90", c.w, c.h, pt, r>>8, g>>8, b>>8, wr, wg)
+			}
+		}
+		listed := map[shelfmark.TileSize]bool{}
+		for _, sz := range p.Info.Sizes {
+			listed[sz] = true
+		}
+		if len(listed) != 2 || !listed[access] || !listed[shelfmark.TileSize{Width: c.tw, Height: c.th, Use: shelfmark.UseThumbnail}] {
+			t.Errorf("%d × %d: sizes %v", c.w, c.h, p.Info.Sizes)
+		}
+	}
+}
+
+func absf(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
