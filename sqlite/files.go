@@ -53,19 +53,21 @@ func (t *tx) InsertFiles(ctx context.Context, keys []int64, files []*shelfmark.F
 	})
 }
 
-// childFilesSQL numbers each parent's live files by position, found
-// through the index resources_children, and keeps the first of each.
+// childFilesSQL takes the first live files of each parent by position,
+// found through the index resources_children, up to a limit a parent
+// (SQLite's form of a lateral join: a correlated subquery with LIMIT,
+// which unlike a window function over all the parents' files needs no
+// temporary table of them).
 var childFilesSQL = `SELECT ` + resourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
   f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note
-FROM (SELECT c.*, ROW_NUMBER() OVER (PARTITION BY c.parent ORDER BY c.position) AS n FROM resources c
-  WHERE c.parent IN (SELECT value FROM json_each(?)) AND c.kind = 'file' AND c.deleted IS NULL) r
+FROM json_each(?1) p JOIN resources r ON r.key IN (
+  SELECT c.key FROM resources c WHERE c.parent = p.value AND c.kind = 'file' AND c.deleted IS NULL ORDER BY c.position LIMIT ?2)
 JOIN files f ON f.resource = r.key
-WHERE r.n <= ? ORDER BY r.parent, r.position`
+ORDER BY r.parent, r.position`
 
 // ChildFiles returns up to perParent live files of each of parents, with
 // their descriptions, by parent and position: one statement over the index
-// resources_children, numbering each parent's files to keep the first
-// perParent.
+// resources_children, a range of it per parent.
 func (t *tx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]*shelfmark.FileRow, error) {
 	if len(parents) == 0 || perParent <= 0 {
 		return nil, nil
