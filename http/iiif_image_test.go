@@ -85,6 +85,17 @@ func tiledPage(t *testing.T, e *policyEnv, tools worker.Tools, w shelfmark.ID, i
 	return fs, pyr.Path
 }
 
+// tiledWork makes a public work of one page image (PNG bytes) with its
+// derivatives (tiledPage), in a new environment, and returns the
+// environment, the work, its page and the page's tiles archive.
+func tiledWork(t *testing.T, tools worker.Tools, title string, img []byte) (*policyEnv, *shelfmark.Resource, *shelfmark.Resource, string) {
+	t.Helper()
+	e := newPolicyEnv(t, "sqlite", Options{})
+	w := e.createAll(context.Background(), []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Metadata: titled(title)}})[0]
+	fs, zpath := tiledPage(t, e, tools, w.ID, img)
+	return e, w, fs, zpath
+}
+
 // gradient is a w × h PNG.
 func gradient(t *testing.T, w, h int) []byte {
 	t.Helper()
@@ -122,10 +133,7 @@ type imageInfo struct {
 // thumbnail; the manifest paints the page from the service.
 func TestIIIFImage(t *testing.T) {
 	tools := needVips(t)
-	e := newPolicyEnv(t, "sqlite", Options{})
-	ctx := context.Background()
-	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Metadata: titled("Atlas")}})[0]
-	fs, zpath := tiledPage(t, e, tools, w.ID, gradient(t, 2000, 1100))
+	e, w, fs, zpath := tiledWork(t, tools, "Atlas", gradient(t, 2000, 1100))
 	svc := "/iiif/" + string(fs.ID) + "/image"
 
 	// the base URI
@@ -231,10 +239,8 @@ func TestIIIFImage(t *testing.T) {
 // they are.
 func TestIIIFImageBadRequests(t *testing.T) {
 	tools := needVips(t)
-	e := newPolicyEnv(t, "sqlite", Options{})
+	e, w, fs, _ := tiledWork(t, tools, "Atlas", gradient(t, 1300, 700))
 	ctx := context.Background()
-	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Metadata: titled("Atlas")}})[0]
-	fs, _ := tiledPage(t, e, tools, w.ID, gradient(t, 1300, 700))
 	svc := "/iiif/" + string(fs.ID) + "/image/"
 	for _, c := range []struct{ path, want string }{
 		{"1300,0,10,10/10,10/0/default.jpg", "outside the image"},
@@ -290,10 +296,8 @@ func TestIIIFImageBadRequests(t *testing.T) {
 // and a page whose work becomes private stops being served at once.
 func TestIIIFImageAccess(t *testing.T) {
 	tools := needVips(t)
-	e := newPolicyEnv(t, "sqlite", Options{})
+	e, w, fs, _ := tiledWork(t, tools, "Letters", gradient(t, 600, 800))
 	ctx := context.Background()
-	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Metadata: titled("Letters")}})[0]
-	fs, _ := tiledPage(t, e, tools, w.ID, gradient(t, 600, 800))
 	tile := "/iiif/" + string(fs.ID) + "/image/0,0,512,512/512,512/0/default.jpg"
 	info := "/iiif/" + string(fs.ID) + "/image/info.json"
 	for _, p := range []string{tile, info} {
@@ -357,10 +361,8 @@ func TestIIIFImageValidator(t *testing.T) {
 	if err := png.Encode(&buf, img); err != nil {
 		t.Fatal(err)
 	}
-	e := newPolicyEnv(t, "sqlite", Options{})
+	e, _, fs, _ := tiledWork(t, tools, "Squares", buf.Bytes())
 	ctx := context.Background()
-	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Metadata: titled("Squares")}})[0]
-	fs, _ := tiledPage(t, e, tools, w.ID, buf.Bytes())
 	host := strings.TrimPrefix(e.ts.URL, "http://")
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
