@@ -66,8 +66,9 @@ type Format struct {
 	Name      string
 	Version   string
 	MediaType string
-	// Width and Height are an image's size in pixels (0 when not an image
-	// or not read).
+	// Width and Height are an image's size in pixels, or a PDF's first
+	// page's in points (1/72 inch); 0 when not an image or a PDF, or not
+	// read.
 	Width  int
 	Height int
 	// Pages is a PDF's page count (0 when not a PDF or not read).

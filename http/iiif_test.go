@@ -445,3 +445,27 @@ func TestIIIFCacheFresh(t *testing.T) {
 		}
 	})
 }
+
+// TestIIIFManifestPDFPage: a page whose original is a PDF gets a canvas
+// of its first page's size in points, as characterization read it,
+// painted with its access copy.
+func TestIIIFManifestPDFPage(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	ctx := context.Background()
+	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Metadata: titled("A patent")}})[0]
+	fs := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFileSet, Parent: w.ID}})[0]
+	pdf := e.putBytes("patent.pdf", "application/pdf", []byte("%PDF-1.4 a patent"))
+	pdf.Format = &shelfmark.Format{PRONOM: "fmt/18", Name: "Acrobat PDF 1.4", MediaType: "application/pdf", Pages: 3, Width: 612, Height: 792}
+	acc := e.putBytes("patent.access.jpg", "image/jpeg", []byte("page one"))
+	acc.Use = shelfmark.UseAccess
+	e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFile, Parent: fs.ID, File: pdf}, {Kind: shelfmark.KindFile, Parent: fs.ID, File: acc}})
+	r := e.do("GET", "/iiif/"+string(w.ID)+"/manifest", nil, anonymously...)
+	d := readIIIF(t, r)
+	if len(d.Items) != 1 || d.Items[0].Width != 612 || d.Items[0].Height != 792 {
+		t.Fatalf("canvas %+v", d.Items)
+	}
+	if body := d.Items[0].Items[0].Items[0].Body; !strings.HasSuffix(fmt.Sprint(body["id"]), "/content") || body["format"] != "image/jpeg" {
+		t.Errorf("painting body %v", body)
+	}
+	validatePrezi3(t, "Manifest", r.Body)
+}

@@ -8,6 +8,7 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 
@@ -57,36 +58,61 @@ var (
 	// pagesCount finds a direct /Count; group 2 is set when it is an
 	// indirect reference ("/Count 12 0 R"), which is not read.
 	pagesCount = regexp.MustCompile(`/Count\s+(\d+)(\s+\d+\s+R)?`)
+	// mediaBoxes finds a direct /MediaBox array of four numbers.
+	mediaBoxes = regexp.MustCompile(`/MediaBox\s*\[\s*(-?[0-9]*\.?[0-9]+)\s+(-?[0-9]*\.?[0-9]+)\s+(-?[0-9]*\.?[0-9]+)\s+(-?[0-9]*\.?[0-9]+)\s*\]`)
 )
 
 // pdfPages returns a PDF's page count: the largest /Count of a
 // /Type /Pages object found in the first and the last pdfWindow bytes
 // (the root of the page tree counts every page), 0 when none is found
 // there (for instance when the page tree is inside a compressed object
-// stream).
-func pdfPages(ra io.ReaderAt, size int64) (int, error) {
+// stream); and the size of its first page in points (1/72 inch), from
+// the first /MediaBox in those bytes (most often page 1's, or the page
+// tree's, which its pages inherit), 0 × 0 when none is found.
+func pdfPages(ra io.ReaderAt, size int64) (pages, width, height int, err error) {
 	var windows [][]byte
 	if size <= 2*pdfWindow {
 		b := make([]byte, size)
 		if _, err := ra.ReadAt(b, 0); err != nil && err != io.EOF {
-			return 0, err
+			return 0, 0, 0, err
 		}
 		windows = append(windows, b)
 	} else {
 		head, tail := make([]byte, pdfWindow), make([]byte, pdfWindow)
 		if _, err := ra.ReadAt(head, 0); err != nil && err != io.EOF {
-			return 0, err
+			return 0, 0, 0, err
 		}
 		if _, err := ra.ReadAt(tail, size-pdfWindow); err != nil && err != io.EOF {
-			return 0, err
+			return 0, 0, 0, err
 		}
 		windows = append(windows, head, tail)
 	}
-	pages := 0
 	for _, w := range windows {
 		pages = max(pages, pageTreeCount(w))
+		if width == 0 {
+			width, height = mediaBox(w)
+		}
 	}
-	return pages, nil
+	return pages, width, height, nil
+}
+
+// mediaBox returns the size, in points, of the first believable
+// /MediaBox [x0 y0 x1 y1] in b (at most 200 inches a side).
+func mediaBox(b []byte) (int, int) {
+	for _, m := range mediaBoxes.FindAllSubmatch(b, -1) {
+		var v [4]float64
+		ok := true
+		for i := range v {
+			f, err := strconv.ParseFloat(string(m[i+1]), 64)
+			ok = ok && err == nil
+			v[i] = f
+		}
+		w, h := math.Round(math.Abs(v[2]-v[0])), math.Round(math.Abs(v[3]-v[1]))
+		if ok && w >= 1 && h >= 1 && w <= 14400 && h <= 14400 {
+			return int(w), int(h)
+		}
+	}
+	return 0, 0
 }
 
 // pageTreeCount returns the largest direct /Count of the page tree nodes

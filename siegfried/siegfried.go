@@ -176,14 +176,14 @@ func (id *Identifier) run(src *source, name string) (*shelfmark.Format, error) {
 	}
 	switch mt := f.MediaType; {
 	case mt == "application/pdf":
-		pages, err := pdfPages(newBudget(src, pdfWindow*2), src.size)
+		pages, w, h, err := pdfPages(newBudget(src, pdfWindow*2), src.size)
 		switch {
 		case err != nil:
 			f.Note = addNote(f.Note, "page count not read: "+err.Error())
 		case pages == 0:
 			f.Note = addNote(f.Note, "page count not found (no /Type /Pages with /Count in the first and last MiB; the page tree may be in a compressed object stream)")
 		}
-		f.Pages = pages
+		f.Pages, f.Width, f.Height = pages, w, h
 	case strings.HasPrefix(mt, "image/"):
 		w, h, err := dimensions(newBudget(src, dimensionBudget), src.size, mt)
 		if err != nil {

@@ -32,9 +32,9 @@ func samples() []sample {
 	text := []byte("Shelfmark plain text file.\nIt has two lines.\n")
 	return []sample{
 		{"doc.pdf", gen.PDF(1, 1, "A one-page document."), shelfmark.Format{
-			PRONOM: "fmt/18", Name: "Acrobat PDF 1.4 - Portable Document Format", Version: "1.4", MediaType: "application/pdf", Pages: 1}},
+			PRONOM: "fmt/18", Name: "Acrobat PDF 1.4 - Portable Document Format", Version: "1.4", MediaType: "application/pdf", Pages: 1, Width: 612, Height: 792}},
 		{"long.pdf", gen.PDF(1, 2, longText), shelfmark.Format{
-			PRONOM: "fmt/18", Version: "1.4", MediaType: "application/pdf", Pages: 7}},
+			PRONOM: "fmt/18", Version: "1.4", MediaType: "application/pdf", Pages: 7, Width: 612, Height: 792}},
 		{"scan.tif", gen.TIFF(1, 3, 600, 800), shelfmark.Format{
 			PRONOM: "fmt/353", Name: "Tagged Image File Format", MediaType: "image/tiff", Width: 600, Height: 800}},
 		{"odd.tif", gen.TIFF(1, 4, 333, 77), shelfmark.Format{
@@ -451,6 +451,25 @@ func TestPageTreeCount(t *testing.T) {
 	}
 }
 
+// The first page's size is its first believable /MediaBox, in points.
+func TestMediaBox(t *testing.T) {
+	for _, c := range []struct {
+		pdf  string
+		w, h int
+	}{
+		{"<< /Type /Page /MediaBox [0 0 612 792] >>", 612, 792},
+		{"<< /Type /Pages /MediaBox[ 0 0 595.28 841.89 ] /Count 2 >>", 595, 842},
+		{"/MediaBox [10 20 -5 2] /MediaBox [0 0 420 595]", 15, 18},
+		{"/MediaBox [0 0 0 0] /MediaBox [0 0 99999 10] /MediaBox [0 0 300 400]", 300, 400},
+		{"/MediaBox 5 0 R", 0, 0},
+		{"/MediaBox [0 0 612]", 0, 0},
+	} {
+		if w, h := mediaBox([]byte(c.pdf)); w != c.w || h != c.h {
+			t.Errorf("mediaBox(%q) = %d × %d, want %d × %d", c.pdf, w, h, c.w, c.h)
+		}
+	}
+}
+
 // A PDF over 2 MiB is scanned at both ends only.
 func TestPDFPagesWindows(t *testing.T) {
 	filler := bytes.Repeat([]byte("% filler comment line\n"), 3*pdfWindow/22)
@@ -464,7 +483,7 @@ func TestPDFPagesWindows(t *testing.T) {
 		{bytes.Join([][]byte{head, middle, filler, tail}, nil), 42},
 		{bytes.Join([][]byte{head, middle, filler}, nil), 3},
 	} {
-		got, err := pdfPages(bytes.NewReader(c.b), int64(len(c.b)))
+		got, _, _, err := pdfPages(bytes.NewReader(c.b), int64(len(c.b)))
 		if err != nil || got != c.want {
 			t.Errorf("pdfPages = %d, %v; want %d", got, err, c.want)
 		}
