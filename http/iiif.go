@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -270,7 +271,12 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 			}
 		}
 		images = images || pageJPEG(files) != nil
-		canvases = append(canvases, s.iiifCanvas(base, self, it, n, files))
+		c := s.iiifCanvas(base, self, it, n, files)
+		more, err := s.pdfCanvases(ctx, base, c, it, files)
+		if err != nil {
+			return err
+		}
+		canvases = append(append(canvases, c), more...)
 		return nil
 	})
 	if err != nil {
@@ -402,6 +408,66 @@ func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int
 		c.Thumbnail = []iiifContent{{ID: base + contentURL(thumb.ID), Type: iiifType(mt), Format: mt}}
 	}
 	return c
+}
+
+// pdfCanvases makes a page whose original is a PDF with tiles one canvas
+// per PDF page: it sizes c (the first page's canvas) and paints it from
+// the first page's image service, and returns the canvases of the pages
+// after it ({canvas}/n, labelled "…, PDF page n", each painted from its
+// page's service). The pages' sizes are read from the tiles archive's
+// directory (one read of a few kilobytes, then kept with the others).
+// Anything else leaves c as it is and returns none.
+func (s *Server) pdfCanvases(ctx context.Context, base string, c *iiifCanvasDoc, it *shelfmark.Resource, files []*shelfmark.Resource) ([]*iiifCanvasDoc, error) {
+	var original, tiles *shelfmark.Resource
+	for _, f := range files {
+		switch f.File.Use {
+		case shelfmark.UseOriginal, "":
+			if original == nil {
+				original = f
+			}
+		case shelfmark.UseTiles:
+			if tiles == nil {
+				tiles = f
+			}
+		}
+	}
+	if original == nil || tiles == nil || fileMediaType(original.File) != "application/pdf" {
+		return nil, nil
+	}
+	idx, err := s.tiles.index(ctx, s.opts.Blobs, tiles.File)
+	if err != nil {
+		return nil, err
+	}
+	paint := func(c *iiifCanvasDoc, n int, pg *shelfmark.TileInfo) {
+		svc := base + "/iiif/" + string(it.ID) + "~" + strconv.Itoa(n) + "/image"
+		c.Width, c.Height = pg.Width, pg.Height
+		c.Items = []iiifAnnoPage{{ID: c.ID + "/page", Type: "AnnotationPage", Items: []iiifAnno{{
+			ID: c.ID + "/painting", Type: "Annotation", Motivation: "painting", Target: c.ID,
+			Body: iiifContent{ID: svc + "/full/max/0/default.jpg", Type: "Image", Format: "image/jpeg",
+				Service: []iiifService{{ID: svc, Type: "ImageService3", Profile: "level0"}}}}}}}
+	}
+	var out []*iiifCanvasDoc
+	for i := range idx.info.Pages {
+		pg := &idx.info.Pages[i]
+		if i == 0 {
+			paint(c, 1, pg)
+			continue
+		}
+		more := &iiifCanvasDoc{ID: c.ID + "/" + strconv.Itoa(i+1), Type: "Canvas", Label: langMap{}}
+		for _, lang := range s.ui.catalogs.langs {
+			name := c.Label[lang]
+			if name == nil {
+				name = c.Label["none"]
+			}
+			if len(name) > 0 {
+				p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}
+				more.Label[lang] = []string{p.T("iiif.pdfpage", name[0], i+1)}
+			}
+		}
+		paint(more, i+1, pg)
+		out = append(out, more)
+	}
+	return out, nil
 }
 
 // fileMediaType is a file's media type: characterization's when it found

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -49,11 +50,35 @@ type iiifPage struct {
 	res                  *shelfmark.Resource
 	public               bool
 	tiles, thumb, access *shelfmark.Resource
+	// pdfPage is the page of a PDF the service shows (the id's "~n"), 0
+	// for an image
+	pdfPage int
+	// service is the service's id after /iiif/: the file set's id, and
+	// "~n" for a PDF's page
+	service string
+}
+
+// pageOfID splits an image service's id, "{file set}" or "{file set}~n"
+// (page n of a PDF).
+func pageOfID(raw string) (shelfmark.ID, int, error) {
+	id, page, paged := strings.Cut(raw, "~")
+	if !paged {
+		return shelfmark.ID(id), 0, shelfmark.ID(id).Check()
+	}
+	n, err := strconv.Atoi(page)
+	if err != nil || n < 1 || n > 1_000_000 || page != strconv.Itoa(n) {
+		return "", 0, shelfmark.Errorf(shelfmark.EINVALID, "%q is not {page} or {page}~n, n a page number of a PDF from 1.", raw)
+	}
+	return shelfmark.ID(id), n, shelfmark.ID(id).Check()
 }
 
 // iiifFindPage finds the page an image route names and its files.
 func (s *Server) iiifFindPage(r *http.Request) (*iiifPage, error) {
-	res, err := s.iiifReadable(r)
+	id, pdfPage, err := pageOfID(r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.opts.Resources.FindResource(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +93,7 @@ func (s *Server) iiifFindPage(r *http.Request) (*iiifPage, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &iiifPage{res: res}
+	p := &iiifPage{res: res, pdfPage: pdfPage, service: r.PathValue("id")}
 	for _, f := range files[res.ID] {
 		switch f.File.Use {
 		case shelfmark.UseTiles:
@@ -84,6 +109,22 @@ func (s *Server) iiifFindPage(r *http.Request) (*iiifPage, error) {
 	}
 	p.public, err = s.readableByAnyone(ctx, res)
 	return p, err
+}
+
+// pyramid is the part of the archive the service shows: the image's
+// pyramid, or a PDF page's (its info, and the prefix of its entries).
+func (p *iiifPage) pyramid(idx *tileIndex) (*shelfmark.TileInfo, string, error) {
+	switch {
+	case len(idx.info.Pages) == 0 && p.pdfPage == 0:
+		return &idx.info, "", nil
+	case len(idx.info.Pages) == 0:
+		return nil, "", shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is not a PDF; its image service is /iiif/%s/image.", p.res.ID, p.res.ID)
+	case p.pdfPage == 0:
+		return nil, "", shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a PDF; each of its pages has an image service, /iiif/%s~1/image for the first.", p.res.ID, p.res.ID)
+	case p.pdfPage > len(idx.info.Pages):
+		return nil, "", shelfmark.Errorf(shelfmark.ENOTFOUND, "Page %d of the PDF of %s has no image service: %d of its pages have one.", p.pdfPage, p.res.ID, len(idx.info.Pages))
+	}
+	return &idx.info.Pages[p.pdfPage-1], strconv.Itoa(p.pdfPage) + "/", nil
 }
 
 // readableByAnyone reports whether a page is in public view: an anonymous
@@ -123,20 +164,24 @@ func (s *Server) iiifImageInfo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	pi, _, err := p.pyramid(idx)
+	if err != nil {
+		return err
+	}
 	info := map[string]any{
 		"@context": imageContext,
-		"id":       s.baseURL(r) + "/iiif/" + string(p.res.ID) + "/image",
+		"id":       s.baseURL(r) + "/iiif/" + p.service + "/image",
 		"type":     "ImageService3",
 		"protocol": "http://iiif.io/api/image",
 		"profile":  "level0",
-		"width":    idx.info.Width,
-		"height":   idx.info.Height,
-		"tiles":    idx.info.Tiles,
+		"width":    pi.Width,
+		"height":   pi.Height,
+		"tiles":    pi.Tiles,
 	}
-	if sizes := infoSizes(&idx.info); len(sizes) > 0 {
+	if sizes := infoSizes(pi); len(sizes) > 0 {
 		info["sizes"] = sizes
 	}
-	if big := largestSize(&idx.info); big != nil && (big.Width < idx.info.Width || big.Height < idx.info.Height) {
+	if big := largestSize(pi); big != nil && (big.Width < pi.Width || big.Height < pi.Height) {
 		// "max" of the whole image is the largest listed size
 		info["maxWidth"], info["maxHeight"] = big.Width, big.Height
 	}
@@ -150,7 +195,7 @@ func (s *Server) iiifImageInfo(w http.ResponseWriter, r *http.Request) error {
 	}
 	h := w.Header()
 	h.Set("Content-Type", ct)
-	imageHeaders(h, p.public, `"`+p.tiles.File.SHA256[:24]+`"`)
+	imageHeaders(h, p.public, `"`+p.tiles.File.SHA256[:24]+"."+strconv.Itoa(p.pdfPage)+`"`)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
 	return nil
 }
@@ -191,9 +236,20 @@ func (s *Server) iiifImage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	target, err := resolveImage(&idx.info, idx.has, r.PathValue("region"), r.PathValue("size"), r.PathValue("rotation"), r.PathValue("file"))
+	pi, prefix, err := p.pyramid(idx)
 	if err != nil {
 		return err
+	}
+	has := func(entry string) bool { return idx.has(prefix + entry) }
+	target, err := resolveImage(pi, has, r.PathValue("region"), r.PathValue("size"), r.PathValue("rotation"), r.PathValue("file"))
+	if err != nil {
+		return err
+	}
+	switch {
+	case target.entry != "":
+		target.entry = prefix + target.entry
+	case target.use == shelfmark.UsePage:
+		target.entry = prefix + shelfmark.TilePageName
 	}
 	var (
 		sha       string

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/bench/gen"
 	"github.com/shelfmark/shelfmark/worker"
 )
 
@@ -372,4 +373,93 @@ func TestIIIFImageValidator(t *testing.T) {
 		t.Errorf("iiif-validator at level 0: %v\n%s", err, res)
 	}
 	t.Logf("%s", res)
+}
+
+// TestIIIFImagePDF: a page whose original is a PDF gets a canvas per PDF
+// page, each painted from that page's image service (/iiif/{page}~n/image),
+// which serves the page's tiles and the rendered page as max.
+func TestIIIFImagePDF(t *testing.T) {
+	tools := needVips(t)
+	if tools.Pdftoppm == "" {
+		t.Skip("pdftoppm is not installed")
+	}
+	ctx := context.Background()
+	doc := gen.PDF(5, 1, strings.Repeat("a page of a patent to read ", 700))
+	pyr, err := tools.PDFTiles(ctx, filepath.Join(t.TempDir(), "x.pdf"))
+	if err == nil {
+		t.Fatal("a missing PDF made tiles")
+	}
+	src := filepath.Join(t.TempDir(), "patent.pdf")
+	if err := os.WriteFile(src, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if pyr, err = tools.PDFTiles(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	defer pyr.Close()
+	pages := len(pyr.Info.Pages)
+	zb, err := os.ReadFile(pyr.Path)
+	if err != nil || pages < 2 {
+		t.Fatalf("%d pages, %v", pages, err)
+	}
+	e := newPolicyEnv(t, "sqlite", Options{})
+	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Metadata: titled("A patent")}})[0]
+	fs := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFileSet, Parent: w.ID}})[0]
+	orig := e.putBytes("patent.pdf", "application/pdf", doc)
+	orig.Format = &shelfmark.Format{PRONOM: "fmt/18", Name: "Acrobat PDF 1.4", MediaType: "application/pdf", Pages: pages, Width: 612, Height: 792}
+	ti := e.putBytes("patent.tiles.zip", "application/zip", zb)
+	ti.Use = shelfmark.UseTiles
+	e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFile, Parent: fs.ID, File: orig}, {Kind: shelfmark.KindFile, Parent: fs.ID, File: ti}})
+
+	r := e.do("GET", "/iiif/"+string(w.ID)+"/manifest", nil, anonymously...)
+	d := readIIIF(t, r)
+	if len(d.Items) != pages {
+		t.Fatalf("%d canvases for a PDF of %d pages", len(d.Items), pages)
+	}
+	for i, c := range d.Items {
+		svc := "/iiif/" + string(fs.ID) + "~" + fmt.Sprint(i+1) + "/image"
+		body, _ := json.Marshal(c.Items[0].Items[0].Body)
+		if c.Width != pyr.Info.Pages[i].Width || c.Height != pyr.Info.Pages[i].Height || !strings.Contains(string(body), svc) {
+			t.Errorf("canvas %d: %d × %d, %s", i+1, c.Width, c.Height, body)
+		}
+		if i > 0 && (!strings.HasSuffix(c.ID, "/canvas/"+string(fs.ID)+"/"+fmt.Sprint(i+1)) || !strings.Contains(fmt.Sprint(c.Label), fmt.Sprintf("PDF page %d", i+1))) {
+			t.Errorf("canvas %d: %s %v", i+1, c.ID, c.Label)
+		}
+	}
+	validatePrezi3(t, "Manifest", r.Body)
+
+	// page 2's service
+	svc := "/iiif/" + string(fs.ID) + "~2/image"
+	var info imageInfo
+	ir := e.do("GET", svc+"/info.json", nil, anonymously...)
+	if ir.Status != http.StatusOK || json.Unmarshal(ir.Body, &info) != nil || !strings.HasSuffix(info.ID, svc) ||
+		info.Width != pyr.Info.Pages[1].Width || info.Height != pyr.Info.Pages[1].Height {
+		t.Fatalf("info.json of page 2: %d %s", ir.Status, ir.Body)
+	}
+	for path, want := range map[string][2]int{
+		"full/max/0/default.jpg":            {info.Width, info.Height},
+		"0,0,512,512/512,512/0/default.jpg": {512, 512},
+	} {
+		r := e.do("GET", svc+"/"+path, nil, anonymously...)
+		cfg, _, err := image.DecodeConfig(bytes.NewReader(r.Body))
+		if r.Status != http.StatusOK || err != nil || cfg.Width != want[0] || cfg.Height != want[1] {
+			t.Errorf("page 2, %s: %d, %v, %d × %d; want %v", path, r.Status, err, cfg.Width, cfg.Height, want)
+		}
+	}
+	for _, c := range []struct {
+		id   string
+		code int
+		want string
+	}{
+		{string(fs.ID), 404, "is a PDF"},
+		{string(fs.ID) + "~" + fmt.Sprint(pages+1), 404, "has no image service"},
+		{string(fs.ID) + "~0", 400, "page number"},
+		{string(fs.ID) + "~02", 400, "page number"},
+		{string(fs.ID) + "~x", 400, "page number"},
+	} {
+		r := e.do("GET", "/iiif/"+c.id+"/image/info.json", nil, anonymously...)
+		if r.Status != c.code || !strings.Contains(string(r.Body), c.want) {
+			t.Errorf("info.json of %s: %d %s, want %d with %q", c.id, r.Status, r.Body, c.code, c.want)
+		}
+	}
 }

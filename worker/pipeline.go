@@ -235,6 +235,13 @@ func (p *Pipeline) deriveFile(ctx context.Context, jf *jobFile, path string) (*s
 		}
 		res.Derivatives = append(res.Derivatives, f)
 	}
+	if mt == "application/pdf" && p.Tools.Vips != "" && p.Tools.Pdftoppm != "" {
+		// deep zoom into each page
+		if pyr, err = p.Tools.PDFTiles(ctx, path); err != nil {
+			return nil, fmt.Errorf("tiles of %s: %w", jf.file.Name, err)
+		}
+		defer pyr.Close()
+	}
 	if pyr == nil {
 		return res, nil // no deep zoom: viewers show the access copy
 	}

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"golang.org/x/image/draw"
@@ -275,8 +276,19 @@ func (p *Pyramid) pack(a *dzArchive, sizes []shelfmark.TileSize) error {
 	if err := storeEntry(zw, shelfmark.TileInfoName, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return err
 	}
+	if err := a.copyTiles(zw, ""); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("write archive: %w", err)
+	}
+	return out.Close()
+}
+
+// copyTiles stores the archive's tiles in zw, their names after prefix.
+func (a *dzArchive) copyTiles(zw *zip.Writer, prefix string) error {
 	for _, t := range a.tiles {
-		err := storeEntry(zw, t.name, func(w io.Writer) error {
+		err := storeEntry(zw, prefix+t.name, func(w io.Writer) error {
 			rc, err := t.f.Open()
 			if err != nil {
 				return err
@@ -289,10 +301,7 @@ func (p *Pyramid) pack(a *dzArchive, sizes []shelfmark.TileSize) error {
 			return fmt.Errorf("pack %s: %w", t.name, err)
 		}
 	}
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("write archive: %w", err)
-	}
-	return out.Close()
+	return nil
 }
 
 // storeEntry adds an uncompressed entry, so that a reader serves it from
@@ -303,4 +312,129 @@ func storeEntry(zw *zip.Writer, name string, write func(io.Writer) error) error 
 		return err
 	}
 	return write(w)
+}
+
+// PDF page pyramids.
+const (
+	// PDFPageSize is the longer side, in pixels, of a PDF page rendered
+	// for deep zoom (as large as an access copy).
+	PDFPageSize = AccessSize
+	// PDFTilePages caps the pages of one PDF given an image service; the
+	// others are left without one.
+	PDFTilePages = 500
+)
+
+// PDFTiles renders the pages of the PDF at path (at most PDFTilePages,
+// and fewer when the context's deadline comes near) as JPEGs whose longer
+// side is PDFPageSize, in one run of pdftoppm, cuts each into a pyramid
+// as Tiles does, and packs them all in one archive: page n's tiles and
+// the rendered page (TilePageName) under "n/", and an info entry whose
+// Pages describe each. A PDF without pages rendered is a Permanent error.
+func (t Tools) PDFTiles(ctx context.Context, path string) (*Pyramid, error) {
+	switch {
+	case t.Vips == "":
+		return nil, fmt.Errorf("worker: tiles of %s: vips: %w", path, ErrToolMissing)
+	case t.Pdftoppm == "":
+		return nil, fmt.Errorf("worker: tiles of %s: pdftoppm: %w", path, ErrToolMissing)
+	}
+	dir, err := t.toolMkdirTemp("shelfmark-pdftiles-*")
+	if err != nil {
+		return nil, err
+	}
+	p := &Pyramid{dir: dir, Path: filepath.Join(dir, "tiles.zip")}
+	if err := t.pdfTiles(ctx, path, p); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("worker: tiles of %s: %w", path, err)
+	}
+	return p, nil
+}
+
+func (t Tools) pdfTiles(ctx context.Context, path string, p *Pyramid) error {
+	l := t.deriveLimits()
+	_, err := RunTool(ctx, l, nil, t.Pdftoppm, "-f", "1", "-l", strconv.Itoa(PDFTilePages), "-jpeg",
+		"-jpegopt", "quality="+strconv.Itoa(TileQuality), "-scale-to", strconv.Itoa(PDFPageSize), path, filepath.Join(p.dir, "p"))
+	if err != nil {
+		return toolClassify(err)
+	}
+	names, err := filepath.Glob(filepath.Join(p.dir, "p-*.jpg"))
+	if err != nil {
+		return err
+	}
+	pages := map[int]string{}
+	for _, name := range names {
+		base := strings.TrimSuffix(filepath.Base(name), ".jpg")
+		if n, err := strconv.Atoi(base[strings.LastIndexByte(base, '-')+1:]); err == nil && n >= 1 {
+			pages[n] = name
+		}
+	}
+	if len(pages) == 0 {
+		return Permanent(errors.New("pdftoppm rendered no page"))
+	}
+	out, err := os.Create(p.Path)
+	if err != nil {
+		return fmt.Errorf("create archive: %w", err)
+	}
+	defer out.Close()
+	zw := zip.NewWriter(out)
+	var slowest time.Duration
+	for n := 1; pages[n] != ""; n++ {
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < 2*slowest+5*time.Second {
+			break // keep the pages cut so far rather than lose them all
+		}
+		start := time.Now()
+		info, err := t.pdfPage(ctx, pages[n], zw, strconv.Itoa(n)+"/")
+		if err != nil {
+			return fmt.Errorf("page %d: %w", n, err)
+		}
+		p.Info.Pages = append(p.Info.Pages, *info)
+		slowest = max(slowest, time.Since(start))
+	}
+	if len(p.Info.Pages) == 0 {
+		return errors.New("no time left to cut a page")
+	}
+	first := p.Info.Pages[0]
+	p.Info.Width, p.Info.Height, p.Info.Tiles, p.Info.Sizes = first.Width, first.Height, first.Tiles, first.Sizes
+	b, err := json.Marshal(p.Info)
+	if err != nil {
+		return err
+	}
+	if err := storeEntry(zw, shelfmark.TileInfoName, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("write archive: %w", err)
+	}
+	return out.Close()
+}
+
+// pdfPage cuts one rendered page into zw under prefix: its tiles and the
+// page itself.
+func (t Tools) pdfPage(ctx context.Context, page string, zw *zip.Writer, prefix string) (*shelfmark.TileInfo, error) {
+	dir := filepath.Dir(page)
+	if err := os.Remove(filepath.Join(dir, "p.zip")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := t.dzsave(ctx, page, "jpeg", dir); err != nil {
+		return nil, err
+	}
+	a, err := readDZ(filepath.Join(dir, "p.zip"))
+	if err != nil {
+		return nil, err
+	}
+	defer a.zr.Close()
+	info := &shelfmark.TileInfo{Width: a.info.Width, Height: a.info.Height, Tiles: a.info.Tiles,
+		Sizes: []shelfmark.TileSize{{Width: a.info.Width, Height: a.info.Height, Use: shelfmark.UsePage}}}
+	if err := a.copyTiles(zw, prefix); err != nil {
+		return nil, err
+	}
+	err = storeEntry(zw, prefix+shelfmark.TilePageName, func(w io.Writer) error {
+		f, err := os.Open(page)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	})
+	return info, err
 }

@@ -10,9 +10,11 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"strings"
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/bench/gen"
 )
 
 // TestTiles cuts a 1,300 × 700 PNG into a pyramid and checks the archive:
@@ -161,4 +163,56 @@ func absf(v float64) float64 {
 		return -v
 	}
 	return v
+}
+
+// TestPDFTiles: each page of a PDF is rendered and cut into a pyramid of
+// its own, under its number, with the rendered page beside its tiles.
+func TestPDFTiles(t *testing.T) {
+	tools := toolTestTools(t)
+	toolTestNeed(t, tools.Vips, "vips")
+	toolTestNeed(t, tools.Pdftoppm, "pdftoppm")
+	doc := gen.PDF(3, 2, strings.Repeat("a page of text to render ", 900)) // several pages
+	p, err := tools.PDFTiles(context.Background(), toolTestFile(t, "doc.pdf", doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if len(p.Info.Pages) < 2 || p.Info.Width != p.Info.Pages[0].Width || p.Info.Width == 0 {
+		t.Fatalf("info %+v", p.Info)
+	}
+	zr, err := zip.OpenReader(p.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	entries := map[string]*zip.File{}
+	for _, f := range zr.File {
+		entries[f.Name] = f
+		if f.Method != zip.Store {
+			t.Errorf("%s is compressed", f.Name)
+		}
+	}
+	for i, pg := range p.Info.Pages {
+		prefix := fmt.Sprint(i+1) + "/"
+		if max(pg.Width, pg.Height) != PDFPageSize || len(pg.Sizes) != 1 || pg.Sizes[0].Use != shelfmark.UsePage {
+			t.Errorf("page %d: %+v", i+1, pg)
+		}
+		f := entries[prefix+shelfmark.TilePageName]
+		if f == nil {
+			t.Fatalf("page %d: no %s", i+1, shelfmark.TilePageName)
+		}
+		rc, _ := f.Open()
+		cfg, err := jpeg.DecodeConfig(rc)
+		rc.Close()
+		if err != nil || cfg.Width != pg.Width || cfg.Height != pg.Height {
+			t.Errorf("page %d: rendered %d × %d, %v; info says %d × %d", i+1, cfg.Width, cfg.Height, err, pg.Width, pg.Height)
+		}
+		if entries[prefix+"0,0,512,512/512,512/0/default.jpg"] == nil {
+			t.Errorf("page %d: no first tile", i+1)
+		}
+	}
+	// not a PDF: refused for good
+	if _, err := tools.PDFTiles(context.Background(), toolTestFile(t, "no.pdf", []byte("%PDF-1.4 broken"))); !IsPermanent(err) {
+		t.Errorf("a broken PDF: %v", err)
+	}
 }
