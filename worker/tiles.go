@@ -350,47 +350,34 @@ func (t Tools) PDFTiles(ctx context.Context, path string) (*Pyramid, error) {
 }
 
 func (t Tools) pdfTiles(ctx context.Context, path string, p *Pyramid) error {
-	l := t.deriveLimits()
-	_, err := RunTool(ctx, l, nil, t.Pdftoppm, "-f", "1", "-l", strconv.Itoa(PDFTilePages), "-jpeg",
-		"-jpegopt", "quality="+strconv.Itoa(TileQuality), "-scale-to", strconv.Itoa(PDFPageSize), path, filepath.Join(p.dir, "p"))
-	if err != nil {
-		return toolClassify(err)
-	}
-	names, err := filepath.Glob(filepath.Join(p.dir, "p-*.jpg"))
-	if err != nil {
-		return err
-	}
-	pages := map[int]string{}
-	for _, name := range names {
-		base := strings.TrimSuffix(filepath.Base(name), ".jpg")
-		if n, err := strconv.Atoi(base[strings.LastIndexByte(base, '-')+1:]); err == nil && n >= 1 {
-			pages[n] = name
-		}
-	}
-	if len(pages) == 0 {
-		return Permanent(errors.New("pdftoppm rendered no page"))
-	}
 	out, err := os.Create(p.Path)
 	if err != nil {
 		return fmt.Errorf("create archive: %w", err)
 	}
 	defer out.Close()
 	zw := zip.NewWriter(out)
-	var slowest time.Duration
-	for n := 1; pages[n] != ""; n++ {
+	// pages are rendered pdfChunk at a time, so that a long PDF stops
+	// before the job's time limit with the pages cut so far
+	var slowest time.Duration // of a chunk
+	for first := 1; first <= PDFTilePages; first += pdfChunk {
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < 2*slowest+5*time.Second {
-			break // keep the pages cut so far rather than lose them all
+			break
 		}
 		start := time.Now()
-		info, err := t.pdfPage(ctx, pages[n], zw, strconv.Itoa(n)+"/")
-		if err != nil {
-			return fmt.Errorf("page %d: %w", n, err)
+		n, err := t.pdfChunk(ctx, path, p, zw, first, min(first+pdfChunk-1, PDFTilePages))
+		switch {
+		case err != nil && first > 1 && !errors.Is(err, context.DeadlineExceeded):
+			n = 0 // a range past the last page: the PDF has no more
+		case err != nil:
+			return err
 		}
-		p.Info.Pages = append(p.Info.Pages, *info)
 		slowest = max(slowest, time.Since(start))
+		if n < pdfChunk {
+			break
+		}
 	}
 	if len(p.Info.Pages) == 0 {
-		return errors.New("no time left to cut a page")
+		return Permanent(errors.New("pdftoppm rendered no page"))
 	}
 	first := p.Info.Pages[0]
 	p.Info.Width, p.Info.Height, p.Info.Tiles, p.Info.Sizes = first.Width, first.Height, first.Tiles, first.Sizes
@@ -405,6 +392,44 @@ func (t Tools) pdfTiles(ctx context.Context, path string, p *Pyramid) error {
 		return fmt.Errorf("write archive: %w", err)
 	}
 	return out.Close()
+}
+
+// pdfChunk is how many pages PDFTiles renders at once.
+const pdfChunk = 20
+
+// pdfChunk renders pages first to last with pdftoppm and cuts each into
+// zw; it returns how many it rendered (fewer than asked at the end of the
+// PDF).
+func (t Tools) pdfChunk(ctx context.Context, path string, p *Pyramid, zw *zip.Writer, first, last int) (int, error) {
+	dir := filepath.Join(p.dir, strconv.Itoa(first))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	_, err := RunTool(ctx, t.deriveLimits(), nil, t.Pdftoppm, "-f", strconv.Itoa(first), "-l", strconv.Itoa(last), "-jpeg",
+		"-jpegopt", "quality="+strconv.Itoa(TileQuality), "-scale-to", strconv.Itoa(PDFPageSize), path, filepath.Join(dir, "p"))
+	if err != nil {
+		return 0, toolClassify(err)
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "p-*.jpg"))
+	if err != nil {
+		return 0, err
+	}
+	pages := map[int]string{}
+	for _, name := range names {
+		base := strings.TrimSuffix(filepath.Base(name), ".jpg")
+		if n, err := strconv.Atoi(base[strings.LastIndexByte(base, '-')+1:]); err == nil && n >= first && n <= last {
+			pages[n] = name
+		}
+	}
+	for n := first; pages[n] != ""; n++ {
+		info, err := t.pdfPage(ctx, pages[n], zw, strconv.Itoa(n)+"/")
+		if err != nil {
+			return 0, fmt.Errorf("page %d: %w", n, err)
+		}
+		p.Info.Pages = append(p.Info.Pages, *info)
+	}
+	return len(pages), nil
 }
 
 // pdfPage cuts one rendered page into zw under prefix: its tiles and the

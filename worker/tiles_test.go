@@ -171,14 +171,14 @@ func TestPDFTiles(t *testing.T) {
 	tools := toolTestTools(t)
 	toolTestNeed(t, tools.Vips, "vips")
 	toolTestNeed(t, tools.Pdftoppm, "pdftoppm")
-	doc := gen.PDF(3, 2, strings.Repeat("a page of text to render ", 900)) // several pages
+	doc := gen.PDF(3, 2, strings.Repeat("a page of text to render ", 3300)) // a whole chunk of pages, then a range past its end
 	p, err := tools.PDFTiles(context.Background(), toolTestFile(t, "doc.pdf", doc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if len(p.Info.Pages) < 2 || p.Info.Width != p.Info.Pages[0].Width || p.Info.Width == 0 {
-		t.Fatalf("info %+v", p.Info)
+	if want := bytes.Count(doc, []byte("/Type /Page ")); len(p.Info.Pages) != want || want < pdfChunk || p.Info.Width != p.Info.Pages[0].Width || p.Info.Width == 0 {
+		t.Fatalf("%d pages cut of %d (a chunk renders %d)", len(p.Info.Pages), want, pdfChunk)
 	}
 	zr, err := zip.OpenReader(p.Path)
 	if err != nil {
