@@ -385,15 +385,15 @@ func TestIIIFImagePDF(t *testing.T) {
 	}
 	ctx := context.Background()
 	doc := gen.PDF(5, 1, strings.Repeat("a page of a patent to read ", 700))
-	pyr, err := tools.PDFTiles(ctx, filepath.Join(t.TempDir(), "x.pdf"))
-	if err == nil {
+	if _, err := tools.PDFTiles(ctx, filepath.Join(t.TempDir(), "x.pdf")); err == nil {
 		t.Fatal("a missing PDF made tiles")
 	}
 	src := filepath.Join(t.TempDir(), "patent.pdf")
 	if err := os.WriteFile(src, doc, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if pyr, err = tools.PDFTiles(ctx, src); err != nil {
+	pyr, err := tools.PDFTiles(ctx, src)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer pyr.Close()
