@@ -712,9 +712,9 @@ func iiifGet(ctx context.Context, client *http.Client, url, token string) (int, 
 	return resp.StatusCode, b, err
 }
 
-// vipsAlone cuts the images with `vips dzsave` and the derive job's flags
-// (worker.Tools.Tiles), conc at once, each single-threaded as the job
-// runs it, and returns pages per second.
+// vipsAlone cuts the images with `vips dzsave` and the derive job's
+// flags and environment (worker.DzsaveCommand: single-threaded, no
+// modules), conc at once, and returns pages per second.
 func vipsAlone(ctx context.Context, vips string, paths []string, conc int, dir string) (float64, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
@@ -734,10 +734,9 @@ func vipsAlone(ctx context.Context, vips string, paths []string, conc int, dir s
 					return
 				}
 				out := filepath.Join(dir, fmt.Sprintf("p%d.zip", i))
-				cmd := exec.CommandContext(ctx, vips, "dzsave", paths[i], out,
-					"--layout", "iiif3", "--tile-size", "512", "--overlap", "0",
-					"--suffix", fmt.Sprintf(".jpg[Q=%d,strip]", worker.TileQuality))
-				cmd.Env = append(os.Environ(), "VIPS_CONCURRENCY=1")
+				args, env := worker.DzsaveCommand(paths[i], out, "", dir)
+				cmd := exec.CommandContext(ctx, vips, args...)
+				cmd.Env = append(os.Environ(), env...)
 				if b, err := cmd.CombinedOutput(); err != nil {
 					errs[w] = fmt.Errorf("vips dzsave %s: %w: %s", paths[i], err, b)
 					return

@@ -125,14 +125,22 @@ func (t Tools) dzsave(ctx context.Context, path, format, dir string) error {
 		}
 		path = link
 	}
-	_, err := RunTool(ctx, t.deriveLimits(), vipsEnv(dir, format), t.Vips,
-		"dzsave", path, filepath.Join(dir, "p.zip"),
-		"--layout", "iiif3", "--tile-size", "512", "--overlap", "0",
-		"--suffix", ".jpg[Q="+strconv.Itoa(TileQuality)+",strip]")
+	args, env := DzsaveCommand(path, filepath.Join(dir, "p.zip"), format, dir)
+	_, err := RunTool(ctx, t.deriveLimits(), env, t.Vips, args...)
 	if err != nil {
 		return toolClassify(err)
 	}
 	return nil
+}
+
+// DzsaveCommand returns the arguments of vips and the environment with
+// which the derive job cuts the image at in (whose format is named as
+// toolImageFormat names it: "jpeg", "png", "heif"…) into the archive
+// out, dir being a private directory of the run (see vipsEnv). Benchmarks
+// run vips alone with them.
+func DzsaveCommand(in, out, format, dir string) (args, env []string) {
+	return []string{"dzsave", in, out, "--layout", "iiif3", "--tile-size", "512", "--overlap", "0",
+		"--suffix", ".jpg[Q=" + strconv.Itoa(TileQuality) + ",strip]"}, vipsEnv(dir, format)
 }
 
 // dzInfo is the part of the info.json dzsave writes that the pack keeps.
