@@ -32,6 +32,11 @@ type RepositoryOptions struct {
 	// MaxListScan bounds the rows a listing page reads past rows its
 	// caller may not see (default DefaultMaxListScan).
 	MaxListScan int
+	// WebLinksPublic opens the web link index (inbound counts, links, top
+	// lists) to every caller. It spans every crawl, so by default only
+	// readers of the whole repository see it; set it when every crawl is
+	// public.
+	WebLinksPublic bool
 }
 
 // Repository is the repository engine: it implements ResourceService over
@@ -46,9 +51,11 @@ type Repository struct {
 	// legacy mapping, so it is a codec of its own.
 	hidden  *IDCodec
 	maxScan int
-	log     *slog.Logger
-	commit  *committer
-	now     func() time.Time
+	// webLinksPublic opens the link index to everyone.
+	webLinksPublic bool
+	log            *slog.Logger
+	commit         *committer
+	now            func() time.Time
 }
 
 var _ ResourceService = (*Repository)(nil)
@@ -81,10 +88,10 @@ func NewRepository(store Storage, opts RepositoryOptions) *Repository {
 		minter:  NewMinter(store, opts.MintBlock),
 		ids:     opts.IDs,
 		hidden:  hiddenCursorCodec(),
-		maxScan: opts.MaxListScan,
-		log:     opts.Logger,
-		commit:  newCommitter(store, opts.Committers, opts.MaxBatch, opts.Observer, opts.Now),
-		now:     opts.Now,
+		maxScan: opts.MaxListScan, webLinksPublic: opts.WebLinksPublic,
+		log:    opts.Logger,
+		commit: newCommitter(store, opts.Committers, opts.MaxBatch, opts.Observer, opts.Now),
+		now:    opts.Now,
 	}
 }
 
