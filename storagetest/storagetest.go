@@ -75,6 +75,12 @@ func Run(t *testing.T, open Opener) {
 		{"SearchLease", testSearchLease},
 		{"BlobReferences", testBlobReferences},
 		{"IDCodec", testIDCodec},
+		{"WebIntern", testWebIntern},
+		{"WebInternConcurrent", testWebInternConcurrent},
+		{"WebFiles", testWebFiles},
+		{"WebCaptures", testWebCaptures},
+		{"WebLinks", testWebLinks},
+		{"CostWeb", testCostWeb},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
