@@ -20,7 +20,8 @@
 //   - A bad record is a *RecordError with its offset, and the Reader goes
 //     on: after a gzip member that decompressed cleanly at its end, else at
 //     the next gzip member that decompresses to "WARC/1." (gzip) or the next
-//     line starting "WARC/1." (plain). A Content-Length that does not
+//     line starting "WARC/1." or whole "WARC/1.0"/"WARC/1.1" line, which may
+//     follow a truncated record mid-line (plain). A Content-Length that does not
 //     match the record's end, a truncated or corrupt member, a missing
 //     WARC-Target-URI where the type needs one, a bad WARC-Date and broken
 //     WAT JSON are all such errors. Whitespace or NULs between records are

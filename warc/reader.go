@@ -199,7 +199,8 @@ func (r *Reader) blank(from, to int64) bool {
 
 // resync finds the first record start at or after from (the file size
 // when there is none): for a gzipped file a gzip member that decompresses
-// to "WARC/1.", for a plain one "WARC/1." at the start of a line.
+// to "WARC/1.", for a plain one "WARC/1." at the start of a line or a
+// whole "WARC/1.0" or "WARC/1.1" line.
 func (r *Reader) resync(ctx context.Context, from int64) (int64, error) {
 	pat := []byte("WARC/1.")
 	if r.gzip {
@@ -222,13 +223,21 @@ func (r *Reader) resync(ctx context.Context, from int64) (int64, error) {
 				break
 			}
 			c := p + int64(i+j)
-			if r.gzip && r.validMember(c) || !r.gzip && r.lineStart(c, b, p) {
+			if r.gzip && r.validMember(c) || !r.gzip && (r.lineStart(c, b, p) || r.versionLine(c)) {
 				return c, nil
 			}
 			i += j + 1
 		}
 	}
 	return r.size, nil
+}
+
+// versionLine reports whether a whole "WARC/1.0" or "WARC/1.1" line
+// starts at c (a record that follows a truncated one starts mid-line).
+func (r *Reader) versionLine(c int64) bool {
+	var x [10]byte
+	n, _ := r.src.r.ReadAt(x[:], c)
+	return n == 10 && (string(x[:]) == "WARC/1.0\r\n" || string(x[:]) == "WARC/1.1\r\n")
 }
 
 func (r *Reader) lineStart(c int64, b []byte, p int64) bool {
@@ -299,13 +308,21 @@ func peekHeader(br *bufio.Reader) (header, string) {
 		}
 	}
 	haveLen := false
+	first := true
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		line := p[:i]
 		p = p[i+1:]
+		if first {
+			first = false
+			continue
+		}
 		name, value, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
-			continue
+			if len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
+				continue // a continuation line
+			}
+			return h, fmt.Sprintf("bad WARC header line %q", trunc(string(bytes.TrimSpace(line))))
 		}
 		value = bytes.TrimSpace(value)
 		switch {
@@ -488,7 +505,8 @@ func (r *Reader) fill(rec *shelfmark.WebRecord, wr gowarc.WarcRecord, h header) 
 			rec.HasLinks = true
 			hb := len(b.ProtocolHeaderBytes())
 			if hb <= len(capture) {
-				rec.Links = r.htmlLinks(capture[hb:], hh, rec.Target.URL)
+				chunked := strings.Contains(strings.ToLower(rawHeader(b.ProtocolHeaderBytes(), "transfer-encoding")), "chunked")
+				rec.Links = r.htmlLinks(capture[hb:], hh, chunked, rec.Target.URL)
 			}
 		}
 	case gowarc.ProtocolHeaderBlock:
@@ -526,14 +544,11 @@ func mediaType(ct string) string {
 
 // htmlLinks decodes a captured HTTP body (chunked, gzip or deflate) and
 // extracts its links.
-func (r *Reader) htmlLinks(body []byte, hh http.Header, page string) []shelfmark.WebURL {
+func (r *Reader) htmlLinks(body []byte, hh http.Header, chunked bool, page string) []shelfmark.WebURL {
 	r.body.Reset(body)
 	var in io.Reader = &r.body
-	for _, te := range hh.Values("Transfer-Encoding") {
-		if strings.Contains(strings.ToLower(te), "chunked") {
-			in = httputil.NewChunkedReader(in)
-			break
-		}
+	if chunked {
+		in = httputil.NewChunkedReader(in)
 	}
 	switch strings.ToLower(strings.TrimSpace(hh.Get("Content-Encoding"))) {
 	case "gzip", "x-gzip":
@@ -554,6 +569,26 @@ func (r *Reader) htmlLinks(body []byte, hh http.Header, page string) []shelfmark
 	}
 	links, _ := ExtractLinks(in, page, r.opts.MaxLinkBytes)
 	return links
+}
+
+// rawHeader returns the values of the header name (lowercase) in raw
+// HTTP header bytes, joined by commas (net/http's parser drops
+// Transfer-Encoding from the map).
+func rawHeader(hb []byte, name string) string {
+	var out []string
+	for len(hb) > 0 {
+		line := hb
+		if i := bytes.IndexByte(hb, '\n'); i >= 0 {
+			line, hb = hb[:i], hb[i+1:]
+		} else {
+			hb = nil
+		}
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if ok && strings.EqualFold(string(bytes.TrimSpace(k)), name) {
+			out = append(out, string(bytes.TrimSpace(v)))
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // wat is the part of a Common Crawl WAT record that holds links.
