@@ -9,7 +9,8 @@
 #   .build/venv        a Python virtualenv with sickle, the third-party OAI-PMH harvester,
 #                      schemathesis, which checks the server against its OpenAPI document,
 #                      iiif-prezi3, which loads the IIIF manifests into its models, and
-#                      iiif-validator, which checks the IIIF Image API (needs libmagic1)
+#                      iiif-validator, which checks the IIIF Image API (needs libmagic1),
+#                      warcio and surt, which the WARC reader's offsets and SURTs must match
 #   .build/testdata/pymarc-5.4.0   the pymarc source distribution: real LoC MARC records under test/
 #   .build/axe-core/axe.min.js     axe-core from the npm registry (pinned, its published SHA-512
 #                      checked; no Node): the accessibility rules the browser tests run in chromium
@@ -69,6 +70,21 @@ iiif_validator_version=1.0.5
 if [[ $("$build/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("iiif-validator"))' 2>/dev/null) != "$iiif_validator_version" ]]; then
 	echo "== installing iiif-validator $iiif_validator_version into $build/venv" >&2
 	"$build/venv/bin/pip" install -q "iiif-validator==$iiif_validator_version" >&2
+fi
+
+# warcio: the Webrecorder WARC library pywb reads archives with; the warc
+# package's tests check that it finds Shelfmark's records at the same
+# offsets and lengths. surt: the Internet Archive's URL key library, which
+# the SURTs of the web index must match.
+warcio_version=1.7.4
+if [[ $("$build/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("warcio"))' 2>/dev/null) != "$warcio_version" ]]; then
+	echo "== installing warcio $warcio_version into $build/venv" >&2
+	"$build/venv/bin/pip" install -q "warcio==$warcio_version" >&2
+fi
+surt_version=0.3.1
+if [[ $("$build/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("surt"))' 2>/dev/null) != "$surt_version" ]]; then
+	echo "== installing surt $surt_version into $build/venv" >&2
+	"$build/venv/bin/pip" install -q "surt==$surt_version" >&2
 fi
 
 if [[ ! -d $build/testdata/pymarc-5.4.0/test ]]; then

@@ -35,19 +35,6 @@ func httpBlock(status int, headers, body string) string {
 	return fmt.Sprintf("HTTP/1.1 %d X\r\n%s\r\n%s", status, headers, body)
 }
 
-// badCase is a file made of good records around one bad part.
-type badCase struct {
-	name string
-	// bad returns the bad part's bytes for a plain or gzipped file
-	bad func(gz bool) []byte
-	// reason is a substring of the RecordError's reason; "" means the
-	// part is a good record (checked by check)
-	reason string
-	check  func(t *testing.T, recs []*webRec)
-}
-
-type webRec = struct{ off int64 }
-
 func TestReaderBadInput(t *testing.T) {
 	resp := func(target string, clDelta int) func(bool) []byte {
 		return func(gz bool) []byte {
@@ -89,7 +76,9 @@ func TestReaderBadInput(t *testing.T) {
 			}
 			return b
 		}, "WARC-Date"},
-		{"garbage", func(gz bool) []byte { return []byte("this is not a WARC record\r\n\x00\x01garbage WARC/1.0 not at a line start\r\n") }, "no WARC record"},
+		{"garbage", func(gz bool) []byte {
+			return []byte("this is not a WARC record\r\n\x00\x01garbage WARC/1.0 not at a line start\r\n")
+		}, "no WARC record"},
 		{"truncated", func(gz bool) []byte {
 			b := resp("http://a.example/truncated", 0)(gz)
 			return b[:len(b)*2/3]

@@ -14,6 +14,9 @@
 //     write); the member is decompressed through a byte reader so its
 //     compressed length is exact. A plain record's end is its header plus
 //     Content-Length plus CRLFCRLF, checked before the record is parsed.
+//     Offsets and lengths are those warcio (and so pywb) reports: a gzip
+//     member's compressed length, or for a plain file the record without
+//     its closing CRLFCRLF (Reader.Offset is past it).
 //     github.com/nlnwa/gowarc parses the header and the HTTP block, with
 //     its validation off and nothing "fixed", so what is indexed is what
 //     the file says.

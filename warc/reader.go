@@ -363,6 +363,8 @@ func (r *Reader) read(start int64) (*shelfmark.WebRecord, int64, string) {
 		if reason != "" {
 			return nil, rec.endOrUnknown(), reason
 		}
+		// warcio's length of a plain record leaves out the CRLFCRLF
+		rec.Length -= 4
 		return rec.WebRecord, rec.end, ""
 	}
 	// read the member to its end: its length, its CRC, and whether the

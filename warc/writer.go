@@ -163,8 +163,9 @@ func (w *Writer) Close() error { return nil }
 // WriteRecord writes a record of type typ with the header fields
 // (name, value) in order and block. WARC-Type and Content-Length are
 // added, and a WARC-Record-ID made from the type, target and date when
-// fields have none. It returns the record's offset and length (of its
-// gzip member when gzipped).
+// fields have none. It returns the record's offset and length as Reader
+// reports them: the gzip member when gzipped, else the record without
+// its closing CRLFCRLF.
 func (w *Writer) WriteRecord(typ string, fields [][2]string, block []byte) (offset, length int64, err error) {
 	w.rec.Reset()
 	w.rec.WriteString("WARC/" + w.version + "\r\nWARC-Type: " + typ + "\r\n")
@@ -190,7 +191,11 @@ func (w *Writer) WriteRecord(typ string, fields [][2]string, block []byte) (offs
 	w.rec.WriteString("Content-Length: " + strconv.Itoa(len(block)) + "\r\n\r\n")
 	w.rec.Write(block)
 	w.rec.WriteString("\r\n\r\n")
-	return w.WriteRaw(w.rec.Bytes())
+	offset, length, err = w.WriteRaw(w.rec.Bytes())
+	if !w.gzip && err == nil {
+		length -= 4 // as Reader (and warcio) count a plain record
+	}
+	return offset, length, err
 }
 
 // WriteRaw writes b as it is (gzipped as one member when the Writer
