@@ -34,7 +34,12 @@ func cursorNanos(at time.Time, desc bool) int64 {
 	return math.MinInt64
 }
 
-const webURLCols = `id, surt, url, domain, inbound, current`
+// webURLCols are the columns scanWebURL reads, from webURLsFrom: a URL u
+// and its count n.
+const (
+	webURLCols  = `u.id, u.surt, u.url, u.domain, n.inbound, u.current`
+	webURLsFrom = ` FROM web_urls u JOIN web_url_counts n ON n.id = u.id`
+)
 
 func scanWebURL(rows pgx.Rows) (*shelfmark.WebURLRow, error) {
 	var u shelfmark.WebURLRow
@@ -147,7 +152,7 @@ func (t *readTx) WebURLsBySURT(ctx context.Context, surts []string) (map[string]
 	if len(surts) == 0 {
 		return out, nil
 	}
-	rows, err := t.webURLs(ctx, `SELECT `+webURLCols+` FROM web_urls WHERE surt = ANY($1)`, surts)
+	rows, err := t.webURLs(ctx, `SELECT `+webURLCols+webURLsFrom+` WHERE u.surt = ANY($1)`, surts)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: web urls by surt (%d): %w", len(surts), err)
 	}
@@ -162,7 +167,7 @@ func (t *readTx) WebURLRows(ctx context.Context, ids []int64) ([]*shelfmark.WebU
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := t.webURLs(ctx, `SELECT `+webURLCols+` FROM web_urls WHERE id = ANY($1) ORDER BY id`, ids)
+	rows, err := t.webURLs(ctx, `SELECT `+webURLCols+webURLsFrom+` WHERE u.id = ANY($1) ORDER BY u.id`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: web urls (%d): %w", len(ids), err)
 	}
@@ -313,8 +318,9 @@ func (t *readTx) WebInbound(ctx context.Context, dst, after int64, limit int) ([
 }
 
 // webTopURLsSQL reads the first n entries of the domain's range of the
-// partial index web_urls_top.
-const webTopURLsSQL = `SELECT ` + webURLCols + ` FROM web_urls WHERE domain = $1 AND inbound > 0 ORDER BY inbound DESC, id LIMIT $2`
+// partial index web_url_counts_top.
+const webTopURLsSQL = `SELECT ` + webURLCols + ` FROM web_url_counts n JOIN web_urls u ON u.id = n.id
+WHERE n.domain = $1 AND n.inbound > 0 ORDER BY n.inbound DESC, n.id LIMIT $2`
 
 // webTopDomainsSQL reads the first n entries of web_domains_top.
 const webTopDomainsSQL = `SELECT ` + webDomainCols + ` FROM web_domains WHERE inbound > 0 ORDER BY inbound DESC, id LIMIT $1`
@@ -458,8 +464,14 @@ func (t *writeTx) InternWebURLs(ctx context.Context, rows []*shelfmark.WebURLRow
 			u := rows[first[s]]
 			urls[i], domains[i] = u.URL, u.Domain
 		}
-		return `INSERT INTO web_urls (surt, url, domain) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-ON CONFLICT (surt) DO NOTHING RETURNING id, surt`, []any{missing, urls, domains}
+		// the new URLs and their counts in one statement
+		return `WITH ins AS (
+    INSERT INTO web_urls (surt, url, domain) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+    ON CONFLICT (surt) DO NOTHING RETURNING id, surt, domain
+), counts AS (
+    INSERT INTO web_url_counts (id, domain) SELECT id, domain FROM ins
+)
+SELECT id, surt FROM ins`, []any{missing, urls, domains}
 	}, func(surt string) { rows[first[surt]].New = true })
 	if err != nil {
 		return err
@@ -476,7 +488,7 @@ func (t *writeTx) LockWebURLs(ctx context.Context, ids []int64) ([]*shelfmark.We
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := t.webURLs(ctx, `SELECT `+webURLCols+` FROM web_urls WHERE id = ANY($1) ORDER BY id FOR UPDATE`, ids)
+	rows, err := t.webURLs(ctx, `SELECT `+webURLCols+webURLsFrom+` WHERE u.id = ANY($1) ORDER BY u.id FOR UPDATE`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: lock %d web urls: %w", len(ids), err)
 	}
@@ -650,7 +662,7 @@ WHERE l.dst = d.dst AND l.src = d.src`, dsts, srcs); err != nil {
 // one for the domains. Zero deltas are left out.
 func (t *writeTx) AddWebCounts(ctx context.Context, urlInbound, domainInbound, domainURLs map[int64]int64) error {
 	if keys, vals := sortedPairs(urlInbound, true); len(keys) > 0 {
-		if _, err := t.r.exec(ctx, `UPDATE web_urls u SET inbound = u.inbound + d.delta
+		if _, err := t.r.exec(ctx, `UPDATE web_url_counts u SET inbound = u.inbound + d.delta
 FROM unnest($1::bigint[], $2::bigint[]) AS d(id, delta) WHERE u.id = d.id`, keys, vals); err != nil {
 			return fmt.Errorf("postgres: add inbound counts of %d web urls: %w", len(keys), err)
 		}

@@ -41,8 +41,12 @@ func cursorNanos(at time.Time, desc bool) int64 {
 	return math.MinInt64
 }
 
-// webURLCols are the columns scanWebURL reads.
-const webURLCols = `id, surt, url, domain, inbound, current`
+// webURLCols are the columns scanWebURL reads, from webURLsFrom: a URL u
+// and its count n.
+const (
+	webURLCols  = `u.id, u.surt, u.url, u.domain, n.inbound, u.current`
+	webURLsFrom = ` FROM web_urls u JOIN web_url_counts n ON n.id = u.id`
+)
 
 func scanWebURL(r *sql.Rows) (*shelfmark.WebURLRow, error) {
 	var u shelfmark.WebURLRow
@@ -182,13 +186,41 @@ func (t *tx) WebFiles(ctx context.Context, after int64, limit int) ([]*shelfmark
 	return out, nil
 }
 
+// Statements of the web index, named for TestWebPlans.
+const (
+	webURLsBySURTSQL   = `SELECT ` + webURLCols + webURLsFrom + ` WHERE u.surt IN (SELECT value FROM json_each(?))`
+	webURLRowsSQL      = `SELECT ` + webURLCols + webURLsFrom + ` WHERE u.id IN (SELECT value FROM json_each(?)) ORDER BY u.id`
+	webInboundSQL      = `SELECT src FROM web_links WHERE dst = ? AND src > ? ORDER BY src LIMIT ?`
+	fileCapturesSQL    = `SELECT ` + captureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url WHERE c.file = ? AND c.id > ? ORDER BY c.id LIMIT ?`
+	addURLCountsSQL    = `UPDATE web_url_counts SET inbound = inbound + (j.value ->> 1) FROM json_each(?) j WHERE web_url_counts.id = j.value ->> 0`
+	addDomainCountsSQL = `UPDATE web_domains SET inbound = inbound + (j.value ->> 1), urls = urls + (j.value ->> 2)
+		FROM json_each(?) j WHERE web_domains.id = j.value ->> 0`
+	setCurrentSQL     = `UPDATE web_urls SET current = j.value ->> 1 FROM json_each(?) j WHERE web_urls.id = j.value ->> 0`
+	insertLinksSQL    = `INSERT INTO web_links (dst, src) SELECT value ->> 0, value ->> 1 FROM json_each(?) ORDER BY key`
+	deleteLinksSQL    = `DELETE FROM web_links WHERE (dst, src) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`
+	deleteCapturesSQL = `DELETE FROM web_captures WHERE id IN (SELECT value FROM json_each(?))`
+)
+
+// urlCapturesSQL is a page of one URL's captures after (time, id), or
+// before it when desc is set: one range of web_captures_url, which starts
+// at the time (the id only filters the captures at that time). Arguments:
+// url, time, time, id, limit.
+func urlCapturesSQL(desc bool) string {
+	if desc {
+		return `SELECT ` + captureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+		WHERE c.url = ? AND c.time <= ? AND (c.time < ? OR c.id < ?) ORDER BY c.time DESC, c.id DESC LIMIT ?`
+	}
+	return `SELECT ` + captureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+		WHERE c.url = ? AND c.time >= ? AND (c.time > ? OR c.id > ?) ORDER BY c.time, c.id LIMIT ?`
+}
+
 // WebURLsBySURT returns the known URLs among surts.
 func (t *tx) WebURLsBySURT(ctx context.Context, surts []string) (map[string]*shelfmark.WebURLRow, error) {
 	out := make(map[string]*shelfmark.WebURLRow, len(surts))
 	if len(surts) == 0 {
 		return out, nil
 	}
-	rows, err := t.webURLs(ctx, `SELECT `+webURLCols+` FROM web_urls WHERE surt IN (SELECT value FROM json_each(?))`, jsonStrings(surts))
+	rows, err := t.webURLs(ctx, webURLsBySURTSQL, jsonStrings(surts))
 	if err != nil {
 		return nil, fmt.Errorf("web urls by surt (%d): %w", len(surts), err)
 	}
@@ -203,7 +235,7 @@ func (t *tx) WebURLRows(ctx context.Context, ids []int64) ([]*shelfmark.WebURLRo
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := t.webURLs(ctx, `SELECT `+webURLCols+` FROM web_urls WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, jsonInts(ids))
+	rows, err := t.webURLs(ctx, webURLRowsSQL, jsonInts(ids))
 	if err != nil {
 		return nil, fmt.Errorf("web urls (%d): %w", len(ids), err)
 	}
@@ -266,7 +298,7 @@ func timeBounds(since, until time.Time) (lo, hi int64) {
 // come in (surt, time, id) order without sorting.
 const (
 	capturesRestOfURLSQL = `SELECT ` + captureCols + ` FROM web_urls u JOIN web_captures c ON c.url = u.id
-		WHERE u.surt = ? AND c.time >= ? AND c.time < ? AND (c.time > ? OR (c.time = ? AND c.id > ?))
+		WHERE u.surt = ? AND c.time >= ? AND c.time < ? AND (c.time > ? OR c.id > ?)
 		ORDER BY c.time, c.id LIMIT ?`
 	capturesFromSQL = `SELECT ` + captureCols + ` FROM web_urls u JOIN web_captures c ON c.url = u.id
 		WHERE u.surt >= ? AND u.surt < ? AND c.time >= ? AND c.time < ?
@@ -297,8 +329,9 @@ func (t *tx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*shelf
 			// before the range: the scan starts at From
 		} else {
 			if q.To == "" || a.SURT < q.To {
+				// the range starts at the cursor's time (or at Since)
 				ns := webNanos(a.Time)
-				rows, err := t.captures(ctx, capturesRestOfURLSQL, a.SURT, lo, hi, ns, ns, a.ID, q.Limit)
+				rows, err := t.captures(ctx, capturesRestOfURLSQL, a.SURT, max(lo, ns), hi, ns, a.ID, q.Limit)
 				if err != nil {
 					return nil, fmt.Errorf("web captures after %s: %w", a.SURT, err)
 				}
@@ -336,13 +369,7 @@ func (t *tx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*shelf
 // (time, id), or before it, descending, when desc is set.
 func (t *tx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id int64, desc bool, limit int) ([]*shelfmark.CaptureRow, error) {
 	ns := cursorNanos(at, desc)
-	q := `SELECT ` + captureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
-		WHERE c.url = ? AND (c.time > ? OR (c.time = ? AND c.id > ?)) ORDER BY c.time, c.id LIMIT ?`
-	if desc {
-		q = `SELECT ` + captureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
-		WHERE c.url = ? AND (c.time < ? OR (c.time = ? AND c.id < ?)) ORDER BY c.time DESC, c.id DESC LIMIT ?`
-	}
-	rows, err := t.captures(ctx, q, url, ns, ns, id, limit)
+	rows, err := t.captures(ctx, urlCapturesSQL(desc), url, ns, ns, id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("captures of web url %d: %w", url, err)
 	}
@@ -352,8 +379,7 @@ func (t *tx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id int
 // WebFileCaptures returns up to limit captures of file with ids above
 // after, by id.
 func (t *tx) WebFileCaptures(ctx context.Context, file, after int64, limit int) ([]*shelfmark.CaptureRow, error) {
-	rows, err := t.captures(ctx, `SELECT `+captureCols+` FROM web_captures c JOIN web_urls u ON u.id = c.url
-		WHERE c.file = ? AND c.id > ? ORDER BY c.id LIMIT ?`, file, after, limit)
+	rows, err := t.captures(ctx, fileCapturesSQL, file, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("captures of web file %d: %w", file, err)
 	}
@@ -364,7 +390,7 @@ func (t *tx) WebFileCaptures(ctx context.Context, file, after int64, limit int) 
 // after, ascending: one range of the web_links key.
 func (t *tx) WebInbound(ctx context.Context, dst, after int64, limit int) ([]int64, error) {
 	var out []int64
-	err := t.query(ctx, `SELECT src FROM web_links WHERE dst = ? AND src > ? ORDER BY src LIMIT ?`, []any{dst, after, limit}, func(r *sql.Rows) error {
+	err := t.query(ctx, webInboundSQL, []any{dst, after, limit}, func(r *sql.Rows) error {
 		var id int64
 		err := r.Scan(&id)
 		out = append(out, id)
@@ -377,8 +403,9 @@ func (t *tx) WebInbound(ctx context.Context, dst, after int64, limit int) ([]int
 }
 
 // webTopURLsSQL reads the first n entries of the domain's range of the
-// partial index web_urls_top.
-const webTopURLsSQL = `SELECT ` + webURLCols + ` FROM web_urls WHERE domain = ? AND inbound > 0 ORDER BY inbound DESC, id LIMIT ?`
+// partial index web_url_counts_top.
+const webTopURLsSQL = `SELECT ` + webURLCols + ` FROM web_url_counts n JOIN web_urls u ON u.id = n.id
+	WHERE n.domain = ? AND n.inbound > 0 ORDER BY n.inbound DESC, n.id LIMIT ?`
 
 // webTopDomainsSQL reads the first n entries of web_domains_top.
 const webTopDomainsSQL = `SELECT ` + webDomainCols + ` FROM web_domains WHERE inbound > 0 ORDER BY inbound DESC, id LIMIT ?`
@@ -513,17 +540,23 @@ func (t *tx) InternWebURLs(ctx context.Context, rows []*shelfmark.WebURLRow) err
 	}
 	if missing > 0 {
 		b = append(b, ']')
+		var counts []int64 // id, domain, …
 		if err := t.query(ctx, `INSERT INTO web_urls (surt, url, domain)
-			SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) ORDER BY key RETURNING id, surt`,
+			SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) ORDER BY key RETURNING id, surt, domain`,
 			[]any{string(b)}, func(r *sql.Rows) error {
-				var id int64
+				var id, domain int64
 				var surt string
-				err := r.Scan(&id, &surt)
+				err := r.Scan(&id, &surt, &domain)
 				ids[surt] = id
 				rows[first[surt]].New = true
+				counts = append(counts, id, domain)
 				return err
 			}); err != nil {
 			return fmt.Errorf("insert %d web urls: %w", missing, err)
+		}
+		if _, err := t.exec(ctx, `INSERT INTO web_url_counts (id, domain) SELECT value ->> 0, value ->> 1 FROM json_each(?) ORDER BY key`,
+			jsonPairs(len(counts)/2, func(i int) (int64, int64) { return counts[2*i], counts[2*i+1] })); err != nil {
+			return fmt.Errorf("insert the counts of %d web urls: %w", missing, err)
 		}
 	}
 	for _, u := range rows {
@@ -582,7 +615,7 @@ func (t *tx) DeleteWebCaptures(ctx context.Context, ids []int64) error {
 		return nil
 	}
 	ids = slices.Sorted(slices.Values(ids))
-	if _, err := t.exec(ctx, `DELETE FROM web_captures WHERE id IN (SELECT value FROM json_each(?))`, jsonInts(ids)); err != nil {
+	if _, err := t.exec(ctx, deleteCapturesSQL, jsonInts(ids)); err != nil {
 		return fmt.Errorf("delete %d web captures: %w", len(ids), err)
 	}
 	return nil
@@ -611,7 +644,7 @@ func (t *tx) SetWebCurrent(ctx context.Context, current map[int64]int64) error {
 		return nil
 	}
 	keys, vals := sortedPairs(current, false)
-	if _, err := t.exec(ctx, `UPDATE web_urls SET current = j.value ->> 1 FROM json_each(?) j WHERE web_urls.id = j.value ->> 0`,
+	if _, err := t.exec(ctx, setCurrentSQL,
 		jsonPairs(len(keys), func(i int) (int64, int64) { return keys[i], vals[i] })); err != nil {
 		return fmt.Errorf("set the current captures of %d web urls: %w", len(keys), err)
 	}
@@ -647,7 +680,7 @@ func (t *tx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
 		return nil
 	}
 	links = sortLinks(links)
-	if _, err := t.exec(ctx, `INSERT INTO web_links (dst, src) SELECT value ->> 0, value ->> 1 FROM json_each(?) ORDER BY key`,
+	if _, err := t.exec(ctx, insertLinksSQL,
 		jsonPairs(len(links), func(i int) (int64, int64) { return links[i].Dst, links[i].Src })); err != nil {
 		return fmt.Errorf("add %d web links: %w", len(links), err)
 	}
@@ -660,7 +693,7 @@ func (t *tx) DeleteWebLinks(ctx context.Context, links []shelfmark.WebLink) erro
 		return nil
 	}
 	links = sortLinks(links)
-	if _, err := t.exec(ctx, `DELETE FROM web_links WHERE (dst, src) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+	if _, err := t.exec(ctx, deleteLinksSQL,
 		jsonPairs(len(links), func(i int) (int64, int64) { return links[i].Dst, links[i].Src })); err != nil {
 		return fmt.Errorf("delete %d web links: %w", len(links), err)
 	}
@@ -671,7 +704,7 @@ func (t *tx) DeleteWebLinks(ctx context.Context, links []shelfmark.WebLink) erro
 // one for the domains. Zero deltas are left out.
 func (t *tx) AddWebCounts(ctx context.Context, urlInbound, domainInbound, domainURLs map[int64]int64) error {
 	if keys, vals := sortedPairs(urlInbound, true); len(keys) > 0 {
-		if _, err := t.exec(ctx, `UPDATE web_urls SET inbound = inbound + (j.value ->> 1) FROM json_each(?) j WHERE web_urls.id = j.value ->> 0`,
+		if _, err := t.exec(ctx, addURLCountsSQL,
 			jsonPairs(len(keys), func(i int) (int64, int64) { return keys[i], vals[i] })); err != nil {
 			return fmt.Errorf("add inbound counts of %d web urls: %w", len(keys), err)
 		}
@@ -707,8 +740,7 @@ func (t *tx) AddWebCounts(ctx context.Context, urlInbound, domainInbound, domain
 		b = append(b, ']')
 	}
 	b = append(b, ']')
-	if _, err := t.exec(ctx, `UPDATE web_domains SET inbound = inbound + (j.value ->> 1), urls = urls + (j.value ->> 2)
-		FROM json_each(?) j WHERE web_domains.id = j.value ->> 0`, string(b)); err != nil {
+	if _, err := t.exec(ctx, addDomainCountsSQL, string(b)); err != nil {
 		return fmt.Errorf("add counts of %d web domains: %w", len(ids), err)
 	}
 	return nil

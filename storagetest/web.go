@@ -851,6 +851,35 @@ func newWebBatch(rnd *rand.Rand, first, pages, links, targets int) *webBatch {
 // write writes the batch as the engine would: domains, URLs, captures,
 // current captures, links and counts, and returns the number of links.
 func (b *webBatch) write(ctx context.Context, tx shelfmark.WriteTx, file int64) (int, error) {
+	return b.writeTimed(ctx, tx, file, nil)
+}
+
+// webStages sums the time of each method over the batches of a benchmark.
+type webStages struct {
+	names []string
+	took  map[string]time.Duration
+	last  time.Time
+}
+
+// lap adds the time since the last lap to stage name.
+func (s *webStages) lap(name string) {
+	if s == nil {
+		return
+	}
+	now := time.Now()
+	if _, ok := s.took[name]; !ok {
+		s.names = append(s.names, name)
+	}
+	s.took[name] += now.Sub(s.last)
+	s.last = now
+}
+
+// writeTimed is write, adding the time of each call to stages (when not
+// nil).
+func (b *webBatch) writeTimed(ctx context.Context, tx shelfmark.WriteTx, file int64, stages *webStages) (int, error) {
+	if stages != nil {
+		stages.last = time.Now()
+	}
 	doms := make([]*shelfmark.WebDomainRow, len(b.domains))
 	for i, d := range b.domains {
 		doms[i] = &shelfmark.WebDomainRow{Name: d.Name}
@@ -858,6 +887,7 @@ func (b *webBatch) write(ctx context.Context, tx shelfmark.WriteTx, file int64) 
 	if err := tx.InternWebDomains(ctx, doms); err != nil {
 		return 0, err
 	}
+	stages.lap("domains")
 	urls := make([]*shelfmark.WebURLRow, len(b.urls))
 	for i, u := range b.urls {
 		urls[i] = &shelfmark.WebURLRow{SURT: u.SURT, URL: u.URL, Domain: doms[i].ID}
@@ -865,6 +895,7 @@ func (b *webBatch) write(ctx context.Context, tx shelfmark.WriteTx, file int64) 
 	if err := tx.InternWebURLs(ctx, urls); err != nil {
 		return 0, err
 	}
+	stages.lap("urls")
 	domainURLs := map[int64]int64{}
 	for i, u := range urls {
 		if u.New {
@@ -897,12 +928,15 @@ func (b *webBatch) write(ctx context.Context, tx shelfmark.WriteTx, file int64) 
 			domainInbound[doms[i].ID] += urlInbound[u.ID]
 		}
 	}
+	stages.lap("go")
 	if _, err := tx.LockWebURLs(ctx, pageIDs(urls, b.pages)); err != nil {
 		return 0, err
 	}
+	stages.lap("lock")
 	if err := tx.InsertWebCaptures(ctx, caps); err != nil {
 		return 0, err
 	}
+	stages.lap("captures")
 	current := map[int64]int64{}
 	for _, c := range caps {
 		current[c.URL] = c.ID
@@ -910,10 +944,14 @@ func (b *webBatch) write(ctx context.Context, tx shelfmark.WriteTx, file int64) 
 	if err := tx.SetWebCurrent(ctx, current); err != nil {
 		return 0, err
 	}
+	stages.lap("current")
 	if err := tx.AddWebLinks(ctx, links); err != nil {
 		return 0, err
 	}
-	return len(links), tx.AddWebCounts(ctx, urlInbound, domainInbound, domainURLs)
+	stages.lap("links")
+	err := tx.AddWebCounts(ctx, urlInbound, domainInbound, domainURLs)
+	stages.lap("counts")
+	return len(links), err
 }
 
 func pageIDs(urls []*shelfmark.WebURLRow, pages []int) []int64 {
@@ -1049,8 +1087,9 @@ func mustDomain(t *testing.T, tx shelfmark.ReadTx, name string) int64 {
 // URLs drawn from a Zipf distribution over 2,000,000 targets, as a crawl's
 // links are: a few very popular URLs and domains, a long tail), one batch
 // per write transaction as the engine writes them, b.N batches, and
-// reports links/s. It measures the storage alone, not WARC reading or
-// link extraction.
+// reports links/s, and the milliseconds per batch of each call (and of
+// the commit). It measures the storage alone, not WARC reading or link
+// extraction.
 func BenchWebBatch(b *testing.B, s shelfmark.Storage) {
 	ctx := context.Background()
 	rnd := rand.New(rand.NewSource(1))
@@ -1059,18 +1098,23 @@ func BenchWebBatch(b *testing.B, s shelfmark.Storage) {
 	for i := range batches {
 		batches[i] = newWebBatch(rnd, i*pages, pages, links, 2000000)
 	}
+	stages := &webStages{took: map[string]time.Duration{}}
 	b.ResetTimer()
 	total := 0
 	for i, batch := range batches {
 		if err := s.Update(ctx, func(tx shelfmark.WriteTx) error {
-			n, err := batch.write(ctx, tx, int64(i+1))
+			n, err := batch.writeTimed(ctx, tx, int64(i+1), stages)
 			total += n
 			return err
 		}); err != nil {
 			b.Fatal(err)
 		}
+		stages.lap("commit")
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "links/s")
 	b.ReportMetric(float64(b.N*pages)/b.Elapsed().Seconds(), "pages/s")
+	for _, name := range stages.names {
+		b.ReportMetric(float64(stages.took[name].Microseconds())/1000/float64(b.N), name+"-ms/batch")
+	}
 }

@@ -29,10 +29,19 @@ CREATE TABLE web_urls (
     surt    text   COLLATE "C" NOT NULL UNIQUE,
     url     text   NOT NULL,
     domain  bigint NOT NULL,
-    inbound bigint NOT NULL DEFAULT 0,
     current bigint NOT NULL DEFAULT 0 -- the capture whose links are the page's
+) WITH (fillfactor = 90); -- room for setting current without new index entries (HOT)
+
+-- The inbound count of every URL (one row per web_urls row), apart from
+-- the wide rows of web_urls: a batch changes thousands of counts, and a
+-- change of an indexed column writes a new entry into every index of its
+-- table, which here are two narrow ones.
+CREATE TABLE web_url_counts (
+    id      bigint PRIMARY KEY, -- web_urls.id
+    domain  bigint NOT NULL,
+    inbound bigint NOT NULL DEFAULT 0
 );
-CREATE INDEX web_urls_top ON web_urls (domain, inbound DESC, id) WHERE inbound > 0;
+CREATE INDEX web_url_counts_top ON web_url_counts (domain, inbound DESC, id) WHERE inbound > 0;
 
 -- links: NULL when the record tells no links, else the target URL ids as
 -- varint deltas (shelfmark.EncodeLinkIDs), empty for a page without links.

@@ -28,10 +28,18 @@ CREATE TABLE web_urls (
     surt    TEXT    NOT NULL UNIQUE,
     url     TEXT    NOT NULL,
     domain  INTEGER NOT NULL,
-    inbound INTEGER NOT NULL DEFAULT 0,
     current INTEGER NOT NULL DEFAULT 0 -- the capture whose links are the page's
 );
-CREATE INDEX web_urls_top ON web_urls (domain, inbound DESC, id) WHERE inbound > 0;
+
+-- The inbound count of every URL (one row per web_urls row), apart from
+-- the wide rows of web_urls: a batch changes thousands of counts, and
+-- narrow rows put them on fewer pages to write.
+CREATE TABLE web_url_counts (
+    id      INTEGER PRIMARY KEY, -- web_urls.id
+    domain  INTEGER NOT NULL,
+    inbound INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX web_url_counts_top ON web_url_counts (domain, inbound DESC, id) WHERE inbound > 0;
 
 -- links: NULL when the record tells no links, else the target URL ids as
 -- varint deltas (shelfmark.EncodeLinkIDs), empty for a page without links.

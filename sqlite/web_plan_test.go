@@ -1,0 +1,102 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWebPlans: the statements of the web index read ranges of the indexes
+// meant for them and never scan a table: the top queries read n entries
+// of a partial inbound index, the bulk writes look each row up by key, and
+// a capture scan walks the SURT index and each URL's captures in order,
+// without sorting.
+func TestWebPlans(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "plans.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	pairs := `[[1,2],[3,4]]`
+	for _, c := range []struct {
+		name  string
+		query string
+		args  []any
+		want  []string // in the plan, in this order
+	}{
+		{"top urls", webTopURLsSQL, []any{1, 10},
+			[]string{"SEARCH n USING COVERING INDEX web_url_counts_top (domain=? AND inbound>?)", "SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"top domains", webTopDomainsSQL, []any{10},
+			[]string{"SEARCH web_domains USING INDEX web_domains_top (inbound>?)"}},
+		{"inbound", webInboundSQL, []any{1, 0, 10},
+			[]string{"SEARCH web_links USING PRIMARY KEY (dst=? AND src>?)"}},
+		{"urls by surt", webURLsBySURTSQL, []any{`["a"]`},
+			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt=?)", "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"urls by id", webURLRowsSQL, []any{`[1]`},
+			[]string{"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"add counts", addURLCountsSQL, []any{pairs},
+			[]string{"SCAN j", "SEARCH web_url_counts USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"add domain counts", addDomainCountsSQL, []any{`[[1,2,3]]`},
+			[]string{"SCAN j", "SEARCH web_domains USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"set current", setCurrentSQL, []any{pairs},
+			[]string{"SCAN j", "SEARCH web_urls USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"delete links", deleteLinksSQL, []any{pairs},
+			[]string{"SEARCH web_links USING PRIMARY KEY (dst=? AND src=?)"}},
+		{"delete captures", deleteCapturesSQL, []any{`[1]`},
+			[]string{"SEARCH web_captures USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"captures of a url", urlCapturesSQL(false), []any{1, 5, 5, 3, 10},
+			[]string{"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH c USING INDEX web_captures_url (url=? AND time"}},
+		{"captures of a url, descending", urlCapturesSQL(true), []any{1, 5, 5, 3, 10},
+			[]string{"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH c USING INDEX web_captures_url (url=? AND time"}},
+		{"captures of a file", fileCapturesSQL, []any{1, 0, 10},
+			[]string{"SEARCH c USING INDEX web_captures_file (file=? AND rowid>?)", "SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"scan the rest of a url", capturesRestOfURLSQL, []any{"a", 0, 9, 5, 1, 10},
+			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt=?)", "SEARCH c USING INDEX web_captures_url (url=?"}},
+		{"scan from", capturesFromSQL, []any{"a", "b", 0, 9, 10},
+			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt>? AND surt<?)", "SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)"}},
+		{"scan from, open", capturesFromOpenSQL, []any{"a", 0, 9, 10},
+			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt>?)", "SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)"}},
+		{"scan after", capturesAfterSQL, []any{"a", "b", 0, 9, 10},
+			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt>? AND surt<?)", "SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)"}},
+		{"scan after, open", capturesAfterOpenSQL, []any{"a", 0, 9, 10},
+			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt>?)", "SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)"}},
+	} {
+		rows, err := db.read.QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.query, c.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		all := strings.Join(plan, "\n")
+		rest := all
+		for _, w := range c.want {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				t.Errorf("%s: the plan lacks %q:\n%s", c.name, w, all)
+				break
+			}
+			rest = rest[i+len(w):]
+		}
+		for _, d := range plan {
+			if strings.Contains(d, "TEMP B-TREE") {
+				t.Errorf("%s sorts:\n%s", c.name, all)
+			}
+			for _, table := range []string{"web_urls", "web_url_counts", "web_domains", "web_captures", "web_links", "u", "c", "n"} {
+				if d == "SCAN "+table || strings.HasPrefix(d, "SCAN "+table+" ") {
+					t.Errorf("%s scans %s:\n%s", c.name, table, all)
+				}
+			}
+		}
+		t.Logf("%s:\n%s", c.name, all)
+	}
+}
