@@ -294,8 +294,7 @@ func (p *parts) surt() string {
 	} else {
 		host = escapeOnce(strings.ToLower(host))
 	}
-	host = strings.ToLower(host)
-	host = wwwPrefix.ReplaceAllString(host, "")
+	host = stripWWW(strings.ToLower(host))
 	var b strings.Builder
 	b.Grow(len(host) + len(p.path) + len(p.query) + 8)
 	labels := strings.Split(host, ".")
@@ -311,9 +310,11 @@ func (p *parts) surt() string {
 	}
 	b.WriteByte(')')
 	path := strings.ToLower(escapeOnce(normalizePath(unescapeRepeatedly(p.path))))
-	for _, re := range pathSessionID {
-		if m := re.FindStringSubmatch(path); m != nil {
-			path = m[1] + m[3]
+	if strings.Contains(path, ".aspx") {
+		for _, re := range pathSessionID {
+			if m := re.FindStringSubmatch(path); m != nil {
+				path = m[1] + m[3]
+			}
 		}
 	}
 	if len(path) > 1 && strings.HasSuffix(path, "/") {
@@ -322,12 +323,16 @@ func (p *parts) surt() string {
 	b.WriteString(path)
 	if p.hasQuery && p.query != "" {
 		q := escapeOnce(unescapeRepeatedly(p.query))
-		for _, re := range querySessionID {
-			if m := re.FindStringSubmatch(q); m != nil {
-				q = m[1] + m[2]
+		lq := strings.ToLower(q)
+		if strings.Contains(lq, "sid=") || strings.Contains(lq, "sessionid") || strings.Contains(lq, "cfid=") {
+			for _, re := range querySessionID {
+				if m := re.FindStringSubmatch(q); m != nil {
+					q = m[1] + m[2]
+				}
 			}
+			lq = strings.ToLower(q)
 		}
-		q = alphaReorder(strings.ToLower(q))
+		q = alphaReorder(lq)
 		if q != "" {
 			b.WriteByte('?')
 			b.WriteString(q)
@@ -336,8 +341,23 @@ func (p *parts) surt() string {
 	return b.String()
 }
 
+// stripWWW drops a leading "www." or "www" digits "." (surt's
+// massageHost).
+func stripWWW(host string) string {
+	if !strings.HasPrefix(host, "www") {
+		return host
+	}
+	i := 3
+	for i < len(host) && host[i] >= '0' && host[i] <= '9' {
+		i++
+	}
+	if i < len(host) && host[i] == '.' {
+		return host[i+1:]
+	}
+	return host
+}
+
 var (
-	wwwPrefix     = regexp.MustCompile(`^www\d*\.`)
 	pathSessionID = []*regexp.Regexp{
 		regexp.MustCompile(`(?is)^(.*/)(\((?:[a-z]\([0-9a-z]{24}\))+\)/)([^\?]+\.aspx.*)$`),
 		regexp.MustCompile(`(?is)^(.*/)(\([0-9a-z]{24}\)/)([^\?]+\.aspx.*)$`),
@@ -458,6 +478,9 @@ func needEscape(c byte) bool {
 func normalizePath(path string) string {
 	if path == "" {
 		return "/"
+	}
+	if path[0] == '/' && !strings.Contains(path, "//") && !strings.Contains(path, "/.") {
+		return path
 	}
 	segs := strings.Split(path, "/")[1:]
 	kept := segs[:0:0]

@@ -41,12 +41,9 @@ func ExtractLinks(r io.Reader, base string, max int64) ([]shelfmark.WebURL, erro
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
 		}
-		name, more := z.TagName()
-		if !more {
-			continue
-		}
+		// the tag name from the raw token: TagName allocates
 		isBase := false
-		switch string(name) {
+		switch tagName(z.Raw()) {
 		case "a", "area":
 		case "base":
 			if hasBase {
@@ -56,7 +53,7 @@ func ExtractLinks(r io.Reader, base string, max int64) ([]shelfmark.WebURL, erro
 		default:
 			continue
 		}
-		for more {
+		for more := true; more; {
 			var key, val []byte
 			key, val, more = z.TagAttr()
 			if string(key) != "href" {
@@ -89,6 +86,40 @@ func ExtractLinks(r io.Reader, base string, max int64) ([]shelfmark.WebURL, erro
 		from = end
 	}
 	return links, err
+}
+
+// tagName returns the lowercase name of a start tag's raw bytes when it
+// is one of a, area and base, else "".
+func tagName(raw []byte) string {
+	if len(raw) < 3 || raw[0] != '<' {
+		return ""
+	}
+	i := 1
+	for i < len(raw) && i < 6 && (raw[i]|0x20 >= 'a' && raw[i]|0x20 <= 'z') {
+		i++
+	}
+	if i == len(raw) {
+		return ""
+	}
+	switch c := raw[i]; c {
+	case ' ', '\t', '\n', '\r', '\f', '/', '>':
+	default:
+		return ""
+	}
+	switch n := raw[1:i]; len(n) {
+	case 1:
+		if n[0]|0x20 == 'a' {
+			return "a"
+		}
+	case 4:
+		if n[0]|0x20 == 'a' && n[1]|0x20 == 'r' && n[2]|0x20 == 'e' && n[3]|0x20 == 'a' {
+			return "area"
+		}
+		if n[0]|0x20 == 'b' && n[1]|0x20 == 'a' && n[2]|0x20 == 's' && n[3]|0x20 == 'e' {
+			return "base"
+		}
+	}
+	return ""
 }
 
 // Resolve resolves href against base as a browser does and returns the
