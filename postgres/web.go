@@ -226,11 +226,12 @@ func timeBounds(since, until time.Time) (lo, hi int64) {
 
 // Statements of WebCaptures. The rest of the After capture's URL is one
 // range of web_captures_url; the URLs after it a range of the surt index,
-// each joined with its captures in (time, id) order. A To of "" is sent as
+// each joined with its captures (which PostgreSQL puts in (time, id) order
+// by an incremental sort of each URL's captures). A To of "" is sent as
 // NULL: no upper bound.
 const (
-	capturesRestOfURLSQL = `SELECT ` + captureCols + ` FROM web_urls u JOIN web_captures c ON c.url = u.id
-WHERE u.surt = $1 AND c.time >= $2 AND c.time < $3 AND (c.time, c.id) > ($4, $5)
+	capturesRestOfURLSQL = `SELECT ` + captureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+WHERE c.url = (SELECT id FROM web_urls WHERE surt = $1) AND c.time >= $2 AND c.time < $3 AND (c.time, c.id) > ($4, $5)
 ORDER BY c.time, c.id LIMIT $6`
 	capturesFromSQL = `SELECT ` + captureCols + ` FROM web_urls u JOIN web_captures c ON c.url = u.id
 WHERE u.surt >= $1 AND ($2::text IS NULL OR u.surt < $2) AND c.time >= $3 AND c.time < $4
@@ -274,16 +275,21 @@ func (t *readTx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*s
 	return append(out, rows...), nil
 }
 
+// urlCapturesSQL is a page of one URL's captures after (time, id), or
+// before it when desc is set: one range of web_captures_url.
+func urlCapturesSQL(desc bool) string {
+	if desc {
+		return `SELECT ` + captureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+WHERE c.url = $1 AND (c.time, c.id) < ($2, $3) ORDER BY c.time DESC, c.id DESC LIMIT $4`
+	}
+	return `SELECT ` + captureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+WHERE c.url = $1 AND (c.time, c.id) > ($2, $3) ORDER BY c.time, c.id LIMIT $4`
+}
+
 // WebURLCaptures returns up to limit captures of url after (at, id) by
 // (time, id), or before it, descending, when desc is set.
 func (t *readTx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id int64, desc bool, limit int) ([]*shelfmark.CaptureRow, error) {
-	q := `SELECT ` + captureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
-WHERE c.url = $1 AND (c.time, c.id) > ($2, $3) ORDER BY c.time, c.id LIMIT $4`
-	if desc {
-		q = `SELECT ` + captureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
-WHERE c.url = $1 AND (c.time, c.id) < ($2, $3) ORDER BY c.time DESC, c.id DESC LIMIT $4`
-	}
-	rows, err := t.captures(ctx, q, url, cursorNanos(at, desc), id, limit)
+	rows, err := t.captures(ctx, urlCapturesSQL(desc), url, cursorNanos(at, desc), id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: captures of web url %d: %w", url, err)
 	}

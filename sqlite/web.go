@@ -297,8 +297,8 @@ func timeBounds(since, until time.Time) (lo, hi int64) {
 // index, each joined with its captures in (time, id) order, so the rows
 // come in (surt, time, id) order without sorting.
 const (
-	capturesRestOfURLSQL = `SELECT ` + captureCols + ` FROM web_urls u JOIN web_captures c ON c.url = u.id
-		WHERE u.surt = ? AND c.time >= ? AND c.time < ? AND (c.time > ? OR c.id > ?)
+	capturesRestOfURLSQL = `SELECT ` + captureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+		WHERE c.url = (SELECT id FROM web_urls WHERE surt = ?) AND c.time >= ? AND c.time < ? AND (c.time > ? OR c.id > ?)
 		ORDER BY c.time, c.id LIMIT ?`
 	capturesFromSQL = `SELECT ` + captureCols + ` FROM web_urls u JOIN web_captures c ON c.url = u.id
 		WHERE u.surt >= ? AND u.surt < ? AND c.time >= ? AND c.time < ?
