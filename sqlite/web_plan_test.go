@@ -53,7 +53,7 @@ func TestWebPlans(t *testing.T) {
 		{"captures of a file", fileCapturesSQL, []any{1, 0, 10},
 			[]string{"SEARCH c USING INDEX web_captures_file (file=? AND rowid>?)", "SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},
 		{"scan the rest of a url", capturesRestOfURLSQL, []any{"a", 0, 9, 5, 1, 10},
-			[]string{"SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)", "SCALAR SUBQUERY", "SEARCH web_urls USING COVERING INDEX sqlite_autoindex_web_urls_1 (surt=?)", "SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},
+			[]string{"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH web_urls USING COVERING INDEX sqlite_autoindex_web_urls_1 (surt=?)", "SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)"}},
 		{"scan from", capturesFromSQL, []any{"a", "b", 0, 9, 10},
 			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt>? AND surt<?)", "SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)"}},
 		{"scan from, open", capturesFromOpenSQL, []any{"a", 0, 9, 10},
