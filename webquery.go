@@ -85,7 +85,9 @@ func surtRange(surt, match string) (from, to string, err error) {
 	}
 	switch match {
 	case "", MatchExact:
-		return surt, surt + "\x00", nil
+		// "\x01", not "\x00": PostgreSQL text cannot hold NUL, and no SURT
+		// holds a control character (they are percent-encoded)
+		return surt, surt + "\x01", nil
 	case MatchPrefix:
 		return surt, prefixEnd(surt), nil
 	case MatchHost:
