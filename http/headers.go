@@ -48,10 +48,11 @@ const corsAllowHeaders = "Authorization, Content-Type, Content-Digest, Content-D
 // corsExposeHeaders are the response headers a listed origin may read.
 const corsExposeHeaders = "ETag, Location, Content-Digest, Repr-Digest, Content-Range, Retry-After, X-Request-Id, Link"
 
-// isContent reports whether a request reads file content (a streamed
-// response, sandboxed and without a write deadline).
+// isContent reports whether a request reads file content, or an archived
+// web payload (a streamed response, sandboxed and without a write
+// deadline).
 func isContent(r *http.Request) bool {
-	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.HasSuffix(r.URL.Path, "/content")
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && (strings.HasSuffix(r.URL.Path, "/content") || r.URL.Path == "/api/v1/web/record")
 }
 
 // isUpload reports whether a request sends file bytes.

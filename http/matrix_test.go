@@ -349,7 +349,7 @@ func resPath(id shelfmark.ID, rest string) string { return "/api/v1/resources/" 
 func (m *matrix) rows() []row {
 	get := func(p string) func(*cell) req { return func(*cell) req { return req{method: "GET", path: p} } }
 	rd, fr := "read", "fresh"
-	return []row{
+	rows := []row{
 		{"GET /healthz", []probe{{build: get("/healthz"), rule: public(200)}}},
 		{"GET /readyz", []probe{{build: get("/readyz"), rule: public(200)}}},
 		{"GET /metrics", []probe{{build: get("/metrics"), rule: adminOnly(200)}}},
@@ -502,6 +502,7 @@ func (m *matrix) rows() []row {
 		{"GET /auth/oidc/login", []probe{{build: get("/auth/oidc/login"), rule: public(404)}}},
 		{"GET /auth/oidc/callback", []probe{{build: get("/auth/oidc/callback?code=x&state=y"), rule: public(404)}}},
 	}
+	return append(rows, m.webRows()...) // web archives (web_matrix_test.go)
 }
 
 // extraRows are the routes the OpenAPI document does not describe.

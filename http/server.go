@@ -232,7 +232,7 @@ type route struct {
 
 func (s *Server) routes() []route {
 	h := func(f func(http.ResponseWriter, *http.Request) error) http.Handler { return s.wrap(f) }
-	return []route{
+	rs := []route{
 		{"GET", "/healthz", h(s.healthz)},
 		{"GET", "/readyz", h(s.readyz)},
 		{"GET", "/metrics", s.admin(s.metrics.Handler())},
@@ -273,6 +273,7 @@ func (s *Server) routes() []route {
 		{"GET", "/auth/oidc/login", h(s.oidcLogin)},
 		{"GET", "/auth/oidc/callback", h(s.oidcCallback)},
 	}
+	return append(rs, s.webRoutes()...) // web archives (web.go)
 }
 
 // ServeHTTP implements http.Handler. Every request passes the security

@@ -250,6 +250,7 @@ func (s *Server) uiRoutes() []route {
 	rs = append(rs, s.uiAdminRoutes()...)
 	rs = append(rs, s.iiifRoutes()...)      // IIIF documents (iiif.go)
 	rs = append(rs, s.iiifImageRoutes()...) // IIIF Image API (iiif_image.go)
+	rs = append(rs, s.uiWebRoutes()...)     // web archives (ui_web.go)
 	return rs
 }
 
