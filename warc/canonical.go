@@ -188,9 +188,15 @@ func splitURL(raw string) (*parts, error) {
 		p.host = a
 	}
 	p.host = strings.ToLower(p.host)
+	if strings.HasPrefix(p.host, "[") {
+		if len(p.host) < 4 || p.host[len(p.host)-1] != ']' || strings.Trim(p.host[1:len(p.host)-1], "0123456789abcdef:.") != "" {
+			return nil, fmt.Errorf("url %q: bad IPv6 host", trunc(raw))
+		}
+		return p, nil
+	}
 	for i := 0; i < len(p.host); i++ {
 		c := p.host[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("<>\"{}|\\^`/?#@%", c) >= 0 {
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("<>\"{}|\\^`/?#@%:[]", c) >= 0 {
 			return nil, fmt.Errorf("url %q: bad host", trunc(raw))
 		}
 	}
@@ -261,8 +267,8 @@ func escapeURLPart(b *strings.Builder, s string) {
 
 // domainOf returns the registered domain of a lowercase host, or the host.
 func domainOf(host string) string {
-	h := strings.TrimPrefix(host, "www.")
-	if strings.HasPrefix(host, "[") || isIPv4(h) {
+	h := strings.TrimPrefix(strings.TrimRight(host, "."), "www.")
+	if h == "" || strings.HasPrefix(host, "[") || isIPv4(h) {
 		return host
 	}
 	if d, err := publicsuffix.EffectiveTLDPlusOne(h); err == nil {

@@ -118,9 +118,7 @@ func TestCanonicalSurtAgreement(t *testing.T) {
 			in = append(in, c.in)
 		}
 	}
-	for _, c := range extraSurtURLs {
-		in = append(in, c)
-	}
+	in = append(in, extraSurtURLs...)
 	js, _ := json.Marshal(in)
 	cmd := exec.Command(py, "-c", `import sys, json, surt
 for u in json.load(sys.stdin):

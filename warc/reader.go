@@ -207,7 +207,7 @@ func (r *Reader) resync(ctx context.Context, from int64) (int64, error) {
 		pat = []byte{0x1f, 0x8b, 8}
 	}
 	const chunk = 1 << 20
-	buf := make([]byte, chunk+len(pat))
+	buf := make([]byte, min(chunk, max(r.size-from, 0))+int64(len(pat)))
 	for p := from; p < r.size; p += chunk {
 		if err := ctx.Err(); err != nil {
 			return 0, err

@@ -121,11 +121,9 @@ func OpenRecord(r io.ReaderAt, offset, length int64) (*Record, error) {
 	if (typ == "response" || typ == "revisit") && strings.HasPrefix(ct, "application/http") {
 		bb := bufio.NewReader(block)
 		if p, _ := bb.Peek(5); !bytes.Equal(p, []byte("HTTP/")) {
-			if typ == "revisit" {
-				rec.Body = bb
-				return rec, nil
-			}
-			return fail("the HTTP block starts with no status line")
+			// not an HTTP response after all: the block as it is
+			rec.Body = bb
+			return rec, nil
 		}
 		tp := textproto.NewReader(bb)
 		status, err := tp.ReadLine()

@@ -39,6 +39,24 @@ func NewWriter(w io.Writer, gzipped bool, version string) *Writer {
 	return wr
 }
 
+// SetLevel sets the gzip compression level of the following records
+// (compress/gzip's levels; the default is gzip.BestSpeed). Compressing
+// costs some 25 µs a member whatever its size (flate builds its Huffman
+// tables per member); gzip.NoCompression writes stored members several
+// times faster, for generating large crawls where file size does not
+// matter.
+func (w *Writer) SetLevel(level int) error {
+	if !w.gzip {
+		return nil
+	}
+	zw, err := gzip.NewWriterLevel(&w.zbuf, level)
+	if err != nil {
+		return fmt.Errorf("warc writer: %w", err)
+	}
+	w.zw = zw
+	return nil
+}
+
 // Offset returns how many bytes were written.
 func (w *Writer) Offset() int64 { return w.off }
 
