@@ -1083,17 +1083,17 @@ func mustDomain(t *testing.T, tx shelfmark.ReadTx, name string) int64 {
 	return d.ID
 }
 
-// BenchWebBatch writes batches of 1,000 new pages with 13 links each (to
+// BenchWebBatch writes batches of pages new pages with 13 links each (to
 // URLs drawn from a Zipf distribution over 2,000,000 targets, as a crawl's
 // links are: a few very popular URLs and domains, a long tail), one batch
 // per write transaction as the engine writes them, b.N batches, and
 // reports links/s, and the milliseconds per batch of each call (and of
 // the commit). It measures the storage alone, not WARC reading or link
 // extraction.
-func BenchWebBatch(b *testing.B, s shelfmark.Storage) {
+func BenchWebBatch(b *testing.B, s shelfmark.Storage, pages int) {
 	ctx := context.Background()
 	rnd := rand.New(rand.NewSource(1))
-	const pages, links = 1000, 13
+	const links = 13
 	batches := make([]*webBatch, b.N)
 	for i := range batches {
 		batches[i] = newWebBatch(rnd, i*pages, pages, links, 2000000)
