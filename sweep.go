@@ -89,7 +89,9 @@ func (r *Repository) sweepOp(key int64) *op {
 	return o
 }
 
-// AccessSweeper runs SweepAccess every Interval until its context ends.
+// AccessSweeper runs SweepAccess, then SweepWebFiles (which takes the
+// WARC files of deleted works out of the web index), every Interval until
+// its context ends.
 type AccessSweeper struct {
 	Repo     *Repository
 	Interval time.Duration // default one minute
@@ -107,6 +109,9 @@ func (s *AccessSweeper) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		if _, err := s.Repo.SweepAccess(ctx); err != nil && ctx.Err() == nil && s.OnError != nil {
+			s.OnError(err)
+		}
+		if _, err := s.Repo.SweepWebFiles(ctx); err != nil && ctx.Err() == nil && s.OnError != nil {
 			s.OnError(err)
 		}
 		select {

@@ -81,6 +81,7 @@ func Run(t *testing.T, open Opener) {
 		{"WebCaptures", testWebCaptures},
 		{"WebLinks", testWebLinks},
 		{"CostWeb", testCostWeb},
+		{"WebExact", testWebExact},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

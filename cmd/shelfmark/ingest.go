@@ -18,14 +18,14 @@ import (
 
 func newIngestCommand() *cobra.Command {
 	var (
-		data, database, durability, collection, server, token string
-		workers, batch                                        int
-		rate                                                  float64
-		failFast                                              bool
+		data, database, durability, collection, server, token, crawl string
+		workers, batch                                               int
+		rate                                                         float64
+		failFast                                                     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "ingest PATH",
-		Short: "Load a directory tree, a BagIt bag (or a directory of bags), a CSV manifest or MARC records",
+		Use:   "ingest PATH...",
+		Short: "Load a directory tree, a BagIt bag (or a directory of bags), a CSV manifest, MARC records or web archives (WARC)",
 		Long: `Load works in bulk into the repository that "serve" uses (--data / --database),
 or into a running server over its REST API (--server URL):
 
@@ -38,6 +38,12 @@ or into a running server over its REST API (--server URL):
   shelfmark ingest FILE.xml   MARC 21 records in MARCXML
                               one work per record: Dublin Core by the Library of Congress
                               crosswalk, and the record itself kept (OAI-PMH marcxml)
+  shelfmark ingest FILE.warc.gz [FILE...]   web archives (WARC 1.0/1.1, .warc, .warc.gz,
+                              and Common Crawl WAT files .wat, .wat.gz), or a directory of them:
+                              each file one work of a crawl collection (--crawl NAME, default the
+                              directory's or first file's name), kept as it came; every record
+                              indexed (URL, time, type, status, digest, offset) and the links of
+                              HTML pages and WAT records added to the link index
 
 Files are stored first, then each work with its file sets, files and order in
 one step, so a work is stored whole or not at all. Every item has a stable
@@ -51,7 +57,7 @@ each work with its file sets, files and order in one request that the server
 stores whole or not at all under the item's source key. Re-runs skip the
 items the server holds, as they do locally. The server takes a token with
 the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// the local store's flags given on the command line, before
 			// the environment fills in the rest
@@ -65,6 +71,20 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 				return err
 			}
 			ctx := cmd.Context()
+			if isWARCInput(args) {
+				if server != "" {
+					return fmt.Errorf("--server: web archives are ingested into the local store only (--data / --database)")
+				}
+				n := 0
+				if cmd.Flags().Changed("batch") {
+					n = batch
+				}
+				return ingestWARC(cmd, args, warcFlags{data: data, database: database, durability: durability,
+					collection: collection, crawl: crawl, batch: n, rate: rate})
+			}
+			if len(args) > 1 {
+				return fmt.Errorf("ingest takes one PATH, or several WARC files")
+			}
 			src, kind, err := openSource(args[0])
 			if err != nil {
 				return err
@@ -151,6 +171,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 	f.IntVar(&batch, "batch", 64, "items handed to the engine per call")
 	f.Float64Var(&rate, "rate", 0, "at most this many items per second (0: no limit)")
 	f.BoolVar(&failFast, "fail-fast", false, "stop at the first bad item")
+	f.StringVar(&crawl, "crawl", "", "web archives: the crawl collection's name (made on first use; default: the directory's or first file's name)")
 	annotateEnv(f)
 	return cmd
 }

@@ -35,6 +35,7 @@ type serveConfig struct {
 	blobGC                                                         time.Duration
 	oai                                                            oaiConfig
 	workers                                                        bool
+	webLinksPublic                                                 bool
 	jobs                                                           workerConfig
 	sso                                                            shttp.OIDCOptions
 	// extra, when set, starts more listeners once the server is made,
@@ -94,6 +95,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.oai.domain, "oai-domain", "", "OAI-PMH: the domain in record identifiers oai:DOMAIN:id (default: the host of --base-url, else "+oai.DefaultDomain+"); keep it stable, harvesters key records by it")
 	f.StringSliceVar(&c.oai.emails, "oai-admin-email", nil, "OAI-PMH: administrator email(s) Identify gives (default admin@DOMAIN)")
 	f.IntVar(&c.oai.pageSize, "oai-page-size", 100, "OAI-PMH: records or headers per list page")
+	f.BoolVar(&c.webLinksPublic, "web-links-public", false, "show the web archives' link index (inbound counts, links, top pages and domains) to everyone; it spans every crawl, so by default only users with a role on the whole repository see it: set this when every crawl is public")
 	f.BoolVar(&c.workers, "workers", true, "run the background jobs (identification, derivatives, text, OCR) in this process; --workers=false leaves them to \"shelfmark worker\" processes")
 	f.StringVar(&c.sso.Issuer, "oidc-issuer", "", "OpenID Connect single sign-on: the identity provider's issuer URL (https://login.example.edu/realms/staff); empty: off, and /auth/oidc/* answer 404")
 	f.StringVar(&c.sso.ClientID, "oidc-client-id", "", "OpenID Connect: this server's client id at the provider")
@@ -170,9 +172,10 @@ func serve(ctx context.Context, c serveConfig) error {
 	loops := map[string]runner{"oai": projector, "search": indexer}
 	var repo *shelfmark.Repository
 	var jobs jobRunner
-	repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, &wake}, IDs: ids, Logger: log})
-	// lapsed embargoes and leases are written down once a minute (every
-	// server may run it: a change already written is not written again)
+	repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, &wake}, IDs: ids, Logger: log, WebLinksPublic: c.webLinksPublic})
+	// lapsed embargoes and leases are written down once a minute, and the
+	// WARC files of deleted works leave the web index (every server may
+	// run it: a change already written is not written again)
 	loops["access"] = &shelfmark.AccessSweeper{Repo: repo, OnError: func(err error) { log.Warn("access sweep failed", "err", err) }}
 	if c.workers {
 		if jobs, err = newRunner(repo, blobs, c.jobs, metrics, log); err != nil {
