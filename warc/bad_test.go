@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,52 @@ func TestReaderHugePage(t *testing.T) {
 	}
 	if rec, err := r.Next(t.Context()); err != nil || len(rec.Links) != 1 {
 		t.Errorf("after the huge page: %+v %v", rec, err)
+	}
+}
+
+// TestReaderFlatMemory reads records much larger than the link cap
+// (16 MiB, links capped at 1 MiB) and checks that reading each allocates
+// at most half its size.
+func TestReaderFlatMemory(t *testing.T) {
+	const size = 16 << 20
+	big := bytes.Repeat([]byte("x"), size)
+	page := []byte(strings.Repeat(`<a href="/l">l</a>`+strings.Repeat("<p>Lorem ipsum dolor sit amet.</p>\n", 300), size/10000))
+	for _, gz := range []bool{false, true} {
+		t.Run(fmt.Sprintf("gzip=%v", gz), func(t *testing.T) {
+			var buf bytes.Buffer
+			w := NewWriter(&buf, gz, "1.1")
+			d := "2024-05-01T12:00:00Z"
+			w.WriteResponse("http://a.example/page", t0, 200, "text/html", page)
+			w.WriteRecord("response", [][2]string{{"WARC-Target-URI", "http://a.example/nohdr"}, {"WARC-Date", d}, {"Content-Type", "application/http;msgtype=response"}}, big)
+			w.WriteRecord("warcinfo", [][2]string{{"WARC-Date", d}, {"Content-Type", "application/warc-fields"}}, big)
+			w.WriteRecord("revisit", [][2]string{{"WARC-Target-URI", "http://a.example/r"}, {"WARC-Date", d}, {"Content-Type", "application/http;msgtype=response"}}, big)
+			w.WriteRecord("request", [][2]string{{"WARC-Target-URI", "http://a.example/q"}, {"WARC-Date", d}, {"Content-Type", "application/http;msgtype=request"}}, big)
+			w.WriteRecord("resource", [][2]string{{"WARC-Target-URI", "http://a.example/s"}, {"WARC-Date", d}, {"Content-Type", "video/mp4"}}, big)
+			w.WriteResponse("http://a.example/small", t0, 200, "text/html", []byte(`<a href="/x">`))
+			data := buf.Bytes()
+			r := NewReader(bytes.NewReader(data), int64(len(data)), 0, Options{MaxLinkBytes: 1 << 20})
+			var ms runtime.MemStats
+			for i := 0; ; i++ {
+				runtime.ReadMemStats(&ms)
+				before := ms.TotalAlloc
+				rec, err := r.Next(t.Context())
+				if err == io.EOF {
+					if i != 7 {
+						t.Fatalf("%d records", i)
+					}
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				runtime.ReadMemStats(&ms)
+				if got := ms.TotalAlloc - before; got > 8<<20 { // half the record
+					t.Errorf("record %d (%s %s): %d bytes allocated", i, rec.Type, rec.Target.URL, got)
+				}
+				if i == 0 && (len(rec.Links) == 0 || len(rec.Links) > 1<<20/10000+1) {
+					t.Errorf("huge page: %d links", len(rec.Links))
+				}
+			}
+		})
 	}
 }

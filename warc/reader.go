@@ -65,8 +65,12 @@ func (e *RecordError) Error() string {
 	return fmt.Sprintf("offset %d: %s", e.Offset, e.Reason)
 }
 
-// maxHeader caps a record's WARC header.
-const maxHeader = 64 << 10
+// maxHeader caps a record's WARC header; maxHTTPHeader caps the HTTP
+// header of a block gowarc parses (it holds it in memory).
+const (
+	maxHeader     = 64 << 10
+	maxHTTPHeader = 64 << 10
+)
 
 // Reader reads the records of one WARC file (plain or gzipped one record
 // per member, WARC 1.0 or 1.1) in order, as index rows.
@@ -76,7 +80,8 @@ type Reader struct {
 	off    int64
 	gzip   bool
 	opts   Options
-	u      gowarc.Unmarshaler
+	u      gowarc.Unmarshaler // parses HTTP blocks
+	uSkip  gowarc.Unmarshaler // streams the block past
 	gz     *gzip.Reader
 	br     *bufio.Reader
 	st     stream
@@ -95,7 +100,7 @@ func NewReader(r io.ReaderAt, size, offset int64, opts Options) *Reader {
 		off:  offset,
 		opts: opts,
 	}
-	rd.u = gowarc.NewUnmarshaler(
+	base := []gowarc.WarcRecordOption{
 		gowarc.WithSyntaxErrorPolicy(gowarc.ErrIgnore),
 		gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
 		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore),
@@ -108,8 +113,10 @@ func NewReader(r io.ReaderAt, size, offset int64, opts Options) *Reader {
 		gowarc.WithFixSyntaxErrors(false),
 		gowarc.WithBufferMaxMemBytes(opts.BufferMemBytes),
 		gowarc.WithBufferTmpDir(opts.TempDir),
-	)
-	rd.br = bufio.NewReaderSize(&rd.st, maxHeader)
+	}
+	rd.u = gowarc.NewUnmarshaler(base...)
+	rd.uSkip = gowarc.NewUnmarshaler(append(base, gowarc.WithSkipParseBlock())...)
+	rd.br = bufio.NewReaderSize(&rd.st, maxHeader+maxHTTPHeader)
 	return rd
 }
 
@@ -446,7 +453,11 @@ func (r *Reader) parse(start int64) (*parsed, string) {
 		}
 		r.st.capFrom = max(int64(buffered), int64(h.length))
 	}
-	wr, _, _, err := r.u.Unmarshal(r.br)
+	u := r.uSkip
+	if r.parseHTTP(h) {
+		u = r.u
+	}
+	wr, _, _, err := u.Unmarshal(r.br)
 	if wr != nil {
 		defer wr.Close()
 	}
@@ -457,6 +468,39 @@ func (r *Reader) parse(start int64) (*parsed, string) {
 		return out, reason
 	}
 	return out, ""
+}
+
+// parseHTTP reports whether gowarc should parse the record's block as
+// HTTP: a response whose HTTP header ends within maxHTTPHeader bytes, or a
+// revisit of at most that size (gowarc holds both in memory). Other
+// blocks are streamed past unparsed.
+func (r *Reader) parseHTTP(h header) bool {
+	if !strings.HasPrefix(h.contentType, "application/http") && h.typ != "revisit" {
+		return false
+	}
+	switch h.typ {
+	case "revisit":
+		return h.contentLen <= maxHTTPHeader
+	case "response":
+		n := int64(h.length) + min(h.contentLen, maxHTTPHeader)
+		p, _ := r.br.Peek(int(n))
+		if len(p) < h.length {
+			return false
+		}
+		block := p[h.length:]
+		for len(block) > 0 {
+			i := bytes.IndexByte(block, '\n')
+			if i < 0 {
+				break
+			}
+			if i < 2 { // gowarc's header ends at a line shorter than 3 bytes
+				return true
+			}
+			block = block[i+1:]
+		}
+		return h.contentLen <= maxHTTPHeader
+	}
+	return false
 }
 
 // needsTarget lists the record types that must have a WARC-Target-URI.
