@@ -184,8 +184,15 @@ func TestReaderEdges(t *testing.T) {
 			w.WriteRecord("request", [][2]string{{"WARC-Target-URI", "http://a.example/"}, {"WARC-Date", "2024-05-01T12:00:00Z"}, {"Content-Type", "application/http;msgtype=request"}}, []byte("GET / HTTP/1.1\r\nHost: a.example\r\n\r\n"))
 			// a WAT record of a non-HTML response: no links
 			w.WriteRecord("metadata", [][2]string{{"WARC-Target-URI", "http://a.example/img"}, {"WARC-Date", "2024-05-01T12:00:00Z"}, {"Content-Type", "application/json"}}, []byte(`{"Envelope":{"Payload-Metadata":{"HTTP-Response-Metadata":{"Headers":{}}}}}`))
+			// a revisit with the HTTP headers of its capture
+			w.WriteRecord("revisit", [][2]string{{"WARC-Target-URI", "http://a.example/"}, {"WARC-Date", "2024-05-02T12:00:00Z"}, {"Content-Type", "application/http;msgtype=response"},
+				{"WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"}, {"WARC-Payload-Digest", "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}}, []byte("HTTP/1.1 301 Moved\r\nContent-Type: text/html\r\n\r\n"))
+			// a WAT record with a base, <area> links and links to skip
+			w.WriteRecord("metadata", [][2]string{{"WARC-Target-URI", "http://a.example/w/page"}, {"WARC-Date", "2024-05-01T12:00:00Z"}, {"Content-Type", "application/json"}},
+				[]byte(`{"Envelope":{"Payload-Metadata":{"HTTP-Response-Metadata":{"HTML-Metadata":{"Head":{"Base":"http://base.example/d/"},"Links":[`+
+					`{"path":"A@/href","url":"x"},{"path":"IMG@/src","url":"i.png"},{"path":"AREA@/href","url":"/y"},{"path":"LINK@/href","url":"s.css"},{"path":"A@/href","url":"javascript:0"},{"path":"A@/href","url":"https://o.example/#f"}]}}}}}`))
 			recs, errs := readAll(t, buf.Bytes(), 0)
-			if len(errs) != 0 || len(recs) != 6 {
+			if len(errs) != 0 || len(recs) != 8 {
 				t.Fatalf("%d records, errors %v", len(recs), errs)
 			}
 			if got := recs[0].Target; got.URL != "http://a.example/caf%E9?q=%FF" || got.SURT != "example,a)/caf%e9?q=%ff" {
@@ -213,6 +220,16 @@ func TestReaderEdges(t *testing.T) {
 			}
 			if recs[5].HasLinks {
 				t.Errorf("WAT of an image %+v", recs[5])
+			}
+			if r := recs[6]; r.Status != 301 || r.MIME != "text/html" || r.HasLinks {
+				t.Errorf("revisit with headers %+v", r)
+			}
+			links = nil
+			for _, l := range recs[7].Links {
+				links = append(links, l.URL)
+			}
+			if want := "[http://base.example/d/x http://base.example/y https://o.example/]"; !recs[7].HasLinks || fmt.Sprint(links) != want {
+				t.Errorf("WAT links %v, want %s", links, want)
 			}
 		})
 	}

@@ -31,8 +31,11 @@
 //     skipped silently.
 //   - Memory stays flat: the block is streamed past, and only its first
 //     Options.MaxLinkBytes (plus the HTTP header) are kept, in one reused
-//     buffer, for link extraction. The payload digest is taken as written,
-//     not recomputed.
+//     buffer, for link extraction. gowarc holds the blocks it parses in
+//     memory, so it parses only the HTTP header of a response (when it
+//     ends within 64 KiB) and revisit blocks up to 64 KiB; every other
+//     block it streams past unparsed. The payload digest is taken as
+//     written, not recomputed.
 //   - Canonical follows the Internet Archive's surt library (the python
 //     package pywb uses) for the SURT, including its quirks: "www" and
 //     "www2." prefixes dropped, path and query lowercased, query arguments

@@ -32,8 +32,10 @@ type Options struct {
 	// MaxWATBytes caps the size of a WAT JSON metadata record whose links
 	// are read; a larger one is a RecordError. 0 is 32 MiB.
 	MaxWATBytes int64
-	// TempDir is where gowarc spills a block it buffers beyond
-	// BufferMemBytes ("" is os.TempDir); BufferMemBytes 0 is 1 MiB.
+	// TempDir is where gowarc would spill a block it buffers beyond
+	// BufferMemBytes ("" is os.TempDir; BufferMemBytes 0 is 1 MiB). With
+	// the options the Reader gives gowarc (no validation, no digests
+	// recomputed) it buffers no block, so nothing is written there today.
 	TempDir        string
 	BufferMemBytes int64
 }
