@@ -378,6 +378,11 @@ func (r *Reader) read(start int64) (*shelfmark.WebRecord, int64, string) {
 	}
 	// read the member to its end: its length, its CRC, and whether the
 	// record filled it exactly
+	whole := false
+	if reason == "" {
+		p, _ := r.br.Peek(7)
+		whole = string(p) == "WARC/1."
+	}
 	_, err := io.Copy(io.Discard, r.br)
 	if err != nil {
 		if reason == "" {
@@ -386,7 +391,9 @@ func (r *Reader) read(start int64) (*shelfmark.WebRecord, int64, string) {
 		return nil, -1, reason
 	}
 	end := r.src.pos
-	if reason == "" && r.st.n != rec.Length {
+	if whole {
+		reason = "the gzip member holds more than one record: the file is gzipped as a whole, not record by record"
+	} else if reason == "" && r.st.n != rec.Length {
 		reason = fmt.Sprintf("Content-Length %d does not match the gzip member, which holds %d bytes after the header", rec.Length-int64(r.hdr.length)-4, r.st.n-int64(r.hdr.length))
 	}
 	if reason != "" {
