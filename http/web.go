@@ -77,7 +77,11 @@ func webCanonical(name, raw string) (shelfmark.WebURL, error) {
 	}
 	u, err := warc.Canonical(raw)
 	if err != nil {
-		return shelfmark.WebURL{}, shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not an http or https URL the web index can key: %v", name, truncateParam(raw), err)
+		why := err.Error()
+		if i := strings.Index(why, `": `); i >= 0 {
+			why = why[i+3:] // the reader's own quote of the URL
+		}
+		return shelfmark.WebURL{}, shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a URL the web index can look up: %s.", name, truncateParam(raw), strings.TrimSuffix(why, "."))
 	}
 	return u, nil
 }
