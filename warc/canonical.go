@@ -519,8 +519,8 @@ func normalizePath(path string) string {
 // attemptIP turns the numeric host forms surt accepts (a plain number,
 // dotted decimal or octal as inet_aton reads them) into dotted quads.
 func attemptIP(host string) (string, bool) {
-	if host == "" {
-		return "", false
+	if host == "" || host[0] < '0' || host[0] > '9' {
+		return "", false // every form surt reads starts with a digit
 	}
 	digits := true
 	for i := 0; i < len(host); i++ {

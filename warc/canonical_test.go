@@ -2,6 +2,7 @@ package warc
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"errors"
 	"os"
 	"os/exec"
@@ -119,6 +120,7 @@ func TestCanonicalSurtAgreement(t *testing.T) {
 		}
 	}
 	in = append(in, extraSurtURLs...)
+	in = append(in, randomURLs(2000)...)
 	js, _ := json.Marshal(in)
 	cmd := exec.Command(py, "-c", `import sys, json, surt
 for u in json.load(sys.stdin):
@@ -176,4 +178,35 @@ var extraSurtURLs = []string{
 	"http://example.com:0/",
 	"http://example.com/?&",
 	"http://example.com/?a=1&&b=2",
+}
+
+// randomURLs builds n URLs from awkward pieces (hosts with www prefixes,
+// numeric and IDN hosts, default and odd ports, escapes, dot segments,
+// session ids, unsorted queries).
+func randomURLs(n int) []string {
+	hosts := []string{"www.Example.com", "WWW2.example.co.uk", "example.com.", "ex..ample.com", "1.2.3.4", "3232235777", "010.1.1.1", "127.1",
+		"1.2.3.4.5", "bücher.de", "xn--bcher-kva.de", "a-b.example", "EXAMPLE.org", "%77ww.example.com"}
+	ports := []string{"", ":80", ":443", ":8080", ":0", ":080"}
+	segs := []string{"a", "B", "%41", "%2e", "..", ".", "", "caf%C3%A9", "é", "x y", "%25", "%", "a%2Fb", "~u", "(x)", "[y]", "index.html", "Foo.ASPX", "%zz", "a+b", "%7e"}
+	queries := []string{"", "?", "?b=2&a=1", "?a", "?a=&a", "?Q=%41", "?x=%26y", "?jsessionid=0123456789abcdef0123456789abcdef", "?a=1&&b=2", "?z=é", "?a=b=c",
+		"?%20=1", "?sid=0123456789ABCDEF0123456789abcdef&k=v"}
+	rng := rand.New(rand.NewPCG(7, 15))
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	out := make([]string, n)
+	for i := range out {
+		var b strings.Builder
+		b.WriteString(pick([]string{"http", "https", "HTTP"}) + "://" + pick(hosts) + pick(ports))
+		for range rng.IntN(5) {
+			b.WriteString("/" + pick(segs))
+		}
+		if rng.IntN(5) == 0 {
+			b.WriteString("/")
+		}
+		b.WriteString(pick(queries))
+		if rng.IntN(5) == 0 {
+			b.WriteString("#frag")
+		}
+		out[i] = b.String()
+	}
+	return out
 }
