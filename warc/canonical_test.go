@@ -2,8 +2,8 @@ package warc
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
