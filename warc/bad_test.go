@@ -352,3 +352,39 @@ func TestReaderFlatMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteBad checks that every kind of bad record the Writer makes is
+// one RecordError at its offset, with the records around it read.
+func TestWriteBad(t *testing.T) {
+	kinds := []string{BadLongContentLength, BadShortContentLength, BadTruncated, BadNoTarget, BadWATJSON, BadGarbage}
+	for _, gz := range []bool{false, true} {
+		var buf bytes.Buffer
+		w := NewWriter(&buf, gz, "1.1")
+		var bad []int64
+		good := 0
+		for i, k := range kinds {
+			if _, _, err := w.WriteResponse(fmt.Sprintf("http://good.example/%d", i), t0, 200, "text/html", []byte(`<a href="/x">`)); err != nil {
+				t.Fatal(err)
+			}
+			good++
+			off, err := w.WriteBad(k, "http://bad.example/", t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad = append(bad, off)
+		}
+		w.WriteResponse("http://good.example/last", t0, 200, "text/html", []byte(`<a href="/x">`))
+		good++
+		recs, errs := readAll(t, buf.Bytes(), 0)
+		var got []int64
+		for _, e := range errs {
+			got = append(got, e.Offset)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(bad) || len(recs) != good {
+			t.Errorf("gzip=%v: errors at %v, want %v; %d records, want %d", gz, got, bad, len(recs), good)
+		}
+	}
+	if _, err := NewWriter(io.Discard, false, "1.1").WriteBad("nonsense", "http://a.example/", t0); err == nil {
+		t.Error("unknown kind: no error")
+	}
+}

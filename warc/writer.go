@@ -244,3 +244,78 @@ func (w *Writer) WriteBytes(b []byte) (offset, length int64, err error) {
 	}
 	return offset, int64(n), nil
 }
+
+// Kinds of bad record WriteBad writes; each makes Reader report one
+// RecordError at the record's offset and go on with the next record.
+const (
+	// BadLongContentLength: a response whose Content-Length says 10 bytes
+	// more than its block holds.
+	BadLongContentLength = "content-length-long"
+	// BadShortContentLength: a response whose Content-Length says 10 bytes
+	// less than its block holds.
+	BadShortContentLength = "content-length-short"
+	// BadTruncated: a response cut off two thirds through (its gzip member
+	// too when gzipped).
+	BadTruncated = "truncated"
+	// BadNoTarget: a response without WARC-Target-URI.
+	BadNoTarget = "no-target"
+	// BadWATJSON: a WAT metadata record whose JSON is cut off.
+	BadWATJSON = "wat-json"
+	// BadGarbage: bytes that are no record (not gzipped).
+	BadGarbage = "garbage"
+)
+
+// WriteBad writes a bad record of the given kind for target at t, for
+// tests of bad input, and returns its offset.
+func (w *Writer) WriteBad(kind, target string, t time.Time) (offset int64, err error) {
+	body := []byte(`<html><body><a href="/bad">bad</a></body></html>`)
+	block := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	fields := [][2]string{
+		{"WARC-Target-URI", target},
+		{"WARC-Date", w.date(t)},
+		{"WARC-Record-ID", RecordID("bad-"+kind, target, t)},
+		{"Content-Type", "application/http;msgtype=response"},
+	}
+	typ := "response"
+	delta := 0
+	switch kind {
+	case BadLongContentLength:
+		delta = 10
+	case BadShortContentLength:
+		delta = -10
+	case BadTruncated:
+	case BadNoTarget:
+		fields = fields[1:]
+	case BadWATJSON:
+		typ = "metadata"
+		fields[3][1] = "application/json"
+		block = `{"Envelope":{"Payload-Metadata":{"HTTP-Response-Metadata":{"HTML-Metadata":{"Links":[{"path":"A@/href","url":"/x"}`
+	case BadGarbage:
+		offset, _, err = w.WriteBytes([]byte("this is no WARC record\r\n"))
+		return offset, err
+	default:
+		return 0, fmt.Errorf("warc writer: no bad record kind %q", kind)
+	}
+	var b bytes.Buffer
+	b.WriteString("WARC/" + w.version + "\r\nWARC-Type: " + typ + "\r\n")
+	for _, f := range fields {
+		b.WriteString(f[0] + ": " + f[1] + "\r\n")
+	}
+	b.WriteString("Content-Length: " + strconv.Itoa(len(block)+delta) + "\r\n\r\n" + block + "\r\n\r\n")
+	raw := b.Bytes()
+	if kind != BadTruncated {
+		offset, _, err = w.WriteRaw(raw)
+		return offset, err
+	}
+	if w.gzip {
+		w.zbuf.Reset()
+		w.zw.Reset(&w.zbuf)
+		w.zw.Write(raw)
+		if err := w.zw.Close(); err != nil {
+			return 0, err
+		}
+		raw = w.zbuf.Bytes()
+	}
+	offset, _, err = w.WriteBytes(raw[:len(raw)*2/3])
+	return offset, err
+}
