@@ -300,8 +300,8 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 	}
 	rep.Params["files_indexed"], rep.Params["files_failed"], rep.Params["warc_bytes_indexed"] = st.Files, st.FilesFailed, st.Bytes
 	samples = append(samples, webSample{elapsed, st.Records, st.Links})
-	// a few batches a bucket at least, or the rate per bucket is noise
-	buckets := max(2, min(c.Buckets, (len(samples)-1)/3))
+	// several batches a bucket, or the rate per bucket is noise
+	buckets := max(2, min(c.Buckets, (len(samples)-1)/6))
 	rep.Params["buckets"] = buckets
 	rep.timeline(samples, tops, linkQs, elapsed, buckets, recapAt)
 	rep.Flatness = flatness(rep.Steps)
@@ -348,6 +348,43 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 	return rep, nil
 }
 
+// interpolatedSteps splits the run into n equal wall-time buckets and
+// counts the items of each, the count at a bucket's end interpolated
+// between the samples around it: a batch indexed across a bucket boundary
+// counts in both buckets by its time in each, so that buckets a few
+// batches long are not quantised to whole batches.
+func interpolatedSteps(samples []progressSample, total time.Duration, n int) []Step {
+	countAt := func(t time.Duration) float64 {
+		for i := 1; i < len(samples); i++ {
+			a, b := samples[i-1], samples[i]
+			if t < b.at {
+				if b.at <= a.at || t <= a.at {
+					return float64(a.stored)
+				}
+				return float64(a.stored) + float64(b.stored-a.stored)*float64(t-a.at)/float64(b.at-a.at)
+			}
+		}
+		return float64(samples[len(samples)-1].stored)
+	}
+	steps := make([]Step, 0, n)
+	secs := total.Seconds() / float64(n)
+	var prev int64
+	for b := 1; b <= n; b++ {
+		t := total * time.Duration(b) / time.Duration(n)
+		cur := int64(countAt(t) + 0.5)
+		if b == n {
+			cur = samples[len(samples)-1].stored
+		}
+		s := Step{Items: cur - prev, Seconds: secs}
+		if secs > 0 {
+			s.RatePerS = float64(s.Items) / secs
+		}
+		steps = append(steps, s)
+		prev = cur
+	}
+	return steps
+}
+
 func latencyOf(qs []webQuery) *Latency {
 	ds := make([]time.Duration, len(qs))
 	for i, q := range qs {
@@ -365,8 +402,8 @@ func (rep *WebIndexReport) timeline(samples []webSample, tops, links []webQuery,
 		linkSamples[i] = progressSample{s.at, s.links}
 		pageSamples[i] = progressSample{s.at, s.pages}
 	}
-	rep.Steps = bucketSteps(linkSamples, total, n)
-	pages := bucketSteps(pageSamples, total, n)
+	rep.Steps = interpolatedSteps(linkSamples, total, n)
+	pages := interpolatedSteps(pageSamples, total, n)
 	inBucket := func(qs []webQuery, from, to time.Duration) *Latency {
 		var ds []time.Duration
 		for _, q := range qs {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
@@ -302,5 +303,26 @@ func TestWebIndexScenario(t *testing.T) {
 	files, err := WriteWebCrawl(ctx, g, cfg.Dir, cfg.PagesPerFile, 0, nil)
 	if err != nil || files.Seconds != 0 || len(files.Paths) != 3 || files.Bytes != rep.WARCBytes {
 		t.Errorf("crawl not reused: %+v, %v", files, err)
+	}
+}
+
+// TestInterpolatedSteps: a bucket's count is interpolated between the
+// samples around its end, and the steps add up to the last sample.
+func TestInterpolatedSteps(t *testing.T) {
+	s := []progressSample{{0, 0}, {time.Second, 100}, {3 * time.Second, 300}, {4 * time.Second, 300}}
+	steps := interpolatedSteps(s, 4*time.Second, 4)
+	var got []int64
+	for _, st := range steps {
+		got = append(got, st.Items)
+		if st.Seconds != 1 || st.RatePerS != float64(st.Items) {
+			t.Errorf("step %+v", st)
+		}
+	}
+	if !reflect.DeepEqual(got, []int64{100, 100, 100, 0}) {
+		t.Errorf("steps %v", got)
+	}
+	steps = interpolatedSteps(s, 4*time.Second, 3)
+	if n := steps[0].Items + steps[1].Items + steps[2].Items; n != 300 || steps[0].Items != 133 {
+		t.Errorf("steps %+v", steps)
 	}
 }
