@@ -75,7 +75,8 @@ const (
 )
 
 // Reader reads the records of one WARC file (plain or gzipped one record
-// per member, WARC 1.0 or 1.1) in order, as index rows.
+// per member, WARC 1.0 or 1.1) in order, as index rows. It is not safe
+// for concurrent use.
 type Reader struct {
 	src    *source
 	size   int64
