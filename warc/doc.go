@@ -48,5 +48,6 @@
 //     set per page.
 //
 // OpenRecord reads one record in place for replay, and Writer generates
-// test and benchmark crawls.
+// test and benchmark crawls (WriteBad writes each kind of bad record the
+// Reader reports).
 package warc
