@@ -383,6 +383,25 @@ func TestWriteBad(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(bad) || len(recs) != good {
 			t.Errorf("gzip=%v: errors at %v, want %v; %d records, want %d", gz, got, bad, len(recs), good)
 		}
+		// a Reader made at Offset() after each result, good or bad, reads
+		// what the first one reads next
+		data := buf.Bytes()
+		r := NewReader(bytes.NewReader(data), int64(len(data)), 0, Options{})
+		for steps := 0; ; steps++ {
+			at := r.Offset()
+			r2 := NewReader(bytes.NewReader(data), int64(len(data)), at, Options{})
+			a, aerr := r.Next(t.Context())
+			b, berr := r2.Next(t.Context())
+			if fmt.Sprint(aerr) != fmt.Sprint(berr) || (a == nil) != (b == nil) || a != nil && a.Offset != b.Offset {
+				t.Fatalf("gzip=%v: at %d: %v %v, resumed %v %v", gz, at, a, aerr, b, berr)
+			}
+			if aerr == io.EOF {
+				if steps != len(kinds)+good {
+					t.Errorf("gzip=%v: %d steps", gz, steps)
+				}
+				break
+			}
+		}
 	}
 	if _, err := NewWriter(io.Discard, false, "1.1").WriteBad("nonsense", "http://a.example/", t0); err == nil {
 		t.Error("unknown kind: no error")
