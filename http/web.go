@@ -160,11 +160,6 @@ func webMatch(v url.Values) (shelfmark.WebURL, string, error) {
 	if err != nil {
 		return u, "", err
 	}
-	if match == shelfmark.MatchPrefix && !strings.HasSuffix(raw, "/") && strings.HasSuffix(u.SURT, ")/") && !strings.HasSuffix(u.URL, "/") {
-		// "http://example.org*" is every URL of the host (its SURT ends
-		// in ")/" only because the path is empty)
-		u.SURT = strings.TrimSuffix(u.SURT, "/")
-	}
 	return u, match, nil
 }
 
