@@ -155,6 +155,7 @@ func (r *Reader) Next(ctx context.Context) (*shelfmark.WebRecord, error) {
 			if err != nil {
 				return nil, err
 			}
+			next = max(next, start+1)
 			r.off = next
 			if r.blank(start, next) {
 				continue
