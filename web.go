@@ -195,6 +195,10 @@ type WebReadTx interface {
 // statements that does not grow with the index.
 type WebWriteTx interface {
 	WebReadTx
+	// LockWebFile returns a file's state, or (nil, nil), locked against
+	// other writers until the transaction ends, so two ingests of one
+	// file never index the same batch.
+	LockWebFile(ctx context.Context, file int64) (*WebFileRow, error)
 	// PutWebFile inserts or replaces a file's state.
 	PutWebFile(ctx context.Context, row *WebFileRow) error
 	// InternWebDomains sets each row's ID to that of the domain of its

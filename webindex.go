@@ -13,9 +13,6 @@ import (
 // Counters change by the batch's summed deltas (rule R8), never by
 // recounting.
 
-// webTx is the web-index view of a write transaction.
-func webTx(tx WriteTx) WebWriteTx { return tx }
-
 // StartWebFile registers the WARC file (a file resource holding the bytes)
 // for indexing and returns its state: a new file starts at offset 0; a file
 // indexed before returns where it stopped. The caller must be allowed to
@@ -35,8 +32,8 @@ func (r *Repository) StartWebFile(ctx context.Context, file ID) (*WebFileRow, er
 		if a.row.Kind != KindFile {
 			return Errorf(EINVALID, "%s is a %s, not a file: only a file holds a WARC.", file, a.row.Kind)
 		}
-		wt := webTx(tx)
-		if state, err = wt.WebFile(ctx, key); err != nil || state != nil {
+		wt := tx
+		if state, err = wt.LockWebFile(ctx, key); err != nil || state != nil {
 			return err
 		}
 		state = &WebFileRow{File: key, Work: a.root().Key}
@@ -77,8 +74,8 @@ func (r *Repository) IndexWebBatch(ctx context.Context, b *WebBatch) (bool, erro
 	}
 	applied := false
 	err = r.store.Update(ctx, func(tx WriteTx) error {
-		wt := webTx(tx)
-		state, err := wt.WebFile(ctx, key)
+		wt := tx
+		state, err := wt.LockWebFile(ctx, key)
 		if err != nil {
 			return err
 		}
@@ -399,8 +396,8 @@ func (r *Repository) removeWebFile(ctx context.Context, file int64) error {
 	for {
 		finished := false
 		err := r.store.Update(ctx, func(tx WriteTx) error {
-			wt := webTx(tx)
-			state, err := wt.WebFile(ctx, file)
+			wt := tx
+			state, err := wt.LockWebFile(ctx, file)
 			if err != nil || state == nil {
 				return err
 			}

@@ -349,6 +349,20 @@ func (t *readTx) WebTopDomains(ctx context.Context, n int) ([]*shelfmark.WebDoma
 	return rows, nil
 }
 
+// LockWebFile returns a file's index state, or nil, locked until the
+// transaction ends.
+func (t *writeTx) LockWebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, error) {
+	var out *shelfmark.WebFileRow
+	_, err := t.r.query(ctx, `SELECT `+webFileCols+` FROM web_files WHERE file = $1 FOR UPDATE`, []any{file}, func(rows pgx.Rows) (err error) {
+		out, err = scanWebFile(rows)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: lock web file %d: %w", file, err)
+	}
+	return out, nil
+}
+
 // PutWebFile inserts or replaces a file's state.
 func (t *writeTx) PutWebFile(ctx context.Context, f *shelfmark.WebFileRow) error {
 	if _, err := t.r.exec(ctx, `INSERT INTO web_files (`+webFileCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)

@@ -172,6 +172,12 @@ func (t *tx) WebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, er
 	return out, nil
 }
 
+// LockWebFile is WebFile: a write transaction holds SQLite's one write
+// lock already.
+func (t *tx) LockWebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, error) {
+	return t.WebFile(ctx, file)
+}
+
 // WebFiles returns up to limit files with keys above after, by key.
 func (t *tx) WebFiles(ctx context.Context, after int64, limit int) ([]*shelfmark.WebFileRow, error) {
 	var out []*shelfmark.WebFileRow

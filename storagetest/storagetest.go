@@ -82,6 +82,8 @@ func Run(t *testing.T, open Opener) {
 		{"WebLinks", testWebLinks},
 		{"CostWeb", testCostWeb},
 		{"WebExact", testWebExact},
+		{"WebConcurrentIngest", testWebConcurrentIngest},
+		{"WebBatchOnce", testWebBatchOnce},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -58,11 +58,13 @@ func GenerateCrawl(seed int64, pages, files int) *Crawl {
 		return fmt.Sprintf("http://%s/p%d", crawlHosts[i%len(crawlHosts)], i)
 	}
 	base := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
-	used := map[string]bool{} // url|time: one capture per instant
+	// one capture of a URL per second: WARC 1.0 dates have whole seconds,
+	// and the reference must not need record ids to break ties
+	used := map[string]bool{}
 	at := func(i, round int) time.Time {
 		for {
 			t := base.Add(time.Duration(round)*24*time.Hour + time.Duration(rnd.Intn(86400))*time.Second + time.Duration(rnd.Intn(1000))*time.Microsecond)
-			if k := fmt.Sprintf("%d|%d", i, t.UnixNano()); !used[k] {
+			if k := fmt.Sprintf("%d|%d", i, t.Unix()); !used[k] {
 				used[k] = true
 				return t
 			}
@@ -168,6 +170,23 @@ func watLinks(hrefs, targets []string) (abs, absTargets []string) {
 	return abs, absTargets
 }
 
+// version is the WARC version file f is written in.
+func (c *Crawl) version(f int) string {
+	if f%3 == 1 {
+		return "1.0"
+	}
+	return "1.1"
+}
+
+// timeOf is a record's capture time as its file states it: WARC 1.0 dates
+// have whole seconds.
+func (c *Crawl) timeOf(r *CrawlRecord) time.Time {
+	if c.version(r.File) == "1.0" {
+		return r.Time.Truncate(time.Second)
+	}
+	return r.Time
+}
+
 // Write writes the crawl's files into dir, alternating gzipped and plain
 // files and WARC 1.0 and 1.1, and returns their paths by file index.
 func (c *Crawl) Write(dir string) ([]string, error) {
@@ -176,10 +195,7 @@ func (c *Crawl) Write(dir string) ([]string, error) {
 	fs := make([]*os.File, c.Files)
 	for f := range c.Files {
 		gz := f%2 == 0
-		version := "1.1"
-		if f%3 == 1 {
-			version = "1.0"
-		}
+		version := c.version(f)
 		name := fmt.Sprintf("crawl-%02d.warc", f)
 		if gz {
 			name += ".gz"
@@ -210,10 +226,10 @@ func (c *Crawl) Write(dir string) ([]string, error) {
 		case "png":
 			_, _, err = w.WriteResponse(r.URL, r.Time, r.Status, "image/png", []byte("\x89PNG\r\n\x1a\n not really"))
 		case "request":
-			_, _, err = w.WriteRecord("request", [][2]string{{"WARC-Target-URI", r.URL}, {"WARC-Date", r.Time.Format(time.RFC3339Nano)}, {"Content-Type", "application/http;msgtype=request"}},
+			_, _, err = w.WriteRecord("request", [][2]string{{"WARC-Target-URI", r.URL}, {"WARC-Date", c.timeOf(&r).Format(time.RFC3339Nano)}, {"Content-Type", "application/http;msgtype=request"}},
 				[]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
 		case "revisit":
-			_, _, err = w.WriteRecord("revisit", [][2]string{{"WARC-Target-URI", r.URL}, {"WARC-Date", r.Time.Format(time.RFC3339Nano)},
+			_, _, err = w.WriteRecord("revisit", [][2]string{{"WARC-Target-URI", r.URL}, {"WARC-Date", c.timeOf(&r).Format(time.RFC3339Nano)},
 				{"WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"}, {"WARC-Payload-Digest", "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}}, nil)
 		case "wat":
 			_, _, err = w.WriteMetadataWAT(r.URL, r.Time, r.Hrefs)
@@ -297,8 +313,8 @@ func (c *Crawl) Reference(removed map[int]bool) (*WebReference, error) {
 		if removed[r.File] {
 			continue
 		}
-		if cc := current[page.SURT]; cc == nil || r.Time.After(cc.t) {
-			current[page.SURT] = &cur{t: r.Time, targets: set}
+		if t := c.timeOf(&r); current[page.SURT] == nil || t.After(current[page.SURT].t) {
+			current[page.SURT] = &cur{t: t, targets: set}
 		}
 	}
 	for src, cc := range current {
@@ -445,4 +461,47 @@ func keys(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// CheckCaptures compares the captures of every URL of the crawl with its
+// records (those of the files in removed left out): each record is one
+// capture, never two, with its time and type.
+func CheckCaptures(t testing.TB, ctx context.Context, repo *shelfmark.Repository, c *Crawl, removed map[int]bool) {
+	t.Helper()
+	want := map[string][]string{}
+	for _, r := range c.Records {
+		if removed[r.File] {
+			continue
+		}
+		u, err := warc.Canonical(r.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ := map[string]string{"html": "response", "png": "response", "wat": "metadata"}[r.Kind]
+		if typ == "" {
+			typ = r.Kind
+		}
+		want[u.SURT] = append(want[u.SURT], fmt.Sprintf("%d %s", c.timeOf(&r).UnixNano(), typ))
+	}
+	for s, w := range want {
+		var got []string
+		q := shelfmark.WebCaptureQuery{SURT: s, Limit: 2}
+		for {
+			p, err := repo.WebCaptures(ctx, q)
+			if err != nil {
+				t.Fatalf("captures of %s: %v", s, err)
+			}
+			for _, c := range p.Captures {
+				got = append(got, fmt.Sprintf("%d %s", c.Time.UnixNano(), c.Type))
+			}
+			if p.Next == "" {
+				break
+			}
+			q.After = p.Next
+		}
+		slices.Sort(w)
+		if !slices.Equal(got, w) {
+			t.Fatalf("captures of %s: %v, want %v", s, got, w)
+		}
+	}
 }

@@ -2,8 +2,11 @@ package storagetest
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
@@ -52,6 +55,7 @@ func testWebExact(t *testing.T, open Opener) {
 				}
 			}
 			CheckWebIndex(t, ctx, e.repo, full)
+			CheckCaptures(t, ctx, e.repo, crawl, nil)
 			// a repeated ingest changes nothing
 			st, err := ingest.IngestWARC(ctx, e.repo, blobs, paths, ingest.WARCOptions{Crawl: "exact", Batch: run.batch})
 			if err != nil {
@@ -82,9 +86,110 @@ func testWebExact(t *testing.T, open Opener) {
 				t.Fatal(err)
 			}
 			CheckWebIndex(t, ctx, e.repo, without)
+			CheckCaptures(t, ctx, e.repo, crawl, map[int]bool{1: true})
 			if n, err := e.repo.SweepWebFiles(ctx); err != nil || n != 0 {
 				t.Fatalf("second sweep: %d files, %v", n, err)
 			}
 		})
+	}
+}
+
+// testWebConcurrentIngest runs two ingests of the same files at once (two
+// operators, or a re-run started before the first ended): each batch is
+// indexed by one of them only, a run that finds its file's offset moved
+// stops that file, and a last run finishes whatever is left; the index
+// equals the reference.
+func testWebConcurrentIngest(t *testing.T, open Opener) {
+	crawl := GenerateCrawl(5, 150, 3)
+	paths, err := crawl.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := crawl.Reference(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, open, shelfmark.RepositoryOptions{})
+	blobs, err := blob.NewLocal(filepath.Join(t.TempDir(), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { blobs.Close() })
+	ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := ingest.IngestWARC(ctx, e.repo, blobs, paths, ingest.WARCOptions{Crawl: "twice", Batch: 5})
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ingest.IngestWARC(ctx, e.repo, blobs, paths, ingest.WARCOptions{Crawl: "twice", Batch: 5}); err != nil {
+		t.Fatal(err)
+	}
+	CheckWebIndex(t, ctx, e.repo, ref)
+	CheckCaptures(t, ctx, e.repo, crawl, nil)
+}
+
+// testWebBatchOnce sends one batch from eight writers at once: exactly one
+// indexes it, and its records are captured once.
+func testWebBatchOnce(t *testing.T, open Opener) {
+	e := newEnv(t, open, shelfmark.RepositoryOptions{})
+	ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
+	work, err := e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: work.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID,
+		File: &shelfmark.File{Name: "a.warc", Size: 100, SHA256: strings.Repeat("ab", 32), MediaType: "application/warc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.repo.StartWebFile(ctx, file.ID); err != nil {
+		t.Fatal(err)
+	}
+	u := shelfmark.WebURL{URL: "http://a.example/x.png", SURT: "example,a)/x.png", Domain: "a.example"}
+	var recs []*shelfmark.WebRecord
+	for i := range 20 {
+		recs = append(recs, &shelfmark.WebRecord{Offset: int64(i * 5), Length: 5, Type: "response", Target: u,
+			Time: time.Date(2024, 1, 1, 0, 0, i, 0, time.UTC), RecordID: fmt.Sprintf("<urn:x:%d>", i), MIME: "image/png", Status: 200})
+	}
+	const writers = 8
+	applied := make(chan bool, writers)
+	start := make(chan struct{})
+	for range writers {
+		go func() {
+			<-start
+			ok, err := e.repo.IndexWebBatch(ctx, &shelfmark.WebBatch{File: file.ID, From: 0, Next: 100, Records: recs, Done: true})
+			if err != nil {
+				t.Error(err)
+			}
+			applied <- ok
+		}()
+	}
+	close(start)
+	n := 0
+	for range writers {
+		if <-applied {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d writers indexed the batch, want 1", n)
+	}
+	p, err := e.repo.WebCaptures(ctx, shelfmark.WebCaptureQuery{SURT: u.SURT, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Captures) != len(recs) {
+		t.Fatalf("%d captures, want %d", len(p.Captures), len(recs))
 	}
 }
