@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -551,4 +552,51 @@ func webPublicServer(t *testing.T, e *policyEnv) string {
 	ts := httptest.NewServer(NewServer(o))
 	t.Cleanup(func() { ts.Close(); repo.Close() })
 	return ts.URL
+}
+
+// TestWebRecordKinds: a payload sent chunked and gzipped is answered
+// de-chunked and still gzipped, saying so (Content-Encoding), with its
+// original framing headers kept as X-Archive-Orig-*; a resource record
+// (no HTTP) is answered with its own media type; HEAD sends the headers
+// alone.
+func TestWebRecordKinds(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("<html>zipped page</html>"))
+	zw.Close()
+	var chunked bytes.Buffer
+	fmt.Fprintf(&chunked, "%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n", 10, gz.Bytes()[:10], gz.Len()-10, gz.Bytes()[10:])
+	block := append([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\nX-Served-By: origin-7\r\n\r\n"), chunked.Bytes()...)
+	var buf bytes.Buffer
+	w := warc.NewWriter(&buf, true, "1.1")
+	at := webT0.Format(time.RFC3339)
+	if _, _, err := w.WriteRecord("response", [][2]string{{"WARC-Target-URI", "http://zip.example.org/"}, {"WARC-Date", at},
+		{"Content-Type", "application/http; msgtype=response"}}, block); err != nil {
+		t.Fatal(err)
+	}
+	png := []byte("\x89PNG\r\n\x1a\nnot really")
+	if _, _, err := w.WriteRecord("resource", [][2]string{{"WARC-Target-URI", "http://zip.example.org/logo.png"}, {"WARC-Date", at},
+		{"Content-Type", "image/png"}, {"WARC-Payload-Digest", warc.Digest(png)}}, png); err != nil {
+		t.Fatal(err)
+	}
+	e.webIndexWARC(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Public}, nil, "zip.warc.gz", buf.Bytes())
+
+	r := e.do("GET", "/api/v1/web/record?url="+url.QueryEscape("http://zip.example.org/"), nil, as("")...).want(t, http.StatusOK)
+	h := r.Header
+	if !bytes.Equal(r.Body, gz.Bytes()) || h.Get("Content-Encoding") != "gzip" || h.Get("Content-Type") != "text/html" {
+		t.Errorf("gzipped payload: Content-Encoding %q, Content-Type %q, body %q", h.Get("Content-Encoding"), h.Get("Content-Type"), r.Body)
+	}
+	if h.Get("Transfer-Encoding") != "" || h.Get("X-Archive-Orig-Transfer-Encoding") != "chunked" || h.Get("X-Archive-Orig-X-Served-By") != "origin-7" ||
+		h.Get("X-Archive-Orig-Content-Encoding") != "gzip" {
+		t.Errorf("gzipped payload's headers: %v", h)
+	}
+	r = e.do("GET", "/api/v1/web/record?url="+url.QueryEscape("http://zip.example.org/logo.png"), nil, as("")...).want(t, http.StatusOK)
+	if !bytes.Equal(r.Body, png) || r.Header.Get("Content-Type") != "image/png" || r.Header.Get("X-Archive-Orig-Status") != "" {
+		t.Errorf("resource record: %v %q", r.Header, r.Body)
+	}
+	r = e.do("HEAD", "/api/v1/web/record?url="+url.QueryEscape("http://zip.example.org/logo.png"), nil, as("")...).want(t, http.StatusOK)
+	if len(r.Body) != 0 || r.Header.Get("Memento-Datetime") == "" {
+		t.Errorf("HEAD: %v %q", r.Header, r.Body)
+	}
 }
