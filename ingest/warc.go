@@ -42,9 +42,16 @@ type WARCOptions struct {
 	Crawl string
 	// Collection, when set, is an existing collection to use instead.
 	Collection shelfmark.ID
-	// Batch is how many records one index transaction takes (default
+	// Batch is how many records the reader hands over at a time (default
 	// 1000).
 	Batch int
+	// Merge is how many batches waiting for the database one transaction
+	// may take together (default 8; 1: one batch per transaction). While
+	// the database keeps up, each batch is its own transaction; when it
+	// falls behind, the waiting batches go in one, so a transaction's
+	// fixed cost (the pages it dirties, the commit) is shared by more
+	// records just when that matters.
+	Merge int
 	// Rate caps records per second (0: no cap, rule R9).
 	Rate float64
 	// Reader configures the WARC reader.
@@ -374,7 +381,10 @@ func indexWARC(ctx context.Context, repo WebRepository, r io.ReaderAt, size int6
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	batches := make(chan batchOut, 2)
+	if opts.Merge <= 0 {
+		opts.Merge = 8
+	}
+	batches := make(chan batchOut, opts.Merge)
 	var readErr error
 	go func() {
 		defer close(batches)
@@ -383,7 +393,8 @@ func indexWARC(ctx context.Context, repo WebRepository, r io.ReaderAt, size int6
 			cancel(readErr)
 		}
 	}()
-	for out := range batches {
+	for first := range batches {
+		out := mergeWaiting(first, batches, opts.Merge)
 		applied, err := repo.IndexWebBatch(context.WithoutCancel(ctx), out.b)
 		if err != nil {
 			cancel(err)
@@ -408,6 +419,34 @@ func indexWARC(ctx context.Context, repo WebRepository, r io.ReaderAt, size int6
 		return false, err
 	}
 	return true, ctx.Err()
+}
+
+// mergeWaiting joins to first the batches already waiting in batches, up
+// to max batches in all. Batches follow each other in the file, so the
+// merged batch runs from the first's From to the last's Next.
+func mergeWaiting(first batchOut, batches <-chan batchOut, max int) batchOut {
+	out := first
+	for n := 1; n < max; n++ {
+		select {
+		case b, ok := <-batches:
+			if !ok {
+				return out
+			}
+			if n == 1 {
+				// a copy, so the first batch's records are not aliased
+				m := *out.b
+				m.Records = append(make([]*shelfmark.WebRecord, 0, len(out.b.Records)*max), out.b.Records...)
+				out.b = &m
+			}
+			out.b.Records = append(out.b.Records, b.b.Records...)
+			out.b.Errors += b.b.Errors
+			out.b.Next, out.b.Done = b.b.Next, b.b.Done
+			out.links += b.links
+		default:
+			return out
+		}
+	}
+	return out
 }
 
 // readBatches reads records from offset and sends them in batches; the

@@ -31,10 +31,12 @@ func testWebExact(t *testing.T, open Opener) {
 		name  string
 		order []int
 		batch int
+		merge int // 0: merged while the database is behind
 	}{
-		{"forward-1000", []int{0, 1, 2, 3}, 1000},
-		{"reverse-7", []int{3, 2, 1, 0}, 7},
-		{"mixed-2", []int{2, 0, 3, 1}, 2},
+		{"forward-1000", []int{0, 1, 2, 3}, 1000, 1},
+		{"reverse-7", []int{3, 2, 1, 0}, 7, 1},
+		{"mixed-2", []int{2, 0, 3, 1}, 2, 1},
+		{"merged-3", []int{1, 3, 0, 2}, 3, 0},
 	}
 	for i, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
@@ -46,7 +48,7 @@ func testWebExact(t *testing.T, open Opener) {
 			t.Cleanup(func() { blobs.Close() })
 			ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
 			for _, f := range run.order {
-				st, err := ingest.IngestWARC(ctx, e.repo, blobs, []string{paths[f]}, ingest.WARCOptions{Crawl: "exact", Batch: run.batch})
+				st, err := ingest.IngestWARC(ctx, e.repo, blobs, []string{paths[f]}, ingest.WARCOptions{Crawl: "exact", Batch: run.batch, Merge: run.merge})
 				if err != nil {
 					t.Fatalf("ingest %s: %v", paths[f], err)
 				}
@@ -57,7 +59,7 @@ func testWebExact(t *testing.T, open Opener) {
 			CheckWebIndex(t, ctx, e.repo, full)
 			CheckCaptures(t, ctx, e.repo, crawl, nil)
 			// a repeated ingest changes nothing
-			st, err := ingest.IngestWARC(ctx, e.repo, blobs, paths, ingest.WARCOptions{Crawl: "exact", Batch: run.batch})
+			st, err := ingest.IngestWARC(ctx, e.repo, blobs, paths, ingest.WARCOptions{Crawl: "exact", Batch: run.batch, Merge: run.merge})
 			if err != nil {
 				t.Fatal(err)
 			}
