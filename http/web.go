@@ -419,35 +419,72 @@ func (s *Server) webCapture(w http.ResponseWriter, r *http.Request) error {
 // record repeats.
 const webRevisitScan = 2000
 
-// webOriginal finds the capture whose payload a revisit record repeats:
-// the latest earlier capture of the same URL holding a response with the
-// same payload digest, among the webRevisitScan captures before it.
-func webOriginal(ctx context.Context, wi webIndex, c *shelfmark.Capture) (*shelfmark.Capture, error) {
+// webOriginal finds the capture whose payload a revisit record repeats: a
+// response (or resource) of the URL the revisit refers to
+// (WARC-Refers-To-Target-URI, else its own) with the same payload digest,
+// the one at WARC-Refers-To-Date when the revisit names it, else the
+// latest before the revisit, looked for backwards in windows four times
+// longer each time, at most webRevisitScan captures in all.
+func (s *Server) webOriginal(ctx context.Context, wi webIndex, c *shelfmark.Capture) (*shelfmark.Capture, error) {
 	if c.Digest == "" {
 		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "The capture %d is a revisit record without a payload digest: the payload it repeats cannot be found.", c.ID)
 	}
-	q := shelfmark.WebCaptureQuery{SURT: c.SURT, Match: shelfmark.MatchExact, Until: c.Time, Limit: 1000}
-	var found *shelfmark.Capture
-	for scanned := 0; scanned < webRevisitScan; {
-		page, err := wi.WebCaptures(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range page.Captures {
-			if o.ID != c.ID && o.Digest == c.Digest && (o.Type == "response" || o.Type == "resource") {
-				found = o
+	surt, target := c.SURT, c.URL
+	var refAt time.Time
+	if o, err := s.openCapture(ctx, c); err == nil {
+		if u := o.rec.Header.Get("WARC-Refers-To-Target-URI"); u != "" {
+			if wu, err := warc.Canonical(u); err == nil {
+				surt, target = wu.SURT, wu.URL
 			}
 		}
-		scanned += len(page.Captures)
-		if page.Next == "" {
-			break
+		if d := o.rec.Header.Get("WARC-Refers-To-Date"); d != "" {
+			if t, err := time.Parse(time.RFC3339Nano, d); err == nil {
+				refAt = t.UTC()
+			}
 		}
-		q.After = page.Next
+		o.close()
 	}
-	if found == nil {
-		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "The capture %d is a revisit of a payload (%s) no earlier capture of %s you can read holds.", c.ID, c.Digest, c.URL)
+	same := func(o *shelfmark.Capture) bool {
+		return o.ID != c.ID && o.Digest == c.Digest && (o.Type == "response" || o.Type == "resource")
 	}
-	return found, nil
+	scanned := 0
+	// latest returns the latest capture in [since, until) with the payload.
+	latest := func(since, until time.Time) (*shelfmark.Capture, error) {
+		q := shelfmark.WebCaptureQuery{SURT: surt, Match: shelfmark.MatchExact, Since: since, Until: until, Limit: 1000}
+		var found *shelfmark.Capture
+		for scanned < webRevisitScan {
+			page, err := wi.WebCaptures(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range page.Captures {
+				if same(o) {
+					found = o
+				}
+			}
+			scanned += len(page.Captures)
+			if page.Next == "" {
+				break
+			}
+			q.After = page.Next
+		}
+		return found, nil
+	}
+	if !refAt.IsZero() {
+		if o, err := latest(refAt, refAt.Add(time.Second)); err != nil || o != nil {
+			return o, err
+		}
+	}
+	oldest := time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC) // before the first web crawls
+	for until, span := c.Time, time.Hour; scanned < webRevisitScan && until.After(oldest); span *= 4 {
+		since := until.Add(-span)
+		o, err := latest(since, until)
+		if err != nil || o != nil {
+			return o, err
+		}
+		until = since
+	}
+	return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "The capture %d is a revisit of a payload (%s) no earlier capture of %s you can read holds.", c.ID, c.Digest, target)
 }
 
 // webOpened is a WARC record opened for reading.
@@ -515,7 +552,7 @@ func (s *Server) webRecord(w http.ResponseWriter, r *http.Request) error {
 	}
 	payload := c
 	if c.Type == "revisit" {
-		if payload, err = webOriginal(ctx, wi, c); err != nil {
+		if payload, err = s.webOriginal(ctx, wi, c); err != nil {
 			return err
 		}
 	}

@@ -600,3 +600,52 @@ func TestWebRecordKinds(t *testing.T) {
 		t.Errorf("HEAD: %v %q", r.Header, r.Body)
 	}
 }
+
+// TestWebRevisitRefersTo: a revisit naming the capture it repeats
+// (WARC-Refers-To-Target-URI and -Date) is answered with that capture's
+// payload, even at another URL; one naming none with the latest earlier
+// capture of its URL with the same payload, however long before.
+func TestWebRevisitRefersTo(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	body := []byte("<html>the same bytes</html>")
+	var buf bytes.Buffer
+	w := warc.NewWriter(&buf, true, "1.1")
+	page, mirror := "http://same.example.org/", "http://mirror.example.org/copy"
+	write := func(f func() error) {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, at := range []time.Time{webT0, webT0.Add(time.Hour)} {
+		write(func() error { _, _, err := w.WriteResponse(page, at, 200, "text/html", body); return err })
+	}
+	revisit := func(target string, at time.Time, refers ...[2]string) func() error {
+		return func() error {
+			_, _, err := w.WriteRecord("revisit", append(webFields(target, at, warc.Digest(body)), refers...), []byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"))
+			return err
+		}
+	}
+	later := webT0.Add(2 * 365 * 24 * time.Hour)
+	write(revisit(page, webT0.Add(2*time.Hour), [2]string{"WARC-Refers-To-Target-URI", page}, [2]string{"WARC-Refers-To-Date", webT0.Format(time.RFC3339)}))
+	write(revisit(page, later))
+	write(revisit(mirror, later, [2]string{"WARC-Refers-To-Target-URI", page}, [2]string{"WARC-Refers-To-Date", webT0.Add(time.Hour).Format(time.RFC3339)}))
+	e.webIndexWARC(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Public}, nil, "same.warc.gz", buf.Bytes())
+	caps := e.webCaptures(t, "url="+url.QueryEscape(page)).Captures
+	if len(caps) != 4 {
+		t.Fatalf("%d captures of the page, want 4", len(caps))
+	}
+	for _, c := range []struct {
+		url     string
+		at      time.Time
+		payload int64
+	}{
+		{page, webT0.Add(2 * time.Hour), caps[0].ID}, // the one it names
+		{page, later, caps[1].ID},                    // the latest before it
+		{mirror, later, caps[1].ID},                  // another URL's
+	} {
+		r := e.do("GET", "/api/v1/web/record?url="+url.QueryEscape(c.url)+"&at="+c.at.Format(webTime14), nil).want(t, http.StatusOK)
+		if string(r.Body) != string(body) || r.Header.Get("Shelfmark-Payload-Capture") != fmt.Sprint(c.payload) {
+			t.Errorf("revisit of %s at %s: payload capture %q, want %d; body %q", c.url, c.at, r.Header.Get("Shelfmark-Payload-Capture"), c.payload, r.Body)
+		}
+	}
+}
