@@ -100,6 +100,9 @@ func ingestWARC(cmd *cobra.Command, args []string, fl warcFlags) error {
 		if runErr == nil && st.FilesFailed > 0 {
 			runErr = fmt.Errorf("%d files failed", st.FilesFailed)
 		}
+		if runErr == nil && st.Errors > 0 {
+			runErr = fmt.Errorf("%d bad records were skipped (the rest is indexed)", st.Errors)
+		}
 	}
 	return runErr
 }
