@@ -89,6 +89,9 @@ type webLookupData struct {
 	// then the domains most linked to.
 	MayLinks bool
 	Top      []webTopItem
+	// Links are the links of the URL of an exact lookup, for readers of
+	// the link index.
+	Links *webLinksView
 }
 
 // webCaptureItems turns a page of the engine into list items.
@@ -153,6 +156,9 @@ func (s *Server) webPage(w http.ResponseWriter, r *http.Request) error {
 		m.Selected = m.Value == match
 		d.Matches = append(d.Matches, m)
 	}
+	if d.MayLinks, d.Top, err = s.webTopDomains(r, wi); err != nil {
+		return err
+	}
 	status := http.StatusOK
 	if strings.TrimSpace(d.URL) != "" {
 		d.Looked = true
@@ -170,10 +176,12 @@ func (s *Server) webPage(w http.ResponseWriter, r *http.Request) error {
 		default:
 			d.List.Captures = webCaptureItems(page.Captures)
 			webPager(r, &d.List, page.Next)
+			if d.MayLinks && q.Match == shelfmark.MatchExact {
+				if d.Links, err = webLinks(r, wi, p, q.SURT, 0); err != nil {
+					return err
+				}
+			}
 		}
-	}
-	if d.MayLinks, d.Top, err = s.webTopDomains(r, wi); err != nil {
-		return err
 	}
 	p.Data = d
 	return s.render(w, r, status, "web", p)
@@ -265,12 +273,9 @@ type webCaptureData struct {
 	Status               int
 	HeadersError         string
 	// MayLinks is set when the caller may read the link index; Links is
-	// then what it knows of the URL (nil when nothing).
+	// then what it knows of the URL.
 	MayLinks bool
-	Links    *shelfmark.WebLinkInfo
-	In, Out  []webLinkItem
-	// NextIn and NextOut page the lists; FirstLinks starts them again.
-	NextIn, NextOut, FirstLinks string
+	Links    *webLinksView
 }
 
 // webCapturePage serves /web/captures/{id}?in=&out=: a capture's
@@ -308,39 +313,77 @@ func (s *Server) webCapturePage(w http.ResponseWriter, r *http.Request) error {
 		d.WARCTable = webHeaderTable{Page: p, Label: "web-warc-h", Rows: d.WARC}
 		d.HTTPTable = webHeaderTable{Page: p, Label: "web-http-h", Rows: d.HTTP}
 	}
-	v := r.URL.Query()
 	if d.MayLinks, err = wi.MayReadWebLinks(ctx); err != nil {
 		return err
 	}
 	if d.MayLinks {
-		q := shelfmark.WebLinkQuery{SURT: c.SURT, InboundAfter: v.Get("in"), OutboundAfter: v.Get("out"), Limit: webUILinks}
-		for _, c := range []string{q.InboundAfter, q.OutboundAfter} {
-			if n, err := strconv.ParseInt(c, 10, 64); c != "" && (err != nil || n < 0) {
-				return shelfmark.Errorf(shelfmark.EINVALID, "The link list's position %q is not one this page gave.", truncateParam(c))
-			}
-		}
-		info, err := wi.WebLinks(ctx, q)
-		switch {
-		case shelfmark.ErrorCode(err) == shelfmark.ENOTFOUND:
-		case err != nil:
+		if d.Links, err = webLinks(r, wi, p, c.SURT, c.ID); err != nil {
 			return err
-		default:
-			d.Links = info
-			d.In, d.Out = webLinkItems(info.Inbound), webLinkItems(info.Outbound)
-			self := r.URL.Path
-			if info.NextInbound != "" {
-				d.NextIn = self + "?" + url.Values{"in": {info.NextInbound}, "out": {q.OutboundAfter}}.Encode() + "#links-in-h"
-			}
-			if info.NextOutbound != "" {
-				d.NextOut = self + "?" + url.Values{"in": {q.InboundAfter}, "out": {info.NextOutbound}}.Encode() + "#links-out-h"
-			}
-			if q.InboundAfter != "" || q.OutboundAfter != "" {
-				d.FirstLinks = self + "#links-h"
-			}
 		}
 	}
 	p.Data = d
 	return s.render(w, r, http.StatusOK, "web_capture", p)
+}
+
+// webLinksView is what a page shows of a URL's links (the template
+// weblinks of frame/web.html).
+type webLinksView struct {
+	Page *uiPage
+	Info *shelfmark.WebLinkInfo
+	// Known is unset when the link index does not know the URL.
+	Known   bool
+	In, Out []webLinkItem
+	// NextIn and NextOut page the lists; First starts them again.
+	NextIn, NextOut, First string
+	// Capture is the capture the page shows (0: none).
+	Capture int64
+}
+
+// webLinks reads a page of the links of the URL with key surt, at the
+// list positions of the request's in= and out=, for a page that shows
+// capture (0: none).
+func webLinks(r *http.Request, wi webIndex, p *uiPage, surt string, capture int64) (*webLinksView, error) {
+	v := r.URL.Query()
+	q := shelfmark.WebLinkQuery{SURT: surt, InboundAfter: v.Get("in"), OutboundAfter: v.Get("out"), Limit: webUILinks}
+	for _, c := range []string{q.InboundAfter, q.OutboundAfter} {
+		if n, err := strconv.ParseInt(c, 10, 64); c != "" && (err != nil || n < 0) {
+			return nil, shelfmark.Errorf(shelfmark.EINVALID, "The link list's position %q is not one this page gave.", truncateParam(c))
+		}
+	}
+	lv := &webLinksView{Page: p, Capture: capture}
+	info, err := wi.WebLinks(r.Context(), q)
+	switch {
+	case shelfmark.ErrorCode(err) == shelfmark.ENOTFOUND:
+		return lv, nil
+	case err != nil:
+		return nil, err
+	}
+	lv.Info, lv.Known = info, true
+	lv.In, lv.Out = webLinkItems(info.Inbound), webLinkItems(info.Outbound)
+	at := func(in, out string) string {
+		v.Del("in")
+		v.Del("out")
+		if in != "" {
+			v.Set("in", in)
+		}
+		if out != "" {
+			v.Set("out", out)
+		}
+		if len(v) == 0 {
+			return r.URL.Path
+		}
+		return r.URL.Path + "?" + v.Encode()
+	}
+	if info.NextInbound != "" {
+		lv.NextIn = at(info.NextInbound, q.OutboundAfter) + "#links-in-h"
+	}
+	if info.NextOutbound != "" {
+		lv.NextOut = at(q.InboundAfter, info.NextOutbound) + "#links-out-h"
+	}
+	if q.InboundAfter != "" || q.OutboundAfter != "" {
+		lv.First = at("", "") + "#links-h"
+	}
+	return lv, nil
 }
 
 // webLinkItems makes the items of a link list.

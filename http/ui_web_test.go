@@ -188,4 +188,26 @@ func TestUIWebLinksPaged(t *testing.T) {
 	if got := len(inLink.FindAllString(p.Body, -1)); got != 5 || strings.Contains(p.Body, "More links in") || !strings.Contains(p.Body, "Back to the first links") {
 		t.Errorf("the second page of links in: %d links: %s", got, p.Body)
 	}
+
+	// the lookup of a URL is a view of its links too, paged the same way
+	p = admin.get("/web?url=" + url.QueryEscape("http://wide.example.net/"))
+	more = regexp.MustCompile(`<a href="([^"]*)" rel="next">More links in</a>`).FindStringSubmatch(p.Body)
+	if len(inLink.FindAllString(p.Body, -1)) != webUILinks || more == nil || len(webCaptureLink.FindAllString(p.Body, -1)) != 1 {
+		t.Fatalf("the lookup's links: %s", p.Body)
+	}
+	next := html.UnescapeString(more[1])
+	if !strings.HasPrefix(next, "/web?") || !strings.Contains(next, "url=http%3A%2F%2Fwide.example.net%2F") {
+		t.Errorf("the lookup's next links lose the lookup: %s", next)
+	}
+	p = admin.get(next)
+	if got := len(inLink.FindAllString(p.Body, -1)); got != 5 || len(webCaptureLink.FindAllString(p.Body, -1)) != 1 {
+		t.Errorf("the lookup's second page of links in: %d links: %s", got, p.Body)
+	}
+	// not for a wider match, nor for a signed-out visitor
+	if p = admin.get("/web?match=host&url=" + url.QueryEscape("http://wide.example.net/")); strings.Contains(p.Body, `id="links-h"`) {
+		t.Error("a host lookup shows links")
+	}
+	if p = newVisitor(t, e.testEnv).get("/web?url=" + url.QueryEscape("http://wide.example.net/")); strings.Contains(p.Body, `id="links-h"`) {
+		t.Error("a signed-out visitor sees the lookup's links")
+	}
 }
