@@ -238,6 +238,13 @@ func TestBrowserWeb(t *testing.T) {
 		t.Errorf("the page of example.org most linked to: %q", first)
 	}
 	check("web-top-pages")
+	// the page most linked to: its captures and its links
+	b.tabTo("reach the page most linked to", `table.web-top a[href^="/web?"]`, false, 40)
+	b.expect("open its lookup with Enter", http.StatusOK, chromedp.KeyEvent(kb.Enter))
+	if txt := b.text(); !strings.Contains(txt, "Pages linking here: 4") || b.nodeCount(`table.web-captures a[href^="/web/captures/"]`) != 1 {
+		t.Errorf("the lookup of the page most linked to: %s", txt)
+	}
+	check("web-page-links")
 	b.open("/web/captures/"+crawl.capture, http.StatusOK)
 	if b.nodeCount("#links-in-h") != 1 || b.nodeCount("#links-out-h") != 1 {
 		t.Errorf("the administrator's capture page has no links in and out: %s", b.text())
