@@ -287,7 +287,7 @@ func (s *Server) webCapturePage(w http.ResponseWriter, r *http.Request) error {
 	}
 	id, err := webCaptureID(r.PathValue("id"))
 	if err != nil {
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no capture %q.", truncateParam(r.PathValue("id")))
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no such capture.")
 	}
 	ctx := r.Context()
 	c, err := wi.WebCapture(ctx, id)

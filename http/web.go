@@ -393,7 +393,8 @@ func appendPyString(b []byte, s string) []byte {
 func webCaptureID(s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 1 {
-		return 0, shelfmark.Errorf(shelfmark.EINVALID, "id: %q is not a capture id (a whole number from 1).", truncateParam(s))
+		// the value is not repeated: it may be another resource's id
+		return 0, shelfmark.Errorf(shelfmark.EINVALID, "id must be a capture id: a whole number from 1.")
 	}
 	return n, nil
 }
