@@ -122,17 +122,17 @@ func hasScheme(raw string) bool {
 // a URL ending in "*" is a prefix match and one starting with "*." a
 // domain match, as pywb reads them.
 func webMatch(v url.Values) (shelfmark.WebURL, string, error) {
-	match, mt := v.Get("match"), v.Get("matchType")
+	match, mt, name := v.Get("match"), v.Get("matchType"), "match"
 	switch {
 	case match != "" && mt != "" && match != mt:
 		return shelfmark.WebURL{}, "", shelfmark.Errorf(shelfmark.EINVALID, "match %q and matchType %q disagree: send one of them.", truncateParam(match), truncateParam(mt))
 	case match == "":
-		match = mt
+		match, name = mt, "matchType"
 	}
 	switch match {
 	case "", shelfmark.MatchExact, shelfmark.MatchPrefix, shelfmark.MatchHost, shelfmark.MatchDomain:
 	default:
-		return shelfmark.WebURL{}, "", shelfmark.Errorf(shelfmark.EINVALID, "match must be exact, prefix, host or domain, not %q.", truncateParam(match))
+		return shelfmark.WebURL{}, "", shelfmark.Errorf(shelfmark.EINVALID, "%s must be exact, prefix, host or domain, not %q.", name, truncateParam(match))
 	}
 	raw := strings.TrimSpace(v.Get("url"))
 	implied := ""

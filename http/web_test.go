@@ -296,7 +296,7 @@ func TestWebBadParameters(t *testing.T) {
 		{"/api/v1/web/captures?url=" + url.QueryEscape("http:///nohost"), "url"},
 		{"/api/v1/web/captures?url=*", "url"},
 		{"/api/v1/web/captures?url=" + home + "&match=fuzzy", "match"},
-		{"/api/v1/web/captures?url=" + home + "&matchType=fuzzy", "match"},
+		{"/api/v1/web/captures?url=" + home + "&matchType=fuzzy", "matchType"},
 		{"/api/v1/web/captures?url=" + home + "&match=exact&matchType=prefix", "matchType"},
 		{"/api/v1/web/captures?url=" + url.QueryEscape("http://example.org/*") + "&match=exact", "match"},
 		{"/api/v1/web/captures?url=" + home + "&from=2024-13", "from"},
