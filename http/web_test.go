@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -646,6 +648,89 @@ func TestWebRevisitRefersTo(t *testing.T) {
 		r := e.do("GET", "/api/v1/web/record?url="+url.QueryEscape(c.url)+"&at="+c.at.Format(webTime14), nil).want(t, http.StatusOK)
 		if string(r.Body) != string(body) || r.Header.Get("Shelfmark-Payload-Capture") != fmt.Sprint(c.payload) {
 			t.Errorf("revisit of %s at %s: payload capture %q, want %d; body %q", c.url, c.at, r.Header.Get("Shelfmark-Payload-Capture"), c.payload, r.Body)
+		}
+	}
+}
+
+// countingBlobs counts the bytes read from the files it opens.
+type countingBlobs struct {
+	shelfmark.BlobStore
+	n atomic.Int64
+}
+
+func (c *countingBlobs) Open(ctx context.Context, sha256 string) (io.ReadSeekCloser, error) {
+	rc, err := c.BlobStore.Open(ctx, sha256)
+	if err != nil {
+		return nil, err
+	}
+	return &countingFile{ReadSeekCloser: rc, ra: readerAt(rc), n: &c.n}, nil
+}
+
+type countingFile struct {
+	io.ReadSeekCloser
+	ra io.ReaderAt
+	n  *atomic.Int64
+}
+
+func (f *countingFile) Read(p []byte) (int, error) {
+	n, err := f.ReadSeekCloser.Read(p)
+	f.n.Add(int64(n))
+	return n, err
+}
+
+func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.ra.ReadAt(p, off)
+	f.n.Add(int64(n))
+	return n, err
+}
+
+// TestWebRecordReadsByOffset: the record of a capture reads its record
+// from the WARC file, not the file: as few bytes for the last record of
+// a 10 MB file as for the first, and so does a capture's page.
+func TestWebRecordReadsByOffset(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	var buf bytes.Buffer
+	w := warc.NewWriter(&buf, true, "1.1")
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 2000
+	body := make([]byte, 8000)
+	for i := range n {
+		for j := range body {
+			body[j] = byte('a' + rng.IntN(26))
+		}
+		if _, _, err := w.WriteResponse(fmt.Sprintf("http://big.example.org/p%d", i), webT0.Add(time.Duration(i)*time.Second), 200, "text/html", body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.webIndexWARC(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Public}, nil, "big.warc.gz", buf.Bytes())
+	cb := &countingBlobs{BlobStore: e.blobs}
+	o := e.srv.opts
+	o.Blobs = cb
+	ts := httptest.NewServer(NewServer(o))
+	defer ts.Close()
+	read := func(path string) int64 {
+		t.Helper()
+		before := cb.n.Load()
+		res, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, res.StatusCode, b)
+		}
+		return cb.n.Load() - before
+	}
+	last := e.webCaptures(t, "url="+url.QueryEscape(fmt.Sprintf("http://big.example.org/p%d", n-1))).Captures[0]
+	first := read("/api/v1/web/record?url=" + url.QueryEscape("http://big.example.org/p0"))
+	end := read("/api/v1/web/record?url=" + url.QueryEscape(fmt.Sprintf("http://big.example.org/p%d", n-1)))
+	page := read(fmt.Sprintf("/web/captures/%d", last.ID))
+	t.Logf("a %d-byte WARC: %d bytes read for the first record, %d for the last, %d for the last one's page (its record is %d bytes)",
+		buf.Len(), first, end, page, last.Length)
+	for what, got := range map[string]int64{"first record": first, "last record": end, "capture page": page} {
+		if got < last.Length/2 || got > 4*last.Length+64<<10 {
+			t.Errorf("the %s read %d bytes of the %d-byte file; its record is %d bytes", what, got, buf.Len(), last.Length)
 		}
 	}
 }
