@@ -184,6 +184,7 @@ func TestWebCaptures(t *testing.T) {
 			{"url=" + url.QueryEscape("*.example.org"), []string{home + " " + t0, home + " " + d0, a + " " + t1, a + " " + d1, c + " " + t2}},
 			{"url=" + url.QueryEscape(c) + "&match=exact", []string{c + " " + t2}},
 			{"url=" + url.QueryEscape("http://example.org/b"), nil}, // linked to, never captured
+			{"url=" + url.QueryEscape("http://example.org/\xff\xfe"), nil}, // not UTF-8: looked up, percent-encoded
 			// time ranges: a prefix stands for its period, to included
 			{"url=" + url.QueryEscape(home) + "&from=20240316", []string{home + " " + d0}},
 			{"url=" + url.QueryEscape(home) + "&to=20240315", []string{home + " " + t0}},
@@ -297,6 +298,7 @@ func TestWebBadParameters(t *testing.T) {
 		{"/api/v1/web/captures?url=" + url.QueryEscape("ftp://example.org/"), "url"},
 		{"/api/v1/web/captures?url=" + url.QueryEscape("http:///nohost"), "url"},
 		{"/api/v1/web/captures?url=*", "url"},
+		{"/api/v1/web/captures?url=" + strings.Repeat("a", 8001), "url"},
 		{"/api/v1/web/captures?url=" + home + "&match=fuzzy", "match"},
 		{"/api/v1/web/captures?url=" + home + "&matchType=fuzzy", "matchType"},
 		{"/api/v1/web/captures?url=" + home + "&match=exact&matchType=prefix", "matchType"},
