@@ -183,7 +183,7 @@ func TestWebCaptures(t *testing.T) {
 			{"url=" + url.QueryEscape(home) + "&match=domain", []string{home + " " + t0, home + " " + d0, a + " " + t1, a + " " + d1, c + " " + t2}},
 			{"url=" + url.QueryEscape("*.example.org"), []string{home + " " + t0, home + " " + d0, a + " " + t1, a + " " + d1, c + " " + t2}},
 			{"url=" + url.QueryEscape(c) + "&match=exact", []string{c + " " + t2}},
-			{"url=" + url.QueryEscape("http://example.org/b"), nil}, // linked to, never captured
+			{"url=" + url.QueryEscape("http://example.org/b"), nil},        // linked to, never captured
 			{"url=" + url.QueryEscape("http://example.org/\xff\xfe"), nil}, // not UTF-8: looked up, percent-encoded
 			// time ranges: a prefix stands for its period, to included
 			{"url=" + url.QueryEscape(home) + "&from=20240316", []string{home + " " + d0}},
