@@ -46,7 +46,7 @@ type WARCOptions struct {
 	// 1000).
 	Batch int
 	// Merge is how many batches waiting for the database one transaction
-	// may take together (default 8; 1: one batch per transaction). While
+	// may take together (default 16; 1: one batch per transaction). While
 	// the database keeps up, each batch is its own transaction; when it
 	// falls behind, the waiting batches go in one, so a transaction's
 	// fixed cost (the pages it dirties, the commit) is shared by more
@@ -382,7 +382,7 @@ func indexWARC(ctx context.Context, repo WebRepository, r io.ReaderAt, size int6
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if opts.Merge <= 0 {
-		opts.Merge = 8
+		opts.Merge = 16
 	}
 	batches := make(chan batchOut, opts.Merge)
 	var readErr error

@@ -19,7 +19,7 @@ import (
 func newIngestCommand() *cobra.Command {
 	var (
 		data, database, durability, collection, server, token, crawl string
-		workers, batch                                               int
+		workers, batch, merge                                        int
 		rate                                                         float64
 		failFast                                                     bool
 	)
@@ -80,7 +80,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 					n = batch
 				}
 				return ingestWARC(cmd, args, warcFlags{data: data, database: database, durability: durability,
-					collection: collection, crawl: crawl, batch: n, rate: rate})
+					collection: collection, crawl: crawl, batch: n, merge: merge, rate: rate})
 			}
 			if len(args) > 1 {
 				return fmt.Errorf("ingest takes one PATH, or several WARC files")
@@ -171,6 +171,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 	f.IntVar(&batch, "batch", 64, "items handed to the engine per call")
 	f.Float64Var(&rate, "rate", 0, "at most this many items per second (0: no limit)")
 	f.BoolVar(&failFast, "fail-fast", false, "stop at the first bad item")
+	f.IntVar(&merge, "merge", 16, "web archives: how many batches of records (--batch, default 1,000 for WARC) waiting for the database one transaction may take")
 	f.StringVar(&crawl, "crawl", "", "web archives: the crawl collection's name (made on first use; default: the directory's or first file's name)")
 	annotateEnv(f)
 	return cmd

@@ -15,7 +15,7 @@ import (
 // warcFlags are the ingest flags a WARC ingest uses.
 type warcFlags struct {
 	data, database, durability, collection, crawl string
-	batch                                         int
+	batch, merge                                  int
 	rate                                          float64
 }
 
@@ -80,7 +80,7 @@ func ingestWARC(cmd *cobra.Command, args []string, fl warcFlags) error {
 	start := time.Now()
 	ctx = shelfmark.WithCaller(ctx, shelfmark.SystemCaller("cli"))
 	st, runErr := ingest.IngestWARC(ctx, engine, lb, args, ingest.WARCOptions{
-		Crawl: fl.crawl, Collection: shelfmark.ID(fl.collection), Batch: fl.batch, Rate: fl.rate,
+		Crawl: fl.crawl, Collection: shelfmark.ID(fl.collection), Batch: fl.batch, Merge: fl.merge, Rate: fl.rate,
 		Progress: func(s ingest.WARCStats) {
 			secs := max(time.Since(start).Seconds(), 1e-9)
 			bar.Describe(fmt.Sprintf("records (%d indexed, %d bad, %.0f links/s)", s.Records, s.Errors, float64(s.Links)/secs))
