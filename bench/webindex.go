@@ -506,6 +506,23 @@ func parseOnly(ctx context.Context, paths []string, progress func(done int)) (re
 	return records, links, time.Since(start).Seconds(), nil
 }
 
+// ReadWebIndexReport reads a report written by WriteJSON, to draw its
+// charts again.
+func ReadWebIndexReport(path string) (*WebIndexReport, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	rep := &WebIndexReport{}
+	if err := json.Unmarshal(b, rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if rep.Report == nil || rep.Scenario != "webindex" {
+		return nil, fmt.Errorf("%s is not a webindex report", path)
+	}
+	return rep, nil
+}
+
 // WriteJSON writes the report to path.
 func (rep *WebIndexReport) WriteJSON(path string) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
@@ -537,13 +554,14 @@ func (rep *WebIndexReport) stepMid() []float64 {
 }
 
 // LinksChart is the chart of links/s over the ingest: the first captures,
-// then the re-captures (their start marked), against the goal.
+// then the re-captures (their start marked), against the goal and the raw
+// limit.
 func (rep *WebIndexReport) LinksChart() chart {
 	xs := rep.stepMid()
 	c := chart{title: fmt.Sprintf("bench webindex (%s): links indexed per second, %s pages", rep.Backend, fmtNum(float64(rep.Pages))),
 		xlabel: "seconds into the ingest", ylabel: "links/s"}
 	firstL := line{name: "first captures"}
-	recapL := line{name: "re-captures (links replaced)"}
+	recapL := line{name: "re-captures"}
 	top := 0.0
 	for i, s := range rep.Steps {
 		top = max(top, s.RatePerS)
@@ -562,9 +580,13 @@ func (rep *WebIndexReport) LinksChart() chart {
 		c.lines = append(c.lines, recapL)
 	}
 	end := rep.Seconds
-	c.lines = append(c.lines, line{name: "goal 50,000 links/s", xs: []float64{0, end}, ys: []float64{WebIndexGoal, WebIndexGoal}, dashed: true})
+	c.lines = append(c.lines, line{name: "goal 50k/s", xs: []float64{0, end}, ys: []float64{WebIndexGoal, WebIndexGoal}, dashed: true})
+	top = max(top, WebIndexGoal)
+	if rep.RawLimitPerS > 0 {
+		c.lines = append(c.lines, line{name: "raw limit", xs: []float64{0, end}, ys: []float64{rep.RawLimitPerS, rep.RawLimitPerS}, dashed: true})
+		top = max(top, rep.RawLimitPerS)
+	}
 	if rep.RecaptureStartS >= 0 {
-		top = max(top, WebIndexGoal)
 		c.lines = append(c.lines, line{name: "re-captures begin", xs: []float64{rep.RecaptureStartS, rep.RecaptureStartS}, ys: []float64{0, top}, dashed: true})
 	}
 	return c

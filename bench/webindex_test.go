@@ -277,6 +277,10 @@ func TestWebIndexScenario(t *testing.T) {
 			t.Errorf("JSON report without %q", k)
 		}
 	}
+	back, err := ReadWebIndexReport(out)
+	if err != nil || back.LinksChart().svg() != rep.LinksChart().svg() || back.LatencyChart().svg() != rep.LatencyChart().svg() {
+		t.Errorf("the report read back draws other charts (%v)", err)
+	}
 	if !strings.Contains(rep.Summary(), "links/s") {
 		t.Errorf("summary: %s", rep.Summary())
 	}
@@ -287,7 +291,7 @@ func TestWebIndexScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	page, _ := os.ReadFile(filepath.Join(html, "index.html"))
-	for _, s := range []string{"links indexed per second", `data-name="re-captures (links replaced)"`, `data-name="re-captures begin"`, "inbound p99", "pages indexed per second"} {
+	for _, s := range []string{"links indexed per second", `data-name="re-captures"`, `data-name="re-captures begin"`, `data-name="raw limit"`, "inbound p99", "pages indexed per second"} {
 		if !bytes.Contains(page, []byte(s)) {
 			t.Errorf("report page without %q", s)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -14,7 +15,8 @@ import (
 func newBenchWebIndexCommand() *cobra.Command {
 	var lf labFlags
 	var c bench.WebIndexConfig
-	var chart string
+	var chart, replot string
+	var run func(*cobra.Command, []string) error
 	cmd := &cobra.Command{
 		Use:   "webindex",
 		Short: "WARC ingest and the link index: links/s over a generated crawl, re-captures included, with queries",
@@ -38,62 +40,56 @@ raw limit: plain batched INSERTs of the same rows (domains, URLs, captures,
 links) into scratch tables of the same definitions on the same backend for
 --raw-seconds, in links/s.`,
 		Args: cobra.NoArgs,
-		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
-			var bars stageBars
-			c.Database, c.StorePath, c.Relaxed = lf.database, filepath.Join(e.dir, "data", "shelfmark.db"), lf.durability == "relaxed"
-			c.Progress = bars.progress
-			c.Seed = 1
-			r, err := bench.RunWebIndex(ctx, e.repo, e.blobs, c)
-			bars.finish()
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if replot == "" {
+				return run(cmd, args)
+			}
+			r, err := bench.ReadWebIndexReport(replot)
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			for i, s := range r.Steps {
-				b := r.Timeline[i]
-				phase := ""
-				if b.Recapture {
-					phase = "  re-captures"
-				}
-				lat := ""
-				if b.TopMS != nil && b.LinksMS != nil {
-					lat = fmt.Sprintf("  top p99 %6.2f ms  inbound p99 %6.2f ms", b.TopMS.P99, b.LinksMS.P99)
-				}
-				fmt.Fprintf(out, "bucket %2d  %8.0f links/s  %7.0f pages/s%s%s\n", i+1, s.RatePerS, b.PagesPerS, lat, phase)
-			}
-			if r.Rows != nil {
-				fmt.Fprintf(out, "index rows: %d domains, %d URLs, %d captures, %d links\n", r.Rows.Domains, r.Rows.URLs, r.Rows.Captures, r.Rows.Links)
-			}
-			if r.GenerateSeconds > 0 {
-				fmt.Fprintf(out, "generated %d WARC files (%.0f MiB) in %.1f s\n", r.WARCFiles, float64(r.WARCBytes)/(1<<20), r.GenerateSeconds)
-			}
-			if r.Raw != nil {
-				fmt.Fprintf(out, "raw limit: %d pages (%d link rows, %d URL rows) in %.1f s: %.0f pages/s, %.0f links/s, %.0f link rows/s\n",
-					r.Raw.Pages, r.Raw.LinkRows, r.Raw.URLRows, r.Raw.Seconds, r.Raw.PagesPerS, r.Raw.LinksPerS, r.Raw.LinkRowsPerS)
-			}
-			fmt.Fprintln(out, r.Summary())
-			if lf.jsonPath != "" {
-				if err := r.WriteJSON(lf.jsonPath); err != nil {
-					return err
-				}
-			}
-			if lf.reportDir != "" {
-				if err := r.WriteHTML(lf.reportDir); err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "report: %s\n", filepath.Join(lf.reportDir, "index.html"))
-			}
-			if chart != "" {
-				if err := r.WriteLinksSVG(chart); err != nil {
-					return fmt.Errorf("--chart: %w", err)
-				}
-			}
-			if r.Errors > 0 {
-				fmt.Fprintf(os.Stderr, "webindex: %d errors (see the report)\n", r.Errors)
-			}
-			return nil
-		}),
+			return webIndexOutputs(cmd.OutOrStdout(), r, "", lf.reportDir, chart)
+		},
 	}
+	run = lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
+		var bars stageBars
+		c.Database, c.StorePath, c.Relaxed = lf.database, filepath.Join(e.dir, "data", "shelfmark.db"), lf.durability == "relaxed"
+		c.Progress = bars.progress
+		c.Seed = 1
+		r, err := bench.RunWebIndex(ctx, e.repo, e.blobs, c)
+		bars.finish()
+		if err != nil {
+			return err
+		}
+		out := cmd.OutOrStdout()
+		for i, s := range r.Steps {
+			b := r.Timeline[i]
+			phase := ""
+			if b.Recapture {
+				phase = "  re-captures"
+			}
+			lat := ""
+			if b.TopMS != nil && b.LinksMS != nil {
+				lat = fmt.Sprintf("  top p99 %6.2f ms  inbound p99 %6.2f ms", b.TopMS.P99, b.LinksMS.P99)
+			}
+			fmt.Fprintf(out, "bucket %2d  %8.0f links/s  %7.0f pages/s%s%s\n", i+1, s.RatePerS, b.PagesPerS, lat, phase)
+		}
+		if r.Rows != nil {
+			fmt.Fprintf(out, "index rows: %d domains, %d URLs, %d captures, %d links\n", r.Rows.Domains, r.Rows.URLs, r.Rows.Captures, r.Rows.Links)
+		}
+		if r.GenerateSeconds > 0 {
+			fmt.Fprintf(out, "generated %d WARC files (%.0f MiB) in %.1f s\n", r.WARCFiles, float64(r.WARCBytes)/(1<<20), r.GenerateSeconds)
+		}
+		if r.Raw != nil {
+			fmt.Fprintf(out, "raw limit: %d pages (%d link rows, %d URL rows) in %.1f s: %.0f pages/s, %.0f links/s, %.0f link rows/s\n",
+				r.Raw.Pages, r.Raw.LinkRows, r.Raw.URLRows, r.Raw.Seconds, r.Raw.PagesPerS, r.Raw.LinksPerS, r.Raw.LinkRowsPerS)
+		}
+		fmt.Fprintln(out, r.Summary())
+		if r.Errors > 0 {
+			fmt.Fprintf(os.Stderr, "webindex: %d errors (see the report)\n", r.Errors)
+		}
+		return webIndexOutputs(out, r, lf.jsonPath, lf.reportDir, chart)
+	})
 	f := cmd.Flags()
 	lf.add(f)
 	f.IntVar(&c.Pages, "pages", 1000000, "captures in the generated crawl, re-captures included")
@@ -107,6 +103,29 @@ links) into scratch tables of the same definitions on the same backend for
 	f.BoolVar(&c.ParseOnly, "parse-only", true, "time the WARC reader alone over the files before the ingest")
 	f.Float64Var(&c.RawSeconds, "raw-seconds", 10, "how long the raw limit inserts (negative: skip it)")
 	f.StringVar(&chart, "chart", "", "write the links/s chart as a standalone SVG file")
+	f.StringVar(&replot, "replot", "", "run nothing: draw --report and --chart again from this JSON report of an earlier run")
 	annotateEnv(f)
 	return cmd
+}
+
+// webIndexOutputs writes the JSON report, the HTML report and the chart
+// asked for.
+func webIndexOutputs(out io.Writer, r *bench.WebIndexReport, jsonPath, reportDir, chart string) error {
+	if jsonPath != "" {
+		if err := r.WriteJSON(jsonPath); err != nil {
+			return err
+		}
+	}
+	if reportDir != "" {
+		if err := r.WriteHTML(reportDir); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "report: %s\n", filepath.Join(reportDir, "index.html"))
+	}
+	if chart != "" {
+		if err := r.WriteLinksSVG(chart); err != nil {
+			return fmt.Errorf("--chart: %w", err)
+		}
+	}
+	return nil
 }
