@@ -33,8 +33,11 @@ type WebIndexConfig struct {
 	// Dir is where the WARC files are written, and reused from when a
 	// run with the same settings wrote them; "" is a temporary directory
 	// removed after the run.
-	Dir     string
-	Batch   int     // records per index transaction (default 1000, ingest's default)
+	Dir   string
+	Batch int // records per batch (default 1000, ingest's default)
+	// Merge is how many waiting batches one index transaction may take
+	// (0: ingest's default).
+	Merge   int
 	Buckets int     // wall-time buckets of the rate over time (default 40)
 	QRate   float64 // queries per second of each kind while ingesting (default 20)
 	// ParseOnly runs the WARC reader alone over the files before the
@@ -158,7 +161,7 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 	g := NewWebGraph(c.Seed, c.Pages, c.Domains, c.Recapture)
 	rep := &WebIndexReport{Report: &Report{Scenario: "webindex", Backend: repo.Storage().Backend(), Started: time.Now().UTC(),
 		Params: map[string]any{"pages": c.Pages, "first_captures": g.First, "recaptures": g.Pages - g.First, "domains": g.Domains,
-			"pages_per_file": c.PagesPerFile, "batch": c.Batch, "query_rate_per_kind": c.QRate, "seed": c.Seed}}}
+			"pages_per_file": c.PagesPerFile, "batch": c.Batch, "merge": c.Merge, "query_rate_per_kind": c.QRate, "seed": c.Seed}}}
 
 	// 1. the crawl
 	dir := c.Dir
@@ -260,7 +263,7 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 		_, err := repo.WebLinks(ctx, shelfmark.WebLinkQuery{SURT: surts[k], Limit: 100})
 		return err
 	})
-	st, err := ingest.IngestWARC(ctx, repo, blobs, []string{dir}, ingest.WARCOptions{Crawl: "bench-webindex", Batch: c.Batch,
+	st, err := ingest.IngestWARC(ctx, repo, blobs, []string{dir}, ingest.WARCOptions{Crawl: "bench-webindex", Batch: c.Batch, Merge: c.Merge,
 		Progress: func(s ingest.WARCStats) {
 			at := time.Since(start)
 			mu.Lock()
