@@ -154,16 +154,27 @@ func testWARCKill(t *testing.T, backend string) {
 		t.Fatal("after the final run, not every file is indexed")
 	}
 	t.Logf("%d kills, the last at %d of %d bytes indexed", kills, last, total)
+	storagetest.CheckWebIndex(t, shelfmark.WithCaller(ctx, shelfmark.SystemCaller("test")), openRepo(t, database, data), ref)
+}
+
+// openRepo opens the engine over the store of --database / --data, as the
+// commands do, until the test ends.
+func openRepo(t *testing.T, database, data string) *shelfmark.Repository {
+	t.Helper()
+	ctx := context.Background()
 	store, err := openStorage(ctx, database, data, "safe", 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
 	ids, err := shelfmark.LoadIDCodec(ctx, store)
 	if err != nil {
+		store.Close()
 		t.Fatal(err)
 	}
 	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
-	defer repo.Close()
-	storagetest.CheckWebIndex(t, shelfmark.WithCaller(ctx, shelfmark.SystemCaller("test")), repo, ref)
+	t.Cleanup(func() {
+		repo.Close()
+		store.Close()
+	})
+	return repo
 }

@@ -82,17 +82,7 @@ func TestIngestWARCBadRecords(t *testing.T) {
 				t.Errorf("the summary does not say %q:\n%s", want, out)
 			}
 			ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
-			store, err := openStorage(ctx, "", data, "safe", 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.Close()
-			ids, err := shelfmark.LoadIDCodec(ctx, store)
-			if err != nil {
-				t.Fatal(err)
-			}
-			repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
-			defer repo.Close()
+			repo := openRepo(t, "", data)
 			surt := func(u string) string {
 				c, err := warc.Canonical(u)
 				if err != nil {
