@@ -49,8 +49,9 @@ type WebIndexConfig struct {
 	Database, StorePath string
 	Relaxed             bool
 	// RawSeconds is how long the raw limit inserts (default 10 s; negative:
-	// no raw limit).
+	// no raw limit); RawBatch is its pages per transaction (default Batch).
 	RawSeconds float64
+	RawBatch   int
 	Seed       uint64
 	// Progress, when set, is told each stage's progress.
 	Progress func(stage string, done, total int)
@@ -329,7 +330,11 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 			return nil, fmt.Errorf("raw limit: %w", err)
 		}
 		progress("raw limit", 0, 1)
-		res, err := RawWebLimit(ctx, raw, g, c.Batch, time.Duration(c.RawSeconds*float64(time.Second)))
+		rb := c.RawBatch
+		if rb <= 0 {
+			rb = c.Batch
+		}
+		res, err := RawWebLimit(ctx, raw, g, rb, time.Duration(c.RawSeconds*float64(time.Second)))
 		if cerr := raw.Close(); err == nil && cerr != nil {
 			err = cerr
 		}

@@ -103,6 +103,7 @@ links) into scratch tables of the same definitions on the same backend for
 	f.Float64Var(&c.QRate, "query-rate", 20, "queries per second of each kind while ingesting")
 	f.BoolVar(&c.ParseOnly, "parse-only", true, "time the WARC reader alone over the files before the ingest")
 	f.Float64Var(&c.RawSeconds, "raw-seconds", 10, "how long the raw limit inserts (negative: skip it)")
+	f.IntVar(&c.RawBatch, "raw-batch", 0, "pages per raw-limit transaction (0: --batch)")
 	f.StringVar(&chart, "chart", "", "write the links/s chart as a standalone SVG file")
 	f.StringVar(&replot, "replot", "", "run nothing: draw --report and --chart again from this JSON report of an earlier run")
 	annotateEnv(f)
