@@ -3,7 +3,11 @@ package bench
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/postgres"
 	"github.com/shelfmark/shelfmark/sqlite"
 	"github.com/shelfmark/shelfmark/warc"
 )
@@ -156,19 +161,57 @@ func TestWebGraphShape(t *testing.T) {
 	}
 }
 
-// TestWebIndexScenario runs the scenario at a tiny size on SQLite and
-// checks its report: the shared fields, the scenario's own, the index's
-// rows against an independent count from the generated graph, the raw
-// limit, and the HTML report with its charts.
+// TestWebIndexScenario runs the scenario at a tiny size on SQLite and on
+// PostgreSQL (when SHELFMARK_TEST_DATABASE_URL is set) and checks its
+// report: the shared fields, the scenario's own, the index's rows against
+// an independent count from the generated graph, the raw limit, and the
+// HTML report with its charts.
 func TestWebIndexScenario(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		ctx := context.Background()
+		path := filepath.Join(t.TempDir(), "store.db")
+		db, err := sqlite.Open(ctx, path, sqlite.Options{Relaxed: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		testWebIndexScenario(t, db, "", path)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
+		if dsn == "" {
+			t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
+		}
+		ctx := context.Background()
+		admin, err := sql.Open("pgx", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer admin.Close()
+		schema := fmt.Sprintf("webindex%d_%d", os.Getpid(), rand.IntN(1e9))
+		if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+			t.Fatal(err)
+		}
+		defer admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		db, err := postgres.Open(ctx, u.String(), postgres.Options{Relaxed: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		testWebIndexScenario(t, db, u.String(), "")
+	})
+}
+
+func testWebIndexScenario(t *testing.T, db shelfmark.Storage, database, path string) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	path := filepath.Join(dir, "store.db")
-	db, err := sqlite.Open(ctx, path, sqlite.Options{Relaxed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	blobs, err := blob.NewLocal(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +224,7 @@ func TestWebIndexScenario(t *testing.T) {
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{IDs: ids})
 	defer repo.Close()
 	cfg := WebIndexConfig{Pages: 3000, PagesPerFile: 1000, Batch: 200, Buckets: 10, QRate: 50, ParseOnly: true,
-		StorePath: path, Relaxed: true, RawSeconds: 0.5, Seed: 9, Dir: filepath.Join(dir, "crawl")}
+		Database: database, StorePath: path, Relaxed: true, RawSeconds: 0.5, Seed: 9, Dir: filepath.Join(dir, "crawl")}
 	stages := map[string]bool{}
 	cfg.Progress = func(stage string, done, total int) { stages[stage] = true }
 	rep, err := RunWebIndex(ctx, repo, blobs, cfg)
@@ -226,7 +269,7 @@ func TestWebIndexScenario(t *testing.T) {
 	}
 
 	r := rep.Report
-	if r.Scenario != "webindex" || r.Backend != "sqlite" || r.Items != links || rep.Pages != 3000 || r.Errors != 0 || len(rep.IngestErrors) != 0 {
+	if r.Scenario != "webindex" || r.Backend != db.Backend() || r.Items != links || rep.Pages != 3000 || r.Errors != 0 || len(rep.IngestErrors) != 0 {
 		t.Fatalf("report: scenario %q backend %q items %d (want %d) pages %d errors %d %v", r.Scenario, r.Backend, r.Items, links, rep.Pages, r.Errors, rep.IngestErrors)
 	}
 	if r.Seconds <= 0 || r.RatePerS <= 0 || rep.PagesPerS <= 0 || r.Flatness <= 0 || r.PeakRSSBytes <= 0 || rep.ParseOnlyLinksPerS <= 0 || rep.WARCFiles != 3 || rep.WARCBytes <= 0 {
