@@ -16,13 +16,20 @@ import (
 	"github.com/shelfmark/shelfmark/bench/gen"
 )
 
-// toolTestTools returns the tools found on PATH with a test time limit.
+// toolTestTools returns the tools found on PATH with a test time limit,
+// OCR at nice 19 rather than idle priority (testOCRNice).
 func toolTestTools(t testing.TB) Tools {
 	tools := FindTools()
+	tools.OCRNice = testOCRNice
 	tools.Limits.Timeout = 2 * time.Minute
 	tools.TempDir = t.TempDir()
 	return tools
 }
+
+// testOCRNice is the nice value of OCR in the tests: at idle priority,
+// OCR on a machine that other work keeps busy gets no CPU at all and the
+// tests would time out (TestOCRIdleByDefault checks serve's setting).
+const testOCRNice = 19
 
 // toolTestNeed skips the test if the tool at path (named name) is absent,
 // unless SHELFMARK_REQUIRE_TOOLS is set: then it fails.

@@ -304,3 +304,17 @@ func TestPermanent(t *testing.T) {
 		t.Error("plain error reported permanent")
 	}
 }
+
+// TestOCRIdleByDefault: OCR runs at idle priority unless OCRNice is set
+// (serve and worker never set it; the tests do, see testOCRNice).
+func TestOCRIdleByDefault(t *testing.T) {
+	if l := (Tools{}).ocrLimits(); !l.Idle || l.Nice != 0 {
+		t.Fatalf("default OCR limits %+v, want idle priority", l)
+	}
+	if l := (Tools{Limits: Limits{Nice: 5}}).ocrLimits(); !l.Idle || l.Nice != 0 {
+		t.Fatalf("OCR limits with a tool nice value %+v, want idle priority", l)
+	}
+	if l := (Tools{OCRNice: 19}).ocrLimits(); l.Idle || l.Nice != 19 {
+		t.Fatalf("OCR limits with OCRNice 19: %+v, want nice 19 under the normal scheduler", l)
+	}
+}

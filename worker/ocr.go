@@ -57,7 +57,8 @@ func (t Tools) OCR(ctx context.Context, path string) (hocr []byte, text string, 
 // (3.0) and plain text (`tesseract in outbase -l eng hocr alto txt`, in a
 // temporary directory removed afterwards), with OMP_THREAD_LIMIT=1
 // (tesseract's OpenMP threads cost about five times the CPU for no gain
-// here) and at idle CPU priority whatever Tools.Limits.Idle says. The
+// here) and at idle CPU priority whatever Tools.Limits.Idle says (at
+// Tools.OCRNice when that is set). The
 // text is valid UTF-8 with page breaks as newlines and surrounding space
 // trimmed. An empty or unreadable image → Permanent error; no tesseract →
 // an error wrapping ErrToolMissing.
@@ -88,8 +89,7 @@ func (t Tools) OCRPage(ctx context.Context, path string) (*PageOCR, error) {
 	}
 	defer os.RemoveAll(dir)
 	base := filepath.Join(dir, "page")
-	l := t.toolLimits()
-	l.Idle = true
+	l := t.ocrLimits()
 	if _, err := RunTool(ctx, l, []string{"OMP_THREAD_LIMIT=1"}, t.Tesseract,
 		in.path, base, "-l", OCRLanguage, "hocr", "alto", "txt"); err != nil {
 		return nil, fmt.Errorf("worker: OCR of %s: %w", path, toolClassify(err))
@@ -238,8 +238,7 @@ func (t Tools) ocrPDFPage(ctx context.Context, path, dir string, n int, size [2]
 	dpi = max(dpi, 1)
 	base := filepath.Join(dir, "page")
 	defer os.Remove(base + ".png")
-	l := t.toolLimits()
-	l.Idle = true
+	l := t.ocrLimits()
 	page := strconv.Itoa(n)
 	if _, err := RunTool(ctx, l, nil, t.Pdftoppm, "-f", page, "-l", page, "-singlefile", "-gray", "-png",
 		"-r", strconv.Itoa(int(dpi)), path, base); err != nil {

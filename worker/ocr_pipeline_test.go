@@ -19,6 +19,7 @@ import (
 // ALTO, and keeps the text of every page (layer and OCR) for search.
 func TestPipelineOCRFormats(t *testing.T) {
 	tools := FindTools()
+	tools.OCRNice = testOCRNice
 	requirePipelineTools(t, tools)
 	id, err := siegfried.New()
 	if err != nil {

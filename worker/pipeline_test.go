@@ -234,6 +234,7 @@ func (s *stack) checkTiles(t *testing.T, f *shelfmark.File, orig *shelfmark.Form
 // pages by their words; broken files end in failed jobs, not in a loop.
 func TestPipeline(t *testing.T) {
 	tools := FindTools()
+	tools.OCRNice = testOCRNice
 	requirePipelineTools(t, tools)
 	id, err := siegfried.New()
 	if err != nil {

@@ -39,8 +39,8 @@ type Tools struct {
 
 	// Limits are the default limits of each child process. A zero
 	// Timeout means DefaultTimeout; the context's deadline applies when
-	// it is earlier. OCR always runs at idle priority; the other tools
-	// do when Limits.Idle is set.
+	// it is earlier. OCR runs at idle priority (unless OCRNice is set);
+	// the other tools do when Limits.Idle is set.
 	Limits Limits
 
 	// DeriveNice, when above 0, runs the derivative tools (thumbnails,
@@ -50,6 +50,14 @@ type Tools struct {
 	// so derivatives keep coming, slowly, while ingest holds the CPU,
 	// where SCHED_IDLE would give them next to nothing.
 	DeriveNice int
+
+	// OCRNice, when above 0, runs OCR (tesseract, and pdftoppm rendering
+	// a PDF's pages for it) at this nice value under the normal scheduler
+	// instead of at idle priority. serve and worker leave it 0, so OCR
+	// never takes CPU from anything else (it can then wait as long as the
+	// machine stays busy); tests set it, so that they finish on a machine
+	// kept busy by other work.
+	OCRNice int
 
 	// TempDir is where temporary files and directories are made (each
 	// removed when its call returns); empty means os.TempDir().
@@ -97,6 +105,17 @@ func (t Tools) deriveLimits() Limits {
 	l := t.toolLimits()
 	if t.DeriveNice > 0 {
 		l.Idle, l.Nice = false, t.DeriveNice
+	}
+	return l
+}
+
+// ocrLimits are the limits of OCR and of the page rendering OCR needs:
+// toolLimits at idle priority, or at OCRNice when it is set.
+func (t Tools) ocrLimits() Limits {
+	l := t.toolLimits()
+	l.Idle, l.Nice = true, 0
+	if t.OCRNice > 0 {
+		l.Idle, l.Nice = false, t.OCRNice
 	}
 	return l
 }
