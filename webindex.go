@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -212,7 +213,7 @@ func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64
 	for _, d := range domains {
 		drows = append(drows, d)
 	}
-	slices.SortFunc(drows, func(a, b *WebDomainRow) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(drows, func(a, b *WebDomainRow) int { return strings.Compare(a.Name, b.Name) })
 	if err := wt.InternWebDomains(ctx, drows); err != nil {
 		return fmt.Errorf("domains: %w", err)
 	}
@@ -221,7 +222,7 @@ func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64
 		u.Domain = domains[urlDomain[s]].ID
 		urows = append(urows, u)
 	}
-	slices.SortFunc(urows, func(a, b *WebURLRow) int { return cmpString(a.SURT, b.SURT) })
+	slices.SortFunc(urows, func(a, b *WebURLRow) int { return strings.Compare(a.SURT, b.SURT) })
 	if err := wt.InternWebURLs(ctx, urows); err != nil {
 		return fmt.Errorf("urls: %w", err)
 	}
@@ -329,16 +330,6 @@ func (r *Repository) currentCaptures(ctx context.Context, wt WebWriteTx, srcs []
 		out[c.URL] = c
 	}
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // webRemoveChunk is how many captures one removal transaction takes out.

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/ingest"
 	"github.com/shelfmark/shelfmark/warc"
 )
 
@@ -111,26 +111,9 @@ func (e *policyEnv) webIndexWARC(work *shelfmark.NewResource, fs *shelfmark.Reso
 	}
 	file := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFile, Parent: fs.ID, File: e.putBytes(name, "application/warc", b)}})[0]
 	f.file = file.ID
-	if _, err := e.repo.StartWebFile(ctx, file.ID); err != nil {
-		e.t.Fatal(err)
-	}
-	rd := warc.NewReader(bytes.NewReader(b), int64(len(b)), 0, warc.Options{})
-	var recs []*shelfmark.WebRecord
-	for {
-		rec, err := rd.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			e.t.Fatalf("read %s: %v", name, err)
-		}
-		if rec.Type == "warcinfo" || rec.Target.SURT == "" {
-			continue
-		}
-		recs = append(recs, rec)
-	}
-	ok, err := e.repo.IndexWebBatch(ctx, &shelfmark.WebBatch{File: file.ID, From: 0, Next: int64(len(b)), Records: recs, Done: true})
-	if err != nil || !ok {
-		e.t.Fatalf("index %s: %v (applied %v)", name, err, ok)
+	done, st, err := ingest.IndexWARC(ctx, e.repo, bytes.NewReader(b), int64(len(b)), file.ID, ingest.WARCOptions{})
+	if err != nil || !done || st.Errors != 0 {
+		e.t.Fatalf("index %s: %v (indexed %v, %+v)", name, err, done, st)
 	}
 	return f
 }

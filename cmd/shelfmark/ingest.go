@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/blob"
 	shttp "github.com/shelfmark/shelfmark/http"
 	"github.com/shelfmark/shelfmark/ingest"
 )
@@ -105,22 +104,11 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 				}
 				repo, blobs = client, client
 			} else {
-				store, err := openStorage(ctx, database, data, durability, 0)
-				if err != nil {
-					return fmt.Errorf("open database: %w", err)
-				}
-				defer store.Close()
-				lb, err := blob.NewLocal(filepath.Join(data, "blobs"))
-				if err != nil {
-					return fmt.Errorf("open content store: %w", err)
-				}
-				defer lb.Close()
-				ids, err := shelfmark.LoadIDCodec(ctx, store)
+				engine, lb, closeLocal, err := openLocal(ctx, database, data, durability)
 				if err != nil {
 					return err
 				}
-				engine := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
-				defer engine.Close()
+				defer closeLocal()
 				repo, blobs = engine, lb
 			}
 			bar := newProgressBar(-1, "items")

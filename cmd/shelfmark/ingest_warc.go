@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,32 @@ type warcFlags struct {
 	data, database, durability, collection, crawl string
 	batch, merge                                  int
 	rate                                          float64
+}
+
+// openLocal opens the store, the content store and the engine that serve
+// uses (--database / --data); close releases all three.
+func openLocal(ctx context.Context, database, data, durability string) (*shelfmark.Repository, *blob.LocalStore, func(), error) {
+	store, err := openStorage(ctx, database, data, durability, 0)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	lb, err := blob.NewLocal(filepath.Join(data, "blobs"))
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, fmt.Errorf("open content store: %w", err)
+	}
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		lb.Close()
+		store.Close()
+		return nil, nil, nil, err
+	}
+	engine := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
+	return engine, lb, func() {
+		engine.Close()
+		lb.Close()
+		store.Close()
+	}, nil
 }
 
 // isWARCInput reports whether args name WARC files, or one directory
@@ -47,22 +74,11 @@ func isWARCInput(args []string) bool {
 // ingestWARC stores and indexes web archives into the local store.
 func ingestWARC(cmd *cobra.Command, args []string, fl warcFlags) error {
 	ctx := cmd.Context()
-	store, err := openStorage(ctx, fl.database, fl.data, fl.durability, 0)
-	if err != nil {
-		return fmt.Errorf("open database: %w", err)
-	}
-	defer store.Close()
-	lb, err := blob.NewLocal(filepath.Join(fl.data, "blobs"))
-	if err != nil {
-		return fmt.Errorf("open content store: %w", err)
-	}
-	defer lb.Close()
-	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	engine, lb, closeLocal, err := openLocal(ctx, fl.database, fl.data, fl.durability)
 	if err != nil {
 		return err
 	}
-	engine := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
-	defer engine.Close()
+	defer closeLocal()
 	var total int64
 	for _, a := range args {
 		fs, err := ingest.WARCFiles(a)
