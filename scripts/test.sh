@@ -44,6 +44,7 @@ scripts/testdeps.sh
 export SHELFMARK_REQUIRE_TOOLS=1
 export SHELFMARK_PYMARC_DIR=$SHELFMARK_BUILD_DIR/testdata/pymarc-5.4.0
 export SHELFMARK_TEST_PYTHON=$SHELFMARK_BUILD_DIR/venv/bin/python
+export SHELFMARK_VERSITYGW=$SHELFMARK_BUILD_DIR/bin/versitygw
 
 step "PostgreSQL for the conformance suite"
 scripts/postgres.sh start

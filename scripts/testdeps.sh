@@ -12,6 +12,9 @@
 #                      iiif-validator, which checks the IIIF Image API (needs libmagic1),
 #                      warcio and surt, which the WARC reader's offsets and SURTs must match
 #   .build/testdata/pymarc-5.4.0   the pymarc source distribution: real LoC MARC records under test/
+#   haproxy            (Debian haproxy) the load balancer in front of the cluster fault test's servers
+#   .build/bin/versitygw  versitygw, a real S3 API over a local directory (built from the Go
+#                      module proxy, pinned): the content store of the S3 and cluster tests
 #   .build/axe-core/axe.min.js     axe-core from the npm registry (pinned, its published SHA-512
 #                      checked; no Node): the accessibility rules the browser tests run in chromium
 # Prints nothing on stdout; tests find these through the variables scripts/test.sh exports.
@@ -37,6 +40,8 @@ command -v jq >/dev/null 2>&1 || missing+=(jq)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 # iiif-validator's python-magic loads libmagic
 [[ -n $(ls /usr/lib/*/libmagic.so.1 2>/dev/null) ]] || missing+=(libmagic1)
+# the cluster fault test's load balancer
+command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
 if (( ${#missing[@]} )); then
 	echo "== installing ${missing[*]}" >&2
 	apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
@@ -116,4 +121,15 @@ if [[ $(cat "$build/axe-core/VERSION" 2>/dev/null) != "$axe_version" || ! -s $bu
 	cp "$tmp/package/axe.min.js" "$tmp/package/LICENSE" "$build/axe-core/"
 	echo "$axe_version" >"$build/axe-core/VERSION"
 	rm -rf "$tmp"
+fi
+
+# versitygw: a real S3 API over a local directory (Apache-2.0), built once
+# from the module proxy at a pinned version; the S3 content store's tests and
+# the cluster fault test run it on 127.0.0.1
+versitygw_version=v1.8.0
+if [[ $(cat "$build/bin/versitygw.version" 2>/dev/null) != "$versitygw_version" || ! -x $build/bin/versitygw ]]; then
+	echo "== building versitygw $versitygw_version into $build/bin" >&2
+	mkdir -p "$build/bin"
+	(cd / && GOFLAGS= GOBIN="$build/bin" go install "github.com/versity/versitygw/cmd/versitygw@$versitygw_version") >&2
+	echo "$versitygw_version" >"$build/bin/versitygw.version"
 fi
