@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/postgres"
+	"github.com/shelfmark/shelfmark/sqlite"
+)
+
+// electedLoops are the background loops that must run once among the
+// servers sharing a database; each is elected on its own, so they may land
+// on different servers. The job runner is not among them: every process
+// works jobs.
+var electedLoops = []string{"oai", "search", "access", "blobgc"}
+
+// closer is what an elector needs at shutdown.
+type closer interface{ Close() error }
+
+// elector returns the elector of a store's backend.
+func elector(store shelfmark.Storage) (shelfmark.Elector, closer, error) {
+	switch db := store.(type) {
+	case *postgres.DB:
+		e := db.Elector(postgres.ElectorOptions{})
+		return e, e, nil
+	case *sqlite.DB:
+		e := db.Elector(0)
+		return e, e, nil
+	}
+	return nil, nil, fmt.Errorf("no leader election for the %s backend", store.Backend())
+}
+
+// electLoops makes each loop named in electedLoops run only while this
+// process leads that name among the servers of store's database. It
+// reports the leaderships in the gauge shelfmark_leader{task} of reg and
+// logs each gain and loss. Close the returned closer after the loops
+// stopped.
+func electLoops(store shelfmark.Storage, loops map[string]runner, reg prometheus.Registerer, log *slog.Logger) (closer, error) {
+	e, c, err := elector(store)
+	if err != nil {
+		return nil, err
+	}
+	gauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "shelfmark_leader",
+		Help: "1 while this server leads the task (oai, search, access, blobgc), which runs on one server of a database at a time."}, []string{"task"})
+	if err := reg.Register(gauge); err != nil {
+		return nil, fmt.Errorf("register shelfmark_leader: %w", err)
+	}
+	opts := shelfmark.LeadOptions{
+		OnChange: func(task string, leading bool) {
+			if leading {
+				gauge.WithLabelValues(task).Set(1)
+				log.Info("leadership gained: this server runs the task", "task", task)
+			} else {
+				gauge.WithLabelValues(task).Set(0)
+				log.Info("leadership lost: another server may run the task", "task", task)
+			}
+		},
+		OnError: func(task string, err error) { log.Warn("leader election", "task", task, "err", err) },
+	}
+	for _, name := range electedLoops {
+		if l, ok := loops[name]; ok {
+			gauge.WithLabelValues(name).Set(0)
+			loops[name] = elected{e: e, name: name, loop: l, opts: opts}
+		}
+	}
+	return c, nil
+}
+
+// elected is a loop that runs under a leadership.
+type elected struct {
+	e    shelfmark.Elector
+	name string
+	loop runner
+	opts shelfmark.LeadOptions
+}
+
+// Run implements runner.
+func (l elected) Run(ctx context.Context) error {
+	return shelfmark.Lead(ctx, l.e, l.name, l.loop.Run, l.opts)
+}

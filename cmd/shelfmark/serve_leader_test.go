@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// Environment of TestServeLeaderChild, the serve process
+// TestServeLeaderTakeover starts.
+const (
+	leaderChildEnv = "SHELFMARK_TEST_LEADER_CHILD"
+	leaderArgsEnv  = "SHELFMARK_TEST_LEADER_ARGS" // flags, one per line
+)
+
+// leaderDeadline bounds each wait of the takeover test (a busy machine
+// takes a few seconds; a working takeover about one).
+const leaderDeadline = 90 * time.Second
+
+// TestServeLeaderChild is a `shelfmark serve` process started by
+// TestServeLeaderTakeover; it runs until killed or interrupted.
+func TestServeLeaderChild(t *testing.T) {
+	if os.Getenv(leaderChildEnv) != "1" {
+		t.Skip("a child process of TestServeLeaderTakeover; it runs only when that test starts it")
+	}
+	cmd := newServeCommand()
+	cmd.SetArgs(strings.Split(os.Getenv(leaderArgsEnv), "\n"))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// leaderServer is a running serve child.
+type leaderServer struct {
+	cmd           *exec.Cmd
+	out           *lockedBuffer
+	base, metrics string
+	exited        chan struct{}
+}
+
+// startLeaderServer starts serve on the database with free ports.
+func startLeaderServer(t *testing.T, dsn string) *leaderServer {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mport, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--database", dsn, "--data", t.TempDir(), "--addr", fmt.Sprintf("127.0.0.1:%d", port),
+		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", mport), "--workers=false", "--log-level", "info", "--db-max-conns", "4"}
+	s := &leaderServer{out: &lockedBuffer{}, exited: make(chan struct{}),
+		base: fmt.Sprintf("http://127.0.0.1:%d", port), metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)}
+	s.cmd = exec.Command(os.Args[0], "-test.run=^TestServeLeaderChild$", "-test.count=1", "-test.timeout=5m")
+	s.cmd.Env = append(os.Environ(), leaderChildEnv+"=1", leaderArgsEnv+"="+strings.Join(args, "\n"))
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		if t.Failed() {
+			t.Logf("server %s output:\n%s", s.base, s.out.String())
+		}
+	})
+	waitServing(t, s.base)
+	return s
+}
+
+// leads reports whether the server's /metrics says it leads task (false
+// when it does not answer).
+func (s *leaderServer) leads(task string) bool {
+	hc := &http.Client{Timeout: 5 * time.Second}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get(s.metrics)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return strings.Contains(string(b), `shelfmark_leader{task="`+task+`"} 1`)
+}
+
+// TestServeLeaderTakeover: two serve processes on one PostgreSQL database
+// elect one OAI-PMH projector; when it is killed (SIGKILL), the other
+// takes over, and works created afterwards become harvestable.
+func TestServeLeaderTakeover(t *testing.T) {
+	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("SHELFMARK_TEST_DATABASE_URL is not set")
+		}
+		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
+	}
+	dsn = workerSchema(t, dsn)
+	token := postgresAdminToken(t, dsn)
+	a, b := startLeaderServer(t, dsn), startLeaderServer(t, dsn)
+	servers := []*leaderServer{a, b}
+
+	// exactly one leads oai
+	var leader, other *leaderServer
+	for start := time.Now(); leader == nil; time.Sleep(100 * time.Millisecond) {
+		la, lb := a.leads("oai"), b.leads("oai")
+		if la && lb {
+			t.Fatal("both servers lead oai")
+		}
+		if la {
+			leader, other = a, b
+		} else if lb {
+			leader, other = b, a
+		}
+		if leader == nil && time.Since(start) > leaderDeadline {
+			t.Fatal("no server leads oai")
+		}
+	}
+	if !strings.Contains(leader.out.String(), "leadership gained") || !strings.Contains(leader.out.String(), "task=oai") {
+		t.Errorf("the leader did not log its gain:\n%s", leader.out.String())
+	}
+
+	// works created through either server are harvested (the leader's
+	// projector runs)
+	hcs := map[*leaderServer]*http.Client{}
+	for _, s := range servers {
+		hcs[s] = withBearer(&http.Client{Timeout: 20 * time.Second}, token)
+	}
+	var before []string
+	for i, s := range servers {
+		before = append(before, createWork(t, hcs[s], s.base, fmt.Sprintf("before%d", i)).ID)
+	}
+	waitHarvested(t, hcs[other], other.base, before)
+
+	// kill -9 the leader: the other takes over and projects new works
+	if err := leader.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-leader.exited
+	var after []string
+	for i := range 3 {
+		after = append(after, createWork(t, hcs[other], other.base, fmt.Sprintf("after%d", i)).ID)
+	}
+	waitHarvested(t, hcs[other], other.base, append(before, after...))
+	if !other.leads("oai") {
+		t.Error("the survivor does not report that it leads oai")
+	}
+	for _, task := range []string{"search", "access"} {
+		deadline := time.Now().Add(leaderDeadline)
+		for !other.leads(task) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the survivor never led %s", task)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+// waitHarvested polls the server's OAI-PMH ListIdentifiers until every id
+// is among its records.
+func waitHarvested(t *testing.T, hc *http.Client, base string, ids []string) {
+	t.Helper()
+	var resp []byte
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		var status int
+		var err error
+		status, resp, err = do(hc, http.MethodGet, base+"/oai?verb=ListIdentifiers&metadataPrefix=oai_dc", "", nil, nil)
+		if err == nil && status == http.StatusOK {
+			missing := 0
+			for _, id := range ids {
+				if !strings.Contains(string(resp), ":"+id+"</identifier>") {
+					missing++
+				}
+			}
+			if missing == 0 {
+				return
+			}
+		}
+		if time.Since(start) > leaderDeadline {
+			t.Fatalf("not every work of %v was harvestable within %s: %s", ids, leaderDeadline, resp)
+		}
+	}
+}
+
+// postgresAdminToken returns an admin-scoped token of the administrator
+// of the repository in the PostgreSQL database dsn.
+func postgresAdminToken(t *testing.T, dsn string) string {
+	t.Helper()
+	ctx := context.Background()
+	store, err := openStorage(ctx, dsn, t.TempDir(), "safe", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
+	defer repo.Close()
+	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
+	if _, err := acc.EnsureAdmin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	secret, _, err := acc.CreateToken(ctx, shelfmark.NewToken{User: "admin", Scope: shelfmark.ScopeAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secret
+}
