@@ -53,7 +53,7 @@ run, and the result is stated as a fraction of it.`,
 		pprof.StopCPUProfile()
 		return profFile.Close()
 	}
-	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand(), newBenchOAICommand(), newBenchCharacterizeCommand(), newBenchIsolationCommand(), newBenchSoakCommand(), newBenchSearchCommand(), newBenchUICommand(), newBenchIIIFCommand(), newBenchWebIndexCommand(), newBenchRestServerCommand())
+	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand(), newBenchOAICommand(), newBenchCharacterizeCommand(), newBenchIsolationCommand(), newBenchSoakCommand(), newBenchSearchCommand(), newBenchUICommand(), newBenchIIIFCommand(), newBenchWebIndexCommand(), newBenchScaleCommand(), newBenchRestServerCommand())
 	return cmd
 }
 

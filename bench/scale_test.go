@@ -1,0 +1,250 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/postgres"
+	"github.com/shelfmark/shelfmark/sqlite"
+)
+
+// TestScaleScenario runs the scale scenario at a tiny size on SQLite and
+// on PostgreSQL (when SHELFMARK_TEST_DATABASE_URL is set), with each
+// work's XML its own and shared, and checks what every checkpoint
+// recorded: the counts, the sizes read, the queries, and the report given
+// after each checkpoint; never how fast anything was.
+func TestScaleScenario(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		name := "unique"
+		if shared {
+			name = "shared"
+		}
+		t.Run("sqlite/"+name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "store.db")
+			db, err := sqlite.Open(ctx, path, sqlite.Options{Relaxed: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			raw, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&_busy_timeout=10000")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			testScaleScenario(t, db, raw, "", path, shared)
+		})
+		t.Run("postgres/"+name, func(t *testing.T) {
+			dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
+			if dsn == "" {
+				t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
+			}
+			ctx := context.Background()
+			admin, err := sql.Open("pgx", dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close()
+			schema := fmt.Sprintf("scale%d_%d", os.Getpid(), rand.IntN(1e9))
+			if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+				t.Fatal(err)
+			}
+			defer admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			u, err := url.Parse(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := u.Query()
+			q.Set("search_path", schema)
+			u.RawQuery = q.Encode()
+			db, err := postgres.Open(ctx, u.String(), postgres.Options{Relaxed: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			raw, err := sql.Open("pgx", u.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			testScaleScenario(t, db, raw, u.String(), "", shared)
+		})
+	}
+}
+
+func testScaleScenario(t *testing.T, db shelfmark.Storage, raw *sql.DB, database, path string, shared bool) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	blobDir := filepath.Join(dir, "blobs")
+	blobs, err := blob.NewLocal(blobDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blobs.Close()
+	ids, err := shelfmark.LoadIDCodec(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{IDs: ids})
+	defer repo.Close()
+	probe, err := OpenScaleProbe(database, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+
+	// 700 works, a checkpoint every 300: at 300, 600 and 700
+	const works, every = 700, 300
+	wantAt := []int64{300, 600, 700}
+	var seen []string // the JSON of the report given after each checkpoint
+	stages := map[string]bool{}
+	cfg := ScaleConfig{Works: works, Checkpoint: every, Batch: 50, Samples: 7, SharedFiles: shared, Seed: 3, BlobDir: blobDir, Probe: probe,
+		Progress: func(stage string, done int) { stages[stage] = true },
+		Checkpointed: func(r *Report) error {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			seen = append(seen, string(b))
+			return nil
+		}}
+	rep, err := RunScale(ctx, repo, db, blobs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// the report after each checkpoint has that checkpoint's steps
+	if len(seen) != len(wantAt) {
+		t.Fatalf("%d reports given, want one per checkpoint (%d)", len(seen), len(wantAt))
+	}
+	for k, s := range seen {
+		var r struct {
+			Items  int64            `json:"items"`
+			Steps  []map[string]any `json:"steps"`
+			Params struct {
+				Checkpoints []ScaleCheckpoint `json:"checkpoints"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(s), &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Steps) != k+1 || len(r.Params.Checkpoints) != k+1 || r.Items != wantAt[k] {
+			t.Errorf("report after checkpoint %d: %d steps, %d checkpoints, %d items", k+1, len(r.Steps), len(r.Params.Checkpoints), r.Items)
+		}
+	}
+	var all map[string]any
+	if err := json.Unmarshal([]byte(seen[len(seen)-1]), &all); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"scenario", "backend", "items", "seconds", "rate_per_s", "flatness", "raw_limit_per_s", "fraction_of_limit", "latency_ms", "peak_rss_bytes", "errors", "steps"} {
+		if _, ok := all[k]; !ok {
+			t.Errorf("the JSON report has no %q", k)
+		}
+	}
+	if rep.Scenario != "scale" || rep.Backend != db.Backend() || rep.Items != works || rep.Errors != 0 || len(rep.Steps) != 3 {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, st := range []string{"ingest", "render OAI-PMH records", "index for search", "read sizes", "time queries"} {
+		if !stages[st] {
+			t.Errorf("no progress for %q", st)
+		}
+	}
+
+	cps := ScaleCheckpoints(rep)
+	if len(cps) != 3 {
+		t.Fatalf("%d checkpoints", len(cps))
+	}
+	prevDB := int64(0)
+	for k, cp := range cps {
+		want := wantAt[k] - map[bool]int64{true: 0, false: wantAt[max(0, k-1)]}[k == 0]
+		if cp.Works != wantAt[k] || cp.Interval != want || rep.Steps[k].Items != want {
+			t.Errorf("checkpoint %d: %d works, interval %d (step %d), want %d and %d", k+1, cp.Works, cp.Interval, rep.Steps[k].Items, wantAt[k], want)
+		}
+		if cp.DatabaseBytes <= prevDB || cp.DatabaseBytesPerWork <= 0 || cp.BlobBytes <= 0 || cp.BlobFiles <= 0 || cp.CPUPerThousand <= 0 {
+			t.Errorf("checkpoint %d: sizes %+v", k+1, cp)
+		}
+		prevDB = cp.DatabaseBytes
+		if len(cp.Queries) != 6 {
+			t.Fatalf("checkpoint %d: %d queries", k+1, len(cp.Queries))
+		}
+		for _, q := range cp.Queries {
+			if q.Samples != 7 || q.Latency.P50 < 0 || q.Latency.P99 < q.Latency.P50 {
+				t.Errorf("checkpoint %d: %+v", k+1, q)
+			}
+		}
+	}
+	last := cps[len(cps)-1]
+
+	// the sizes: on PostgreSQL every table and index of the schema, each
+	// index with its table; on SQLite the tables (dbstat) or the file
+	rels := map[string]Relation{}
+	var sum int64
+	for _, r := range last.Relations {
+		rels[r.Name] = r
+		if r.Kind == "table" {
+			sum += r.TotalBytes
+		}
+	}
+	if sum != last.DatabaseBytes {
+		t.Errorf("database bytes %d, the tables' total %d", last.DatabaseBytes, sum)
+	}
+	if db.Backend() == "postgres" {
+		for _, name := range []string{"resources", "fields", "files", "memberships", "sources", "oai_records"} {
+			r, ok := rels[name]
+			if !ok || r.Kind != "table" || r.Bytes <= 0 || r.TotalBytes < r.Bytes+r.IndexBytes || r.IndexBytes <= 0 {
+				t.Errorf("table %s: %+v (found %v)", name, r, ok)
+			}
+		}
+		for _, name := range []string{"resources_pkey", "fields_pkey", "memberships_pkey", "memberships_member", "files_sha256", "sources_pkey", "oai_records_prefix"} {
+			if r, ok := rels[name]; !ok || r.Kind != "index" || r.Table == "" || r.Bytes <= 0 {
+				t.Errorf("index %s: %+v (found %v)", name, r, ok)
+			}
+		}
+		if c := last.BackendCPUPerThousand; c < 0 {
+			t.Errorf("backend CPU %v", c)
+		}
+	} else if len(rels) == 0 {
+		t.Error("no sizes read")
+	}
+
+	// one files row per work either way, each with its own SHA-256 or one
+	// of at most 256 shared ones
+	var files, members, digests int64
+	for q, v := range map[string]*int64{"SELECT count(*) FROM files": &files, "SELECT count(*) FROM memberships": &members,
+		"SELECT count(DISTINCT sha256) FROM files": &digests} {
+		if err := raw.QueryRowContext(ctx, q).Scan(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files != works || members != works {
+		t.Errorf("%d files rows, %d memberships, want %d each", files, members, works)
+	}
+	if shared && digests > 256 || !shared && digests != works {
+		t.Errorf("%d distinct digests among %d files (shared %v)", digests, files, shared)
+	}
+
+	// the charts
+	out := filepath.Join(dir, "charts")
+	if err := WriteScaleCharts(out, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"scale-rate.svg", "scale-cpu.svg", "scale-bytes.svg", "scale-latency.svg", "scale-latency-p50.svg"} {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil || !strings.HasPrefix(string(b), "<?xml") || !strings.Contains(string(b), `xmlns="http://www.w3.org/2000/svg"`) {
+			t.Errorf("%s: %v %.100s", f, err, b)
+		}
+	}
+	if err := rep.WriteHTML(filepath.Join(dir, "report"), ScaleSeries(rep)...); err != nil {
+		t.Fatal(err)
+	}
+}
