@@ -249,6 +249,18 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, f.ExternalURL, http.StatusTemporaryRedirect)
 		return nil
 	}
+	if p, ok := s.opts.Blobs.(shelfmark.BlobPresigner); ok && s.opts.BlobRedirect > 0 && r.Method == http.MethodGet && r.Header.Get("Range") == "" {
+		u, err := p.Presign(r.Context(), f.SHA256, shelfmark.PresignOptions{TTL: s.opts.BlobRedirect,
+			ContentType: f.MediaType, ContentDisposition: contentDisposition(f.Name, f.MediaType)})
+		if err != nil {
+			return err
+		}
+		if u != "" { // "" for bytes only this server can serve
+			w.Header().Set("Cache-Control", "private, no-store")
+			http.Redirect(w, r, u, http.StatusTemporaryRedirect)
+			return nil
+		}
+	}
 	rc, err := s.opts.Blobs.Open(r.Context(), f.SHA256)
 	if err != nil {
 		return err

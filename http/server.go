@@ -24,6 +24,11 @@ type Options struct {
 	Resources shelfmark.ResourceService
 	// Blobs keeps file bytes.
 	Blobs shelfmark.BlobStore
+	// BlobRedirect, when above 0 and Blobs is a shelfmark.BlobPresigner,
+	// answers a full download (GET without Range) of a file's content
+	// with a 307 to a presigned URL valid this long, instead of streaming
+	// the bytes through the server.
+	BlobRedirect time.Duration
 	// Storage is probed by /readyz and reported in /metrics.
 	Storage shelfmark.Storage
 	// Logger receives one line per failed request (and per request at

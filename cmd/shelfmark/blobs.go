@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +21,7 @@ func newBlobsCommand() *cobra.Command {
 	var db jobsDB
 	var dryRun bool
 	var grace time.Duration
+	var content blobFlags
 	gc := &cobra.Command{
 		Use:   "gc",
 		Short: "Remove stored bytes no file refers to",
@@ -46,9 +46,9 @@ so uploads in progress are never taken; bytes of deleted resources are kept
 				return fmt.Errorf("open database: %w", err)
 			}
 			defer store.Close()
-			blobs, err := blob.NewLocal(filepath.Join(db.data, "blobs"))
+			blobs, err := openBlobs(ctx, content, db.data, store)
 			if err != nil {
-				return fmt.Errorf("open content store: %w", err)
+				return err
 			}
 			defer blobs.Close()
 			return collectBlobs(ctx, cmd.OutOrStdout(), store, blobs, blob.CollectOptions{Grace: grace, DryRun: dryRun})
@@ -59,13 +59,14 @@ so uploads in progress are never taken; bytes of deleted resources are kept
 	f.StringVar(&db.database, "database", "", "PostgreSQL URL (postgres://user@host/db)")
 	f.BoolVar(&dryRun, "dry-run", false, "count what would be removed, remove nothing")
 	f.DurationVar(&grace, "grace", blob.DefaultGrace, "keep bytes stored less than this long ago")
+	content.register(f)
 	annotateEnv(f)
 	cmd.AddCommand(gc)
 	return cmd
 }
 
 // collectBlobs runs one collection and prints what it found.
-func collectBlobs(ctx context.Context, out io.Writer, store shelfmark.Storage, blobs *blob.LocalStore, opts blob.CollectOptions) error {
+func collectBlobs(ctx context.Context, out io.Writer, store shelfmark.Storage, blobs contentStore, opts blob.CollectOptions) error {
 	refs, ok := store.(shelfmark.BlobReferences)
 	if !ok {
 		return fmt.Errorf("the %T database cannot tell which bytes files refer to", store)
@@ -86,7 +87,7 @@ func collectBlobs(ctx context.Context, out io.Writer, store shelfmark.Storage, b
 // blobCollector collects the content store's unreferenced blobs at every
 // interval while serve runs (the first time one interval after start).
 type blobCollector struct {
-	blobs *blob.LocalStore
+	blobs contentStore
 	refs  shelfmark.BlobReferences
 	every time.Duration
 	log   *slog.Logger

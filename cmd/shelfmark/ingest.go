@@ -21,6 +21,7 @@ func newIngestCommand() *cobra.Command {
 		workers, batch, merge                                        int
 		rate                                                         float64
 		failFast                                                     bool
+		content                                                      blobFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
@@ -61,7 +62,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 			// the local store's flags given on the command line, before
 			// the environment fills in the rest
 			var local []string
-			for _, name := range []string{"data", "database", "durability"} {
+			for _, name := range []string{"data", "database", "durability", "storage"} {
 				if cmd.Flags().Changed(name) {
 					local = append(local, "--"+name)
 				}
@@ -78,7 +79,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 				if cmd.Flags().Changed("batch") {
 					n = batch
 				}
-				return ingestWARC(cmd, args, warcFlags{data: data, database: database, durability: durability,
+				return ingestWARC(cmd, args, warcFlags{data: data, database: database, durability: durability, content: content,
 					collection: collection, crawl: crawl, batch: n, merge: merge, rate: rate})
 			}
 			if len(args) > 1 {
@@ -104,7 +105,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 				}
 				repo, blobs = client, client
 			} else {
-				engine, lb, closeLocal, err := openLocal(ctx, database, data, durability)
+				engine, lb, closeLocal, err := openLocal(ctx, database, data, durability, content)
 				if err != nil {
 					return err
 				}
@@ -160,6 +161,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 	f.Float64Var(&rate, "rate", 0, "at most this many items per second (0: no limit)")
 	f.BoolVar(&failFast, "fail-fast", false, "stop at the first bad item")
 	f.IntVar(&merge, "merge", 16, "web archives: how many batches of records (--batch, default 1,000 for WARC) waiting for the database one transaction may take")
+	content.register(f)
 	f.StringVar(&crawl, "crawl", "", "web archives: the crawl collection's name (made on first use; default: the directory's or first file's name)")
 	annotateEnv(f)
 	return cmd

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/ingest"
 	"github.com/spf13/cobra"
 )
@@ -16,21 +15,22 @@ import (
 // warcFlags are the ingest flags a WARC ingest uses.
 type warcFlags struct {
 	data, database, durability, collection, crawl string
+	content                                       blobFlags
 	batch, merge                                  int
 	rate                                          float64
 }
 
 // openLocal opens the store, the content store and the engine that serve
 // uses (--database / --data); close releases all three.
-func openLocal(ctx context.Context, database, data, durability string) (*shelfmark.Repository, *blob.LocalStore, func(), error) {
+func openLocal(ctx context.Context, database, data, durability string, content blobFlags) (*shelfmark.Repository, contentStore, func(), error) {
 	store, err := openStorage(ctx, database, data, durability, 0)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open database: %w", err)
 	}
-	lb, err := blob.NewLocal(filepath.Join(data, "blobs"))
+	lb, err := openBlobs(ctx, content, data, store)
 	if err != nil {
 		store.Close()
-		return nil, nil, nil, fmt.Errorf("open content store: %w", err)
+		return nil, nil, nil, err
 	}
 	ids, err := shelfmark.LoadIDCodec(ctx, store)
 	if err != nil {
@@ -74,7 +74,7 @@ func isWARCInput(args []string) bool {
 // ingestWARC stores and indexes web archives into the local store.
 func ingestWARC(cmd *cobra.Command, args []string, fl warcFlags) error {
 	ctx := cmd.Context()
-	engine, lb, closeLocal, err := openLocal(ctx, fl.database, fl.data, fl.durability)
+	engine, lb, closeLocal, err := openLocal(ctx, fl.database, fl.data, fl.durability, fl.content)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/blob"
 	shttp "github.com/shelfmark/shelfmark/http"
 	"github.com/shelfmark/shelfmark/oai"
 	"github.com/shelfmark/shelfmark/postgres"
@@ -33,6 +32,7 @@ type serveConfig struct {
 	externalAllow                                                  []string
 	importRoots                                                    []string
 	blobGC                                                         time.Duration
+	content                                                        blobFlags
 	oai                                                            oaiConfig
 	workers                                                        bool
 	webLinksPublic                                                 bool
@@ -105,6 +105,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.sso.GroupsClaim, "oidc-groups-claim", "groups", `OpenID Connect: the claim that lists the user's groups (a list of strings or one string; they replace the user's groups at each sign-in); "-": none`)
 	f.StringSliceVar(&c.sso.Scopes, "oidc-scopes", nil, "OpenID Connect: the scopes asked for (default openid,profile,email, and the groups claim's name when the provider offers it as a scope)")
 	c.jobs.register(f)
+	c.content.register(f)
 	annotateEnv(f)
 	return cmd, c
 }
@@ -155,9 +156,9 @@ func serve(ctx context.Context, c serveConfig) error {
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer store.Close()
-	blobs, err := blob.NewLocal(filepath.Join(c.data, "blobs"))
+	blobs, err := openBlobs(ctx, c.content, c.data, store)
 	if err != nil {
-		return fmt.Errorf("open content store: %w", err)
+		return err
 	}
 	defer blobs.Close()
 	ids, err := shelfmark.LoadIDCodec(ctx, store)
@@ -195,6 +196,7 @@ func serve(ctx context.Context, c serveConfig) error {
 	opts := shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log, CORSOrigins: c.corsOrigins,
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo,
 		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots}
+	opts.BlobRedirect = c.content.redirectTTL()
 	srv := shttp.NewServer(opts)
 	if c.extra != nil {
 		if err := c.extra(ctx, opts, log); err != nil {

@@ -7,13 +7,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/blob"
 	shttp "github.com/shelfmark/shelfmark/http"
 )
 
@@ -21,6 +19,7 @@ import (
 type workerCmdConfig struct {
 	data, database, durability, logLevel, metricsAddr string
 	jobs                                              workerConfig
+	content                                           blobFlags
 }
 
 func newWorkerCommand() *cobra.Command {
@@ -51,6 +50,7 @@ of one database shares one queue, and no job runs twice at once.
 	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address (for example 127.0.0.1:9091); empty for none")
 	c.jobs.register(f)
+	c.content.register(f)
 	annotateEnv(f)
 	return cmd
 }
@@ -66,9 +66,9 @@ func runWorker(ctx context.Context, c workerCmdConfig) error {
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer store.Close()
-	blobs, err := blob.NewLocal(filepath.Join(c.data, "blobs"))
+	blobs, err := openBlobs(ctx, c.content, c.data, store)
 	if err != nil {
-		return fmt.Errorf("open content store: %w", err)
+		return err
 	}
 	defer blobs.Close()
 	metrics := shttp.NewMetrics(store)
