@@ -153,6 +153,30 @@ type progressSample struct {
 // Works whose key is already stored are skipped, as ingest does, so a
 // re-run over the same store stores nothing.
 func RunPatents(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.BlobStore, c PatentsConfig) (*Report, error) {
+	rep, err := RunPatentsOn(ctx, []PatentsTarget{{Repo: repo, Blobs: blobs}}, c)
+	if rep != nil {
+		rep.Backend = repo.Storage().Backend()
+	}
+	return rep, err
+}
+
+// PatentsTarget is where one share of a patents run goes: a repository
+// and its content store, in this process or a server's (http.Client).
+type PatentsTarget struct {
+	Repo  ingest.Repository
+	Blobs shelfmark.BlobStore
+}
+
+// RunPatentsOn runs the patents scenario with the works split into one
+// share per target, in contiguous ranges of EP numbers, each share
+// ingested by its own pipeline (c.Workers workers, c.Batch items per
+// call) at the same time as the others; the report counts them together.
+// With one target it is RunPatents. The report's Backend is left for the
+// caller.
+func RunPatentsOn(ctx context.Context, targets []PatentsTarget, c PatentsConfig) (*Report, error) {
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("patents: no target")
+	}
 	if c.Works <= 0 {
 		c.Works = 1000000
 	}
@@ -165,46 +189,91 @@ func RunPatents(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark
 	if c.Workers <= 0 {
 		c.Workers = runtime.NumCPU() // ingest's default, recorded as used
 	}
-	rep := &Report{Scenario: "patents", Backend: repo.Storage().Backend(), Started: time.Now().UTC(),
+	rep := &Report{Scenario: "patents", Started: time.Now().UTC(),
 		Params: map[string]any{"works": c.Works, "workers": c.Workers, "batch": c.Batch}}
+	if len(targets) > 1 {
+		rep.Params["shares"] = len(targets)
+	}
 	var mu sync.Mutex
 	samples := []progressSample{{}}
-	src := PatentSource(c.Seed, c.First+c.Works).(*patentSource)
-	src.i, src.noMedia = c.First, c.NoMedia
+	stored := make([]int64, len(targets)) // each share's count so far
+	var total ingest.Stats
+	var firstErr error
+	var genTime time.Duration
+	var wg sync.WaitGroup
 	start := time.Now()
-	st, err := ingest.Run(ctx, repo, blobs, src, ingest.Options{Workers: c.Workers, Batch: c.Batch,
-		Progress: func(s ingest.Stats) {
-			at := time.Since(start)
+	first := c.First
+	for k, t := range targets {
+		n := c.Works / len(targets)
+		if k < c.Works%len(targets) {
+			n++
+		}
+		src := PatentSource(c.Seed, first+n).(*patentSource)
+		src.i, src.noMedia = first, c.NoMedia
+		first += n
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := ingest.Run(ctx, t.Repo, t.Blobs, src, ingest.Options{Workers: c.Workers, Batch: c.Batch,
+				Progress: func(s ingest.Stats) {
+					at := time.Since(start)
+					mu.Lock()
+					stored[k] = max(stored[k], s.Stored)
+					var sum int64
+					for _, v := range stored {
+						sum += v
+					}
+					// keep one sample per millisecond at most: enough for 20 buckets
+					if last := &samples[len(samples)-1]; at-last.at < time.Millisecond {
+						last.stored = max(last.stored, sum)
+					} else if sum > last.stored {
+						samples = append(samples, progressSample{at, sum})
+					}
+					s.Stored, s.Skipped, s.Failed = sum, total.Skipped+s.Skipped, total.Failed+s.Failed
+					mu.Unlock()
+					if c.Progress != nil {
+						c.Progress(s)
+					}
+				}})
 			mu.Lock()
-			// keep one sample per millisecond at most: enough for 20 buckets
-			if last := &samples[len(samples)-1]; at-last.at < time.Millisecond {
-				last.stored = max(last.stored, s.Stored)
-			} else if s.Stored > last.stored {
-				samples = append(samples, progressSample{at, s.Stored})
+			defer mu.Unlock()
+			genTime += src.gen
+			if err != nil && firstErr == nil {
+				firstErr = err
 			}
-			mu.Unlock()
-			if c.Progress != nil {
-				c.Progress(s)
+			if st == nil {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("patents share %d: no result", k+1)
+				}
+				return
 			}
-		}})
-	elapsed := time.Since(start)
-	if st == nil {
-		return nil, err
+			stored[k] = st.Stored
+			total.Stored += st.Stored
+			total.Skipped += st.Skipped
+			total.Failed += st.Failed
+			total.Files += st.Files
+			total.Bytes += st.Bytes
+			total.Failures = append(total.Failures, st.Failures...)
+		}()
 	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if total.Stored == 0 && firstErr != nil {
+		return nil, firstErr
+	}
+	st := &total
 	rep.Items, rep.Seconds = st.Stored, elapsed.Seconds()
 	rep.RatePerS = float64(st.Stored) / rep.Seconds
 	rep.Errors = st.Failed
 	rep.Params["files"], rep.Params["bytes"], rep.Params["skipped"] = st.Files, st.Bytes, st.Skipped
-	rep.Params["generate_seconds"] = src.gen.Seconds() // included in the run's time
+	rep.Params["generate_seconds"] = genTime.Seconds() // included in the run's time
 	if len(st.Failures) > 0 {
 		rep.Params["first_failure"] = st.Failures[0].Key + ": " + st.Failures[0].Reason
 	}
-	mu.Lock()
 	samples = append(samples, progressSample{elapsed, st.Stored})
 	rep.Steps = bucketSteps(samples, elapsed, c.Buckets)
-	mu.Unlock()
 	rep.Flatness = flatness(rep.Steps)
-	return rep, err
+	return rep, firstErr
 }
 
 // bucketSteps splits the run into n equal wall-time buckets and counts the

@@ -36,6 +36,65 @@ type Step struct {
 	ErrorCodes map[string]int64 `json:"error_codes,omitempty"`
 	// AuthCost compares this step with and without authentication (rest).
 	AuthCost *AuthCost `json:"auth_cost,omitempty"`
+	// Servers and Storage name the configuration of a run that compares
+	// several (bench rest and patents with --servers or --storage).
+	Servers int    `json:"servers,omitempty"`
+	Storage string `json:"storage,omitempty"`
+	// CPU is the processor time the step cost, per item.
+	CPU *CPU `json:"cpu,omitempty"`
+	// LoadAvg is the machine's one-minute load average when the step
+	// ended (other work on the machine shares its cores).
+	LoadAvg float64 `json:"load_avg,omitempty"`
+}
+
+// CPU is processor time spent during a measured span, in total and per
+// item, by the server processes, by the PostgreSQL processes, by an S3
+// server the run started and by the load generator (the bench process
+// itself, which shares the machine).
+type CPU struct {
+	ServerSeconds   float64 `json:"server_seconds"`
+	DatabaseSeconds float64 `json:"database_seconds"`
+	ClientSeconds   float64 `json:"client_seconds"`
+	// StoreSeconds is the time of an S3 server the run started itself
+	// (0 for local files, which cost the servers' and the kernel's time).
+	StoreSeconds float64 `json:"store_seconds,omitempty"`
+	// ServerMS, DatabaseMS and ClientMS are milliseconds per item.
+	ServerMS   float64 `json:"server_ms_per_item"`
+	DatabaseMS float64 `json:"database_ms_per_item"`
+	ClientMS   float64 `json:"client_ms_per_item"`
+	StoreMS    float64 `json:"store_ms_per_item,omitempty"`
+	// DatabaseBackendMS is the part of DatabaseMS spent by the backends
+	// of the servers' own connections; the rest is the cluster's shared
+	// processes (WAL writer, checkpointer, background writer,
+	// autovacuum), which other users of the cluster may also keep busy.
+	DatabaseBackendMS float64 `json:"database_backend_ms_per_item"`
+	// Database is false when the PostgreSQL processes could not be read
+	// (the server runs on another machine): the database figures are 0.
+	Database bool `json:"database_measured"`
+}
+
+// Configuration is one setup of a run that compares several (number of
+// servers on one PostgreSQL, content store) with its own steps.
+type Configuration struct {
+	Servers int    `json:"servers"`
+	Storage string `json:"storage"`
+	Items   int64  `json:"items"`
+	Errors  int64  `json:"errors"`
+	// Stored is the number of works the configuration's store held when
+	// it ended, counted in its database: the measured items, and any
+	// made in unmeasured warmups.
+	Stored        int64   `json:"stored"`
+	Seconds       float64 `json:"seconds"`
+	RatePerS      float64 `json:"rate_per_s"`
+	BestRatePerS  float64 `json:"best_rate_per_s"`
+	RawLimitPerS  float64 `json:"raw_limit_per_s"`
+	FractionLimit float64 `json:"fraction_of_limit"`
+	LatencyMS     Latency `json:"latency_ms"`
+	CPU           *CPU    `json:"cpu,omitempty"`
+	// LoadBefore is the machine's one-minute load average before the
+	// configuration started.
+	LoadBefore float64 `json:"load_before"`
+	Steps      []Step  `json:"steps"`
 }
 
 // Side is one half of a comparison: what one kind of request achieved.
@@ -126,6 +185,10 @@ type Report struct {
 	// AuthCost, in a rest report, compares the whole run with and without
 	// authentication (each step's comparison is in its step).
 	AuthCost *AuthCost `json:"auth_cost,omitempty"`
+	// Configurations, in a run that compares several servers or content
+	// stores, holds each with its own steps (Steps holds them all, in
+	// order, each naming its configuration).
+	Configurations []Configuration `json:"configurations,omitempty"`
 }
 
 // WriteJSON writes the report to path.

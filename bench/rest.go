@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,12 @@ type RestConfig struct {
 	// Target is the URL to create works at (".../api/v1/works" for
 	// Shelfmark, an LDP container for Fedora).
 	Target string
+	// Targets, when it has more than one URL, are the same endpoint on
+	// several servers of one store: client i of a step sends every request
+	// to Targets[i mod len(Targets)], so the clients spread round-robin
+	// over the servers without a load balancer. It replaces Target (the
+	// go generator only; no comparison without authentication).
+	Targets []string
 	// Token, when set, is sent as "Authorization: Bearer TOKEN" with
 	// every request to Target.
 	Token string
@@ -52,6 +59,10 @@ type RestConfig struct {
 	Seed uint64
 	// Progress, when set, is told after each step.
 	Progress func(s Step)
+	// Around, when set, is called before each step is measured (after
+	// its warmup); the function it returns is called with the step once
+	// it is measured, before Progress, and may add to it (CPU spent).
+	Around func(clients int) func(*Step)
 }
 
 // RunRest runs the ramp and returns a report (backend, raw limit and peak
@@ -80,6 +91,15 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 	if c.NoAuthTarget != "" && c.Token == "" {
 		return nil, fmt.Errorf("a comparison without authentication needs a token for the other side")
 	}
+	targets := c.Targets
+	if len(targets) == 0 {
+		targets = []string{c.Target}
+	} else if c.Target == "" {
+		c.Target = targets[0]
+	}
+	if len(targets) > 1 && (c.Generator == "wrk" || c.NoAuthTarget != "") {
+		return nil, fmt.Errorf("several targets need the go generator and no comparison without authentication")
+	}
 	body, ctype, err := restBody(c)
 	if err != nil {
 		return nil, err
@@ -97,13 +117,13 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 	}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	rep := &Report{Scenario: "rest", Target: c.Target, Started: time.Now().UTC(),
+	rep := &Report{Scenario: "rest", Target: strings.Join(targets, " "), Started: time.Now().UTC(),
 		Params: map[string]any{"clients": c.Clients, "step_seconds": c.StepDuration.Seconds(), "triples": c.Triples, "format": c.Format, "fedora": c.Fedora,
 			"generator": c.Generator, "token": c.Token != "", "compare_noauth": c.NoAuthTarget != ""}}
-	sides := []restSide{{target: c.Target, token: c.Token}}
+	sides := []restSide{{targets: targets, token: c.Token}}
 	rounds, round := 1, c.StepDuration
 	if c.NoAuthTarget != "" {
-		sides = append(sides, restSide{target: c.NoAuthTarget})
+		sides = append(sides, restSide{targets: []string{c.NoAuthTarget}})
 		rounds = max(1, int((c.StepDuration+c.Round/2)/c.Round))
 		round = c.StepDuration / time.Duration(rounds)
 		if c.Generator == "wrk" { // wrk runs whole seconds
@@ -114,10 +134,10 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 	}
 	measure := func(s restSide, n int, d time.Duration) (Step, []time.Duration, error) {
 		if c.Generator == "wrk" {
-			st, err := runWrk(ctx, s.target, s.token, body, ctype, n, d)
+			st, err := runWrk(ctx, s.targets[0], s.token, body, ctype, n, d)
 			return st, nil, err
 		}
-		st, lat := runClients(ctx, client, s.target, s.token, body, ctype, n, d)
+		st, lat := runClients(ctx, client, s.targets, s.token, body, ctype, n, d)
 		return st, lat, nil
 	}
 	whole := make([]tally, len(sides))
@@ -132,6 +152,10 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 					return nil, err
 				}
 			}
+		}
+		var done func(*Step)
+		if c.Around != nil {
+			done = c.Around(n)
 		}
 		step := make([]tally, len(sides))
 		var pairs []float64
@@ -163,6 +187,9 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 		if len(sides) > 1 {
 			st.AuthCost = authCost(step[0], step[1], rounds, round, pairs)
 		}
+		if done != nil {
+			done(&st)
+		}
 		rep.Steps = append(rep.Steps, st)
 		rep.Errors += st.Errors
 		if c.Progress != nil {
@@ -191,9 +218,11 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 	return rep, nil
 }
 
-// restSide is where one side of the scenario sends its requests.
+// restSide is where one side of the scenario sends its requests: client
+// i to targets[i mod len(targets)].
 type restSide struct {
-	target, token string
+	targets []string
+	token   string
 }
 
 // tally sums the rounds of one side.
@@ -304,8 +333,9 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // runClients runs n clients for d and returns the step and its latencies;
-// with a token, every request carries it.
-func runClients(ctx context.Context, client *http.Client, target, token string, body []byte, ctype string, n int, d time.Duration) (Step, []time.Duration) {
+// client i sends to targets[i mod len(targets)]; with a token, every
+// request carries it.
+func runClients(ctx context.Context, client *http.Client, targets []string, token string, body []byte, ctype string, n int, d time.Duration) (Step, []time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var (
@@ -317,6 +347,7 @@ func runClients(ctx context.Context, client *http.Client, target, token string, 
 	)
 	start := time.Now()
 	for i := 0; i < n; i++ {
+		target := targets[i%len(targets)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

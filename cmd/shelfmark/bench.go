@@ -63,6 +63,7 @@ func newBenchRestCommand() *cobra.Command {
 		step, warmup, round                                                                          time.Duration
 		triples                                                                                      int
 		compare                                                                                      bool
+		cf                                                                                           benchClusterFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "rest",
@@ -80,7 +81,19 @@ request the token's user; the report gives both and their ratio, the cost
 of authentication (--compare-noauth=false measures with the token only).
 
 With --fedora URL it aims the same Turtle, as LDP POSTs, at a Fedora container
-instead, so both can be compared with the same load generator.`,
+instead, so both can be compared with the same load generator.
+
+With --servers (and --database) it starts that many "shelfmark serve"
+processes on one PostgreSQL and spreads the clients over them round-robin,
+each client sending to one server directly (no load balancer); a list
+("--servers 1,2,3") runs the ramp against each count in one run, and
+--storage local,s3 against each content store (s3: a versitygw on a
+loopback port). Each configuration gets a new schema of the database
+(dropped afterwards), its raw limit measured there, and its steps; each
+step reports the CPU time per work of the servers, of the PostgreSQL
+processes serving them and of the load generator (read from /proc), and
+the machine's load. The servers run no background jobs (--workers=false),
+and there is no comparison without authentication.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := applyEnv(cmd.Flags()); err != nil {
@@ -96,6 +109,21 @@ instead, so both can be compared with the same load generator.`,
 				steps = append(steps, n)
 			}
 			out := cmd.OutOrStdout()
+			if cf.clusterMode(cmd.Flags()) {
+				if target != "" || fedora != "" {
+					return fmt.Errorf("--servers and --storage start their own servers: not with --target or --fedora")
+				}
+				if generator != "go" {
+					return fmt.Errorf("--servers and --storage need the go generator (it spreads the clients over the servers)")
+				}
+				cfg := bench.RestConfig{Token: "", Format: format, Generator: generator, Clients: steps, StepDuration: step, Warmup: warmup, Triples: triples, Seed: 1}
+				rep, err := benchRestCluster(ctx, out, &cf, database, durability, cfg)
+				if err != nil {
+					return err
+				}
+				benchPrintConfigs(out, "works", rep.Configurations)
+				return finish(out, rep, jsonPath, reportDir)
+			}
 			cfg := bench.RestConfig{Target: target, Token: token, Format: format, Generator: generator, Clients: steps, StepDuration: step, Warmup: warmup, Round: round,
 				Triples: triples, Seed: 1,
 				Progress: func(s bench.Step) {
@@ -208,6 +236,7 @@ instead, so both can be compared with the same load generator.`,
 	f.IntVar(&triples, "triples", 54, "statements per work")
 	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
 	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")
+	cf.add(f)
 	annotateEnv(f)
 	return cmd
 }

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shelfmark/shelfmark/bench"
+)
+
+// benchClusterDSN returns the test database, or skips (fails in CI).
+func benchClusterDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("SHELFMARK_TEST_DATABASE_URL is not set")
+		}
+		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
+	}
+	return dsn
+}
+
+// runBench runs the built shelfmark with args (a bench command writing
+// --json to the returned report) and reads its report.
+func runBench(t *testing.T, bin string, args ...string) *bench.Report {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(bin, append(args, "--json", path)...)
+	cmd.Env = cleanEnv(filepath.Dir(bin))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	t.Logf("shelfmark %s\n%s", strings.Join(args, " "), out.String())
+	if err != nil {
+		t.Fatalf("shelfmark %s: %v", strings.Join(args, " "), err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return &rep
+}
+
+// checkConfigs checks what every run over several configurations must
+// hold: one configuration per server count (and store) in order, each
+// with its own steps naming it, no errors, the works counted in its
+// database equal to the items it reports, and the CPU of its servers and
+// of PostgreSQL measured.
+func checkConfigs(t *testing.T, rep *bench.Report, stores []string, counts []int, stepsPer int) {
+	t.Helper()
+	if len(rep.Configurations) != len(stores)*len(counts) {
+		t.Fatalf("%d configurations, want %d", len(rep.Configurations), len(stores)*len(counts))
+	}
+	var items int64
+	steps := 0
+	for i, c := range rep.Configurations {
+		storage, n := stores[i/len(counts)], counts[i%len(counts)]
+		if c.Servers != n || c.Storage != storage {
+			t.Errorf("configuration %d is %d servers on %s, want %d on %s", i+1, c.Servers, c.Storage, n, storage)
+		}
+		if len(c.Steps) != stepsPer {
+			t.Errorf("%d servers: %d steps, want %d", n, len(c.Steps), stepsPer)
+		}
+		var sum int64
+		for _, s := range c.Steps {
+			sum += s.Items
+			if s.Servers != n || s.Storage != storage {
+				t.Errorf("%d servers: a step names %d servers on %s", n, s.Servers, s.Storage)
+			}
+		}
+		if c.Items == 0 || c.Items != sum || c.Items != c.Stored {
+			t.Errorf("%d servers: %d items, %d in its steps, %d works stored", n, c.Items, sum, c.Stored)
+		}
+		if c.Errors != 0 {
+			t.Errorf("%d servers: %d errors", n, c.Errors)
+		}
+		if c.RawLimitPerS <= 0 || c.FractionLimit <= 0 {
+			t.Errorf("%d servers: raw limit %v, fraction %v", n, c.RawLimitPerS, c.FractionLimit)
+		}
+		if c.CPU == nil || c.CPU.ServerSeconds <= 0 || !c.CPU.Database || c.CPU.DatabaseSeconds <= 0 {
+			t.Errorf("%d servers: CPU %+v", n, c.CPU)
+		}
+		items += c.Items
+		steps += len(c.Steps)
+	}
+	if rep.Items != items || len(rep.Steps) != steps || rep.Errors != 0 || rep.Backend != "postgres" {
+		t.Errorf("report: %d items (configurations %d), %d steps (%d), %d errors, backend %s", rep.Items, items, len(rep.Steps), steps, rep.Errors, rep.Backend)
+	}
+}
+
+// TestBenchServers: bench rest and bench patents against 1 and 2 servers
+// on one PostgreSQL in one run, each configuration in a schema of its own.
+func TestBenchServers(t *testing.T) {
+	dsn := benchClusterDSN(t)
+	bin := buildShelfmark(t)
+
+	t.Run("rest", func(t *testing.T) {
+		// no warmup: every work stored is one the steps counted
+		rep := runBench(t, bin, "bench", "rest", "--database", dsn, "--servers", "1,2", "--clients", "1,3", "--step", "300ms", "--warmup", "0s", "--durability", "relaxed")
+		checkConfigs(t, rep, []string{"local"}, []int{1, 2}, 2)
+		for _, c := range rep.Configurations {
+			for _, s := range c.Steps {
+				if s.CPU == nil || s.LatencyMS == nil || s.LatencyMS.P50 <= 0 {
+					t.Errorf("%d servers, %d clients: CPU %v, latency %v", c.Servers, s.Clients, s.CPU, s.LatencyMS)
+				}
+			}
+		}
+	})
+	t.Run("patents", func(t *testing.T) {
+		const works = 60
+		rep := runBench(t, bin, "bench", "patents", "--database", dsn, "--servers", "1,2", "--objects", "60", "--durability", "relaxed")
+		checkConfigs(t, rep, []string{"local"}, []int{1, 2}, 20)
+		for _, c := range rep.Configurations {
+			if c.Items != works {
+				t.Errorf("%d servers: %d works, want %d", c.Servers, c.Items, works)
+			}
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"bench", "rest", "--servers", "2"}, // SQLite: no several servers
+			{"bench", "rest", "--database", dsn, "--servers", "0"},
+			{"bench", "rest", "--database", dsn, "--servers", "1", "--storage", "nfs"},
+			{"bench", "rest", "--database", dsn, "--servers", "2", "--generator", "wrk"},
+			{"bench", "patents", "--database", dsn, "--storage", "s3://bucket/prefix"}, // no endpoint
+		} {
+			cmd := exec.Command(bin, args...)
+			cmd.Env = cleanEnv(filepath.Dir(bin))
+			if out, err := cmd.CombinedOutput(); err == nil {
+				t.Errorf("shelfmark %s: no error\n%s", strings.Join(args, " "), out)
+			}
+		}
+	})
+}
