@@ -84,6 +84,7 @@ func Run(t *testing.T, open Opener) {
 		{"WebExact", testWebExact},
 		{"WebConcurrentIngest", testWebConcurrentIngest},
 		{"WebBatchOnce", testWebBatchOnce},
+		{"AuthFailures", testAuthFailures},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
