@@ -4,11 +4,18 @@
 #   scripts/postgres.sh start   install PostgreSQL if absent, init a cluster once,
 #                               start it if it is not running, create shelfmark_test
 #   scripts/postgres.sh url     print the DSN (for SHELFMARK_TEST_DATABASE_URL)
-#   scripts/postgres.sh stop    stop the server if it is running
+#   scripts/postgres.sh stop    stop the server (and its replica) if running
+#   scripts/postgres.sh replica-start
+#                               a streaming replica (hot standby) of the running
+#                               server: pg_basebackup -R once, then started
+#   scripts/postgres.sh replica-url   print the replica's DSN
+#   scripts/postgres.sh replica-stop  stop the replica if it is running
 #
 # The cluster lives in ${SHELFMARK_BUILD_DIR:-<repo>/.build}/pg and listens on
 # 127.0.0.1:${SHELFMARK_PG_PORT:-55432} only, with trust authentication: it is
-# for local tests, never for real data. fsync and synchronous_commit stay on,
+# for local tests, never for real data. The replica lives in <build>/pg-replica
+# and listens on ${SHELFMARK_PG_REPLICA_PORT:-<port + 1>}; another build
+# directory and port give another, independent primary and replica pair. fsync and synchronous_commit stay on,
 # because the benchmarks measure durable commits (rule R10).
 #
 # initdb and postgres refuse to run as root; as root the script runs them as
@@ -19,6 +26,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SHELFMARK_BUILD_DIR:-$repo/.build}
 port=${SHELFMARK_PG_PORT:-55432}
+rport=${SHELFMARK_PG_REPLICA_PORT:-$((port + 1))}
 dbname=shelfmark_test
 pguser=shelfmark-pg
 
@@ -135,6 +143,8 @@ port = $port
 unix_socket_directories = $sockdir
 max_connections = 200
 shared_buffers = 256MB
+wal_level = replica
+max_wal_senders = 10
 fsync = on
 synchronous_commit = on
 logging_collector = off
@@ -226,13 +236,127 @@ cmd_fresh() {
 	cmd_url | sed "s#/$dbname?#/$name?#"
 }
 
+# replica_datadir prints the replica's data directory: <build>/pg-replica, or
+# the directory remembered in <build>/pg-replica.location (chosen as
+# choose_datadir chooses the primary's).
+replica_datadir() {
+	if [[ -f $build/pg-replica.location ]]; then
+		cat "$build/pg-replica.location"
+	else
+		echo "$build/pg-replica"
+	fi
+}
+
+# ensure_replication makes sure the running primary accepts replication
+# connections from 127.0.0.1. initdb's pg_hba.conf allows them (trust) and
+# PostgreSQL's defaults (wal_level = replica, max_wal_senders = 10) suffice;
+# a primary configured otherwise is reported, not restarted behind the
+# back of the tests using it.
+ensure_replication() {
+	local data=$1
+	local psql=("$bindir/psql" -X -q -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres -v ON_ERROR_STOP=1)
+	local level senders
+	level=$("${psql[@]}" -tAc "SHOW wal_level")
+	senders=$("${psql[@]}" -tAc "SHOW max_wal_senders")
+	if [[ $level == minimal || $senders == 0 ]]; then
+		die "the primary on port $port has wal_level=$level and max_wal_senders=$senders: set wal_level = replica and max_wal_senders = 10 in $data/postgresql.conf and restart it"
+	fi
+	if ! grep -Eq '^[[:space:]]*host[[:space:]]+replication[[:space:]]+all[[:space:]]+127\.0\.0\.1/32' "$data/pg_hba.conf"; then
+		say "allowing replication connections from 127.0.0.1"
+		echo "host    replication     all             127.0.0.1/32            trust" >>"$data/pg_hba.conf"
+		"${psql[@]}" -c "SELECT pg_reload_conf()" >/dev/null
+	fi
+}
+
+cmd_replica_start() {
+	[[ -n $bindir ]] || die "PostgreSQL is not installed; run: $0 start"
+	mkdir -p "$build"
+	exec 9>"$build/pg.lock"
+	flock 9
+	local data rdata
+	data=$(datadir)
+	running "$data" || die "the primary is not running; run: $0 start"
+	ensure_replication "$data"
+	if [[ ! -f $build/pg-replica.location && ! -f $build/pg-replica/PG_VERSION && $(id -u) == 0 ]] &&
+		! (cd / && runuser -u "$pguser" -- test -x "$build"); then
+		echo "/var/tmp/shelfmark-pg-replica-$rport" >"$build/pg-replica.location"
+	fi
+	rdata=$(replica_datadir)
+	if [[ ! -f $rdata/PG_VERSION ]]; then
+		say "copying the primary into $rdata (pg_basebackup)"
+		rm -rf "$rdata"
+		mkdir -p "$rdata"
+		if [[ $(id -u) == 0 ]]; then
+			chown "$pguser:" "$rdata"
+		fi
+		chmod 700 "$rdata"
+		if ! as_owner "$bindir/pg_basebackup" -h 127.0.0.1 -p "$port" -U "$pguser" -D "$rdata" -R -X stream -c fast >"$build/pg-replica-basebackup.log" 2>&1; then
+			cat "$build/pg-replica-basebackup.log" >&2
+			rm -rf "$rdata"
+			die "pg_basebackup failed"
+		fi
+		local sockdir="'$rdata'"
+		if ((${#rdata} > 80)); then
+			sockdir="''"
+		fi
+		{
+			echo
+			echo "# --- added by scripts/postgres.sh (streaming replica of port $port) ---"
+			echo "port = $rport"
+			echo "unix_socket_directories = $sockdir"
+			echo "hot_standby = on"
+			echo "hot_standby_feedback = on"
+		} >>"$rdata/postgresql.conf"
+	fi
+	if running "$rdata"; then
+		say "replica already running on 127.0.0.1:$rport"
+	else
+		say "starting the replica on 127.0.0.1:$rport (data $rdata)"
+		if ! as_owner "$bindir/pg_ctl" -D "$rdata" -l "$rdata/server.log" -w -t 120 -o "-p $rport" start >/dev/null 9>&-; then
+			tail -n 30 "$rdata/server.log" >&2 || true
+			die "pg_ctl start of the replica failed"
+		fi
+	fi
+	local i
+	for ((i = 0; i < 120; i++)); do
+		if "$bindir/pg_isready" -q -h 127.0.0.1 -p "$rport" -U "$pguser" -d postgres; then
+			break
+		fi
+		sleep 0.5
+	done
+	"$bindir/pg_isready" -q -h 127.0.0.1 -p "$rport" -U "$pguser" -d postgres || die "replica not ready on 127.0.0.1:$rport"
+	say "replica ready: $(cmd_replica_url)"
+}
+
+cmd_replica_stop() {
+	[[ -n $bindir ]] || return 0
+	local rdata
+	rdata=$(replica_datadir)
+	if running "$rdata"; then
+		say "stopping the replica in $rdata"
+		if ! as_owner "$bindir/pg_ctl" -D "$rdata" -m fast -w -t 180 stop >/dev/null; then
+			as_owner "$bindir/pg_ctl" -D "$rdata" -m immediate -w stop >/dev/null
+		fi
+	fi
+}
+
+cmd_replica_url() {
+	cmd_url | sed "s#@127.0.0.1:$port/#@127.0.0.1:$rport/#"
+}
+
 case ${1:-} in
 start) cmd_start ;;
-stop) cmd_stop ;;
+stop)
+	cmd_replica_stop
+	cmd_stop
+	;;
 url) cmd_url ;;
 fresh) cmd_fresh "${2:-}" ;;
+replica-start) cmd_replica_start ;;
+replica-stop) cmd_replica_stop ;;
+replica-url) cmd_replica_url ;;
 *)
-	echo "usage: $0 start|stop|url|fresh NAME" >&2
+	echo "usage: $0 start|stop|url|fresh NAME|replica-start|replica-stop|replica-url" >&2
 	exit 2
 	;;
 esac

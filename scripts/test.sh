@@ -51,6 +51,10 @@ scripts/postgres.sh start
 trap 'scripts/postgres.sh stop' EXIT
 SHELFMARK_TEST_DATABASE_URL=$(scripts/postgres.sh url)
 export SHELFMARK_TEST_DATABASE_URL
+# a streaming replica of it, for the read replica tests
+scripts/postgres.sh replica-start
+SHELFMARK_TEST_REPLICA_URL=$(scripts/postgres.sh replica-url)
+export SHELFMARK_TEST_REPLICA_URL
 
 step "go test"
 go test -count=1 -timeout 25m "$@" ./...
