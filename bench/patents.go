@@ -54,6 +54,7 @@ type patentSource struct {
 	seed    uint64
 	n, i    int
 	noMedia bool
+	scan    int      // bytes of each work's extra unique file (0: none)
 	xmls    [][]byte // templates, by i % patentXMLTemplates
 	pdfs    [][]byte // variants, by i % patentMediaVariants
 	imgs    [][]byte
@@ -105,7 +106,28 @@ func (s *patentSource) Next(ctx context.Context) (*ingest.Item, error) {
 		v := i % patentMediaVariants
 		it.Files = append(it.Files, memFile(ep+".pdf", "application/pdf", s.pdfs[v]), memFile(ep+".tif", "image/tiff", s.imgs[v]))
 	}
+	if s.scan > 0 {
+		it.Files = append(it.Files, scanFile(ep+"-scan.bin", s.seed, i, s.scan))
+	}
 	return it, nil
+}
+
+// scanFile is a file of n pseudo-random bytes unique to (seed, i), made
+// afresh each time it is opened (the same bytes every time), so that no
+// two works share it and the run holds none of them in memory.
+func scanFile(name string, seed uint64, i, n int) ingest.FileRef {
+	return ingest.FileRef{Name: name, MediaType: "application/octet-stream", Size: int64(n),
+		Open: func() (io.ReadCloser, error) {
+			r := rand.New(rand.NewPCG(seed^patentSalt^0x5ca2, uint64(i)))
+			b := make([]byte, n)
+			for k := 0; k < n; k += 8 {
+				v := r.Uint64()
+				for j := 0; j < 8 && k+j < n; j++ {
+					b[k+j] = byte(v >> (8 * j))
+				}
+			}
+			return io.NopCloser(bytes.NewReader(b)), nil
+		}}
 }
 
 // xml returns work i's full text: its template with i's EP number and
@@ -137,6 +159,12 @@ type PatentsConfig struct {
 	// NoMedia leaves out the PDFs and TIFFs, so each work has only its
 	// XML full text.
 	NoMedia bool
+	// ScanBytes, when above 0, gives each work one more file of that many
+	// bytes unique to it (the PDFs and TIFFs are drawn from a few variants
+	// and the XML texts are small, so without it a content store that
+	// keeps each distinct content once, and small files apart, sees few
+	// objects).
+	ScanBytes int
 	// Progress, when set, is told the ingest counts as items finish.
 	Progress func(ingest.Stats)
 }
@@ -194,6 +222,9 @@ func RunPatentsOn(ctx context.Context, targets []PatentsTarget, c PatentsConfig)
 	if len(targets) > 1 {
 		rep.Params["shares"] = len(targets)
 	}
+	if c.ScanBytes > 0 {
+		rep.Params["scan_bytes"] = c.ScanBytes
+	}
 	var mu sync.Mutex
 	samples := []progressSample{{}}
 	stored := make([]int64, len(targets)) // each share's count so far
@@ -209,7 +240,7 @@ func RunPatentsOn(ctx context.Context, targets []PatentsTarget, c PatentsConfig)
 			n++
 		}
 		src := PatentSource(c.Seed, first+n).(*patentSource)
-		src.i, src.noMedia = first, c.NoMedia
+		src.i, src.noMedia, src.scan = first, c.NoMedia, c.ScanBytes
 		first += n
 		wg.Add(1)
 		go func() {

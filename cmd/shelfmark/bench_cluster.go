@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -15,6 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"github.com/spf13/pflag"
 
@@ -43,7 +47,7 @@ func (cf *benchClusterFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&cf.s3Endpoint, "s3-endpoint", "", "S3 endpoint URL of the servers' store (empty: start versitygw for \"s3\")")
 	f.StringVar(&cf.s3Access, "s3-access-key", "", "S3 access key (with --s3-endpoint)")
 	f.StringVar(&cf.s3Secret, "s3-secret-key", "", "S3 secret key (with --s3-endpoint; better in the environment)")
-	f.StringVar(&cf.s3Region, "s3-region", "us-east-1", "S3 region")
+	f.StringVar(&cf.s3Region, "s3-region", "", "S3 region (default: AWS_REGION, else us-east-1)")
 }
 
 // clusterMode reports whether the flags ask for the comparison (a
@@ -214,12 +218,10 @@ func (e *benchClusterEnv) s3Env(ctx context.Context, storage, name string) ([]st
 			return nil, err
 		}
 		endpoint, access, secret = e.s3URL, e.s3Access, e.s3Secret
-		// versitygw's posix backend keeps each bucket as a directory
-		bucket := name
-		if err := os.Mkdir(filepath.Join(e.dir, "s3", bucket), 0o755); err != nil {
-			return nil, fmt.Errorf("bucket: %w", err)
+		if err := benchCreateBucket(ctx, endpoint, access, secret, name); err != nil {
+			return nil, err
 		}
-		store = "s3://" + bucket + "/blobs"
+		store = "s3://" + name + "/blobs"
 	} else if storage == "s3" {
 		return nil, fmt.Errorf("--storage s3 with --s3-endpoint: name the bucket, --storage s3://BUCKET/PREFIX")
 	} else {
@@ -249,16 +251,17 @@ func (e *benchClusterEnv) startVersity(ctx context.Context) error {
 		return err
 	}
 	e.s3Access, e.s3Secret = "bench"+strconv.Itoa(rand.IntN(1e6)), fmt.Sprintf("%x", rand.Uint64())
-	cmd := exec.Command(bin, "--port", addr, "posix", root)
+	cmd := exec.Command(bin, "--port", addr, "--quiet", "posix", root)
 	// the keys in the environment, not the process list
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+e.s3Access, "ROOT_SECRET_KEY="+e.s3Secret)
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start versitygw: %w", err)
 	}
 	e.s3, e.s3URL = cmd, "http://"+addr
 	if err := benchWaitListening(ctx, addr); err != nil {
-		return fmt.Errorf("versitygw: %w", err)
+		return fmt.Errorf("versitygw: %w: %s", err, log.String())
 	}
 	return nil
 }
@@ -526,7 +529,7 @@ func benchPatentsCluster(ctx context.Context, out io.Writer, cf *benchClusterFla
 			configs = append(configs, *conf)
 		}
 	}
-	rep := benchMergeConfigs("patents", configs, map[string]any{"works": pc.Works, "workers_per_share": pc.Workers, "batch": pc.Batch, "shares": shares,
+	rep := benchMergeConfigs("patents", configs, map[string]any{"works": pc.Works, "workers_per_share": pc.Workers, "batch": pc.Batch, "shares": shares, "scan_bytes": pc.ScanBytes,
 		"servers": counts, "storage": stores, "path": "the servers' bulk API (POST /api/v1/blobs, POST /api/v1/groups), as ingest --server",
 		"balancing": "shares round-robin over the servers, no load balancer", "server_jobs": "off (--workers=false)"})
 	rep.Target = "http://127.0.0.1 (servers started by the run)"
@@ -599,4 +602,16 @@ func benchPatentsConfiguration(ctx context.Context, out io.Writer, e *benchClust
 	fmt.Fprintf(out, "servers %d %-5s %d works in %.1f s: %.0f works/s, %.0f%% of the raw limit; cpu/work: servers %.3f ms, postgres %.3f ms, s3 %.3f ms, ingest client %.3f ms; %d files, %.1f MiB; load %.2f\n",
 		n, name, rep.Items, rep.Seconds, rep.RatePerS, 100*conf.FractionLimit, cpu.ServerMS, cpu.DatabaseMS, cpu.StoreMS, cpu.ClientMS, rep.Params["files"], float64(rep.Params["bytes"].(int64))/(1<<20), bench.LoadAvg())
 	return conf, nil
+}
+
+// benchCreateBucket makes a bucket on a versitygw the run started.
+func benchCreateBucket(ctx context.Context, endpoint, access, secret, bucket string) error {
+	client := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(access, secret, "")})
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		return fmt.Errorf("create bucket %s: %w", bucket, err)
+	}
+	return nil
 }

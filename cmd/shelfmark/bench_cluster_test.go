@@ -31,7 +31,7 @@ func runBench(t *testing.T, bin string, args ...string) *bench.Report {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "report.json")
 	cmd := exec.Command(bin, append(args, "--json", path)...)
-	cmd.Env = cleanEnv(filepath.Dir(bin))
+	cmd.Env = append(cleanEnv(filepath.Dir(bin)), "SHELFMARK_VERSITYGW="+os.Getenv("SHELFMARK_VERSITYGW"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -123,6 +123,28 @@ func TestBenchServers(t *testing.T) {
 			if c.Items != works {
 				t.Errorf("%d servers: %d works, want %d", c.Servers, c.Items, works)
 			}
+		}
+	})
+	t.Run("s3", func(t *testing.T) {
+		if os.Getenv("SHELFMARK_VERSITYGW") == "" {
+			if os.Getenv("SHELFMARK_REQUIRE_TOOLS") == "1" {
+				t.Fatal("SHELFMARK_VERSITYGW is not set (scripts/testdeps.sh builds versitygw)")
+			}
+			t.Skip("SHELFMARK_VERSITYGW is not set (scripts/testdeps.sh builds versitygw)")
+		}
+		// each work with a file past the size an S3 store keeps in the
+		// database, so that the S3 store takes one object per work
+		const works = 30
+		rep := runBench(t, bin, "bench", "patents", "--database", dsn, "--servers", "2", "--storage", "local,s3", "--objects", "30",
+			"--scan-bytes", "70000", "--durability", "relaxed")
+		checkConfigs(t, rep, []string{"local", "s3"}, []int{2}, 20)
+		for _, c := range rep.Configurations {
+			if c.Items != works {
+				t.Errorf("%s: %d works, want %d", c.Storage, c.Items, works)
+			}
+		}
+		if rep.Params["scan_bytes"] != 70000.0 {
+			t.Errorf("params %v", rep.Params)
 		}
 	})
 	t.Run("refused", func(t *testing.T) {

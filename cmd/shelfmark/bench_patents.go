@@ -15,7 +15,7 @@ import (
 func newBenchPatentsCommand() *cobra.Command {
 	var inProcess func(*cobra.Command, []string) error
 	var lf labFlags
-	var works, workers, batch, shares int
+	var works, workers, batch, shares, scanBytes int
 	var cf benchClusterFlags
 	cmd := &cobra.Command{
 		Use:   "patents",
@@ -52,7 +52,7 @@ process (the ingest clients). The servers run no background jobs
 			}
 			out := cmd.OutOrStdout()
 			rep, err := benchPatentsCluster(cmd.Context(), out, &cf, lf.database, lf.durability, shares,
-				bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Seed: 1})
+				bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Seed: 1, ScanBytes: scanBytes})
 			if err != nil {
 				return err
 			}
@@ -70,7 +70,7 @@ process (the ingest clients). The servers run no background jobs
 			return fmt.Errorf("raw file limit: %w", err)
 		}
 		bar := newProgressBar(works, "works")
-		r, err := bench.RunPatents(ctx, e.repo, e.blobs, bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Seed: 1,
+		r, err := bench.RunPatents(ctx, e.repo, e.blobs, bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Seed: 1, ScanBytes: scanBytes,
 			Progress: func(s ingest.Stats) { bar.Set(int(s.Stored + s.Skipped + s.Failed)) }})
 		bar.Finish()
 		fmt.Fprintln(os.Stderr)
@@ -114,6 +114,7 @@ process (the ingest clients). The servers run no background jobs
 	f.IntVar(&workers, "workers", 0, "ingest workers storing files (0: the number of cores)")
 	f.IntVar(&batch, "batch", 64, "works per engine call (and per raw-limit transaction)")
 	f.IntVar(&shares, "shares", 0, "with --servers: ingest pipelines run at once, spread over the servers (0: the largest server count), the same for every configuration")
+	f.IntVar(&scanBytes, "scan-bytes", 0, "give each work one more file of this many bytes, unique to it (the others are small or shared, and an S3 store keeps files of at most 64 KiB in the database)")
 	cf.add(f)
 	annotateEnv(f)
 	return cmd
