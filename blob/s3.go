@@ -718,6 +718,11 @@ func (s *S3Store) Presign(ctx context.Context, sha256 string, opts shelfmark.Pre
 	return req.URL, nil
 }
 
+// NotFound reports whether err, an error of a request to S3 (as
+// S3Options.Observe receives it), says the object or the upload does not
+// exist: a normal answer to the HeadObject before an upload.
+func NotFound(err error) bool { return notFoundErr(err) }
+
 // notFoundErr reports whether err says the object (or the upload) does
 // not exist.
 func notFoundErr(err error) bool {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"github.com/shelfmark/shelfmark"
@@ -66,21 +67,61 @@ func openBlobs(ctx context.Context, fl blobFlags, data string, store shelfmark.S
 		}
 		small = pack
 	}
+	m := newS3Metrics()
 	s, err := blob.NewS3(ctx, blob.S3Options{Bucket: bucket, Prefix: prefix, Endpoint: fl.endpoint, Region: fl.region,
-		AccessKey: fl.accessKey, SecretKey: fl.secretKey, Small: small, SpoolDir: filepath.Join(data, "blobs", "spool")})
+		AccessKey: fl.accessKey, SecretKey: fl.secretKey, Small: small, SpoolDir: filepath.Join(data, "blobs", "spool"),
+		Observe: m.observe})
 	if err != nil {
 		if pack != nil {
 			pack.Close()
 		}
 		return nil, fmt.Errorf("open content store %s: %w", fl.storage, err)
 	}
-	return &s3Content{S3Store: s, pack: pack}, nil
+	return &s3Content{S3Store: s, pack: pack, metrics: m}, nil
 }
 
 // s3Content is an S3 store and the pack database it may own.
 type s3Content struct {
 	*blob.S3Store
-	pack *blob.Pack
+	pack    *blob.Pack
+	metrics *s3Metrics
+}
+
+// s3Metrics count the requests to the S3 store by operation and outcome,
+// with their latency.
+type s3Metrics struct {
+	seconds  *prometheus.HistogramVec
+	requests *prometheus.CounterVec
+}
+
+func newS3Metrics() *s3Metrics {
+	return &s3Metrics{
+		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shelfmark_s3_request_seconds",
+			Help:    "Latency of requests to the S3 content store by operation.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"op"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shelfmark_s3_requests_total",
+			Help: "Requests to the S3 content store by operation and result (ok, not_found, error)."}, []string{"op", "result"}),
+	}
+}
+
+func (m *s3Metrics) observe(op string, d time.Duration, err error) {
+	result := "ok"
+	if blob.NotFound(err) {
+		result = "not_found"
+	} else if err != nil {
+		result = "error"
+	}
+	m.seconds.WithLabelValues(op).Observe(d.Seconds())
+	m.requests.WithLabelValues(op, result).Inc()
+}
+
+// registerBlobMetrics adds the S3 store's metrics to reg (a local store
+// has none).
+func registerBlobMetrics(blobs contentStore, reg prometheus.Registerer) {
+	if s, ok := blobs.(*s3Content); ok {
+		_ = reg.Register(s.metrics.seconds)
+		_ = reg.Register(s.metrics.requests)
+	}
 }
 
 // Close implements contentStore.

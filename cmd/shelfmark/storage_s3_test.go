@@ -96,6 +96,14 @@ func TestServeS3(t *testing.T) {
 	if status != http.StatusOK || !bytes.Equal(resp, big) {
 		t.Fatalf("presigned URL: %d, %d bytes", status, len(resp))
 	}
+	// the requests to S3 show in /metrics
+	status, resp, _ = do(hc, http.MethodGet, base+"/metrics", "", nil, nil)
+	for _, want := range []string{`shelfmark_s3_requests_total{op="PutObject",result="ok"} 1`, `shelfmark_s3_requests_total{op="HeadObject",result="not_found"} 1`,
+		`shelfmark_s3_request_seconds_count{op="HeadBucket"}`} {
+		if status != http.StatusOK || !strings.Contains(string(resp), want) {
+			t.Errorf("/metrics: %d, no %s", status, want)
+		}
+	}
 	// a small file is streamed from the database
 	status, resp, _ = do(hc, http.MethodGet, base+"/api/v1/resources/"+smallID+"/content", "", nil, nil)
 	if status != http.StatusOK || string(resp) != "a small file stays in the database" {

@@ -72,6 +72,7 @@ func runWorker(ctx context.Context, c workerCmdConfig) error {
 	}
 	defer blobs.Close()
 	metrics := shttp.NewMetrics(store)
+	registerBlobMetrics(blobs, metrics.Registry())
 	ids, err := shelfmark.LoadIDCodec(ctx, store)
 	if err != nil {
 		return err
