@@ -241,6 +241,15 @@ func clientKey(r *http.Request) string {
 // limiter counts failed authentications per key (a client address, or a
 // user name) in a bounded map, and makes a key that failed more than max
 // times wait, twice as long after each further failure.
+//
+// With shared failures (Options.AuthFailures, the database of several
+// servers) it also writes each failure through to the database and takes
+// the count there, which every server's failures raised, and it reads the
+// keys that must wait from the database at most every authSyncEvery,
+// when a request with a credential comes (in the background: no request
+// waits for it). So a client blocked on one server is blocked on the
+// others within authSyncEvery, or at its first failure there; and an
+// authentication with no failure on record costs no query.
 type limiter struct {
 	max     int
 	tracked int
@@ -252,6 +261,8 @@ type limiter struct {
 	size atomic.Int64
 	// sweeps counts the sweeps of a full map (for tests).
 	sweeps atomic.Int64
+	// the shared failures (nil: this server's memory only), see auth_shared.go
+	shared sharedFailures
 }
 
 // failures is what the limiter knows of one key.
@@ -270,6 +281,7 @@ func newLimiter(max int) *limiter {
 
 // blocked returns how long the keys must still wait (0: they may try).
 func (l *limiter) blocked(keys ...string) time.Duration {
+	l.sync()
 	if l.size.Load() == 0 {
 		return 0
 	}
@@ -285,9 +297,20 @@ func (l *limiter) blocked(keys ...string) time.Duration {
 	return wait
 }
 
-// fail counts a failure of each key.
+// fail counts a failure of each key (in the shared failures too, when
+// there are).
 func (l *limiter) fail(keys ...string) {
 	now := l.now()
+	counts := l.shared.add(keys, now)
+	blocks := l.count(keys, counts, now)
+	l.shared.block(blocks)
+}
+
+// count counts a failure of each key in memory, taking the count of the
+// shared failures where it is larger, and returns the keys that must now
+// wait and until when.
+func (l *limiter) count(keys []string, counts map[string]int, now time.Time) map[string]time.Time {
+	var blocks map[string]time.Time
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	defer func() { l.size.Store(int64(len(l.m))) }()
@@ -301,6 +324,7 @@ func (l *limiter) fail(keys ...string) {
 			l.m[k] = f
 		}
 		f.n++
+		f.n = max(f.n, counts[k])
 		f.last = now
 		if over := f.n - l.max; over > 0 {
 			wait := authBackoffMax
@@ -308,24 +332,33 @@ func (l *limiter) fail(keys ...string) {
 				wait = min(authBackoffBase<<(over-1), authBackoffMax)
 			}
 			f.until = now.Add(wait)
+			if blocks == nil {
+				blocks = map[string]time.Time{}
+			}
+			blocks[k] = f.until
 		}
 	}
+	return blocks
 }
 
-// succeed forgets the failures of keys.
+// succeed forgets the failures of keys (in the shared failures too, for
+// the keys this server knew failures of).
 func (l *limiter) succeed(keys ...string) {
 	if l.size.Load() == 0 {
 		return
 	}
 	now := l.now()
+	var forgot []string
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	for _, k := range keys {
 		if f := l.m[k]; f != nil && !f.until.After(now) {
 			delete(l.m, k)
+			forgot = append(forgot, k)
 		}
 	}
 	l.size.Store(int64(len(l.m)))
+	l.mu.Unlock()
+	l.shared.clear(forgot, now)
 }
 
 // sweep makes room in a full map: it drops the forgotten keys, then, if

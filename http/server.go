@@ -70,6 +70,10 @@ type Options struct {
 	// call the API from a browser (with a token; cookies are not sent
 	// across sites). Default none: only the server's own origin.
 	CORSOrigins []string
+	// AuthFailures, when set, shares the brute-force limiter's failures
+	// with the other servers of the database (see auth_shared.go); nil:
+	// this server counts alone, in memory.
+	AuthFailures shelfmark.AuthFailures
 	// MaxAuthFailures is how many failed logins or token checks a client
 	// address (or a user name) may make before each further attempt must
 	// wait, 1 s doubled at every failure up to 15 min (default 10).
@@ -191,7 +195,7 @@ func NewServer(opts Options) *Server {
 	opts.MaxParseBytes = max(opts.MaxParseBytes, opts.MaxBodyBytes) // one body at the cap always fits
 	opts.ParseWait = orDuration(opts.ParseWait, defaultParseWait)
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics, cors: c,
-		limiter: newLimiter(opts.MaxAuthFailures), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix(),
+		limiter: newSharedLimiter(opts.MaxAuthFailures, opts.AuthFailures, opts.Logger), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix(),
 		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait), tiles: newTileIndexes(tileIndexCache)}
 	s.setupOIDC()
 	u, err := newUI()

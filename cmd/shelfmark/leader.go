@@ -21,18 +21,34 @@ var electedLoops = []string{"oai", "search", "access", "blobgc"}
 // closer is what an elector needs at shutdown.
 type closer interface{ Close() error }
 
-// elector returns the elector of a store's backend.
-func elector(store shelfmark.Storage) (shelfmark.Elector, closer, error) {
+// elector returns the elector of a store's backend (nil for a storage
+// that has none).
+func elector(store shelfmark.Storage) (shelfmark.Elector, closer) {
 	switch db := store.(type) {
 	case *postgres.DB:
 		e := db.Elector(postgres.ElectorOptions{})
-		return e, e, nil
+		return e, e
 	case *sqlite.DB:
 		e := db.Elector(0)
-		return e, e, nil
+		return e, e
 	}
-	return nil, nil, fmt.Errorf("no leader election for the %s backend", store.Backend())
+	return nil, nil
 }
+
+// sharedAuthFailures returns the database through which the servers
+// sharing it share their brute-force limit: PostgreSQL's. On SQLite one
+// server counts alone, in memory (nil).
+func sharedAuthFailures(store shelfmark.Storage) shelfmark.AuthFailures {
+	if db, ok := store.(*postgres.DB); ok {
+		return db
+	}
+	return nil
+}
+
+// noCloser is the closer of a storage without election.
+type noCloser struct{}
+
+func (noCloser) Close() error { return nil }
 
 // electLoops makes each loop named in electedLoops run only while this
 // process leads that name among the servers of store's database. It
@@ -40,9 +56,10 @@ func elector(store shelfmark.Storage) (shelfmark.Elector, closer, error) {
 // logs each gain and loss. Close the returned closer after the loops
 // stopped.
 func electLoops(store shelfmark.Storage, loops map[string]runner, reg prometheus.Registerer, log *slog.Logger) (closer, error) {
-	e, c, err := elector(store)
-	if err != nil {
-		return nil, err
+	e, c := elector(store)
+	if e == nil {
+		log.Warn("no leader election for this storage: the background loops run on every server", "backend", store.Backend())
+		return noCloser{}, nil
 	}
 	gauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "shelfmark_leader",
 		Help: "1 while this server leads the task (oai, search, access, blobgc), which runs on one server of a database at a time."}, []string{"task"})

@@ -166,7 +166,6 @@ func serve(ctx context.Context, c serveConfig) error {
 		return err
 	}
 	metrics := shttp.NewMetrics(store)
-	registerBlobMetrics(blobs, metrics.Registry())
 	formats := oai.DefaultRegistry()
 	projector := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{Logger: log, IDs: ids})
 	indexer := shelfmark.NewSearchIndexer(store, shelfmark.IndexerOptions{Logger: log})
@@ -198,6 +197,7 @@ func serve(ctx context.Context, c serveConfig) error {
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo,
 		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots}
 	opts.BlobRedirect = c.content.redirectTTL()
+	opts.AuthFailures = sharedAuthFailures(store) // cmd/shelfmark/leader.go
 	srv := shttp.NewServer(opts)
 	if c.extra != nil {
 		if err := c.extra(ctx, opts, log); err != nil {
