@@ -166,6 +166,7 @@ func serve(ctx context.Context, c serveConfig) error {
 		return err
 	}
 	metrics := shttp.NewMetrics(store)
+	registerBlobMetrics(blobs, metrics.Registry())
 	formats := oai.DefaultRegistry()
 	projector := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{Logger: log, IDs: ids})
 	indexer := shelfmark.NewSearchIndexer(store, shelfmark.IndexerOptions{Logger: log})
