@@ -151,8 +151,9 @@ and there is no comparison without authentication.`,
 					return err
 				}
 				defer os.RemoveAll(dir)
-				// the raw limit of the same rows on the same storage, before the ramp
-				store, err := openStorage(ctx, database, filepath.Join(dir, "raw"), durability, 0)
+				// the raw limit of the same rows on the same storage, before
+				// the ramp, in a database (or schema) of its own
+				store, closeRaw, err := benchRawStore(ctx, database, filepath.Join(dir, "raw"), durability)
 				if err != nil {
 					return err
 				}
@@ -160,7 +161,7 @@ and there is no comparison without authentication.`,
 				if err == nil {
 					rawLimit, err = bench.RawInsertLimit(ctx, store, triples, 256, 3*time.Second)
 				}
-				store.Close()
+				closeRaw()
 				if err != nil {
 					return fmt.Errorf("raw limit: %w", err)
 				}

@@ -22,6 +22,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"github.com/spf13/pflag"
 
+	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/bench"
 	shttp "github.com/shelfmark/shelfmark/http"
 )
@@ -614,4 +615,35 @@ func benchCreateBucket(ctx context.Context, endpoint, access, secret, bucket str
 		return fmt.Errorf("create bucket %s: %w", bucket, err)
 	}
 	return nil
+}
+
+// benchRawStore opens the store a scenario's raw limit is measured in,
+// apart from the store the servers use: for SQLite a new database in dir,
+// for PostgreSQL a new schema of the database (close drops it). In the
+// servers' own tables its rows would be work for their background loops
+// (the OAI projector, the search indexer) during the measured steps.
+func benchRawStore(ctx context.Context, database, dir, durability string) (shelfmark.Storage, func(), error) {
+	if database == "" {
+		store, err := openStorage(ctx, "", dir, durability, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		return store, func() { store.Close() }, nil
+	}
+	e, err := openBenchClusterEnv(ctx, &benchClusterFlags{}, database)
+	if err != nil {
+		return nil, nil, err
+	}
+	dsn, _, drop, err := e.schema(ctx, "raw")
+	if err != nil {
+		e.close()
+		return nil, nil, err
+	}
+	store, err := openStorage(ctx, dsn, "", durability, 0)
+	if err != nil {
+		drop()
+		e.close()
+		return nil, nil, err
+	}
+	return store, func() { store.Close(); drop(); e.close() }, nil
 }
