@@ -584,6 +584,7 @@ func (s *S3Store) flush(ctx context.Context) error {
 // the small blob store; a large one costs a HeadObject (for its size) and
 // then, as it is read, a ranged GetObject from the read offset: seeking
 // downloads nothing, and a seek away from where the download is closes it.
+// The download ends with ctx (a client that went away).
 func (s *S3Store) Open(ctx context.Context, sha256 string) (io.ReadSeekCloser, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, cancelled(ctx)
@@ -614,7 +615,7 @@ func (s *S3Store) Open(ctx context.Context, sha256 string) (io.ReadSeekCloser, e
 	} else if err != nil {
 		return nil, s.fail(ctx, "HeadObject", key, err)
 	}
-	return &s3Reader{s: s, ctx: context.WithoutCancel(ctx), key: key, size: aws.ToInt64(out.ContentLength)}, nil
+	return &s3Reader{s: s, ctx: ctx, key: key, size: aws.ToInt64(out.ContentLength)}, nil
 }
 
 // s3Reader reads an object with ranged GETs from its offset.

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/blob/s3test"
 )
 
@@ -150,6 +151,17 @@ func TestIngestS3(t *testing.T) {
 	}
 	if keys := s3Keys(t, srv, "ingest", "p/"); len(keys) != 3 {
 		t.Fatalf("objects %q, want the 3 pages", keys)
+	}
+	// the notes (small files) are in the pack database beside the SQLite
+	// database, not in the bucket
+	pack, err := blob.OpenPack(filepath.Join(data, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	smalls, err := pack.ListSmallBlobs(context.Background(), "", time.Now().Add(time.Hour), 100)
+	pack.Close()
+	if err != nil || len(smalls) != 3 {
+		t.Fatalf("%d small blobs in the pack database, want the 3 notes: %v", len(smalls), err)
 	}
 	out, err := run("blobs", "gc", "--data", data, "--storage", "s3://ingest/p", "--dry-run")
 	if err != nil || !strings.Contains(out, "referenced by no file") {
