@@ -42,3 +42,35 @@ func TestLeaderKeysApart(t *testing.T) {
 		t.Fatal("leader keys collide")
 	}
 }
+
+// TestElectorConnection: the lock's connection carries the keepalive and
+// user timeout settings that bound the takeover after a lost machine, and
+// names itself in pg_stat_activity.
+func TestElectorConnection(t *testing.T) {
+	db, _ := openTest(t, Options{})
+	e := db.Elector(ElectorOptions{})
+	defer e.Close()
+	ctx := context.Background()
+	conn, err := e.connect(ctx, "oai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.drop(conn)
+	var tcp bool
+	if err := conn.QueryRow(ctx, "SELECT inet_client_addr() IS NOT NULL").Scan(&tcp); err != nil {
+		t.Fatal(err)
+	}
+	if !tcp {
+		t.Skip("the test database is reached through a Unix socket, which has no TCP settings")
+	}
+	for name, want := range map[string]string{"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "1",
+		"tcp_keepalives_count": "3", "tcp_user_timeout": "10000", "application_name": "shelfmark leader oai"} {
+		var got string
+		if err := conn.QueryRow(ctx, "SHOW "+name).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+}
