@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -204,4 +206,71 @@ func (c *Configuration) Summarize() {
 		}
 		c.CPU = &cpu
 	}
+}
+
+// configurationCharts draws a run that compares configurations: the rate
+// by number of servers (overall and best step) and the CPU time per item
+// of the servers and of PostgreSQL, one line per content store (S3
+// dashed).
+func (r *Report) configurationCharts() []chart {
+	if len(r.Configurations) == 0 {
+		return nil
+	}
+	var stores []string
+	var ticks []float64
+	for _, c := range r.Configurations {
+		if !slices.Contains(stores, c.Storage) {
+			stores = append(stores, c.Storage)
+		}
+		if !slices.Contains(ticks, float64(c.Servers)) {
+			ticks = append(ticks, float64(c.Servers))
+		}
+	}
+	slices.Sort(ticks)
+	rate := chart{title: "Rate by number of servers on one PostgreSQL", xlabel: "servers", ylabel: "rate (items/s)", xticks: ticks}
+	cpu := chart{title: "CPU time per item by number of servers", xlabel: "servers", ylabel: "CPU (ms per item)", xticks: ticks}
+	for _, s := range stores {
+		overall, best := line{name: s + ": overall", dashed: s != "local"}, line{name: s + ": best step", dashed: s != "local"}
+		srv, db := line{name: s + ": servers", dashed: s != "local"}, line{name: s + ": PostgreSQL", dashed: s != "local"}
+		for _, c := range r.Configurations {
+			if c.Storage != s {
+				continue
+			}
+			x := float64(c.Servers)
+			overall.xs, overall.ys = append(overall.xs, x), append(overall.ys, c.RatePerS)
+			best.xs, best.ys = append(best.xs, x), append(best.ys, c.BestRatePerS)
+			if c.CPU != nil {
+				srv.xs, srv.ys = append(srv.xs, x), append(srv.ys, c.CPU.ServerMS)
+				if c.CPU.Database {
+					db.xs, db.ys = append(db.xs, x), append(db.ys, c.CPU.DatabaseMS)
+				}
+			}
+		}
+		rate.lines = append(rate.lines, overall)
+		if len(r.Configurations[0].Steps) > 1 && r.Scenario == "rest" {
+			rate.lines = append(rate.lines, best)
+		}
+		cpu.lines = append(cpu.lines, srv)
+		if len(db.xs) > 0 {
+			cpu.lines = append(cpu.lines, db)
+		}
+	}
+	return []chart{rate, cpu}
+}
+
+// WriteConfigurationsSVG writes the charts of a run that compares
+// configurations (rate, then CPU per item) as standalone SVG files:
+// path with "-rate" and "-cpu" before its extension.
+func (r *Report) WriteConfigurationsSVG(path string) error {
+	charts := r.configurationCharts()
+	if len(charts) == 0 {
+		return fmt.Errorf("the report compares no configurations")
+	}
+	ext := filepath.Ext(path)
+	for i, name := range []string{"-rate", "-cpu"} {
+		if err := os.WriteFile(strings.TrimSuffix(path, ext)+name+ext, standalone(charts[i].svg()), 0o644); err != nil {
+			return fmt.Errorf("write chart: %w", err)
+		}
+	}
+	return nil
 }

@@ -37,6 +37,9 @@ type Series struct {
 // step. dir is created if needed.
 func (r *Report) WriteHTML(dir string, extra ...Series) error {
 	var charts []template.HTML
+	for _, c := range r.configurationCharts() {
+		charts = append(charts, c.svg())
+	}
 	charts = append(charts, r.throughputChart().svg())
 	if c, ok := r.latencyChart(); ok {
 		charts = append(charts, c.svg())

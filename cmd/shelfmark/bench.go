@@ -116,13 +116,19 @@ and there is no comparison without authentication.`,
 				if generator != "go" {
 					return fmt.Errorf("--servers and --storage need the go generator (it spreads the clients over the servers)")
 				}
+				if cf.replot != "" {
+					rep, err := cf.replotted()
+					if err != nil {
+						return err
+					}
+					return cf.finish(out, rep, "", reportDir)
+				}
 				cfg := bench.RestConfig{Token: "", Format: format, Generator: generator, Clients: steps, StepDuration: step, Warmup: warmup, Triples: triples, Seed: 1}
 				rep, err := benchRestCluster(ctx, out, &cf, database, durability, cfg)
 				if err != nil {
 					return err
 				}
-				benchPrintConfigs(out, "works", rep.Configurations)
-				return finish(out, rep, jsonPath, reportDir)
+				return cf.finish(out, rep, jsonPath, reportDir)
 			}
 			cfg := bench.RestConfig{Target: target, Token: token, Format: format, Generator: generator, Clients: steps, StepDuration: step, Warmup: warmup, Round: round,
 				Triples: triples, Seed: 1,

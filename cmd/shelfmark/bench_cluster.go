@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -39,6 +40,7 @@ import (
 type benchClusterFlags struct {
 	servers, storage                         string
 	s3Endpoint, s3Access, s3Secret, s3Region string
+	chart, replot                            string
 }
 
 // add registers the flags.
@@ -49,12 +51,42 @@ func (cf *benchClusterFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&cf.s3Access, "s3-access-key", "", "S3 access key (with --s3-endpoint)")
 	f.StringVar(&cf.s3Secret, "s3-secret-key", "", "S3 secret key (with --s3-endpoint; better in the environment)")
 	f.StringVar(&cf.s3Region, "s3-region", "", "S3 region (default: AWS_REGION, else us-east-1)")
+	f.StringVar(&cf.chart, "chart", "", "with --servers or --storage: write the rate and CPU charts of the configurations as FILE-rate.svg and FILE-cpu.svg (for FILE.svg)")
+	f.StringVar(&cf.replot, "replot", "", "run nothing: write --chart and --report again from this JSON report of an earlier run with --servers or --storage")
+}
+
+// finishConfigs prints the configurations' table and writes the reports
+// and charts asked for.
+func (cf *benchClusterFlags) finish(out io.Writer, rep *bench.Report, jsonPath, reportDir string) error {
+	benchPrintConfigs(out, "works", rep.Configurations)
+	if cf.chart != "" {
+		if err := rep.WriteConfigurationsSVG(cf.chart); err != nil {
+			return err
+		}
+	}
+	return finish(out, rep, jsonPath, reportDir)
+}
+
+// replotted reads the report of --replot.
+func (cf *benchClusterFlags) replotted() (*bench.Report, error) {
+	b, err := os.ReadFile(cf.replot)
+	if err != nil {
+		return nil, fmt.Errorf("--replot: %w", err)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("--replot %s: %w", cf.replot, err)
+	}
+	if len(rep.Configurations) == 0 {
+		return nil, fmt.Errorf("--replot %s: the report compares no configurations", cf.replot)
+	}
+	return &rep, nil
 }
 
 // clusterMode reports whether the flags ask for the comparison (a
 // --servers or --storage given).
 func (cf *benchClusterFlags) clusterMode(f *pflag.FlagSet) bool {
-	return f.Changed("servers") || f.Changed("storage") || os.Getenv("SHELFMARK_SERVERS") != ""
+	return f.Changed("servers") || f.Changed("storage") || f.Changed("replot") || os.Getenv("SHELFMARK_SERVERS") != ""
 }
 
 // configs returns the configurations the flags name: each content store

@@ -106,8 +106,15 @@ func TestBenchServers(t *testing.T) {
 
 	t.Run("rest", func(t *testing.T) {
 		// no warmup: every work stored is one the steps counted
-		rep := runBench(t, bin, "bench", "rest", "--database", dsn, "--servers", "1,2", "--clients", "1,3", "--step", "300ms", "--warmup", "0s", "--durability", "relaxed")
+		dir := t.TempDir()
+		rep := runBench(t, bin, "bench", "rest", "--database", dsn, "--servers", "1,2", "--clients", "1,3", "--step", "300ms", "--warmup", "0s", "--durability", "relaxed",
+			"--chart", filepath.Join(dir, "rest.svg"), "--report", filepath.Join(dir, "report"))
 		checkConfigs(t, rep, []string{"local"}, []int{1, 2}, 2)
+		for _, f := range []string{"rest-rate.svg", "rest-cpu.svg", "report/index.html"} {
+			if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || !bytes.Contains(b, []byte("<polyline")) {
+				t.Errorf("%s: %v, no line drawn", f, err)
+			}
+		}
 		for _, c := range rep.Configurations {
 			for _, s := range c.Steps {
 				if s.CPU == nil || s.LatencyMS == nil || s.LatencyMS.P50 <= 0 {

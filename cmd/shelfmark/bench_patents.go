@@ -51,13 +51,19 @@ process (the ingest clients). The servers run no background jobs
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if cf.replot != "" {
+				rep, err := cf.replotted()
+				if err != nil {
+					return err
+				}
+				return cf.finish(out, rep, "", lf.reportDir)
+			}
 			rep, err := benchPatentsCluster(cmd.Context(), out, &cf, lf.database, lf.durability, shares,
 				bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Seed: 1, ScanBytes: scanBytes})
 			if err != nil {
 				return err
 			}
-			benchPrintConfigs(out, "works", rep.Configurations)
-			return finish(out, rep, lf.jsonPath, lf.reportDir)
+			return cf.finish(out, rep, lf.jsonPath, lf.reportDir)
 		},
 	}
 	inProcess = lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
