@@ -77,7 +77,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) int {
 		} else {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="shelfmark"`)
 		}
-	case http.StatusTooManyRequests:
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		retryAfter(w, err)
 	case http.StatusRequestTimeout:
 		w.Header().Set("Connection", "close")

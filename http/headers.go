@@ -43,10 +43,10 @@ const (
 )
 
 // corsAllowHeaders are the request headers a listed origin may send.
-const corsAllowHeaders = "Authorization, Content-Type, Content-Digest, Content-Disposition, If-Match, If-None-Match, Link, Range, Repr-Digest, X-Request-Id"
+const corsAllowHeaders = "Authorization, Content-Type, Content-Digest, Content-Disposition, If-Match, If-None-Match, Link, Range, Repr-Digest, Shelfmark-Position, X-Request-Id"
 
 // corsExposeHeaders are the response headers a listed origin may read.
-const corsExposeHeaders = "ETag, Location, Content-Digest, Repr-Digest, Content-Range, Retry-After, X-Request-Id, Link"
+const corsExposeHeaders = "ETag, Location, Content-Digest, Repr-Digest, Content-Range, Retry-After, Shelfmark-Position, X-Request-Id, Link"
 
 // isContent reports whether a request reads file content, or an archived
 // web payload (a streamed response, sandboxed and without a write
@@ -256,10 +256,11 @@ func (s *Server) uploading(h http.Handler) http.Handler {
 	})
 }
 
-// retryAfter sets Retry-After for an ETOOMANY error.
+// retryAfter sets Retry-After for an ETOOMANY or EUNAVAILABLE error that
+// carries the detail retry_after (seconds).
 func retryAfter(w http.ResponseWriter, err error) {
 	var se *shelfmark.Error
-	if errors.As(err, &se) && se.Code == shelfmark.ETOOMANY {
+	if errors.As(err, &se) && (se.Code == shelfmark.ETOOMANY || se.Code == shelfmark.EUNAVAILABLE) {
 		if secs, ok := se.Details["retry_after"].(int64); ok {
 			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 		}

@@ -66,6 +66,7 @@ func NewMetrics(storage shelfmark.Storage) *Metrics {
 		gauge("shelfmark_db_pool_idle", "Idle database connections.", func(s shelfmark.PoolStats) float64 { return float64(s.Idle) })
 		gauge("shelfmark_db_pool_wait_count", "Times a request waited for a database connection (cumulative).", func(s shelfmark.PoolStats) float64 { return float64(s.WaitCount) })
 		m.reg.MustRegister(&jobCollector{storage: storage})
+		registerReplicaMetrics(m.reg, storage) // see replica.go
 		gauge("shelfmark_db_pool_wait_seconds", "Time spent waiting for database connections (cumulative).", func(s shelfmark.PoolStats) float64 { return s.WaitDuration.Seconds() })
 		if wal, ok := storage.(shelfmark.WALReporter); ok {
 			m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shelfmark_db_wal_bytes", Help: "Size of the write-ahead log file after the last commit.", ConstLabels: backend},

@@ -153,6 +153,8 @@ type Server struct {
 	ocrWords ocrCache
 	// the parsed directories of page images' tile pyramids (see iiif_image.go)
 	tiles *tileIndexes
+	// the read replica behind Storage, if any (see replica.go)
+	replica replicaRouting
 }
 
 // NewServer builds a Server and its routes.
@@ -204,8 +206,9 @@ func NewServer(opts Options) *Server {
 	}
 	s.ui = u
 	gz := newGzip() // see gzip.go
+	s.replica = newReplicaRouting(opts.Storage)
 	for _, rt := range s.routes() {
-		h := rt.handler
+		h := s.replicaRead(rt.method, rt.pattern, rt.handler)
 		if compressed(rt.pattern) {
 			h = gz(h)
 		}
@@ -215,14 +218,14 @@ func NewServer(opts Options) *Server {
 		s.mux.Handle(rt.method+" "+rt.pattern, h)
 	}
 	for _, rt := range s.uiRoutes() {
-		h := gz(rt.handler)
+		h := gz(s.replicaRead(rt.method, rt.pattern, rt.handler))
 		if !streamsBody(rt.method, rt.pattern) {
 			h = s.parsing(h)
 		}
 		s.mux.Handle(rt.method+" "+rt.pattern, h)
 	}
 	if opts.OAI != nil {
-		s.mux.Handle("/oai", gz(opts.OAI))
+		s.mux.Handle("/oai", gz(s.replicaRead("", "/oai", opts.OAI)))
 	}
 	s.mux.Handle("/", s.wrap(s.unmatched))
 	return s
@@ -325,7 +328,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, err, start)
 		return
 	}
-	s.mux.ServeHTTP(w, r.WithContext(shelfmark.WithCaller(r.Context(), c)))
+	s.mux.ServeHTTP(s.positionWriter(w, r), r.WithContext(shelfmark.WithCaller(r.Context(), c)))
 }
 
 // refuse answers a request the envelope or a route's guard turned away.
@@ -477,28 +480,6 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, err := w.Write([]byte("ok\n"))
-	return err
-}
-
-// readyz answers 200 once the database answers a read, and not while the
-// last write failed for lack of space and a probe finds none yet.
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	if err := s.space.ready(r.Context(), s.opts.Blobs, s.opts.Storage); err != nil {
-		return err
-	}
-	if s.opts.Storage != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		err := s.opts.Storage.View(ctx, func(tx shelfmark.ReadTx) error {
-			_, err := tx.Resource(ctx, 0)
-			return err
-		})
-		if err != nil {
-			return &shelfmark.Error{Code: shelfmark.EUNAVAILABLE, Message: "The database does not answer."}
-		}
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, err := w.Write([]byte("ready\n"))
 	return err
 }
 

@@ -110,7 +110,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 		t.Errorf("healthz %q", r.Body)
 	}
 	r = e.do("GET", "/readyz", nil).want(t, http.StatusOK)
-	if string(r.Body) != "ready\n" {
+	if !strings.HasPrefix(string(r.Body), "database: ok\n") || !strings.HasSuffix(string(r.Body), "\nready\n") {
 		t.Errorf("readyz %q", r.Body)
 	}
 	// Some traffic: creates (group commits), a read and two errors.

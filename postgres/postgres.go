@@ -49,6 +49,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -73,6 +74,15 @@ type Options struct {
 	// (never corrupts). Key allocation stays durable. See the package
 	// documentation.
 	Relaxed bool
+	// ReadReplica, when set, is the connection string of a streaming
+	// replica of the database (a hot standby) that answers the reads
+	// marked with shelfmark.WithReplicaRead; see replica.go.
+	ReadReplica string
+	// MaxReplicaLag is the lag above which marked reads go to the primary
+	// (default DefaultMaxReplicaLag); ReplicaProbeInterval is how often
+	// the lag is measured (default DefaultReplicaProbeInterval).
+	MaxReplicaLag        time.Duration
+	ReplicaProbeInterval time.Duration
 }
 
 // DefaultMaxConns is the pool size used when Options.MaxConns is 0: four
@@ -98,6 +108,7 @@ var (
 // shelfmark.Storage and is safe for concurrent use.
 type DB struct {
 	pool    *pgxpool.Pool
+	replica *replica // nil without Options.ReadReplica
 	tracer  shelfmark.StatementTracer
 	relaxed bool
 	copyMin int // bulk inserts of at least this many rows use COPY
@@ -119,6 +130,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		n = DefaultMaxConns()
 	}
 	cfg.MaxConns = int32(n)
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
@@ -128,6 +142,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
+	if opts.ReadReplica != "" {
+		if db.replica, err = openReplica(ctx, opts.ReadReplica, cfg, opts); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	return db, nil
 }
 
@@ -136,21 +156,15 @@ func (db *DB) Backend() string { return "postgres" }
 
 // Close closes every connection of the pool.
 func (db *DB) Close() error {
+	if db.replica != nil {
+		db.replica.close()
+	}
 	db.pool.Close()
 	return nil
 }
 
 // Stats reports the connection pool.
-func (db *DB) Stats() shelfmark.PoolStats {
-	s := db.pool.Stat()
-	return shelfmark.PoolStats{
-		MaxOpen:      int(s.MaxConns()),
-		InUse:        int(s.AcquiredConns()),
-		Idle:         int(s.IdleConns()),
-		WaitCount:    s.EmptyAcquireCount(),
-		WaitDuration: s.EmptyAcquireWaitTime(),
-	}
-}
+func (db *DB) Stats() shelfmark.PoolStats { return poolStats(db.pool) }
 
 // AllocateKeys reserves n consecutive keys and returns the first. The
 // single UPDATE is its own transaction and always commits synchronously;
@@ -170,18 +184,46 @@ func (db *DB) AllocateKeys(ctx context.Context, n int) (int64, error) {
 }
 
 // View runs fn in a REPEATABLE READ, READ ONLY transaction: every read of fn
-// sees the same snapshot.
+// sees the same snapshot. With a read replica, a read whose context is
+// marked with shelfmark.WithReplicaRead runs there when the replica may
+// answer it (see replica.go); when the replica cannot even begin the
+// transaction, fn runs on the primary instead.
 func (db *DB) View(ctx context.Context, fn func(shelfmark.ReadTx) error) error {
-	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	rp := db.replica
+	if rp == nil {
+		return db.view(ctx, db.pool, fn)
+	}
+	if pos, marked := shelfmark.ReplicaReadFrom(ctx); marked {
+		reason := rp.route(pos)
+		if reason == "" {
+			err := db.view(ctx, rp.pool, fn)
+			if !errors.Is(err, errBegin) || ctx.Err() != nil {
+				rp.readsReplica.Add(1)
+				return err
+			}
+			reason = shelfmark.FallbackError
+		}
+		rp.fallback(reason)
+	}
+	rp.readsPrimary.Add(1)
+	return db.view(ctx, db.pool, fn)
+}
+
+// errBegin marks the failure to begin a read transaction.
+var errBegin = errors.New("begin read transaction")
+
+// view runs fn in a read transaction on pool.
+func (db *DB) view(ctx context.Context, pool *pgxpool.Pool, fn func(shelfmark.ReadTx) error) error {
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return fmt.Errorf("postgres: begin read transaction: %w", err)
+		return fmt.Errorf("postgres: %w: %w", errBegin, unavailable(err))
 	}
 	defer rollback(tx)
 	if err := fn(&readTx{r: db.run(tx)}); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: end read transaction: %w", err)
+		return fmt.Errorf("postgres: end read transaction: %w", unavailable(err))
 	}
 	return nil
 }
@@ -201,14 +243,14 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx) error) error {
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: begin})
 	if err != nil {
-		return fmt.Errorf("postgres: begin write transaction: %w", err)
+		return fmt.Errorf("postgres: begin write transaction: %w", unavailable(err))
 	}
 	defer rollback(tx)
 	if err := fn(&writeTx{readTx: readTx{r: db.run(tx)}}); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return full(fmt.Errorf("postgres: commit: %w", err))
+		return unavailable(full(fmt.Errorf("postgres: commit: %w", err)))
 	}
 	return nil
 }
@@ -264,7 +306,7 @@ func (r runner) exec(ctx context.Context, sql string, args ...any) (int64, error
 	tag, err := r.q.Exec(ctx, sql, args...)
 	n := tag.RowsAffected()
 	r.trace(sql, n)
-	return n, full(err)
+	return n, unavailable(full(err))
 }
 
 // query runs a query and calls each for every row; it reports the rows
@@ -273,7 +315,7 @@ func (r runner) query(ctx context.Context, sql string, args []any, each func(pgx
 	rows, err := r.q.Query(ctx, sql, args...)
 	if err != nil {
 		r.trace(sql, 0)
-		return 0, full(err)
+		return 0, unavailable(full(err))
 	}
 	var n int64
 	for rows.Next() {
@@ -287,7 +329,7 @@ func (r runner) query(ctx context.Context, sql string, args []any, each func(pgx
 		err = rows.Err()
 	}
 	r.trace(sql, n)
-	return n, full(err)
+	return n, unavailable(full(err))
 }
 
 // queryRow runs a query that returns exactly one row and scans it into dest.

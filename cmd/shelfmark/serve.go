@@ -38,6 +38,7 @@ type serveConfig struct {
 	webLinksPublic                                                 bool
 	jobs                                                           workerConfig
 	sso                                                            shttp.OIDCOptions
+	replica                                                        replicaFlags // see replica.go
 	// extra, when set, starts more listeners once the server is made,
 	// from its options; they stop when ctx ends. No flag of serve sets
 	// it: it is bench rest's comparison listener (bench_server.go).
@@ -106,6 +107,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringSliceVar(&c.sso.Scopes, "oidc-scopes", nil, "OpenID Connect: the scopes asked for (default openid,profile,email, and the groups claim's name when the provider offers it as a scope)")
 	c.jobs.register(f)
 	c.content.register(f)
+	c.replica.register(f)
 	annotateEnv(f)
 	return cmd, c
 }
@@ -151,7 +153,7 @@ func serve(ctx context.Context, c serveConfig) error {
 	if err != nil {
 		return err
 	}
-	store, err := openStorage(ctx, c.database, c.data, c.durability, c.dbMaxConns)
+	store, err := c.replica.openStorage(ctx, c.database, c.data, c.durability, c.dbMaxConns)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
