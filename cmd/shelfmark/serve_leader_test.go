@@ -221,3 +221,45 @@ func postgresAdminToken(t *testing.T, dsn string) string {
 	}
 	return secret
 }
+
+// TestServeSharedLimiter: two serve processes on one PostgreSQL database
+// share the brute-force limit: after a client's failures reach the limit
+// on one server, the other refuses it after at most a couple of its own
+// failures (without sharing it would allow the full limit again).
+func TestServeSharedLimiter(t *testing.T) {
+	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("SHELFMARK_TEST_DATABASE_URL is not set")
+		}
+		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
+	}
+	dsn = workerSchema(t, dsn)
+	a, b := startLeaderServer(t, dsn), startLeaderServer(t, dsn)
+	hc := withBearer(&http.Client{Timeout: 20 * time.Second}, shelfmark.TokenPrefix+"guess")
+	try := func(s *leaderServer) int {
+		t.Helper()
+		status, body, err := do(hc, http.MethodGet, s.base+"/api/v1/search?q=x", "", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status != http.StatusUnauthorized && status != http.StatusTooManyRequests {
+			t.Fatalf("a bad token: %d %s", status, body)
+		}
+		return status
+	}
+	// the default limit is 10 failures: the 11th makes the address wait
+	for i := 1; i <= 11; i++ {
+		if got := try(a); got != http.StatusUnauthorized {
+			t.Fatalf("failure %d on the first server: %d", i, got)
+		}
+	}
+	for i := 1; ; i++ {
+		if try(b) == http.StatusTooManyRequests {
+			break
+		}
+		if i == 3 {
+			t.Fatal("the second server let the client fail 3 more times")
+		}
+	}
+}
