@@ -121,6 +121,9 @@ type S3Store struct {
 	mu           sync.Mutex
 	pending      map[string][]byte
 	pendingBytes int
+	// flushing, when set (by tests), is called by a flush before it
+	// writes its batch.
+	flushing func()
 }
 
 var (
@@ -566,6 +569,9 @@ func (s *S3Store) flush(ctx context.Context) error {
 		return nil
 	}
 	sort.Slice(batch, func(i, j int) bool { return batch[i].SHA256 < batch[j].SHA256 })
+	if s.flushing != nil {
+		s.flushing()
+	}
 	if err := s.small.PutSmallBlobs(context.WithoutCancel(ctx), batch); err != nil {
 		return full(fmt.Errorf("blob: s3: storing %d deferred small blobs: %w", len(batch), err))
 	}

@@ -570,3 +570,84 @@ func newS3EnvB(b *testing.B) *S3Store {
 	b.Cleanup(func() { s.Close() })
 	return s
 }
+
+// TestS3DeferredConcurrent: goroutines that put deferred small blobs and
+// call Sync find their own blobs written when their Sync returns, even
+// when another goroutine's flush took them.
+func TestS3DeferredConcurrent(t *testing.T) {
+	e := newS3Env(t, nil)
+	ctx := context.Background()
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			var shas []string
+			for i := 0; i < 20; i++ {
+				b, err := e.store.Put(ctx, strings.NewReader(fmt.Sprintf("goroutine %d blob %d", g, i)), shelfmark.PutOptions{Deferred: true})
+				if err != nil {
+					errs <- err
+					return
+				}
+				shas = append(shas, b.Digests[shelfmark.SHA256])
+			}
+			if err := e.store.Sync(ctx); err != nil {
+				errs <- err
+				return
+			}
+			for _, sha := range shas {
+				if _, ok, err := e.pack.SmallBlob(ctx, sha); err != nil || !ok {
+					errs <- fmt.Errorf("goroutine %d: %s not written when Sync returned: %v", g, sha, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestS3SyncWaitsForFlush: a Sync that finds its deferred blobs taken by
+// another goroutine's flush still in progress returns only once that
+// flush wrote them.
+func TestS3SyncWaitsForFlush(t *testing.T) {
+	e := newS3Env(t, nil)
+	ctx := context.Background()
+	entered, release := make(chan struct{}), make(chan struct{})
+	first := true
+	e.store.flushing = func() {
+		if first {
+			first = false
+			close(entered)
+			<-release
+		}
+	}
+	b, err := e.store.Put(ctx, strings.NewReader("taken by another flush"), shelfmark.PutOptions{Deferred: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aDone := make(chan error, 1)
+	go func() { aDone <- e.store.Sync(ctx) }() // blocks in its flush
+	<-entered
+	bDone := make(chan error, 1)
+	go func() { bDone <- e.store.Sync(ctx) }()
+	select {
+	case err := <-bDone:
+		// returned while the other flush had not written: it must not
+		// have, unless its blob is written
+		if _, ok, _ := e.pack.SmallBlob(ctx, b.Digests[shelfmark.SHA256]); err == nil && !ok {
+			t.Fatal("Sync returned before the blob it covers was written")
+		}
+	case <-time.After(500 * time.Millisecond):
+		// still waiting, as it should
+	}
+	close(release)
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := e.pack.SmallBlob(ctx, b.Digests[shelfmark.SHA256]); !ok {
+		t.Fatal("not written")
+	}
+}
