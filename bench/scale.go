@@ -115,6 +115,11 @@ type ScaleCheckpoint struct {
 	// (not part of IngestSeconds).
 	ProjectSeconds float64 `json:"project_seconds"`
 	IndexSeconds   float64 `json:"index_seconds"`
+	// ProjectCPUPerThousand and IndexCPUPerThousand are their CPU seconds
+	// per 1,000 works of the interval: this process's and the database
+	// server's (as far as it can be read) together.
+	ProjectCPUPerThousand float64 `json:"project_cpu_s_per_1000_works"`
+	IndexCPUPerThousand   float64 `json:"index_cpu_s_per_1000_works"`
 	// DatabaseBytes is the sum of the tables' total sizes (indexes and
 	// TOAST included); BlobBytes what the content store's files take on
 	// disk (allocated blocks) and BlobFiles how many there are.
@@ -240,18 +245,24 @@ func RunScale(ctx context.Context, repo *shelfmark.Repository, store shelfmark.S
 			}
 		}
 		// the derived views, as serve's projector and indexer keep them
+		// (CPU of this process and of the server, per 1,000 works)
+		cpuNow := func() time.Duration {
+			b, _ := c.Probe.BackendCPU(ctx)
+			return processCPU() + b
+		}
+		perThousand := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(max(1, st.Stored)) }
 		progress("render OAI-PMH records", done)
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuNow()
 		if _, err := proj.CatchUp(ctx); err != nil {
 			return rep, fmt.Errorf("scale: project: %w", err)
 		}
-		cp.ProjectSeconds = time.Since(t0).Seconds()
+		cp.ProjectSeconds, cp.ProjectCPUPerThousand = time.Since(t0).Seconds(), perThousand(cpuNow()-c0)
 		progress("index for search", done)
-		t0 = time.Now()
+		t0, c0 = time.Now(), cpuNow()
 		if err := indexer.CatchUp(ctx); err != nil {
 			return rep, fmt.Errorf("scale: index: %w", err)
 		}
-		cp.IndexSeconds = time.Since(t0).Seconds()
+		cp.IndexSeconds, cp.IndexCPUPerThousand = time.Since(t0).Seconds(), perThousand(cpuNow()-c0)
 
 		progress("read sizes", done)
 		t0 = time.Now()
@@ -538,7 +549,9 @@ func WriteScaleCharts(dir string, rep *Report) error {
 		lines: []line{pts("works/s", false, func(cp ScaleCheckpoint) float64 { return cp.RatePerS })}}
 	cpu := chart{title: "CPU seconds per 1,000 works", xlabel: "works stored", ylabel: "CPU s / 1,000 works", xticks: xs,
 		lines: []line{pts("shelfmark (ingest)", false, func(cp ScaleCheckpoint) float64 { return cp.CPUPerThousand }),
-			pts("database server", true, func(cp ScaleCheckpoint) float64 { return cp.BackendCPUPerThousand })}}
+			pts("database server (ingest)", true, func(cp ScaleCheckpoint) float64 { return cp.BackendCPUPerThousand }),
+			pts("OAI-PMH view (both)", false, func(cp ScaleCheckpoint) float64 { return cp.ProjectCPUPerThousand }),
+			pts("search index (both)", false, func(cp ScaleCheckpoint) float64 { return cp.IndexCPUPerThousand })}}
 	size := chart{title: "Bytes per work", xlabel: "works stored", ylabel: "bytes per work", xticks: xs,
 		lines: []line{pts("database (tables, indexes, TOAST)", false, func(cp ScaleCheckpoint) float64 { return cp.DatabaseBytesPerWork }),
 			pts("content store (blocks on disk)", true, func(cp ScaleCheckpoint) float64 { return cp.BlobBytesPerWork })}}

@@ -170,7 +170,7 @@ func testScaleScenario(t *testing.T, db shelfmark.Storage, raw *sql.DB, database
 		if cp.Works != wantAt[k] || cp.Interval != want || rep.Steps[k].Items != want {
 			t.Errorf("checkpoint %d: %d works, interval %d (step %d), want %d and %d", k+1, cp.Works, cp.Interval, rep.Steps[k].Items, wantAt[k], want)
 		}
-		if cp.DatabaseBytes <= prevDB || cp.DatabaseBytesPerWork <= 0 || cp.BlobBytes <= 0 || cp.BlobFiles <= 0 || cp.CPUPerThousand <= 0 {
+		if cp.DatabaseBytes <= prevDB || cp.DatabaseBytesPerWork <= 0 || cp.BlobBytes <= 0 || cp.BlobFiles <= 0 || cp.CPUPerThousand <= 0 || cp.ProjectCPUPerThousand <= 0 || cp.IndexCPUPerThousand <= 0 {
 			t.Errorf("checkpoint %d: sizes %+v", k+1, cp)
 		}
 		prevDB = cp.DatabaseBytes

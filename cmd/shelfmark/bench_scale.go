@@ -114,8 +114,8 @@ blobs), so millions of works fit on a small disk. Meant for PostgreSQL
 					cps := bench.ScaleCheckpoints(r)
 					cp := cps[len(cps)-1]
 					fmt.Fprintln(os.Stderr)
-					fmt.Fprintf(out, "checkpoint %d works: %.0f works/s over the last %d (%.2f + %.2f CPU s per 1,000 works: shelfmark + database); OAI view %.0f s, search index %.0f s; %.0f bytes/work in the database, %.0f in the content store\n",
-						cp.Works, cp.RatePerS, cp.Interval, cp.CPUPerThousand, cp.BackendCPUPerThousand, cp.ProjectSeconds, cp.IndexSeconds, cp.DatabaseBytesPerWork, cp.BlobBytesPerWork)
+					fmt.Fprintf(out, "checkpoint %d works: %.0f works/s over the last %d (%.2f + %.2f CPU s per 1,000 works: shelfmark + database); OAI view %.0f s (%.2f CPU s per 1,000), search index %.0f s (%.2f); %.0f bytes/work in the database, %.0f in the content store\n",
+						cp.Works, cp.RatePerS, cp.Interval, cp.CPUPerThousand, cp.BackendCPUPerThousand, cp.ProjectSeconds, cp.ProjectCPUPerThousand, cp.IndexSeconds, cp.IndexCPUPerThousand, cp.DatabaseBytesPerWork, cp.BlobBytesPerWork)
 					for _, q := range cp.Queries {
 						fmt.Fprintf(out, "  %-90s p50 %7.2f ms  p99 %7.2f ms\n", q.Name, q.Latency.P50, q.Latency.P99)
 					}
