@@ -78,9 +78,9 @@ type ReplicaStats struct {
 	MaxLag time.Duration
 	// ReplayPosition is the position the replica has replayed.
 	ReplayPosition string
-	// ReadsReplica and ReadsPrimary count marked reads by where they ran;
-	// Fallbacks counts the marked reads sent to the primary, by reason
-	// (the Fallback* constants).
+	// ReadsReplica and ReadsPrimary count the read transactions (View) by
+	// where they ran, marked or not; Fallbacks counts the marked reads
+	// sent to the primary, by reason (the Fallback* constants).
 	ReadsReplica int64
 	ReadsPrimary int64
 	Fallbacks    map[string]int64
