@@ -105,6 +105,7 @@ type clusterStats struct {
 	LargeFiles        int            `json:"filesOver64KiB"`
 	FileBytes         int64          `json:"fileBytes"`
 	Retries           map[string]int `json:"retries"` // by cause
+	ReadYourWrites    int64          `json:"worksReadRightAfterCreation"`
 	IDs               int            `json:"idsMinted"`
 	HarvestPasses     int            `json:"harvestPassesDuringLoad"`
 	HarvestPages      int64          `json:"harvestPages"`
@@ -153,9 +154,11 @@ type clusterTest struct {
 	works   map[string]*clusterWork
 	retries map[string]int
 	acked   atomic.Int64
-	abort   atomic.Bool // the test failed: clients and harvester give up
-	faults  []string
-	nerrs   atomic.Int64
+	// works read right after their creation (read-your-writes)
+	readBacks atomic.Int64
+	abort     atomic.Bool // the test failed: clients and harvester give up
+	faults    []string
+	nerrs     atomic.Int64
 }
 
 func TestCluster(t *testing.T) {
@@ -233,6 +236,7 @@ func TestCluster(t *testing.T) {
 	ids := c.verifyWorks()
 	stats := c.stats()
 	stats.IDs = ids
+	stats.ReadYourWrites = c.readBacks.Load()
 	stats.HarvestPasses, stats.HarvestPages, stats.HarvestRetries = h.passes, h.pages.Load(), h.retries.Load()
 	stats.HarvestInFlight, stats.HarvestFinal = c.verifyHarvests(h)
 	stats.JobsDone, stats.JobsRetried, stats.JobsByQueue = c.countJobs()
@@ -716,7 +720,7 @@ func (c *clusterTest) create(w *clusterWork, body []byte) {
 		},
 	}}})
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		status, resp, err := do(c.admin, http.MethodPost, c.lb+"/api/v1/groups", "application/json", group, nil)
+		status, resp, hdr, err := doHeader(c.admin, http.MethodPost, c.lb+"/api/v1/groups", "application/json", group)
 		why := retryable(status, err)
 		var out struct {
 			Results []struct {
@@ -739,6 +743,7 @@ func (c *clusterTest) create(w *clusterWork, body []byte) {
 				w.id, w.fileSet, w.file = r.ID, r.IDs["fs"], r.IDs["f"]
 				c.mu.Unlock()
 				c.acked.Add(1)
+				c.readYourWrite(w, hdr.Get("Shelfmark-Position"))
 				return
 			case r.Status == http.StatusConflict && r.ID != "":
 				// an earlier attempt, whose answer was lost, stored it
@@ -764,6 +769,49 @@ func (c *clusterTest) create(w *clusterWork, body []byte) {
 		}
 		c.retried(why)
 		time.Sleep(wait)
+	}
+}
+
+// doHeader is do that also returns the answer's header.
+func doHeader(hc *http.Client, method, url, ctype string, body []byte) (int, []byte, http.Header, error) {
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	req.Header.Set("Content-Type", ctype)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, resp.Header, err
+}
+
+// readYourWrite reads a work just created through HAProxy (so most often
+// from another server, whose reads may go to the replica), sending the
+// write position its creation answered with: it must be there at once.
+func (c *clusterTest) readYourWrite(w *clusterWork, pos string) {
+	if c.useReplica && pos == "" {
+		c.errorf("%s: the answer to its creation carries no Shelfmark-Position", w.key)
+	}
+	hdr := http.Header{}
+	if pos != "" {
+		hdr.Set("Shelfmark-Position", pos)
+	}
+	for i := 0; ; i++ {
+		status, resp, err := do(c.admin, http.MethodGet, c.lb+"/api/v1/resources/"+w.id, "", nil, hdr)
+		if why := retryable(status, err); why != "" && i < 20 && !c.abort.Load() {
+			c.retried("read " + why)
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if status != http.StatusOK {
+			c.errorf("%s: reading the work %s right after its creation: %d %s %v", w.key, w.id, status, resp, err)
+			return
+		}
+		c.readBacks.Add(1)
+		return
 	}
 }
 
@@ -1084,10 +1132,10 @@ func (c *clusterTest) report(s *clusterStats) {
 		retries += n
 	}
 	c.t.Logf("cluster test in %.0f s: %d works acknowledged (%d on a retry that found them stored), %d unknown at the stop (%d stored), "+
-		"%d files (%d over 64 KiB, %d bytes; %d more derived by jobs), %d ids, %d retries %v; harvest: %d passes and %d pages under load (%d retries), "+
+		"%d read back at once through HAProxy with their write position; %d files (%d over 64 KiB, %d bytes; %d more derived by jobs), %d ids, %d retries %v; harvest: %d passes and %d pages under load (%d retries), "+
 		"%d records in the harvest that ran through the faults, %d in the final one; %d jobs done %v (%d put back for a retry first); "+
 		"%d transactions on the replica after its restart; faults: %s; report %s",
-		s.Seconds, s.WorksAcked, s.WorksAckedBy409, s.WorksUnknown, s.WorksUnknownFound, s.Files, s.LargeFiles, s.FileBytes, s.DerivedFiles, s.IDs,
+		s.Seconds, s.WorksAcked, s.WorksAckedBy409, s.WorksUnknown, s.WorksUnknownFound, s.ReadYourWrites, s.Files, s.LargeFiles, s.FileBytes, s.DerivedFiles, s.IDs,
 		retries, s.Retries, s.HarvestPasses, s.HarvestPages, s.HarvestRetries, s.HarvestInFlight, s.HarvestFinal,
 		s.JobsDone, s.JobsByQueue, s.JobsRetried, s.ReplicaTransactions, strings.Join(s.Faults, "; "), path)
 	if s.WorksAcked == 0 || s.Files == 0 || s.JobsDone == 0 || s.HarvestFinal == 0 {
