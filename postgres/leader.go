@@ -88,6 +88,9 @@ var errElectorClosed = errors.New("postgres: elector closed")
 // lost machine is found dead within seconds.
 func (e *Elector) connect(ctx context.Context, name string) (*pgx.Conn, error) {
 	cfg := e.db.pool.Config().ConnConfig.Copy()
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
 	cfg.RuntimeParams["application_name"] = "shelfmark leader " + name
 	cfg.RuntimeParams["tcp_keepalives_idle"] = "5"
 	cfg.RuntimeParams["tcp_keepalives_interval"] = "1"
