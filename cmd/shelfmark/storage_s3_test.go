@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/blob/s3test"
 )
@@ -176,5 +178,73 @@ func TestIngestS3(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("--storage %s: %v, want %q", bad.storage, err, bad.want)
 		}
+	}
+}
+
+// TestWorkerS3: worker --storage s3://… identifies files whose bytes it
+// reads from the bucket (and the HEAD and GET show in the counts).
+func TestWorkerS3(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "work")
+	proxy := s3test.NewProxy(t, srv.Endpoint)
+	flags := []string{"--storage", "s3://work/w", "--s3-endpoint", proxy.Endpoint, "--s3-access-key", s3test.AccessKey, "--s3-secret-key", s3test.SecretKey}
+	src := filepath.Join(t.TempDir(), "work0")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	for i := 0; text.Len() < 100<<10; i++ {
+		fmt.Fprintf(&text, "Line %d of the field notes on the narwhal.\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(src, "notes.txt"), text.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	root := newRootCommand()
+	root.SetOut(io.Discard)
+	root.SetErr(io.Discard)
+	root.SetArgs(append([]string{"ingest", filepath.Dir(src), "--data", data}, flags...))
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	ctx := context.Background()
+	store, err := openStorage(ctx, "", data, "safe", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{})
+	defer repo.Close()
+	queued := func(counts []shelfmark.QueueCount) (n, failed int64) {
+		for _, c := range counts {
+			if c.Queue == "characterize" {
+				return c.Queued + c.Running, c.Failed
+			}
+		}
+		return 0, 0
+	}
+	counts, err := repo.QueueCounts(ctx)
+	if n, _ := queued(counts); err != nil || n == 0 {
+		t.Fatalf("no characterize job after ingest: %+v %v", counts, err)
+	}
+	proxy.Counts()
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	w := newWorkerCommand()
+	w.SetArgs(append([]string{"--data", data, "--log-level", "error", "--queues", "characterize"}, flags...))
+	go func() { done <- w.ExecuteContext(wctx) }()
+	waitJobs(t, repo, 2*time.Minute, "characterize", func(cs []shelfmark.QueueCount) bool {
+		n, failed := queued(cs)
+		if failed > 0 {
+			t.Fatalf("characterize failed: %+v", cs)
+		}
+		return n == 0
+	})
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if c := proxy.Counts(); c["GET"] == 0 {
+		t.Errorf("the worker read nothing from S3: %s", s3test.String(c))
 	}
 }
