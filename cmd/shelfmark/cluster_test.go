@@ -43,10 +43,14 @@ import (
 // restarts the S3 store and the replica. Afterwards:
 //
 //   - every acknowledged work is readable through HAProxy, its file's bytes
-//     identical (SHA-256), whole (one file set, one file);
+//     identical (SHA-256), whole (one file set holding the original file),
+//     and was readable at once after its creation on whichever server
+//     HAProxy chose (with the write position the creation answered with);
 //   - no id was minted twice;
-//   - the harvest that ran during the faults, continued to its end, and a
-//     fresh one list every public work exactly once, and nothing else;
+//   - the harvests list every public work exactly once, and nothing else:
+//     the pass under way when the load stopped and a slow pass that read
+//     one page after each fault (its resumption tokens cross them all),
+//     both continued to their end, and a fresh one;
 //   - every job ran to completion (each file characterized).
 //
 // Writes go through the bulk API, which makes a client's retry safe: bytes
@@ -111,6 +115,9 @@ type clusterStats struct {
 	HarvestPages      int64          `json:"harvestPages"`
 	HarvestRetries    int64          `json:"harvestRetries"`
 	HarvestInFlight   int            `json:"recordsInFlightHarvest"`
+	HarvestSlow       int            `json:"recordsSlowHarvest"`
+	SlowPasses        int            `json:"slowHarvestPasses"`
+	SlowPages         int            `json:"slowHarvestPagesDuringFaults"`
 	HarvestFinal      int            `json:"recordsFinalHarvest"`
 	JobsDone          int            `json:"jobsDone"`
 	JobsByQueue       map[string]int `json:"jobsDoneByQueue"`
@@ -238,7 +245,8 @@ func TestCluster(t *testing.T) {
 	stats.IDs = ids
 	stats.ReadYourWrites = c.readBacks.Load()
 	stats.HarvestPasses, stats.HarvestPages, stats.HarvestRetries = h.passes, h.pages.Load(), h.retries.Load()
-	stats.HarvestInFlight, stats.HarvestFinal = c.verifyHarvests(h)
+	stats.HarvestInFlight, stats.HarvestSlow, stats.HarvestFinal = c.verifyHarvests(h)
+	stats.SlowPasses, stats.SlowPages = h.slowPasses, h.slowPages
 	stats.JobsDone, stats.JobsRetried, stats.JobsByQueue = c.countJobs()
 	if c.useReplica {
 		stats.ReplicaTransactions = c.replicaReads()
@@ -527,6 +535,7 @@ func (c *clusterTest) restartServer(i int) {
 
 func (c *clusterTest) faultSequence(h *clusterHarvester) {
 	c.progress(h, "at the start")
+	h.step()
 
 	// 1. a server that does not lead
 	victim := 0
@@ -535,6 +544,7 @@ func (c *clusterTest) faultSequence(h *clusterHarvester) {
 	}
 	c.servers[victim].kill()
 	c.fault("kill -9 %s (not the leader)", c.servers[victim].name)
+	h.step()
 	c.progress(h, "after the first server was killed")
 	c.restartServer(victim)
 
@@ -542,6 +552,7 @@ func (c *clusterTest) faultSequence(h *clusterHarvester) {
 	if l, ok := c.leader(); ok {
 		c.servers[l].kill()
 		c.fault("kill -9 %s (the OAI-PMH leader)", c.servers[l].name)
+		h.step()
 		at := time.Now()
 		if err := waitFor(2*time.Minute, func() error {
 			if _, ok := c.leader(); !ok {
@@ -553,6 +564,7 @@ func (c *clusterTest) faultSequence(h *clusterHarvester) {
 		} else {
 			n, _ := c.leader()
 			c.fault("%s took over the leadership after %v", c.servers[n].name, time.Since(at).Round(time.Millisecond))
+			h.step()
 		}
 		c.progress(h, "after the leader was killed")
 		c.restartServer(l)
@@ -560,6 +572,7 @@ func (c *clusterTest) faultSequence(h *clusterHarvester) {
 		l := (victim + 1) % len(c.servers)
 		c.servers[l].kill()
 		c.fault("kill -9 %s (no leader election: every server runs the projector)", c.servers[l].name)
+		h.step()
 		c.progress(h, "after the second server was killed")
 		c.restartServer(l)
 	}
@@ -567,6 +580,7 @@ func (c *clusterTest) faultSequence(h *clusterHarvester) {
 	// 3. a worker
 	c.workers[0].kill()
 	c.fault("kill -9 %s", c.workers[0].name)
+	h.step()
 	c.progress(h, "after a worker was killed")
 	if err := c.workers[0].start(); err != nil {
 		c.t.Fatal(err)
@@ -585,6 +599,7 @@ func (c *clusterTest) faultSequence(h *clusterHarvester) {
 			c.t.Fatalf("versitygw did not start again: %v\n%s", err, c.s3.tail(20))
 		}
 		c.fault("versitygw started again")
+		h.step()
 		c.progress(h, "after the S3 store was restarted")
 	} else {
 		c.fault("S3 store not restarted: serve has no S3 storage (files on a shared directory)")
@@ -593,11 +608,13 @@ func (c *clusterTest) faultSequence(h *clusterHarvester) {
 	// 5. the replica: killed, and started again
 	c.pg.replica.kill()
 	c.fault("kill -9 the replica")
+	h.step() // reads fall back to the primary
 	c.outage()
 	if err := c.pg.startReplica(); err != nil {
 		c.t.Fatal(err)
 	}
 	c.fault("the replica streams again")
+	h.step()
 	c.progress(h, "after the replica was restarted")
 }
 
@@ -1133,10 +1150,10 @@ func (c *clusterTest) report(s *clusterStats) {
 	}
 	c.t.Logf("cluster test in %.0f s: %d works acknowledged (%d on a retry that found them stored), %d unknown at the stop (%d stored), "+
 		"%d read back at once through HAProxy with their write position; %d files (%d over 64 KiB, %d bytes; %d more derived by jobs), %d ids, %d retries %v; harvest: %d passes and %d pages under load (%d retries), "+
-		"%d records in the harvest that ran through the faults, %d in the final one; %d jobs done %v (%d put back for a retry first); "+
+		"%d records in the pass under way at the stop, %d in the slow pass (pass %d, %d pages across the faults), %d in the final one; %d jobs done %v (%d put back for a retry first); "+
 		"%d transactions on the replica after its restart; faults: %s; report %s",
 		s.Seconds, s.WorksAcked, s.WorksAckedBy409, s.WorksUnknown, s.WorksUnknownFound, s.ReadYourWrites, s.Files, s.LargeFiles, s.FileBytes, s.DerivedFiles, s.IDs,
-		retries, s.Retries, s.HarvestPasses, s.HarvestPages, s.HarvestRetries, s.HarvestInFlight, s.HarvestFinal,
+		retries, s.Retries, s.HarvestPasses, s.HarvestPages, s.HarvestRetries, s.HarvestInFlight, s.HarvestSlow, s.SlowPasses, s.SlowPages, s.HarvestFinal,
 		s.JobsDone, s.JobsByQueue, s.JobsRetried, s.ReplicaTransactions, strings.Join(s.Faults, "; "), path)
 	if s.WorksAcked == 0 || s.Files == 0 || s.JobsDone == 0 || s.HarvestFinal == 0 {
 		c.t.Errorf("the test exercised nothing: %+v", s)
@@ -1159,6 +1176,36 @@ type clusterHarvester struct {
 	seen  map[string]bool
 	// every identifier harvested under load
 	all map[string]bool
+	// the slow pass: one page after each fault (step), so that its
+	// resumption tokens cross every fault, continued to its end at last
+	slowToken  string
+	slowSeen   map[string]bool
+	slowPasses int // passes begun (a pass that reached its end under load is begun again)
+	slowPages  int
+}
+
+// step reads the next page of the slow pass.
+func (h *clusterHarvester) step() {
+	if h.slowSeen == nil || h.slowToken == "" {
+		h.slowSeen, h.slowToken = map[string]bool{}, ""
+		h.slowPasses++
+	}
+	ids, next, err := h.fetch(h.slowToken)
+	if err != nil {
+		h.c.errorf("the slow harvest: %v", err)
+		return
+	}
+	h.slowPages++
+	for _, id := range ids {
+		if h.slowSeen[id] {
+			h.c.errorf("the slow harvest lists %s twice", id)
+		}
+		h.slowSeen[id] = true
+	}
+	h.slowToken = next
+	if next == "" {
+		h.slowSeen = nil // at its end already: the next step begins again
+	}
 }
 
 type oaiListPage struct {
@@ -1284,7 +1331,7 @@ func (h *clusterHarvester) finish(what, token string, first bool, seen map[strin
 // projector catches up), then continues the pass the harvester was in to
 // its end and makes a fresh one: each must list every public work once and
 // nothing else. It returns the sizes of both.
-func (c *clusterTest) verifyHarvests(h *clusterHarvester) (int, int) {
+func (c *clusterTest) verifyHarvests(h *clusterHarvester) (int, int, int) {
 	want := map[string]bool{}
 	private := map[string]bool{}
 	for _, w := range c.works {
@@ -1314,10 +1361,17 @@ func (c *clusterTest) verifyHarvests(h *clusterHarvester) (int, int) {
 		c.errorf("the OAI-PMH view did not catch up: %v", err)
 	}
 	inFlight := h.seen
-	if err := h.finish("the harvest that ran through the faults", h.token, h.token == "" && len(inFlight) == 0, inFlight); err != nil {
-		c.errorf("continuing the harvest that ran through the faults: %v", err)
+	if err := h.finish("the harvest under way at the stop", h.token, h.token == "" && len(inFlight) == 0, inFlight); err != nil {
+		c.errorf("continuing the harvest under way at the stop: %v", err)
 	}
-	for name, got := range map[string]map[string]bool{"the harvest that ran through the faults": inFlight, "the final harvest": final} {
+	slow := h.slowSeen
+	if slow == nil {
+		slow = map[string]bool{}
+	}
+	if err := h.finish("the slow harvest", h.slowToken, h.slowToken == "", slow); err != nil {
+		c.errorf("continuing the slow harvest: %v", err)
+	}
+	for name, got := range map[string]map[string]bool{"the harvest under way at the stop": inFlight, "the slow harvest": slow, "the final harvest": final} {
 		var missing, extra []string
 		for id := range want {
 			if !got[id] {
@@ -1336,5 +1390,5 @@ func (c *clusterTest) verifyHarvests(h *clusterHarvester) (int, int) {
 				len(missing), missing[:min(len(missing), 10)], len(extra), extra[:min(len(extra), 10)])
 		}
 	}
-	return len(inFlight), len(final)
+	return len(inFlight), len(slow), len(final)
 }
