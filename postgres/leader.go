@@ -42,8 +42,9 @@ type ElectorOptions struct {
 // once, and the next campaign's poll (Poll, 1 s) takes it. A holder whose
 // machine is lost or cut off is found dead by the server's TCP keepalive
 // (set on the connection: 5 s idle, then 3 probes 1 s apart) or by
-// tcp_user_timeout (10 s) when an answer goes unacknowledged: the lock is
-// free about 8 to 11 s after the last word from the holder.
+// tcp_user_timeout (10 s, which on Linux also bounds the keepalive
+// probes): the lock is free about 10 s after the last word from the
+// holder.
 //
 // Overlap: a leader asks its connection every Check (1 s) and takes the
 // leadership as lost when an answer does not come within CheckTimeout
@@ -149,7 +150,7 @@ func (e *Elector) Campaign(ctx context.Context, name string) (shelfmark.Leadersh
 			return nil, fmt.Errorf("postgres: leadership %s: %w", name, err)
 		}
 		if got {
-			l := &leadership{e: e, conn: conn, lost: make(chan struct{}), stop: make(chan struct{})}
+			l := &leadership{e: e, conn: conn, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 			go l.watch()
 			return l, nil
 		}
@@ -189,8 +190,9 @@ func leaderKey(schema, name string) int32 {
 type leadership struct {
 	e        *Elector
 	conn     *pgx.Conn
-	lost     chan struct{}
-	stop     chan struct{}
+	lost     chan struct{} // closed as soon as the leadership is lost
+	stop     chan struct{} // closed by Resign
+	done     chan struct{} // closed once the connection is closed
 	stopOnce sync.Once
 }
 
@@ -198,18 +200,20 @@ type leadership struct {
 func (l *leadership) Lost() <-chan struct{} { return l.lost }
 
 // Resign implements shelfmark.Leadership: closing the connection frees
-// the lock.
+// the lock. It returns once the connection is closed.
 func (l *leadership) Resign() {
 	l.stopOnce.Do(func() { close(l.stop) })
-	<-l.lost
+	<-l.done
 }
 
 // watch asks the connection every Check whether it is alive; when it is
-// not (or Resign was called), it closes the connection and marks the
-// leadership lost.
+// not (or Resign was called), it marks the leadership lost and then
+// closes the connection (which, on a dead network, may take seconds that
+// the task must not run on).
 func (l *leadership) watch() {
-	defer close(l.lost)
+	defer close(l.done)
 	defer l.e.drop(l.conn)
+	defer close(l.lost)
 	t := time.NewTicker(l.e.opts.Check)
 	defer t.Stop()
 	for {

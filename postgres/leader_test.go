@@ -2,7 +2,11 @@ package postgres
 
 import (
 	"context"
+	"net"
+	"net/url"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/storagetest"
@@ -73,4 +77,110 @@ func TestElectorConnection(t *testing.T) {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
+}
+
+// freezer is a loopback TCP proxy to the database that can stop passing
+// bytes without closing anything, as a network that drops every packet
+// would look to the client.
+type freezer struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	frozen bool
+	conns  []net.Conn
+}
+
+func newFreezer(t *testing.T, target string) *freezer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &freezer{ln: ln, target: target}
+	t.Cleanup(f.close)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			f.mu.Lock()
+			f.conns = append(f.conns, c, up)
+			f.mu.Unlock()
+			go f.pipe(c, up)
+			go f.pipe(up, c)
+		}
+	}()
+	return f
+}
+
+// pipe copies from src to dst until frozen (then it holds what it read).
+func (f *freezer) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		f.mu.Lock()
+		frozen := f.frozen
+		f.mu.Unlock()
+		if frozen {
+			continue // read and dropped: the peer sees silence
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			dst.Close()
+			return
+		}
+	}
+}
+
+func (f *freezer) freeze() { f.mu.Lock(); f.frozen = true; f.mu.Unlock() }
+
+func (f *freezer) close() {
+	f.ln.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.conns {
+		c.Close()
+	}
+}
+
+// TestElectorCutOff: a leader whose connection stops answering (the
+// network dropped, nothing closed) takes its leadership as lost after its
+// check times out, without waiting for the dead connection to close.
+func TestElectorCutOff(t *testing.T) {
+	dsn, _ := testSchema(t)
+	u, err := url.Parse(dsn)
+	if err != nil || u.Host == "" {
+		t.Skipf("the test database URL names no TCP host: %s", dsn)
+	}
+	f := newFreezer(t, u.Host)
+	u.Host = f.ln.Addr().String()
+	db, err := Open(context.Background(), u.String(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := db.Elector(ElectorOptions{Check: 100 * time.Millisecond, CheckTimeout: 500 * time.Millisecond})
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := e.Campaign(ctx, "oai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.freeze()
+	select {
+	case <-l.Lost():
+	case <-time.After(time.Minute):
+		t.Fatal("the leadership was not lost after the network went silent")
+	}
+	f.close() // the server may free the lock now
 }
