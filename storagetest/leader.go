@@ -42,6 +42,7 @@ func RunElection(t *testing.T, open func(t *testing.T) ElectionBackend) {
 		{"TakeoverAfterDeath", testTakeoverAfterDeath},
 		{"LossCancels", testLossCancels},
 		{"LeadOnce", testLeadOnce},
+		{"LeadReturns", testLeadReturns},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -313,4 +314,33 @@ type noElector struct{}
 func (noElector) Campaign(ctx context.Context, _ string) (shelfmark.Leadership, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
+}
+
+func testLeadReturns(t *testing.T, b ElectionBackend) {
+	// fn that fails while it leads: Lead resigns and returns its error;
+	// fn that ends by itself: Lead resigns and returns nil. Either way
+	// another elector may lead at once.
+	e1, _ := openElector(t, b)
+	e2, _ := openElector(t, b)
+	boom := errors.New("boom")
+	var reported error
+	err := shelfmark.Lead(context.Background(), e1, "access", func(context.Context) error { return boom },
+		shelfmark.LeadOptions{OnError: func(_ string, err error) { reported = err }})
+	if !errors.Is(err, boom) || !errors.Is(reported, boom) {
+		t.Fatalf("Lead returned %v (reported %v), want fn's error", err, reported)
+	}
+	campaign(t, e2, "access").Resign()
+	if err := shelfmark.Lead(context.Background(), e1, "access", func(context.Context) error { return nil }, shelfmark.LeadOptions{}); err != nil {
+		t.Fatalf("Lead returned %v after fn ended", err)
+	}
+	campaign(t, e2, "access").Resign()
+	// a context that ends while Lead campaigns: Lead returns its error
+	l := campaign(t, e2, "access")
+	defer l.Resign()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	ran := false
+	if err := shelfmark.Lead(ctx, e1, "access", func(context.Context) error { ran = true; return nil }, shelfmark.LeadOptions{}); !errors.Is(err, context.DeadlineExceeded) || ran {
+		t.Fatalf("Lead returned %v (fn ran: %v) while another led", err, ran)
+	}
 }
