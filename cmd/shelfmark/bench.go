@@ -96,6 +96,9 @@ the machine's load. The servers run no background jobs (--workers=false),
 and there is no comparison without authentication.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// asked for on the command line (or SHELFMARK_SERVERS), not by
+			// a SHELFMARK_STORAGE meant for serve
+			cluster := cf.clusterMode(cmd.Flags())
 			if err := applyEnv(cmd.Flags()); err != nil {
 				return err
 			}
@@ -109,7 +112,7 @@ and there is no comparison without authentication.`,
 				steps = append(steps, n)
 			}
 			out := cmd.OutOrStdout()
-			if cf.clusterMode(cmd.Flags()) {
+			if cluster {
 				if target != "" || fedora != "" {
 					return fmt.Errorf("--servers and --storage start their own servers: not with --target or --fedora")
 				}

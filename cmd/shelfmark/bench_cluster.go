@@ -83,8 +83,10 @@ func (cf *benchClusterFlags) replotted() (*bench.Report, error) {
 	return &rep, nil
 }
 
-// clusterMode reports whether the flags ask for the comparison (a
-// --servers or --storage given).
+// clusterMode reports whether the flags ask for the comparison: a
+// --servers, --storage or --replot on the command line, or
+// SHELFMARK_SERVERS (call it before applyEnv, so that a SHELFMARK_STORAGE
+// set for serve does not).
 func (cf *benchClusterFlags) clusterMode(f *pflag.FlagSet) bool {
 	return f.Changed("servers") || f.Changed("storage") || f.Changed("replot") || os.Getenv("SHELFMARK_SERVERS") != ""
 }
