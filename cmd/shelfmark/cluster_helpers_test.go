@@ -87,7 +87,8 @@ type proc struct {
 	args []string
 	env  []string
 	log  string // file receiving its standard output and error
-	// asUser, when set, runs the command through runuser as that user.
+	// asUser, when set, runs the command as that user (the test runs as
+	// root).
 	asUser string
 
 	mu     sync.Mutex
@@ -107,18 +108,17 @@ func (p *proc) start() error {
 	defer f.Close()
 	p.starts++
 	fmt.Fprintf(f, "\n=== %s: start %d at %s\n", p.name, p.starts, time.Now().UTC().Format(time.RFC3339Nano))
-	path, args := p.path, p.args
-	if p.asUser != "" {
-		path, args = "runuser", append([]string{"-u", p.asUser, "--", p.path}, p.args...)
-	}
-	cmd := exec.Command(path, args...)
+	cmd := exec.Command(p.path, p.args...)
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = f, f
+	attr, err := procAttr(p.asUser)
+	if err != nil {
+		return err
+	}
+	cmd.SysProcAttr = attr
 	if p.asUser != "" {
 		cmd.Dir = "/" // a directory the user can read
 	}
-	// a process group of its own: a kill reaches runuser's child too
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", p.name, err)
 	}
@@ -126,6 +126,39 @@ func (p *proc) start() error {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	p.cmd, p.exited = cmd, exited
 	return nil
+}
+
+// procAttr returns the attributes of a process of the cluster: a process
+// group of its own (a kill reaches its children too), killed when the test
+// process dies (so that a test that times out leaves nothing running), and
+// run as user when given.
+func procAttr(user string) (*syscall.SysProcAttr, error) {
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if user != "" {
+		uid, gid, err := lookupIDs(user)
+		if err != nil {
+			return nil, err
+		}
+		attr.Credential = &syscall.Credential{Uid: uid, Gid: gid}
+	}
+	return attr, nil
+}
+
+// lookupIDs returns the user and group id of a user.
+func lookupIDs(name string) (uint32, uint32, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return 0, 0, err
+	}
+	gid, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return 0, 0, err
+	}
+	return uint32(uid), uint32(gid), nil
 }
 
 // kill sends SIGKILL (kill -9) to the process group and waits for the
@@ -402,13 +435,12 @@ func (pg *pgPair) startReplica() error {
 
 // run runs a PostgreSQL program as the servers' user.
 func (pg *pgPair) run(prog string, args ...string) ([]byte, error) {
-	path := filepath.Join(pg.bindir, prog)
-	if pg.owner != "" {
-		args = append([]string{"-u", pg.owner, "--", path}, args...)
-		path = "runuser"
+	cmd := exec.Command(filepath.Join(pg.bindir, prog), args...)
+	attr, err := procAttr(pg.owner)
+	if err != nil {
+		return nil, err
 	}
-	cmd := exec.Command(path, args...)
-	cmd.Dir = "/"
+	cmd.SysProcAttr, cmd.Dir = attr, "/"
 	return cmd.CombinedOutput()
 }
 
