@@ -155,9 +155,7 @@ func (rp *replica) loop(ctx context.Context, cfg *pgx.ConnConfig, probe func(con
 	var conn *pgx.Conn
 	defer func() {
 		if conn != nil {
-			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			conn.Close(cctx)
-			cancel()
+			closeConn(conn)
 		}
 	}()
 	tick := time.NewTicker(rp.interval)
@@ -173,8 +171,8 @@ func (rp *replica) loop(ctx context.Context, cfg *pgx.ConnConfig, probe func(con
 			}
 		}
 		probe(pctx, conn, err)
-		if conn != nil && pctx.Err() != nil || conn != nil && conn.IsClosed() {
-			conn.Close(context.Background())
+		if conn != nil && (pctx.Err() != nil || conn.IsClosed()) {
+			closeConn(conn)
 			conn = nil
 		}
 		cancel()
@@ -184,6 +182,14 @@ func (rp *replica) loop(ctx context.Context, cfg *pgx.ConnConfig, probe func(con
 		case <-tick.C:
 		}
 	}
+}
+
+// closeConn closes a probe's connection, waiting a second at most for a
+// server that may be gone.
+func closeConn(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = conn.Close(ctx)
 }
 
 // probePrimary samples the primary's insert position.
@@ -200,7 +206,7 @@ func (rp *replica) probePrimary(ctx context.Context, conn *pgx.Conn, err error) 
 		}
 	}
 	if err != nil && conn != nil {
-		conn.Close(context.Background()) // opened again at the next probe
+		closeConn(conn) // opened again at the next probe
 	}
 	now := time.Now()
 	rp.mu.Lock()
@@ -230,7 +236,7 @@ func (rp *replica) probeReplica(ctx context.Context, conn *pgx.Conn, err error) 
 	if err == nil {
 		err = conn.QueryRow(ctx, `SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text`).Scan(&recovery, &text)
 		if err != nil {
-			conn.Close(context.Background())
+			closeConn(conn)
 		}
 	}
 	st := &replicaState{}

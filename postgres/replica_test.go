@@ -87,6 +87,22 @@ func waitCaughtUp(t *testing.T, db *DB) {
 	})
 }
 
+// waitReplayed waits until the replica has replayed every write committed
+// before the call, as its probe sees it.
+func waitReplayed(t *testing.T, db *DB) {
+	t.Helper()
+	pos, err := db.WritePosition(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := parseLSN(pos)
+	waitFor(t, "the replica to replay "+pos, func() bool {
+		st := db.ReplicaStats()
+		got, _ := parseLSN(st.ReplayPosition)
+		return st.Healthy && got >= want
+	})
+}
+
 // where runs a read with ctx and reports whether it ran on a standby, and
 // whether it found the resource key.
 func where(t *testing.T, db *DB, ctx context.Context, key int64) (standby, found bool) {
@@ -128,12 +144,7 @@ func TestReplicaRouting(t *testing.T) {
 	// The marked read with the write's position waits for nothing: it
 	// runs on the replica once the replica has replayed the write.
 	marked := shelfmark.WithReplicaRead(context.Background(), pos)
-	waitFor(t, "the replica to replay the write", func() bool {
-		st := db.ReplicaStats()
-		p, _ := parseLSN(st.ReplayPosition)
-		q, _ := parseLSN(pos)
-		return st.Healthy && p >= q
-	})
+	waitReplayed(t, db)
 	standby, found := where(t, db, marked, 1)
 	if !standby || !found {
 		t.Errorf("a marked read with a replayed position: on the standby %v, found %v; want both", standby, found)
@@ -342,7 +353,7 @@ func TestPrimaryUnreachable(t *testing.T) {
 	s := newReplicaServer(t, db)
 	id, _, _ := s.createWork()
 	insert(t, db, 5)
-	waitCaughtUp(t, db)
+	waitReplayed(t, db)
 	p.close()
 
 	// A write: it ends with EUNAVAILABLE, of its own accord (the context
