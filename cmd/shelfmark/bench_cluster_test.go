@@ -155,6 +155,7 @@ func TestBenchServers(t *testing.T) {
 			t.Errorf("params %v", rep.Params)
 		}
 	})
+	t.Run("raw-apart", func(t *testing.T) { testBenchRestRawApart(t, bin) })
 	t.Run("refused", func(t *testing.T) {
 		for _, args := range [][]string{
 			{"bench", "rest", "--servers", "2"}, // SQLite: no several servers
@@ -172,13 +173,12 @@ func TestBenchServers(t *testing.T) {
 	})
 }
 
-// TestBenchRestRawApart: on PostgreSQL, bench rest measures its raw limit
+// testBenchRestRawApart: on PostgreSQL, bench rest measures its raw limit
 // outside the server's tables, so the works the server holds afterwards
 // are the ones the steps counted (with the raw rows in the same tables,
 // the server's projector and indexer took them up during the steps).
-func TestBenchRestRawApart(t *testing.T) {
+func testBenchRestRawApart(t *testing.T, bin string) {
 	dsn := workerSchema(t, benchClusterDSN(t))
-	bin := buildShelfmark(t)
 	rep := runBench(t, bin, "bench", "rest", "--database", dsn, "--clients", "2", "--step", "300ms", "--warmup", "0s",
 		"--compare-noauth=false", "--durability", "relaxed")
 	db, err := sql.Open("pgx", dsn)
