@@ -156,7 +156,7 @@ type Fault int32
 // Faults.
 const (
 	Pass  Fault = iota
-	Fail        // read FaultAfter bytes of the body, then answer 500
+	Fail        // fail after FaultAfter bytes of the body: answer 500
 	Stall       // read FaultAfter bytes of the body, then hang until the client gives up
 	Down        // answer every request, of any method, with 500
 )
@@ -204,6 +204,9 @@ func NewProxy(t testing.TB, target string) *Proxy {
 					}
 					return
 				}
+				// read the rest, so that the client gets the answer rather
+				// than a reset connection while it still writes
+				_, _ = io.Copy(io.Discard, r.Body)
 				w.Header().Set("Content-Type", "application/xml")
 				w.WriteHeader(http.StatusInternalServerError)
 				_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>injected fault</Message></Error>`)
