@@ -55,7 +55,7 @@ func (cf *benchClusterFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&cf.replot, "replot", "", "run nothing: write --chart and --report again from this JSON report of an earlier run with --servers or --storage")
 }
 
-// finishConfigs prints the configurations' table and writes the reports
+// finish prints the configurations' table and writes the reports
 // and charts asked for.
 func (cf *benchClusterFlags) finish(out io.Writer, rep *bench.Report, jsonPath, reportDir string) error {
 	benchPrintConfigs(out, "works", rep.Configurations)
@@ -178,7 +178,7 @@ type benchClusterConfig struct {
 	e          *benchClusterEnv
 	procs      []*exec.Cmd
 	urls       []string
-	stopOnce   bool
+	dropped    bool
 }
 
 // schema makes a new schema of the database and returns a DSN whose
@@ -374,10 +374,10 @@ func (c *benchClusterConfig) stop() {
 }
 
 func (c *benchClusterConfig) drop() {
-	if c.stopOnce {
+	if c.dropped {
 		return
 	}
-	c.stopOnce = true
+	c.dropped = true
 	c.dropSchema()
 	os.RemoveAll(c.data)
 }
