@@ -651,3 +651,43 @@ func TestS3SyncWaitsForFlush(t *testing.T) {
 		t.Fatal("not written")
 	}
 }
+
+// BenchmarkPutDeferred4KiB stores 4 KiB files as bulk ingest does
+// (Deferred, a Sync every 64): on S3 they never leave the database.
+//
+//	go test -run '^$' -bench 'PutDeferred4KiB' -benchtime 2000x ./blob/
+func BenchmarkPutDeferred4KiB(b *testing.B) {
+	for _, name := range []string{"S3", "Local"} {
+		b.Run(name, func(b *testing.B) {
+			var s shelfmark.BlobStore
+			if name == "S3" {
+				s = newS3EnvB(b)
+			} else {
+				ls, err := NewLocal(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer ls.Close()
+				s = ls
+			}
+			in := data(4<<10, 0)
+			ctx := context.Background()
+			b.SetBytes(int64(len(in)))
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				binary.LittleEndian.PutUint64(in, uint64(i)+uint64(time.Now().UnixNano()))
+				if _, err := s.Put(ctx, bytes.NewReader(in), shelfmark.PutOptions{Deferred: true}); err != nil {
+					b.Fatal(err)
+				}
+				if i%64 == 63 {
+					if err := s.Sync(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if err := s.Sync(ctx); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
