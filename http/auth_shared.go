@@ -13,10 +13,12 @@ import (
 )
 
 // authSyncEvery is how often at most a server reads the keys that must
-// wait from the shared failures; authPruneEvery how often it removes
-// the forgotten ones; authSharedTimeout bounds each call to the database.
+// wait from the shared failures, and authSyncMax how many at most (those
+// that wait longest); authPruneEvery how often it removes the forgotten
+// ones; authSharedTimeout bounds each call to the database.
 const (
 	authSyncEvery     = 2 * time.Second
+	authSyncMax       = 10_000
 	authPruneEvery    = 5 * time.Minute
 	authSharedTimeout = 5 * time.Second
 )
@@ -62,7 +64,7 @@ func (l *limiter) sync() {
 		defer sh.busy.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), authSharedTimeout)
 		defer cancel()
-		fs, err := sh.af.BlockedAuthKeys(ctx, now, l.tracked/2)
+		fs, err := sh.af.BlockedAuthKeys(ctx, now, min(authSyncMax, l.tracked/2))
 		if err != nil {
 			sh.log.Warn("brute-force limiter: reading the blocked keys of the other servers failed", "err", err)
 			return

@@ -150,11 +150,13 @@ func TestServeLeaderTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-leader.exited
+	killed := time.Now()
 	var after []string
 	for i := range 3 {
 		after = append(after, createWork(t, hcs[other], other.base, fmt.Sprintf("after%d", i)).ID)
 	}
 	waitHarvested(t, hcs[other], other.base, append(before, after...))
+	t.Logf("the survivor's projector published the works created after the kill %v after it", time.Since(killed).Round(time.Millisecond))
 	if !other.leads("oai") {
 		t.Error("the survivor does not report that it leads oai")
 	}
