@@ -45,7 +45,8 @@ func s3Keys(t *testing.T, srv *s3test.Server, bucket, prefix string) []string {
 func TestServeS3(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.CreateBucket(t, "shelfmark")
-	base, hc := startServeAdmin(t, serveConfig{content: blobFlags{storage: "s3://shelfmark/e2e", endpoint: srv.Endpoint,
+	proxy := s3test.NewProxy(t, srv.Endpoint)
+	base, hc := startServeAdmin(t, serveConfig{content: blobFlags{storage: "s3://shelfmark/e2e", endpoint: proxy.Endpoint,
 		accessKey: s3test.AccessKey, secretKey: s3test.SecretKey, redirect: true}})
 	w := createWork(t, hc, base, "s3")
 	status, resp, _ := do(hc, http.MethodPost, base+"/api/v1/filesets", "application/json", []byte(`{"parent": "`+w.ID+`"}`), nil)
@@ -92,7 +93,7 @@ func TestServeS3(t *testing.T) {
 	}
 	r.Body.Close()
 	loc := r.Header.Get("Location")
-	if r.StatusCode != http.StatusTemporaryRedirect || !strings.HasPrefix(loc, srv.Endpoint+"/shelfmark/e2e/") {
+	if r.StatusCode != http.StatusTemporaryRedirect || !strings.HasPrefix(loc, proxy.Endpoint+"/shelfmark/e2e/") {
 		t.Fatalf("full download: %s, Location %q", r.Status, loc)
 	}
 	status, resp, _ = do(&http.Client{Timeout: 30 * time.Second}, http.MethodGet, loc, "", nil, nil)
@@ -111,6 +112,22 @@ func TestServeS3(t *testing.T) {
 	status, resp, _ = do(hc, http.MethodGet, base+"/api/v1/resources/"+smallID+"/content", "", nil, nil)
 	if status != http.StatusOK || string(resp) != "a small file stays in the database" {
 		t.Fatalf("small file: %d %q", status, resp)
+	}
+	// with the S3 store down, /readyz says the content store is not
+	// ready, and an upload of a large file is 503 with the reason
+	proxy.SetFault(s3test.Down, 0)
+	status, resp, _ = do(hc, http.MethodGet, base+"/readyz", "", nil, nil)
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(resp), "content store") {
+		t.Errorf("/readyz with S3 down: %d %s", status, resp)
+	}
+	status, resp, _ = do(hc, http.MethodPost, base+"/api/v1/resources/"+fs.ID+"/files?name=later.bin", "application/octet-stream", big[1:], nil)
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(resp), "S3 content store failed") {
+		t.Errorf("upload with S3 down: %d %s", status, resp)
+	}
+	proxy.SetFault(s3test.Pass, 0)
+	status, resp, _ = do(hc, http.MethodGet, base+"/readyz", "", nil, nil)
+	if status != http.StatusOK {
+		t.Errorf("/readyz with S3 back: %d %s", status, resp)
 	}
 }
 
