@@ -77,7 +77,8 @@ const (
 	clusterS3Access      = "clusteraccess"
 	clusterS3Secret      = "clustersecret-clustersecret"
 	clusterBucket        = "shelfmark"
-	clusterReportEnv     = "SHELFMARK_CLUSTER_REPORT"
+	clusterReportEnv     = "SHELFMARK_CLUSTER_REPORT"    // path of the JSON report (default: in the temporary directory)
+	clusterKeepLogsEnv   = "SHELFMARK_CLUSTER_KEEP_LOGS" // set: keep the processes' logs when the test passes too
 )
 
 // clusterWork is one work a client set out to create, under its source key.
@@ -110,6 +111,7 @@ type clusterStats struct {
 	FileBytes         int64          `json:"fileBytes"`
 	Retries           map[string]int `json:"retries"` // by cause
 	ReadYourWrites    int64          `json:"worksReadRightAfterCreation"`
+	Replays           int64          `json:"acknowledgedGroupsSentAgainAnswered409"`
 	IDs               int            `json:"idsMinted"`
 	HarvestPasses     int            `json:"harvestPassesDuringLoad"`
 	HarvestPages      int64          `json:"harvestPages"`
@@ -163,9 +165,11 @@ type clusterTest struct {
 	acked   atomic.Int64
 	// works read right after their creation (read-your-writes)
 	readBacks atomic.Int64
-	abort     atomic.Bool // the test failed: clients and harvester give up
-	faults    []string
-	nerrs     atomic.Int64
+	// acknowledged groups sent again (answered 409 with their id)
+	replays atomic.Int64
+	abort   atomic.Bool // the test failed: clients and harvester give up
+	faults  []string
+	nerrs   atomic.Int64
 }
 
 func TestCluster(t *testing.T) {
@@ -189,7 +193,7 @@ func TestCluster(t *testing.T) {
 	}
 	c.logDir = logDir
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() || os.Getenv(clusterKeepLogsEnv) != "" {
 			t.Logf("the processes' logs are kept in %s", logDir)
 			return
 		}
@@ -244,6 +248,7 @@ func TestCluster(t *testing.T) {
 	stats := c.stats()
 	stats.IDs = ids
 	stats.ReadYourWrites = c.readBacks.Load()
+	stats.Replays = c.replays.Load()
 	stats.HarvestPasses, stats.HarvestPages, stats.HarvestRetries = h.passes, h.pages.Load(), h.retries.Load()
 	stats.HarvestInFlight, stats.HarvestSlow, stats.HarvestFinal = c.verifyHarvests(h)
 	stats.SlowPasses, stats.SlowPages = h.slowPasses, h.slowPages
@@ -764,6 +769,9 @@ func (c *clusterTest) create(w *clusterWork, body []byte) {
 				c.mu.Unlock()
 				c.acked.Add(1)
 				c.readYourWrite(w, hdr.Get("Shelfmark-Position"))
+				if c.acked.Load()%10 == 0 {
+					c.replay(w, group)
+				}
 				return
 			case r.Status == http.StatusConflict && r.ID != "":
 				// an earlier attempt, whose answer was lost, stored it
@@ -789,6 +797,33 @@ func (c *clusterTest) create(w *clusterWork, body []byte) {
 		}
 		c.retried(why)
 		time.Sleep(wait)
+	}
+}
+
+// replay sends an acknowledged group again, as a client that lost the
+// answer would: it must answer 409 with the id stored the first time, and
+// store nothing.
+func (c *clusterTest) replay(w *clusterWork, group []byte) {
+	for i := 0; ; i++ {
+		status, resp, err := do(c.admin, http.MethodPost, c.lb+"/api/v1/groups", "application/json", group, nil)
+		if why := retryable(status, err); why != "" && i < 20 && !c.abort.Load() {
+			c.retried("replay " + why)
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		var out struct {
+			Results []struct {
+				Status int
+				ID     string
+			}
+		}
+		if err != nil || status != http.StatusOK || json.Unmarshal(resp, &out) != nil || len(out.Results) != 1 ||
+			out.Results[0].Status != http.StatusConflict || out.Results[0].ID != w.id {
+			c.errorf("%s: its group sent again: %d %s %v (want 409 naming %s)", w.key, status, resp, err, w.id)
+			return
+		}
+		c.replays.Add(1)
+		return
 	}
 }
 
@@ -1152,10 +1187,10 @@ func (c *clusterTest) report(s *clusterStats) {
 		retries += n
 	}
 	c.t.Logf("cluster test in %.0f s: %d works acknowledged (%d on a retry that found them stored), %d unknown at the stop (%d stored), "+
-		"%d read back at once through HAProxy with their write position; %d files (%d over 64 KiB, %d bytes; %d more derived by jobs), %d ids, %d retries %v; harvest: %d passes and %d pages under load (%d retries), "+
+		"%d read back at once through HAProxy with their write position, %d sent again (409 with the same id); %d files (%d over 64 KiB, %d bytes; %d more derived by jobs), %d ids, %d retries %v; harvest: %d passes and %d pages under load (%d retries), "+
 		"%d records in the pass under way at the stop, %d in the slow pass (pass %d, %d pages across the faults), %d in the final one; %d jobs done %v (%d put back for a retry first); "+
 		"%d transactions on the replica after its restart; faults: %s; report %s",
-		s.Seconds, s.WorksAcked, s.WorksAckedBy409, s.WorksUnknown, s.WorksUnknownFound, s.ReadYourWrites, s.Files, s.LargeFiles, s.FileBytes, s.DerivedFiles, s.IDs,
+		s.Seconds, s.WorksAcked, s.WorksAckedBy409, s.WorksUnknown, s.WorksUnknownFound, s.ReadYourWrites, s.Replays, s.Files, s.LargeFiles, s.FileBytes, s.DerivedFiles, s.IDs,
 		retries, s.Retries, s.HarvestPasses, s.HarvestPages, s.HarvestRetries, s.HarvestInFlight, s.HarvestSlow, s.SlowPasses, s.SlowPages, s.HarvestFinal,
 		s.JobsDone, s.JobsByQueue, s.JobsRetried, s.ReplicaTransactions, strings.Join(s.Faults, "; "), path)
 	if s.WorksAcked == 0 || s.Files == 0 || s.JobsDone == 0 || s.HarvestFinal == 0 {
