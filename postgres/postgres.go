@@ -45,6 +45,17 @@
 // replaced or kept (fields, memberships), falling back to the unnest
 // statement with ON CONFLICT when the COPY meets one. The number of
 // statements still does not depend on the number of rows.
+//
+// # Read replicas
+//
+// With Options.ReadReplica, a View whose context is marked with
+// shelfmark.WithReplicaRead may run on a streaming replica, when the
+// replica is healthy, has replayed the write position the read requires and
+// lags less than Options.MaxReplicaLag (measured by background probes);
+// every other read, and every write, runs on the primary. A connection to
+// either that cannot be made within DefaultConnectTimeout (unless the
+// connection string sets connect_timeout), or that breaks, is EUNAVAILABLE.
+// See replica.go.
 package postgres
 
 import (
