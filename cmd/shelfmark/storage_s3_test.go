@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
@@ -263,5 +264,58 @@ func TestWorkerS3(t *testing.T) {
 	}
 	if c := proxy.Counts(); c["GET"] == 0 {
 		t.Errorf("the worker read nothing from S3: %s", s3test.String(c))
+	}
+}
+
+// TestIngestS3Postgres: with PostgreSQL metadata, ingest --storage s3://
+// keeps the small files in the database's small_blobs table (no pack
+// database beside it) and the large ones in the bucket.
+func TestIngestS3Postgres(t *testing.T) {
+	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("SHELFMARK_TEST_DATABASE_URL is not set")
+		}
+		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
+	}
+	dsn = workerSchema(t, dsn)
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "meta-pg")
+	src := t.TempDir()
+	for i := 0; i < 4; i++ {
+		dir := filepath.Join(src, fmt.Sprintf("work%d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "page.bin"), bytes.Repeat([]byte(fmt.Sprintf("page %d ", i)), 20000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "note.txt"), []byte(fmt.Sprintf("note %d", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := t.TempDir()
+	root := newRootCommand()
+	root.SetOut(io.Discard)
+	root.SetErr(io.Discard)
+	root.SetArgs([]string{"ingest", src, "--data", data, "--database", dsn, "--storage", "s3://meta-pg/x", "--s3-endpoint", srv.Endpoint,
+		"--s3-access-key", s3test.AccessKey, "--s3-secret-key", s3test.SecretKey})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	if keys := s3Keys(t, srv, "meta-pg", "x/"); len(keys) != 4 {
+		t.Fatalf("objects %q, want the 4 pages", keys)
+	}
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM small_blobs`).Scan(&n); err != nil || n != 4 {
+		t.Fatalf("%d small blobs in PostgreSQL, want the 4 notes: %v", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(data, "blobs", "small.db")); err == nil {
+		t.Error("a pack database was made beside PostgreSQL")
 	}
 }
