@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -186,9 +188,15 @@ func NewS3(ctx context.Context, opts S3Options) (*S3Store, error) {
 	}
 	if opts.SpoolDir == "" {
 		opts.SpoolDir = os.TempDir()
-	}
-	if err := os.MkdirAll(opts.SpoolDir, dirPerm); err != nil {
-		return nil, fmt.Errorf("blob: s3: spool directory: %w", err)
+	} else {
+		if err := os.MkdirAll(opts.SpoolDir, dirPerm); err != nil {
+			return nil, fmt.Errorf("blob: s3: spool directory: %w", err)
+		}
+		// a directory of its own: the spool files of uploads a crash
+		// ended are removed
+		if err := removeStale(opts.SpoolDir, time.Now().Add(-tmpMaxAge)); err != nil {
+			return nil, err
+		}
 	}
 	loads := []func(*config.LoadOptions) error{
 		config.WithRetryMaxAttempts(opts.MaxAttempts),
@@ -247,6 +255,27 @@ func NewS3(ctx context.Context, opts S3Options) (*S3Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// removeStale deletes the spool files in dir last written before cutoff.
+func removeStale(dir string, cutoff time.Time) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("blob: s3: listing spool files: %w", err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tmpPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.ModTime().Before(cutoff) {
+			continue // gone meanwhile, or recent
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("blob: s3: removing a stale spool file: %w", err)
+		}
+	}
+	return nil
 }
 
 // pathStyleHost reports whether requests to host must name the bucket in

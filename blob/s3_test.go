@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -689,5 +690,29 @@ func BenchmarkPutDeferred4KiB(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestS3StaleSpool: opening the store removes the spool files a crash
+// left over an hour ago, and keeps recent ones (an upload in progress).
+func TestS3StaleSpool(t *testing.T) {
+	spool := t.TempDir()
+	old, recent, other := filepath.Join(spool, tmpPrefix+"old"), filepath.Join(spool, tmpPrefix+"recent"), filepath.Join(spool, "other")
+	for _, p := range []string{old, recent, other} {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	then := time.Now().Add(-2 * time.Hour)
+	for _, p := range []string{old, other} {
+		if err := os.Chtimes(p, then, then); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newS3Env(t, func(o *S3Options) { o.SpoolDir = spool })
+	for p, want := range map[string]bool{old: false, recent: true, other: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
+		}
 	}
 }
