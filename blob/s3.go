@@ -375,7 +375,7 @@ func (s *S3Store) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOption
 		return nil, err
 	}
 	sha := b.Digests[shelfmark.SHA256]
-	if stored, err := s.fresh(ctx, sha); err != nil {
+	if stored, err := s.fresh(ctx, sha, size); err != nil {
 		return nil, err
 	} else if stored {
 		return b, nil
@@ -424,9 +424,11 @@ func spool(ctx context.Context, f *os.File, r io.Reader, limit int64, hs []named
 	}
 }
 
-// fresh reports whether the object of sha is stored and was stored less
-// than the refresh age ago: then it need not be uploaded again.
-func (s *S3Store) fresh(ctx context.Context, sha string) (bool, error) {
+// fresh reports whether the object of sha is stored, size bytes long, and
+// was stored less than the refresh age ago: then it need not be uploaded
+// again. An object of another size (damaged, or cut short outside
+// Shelfmark) is replaced by the upload.
+func (s *S3Store) fresh(ctx context.Context, sha string, size int64) (bool, error) {
 	key := s.key(sha)
 	var out *s3.HeadObjectOutput
 	err := s.call(ctx, "HeadObject", func(ctx context.Context) (err error) {
@@ -438,7 +440,7 @@ func (s *S3Store) fresh(ctx context.Context, sha string) (bool, error) {
 	} else if err != nil {
 		return false, s.fail(ctx, "HeadObject", key, err)
 	}
-	return out.LastModified != nil && time.Since(*out.LastModified) < s.refresh, nil
+	return out.LastModified != nil && time.Since(*out.LastModified) < s.refresh && aws.ToInt64(out.ContentLength) == size, nil
 }
 
 // putObject uploads the spooled bytes with one PutObject, which S3 checks
