@@ -21,6 +21,7 @@ type blobFlags struct {
 	storage                                string
 	endpoint, region, accessKey, secretKey string
 	redirect                               bool
+	timeout                                time.Duration
 }
 
 func (b *blobFlags) register(f *pflag.FlagSet) {
@@ -29,6 +30,7 @@ func (b *blobFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&b.region, "s3-region", "", "S3 region; default: AWS_REGION, else us-east-1")
 	f.StringVar(&b.accessKey, "s3-access-key", "", "S3 access key id; default: AWS_ACCESS_KEY_ID and the SDK's other sources")
 	f.StringVar(&b.secretKey, "s3-secret-key", "", "S3 secret key (better given in the environment); default: AWS_SECRET_ACCESS_KEY")
+	f.DurationVar(&b.timeout, "s3-timeout", blob.DefaultS3Timeout, "time limit of one request to the S3 store (one PUT, one part of a multipart upload, one HEAD); past it the upload fails with 503")
 	f.BoolVar(&b.redirect, "s3-redirect", false, "answer full downloads of files stored in S3 with a redirect to a presigned URL (valid 15 minutes) instead of streaming them through the server")
 }
 
@@ -70,7 +72,7 @@ func openBlobs(ctx context.Context, fl blobFlags, data string, store shelfmark.S
 	m := newS3Metrics()
 	s, err := blob.NewS3(ctx, blob.S3Options{Bucket: bucket, Prefix: prefix, Endpoint: fl.endpoint, Region: fl.region,
 		AccessKey: fl.accessKey, SecretKey: fl.secretKey, Small: small, SpoolDir: filepath.Join(data, "blobs", "spool"),
-		Observe: m.observe})
+		Timeout: fl.timeout, Observe: m.observe})
 	if err != nil {
 		if pack != nil {
 			pack.Close()

@@ -192,7 +192,7 @@ func TestIngestS3(t *testing.T) {
 		{"file:///tmp", "must start with s3://"},
 		{"s3://missing-bucket/p", `has no bucket "missing-bucket"`},
 	} {
-		_, err := run("ingest", src, "--data", t.TempDir(), "--storage", bad.storage)
+		_, err := run("ingest", src, "--data", t.TempDir(), "--storage", bad.storage, "--s3-timeout", "30s")
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("--storage %s: %v, want %q", bad.storage, err, bad.want)
 		}
