@@ -21,12 +21,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -451,13 +453,27 @@ func (s *S3Store) putObject(ctx context.Context, sha string, f *os.File, size in
 	err := s.call(ctx, "PutObject", func(ctx context.Context) error {
 		_, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &key,
 			Body: io.NewSectionReader(f, 0, size), ContentLength: aws.Int64(size),
-			ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum))})
+			ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum))}, payloadHash(sha))
 		return err
 	})
 	if err != nil {
 		return s.fail(ctx, "PutObject", key, err)
 	}
 	return nil
+}
+
+// payloadHash signs a request with the SHA-256 of its body already
+// known, so the SDK does not read the body once more to compute it (and
+// S3 checks the body against the signed hash).
+func payloadHash(sha string) func(*s3.Options) {
+	return func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("ShelfmarkPayloadHash",
+				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					return next.HandleFinalize(v4.SetPayloadHash(ctx, sha), in)
+				}), middleware.Before)
+		})
+	}
 }
 
 // putMultipart uploads the spooled bytes in parts of s.part bytes, a few at
