@@ -727,3 +727,17 @@ func TestS3StaleSpool(t *testing.T) {
 		}
 	}
 }
+
+// TestS3PayloadHash: the hash payloadHash signs is the one S3 checks the
+// body against, so a body that changed on the way is refused.
+func TestS3PayloadHash(t *testing.T) {
+	e := newS3Env(t, nil)
+	body := []byte("hello")
+	for hash, ok := range map[string]bool{shaHex(body): true, shaHex([]byte("other")): false} {
+		_, err := e.store.client.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(testBucket), Key: aws.String("x"),
+			Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body)))}, payloadHash(hash))
+		if (err == nil) != ok {
+			t.Errorf("signed hash %s: %v", hash, err)
+		}
+	}
+}
