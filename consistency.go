@@ -26,6 +26,17 @@ func WithReplicaRead(ctx context.Context, minPosition string) context.Context {
 	return context.WithValue(ctx, replicaReadKey{}, replicaRead{minPosition: minPosition})
 }
 
+// WithoutReplicaRead returns ctx without the mark of WithReplicaRead: its
+// reads go to the primary database. A reader that finds the replica's
+// answer older than one it gave before (an OAI-PMH list page behind the
+// page that issued its resumption token) reads again with it.
+func WithoutReplicaRead(ctx context.Context) context.Context {
+	if _, ok := ReplicaReadFrom(ctx); !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, replicaReadKey{}, nil)
+}
+
 // ReplicaReadFrom reports whether ctx carries the mark of WithReplicaRead,
 // and the position the read must reflect ("" for none).
 func ReplicaReadFrom(ctx context.Context) (minPosition string, ok bool) {

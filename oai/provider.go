@@ -116,7 +116,9 @@ func (p *Provider) tokenKey(ctx context.Context) ([]byte, error) {
 		return p.key, nil
 	}
 	var secret int64
-	err := p.store.View(ctx, func(tx shelfmark.ReadTx) (err error) {
+	// from the primary: a replica may not have replayed a key another
+	// server just made
+	err := p.store.View(shelfmark.WithoutReplicaRead(ctx), func(tx shelfmark.ReadTx) (err error) {
 		secret, err = tx.Counter(ctx, counterSecret)
 		return err
 	})

@@ -53,7 +53,7 @@ func (p *Provider) listSets(ctx context.Context, res *response, a args) error {
 			last = sets[len(sets)-1].Key
 		}
 		var err error
-		if b, err = p.appendNext(ctx, b, t, more, last, len(sets)); err != nil {
+		if b, err = p.appendNext(ctx, b, t, more, last, 0, len(sets)); err != nil {
 			return err
 		}
 	}

@@ -28,6 +28,12 @@ type token struct {
 	// completeListSize given on the first page, or -1 when none is given
 	// (see Provider.tally).
 	Cursor, Total int64
+	// Seen is the Seq of the first item after the page that issued the
+	// token: the view that answered it held that item, so a view whose
+	// next page does not reach it is older than that one (a read replica
+	// behind the server that gave the previous page), and the page is read
+	// again from the primary database. 0 in tokens of version 1.
+	Seen int64
 	// wnd is the from/until window of a list's first request (not encoded:
 	// later pages carry it as After and Max).
 	wnd window
@@ -36,7 +42,10 @@ type token struct {
 }
 
 const (
-	tokenVersion = 1
+	// tokenVersion is the version of the tokens encode writes; version 1
+	// (without Seen) is still read, so that harvests running during an
+	// upgrade go on.
+	tokenVersion = 2
 	tokenMACSize = 12
 )
 
@@ -62,6 +71,7 @@ func (t *token) encode(key []byte) string {
 	b = binary.AppendUvarint(b, uint64(t.Max))
 	b = binary.AppendUvarint(b, uint64(t.Cursor))
 	b = binary.AppendUvarint(b, uint64(t.Total+1)) // -1 (not given) is 0
+	b = binary.AppendUvarint(b, uint64(t.Seen))
 	b = binary.AppendUvarint(b, uint64(len(t.Prefix)))
 	b = append(b, t.Prefix...)
 	b = append(b, t.Set...)
@@ -86,12 +96,14 @@ func decodeToken(s string, key []byte) (*token, error) {
 	if !hmac.Equal(m.Sum(nil)[:tokenMACSize], mac) {
 		return nil, errBadToken
 	}
-	if body[0] != tokenVersion || int(body[1]) >= len(tokenVerbs) {
+	if body[0] < 1 || body[0] > tokenVersion || int(body[1]) >= len(tokenVerbs) {
 		return nil, errBadToken
 	}
 	t := &token{Verb: tokenVerbs[body[1]]}
 	rest := body[2:]
-	var nums [5]uint64
+	// version 1: After, Max, Cursor, Total+1, len(Prefix); version 2
+	// puts Seen before len(Prefix)
+	nums := make([]uint64, 5+int(body[0]-1))
 	for i := range nums {
 		n, k := binary.Uvarint(rest)
 		if k <= 0 || n > 1<<62 {
@@ -100,11 +112,15 @@ func decodeToken(s string, key []byte) (*token, error) {
 		nums[i], rest = n, rest[k:]
 	}
 	t.After, t.Max, t.Cursor, t.Total = int64(nums[0]), int64(nums[1]), int64(nums[2]), int64(nums[3])-1
-	if nums[4] > uint64(len(rest)) {
+	if body[0] >= 2 {
+		t.Seen = int64(nums[4])
+	}
+	plen := nums[len(nums)-1]
+	if plen > uint64(len(rest)) {
 		return nil, errBadToken
 	}
-	t.Prefix, t.Set = string(rest[:nums[4]]), string(rest[nums[4]:])
-	if t.Total >= 0 && t.Cursor > t.Total || t.Max != 0 && t.After > t.Max {
+	t.Prefix, t.Set = string(rest[:plen]), string(rest[plen:])
+	if t.Total >= 0 && t.Cursor > t.Total || t.Max != 0 && t.After > t.Max || t.Seen != 0 && t.Seen <= t.After {
 		return nil, errBadToken
 	}
 	return t, nil

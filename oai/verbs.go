@@ -272,57 +272,21 @@ func (p *Provider) list(ctx context.Context, res *response, a args, verb string)
 // page writes one page of the list t continues.
 func (p *Provider) page(ctx context.Context, res *response, t *token) error {
 	first := t.fresh
-	var recs []*shelfmark.OAIRecord
-	var specs map[int64]string
-	var noSets, noSet bool
-	err := p.store.View(ctx, func(tx shelfmark.ReadTx) error {
-		l := shelfmark.OAIList{Prefix: t.Prefix, After: t.After, Limit: p.cfg.PageSize + 1, Payload: t.Verb == "ListRecords"}
-		if t.Set != "" {
-			keys, err := tx.OAISetTree(ctx, t.Set)
-			if err != nil {
-				return err
-			}
-			if len(keys) == 0 {
-				some, err := tx.OAISets(ctx, 0, 1)
-				noSets, noSet = len(some) == 0, true
-				return err
-			}
-			l.Sets = keys
-		}
-		if first {
-			after, max, err := tx.OAISeqRange(ctx, t.Prefix, t.wnd.from, t.wnd.until)
-			if err != nil {
-				return err
-			}
-			t.After, l.After = after, after
-			if !t.wnd.until.IsZero() { // closed at its end now (see above)
-				if max == 0 {
-					return nil
-				}
-				t.Max = max
-			}
-			if err := p.tally(ctx, tx, t, l.Sets); err != nil {
-				return err
-			}
-		}
-		// an open list ends wherever the view ends when the page is read
-		l.Max = math.MaxInt64
-		if t.Max > 0 {
-			l.Max = t.Max
-		}
-		if l.After >= l.Max {
-			return nil
-		}
-		var err error
-		if recs, err = tx.OAIRecords(ctx, l); err != nil {
-			return err
-		}
-		specs, err = setSpecs(ctx, tx, recs)
-		return err
-	})
+	var pg listPage
+	read := func(ctx context.Context) error {
+		pg = listPage{}
+		return p.store.View(ctx, func(tx shelfmark.ReadTx) error { return p.readPage(ctx, tx, t, first, &pg) })
+	}
+	err := read(ctx)
+	if _, replica := shelfmark.ReplicaReadFrom(ctx); err == nil && replica && pg.behind(t, p.cfg.PageSize) {
+		// a read replica behind the view that gave the previous page:
+		// read this page from the primary, or the list would end early
+		err = read(shelfmark.WithoutReplicaRead(ctx))
+	}
 	if err != nil {
 		return err
 	}
+	recs, specs, noSets, noSet := pg.recs, pg.specs, pg.noSets, pg.noSet
 	switch {
 	case noSets:
 		res.fail(res.a, errNoSetHierarchy, "This repository has no sets (no public collections).")
@@ -339,7 +303,9 @@ func (p *Provider) page(ctx context.Context, res *response, t *token) error {
 		return nil
 	}
 	more := len(recs) > p.cfg.PageSize
+	seen := int64(0)
 	if more {
+		seen = recs[p.cfg.PageSize].Seq
 		recs = recs[:p.cfg.PageSize]
 	}
 	size := 256
@@ -362,7 +328,7 @@ func (p *Provider) page(ctx context.Context, res *response, t *token) error {
 			last = recs[len(recs)-1].Seq
 		}
 		var err error
-		if b, err = p.appendNext(ctx, b, t, more, last, len(recs)); err != nil {
+		if b, err = p.appendNext(ctx, b, t, more, last, seen, len(recs)); err != nil {
 			return err
 		}
 	}
@@ -399,8 +365,9 @@ func (p *Provider) tally(ctx context.Context, tx shelfmark.ReadTx, t *token, set
 
 // appendNext appends the resumptionToken element of a page that returned n
 // items of the list t walks: a token after last when more follow, empty on
-// the last page.
-func (p *Provider) appendNext(ctx context.Context, b []byte, t *token, more bool, last int64, n int) ([]byte, error) {
+// the last page. seen is the Seq of the item the page's view holds after
+// last (0 for lists of sets, ordered by key).
+func (p *Provider) appendNext(ctx context.Context, b []byte, t *token, more bool, last, seen int64, n int) ([]byte, error) {
 	text := ""
 	if more {
 		key, err := p.tokenKey(ctx)
@@ -408,7 +375,7 @@ func (p *Provider) appendNext(ctx context.Context, b []byte, t *token, more bool
 			return b, err
 		}
 		next := *t
-		next.After = last
+		next.After, next.Seen = last, seen
 		next.Cursor = t.Cursor + int64(n)
 		if next.Total >= 0 && next.Cursor >= next.Total {
 			next.Total = next.Cursor + 1 // records were added since the count
@@ -416,4 +383,76 @@ func (p *Provider) appendNext(ctx context.Context, b []byte, t *token, more bool
 		text = next.encode(key)
 	}
 	return appendToken(b, text, t.Cursor, t.Total), nil
+}
+
+// listPage is what one View of a list page read.
+type listPage struct {
+	recs          []*shelfmark.OAIRecord
+	specs         map[int64]string
+	noSets, noSet bool
+}
+
+// behind reports whether the page, read after token t, comes from a view
+// older than the one that issued t: it ends before the item that view saw
+// next (t.Seen), which a later view holds too (an item changed since is
+// there at a higher Seq), or it lacks the set the list walks. Only a view
+// that is a prefix of an older state, such as a read replica that has not
+// replayed as far, reads so.
+func (pg *listPage) behind(t *token, pageSize int) bool {
+	switch {
+	case t.fresh:
+		return false
+	case pg.noSets || pg.noSet:
+		return true // the set the previous page walked is not there yet
+	case t.Seen == 0 || len(pg.recs) > pageSize:
+		return false
+	}
+	return len(pg.recs) == 0 || pg.recs[len(pg.recs)-1].Seq < t.Seen
+}
+
+// readPage reads the page of the list t walks into pg, in tx.
+func (p *Provider) readPage(ctx context.Context, tx shelfmark.ReadTx, t *token, first bool, pg *listPage) error {
+	l := shelfmark.OAIList{Prefix: t.Prefix, After: t.After, Limit: p.cfg.PageSize + 1, Payload: t.Verb == "ListRecords"}
+	if t.Set != "" {
+		keys, err := tx.OAISetTree(ctx, t.Set)
+		if err != nil {
+			return err
+		}
+		if len(keys) == 0 {
+			some, err := tx.OAISets(ctx, 0, 1)
+			pg.noSets, pg.noSet = len(some) == 0, true
+			return err
+		}
+		l.Sets = keys
+	}
+	if first {
+		after, max, err := tx.OAISeqRange(ctx, t.Prefix, t.wnd.from, t.wnd.until)
+		if err != nil {
+			return err
+		}
+		t.After, l.After = after, after
+		if !t.wnd.until.IsZero() { // closed at its end now (see above)
+			if max == 0 {
+				return nil
+			}
+			t.Max = max
+		}
+		if err := p.tally(ctx, tx, t, l.Sets); err != nil {
+			return err
+		}
+	}
+	// an open list ends wherever the view ends when the page is read
+	l.Max = math.MaxInt64
+	if t.Max > 0 {
+		l.Max = t.Max
+	}
+	if l.After >= l.Max {
+		return nil
+	}
+	var err error
+	if pg.recs, err = tx.OAIRecords(ctx, l); err != nil {
+		return err
+	}
+	pg.specs, err = setSpecs(ctx, tx, pg.recs)
+	return err
 }

@@ -206,6 +206,7 @@ func TestReplicaPaused(t *testing.T) {
 		t.Errorf("%d position fallbacks, want 1", d)
 	}
 	checkReadYourWrites(t, db) // over HTTP (replica_http_test.go)
+	checkHarvestBehind(t, db)  // OAI-PMH pages (replica_oai_test.go)
 
 	// The same database, with a bound the paused replica soon exceeds.
 	small, err := Open(ctx, withSearchPath(os.Getenv(dsnEnv), schema), Options{ReadReplica: withSearchPath(replicaURL(t), schema),
