@@ -83,7 +83,7 @@ func (s *Server) authenticate(r *http.Request, requestID string) (*shelfmark.Cal
 		c.Request = requestID
 		return c, nil
 	}
-	ip := clientKey(r)
+	ip := s.client(r)
 	if wait := s.limiter.blocked(ip); wait > 0 {
 		return nil, tooMany(wait)
 	}
@@ -220,8 +220,20 @@ func newIDPrefix() string {
 
 // clientKey names the client's address for the limiter: the IP of the
 // connection (an IPv6 client by its /64). Behind a reverse proxy every
-// client shares the proxy's address.
-func clientKey(r *http.Request) string {
+// client shares the proxy's address, unless the proxy is trusted (see
+// clientKeyVia).
+func clientKey(r *http.Request) string { return clientKeyVia(r, nil) }
+
+// client is clientKey with the server's trusted proxies
+// (Options.TrustedProxies).
+func (s *Server) client(r *http.Request) string { return clientKeyVia(r, s.opts.TrustedProxies) }
+
+// clientKeyVia names the client's address for the limiter. When the
+// connection comes from a trusted proxy, the client is the last address of
+// X-Forwarded-For that no trusted proxy added (the header's earlier
+// entries are whatever the client claimed, and a client could name anyone
+// there).
+func clientKeyVia(r *http.Request, trusted []netip.Prefix) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
@@ -231,11 +243,48 @@ func clientKey(r *http.Request) string {
 		return "ip:" + host
 	}
 	a = a.Unmap()
+	if isTrusted(a, trusted) {
+		hops := forwardedFor(r)
+		for i := len(hops) - 1; i >= 0; i-- {
+			h, err := netip.ParseAddr(hops[i])
+			if err != nil {
+				break // a malformed hop: keep the last address known good
+			}
+			a = h.Unmap()
+			if !isTrusted(a, trusted) {
+				break
+			}
+		}
+	}
 	if a.Is6() {
 		p, _ := a.Prefix(64)
 		return "ip:" + p.String()
 	}
 	return "ip:" + a.String()
+}
+
+// isTrusted reports whether a lies in one of the trusted prefixes.
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// forwardedFor returns the addresses of every X-Forwarded-For header of r,
+// in order (the nearest proxy's last).
+func forwardedFor(r *http.Request) []string {
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				hops = append(hops, h)
+			}
+		}
+	}
+	return hops
 }
 
 // limiter counts failed authentications per key (a client address, or a

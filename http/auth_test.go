@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -787,4 +788,40 @@ func TestStaleSessionSignsInAgain(t *testing.T) {
 	e.do("POST", "/api/v1/logout", "", as("", "Cookie", cookie)...).want(t, http.StatusNoContent)
 	e.do("POST", "/api/v1/login", `{"name": "admin", "password": "`+adminPassword+`"}`,
 		as("", "Cookie", cookie, "Content-Type", "application/json")...).want(t, http.StatusOK)
+}
+
+// TestClientBehindTrustedProxy: behind a trusted proxy the limiter counts
+// the address the proxy saw (the last X-Forwarded-For entry no trusted
+// proxy added); a client's own X-Forwarded-For, sent directly or through
+// the proxy, names nobody.
+func TestClientBehindTrustedProxy(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24"), netip.MustParsePrefix("127.0.0.1/32")}
+	req := func(remote string, xff ...string) *http.Request {
+		r := &http.Request{RemoteAddr: remote, Header: http.Header{}}
+		for _, v := range xff {
+			r.Header.Add("X-Forwarded-For", v)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		r    *http.Request
+		want string
+	}{
+		{req("10.0.0.5:4000", "192.0.2.7"), "ip:192.0.2.7"},
+		{req("10.0.0.5:4000", "198.51.100.1, 192.0.2.7"), "ip:192.0.2.7"},   // the first entry is the client's claim
+		{req("10.0.0.5:4000", "192.0.2.7, 127.0.0.1"), "ip:192.0.2.7"},      // two trusted proxies
+		{req("10.0.0.5:4000", "198.51.100.1", "192.0.2.7"), "ip:192.0.2.7"}, // several headers
+		{req("10.0.0.5:4000"), "ip:10.0.0.5"},                               // no header: the proxy itself
+		{req("10.0.0.5:4000", "not an address"), "ip:10.0.0.5"},             // garbage names nobody
+		{req("203.0.113.9:4000", "192.0.2.7"), "ip:203.0.113.9"},            // not a trusted proxy: header ignored
+		{req("10.0.0.5:4000", "2001:db8::1"), "ip:2001:db8::/64"},           // an IPv6 client by its /64
+		{req("[::ffff:10.0.0.5]:4000", "192.0.2.7"), "ip:192.0.2.7"},        // a mapped proxy address
+	} {
+		if got := clientKeyVia(c.r, trusted); got != c.want {
+			t.Errorf("%s with X-Forwarded-For %q: %s, want %s", c.r.RemoteAddr, c.r.Header.Values("X-Forwarded-For"), got, c.want)
+		}
+	}
+	if got := clientKey(req("10.0.0.5:4000", "192.0.2.7")); got != "ip:10.0.0.5" {
+		t.Errorf("without trusted proxies the header counted: %s", got)
+	}
 }

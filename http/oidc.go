@@ -373,7 +373,7 @@ func (f *ssoFailure) Error() string { return f.msg }
 // failSSO records a refused single sign-on in the audit trail, counts it
 // against the client's address, and returns the 401 that answers it.
 func (s *Server) failSSO(r *http.Request, user, why string) error {
-	s.limiter.fail(clientKey(r))
+	s.limiter.fail(s.client(r))
 	c := shelfmark.CallerFrom(r.Context())
 	e := &shelfmark.AuditEntry{At: time.Now(), Actor: c.Actor(), User: c.User, Token: c.Token, Action: "login",
 		Outcome: shelfmark.AuditFailed, Detail: clipString("single sign-on: "+why, 500), Request: c.Request}
@@ -425,7 +425,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) error {
 	if s.oidcErr != nil {
 		return s.oidcErr
 	}
-	if wait := s.limiter.blocked(clientKey(r)); wait > 0 {
+	if wait := s.limiter.blocked(s.client(r)); wait > 0 {
 		return tooMany(wait)
 	}
 	acc, err := s.accounts()
@@ -524,14 +524,14 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) error {
 		switch shelfmark.ErrorCode(err) {
 		case shelfmark.EUNAUTHORIZED:
 			// the accounts recorded it (a disabled user)
-			s.limiter.fail(clientKey(r))
+			s.limiter.fail(s.client(r))
 			return shelfmark.Errorf(shelfmark.EUNAUTHORIZED, "Single sign-on failed: the account %q cannot sign in (it is disabled).", name)
 		case shelfmark.EINVALID:
 			return s.failSSO(r, name, shelfmark.ErrorMessage(err))
 		}
 		return err
 	}
-	s.limiter.succeed(clientKey(r))
+	s.limiter.succeed(s.client(r))
 	http.SetCookie(w, s.sessionCookie(r, secret, 0))
 	next := f.Next
 	if !localPath(next) {

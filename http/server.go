@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -74,6 +75,12 @@ type Options struct {
 	// with the other servers of the database (see auth_shared.go); nil:
 	// this server counts alone, in memory.
 	AuthFailures shelfmark.AuthFailures
+	// TrustedProxies are the addresses of reverse proxies (a load
+	// balancer) whose X-Forwarded-For names the client: the brute-force
+	// limiter counts per client address, and behind a proxy without this
+	// every client would share the proxy's. None by default: the header is
+	// ignored, since any client may send one.
+	TrustedProxies []netip.Prefix
 	// MaxAuthFailures is how many failed logins or token checks a client
 	// address (or a user name) may make before each further attempt must
 	// wait, 1 s doubled at every failure up to 15 min (default 10).

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -30,6 +31,7 @@ type serveConfig struct {
 	metricsAddr                                                    string
 	corsOrigins                                                    []string
 	externalAllow                                                  []string
+	trustedProxies                                                 []string
 	importRoots                                                    []string
 	blobGC                                                         time.Duration
 	content                                                        blobFlags
@@ -88,6 +90,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.DurationVar(&c.blobGC, "blob-gc", 24*time.Hour, "remove stored bytes no file refers to, and last stored over a day ago, at this interval (as shelfmark blobs gc does); 0 never")
 	f.StringArrayVar(&c.externalAllow, "external-content-allow", nil, "a URL prefix (https://images.example.org/iiif/) that external content links may point into; repeat for several; none: external content is refused. A loopback or private address is allowed only by a prefix naming it")
 	f.StringArrayVar(&c.importRoots, "import-root", nil, "a server folder (/srv/incoming) inside which the web interface's bulk ingest may take a manifest's files; repeat for several (in the environment, separate them with "+string(filepath.ListSeparator)+"); none: only uploaded zips")
+	f.StringArrayVar(&c.trustedProxies, "trusted-proxy", nil, "the address or network (10.0.0.0/24) of a reverse proxy or load balancer whose X-Forwarded-For names the client, so that failed sign-ins are counted per client rather than for everyone behind the proxy; repeat for several (in the environment, separate them with commas); none: the header is ignored")
 	f.BoolVar(&c.pprof, "pprof", false, "serve Go profiles (now always on --metrics-addr)")
 	f.MarkDeprecated("pprof", "profiles are served at /debug/pprof/ on --metrics-addr")
 	f.StringVar(&c.metricsAddr, "metrics-addr", "", "a second address (for example 127.0.0.1:9090) that serves /metrics and Go profiles at /debug/pprof/ without authentication, for operators only; on --addr, /metrics needs an admin token and there are no profiles")
@@ -153,6 +156,10 @@ func serve(ctx context.Context, c serveConfig) error {
 	if err != nil {
 		return err
 	}
+	proxies, err := trustedProxies(c.trustedProxies)
+	if err != nil {
+		return err
+	}
 	store, err := c.replica.openStorage(ctx, c.database, c.data, c.durability, c.dbMaxConns)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
@@ -198,7 +205,7 @@ func serve(ctx context.Context, c serveConfig) error {
 	}
 	opts := shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log, CORSOrigins: c.corsOrigins,
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo,
-		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots}
+		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots, TrustedProxies: proxies}
 	opts.BlobRedirect = c.content.redirectTTL()
 	opts.AuthFailures = sharedAuthFailures(store) // cmd/shelfmark/leader.go
 	srv := shttp.NewServer(opts)
@@ -284,6 +291,28 @@ func importRoots(values []string) ([]string, error) {
 		}
 	}
 	return roots, nil
+}
+
+// trustedProxies reads --trusted-proxy: addresses (10.0.0.5) or networks
+// (10.0.0.0/24), each value possibly a comma-separated list (as
+// SHELFMARK_TRUSTED_PROXY gives them).
+func trustedProxies(values []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range values {
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			if p, err := netip.ParsePrefix(f); err == nil {
+				out = append(out, p.Masked())
+			} else if a, err := netip.ParseAddr(f); err == nil {
+				out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			} else {
+				return nil, fmt.Errorf("--trusted-proxy: %q is neither an address nor a network (10.0.0.5 or 10.0.0.0/24)", f)
+			}
+		}
+	}
+	return out, nil
 }
 
 // newOAIProvider configures the OAI-PMH provider from the serve settings.
