@@ -63,6 +63,10 @@ type S3Options struct {
 	// SDK's default (AWS_ENDPOINT_URL, or AWS itself). Requests use path
 	// style when its host is an IP address or localhost.
 	Endpoint string
+	// PathStyle names the bucket in the request path
+	// (http://host/bucket/key) whatever the endpoint's host, as MinIO and
+	// Ceph RGW behind one host name need.
+	PathStyle bool
 	// Region defaults to AWS_REGION, else us-east-1.
 	Region string
 	// AccessKey and SecretKey default to the SDK's credential chain
@@ -228,13 +232,13 @@ func NewS3(ctx context.Context, opts S3Options) (*S3Store, error) {
 	if endpoint == "" && cfg.BaseEndpoint != nil {
 		endpoint = *cfg.BaseEndpoint
 	}
-	pathStyle := false
+	pathStyle := opts.PathStyle
 	if endpoint != "" {
 		u, err := url.Parse(endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("blob: s3: the endpoint %.200q is not an http:// or https:// URL", endpoint)
 		}
-		pathStyle = pathStyleHost(u.Hostname())
+		pathStyle = usePathStyle(opts.PathStyle, u.Hostname())
 	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if opts.Endpoint != "" {
@@ -279,6 +283,10 @@ func removeStale(dir string, cutoff time.Time) error {
 	}
 	return nil
 }
+
+// usePathStyle reports whether requests to host name the bucket in the
+// path: when asked to (S3Options.PathStyle), or when the host needs it.
+func usePathStyle(force bool, host string) bool { return force || pathStyleHost(host) }
 
 // pathStyleHost reports whether requests to host must name the bucket in
 // the path: an IP address or localhost has no per-bucket subdomains.

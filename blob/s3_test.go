@@ -504,8 +504,11 @@ func FuzzParseS3URL(f *testing.F) {
 func TestPathStyleHost(t *testing.T) {
 	for host, want := range map[string]bool{"127.0.0.1": true, "::1": true, "localhost": true, "minio.localhost": true,
 		"s3.amazonaws.com": false, "ceph.example.org": false} {
-		if pathStyleHost(host) != want {
+		if pathStyleHost(host) != want || usePathStyle(false, host) != want {
 			t.Errorf("%s: path style %v", host, !want)
+		}
+		if !usePathStyle(true, host) {
+			t.Errorf("%s: no path style although forced (--s3-path-style)", host)
 		}
 	}
 }

@@ -20,13 +20,14 @@ import (
 type blobFlags struct {
 	storage                                string
 	endpoint, region, accessKey, secretKey string
-	redirect                               bool
+	redirect, pathStyle                    bool
 	timeout                                time.Duration
 }
 
 func (b *blobFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&b.storage, "storage", "", "where file bytes live: empty for local files under --data/blobs, or s3://bucket/prefix for an S3-compatible object store (objects <prefix>/<sha256[0:2]>/<sha256>; files of at most 64 KiB stay in the database)")
 	f.StringVar(&b.endpoint, "s3-endpoint", "", "S3 endpoint URL (http://127.0.0.1:7070); default: AWS_ENDPOINT_URL, else AWS; path-style addressing when the host is an IP address or localhost")
+	f.BoolVar(&b.pathStyle, "s3-path-style", false, "name the bucket in the request path (http://host/bucket/key) whatever the endpoint's host, as MinIO or Ceph RGW under one host name need; always on for an IP address or localhost")
 	f.StringVar(&b.region, "s3-region", "", "S3 region; default: AWS_REGION, else us-east-1")
 	f.StringVar(&b.accessKey, "s3-access-key", "", "S3 access key id; default: AWS_ACCESS_KEY_ID and the SDK's other sources")
 	f.StringVar(&b.secretKey, "s3-secret-key", "", "S3 secret key (better given in the environment); default: AWS_SECRET_ACCESS_KEY")
@@ -70,7 +71,7 @@ func openBlobs(ctx context.Context, fl blobFlags, data string, store shelfmark.S
 		small = pack
 	}
 	m := newS3Metrics()
-	s, err := blob.NewS3(ctx, blob.S3Options{Bucket: bucket, Prefix: prefix, Endpoint: fl.endpoint, Region: fl.region,
+	s, err := blob.NewS3(ctx, blob.S3Options{Bucket: bucket, Prefix: prefix, Endpoint: fl.endpoint, PathStyle: fl.pathStyle, Region: fl.region,
 		AccessKey: fl.accessKey, SecretKey: fl.secretKey, Small: small, SpoolDir: filepath.Join(data, "blobs", "spool"),
 		Timeout: fl.timeout, Observe: m.observe})
 	if err != nil {
