@@ -31,8 +31,11 @@ type readyCheck struct {
 //     back), and says so;
 //   - replica: reported, never failing: a replica lagging beyond the bound
 //     or down only sends reads to the primary;
-//   - every component that implements shelfmark.ReadinessChecker (the
-//     content store, the storage).
+//   - every component that implements shelfmark.ReadinessChecker: the
+//     storage, and the content store, reported but never failing (an
+//     S3 store is shared by every server: taking them all out of a load
+//     balancer while it is away would stop the metadata, harvests and
+//     pages too, which do not need it).
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.space.ready(r.Context(), s.opts.Blobs, s.opts.Storage); err != nil {
 		return err
@@ -52,9 +55,14 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		err := rc.Ready(ctx)
 		cancel()
-		if err != nil {
+		switch {
+		case err != nil && c.name == "content store":
+			// every server shares the store: failing them all would take
+			// the metadata, harvests and pages down with the files
+			checks = append(checks, readyCheck{name: c.name, state: "not available: " + err.Error() + "; uploads and downloads of files answer 503, everything else is served"})
+		case err != nil:
 			checks = append(checks, readyCheck{name: c.name, state: "not ready: " + err.Error(), failed: true})
-		} else {
+		default:
 			checks = append(checks, readyCheck{name: c.name, state: "ok"})
 		}
 	}
