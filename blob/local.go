@@ -164,24 +164,11 @@ func (s *LocalStore) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 }
 
 func (s *LocalStore) put(ctx context.Context, r io.Reader, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
-	if opts.MaxSize < 0 {
-		return nil, fmt.Errorf("blob: negative MaxSize %d", opts.MaxSize)
-	}
-	hs, err := newHashes(opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, cancelled(ctx)
-	}
-	if opts.MaxSize > 0 {
-		r = io.LimitReader(r, opts.MaxSize+1)
-	}
 	// Read the first SmallMax+1 bytes: a blob that ends within them is
 	// stored in the pack database without touching the file system.
 	hp := s.heads.Get().(*[]byte)
 	defer s.heads.Put(hp)
-	head, eof, err := readHead(ctx, r, *hp)
+	hs, r, head, eof, err := startPut(ctx, r, opts, *hp)
 	if err != nil {
 		return nil, err
 	}
@@ -600,4 +587,26 @@ func syncDir(dir string) error {
 		return fmt.Errorf("blob: syncing directory: %w", err)
 	}
 	return nil
+}
+
+// startPut begins a Put of r: it checks opts, makes the hashes it asks
+// for, bounds r by opts.MaxSize (one byte more, to notice a larger body)
+// and reads the first len(buf) bytes into head. eof reports that the
+// whole body is in head; otherwise the body is head followed by what
+// rest still gives.
+func startPut(ctx context.Context, r io.Reader, opts shelfmark.PutOptions, buf []byte) (hs []namedHash, rest io.Reader, head []byte, eof bool, err error) {
+	if opts.MaxSize < 0 {
+		return nil, nil, nil, false, fmt.Errorf("blob: negative MaxSize %d", opts.MaxSize)
+	}
+	if hs, err = newHashes(opts); err != nil {
+		return nil, nil, nil, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, false, cancelled(ctx)
+	}
+	if opts.MaxSize > 0 {
+		r = io.LimitReader(r, opts.MaxSize+1)
+	}
+	head, eof, err = readHead(ctx, r, buf)
+	return hs, r, head, eof, err
 }

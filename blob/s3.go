@@ -346,22 +346,9 @@ func (s *S3Store) Ready(ctx context.Context) error {
 // credentials, missing bucket, a 5xx answer, a request past the timeout)
 // is EUNAVAILABLE, and leaves nothing under the key.
 func (s *S3Store) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
-	if opts.MaxSize < 0 {
-		return nil, fmt.Errorf("blob: negative MaxSize %d", opts.MaxSize)
-	}
-	hs, err := newHashes(opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, cancelled(ctx)
-	}
-	if opts.MaxSize > 0 {
-		r = io.LimitReader(r, opts.MaxSize+1)
-	}
 	hp := s.heads.Get().(*[]byte)
 	defer s.heads.Put(hp)
-	head, eof, err := readHead(ctx, r, *hp)
+	hs, r, head, eof, err := startPut(ctx, r, opts, *hp)
 	if err != nil {
 		return nil, err
 	}
@@ -439,16 +426,9 @@ func spool(ctx context.Context, f *os.File, r io.Reader, limit int64, hs []named
 // again. An object of another size (damaged, or cut short outside
 // Shelfmark) is replaced by the upload.
 func (s *S3Store) fresh(ctx context.Context, sha string, size int64) (bool, error) {
-	key := s.key(sha)
-	var out *s3.HeadObjectOutput
-	err := s.call(ctx, "HeadObject", func(ctx context.Context) (err error) {
-		out, err = s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
-		return err
-	})
-	if notFoundErr(err) {
-		return false, nil
-	} else if err != nil {
-		return false, s.fail(ctx, "HeadObject", key, err)
+	out, err := s.head(ctx, s.key(sha))
+	if out == nil || err != nil {
+		return false, err
 	}
 	return out.LastModified != nil && time.Since(*out.LastModified) < s.refresh && aws.ToInt64(out.ContentLength) == size, nil
 }
@@ -666,15 +646,11 @@ func (s *S3Store) Open(ctx context.Context, sha256 string) (io.ReadSeekCloser, e
 		return memBlob{bytes.NewReader(data)}, nil
 	}
 	key := s.key(sha256)
-	var out *s3.HeadObjectOutput
-	err = s.call(ctx, "HeadObject", func(ctx context.Context) (err error) {
-		out, err = s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
-		return err
-	})
-	if notFoundErr(err) {
+	out, err := s.head(ctx, key)
+	if err != nil {
+		return nil, err
+	} else if out == nil {
 		return nil, notFound(sha256)
-	} else if err != nil {
-		return nil, s.fail(ctx, "HeadObject", key, err)
 	}
 	return &s3Reader{s: s, ctx: ctx, key: key, size: aws.ToInt64(out.ContentLength)}, nil
 }
@@ -848,4 +824,20 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// head asks for the object under key (HeadObject): nil without an error
+// when there is none.
+func (s *S3Store) head(ctx context.Context, key string) (*s3.HeadObjectOutput, error) {
+	var out *s3.HeadObjectOutput
+	err := s.call(ctx, "HeadObject", func(ctx context.Context) (err error) {
+		out, err = s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
+		return err
+	})
+	if notFoundErr(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, s.fail(ctx, "HeadObject", key, err)
+	}
+	return out, nil
 }

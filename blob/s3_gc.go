@@ -196,15 +196,9 @@ func (s *S3Store) Collect(ctx context.Context, refs shelfmark.BlobReferences, op
 // cutoff, and reports whether it did.
 func (s *S3Store) removeObject(ctx context.Context, sha string, cutoff time.Time) (bool, error) {
 	key := s.key(sha)
-	var out *s3.HeadObjectOutput
-	err := s.call(ctx, "HeadObject", func(ctx context.Context) (err error) {
-		out, err = s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
-		return err
-	})
-	if notFoundErr(err) {
-		return false, nil
-	} else if err != nil {
-		return false, s.fail(ctx, "HeadObject", key, err)
+	out, err := s.head(ctx, key)
+	if out == nil || err != nil {
+		return false, err
 	}
 	if out.LastModified == nil || !out.LastModified.Before(cutoff) {
 		return false, nil
