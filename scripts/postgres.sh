@@ -156,6 +156,31 @@ running() {
 	[[ -f $data/PG_VERSION ]] && as_owner "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1
 }
 
+# start_server DATA PORT WHAT SECONDS starts the cluster in DATA on PORT
+# unless it runs already, and waits up to SECONDS until it accepts
+# connections. WHAT (server, replica) names it in messages.
+start_server() {
+	local data=$1 p=$2 what=$3 secs=$4
+	if running "$data"; then
+		say "$what already running on 127.0.0.1:$p"
+	else
+		say "starting the $what on 127.0.0.1:$p (data $data)"
+		# 9>&-: the server must not inherit (and so hold forever) the lock.
+		if ! as_owner "$bindir/pg_ctl" -D "$data" -l "$data/server.log" -w -t "$secs" -o "-p $p" start >/dev/null 9>&-; then
+			tail -n 30 "$data/server.log" >&2 || true
+			die "pg_ctl start of the $what failed"
+		fi
+	fi
+	local i
+	for ((i = 0; i < secs * 2; i++)); do
+		if "$bindir/pg_isready" -q -h 127.0.0.1 -p "$p" -U "$pguser" -d postgres; then
+			return
+		fi
+		sleep 0.5
+	done
+	die "$what not ready on 127.0.0.1:$p"
+}
+
 cmd_start() {
 	install_postgres
 	ensure_user
@@ -166,24 +191,7 @@ cmd_start() {
 	local data
 	data=$(datadir)
 	init_cluster "$data"
-	if running "$data"; then
-		say "already running on 127.0.0.1:$port"
-	else
-		say "starting on 127.0.0.1:$port (data $data)"
-		# 9>&-: the server must not inherit (and so hold forever) the lock.
-		if ! as_owner "$bindir/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 -o "-p $port" start >/dev/null 9>&-; then
-			tail -n 30 "$data/server.log" >&2 || true
-			die "pg_ctl start failed"
-		fi
-	fi
-	local i
-	for ((i = 0; i < 60; i++)); do
-		if "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres; then
-			break
-		fi
-		sleep 0.5
-	done
-	"$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres || die "server not ready on 127.0.0.1:$port"
+	start_server "$data" "$port" server 60
 	local psql=("$bindir/psql" -X -q -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres -v ON_ERROR_STOP=1)
 	if [[ -z $("${psql[@]}" -tAc "SELECT 1 FROM pg_database WHERE datname = '$dbname'") ]]; then
 		say "creating database $dbname"
@@ -308,23 +316,7 @@ cmd_replica_start() {
 			echo "hot_standby_feedback = on"
 		} >>"$rdata/postgresql.conf"
 	fi
-	if running "$rdata"; then
-		say "replica already running on 127.0.0.1:$rport"
-	else
-		say "starting the replica on 127.0.0.1:$rport (data $rdata)"
-		if ! as_owner "$bindir/pg_ctl" -D "$rdata" -l "$rdata/server.log" -w -t 120 -o "-p $rport" start >/dev/null 9>&-; then
-			tail -n 30 "$rdata/server.log" >&2 || true
-			die "pg_ctl start of the replica failed"
-		fi
-	fi
-	local i
-	for ((i = 0; i < 120; i++)); do
-		if "$bindir/pg_isready" -q -h 127.0.0.1 -p "$rport" -U "$pguser" -d postgres; then
-			break
-		fi
-		sleep 0.5
-	done
-	"$bindir/pg_isready" -q -h 127.0.0.1 -p "$rport" -U "$pguser" -d postgres || die "replica not ready on 127.0.0.1:$rport"
+	start_server "$rdata" "$rport" replica 120
 	say "replica ready: $(cmd_replica_url)"
 }
 
