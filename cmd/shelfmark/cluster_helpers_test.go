@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -30,30 +29,6 @@ import (
 // shelfmark serve and worker processes. Each runs as a process of its own
 // on loopback ports, with its output in a file of the test's directory, and
 // is killed (SIGKILL) when the test ends.
-
-// Environment of TestClusterChild, the shelfmark process (serve or worker)
-// the cluster test starts.
-const (
-	clusterChildEnv = "SHELFMARK_TEST_CLUSTER_CHILD"
-	clusterArgsEnv  = "SHELFMARK_TEST_CLUSTER_ARGS" // arguments, one per line
-)
-
-// TestClusterChild is `shelfmark ARGS…` (serve or worker) run as its own
-// process by TestCluster; it runs until killed or interrupted.
-func TestClusterChild(t *testing.T) {
-	if os.Getenv(clusterChildEnv) != "1" {
-		t.Skip("a child process of TestCluster; it runs only when that test starts it")
-	}
-	root := newRootCommand()
-	root.SetArgs(strings.Split(os.Getenv(clusterArgsEnv), "\n"))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "shelfmark:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
 
 // requireTool returns the path of a tool the cluster test needs, or skips
 // the test when it is missing (fails under SHELFMARK_REQUIRE_TOOLS=1).

@@ -61,7 +61,7 @@ import (
 // outcome becomes known and nothing is stored twice. The counts go to the
 // log and to a JSON report (its path is logged).
 //
-// Each process is the test binary run again (TestClusterChild); S3 storage,
+// Each process is the test binary run again (TestChild); S3 storage,
 // read replicas and the leader election are used when the serve command
 // has their flags (and its metrics the election), and the log says which
 // were.
@@ -173,8 +173,8 @@ type clusterTest struct {
 }
 
 func TestCluster(t *testing.T) {
-	if os.Getenv(clusterChildEnv) == "1" {
-		t.Skip("running as a child of TestCluster")
+	if os.Getenv(childEnv) == "1" {
+		t.Skip("running as a child of another test")
 	}
 	c := &clusterTest{t: t, start: time.Now(), dir: t.TempDir(), short: testing.Short(),
 		works: map[string]*clusterWork{}, retries: map[string]int{}}
@@ -352,10 +352,8 @@ func (c *clusterTest) dataDir(name string) string {
 }
 
 func (c *clusterTest) child(name string, args []string) *proc {
-	p := &proc{name: name, path: os.Args[0],
-		args: []string{"-test.run=^TestClusterChild$", "-test.count=1", "-test.timeout=30m"},
-		env:  []string{clusterChildEnv + "=1", clusterArgsEnv + "=" + strings.Join(args, "\n")},
-		log:  filepath.Join(c.logDir, name+".log")}
+	targs, env := childArgs(args...)
+	p := &proc{name: name, path: os.Args[0], args: targs, env: env, log: filepath.Join(c.logDir, name+".log")}
 	c.t.Cleanup(p.kill)
 	return p
 }

@@ -7,40 +7,16 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
 )
 
-// Environment of TestServeLeaderChild, the serve process
-// TestServeLeaderTakeover starts.
-const (
-	leaderChildEnv = "SHELFMARK_TEST_LEADER_CHILD"
-	leaderArgsEnv  = "SHELFMARK_TEST_LEADER_ARGS" // flags, one per line
-)
-
 // leaderDeadline bounds each wait of the takeover test (a busy machine
 // takes a few seconds; a working takeover about one).
 const leaderDeadline = 90 * time.Second
-
-// TestServeLeaderChild is a `shelfmark serve` process started by
-// TestServeLeaderTakeover; it runs until killed or interrupted.
-func TestServeLeaderChild(t *testing.T) {
-	if os.Getenv(leaderChildEnv) != "1" {
-		t.Skip("a child process of TestServeLeaderTakeover; it runs only when that test starts it")
-	}
-	cmd := newServeCommand()
-	cmd.SetArgs(strings.Split(os.Getenv(leaderArgsEnv), "\n"))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // leaderServer is a running serve child.
 type leaderServer struct {
@@ -65,8 +41,7 @@ func startLeaderServer(t *testing.T, dsn string) *leaderServer {
 		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", mport), "--workers=false", "--log-level", "info", "--db-max-conns", "4"}
 	s := &leaderServer{out: &lockedBuffer{}, exited: make(chan struct{}),
 		base: fmt.Sprintf("http://127.0.0.1:%d", port), metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)}
-	s.cmd = exec.Command(os.Args[0], "-test.run=^TestServeLeaderChild$", "-test.count=1", "-test.timeout=5m")
-	s.cmd.Env = append(os.Environ(), leaderChildEnv+"=1", leaderArgsEnv+"="+strings.Join(args, "\n"))
+	s.cmd = childCommand(nil, append([]string{"serve"}, args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

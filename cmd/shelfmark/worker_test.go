@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -26,27 +25,6 @@ import (
 	"github.com/shelfmark/shelfmark/blob"
 )
 
-// Environment of TestWorkerChild, the worker process the tests start.
-const (
-	workerChildEnv = "SHELFMARK_TEST_WORKER_CHILD"
-	workerArgsEnv  = "SHELFMARK_TEST_WORKER_ARGS" // flags, one per line
-)
-
-// TestWorkerChild is a `shelfmark worker` process started by the tests
-// below; it runs until killed or interrupted.
-func TestWorkerChild(t *testing.T) {
-	if os.Getenv(workerChildEnv) != "1" {
-		t.Skip("a child process of the worker tests; it runs only when they start it")
-	}
-	cmd := newWorkerCommand()
-	cmd.SetArgs(strings.Split(os.Getenv(workerArgsEnv), "\n"))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // workerProc is a running worker child.
 type workerProc struct {
 	cmd *exec.Cmd
@@ -56,8 +34,7 @@ type workerProc struct {
 func startWorker(t *testing.T, env []string, args ...string) *workerProc {
 	t.Helper()
 	out := &lockedBuffer{}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerChild$", "-test.count=1", "-test.timeout=5m")
-	cmd.Env = append(append(os.Environ(), workerChildEnv+"=1", workerArgsEnv+"="+strings.Join(args, "\n")), env...)
+	cmd := childCommand(env, append([]string{"worker"}, args...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
