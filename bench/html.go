@@ -325,8 +325,23 @@ func (c chart) svg() template.HTML {
 	for _, l := range c.lines {
 		xs, ys = append(xs, l.xs...), append(ys, l.ys...)
 	}
+	// The legend runs in rows above the plot; a row that would pass the
+	// plot's right edge wraps, and each further row moves the plot down.
+	type legendEntry struct{ x, y float64 }
+	legend := make([]legendEntry, len(c.lines))
+	lx, ly := float64(padL), 36.0
+	for k, l := range c.lines {
+		w := 34 + 7*float64(len(l.name))
+		if lx > padL && lx+w-12 > chartW-padR {
+			lx, ly = padL, ly+16
+		}
+		legend[k] = legendEntry{lx, ly}
+		lx += w
+	}
+	extra := int(ly - 36)
+	top, chartH := padTop+extra, chartH+extra
 	ax := newAxis(xs, c.logX, false, padL, chartW-padR, c.xticks)
-	ay := newAxis(ys, c.logY, true, chartH-padBottom, padTop, nil)
+	ay := newAxis(ys, c.logY, true, float64(chartH-padBottom), float64(top), nil)
 	esc := template.HTMLEscapeString
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
@@ -345,10 +360,10 @@ func (c chart) svg() template.HTML {
 			continue
 		}
 		x := ax.pos(t)
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#e3e3e3"/>`, x, x, padTop, chartH-padBottom)
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#e3e3e3"/>`, x, x, top, chartH-padBottom)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="11" text-anchor="middle">%s</text>`, x, chartH-padBottom+16, esc(ax.tickLabels[k]))
 	}
-	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#888"/>`, padL, padTop, chartW-padL-padR, chartH-padTop-padBottom)
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#888"/>`, padL, top, chartW-padL-padR, chartH-top-padBottom)
 	// Axis labels.
 	xl, yl := c.xlabel, c.ylabel
 	if c.logX {
@@ -358,9 +373,8 @@ func (c chart) svg() template.HTML {
 		yl += " (log scale)"
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="12" text-anchor="middle">%s</text>`, (padL+chartW-padR)/2, chartH-10, esc(xl))
-	fmt.Fprintf(&b, `<text x="16" y="%d" font-size="12" text-anchor="middle" transform="rotate(-90 16 %d)">%s</text>`, (padTop+chartH-padBottom)/2, (padTop+chartH-padBottom)/2, esc(yl))
+	fmt.Fprintf(&b, `<text x="16" y="%d" font-size="12" text-anchor="middle" transform="rotate(-90 16 %d)">%s</text>`, (top+chartH-padBottom)/2, (top+chartH-padBottom)/2, esc(yl))
 	// Lines, point markers with tooltips, legend.
-	lx := float64(padL)
 	for k, l := range c.lines {
 		col := lineColors[k%len(lineColors)]
 		dash := ""
@@ -383,9 +397,9 @@ func (c chart) svg() template.HTML {
 		fmt.Fprintf(&b, `<polyline class="series" data-name="%s" fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`,
 			esc(l.name), col, dash, strings.Join(pts, " "))
 		b.WriteString(marks.String())
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="36" y2="36" stroke="%s" stroke-width="2"%s/>`, lx, lx+18, col, dash)
-		fmt.Fprintf(&b, `<text x="%.1f" y="40" font-size="12">%s</text>`, lx+22, esc(l.name))
-		lx += 34 + 7*float64(len(l.name))
+		e := legend[k]
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="%s" stroke-width="2"%s/>`, e.x, e.x+18, e.y, e.y, col, dash)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="12">%s</text>`, e.x+22, e.y+4, esc(l.name))
 	}
 	if len(xs) == 0 {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="13" text-anchor="middle" fill="#888">no data</text>`, chartW/2, chartH/2)

@@ -259,3 +259,51 @@ func TestFmtNumAndAxis(t *testing.T) {
 		t.Errorf("log pos(10) = %s, want 50", got)
 	}
 }
+
+// TestChartLegendWraps checks that a legend too long for one row wraps
+// inside the chart (six long series names once ran past its right edge)
+// and that the plot moves down, below the last legend row.
+func TestChartLegendWraps(t *testing.T) {
+	var c chart
+	c.title = "six series"
+	for k := range 6 {
+		c.lines = append(c.lines, line{name: fmt.Sprintf("series number %d with a long name", k), xs: []float64{1, 2}, ys: []float64{1, 2}})
+	}
+	svg := string(c.svg())
+	var doc struct {
+		Height float64 `xml:"height,attr"`
+		Texts  []struct {
+			X    float64 `xml:"x,attr"`
+			Y    float64 `xml:"y,attr"`
+			Body string  `xml:",chardata"`
+		} `xml:"text"`
+		Rects []struct {
+			Y      float64 `xml:"y,attr"`
+			Stroke string  `xml:"stroke,attr"`
+		} `xml:"rect"`
+	}
+	if err := xml.Unmarshal([]byte(svg), &doc); err != nil {
+		t.Fatal(err)
+	}
+	lastRow := 0.0
+	for _, tx := range doc.Texts {
+		if !strings.HasPrefix(tx.Body, "series number") {
+			continue
+		}
+		if right := tx.X + 7*float64(len(tx.Body)); right > chartW {
+			t.Errorf("legend %q ends at x=%.0f, past the chart's width %d", tx.Body, right, chartW)
+		}
+		lastRow = max(lastRow, tx.Y)
+	}
+	if lastRow <= 40 {
+		t.Fatalf("six long names fit one legend row (last row at y=%.0f)", lastRow)
+	}
+	for _, r := range doc.Rects {
+		if r.Stroke == "#888" && r.Y <= lastRow {
+			t.Errorf("the plot starts at y=%.0f, above the last legend row at y=%.0f", r.Y, lastRow)
+		}
+	}
+	if doc.Height <= chartH {
+		t.Errorf("height %.0f: the chart did not grow for its second legend row", doc.Height)
+	}
+}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -316,6 +317,29 @@ func RunScale(ctx context.Context, repo *shelfmark.Repository, store shelfmark.S
 func ScaleCheckpoints(rep *Report) []ScaleCheckpoint {
 	cps, _ := rep.Params["checkpoints"].([]ScaleCheckpoint)
 	return cps
+}
+
+// ReadScaleReport reads the JSON report of a scale run (as written by
+// Report.WriteJSON after each checkpoint) with its checkpoints decoded, so
+// ScaleCheckpoints, ScaleSeries and WriteScaleCharts work on it.
+func ReadScaleReport(b []byte) (*Report, error) {
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("read scale report: %w", err)
+	}
+	var p struct {
+		Checkpoints []ScaleCheckpoint `json:"checkpoints"`
+	}
+	if err := json.Unmarshal(b, &struct {
+		Params any `json:"params"`
+	}{&p}); err != nil {
+		return nil, fmt.Errorf("read scale report checkpoints: %w", err)
+	}
+	if len(p.Checkpoints) == 0 {
+		return nil, fmt.Errorf("read scale report: no checkpoints (not a report of bench scale)")
+	}
+	rep.Params["checkpoints"] = p.Checkpoints
+	return &rep, nil
 }
 
 // tokenRE finds a resumptionToken's text in an OAI-PMH response.

@@ -247,4 +247,35 @@ func testScaleScenario(t *testing.T, db shelfmark.Storage, raw *sql.DB, database
 	if err := rep.WriteHTML(filepath.Join(dir, "report"), ScaleSeries(rep)...); err != nil {
 		t.Fatal(err)
 	}
+
+	// the JSON report read back (bench scale --replot) draws the same charts
+	js := filepath.Join(dir, "scale.json")
+	if err := rep.WriteJSON(js); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadScaleReport(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(ScaleCheckpoints(back)), len(ScaleCheckpoints(rep)); got != want || got == 0 {
+		t.Fatalf("read back %d checkpoints, want %d", got, want)
+	}
+	again := filepath.Join(dir, "charts-again")
+	if err := WriteScaleCharts(again, back); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"scale-rate.svg", "scale-cpu.svg", "scale-bytes.svg", "scale-latency.svg", "scale-latency-p50.svg"} {
+		a, _ := os.ReadFile(filepath.Join(out, f))
+		c, _ := os.ReadFile(filepath.Join(again, f))
+		if string(a) != string(c) {
+			t.Errorf("%s drawn from the JSON report differs from the run's", f)
+		}
+	}
+	if _, err := ReadScaleReport([]byte(`{"scenario":"rest","params":{}}`)); err == nil {
+		t.Error("a report without checkpoints was read as a scale report")
+	}
 }

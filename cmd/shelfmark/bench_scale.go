@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -19,7 +20,7 @@ import (
 func newBenchScaleCommand() *cobra.Command {
 	var lf labFlags
 	var works, checkpoint, batch, workers, samples int
-	var data, fileBytes string
+	var data, fileBytes, replot string
 	cmd := &cobra.Command{
 		Use:   "scale",
 		Short: "Millions of patents into PostgreSQL: rate, CPU and bytes per work, and query latency at every checkpoint",
@@ -46,11 +47,16 @@ gets scale-*.svg charts) are written after every checkpoint, so a run cut
 short keeps what it measured. --file-bytes shared stores each work's XML as
 one of 256 texts (one files row per work still, with its own name, but 256
 blobs), so millions of works fit on a small disk. Meant for PostgreSQL
-(--database); without it, it runs on SQLite in --data.`,
+(--database); without it, it runs on SQLite in --data. --replot FILE runs
+nothing and writes --report (and --json) again from the JSON report of an
+earlier run, complete or cut short.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd.Flags()); err != nil {
 				return err
+			}
+			if replot != "" {
+				return replotScale(cmd.OutOrStdout(), replot, lf.jsonPath, lf.reportDir)
 			}
 			if fileBytes != "unique" && fileBytes != "shared" {
 				return fmt.Errorf("--file-bytes must be unique or shared, not %q", fileBytes)
@@ -146,8 +152,28 @@ blobs), so millions of works fit on a small disk. Meant for PostgreSQL
 	f.IntVar(&samples, "samples", 200, "times each query is timed at each checkpoint")
 	f.StringVar(&data, "data", "", "directory of the content store (and of the SQLite database without --database); empty: a temporary directory, removed at the end")
 	f.StringVar(&fileBytes, "file-bytes", "unique", "unique: each work's XML is its own text; shared: one of 256 texts, so the content store holds 256 blobs (one files row per work either way)")
+	f.StringVar(&replot, "replot", "", "run nothing: write --report (charts and HTML) and --json again from this JSON report of an earlier run")
 	annotateEnv(f)
 	return cmd
+}
+
+// replotScale writes the report directory (and JSON) of bench scale again
+// from the JSON report of an earlier run.
+func replotScale(out io.Writer, path, jsonPath, reportDir string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--replot: %w", err)
+	}
+	r, err := bench.ReadScaleReport(b)
+	if err != nil {
+		return fmt.Errorf("--replot %s: %w", path, err)
+	}
+	if reportDir != "" {
+		if err := bench.WriteScaleCharts(reportDir, r); err != nil {
+			return err
+		}
+	}
+	return finish(out, r, jsonPath, reportDir, bench.ScaleSeries(r)...)
 }
 
 // scratchRawLimit measures plain inserts of the same rows: on SQLite in a
