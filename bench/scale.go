@@ -56,6 +56,14 @@ type ScaleConfig struct {
 	// Checkpointed, when set, is given the report after every checkpoint
 	// (so that a run cut short still leaves its figures).
 	Checkpointed func(*Report) error
+	// Resume, when set, is the report of an earlier run cut short on the
+	// same database (read with ReadScaleReport). Its checkpoints and steps
+	// are kept, its one collection is found again, and the ingest goes on
+	// from its last checkpoint; the works that run stored after that
+	// checkpoint are recognised by their sources and skipped, and count as
+	// stored (in Params "resume_skipped"), so the first interval's rate and
+	// CPU are per work stored in it.
+	Resume *Report
 }
 
 // Scale query names, in the order they are timed at each checkpoint.
@@ -194,10 +202,24 @@ func RunScale(ctx context.Context, repo *shelfmark.Repository, store shelfmark.S
 	rep := &Report{Scenario: "scale", Backend: store.Backend(), Started: time.Now().UTC(),
 		Params: map[string]any{"works": c.Works, "checkpoint": c.Checkpoint, "batch": c.Batch, "workers": c.Workers,
 			"samples": c.Samples, "file_bytes": fileBytes, "queries_through": "the engine in process (the OAI-PMH provider's http.Handler without network)"}}
-	coll, err := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection,
-		Metadata: []shelfmark.Statement{{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral("Patents")}}})
-	if err != nil {
-		return nil, fmt.Errorf("scale: collection: %w", err)
+	var cps []ScaleCheckpoint
+	var ingestSecs float64
+	var skipped, resumeSkipped int64
+	from := 0 // works numbered before this run
+	var coll *shelfmark.Resource
+	if c.Resume != nil {
+		var err error
+		if coll, cps, err = resumeScale(ctx, repo, rep, c, fileBytes); err != nil {
+			return nil, err
+		}
+		from, ingestSecs = int(cps[len(cps)-1].Works), c.Resume.Seconds
+	} else {
+		var err error
+		coll, err = repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection,
+			Metadata: []shelfmark.Statement{{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral("Patents")}}})
+		if err != nil {
+			return nil, fmt.Errorf("scale: collection: %w", err)
+		}
 	}
 	formats := oai.DefaultRegistry()
 	proj := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{IDs: repo.IDs()})
@@ -206,11 +228,8 @@ func RunScale(ctx context.Context, repo *shelfmark.Repository, store shelfmark.S
 		return nil, err
 	}
 	indexer := shelfmark.NewSearchIndexer(store, shelfmark.IndexerOptions{})
-	var cps []ScaleCheckpoint
-	rng := rand.New(rand.NewPCG(c.Seed, 1<<41))
-	var ingestSecs float64
-	var skipped int64
-	for done := 0; done < c.Works; {
+	rng := rand.New(rand.NewPCG(c.Seed+uint64(from), 1<<41))
+	for done := from; done < c.Works; {
 		n := min(c.Checkpoint, c.Works-done)
 		ps := PatentSource(c.Seed, done+n).(*patentSource)
 		ps.i, ps.noMedia = done, true
@@ -229,7 +248,12 @@ func RunScale(ctx context.Context, repo *shelfmark.Repository, store shelfmark.S
 		cpu := processCPU() - cpu0
 		bcpu1, bok1 := c.Probe.BackendCPU(ctx)
 		rep.Errors += st.Failed
-		skipped += st.Skipped
+		if c.Resume != nil && base == from {
+			// the works the cut run stored after its last checkpoint
+			resumeSkipped = st.Skipped
+		} else {
+			skipped += st.Skipped
+		}
 		if err == nil && st.Failed > 0 {
 			err = fmt.Errorf("scale: %d works failed, the first %s: %s", st.Failed, st.Failures[0].Key, st.Failures[0].Reason)
 		}
@@ -304,6 +328,9 @@ func RunScale(ctx context.Context, repo *shelfmark.Repository, store shelfmark.S
 		rep.PeakRSSBytes = cp.PeakRSSBytes
 		rep.Params["checkpoints"] = cps
 		rep.Params["skipped"] = skipped
+		if c.Resume != nil {
+			rep.Params["resume_skipped"] = resumeSkipped
+		}
 		if c.Checkpointed != nil {
 			if err := c.Checkpointed(rep); err != nil {
 				return rep, err
@@ -311,6 +338,37 @@ func RunScale(ctx context.Context, repo *shelfmark.Repository, store shelfmark.S
 		}
 	}
 	return rep, nil
+}
+
+// resumeScale prepares rep to go on from c.Resume: it checks that the
+// earlier run had the same shape, keeps its checkpoints, steps and totals,
+// and finds its collection, the repository's only one.
+func resumeScale(ctx context.Context, repo *shelfmark.Repository, rep *Report, c ScaleConfig, fileBytes string) (*shelfmark.Resource, []ScaleCheckpoint, error) {
+	old := c.Resume
+	cps := ScaleCheckpoints(old)
+	if len(cps) == 0 {
+		return nil, nil, errors.New("scale: resume: the earlier report has no checkpoints")
+	}
+	if fb, _ := old.Params["file_bytes"].(string); fb != fileBytes {
+		return nil, nil, fmt.Errorf("scale: resume: the earlier run had --file-bytes %q, this one %q", fb, fileBytes)
+	}
+	if n, _ := old.Params["skipped"].(float64); n != 0 {
+		return nil, nil, fmt.Errorf("scale: resume: the earlier run skipped %v works, so its checkpoints do not count the works numbered", n)
+	}
+	last := cps[len(cps)-1]
+	if last.Works >= int64(c.Works) {
+		return nil, nil, fmt.Errorf("scale: resume: the earlier run reached %d works already (--objects %d)", last.Works, c.Works)
+	}
+	page, err := repo.ListResources(ctx, shelfmark.KindCollection, shelfmark.PageRequest{Limit: 2})
+	if err != nil {
+		return nil, nil, fmt.Errorf("scale: resume: find the collection: %w", err)
+	}
+	if len(page.Items) != 1 {
+		return nil, nil, fmt.Errorf("scale: resume: the database holds %d collections, not the earlier run's one", len(page.Items))
+	}
+	rep.Started, rep.Steps, rep.Items, rep.Errors = old.Started, old.Steps, old.Items, old.Errors
+	rep.Params["resumed_at"] = last.Works
+	return page.Items[0], cps, nil
 }
 
 // ScaleCheckpoints returns the checkpoints of a scale report.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/ingest"
 	"github.com/shelfmark/shelfmark/postgres"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
@@ -43,6 +44,9 @@ func TestScaleScenario(t *testing.T) {
 			}
 			defer raw.Close()
 			testScaleScenario(t, db, raw, "", path, shared)
+			if shared {
+				testScaleResume(t, db, "", path)
+			}
 		})
 		t.Run("postgres/"+name, func(t *testing.T) {
 			dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
@@ -78,6 +82,9 @@ func TestScaleScenario(t *testing.T) {
 			}
 			defer raw.Close()
 			testScaleScenario(t, db, raw, u.String(), "", shared)
+			if shared {
+				testScaleResume(t, db, u.String(), "")
+			}
 		})
 	}
 }
@@ -277,5 +284,160 @@ func testScaleScenario(t *testing.T, db shelfmark.Storage, raw *sql.DB, database
 	}
 	if _, err := ReadScaleReport([]byte(`{"scenario":"rest","params":{}}`)); err == nil {
 		t.Error("a report without checkpoints was read as a scale report")
+	}
+}
+
+// testScaleResume cuts a run short after its first checkpoint, stores
+// some works past it as a run killed mid-interval would have, and resumes
+// it from its JSON report (bench scale --resume): the resumed run keeps the
+// first checkpoint, skips the works stored after it as already ingested,
+// and ends with every work numbered stored once. db must hold the
+// collection of testScaleScenario's run already: resuming finds the
+// repository's only collection, so it runs on a repository of its own.
+func testScaleResume(t *testing.T, db shelfmark.Storage, database, path string) {
+	ctx := context.Background()
+	// a repository of its own: a second schema or file
+	fresh, cleanup := freshScaleStore(t, db, database, path)
+	defer cleanup()
+	dir := t.TempDir()
+	blobDir := filepath.Join(dir, "blobs")
+	blobs, err := blob.NewLocal(blobDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blobs.Close()
+	ids, err := shelfmark.LoadIDCodec(ctx, fresh.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := shelfmark.NewRepository(fresh.store, shelfmark.RepositoryOptions{IDs: ids})
+	defer repo.Close()
+	probe, err := OpenScaleProbe(fresh.database, fresh.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+
+	const works, every, past = 500, 200, 60
+	errCut := fmt.Errorf("cut short")
+	cfg := ScaleConfig{Works: works, Checkpoint: every, Batch: 50, Samples: 3, SharedFiles: true, Seed: 5, BlobDir: blobDir, Probe: probe,
+		Checkpointed: func(*Report) error { return errCut }}
+	first, err := RunScale(ctx, repo, fresh.store, blobs, cfg)
+	if err != errCut {
+		t.Fatalf("the first run: %v, want it cut at its first checkpoint", err)
+	}
+	page, err := repo.ListResources(ctx, shelfmark.KindCollection, shelfmark.PageRequest{Limit: 2})
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("collections: %v %v", page, err)
+	}
+	coll := page.Items[0]
+	// works every+1 .. every+past, stored after the checkpoint
+	ps := PatentSource(cfg.Seed, every+past).(*patentSource)
+	ps.i, ps.noMedia = every, true
+	if st, err := ingest.Run(ctx, repo, blobs, &scaleSource{patentSource: ps, shared: true}, ingest.Options{Collection: coll.ID, Batch: 50}); err != nil || st.Stored != past {
+		t.Fatalf("store %d works past the checkpoint: %+v %v", past, st, err)
+	}
+	js := filepath.Join(dir, "cut.json")
+	if err := first.WriteJSON(js); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier, err := ReadScaleReport(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// a resume of another shape is refused before anything is stored
+	wrong := cfg
+	wrong.SharedFiles, wrong.Resume, wrong.Checkpointed = false, earlier, nil
+	if _, err := RunScale(ctx, repo, fresh.store, blobs, wrong); err == nil || !strings.Contains(err.Error(), "file-bytes") {
+		t.Errorf("resuming a shared run with unique texts: %v", err)
+	}
+
+	cfg.Resume, cfg.Checkpointed = earlier, nil
+	rep, err := RunScale(ctx, repo, fresh.store, blobs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cps := ScaleCheckpoints(rep)
+	var at []int64
+	for _, cp := range cps {
+		at = append(at, cp.Works)
+	}
+	if fmt.Sprint(at) != "[200 400 500]" {
+		t.Fatalf("checkpoints at %v, want [200 400 500]", at)
+	}
+	if cps[1].Interval != every-past || cps[2].Interval != works-2*every {
+		t.Errorf("intervals stored %d and %d, want %d and %d", cps[1].Interval, cps[2].Interval, every-past, works-2*every)
+	}
+	if rep.Params["resume_skipped"] != int64(past) || rep.Params["skipped"] != int64(0) || rep.Params["resumed_at"] != int64(every) {
+		t.Errorf("params: resume_skipped %v skipped %v resumed_at %v", rep.Params["resume_skipped"], rep.Params["skipped"], rep.Params["resumed_at"])
+	}
+	if !rep.Started.Equal(first.Started) || len(rep.Steps) != 3 {
+		t.Errorf("started %v (first run %v), %d steps", rep.Started, first.Started, len(rep.Steps))
+	}
+	// every work numbered is a member once
+	n, after := 0, shelfmark.Cursor("")
+	for {
+		p, err := repo.ListMembers(ctx, coll.ID, shelfmark.PageRequest{After: after, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(p.Items)
+		if p.Next == "" {
+			break
+		}
+		after = p.Next
+	}
+	if n != works {
+		t.Errorf("%d members after the resumed run, want %d", n, works)
+	}
+}
+
+// scaleStore is a repository store of its own for one test.
+type scaleStore struct {
+	store          shelfmark.Storage
+	database, path string
+}
+
+// freshScaleStore opens an empty store beside db: a new SQLite file in
+// the directory of path, or a new schema in database.
+func freshScaleStore(t *testing.T, db shelfmark.Storage, database, path string) (scaleStore, func()) {
+	t.Helper()
+	ctx := context.Background()
+	if database == "" {
+		p := filepath.Join(t.TempDir(), "resume.db")
+		s, err := sqlite.Open(ctx, p, sqlite.Options{Relaxed: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return scaleStore{store: s, path: p}, func() { s.Close() }
+	}
+	admin, err := sql.Open("pgx", database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := fmt.Sprintf("scaleresume%d_%d", os.Getpid(), rand.IntN(1e9))
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	s, err := postgres.Open(ctx, u.String(), postgres.Options{Relaxed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scaleStore{store: s, database: u.String()}, func() {
+		s.Close()
+		admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
 	}
 }

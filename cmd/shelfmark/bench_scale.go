@@ -20,7 +20,7 @@ import (
 func newBenchScaleCommand() *cobra.Command {
 	var lf labFlags
 	var works, checkpoint, batch, workers, samples int
-	var data, fileBytes, replot string
+	var data, fileBytes, replot, resume string
 	cmd := &cobra.Command{
 		Use:   "scale",
 		Short: "Millions of patents into PostgreSQL: rate, CPU and bytes per work, and query latency at every checkpoint",
@@ -49,7 +49,10 @@ one of 256 texts (one files row per work still, with its own name, but 256
 blobs), so millions of works fit on a small disk. Meant for PostgreSQL
 (--database); without it, it runs on SQLite in --data. --replot FILE runs
 nothing and writes --report (and --json) again from the JSON report of an
-earlier run, complete or cut short.`,
+earlier run, complete or cut short. --resume FILE goes on with a run cut short,
+on the same --database and --data, from the last checkpoint of its JSON
+report (the works stored after that checkpoint are skipped as already
+ingested); the new report keeps the earlier checkpoints.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd.Flags()); err != nil {
@@ -66,6 +69,19 @@ earlier run, complete or cut short.`,
 			}
 			ctx := cmd.Context()
 			out := cmd.OutOrStdout()
+			var earlier *bench.Report
+			if resume != "" {
+				b, err := os.ReadFile(resume)
+				if err != nil {
+					return fmt.Errorf("--resume: %w", err)
+				}
+				if earlier, err = bench.ReadScaleReport(b); err != nil {
+					return fmt.Errorf("--resume %s: %w", resume, err)
+				}
+				if data == "" {
+					return fmt.Errorf("--resume needs the --data directory of the run it continues")
+				}
+			}
 			if data == "" {
 				dir, err := os.MkdirTemp("", "shelfmark-scale-")
 				if err != nil {
@@ -103,7 +119,7 @@ earlier run, complete or cut short.`,
 			bar := newProgressBar(works, "works")
 			stage := ""
 			cfg := bench.ScaleConfig{Works: works, Checkpoint: checkpoint, Batch: batch, Workers: workers, Samples: samples,
-				SharedFiles: fileBytes == "shared", Seed: 1, BlobDir: blobDir, Probe: probe,
+				SharedFiles: fileBytes == "shared", Seed: 1, BlobDir: blobDir, Probe: probe, Resume: earlier,
 				Progress: func(s string, done int) {
 					if s != stage {
 						stage = s
@@ -152,6 +168,7 @@ earlier run, complete or cut short.`,
 	f.IntVar(&samples, "samples", 200, "times each query is timed at each checkpoint")
 	f.StringVar(&data, "data", "", "directory of the content store (and of the SQLite database without --database); empty: a temporary directory, removed at the end")
 	f.StringVar(&fileBytes, "file-bytes", "unique", "unique: each work's XML is its own text; shared: one of 256 texts, so the content store holds 256 blobs (one files row per work either way)")
+	f.StringVar(&resume, "resume", "", "go on with the run cut short whose JSON report this is, on the same --database and --data, from its last checkpoint")
 	f.StringVar(&replot, "replot", "", "run nothing: write --report (charts and HTML) and --json again from this JSON report of an earlier run")
 	annotateEnv(f)
 	return cmd
