@@ -25,90 +25,123 @@ import (
 // recorded: the counts, the sizes read, the queries, and the report given
 // after each checkpoint; never how fast anything was.
 func TestScaleScenario(t *testing.T) {
-	for _, shared := range []bool{false, true} {
-		name := "unique"
-		if shared {
-			name = "shared"
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for _, shared := range []bool{false, true} {
+			name := "unique"
+			if shared {
+				name = "shared"
+			}
+			t.Run(backend+"/"+name, func(t *testing.T) {
+				testScaleScenario(t, openScaleStore(t, backend), shared)
+				if shared {
+					testScaleResume(t, openScaleStore(t, backend))
+				}
+			})
 		}
-		t.Run("sqlite/"+name, func(t *testing.T) {
-			ctx := context.Background()
-			path := filepath.Join(t.TempDir(), "store.db")
-			db, err := sqlite.Open(ctx, path, sqlite.Options{Relaxed: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			raw, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&_busy_timeout=10000")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer raw.Close()
-			testScaleScenario(t, db, raw, "", path, shared)
-			if shared {
-				testScaleResume(t, db, "", path)
-			}
-		})
-		t.Run("postgres/"+name, func(t *testing.T) {
-			dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
-			if dsn == "" {
-				t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
-			}
-			ctx := context.Background()
-			admin, err := sql.Open("pgx", dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer admin.Close()
-			schema := fmt.Sprintf("scale%d_%d", os.Getpid(), rand.IntN(1e9))
-			if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-				t.Fatal(err)
-			}
-			defer admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			u, err := url.Parse(dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			q := u.Query()
-			q.Set("search_path", schema)
-			u.RawQuery = q.Encode()
-			db, err := postgres.Open(ctx, u.String(), postgres.Options{Relaxed: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			raw, err := sql.Open("pgx", u.String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer raw.Close()
-			testScaleScenario(t, db, raw, u.String(), "", shared)
-			if shared {
-				testScaleResume(t, db, u.String(), "")
-			}
-		})
 	}
 }
 
-func testScaleScenario(t *testing.T, db shelfmark.Storage, raw *sql.DB, database, path string, shared bool) {
+// scaleStore is an empty repository store of its own for one test, with
+// what the scale probe needs to find it and a raw connection to count
+// rows.
+type scaleStore struct {
+	store          shelfmark.Storage
+	database, path string
+	raw            *sql.DB
+}
+
+// openScaleStore opens an empty store on backend: a new SQLite file, or a
+// new schema of SHELFMARK_TEST_DATABASE_URL (the test is skipped without
+// it). Everything is closed, and the schema dropped, when t ends.
+func openScaleStore(t *testing.T, backend string) scaleStore {
+	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	blobDir := filepath.Join(dir, "blobs")
+	if backend == "sqlite" {
+		path := filepath.Join(t.TempDir(), "store.db")
+		db, err := sqlite.Open(ctx, path, sqlite.Options{Relaxed: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		raw, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&_busy_timeout=10000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { raw.Close() })
+		return scaleStore{store: db, path: path, raw: raw}
+	}
+	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
+	if dsn == "" {
+		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	schema := fmt.Sprintf("scale%d_%d", os.Getpid(), rand.IntN(1e9))
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	db, err := postgres.Open(ctx, u.String(), postgres.Options{Relaxed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	raw, err := sql.Open("pgx", u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	return scaleStore{store: db, database: u.String(), raw: raw}
+}
+
+// scaleRig is what RunScale runs with on a scaleStore.
+type scaleRig struct {
+	repo    *shelfmark.Repository
+	blobs   *blob.LocalStore
+	blobDir string
+	probe   *ScaleProbe
+}
+
+// newScaleRig opens a repository, a content store in a temporary
+// directory and a probe on s, closed when t ends.
+func newScaleRig(t *testing.T, s scaleStore) scaleRig {
+	t.Helper()
+	ctx := context.Background()
+	blobDir := filepath.Join(t.TempDir(), "blobs")
 	blobs, err := blob.NewLocal(blobDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer blobs.Close()
-	ids, err := shelfmark.LoadIDCodec(ctx, db)
+	t.Cleanup(func() { blobs.Close() })
+	ids, err := shelfmark.LoadIDCodec(ctx, s.store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{IDs: ids})
-	defer repo.Close()
-	probe, err := OpenScaleProbe(database, path)
+	repo := shelfmark.NewRepository(s.store, shelfmark.RepositoryOptions{IDs: ids})
+	t.Cleanup(func() { repo.Close() })
+	probe, err := OpenScaleProbe(s.database, s.path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer probe.Close()
+	t.Cleanup(func() { probe.Close() })
+	return scaleRig{repo: repo, blobs: blobs, blobDir: blobDir, probe: probe}
+}
+
+func testScaleScenario(t *testing.T, s scaleStore, shared bool) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	rig := newScaleRig(t, s)
+	db, raw, repo, blobs, blobDir, probe := s.store, s.raw, rig.repo, rig.blobs, rig.blobDir, rig.probe
 
 	// 700 works, a checkpoint every 300: at 300, 600 and 700
 	const works, every = 700, 300
@@ -294,29 +327,11 @@ func testScaleScenario(t *testing.T, db shelfmark.Storage, raw *sql.DB, database
 // and ends with every work numbered stored once. db must hold the
 // collection of testScaleScenario's run already: resuming finds the
 // repository's only collection, so it runs on a repository of its own.
-func testScaleResume(t *testing.T, db shelfmark.Storage, database, path string) {
+func testScaleResume(t *testing.T, fresh scaleStore) {
 	ctx := context.Background()
-	// a repository of its own: a second schema or file
-	fresh, cleanup := freshScaleStore(t, db, database, path)
-	defer cleanup()
 	dir := t.TempDir()
-	blobDir := filepath.Join(dir, "blobs")
-	blobs, err := blob.NewLocal(blobDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blobs.Close()
-	ids, err := shelfmark.LoadIDCodec(ctx, fresh.store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := shelfmark.NewRepository(fresh.store, shelfmark.RepositoryOptions{IDs: ids})
-	defer repo.Close()
-	probe, err := OpenScaleProbe(fresh.database, fresh.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer probe.Close()
+	rig := newScaleRig(t, fresh)
+	repo, blobs, blobDir, probe := rig.repo, rig.blobs, rig.blobDir, rig.probe
 
 	const works, every, past = 500, 200, 60
 	errCut := fmt.Errorf("cut short")
@@ -394,50 +409,5 @@ func testScaleResume(t *testing.T, db shelfmark.Storage, database, path string) 
 	}
 	if n != works {
 		t.Errorf("%d members after the resumed run, want %d", n, works)
-	}
-}
-
-// scaleStore is a repository store of its own for one test.
-type scaleStore struct {
-	store          shelfmark.Storage
-	database, path string
-}
-
-// freshScaleStore opens an empty store beside db: a new SQLite file in
-// the directory of path, or a new schema in database.
-func freshScaleStore(t *testing.T, db shelfmark.Storage, database, path string) (scaleStore, func()) {
-	t.Helper()
-	ctx := context.Background()
-	if database == "" {
-		p := filepath.Join(t.TempDir(), "resume.db")
-		s, err := sqlite.Open(ctx, p, sqlite.Options{Relaxed: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return scaleStore{store: s, path: p}, func() { s.Close() }
-	}
-	admin, err := sql.Open("pgx", database)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := fmt.Sprintf("scaleresume%d_%d", os.Getpid(), rand.IntN(1e9))
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(database)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	s, err := postgres.Open(ctx, u.String(), postgres.Options{Relaxed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return scaleStore{store: s, database: u.String()}, func() {
-		s.Close()
-		admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		admin.Close()
 	}
 }
