@@ -188,6 +188,10 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) error {
 	}
 	kept = true // the run's check removes its files if it must
 	done := s.bulk.check(context.WithoutCancel(r.Context()), run, s)
+	// Only a check seen to end within the wait decides the answer here; one
+	// that ends later (even a moment later, before the state is read
+	// below) is reported on the run's page, where the browser goes.
+	checked := false
 	if wait := s.bulk.checkWait; wait >= 0 {
 		if wait == 0 {
 			wait = bulkCheckWait
@@ -196,6 +200,7 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) error {
 		defer t.Stop()
 		select {
 		case <-done:
+			checked = true
 		case <-t.C:
 		case <-r.Context().Done():
 		}
@@ -203,7 +208,7 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) error {
 	run.mu.Lock()
 	state, checkErr := run.state, run.checkErr
 	run.mu.Unlock()
-	if state == bulkStateInvalid {
+	if checked && state == bulkStateInvalid {
 		s.bulk.remove(run) // refused at once: nothing is kept
 		return checkErr
 	}
