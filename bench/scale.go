@@ -209,7 +209,7 @@ func RunScale(ctx context.Context, repo *shelfmark.Repository, store shelfmark.S
 	var coll *shelfmark.Resource
 	if c.Resume != nil {
 		var err error
-		if coll, cps, err = resumeScale(ctx, repo, rep, c, fileBytes); err != nil {
+		if coll, cps, resumeSkipped, err = resumeScale(ctx, repo, rep, c, fileBytes); err != nil {
 			return nil, err
 		}
 		from, ingestSecs = int(cps[len(cps)-1].Works), c.Resume.Seconds
@@ -250,7 +250,7 @@ func RunScale(ctx context.Context, repo *shelfmark.Repository, store shelfmark.S
 		rep.Errors += st.Failed
 		if c.Resume != nil && base == from {
 			// the works the cut run stored after its last checkpoint
-			resumeSkipped = st.Skipped
+			resumeSkipped += st.Skipped
 		} else {
 			skipped += st.Skipped
 		}
@@ -342,33 +342,47 @@ func RunScale(ctx context.Context, repo *shelfmark.Repository, store shelfmark.S
 
 // resumeScale prepares rep to go on from c.Resume: it checks that the
 // earlier run had the same shape, keeps its checkpoints, steps and totals,
-// and finds its collection, the repository's only one.
-func resumeScale(ctx context.Context, repo *shelfmark.Repository, rep *Report, c ScaleConfig, fileBytes string) (*shelfmark.Resource, []ScaleCheckpoint, error) {
+// and finds its collection, the repository's only one. It returns the works
+// skipped by the resumes of the earlier run, and records in Params
+// "resumed_at" the works at each resume.
+func resumeScale(ctx context.Context, repo *shelfmark.Repository, rep *Report, c ScaleConfig, fileBytes string) (*shelfmark.Resource, []ScaleCheckpoint, int64, error) {
 	old := c.Resume
 	cps := ScaleCheckpoints(old)
 	if len(cps) == 0 {
-		return nil, nil, errors.New("scale: resume: the earlier report has no checkpoints")
+		return nil, nil, 0, errors.New("scale: resume: the earlier report has no checkpoints")
 	}
 	if fb, _ := old.Params["file_bytes"].(string); fb != fileBytes {
-		return nil, nil, fmt.Errorf("scale: resume: the earlier run had --file-bytes %q, this one %q", fb, fileBytes)
+		return nil, nil, 0, fmt.Errorf("scale: resume: the earlier run had --file-bytes %q, this one %q", fb, fileBytes)
 	}
 	if n, _ := old.Params["skipped"].(float64); n != 0 {
-		return nil, nil, fmt.Errorf("scale: resume: the earlier run skipped %v works, so its checkpoints do not count the works numbered", n)
+		return nil, nil, 0, fmt.Errorf("scale: resume: the earlier run skipped %v works, so its checkpoints do not count the works numbered", n)
 	}
 	last := cps[len(cps)-1]
 	if last.Works >= int64(c.Works) {
-		return nil, nil, fmt.Errorf("scale: resume: the earlier run reached %d works already (--objects %d)", last.Works, c.Works)
+		return nil, nil, 0, fmt.Errorf("scale: resume: the earlier run reached %d works already (--objects %d)", last.Works, c.Works)
 	}
 	page, err := repo.ListResources(ctx, shelfmark.KindCollection, shelfmark.PageRequest{Limit: 2})
 	if err != nil {
-		return nil, nil, fmt.Errorf("scale: resume: find the collection: %w", err)
+		return nil, nil, 0, fmt.Errorf("scale: resume: find the collection: %w", err)
 	}
 	if len(page.Items) != 1 {
-		return nil, nil, fmt.Errorf("scale: resume: the database holds %d collections, not the earlier run's one", len(page.Items))
+		return nil, nil, 0, fmt.Errorf("scale: resume: the database holds %d collections, not the earlier run's one", len(page.Items))
 	}
 	rep.Started, rep.Steps, rep.Items, rep.Errors = old.Started, old.Steps, old.Items, old.Errors
-	rep.Params["resumed_at"] = last.Works
-	return page.Items[0], cps, nil
+	var at []int64
+	switch prev := old.Params["resumed_at"].(type) {
+	case []any:
+		for _, v := range prev {
+			if f, ok := v.(float64); ok {
+				at = append(at, int64(f))
+			}
+		}
+	case float64: // one resume, as first written
+		at = append(at, int64(prev))
+	}
+	rep.Params["resumed_at"] = append(at, last.Works)
+	skipped, _ := old.Params["resume_skipped"].(float64)
+	return page.Items[0], cps, int64(skipped), nil
 }
 
 // ScaleCheckpoints returns the checkpoints of a scale report.

@@ -388,7 +388,7 @@ func testScaleResume(t *testing.T, fresh scaleStore) {
 	if cps[1].Interval != every-past || cps[2].Interval != works-2*every {
 		t.Errorf("intervals stored %d and %d, want %d and %d", cps[1].Interval, cps[2].Interval, every-past, works-2*every)
 	}
-	if rep.Params["resume_skipped"] != int64(past) || rep.Params["skipped"] != int64(0) || rep.Params["resumed_at"] != int64(every) {
+	if rep.Params["resume_skipped"] != int64(past) || rep.Params["skipped"] != int64(0) || fmt.Sprint(rep.Params["resumed_at"]) != fmt.Sprint([]int64{every}) {
 		t.Errorf("params: resume_skipped %v skipped %v resumed_at %v", rep.Params["resume_skipped"], rep.Params["skipped"], rep.Params["resumed_at"])
 	}
 	if !rep.Started.Equal(first.Started) || len(rep.Steps) != 3 {

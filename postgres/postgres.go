@@ -127,6 +127,26 @@ type DB struct {
 
 var _ shelfmark.Storage = (*DB)(nil)
 
+// sessionDefaults sets the session settings of the pool's connections that
+// the connection string does not set itself.
+//
+// jit is off: PostgreSQL compiles a statement's expressions to machine code
+// when its estimated cost passes jit_above_cost, and the estimates of the
+// engine's statements grow with the tables (a search for a rare word is
+// estimated from a default selectivity of the whole search_docs), so
+// around a million works every search began to pay 20–90 ms of
+// compilation for a millisecond of work. The engine's statements are short
+// index reads; none gains from JIT. A connection string that names jit
+// (jit=on) keeps its own.
+func sessionDefaults(cfg *pgxpool.Config) {
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["jit"]; !ok {
+		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
+}
+
 // Open connects to the database named by dsn (a postgres:// URL or a
 // key=value connection string, as pgx accepts), brings its schema up to date
 // and returns it. Several processes may open the same database at once: the
@@ -144,6 +164,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
+	sessionDefaults(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)

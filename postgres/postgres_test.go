@@ -104,6 +104,34 @@ func openTest(t testing.TB, opts Options) (*DB, string) {
 	return db, schema
 }
 
+// TestSessionDefaults: the pool's sessions run with jit off (a search
+// whose estimate grows with the table would otherwise be compiled on every
+// call), unless the connection string sets jit itself.
+func TestSessionDefaults(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTest(t, Options{})
+	var jit string
+	if err := db.pool.QueryRow(ctx, "SHOW jit").Scan(&jit); err != nil || jit != "off" {
+		t.Errorf("jit %q (%v), want off", jit, err)
+	}
+	dsn, _ := testSchema(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("jit", "on")
+	u.RawQuery = q.Encode()
+	own, err := Open(ctx, u.String(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if err := own.pool.QueryRow(ctx, "SHOW jit").Scan(&jit); err != nil || jit != "on" {
+		t.Errorf("with jit=on in the connection string: jit %q (%v), want on", jit, err)
+	}
+}
+
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T, tracer shelfmark.StatementTracer) shelfmark.Storage {
 		dsn, _ := testSchema(t)

@@ -117,6 +117,7 @@ func openReplica(ctx context.Context, dsn string, primary *pgxpool.Config, opts 
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	cfg.MaxConns = primary.MaxConns
+	sessionDefaults(cfg)
 	// A replica that is down when the server starts must not keep it
 	// from starting: reads go to the primary until it answers.
 	cfg.MinConns = 0
