@@ -77,6 +77,11 @@ func (c *checkpointer) afterCommit(ctx context.Context) {
 	size := fi.Size()
 	c.size.Store(size)
 	if size <= c.nextAt {
+		if size <= c.limit {
+			// back within the limit (rewound by SQLite's automatic
+			// checkpoint once the readers left): the backoff is over
+			c.nextAt = c.limit
+		}
 		return
 	}
 	start := time.Now()

@@ -211,9 +211,13 @@ func TestWALReaderOutlastsWait(t *testing.T) {
 	if err := <-ended; err != nil {
 		t.Fatal(err)
 	}
-	for db.WALStats().Restarts == 0 {
+	// Once the reader has ended, the log is rewound: by the checkpointer's
+	// next RESTART or, when the machine is slow enough that SQLite's own
+	// automatic checkpoint copies every frame first, by the next writer
+	// (and journal_size_limit cuts the file back to the limit).
+	for db.WALStats().Restarts == 0 && walSize() > limit {
 		if batch > 80 {
-			t.Fatalf("no restart after the reader ended, %d batches: %+v", batch, db.WALStats())
+			t.Fatalf("the log was not rewound after the reader ended, %d batches: WAL %d bytes, %+v", batch, walSize(), db.WALStats())
 		}
 		write()
 	}
