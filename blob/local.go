@@ -412,23 +412,34 @@ func readHead(ctx context.Context, r io.Reader, buf []byte) ([]byte, bool, error
 // putSmall stores a blob of at most SmallMax bytes, read whole, in the pack
 // database.
 func (s *LocalStore) putSmall(ctx context.Context, data []byte, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
+	b, sha, err := checkSmall(ctx, data, hs, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.small.put(ctx, sha, data, opts.Deferred); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// checkSmall checks a small blob read whole against opts (its size bound
+// and expected digests), hashing it with hs, before either store keeps it;
+// it returns the Blob and the SHA-256 sum.
+func checkSmall(ctx context.Context, data []byte, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.Blob, []byte, error) {
 	if opts.MaxSize > 0 && int64(len(data)) > opts.MaxSize {
-		return nil, tooLarge(opts.MaxSize)
+		return nil, nil, tooLarge(opts.MaxSize)
 	}
 	for _, h := range hs {
 		h.h.Write(data)
 	}
 	b, sha, err := verify(int64(len(data)), hs, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, cancelled(ctx)
+		return nil, nil, cancelled(ctx)
 	}
-	if err := s.small.put(ctx, sha, data, opts.Deferred); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return b, sha, nil
 }
 
 // verify sums the hashes into a Blob of the given size and checks the

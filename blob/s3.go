@@ -548,18 +548,9 @@ func (s *S3Store) putMultipart(ctx context.Context, sha string, f *os.File, size
 // putSmall stores a blob of at most SmallMax bytes, read whole, in the
 // small blob store.
 func (s *S3Store) putSmall(ctx context.Context, data []byte, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
-	if opts.MaxSize > 0 && int64(len(data)) > opts.MaxSize {
-		return nil, tooLarge(opts.MaxSize)
-	}
-	for _, h := range hs {
-		h.h.Write(data)
-	}
-	b, _, err := verify(int64(len(data)), hs, opts)
+	b, _, err := checkSmall(ctx, data, hs, opts)
 	if err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, cancelled(ctx)
 	}
 	sha := b.Digests[shelfmark.SHA256]
 	owned := bytes.Clone(data) // data is a pooled buffer
