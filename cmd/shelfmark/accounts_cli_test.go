@@ -190,8 +190,15 @@ func TestFirstAdmin(t *testing.T) {
 // server send it as "Authorization: Bearer …".
 func adminToken(t testing.TB, data string) string {
 	t.Helper()
+	return storeAdminToken(t, "", data)
+}
+
+// storeAdminToken is adminToken for the repository openStorage opens from
+// database (empty: the SQLite store in data).
+func storeAdminToken(t testing.TB, database, data string) string {
+	t.Helper()
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), sqlite.Options{})
+	store, err := openStorage(ctx, database, data, "safe", 2)
 	if err != nil {
 		t.Fatal(err)
 	}

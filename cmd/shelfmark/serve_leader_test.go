@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -176,27 +175,7 @@ func waitHarvested(t *testing.T, hc *http.Client, base string, ids []string) {
 // of the repository in the PostgreSQL database dsn.
 func postgresAdminToken(t *testing.T, dsn string) string {
 	t.Helper()
-	ctx := context.Background()
-	store, err := openStorage(ctx, dsn, t.TempDir(), "safe", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	ids, err := shelfmark.LoadIDCodec(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
-	defer repo.Close()
-	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
-	if _, err := acc.EnsureAdmin(ctx); err != nil {
-		t.Fatal(err)
-	}
-	secret, _, err := acc.CreateToken(ctx, shelfmark.NewToken{User: "admin", Scope: shelfmark.ScopeAdmin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return secret
+	return storeAdminToken(t, dsn, t.TempDir())
 }
 
 // TestServeSharedLimiter: two serve processes on one PostgreSQL database
