@@ -16,10 +16,30 @@ import (
 type NewGroup struct {
 	// SourceKey, when set, is the item's stable key in its source. A group
 	// whose key was stored before fails with ECONFLICT and Details["id"]
-	// naming the existing root, so a re-run of an ingest skips it.
+	// naming the existing root (when the caller may see it), so a re-run
+	// of an ingest skips it.
 	SourceKey string
-	Resources []*NewResource
-	Order     []ID
+	// FormerKey, when set with SourceKey, is the key an earlier version of
+	// the item's source reader gave it, which may have named a different
+	// input. A live work stored under it that the caller may see counts as
+	// this group stored before only when it holds the same content (the
+	// root's metadata, and in order each child's original files by
+	// SHA-256): the group then fails with ECONFLICT naming it (Details
+	// "former_key"), and SourceKey is recorded for that work, so a later
+	// run finds it by SourceKey alone. Otherwise the group is stored. The
+	// comparison reads at most as many children and files as the group
+	// has.
+	FormerKey string
+	// StoreAnyway stores the group even though SourceKey was stored
+	// before. SourceKey keeps naming the work first stored under it; the
+	// new root is recorded under "anyway:" + the SHA-256 of the group's
+	// content + ":" + SourceKey, so that the same content stored anyway
+	// again fails with ECONFLICT naming that root (Details "anyway": true)
+	// and a re-run that stores anyway skips what it stored. A group whose
+	// SourceKey is new is stored under it as without StoreAnyway.
+	StoreAnyway bool
+	Resources   []*NewResource
+	Order       []ID
 }
 
 // CreateGroups stores groups, each atomically, sharing group commits; it
@@ -29,8 +49,9 @@ func (r *Repository) CreateGroups(ctx context.Context, gs []*NewGroup) ([]*Resou
 	errs := make([]error, len(gs))
 	ops := make([]*op, 0, len(gs))
 	idx := make([]int, 0, len(gs))
+	outs := make([]*groupOutcome, 0, len(gs))
 	for i, g := range gs {
-		o, root, err := r.groupOp(ctx, g)
+		o, root, out, err := r.groupOp(ctx, g)
 		if err != nil {
 			errs[i] = err
 			continue
@@ -38,6 +59,13 @@ func (r *Repository) CreateGroups(ctx context.Context, gs []*NewGroup) ([]*Resou
 		roots[i] = root
 		ops = append(ops, o)
 		idx = append(idx, i)
+		outs = append(outs, out)
+	}
+	if err := r.matchFormer(ctx, outs); err != nil {
+		for _, i := range idx {
+			roots[i], errs[i] = nil, err
+		}
+		return roots, errs
 	}
 	if err := r.commit.submit(ctx, ops...); err != nil {
 		for _, i := range idx {
@@ -46,19 +74,108 @@ func (r *Repository) CreateGroups(ctx context.Context, gs []*NewGroup) ([]*Resou
 		return roots, errs
 	}
 	for j, o := range ops {
-		if o.err != nil {
+		switch {
+		case o.err != nil:
 			roots[idx[j]], errs[idx[j]] = nil, o.err
+		case outs[j].adopted:
+			roots[idx[j]], errs[idx[j]] = nil, outs[j].adoptedError(r)
 		}
 	}
 	return roots, errs
 }
 
+// groupOutcome carries what a group's op found besides storing it: the
+// content and ids it was built with, the work stored under its former key
+// that holds the same content (found before the op is committed), and
+// whether the commit recorded the group's source key for that work instead
+// of storing the group.
+type groupOutcome struct {
+	group   *NewGroup
+	ids     []ID
+	former  int64 // key of the matching work under FormerKey, 0 if none
+	adopted bool
+}
+
+// adoptedError is the answer for a group found stored under its former key.
+func (out *groupOutcome) adoptedError(r *Repository) error {
+	g := out.group
+	id := r.ids.Encode(out.former)
+	return &Error{Code: ECONFLICT,
+		Message: fmt.Sprintf("The source item %q was stored before, as %s: found by its former key %q, with the same files and metadata.", g.SourceKey, id, g.FormerKey),
+		Details: map[string]any{"id": string(id), "source_key": g.SourceKey, "former_key": g.FormerKey}}
+}
+
+// matchFormer looks, in one read transaction, for the works stored under
+// the former keys of groups whose own source key is new, and keeps in each
+// outcome the one that holds the group's content. It reads at most as many
+// children and files of each such work as its group has.
+func (r *Repository) matchFormer(ctx context.Context, outs []*groupOutcome) error {
+	var keys []string
+	for _, out := range outs {
+		if g := out.group; g.FormerKey != "" && g.SourceKey != "" && g.FormerKey != g.SourceKey && !g.StoreAnyway {
+			keys = append(keys, g.SourceKey, g.FormerKey)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	err := r.store.View(ctx, func(tx ReadTx) error {
+		found, err := tx.Sources(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for _, out := range outs {
+			g := out.group
+			k, ok := found[g.FormerKey]
+			if _, known := found[g.SourceKey]; !ok || known || g.StoreAnyway || g.FormerKey == g.SourceKey {
+				continue
+			}
+			want := contentOf(g, out.ids)
+			got, err := storedContent(ctx, tx, k, want)
+			if err != nil {
+				return err
+			}
+			if got != nil && got.digest() == want.digest() {
+				out.former = k
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("find former source keys: %w", err)
+	}
+	return nil
+}
+
+// storedBefore is the answer for a group whose key (SourceKey, or the key
+// it is stored anyway under) names the stored root k: the root is named
+// only to a caller who may see it.
+func (r *Repository) storedBefore(ctx context.Context, tx ReadTx, c *Caller, sourceKey string, k int64, anyway bool) error {
+	what := "was stored before"
+	if anyway {
+		what = "was stored anyway before, with the same content"
+	}
+	if _, err := r.guard(tx, c).readable(ctx, k); ErrorCode(err) == ENOTFOUND {
+		return Errorf(ECONFLICT, "The source item %q %s.", sourceKey, what)
+	} else if err != nil && ErrorCode(err) != EGONE {
+		return err
+	}
+	details := map[string]any{"id": string(r.ids.Encode(k)), "source_key": sourceKey}
+	if anyway {
+		details["anyway"] = true
+	}
+	return &Error{Code: ECONFLICT, Message: fmt.Sprintf("The source item %q %s, as %s.", sourceKey, what, r.ids.Encode(k)), Details: details}
+}
+
 // groupOp validates a group in memory and returns one op that stores all of
-// it: its check only looks up the source key; its apply runs each member's
+// it: its check only looks up the source keys; its apply runs each member's
 // own check and apply in turn, so any failure rolls the whole group back.
-func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, error) {
+// When the outcome's former work (set by matchFormer before the op is
+// submitted) is still the one under FormerKey and SourceKey is still new,
+// the op records SourceKey for that work instead and stores nothing else.
+func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, *groupOutcome, error) {
 	if g == nil || len(g.Resources) == 0 {
-		return nil, nil, Errorf(EINVALID, "A group needs at least one resource.")
+		return nil, nil, nil, Errorf(EINVALID, "A group needs at least one resource.")
 	}
 	missing := 0
 	for _, nr := range g.Resources {
@@ -70,13 +187,13 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 	if missing > 0 {
 		var err error
 		if minted, err = r.MintIDs(ctx, missing); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	ids := make([]ID, len(g.Resources))
 	for i, nr := range g.Resources {
 		if nr == nil {
-			return nil, nil, Errorf(EINVALID, "resource %d of the group is empty.", i+1)
+			return nil, nil, nil, Errorf(EINVALID, "resource %d of the group is empty.", i+1)
 		}
 		ids[i] = nr.ID
 		if ids[i] == "" {
@@ -88,14 +205,14 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 	position := map[ID]int64{}
 	for i, id := range g.Order {
 		if _, dup := position[id]; dup {
-			return nil, nil, Errorf(EINVALID, "order: %s is named twice.", id)
+			return nil, nil, nil, Errorf(EINVALID, "order: %s is named twice.", id)
 		}
 		position[id] = int64(i + 1)
 	}
 	for id := range position {
 		j := slices.Index(ids, id)
 		if j <= 0 || g.Resources[j].Parent != ids[0] {
-			return nil, nil, Errorf(EINVALID, "order: %s is not a child of the group's root made in this group.", id)
+			return nil, nil, nil, Errorf(EINVALID, "order: %s is not a child of the group's root made in this group.", id)
 		}
 	}
 	members := make([]*op, len(g.Resources))
@@ -104,11 +221,11 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 	for i, nr := range g.Resources {
 		key, err := r.refKey(ids[i], "id")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		o, res, err := r.createOp(nr, key, position[ids[i]])
 		if err != nil {
-			return nil, nil, fmt.Errorf("resource %d of the group: %w", i+1, err)
+			return nil, nil, nil, fmt.Errorf("resource %d of the group: %w", i+1, err)
 		}
 		members[i] = o
 		o.group = groupKeys
@@ -118,30 +235,60 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 		}
 	}
 	rootKey, _ := r.ids.Key(root.ID)
+	out := &groupOutcome{group: g, ids: ids}
+	var anyway string
+	if g.StoreAnyway && g.SourceKey != "" {
+		anyway = anywayKey(g.SourceKey, contentOf(g, ids))
+	}
+	record := "" // the key the root is recorded under, decided by check
 	o := &op{}
 	*o = op{
 		check: func(tx WriteTx) error {
+			ctx := context.Background()
+			record, out.adopted = "", false
 			if g.SourceKey == "" {
 				return nil
 			}
-			found, err := tx.Sources(context.Background(), []string{g.SourceKey})
+			keys := []string{g.SourceKey}
+			if out.former != 0 {
+				keys = append(keys, g.FormerKey)
+			}
+			found, err := tx.Sources(ctx, keys)
 			if err != nil {
 				return err
 			}
+			c := CallerFrom(o.ctx)
 			if k, ok := found[g.SourceKey]; ok {
-				// the root is named only to a caller who may see it
-				if _, err := r.guard(tx, CallerFrom(o.ctx)).readable(context.Background(), k); ErrorCode(err) == ENOTFOUND {
-					return Errorf(ECONFLICT, "The source item %q was stored before.", g.SourceKey)
-				} else if err != nil && ErrorCode(err) != EGONE {
+				if anyway == "" {
+					return r.storedBefore(ctx, tx, c, g.SourceKey, k, false)
+				}
+				again, err := tx.Sources(ctx, []string{anyway})
+				if err != nil {
 					return err
 				}
-				return &Error{Code: ECONFLICT, Message: fmt.Sprintf("The source item %q was stored before, as %s.", g.SourceKey, r.ids.Encode(k)),
-					Details: map[string]any{"id": string(r.ids.Encode(k)), "source_key": g.SourceKey}}
+				if k, ok := again[anyway]; ok {
+					return r.storedBefore(ctx, tx, c, g.SourceKey, k, true)
+				}
+				record = anyway
+				return nil
+			}
+			record = g.SourceKey
+			if k, ok := found[g.FormerKey]; ok && out.former != 0 && k == out.former {
+				// the work matched by content is adopted if the caller may
+				// see it; otherwise the group is stored as new
+				if _, err := r.guard(tx, c).readable(ctx, k); err == nil {
+					out.adopted = true
+				} else if code := ErrorCode(err); code != ENOTFOUND && code != EGONE {
+					return err
+				}
 			}
 			return nil
 		},
 		apply: func(tx WriteTx, seq int64, now time.Time) error {
 			ctx := context.Background()
+			if out.adopted {
+				return tx.InsertSources(ctx, []string{g.SourceKey}, []int64{out.former})
+			}
 			for _, m := range members {
 				m.ctx, m.audit = o.ctx, nil
 				if err := m.check(tx); err != nil {
@@ -152,13 +299,13 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 				}
 				o.audit = append(o.audit, m.audit...)
 			}
-			if g.SourceKey != "" {
-				return tx.InsertSources(ctx, []string{g.SourceKey}, []int64{rootKey})
+			if record != "" {
+				return tx.InsertSources(ctx, []string{record}, []int64{rootKey})
 			}
 			return nil
 		},
 	}
-	return o, root, nil
+	return o, root, out, nil
 }
 
 // FindSources returns the root ids of source keys stored before, so an

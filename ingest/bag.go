@@ -285,7 +285,7 @@ func (b *bagReader) read() (*Item, error) {
 	}
 
 	// The item.
-	item := &Item{Key: b.key}
+	item := &Item{Key: bagKey(b.key, payloadMans, names, info), FormerKey: b.key}
 	for _, f := range info {
 		if strings.EqualFold(f.Label, "Payload-Oxum") || f.Value == "" {
 			continue
@@ -318,6 +318,33 @@ func (b *bagReader) read() (*Item, error) {
 		item.Files = append(item.Files, ref)
 	}
 	return item, nil
+}
+
+// bagKey is the source key of a verified bag: former ("bag:" + the bag
+// directory's name) + "#" + a fingerprint of its content as the bag states
+// it: every supported payload manifest (algorithm, and each payload path
+// with its checksum, names in natural order) and the bag-info.txt fields
+// in order. Two bags of the same name with different payload or metadata
+// get different keys; the same bag read again, from anywhere, the same.
+func bagKey(former string, mans []*manifest, names []string, info []BagInfoField) string {
+	mans = slices.Clone(mans)
+	slices.SortFunc(mans, func(a, b *manifest) int { return strings.Compare(a.alg, b.alg) })
+	fp := newFingerprint("bag")
+	fp.num(int64(len(mans)))
+	for _, m := range mans {
+		fp.str(m.alg)
+		fp.num(int64(len(names)))
+		for _, p := range names {
+			fp.str(p)
+			fp.str(m.sums[p])
+		}
+	}
+	fp.num(int64(len(info)))
+	for _, f := range info {
+		fp.str(f.Label)
+		fp.str(f.Value)
+	}
+	return former + "#" + fp.sum()
 }
 
 // readTagFile reads and parses a "Label: value" tag file of the bag.

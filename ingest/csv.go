@@ -39,7 +39,7 @@ type csvRow struct {
 	n    int // row number, the header being 1
 	rec  []string
 	key  string
-	auto bool // the key was made from the row number
+	auto bool // no source identifier: key is "csv:row-N" until the row is built
 }
 
 // csvSource reads a CSV manifest row by row.
@@ -48,18 +48,20 @@ type csvSource struct {
 	closer  io.Closer
 	r       *csv.Reader
 	root    string
+	origin  string // stands for the manifest in the keys of rows without an identifier
 	cols    []csvColumn
 	keyCol  int
 	row     int
 	pending *csvRow
-	seen    *keySet // explicit key -> first row, memory bounded
+	seen    *keySet // explicit key -> first row, row key -> times seen; memory bounded
 	err     error   // sticky: the stream has ended badly
 	closed  bool
 }
 
 // OpenCSV reads a CSV manifest (see the package documentation). File paths
 // in it are relative to the directory holding the CSV file, which is the
-// input root.
+// input root. Rows without a source identifier are keyed with the
+// manifest's absolute path as their origin.
 func OpenCSV(path string) (Source, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -73,7 +75,7 @@ func OpenCSV(path string) (Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: open CSV: %w", err)
 	}
-	s, err := newCSVSource(f, root)
+	s, err := newCSVSource(f, root, "file:"+filepath.ToSlash(filepath.Join(root, filepath.Base(abs))))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("ingest: open CSV %s: %w", path, err)
@@ -86,8 +88,12 @@ func OpenCSV(path string) (Source, error) {
 // relative to root, which need not hold the manifest: a manifest uploaded
 // apart from its files (the web interface's bulk ingest) names them inside
 // a directory elsewhere. root is resolved (symbolic links included) and
-// every file must stay inside it.
-func OpenCSVIn(path, root string) (Source, error) {
+// every file must stay inside it. origin stands for the manifest in the
+// keys of rows without a source identifier, in place of its path: the same
+// origin, row and files make the same key (see the package documentation),
+// so an uploaded manifest staged at a new path each time is given an
+// origin that does not depend on that path.
+func OpenCSVIn(path, root, origin string) (Source, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: open CSV: %w", err)
@@ -100,7 +106,7 @@ func OpenCSVIn(path, root string) (Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: open CSV: %w", err)
 	}
-	s, err := newCSVSource(f, real)
+	s, err := newCSVSource(f, real, origin)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("ingest: open CSV %s: %w", filepath.Base(path), err)
@@ -110,8 +116,9 @@ func OpenCSVIn(path, root string) (Source, error) {
 }
 
 // newCSVSource reads the header of a manifest from rc; files are resolved
-// against root, which must be resolved and absolute.
-func newCSVSource(rc io.ReadCloser, root string) (*csvSource, error) {
+// against root, which must be resolved and absolute; origin stands for the
+// manifest in the keys of rows without a source identifier.
+func newCSVSource(rc io.ReadCloser, root, origin string) (*csvSource, error) {
 	r := csv.NewReader(rc)
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
@@ -121,7 +128,7 @@ func newCSVSource(rc io.ReadCloser, root string) (*csvSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("header row: %w", err)
 	}
-	s := &csvSource{closer: rc, r: r, root: root, keyCol: -1, row: 1, seen: newKeySet()}
+	s := &csvSource{closer: rc, r: r, root: root, origin: origin, keyCol: -1, row: 1, seen: newKeySet()}
 	names := make([]string, len(header))
 	for i, h := range header {
 		if i == 0 {
@@ -341,7 +348,62 @@ func (s *csvSource) build(group []*csvRow) (*Item, error) {
 		item.Files = append(item.Files, f.ref)
 	}
 	item.Metadata = shelfmark.DedupeStatements(item.Metadata)
+	if group[0].auto {
+		sizes := make([]int64, len(files))
+		for i, f := range files {
+			sizes[i] = f.ref.Size
+		}
+		k, err := s.rowKey(group[0], sizes)
+		if err != nil {
+			s.err = err
+			return nil, err
+		}
+		item.Key, item.FormerKey = k, key
+	}
 	return item, nil
+}
+
+// rowKey is the source key of a good row without a source identifier:
+// "csv-row:" + a fingerprint of the manifest's origin, the row's non-empty
+// cells (by column name, so adding an empty column or reordering columns
+// changes nothing) and the sizes of the files it names, in order; the
+// second row of one manifest with the same fingerprint gets "~2" added,
+// the third "~3", and so on. The row number is left out: deleting or
+// adding other rows leaves the key as it is.
+func (s *csvSource) rowKey(row *csvRow, sizes []int64) (string, error) {
+	type cell struct{ name, value string }
+	var cells []cell
+	for i, c := range s.cols {
+		if i < len(row.rec) && c.kind != colIgnored {
+			if v := strings.TrimSpace(row.rec[i]); v != "" {
+				cells = append(cells, cell{strings.ToLower(c.name), v})
+			}
+		}
+	}
+	slices.SortStableFunc(cells, func(a, b cell) int { return strings.Compare(a.name, b.name) })
+	fp := newFingerprint("csv-row")
+	fp.str(s.origin)
+	fp.num(int64(len(cells)))
+	for _, c := range cells {
+		fp.str(c.name)
+		fp.str(c.value)
+	}
+	fp.num(int64(len(sizes)))
+	for _, n := range sizes {
+		fp.num(n)
+	}
+	key := "csv-row:" + fp.sum()
+	n, _, err := s.seen.get(key)
+	if err != nil {
+		return "", err
+	}
+	if err := s.seen.add(key, n+1); err != nil {
+		return "", err
+	}
+	if n > 0 {
+		key += "~" + strconv.Itoa(n+1)
+	}
+	return key, nil
 }
 
 // splitCell splits a multi-valued cell on "|", trimming values and dropping

@@ -67,8 +67,8 @@ func (s *dirSource) Next(ctx context.Context) (*Item, error) {
 // visit lists one folder, queues its subfolders and returns its work, or
 // nil when it holds no files.
 func (s *dirSource) visit(rel string) (*Item, error) {
-	key := "dir:" + rel
 	abs := filepath.Join(s.root, filepath.FromSlash(rel))
+	key := "dir:" + filepath.ToSlash(abs) // of a bad folder; a work's key adds its fingerprint
 	entries, err := os.ReadDir(abs)
 	if err != nil {
 		return nil, &ItemError{Key: key, Path: rel, Reason: fmt.Sprintf("cannot list folder %s: %v", rel, err), Err: err}
@@ -130,7 +130,7 @@ func (s *dirSource) visit(rel string) (*Item, error) {
 	if len(files) == 0 && len(sidecars) == 0 {
 		return nil, nil
 	}
-	item := &Item{Key: key, Files: files}
+	item := &Item{Key: dirKey(abs, files), FormerKey: "dir:" + rel, Files: files}
 	switch len(sidecars) {
 	case 0:
 		title := path.Base(rel)
@@ -148,6 +148,23 @@ func (s *dirSource) visit(rel string) (*Item, error) {
 		return nil, &ItemError{Key: key, Path: rel, Reason: fmt.Sprintf("folder %s has both %s and %s; keep one", rel, sidecarJSON, sidecarTTL)}
 	}
 	return item, nil
+}
+
+// dirKey is the source key of the folder at abs (absolute, symbolic links
+// resolved) holding files: "dir:" + its path + "#" + a fingerprint of its
+// files' names and sizes, in order. The path tells apart folders with the
+// same name or the same place below different roots; the fingerprint tells
+// apart what one path held at different times. Neither reads a file's
+// bytes, so a re-run skips a stored folder at the cost of a listing. The
+// sidecar is left out: mending its metadata does not make the folder new.
+func dirKey(abs string, files []FileRef) string {
+	fp := newFingerprint("dir")
+	fp.num(int64(len(files)))
+	for _, f := range files {
+		fp.str(f.Name)
+		fp.num(f.Size)
+	}
+	return "dir:" + filepath.ToSlash(abs) + "#" + fp.sum()
 }
 
 // readSidecar reads a metadata.json or metadata.ttl.

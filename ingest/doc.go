@@ -12,14 +12,39 @@
 // # Keys
 //
 // Item.Key is stable across runs over the same input, so that an ingest can
-// be resumed and repeated without duplicates:
+// be resumed and repeated without duplicates, and different inputs never
+// share a key, so that nothing is skipped as "stored before" that was not.
+// A key is either an identifier the input states, or where the item is
+// plus a fingerprint (128 bits of SHA-256) of what it holds:
 //
-//   - "dir:" + the folder's slash path relative to the root ("dir:books/b1");
-//     the root folder itself is "dir:.";
-//   - "bag:" + the bag directory's name;
-//   - "csv:" + the source identifier of the row(s), or "csv:row-N" when the
-//     manifest has no identifier column or the cell is empty (N is the row
-//     number, the header being row 1, as a spreadsheet numbers rows).
+//   - "dir:" + the folder's absolute path (symbolic links resolved) + "#" +
+//     a fingerprint of its files' names and sizes ("dir:/scans/b1#3fa2…"):
+//     two roots never share keys, the same folder ingested as a root or
+//     below its parent has the same key, and a folder refilled with other
+//     files is new;
+//   - "bag:" + the bag directory's name + "#" + a fingerprint of its
+//     payload manifests and bag-info.txt: the same bag from anywhere is the
+//     same item, two bags of one name are not;
+//   - "csv:" + the source identifier of the row(s), as stated;
+//   - "csv-row:" + a fingerprint of the manifest's origin (OpenCSV: its
+//     absolute path), the row's non-empty cells and the sizes of its files,
+//     for a row without an identifier: "~2", "~3", … is added to the second,
+//     third, … row of one manifest with the same fingerprint. The row
+//     number is not part of it, so rows may be added or deleted between
+//     runs;
+//   - "marc:" + 003 + ":" + 001, as stated, or "marc:record:" + a
+//     fingerprint of the record for a record without a 001.
+//
+// A bad item (an ItemError) has no stored key; its Key locates it instead:
+// "dir:" + the folder's path, "bag:" + the bag's name, "csv:row-N" for a
+// row without an identifier, "marc:" + the file's name + "#" + position.
+//
+// Keys of earlier versions ("dir:" + the path relative to the root, "bag:"
+// + the name, "csv:row-N", "marc:file.mrc#N") are given as Item.FormerKey:
+// they could name different inputs, so a work stored under one counts as
+// this item only when the engine finds it holds the same files and
+// metadata (shelfmark.NewGroup.FormerKey); such a work is then recorded
+// under the new key too.
 //
 // # Security
 //

@@ -15,7 +15,8 @@ import (
 // to disk: about 64 thousand keys, a few MiB.
 const memKeys = 1 << 16
 
-// keySet remembers keys with the row where each was first seen, in memory
+// keySet remembers keys with a number each (the row where an identifier
+// was first seen, or how many times a row's fingerprint was), in memory
 // bounded whatever the number of keys: the first memKeys in a map, then all
 // of them in a temporary SQLite database that close deletes. Lookups on
 // disk cost a B-tree search of the page cache, a few microseconds.
@@ -30,7 +31,7 @@ type keySet struct {
 
 func newKeySet() *keySet { return &keySet{limit: memKeys, mem: map[string]int{}} }
 
-// get returns the row where key was first seen.
+// get returns the number kept for key.
 func (k *keySet) get(key string) (int, bool, error) {
 	if k.db == nil {
 		row, ok := k.mem[key]
@@ -46,7 +47,7 @@ func (k *keySet) get(key string) (int, bool, error) {
 	return row, true, nil
 }
 
-// add remembers key as first seen at row.
+// add keeps row as key's number, replacing any number kept before.
 func (k *keySet) add(key string, row int) error {
 	if k.db == nil {
 		k.mem[key] = row
@@ -55,7 +56,7 @@ func (k *keySet) add(key string, row int) error {
 		}
 		return k.spill()
 	}
-	if _, err := k.tx.Exec(`INSERT OR IGNORE INTO keys (key, row) VALUES (?, ?)`, key, row); err != nil {
+	if _, err := k.tx.Exec(`INSERT OR REPLACE INTO keys (key, row) VALUES (?, ?)`, key, row); err != nil {
 		return fmt.Errorf("ingest: seen keys: %w", err)
 	}
 	if k.adds++; k.adds >= 10000 {

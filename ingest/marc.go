@@ -31,9 +31,13 @@ const (
 //
 // A work's source key is "marc:" followed by the record's 003 (when
 // present), a colon, and its 001 control number, so the same record
-// ingested twice, from any file, is stored once; a record without a 001 is
-// keyed by the file's name and its position in the file. A bad record is
-// reported by its position and skipped.
+// ingested twice, from any file, is stored once (the control number is the
+// record's stated identifier, as a CSV manifest's source_identifier is); a
+// record without a 001 is keyed by its content, "marc:record:" and a
+// fingerprint of the record as it is kept (the ISO 2709 bytes, or the
+// MARCXML of the record), so that records of different files never share a
+// key and the same record is still stored once. A bad record is reported
+// by the file's name and its position, and skipped.
 type marcSource struct {
 	path, name string
 	f          *os.File
@@ -109,7 +113,10 @@ func (s *marcSource) Next(ctx context.Context) (*Item, error) {
 	} else {
 		data, media, name = bytes.Clone(s.iso.Raw()), mediaMARC, "record.mrc"
 	}
-	it := &Item{Key: s.recordKey(rec), Metadata: marcMetadata(rec)}
+	it := &Item{Key: s.recordKey(rec, data), Metadata: marcMetadata(rec)}
+	if strings.HasPrefix(it.Key, "marc:record:") {
+		it.FormerKey = s.positionKey()
+	}
 	it.Files = []FileRef{{Path: s.path, Name: name, Size: int64(len(data)), MediaType: media, Use: shelfmark.UseSource,
 		Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}}
 	return it, nil
@@ -118,8 +125,8 @@ func (s *marcSource) Next(ctx context.Context) (*Item, error) {
 // positionKey keys the record at the current position.
 func (s *marcSource) positionKey() string { return fmt.Sprintf("marc:%s#%d", s.name, s.pos) }
 
-// recordKey is the source key of a record (see marcSource).
-func (s *marcSource) recordKey(rec *marc.Record) string {
+// recordKey is the source key of a record kept as data (see marcSource).
+func (s *marcSource) recordKey(rec *marc.Record, data []byte) string {
 	var id, org string
 	for _, f := range rec.Fields {
 		switch f.Tag {
@@ -134,7 +141,9 @@ func (s *marcSource) recordKey(rec *marc.Record) string {
 		}
 	}
 	if id == "" {
-		return s.positionKey()
+		fp := newFingerprint("marc")
+		fp.str(string(data))
+		return "marc:record:" + fp.sum()
 	}
 	return "marc:" + org + ":" + id
 }

@@ -18,9 +18,16 @@ import (
 
 // Item is one work to ingest with its files, in order.
 type Item struct {
-	// Key is the stable source key ("dir:books/b1", "bag:b1", "csv:b1"),
-	// used for resuming and idempotency.
+	// Key is the stable source key (see the package documentation: a
+	// stated identifier, or where the item is and what it holds), used for
+	// resuming and idempotency. Different inputs get different keys.
 	Key string
+	// FormerKey is the key earlier versions of Shelfmark gave the item
+	// ("dir:books/b1", "bag:b1", "csv:row-7", "marc:file.mrc#3"), or ""
+	// when the key did not change. Those keys could name different inputs,
+	// so a work stored under one is taken for this item only when it holds
+	// the same files and metadata (shelfmark.NewGroup.FormerKey).
+	FormerKey string
 	// Metadata holds the statements whose subject is the work.
 	Metadata []shelfmark.Statement
 	// Files are the work's files in their order.
