@@ -156,7 +156,7 @@ func (r *Repository) storedBefore(ctx context.Context, tx ReadTx, c *Caller, sou
 		what = "was stored anyway before, with the same content"
 	}
 	if _, err := r.guard(tx, c).readable(ctx, k); ErrorCode(err) == ENOTFOUND {
-		return Errorf(ECONFLICT, "The source item %q %s.", sourceKey, what)
+		return &Error{Code: ECONFLICT, Message: fmt.Sprintf("The source item %q %s.", sourceKey, what), Details: map[string]any{"source_key": sourceKey}}
 	} else if err != nil && ErrorCode(err) != EGONE {
 		return err
 	}

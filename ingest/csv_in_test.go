@@ -24,7 +24,7 @@ func TestOpenCSVIn(t *testing.T) {
 		"b3,Three,../"+filepath.Base(elsewhere)+"/beside.txt\n")
 	os.Symlink(elsewhere, filepath.Join(files, "out"))
 	writeFile(t, manifest, mustRead(t, manifest)+"b4,Four,out/beside.txt\n")
-	src, err := OpenCSVIn(manifest, files)
+	src, err := OpenCSVIn(manifest, files, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

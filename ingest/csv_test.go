@@ -3,6 +3,7 @@ package ingest
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -31,7 +32,15 @@ func TestCSVHappyPath(t *testing.T) {
 		}
 		rs := drain(t, src)
 		ks := keys(rs)
-		eq(t, "keys", ks, []string{"csv:b1", "csv:b2", "csv:row-7"})
+		eq(t, "keys", ks[:2], []string{"csv:b1", "csv:b2"})
+		// a row without an identifier is keyed by its content; its former
+		// key was its row number
+		if it := rs[2].item; len(rs) != 3 || !regexp.MustCompile(`^csv-row:[0-9a-f]{32}$`).MatchString(it.Key) || it.FormerKey != "csv:row-7" || it.Row != 7 {
+			t.Fatalf("row 7: %+v", rs[2])
+		}
+		if rs[0].item.FormerKey != "" {
+			t.Errorf("an identified row has the former key %q", rs[0].item.FormerKey)
+		}
 		if run == 0 {
 			first = ks
 			continue
@@ -59,7 +68,7 @@ func TestCSVHappyPath(t *testing.T) {
 		if b2.Collection != "" {
 			t.Errorf("b2 collection = %q", b2.Collection)
 		}
-		r7 := find(t, rs, "csv:row-7").item
+		r7 := rs[2].item
 		eq(t, "row 7 title", values(r7.Metadata, dc+"title"), []string{"Untitled row"})
 	}
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,6 +43,10 @@ func TestDirHappyPath(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var first []string
 	for run := 0; run < 2; run++ {
 		src, err := OpenDir(root)
@@ -50,12 +55,20 @@ func TestDirHappyPath(t *testing.T) {
 		}
 		rs := drain(t, src)
 		ks := keys(rs)
-		eq(t, "keys", ks, []string{"dir:.", "dir:books/b1", "dir:books/b1/sub", "dir:books/b2", "dir:books/b10", "dir:meta-only"})
+		eq(t, "keys", relKeys(rs, real), []string{"dir:.", "dir:books/b1", "dir:books/b1/sub", "dir:books/b2", "dir:books/b10", "dir:meta-only"})
+		for _, r := range rs {
+			// the key is the folder's absolute path and a fingerprint;
+			// the former key the path relative to the root
+			if k := r.item.Key; !regexp.MustCompile(`^dir:/.+#[0-9a-f]{32}$`).MatchString(k) || r.item.FormerKey != relKey(k, real) {
+				t.Errorf("key %q, former key %q", k, r.item.FormerKey)
+			}
+		}
 		if run == 0 {
 			first = ks
 			continue
 		}
 		eq(t, "keys of the second open", ks, first)
+		find := func(t *testing.T, rs []result, k string) result { return findRel(t, rs, real, k) }
 
 		top := find(t, rs, "dir:.").item
 		eq(t, "root title", values(top.Metadata, dc+"title"), []string{"import"})
@@ -122,7 +135,12 @@ func TestDirEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := drain(t, src)
-	eq(t, "keys", keys(rs), []string{"dir:a", "!dir:b", "dir:b/inner", "!dir:c", "!dir:d", "!dir:e", "!dir:f", "!dir:g"})
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(t *testing.T, rs []result, k string) result { return findRel(t, rs, real, k) }
+	eq(t, "keys", relKeys(rs, real), []string{"dir:a", "!dir:b", "dir:b/inner", "!dir:c", "!dir:d", "!dir:e", "!dir:f", "!dir:g"})
 	wantItemError(t, find(t, rs, "dir:b"), "b/p2.tif", "resolves to /etc/passwd, outside the input root")
 	if r := find(t, rs, "dir:b"); r.err.Path != "b/p2.tif" {
 		t.Errorf("path = %q", r.err.Path)

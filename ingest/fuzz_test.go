@@ -44,7 +44,7 @@ func FuzzCSVManifest(f *testing.F) {
 	f.Add([]byte("\"unterminated\n"))
 	f.Add([]byte("title\n,\n\n\"\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := newCSVSource(io.NopCloser(bytes.NewReader(data)), real)
+		s, err := newCSVSource(io.NopCloser(bytes.NewReader(data)), real, "fuzz")
 		if err != nil {
 			return
 		}

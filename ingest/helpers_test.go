@@ -74,6 +74,47 @@ func keys(rs []result) []string {
 	return out
 }
 
+// relKey turns a directory key below root ("dir:/abs/root/books/b1#fp")
+// into the key relative to root that earlier versions gave ("dir:books/b1",
+// "dir:." for root), for comparisons; other keys lose their fingerprint.
+func relKey(k, root string) string {
+	if i := strings.LastIndexByte(k, '#'); i >= 0 {
+		k = k[:i]
+	}
+	switch {
+	case k == "dir:"+filepath.ToSlash(root):
+		return "dir:."
+	case strings.HasPrefix(k, "dir:"+filepath.ToSlash(root)+"/"):
+		return "dir:" + strings.TrimPrefix(k, "dir:"+filepath.ToSlash(root)+"/")
+	}
+	return k
+}
+
+// relKeys is keys with relKey applied.
+func relKeys(rs []result, root string) []string {
+	out := keys(rs)
+	for i, k := range out {
+		if bad := strings.HasPrefix(k, "!"); bad {
+			out[i] = "!" + relKey(k[1:], root)
+		} else {
+			out[i] = relKey(k, root)
+		}
+	}
+	return out
+}
+
+// findRel returns the result whose relKey is k.
+func findRel(t testing.TB, rs []result, root, k string) result {
+	t.Helper()
+	for _, r := range rs {
+		if relKey(r.key(), root) == k {
+			return r
+		}
+	}
+	t.Fatalf("no result %s in %q", k, relKeys(rs, root))
+	return result{}
+}
+
 // fileNames lists the names of an item's files.
 func fileNames(it *Item) []string {
 	var out []string

@@ -36,6 +36,11 @@ type Options struct {
 	Batch int
 	// FailFast stops at the first bad item instead of going on.
 	FailFast bool
+	// StoreAnyway stores the items whose key was stored before as new
+	// works, beside the works stored before (shelfmark.NewGroup.
+	// StoreAnyway): their bytes are read again, and an item whose content
+	// was stored anyway before is skipped, naming that work.
+	StoreAnyway bool
 	// Progress, when set, is called as items finish. Its Stats share the
 	// run's list of failures so far (a call costs the same at the
 	// millionth failure as at the first): read them, do not change them.
@@ -48,11 +53,37 @@ type Failure struct {
 	Reason string
 }
 
+// Skip is an item that was not stored because it was stored before.
+type Skip struct {
+	// Key is the item's source key; Row its CSV row, or 0.
+	Key string
+	Row int
+	// ID is the root of the work stored before under the key, or "" when
+	// the caller may not see it.
+	ID shelfmark.ID
+	// Anyway is set when ID was stored anyway (Options.StoreAnyway) with
+	// the item's content.
+	Anyway bool
+	// Former is set when the work was found by the item's former key.
+	Former bool
+}
+
+// MaxSkips is how many skipped items Stats.Skips lists; Stats.Skipped
+// counts them all. A re-run of a large ingest skips millions of items,
+// which must not all be held in memory.
+const MaxSkips = 1000
+
 // Stats counts an ingest run.
 type Stats struct {
 	Stored, Skipped, Failed int64
-	Files, Bytes            int64
-	Failures                []Failure
+	// Anyway counts the stored items that had been stored before
+	// (Options.StoreAnyway).
+	Anyway       int64
+	Files, Bytes int64
+	Failures     []Failure
+	// Skips are the first MaxSkips items skipped, with the works they
+	// were stored as.
+	Skips []Skip
 }
 
 // Run ingests every item of src: files first (bytes to the content store,
@@ -104,10 +135,14 @@ func Run(ctx context.Context, repo Repository, blobs shelfmark.BlobStore, src So
 				return false
 			}
 			for _, it := range chunk {
-				if _, done := found[it.Key]; done {
-					p.skipped.Add(1)
-					p.progress()
-					continue
+				if id, done := found[it.Key]; done {
+					if !opts.StoreAnyway {
+						p.skip(Skip{Key: it.Key, Row: it.Row, ID: id})
+						continue
+					}
+					cp := *it
+					cp.anyway = true
+					it = &cp
 				}
 				select {
 				case items <- it:
@@ -194,16 +229,20 @@ type pipeline struct {
 	opts   Options
 	cancel context.CancelCauseFunc
 
-	stored, skipped, failed, files, bytes atomic.Int64
-	mu                                    sync.Mutex
-	failures                              []Failure
+	stored, skipped, failed, anyway, files, bytes atomic.Int64
+	mu                                            sync.Mutex
+	failures                                      []Failure
+	skips                                         []Skip
 }
 
 // pending is an item ready to commit.
 type pending struct {
 	key   string
+	row   int
 	group *shelfmark.NewGroup
 	bytes int64
+	// anyway is set for an item stored before, stored anyway
+	anyway bool
 }
 
 func (p *pipeline) fail(key, reason string) {
@@ -217,12 +256,23 @@ func (p *pipeline) fail(key, reason string) {
 	p.progress()
 }
 
+// skip counts an item stored before, keeping the first MaxSkips.
+func (p *pipeline) skip(s Skip) {
+	p.skipped.Add(1)
+	p.mu.Lock()
+	if len(p.skips) < MaxSkips {
+		p.skips = append(p.skips, s)
+	}
+	p.mu.Unlock()
+	p.progress()
+}
+
 func (p *pipeline) progress() {
 	if p.opts.Progress != nil {
 		p.mu.Lock()
-		n := len(p.failures)
-		st := Stats{Stored: p.stored.Load(), Skipped: p.skipped.Load(), Failed: p.failed.Load(),
-			Files: p.files.Load(), Bytes: p.bytes.Load(), Failures: p.failures[:n:n]}
+		n, k := len(p.failures), len(p.skips)
+		st := Stats{Stored: p.stored.Load(), Skipped: p.skipped.Load(), Failed: p.failed.Load(), Anyway: p.anyway.Load(),
+			Files: p.files.Load(), Bytes: p.bytes.Load(), Failures: p.failures[:n:n], Skips: p.skips[:k:k]}
 		p.mu.Unlock()
 		p.opts.Progress(st)
 	}
@@ -231,8 +281,8 @@ func (p *pipeline) progress() {
 func (p *pipeline) snapshot() *Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return &Stats{Stored: p.stored.Load(), Skipped: p.skipped.Load(), Failed: p.failed.Load(),
-		Files: p.files.Load(), Bytes: p.bytes.Load(), Failures: append([]Failure(nil), p.failures...)}
+	return &Stats{Stored: p.stored.Load(), Skipped: p.skipped.Load(), Failed: p.failed.Load(), Anyway: p.anyway.Load(),
+		Files: p.files.Load(), Bytes: p.bytes.Load(), Failures: append([]Failure(nil), p.failures...), Skips: append([]Skip(nil), p.skips...)}
 }
 
 // prepare stores an item's bytes and builds its group.
@@ -247,7 +297,8 @@ func (p *pipeline) prepare(ctx context.Context, it *Item) (*pending, error) {
 			work.MemberOf = append(work.MemberOf, shelfmark.ID(c))
 		}
 	}
-	g := &pending{key: it.Key, group: &shelfmark.NewGroup{SourceKey: it.Key, Resources: []*shelfmark.NewResource{work}}}
+	g := &pending{key: it.Key, row: it.Row, anyway: it.anyway, group: &shelfmark.NewGroup{SourceKey: it.Key, FormerKey: it.FormerKey,
+		StoreAnyway: p.opts.StoreAnyway, Resources: []*shelfmark.NewResource{work}}}
 	for i, f := range it.Files {
 		blob, err := p.store(ctx, f)
 		if err != nil {
@@ -301,6 +352,15 @@ func (p *pipeline) store(ctx context.Context, f FileRef) (*shelfmark.Blob, error
 		return nil, fmt.Errorf("%s: changed while being read (%d bytes listed, %d read)", f.Name, f.Size, blob.Size)
 	}
 	return blob, nil
+}
+
+// conflictDetail returns a detail of a conflict error, or nil.
+func conflictDetail(err error, name string) any {
+	var e *shelfmark.Error
+	if errors.As(err, &e) {
+		return e.Details[name]
+	}
+	return nil
 }
 
 func unwrapPathError(err error) error {
@@ -381,12 +441,21 @@ func (p *pipeline) create(ctx context.Context, batch []*pending) {
 		switch {
 		case err == nil:
 			p.stored.Add(1)
+			if batch[i].anyway {
+				p.anyway.Add(1)
+			}
 			p.files.Add(int64(len(batch[i].group.Order)))
 			p.bytes.Add(batch[i].bytes)
 			p.progress()
 		case shelfmark.ErrorCode(err) == shelfmark.ECONFLICT:
-			p.skipped.Add(1) // stored meanwhile (another run)
-			p.progress()
+			// stored meanwhile (another run), found by its former key, or
+			// stored anyway before
+			s := Skip{Key: batch[i].key, Row: batch[i].row, Anyway: conflictDetail(err, "anyway") == true,
+				Former: conflictDetail(err, "former_key") != nil}
+			if id, ok := conflictDetail(err, "id").(string); ok {
+				s.ID = shelfmark.ID(id)
+			}
+			p.skip(s)
 		default:
 			p.fail(batch[i].key, shelfmark.ErrorMessage(err))
 		}

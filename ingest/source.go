@@ -38,6 +38,9 @@ type Item struct {
 	// Row is the CSV row number of the item's first row (the header being
 	// row 1), or 0 for sources without rows.
 	Row int
+	// anyway is set by the pipeline for an item stored before that is
+	// stored anyway.
+	anyway bool
 }
 
 // FileRef is a file of an item, checked to lie inside the input root.
