@@ -4,12 +4,15 @@ package http
 // read to its end, as the ingest would read it, without storing anything.
 // Every bad row is reported with its row number and reason; the good ones
 // are counted (works, file sets, files, bytes, collection memberships,
-// works stored before and to be skipped), and the first of them shown.
+// works stored before and to be skipped), and the first of them shown;
+// so are the first rows stored before, each with the work it was stored
+// as, which the user may have stored anyway.
 
 import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync/atomic"
 
 	"github.com/shelfmark/shelfmark"
@@ -27,6 +30,8 @@ const (
 	bulkMaxCollections = 1000
 	// bulkSampleFiles bounds the file names shown per work.
 	bulkSampleFiles = 5
+	// bulkSampleStored bounds the rows stored before that are shown.
+	bulkSampleStored = 50
 )
 
 // bulkPreview is what a manifest would create.
@@ -45,11 +50,16 @@ type bulkPreview struct {
 	// Items are the first good works, Errors the first bad rows.
 	Items  []bulkItem
 	Errors []bulkRowError
+	// StoredItems are the first works stored before, with the works
+	// they were stored as.
+	StoredItems []bulkItem
 }
 
-// MoreItems and MoreErrors report whether the preview shows only some.
+// MoreItems, MoreErrors and MoreStored report whether the preview shows
+// only some.
 func (p *bulkPreview) MoreItems() bool  { return p.Works > int64(len(p.Items)) }
 func (p *bulkPreview) MoreErrors() bool { return p.Failed > int64(len(p.Errors)) }
+func (p *bulkPreview) MoreStored() bool { return p.Stored > int64(len(p.StoredItems)) }
 
 // New is how many works the ingest would store.
 func (p *bulkPreview) New() int64 { return p.Works - p.Stored }
@@ -63,7 +73,11 @@ type bulkItem struct {
 	FileCount  int
 	Bytes      int64
 	Collection string
-	Stored     bool
+	// StoredAs is the work stored before from the same source key, or ""
+	// when there is none or the caller may not see it; Stored is set in
+	// either case.
+	StoredAs string
+	Stored   bool
 }
 
 // MoreFiles is how many files are not named.
@@ -82,18 +96,25 @@ type bulkRowError struct {
 }
 
 // bulkPreviewManifest reads the manifest at manifest, with its files below
-// root, as the caller on ctx would ingest it (every work also into
-// collection, when it is not ""), counting the works read in read. A
-// manifest that cannot be read as CSV is EINVALID.
-func (s *Server) bulkPreviewManifest(ctx context.Context, manifest, root, collection string, read *atomic.Int64) (*bulkPreview, error) {
-	src, err := ingest.OpenCSVIn(manifest, root)
+// root and origin standing for it in the keys of rows without an
+// identifier (ingest.OpenCSVIn), as the caller on ctx would ingest it
+// (every work also into collection, when it is not ""), counting the works
+// read in read. A manifest that cannot be read as CSV is EINVALID.
+func (s *Server) bulkPreviewManifest(ctx context.Context, manifest, root, origin, collection string, read *atomic.Int64) (*bulkPreview, error) {
+	src, err := ingest.OpenCSVIn(manifest, root, origin)
 	if err != nil {
 		return nil, shelfmark.Errorf(shelfmark.EINVALID, "The manifest is not a CSV manifest: %v", bulkTrimIngest(err))
 	}
 	defer src.Close()
 	p := &bulkPreview{Items: make([]bulkItem, 0, bulkSampleItems)} // shown items are pointed at: no regrowth
 	colls := map[string]string{}                                   // id -> "" when good, else the message key
-	var chunk []*bulkItem                                          // items whose keys are not yet looked up
+	// items whose keys are not yet looked up: the shown item, or nil, and
+	// the item as the list of rows stored before would show it
+	type pending struct {
+		shown *bulkItem
+		item  bulkItem
+	}
+	var chunk []pending
 	if collection != "" {
 		colls[collection] = "" // checked by the upload
 	}
@@ -107,10 +128,15 @@ func (s *Server) bulkPreviewManifest(ctx context.Context, manifest, root, collec
 			return err
 		}
 		for i, k := range chunkKeys {
-			if _, ok := found[k]; ok {
+			if id, ok := found[k]; ok {
 				p.Stored++
-				if chunk[i] != nil {
-					chunk[i].Stored = true
+				if c := chunk[i]; c.shown != nil {
+					c.shown.Stored, c.shown.StoredAs = true, string(id)
+				}
+				if len(p.StoredItems) < bulkSampleStored {
+					it := chunk[i].item
+					it.Stored, it.StoredAs = true, string(id)
+					p.StoredItems = append(p.StoredItems, it)
 				}
 			}
 		}
@@ -171,16 +197,16 @@ func (s *Server) bulkPreviewManifest(ctx context.Context, manifest, root, collec
 			size += f.Size
 		}
 		p.Bytes += size
+		bi := bulkItem{Row: it.Row, Key: bulkSourceID(it.Key), Title: bulkTitle(it.Metadata), FileCount: len(it.Files), Bytes: size, Collection: it.Collection}
 		var shown *bulkItem
 		if len(p.Items) < bulkSampleItems {
-			bi := bulkItem{Row: it.Row, Key: bulkSourceID(it.Key), Title: bulkTitle(it.Metadata), FileCount: len(it.Files), Bytes: size, Collection: it.Collection}
 			for _, f := range it.Files[:min(len(it.Files), bulkSampleFiles)] {
 				bi.Files = append(bi.Files, f.Name)
 			}
 			p.Items = append(p.Items, bi)
 			shown = &p.Items[len(p.Items)-1]
 		}
-		chunk, chunkKeys = append(chunk, shown), append(chunkKeys, it.Key)
+		chunk, chunkKeys = append(chunk, pending{shown, bi}), append(chunkKeys, it.Key)
 		if len(chunkKeys) == bulkLookupChunk {
 			if err := lookup(); err != nil {
 				return nil, err
@@ -202,9 +228,14 @@ func (s *Server) bulkCheckCollection(ctx context.Context, id string) string {
 	return ""
 }
 
-// bulkSourceID is the source identifier of an item key ("csv:b1" -> "b1").
+// bulkSourceID is the source identifier of an item key ("csv:b1" -> "b1");
+// a good row without one ("csv-row:…", keyed by its content) shows none (a
+// bad one is "csv:row-N", shown as "row-N").
 func bulkSourceID(key string) string {
-	if len(key) > 4 && key[:4] == "csv:" {
+	switch {
+	case strings.HasPrefix(key, "csv-row:"):
+		return ""
+	case strings.HasPrefix(key, "csv:"):
 		return key[4:]
 	}
 	return key

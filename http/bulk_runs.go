@@ -95,6 +95,9 @@ type bulkRun struct {
 	manifest   string // the staged manifest
 	root       string // where the manifest's file paths are resolved
 	fromPath   bool   // root is a server path (not the run's own)
+	// anyway is set when the owner chose to store the works stored before
+	// anyway (set by start)
+	anyway bool
 	// checked counts the works read while checking.
 	checked atomic.Int64
 
@@ -262,7 +265,7 @@ func (b *bulkRuns) check(ctx context.Context, r *bulkRun, s *Server) <-chan stru
 		defer b.wg.Done()
 		defer close(done)
 		defer cancel()
-		p, err := s.bulkPreviewManifest(ctx, r.manifest, r.root, r.Collection, &r.checked)
+		p, err := s.bulkPreviewManifest(ctx, r.manifest, r.root, r.origin(), r.Collection, &r.checked)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		switch {
@@ -300,10 +303,26 @@ func (b *bulkRuns) list() []*bulkRun {
 	return out
 }
 
+// origin stands for the run's manifest in the keys of rows without a
+// source identifier (ingest.OpenCSVIn): the server folder its files are
+// in, or "upload" for a manifest whose files came in a zip or that names
+// none. The manifest is staged at a new path for every upload, so the path
+// cannot be it: the same rows with the same files uploaded again then have
+// the same keys, and a second upload of a manifest skips what the first
+// stored.
+func (r *bulkRun) origin() string {
+	if r.fromPath {
+		return "import:" + r.root
+	}
+	return "upload"
+}
+
 // start runs the ingest of r in the background with ctx (which carries
 // the caller it acts as), unless r is no longer a preview (409) or too
-// many runs are running (503).
-func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s *Server) error {
+// many runs are running (503). With anyway, the works of the manifest
+// stored before are stored anyway, as new works (ingest.Options.
+// StoreAnyway).
+func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s *Server, anyway bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -327,7 +346,7 @@ func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s *Server) error {
 		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "%d bulk ingests are running on this server; start this one when one of them has ended.", running)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	r.state, r.started, r.cancel = bulkStateRunning, time.Now(), cancel
+	r.state, r.started, r.cancel, r.anyway = bulkStateRunning, time.Now(), cancel, anyway
 	r.starter = shelfmark.CallerFrom(ctx).Name
 	b.wg.Add(1)
 	go func() {
@@ -348,12 +367,13 @@ func (r *bulkRun) run(ctx context.Context, s *Server, rate float64) (*ingest.Sta
 			return nil, err
 		}
 	}
-	src, err := ingest.OpenCSVIn(r.manifest, r.root)
+	src, err := ingest.OpenCSVIn(r.manifest, r.root, r.origin())
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	return ingest.Run(ctx, s.opts.Resources, s.opts.Blobs, src, ingest.Options{Collection: shelfmark.ID(r.Collection), Workers: 2, Rate: rate, Progress: r.progress})
+	return ingest.Run(ctx, s.opts.Resources, s.opts.Blobs, src, ingest.Options{Collection: shelfmark.ID(r.Collection), Workers: 2, Rate: rate,
+		StoreAnyway: r.anyway, Progress: r.progress})
 }
 
 // progress records the pipeline's counts as items finish.

@@ -296,7 +296,7 @@ func encodeGroup(g *shelfmark.NewGroup) ([]byte, error) {
 		}
 		inGroup[nr.ID] = true
 	}
-	out := groupJSON{SourceKey: g.SourceKey, Resources: make([]groupMember, len(g.Resources))}
+	out := groupJSON{SourceKey: g.SourceKey, FormerSourceKey: g.FormerKey, StoreAnyway: g.StoreAnyway, Resources: make([]groupMember, len(g.Resources))}
 	for i, nr := range g.Resources {
 		ref := string(nr.ID)
 		if ref == "" {

@@ -48,11 +48,14 @@ type groupsBody struct {
 }
 
 // groupJSON is one group of a /groups body: resources named by refs, the
-// client's own names, for which the server mints ids.
+// client's own names, for which the server mints ids. FormerSourceKey and
+// StoreAnyway are shelfmark.NewGroup's FormerKey and StoreAnyway.
 type groupJSON struct {
-	SourceKey string        `json:"sourceKey,omitempty"`
-	Resources []groupMember `json:"resources"`
-	Order     []string      `json:"order,omitempty"`
+	SourceKey       string        `json:"sourceKey,omitempty"`
+	FormerSourceKey string        `json:"formerSourceKey,omitempty"`
+	StoreAnyway     bool          `json:"storeAnyway,omitempty"`
+	Resources       []groupMember `json:"resources"`
+	Order           []string      `json:"order,omitempty"`
 }
 
 // groupMember is one resource of a group. Parent and MemberOf name a ref of
@@ -83,7 +86,9 @@ type groupFile struct {
 type groupResult struct {
 	Status int `json:"status"`
 	// ID is the root's id when stored, or the id of the root stored before
-	// under the same source key (409).
+	// under the same source key (409; the error's details say whether it
+	// was found by the former key, "former_key", or stored anyway before,
+	// "anyway").
 	ID shelfmark.ID `json:"id,omitempty"`
 	// IDs maps every ref of a stored group to its minted id.
 	IDs   map[string]shelfmark.ID `json:"ids,omitempty"`
@@ -231,7 +236,10 @@ func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGr
 	if len(g.Resources) == 0 {
 		return nil, shelfmark.Errorf(shelfmark.EINVALID, "A group needs at least one resource.")
 	}
-	pg := &parsedGroup{group: &shelfmark.NewGroup{SourceKey: g.SourceKey}, refs: make([]string, len(g.Resources)),
+	if g.SourceKey == "" && (g.FormerSourceKey != "" || g.StoreAnyway) {
+		return nil, shelfmark.Errorf(shelfmark.EINVALID, "formerSourceKey and storeAnyway apply to a group with a sourceKey.")
+	}
+	pg := &parsedGroup{group: &shelfmark.NewGroup{SourceKey: g.SourceKey, FormerKey: g.FormerSourceKey, StoreAnyway: g.StoreAnyway}, refs: make([]string, len(g.Resources)),
 		parents: make([]int, len(g.Resources)), members: make([][]int, len(g.Resources))}
 	index := make(map[string]int, len(g.Resources)) // refs checked so far
 	all := make(map[string]bool, len(g.Resources))

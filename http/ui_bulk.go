@@ -4,10 +4,13 @@ package http
 // preview: GET /bulk is the upload form (the manifest, and a zip of its
 // files or a folder under one of the server's import roots); POST /bulk
 // stages them and shows at /bulk/{run} what the manifest would create,
-// row by row, before anything is stored; POST /bulk/{run}/start ingests
-// it in the background as the user who uploaded it (the engine's access
-// policy judges every work), and /bulk/{run} then shows the progress, live
-// through GET /bulk/{run}/progress with script, by reloading without.
+// row by row, before anything is stored, and which rows were stored before
+// as which works; POST /bulk/{run}/start ingests it in the background as
+// the user who uploaded it (the engine's access policy judges every work),
+// storing the rows stored before anyway when the form's "anyway" box is
+// ticked, and /bulk/{run} then shows the progress, live through GET
+// /bulk/{run}/progress with script, by reloading without, and the items
+// skipped as stored before with the works they were stored as.
 // A run is seen by its owner and the administrators only (404 to anyone
 // else); the registry of runs is the server process's own (bulk_runs.go).
 
@@ -232,6 +235,8 @@ type bulkRunData struct {
 	Live bool
 	// Failures are the first failures (the counts cover all).
 	Failures []bulkFailureJSON
+	// Skips are the first items skipped as stored before.
+	Skips []bulkSkipJSON
 }
 
 // bulkRunPage handles GET /bulk/{run}: the preview before the start, the
@@ -246,7 +251,8 @@ func (s *Server) bulkRunPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st := run.status()
-	d := &bulkRunData{Run: run, Status: st, Owner: run.Owner == c.User, Live: st.Live(), Failures: bulkFailures(st.Stats.Failures)}
+	d := &bulkRunData{Run: run, Status: st, Owner: run.Owner == c.User, Live: st.Live(), Failures: bulkFailures(st.Stats.Failures),
+		Skips: bulkSkips(st.Stats.Skips)}
 	title, tmpl := "bulk.run.title", "bulkrun"
 	if st.State == bulkStatePreview {
 		title, tmpl = "bulk.preview.title", "bulkpreview"
@@ -322,6 +328,10 @@ type bulkProgressJSON struct {
 	Error     string `json:"error,omitempty"`
 	// Failures are the first bad items (up to 100).
 	Failures []bulkFailureJSON `json:"failures"`
+	// Skips are the first items skipped as stored before (up to 100);
+	// Anyway counts the works stored anyway beside works stored before.
+	Skips  []bulkSkipJSON `json:"skips"`
+	Anyway int64          `json:"anyway"`
 	// Done is set once the run has ended (done, failed, cancelled, or its
 	// manifest refused); a preview has not.
 	Done bool `json:"done"`
@@ -336,6 +346,30 @@ func bulkStateKey(state string) string {
 type bulkFailureJSON struct {
 	Key    string `json:"key"`
 	Reason string `json:"reason"`
+}
+
+// bulkSkipJSON is an item skipped as stored before: its row, source
+// identifier ("" for a row without one) and the work it was stored as
+// ("" when the caller may not see it), with that work's page.
+type bulkSkipJSON struct {
+	Row    int    `json:"row"`
+	Key    string `json:"key"`
+	ID     string `json:"id,omitempty"`
+	URL    string `json:"url,omitempty"`
+	Anyway bool   `json:"anyway,omitempty"`
+}
+
+// bulkSkips are the first 100 skipped items, as pages show them.
+func bulkSkips(ss []ingest.Skip) []bulkSkipJSON {
+	out := make([]bulkSkipJSON, 0, min(len(ss), 100))
+	for _, s := range ss[:min(len(ss), 100)] {
+		j := bulkSkipJSON{Row: s.Row, Key: bulkSourceID(s.Key), ID: string(s.ID), Anyway: s.Anyway}
+		if s.ID != "" {
+			j.URL = "/works/" + string(s.ID)
+		}
+		out = append(out, j)
+	}
+	return out
 }
 
 // bulkFailures are the first 100 failures, as pages show them.
@@ -366,6 +400,7 @@ func (s *Server) bulkProgress(w http.ResponseWriter, r *http.Request) error {
 		Failed: st.Stats.Failed, Files: st.Stats.Files, Bytes: st.Stats.Bytes, Percent: pct, Rate: rate,
 		Summary:   p.T("bulk.run.summary", done, st.Total(), st.Stats.Stored, st.Stats.Skipped, st.Stats.Failed),
 		StateText: p.T(bulkStateKey(st.State)), Error: st.Err, Failures: bulkFailures(st.Stats.Failures),
+		Skips: bulkSkips(st.Stats.Skips), Anyway: st.Stats.Anyway,
 		Done: !st.Live() && st.State != bulkStatePreview}
 	if st.State == bulkStateChecking {
 		out.Summary = p.T("bulk.check.summary", st.Checked)
@@ -375,7 +410,8 @@ func (s *Server) bulkProgress(w http.ResponseWriter, r *http.Request) error {
 }
 
 // bulkStart handles POST /bulk/{run}/start: the owner starts the ingest,
-// which acts as her (the request's caller, kept past the request).
+// which acts as her (the request's caller, kept past the request); the
+// field anyway=1 stores the works stored before anyway.
 func (s *Server) bulkStart(w http.ResponseWriter, r *http.Request) error {
 	c := shelfmark.CallerFrom(r.Context())
 	run, err := s.bulk.get(r.PathValue("run"), c)
@@ -385,7 +421,7 @@ func (s *Server) bulkStart(w http.ResponseWriter, r *http.Request) error {
 	if run.Owner != c.User {
 		return shelfmark.Errorf(shelfmark.EFORBIDDEN, "Only %s, who uploaded this bulk ingest, may start it.", run.OwnerName)
 	}
-	if err := s.bulk.start(context.WithoutCancel(r.Context()), run, s); err != nil {
+	if err := s.bulk.start(context.WithoutCancel(r.Context()), run, s, r.PostFormValue("anyway") == "1"); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/bulk/"+run.ID, http.StatusSeeOther)

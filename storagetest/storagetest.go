@@ -36,6 +36,8 @@ func Run(t *testing.T, open Opener) {
 		{"ChildFiles", testChildFiles},
 		{"FindResources", testFindResources},
 		{"Groups", testGroups},
+		{"GroupsFormerKey", testGroupsFormerKey},
+		{"GroupsStoreAnyway", testGroupsStoreAnyway},
 		{"SequenceNumbers", testSequence},
 		{"ConcurrentMint", testConcurrentMint},
 		{"GroupCommit", testGroupCommit},

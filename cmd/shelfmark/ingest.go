@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ func newIngestCommand() *cobra.Command {
 		data, database, durability, collection, server, token, crawl string
 		workers, batch, merge                                        int
 		rate                                                         float64
-		failFast                                                     bool
+		failFast, storeAnyway                                        bool
 		content                                                      blobFlags
 	)
 	cmd := &cobra.Command{
@@ -50,6 +51,19 @@ one step, so a work is stored whole or not at all. Every item has a stable
 source key: a re-run after a crash or Ctrl-C skips what is stored and finishes
 the rest. Bad items are reported with their reason and skipped (--fail-fast
 stops instead); the command exits non-zero if any item failed.
+
+Source keys tell different inputs apart, so that nothing is skipped that was
+not stored: a folder by its absolute path and its files' names and sizes; a
+bag by its name and its manifests; a CSV row by its source_identifier, or
+without one by the manifest's path, its cells and its files' sizes; a MARC
+record by its 003 and 001, or without a 001 by its content. Each item skipped
+as stored before is listed with the work it was stored as. --store-anyway
+stores those as new works beside them: the source key keeps naming the work
+stored first, and a work stored anyway is recorded by its content, so a
+re-run with --store-anyway does not store it twice. Works stored by earlier
+versions under their keys (then the path relative to the root, the bag's
+name, the row number) are recognised when their files and metadata are the
+same.
 
 With --server http://host:8080 nothing is opened locally: each file's bytes
 are sent to the server (checked against the digests the source states), then
@@ -126,7 +140,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 			}
 			start := time.Now()
 			st, runErr := ingest.Run(ctx, repo, blobs, src, ingest.Options{
-				Collection: shelfmark.ID(collection), Workers: workers, Rate: rate, Batch: batch, FailFast: failFast,
+				Collection: shelfmark.ID(collection), Workers: workers, Rate: rate, Batch: batch, FailFast: failFast, StoreAnyway: storeAnyway,
 				Progress: func(s ingest.Stats) {
 					bar.Describe(fmt.Sprintf("items (%d stored, %d skipped, %d failed, %.1f MiB)", s.Stored, s.Skipped, s.Failed, float64(s.Bytes)/(1<<20)))
 					bar.Set64(s.Stored + s.Skipped + s.Failed)
@@ -140,6 +154,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 			for _, f := range st.Failures {
 				fmt.Fprintf(out, "  failed %s: %s\n", f.Key, f.Reason)
 			}
+			printSkips(out, st, server)
 			if runErr != nil {
 				return runErr
 			}
@@ -160,11 +175,48 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 	f.IntVar(&batch, "batch", 64, "items handed to the engine per call")
 	f.Float64Var(&rate, "rate", 0, "at most this many items per second (0: no limit)")
 	f.BoolVar(&failFast, "fail-fast", false, "stop at the first bad item")
+	f.BoolVar(&storeAnyway, "store-anyway", false, "store the items stored before as new works beside the works stored before (each listed by a run without it)")
 	f.IntVar(&merge, "merge", 16, "web archives: how many batches of records (--batch, default 1,000 for WARC) waiting for the database one transaction may take")
 	content.register(f)
 	f.StringVar(&crawl, "crawl", "", "web archives: the crawl collection's name (made on first use; default: the directory's or first file's name)")
 	annotateEnv(f)
 	return cmd
+}
+
+// printSkips lists the items skipped as stored before (the first
+// ingest.MaxSkips), each with the work it was stored as and, with a
+// server, that work's page; and says how to store them anyway.
+func printSkips(out io.Writer, st *ingest.Stats, server string) {
+	if st.Anyway > 0 {
+		fmt.Fprintf(out, "  %d of the items stored had been stored before: stored anyway, as new works\n", st.Anyway)
+	}
+	anyway := false
+	for _, s := range st.Skips {
+		what := "stored before as"
+		if s.Anyway {
+			what, anyway = "stored anyway before as", true
+		} else if s.Former {
+			what = "stored before (under its former key) as"
+		}
+		where := ""
+		if s.Row > 0 {
+			where = fmt.Sprintf(" (row %d)", s.Row)
+		}
+		switch {
+		case s.ID == "":
+			fmt.Fprintf(out, "  skipped %s%s: %s a work you may not see\n", s.Key, where, what)
+		case server != "":
+			fmt.Fprintf(out, "  skipped %s%s: %s %s (%s/works/%s)\n", s.Key, where, what, s.ID, strings.TrimRight(server, "/"), s.ID)
+		default:
+			fmt.Fprintf(out, "  skipped %s%s: %s %s\n", s.Key, where, what, s.ID)
+		}
+	}
+	if more := st.Skipped - int64(len(st.Skips)); more > 0 {
+		fmt.Fprintf(out, "  and %d more skipped as stored before\n", more)
+	}
+	if st.Skipped > 0 && !anyway {
+		fmt.Fprintln(out, "  (--store-anyway stores the items stored before as new works beside them)")
+	}
 }
 
 // openSource picks the reader for what path is.
