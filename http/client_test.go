@@ -78,6 +78,28 @@ func remoteTree(t *testing.T) (string, map[string][]byte) {
 	return root, files
 }
 
+// treeKeys reads the directory tree at root and returns the source key of
+// each of its works by the key an earlier version gave it ("dir:books/b1").
+func treeKeys(t *testing.T, root string) map[string]string {
+	t.Helper()
+	src, err := ingest.OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	out := map[string]string{}
+	for {
+		it, err := src.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[it.FormerKey] = it.Key
+	}
+}
+
 // describeWork renders a stored work, its file sets, files and bytes
 // without ids, so that two stores can be compared.
 func (e *testEnv) describeWork(t *testing.T, id shelfmark.ID) string {
@@ -141,7 +163,8 @@ func TestRemoteIngest(t *testing.T) {
 		t.Fatalf("local run: %+v", lst)
 	}
 
-	keys := []string{"dir:books/atlas", "dir:books/map", "dir:letters"}
+	key := treeKeys(t, root)
+	keys := []string{key["dir:books/atlas"], key["dir:books/map"], key["dir:letters"]}
 	found, err := e.repo.FindSources(ctx, keys)
 	if err != nil || len(found) != 3 {
 		t.Fatalf("sources %v, %v", found, err)
@@ -160,7 +183,7 @@ func TestRemoteIngest(t *testing.T) {
 		}
 	}
 	// the order is natural, and the pages hold their bytes
-	atlas := e.children(t, found["dir:books/atlas"])
+	atlas := e.children(t, found[key["dir:books/atlas"]])
 	for i, name := range []string{"page_1.txt", "page_2.txt", "page_10.txt"} {
 		if atlas[i].Position != i+1 {
 			t.Errorf("page %d at position %d", i+1, atlas[i].Position)
@@ -174,8 +197,8 @@ func TestRemoteIngest(t *testing.T) {
 			t.Errorf("page %d: %s holds %q", i+1, fr.File.Name, got)
 		}
 	}
-	if !strings.Contains(e.describeWork(t, found["dir:books/atlas"]), `"Rheinatlas"`) {
-		t.Errorf("the metadata lost a value:\n%s", e.describeWork(t, found["dir:books/atlas"]))
+	if !strings.Contains(e.describeWork(t, found[key["dir:books/atlas"]]), `"Rheinatlas"`) {
+		t.Errorf("the metadata lost a value:\n%s", e.describeWork(t, found[key["dir:books/atlas"]]))
 	}
 	var members page
 	e.do("GET", "/api/v1/resources/"+string(coll.ID)+"/members", nil).want(t, http.StatusOK).json(t, &members)
