@@ -162,8 +162,9 @@ func TestIngestResumeAfterKill(t *testing.T) {
 	if len(members) != books {
 		t.Fatalf("the collection has %d works, want %d (a duplicate or a lost book)", len(members), books)
 	}
+	keys := dirKeys(t, tree)
 	for b := 0; b < books; b++ {
-		key := fmt.Sprintf("dir:book%03d", b)
+		key := keys[fmt.Sprintf("dir:book%03d", b)]
 		found, err := repo.FindSources(ctx, []string{key})
 		if err != nil || !members[found[key]] {
 			t.Fatalf("%s: stored as %q (member: %v), %v", key, found[key], members[found[key]], err)
