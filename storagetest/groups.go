@@ -130,7 +130,6 @@ func scanned(t *testing.T, e *env, key, former, name string, shas ...string) *sh
 	return g
 }
 
-
 // conflictOf returns the details of a conflict, failing on anything else.
 func conflictOf(t *testing.T, err error) map[string]any {
 	t.Helper()
