@@ -342,10 +342,15 @@ func bulkStateKey(state string) string {
 	return "bulk.state." + state
 }
 
-// bulkFailureJSON is a bad item: its source identifier and why.
+// bulkFailureJSON is a bad item: its source identifier ("" for a row
+// without one), its row and why.
 type bulkFailureJSON struct {
 	Key    string `json:"key"`
+	Row    int    `json:"row,omitempty"`
 	Reason string `json:"reason"`
+	// Label names the item for a person: its source identifier, or its
+	// row in the page's language (set by the progress answer).
+	Label string `json:"label,omitempty"`
 }
 
 // bulkSkipJSON is an item skipped as stored before: its row, source
@@ -376,7 +381,7 @@ func bulkSkips(ss []ingest.Skip) []bulkSkipJSON {
 func bulkFailures(fs []ingest.Failure) []bulkFailureJSON {
 	out := make([]bulkFailureJSON, 0, min(len(fs), 100))
 	for _, f := range fs[:min(len(fs), 100)] {
-		out = append(out, bulkFailureJSON{Key: bulkSourceID(f.Key), Reason: f.Reason})
+		out = append(out, bulkFailureJSON{Key: bulkSourceID(f.Key), Row: f.Row, Reason: f.Reason})
 	}
 	return out
 }
@@ -404,6 +409,12 @@ func (s *Server) bulkProgress(w http.ResponseWriter, r *http.Request) error {
 		Done: !st.Live() && st.State != bulkStatePreview}
 	if st.State == bulkStateChecking {
 		out.Summary = p.T("bulk.check.summary", st.Checked)
+	}
+	for i, f := range out.Failures {
+		out.Failures[i].Label = f.Key
+		if f.Key == "" && f.Row > 0 {
+			out.Failures[i].Label = p.T("bulk.run.row", f.Row)
+		}
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	return writeJSON(w, http.StatusOK, out)

@@ -49,7 +49,9 @@ type Options struct {
 
 // Failure is a bad item and why.
 type Failure struct {
-	Key    string
+	Key string
+	// Row is the item's CSV row, or 0.
+	Row    int
 	Reason string
 }
 
@@ -160,7 +162,7 @@ func Run(ctx context.Context, repo Repository, blobs shelfmark.BlobStore, src So
 				send()
 				return
 			case errors.As(err, &ie):
-				p.fail(ie.Key, ie.Reason)
+				p.fail(ie.Key, ie.Row, ie.Reason)
 				continue
 			case err != nil:
 				if ctx.Err() == nil {
@@ -195,7 +197,7 @@ func Run(ctx context.Context, repo Repository, blobs shelfmark.BlobStore, src So
 			for it := range items {
 				if g, err := p.prepare(ctx, it); err != nil {
 					if ctx.Err() == nil {
-						p.fail(it.Key, err.Error())
+						p.fail(it.Key, it.Row, err.Error())
 					}
 				} else {
 					groups <- g
@@ -245,10 +247,10 @@ type pending struct {
 	anyway bool
 }
 
-func (p *pipeline) fail(key, reason string) {
+func (p *pipeline) fail(key string, row int, reason string) {
 	p.failed.Add(1)
 	p.mu.Lock()
-	p.failures = append(p.failures, Failure{Key: key, Reason: reason})
+	p.failures = append(p.failures, Failure{Key: key, Row: row, Reason: reason})
 	p.mu.Unlock()
 	if p.opts.FailFast {
 		p.cancel(errFailFast)
@@ -400,7 +402,7 @@ func (p *pipeline) batches(ctx context.Context, groups <-chan *pending, synced c
 		// the batch's bytes must be durable before anything refers to them
 		if err := p.blobs.Sync(context.WithoutCancel(ctx)); err != nil {
 			for _, b := range batch {
-				p.fail(b.key, err.Error())
+				p.fail(b.key, b.row, err.Error())
 			}
 			batch = batch[:0]
 			return
@@ -457,7 +459,7 @@ func (p *pipeline) create(ctx context.Context, batch []*pending) {
 			}
 			p.skip(s)
 		default:
-			p.fail(batch[i].key, shelfmark.ErrorMessage(err))
+			p.fail(batch[i].key, batch[i].row, shelfmark.ErrorMessage(err))
 		}
 	}
 }

@@ -152,7 +152,11 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 			fmt.Fprintf(out, "ingest %s %s: %d stored, %d skipped (stored before), %d failed; %d files, %.1f MiB in %.1f s (%.0f items/s)\n",
 				kind, args[0], st.Stored, st.Skipped, st.Failed, st.Files, float64(st.Bytes)/(1<<20), secs, float64(st.Stored)/max(secs, 1e-9))
 			for _, f := range st.Failures {
-				fmt.Fprintf(out, "  failed %s: %s\n", f.Key, f.Reason)
+				if f.Row > 0 && !strings.HasSuffix(f.Key, fmt.Sprintf(":row-%d", f.Row)) {
+					fmt.Fprintf(out, "  failed %s (row %d): %s\n", f.Key, f.Row, f.Reason)
+				} else {
+					fmt.Fprintf(out, "  failed %s: %s\n", f.Key, f.Reason)
+				}
 			}
 			printSkips(out, st, server)
 			if runErr != nil {

@@ -49,7 +49,7 @@
       for (var i = shown; i < d.failures.length; i++) {
         var li = document.createElement("li");
         var code = document.createElement("code");
-        code.textContent = d.failures[i].key;
+        code.textContent = d.failures[i].label || d.failures[i].key;
         li.appendChild(code);
         li.appendChild(document.createTextNode(": " + d.failures[i].reason));
         list.appendChild(li);
