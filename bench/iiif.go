@@ -464,6 +464,11 @@ func iiifPlum(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.B
 
 	// ingest, as `shelfmark ingest DIR` does, counting the pages stored
 	counted := &countingBlobs{BlobStore: blobs}
+	key, err := iiifBookKey(ctx, root)
+	if err != nil {
+		_ = stopRunner()
+		return nil, "", err
+	}
 	src, err := ingest.OpenDir(root)
 	if err != nil {
 		_ = stopRunner()
@@ -504,12 +509,12 @@ func iiifPlum(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.B
 				return nil, "", fmt.Errorf("iiif: ingest: %w", r.err)
 			}
 			run.IngestSeconds = time.Since(start).Seconds()
-			found, err := repo.FindSources(ctx, []string{"dir:" + filepath.Base(folder)})
-			if err != nil || found["dir:"+filepath.Base(folder)] == "" {
+			found, err := repo.FindSources(ctx, []string{key})
+			if err != nil || found[key] == "" {
 				_ = stopRunner()
 				return nil, "", fmt.Errorf("iiif: the ingested book is not found: %v", err)
 			}
-			book, ingested = found["dir:"+filepath.Base(folder)], true
+			book, ingested = found[key], true
 			runner.Notify()
 			continue
 		case <-tick.C:
@@ -1151,4 +1156,20 @@ func (t *iiifTimer) stop() []time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]time.Duration(nil), t.took...)
+}
+
+// iiifBookKey returns the source key of the one book in the tree at root,
+// as the ingest gives it (its folder's path and a fingerprint of its
+// pages), by listing the tree.
+func iiifBookKey(ctx context.Context, root string) (string, error) {
+	src, err := ingest.OpenDir(root)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	it, err := src.Next(ctx)
+	if err != nil {
+		return "", fmt.Errorf("iiif: list the book: %w", err)
+	}
+	return it.Key, nil
 }
