@@ -142,11 +142,7 @@ func (r *Repository) FindResources(ctx context.Context, ids []ID) ([]*Resource, 
 				continue
 			}
 			res := r.rowResource(row)
-			if len(a.chain) > 1 && visRank(a.vis) > visRank(res.Visibility) {
-				// as FindResource: a file set or file is as hidden as
-				// what holds it
-				res.Visibility = a.vis
-			}
+			a.showIn(res)
 			out = append(out, res)
 			shown = append(shown, k)
 		}

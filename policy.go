@@ -41,20 +41,9 @@ func visRank(v Visibility) int {
 }
 
 // VisibilityAt is the row's own visibility at time now, its embargo and
-// lease applied (an unknown visibility counts as private). The access
-// policy and the OAI-PMH projector judge by it.
-func (row *ResourceRow) VisibilityAt(now time.Time) Visibility {
-	if row.Embargo != nil && now.Before(*row.Embargo) {
-		return Private
-	}
-	if row.Lease != nil && !now.Before(*row.Lease) {
-		return Private
-	}
-	if !row.Visibility.Valid() {
-		return Private
-	}
-	return row.Visibility
-}
+// lease applied (an unknown visibility counts as private); see EffectiveAt
+// for who may see it.
+func (row *ResourceRow) VisibilityAt(now time.Time) Visibility { return row.Own().At(now) }
 
 // maxChain bounds the walk up a resource's parents (works nest in works).
 const maxChain = 64
@@ -83,14 +72,26 @@ func (g *guard) all() bool { return g.c.System || g.c.Admin }
 type access struct {
 	row   *ResourceRow
 	chain []*ResourceRow // row, its parent, …, the root (a work or collection)
-	vis   Visibility     // effective visibility: the most restrictive of the chain
+	vis   Visibility     // the row's effective visibility now (effective.go)
 }
 
 func (a *access) root() *ResourceRow { return a.chain[len(a.chain)-1] }
 
-// accessOf walks up row's parents.
+// showIn reports in res (the resource of a) who may see it now, when that
+// comes from what holds it or what it was made from: a file set or file
+// is shown as hidden as its work, a derivative as its source. A resource
+// on its own keeps its stated visibility (with its embargo or lease
+// beside it, for its editors to read).
+func (a *access) showIn(res *Resource) {
+	if (len(a.chain) > 1 || a.row.Source != 0) && visRank(a.vis) > visRank(res.Visibility) {
+		res.Visibility = a.vis
+	}
+}
+
+// accessOf walks up row's parents, whose roles and depositor reach it;
+// who may see it is its stored effective access.
 func (g *guard) accessOf(ctx context.Context, row *ResourceRow) (*access, error) {
-	a := &access{row: row, chain: []*ResourceRow{row}, vis: row.VisibilityAt(g.now)}
+	a := &access{row: row, chain: []*ResourceRow{row}, vis: row.EffectiveAt(g.now)}
 	for cur := row; cur.Parent != 0 && len(a.chain) < maxChain; {
 		p, err := g.tx.Resource(ctx, cur.Parent)
 		if err != nil {
@@ -100,9 +101,6 @@ func (g *guard) accessOf(ctx context.Context, row *ResourceRow) (*access, error)
 			break
 		}
 		a.chain = append(a.chain, p)
-		if v := p.VisibilityAt(g.now); visRank(v) > visRank(a.vis) {
-			a.vis = v
-		}
 		cur = p
 	}
 	return a, nil
@@ -111,11 +109,7 @@ func (g *guard) accessOf(ctx context.Context, row *ResourceRow) (*access, error)
 // childAccess is the access of a child of parent (whose access is known)
 // without reading the parent chain again.
 func (g *guard) childAccess(parent *access, row *ResourceRow) *access {
-	a := &access{row: row, chain: append([]*ResourceRow{row}, parent.chain...), vis: parent.vis}
-	if v := row.VisibilityAt(g.now); visRank(v) > visRank(a.vis) {
-		a.vis = v
-	}
-	return a
+	return &access{row: row, chain: append([]*ResourceRow{row}, parent.chain...), vis: row.EffectiveAt(g.now)}
 }
 
 // myGrants loads the caller's grants once.

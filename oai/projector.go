@@ -190,7 +190,7 @@ func (p *Projector) read(ctx context.Context, tx shelfmark.ReadTx, pl *plan) (in
 	}
 	pl.embargoFrom, pl.embargoTo = emb, emb
 	if nowUS := now.UnixMicro(); nowUS > emb && len(rows) < p.opts.Batch {
-		ended, err := tx.EmbargoEnds(ctx, time.UnixMicro(emb), now)
+		ended, err := tx.AccessEnds(ctx, time.UnixMicro(emb), now)
 		if err != nil {
 			return 0, err
 		}
@@ -305,10 +305,11 @@ func uniq(keys []int64) []int64 {
 	return slices.Compact(keys)
 }
 
-// public reports whether a resource is in public view at now: public, not
-// deleted, its embargo (if any) ended and its lease (if any) not yet ended.
+// public reports whether a resource is in public view at now: not deleted,
+// and its effective access (its own, that of the works holding it) public,
+// its embargo (if any) ended and its lease (if any) not yet ended.
 func public(r *shelfmark.ResourceRow, now time.Time) bool {
-	return r.Deleted == nil && r.VisibilityAt(now) == shelfmark.Public
+	return r.Deleted == nil && r.EffectiveAt(now) == shelfmark.Public
 }
 
 // renderWorks renders the records of works and adds to pl the rows whose
@@ -334,7 +335,7 @@ func (p *Projector) renderWorks(ctx context.Context, tx shelfmark.ReadTx, works 
 		if member, err = tx.MemberOfMany(ctx, live); err != nil {
 			return err
 		}
-		if sources, err = tx.FilesOfWorks(ctx, live, shelfmark.UseSource); err != nil {
+		if sources, err = tx.FilesOfWorks(ctx, live, shelfmark.UseSource, now); err != nil {
 			return err
 		}
 	}
