@@ -99,9 +99,10 @@ type OAIReadTx interface {
 	// OAIRecord returns the row of key in prefix, with its payload, or
 	// (nil, nil).
 	OAIRecord(ctx context.Context, prefix string, key int64) (*OAIRecord, error)
-	// OAIRecordsOf returns every row of key, one per format, without
-	// payloads, by prefix.
-	OAIRecordsOf(ctx context.Context, key int64) ([]*OAIRecord, error)
+	// OAIRecordsOf returns every row of each of keys, one per format,
+	// without payloads, by key and then prefix, in one statement whatever
+	// the number of keys.
+	OAIRecordsOf(ctx context.Context, keys []int64) ([]*OAIRecord, error)
 	// OAISets returns up to limit sets with keys greater than after, by
 	// key.
 	OAISets(ctx context.Context, after int64, limit int) ([]OAISet, error)

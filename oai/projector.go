@@ -339,16 +339,23 @@ func (p *Projector) renderWorks(ctx context.Context, tx shelfmark.ReadTx, works 
 			return err
 		}
 	}
+	// the rows the works have, read at once: a work seen among the
+	// changes may have rows whatever its version (a change of access
+	// above it reaches it without a new version)
+	keys := make([]int64, len(works))
+	for i, w := range works {
+		keys[i] = w.Key
+	}
+	rows, err := tx.OAIRecordsOf(ctx, keys)
+	if err != nil {
+		return err
+	}
+	olds := map[int64][]*shelfmark.OAIRecord{}
+	for _, o := range rows {
+		olds[o.Key] = append(olds[o.Key], o)
+	}
 	for _, w := range works {
-		// A work at version 1 seen among the changes was created after
-		// the checkpoint: it has no rows yet, so skip the lookup.
-		var old []*shelfmark.OAIRecord
-		if w.Version > 1 || w.Seq <= pl.checkpoint {
-			var err error
-			if old, err = tx.OAIRecordsOf(ctx, w.Key); err != nil {
-				return err
-			}
-		}
+		old := olds[w.Key]
 		if !public(w, now) {
 			for _, o := range old {
 				if !o.Deleted {

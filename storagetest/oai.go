@@ -242,13 +242,22 @@ func testOAIRecords(t *testing.T, open Opener) {
 	m.put(r2, r4)
 	checkLists(t, e, m, 26)
 	view(t, e, func(tx shelfmark.ReadTx) error {
-		rows, err := tx.OAIRecordsOf(ctx, 2)
+		rows, err := tx.OAIRecordsOf(ctx, []int64{2})
 		if err != nil || len(rows) != 2 || rows[0].Prefix != "marcxml" || rows[1].Prefix != "oai_dc" || rows[1].Seq != 25 ||
 			len(rows[0].Payload)+len(rows[1].Payload) != 0 || !slices.Equal(rows[1].Sets, []int64{300}) {
 			t.Fatalf("records of 2: %+v, %v", rows, err)
 		}
-		if rows, err := tx.OAIRecordsOf(ctx, 99); err != nil || len(rows) != 0 {
+		if rows, err := tx.OAIRecordsOf(ctx, []int64{99}); err != nil || len(rows) != 0 {
 			t.Fatalf("records of 99: %+v, %v", rows, err)
+		}
+		// several keys at once: by key, then prefix
+		rows, err = tx.OAIRecordsOf(ctx, []int64{4, 99, 2})
+		var got []string
+		for _, r := range rows {
+			got = append(got, fmt.Sprintf("%d/%s", r.Key, r.Prefix))
+		}
+		if err != nil || !slices.Equal(got, []string{"2/marcxml", "2/oai_dc", "4/marcxml", "4/oai_dc"}) {
+			t.Fatalf("records of 4, 99 and 2: %v, %v", got, err)
 		}
 		r, err := tx.OAIRecord(ctx, "marcxml", 4)
 		if err != nil || r == nil || r.Seq != 26 || !r.Deleted || len(r.Payload) != 0 {

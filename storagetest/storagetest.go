@@ -65,6 +65,8 @@ func Run(t *testing.T, open Opener) {
 		{"AccessRoles", testAccessRoles},
 		{"CostAccess", testCostAccess},
 		{"AccessPageText", testAccessPageText},
+		{"EffectiveAccess", testEffectiveAccess},
+		{"CostEffectiveAccess", testCostEffectiveAccess},
 		{"AccessHiddenCursor", testAccessHiddenCursor},
 		{"AccountUsers", testAccountUsers},
 		{"AccountTokens", testAccountTokens},
