@@ -143,6 +143,9 @@ func (r *Repository) FindResources(ctx context.Context, ids []ID) ([]*Resource, 
 			}
 			res := r.rowResource(row)
 			a.showIn(res)
+			if err := g.hideUnseen(ctx, res, row, nil); err != nil {
+				return err
+			}
 			out = append(out, res)
 			shown = append(shown, k)
 		}

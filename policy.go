@@ -242,6 +242,56 @@ func (g *guard) canRead(ctx context.Context, a *access) (bool, error) {
 	return g.owns(ctx, a)
 }
 
+// readableKey reports whether the caller may read the live resource key.
+func (g *guard) readableKey(ctx context.Context, key int64) (bool, error) {
+	if g.all() {
+		return true, nil
+	}
+	switch _, err := g.readable(ctx, key); ErrorCode(err) {
+	case "":
+		return true, nil
+	case ENOTFOUND, EGONE:
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// hideUnseen leaves out of res (the resource of row) the relations that
+// name what the caller may not read: its parent (a resource readable
+// through a role may sit under one that is not) and the collections it
+// is a member of (res.MemberOf, whose keys are keys). A relation to what
+// the caller may not read is answered as if absent.
+func (g *guard) hideUnseen(ctx context.Context, res *Resource, row *ResourceRow, keys []int64) error {
+	if g.all() {
+		return nil
+	}
+	if row.Parent != 0 {
+		ok, err := g.readableKey(ctx, row.Parent)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			res.Parent, res.Position = "", 0
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	shown := res.MemberOf[:0]
+	for i, k := range keys {
+		ok, err := g.readableKey(ctx, k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			shown = append(shown, res.MemberOf[i])
+		}
+	}
+	res.MemberOf = shown
+	return nil
+}
+
 // notFound is the answer for what the caller may not see: the same as for
 // a resource that does not exist.
 func (g *guard) notFound(key int64) error { return g.r.liveRow(key, nil) }

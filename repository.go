@@ -183,7 +183,8 @@ func (r *Repository) FindResource(ctx context.Context, id ID) (*Resource, error)
 	var res *Resource
 	c := CallerFrom(ctx)
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		a, err := r.guard(tx, c).readable(ctx, key)
+		g := r.guard(tx, c)
+		a, err := g.readable(ctx, key)
 		if err != nil {
 			return err
 		}
@@ -195,12 +196,15 @@ func (r *Repository) FindResource(ctx context.Context, id ID) (*Resource, error)
 			return err
 		}
 		res.Metadata = StatementsOf(fields)
+		var colls []int64
 		if row.Kind == KindWork || row.Kind == KindCollection {
-			keys, err := tx.MemberOf(ctx, key)
-			if err != nil {
+			if colls, err = tx.MemberOf(ctx, key); err != nil {
 				return err
 			}
-			res.MemberOf = r.encodeKeys(keys)
+			res.MemberOf = r.encodeKeys(colls)
+		}
+		if err := g.hideUnseen(ctx, res, row, colls); err != nil {
+			return err
 		}
 		if row.Kind == KindFile {
 			if res.File, err = tx.File(ctx, key); err != nil {

@@ -77,7 +77,9 @@ type SearchQuery struct {
 	// (see SearchQuery.Browse).
 	Text string
 	// Filters: a collection key (direct membership of the document's
-	// work), a kind and a format name; zero values do not filter.
+	// work; nothing matches unless the collection itself is in public
+	// view, as for a browse), a kind and a format name; zero values do
+	// not filter.
 	Collection int64
 	Kind       Kind
 	Format     string

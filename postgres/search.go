@@ -93,7 +93,11 @@ func searchMatches(q *shelfmark.SearchQuery, query string) (string, []any) {
 		b.WriteString(` AND d.format = ` + param(q.Format))
 	}
 	if q.Collection != 0 {
-		b.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ` + param(q.Collection) + ` AND m.member = d.work OFFSET 0)`)
+		// as a browse: who may not see the collection may not list what
+		// it holds
+		coll := param(q.Collection)
+		b.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ` + coll + ` AND m.member = d.work OFFSET 0)
+    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = ` + coll + ` AND ` + searchVisible + `)`)
 	}
 	return b.String(), args
 }

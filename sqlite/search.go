@@ -90,8 +90,11 @@ func searchMatches(q *shelfmark.SearchQuery, match string) (string, []any) {
 		args = append(args, q.Format)
 	}
 	if q.Collection != 0 {
-		b.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ? AND m.member = d.work)`)
-		args = append(args, q.Collection)
+		// as a browse: who may not see the collection may not list what
+		// it holds
+		b.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ? AND m.member = d.work)
+			AND EXISTS (SELECT 1 FROM resources rc WHERE rc.key = ? AND ` + strings.ReplaceAll(searchVisible, "r.", "rc.") + `)`)
+		args = append(append(args, q.Collection, q.Collection), visibleArgs(q.Now)...)
 	}
 	return b.String(), args
 }
