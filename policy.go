@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -261,34 +262,45 @@ func (g *guard) readableKey(ctx context.Context, key int64) (bool, error) {
 // name what the caller may not read: its parent (a resource readable
 // through a role may sit under one that is not) and the collections it
 // is a member of (res.MemberOf, whose keys are keys). A relation to what
-// the caller may not read is answered as if absent.
+// the caller may not read is answered as if absent. The rows named are
+// read in one statement.
 func (g *guard) hideUnseen(ctx context.Context, res *Resource, row *ResourceRow, keys []int64) error {
-	if g.all() {
+	if g.all() || (row.Parent == 0 && len(keys) == 0) {
 		return nil
 	}
+	named := keys
 	if row.Parent != 0 {
-		ok, err := g.readableKey(ctx, row.Parent)
+		named = append(slices.Clone(keys), row.Parent)
+	}
+	rows, err := g.tx.Resources(ctx, named)
+	if err != nil {
+		return err
+	}
+	seen := make(map[int64]bool, len(rows))
+	for _, r := range rows {
+		if r.Deleted != nil {
+			continue
+		}
+		a, err := g.accessOf(ctx, r)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			res.Parent, res.Position = "", 0
-		}
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	shown := res.MemberOf[:0]
-	for i, k := range keys {
-		ok, err := g.readableKey(ctx, k)
-		if err != nil {
+		if seen[r.Key], err = g.canRead(ctx, a); err != nil {
 			return err
 		}
-		if ok {
-			shown = append(shown, res.MemberOf[i])
-		}
 	}
-	res.MemberOf = shown
+	if row.Parent != 0 && !seen[row.Parent] {
+		res.Parent, res.Position = "", 0
+	}
+	if len(keys) > 0 {
+		shown := res.MemberOf[:0]
+		for i, k := range keys {
+			if seen[k] {
+				shown = append(shown, res.MemberOf[i])
+			}
+		}
+		res.MemberOf = shown
+	}
 	return nil
 }
 
