@@ -142,10 +142,9 @@ func (r *Repository) FindResources(ctx context.Context, ids []ID) ([]*Resource, 
 				continue
 			}
 			res := r.rowResource(row)
-			if len(a.chain) > 1 && visRank(a.vis) > visRank(res.Visibility) {
-				// as FindResource: a file set or file is as hidden as
-				// what holds it
-				res.Visibility = a.vis
+			a.showIn(res)
+			if err := g.hideUnseen(ctx, res, row, nil); err != nil {
+				return err
 			}
 			out = append(out, res)
 			shown = append(shown, k)

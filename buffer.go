@@ -282,3 +282,17 @@ func (b *bufferedTx) Tombstone(ctx context.Context, key, seq int64, at time.Time
 	}
 	return b.WriteTx.Tombstone(ctx, key, seq, at)
 }
+
+func (b *bufferedTx) AccessDependents(ctx context.Context, keys []int64) ([]*ResourceRow, error) {
+	if err := b.flush(ctx); err != nil {
+		return nil, err
+	}
+	return b.WriteTx.AccessDependents(ctx, keys)
+}
+
+func (b *bufferedTx) SetEffectiveAccess(ctx context.Context, rows []*ResourceRow) error {
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
+	return b.WriteTx.SetEffectiveAccess(ctx, rows)
+}

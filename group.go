@@ -249,6 +249,13 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 			if g.SourceKey == "" {
 				return nil
 			}
+			// who may not create the group learns nothing of its source
+			// key: the root's rights are checked first (and again with
+			// the others when the group is applied)
+			members[0].ctx = o.ctx
+			if err := members[0].check(tx); err != nil {
+				return err
+			}
 			keys := []string{g.SourceKey}
 			if out.former != 0 {
 				keys = append(keys, g.FormerKey)

@@ -65,12 +65,12 @@ func (r *Repository) FinishJob(ctx context.Context, job *Job, res *JobResult) er
 				if parent == 0 {
 					return Errorf(ENOTFOUND, "The file %s has no file set.", r.ids.Encode(job.Resource))
 				}
-				o, _, err := r.createOp(&NewResource{Kind: KindFile, Parent: r.ids.Encode(parent), Visibility: Public, File: f}, keys[i], 0)
+				o, _, err := r.createOp(&NewResource{Kind: KindFile, Parent: r.ids.Encode(parent), Visibility: Public, File: f, source: job.Resource}, keys[i], 0)
 				if err != nil {
 					return err
 				}
 				// a derivative is made by the system; it is as visible as
-				// the file set that holds it
+				// the file set that holds it and the file it was made from
 				o.ctx = WithCaller(ctx, SystemCaller("worker"))
 				if err := o.apply(tx, seq, now); err != nil {
 					return err
@@ -117,9 +117,14 @@ func (r *Repository) FinishJob(ctx context.Context, job *Job, res *JobResult) er
 			}
 			o.audit = append(o.audit, derived...)
 			if len(res.Docs) > 0 {
-				docs, err := pageDocs(ctx, tx, res.Docs, now)
-				if err != nil {
-					return err
+				// the text of a page shows while the file it was made
+				// from is in public view (SearchDoc.Access)
+				docs := make([]SearchDoc, len(res.Docs))
+				for i, d := range res.Docs {
+					if d.Access == 0 && d.Key != d.Work {
+						d.Access = job.Resource
+					}
+					docs[i] = d
 				}
 				if err := tx.PutSearchDocs(ctx, docs); err != nil {
 					return err

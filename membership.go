@@ -221,6 +221,11 @@ func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageReque
 			return err
 		}
 		page = r.pageOf(rows)
+		for i, it := range page.Items {
+			if err := g.hideUnseen(ctx, it, rows[i], nil); err != nil {
+				return err
+			}
+		}
 		if p.Metadata {
 			if err := r.pageMetadata(ctx, tx, &page, rows); err != nil {
 				return err

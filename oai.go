@@ -99,9 +99,10 @@ type OAIReadTx interface {
 	// OAIRecord returns the row of key in prefix, with its payload, or
 	// (nil, nil).
 	OAIRecord(ctx context.Context, prefix string, key int64) (*OAIRecord, error)
-	// OAIRecordsOf returns every row of key, one per format, without
-	// payloads, by prefix.
-	OAIRecordsOf(ctx context.Context, key int64) ([]*OAIRecord, error)
+	// OAIRecordsOf returns every row of each of keys, one per format,
+	// without payloads, by key and then prefix, in one statement whatever
+	// the number of keys.
+	OAIRecordsOf(ctx context.Context, keys []int64) ([]*OAIRecord, error)
 	// OAISets returns up to limit sets with keys greater than after, by
 	// key.
 	OAISets(ctx context.Context, after int64, limit int) ([]OAISet, error)
@@ -146,12 +147,14 @@ type ChangeReadTx interface {
 	// collections it belongs to, ascending; keys without any are absent.
 	MemberOfMany(ctx context.Context, keys []int64) (map[int64][]int64, error)
 	// FilesOfWorks returns, for each of works, the live files with the
-	// given use held by the work's live file sets, in the file sets'
-	// order; works without any are absent.
-	FilesOfWorks(ctx context.Context, works []int64, use string) (map[int64][]*File, error)
-	// EmbargoEnds returns the keys of resources whose embargo ends in
-	// (after, until], ascending.
-	EmbargoEnds(ctx context.Context, after, until time.Time) ([]int64, error)
+	// given use held by the work's live file sets that are in public view
+	// at now (their effective access), in the file sets' order; works
+	// without any are absent.
+	FilesOfWorks(ctx context.Context, works []int64, use string, now time.Time) (map[int64][]*File, error)
+	// AccessEnds returns the keys of the works and collections whose
+	// effective embargo or lease ends in (after, until], ascending: those
+	// whose public view changes without a write.
+	AccessEnds(ctx context.Context, after, until time.Time) ([]int64, error)
 }
 
 // UseSource is the use of a file that holds the record a work was

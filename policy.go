@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -41,20 +42,9 @@ func visRank(v Visibility) int {
 }
 
 // VisibilityAt is the row's own visibility at time now, its embargo and
-// lease applied (an unknown visibility counts as private). The access
-// policy and the OAI-PMH projector judge by it.
-func (row *ResourceRow) VisibilityAt(now time.Time) Visibility {
-	if row.Embargo != nil && now.Before(*row.Embargo) {
-		return Private
-	}
-	if row.Lease != nil && !now.Before(*row.Lease) {
-		return Private
-	}
-	if !row.Visibility.Valid() {
-		return Private
-	}
-	return row.Visibility
-}
+// lease applied (an unknown visibility counts as private); see EffectiveAt
+// for who may see it.
+func (row *ResourceRow) VisibilityAt(now time.Time) Visibility { return row.Own().At(now) }
 
 // maxChain bounds the walk up a resource's parents (works nest in works).
 const maxChain = 64
@@ -83,14 +73,26 @@ func (g *guard) all() bool { return g.c.System || g.c.Admin }
 type access struct {
 	row   *ResourceRow
 	chain []*ResourceRow // row, its parent, …, the root (a work or collection)
-	vis   Visibility     // effective visibility: the most restrictive of the chain
+	vis   Visibility     // the row's effective visibility now (effective.go)
 }
 
 func (a *access) root() *ResourceRow { return a.chain[len(a.chain)-1] }
 
-// accessOf walks up row's parents.
+// showIn reports in res (the resource of a) who may see it now, when that
+// comes from what holds it or what it was made from: a file set or file
+// is shown as hidden as its work, a derivative as its source. A resource
+// on its own keeps its stated visibility (with its embargo or lease
+// beside it, for its editors to read).
+func (a *access) showIn(res *Resource) {
+	if (len(a.chain) > 1 || a.row.Source != 0) && visRank(a.vis) > visRank(res.Visibility) {
+		res.Visibility = a.vis
+	}
+}
+
+// accessOf walks up row's parents, whose roles and depositor reach it;
+// who may see it is its stored effective access.
 func (g *guard) accessOf(ctx context.Context, row *ResourceRow) (*access, error) {
-	a := &access{row: row, chain: []*ResourceRow{row}, vis: row.VisibilityAt(g.now)}
+	a := &access{row: row, chain: []*ResourceRow{row}, vis: row.EffectiveAt(g.now)}
 	for cur := row; cur.Parent != 0 && len(a.chain) < maxChain; {
 		p, err := g.tx.Resource(ctx, cur.Parent)
 		if err != nil {
@@ -100,9 +102,6 @@ func (g *guard) accessOf(ctx context.Context, row *ResourceRow) (*access, error)
 			break
 		}
 		a.chain = append(a.chain, p)
-		if v := p.VisibilityAt(g.now); visRank(v) > visRank(a.vis) {
-			a.vis = v
-		}
 		cur = p
 	}
 	return a, nil
@@ -111,11 +110,7 @@ func (g *guard) accessOf(ctx context.Context, row *ResourceRow) (*access, error)
 // childAccess is the access of a child of parent (whose access is known)
 // without reading the parent chain again.
 func (g *guard) childAccess(parent *access, row *ResourceRow) *access {
-	a := &access{row: row, chain: append([]*ResourceRow{row}, parent.chain...), vis: parent.vis}
-	if v := row.VisibilityAt(g.now); visRank(v) > visRank(a.vis) {
-		a.vis = v
-	}
-	return a
+	return &access{row: row, chain: append([]*ResourceRow{row}, parent.chain...), vis: row.EffectiveAt(g.now)}
 }
 
 // myGrants loads the caller's grants once.
@@ -246,6 +241,67 @@ func (g *guard) canRead(ctx context.Context, a *access) (bool, error) {
 		return err == nil, err
 	}
 	return g.owns(ctx, a)
+}
+
+// readableKey reports whether the caller may read the live resource key.
+func (g *guard) readableKey(ctx context.Context, key int64) (bool, error) {
+	if g.all() {
+		return true, nil
+	}
+	switch _, err := g.readable(ctx, key); ErrorCode(err) {
+	case "":
+		return true, nil
+	case ENOTFOUND, EGONE:
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// hideUnseen leaves out of res (the resource of row) the relations that
+// name what the caller may not read: its parent (a resource readable
+// through a role may sit under one that is not) and the collections it
+// is a member of (res.MemberOf, whose keys are keys). A relation to what
+// the caller may not read is answered as if absent. The rows named are
+// read in one statement.
+func (g *guard) hideUnseen(ctx context.Context, res *Resource, row *ResourceRow, keys []int64) error {
+	if g.all() || (row.Parent == 0 && len(keys) == 0) {
+		return nil
+	}
+	named := keys
+	if row.Parent != 0 {
+		named = append(slices.Clone(keys), row.Parent)
+	}
+	rows, err := g.tx.Resources(ctx, named)
+	if err != nil {
+		return err
+	}
+	seen := make(map[int64]bool, len(rows))
+	for _, r := range rows {
+		if r.Deleted != nil {
+			continue
+		}
+		a, err := g.accessOf(ctx, r)
+		if err != nil {
+			return err
+		}
+		if seen[r.Key], err = g.canRead(ctx, a); err != nil {
+			return err
+		}
+	}
+	if row.Parent != 0 && !seen[row.Parent] {
+		res.Parent, res.Position = "", 0
+	}
+	if len(keys) > 0 {
+		shown := res.MemberOf[:0]
+		for i, k := range keys {
+			if seen[k] {
+				shown = append(shown, res.MemberOf[i])
+			}
+		}
+		res.MemberOf = shown
+	}
+	return nil
 }
 
 // notFound is the answer for what the caller may not see: the same as for

@@ -183,27 +183,28 @@ func (r *Repository) FindResource(ctx context.Context, id ID) (*Resource, error)
 	var res *Resource
 	c := CallerFrom(ctx)
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		a, err := r.guard(tx, c).readable(ctx, key)
+		g := r.guard(tx, c)
+		a, err := g.readable(ctx, key)
 		if err != nil {
 			return err
 		}
 		row := a.row
 		res = r.rowResource(row)
-		if len(a.chain) > 1 && visRank(a.vis) > visRank(res.Visibility) {
-			// a file set or file is as hidden as what holds it
-			res.Visibility = a.vis
-		}
+		a.showIn(res)
 		fields, err := tx.Fields(ctx, key)
 		if err != nil {
 			return err
 		}
 		res.Metadata = StatementsOf(fields)
+		var colls []int64
 		if row.Kind == KindWork || row.Kind == KindCollection {
-			keys, err := tx.MemberOf(ctx, key)
-			if err != nil {
+			if colls, err = tx.MemberOf(ctx, key); err != nil {
 				return err
 			}
-			res.MemberOf = r.encodeKeys(keys)
+			res.MemberOf = r.encodeKeys(colls)
+		}
+		if err := g.hideUnseen(ctx, res, row, colls); err != nil {
+			return err
 		}
 		if row.Kind == KindFile {
 			if res.File, err = tx.File(ctx, key); err != nil {
@@ -357,7 +358,7 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 	}
 	fields := FieldsOf(nr.Metadata)
 	meta := StatementsOf(fields)
-	row := &ResourceRow{Key: key, Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Lease: nr.Lease, Parent: parent, Version: 1}
+	row := &ResourceRow{Key: key, Kind: nr.Kind, Visibility: vis, Embargo: nr.Embargo, Lease: nr.Lease, Parent: parent, Version: 1, Source: nr.source}
 	if parent != 0 {
 		row.Position = UnorderedBase + key
 		if position > 0 {
@@ -369,10 +370,13 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 	if parent != 0 && position > 0 {
 		res.Position = int(position)
 	}
+	// the rows the new one takes its effective access from, read by check
+	var parentRow, sourceRow *ResourceRow
 	o := &op{}
 	o.check = func(tx WriteTx) error {
 		ctx := context.Background()
 		g := r.guard(tx, CallerFrom(o.ctx))
+		parentRow, sourceRow = nil, nil
 		if parent != 0 && o.group[parent] {
 			// a child of a resource the same group creates: the group's
 			// root was authorised; the parent's kind is checked below
@@ -383,6 +387,7 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 			if !allowedParent(nr.Kind, p.Kind) {
 				return Errorf(EINVALID, "A %s cannot be a child of the %s %s.", nr.Kind, p.Kind, r.ids.Encode(parent))
 			}
+			parentRow = p
 		} else if parent != 0 {
 			pa, err := g.readable(ctx, parent)
 			if err != nil {
@@ -396,6 +401,17 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 			} else if !ok {
 				return g.refused("add to", parent)
 			}
+			parentRow = pa.row
+		}
+		if nr.source != 0 {
+			s, err := r.live(ctx, tx, nr.source)
+			if err != nil {
+				return err
+			}
+			if s.Kind != KindFile || s.Parent != parent {
+				return Errorf(EINVALID, "A derivative is made from a file of its own file set, not from %s.", r.ids.Encode(nr.source))
+			}
+			sourceRow = s
 		}
 		if err := r.checkCollections(ctx, g, colls); err != nil {
 			return err
@@ -417,6 +433,10 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 	o.apply = func(tx WriteTx, seq int64, now time.Time) error {
 		ctx := context.Background()
 		row.Seq, row.Created, row.Modified = seq, now, now
+		if err := r.readAccessSources(ctx, tx, row, &parentRow, &sourceRow); err != nil {
+			return err
+		}
+		row.Effective = effectiveOf(row, parentRow, sourceRow)
 		res.Seq, res.Created, res.Modified = seq, now, now
 		if err := tx.InsertResources(ctx, []*ResourceRow{row}); err != nil {
 			return err
@@ -457,6 +477,26 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 		return nil
 	}
 	return o, res, nil
+}
+
+// readAccessSources reads the parent and source of a new row that its
+// op's check did not read (the derivatives of a finished job are applied
+// without one).
+func (r *Repository) readAccessSources(ctx context.Context, tx ReadTx, row *ResourceRow, parent, source **ResourceRow) error {
+	for _, want := range []struct {
+		key int64
+		row **ResourceRow
+	}{{row.Parent, parent}, {row.Source, source}} {
+		if want.key == 0 || *want.row != nil {
+			continue
+		}
+		got, err := r.live(ctx, tx, want.key)
+		if err != nil {
+			return fmt.Errorf("effective access of %s: %w", r.ids.Encode(row.Key), err)
+		}
+		*want.row = got
+	}
+	return nil
 }
 
 // asInvalid turns a missing or deleted referenced resource into a 400: the

@@ -109,6 +109,9 @@ type NewResource struct {
 	Metadata   []Statement
 	// File describes the bytes of a resource of kind file.
 	File *File
+	// source, for a derivative the background pipeline makes, is the key
+	// of the file it was made from (whose access it then shares).
+	source int64
 }
 
 // ResourceUpdate is a change to an existing resource. Nil fields are left

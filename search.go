@@ -20,8 +20,11 @@ import (
 // SearchReadTx.
 //
 // Visibility is not copied into the documents: a query joins each
-// document to its work's row, so a work made private, embargoed or deleted
-// disappears from results at once, and a lapsed embargo needs no write.
+// document to the row whose effective access it follows (SearchDoc.Access:
+// its work's, or for a page the file its text is from), so a work made
+// private, embargoed or deleted, a parent work made private, or a page
+// image made private disappears from results at once, and a lapsed
+// embargo needs no write.
 //
 // A query's cost does not follow the number of its matches: a page ranks
 // one window of at most SearchWindow matches (the newest ones, which both
@@ -38,8 +41,13 @@ type SearchDoc struct {
 	// (its metadata), or the file set of a page (the text of its file).
 	Key int64
 	// Work is the work the document belongs to (Key itself for a work or
-	// collection); results show only while it is public.
+	// collection).
 	Work int64
+	// Access is the resource whose effective access decides whether the
+	// document shows (it does while that is in public view): the work
+	// itself for metadata, and for the text of a page the file the text
+	// was made from. 0 stands for Work (AccessKey).
+	Access int64
 	// Kind is the kind of the resource the hit stands for: collection,
 	// work, or fileset for the text of a file (a page).
 	Kind Kind
@@ -52,6 +60,15 @@ type SearchDoc struct {
 	Body string
 }
 
+// AccessKey is the resource whose effective access decides whether d
+// shows: Access, or Work when Access is 0.
+func (d *SearchDoc) AccessKey() int64 {
+	if d.Access != 0 {
+		return d.Access
+	}
+	return d.Work
+}
+
 // SearchQuery asks for one page of results.
 type SearchQuery struct {
 	// Text is what the user typed: words, all of which must match
@@ -60,7 +77,9 @@ type SearchQuery struct {
 	// (see SearchQuery.Browse).
 	Text string
 	// Filters: a collection key (direct membership of the document's
-	// work), a kind and a format name; zero values do not filter.
+	// work; nothing matches unless the collection itself is in public
+	// view, as for a browse), a kind and a format name; zero values do
+	// not filter.
 	Collection int64
 	Kind       Kind
 	Format     string

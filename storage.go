@@ -76,6 +76,14 @@ type ResourceRow struct {
 	Created  time.Time
 	Modified time.Time
 	Deleted  *time.Time
+	// Source is, for a derivative file, the key of the file it was made
+	// from; 0 otherwise.
+	Source int64
+	// Effective is who may see the resource: its own access narrowed by
+	// its parent's effective access and its source's (effective.go). The
+	// engine sets it on every row it writes; readers compare it with the
+	// time of the read (Access.At).
+	Effective Access
 }
 
 // FileRow is a file's row with its description.
@@ -133,6 +141,11 @@ type ReadTx interface {
 	// Sources returns the resource keys of the source keys that were
 	// ingested already; absent keys are not in the map.
 	Sources(ctx context.Context, sourceKeys []string) (map[string]int64, error)
+	// AccessDependents returns the live resources whose effective access
+	// depends directly on one of keys: their children and the files made
+	// from them (Parent or Source among keys), in one statement whatever
+	// the number of keys.
+	AccessDependents(ctx context.Context, keys []int64) ([]*ResourceRow, error)
 }
 
 // WriteTx reads and writes within a write transaction.
@@ -150,8 +163,12 @@ type WriteTx interface {
 	// InsertResources inserts new rows.
 	InsertResources(ctx context.Context, rows []*ResourceRow) error
 	// UpdateResource writes every field of row except Key, Kind, Parent,
-	// Position and Created.
+	// Position, Created and Source.
 	UpdateResource(ctx context.Context, row *ResourceRow) error
+	// SetEffectiveAccess writes the Effective access and the Seq of each
+	// of rows (nothing else), in statements whose number does not depend
+	// on the number of rows.
+	SetEffectiveAccess(ctx context.Context, rows []*ResourceRow) error
 	// PutFields writes whole fields: fields[i] belongs to keys[i] and
 	// replaces the field of the same predicate, if any; a field without
 	// objects is removed. The number of statements does not depend on the
@@ -171,9 +188,9 @@ type WriteTx interface {
 	// resource keys[i].
 	InsertSources(ctx context.Context, sourceKeys []string, keys []int64) error
 	// Tombstone marks key and all its descendants (children, their
-	// children, …) deleted at the given time and sequence number, removes
-	// their metadata and their own memberships, and returns how many
-	// resources it marked.
+	// children, …) and the files made from any of them (Source) deleted
+	// at the given time and sequence number, removes their metadata and
+	// their own memberships, and returns how many resources it marked.
 	Tombstone(ctx context.Context, key, seq int64, at time.Time) (int64, error)
 }
 

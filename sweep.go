@@ -63,12 +63,6 @@ func (r *Repository) sweepOp(key int64) *op {
 			return nil
 		}
 		changed := false
-		// what the index last saw: the stored visibility, or private
-		// while an embargo ran
-		before := row.Visibility
-		if row.Embargo != nil {
-			before = Private
-		}
 		if row.Lease != nil && !now.Before(*row.Lease) {
 			row.Lease, row.Visibility, changed = nil, Private, true
 		}
@@ -81,10 +75,7 @@ func (r *Repository) sweepOp(key int64) *op {
 		row.Version++
 		row.Seq, row.Modified = seq, now
 		o.audit = append(o.audit, auditEntry(o.ctx, "access.expire", key, []string{"access"}))
-		if err := tx.UpdateResource(context.Background(), row); err != nil {
-			return err
-		}
-		return pageAccessChanged(context.Background(), tx, before, row, now)
+		return writeAccessChange(context.Background(), tx, row, true)
 	}
 	return o
 }

@@ -34,7 +34,6 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 	}
 	var (
 		row           *ResourceRow
-		before        Visibility
 		changes       []Field
 		fieldsChanged bool
 	)
@@ -46,7 +45,6 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 			return err
 		}
 		row = a.row
-		before = row.VisibilityAt(r.now())
 		oldEmbargo, oldLease := row.Embargo, row.Lease
 		if err := r.checkVersion(row, u.IfMatch); err != nil {
 			return err
@@ -106,10 +104,7 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 			preds = append(preds, "access")
 		}
 		o.audit = append(o.audit, auditEntry(o.ctx, "update", key, preds))
-		if err := tx.UpdateResource(ctx, row); err != nil {
-			return err
-		}
-		return pageAccessChanged(ctx, tx, before, row, now)
+		return writeAccessChange(ctx, tx, row, fieldsChanged)
 	}
 	if err := r.commit.run(ctx, o); err != nil {
 		r.auditDenied(ctx, "update", key, err)

@@ -59,6 +59,9 @@ type leakFixture struct {
 	missing shelfmark.ID
 	words   []string
 	bytes   [][]byte
+	// shapes are the resources hidden by what holds them or what they
+	// were made from (leak_shapes_test.go)
+	shapes *leakShapes
 }
 
 func newLeakFixture(t *testing.T, backend string) *leakFixture {
@@ -71,17 +74,30 @@ func newLeakFixture(t *testing.T, backend string) *leakFixture {
 	})
 	f.C, f.D = colls[0].ID, colls[1].ID
 	future := time.Now().Add(30 * 24 * time.Hour)
+	// Every public resource is made before every hidden one, so that a
+	// listing that starts after a hidden id (keys are in the order they
+	// were made) lists no more than it does after the id of nothing
+	// (whose key is above every other).
 	works := e.createAll(ctx, []*shelfmark.NewResource{
 		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.C}, Metadata: titled("Public whales")},
+		// the public works of the shapes (leak_shapes_test.go)
+		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.C}, Metadata: titled("Public puffins")},
+		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.C}, Metadata: titled("Public terns")},
+		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.C}, Metadata: titled("Public catalogue")},
 		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.C}, Visibility: shelfmark.Private, Metadata: append(titled(leakTitle+" diaries"),
 			shelfmark.Statement{Predicate: shelfmark.NSDC + "subject", Object: shelfmark.NewLiteral("whales")})},
 		{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{f.C}, Embargo: &future, Metadata: append(titled(leakEmbargoed+" letters"),
 			shelfmark.Statement{Predicate: shelfmark.NSDC + "subject", Object: shelfmark.NewLiteral("whales")})},
 	})
-	pub, priv, emb := works[0].ID, works[1].ID, works[2].ID
-	sets := e.createAll(ctx, []*shelfmark.NewResource{
-		{Kind: shelfmark.KindFileSet, Parent: pub}, {Kind: shelfmark.KindFileSet, Parent: priv}, {Kind: shelfmark.KindFileSet, Parent: emb},
+	pub, priv, emb := works[0].ID, works[4].ID, works[5].ID
+	f.shapes = &leakShapes{early: works[1].ID, late: works[2].ID, recordWork: works[3].ID}
+	pubSets := e.createAll(ctx, []*shelfmark.NewResource{
+		{Kind: shelfmark.KindFileSet, Parent: pub}, {Kind: shelfmark.KindFileSet, Parent: f.shapes.early}, {Kind: shelfmark.KindFileSet, Parent: f.shapes.late},
 	})
+	f.shapes.earlyFS, f.shapes.lateFS = pubSets[1].ID, pubSets[2].ID
+	sets := append(pubSets[:1:1], e.createAll(ctx, []*shelfmark.NewResource{
+		{Kind: shelfmark.KindFileSet, Parent: priv}, {Kind: shelfmark.KindFileSet, Parent: emb},
+	})...)
 	text := e.putBytes(leakFileName+".txt", "text/plain", []byte("Logbook text: "+leakText+" and whales."))
 	raw := e.putBytes("scan.bin", "application/octet-stream", []byte("header"+leakBytesMagic+"trailer"))
 	embText := e.putBytes("letter.txt", "text/plain", []byte("Letter: "+leakEmbText+" "+leakBytesMagic))
@@ -107,6 +123,7 @@ func newLeakFixture(t *testing.T, backend string) *leakFixture {
 	f.missing = e.repo.IDs().Encode(shelfmark.MaxKey - 7)
 	f.words = []string{leakTitle, leakText, leakFileName, leakEmbargoed, leakEmbText, strings.ToLower(leakFormat)}
 	f.bytes = [][]byte{[]byte(leakBytesMagic), []byte("LEAKqv7")}
+	f.addLeakShapes(t, f.shapes)
 
 	// The search index: the indexer writes the metadata documents; the
 	// text of pages is what the extraction jobs would write (this stack
@@ -193,7 +210,9 @@ func (c *crawler) scan(rq req, r *response) {
 		}
 	}
 	for where, text := range map[string][]byte{"body": r.Body, "headers": []byte(hdr.String())} {
-		lower := bytes.ToLower(text)
+		// an answer may name itself by the address it was asked for (a
+		// IIIF search's id), which holds the words asked for
+		lower := bytes.ToLower(bytes.ReplaceAll(text, []byte(rq.path), nil))
 		for _, w := range c.f.words {
 			if html && strings.Contains(strings.ToLower(rq.path), w) {
 				// a page echoes the words it was asked for (the search
@@ -402,6 +421,7 @@ func (c *crawler) reads(id shelfmark.ID) []req {
 	for _, p := range []string{"oai_dc", "marcxml"} {
 		out = append(out, req{method: "GET", path: "/oai?verb=GetRecord&metadataPrefix=" + p + "&identifier=oai:repo.example.org:" + string(id)})
 	}
+	out = append(out, iiifReads(id)...)
 	return append(out, req{method: "GET", path: "/oai?verb=ListMetadataFormats&identifier=oai:repo.example.org:" + string(id)})
 }
 

@@ -630,6 +630,12 @@ func newMatrix(t *testing.T, backend string) *matrix {
 
 	now := time.Now()
 	future, past := now.Add(30*24*time.Hour), now.Add(-time.Hour)
+	// works held by a private and an embargoed work outside the
+	// collections: public themselves, as hidden as what holds them
+	holders := e.createAll(ctx, []*shelfmark.NewResource{
+		{Kind: shelfmark.KindWork, Visibility: shelfmark.Private, Metadata: titled("matrix private holder")},
+		{Kind: shelfmark.KindWork, Embargo: &future, Metadata: titled("matrix embargoed holder")},
+	})
 	m.kinds = []*targetKind{
 		{name: "public", eff: shelfmark.Public, make: func(nr *shelfmark.NewResource) { nr.Visibility = shelfmark.Public }},
 		{name: "authenticated", eff: shelfmark.Authenticated, make: func(nr *shelfmark.NewResource) { nr.Visibility = shelfmark.Authenticated }},
@@ -638,6 +644,8 @@ func newMatrix(t *testing.T, backend string) *matrix {
 		{name: "leased", eff: shelfmark.Public, make: func(nr *shelfmark.NewResource) { nr.Lease = &future }},
 		{name: "lease ended", eff: shelfmark.Private, make: func(nr *shelfmark.NewResource) { nr.Lease = &future }, lapse: &past},
 		{name: "own private", eff: shelfmark.Private, own: true, make: func(nr *shelfmark.NewResource) { nr.Visibility = shelfmark.Private }},
+		{name: "under a private work", eff: shelfmark.Private, make: func(nr *shelfmark.NewResource) { nr.Parent = holders[0].ID }},
+		{name: "under an embargoed work", eff: shelfmark.Private, make: func(nr *shelfmark.NewResource) { nr.Parent = holders[1].ID }},
 	}
 	m.reads = m.makeTargets(m.C, 1, true)
 	// one fresh target per write cell
@@ -722,11 +730,13 @@ func (m *matrix) makeTargets(coll shelfmark.ID, n int, titled bool) []*tset {
 	return out
 }
 
-// lapse writes a lease that has ended into the rows of works, as the
-// store holds them between the date and the access sweep.
+// lapse writes a lease that has ended into the rows of works, and into
+// the effective access of everything below them, as the store holds them
+// between the date and the access sweep.
 func (m *matrix) lapse(works []*shelfmark.Resource, at time.Time) {
 	ctx := context.Background()
 	err := m.e.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+		var keys []int64
 		for _, w := range works {
 			key, err := m.e.repo.IDs().Key(w.ID)
 			if err != nil {
@@ -736,8 +746,23 @@ func (m *matrix) lapse(works []*shelfmark.Resource, at time.Time) {
 			if err != nil {
 				return err
 			}
-			row.Lease = &at
+			row.Lease, row.Effective.Lease = &at, &at
 			if err := tx.UpdateResource(ctx, row); err != nil {
+				return err
+			}
+			keys = append(keys, key)
+		}
+		for len(keys) > 0 {
+			below, err := tx.AccessDependents(ctx, keys)
+			if err != nil {
+				return err
+			}
+			keys = keys[:0]
+			for _, r := range below {
+				r.Effective.Lease = &at
+				keys = append(keys, r.Key)
+			}
+			if err := tx.SetEffectiveAccess(ctx, below); err != nil {
 				return err
 			}
 		}

@@ -684,7 +684,7 @@ func TestUIAccessPassedDate(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		row.Lease = &past
+		row.Lease, row.Effective.Lease = &past, &past // a work of its own: its effective access is its own
 		return tx.UpdateResource(ctx, row)
 	})
 	if err != nil {

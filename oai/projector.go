@@ -190,7 +190,7 @@ func (p *Projector) read(ctx context.Context, tx shelfmark.ReadTx, pl *plan) (in
 	}
 	pl.embargoFrom, pl.embargoTo = emb, emb
 	if nowUS := now.UnixMicro(); nowUS > emb && len(rows) < p.opts.Batch {
-		ended, err := tx.EmbargoEnds(ctx, time.UnixMicro(emb), now)
+		ended, err := tx.AccessEnds(ctx, time.UnixMicro(emb), now)
 		if err != nil {
 			return 0, err
 		}
@@ -305,10 +305,11 @@ func uniq(keys []int64) []int64 {
 	return slices.Compact(keys)
 }
 
-// public reports whether a resource is in public view at now: public, not
-// deleted, its embargo (if any) ended and its lease (if any) not yet ended.
+// public reports whether a resource is in public view at now: not deleted,
+// and its effective access (its own, that of the works holding it) public,
+// its embargo (if any) ended and its lease (if any) not yet ended.
 func public(r *shelfmark.ResourceRow, now time.Time) bool {
-	return r.Deleted == nil && r.VisibilityAt(now) == shelfmark.Public
+	return r.Deleted == nil && r.EffectiveAt(now) == shelfmark.Public
 }
 
 // renderWorks renders the records of works and adds to pl the rows whose
@@ -334,20 +335,27 @@ func (p *Projector) renderWorks(ctx context.Context, tx shelfmark.ReadTx, works 
 		if member, err = tx.MemberOfMany(ctx, live); err != nil {
 			return err
 		}
-		if sources, err = tx.FilesOfWorks(ctx, live, shelfmark.UseSource); err != nil {
+		if sources, err = tx.FilesOfWorks(ctx, live, shelfmark.UseSource, now); err != nil {
 			return err
 		}
 	}
+	// the rows the works have, read at once: a work seen among the
+	// changes may have rows whatever its version (a change of access
+	// above it reaches it without a new version)
+	keys := make([]int64, len(works))
+	for i, w := range works {
+		keys[i] = w.Key
+	}
+	rows, err := tx.OAIRecordsOf(ctx, keys)
+	if err != nil {
+		return err
+	}
+	olds := map[int64][]*shelfmark.OAIRecord{}
+	for _, o := range rows {
+		olds[o.Key] = append(olds[o.Key], o)
+	}
 	for _, w := range works {
-		// A work at version 1 seen among the changes was created after
-		// the checkpoint: it has no rows yet, so skip the lookup.
-		var old []*shelfmark.OAIRecord
-		if w.Version > 1 || w.Seq <= pl.checkpoint {
-			var err error
-			if old, err = tx.OAIRecordsOf(ctx, w.Key); err != nil {
-				return err
-			}
-		}
+		old := olds[w.Key]
 		if !public(w, now) {
 			for _, o := range old {
 				if !o.Deleted {

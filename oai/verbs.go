@@ -114,7 +114,7 @@ func (p *Provider) listMetadataFormats(ctx context.Context, res *response, a arg
 		}
 		var rows []*shelfmark.OAIRecord
 		err := p.store.View(ctx, func(tx shelfmark.ReadTx) (err error) {
-			rows, err = tx.OAIRecordsOf(ctx, key)
+			rows, err = tx.OAIRecordsOf(ctx, []int64{key})
 			return err
 		})
 		if err != nil {
@@ -175,7 +175,7 @@ func (p *Provider) getRecord(ctx context.Context, res *response, a args) error {
 			}
 		}
 		if rec == nil {
-			rows, err := tx.OAIRecordsOf(ctx, key)
+			rows, err := tx.OAIRecordsOf(ctx, []int64{key})
 			any = len(rows) > 0
 			return err
 		}

@@ -65,10 +65,12 @@ func tsQuery(terms []shelfmark.SearchTerm) string {
 // tsq is the parsed query, $1.
 const tsq = `to_tsquery('simple'::regconfig, $1)`
 
-// searchVisible keeps documents whose work (r) is in public view: public,
-// not deleted, its embargo (if any) ended and its lease (if any) not yet
-// ended; $2 is the time (µs) embargoes and leases are compared with.
-const searchVisible = `r.deleted IS NULL AND r.visibility = 'public' AND (r.embargo IS NULL OR r.embargo <= $2) AND (r.lease IS NULL OR r.lease > $2)`
+// searchVisible keeps the rows r in public view: not deleted, and their
+// effective access (the root package's effective.go: their own, their
+// parents' and, for a derivative, their source's) public now, its embargo
+// (if any) ended and its lease (if any) not yet ended; $2 is the time (µs)
+// embargoes and leases are compared with.
+const searchVisible = `r.deleted IS NULL AND r.eff_visibility = 'public' AND (r.eff_embargo IS NULL OR r.eff_embargo <= $2) AND (r.eff_lease IS NULL OR r.eff_lease > $2)`
 
 // searchMatches returns the FROM and WHERE clauses (and the arguments from
 // $1) selecting every visible document that matches q, as d (search_docs).
@@ -78,7 +80,7 @@ const searchVisible = `r.deleted IS NULL AND r.visibility = 'public' AND (r.emba
 // hash join over every row of resources.
 func searchMatches(q *shelfmark.SearchQuery, query string) (string, []any) {
 	var b strings.Builder
-	b.WriteString(`search_docs d WHERE d.tsv @@ ` + tsq + ` AND EXISTS (SELECT 1 FROM resources r WHERE r.key = d.work AND ` + searchVisible + ` OFFSET 0)`)
+	b.WriteString(`search_docs d WHERE d.tsv @@ ` + tsq + ` AND EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + searchVisible + ` OFFSET 0)`)
 	args := []any{query, q.Now.UnixMicro()}
 	param := func(v any) string {
 		args = append(args, v)
@@ -91,7 +93,11 @@ func searchMatches(q *shelfmark.SearchQuery, query string) (string, []any) {
 		b.WriteString(` AND d.format = ` + param(q.Format))
 	}
 	if q.Collection != 0 {
-		b.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ` + param(q.Collection) + ` AND m.member = d.work OFFSET 0)`)
+		// as a browse: who may not see the collection may not list what
+		// it holds
+		coll := param(q.Collection)
+		b.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ` + coll + ` AND m.member = d.work OFFSET 0)
+    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = ` + coll + ` AND ` + searchVisible + `)`)
 	}
 	return b.String(), args
 }
@@ -247,7 +253,8 @@ func browseMembers(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n in
 	part := func(member string, key int64) string {
 		var b strings.Builder
 		b.WriteString(`SELECT d.key, d.work, d.kind, d.format FROM memberships m
-    CROSS JOIN LATERAL (SELECT key, work, kind, format FROM search_docs d WHERE d.work = m.member`)
+    CROSS JOIN LATERAL (SELECT key, work, kind, format FROM search_docs d WHERE d.work = m.member
+    AND (d.access = d.work OR EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + visible + `))`)
 		if key > 0 {
 			b.WriteString(` AND d.key > ` + param(key))
 		}
@@ -347,11 +354,11 @@ func (t *readTx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfma
 // SearchDoc returns the stored document of key, or nil.
 func (t *readTx) SearchDoc(ctx context.Context, key int64) (*shelfmark.SearchDoc, error) {
 	var d *shelfmark.SearchDoc
-	_, err := t.r.query(ctx, `SELECT key, work, kind, format, title, body FROM search_docs WHERE key = $1`, []any{key},
+	_, err := t.r.query(ctx, `SELECT key, work, kind, format, title, body, coalesce(access, 0) FROM search_docs WHERE key = $1`, []any{key},
 		func(rows pgx.Rows) error {
 			d = new(shelfmark.SearchDoc)
 			var kind string
-			err := rows.Scan(&d.Key, &d.Work, &kind, &d.Format, &d.Title, &d.Body)
+			err := rows.Scan(&d.Key, &d.Work, &kind, &d.Format, &d.Title, &d.Body, &d.Access)
 			d.Kind = shelfmark.Kind(kind)
 			return err
 		})
@@ -363,12 +370,12 @@ func (t *readTx) SearchDoc(ctx context.Context, key int64) (*shelfmark.SearchDoc
 
 // putSearchDocsSQL upserts documents from arrays. A row whose columns are
 // all unchanged is not written: no new row version, no GIN entries.
-const putSearchDocsSQL = `INSERT INTO search_docs (key, work, kind, format, title, body)
-SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[])
+const putSearchDocsSQL = `INSERT INTO search_docs (key, work, kind, format, title, body, access)
+SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
 ON CONFLICT (key) DO UPDATE SET work = EXCLUDED.work, kind = EXCLUDED.kind, format = EXCLUDED.format,
-    title = EXCLUDED.title, body = EXCLUDED.body
-WHERE (search_docs.work, search_docs.kind, search_docs.format, search_docs.title, search_docs.body)
-    IS DISTINCT FROM (EXCLUDED.work, EXCLUDED.kind, EXCLUDED.format, EXCLUDED.title, EXCLUDED.body)`
+    title = EXCLUDED.title, body = EXCLUDED.body, access = EXCLUDED.access
+WHERE (search_docs.work, search_docs.kind, search_docs.format, search_docs.title, search_docs.body, search_docs.access)
+    IS DISTINCT FROM (EXCLUDED.work, EXCLUDED.kind, EXCLUDED.format, EXCLUDED.title, EXCLUDED.body, EXCLUDED.access)`
 
 // PutSearchDocs inserts or replaces documents by key (a later document of
 // the same key wins: one upsert may not touch a row twice) in one
@@ -382,17 +389,17 @@ func (t *writeTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 		last[d.Key] = i
 	}
 	n := len(last)
-	keys, works := make([]int64, 0, n), make([]int64, 0, n)
+	keys, works, access := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
 	kinds, formats, titles, bodies := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	for i, d := range docs {
 		if last[d.Key] != i {
 			continue
 		}
-		keys, works = append(keys, d.Key), append(works, d.Work)
+		keys, works, access = append(keys, d.Key), append(works, d.Work), append(access, d.AccessKey())
 		kinds, formats = append(kinds, string(d.Kind)), append(formats, shelfmark.CleanSearchText(d.Format))
 		titles, bodies = append(titles, shelfmark.CleanSearchText(d.Title)), append(bodies, shelfmark.CleanSearchText(d.Body))
 	}
-	if _, err := t.r.exec(ctx, putSearchDocsSQL, keys, works, kinds, formats, titles, bodies); err != nil {
+	if _, err := t.r.exec(ctx, putSearchDocsSQL, keys, works, kinds, formats, titles, bodies, access); err != nil {
 		return fmt.Errorf("postgres: put %d search documents: %w", n, err)
 	}
 	return nil

@@ -28,10 +28,10 @@ var (
 )
 
 // resourceCols are the columns scanResource reads, in its order.
-const resourceCols = `key, kind, visibility, embargo, lease, parent, position, version, seq, created, modified, deleted`
+const resourceCols = `key, kind, visibility, embargo, lease, parent, position, version, seq, created, modified, deleted, source, eff_visibility, eff_embargo, eff_lease`
 
 // resourceColsR is resourceCols qualified with the alias r.
-const resourceColsR = `r.key, r.kind, r.visibility, r.embargo, r.lease, r.parent, r.position, r.version, r.seq, r.created, r.modified, r.deleted`
+const resourceColsR = `r.key, r.kind, r.visibility, r.embargo, r.lease, r.parent, r.position, r.version, r.seq, r.created, r.modified, r.deleted, r.source, r.eff_visibility, r.eff_embargo, r.eff_lease`
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
@@ -68,28 +68,47 @@ func zeroNull(v *int64) int64 {
 	return *v
 }
 
+// rowScan holds the destinations of resourceCols, in their order, and
+// builds the row scanned into them, so that a query returning more
+// columns after them (ChildFiles) shares the scanning.
+type rowScan struct {
+	row                      shelfmark.ResourceRow
+	kind, visibility, effVis string
+	embargo, lease, parent   *int64
+	position, deleted        *int64
+	source, effEmb, effLease *int64
+	created, modified        int64
+}
+
+// dest returns the destinations of resourceCols.
+func (s *rowScan) dest() []any {
+	return []any{&s.row.Key, &s.kind, &s.visibility, &s.embargo, &s.lease, &s.parent, &s.position,
+		&s.row.Version, &s.row.Seq, &s.created, &s.modified, &s.deleted, &s.source, &s.effVis, &s.effEmb, &s.effLease}
+}
+
+// result returns the row scanned.
+func (s *rowScan) result() *shelfmark.ResourceRow {
+	row := s.row
+	row.Kind = shelfmark.Kind(s.kind)
+	row.Visibility = shelfmark.Visibility(s.visibility)
+	row.Embargo = timePtr(s.embargo)
+	row.Lease = timePtr(s.lease)
+	row.Parent = zeroNull(s.parent)
+	row.Position = zeroNull(s.position)
+	row.Created = fromMicros(s.created)
+	row.Modified = fromMicros(s.modified)
+	row.Deleted = timePtr(s.deleted)
+	row.Source = zeroNull(s.source)
+	row.Effective = shelfmark.Access{Visibility: shelfmark.Visibility(s.effVis), Embargo: timePtr(s.effEmb), Lease: timePtr(s.effLease)}
+	return &row
+}
+
 func scanResource(rows pgx.Rows) (*shelfmark.ResourceRow, error) {
-	var (
-		row                    shelfmark.ResourceRow
-		kind, visibility       string
-		embargo, lease, parent *int64
-		position, deleted      *int64
-		created, modified      int64
-	)
-	if err := rows.Scan(&row.Key, &kind, &visibility, &embargo, &lease, &parent, &position,
-		&row.Version, &row.Seq, &created, &modified, &deleted); err != nil {
+	var s rowScan
+	if err := rows.Scan(s.dest()...); err != nil {
 		return nil, err
 	}
-	row.Kind = shelfmark.Kind(kind)
-	row.Visibility = shelfmark.Visibility(visibility)
-	row.Embargo = timePtr(embargo)
-	row.Lease = timePtr(lease)
-	row.Parent = zeroNull(parent)
-	row.Position = zeroNull(position)
-	row.Created = fromMicros(created)
-	row.Modified = fromMicros(modified)
-	row.Deleted = timePtr(deleted)
-	return &row, nil
+	return s.result(), nil
 }
 
 // resources runs a query returning resourceCols rows.
@@ -277,30 +296,21 @@ func (t *readTx) ChildFiles(ctx context.Context, parents []int64, perParent int)
 	var out []*shelfmark.FileRow
 	_, err := t.r.query(ctx, childFilesSQL, []any{parents, int64(perParent)}, func(rows pgx.Rows) error {
 		var (
-			row                    shelfmark.ResourceRow
-			kind, visibility       string
-			embargo, lease, parent *int64
-			position, deleted      *int64
-			created, modified      int64
-			f                      shelfmark.File
-			fm                     shelfmark.Format
-			id                     *string
+			rs rowScan
+			f  shelfmark.File
+			fm shelfmark.Format
+			id *string
 		)
-		if err := rows.Scan(&row.Key, &kind, &visibility, &embargo, &lease, &parent, &position,
-			&row.Version, &row.Seq, &created, &modified, &deleted,
-			&f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
-			&id, &fm.Name, &fm.Version, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages, &fm.Note); err != nil {
+		if err := rows.Scan(append(rs.dest(), &f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
+			&id, &fm.Name, &fm.Version, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages, &fm.Note)...); err != nil {
 			return err
 		}
-		row.Kind, row.Visibility = shelfmark.Kind(kind), shelfmark.Visibility(visibility)
-		row.Embargo, row.Lease, row.Deleted = timePtr(embargo), timePtr(lease), timePtr(deleted)
-		row.Parent, row.Position = zeroNull(parent), zeroNull(position)
-		row.Created, row.Modified = fromMicros(created), fromMicros(modified)
+		row := rs.result()
 		if id != nil {
 			fm.PRONOM = *id
 			f.Format = &fm
 		}
-		out = append(out, &shelfmark.FileRow{Row: &row, File: &f})
+		out = append(out, &shelfmark.FileRow{Row: row, File: &f})
 		return nil
 	})
 	if err != nil {
@@ -344,7 +354,8 @@ func (t *writeTx) InsertResources(ctx context.Context, rows []*shelfmark.Resourc
 		if _, err := t.r.copyFrom(ctx, "resources", resourceColumns, n, func(i int) []any {
 			r := rows[i]
 			return []any{r.Key, string(r.Kind), string(r.Visibility), microsPtr(r.Embargo), microsPtr(r.Lease), nullZero(r.Parent), nullZero(r.Position),
-				r.Version, r.Seq, micros(r.Created), micros(r.Modified), microsPtr(r.Deleted)}
+				r.Version, r.Seq, micros(r.Created), micros(r.Modified), microsPtr(r.Deleted),
+				nullZero(r.Source), string(r.Effective.Visibility), microsPtr(r.Effective.Embargo), microsPtr(r.Effective.Lease)}
 		}); err != nil {
 			return fmt.Errorf("postgres: insert %d resources: %w", n, err)
 		}
@@ -352,9 +363,10 @@ func (t *writeTx) InsertResources(ctx context.Context, rows []*shelfmark.Resourc
 	}
 	var (
 		keys, versions, seqs, created, modified = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-		kinds, visibilities                     = make([]string, n), make([]string, n)
+		kinds, visibilities, effVis             = make([]string, n), make([]string, n), make([]string, n)
 		embargoes, leases, parents              = make([]*int64, n), make([]*int64, n), make([]*int64, n)
 		positions, deletions                    = make([]*int64, n), make([]*int64, n)
+		sources, effEmb, effLease               = make([]*int64, n), make([]*int64, n), make([]*int64, n)
 	)
 	for i, r := range rows {
 		keys[i] = r.Key
@@ -369,22 +381,29 @@ func (t *writeTx) InsertResources(ctx context.Context, rows []*shelfmark.Resourc
 		created[i] = micros(r.Created)
 		modified[i] = micros(r.Modified)
 		deletions[i] = microsPtr(r.Deleted)
+		sources[i] = nullZero(r.Source)
+		effVis[i] = string(r.Effective.Visibility)
+		effEmb[i] = microsPtr(r.Effective.Embargo)
+		effLease[i] = microsPtr(r.Effective.Lease)
 	}
 	if _, err := t.r.exec(ctx, `INSERT INTO resources (`+resourceCols+`)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
-                     $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[])`,
-		keys, kinds, visibilities, embargoes, leases, parents, positions, versions, seqs, created, modified, deletions); err != nil {
+                     $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[],
+                     $13::bigint[], $14::text[], $15::bigint[], $16::bigint[])`,
+		keys, kinds, visibilities, embargoes, leases, parents, positions, versions, seqs, created, modified, deletions,
+		sources, effVis, effEmb, effLease); err != nil {
 		return fmt.Errorf("postgres: insert %d resources: %w", n, err)
 	}
 	return nil
 }
 
 // UpdateResource writes every field of row except Key, Kind, Parent,
-// Position and Created. A missing row is an ENOTFOUND error.
+// Position, Created and Source. A missing row is an ENOTFOUND error.
 func (t *writeTx) UpdateResource(ctx context.Context, row *shelfmark.ResourceRow) error {
 	n, err := t.r.exec(ctx, `UPDATE resources SET visibility = $2, embargo = $3, lease = $4, version = $5, seq = $6, modified = $7,
-deleted = $8 WHERE key = $1`, row.Key, string(row.Visibility), microsPtr(row.Embargo), microsPtr(row.Lease), row.Version, row.Seq,
-		micros(row.Modified), microsPtr(row.Deleted))
+deleted = $8, eff_visibility = $9, eff_embargo = $10, eff_lease = $11 WHERE key = $1`, row.Key, string(row.Visibility), microsPtr(row.Embargo),
+		microsPtr(row.Lease), row.Version, row.Seq, micros(row.Modified), microsPtr(row.Deleted),
+		string(row.Effective.Visibility), microsPtr(row.Effective.Embargo), microsPtr(row.Effective.Lease))
 	if err != nil {
 		return fmt.Errorf("postgres: update resource %d: %w", row.Key, err)
 	}
@@ -392,6 +411,46 @@ deleted = $8 WHERE key = $1`, row.Key, string(row.Visibility), microsPtr(row.Emb
 		return shelfmark.Errorf(shelfmark.ENOTFOUND, "No resource has the key %d.", row.Key)
 	}
 	return nil
+}
+
+// SetEffectiveAccess writes the effective access and seq of rows in one
+// statement whatever their number (arrays, unnest).
+func (t *writeTx) SetEffectiveAccess(ctx context.Context, rows []*shelfmark.ResourceRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	n := len(rows)
+	keys, seqs := make([]int64, n), make([]int64, n)
+	vis := make([]string, n)
+	emb, lease := make([]*int64, n), make([]*int64, n)
+	for i, r := range rows {
+		keys[i], seqs[i], vis[i] = r.Key, r.Seq, string(r.Effective.Visibility)
+		emb[i], lease[i] = microsPtr(r.Effective.Embargo), microsPtr(r.Effective.Lease)
+	}
+	if _, err := t.r.exec(ctx, `UPDATE resources r SET eff_visibility = v.vis, eff_embargo = v.emb, eff_lease = v.lease, seq = v.seq
+FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[]) AS v(key, vis, emb, lease, seq)
+WHERE r.key = v.key`, keys, vis, emb, lease, seqs); err != nil {
+		return fmt.Errorf("postgres: effective access of %d resources: %w", n, err)
+	}
+	return nil
+}
+
+// accessDependentsSQL reads the live children of $1 (resources_children)
+// and the live files made from them (resources_source).
+const accessDependentsSQL = `SELECT ` + resourceCols + ` FROM resources WHERE parent = ANY($1) AND deleted IS NULL
+UNION SELECT ` + resourceCols + ` FROM resources WHERE source = ANY($1) AND deleted IS NULL`
+
+// AccessDependents returns the live children of keys and the live files
+// made from them, in one statement.
+func (t *readTx) AccessDependents(ctx context.Context, keys []int64) ([]*shelfmark.ResourceRow, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rows, err := t.resources(ctx, accessDependentsSQL, keys)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: what depends on the access of %d resources: %w", len(keys), err)
+	}
+	return rows, nil
 }
 
 // fieldColumns are the columns of fields, for COPY.
@@ -604,10 +663,14 @@ SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::tex
 // member, and returns how many resources it marked. Memberships where they
 // are the collection stay (there may be millions): reads join live rows.
 // Every data-modifying CTE runs to completion whether or not it is read.
-const tombstoneSQL = `WITH RECURSIVE t(key) AS (
+const tombstoneSQL = `WITH RECURSIVE below(key) AS (
     SELECT key FROM resources WHERE key = $1 AND deleted IS NULL
   UNION
-    SELECT r.key FROM resources r JOIN t ON r.parent = t.key WHERE r.deleted IS NULL
+    SELECT r.key FROM resources r JOIN below ON r.parent = below.key WHERE r.deleted IS NULL
+), t(key) AS (
+    SELECT key FROM below
+  UNION
+    SELECT r.key FROM resources r JOIN below ON r.source = below.key WHERE r.deleted IS NULL
 ), marked AS (
     UPDATE resources r SET deleted = $3, seq = $2, version = r.version + 1, modified = $3
     FROM t WHERE r.key = t.key
@@ -619,8 +682,9 @@ const tombstoneSQL = `WITH RECURSIVE t(key) AS (
 )
 SELECT count(*) FROM marked`
 
-// Tombstone marks key and its live descendants deleted at the given time and
-// sequence number, in one statement, and returns how many it marked.
+// Tombstone marks key, its live descendants and the live files made from
+// any of them deleted at the given time and sequence number, in one
+// statement, and returns how many it marked.
 // Descendants already deleted are left as they are.
 func (t *writeTx) Tombstone(ctx context.Context, key, seq int64, at time.Time) (int64, error) {
 	var n int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -88,10 +89,10 @@ func (t *tx) MemberOfMany(ctx context.Context, keys []int64) (map[int64][]int64,
 }
 
 // FilesOfWorks returns, for each of works, its live file sets' live files
-// of the given use, in the file sets' order (then the files' own), in one
+// of the given use in public view at now, in the file sets' order (then the files' own), in one
 // statement: the works' children from resources_children, their children
 // likewise, and each file's description.
-func (t *tx) FilesOfWorks(ctx context.Context, works []int64, use string) (map[int64][]*shelfmark.File, error) {
+func (t *tx) FilesOfWorks(ctx context.Context, works []int64, use string, now time.Time) (map[int64][]*shelfmark.File, error) {
 	out := map[int64][]*shelfmark.File{}
 	if len(works) == 0 {
 		return out, nil
@@ -101,9 +102,9 @@ func (t *tx) FilesOfWorks(ctx context.Context, works []int64, use string) (map[i
 		JOIN resources fr ON fr.parent = fs.key
 		JOIN files f ON f.resource = fr.key
 		WHERE fs.parent IN (SELECT value FROM json_each(?)) AND fs.kind = 'fileset' AND fs.deleted IS NULL
-		  AND fr.kind = 'file' AND fr.deleted IS NULL AND f.use = ?
+		  AND fr.kind = 'file' AND fr.deleted IS NULL AND f.use = ? AND `+strings.ReplaceAll(searchVisible, "r.", "fr.")+`
 		ORDER BY fs.parent, fs.position, fr.position, fr.key`,
-		[]any{jsonInts(works), use}, func(r *sql.Rows) error {
+		append([]any{jsonInts(works), use}, visibleArgs(now)...), func(r *sql.Rows) error {
 			var (
 				work int64
 				f    shelfmark.File
@@ -120,19 +121,23 @@ func (t *tx) FilesOfWorks(ctx context.Context, works []int64, use string) (map[i
 	return out, nil
 }
 
-// EmbargoEnds returns the keys of resources whose embargo ends in (after,
-// until], ascending, from the partial index resources_embargo.
-func (t *tx) EmbargoEnds(ctx context.Context, after, until time.Time) ([]int64, error) {
+// AccessEnds returns the keys of the works and collections whose
+// effective embargo or lease ends in (after, until], ascending, from the
+// partial indexes resources_eff_embargo and resources_eff_lease.
+func (t *tx) AccessEnds(ctx context.Context, after, until time.Time) ([]int64, error) {
 	var out []int64
-	err := t.query(ctx, `SELECT key FROM resources WHERE embargo IS NOT NULL AND embargo > ? AND embargo <= ? ORDER BY key`,
-		[]any{after.UnixMicro(), until.UnixMicro()}, func(r *sql.Rows) error {
+	a, u := after.UnixMicro(), until.UnixMicro()
+	err := t.query(ctx, `SELECT key FROM resources WHERE eff_embargo > ? AND eff_embargo <= ? AND eff_embargo IS NOT NULL AND kind IN ('work', 'collection')
+		UNION SELECT key FROM resources WHERE eff_lease > ? AND eff_lease <= ? AND eff_lease IS NOT NULL AND kind IN ('work', 'collection')
+		ORDER BY key`,
+		[]any{a, u, a, u}, func(r *sql.Rows) error {
 			var k int64
 			err := r.Scan(&k)
 			out = append(out, k)
 			return err
 		})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: embargoes ending in (%s, %s]: %w", after.Format(time.RFC3339), until.Format(time.RFC3339), err)
+		return nil, fmt.Errorf("sqlite: access ending in (%s, %s]: %w", after.Format(time.RFC3339), until.Format(time.RFC3339), err)
 	}
 	return out, nil
 }

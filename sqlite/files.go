@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -76,28 +75,21 @@ func (t *tx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]
 	err := t.query(ctx, childFilesSQL,
 		[]any{jsonInts(parents), perParent}, func(rows *sql.Rows) error {
 			var (
-				row                                       shelfmark.ResourceRow
-				kind, vis                                 string
-				embargo, lease, parent, position, deleted sql.NullInt64
-				created, modified                         int64
-				f                                         shelfmark.File
-				fm                                        shelfmark.Format
-				id                                        sql.NullString
+				rs rowScan
+				f  shelfmark.File
+				fm shelfmark.Format
+				id sql.NullString
 			)
-			if err := rows.Scan(&row.Key, &kind, &vis, &embargo, &lease, &parent, &position, &row.Version, &row.Seq, &created, &modified, &deleted,
-				&f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
-				&id, &fm.Name, &fm.Version, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages, &fm.Note); err != nil {
+			if err := rows.Scan(append(rs.dest(), &f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
+				&id, &fm.Name, &fm.Version, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages, &fm.Note)...); err != nil {
 				return err
 			}
-			row.Kind, row.Visibility = shelfmark.Kind(kind), shelfmark.Visibility(vis)
-			row.Embargo, row.Lease, row.Deleted = microsPtr(embargo), microsPtr(lease), microsPtr(deleted)
-			row.Parent, row.Position = parent.Int64, position.Int64
-			row.Created, row.Modified = time.UnixMicro(created).UTC(), time.UnixMicro(modified).UTC()
+			row := rs.result()
 			if id.Valid {
 				fm.PRONOM = id.String
 				f.Format = &fm
 			}
-			out = append(out, &shelfmark.FileRow{Row: &row, File: &f})
+			out = append(out, &shelfmark.FileRow{Row: row, File: &f})
 			return nil
 		})
 	if err != nil {

@@ -318,11 +318,16 @@ func (t *tx) OAIRecord(ctx context.Context, prefix string, key int64) (*shelfmar
 	return out[0], nil
 }
 
-// OAIRecordsOf returns the rows of key without payloads, by prefix.
-func (t *tx) OAIRecordsOf(ctx context.Context, key int64) ([]*shelfmark.OAIRecord, error) {
-	out, err := t.oaiRecords(ctx, `SELECT `+oaiCols+` FROM oai_records WHERE key = ? ORDER BY prefix`, []any{key}, false)
+// OAIRecordsOf returns the rows of keys without payloads, by key and
+// prefix, over oai_records_key.
+func (t *tx) OAIRecordsOf(ctx context.Context, keys []int64) ([]*shelfmark.OAIRecord, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	out, err := t.oaiRecords(ctx, `SELECT `+oaiCols+` FROM oai_records WHERE key IN (SELECT value FROM json_each(?)) ORDER BY key, prefix`,
+		[]any{jsonInts(keys)}, false)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: oai records of %d: %w", key, err)
+		return nil, fmt.Errorf("sqlite: oai records of %d works: %w", len(keys), err)
 	}
 	return out, nil
 }

@@ -62,21 +62,23 @@ func ftsQuery(terms []shelfmark.SearchTerm) string {
 	return b.String()
 }
 
-// searchVisible keeps documents whose work is in public view: public, not
-// deleted, its embargo (if any) ended and its lease (if any) not yet ended.
-// Its two arguments are the time (µs) embargoes and leases are compared
-// with (visibleArgs).
-const searchVisible = `r.deleted IS NULL AND r.visibility = 'public' AND (r.embargo IS NULL OR r.embargo <= ?) AND (r.lease IS NULL OR r.lease > ?)`
+// searchVisible keeps the rows r in public view: not deleted, and their
+// effective access (the root package's effective.go: their own, their
+// parents' and, for a derivative, their source's) public now, its embargo
+// (if any) ended and its lease (if any) not yet ended. Its two arguments
+// are the time (µs) embargoes and leases are compared with (visibleArgs).
+const searchVisible = `r.deleted IS NULL AND r.eff_visibility = 'public' AND (r.eff_embargo IS NULL OR r.eff_embargo <= ?) AND (r.eff_lease IS NULL OR r.eff_lease > ?)`
 
 // visibleArgs returns the arguments of searchVisible at now.
 func visibleArgs(now time.Time) []any { return []any{now.UnixMicro(), now.UnixMicro()} }
 
 // searchMatches returns the FROM and WHERE clauses (and their arguments)
 // selecting every visible document that matches q, as d (search_docs)
-// joined with search_fts and r (the work's resources row).
+// joined with search_fts and r (the resources row whose access the
+// document follows: its work's, or for a page the file its text is from).
 func searchMatches(q *shelfmark.SearchQuery, match string) (string, []any) {
 	var b strings.Builder
-	b.WriteString(`search_fts JOIN search_docs d ON d.key = search_fts.rowid JOIN resources r ON r.key = d.work
+	b.WriteString(`search_fts JOIN search_docs d ON d.key = search_fts.rowid JOIN resources r ON r.key = d.access
 		WHERE search_fts MATCH ? AND ` + searchVisible)
 	args := append([]any{match}, visibleArgs(q.Now)...)
 	if q.Kind != "" {
@@ -88,8 +90,11 @@ func searchMatches(q *shelfmark.SearchQuery, match string) (string, []any) {
 		args = append(args, q.Format)
 	}
 	if q.Collection != 0 {
-		b.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ? AND m.member = d.work)`)
-		args = append(args, q.Collection)
+		// as a browse: who may not see the collection may not list what
+		// it holds
+		b.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ? AND m.member = d.work)
+			AND EXISTS (SELECT 1 FROM resources rc WHERE rc.key = ? AND ` + strings.ReplaceAll(searchVisible, "r.", "rc.") + `)`)
+		args = append(append(args, q.Collection, q.Collection), visibleArgs(q.Now)...)
 	}
 	return b.String(), args
 }
@@ -235,8 +240,10 @@ func browseMembers(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n in
 		var b strings.Builder
 		b.WriteString(`SELECT d.key, d.work, d.kind, d.format FROM memberships m CROSS JOIN resources r CROSS JOIN ` + docs + `
 			WHERE m.collection = ? AND ` + member + ` AND r.key = m.member AND ` + searchVisible + ` AND d.work = m.member
+			AND (d.access = d.work OR EXISTS (SELECT 1 FROM resources ra WHERE ra.key = d.access AND ` + strings.ReplaceAll(searchVisible, "r.", "ra.") + `))
 			AND EXISTS (SELECT 1 FROM resources rc WHERE rc.key = ? AND ` + strings.ReplaceAll(searchVisible, "r.", "rc.") + `)`)
 		args = append(append([]any{q.Collection}, args...), visibleArgs(q.Now)...)
+		args = append(args, visibleArgs(q.Now)...)
 		args = append(append(args, q.Collection), visibleArgs(q.Now)...)
 		if key > 0 {
 			b.WriteString(` AND d.key > ?`)
@@ -335,12 +342,12 @@ func (t *tx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfmark.S
 // SearchDoc returns the stored document of key, or nil.
 func (t *tx) SearchDoc(ctx context.Context, key int64) (*shelfmark.SearchDoc, error) {
 	var d *shelfmark.SearchDoc
-	err := t.query(ctx, `SELECT d.key, d.work, d.kind, d.format, x.title, x.body
+	err := t.query(ctx, `SELECT d.key, d.work, d.kind, d.format, x.title, x.body, coalesce(d.access, 0)
 		FROM search_docs d JOIN search_text x ON x.key = d.key WHERE d.key = ?`, []any{key},
 		func(r *sql.Rows) error {
 			d = new(shelfmark.SearchDoc)
 			var kind string
-			err := r.Scan(&d.Key, &d.Work, &kind, &d.Format, &d.Title, &d.Body)
+			err := r.Scan(&d.Key, &d.Work, &kind, &d.Format, &d.Title, &d.Body, &d.Access)
 			d.Kind = shelfmark.Kind(kind)
 			return err
 		})
@@ -369,16 +376,17 @@ func latestDocs(docs []shelfmark.SearchDoc) []shelfmark.SearchDoc {
 }
 
 // putSearchDocsSQL and putSearchTextSQL upsert the documents of a JSON
-// array of [key, work, kind, format, title, body] rows into search_docs
+// array of [key, work, kind, format, title, body, access] rows into search_docs
 // and search_text. A row whose columns are all unchanged is not written;
 // the triggers re-index a text only when its title or body changed.
 // ("WHERE true" tells SQLite's parser that ON CONFLICT belongs to the
 // INSERT, not to a join.)
 const (
-	putSearchDocsSQL = `INSERT INTO search_docs (key, work, kind, format)
-	SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?) WHERE true
-	ON CONFLICT (key) DO UPDATE SET work = excluded.work, kind = excluded.kind, format = excluded.format
-	WHERE search_docs.work <> excluded.work OR search_docs.kind <> excluded.kind OR search_docs.format <> excluded.format`
+	putSearchDocsSQL = `INSERT INTO search_docs (key, work, kind, format, access)
+	SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 6 FROM json_each(?) WHERE true
+	ON CONFLICT (key) DO UPDATE SET work = excluded.work, kind = excluded.kind, format = excluded.format, access = excluded.access
+	WHERE search_docs.work <> excluded.work OR search_docs.kind <> excluded.kind OR search_docs.format <> excluded.format
+		OR search_docs.access IS NOT excluded.access`
 	putSearchTextSQL = `INSERT INTO search_text (key, title, body)
 	SELECT value ->> 0, value ->> 4, value ->> 5 FROM json_each(?) WHERE true
 	ON CONFLICT (key) DO UPDATE SET title = excluded.title, body = excluded.body
@@ -393,9 +401,9 @@ func (t *tx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc) erro
 		return nil
 	}
 	docs = latestDocs(docs)
-	rows := make([][6]any, len(docs))
+	rows := make([][7]any, len(docs))
 	for i, d := range docs {
-		rows[i] = [6]any{d.Key, d.Work, string(d.Kind), d.Format, d.Title, d.Body}
+		rows[i] = [7]any{d.Key, d.Work, string(d.Kind), d.Format, d.Title, d.Body, d.AccessKey()}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -436,11 +436,32 @@ func testAccessPageText(t *testing.T, open Opener) {
 	if found("openpageword") != 0 {
 		t.Fatal("the text of a file set made private is still found")
 	}
+	// the text stays indexed while hidden: publishing the page shows it
+	// at once, with no job to extract it again
 	public := shelfmark.Public
 	rs(t)(e.repo.UpdateResource(ctx, hiddenFS.ID, shelfmark.ResourceUpdate{Visibility: &public}))
-	jobs := claim(t, e, shelfmark.QueueText, "w", 10, now)
-	if len(jobs) != 1 || jobs[0].Resource != k(hiddenFile.ID) {
-		t.Fatalf("publishing a file set enqueued %d text jobs, want 1 for its file", len(jobs))
+	if found("hiddenpageword") != 1 {
+		t.Fatal("the text of a file set made public is not found")
+	}
+	if jobs := claim(t, e, shelfmark.QueueText, "w", 10, now); len(jobs) != 0 {
+		t.Fatalf("publishing a file set enqueued %d text jobs", len(jobs))
+	}
+	// a page image made private hides the text made from it, in a public
+	// file set of a public work; and shows it again when made public
+	rs(t)(e.repo.UpdateResource(ctx, hiddenFile.ID, shelfmark.ResourceUpdate{Visibility: &private}))
+	if found("hiddenpageword") != 0 {
+		t.Fatal("the text of a file made private is still found")
+	}
+	rs(t)(e.repo.UpdateResource(ctx, hiddenFile.ID, shelfmark.ResourceUpdate{Visibility: &public}))
+	if found("hiddenpageword") != 1 {
+		t.Fatal("the text of a file made public again is not found")
+	}
+	// an embargo on the work hides every page's text until it ends
+	until := now.Add(time.Hour)
+	untilp := &until
+	rs(t)(e.repo.UpdateResource(ctx, work.ID, shelfmark.ResourceUpdate{Embargo: &untilp}))
+	if found("hiddenpageword") != 0 {
+		t.Fatal("the text of a page of an embargoed work is found")
 	}
 }
 

@@ -686,7 +686,8 @@ func testSearchLease(t *testing.T, open Opener) {
 			if err != nil {
 				return err
 			}
-			r.Lease, r.Version = &until, r.Version+1
+			// a row of its own: its effective access is its own
+			r.Lease, r.Effective.Lease, r.Version = &until, &until, r.Version+1
 			return tx.UpdateResource(ctx, r)
 		})
 	}

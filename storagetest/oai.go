@@ -242,13 +242,22 @@ func testOAIRecords(t *testing.T, open Opener) {
 	m.put(r2, r4)
 	checkLists(t, e, m, 26)
 	view(t, e, func(tx shelfmark.ReadTx) error {
-		rows, err := tx.OAIRecordsOf(ctx, 2)
+		rows, err := tx.OAIRecordsOf(ctx, []int64{2})
 		if err != nil || len(rows) != 2 || rows[0].Prefix != "marcxml" || rows[1].Prefix != "oai_dc" || rows[1].Seq != 25 ||
 			len(rows[0].Payload)+len(rows[1].Payload) != 0 || !slices.Equal(rows[1].Sets, []int64{300}) {
 			t.Fatalf("records of 2: %+v, %v", rows, err)
 		}
-		if rows, err := tx.OAIRecordsOf(ctx, 99); err != nil || len(rows) != 0 {
+		if rows, err := tx.OAIRecordsOf(ctx, []int64{99}); err != nil || len(rows) != 0 {
 			t.Fatalf("records of 99: %+v, %v", rows, err)
+		}
+		// several keys at once: by key, then prefix
+		rows, err = tx.OAIRecordsOf(ctx, []int64{4, 99, 2})
+		var got []string
+		for _, r := range rows {
+			got = append(got, fmt.Sprintf("%d/%s", r.Key, r.Prefix))
+		}
+		if err != nil || !slices.Equal(got, []string{"2/marcxml", "2/oai_dc", "4/marcxml", "4/oai_dc"}) {
+			t.Fatalf("records of 4, 99 and 2: %v, %v", got, err)
 		}
 		r, err := tx.OAIRecord(ctx, "marcxml", 4)
 		if err != nil || r == nil || r.Seq != 26 || !r.Deleted || len(r.Payload) != 0 {
@@ -560,7 +569,7 @@ func testChanges(t *testing.T, open Opener) {
 	files := func(use string) map[int64][]*shelfmark.File {
 		var got map[int64][]*shelfmark.File
 		view(t, e, func(tx shelfmark.ReadTx) (err error) {
-			got, err = tx.FilesOfWorks(ctx, []int64{keyOf(t, work.ID), keyOf(t, other.ID)}, use)
+			got, err = tx.FilesOfWorks(ctx, []int64{keyOf(t, work.ID), keyOf(t, other.ID)}, use, time.Now())
 			return err
 		})
 		return got
@@ -608,7 +617,8 @@ func testChanges(t *testing.T, open Opener) {
 		}
 	}
 
-	// EmbargoEnds: (after, until], keys ascending
+	// AccessEnds: the works and collections whose effective embargo or
+	// lease ends in (after, until], keys ascending
 	day := func(n int) time.Time { return time.Date(2030, 1, n, 0, 0, 0, 0, time.UTC) }
 	var embargoed []int64
 	for _, d := range []int{3, 1, 2, 2} {
@@ -616,26 +626,35 @@ func testChanges(t *testing.T, open Opener) {
 		r := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Authenticated, Embargo: &until}))
 		embargoed = append(embargoed, keyOf(t, r.ID))
 	}
+	// a work with no dates of its own under the work embargoed to day 1
+	// (its effective embargo), and a page of it (not a work: left out)
+	child := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Parent: e.repo.IDs().Encode(embargoed[1])}))
+	rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: child.ID}))
+	// a leased collection, whose public view ends on day 2
+	leaseEnd := day(2)
+	leased := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection, Lease: &leaseEnd}))
+	ck, lk := keyOf(t, child.ID), keyOf(t, leased.ID)
 	ends := func(after, until time.Time) []int64 {
 		var keys []int64
 		view(t, e, func(tx shelfmark.ReadTx) (err error) {
-			keys, err = tx.EmbargoEnds(ctx, after, until)
+			keys, err = tx.AccessEnds(ctx, after, until)
 			return err
 		})
 		return keys
 	}
+	sorted := func(keys ...int64) []int64 { slices.Sort(keys); return keys }
 	for _, c := range []struct {
 		after, until time.Time
 		want         []int64
 	}{
-		{day(1), day(3), []int64{embargoed[0], embargoed[2], embargoed[3]}},
-		{time.Time{}, day(1), []int64{embargoed[1]}},
-		{day(1).Add(-time.Microsecond), day(2).Add(-time.Microsecond), []int64{embargoed[1]}},
+		{day(1), day(3), sorted(embargoed[0], embargoed[2], embargoed[3], lk)},
+		{time.Time{}, day(1), sorted(embargoed[1], ck)},
+		{day(1).Add(-time.Microsecond), day(2).Add(-time.Microsecond), sorted(embargoed[1], ck)},
 		{day(3), day(9), nil},
-		{time.Time{}, day(9), []int64{embargoed[0], embargoed[1], embargoed[2], embargoed[3]}},
+		{time.Time{}, day(9), sorted(embargoed[0], embargoed[1], embargoed[2], embargoed[3], ck, lk)},
 	} {
 		if got := ends(c.after, c.until); !slices.Equal(got, c.want) {
-			t.Fatalf("embargoes ending in (%v, %v]: %v, want %v", c.after, c.until, got, c.want)
+			t.Fatalf("access ending in (%v, %v]: %v, want %v", c.after, c.until, got, c.want)
 		}
 	}
 }
