@@ -200,7 +200,7 @@ const (
 	// MaxSearchTerms is the most words and phrases one query may hold.
 	MaxSearchTerms = 32
 	// MaxSearchPhraseTokens is the most tokens (SearchTokens, counted as
-	// in searchTokenCount) one word or phrase of a query may hold.
+	// in SearchTokenCount) one word or phrase of a query may hold.
 	MaxSearchPhraseTokens = 32
 	// MaxSearchTokens is the most tokens all the words and phrases of one
 	// query may hold together.

@@ -59,7 +59,7 @@ func checkSearchLimits(terms []SearchTerm) error {
 	}
 	total := 0
 	for _, t := range terms {
-		n := searchTokenCount(t.Text)
+		n := SearchTokenCount(t.Text)
 		if n > MaxSearchPhraseTokens {
 			return searchLimitError(LimitSearchPhraseTokens, MaxSearchPhraseTokens,
 				"The phrase %s has %d words as the index counts them (every run of letters or digits; a hyphenated word also counts whole); at most %d are allowed in one phrase or word.",
@@ -95,14 +95,28 @@ func isTokenStart(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r)
 }
 
-// isTokenRune reports whether r continues a token: a token character or a
-// combining mark (unicode61 keeps a diacritic inside the word it follows,
-// and PostgreSQL's parser a mark inside a word).
-func isTokenRune(r rune) bool { return isTokenStart(r) || unicode.IsMark(r) }
+// isTokenRune reports whether r continues a token: a token character or
+// one of the combining diacritics unicode61 keeps inside the word they
+// follow (any other mark ends a word there).
+func isTokenRune(r rune) bool { return isTokenStart(r) || isDiacritic(r) }
+
+// isDiacritic reports whether r is one of the combining diacritics
+// (U+0300 to U+0331) that FTS5's unicode61 tokenizer keeps inside a word
+// (its sqlite3Fts5UnicodeIsdiacritic, whose bit masks these are).
+func isDiacritic(r rune) bool {
+	const mask0, mask1 = 0x08029FDF, 0x000361F8
+	switch {
+	case r < 0x300 || r > 0x331:
+		return false
+	case r < 0x320:
+		return mask0&(1<<(r-0x300)) != 0
+	}
+	return mask1&(1<<(r-0x320)) != 0
+}
 
 // SearchTokens returns the tokens of text as the indexes split it, in
 // order: each a maximal run of letters, digits and private-use
-// characters (and the combining marks inside it), which is how FTS5's
+// characters (and the combining diacritics inside it), which is how FTS5's
 // unicode61 tokenizer splits text and, but for the few shapes it reads
 // whole (a hyphenated word also whole, a number with a decimal point, an
 // address), PostgreSQL's parser too. The tokens are as typed: neither
@@ -134,13 +148,13 @@ func tokenEnd(text string, i int) int {
 	return i
 }
 
-// searchTokenCount returns how many tokens the indexes may make of text,
-// at most: its SearchTokens, and one more for each hyphenated word
+// SearchTokenCount returns how many tokens the indexes may make of text,
+// at most (the count the limits of a query use): its SearchTokens, and one more for each hyphenated word
 // (tokens joined by single hyphens: foo-bar, foo-bar-baz), which
 // PostgreSQL's parser indexes whole as well as in parts. Every other
 // shape PostgreSQL reads whole (1.5, an e-mail address, a URL) gives it
 // fewer tokens than runs. Linear in the text; allocates nothing.
-func searchTokenCount(text string) int {
+func SearchTokenCount(text string) int {
 	n := 0
 	prevEnd := -1     // where the last token ended
 	compound := false // the last token was joined to the one before it by a hyphen

@@ -96,6 +96,7 @@ func TestSearchTokens(t *testing.T) {
 		{"\u0301abc", []string{"abc"}, 1},                            // a mark begins no word
 		{"日本語のテキスト", []string{"日本語のテキスト"}, 1},                        // no spaces, one run
 		{"Ünïcödé déjà-vu", []string{"Ünïcödé", "déjà", "vu"}, 4},
+		{"עִבְרִית مُشَكَّلة", []string{"ע", "ב", "ר", "ית", "م", "ش", "ك", "لة"}, 8}, // other marks end a word, as in FTS5
 		{"snake_case", []string{"snake", "case"}, 2},
 		{"x²+y\u00b3", []string{"x²", "y\u00b3"}, 2},
 		{"\ue000\ue001 a", []string{"\ue000\ue001", "a"}, 2}, // private use
@@ -107,8 +108,8 @@ func TestSearchTokens(t *testing.T) {
 		if got := SearchTokens(c.text); !slices.Equal(got, c.tokens) {
 			t.Errorf("SearchTokens(%q) = %q, want %q", c.text, got, c.tokens)
 		}
-		if got := searchTokenCount(c.text); got != c.count {
-			t.Errorf("searchTokenCount(%q) = %d, want %d", c.text, got, c.count)
+		if got := SearchTokenCount(c.text); got != c.count {
+			t.Errorf("SearchTokenCount(%q) = %d, want %d", c.text, got, c.count)
 		}
 	}
 }
@@ -134,7 +135,7 @@ func FuzzParseSearchText(f *testing.F) {
 		}
 		total := 0
 		for _, term := range terms {
-			n := searchTokenCount(term.Text)
+			n := SearchTokenCount(term.Text)
 			if n > MaxSearchPhraseTokens || n < len(SearchTokens(term.Text)) || n == 0 {
 				t.Fatalf("%q: term %q counts %d tokens (%q)", s, term.Text, n, SearchTokens(term.Text))
 			}
