@@ -213,8 +213,20 @@ const (
 	DefaultSearchLimit = 20
 	// MaxSearchLimit is the largest page.
 	MaxSearchLimit = 100
+	// MaxSearchQueryBytes is the most bytes the text of one query may
+	// hold (SearchQuery.Text, as typed).
+	MaxSearchQueryBytes = 1024
 	// MaxSearchTerms is the most words and phrases one query may hold.
 	MaxSearchTerms = 32
+	// MaxSearchPhraseTokens is the most tokens (SearchTokens, counted as
+	// in SearchTokenCount) one word or phrase of a query may hold.
+	MaxSearchPhraseTokens = 32
+	// MaxSearchTokens is the most tokens all the words and phrases of one
+	// query may hold together.
+	MaxSearchTokens = 64
+	// DefaultSearchTimeout is how long a backend lets one search
+	// statement run, unless configured otherwise (see searchlimits.go).
+	DefaultSearchTimeout = 5 * time.Second
 	// SearchFacetLimit is the most values one facet lists.
 	SearchFacetLimit = 100
 	// SearchWindow is the most matches one window ranks (see
@@ -259,8 +271,13 @@ type SearchTerm struct {
 // Every other character is text: AND, OR, NOT and NEAR are words like any
 // other, and -, :, ( and ) separate words as spaces do. A term without a
 // letter or a digit (a lone *, a dash) is dropped; a text left without
-// terms, or with more than MaxSearchTerms, is EINVALID.
+// terms is EINVALID, and so is one past the limits of searchlimits.go
+// (its bytes, terms, and tokens per term and in all), naming the limit.
 func ParseSearchText(s string) ([]SearchTerm, error) {
+	if len(s) > MaxSearchQueryBytes {
+		return nil, searchLimitError(LimitSearchQueryBytes, MaxSearchQueryBytes,
+			"The search text is %d bytes long; at most %d are allowed.", len(s), MaxSearchQueryBytes)
+	}
 	s = CleanSearchText(s)
 	var terms []SearchTerm
 	add := func(text string, prefix bool) {
@@ -302,8 +319,8 @@ func ParseSearchText(s string) ([]SearchTerm, error) {
 	if len(terms) == 0 {
 		return nil, Errorf(EINVALID, "The search text has no words: give at least one word (letters or digits).")
 	}
-	if len(terms) > MaxSearchTerms {
-		return nil, Errorf(EINVALID, "The search text has %d words and phrases; at most %d are allowed.", len(terms), MaxSearchTerms)
+	if err := checkSearchLimits(terms); err != nil {
+		return nil, err
 	}
 	return terms, nil
 }

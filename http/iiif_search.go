@@ -15,16 +15,18 @@ package http
 // per-process cache (ocrCache) keyed by the file's SHA-256, since stored
 // bytes never change, so a second search of a book reads no file.
 //
-// The query is what the search page takes (ParseSearchText): words, all
-// of which must occur on a page for the page to match, "phrases" whose
-// words must follow each other, and prefixes with a trailing *. Words
-// match as the index matches them (hocr.go). Every occurrence of every
-// term on a matching page is a hit; a hit is one annotation per line it
-// covers (a word, or a phrase's words on one line), whose target is the
-// canvas with #xywh= the words' box in the canvas's pixels (the OCR's
-// pixels scaled to the canvas when the OCR read an image of another
-// size), or the whole canvas for words without a box. A response holds
-// at most iiifSearchPage hits; later ones are on the next page (?page=).
+// The query is what the search page takes (ParseSearchText, with its
+// limits on bytes, terms and words: shelfmark.MaxSearchQueryBytes and the
+// rest): words, all of which must occur on a page for the page to match,
+// "phrases" whose words must follow each other, and prefixes with a
+// trailing *. Words match as the index matches them (hocr.go). Every
+// occurrence of every term on a matching page is a hit; a hit is one
+// annotation per line it covers (a word, or a phrase's words on one line),
+// whose target is the canvas with #xywh= the words' box in the canvas's
+// pixels (the OCR's pixels scaled to the canvas when the OCR read an image
+// of another size), or the whole canvas for words without a box. A
+// response holds at most iiifSearchPage hits; later ones are on the next
+// page (?page=).
 
 import (
 	"cmp"
@@ -49,8 +51,6 @@ import (
 const (
 	// iiifSearchPage is how many hits one response holds.
 	iiifSearchPage = 200
-	// iiifSearchMaxQuery is the longest q accepted, in bytes.
-	iiifSearchMaxQuery = 500
 	// iiifSearchMaxPage is the highest ?page= accepted.
 	iiifSearchMaxPage = 100_000
 	// iiifSearchContext is how many characters of a page's text a hit
@@ -411,8 +411,6 @@ func (s *Server) iiifSearch(w http.ResponseWriter, r *http.Request, version int)
 	switch {
 	case q == "":
 		return shelfmark.Errorf(shelfmark.EINVALID, "Give the words to search for as q (/iiif/%s/search/%d?q=word).", res.ID, version)
-	case len(q) > iiifSearchMaxQuery:
-		return shelfmark.Errorf(shelfmark.EINVALID, "q is %d bytes long; at most %d are allowed.", len(q), iiifSearchMaxQuery)
 	}
 	terms, err := parseBookQuery(q)
 	if err != nil {

@@ -473,7 +473,7 @@ func TestIIIFSearchAccess(t *testing.T) {
 		{work + "?q=%20%20", 400, "q="},
 		{work + "?q=--", 400, "no words"},
 		{work + "?q=a&q=b", 400, "once"},
-		{work + "?q=" + strings.Repeat("a", iiifSearchMaxQuery+1), 400, "at most"},
+		{work + "?q=" + strings.Repeat("a", shelfmark.MaxSearchQueryBytes+1), 400, "at most"},
 		{work + "?q=" + strings.Repeat("a+", 40), 400, "at most"},
 		{work + "?q=a&page=0", 400, "page"},
 		{work + "?q=a&page=x", 400, "page"},

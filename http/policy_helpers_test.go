@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -95,6 +96,13 @@ func policySchema(t testing.TB) string {
 // the OAI-PMH provider at /oai.
 func newPolicyEnv(t testing.TB, backend string, opts Options) *policyEnv {
 	t.Helper()
+	return newPolicyEnvSearchTimeout(t, backend, opts, 0)
+}
+
+// newPolicyEnvSearchTimeout is newPolicyEnv whose storage stops search
+// statements at searchTimeout (0: the backend's default).
+func newPolicyEnvSearchTimeout(t testing.TB, backend string, opts Options, searchTimeout time.Duration) *policyEnv {
+	t.Helper()
 	ctx := context.Background()
 	tr := &tracer{}
 	dir := t.TempDir()
@@ -104,9 +112,9 @@ func newPolicyEnv(t testing.TB, backend string, opts Options) *policyEnv {
 	)
 	switch backend {
 	case "sqlite":
-		store, err = sqlite.Open(ctx, filepath.Join(dir, "shelfmark.db"), sqlite.Options{Tracer: tr.trace, Relaxed: true, ReadConns: 4})
+		store, err = sqlite.Open(ctx, filepath.Join(dir, "shelfmark.db"), sqlite.Options{Tracer: tr.trace, Relaxed: true, ReadConns: 4, SearchTimeout: searchTimeout})
 	case "postgres":
-		store, err = postgres.Open(ctx, policySchema(t), postgres.Options{Tracer: tr.trace, Relaxed: true, MaxConns: 8})
+		store, err = postgres.Open(ctx, policySchema(t), postgres.Options{Tracer: tr.trace, Relaxed: true, MaxConns: 8, SearchTimeout: searchTimeout})
 	default:
 		t.Fatalf("no backend %q", backend)
 	}

@@ -86,7 +86,8 @@ type searchFilter struct {
 // a collection searches in it) and, with a collection filter, what the
 // collection holds (the engine's browse: its public members' documents,
 // newest first, with facets; the collection page's facets lead here); a
-// query the engine refuses is the form again with its message (400).
+// query the engine refuses is the form again with its message (400), and
+// so is one stopped at the search's deadline (503, with Retry-After).
 func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	p := s.page(w, r, "search.title")
@@ -116,12 +117,20 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 		})
 	}
 	if err != nil {
-		if shelfmark.ErrorCode(err) != shelfmark.EINVALID {
+		status := http.StatusBadRequest
+		switch {
+		case shelfmark.ErrorCode(err) == shelfmark.EINVALID:
+		case shelfmark.IsSearchTimeout(err):
+			// stopped at the search's deadline: the form again, with the
+			// advice, as 503 with Retry-After
+			status = http.StatusServiceUnavailable
+			retryAfter(w, err)
+		default:
 			return err
 		}
 		d.Error = shelfmark.ErrorMessage(err)
 		p.Title = p.T("search.invalid")
-		return s.render(w, r, http.StatusBadRequest, "search", p)
+		return s.render(w, r, status, "search", p)
 	}
 	if q.Browse() {
 		d.Browse = true

@@ -94,6 +94,11 @@ type Options struct {
 	// the lag is measured (default DefaultReplicaProbeInterval).
 	MaxReplicaLag        time.Duration
 	ReplicaProbeInterval time.Duration
+	// SearchTimeout bounds each statement of a search, on the primary and
+	// on the replica (0 = shelfmark.DefaultSearchTimeout; less than 0: no
+	// bound). The server cancels a statement still running at it, and the
+	// search answers shelfmark.SearchTimeoutError (see searchtimeout.go).
+	SearchTimeout time.Duration
 }
 
 // DefaultMaxConns is the pool size used when Options.MaxConns is 0: four
@@ -123,6 +128,8 @@ type DB struct {
 	tracer  shelfmark.StatementTracer
 	relaxed bool
 	copyMin int // bulk inserts of at least this many rows use COPY
+
+	searchTimeout time.Duration // see Options.SearchTimeout; 0: none
 }
 
 var _ shelfmark.Storage = (*DB)(nil)
@@ -169,7 +176,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	db := &DB{pool: pool, tracer: opts.Tracer, relaxed: opts.Relaxed, copyMin: defaultCopyMinRows}
+	db := &DB{pool: pool, tracer: opts.Tracer, relaxed: opts.Relaxed, copyMin: defaultCopyMinRows, searchTimeout: searchTimeout(opts.SearchTimeout)}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -316,12 +323,15 @@ type querier interface {
 // runner is the one place that sends SQL: every statement of the package
 // goes through its methods, which report it to the tracer.
 type runner struct {
-	q       querier
-	tracer  shelfmark.StatementTracer
-	copyMin int // see DB.copyMin
+	q             querier
+	tracer        shelfmark.StatementTracer
+	copyMin       int           // see DB.copyMin
+	searchTimeout time.Duration // see DB.searchTimeout
 }
 
-func (db *DB) run(q querier) runner { return runner{q: q, tracer: db.tracer, copyMin: db.copyMin} }
+func (db *DB) run(q querier) runner {
+	return runner{q: q, tracer: db.tracer, copyMin: db.copyMin, searchTimeout: db.searchTimeout}
+}
 
 // useCopy reports whether a bulk insert of n rows should use COPY.
 func (r runner) useCopy(n int) bool { return r.copyMin > 0 && n >= r.copyMin }

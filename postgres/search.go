@@ -202,6 +202,10 @@ func (t *readTx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmar
 		return nil, err
 	}
 	query := tsQuery(terms)
+	restore, err := t.r.startSearch(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var p shelfmark.SearchPager
 	for st := range p.Start(&q) {
 		stmt, args := searchSQL(&q, query, st.Top, st.After, st.Hits, st.Facets)
@@ -227,8 +231,11 @@ func (t *readTx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmar
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("postgres: search %.80q: %w", q.Text, err)
+			return nil, fmt.Errorf("postgres: search %.80q: %w", q.Text, t.r.searchError(ctx, err))
 		}
+	}
+	if err := restore(); err != nil {
+		return nil, err
 	}
 	return p.Result(), nil
 }
@@ -327,7 +334,11 @@ func (t *readTx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfma
 	var p shelfmark.SearchPager
 	st := p.StartBrowse(q)
 	stmt, args := browseSQL(q, st.After, st.Hits, st.Facets)
-	_, err := t.r.query(ctx, stmt, append([]any{pgx.QueryExecModeExec}, args...), func(rows pgx.Rows) error {
+	restore, err := t.r.startSearch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_, err = t.r.query(ctx, stmt, append([]any{pgx.QueryExecModeExec}, args...), func(rows pgx.Rows) error {
 		var row int32
 		var value string
 		var n int64
@@ -346,7 +357,10 @@ func (t *readTx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfma
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: browse collection %d: %w", q.Collection, err)
+		return nil, fmt.Errorf("postgres: browse collection %d: %w", q.Collection, t.r.searchError(ctx, err))
+	}
+	if err := restore(); err != nil {
+		return nil, err
 	}
 	return p.Result(), nil
 }

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mattn/go-sqlite3"
 
@@ -42,6 +43,11 @@ type Options struct {
 	// use old frames of the log, so that the log can be rewound even
 	// when readers never pause; the file is then truncated back to it.
 	WALLimit int64
+	// SearchTimeout bounds the statements of one search (0 =
+	// shelfmark.DefaultSearchTimeout; less than 0: no bound). A search
+	// still running at it is interrupted and answers
+	// shelfmark.SearchTimeoutError (see searchtimeout.go).
+	SearchTimeout time.Duration
 }
 
 // DB is a SQLite database. It implements shelfmark.Storage.
@@ -60,6 +66,8 @@ type DB struct {
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // prepared statements of the write and read pools, by pool+SQL
+
+	searchTimeout time.Duration // see Options.SearchTimeout; 0: none
 }
 
 var _ shelfmark.Storage = (*DB)(nil)
@@ -110,7 +118,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	w.SetMaxIdleConns(2)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{path: path, tracer: opts.Tracer, write: w, stmts: map[string]*sql.Stmt{}}
+	db := &DB{path: path, tracer: opts.Tracer, write: w, stmts: map[string]*sql.Stmt{}, searchTimeout: searchTimeout(opts.SearchTimeout)}
 	if err := requireFTS5(ctx, w); err != nil {
 		w.Close()
 		return nil, err

@@ -187,6 +187,8 @@ func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 		return nil, err
 	}
 	match := ftsQuery(terms)
+	ctx, cancel := t.db.searchContext(ctx)
+	defer cancel()
 	var p shelfmark.SearchPager
 	for query := range p.Start(&q) {
 		stmt, args := searchSQL(&q, match, query.Top, query.After, query.Hits, query.Facets)
@@ -212,7 +214,7 @@ func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: search %.80q: %w", q.Text, err)
+			return nil, fmt.Errorf("sqlite: search %.80q: %w", q.Text, t.db.searchError(ctx, err))
 		}
 	}
 	return p.Result(), nil
@@ -315,6 +317,8 @@ func (t *tx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfmark.S
 	var p shelfmark.SearchPager
 	st := p.StartBrowse(q)
 	stmt, args := browseSQL(q, st.After, st.Hits, st.Facets)
+	ctx, cancel := t.db.searchContext(ctx)
+	defer cancel()
 	err := t.query(ctx, stmt, args, func(r *sql.Rows) error {
 		var row int
 		var value string
@@ -334,7 +338,7 @@ func (t *tx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfmark.S
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: browse collection %d: %w", q.Collection, err)
+		return nil, fmt.Errorf("sqlite: browse collection %d: %w", q.Collection, t.db.searchError(ctx, err))
 	}
 	return p.Result(), nil
 }

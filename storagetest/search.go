@@ -288,8 +288,11 @@ func testSearch(t *testing.T, open Opener) {
 	}
 
 	// hostile input: never an error but EINVALID for a text without words
+	// or past a limit of ParseSearchText (the backend parses what it runs)
 	invalid := []string{"", "   ", `"`, `""`, `" "`, "*", "**", "-", "()", ":", "-*", "\x00", "\x02\x03", `'`, `\`, "&|!", "<->", "— … ·", ":*", "'':*", "\uFFFD", "\xff\xfe", "😀 🐳",
-		strings.Repeat("w ", shelfmark.MaxSearchTerms+1)}
+		strings.Repeat("w ", shelfmark.MaxSearchTerms+1), strings.Repeat("x", shelfmark.MaxSearchQueryBytes+1),
+		`"` + strings.Repeat("the ", 14000) + `"`, strings.Repeat("the-", shelfmark.MaxSearchPhraseTokens),
+		strings.Repeat(`"`+strings.Repeat("the ", shelfmark.MaxSearchPhraseTokens)+`" `, shelfmark.MaxSearchTokens/shelfmark.MaxSearchPhraseTokens+1)}
 	for _, text := range invalid {
 		var err error
 		view(t, c.e, func(tx shelfmark.ReadTx) error {
@@ -314,7 +317,7 @@ func testSearch(t *testing.T, open Opener) {
 		`whales^2`, `whales:A`, `whales ; DROP TABLE search_docs; --`, `"a" AND "b" OR NOT c`, `a:b`, `col : x`, `x-y-z`, `whales 🐳`,
 		`日本語`, `δοκιμή`, `𝔘𝔫𝔦𝔠𝔬𝔡𝔢`, "\uFFFDx", "\xff\xfewhales", `e\'x`, `1.5`, `3.14159*`, `-1`, `a*b`, `*a`, `x:*`, `'x':*`,
 		`"whales" NEAR/2 "north"`, `whales + north`, `(whales OR north) AND NOT ships`, `whales^`, `^whales`, `-"whales"`,
-		strings.Repeat("x", 5000), strings.Repeat("ab ", shelfmark.MaxSearchTerms)} {
+		strings.Repeat("x", shelfmark.MaxSearchQueryBytes), strings.Repeat("ab ", shelfmark.MaxSearchTerms)} {
 		err := c.e.store.View(ctx, func(tx shelfmark.ReadTx) error {
 			_, err := tx.Search(ctx, shelfmark.SearchQuery{Text: text, Now: c.now, Facets: true})
 			return err
@@ -719,6 +722,19 @@ func (s *searchEnv) search(t *testing.T, q shelfmark.SearchQuery) *shelfmark.Sea
 	return res
 }
 
+// indexCalls keeps the statements that read the search index (the
+// search's own, beside the settings a backend may wrap them in, such as
+// the deadline of its statements).
+func indexCalls(calls []call) []call {
+	var out []call
+	for _, c := range calls {
+		if strings.Contains(c.query, "search_") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // facetCount returns the count of value in a facet, or -1.
 func facetCount(f []shelfmark.FacetCount, value string) int64 {
 	for _, c := range f {
@@ -856,7 +872,7 @@ func testSearchWindows(t *testing.T, open Opener) {
 			t.Fatal("paging does not end")
 		}
 		var r *shelfmark.SearchResult
-		calls := s.e.rec.capture(func() { r = s.search(t, q) })
+		calls := indexCalls(s.e.rec.capture(func() { r = s.search(t, q) }))
 		if len(calls) > 2 {
 			t.Fatalf("page %d ran %d statements", pages, len(calls))
 		}
@@ -920,7 +936,7 @@ func testSearchWindows(t *testing.T, open Opener) {
 		t.Fatalf("the cursor after the first window: %+v", q.After)
 	}
 	var r *shelfmark.SearchResult
-	if calls := s.e.rec.capture(func() { r = s.search(t, q) }); len(calls) != 1 || !slices.Equal(hitKeys(r.Hits), hitKeys(walked[c:c+100])) {
+	if calls := indexCalls(s.e.rec.capture(func() { r = s.search(t, q) })); len(calls) != 1 || !slices.Equal(hitKeys(r.Hits), hitKeys(walked[c:c+100])) {
 		t.Fatalf("the page after the first window ran %d statements; hits %v", len(calls), hitKeys(r.Hits))
 	}
 
