@@ -122,7 +122,12 @@ type CaptureRow struct {
 	// itself.
 	HasLinks bool
 	Links    []int64
-	// SURT and Target are the target's key and URL, filled by reads.
+	// SURT is the key of the capture's URL, filled by reads. Target is
+	// the capture's URL (its WARC-Target-URI, canonicalised), filled by
+	// reads. On insert it is set, and stored, only when the URL row
+	// names another URL of the same key (the row keeps the first URL the
+	// index met for its key: a redirect from http://host/a to
+	// https://www.host/a/ is one key), so the usual capture stores none.
 	SURT, Target string
 }
 

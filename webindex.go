@@ -233,6 +233,10 @@ func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64
 			d.domainURLs[u.Domain]++
 		}
 	}
+	named, err := rowURLs(ctx, wt, recs, urls)
+	if err != nil {
+		return fmt.Errorf("urls: %w", err)
+	}
 	// captures
 	caps := make([]*CaptureRow, 0, len(recs))
 	for _, rec := range recs {
@@ -243,6 +247,11 @@ func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64
 			URL: urls[rec.Target.SURT].ID, File: file, Offset: rec.Offset, Length: rec.Length,
 			Time: rec.Time, Type: rec.Type, MIME: rec.MIME, Status: rec.Status, Digest: rec.Digest,
 			RecordID: rec.RecordID, HasLinks: rec.HasLinks,
+		}
+		if rec.Target.URL != named[rec.Target.SURT] {
+			// its key's row names another URL of the key (a redirect's
+			// target, met first as a link): the capture keeps its own
+			c.Target = rec.Target.URL
 		}
 		if rec.HasLinks {
 			ids := make([]int64, 0, len(rec.Links))
@@ -303,6 +312,45 @@ func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64
 		return fmt.Errorf("current captures: %w", err)
 	}
 	return d.apply(ctx, wt)
+}
+
+// rowURLs returns, by SURT, the URL that the row of each record's target
+// names: the row keeps the first URL the index met for its key, which
+// need not be the record's (URLs that differ in scheme, "www.", a
+// trailing slash or query order share a key). The rows this batch made
+// name the URL it gave them; the others are read, one statement for the
+// batch, by id.
+func rowURLs(ctx context.Context, wt WebWriteTx, recs []*WebRecord, urls map[string]*WebURLRow) (map[string]string, error) {
+	named := make(map[string]string, len(recs))
+	var read []int64
+	bySURT := map[int64]string{}
+	for _, rec := range recs {
+		s := rec.Target.SURT
+		if s == "" {
+			continue
+		}
+		if _, ok := named[s]; ok {
+			continue
+		}
+		u := urls[s]
+		named[s] = u.URL
+		if !u.New {
+			read = append(read, u.ID)
+			bySURT[u.ID] = s
+		}
+	}
+	if len(read) == 0 {
+		return named, nil
+	}
+	slices.Sort(read)
+	rows, err := wt.WebURLRows(ctx, read)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range rows {
+		named[bySURT[u.ID]] = u.URL
+	}
+	return named, nil
 }
 
 // currentCaptures locks the URL rows of srcs and returns their current

@@ -575,3 +575,59 @@ func (r *Repository) WebFileState(ctx context.Context, file ID) (*WebFileRow, er
 	}
 	return out, nil
 }
+
+// WebFileCaptures lists the captures of one WARC file the caller may
+// read, in the order they were indexed (by capture id), a page at a time:
+// after is the Next of the previous page ("" for the first), limit the
+// page size (default 100, at most MaxWebLimit). Every capture of a file
+// is read as the file is, so a page reads at most limit+1 rows. A file
+// the caller may not read is ENOTFOUND, as a missing one; a file the web
+// index does not hold (not a WARC file, or never indexed) is ENOTFOUND
+// too, saying so.
+func (r *Repository) WebFileCaptures(ctx context.Context, file ID, after string, limit int) (*WebCapturePage, error) {
+	key, err := r.ids.Key(file)
+	if err != nil {
+		return nil, Errorf(ENOTFOUND, "No resource has the id %s.", file)
+	}
+	if limit <= 0 {
+		limit = DefaultWebLimit
+	} else if limit > MaxWebLimit {
+		limit = MaxWebLimit
+	}
+	var from int64
+	if after != "" {
+		if from, err = r.hidden.Key(ID(after)); err != nil {
+			return nil, Errorf(EINVALID, "The cursor %q is not one this server gave, or it has expired: start the listing again.", after)
+		}
+	}
+	page := &WebCapturePage{}
+	err = r.store.View(ctx, func(tx ReadTx) error {
+		a, err := r.guard(tx, CallerFrom(ctx)).readable(ctx, key)
+		if err != nil {
+			return err
+		}
+		state, err := tx.WebFile(ctx, key)
+		if err != nil {
+			return err
+		}
+		if state == nil {
+			return Errorf(ENOTFOUND, "%s is not a WARC file of the web index.", file)
+		}
+		rows, err := tx.WebFileCaptures(ctx, key, from, limit+1)
+		if err != nil {
+			return err
+		}
+		if len(rows) > limit {
+			rows = rows[:limit]
+			page.Next = string(r.hidden.Encode(rows[limit-1].ID))
+		}
+		for _, c := range rows {
+			page.Captures = append(page.Captures, r.capture(c, a))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("web captures of file %s: %w", file, err)
+	}
+	return page, nil
+}

@@ -162,8 +162,10 @@ func (u *ui) funcs() template.FuncMap {
 			}
 			return t.UTC().Format("2006-01-02")
 		},
-		"query": url.QueryEscape,
-		"path":  url.PathEscape,
+		// href builds an address with a query (see ui_href.go); path
+		// escapes one segment of a path
+		"href": href,
+		"path": url.PathEscape,
 	}
 }
 

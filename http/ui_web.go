@@ -37,6 +37,7 @@ func (s *Server) uiWebRoutes() []route {
 		{"GET", "/web", s.uiWrap(s.webPage)},
 		{"GET", "/web/domains/{domain}", s.uiWrap(s.webDomainPage)},
 		{"GET", "/web/captures/{id}", s.uiWrap(s.webCapturePage)},
+		{"GET", "/web/files/{id}", s.uiWrap(s.webFilePage)}, // ui_web_files.go
 	}
 }
 

@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -209,5 +210,73 @@ func TestUIWebLinksPaged(t *testing.T) {
 	}
 	if p = newVisitor(t, e.testEnv).get("/web?url=" + url.QueryEscape("http://wide.example.net/")); strings.Contains(p.Body, `id="links-h"`) {
 		t.Error("a signed-out visitor sees the lookup's links")
+	}
+}
+
+// TestUIWebFilePage: the page of a WARC file's captures lists them 50 at a
+// time in the order of the file, with the work that holds it; a file the
+// web index does not hold, a private one for a signed-out visitor and a
+// cursor it never gave are answered as such. The page of a work holding
+// WARC files links to each file's captures; a work of page images with a
+// WARC file among them keeps its book controls.
+func TestUIWebFilePage(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	wide := e.webIndexWARC(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Metadata: titled("Wide crawl")}, nil,
+		"wide.warc.gz", webWideCrawl(t, "wide.example.net", webUIPage+10))
+	private := e.webIngest("example.com", shelfmark.Private, "")
+	anon := newVisitor(t, e.testEnv)
+	admin := newVisitor(t, e.testEnv)
+	admin.signIn("admin", adminPassword)
+
+	p := anon.get("/web/files/" + string(wide.file))
+	ids := webCaptureLink.FindAllStringSubmatch(p.Body, -1)
+	next := regexp.MustCompile(`<a href="([^"]*)" rel="next">`).FindStringSubmatch(p.Body)
+	if p.Status != http.StatusOK || len(ids) != webUIPage || next == nil || !strings.Contains(p.Body, "<h1 class=\"web-url\">Captures in wide.warc.gz</h1>") ||
+		!strings.Contains(p.Body, "Records indexed: 60.") || !strings.Contains(p.Body, `<a href="/works/`+string(wide.work)+`">the work that holds it</a>`) ||
+		!strings.Contains(p.Body, captureRow("http://wide.example.net/p0", 200)) {
+		t.Fatalf("the file's first page: %d, %d captures, next %v: %s", p.Status, len(ids), next, p.Body)
+	}
+	p = anon.get(html.UnescapeString(next[1]))
+	if more := webCaptureLink.FindAllStringSubmatch(p.Body, -1); len(more) != 10 || strings.Contains(p.Body, `rel="next"`) || !strings.Contains(p.Body, captureRow(fmt.Sprintf("http://wide.example.net/p%d", webUIPage+9), 200)) {
+		t.Errorf("the file's second page: %d captures: %s", len(more), p.Body)
+	}
+	if p = anon.get("/web/files/" + string(private.file)); p.Status != http.StatusNotFound {
+		t.Errorf("a private WARC file for a signed-out visitor: %d", p.Status)
+	}
+	if p = admin.get("/web/files/" + string(private.file)); p.Status != http.StatusOK || len(webCaptureLink.FindAllString(p.Body, -1)) != 5 {
+		t.Errorf("a private WARC file for the admin: %d %s", p.Status, p.Body)
+	}
+	if p = anon.get("/web/files/" + string(wide.file) + "?cursor=nonsense"); p.Status != http.StatusBadRequest {
+		t.Errorf("a bad cursor: %d", p.Status)
+	}
+	for _, notWARC := range []shelfmark.ID{wide.work, "zzzzzzzzz"} {
+		if p = anon.get("/web/files/" + string(notWARC)); p.Status != http.StatusNotFound {
+			t.Errorf("/web/files/%s: %d", notWARC, p.Status)
+		}
+	}
+
+	// the work page links the captures and shows no book
+	p = admin.get("/works/" + string(wide.work))
+	if !strings.Contains(p.Body, `<a href="/web/files/`+string(wide.file)+`">Captures in wide.warc.gz</a> <span class="meta">records indexed: 60</span>`) ||
+		strings.Contains(p.Body, "Arrange pages") || strings.Contains(p.Body, `id="viewer"`) || strings.Contains(p.Body, `id="pages-h"`) {
+		t.Errorf("the page of a WARC work: %s", p.Body)
+	}
+	anon.lang = "de"
+	if p = anon.get("/works/" + string(wide.work)); !strings.Contains(p.Body, ">Aufnahmen in wide.warc.gz</a>") || !strings.Contains(p.Body, "<h2 id=\"web-h\">Webarchiv</h2>") {
+		t.Errorf("the page of a WARC work in German: %s", p.Body)
+	}
+	// a book with a WARC file among its pages stays a book
+	ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
+	book := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Metadata: titled("A book")}})[0]
+	img := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFileSet, Parent: book.ID}})[0]
+	e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFile, Parent: img.ID, File: e.putBytes("p1.txt", "text/plain", []byte("a page"))}})
+	fs, err := e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: book.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed := e.webIndexWARC(nil, fs, "site.warc", webWideCrawl(t, "site.example.net", 2))
+	p = admin.get("/works/" + string(book.ID))
+	if !strings.Contains(p.Body, `<a href="/web/files/`+string(mixed.file)+`">Captures in site.warc</a>`) || !strings.Contains(p.Body, "Arrange pages") || !strings.Contains(p.Body, `id="pages-h"`) {
+		t.Errorf("the page of a book with a WARC file: %s", p.Body)
 	}
 }

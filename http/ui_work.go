@@ -75,6 +75,12 @@ type uiWorkData struct {
 	JSONLD map[string]any
 	// Viewer is the book viewer, nil when no page shown has an image.
 	Viewer *uiViewer
+	// Web are the WARC files of the pages shown that the web index holds,
+	// each linked to its captures; WebArchive is set when the pages shown
+	// are all such files (a crawl): the page then shows no book controls
+	// (arranging pages, the viewer) and no page list.
+	Web        []*uiWorkWeb
+	WebArchive bool
 }
 
 // uiLink is a link with its text.
@@ -226,8 +232,15 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 	d.MayEdit = s.opts.Resources.CheckEdit(ctx, id) == nil
 	d.MayDelete = d.MayEdit && s.opts.Resources.CheckDelete(ctx, id) == nil
 	d.Meta, d.JSONLD = s.workMeta(p, res, d, files)
-	if d.Viewer, err = s.workViewer(p, id, shelfmark.ID(r.URL.Query().Get("page")), d.Items, files); err != nil {
+	var archive bool
+	if d.Web, archive, err = s.workWebFiles(ctx, sets, files); err != nil {
 		return err
+	}
+	d.WebArchive = archive && len(sets) == len(children.Items)
+	if !d.WebArchive {
+		if d.Viewer, err = s.workViewer(p, id, shelfmark.ID(r.URL.Query().Get("page")), d.Items, files); err != nil {
+			return err
+		}
 	}
 	p.Title = d.Title
 	p.Data = d

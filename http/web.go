@@ -32,6 +32,8 @@ type webIndex interface {
 	WebLinks(ctx context.Context, q shelfmark.WebLinkQuery) (*shelfmark.WebLinkInfo, error)
 	WebTop(ctx context.Context, domain string, n int) ([]shelfmark.WebCount, error)
 	MayReadWebLinks(ctx context.Context) (bool, error)
+	WebFileState(ctx context.Context, file shelfmark.ID) (*shelfmark.WebFileRow, error)
+	WebFileCaptures(ctx context.Context, file shelfmark.ID, after string, limit int) (*shelfmark.WebCapturePage, error)
 }
 
 // webRoutes are the API's web archive routes.

@@ -21,8 +21,9 @@ import (
 
 // webMatrixTarget is the crawl stored in a read target's page.
 type webMatrixTarget struct {
-	home    string // the crawl's home page URL
-	capture int64  // its first capture
+	home    string       // the crawl's home page URL
+	capture int64        // its first capture
+	file    shelfmark.ID // the WARC file that holds it
 }
 
 // webMatrixTargets holds the crawl of each read target, made on first use.
@@ -48,8 +49,8 @@ func (m *matrix) webTarget(c *cell) *webMatrixTarget {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.webIndexWARC(nil, fs, host+".warc.gz", webCrawl(e.t, host))
-	wt := &webMatrixTarget{home: "http://" + host + "/"}
+	f := e.webIndexWARC(nil, fs, host+".warc.gz", webCrawl(e.t, host))
+	wt := &webMatrixTarget{home: "http://" + host + "/", file: f.file}
 	sys := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
 	page, err := e.repo.WebCaptures(sys, shelfmark.WebCaptureQuery{SURT: "org,example,matrix," + strings.ReplaceAll(c.t.kind.name, " ", "-") + ")/", Limit: 1})
 	if err != nil || len(page.Captures) != 1 {
@@ -112,8 +113,8 @@ func (m *matrix) webRows() []row {
 }
 
 // uiWebRows are the rows of the web archive's pages (ui_web.go): public
-// pages that list what the caller may read; a capture's page is read as
-// its WARC file is.
+// pages that list what the caller may read; a capture's page, and the
+// page of a WARC file's captures, are read as the WARC file is.
 func (m *matrix) uiWebRows() []row {
 	return []row{
 		{"GET /web", []probe{{target: "read", build: func(c *cell) req {
@@ -126,5 +127,13 @@ func (m *matrix) uiWebRows() []row {
 		{"GET /web/captures/{id}", []probe{{target: "read", build: func(c *cell) req {
 			return req{method: "GET", path: fmt.Sprintf("/web/captures/%d", m.webTarget(c).capture)}
 		}, rule: readTarget(200)}}},
+		{"GET /web/files/{id}", []probe{{target: "read", build: func(c *cell) req {
+			return req{method: "GET", path: "/web/files/" + string(m.webTarget(c).file)}
+		}, rule: readTarget(200), check: func(c *cell, r *response) string {
+			if r.Status == 200 {
+				return m.webListed(c, r)
+			}
+			return ""
+		}}}},
 	}
 }

@@ -64,8 +64,9 @@ func scanWebFile(rows pgx.Rows) (*shelfmark.WebFileRow, error) {
 }
 
 // captureCols are the columns scanCapture reads: a capture c joined with
-// its URL u.
-const captureCols = `c.id, c.url, c.file, c.byte_offset, c.byte_length, c.time, c.type, c.mime, c.status, c.digest, c.record_id, c.links, u.surt, u.url`
+// its URL u; the capture's URL is its own when it has one (see
+// migration 0013_capture_target.sql), else its key's.
+const captureCols = `c.id, c.url, c.file, c.byte_offset, c.byte_length, c.time, c.type, c.mime, c.status, c.digest, c.record_id, c.links, u.surt, COALESCE(c.target, u.url)`
 
 func scanCapture(rows pgx.Rows) (*shelfmark.CaptureRow, error) {
 	var (
@@ -516,13 +517,22 @@ func (t *writeTx) LockWebURLs(ctx context.Context, ids []int64) ([]*shelfmark.We
 }
 
 // captureColumns are the columns InsertWebCaptures writes.
-var captureColumns = []string{"id", "url", "file", "byte_offset", "byte_length", "time", "type", "mime", "status", "digest", "record_id", "links"}
+var captureColumns = []string{"id", "url", "file", "byte_offset", "byte_length", "time", "type", "mime", "status", "digest", "record_id", "links", "target"}
 
 func captureLinks(c *shelfmark.CaptureRow) []byte {
 	if !c.HasLinks {
 		return nil
 	}
 	return append([]byte{}, shelfmark.EncodeLinkIDs(c.Links)...)
+}
+
+// captureTarget is the target column of c: its own URL, or NULL when it
+// has none apart from its URL row's.
+func captureTarget(c *shelfmark.CaptureRow) *string {
+	if c.Target == "" {
+		return nil
+	}
+	return &c.Target
 }
 
 // InsertWebCaptures takes ids for the captures from the table's sequence
@@ -550,7 +560,7 @@ func (t *writeTx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.Captu
 	if t.r.useCopy(n) {
 		if _, err := t.r.copyFrom(ctx, "web_captures", captureColumns, n, func(i int) []any {
 			c := rows[i]
-			return []any{c.ID, c.URL, c.File, c.Offset, c.Length, webNanos(c.Time), c.Type, c.MIME, int32(c.Status), c.Digest, c.RecordID, captureLinks(c)}
+			return []any{c.ID, c.URL, c.File, c.Offset, c.Length, webNanos(c.Time), c.Type, c.MIME, int32(c.Status), c.Digest, c.RecordID, captureLinks(c), captureTarget(c)}
 		}); err != nil {
 			return fmt.Errorf("postgres: insert %d web captures: %w", n, err)
 		}
@@ -560,15 +570,16 @@ func (t *writeTx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.Captu
 	types, mimes, digests, recordIDs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	statuses := make([]int32, n)
 	links := make([][]byte, n)
+	targets := make([]*string, n)
 	for i, c := range rows {
 		ids[i], urls[i], files[i], offsets[i], lengths[i], times[i] = c.ID, c.URL, c.File, c.Offset, c.Length, webNanos(c.Time)
 		types[i], mimes[i], digests[i], recordIDs[i] = c.Type, c.MIME, c.Digest, c.RecordID
-		statuses[i], links[i] = int32(c.Status), captureLinks(c)
+		statuses[i], links[i], targets[i] = int32(c.Status), captureLinks(c), captureTarget(c)
 	}
-	if _, err := t.r.exec(ctx, `INSERT INTO web_captures (id, url, file, byte_offset, byte_length, time, type, mime, status, digest, record_id, links)
+	if _, err := t.r.exec(ctx, `INSERT INTO web_captures (id, url, file, byte_offset, byte_length, time, type, mime, status, digest, record_id, links, target)
 SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[],
-  $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::bytea[])`,
-		ids, urls, files, offsets, lengths, times, types, mimes, statuses, digests, recordIDs, links); err != nil {
+  $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::bytea[], $13::text[])`,
+		ids, urls, files, offsets, lengths, times, types, mimes, statuses, digests, recordIDs, links, targets); err != nil {
 		return fmt.Errorf("postgres: insert %d web captures: %w", n, err)
 	}
 	return nil

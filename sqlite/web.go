@@ -71,8 +71,9 @@ func scanWebFile(r *sql.Rows) (*shelfmark.WebFileRow, error) {
 }
 
 // captureCols are the columns scanCapture reads: a capture c joined with
-// its URL u.
-const captureCols = `c.id, c.url, c.file, c.byte_offset, c.byte_length, c.time, c.type, c.mime, c.status, c.digest, c.record_id, c.links, u.surt, u.url`
+// its URL u; the capture's URL is its own when it has one (see
+// migration 0013_capture_target.sql), else its key's.
+const captureCols = `c.id, c.url, c.file, c.byte_offset, c.byte_length, c.time, c.type, c.mime, c.status, c.digest, c.record_id, c.links, u.surt, COALESCE(c.target, u.url)`
 
 func scanCapture(r *sql.Rows) (*shelfmark.CaptureRow, error) {
 	var (
@@ -589,8 +590,8 @@ func (t *tx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.CaptureRow
 	if len(rows) == 0 {
 		return nil
 	}
-	const q = `INSERT INTO web_captures (url, file, byte_offset, byte_length, time, type, mime, status, digest, record_id, links)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	const q = `INSERT INTO web_captures (url, file, byte_offset, byte_length, time, type, mime, status, digest, record_id, links, target)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	s, err := t.stmt(ctx, q)
 	if err != nil {
 		return err
@@ -600,8 +601,12 @@ func (t *tx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.CaptureRow
 		if c.HasLinks {
 			links = append([]byte{}, shelfmark.EncodeLinkIDs(c.Links)...)
 		}
+		var target any
+		if c.Target != "" {
+			target = c.Target
+		}
 		res, err := s.ExecContext(ctx, c.URL, c.File, c.Offset, c.Length, webNanos(c.Time), c.Type, c.MIME, c.Status,
-			c.Digest, c.RecordID, links)
+			c.Digest, c.RecordID, links, target)
 		if err != nil {
 			return full(fmt.Errorf("insert web capture of %s: %w", c.RecordID, err))
 		}

@@ -92,6 +92,7 @@ func Run(t *testing.T, open Opener) {
 		{"WebExact", testWebExact},
 		{"WebConcurrentIngest", testWebConcurrentIngest},
 		{"WebBatchOnce", testWebBatchOnce},
+		{"WebCaptureTarget", testWebCaptureTarget},
 		{"AuthFailures", testAuthFailures},
 	}
 	for _, tc := range tests {

@@ -465,7 +465,7 @@ func keys(m map[string]bool) []string {
 
 // CheckCaptures compares the captures of every URL of the crawl with its
 // records (those of the files in removed left out): each record is one
-// capture, never two, with its time and type.
+// capture, never two, with its time, type and URL.
 func CheckCaptures(t testing.TB, ctx context.Context, repo *shelfmark.Repository, c *Crawl, removed map[int]bool) {
 	t.Helper()
 	want := map[string][]string{}
@@ -481,7 +481,7 @@ func CheckCaptures(t testing.TB, ctx context.Context, repo *shelfmark.Repository
 		if typ == "" {
 			typ = r.Kind
 		}
-		want[u.SURT] = append(want[u.SURT], fmt.Sprintf("%d %s", c.timeOf(&r).UnixNano(), typ))
+		want[u.SURT] = append(want[u.SURT], fmt.Sprintf("%d %s %s", c.timeOf(&r).UnixNano(), typ, u.URL))
 	}
 	for s, w := range want {
 		var got []string
@@ -492,7 +492,7 @@ func CheckCaptures(t testing.TB, ctx context.Context, repo *shelfmark.Repository
 				t.Fatalf("captures of %s: %v", s, err)
 			}
 			for _, c := range p.Captures {
-				got = append(got, fmt.Sprintf("%d %s", c.Time.UnixNano(), c.Type))
+				got = append(got, fmt.Sprintf("%d %s %s", c.Time.UnixNano(), c.Type, c.URL))
 			}
 			if p.Next == "" {
 				break

@@ -58,3 +58,32 @@ func TestOpenRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteRedirect: a redirect the Writer writes reads back as a response
+// at its own URL (never its Location's), with its status, its Location
+// header and a link to where it leads.
+func TestWriteRedirect(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, true, "1.1")
+	if _, _, err := w.WriteRedirect("http://a.example/visit", t0, 301, "https://www.a.example/visit/?x=1&y=2"); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	recs, errs := readAll(t, data, 0)
+	if len(errs) != 0 || len(recs) != 1 {
+		t.Fatalf("%d records, %v", len(recs), errs)
+	}
+	r := recs[0]
+	if r.Type != "response" || r.Target.URL != "http://a.example/visit" || r.Status != 301 || r.MIME != "text/html" ||
+		len(r.Links) != 1 || r.Links[0].URL != "https://www.a.example/visit/?x=1&y=2" {
+		t.Errorf("the redirect reads as %+v", r)
+	}
+	o, err := OpenRecord(bytes.NewReader(data), r.Offset, r.Length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if o.Status != 301 || o.HTTPHeader.Get("Location") != "https://www.a.example/visit/?x=1&y=2" || o.Header.Get("WARC-Target-URI") != "http://a.example/visit" {
+		t.Errorf("the redirect opens as %d %v %v", o.Status, o.HTTPHeader, o.Header)
+	}
+}

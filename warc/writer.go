@@ -7,6 +7,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"strconv"
 	"strings"
@@ -85,10 +86,29 @@ func (w *Writer) date(t time.Time) string {
 // WriteResponse writes a response record: an HTTP/1.1 response with
 // status, Content-Type and body, captured from target at t.
 func (w *Writer) WriteResponse(target string, t time.Time, status int, contentType string, body []byte) (offset, length int64, err error) {
+	var h [][2]string
+	if contentType != "" {
+		h = [][2]string{{"Content-Type", contentType}}
+	}
+	return w.WriteResponseHeader(target, t, status, h, body)
+}
+
+// WriteRedirect writes a response record of a redirect (status 301, 302,
+// 303, 307 or 308) from target to location, captured at t, with a small
+// HTML body linking to location, as servers send them.
+func (w *Writer) WriteRedirect(target string, t time.Time, status int, location string) (offset, length int64, err error) {
+	body := []byte(`<html><body><a href="` + html.EscapeString(location) + `">Moved</a></body></html>`)
+	return w.WriteResponseHeader(target, t, status, [][2]string{{"Location", location}, {"Content-Type", "text/html"}}, body)
+}
+
+// WriteResponseHeader writes a response record: an HTTP/1.1 response
+// with status, the header fields (name, value) in order and body,
+// captured from target at t. Content-Length is added.
+func (w *Writer) WriteResponseHeader(target string, t time.Time, status int, header [][2]string, body []byte) (offset, length int64, err error) {
 	w.blk.Reset()
 	fmt.Fprintf(&w.blk, "HTTP/1.1 %d %s\r\n", status, statusText(status))
-	if contentType != "" {
-		w.blk.WriteString("Content-Type: " + contentType + "\r\n")
+	for _, f := range header {
+		w.blk.WriteString(f[0] + ": " + f[1] + "\r\n")
 	}
 	w.blk.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n")
 	w.blk.Write(body)
@@ -110,6 +130,12 @@ func statusText(code int) string {
 		return "Moved Permanently"
 	case 302:
 		return "Found"
+	case 303:
+		return "See Other"
+	case 307:
+		return "Temporary Redirect"
+	case 308:
+		return "Permanent Redirect"
 	case 404:
 		return "Not Found"
 	case 500:

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,13 +38,20 @@ func init() {
 			}},
 		browserPage{template: "web", name: "web-signed-in", path: fixed("/web?match=domain&url=example.org"), signedIn: true, status: http.StatusOK},
 		browserPage{template: "web_domain", name: "web-domain-signed-in", path: fixed("/web/domains/example.org"), signedIn: true, status: http.StatusOK},
+		browserPage{template: "web_file", name: "web-file", path: fixed("/web"), signedIn: true, status: http.StatusOK,
+			prepare: func(b *browser, s *browserServer, _ *browserFixtures) {
+				c := webCrawlOf(b.t, s, false)
+				if err := b.load(http.StatusOK, chromedp.Navigate(s.base+"/web/files/"+c.file)); err != nil {
+					b.t.Fatalf("open the WARC file's page: %v", err)
+				}
+			}},
 	)
 }
 
-// webBrowserCrawl is a crawl ingested into a server: its collection and
-// the id of the home page's first capture.
+// webBrowserCrawl is a crawl ingested into a server: its collection, its
+// work and WARC file, and the id of the home page's first capture.
 type webBrowserCrawl struct {
-	collection, work, capture string
+	collection, work, file, capture string
 }
 
 // webCrawls holds the crawl of each server (by its address), made once.
@@ -88,14 +96,15 @@ func webCrawlOf(t *testing.T, s *browserServer, public bool) *webBrowserCrawl {
 	s.api(t, "PATCH", "/resources/"+c.work, map[string]any{"visibility": vis}, http.StatusOK, nil)
 	var caps struct {
 		Captures []struct {
-			ID int64 `json:"id"`
+			ID   int64  `json:"id"`
+			File string `json:"file"`
 		} `json:"captures"`
 	}
 	s.api(t, "GET", "/web/captures?url="+url.QueryEscape("http://example.org/"), nil, http.StatusOK, &caps)
 	if len(caps.Captures) != 2 {
 		t.Fatalf("the home page has %d captures, want 2", len(caps.Captures))
 	}
-	c.capture = fmt.Sprint(caps.Captures[0].ID)
+	c.capture, c.file = fmt.Sprint(caps.Captures[0].ID), caps.Captures[0].File
 	if webCrawls.m == nil {
 		webCrawls.m = map[string]*webBrowserCrawl{}
 	}
@@ -105,7 +114,10 @@ func webCrawlOf(t *testing.T, s *browserServer, public bool) *webBrowserCrawl {
 
 // webBrowserWARC is the crawl: example.org's home page linking to its
 // pages and to example.net, its pages linking back, example.net linking
-// to example.org's news, and the home page captured again a day later.
+// to example.org's news, the home page captured again a day later, and
+// http://portelwyn-museum.example/visit redirecting (301) to
+// https://www.portelwyn-museum.example/visit/, captured just before it
+// (two URLs of one index key).
 func webBrowserWARC(t *testing.T) []byte {
 	t.Helper()
 	t0 := time.Date(2024, 3, 15, 9, 30, 0, 0, time.UTC)
@@ -137,8 +149,22 @@ func webBrowserWARC(t *testing.T) []byte {
 			t.Fatalf("record %d: %v", i, err)
 		}
 	}
+	// plain text, so that the link index holds none of their links
+	if _, _, err := w.WriteResponseHeader(webRedirect, t0.Add(6*time.Minute), 301,
+		[][2]string{{"Location", webRedirectTarget}, {"Content-Type", "text/plain"}}, []byte("Moved to "+webRedirectTarget)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.WriteResponse(webRedirectTarget, t0.Add(6*time.Minute+time.Second), 200, "text/plain", []byte("Opening hours")); err != nil {
+		t.Fatal(err)
+	}
 	return buf.Bytes()
 }
+
+// The redirect of the crawl and where it leads.
+const (
+	webRedirect       = "http://portelwyn-museum.example/visit"
+	webRedirectTarget = "https://www.portelwyn-museum.example/visit/"
+)
 
 // TestBrowserWeb drives the web archive pages of a real `shelfmark
 // serve`, after `shelfmark ingest` of a generated crawl, by keyboard
@@ -250,7 +276,61 @@ func TestBrowserWeb(t *testing.T) {
 		t.Errorf("the administrator's capture page has no links in and out: %s", b.text())
 	}
 	check("web-capture-links")
+
+	// a redirect and the page it leads to share a key, and each capture
+	// is listed at the URL it was recorded at
+	b.open("/web?url="+url.QueryEscape(webRedirect), http.StatusOK)
+	var rows []string
+	b.eval("the captures listed", `[...document.querySelectorAll("table.web-captures tbody tr")].map(r => r.cells[1].innerText + " " + r.cells[2].innerText)`, &rows)
+	if want := []string{webRedirect + " 301", webRedirectTarget + " 200"}; !slices.Equal(rows, want) {
+		t.Errorf("the lookup of %s lists %q, want %q", webRedirect, rows, want)
+	}
+	b.tabTo("reach the redirect's capture", `table.web-captures a[href^="/web/captures/"]`, false, 40)
+	b.expect("open it with Enter", http.StatusOK, chromedp.KeyEvent(kb.Enter))
+	if txt := b.text(); !strings.Contains(txt, "Capture of "+webRedirect) || !strings.Contains(txt, "HTTP response (301)") {
+		t.Errorf("the redirect's capture page: %s", txt)
+	}
+	check("web-capture-redirect")
+	// every capture of its URL, by keyboard
+	b.tabTo("reach Every capture of this URL", `main a[href^="/web?url="]`, false, 40)
+	b.expect("follow it with Enter", http.StatusOK, chromedp.KeyEvent(kb.Enter))
+	if loc := b.location(); loc != "/web?url="+url.QueryEscape(webRedirect) || b.nodeCount(`table.web-captures a[href^="/web/captures/"]`) != 2 {
+		t.Errorf("Every capture of this URL went to %s: %s", loc, b.text())
+	}
+
+	// the work the crawl's ingest made: no book, its captures a link away
+	b.open("/web/captures/"+crawl.capture, http.StatusOK)
+	b.tabTo("reach the work that holds it", `main a[href="/works/`+crawl.work+`"]`, false, 40)
+	b.expect("open the work with Enter", http.StatusOK, chromedp.KeyEvent(kb.Enter))
+	if b.nodeCount(`a[href$="/pages"]`) != 0 || b.nodeCount("#viewer") != 0 || b.nodeCount("#pages-h") != 0 || strings.Contains(b.text(), "Arrange pages") {
+		t.Errorf("the page of the crawl's work shows a book's controls: %s", b.text())
+	}
+	check("web-work")
+	b.tabTo("reach the captures of its WARC file", `main a[href="/web/files/`+crawl.file+`"]`, false, 40)
+	b.expect("open them with Enter", http.StatusOK, chromedp.KeyEvent(kb.Enter))
+	if n := b.nodeCount(`table.web-captures a[href^="/web/captures/"]`); n != 9 || !strings.Contains(b.text(), "Captures in example-crawl.warc.gz") {
+		t.Errorf("the WARC file's page lists %d captures, want 9: %s", n, b.text())
+	}
+	check("web-file")
 	b.close()
+
+	// signing in from the header comes back to the page, query and all
+	from := "/web?match=domain&url=example.org"
+	in := newBrowserIn(t, s.base, t.Name()+"-signin")
+	in.open(from, http.StatusOK)
+	in.tabTo("reach Sign in in the header", `header .account a[href^="/login?"]`, false, 30)
+	in.expect("open the sign-in page with Enter", http.StatusOK, chromedp.KeyEvent(kb.Enter))
+	in.run("fill the sign-in form",
+		chromedp.SendKeys("#login-name", "admin", chromedp.ByQuery),
+		chromedp.SendKeys("#login-password", browserAdminPassword+kb.Enter, chromedp.ByQuery))
+	in.waitFor("back at the page", `location.pathname === "/web" && document.querySelector('form[action="/logout"]') !== null`, `location.href`, browserStep)
+	if loc := in.location(); loc != from {
+		t.Errorf("signing in from %s came back to %s", from, loc)
+	}
+	if n := in.nodeCount(`table.web-captures a[href^="/web/captures/"]`); n != 5 {
+		t.Errorf("back at %s after signing in: %d captures, want 5", from, n)
+	}
+	in.close()
 
 	// in German
 	de := newBrowserIn(t, s.base, t.Name()+"-de")
