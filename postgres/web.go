@@ -65,7 +65,7 @@ func scanWebFile(rows pgx.Rows) (*shelfmark.WebFileRow, error) {
 
 // captureCols are the columns scanCapture reads: a capture c joined with
 // its URL u; the capture's URL is its own when it has one (see
-// migration 0013_capture_target.sql), else its key's.
+// migration 0014_capture_target.sql), else its key's.
 const captureCols = `c.id, c.url, c.file, c.byte_offset, c.byte_length, c.time, c.type, c.mime, c.status, c.digest, c.record_id, c.links, u.surt, COALESCE(c.target, u.url)`
 
 func scanCapture(rows pgx.Rows) (*shelfmark.CaptureRow, error) {
