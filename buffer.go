@@ -282,3 +282,11 @@ func (b *bufferedTx) Tombstone(ctx context.Context, key, seq int64, at time.Time
 	}
 	return b.WriteTx.Tombstone(ctx, key, seq, at)
 }
+
+// FilesHolding reads files, which may be held back.
+func (b *bufferedTx) FilesHolding(ctx context.Context, sha string, limit int) ([]HeldFile, error) {
+	if err := b.flush(ctx); err != nil {
+		return nil, err
+	}
+	return b.WriteTx.FilesHolding(ctx, sha, limit)
+}

@@ -142,6 +142,7 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 		},
 		apply: func(tx WriteTx, seq int64, now time.Time) error {
 			ctx := context.Background()
+			o.uploads = nil
 			for _, m := range members {
 				m.ctx, m.audit = o.ctx, nil
 				if err := m.check(tx); err != nil {
@@ -151,6 +152,10 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 					return err
 				}
 				o.audit = append(o.audit, m.audit...)
+				o.uploads = append(o.uploads, m.uploads...)
+			}
+			if err := forgetUsed(ctx, tx, o); err != nil {
+				return err
 			}
 			if g.SourceKey != "" {
 				return tx.InsertSources(ctx, []string{g.SourceKey}, []int64{rootKey})

@@ -85,6 +85,8 @@ func Run(t *testing.T, open Opener) {
 		{"WebConcurrentIngest", testWebConcurrentIngest},
 		{"WebBatchOnce", testWebBatchOnce},
 		{"AuthFailures", testAuthFailures},
+		{"Uploads", testUploads},
+		{"UploadRights", testUploadRights},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
