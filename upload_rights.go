@@ -16,6 +16,9 @@ import (
 //   - it may read a live file that holds them (the access policy's
 //     readable, for each of the first maxHolders such files).
 //
+// Either way the bytes are stored: a record is written once they are, and
+// goes with them.
+//
 // The check runs inside the commit, after the caller's right to create the
 // file at all, and a refusal is the same answer as for bytes that are not
 // stored: it tells nothing of what others stored, nor its size.
@@ -34,8 +37,9 @@ type UploadService interface {
 	// UploadUsage returns what the caller's uploads, and all users',
 	// hold.
 	UploadUsage(ctx context.Context) (UploadUsage, error)
-	// RecordUploads records that the caller sent the bytes of ups, and
-	// returns the usage after.
+	// RecordUploads records that the caller sent the bytes of ups (each a
+	// use of the record, which DiscardUploads takes back), and returns
+	// the usage after.
 	RecordUploads(ctx context.Context, ups []Upload) (UploadUsage, error)
 	// DiscardUploads forgets the caller's uploads of shas and removes from
 	// blobs the bytes nothing else holds.
@@ -78,10 +82,12 @@ func validDigest(s string) bool {
 // mayName checks that the caller may name the managed bytes of f in a new
 // file, and that f states their size. It reports whether the caller named
 // its own upload, whose record the commit then deletes (the bytes are held
-// by the file from then on). The system and administrators (who read
-// everything) may name any bytes; external files name none.
+// by the file from then on). The system (workers, commands run against
+// the data directory) may name any bytes; an administrator, who reads
+// every file, still names only bytes a file holds or it sent, so that no
+// file is made of bytes that are not stored. External files name none.
 func (g *guard) mayName(ctx context.Context, f *File) (own bool, err error) {
-	if f == nil || !f.Managed() || g.all() {
+	if f == nil || !f.Managed() || g.c.System {
 		return false, nil
 	}
 	if g.c.User == 0 || !validDigest(f.SHA256) {
@@ -233,9 +239,10 @@ func (r *Repository) RecordUploads(ctx context.Context, ups []Upload) (UploadUsa
 }
 
 // DiscardUploads forgets the caller's uploads of shas (the bytes of an
-// upload or deposit that was refused) and removes at once, from blobs,
-// those bytes nothing else holds: no file (live or deleted) and no upload
-// record of anyone. A blob stored again after storedAt (the end of the
+// upload or deposit that was refused: one use of the record each, so that
+// another upload of the same bytes by the caller that waits to be named
+// keeps its record) and removes at once, from blobs, those bytes nothing
+// else holds: no file (live or deleted) and no upload record of anyone. A blob stored again after storedAt (the end of the
 // refused upload's store) is kept, as is every blob of a content store
 // that cannot discard (the collector takes it after its grace period). A
 // failure to remove is returned; the records are gone by then.
@@ -247,7 +254,7 @@ func (r *Repository) DiscardUploads(ctx context.Context, blobs BlobStore, shas [
 	c := CallerFrom(ctx)
 	if c.User != 0 {
 		err := r.store.Update(ctx, func(tx WriteTx) error {
-			_, err := tx.DeleteUploads(ctx, c.User, shas)
+			_, err := tx.ReleaseUploads(ctx, c.User, shas)
 			return err
 		})
 		if err != nil {

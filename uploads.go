@@ -51,12 +51,19 @@ type UploadReadTx interface {
 // keeping the usage UploadUsage reads.
 type UploadWriteTx interface {
 	UploadReadTx
-	// PutUpload records u, or renews the time and size of the user's
-	// record of the same bytes (which the usage counts once).
+	// PutUpload records u, or adds a use to the user's record of the same
+	// bytes and renews its time (the usage counts a record once,
+	// whatever its uses: one for each upload of the bytes that waits to
+	// be named or refused).
 	PutUpload(ctx context.Context, u Upload) error
-	// DeleteUploads deletes the uploads of user among shas and returns how
-	// many it deleted.
+	// DeleteUploads deletes the uploads of user among shas, whatever
+	// their uses (a file names the bytes now), and returns how many it
+	// deleted.
 	DeleteUploads(ctx context.Context, user int64, shas []string) (int, error)
+	// ReleaseUploads takes one use off each upload of user among shas (an
+	// upload of the bytes was refused), deletes those left without any,
+	// and returns how many it deleted.
+	ReleaseUploads(ctx context.Context, user int64, shas []string) (int, error)
 	// PruneUploads deletes at most limit uploads stored before the given
 	// time and returns how many it deleted.
 	PruneUploads(ctx context.Context, before time.Time, limit int) (int, error)

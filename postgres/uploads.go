@@ -90,8 +90,8 @@ func (t *writeTx) PutUpload(ctx context.Context, u shelfmark.Upload) error {
 	}
 	if n == 0 {
 		// the same bytes again: the same size (they are named by their
-		// digest), a later time
-		if _, err := t.r.exec(ctx, `UPDATE uploads SET stored = greatest(stored, $1) WHERE user_key = $2 AND sha256 = $3`,
+		// digest), one more use, a later time
+		if _, err := t.r.exec(ctx, `UPDATE uploads SET stored = greatest(stored, $1), uses = uses + 1 WHERE user_key = $2 AND sha256 = $3`,
 			micros(u.Stored), u.User, u.SHA256); err != nil {
 			return fmt.Errorf("postgres: renew an upload: %w", err)
 		}
@@ -115,6 +115,34 @@ func (t *writeTx) DeleteUploads(ctx context.Context, user int64, shas []string) 
 		})
 	if err != nil {
 		return 0, fmt.Errorf("postgres: delete uploads of user %d: %w", user, err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return int(n), t.addUploadUsage(ctx, map[int64][2]int64{user: {-n, -bytes}})
+}
+
+// ReleaseUploads implements shelfmark.UploadWriteTx: a digest named n
+// times in shas takes n uses off.
+func (t *writeTx) ReleaseUploads(ctx context.Context, user int64, shas []string) (int, error) {
+	if len(shas) == 0 {
+		return 0, nil
+	}
+	if _, err := t.r.exec(ctx, `UPDATE uploads u SET uses = u.uses - d.n
+		FROM (SELECT s, count(*) AS n FROM unnest($2::text[]) s GROUP BY s) d
+		WHERE u.user_key = $1 AND u.sha256 = d.s`, user, shas); err != nil {
+		return 0, fmt.Errorf("postgres: release uploads of user %d: %w", user, err)
+	}
+	var n, bytes int64
+	_, err := t.r.query(ctx, `DELETE FROM uploads WHERE user_key = $1 AND sha256 = ANY($2) AND uses <= 0 RETURNING size`, []any{user, shas},
+		func(rows pgx.Rows) error {
+			var size int64
+			err := rows.Scan(&size)
+			n, bytes = n+1, bytes+size
+			return err
+		})
+	if err != nil {
+		return 0, fmt.Errorf("postgres: release uploads of user %d: %w", user, err)
 	}
 	if n == 0 {
 		return 0, nil

@@ -93,8 +93,8 @@ func (t *tx) PutUpload(ctx context.Context, u shelfmark.Upload) error {
 	}
 	if n == 0 {
 		// the same bytes again: the same size (they are named by their
-		// digest), a later time
-		if _, err := t.exec(ctx, `UPDATE uploads SET stored = max(stored, ?) WHERE user_key = ? AND sha256 = ?`,
+		// digest), one more use, a later time
+		if _, err := t.exec(ctx, `UPDATE uploads SET stored = max(stored, ?), uses = uses + 1 WHERE user_key = ? AND sha256 = ?`,
 			u.Stored.UnixMicro(), u.User, u.SHA256); err != nil {
 			return fmt.Errorf("sqlite: renew an upload: %w", err)
 		}
@@ -122,6 +122,38 @@ func (t *tx) DeleteUploads(ctx context.Context, user int64, shas []string) (int,
 		})
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: delete uploads of user %d: %w", user, err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return int(n), t.addUploadUsage(ctx, map[int64][2]int64{user: {-n, -bytes}})
+}
+
+// ReleaseUploads implements shelfmark.UploadWriteTx: a digest named n
+// times in shas takes n uses off.
+func (t *tx) ReleaseUploads(ctx context.Context, user int64, shas []string) (int, error) {
+	if len(shas) == 0 {
+		return 0, nil
+	}
+	list, err := json.Marshal(shas)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: release uploads: %w", err)
+	}
+	if _, err := t.exec(ctx, `UPDATE uploads SET uses = uses - d.n
+		FROM (SELECT value AS sha, count(*) AS n FROM json_each(?2) GROUP BY value) AS d
+		WHERE uploads.user_key = ?1 AND uploads.sha256 = d.sha`, user, string(list)); err != nil {
+		return 0, fmt.Errorf("sqlite: release uploads of user %d: %w", user, err)
+	}
+	var n, bytes int64
+	err = t.query(ctx, `DELETE FROM uploads WHERE user_key = ? AND sha256 IN (SELECT value FROM json_each(?)) AND uses <= 0 RETURNING size`,
+		[]any{user, string(list)}, func(r *sql.Rows) error {
+			var size int64
+			err := r.Scan(&size)
+			n, bytes = n+1, bytes+size
+			return err
+		})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: release uploads of user %d: %w", user, err)
 	}
 	if n == 0 {
 		return 0, nil

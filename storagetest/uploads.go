@@ -88,6 +88,33 @@ func testUploads(t *testing.T, open Opener) {
 	if got, err := refs.ReferencedBlobs(ctx, []string{sha(2)}); err != nil || len(got) != 0 {
 		t.Errorf("a deleted upload still holds its bytes: %v, %v", got, err)
 	}
+	// a refused upload takes one use off: user 1 sent sha(1) twice
+	release := func(user int64, shas ...string) int {
+		t.Helper()
+		var n int
+		if err := e.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+			var err error
+			n, err = tx.ReleaseUploads(ctx, user, shas)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := release(1, sha(1), sha(9)); n != 0 {
+		t.Errorf("released %d records of two uses, want 0", n)
+	}
+	if u := usage(1); u != (shelfmark.UploadUsage{Files: 1, Bytes: 10, AllFiles: 2, AllBytes: 20}) {
+		t.Errorf("usage after a release of one of two uses: %+v", u)
+	}
+	put(shelfmark.Upload{User: 1, SHA256: sha(1), Size: 10, Stored: t0.Add(3 * time.Second)}) // two uses again
+	if n := release(1, sha(1), sha(1), sha(1)); n != 1 {
+		t.Errorf("released %d records, want 1 (three uses taken off two)", n)
+	}
+	if u := usage(1); u != (shelfmark.UploadUsage{AllFiles: 1, AllBytes: 10}) {
+		t.Errorf("usage after the last use went: %+v", u)
+	}
+	put(shelfmark.Upload{User: 1, SHA256: sha(1), Size: 10, Stored: t0.Add(3 * time.Second)})
 	// pruning takes the oldest first, at most limit
 	prune := func(before time.Time, limit int) int {
 		t.Helper()
@@ -260,9 +287,18 @@ func testUploadRights(t *testing.T, open Opener) {
 	if err := attach(depositor, sha(4), 5); err != nil {
 		t.Errorf("bytes of the caller's own file: %v", err)
 	}
-	// a refused upload's record goes at once
-	if _, err := e.repo.RecordUploads(as(depositor), []shelfmark.Upload{{SHA256: sha(5), Size: 5}}); err != nil {
+	// a refused upload's record goes at once, unless another upload of
+	// the same bytes waits to be named
+	for range 2 {
+		if _, err := e.repo.RecordUploads(as(depositor), []shelfmark.Upload{{SHA256: sha(5), Size: 5}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.repo.DiscardUploads(as(depositor), nil, []string{sha(5)}, time.Now()); err != nil {
 		t.Fatal(err)
+	}
+	if u, err := e.repo.UploadUsage(as(depositor)); err != nil || u.Files != 1 {
+		t.Errorf("usage after one of two uploads was refused: %+v, %v", u, err)
 	}
 	if err := e.repo.DiscardUploads(as(depositor), nil, []string{sha(5)}, time.Now()); err != nil {
 		t.Fatal(err)

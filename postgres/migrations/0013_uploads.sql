@@ -10,6 +10,7 @@ CREATE TABLE uploads (
     sha256   text    NOT NULL,
     size     bigint  NOT NULL,
     stored   bigint  NOT NULL,
+    uses     bigint  NOT NULL DEFAULT 1, -- uploads of these bytes by this user waiting to be named or refused
     PRIMARY KEY (user_key, sha256)
 );
 -- the collector asks whether any upload holds some bytes

@@ -10,6 +10,7 @@ CREATE TABLE uploads (
     sha256   TEXT    NOT NULL,
     size     INTEGER NOT NULL,
     stored   INTEGER NOT NULL,
+    uses     INTEGER NOT NULL DEFAULT 1, -- uploads of these bytes by this user waiting to be named or refused
     PRIMARY KEY (user_key, sha256)
 ) WITHOUT ROWID;
 -- the collector asks whether any upload holds some bytes
