@@ -265,8 +265,9 @@ func titleOf(res *shelfmark.Resource) string {
 // (urlencoded, from the script), or a multipart form carrying the files.
 // "add" shows the form again with one more metadata row. The files a
 // multipart form carried stay the caller's uploads while the form is shown
-// again (it names them, so they are not sent twice); when the deposit is
-// refused otherwise they are removed at once.
+// again to mend a mistake (it names them, so they are not sent twice);
+// when the deposit is refused (403, or any error without the form) the
+// files it carried or named are removed at once.
 func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) (err error) {
 	if err := shelfmark.RequireWrite(r.Context(), "deposit"); err != nil {
 		return err
@@ -343,9 +344,19 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) (err error)
 	work, err := s.storeDeposit(r, d, stmts)
 	if err != nil {
 		switch shelfmark.ErrorCode(err) {
-		case shelfmark.EINVALID, shelfmark.EFORBIDDEN, shelfmark.EDIGESTMISMATCH:
-			// a file named with the wrong size, or bytes the caller may
-			// not name, are judged by the engine with the deposit
+		case shelfmark.EFORBIDDEN:
+			// refused: the files it carried or named go at once, and the
+			// form is shown again without them
+			sent.shas = append(sent.shas, shasOf(d.Files)...)
+			sent.last = time.Now()
+			sent.drop(r.Context(), s)
+			d.Files = nil
+			return again(http.StatusForbidden, shelfmark.ErrorMessage(err))
+		case shelfmark.EINVALID, shelfmark.EDIGESTMISMATCH:
+			// a mistake the form can mend (a file named with the wrong
+			// size, or bytes the caller may not name, are judged by the
+			// engine with the deposit): the files stay the caller's
+			// uploads, named by the form shown again
 			return again(statusOf[shelfmark.ErrorCode(err)], shelfmark.ErrorMessage(err))
 		}
 		return err
@@ -424,6 +435,15 @@ func (s *Server) namedFiles(r *http.Request, form url.Values) ([]depositFile, er
 		out[i] = depositFile{Name: f.Name, MediaType: f.MediaType, SHA256: f.SHA256, Size: f.Size}
 	}
 	return out, nil
+}
+
+// shasOf lists the digests of files.
+func shasOf(files []depositFile) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.SHA256
+	}
+	return out
 }
 
 // sentFiles are the files a deposit form carried, stored as the caller's
