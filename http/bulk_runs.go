@@ -100,10 +100,10 @@ type bulkRun struct {
 	Collection string
 	dir        string // the run's staging directory
 	// bytes is what the run's staged files hold (set before it is added)
-	bytes int64
-	manifest   string // the staged manifest
-	root       string // where the manifest's file paths are resolved
-	fromPath   bool   // root is a server path (not the run's own)
+	bytes    int64
+	manifest string // the staged manifest
+	root     string // where the manifest's file paths are resolved
+	fromPath bool   // root is a server path (not the run's own)
 	// checked counts the works read while checking.
 	checked atomic.Int64
 
@@ -244,10 +244,10 @@ func (b *bulkRuns) add(r *bulkRun) error {
 func (b *bulkRuns) expireLocked(owner int64, stopOwn bool) (int, error) {
 	userCap, allCap := b.userStaged, b.staged
 	if userCap <= 0 {
-		userCap = defaultMaxBulkPreviewsPerUser
+		userCap = DefaultMaxBulkPreviewsPerUser
 	}
 	if allCap <= 0 {
-		allCap = defaultMaxBulkPreviews
+		allCap = DefaultMaxBulkPreviews
 	}
 	mine, checking, staged := 0, 0, 0
 	for i := len(b.runs) - 1; i >= 0; i-- { // newest first

@@ -19,14 +19,18 @@ import (
 	"github.com/shelfmark/shelfmark"
 )
 
-// Defaults of the upload limits of Options.
+// Defaults of the upload limits of Options (see there for what each
+// caps and what is answered past it).
 const (
-	defaultUploadQuotaBytes       = 32 << 30
-	defaultUploadQuotaFiles       = 100_000
-	defaultUploadQuotaTotalBytes  = 128 << 30
-	defaultMaxZipRatio            = 100
-	defaultMaxBulkPreviews        = 32
-	defaultMaxBulkPreviewsPerUser = 4
+	DefaultUploadQuotaBytes       = 32 << 30
+	DefaultUploadQuotaFiles       = 100_000
+	DefaultUploadQuotaTotalBytes  = 128 << 30
+	DefaultMaxZipRatio            = 100
+	DefaultMaxBulkPreviews        = 32
+	DefaultMaxBulkPreviewsPerUser = 4
+)
+
+const (
 	// zipRatioFloor is the unpacked size up to which an entry (or an
 	// archive) is not judged by its compression ratio: small files of
 	// zeros compress far, and cost nothing.
@@ -36,22 +40,22 @@ const (
 // uploadDefaults fills in the upload limits left at zero.
 func uploadDefaults(o *Options) {
 	if o.UploadQuotaBytes <= 0 {
-		o.UploadQuotaBytes = defaultUploadQuotaBytes
+		o.UploadQuotaBytes = DefaultUploadQuotaBytes
 	}
 	if o.UploadQuotaFiles <= 0 {
-		o.UploadQuotaFiles = defaultUploadQuotaFiles
+		o.UploadQuotaFiles = DefaultUploadQuotaFiles
 	}
 	if o.UploadQuotaTotalBytes <= 0 {
-		o.UploadQuotaTotalBytes = defaultUploadQuotaTotalBytes
+		o.UploadQuotaTotalBytes = DefaultUploadQuotaTotalBytes
 	}
 	if o.MaxZipRatio <= 0 {
-		o.MaxZipRatio = defaultMaxZipRatio
+		o.MaxZipRatio = DefaultMaxZipRatio
 	}
 	if o.MaxBulkPreviews <= 0 {
-		o.MaxBulkPreviews = defaultMaxBulkPreviews
+		o.MaxBulkPreviews = DefaultMaxBulkPreviews
 	}
 	if o.MaxBulkPreviewsPerUser <= 0 {
-		o.MaxBulkPreviewsPerUser = defaultMaxBulkPreviewsPerUser
+		o.MaxBulkPreviewsPerUser = DefaultMaxBulkPreviewsPerUser
 	}
 }
 
