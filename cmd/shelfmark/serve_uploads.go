@@ -27,7 +27,8 @@ func (u *uploadFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&u.userPreviews, "bulk-max-previews-per-user", shttp.DefaultMaxBulkPreviewsPerUser, "the most previews of web bulk ingests a user keeps staged; a new upload discards the user's oldest")
 }
 
-// apply sets the limits on opts, whose MaxUploadBytes is set.
+// apply sets the limits on opts; a limit left empty or 0 (a config made
+// without the flags) keeps the server's default.
 func (u *uploadFlags) apply(opts *shttp.Options) error {
 	for _, s := range []struct {
 		flag, value string
@@ -47,7 +48,7 @@ func (u *uploadFlags) apply(opts *shttp.Options) error {
 		flag  string
 		value int64
 	}{{"--upload-quota-files", u.quotaFiles}, {"--zip-max-ratio", u.zipRatio}, {"--bulk-max-previews", int64(u.previews)}, {"--bulk-max-previews-per-user", int64(u.userPreviews)}} {
-		if n.value <= 0 {
+		if n.value < 0 {
 			return fmt.Errorf("%s must be at least 1, not %d", n.flag, n.value)
 		}
 	}
