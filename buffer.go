@@ -296,3 +296,11 @@ func (b *bufferedTx) SetEffectiveAccess(ctx context.Context, rows []*ResourceRow
 	}
 	return b.WriteTx.SetEffectiveAccess(ctx, rows)
 }
+
+// FilesHolding reads files, which may be held back.
+func (b *bufferedTx) FilesHolding(ctx context.Context, sha string, limit int) ([]HeldFile, error) {
+	if err := b.flush(ctx); err != nil {
+		return nil, err
+	}
+	return b.WriteTx.FilesHolding(ctx, sha, limit)
+}

@@ -30,6 +30,10 @@ type op struct {
 	// the keys the group creates: a parent among them was authorised by
 	// the group's root.
 	group map[int64]bool
+	// uploads are the digests of the caller's own uploads the op names in
+	// files (set by its check): their records go when it is applied, by
+	// the op itself or, in a group, by the group once every member is.
+	uploads []string
 }
 
 // errApply marks a batch that must be retried without the op whose apply

@@ -23,6 +23,7 @@ const (
 	EFORBIDDEN      = "forbidden"       // 403: the caller may see the resource but not do this
 	ESTORAGEFULL    = "storage_full"    // 507: the disk or database has no space left
 	ETOOMANY        = "too_many"        // 429: too many attempts or concurrent requests; retry later
+	EQUOTA          = "quota"           // 507: the caller's (or the server's) quota of stored bytes is reached
 )
 
 // Error is the error type of the domain. Code is one of the E* constants,

@@ -293,6 +293,7 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 		},
 		apply: func(tx WriteTx, seq int64, now time.Time) error {
 			ctx := context.Background()
+			o.uploads = nil
 			if out.adopted {
 				return tx.InsertSources(ctx, []string{g.SourceKey}, []int64{out.former})
 			}
@@ -305,6 +306,10 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 					return err
 				}
 				o.audit = append(o.audit, m.audit...)
+				o.uploads = append(o.uploads, m.uploads...)
+			}
+			if err := forgetUsed(ctx, tx, o); err != nil {
+				return err
 			}
 			if record != "" {
 				return tx.InsertSources(ctx, []string{record}, []int64{rootKey})

@@ -413,6 +413,13 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 			}
 			sourceRow = s
 		}
+		// the bytes a file names, once the caller may create it at all
+		o.uploads = nil
+		if own, err := g.mayName(ctx, nr.File); err != nil {
+			return err
+		} else if own {
+			o.uploads = []string{nr.File.SHA256}
+		}
 		if err := r.checkCollections(ctx, g, colls); err != nil {
 			return err
 		}
@@ -466,6 +473,11 @@ func (r *Repository) createOp(nr *NewResource, key, position int64) (*op, *Resou
 		if nr.File != nil {
 			if err := tx.InsertFiles(ctx, []int64{key}, []*File{nr.File}); err != nil {
 				return err
+			}
+			if o.group == nil {
+				if err := forgetUsed(ctx, tx, o); err != nil {
+					return err
+				}
 			}
 			// the file's first job is enqueued in the transaction that
 			// stores it: a crash loses neither, and no job runs for a

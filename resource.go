@@ -153,6 +153,7 @@ type Page struct {
 
 // ResourceService is the repository as the API sees it.
 type ResourceService interface {
+	UploadService
 	// IDs returns the codec between database keys and ids.
 	IDs() *IDCodec
 	// CheckEdit answers nil when the caller may change the resource, and

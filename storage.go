@@ -112,6 +112,7 @@ type ReadTx interface {
 	SearchReadTx
 	AccountReadTx
 	WebReadTx
+	UploadReadTx
 	// Resource returns the row for key, or (nil, nil) when there is none.
 	Resource(ctx context.Context, key int64) (*ResourceRow, error)
 	// Resources returns the rows that exist among keys, in any order.
@@ -156,6 +157,7 @@ type WriteTx interface {
 	SearchWriteTx
 	AccountWriteTx
 	WebWriteTx
+	UploadWriteTx
 	// NextSeq reserves n consecutive change sequence numbers and returns
 	// the first. Sequence numbers are handed out in commit order: a
 	// transaction that takes a number holds the counter until it ends.

@@ -35,10 +35,10 @@ const (
 	// being checked or running when one is started.
 	bulkMaxRuns    = 64
 	bulkMaxRunning = 4
-	// bulkMaxPreviews bounds the previews a user keeps staged (older ones
-	// are discarded), and bulkPreviewTTL how long a preview stays.
-	bulkMaxPreviews = 8
-	bulkPreviewTTL  = 24 * time.Hour
+	// bulkPreviewTTL is how long a preview stays (the previews a user
+	// and the server keep staged are Options.MaxBulkPreviewsPerUser and
+	// MaxBulkPreviews).
+	bulkPreviewTTL = 24 * time.Hour
 	// bulkMaxFailures bounds the failures a run keeps for its page (the
 	// counts cover all).
 	bulkMaxFailures = 1000
@@ -70,6 +70,13 @@ type bulkRuns struct {
 	// rate caps the works a second a run stores (0: no cap; for tests that
 	// need a run to last).
 	rate float64
+	// staged and userStaged cap the runs holding staged files (being
+	// checked or previews), on the server and per user (0: the defaults
+	// of Options).
+	staged, userStaged int
+	// inflight holds, by user, the bytes uploads being staged have
+	// reserved (see stageMeter).
+	inflight map[int64]int64
 }
 
 // bulkCheckWait is how long an upload waits for the check of its manifest:
@@ -92,9 +99,11 @@ type bulkRun struct {
 	// the one its row names).
 	Collection string
 	dir        string // the run's staging directory
-	manifest   string // the staged manifest
-	root       string // where the manifest's file paths are resolved
-	fromPath   bool   // root is a server path (not the run's own)
+	// bytes is what the run's staged files hold (set before it is added)
+	bytes    int64
+	manifest string // the staged manifest
+	root     string // where the manifest's file paths are resolved
+	fromPath bool   // root is a server path (not the run's own)
 	// anyway is set when the owner chose to store the works stored before
 	// anyway (set by start)
 	anyway bool
@@ -210,22 +219,9 @@ func (b *bulkRuns) add(r *bulkRun) error {
 	if b.closed {
 		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "The server is stopping.")
 	}
-	mine, checking := 0, 0
-	for i := len(b.runs) - 1; i >= 0; i-- { // newest first
-		o := b.runs[i]
-		state := o.status().State
-		if state == bulkStateChecking && o.Owner == r.Owner {
-			checking++
-		}
-		if state != bulkStatePreview {
-			continue
-		}
-		if o.Owner == r.Owner {
-			mine++
-		}
-		if time.Since(o.Created) > bulkPreviewTTL || (o.Owner == r.Owner && mine >= bulkMaxPreviews) {
-			o.stop()
-		}
+	checking, err := b.expireLocked(r.Owner, true)
+	if err != nil {
+		return err
 	}
 	if checking >= bulkMaxRunning {
 		return shelfmark.Errorf(shelfmark.ETOOMANY, "%d of your manifests are being checked; upload the next when one of them is done.", checking)
@@ -241,6 +237,93 @@ func (b *bulkRuns) add(r *bulkRun) error {
 	}
 	b.runs = append(b.runs, r)
 	return nil
+}
+
+// expireLocked discards the previews older than bulkPreviewTTL and, with
+// stopOwn, the oldest of owner's beyond its cap less one (room for the
+// next; without stopOwn they are only not counted), and returns how many
+// of owner's manifests are being checked; EQUOTA when the server holds
+// its cap of staged runs even so. b.mu is held.
+func (b *bulkRuns) expireLocked(owner int64, stopOwn bool) (int, error) {
+	userCap, allCap := b.userStaged, b.staged
+	if userCap <= 0 {
+		userCap = DefaultMaxBulkPreviewsPerUser
+	}
+	if allCap <= 0 {
+		allCap = DefaultMaxBulkPreviews
+	}
+	mine, checking, staged := 0, 0, 0
+	for i := len(b.runs) - 1; i >= 0; i-- { // newest first
+		o := b.runs[i]
+		state := o.status().State
+		if state == bulkStateChecking {
+			staged++
+			if o.Owner == owner {
+				checking++
+			}
+		}
+		if state != bulkStatePreview {
+			continue
+		}
+		if o.Owner == owner {
+			mine++
+		}
+		switch {
+		case time.Since(o.Created) > bulkPreviewTTL:
+			o.stop()
+			continue
+		case o.Owner == owner && mine >= userCap:
+			if stopOwn {
+				o.stop()
+			}
+			continue
+		}
+		staged++
+	}
+	if staged >= allCap {
+		return checking, &shelfmark.Error{Code: shelfmark.EQUOTA,
+			Message: fmt.Sprintf("Upload quota reached: this server holds %d bulk ingests staged for a preview or being checked, its most; start or cancel one (or wait for one to expire), then upload again.", staged),
+			Details: map[string]any{"quota": "previews", "limit": allCap, "used": staged}}
+	}
+	return checking, nil
+}
+
+// admit refuses, before anything is staged, an upload by owner when the
+// server holds its cap of staged runs (EQUOTA), discarding expired
+// previews and owner's oldest beyond its cap first.
+func (b *bulkRuns) admit(owner int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, err := b.expireLocked(owner, false)
+	return err
+}
+
+// stagedBytes returns what the staged files of user's runs hold, with the
+// bytes user's uploads being staged reserved, and the same for all users:
+// runs being checked, previews and running ingests hold their files.
+func (b *bulkRuns) stagedBytes(user int64) (mine, all int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stagedLocked(user)
+}
+
+func (b *bulkRuns) stagedLocked(user int64) (mine, all int64) {
+	for _, r := range b.runs {
+		switch r.status().State {
+		case bulkStateChecking, bulkStatePreview, bulkStateRunning:
+			all += r.bytes
+			if r.Owner == user {
+				mine += r.bytes
+			}
+		}
+	}
+	for u, n := range b.inflight {
+		all += n
+		if u == user {
+			mine += n
+		}
+	}
+	return mine, all
 }
 
 // remove forgets a run (one whose manifest was refused at once).
@@ -373,7 +456,7 @@ func (r *bulkRun) run(ctx context.Context, s *Server, rate float64) (*ingest.Sta
 	}
 	defer src.Close()
 	return ingest.Run(ctx, s.opts.Resources, s.opts.Blobs, src, ingest.Options{Collection: shelfmark.ID(r.Collection), Workers: 2, Rate: rate,
-		StoreAnyway: r.anyway, Progress: r.progress})
+		StoreAnyway: r.anyway, Progress: r.progress, Uploads: bulkUploads{s}})
 }
 
 // progress records the pipeline's counts as items finish.

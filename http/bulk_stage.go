@@ -10,6 +10,7 @@ package http
 
 import (
 	"archive/zip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -45,7 +46,7 @@ func (s *Server) bulkExpandLimit() int64 {
 	if s.opts.MaxBulkExpandBytes > 0 {
 		return s.opts.MaxBulkExpandBytes
 	}
-	return 4 * s.bulkUploadLimit()
+	return 2 * s.bulkUploadLimit()
 }
 
 // bulkForm is what the upload of POST /bulk gave, staged in dir.
@@ -58,10 +59,11 @@ type bulkForm struct {
 	collection   string // the collection every work goes into, "" when none
 }
 
-// bulkStageForm streams the multipart form of r into dir. The form token
-// must come before any file (the interface's form sends it first; an
-// X-CSRF-Token header or an API token does as well).
-func (s *Server) bulkStageForm(w http.ResponseWriter, r *http.Request, dir string) (*bulkForm, error) {
+// bulkStageForm streams the multipart form of r into dir, counting what
+// it writes with m. The form token must come before any file (the
+// interface's form sends it first; an X-CSRF-Token header or an API token
+// does as well).
+func (s *Server) bulkStageForm(w http.ResponseWriter, r *http.Request, dir string, m *stageMeter) (*bulkForm, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.bulkUploadLimit())
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -115,7 +117,7 @@ func (s *Server) bulkStageForm(w http.ResponseWriter, r *http.Request, dir strin
 			if name == "manifest" {
 				to = filepath.Join(dir, "manifest.csv")
 			}
-			n, err := bulkSaveFile(part, to)
+			n, err := bulkSaveFile(part, to, m)
 			if err != nil {
 				return nil, err
 			}
@@ -165,8 +167,8 @@ func bulkReadField(p *multipart.Part) (string, error) {
 	return string(b), nil
 }
 
-// bulkSaveFile writes a file part to a new file.
-func bulkSaveFile(p *multipart.Part, to string) (int64, error) {
+// bulkSaveFile writes a file part to a new file, counted by m.
+func bulkSaveFile(p *multipart.Part, to string, m *stageMeter) (int64, error) {
 	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -174,11 +176,15 @@ func bulkSaveFile(p *multipart.Part, to string) (int64, error) {
 		}
 		return 0, fmt.Errorf("bulk ingest: stage %s: %w", p.FormName(), err)
 	}
-	n, err := io.Copy(out, p)
+	n, err := io.Copy(io.MultiWriter(m, out), p)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
+		var se *shelfmark.Error
+		if errors.As(err, &se) {
+			return 0, err // a quota reached
+		}
 		var maxErr *http.MaxBytesError
 		if errors.As(err, &maxErr) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "multipart") {
 			return 0, bulkFormError(err)
@@ -234,9 +240,28 @@ func bulkZipName(name string) (string, error) {
 	return path.Clean(n), nil
 }
 
+// zipAllowed is what the ratio cap lets compressed bytes unpack to.
+func (s *Server) zipAllowed(compressed uint64) uint64 {
+	if compressed > (1<<63-1)/uint64(s.opts.MaxZipRatio) {
+		return 1<<63 - 1
+	}
+	return max(zipRatioFloor, compressed*uint64(s.opts.MaxZipRatio))
+}
+
+// zipBomb is the error of a zip that unpacks too far (413).
+func (s *Server) zipBomb(what string, compressed, unpacked uint64) error {
+	return &shelfmark.Error{Code: shelfmark.ETOOLARGE,
+		Message: fmt.Sprintf("%s unpacks to %s from %s, more than %d times as much; this server takes zips that expand at most %d times (beyond 1 MB). Nothing was stored.",
+			what, humanBytes(int64(min(unpacked, 1<<62))), humanBytes(int64(min(compressed, 1<<62))), s.opts.MaxZipRatio, s.opts.MaxZipRatio),
+		Details: map[string]any{"max_ratio": s.opts.MaxZipRatio}}
+}
+
 // bulkUnzip checks every entry of the zip at zipPath, then unpacks it into
-// dest (which exists and is empty).
-func (s *Server) bulkUnzip(zipPath, dest string) error {
+// dest (which exists and is empty), counting what it writes with m. It
+// bounds the unpacked size and the compression ratio of each entry and of
+// the whole archive twice: by the sizes the zip declares, before anything
+// is unpacked, and by the bytes actually unpacked (declared sizes lie).
+func (s *Server) bulkUnzip(zipPath, dest string, m *stageMeter) error {
 	zr, err := zip.OpenReader(zipPath)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return shelfmark.Errorf(shelfmark.EINVALID, "The files are not a zip archive: %v", err)
@@ -245,6 +270,11 @@ func (s *Server) bulkUnzip(zipPath, dest string) error {
 	if len(zr.File) > bulkMaxZipEntries {
 		return shelfmark.Errorf(shelfmark.EINVALID, "The zip has %d entries; at most %d are taken.", len(zr.File), bulkMaxZipEntries)
 	}
+	fi, err := os.Stat(zipPath)
+	if err != nil {
+		return fmt.Errorf("bulk ingest: the staged zip: %w", err)
+	}
+	archive := s.zipAllowed(uint64(fi.Size()))
 	limit := s.bulkExpandLimit()
 	names := make([]string, len(zr.File))
 	seen := make(map[string]bool, len(zr.File))
@@ -266,12 +296,18 @@ func (s *Server) bulkUnzip(zipPath, dest string) error {
 		}
 		seen[n] = true
 		names[i] = n
+		if f.UncompressedSize64 > s.zipAllowed(f.CompressedSize64) {
+			return s.zipBomb(fmt.Sprintf("The zip entry %q", f.Name), f.CompressedSize64, f.UncompressedSize64)
+		}
 		total += f.UncompressedSize64
 		if total > uint64(limit) {
 			return shelfmark.Errorf(shelfmark.ETOOLARGE, "The zip unpacks to more than this server accepts (%d bytes).", limit)
 		}
+		if total > archive {
+			return s.zipBomb("The zip", uint64(fi.Size()), total)
+		}
 	}
-	budget := limit
+	budget, unpacked := limit, uint64(0)
 	for i, f := range zr.File {
 		if names[i] == "." {
 			continue
@@ -286,38 +322,54 @@ func (s *Server) bulkUnzip(zipPath, dest string) error {
 		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 			return shelfmark.Errorf(shelfmark.EINVALID, "The zip entry %q cannot be unpacked: %v", f.Name, bulkUnwrapPath(err))
 		}
-		n, err := bulkUnzipFile(f, to, budget)
-		if err != nil {
+		// what this entry may unpack to: what is left of the caps, and
+		// its own ratio and declared size
+		own, rest := s.zipAllowed(f.CompressedSize64), archive-unpacked
+		entry := min(budget, int64(min(own, rest, 1<<62)))
+		n, over, err := bulkUnzipFile(f, to, entry, m)
+		switch {
+		case err != nil:
 			return err
+		case uint64(n) > f.UncompressedSize64:
+			return shelfmark.Errorf(shelfmark.EINVALID, "The zip entry %q holds more than the %d bytes it declares; such a zip is refused. Nothing was stored.", f.Name, f.UncompressedSize64)
+		case over && entry == budget:
+			return shelfmark.Errorf(shelfmark.ETOOLARGE, "The zip unpacks to more than this server accepts (%d bytes).", limit)
+		case over && uint64(entry) == own:
+			return s.zipBomb(fmt.Sprintf("The zip entry %q", f.Name), f.CompressedSize64, uint64(n))
+		case over:
+			return s.zipBomb("The zip", uint64(fi.Size()), unpacked+uint64(n))
 		}
 		budget -= n
+		unpacked += uint64(n)
 	}
 	return nil
 }
 
-// bulkUnzipFile unpacks one entry, reading at most budget bytes (an entry
-// that states a size smaller than what it holds is refused).
-func bulkUnzipFile(f *zip.File, to string, budget int64) (int64, error) {
+// bulkUnzipFile unpacks one entry, counted by m, and returns its size; over
+// reports that it holds more than limit bytes (it reads limit+1, and the
+// caller refuses the zip).
+func bulkUnzipFile(f *zip.File, to string, limit int64, m *stageMeter) (n int64, over bool, err error) {
 	rc, err := f.Open()
 	if err != nil {
-		return 0, shelfmark.Errorf(shelfmark.EINVALID, "The zip entry %q cannot be read: %v", f.Name, err)
+		return 0, false, shelfmark.Errorf(shelfmark.EINVALID, "The zip entry %q cannot be read: %v", f.Name, err)
 	}
 	defer rc.Close()
 	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		return 0, shelfmark.Errorf(shelfmark.EINVALID, "The zip entry %q cannot be unpacked: %v", f.Name, bulkUnwrapPath(err))
+		return 0, false, shelfmark.Errorf(shelfmark.EINVALID, "The zip entry %q cannot be unpacked: %v", f.Name, bulkUnwrapPath(err))
 	}
-	n, err := io.Copy(out, io.LimitReader(rc, budget+1))
+	n, err = io.Copy(io.MultiWriter(m, out), io.LimitReader(rc, limit+1))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
+	var se *shelfmark.Error
 	switch {
+	case errors.As(err, &se):
+		return 0, false, err // a quota reached
 	case err != nil:
-		return 0, shelfmark.Errorf(shelfmark.EINVALID, "The zip entry %q cannot be read: %v", f.Name, err)
-	case n > budget:
-		return 0, shelfmark.Errorf(shelfmark.ETOOLARGE, "The zip unpacks to more than this server accepts.")
+		return 0, false, shelfmark.Errorf(shelfmark.EINVALID, "The zip entry %q cannot be read: %v", f.Name, err)
 	}
-	return n, nil
+	return n, n > limit, nil
 }
 
 func bulkUnwrapPath(err error) error {
@@ -384,4 +436,92 @@ func (s *Server) bulkImportPath(p string) (string, error) {
 func bulkInside(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// meterStep is how much a stageMeter reserves at a time.
+const meterStep = 1 << 20
+
+// stageMeter counts what the staging of one bulk upload writes (its
+// manifest, its zip, the zip's files) against the quotas of its user and
+// of the server, reserving a mebibyte at a time in the registry of runs,
+// so that concurrent uploads see each other; a write past a quota is
+// EQUOTA. It is an io.Writer that writes nothing.
+type stageMeter struct {
+	s              *Server
+	c              *shelfmark.Caller
+	db             shelfmark.UploadUsage
+	used, reserved int64
+}
+
+// newStageMeter refuses, before anything is read, a caller whose quota is
+// reached or a server holding its cap of staged runs (EQUOTA).
+func (s *Server) newStageMeter(ctx context.Context) (*stageMeter, error) {
+	c := shelfmark.CallerFrom(ctx)
+	if err := s.bulk.admit(c.User); err != nil {
+		return nil, err
+	}
+	db, err := s.opts.Resources.UploadUsage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := &stageMeter{s: s, c: c, db: db}
+	if err := m.take(0); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Write counts p.
+func (m *stageMeter) Write(p []byte) (int, error) {
+	n := int64(len(p))
+	if m.used+n > m.reserved {
+		if err := m.take(m.used + n - m.reserved); err != nil {
+			return 0, err
+		}
+	}
+	m.used += n
+	return len(p), nil
+}
+
+// take reserves at least need bytes (up to meterStep when the quotas
+// leave room), or fails with EQUOTA; take(0) only checks that some room
+// is left.
+func (m *stageMeter) take(need int64) error {
+	b := &m.s.bulk
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	mine, all := b.stagedLocked(m.c.User)
+	room, err := m.s.room(m.c, quotaUsage{files: m.db.Files, bytes: m.db.Bytes + mine, allBytes: m.db.AllBytes + all})
+	if err != nil {
+		return err
+	}
+	if need > room {
+		return m.s.overQuota(m.c, quotaUsage{files: m.db.Files, bytes: m.db.Bytes + mine + need, allBytes: m.db.AllBytes + all + need})
+	}
+	if need == 0 {
+		return nil
+	}
+	grant := min(max(need, meterStep), room)
+	if b.inflight == nil {
+		b.inflight = map[int64]int64{}
+	}
+	b.inflight[m.c.User] += grant
+	m.reserved += grant
+	return nil
+}
+
+// free notes that n of the bytes counted were removed (the zip, once
+// unpacked).
+func (m *stageMeter) free(n int64) { m.used = max(m.used-n, 0) }
+
+// release gives back what the meter reserved: the bytes of a run that was
+// added count through the run from then on.
+func (m *stageMeter) release() {
+	b := &m.s.bulk
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.inflight[m.c.User] -= m.reserved; b.inflight[m.c.User] <= 0 {
+		delete(b.inflight, m.c.User)
+	}
+	m.reserved = 0
 }

@@ -29,6 +29,7 @@ var statusOf = map[string]int{
 	shelfmark.EUNAUTHORIZED:   http.StatusUnauthorized,
 	shelfmark.EFORBIDDEN:      http.StatusForbidden,
 	shelfmark.ESTORAGEFULL:    http.StatusInsufficientStorage,
+	shelfmark.EQUOTA:          http.StatusInsufficientStorage,
 	shelfmark.ETOOMANY:        http.StatusTooManyRequests,
 	EMETHOD:                   http.StatusMethodNotAllowed,
 	ERANGE:                    http.StatusRequestedRangeNotSatisfiable,

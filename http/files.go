@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -178,11 +179,14 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 		if f.Name == "file" {
 			f.Name = urlFileName(u)
 		}
-	} else {
-		blob, err := s.putBlob(r)
+	}
+	var storedAt time.Time
+	if f.ExternalURL == "" {
+		blob, at, err := s.putBlob(r)
 		if err != nil {
 			return err
 		}
+		storedAt = at
 		f.Size = blob.Size
 		f.SHA256, f.SHA512, f.MD5 = blob.Digests[shelfmark.SHA256], blob.Digests[shelfmark.SHA512], blob.Digests[shelfmark.MD5]
 	}
@@ -191,6 +195,9 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	}
 	res, err := s.opts.Resources.CreateResource(r.Context(), &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: parent, File: f})
 	if err != nil {
+		if !storedAt.IsZero() {
+			s.dropUploads(r.Context(), []string{f.SHA256}, storedAt) // refused: its bytes go at once
+		}
 		return err
 	}
 	w.Header().Set("Location", "/api/v1/resources/"+string(res.ID))
@@ -199,17 +206,21 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 }
 
 // putBlob streams a request body to the content store, durably, under the
-// upload limit: it verifies the digests the client sent (Content-Digest,
+// upload limit (413) and the caller's quotas (507, refused before the body
+// is read when a quota is reached or the body's stated length is past
+// it): it verifies the digests the client sent (Content-Digest,
 // Repr-Digest, Digest; a mismatch is EDIGESTMISMATCH and nothing is kept)
-// and computes those ?digests= asks for besides SHA-256.
-func (s *Server) putBlob(r *http.Request) (*shelfmark.Blob, error) {
+// and computes those ?digests= asks for besides SHA-256. The bytes are
+// recorded as the caller's upload (see quota.go), and the time their store
+// ended returned for a refusal to discard them.
+func (s *Server) putBlob(r *http.Request) (*shelfmark.Blob, time.Time, error) {
 	if r.ContentLength > s.opts.MaxUploadBytes {
-		return nil, &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: fmt.Sprintf("The file is %d bytes; this server accepts files up to %d bytes.", r.ContentLength, s.opts.MaxUploadBytes),
+		return nil, time.Time{}, &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: fmt.Sprintf("The file is %d bytes; this server accepts files up to %d bytes.", r.ContentLength, s.opts.MaxUploadBytes),
 			Details: map[string]any{"limit": s.opts.MaxUploadBytes}}
 	}
 	digests, err := RequestDigests(r.Header)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	opts := shelfmark.PutOptions{MaxSize: s.opts.MaxUploadBytes, Expect: digests}
 	for _, a := range strings.Split(r.URL.Query().Get("digests"), ",") {
@@ -218,7 +229,7 @@ func (s *Server) putBlob(r *http.Request) (*shelfmark.Blob, error) {
 			opts.Compute = append(opts.Compute, alg)
 		case "", shelfmark.SHA256:
 		default:
-			return nil, shelfmark.Errorf(shelfmark.EINVALID, "digests: %q is not one of sha-256, sha-512, md5.", a)
+			return nil, time.Time{}, shelfmark.Errorf(shelfmark.EINVALID, "digests: %q is not one of sha-256, sha-512, md5.", a)
 		}
 	}
 	for _, d := range digests {
@@ -226,7 +237,7 @@ func (s *Server) putBlob(r *http.Request) (*shelfmark.Blob, error) {
 			opts.Compute = append(opts.Compute, d.Algorithm)
 		}
 	}
-	return s.opts.Blobs.Put(r.Context(), r.Body, opts)
+	return s.storeUpload(r.Context(), r.Body, r.ContentLength, opts)
 }
 
 // getContent serves a file's bytes with Range support, or redirects to

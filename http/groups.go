@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -72,8 +71,10 @@ type groupMember struct {
 	File       *groupFile      `json:"file,omitempty"`
 }
 
-// groupFile describes the stored bytes of a file of a group: they must
-// have been sent to /api/v1/blobs before.
+// groupFile describes the stored bytes of a file of a group: the caller
+// must have sent them to /api/v1/blobs before, or be able to read a file
+// that holds them (the engine decides, after the right to create the
+// group).
 type groupFile struct {
 	Name      string `json:"name"`
 	MediaType string `json:"mediaType,omitempty"`
@@ -98,11 +99,14 @@ type groupResult struct {
 // postBlob handles POST /api/v1/blobs: the body is stored, durably, in the
 // content store and verified against the client's digests; the answer
 // names the bytes by SHA-256, as the files of /api/v1/groups refer to them.
+// It takes bytes only from a caller who may deposit somewhere (checked
+// before the body is read), within its quotas, and records them as its
+// upload: the caller, and only the caller, may then name them in a file.
 func (s *Server) postBlob(w http.ResponseWriter, r *http.Request) error {
-	if err := shelfmark.RequireWrite(r.Context(), "store bytes"); err != nil {
+	if err := s.opts.Resources.CheckDepositRight(r.Context()); err != nil {
 		return err
 	}
-	blob, err := s.putBlob(r)
+	blob, _, err := s.putBlob(r)
 	if err != nil {
 		return err
 	}
@@ -225,9 +229,12 @@ func groupError(i int, ref string, format string, args ...any) error {
 		Details: map[string]any{"resource": i + 1, "ref": ref}}
 }
 
-// parseGroup decodes and checks one group without touching the database:
-// refs, kinds, metadata, parents, memberships and order, and that every
-// file's bytes are in the content store with the size stated.
+// parseGroup decodes and checks one group without touching the database
+// or the content store: refs, kinds, metadata, parents, memberships and
+// order, and the form of every file's digest and size. Whether the caller
+// may name the bytes (and their size) is the engine's to judge, once it
+// has judged the group's right to be created, with one answer for bytes
+// not stored and bytes not the caller's.
 func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGroup, error) {
 	var g groupJSON
 	if err := decodeJSON(raw, &g); err != nil {
@@ -302,7 +309,7 @@ func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGr
 		case m.Kind != shelfmark.KindFile && m.File != nil:
 			return nil, groupError(i, m.Ref, "only resources of kind file carry \"file\".")
 		case m.File != nil:
-			if nr.File, err = s.checkGroupFile(ctx, m.File); err != nil {
+			if nr.File, err = s.checkGroupFile(m.File); err != nil {
 				var se *shelfmark.Error
 				if errors.As(err, &se) {
 					return nil, &shelfmark.Error{Code: se.Code, Message: fmt.Sprintf("resource %d (ref %.60q) of the group: %s", i+1, m.Ref, se.Message), Details: se.Details}
@@ -331,9 +338,12 @@ func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGr
 	return pg, nil
 }
 
-// checkGroupFile checks that the bytes a group's file names are in the
-// content store with the size stated, and returns the File to store.
-func (s *Server) checkGroupFile(ctx context.Context, f *groupFile) (*shelfmark.File, error) {
+// checkGroupFile checks the form of a group's file (its name, digest and
+// stated size) and returns the File to store. It does not look for the
+// bytes: telling a caller whether bytes are stored, or their size, before
+// the engine has checked that it may name them would tell anyone what
+// others stored.
+func (s *Server) checkGroupFile(f *groupFile) (*shelfmark.File, error) {
 	// Only the last element of a path is kept, as for uploads.
 	name, err := shelfmark.CleanFileName(f.Name)
 	if err != nil {
@@ -349,24 +359,6 @@ func (s *Server) checkGroupFile(ctx context.Context, f *groupFile) (*shelfmark.F
 	if f.Size == nil || *f.Size < 0 {
 		return nil, shelfmark.Errorf(shelfmark.EINVALID, "file.size is missing or negative; state the length of the bytes.")
 	}
-	rc, err := s.opts.Blobs.Open(ctx, sha)
-	if shelfmark.ErrorCode(err) == shelfmark.ENOTFOUND {
-		return nil, &shelfmark.Error{Code: shelfmark.EINVALID,
-			Message: fmt.Sprintf("file %q: no bytes with the SHA-256 %s are stored on the server; POST them to /api/v1/blobs first.", name, sha),
-			Details: map[string]any{"sha256": sha}}
-	} else if err != nil {
-		return nil, fmt.Errorf("open blob %s: %w", sha, err)
-	}
-	size, err := rc.Seek(0, io.SeekEnd)
-	rc.Close()
-	if err != nil {
-		return nil, fmt.Errorf("size of blob %s: %w", sha, err)
-	}
-	if size != *f.Size {
-		return nil, &shelfmark.Error{Code: shelfmark.EDIGESTMISMATCH,
-			Message: fmt.Sprintf("file %q: the stored bytes with the SHA-256 %s are %d bytes long, not %d as stated.", name, sha, size, *f.Size),
-			Details: map[string]any{"sha256": sha, "size": *f.Size, "stored_size": size}}
-	}
 	mt, use := f.MediaType, f.Use
 	if mt == "" {
 		mt = "application/octet-stream"
@@ -374,7 +366,7 @@ func (s *Server) checkGroupFile(ctx context.Context, f *groupFile) (*shelfmark.F
 	if use == "" {
 		use = "original"
 	}
-	return &shelfmark.File{Name: name, MediaType: mt, Size: size, SHA256: sha, Use: use}, nil
+	return &shelfmark.File{Name: name, MediaType: mt, Size: *f.Size, SHA256: sha, Use: use}, nil
 }
 
 // assign gives the group's resources the minted ids (one per resource, in

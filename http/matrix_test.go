@@ -182,6 +182,23 @@ func writeTarget(ok, notFound int, may func(*who, *tset) bool) rule {
 	}
 }
 
+// depositsSomewhere: sending bytes (an upload, a bulk ingest's staging),
+// which takes the depositor role on some collection or on the repository
+// (the fixture makes other a manager of D), or an administrator.
+func depositsSomewhere(ok int) rule {
+	return func(w *who, _ *tset) int {
+		switch {
+		case w.bad || !w.signed:
+			return 401
+		case !w.write:
+			return 403
+		case w.admin || w.role.Includes(shelfmark.RoleDepositor) || w.user == "other":
+			return ok
+		}
+		return 403
+	}
+}
+
 // deposit: creating in the collections, which takes want on them.
 func deposit(ok int, want shelfmark.Role) rule {
 	return func(w *who, _ *tset) int {
@@ -378,7 +395,7 @@ func (m *matrix) rows() []row {
 		}},
 		{"POST /api/v1/blobs", []probe{{build: func(*cell) req {
 			return req{"POST", "/api/v1/blobs", "blob bytes", []string{"Content-Type", "application/octet-stream"}}
-		}, rule: writer(201)}}},
+		}, rule: depositsSomewhere(201)}}},
 		{"POST /api/v1/groups", []probe{
 			{name: "in a collection", build: func(*cell) req {
 				return req{"POST", "/api/v1/groups", jsonBody(map[string]any{"groups": []any{map[string]any{"resources": []any{

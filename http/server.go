@@ -120,9 +120,33 @@ type Options struct {
 	ImportRoots []string
 	// MaxBulkUploadBytes caps the upload of a bulk ingest (manifest and
 	// zip together; default MaxUploadBytes); MaxBulkExpandBytes caps what
-	// its zip holds unpacked (default 4 × MaxBulkUploadBytes).
+	// its zip holds unpacked (default 2 × MaxBulkUploadBytes). Past either
+	// the upload is 413 and nothing stays staged.
 	MaxBulkUploadBytes int64
 	MaxBulkExpandBytes int64
+	// MaxZipRatio caps how far a bulk ingest's zip may expand: an entry,
+	// and the whole archive, may unpack to at most this many times their
+	// compressed size (anything up to 1 MiB is not judged), by the sizes
+	// the zip declares and by the bytes actually unpacked (default 100).
+	// Past it the upload is 413 and nothing stays staged.
+	MaxZipRatio int64
+	// MaxBulkPreviews caps the bulk ingests staged on this server (being
+	// checked, or previews waiting to be started; default 32): beyond it
+	// an upload is 507 (quota). MaxBulkPreviewsPerUser caps a user's
+	// (default 4): a new upload discards the user's oldest previews.
+	MaxBulkPreviews        int
+	MaxBulkPreviewsPerUser int
+	// UploadQuotaBytes caps, per user, the bytes held for them that no
+	// file names yet: their uploads not yet named (kept a day at most)
+	// and their bulk ingests staged on this server (default 32 GiB);
+	// UploadQuotaFiles caps the number of those uploads (default
+	// 100,000); UploadQuotaTotalBytes caps the bytes of all users
+	// together (default 128 GiB). Past any, an upload or staging is 507
+	// with code quota, refused before its body is read when the quota is
+	// already reached, and its bytes removed at once when it goes past.
+	UploadQuotaBytes      int64
+	UploadQuotaFiles      int64
+	UploadQuotaTotalBytes int64
 	// FixedCaller, when set, is the caller of every request, and no
 	// credential is read. It is for benchmarks only: bench rest serves it
 	// on a loopback listener of its own to measure what authentication
@@ -175,6 +199,7 @@ func NewServer(opts Options) *Server {
 	if opts.MaxUploadBytes <= 0 {
 		opts.MaxUploadBytes = 4 << 30
 	}
+	uploadDefaults(&opts)
 	opts.BaseURL = strings.TrimSuffix(opts.BaseURL, "/")
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(opts.Storage)
@@ -206,6 +231,7 @@ func NewServer(opts Options) *Server {
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics, cors: c,
 		limiter: newSharedLimiter(opts.MaxAuthFailures, opts.AuthFailures, opts.Logger), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix(),
 		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait), tiles: newTileIndexes(tileIndexCache)}
+	s.bulk.staged, s.bulk.userStaged = opts.MaxBulkPreviews, opts.MaxBulkPreviewsPerUser
 	s.setupOIDC()
 	u, err := newUI()
 	if err != nil {

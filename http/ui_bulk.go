@@ -115,6 +115,9 @@ func (s *Server) bulkPage(w http.ResponseWriter, r *http.Request) error {
 	if err := bulkWriter(c); err != nil {
 		return err
 	}
+	if err := s.opts.Resources.CheckDepositRight(r.Context()); err != nil {
+		return err
+	}
 	p := s.page(w, r, "bulk.title")
 	p.Nav = "bulk"
 	d := &bulkFormData{Roots: s.opts.ImportRoots, MaxUpload: s.bulkUploadLimit(), MaxExpand: s.bulkExpandLimit()}
@@ -136,6 +139,16 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) error {
 	if err := bulkWriter(c); err != nil {
 		return err
 	}
+	// nothing is staged for a caller who may deposit nowhere, or whose
+	// quota is reached (see quota.go)
+	if err := s.opts.Resources.CheckDepositRight(r.Context()); err != nil {
+		return err
+	}
+	meter, err := s.newStageMeter(r.Context())
+	if err != nil {
+		return err
+	}
+	defer meter.release()
 	id, dir, err := s.bulk.newRunDir(s.opts.StagingDir)
 	if err != nil {
 		return err
@@ -146,7 +159,7 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) error {
 			os.RemoveAll(dir)
 		}
 	}()
-	f, err := s.bulkStageForm(w, r, dir)
+	f, err := s.bulkStageForm(w, r, dir, meter)
 	if err != nil {
 		return err
 	}
@@ -179,13 +192,16 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if f.zip != "" {
-			if err := s.bulkUnzip(f.zip, run.root); err != nil {
+			if err := s.bulkUnzip(f.zip, run.root, meter); err != nil {
 				return err
 			}
-			os.Remove(f.zip)
+			if fi, err := os.Stat(f.zip); err == nil && os.Remove(f.zip) == nil {
+				meter.free(fi.Size())
+			}
 			run.Source = "zip"
 		}
 	}
+	run.bytes = meter.used
 	if err := s.bulk.add(run); err != nil {
 		return err
 	}

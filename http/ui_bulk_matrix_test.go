@@ -1,10 +1,12 @@
 package http
 
-// The matrix rows of the routes of ui_bulk.go. The bulk pages are for
-// signed-in writers: a signed-out browser is sent to sign in (303), a
-// read-only credential is refused (403, by the envelope for the posts);
-// a run is seen by its owner and the administrators only, and is 404 to
-// everyone else, as a run that does not exist.
+// The matrix rows of the routes of ui_bulk.go. The bulk form and upload
+// are for signed-in writers who may deposit somewhere: a signed-out
+// browser is sent to sign in (303), a read-only credential is refused
+// (403, by the envelope for the posts), and so is a user without the
+// depositor role anywhere (403, before anything is staged); a run is seen
+// by its owner and the administrators only, and is 404 to everyone else,
+// as a run that does not exist.
 
 import (
 	"bytes"
@@ -50,18 +52,16 @@ func (m *matrix) uiBulkRows() []row {
 	seen, started := m.bulkRun(adminCtx), m.bulkRun(adminCtx)
 	const unknown = "/bulk/nosuchrun"
 
-	// page: a page for writers
+	// page: a page for writers who may deposit somewhere
 	page := func(ok int) rule {
-		return func(w *who, _ *tset) int {
+		return func(w *who, t *tset) int {
 			switch {
 			case w.bad:
 				return 401
 			case !w.signed:
 				return 303
-			case !w.write:
-				return 403
 			}
-			return ok
+			return depositsSomewhere(ok)(w, t)
 		}
 	}
 	// run: a run's page (or its progress, anon 401 as JSON) seen by the
@@ -98,11 +98,11 @@ func (m *matrix) uiBulkRows() []row {
 	return []row{
 		{"GET /bulk", []probe{{build: get("/bulk"), rule: page(200)}}},
 		{"POST /bulk", []probe{
-			{name: "a manifest", build: func(*cell) req { return multipartReq("/bulk", nil, manifest) }, rule: writer(303)},
+			{name: "a manifest", build: func(*cell) req { return multipartReq("/bulk", nil, manifest) }, rule: depositsSomewhere(303)},
 			{name: "a zip that climbs out", build: func(*cell) req {
 				return multipartReq("/bulk", nil, map[string][2]string{"manifest": manifest["manifest"],
 					"zip": {"f.zip", string(zipOf(e.t, "../evil.txt", "evil"))}})
-			}, rule: writer(400)},
+			}, rule: depositsSomewhere(400)},
 		}},
 		{"GET /bulk/{run}", []probe{
 			{name: "unknown", build: get(unknown), rule: signInPage(404)},

@@ -49,6 +49,9 @@ func newBulkEnv(t *testing.T, backend string, opts Options) *bulkEnv {
 	be.writer = be.addUser("writer", shelfmark.ScopeWrite)
 	be.addUser("other", shelfmark.ScopeWrite)
 	be.grantRoles(be.C, []grantJSON{{"user:writer", "depositor"}})
+	// other may deposit elsewhere (bulk uploads take the right to deposit
+	// somewhere), and sees nothing of C
+	be.grantRoles(be.D, []grantJSON{{"user:other", "depositor"}})
 	return be
 }
 
@@ -503,18 +506,19 @@ func TestUIBulkStreamsBody(t *testing.T) {
 	}
 }
 
-// TestUIBulkPreviewsBounded: a user keeps at most bulkMaxPreviews
+// TestUIBulkPreviewsBounded: a user keeps at most MaxBulkPreviewsPerUser
 // previews staged; older ones are discarded with their files.
 func TestUIBulkPreviewsBounded(t *testing.T) {
 	be := newBulkEnv(t, "sqlite", Options{})
 	b := be.signedIn("writer")
+	keep := be.srv.opts.MaxBulkPreviewsPerUser
 	var runs []string
-	for i := 0; i < bulkMaxPreviews+2; i++ {
+	for i := 0; i < keep+2; i++ {
 		b.get("/bulk")
 		runs = append(runs, runOf(t, b.upload("title\nW\n", nil, "")))
 	}
-	if dirs := be.staged(); len(dirs) != bulkMaxPreviews {
-		t.Errorf("%d runs staged, want %d", len(dirs), bulkMaxPreviews)
+	if dirs := be.staged(); len(dirs) != keep {
+		t.Errorf("%d runs staged, want %d", len(dirs), keep)
 	}
 	wantIn(t, b.get(runs[0]).Body, "Cancelled")
 	if p := b.post(runs[1]+"/start", nil); p.Status != http.StatusConflict {

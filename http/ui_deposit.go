@@ -12,6 +12,7 @@ package http
 // ui_edit*.go.
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -19,6 +20,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -261,8 +263,12 @@ func titleOf(res *shelfmark.Resource) string {
 
 // depositPost handles POST /deposit: a form naming stored bytes
 // (urlencoded, from the script), or a multipart form carrying the files.
-// "add" shows the form again with one more metadata row.
-func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) error {
+// "add" shows the form again with one more metadata row. The files a
+// multipart form carried stay the caller's uploads while the form is shown
+// again to mend a mistake (it names them, so they are not sent twice);
+// when the deposit is refused (403, or any error without the form) the
+// files it carried or named are removed at once.
+func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) (err error) {
 	if err := shelfmark.RequireWrite(r.Context(), "deposit"); err != nil {
 		return err
 	}
@@ -270,9 +276,20 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) error {
 		form    url.Values
 		files   []depositFile
 		fileErr error // a file the form names that is not stored as it says
+		sent    sentFiles
+		shown   bool // the form was shown again, naming the files
 	)
+	defer func() {
+		if err != nil && !shown {
+			sent.drop(r.Context(), s)
+		}
+	}()
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt == "multipart/form-data" {
+		// files come only from a caller who may deposit somewhere
+		if err := s.opts.Resources.CheckDepositRight(r.Context()); err != nil {
+			return err
+		}
 		// a form carrying files takes an upload slot, as the API's uploads do
 		select {
 		case s.uploads <- struct{}{}:
@@ -282,7 +299,7 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) error {
 			return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "The server is receiving %d uploads already; send the form again in a moment.", cap(s.uploads))
 		}
 		var err error
-		if form, files, err = s.readDepositMultipart(w, r); err != nil {
+		if form, files, err = s.readDepositMultipart(w, r, &sent); err != nil {
 			return err
 		}
 		// files kept from a form shown again, then those it carried
@@ -310,7 +327,7 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) error {
 	s.collectionTitle(r, d)
 	p.Data = d
 	again := func(status int, msg string) error {
-		d.Meta, d.Error = newMetaForm(p, rows), msg
+		d.Meta, d.Error, shown = newMetaForm(p, rows), msg, true
 		return s.render(w, r, status, "deposit", p)
 	}
 	if fileErr != nil {
@@ -327,7 +344,19 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) error {
 	work, err := s.storeDeposit(r, d, stmts)
 	if err != nil {
 		switch shelfmark.ErrorCode(err) {
-		case shelfmark.EINVALID, shelfmark.EFORBIDDEN:
+		case shelfmark.EFORBIDDEN:
+			// refused: the files it carried or named go at once, and the
+			// form is shown again without them
+			sent.shas = append(sent.shas, shasOf(d.Files)...)
+			sent.last = time.Now()
+			sent.drop(r.Context(), s)
+			d.Files = nil
+			return again(http.StatusForbidden, shelfmark.ErrorMessage(err))
+		case shelfmark.EINVALID, shelfmark.EDIGESTMISMATCH:
+			// a mistake the form can mend (a file named with the wrong
+			// size, or bytes the caller may not name, are judged by the
+			// engine with the deposit): the files stay the caller's
+			// uploads, named by the form shown again
 			return again(statusOf[shelfmark.ErrorCode(err)], shelfmark.ErrorMessage(err))
 		}
 		return err
@@ -399,7 +428,7 @@ func (s *Server) namedFiles(r *http.Request, form url.Values) ([]depositFile, er
 		if err != nil {
 			return nil, shelfmark.Errorf(shelfmark.EINVALID, "file %d: %.40q is not a size.", i+1, sizes[i])
 		}
-		f, err := s.checkGroupFile(r.Context(), &groupFile{Name: names[i], MediaType: types[i], SHA256: shas[i], Size: &size})
+		f, err := s.checkGroupFile(&groupFile{Name: names[i], MediaType: types[i], SHA256: shas[i], Size: &size})
 		if err != nil {
 			return nil, err
 		}
@@ -408,13 +437,38 @@ func (s *Server) namedFiles(r *http.Request, form url.Values) ([]depositFile, er
 	return out, nil
 }
 
+// shasOf lists the digests of files.
+func shasOf(files []depositFile) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.SHA256
+	}
+	return out
+}
+
+// sentFiles are the files a deposit form carried, stored as the caller's
+// uploads.
+type sentFiles struct {
+	shas []string
+	last time.Time // when the last was stored
+}
+
+// drop discards them (a refused deposit): the bytes nothing else holds go
+// at once.
+func (f *sentFiles) drop(ctx context.Context, s *Server) {
+	if len(f.shas) > 0 {
+		s.dropUploads(ctx, f.shas, f.last)
+		f.shas = nil
+	}
+}
+
 // readDepositMultipart reads a multipart deposit form part by part: its
 // fields (at most MaxBodyBytes in all) and its files, each streamed to the
-// content store under MaxUploadBytes. The form token is checked before
-// any file's bytes are stored (it comes first in the form; the
-// X-CSRF-Token header also does). A body larger than the limits allow is
-// refused before it is read.
-func (s *Server) readDepositMultipart(w http.ResponseWriter, r *http.Request) (url.Values, []depositFile, error) {
+// content store under MaxUploadBytes and the caller's quotas, and recorded
+// in sent. The form token is checked before any file's bytes are stored
+// (it comes first in the form; the X-CSRF-Token header also does). A body
+// larger than the limits allow is refused before it is read.
+func (s *Server) readDepositMultipart(w http.ResponseWriter, r *http.Request, sent *sentFiles) (url.Values, []depositFile, error) {
 	limit := s.opts.MaxBodyBytes + maxDepositFiles*s.opts.MaxUploadBytes
 	if limit < 0 { // overflow: no total limit but the per-file one
 		limit = 1<<63 - 1
@@ -482,13 +536,17 @@ func (s *Server) readDepositMultipart(w http.ResponseWriter, r *http.Request) (u
 		if err := shelfmark.CheckFile(f); err != nil {
 			return nil, nil, err
 		}
-		blob, err := s.opts.Blobs.Put(r.Context(), part, shelfmark.PutOptions{MaxSize: s.opts.MaxUploadBytes})
+		blob, at, err := s.storeUpload(r.Context(), part, -1, shelfmark.PutOptions{MaxSize: s.opts.MaxUploadBytes})
 		if err != nil {
-			if shelfmark.ErrorCode(err) == shelfmark.ETOOLARGE {
+			switch shelfmark.ErrorCode(err) {
+			case shelfmark.ETOOLARGE:
 				return nil, nil, tooLargeUpload(-1, s.opts.MaxUploadBytes)
+			case shelfmark.EQUOTA, shelfmark.EUNAVAILABLE:
+				return nil, nil, err
 			}
 			return nil, nil, fmt.Errorf("deposit: store %q: %w", fname, err)
 		}
+		sent.shas, sent.last = append(sent.shas, blob.Digests[shelfmark.SHA256]), at
 		files = append(files, depositFile{Name: fname, MediaType: f.MediaType, SHA256: blob.Digests[shelfmark.SHA256], Size: blob.Size})
 	}
 	if !checked {

@@ -45,6 +45,23 @@ type Options struct {
 	// run's list of failures so far (a call costs the same at the
 	// millionth failure as at the first): read them, do not change them.
 	Progress func(Stats)
+	// Uploads, when set, is told of the bytes a run stores for a user: a
+	// batch's, once durable and before the batch is committed (an error
+	// fails the batch's items), and an item's that was not stored, so
+	// that they are removed at once.
+	Uploads Uploads
+}
+
+// Uploads keeps the account of the bytes a run stores on behalf of a user
+// (the web interface's bulk ingest): the engine lets a user name only
+// bytes they sent, and a refused item's bytes must not stay.
+type Uploads interface {
+	// Keep records blobs, stored at storedAt, as sent by the caller on
+	// ctx.
+	Keep(ctx context.Context, blobs []*shelfmark.Blob, storedAt time.Time) error
+	// Discard forgets the caller's uploads of shas and removes the bytes
+	// nothing else holds.
+	Discard(ctx context.Context, shas []string, storedAt time.Time)
 }
 
 // Failure is a bad item and why.
@@ -235,6 +252,13 @@ type pipeline struct {
 	mu                                            sync.Mutex
 	failures                                      []Failure
 	skips                                         []Skip
+
+	// With Options.Uploads: the items in flight holding each digest, and
+	// the uses of refused items' uploads not yet discarded because
+	// another item in flight holds the same bytes (see settle).
+	umu      sync.Mutex
+	inflight map[string]int
+	refused  map[string]int
 }
 
 // pending is an item ready to commit.
@@ -245,6 +269,10 @@ type pending struct {
 	bytes int64
 	// anyway is set for an item stored before, stored anyway
 	anyway bool
+	// blobs are the item's stored bytes; kept is when they were recorded
+	// as the caller's uploads (Options.Uploads).
+	blobs []*shelfmark.Blob
+	kept  time.Time
 }
 
 func (p *pipeline) fail(key string, row int, reason string) {
@@ -304,9 +332,12 @@ func (p *pipeline) prepare(ctx context.Context, it *Item) (*pending, error) {
 	for i, f := range it.Files {
 		blob, err := p.store(ctx, f)
 		if err != nil {
+			p.settle(ctx, g, false)
 			return nil, err
 		}
 		g.bytes += blob.Size
+		g.blobs = append(g.blobs, blob)
+		p.track(blob)
 		fs, file := ids[1+2*i], ids[2+2*i]
 		use := f.Use
 		if use == "" {
@@ -403,9 +434,28 @@ func (p *pipeline) batches(ctx context.Context, groups <-chan *pending, synced c
 		if err := p.blobs.Sync(context.WithoutCancel(ctx)); err != nil {
 			for _, b := range batch {
 				p.fail(b.key, b.row, err.Error())
+				p.settle(ctx, b, false)
 			}
 			batch = batch[:0]
 			return
+		}
+		if p.opts.Uploads != nil {
+			var blobs []*shelfmark.Blob
+			for _, b := range batch {
+				blobs = append(blobs, b.blobs...)
+			}
+			kept := time.Now()
+			if err := p.opts.Uploads.Keep(context.WithoutCancel(ctx), blobs, kept); err != nil {
+				for _, b := range batch {
+					p.fail(b.key, b.row, shelfmark.ErrorMessage(err))
+					p.settle(ctx, b, false) // Keep took back what it recorded
+				}
+				batch = batch[:0]
+				return
+			}
+			for _, b := range batch {
+				b.kept = kept
+			}
 		}
 		synced <- batch
 		batch = make([]*pending, 0, p.opts.Batch)
@@ -449,6 +499,7 @@ func (p *pipeline) create(ctx context.Context, batch []*pending) {
 			p.files.Add(int64(len(batch[i].group.Order)))
 			p.bytes.Add(batch[i].bytes)
 			p.progress()
+			p.settle(ctx, batch[i], false)
 		case shelfmark.ErrorCode(err) == shelfmark.ECONFLICT:
 			// stored meanwhile (another run), found by its former key, or
 			// stored anyway before
@@ -458,8 +509,60 @@ func (p *pipeline) create(ctx context.Context, batch []*pending) {
 				s.ID = shelfmark.ID(id)
 			}
 			p.skip(s)
+			p.settle(ctx, batch[i], true)
 		default:
 			p.fail(batch[i].key, batch[i].row, shelfmark.ErrorMessage(err))
+			p.settle(ctx, batch[i], true)
 		}
+	}
+}
+
+// track counts an item in flight holding blob, when the run keeps the
+// account of its uploads.
+func (p *pipeline) track(blob *shelfmark.Blob) {
+	if p.opts.Uploads == nil {
+		return
+	}
+	p.umu.Lock()
+	defer p.umu.Unlock()
+	if p.inflight == nil {
+		p.inflight, p.refused = map[string]int{}, map[string]int{}
+	}
+	p.inflight[blob.Digests[shelfmark.SHA256]]++
+}
+
+// settle ends an item's flight, when the run keeps the account of its
+// uploads: with refused (an item not stored whose bytes were recorded),
+// its uploads are discarded, each as soon as no other item in flight holds
+// the same bytes (they would lose them, and their recording fail), so
+// that the bytes nothing else holds go at once.
+func (p *pipeline) settle(ctx context.Context, b *pending, refused bool) {
+	if p.opts.Uploads == nil || len(b.blobs) == 0 {
+		return
+	}
+	refused = refused && !b.kept.IsZero()
+	var now []string
+	p.umu.Lock()
+	for _, bl := range b.blobs {
+		sha := bl.Digests[shelfmark.SHA256]
+		p.inflight[sha]--
+		if refused {
+			p.refused[sha]++
+		}
+	}
+	for _, bl := range b.blobs {
+		sha := bl.Digests[shelfmark.SHA256]
+		if p.inflight[sha] > 0 {
+			continue
+		}
+		for range p.refused[sha] {
+			now = append(now, sha)
+		}
+		delete(p.inflight, sha)
+		delete(p.refused, sha)
+	}
+	p.umu.Unlock()
+	if len(now) > 0 {
+		p.opts.Uploads.Discard(context.WithoutCancel(ctx), now, time.Now())
 	}
 }

@@ -12,14 +12,15 @@ import (
 var _ shelfmark.BlobReferences = (*DB)(nil)
 
 // ReferencedBlobs implements shelfmark.BlobReferences with one statement
-// per call, through the index on files (sha256).
+// per call, through the indexes on files (sha256) and uploads (sha256).
 func (db *DB) ReferencedBlobs(ctx context.Context, shas []string) (map[string]bool, error) {
 	out := make(map[string]bool)
 	if len(shas) == 0 {
 		return out, nil
 	}
 	r := db.run(db.pool)
-	_, err := r.query(ctx, `SELECT DISTINCT sha256 FROM files WHERE sha256 = ANY($1) AND sha256 <> ''`, []any{shas},
+	_, err := r.query(ctx, `SELECT sha256 FROM files WHERE sha256 = ANY($1) AND sha256 <> ''
+		UNION SELECT sha256 FROM uploads WHERE sha256 = ANY($1)`, []any{shas},
 		func(rows pgx.Rows) error {
 			var sha string
 			if err := rows.Scan(&sha); err != nil {

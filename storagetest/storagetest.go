@@ -94,6 +94,8 @@ func Run(t *testing.T, open Opener) {
 		{"WebBatchOnce", testWebBatchOnce},
 		{"WebCaptureTarget", testWebCaptureTarget},
 		{"AuthFailures", testAuthFailures},
+		{"Uploads", testUploads},
+		{"UploadRights", testUploadRights},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

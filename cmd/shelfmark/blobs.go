@@ -29,7 +29,9 @@ func newBlobsCommand() *cobra.Command {
 and never named by a file, and those of uploads killed between storing and
 committing. Bytes stored (or stored again) less than --grace ago are kept,
 so uploads in progress are never taken; bytes of deleted resources are kept
-(their tombstones still describe them). Safe while servers run.`,
+(their tombstones still describe them). The records of uploads older than
+--grace that no file names are forgotten first (their users may no longer
+name those bytes). Safe while servers run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := applyEnv(cmd.Flags()); err != nil {
@@ -71,6 +73,11 @@ func collectBlobs(ctx context.Context, out io.Writer, store shelfmark.Storage, b
 	if !ok {
 		return fmt.Errorf("the %T database cannot tell which bytes files refer to", store)
 	}
+	if !opts.DryRun {
+		if _, err := shelfmark.PruneUploads(ctx, store, time.Now().Add(-graceOf(opts))); err != nil {
+			return fmt.Errorf("forget old uploads: %w", err)
+		}
+	}
 	st, err := blobs.Collect(ctx, refs, opts)
 	if err != nil {
 		return err
@@ -84,10 +91,20 @@ func collectBlobs(ctx context.Context, out io.Writer, store shelfmark.Storage, b
 	return err
 }
 
+// graceOf is the grace period a collection keeps.
+func graceOf(opts blob.CollectOptions) time.Duration {
+	if opts.Grace > 0 {
+		return opts.Grace
+	}
+	return blob.DefaultGrace
+}
+
 // blobCollector collects the content store's unreferenced blobs at every
-// interval while serve runs (the first time one interval after start).
+// interval while serve runs (the first time one interval after start),
+// forgetting the upload records past the grace period first.
 type blobCollector struct {
 	blobs contentStore
+	store shelfmark.Storage
 	refs  shelfmark.BlobReferences
 	every time.Duration
 	log   *slog.Logger
@@ -102,6 +119,11 @@ func (c blobCollector) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		}
+		if n, err := shelfmark.PruneUploads(ctx, c.store, time.Now().Add(-blob.DefaultGrace)); err != nil {
+			c.log.Warn("forgetting old upload records failed", "err", err)
+		} else if n > 0 {
+			c.log.Info("old upload records forgotten", "uploads", n)
 		}
 		st, err := c.blobs.Collect(ctx, c.refs, blob.CollectOptions{})
 		if err != nil {

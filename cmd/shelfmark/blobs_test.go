@@ -18,7 +18,9 @@ import (
 
 // TestBlobsGC runs shelfmark blobs gc on a real repository: the bytes of a
 // committed file are never removed however old, bytes stored within the
-// grace period are kept, and old bytes no file refers to are removed.
+// grace period are kept, and old bytes no file refers to are removed;
+// an upload record within the grace period keeps its bytes, and one past
+// it is forgotten first (not in a dry run), its bytes then removed.
 func TestBlobsGC(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
@@ -45,6 +47,14 @@ func TestBlobsGC(t *testing.T) {
 	}
 	used, usedSmall := put(300<<10, 1), put(500, 2)
 	orphan, orphanSmall, recent := put(300<<10, 3), put(500, 4), put(300<<10, 5)
+	// bytes a user sent to /api/v1/blobs, recorded lately and long ago
+	uploaded, forgotten := put(300<<10, 6), put(300<<10, 7)
+	for _, u := range []shelfmark.Upload{{User: 7, SHA256: uploaded, Size: 300 << 10, Stored: time.Now()},
+		{User: 7, SHA256: forgotten, Size: 300 << 10, Stored: time.Now().Add(-48 * time.Hour)}} {
+		if err := db.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.PutUpload(ctx, u) }); err != nil {
+			t.Fatal(err)
+		}
+	}
 	w, err := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork})
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +74,7 @@ func TestBlobsGC(t *testing.T) {
 	blobs.Close()
 	// Two days pass for all but the recent upload.
 	old := time.Now().Add(-48 * time.Hour)
-	for _, sha := range []string{used, orphan} {
+	for _, sha := range []string{used, orphan, uploaded, forgotten} {
 		if err := os.Chtimes(filepath.Join(data, "blobs", sha[0:2], sha[2:4], sha), old, old); err != nil {
 			t.Fatal(err)
 		}
@@ -89,10 +99,10 @@ func TestBlobsGC(t *testing.T) {
 		}
 		return out.String()
 	}
-	if out := run("--dry-run"); !strings.Contains(out, "4 blobs stored before the grace period, 2 referenced by no file") || !strings.Contains(out, "would remove 2") {
+	if out := run("--dry-run"); !strings.Contains(out, "6 blobs stored before the grace period, 2 referenced by no file") || !strings.Contains(out, "would remove 2") {
 		t.Errorf("dry run: %q", out)
 	}
-	if out := run(); !strings.Contains(out, "removed 2") {
+	if out := run(); !strings.Contains(out, "removed 3") {
 		t.Errorf("gc: %q", out)
 	}
 	blobs, err = blob.NewLocal(filepath.Join(data, "blobs"))
@@ -100,12 +110,12 @@ func TestBlobsGC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer blobs.Close()
-	for _, sha := range []string{used, usedSmall, recent} {
+	for _, sha := range []string{used, usedSmall, recent, uploaded} {
 		if _, err := blobs.Open(ctx, sha); err != nil {
 			t.Errorf("kept bytes are gone: %v", err)
 		}
 	}
-	for _, sha := range []string{orphan, orphanSmall} {
+	for _, sha := range []string{orphan, orphanSmall, forgotten} {
 		if _, err := blobs.Open(ctx, sha); shelfmark.ErrorCode(err) != shelfmark.ENOTFOUND {
 			t.Errorf("old unreferenced bytes kept: %v", err)
 		}

@@ -41,6 +41,7 @@ type serveConfig struct {
 	jobs                                                           workerConfig
 	sso                                                            shttp.OIDCOptions
 	replica                                                        replicaFlags // see replica.go
+	uploads                                                        uploadFlags  // see serve_uploads.go
 	// extra, when set, starts more listeners once the server is made,
 	// from its options; they stop when ctx ends. No flag of serve sets
 	// it: it is bench rest's comparison listener (bench_server.go).
@@ -111,6 +112,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	c.jobs.register(f)
 	c.content.register(f)
 	c.replica.register(f)
+	c.uploads.register(f)
 	annotateEnv(f)
 	return cmd, c
 }
@@ -207,6 +209,9 @@ func serve(ctx context.Context, c serveConfig) error {
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo,
 		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots, TrustedProxies: proxies}
 	opts.BlobRedirect = c.content.redirectTTL()
+	if err := c.uploads.apply(&opts); err != nil {
+		return err
+	}
 	opts.AuthFailures = sharedAuthFailures(store) // cmd/shelfmark/leader.go
 	srv := shttp.NewServer(opts)
 	if c.extra != nil {
@@ -215,7 +220,7 @@ func serve(ctx context.Context, c serveConfig) error {
 		}
 	}
 	if refs, ok := store.(shelfmark.BlobReferences); ok && c.blobGC > 0 {
-		loops["blobgc"] = blobCollector{blobs: blobs, refs: refs, every: c.blobGC, log: log}
+		loops["blobgc"] = blobCollector{blobs: blobs, store: store, refs: refs, every: c.blobGC, log: log}
 	}
 	// the loops that must run once among the servers of one database run
 	// where this server leads them (cmd/shelfmark/leader.go)
