@@ -512,7 +512,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	s.limiter.succeed(s.client(r))
+	s.limiter.succeed(userKey(name)) // not the address's
 	http.SetCookie(w, s.sessionCookie(r, secret, 0))
 	http.Redirect(w, r, returnPathOr(f.Next, "/"), http.StatusSeeOther)
 	return nil
