@@ -9,6 +9,9 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -253,5 +256,64 @@ func TestMaxImageBytes(t *testing.T) {
 	if err := (Tools{}).checkPixels(gif, "gif"); !IsPermanent(err) ||
 		!strings.Contains(err.Error(), "the 3 frames of the gif image are 108000000 pixels (108 megapixels), beyond the limit of 100 megapixels") {
 		t.Errorf("three frames of 36 megapixels: %v", err)
+	}
+}
+
+// TestImagePagesDamaged: a header cut short or with bytes changed gives an
+// error or pages, never a panic.
+func TestImagePagesDamaged(t *testing.T) {
+	var png8 bytes.Buffer
+	if err := png.Encode(&png8, image.NewNRGBA(image.Rect(0, 0, 3, 2))); err != nil {
+		t.Fatal(err)
+	}
+	var jpg bytes.Buffer
+	if err := jpeg.Encode(&jpg, image.NewRGBA(image.Rect(0, 0, 3, 2)), nil); err != nil {
+		t.Fatal(err)
+	}
+	var bm bytes.Buffer
+	if err := bmp.Encode(&bm, image.NewRGBA(image.Rect(0, 0, 3, 2))); err != nil {
+		t.Fatal(err)
+	}
+	j2k := append([]byte{0xFF, 0x4F, 0xFF, 0x51, 0, 41, 0, 0}, make([]byte, 32)...)
+	j2k = append(j2k, 0, 1, 7, 1, 1)
+	samples := map[string][]byte{
+		"tiff": tiffTestFile(false, greyPage(3, 2), tiffTestIFD{w: 3, h: 2, spp: 3, bits: 16, photometric: 2, subs: []tiffTestIFD{{w: 1, h: 1, spp: 1, bits: 8}}}),
+		"big":  tiffTestFile(true, greyPage(3, 2), greyPage(2, 3)),
+		"gif":  gifTestFile(3, 2, [2]uint16{3, 2}, [2]uint16{2, 1}),
+		"webp": webpTestFile(webpChunk("VP8X", append([]byte{0x12, 0, 0, 0}, append(u24(2), u24(1)...)...)), webpChunk("ANMF", make([]byte, 16))),
+		"png":  png8.Bytes(), "jpeg": jpg.Bytes(), "bmp": bm.Bytes(), "pnm": []byte("P6 3 2 65535\n"), "jp2": j2k,
+		"heif": append([]byte("\x00\x00\x00\x18ftypheic\x00\x00\x00\x14ispe\x00\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x02pixi\x00\x00\x00\x00\x03\x08"), 0),
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	p := filepath.Join(t.TempDir(), "damaged")
+	for name, data := range samples {
+		format := name
+		if name == "big" {
+			format = "tiff"
+		}
+		if _, err := imagePages(toolTestFile(t, "whole", data), format); err != nil {
+			t.Errorf("%s, whole: %v", name, err)
+		}
+		try := func(b []byte) {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("%s: %x: panic %v", name, b, r)
+				}
+			}()
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _ = imagePages(p, format)
+		}
+		for n := range len(data) {
+			try(data[:n])
+		}
+		for range 300 {
+			b := bytes.Clone(data)
+			for range 1 + rng.IntN(4) {
+				b[rng.IntN(len(b))] = byte(rng.Uint32())
+			}
+			try(b)
+		}
 	}
 }

@@ -222,6 +222,9 @@ func (t *tiffReader) values(e []byte) ([]uint64, error) {
 	default:
 		return nil, fmt.Errorf("TIFF: type %d where an integer belongs", typ)
 	}
+	if count > 1<<16 { // samples a pixel and sub-images are at most 65,535
+		return nil, fmt.Errorf("TIFF: %d values where at most 65536 belong", count)
+	}
 	if count > uint64(t.budget)/size {
 		return nil, fmt.Errorf("TIFF: image directories beyond %d MiB", headerBudget>>20)
 	}
