@@ -37,8 +37,11 @@ type AuthFailures interface {
 	// BlockedAuthKeys returns at most limit keys that must still wait at
 	// now, those that wait longest first.
 	BlockedAuthKeys(ctx context.Context, now time.Time, limit int) ([]AuthFailure, error)
-	// ClearAuthFailures forgets the failures of key (after it
-	// authenticated), unless it must still wait at now.
+	// ClearAuthFailures forgets the failures of key, and of no other
+	// key, unless it must still wait at now. The limiter calls it for the
+	// key of a principal that authenticated (a user name), never for a
+	// client address's: one success from an address does not forgive the
+	// address's other failures.
 	ClearAuthFailures(ctx context.Context, key string, now time.Time) error
 	// PruneAuthFailures forgets the keys whose last failure is older than
 	// before and that need not wait at now, and returns how many it

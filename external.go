@@ -2,7 +2,6 @@ package shelfmark
 
 import (
 	"fmt"
-	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -16,13 +15,15 @@ import (
 // segment boundary. A prefix without a host ("https://") matches any host
 // of that scheme.
 //
-// Even when a prefix matches, a host that names the local machine or a
-// private network is refused unless the prefix names that very host: IP
-// literals that are loopback, private, link-local, unspecified or
-// multicast (IPv4-mapped IPv6 included), "localhost" and its subdomains,
-// and the numeric forms browsers read as IPv4 addresses (2130706433,
-// 0x7f.1). Names are not resolved. An empty allow refuses everything.
-// Every refusal is EINVALID.
+// Even when a prefix matches, a host that is not a name or address of
+// the public Internet is refused unless the prefix names that very host
+// (see internalHost): an IP literal that is not globally routable
+// (loopback, private, shared, link-local, documentation, benchmarking,
+// reserved, multicast, unspecified; an IPv4 address embedded in IPv6,
+// IPv4-mapped, NAT64 or 6to4, judged as itself), "localhost" and its
+// subdomains, and the forms browsers read as IPv4 addresses (2130706433,
+// 0x7f.1, full-width digits). Names are not resolved. An empty allow
+// refuses everything. Every refusal is EINVALID.
 func CheckExternalURL(allow []string, u string) error {
 	refuse := func(why string) error {
 		return &Error{Code: EINVALID, Message: fmt.Sprintf("External content at %.200q is refused: %s.", u, why),
@@ -46,6 +47,7 @@ func CheckExternalURL(allow []string, u string) error {
 		return refuse("this server accepts no external content; its operator lists the URL prefixes it allows with --external-content-allow")
 	}
 	host := strings.ToLower(t.Host)
+	internal := false // an unnamed prefix matched, but the host is internal
 	for _, a := range allow {
 		p, err := url.Parse(strings.TrimSpace(a))
 		if err != nil || !strings.EqualFold(p.Scheme, scheme) || p.User != nil {
@@ -59,9 +61,13 @@ func CheckExternalURL(allow []string, u string) error {
 			continue
 		}
 		if !named && internalHost(t.Hostname()) {
-			return refuse("its host is the local machine or a private network; only a prefix naming that host allows it")
+			internal = true // a later prefix may name the host
+			continue
 		}
 		return nil
+	}
+	if internal {
+		return refuse("its host is the local machine or an address that is not globally routable (private, shared, link-local, reserved, documentation…); only a prefix naming that host allows it")
 	}
 	return refuse("no prefix of the server's external content allow-list (--external-content-allow) matches it")
 }
@@ -91,38 +97,6 @@ func hasDotSegment(p string) bool {
 		}
 	}
 	return false
-}
-
-// internalHost reports whether a host names the local machine or a
-// private network, or is a numeric form a client may read as an IPv4
-// address.
-func internalHost(h string) bool {
-	h = strings.TrimSuffix(strings.ToLower(h), ".")
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return true
-	}
-	if a, err := netip.ParseAddr(h); err == nil {
-		a = a.Unmap()
-		return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-			a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
-			(a.Is4() && a.As4()[0] == 0) // 0.0.0.0/8: "this network"
-	}
-	// WHATWG URL parsing reads a host whose last label is a number
-	// (decimal, octal or 0x hex) as an IPv4 address.
-	labels := strings.Split(h, ".")
-	last := labels[len(labels)-1]
-	if last == "" {
-		return true
-	}
-	if strings.HasPrefix(last, "0x") {
-		return true
-	}
-	for _, c := range last {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // truncateURL cuts s to at most n bytes.

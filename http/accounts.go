@@ -104,7 +104,7 @@ func (s *Server) passwordLogin(r *http.Request, name, password string) (string, 
 	if name == "" || len(name) > maxNameBytes {
 		return "", nil, shelfmark.Errorf(shelfmark.EINVALID, "name must be a user name of 1 to %d bytes.", maxNameBytes)
 	}
-	keys := []string{s.client(r), "user:" + name}
+	keys := []string{s.client(r), userKey(name)}
 	if wait := s.limiter.blocked(keys...); wait > 0 {
 		return "", nil, tooMany(wait)
 	}
@@ -116,7 +116,7 @@ func (s *Server) passwordLogin(r *http.Request, name, password string) (string, 
 		}
 		return "", nil, err
 	}
-	s.limiter.succeed(keys...)
+	s.limiter.succeed(userKey(name)) // not the address's
 	return secret, c, nil
 }
 

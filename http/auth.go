@@ -31,8 +31,9 @@ const SessionCookie = "shelfmark_session"
 // that many failed logins or token checks from one client address (or
 // for one user name), each further attempt waits authBackoffBase, doubled
 // at every failure up to authBackoffMax; failures are forgotten
-// authForget after the last one. The limiter remembers at most
-// authTrackedMax addresses and names.
+// authForget after the last one. A sign-in forgets the failures of its
+// user name, never those of its address (see limiter.succeed). The
+// limiter remembers at most authTrackedMax addresses and names.
 const (
 	defaultMaxAuthFailures = 10
 	authBackoffBase        = time.Second
@@ -106,7 +107,9 @@ func (s *Server) authenticate(r *http.Request, requestID string) (*shelfmark.Cal
 		s.limiter.fail(ip)
 		return nil, badCredential(via)
 	}
-	s.limiter.succeed(ip)
+	// A good token or session forgives nothing: the address's failures
+	// stay (see limiter.succeed), and a token is no password, whose
+	// guesses the user name's failures count.
 	cc := *c // the service may share its callers between requests
 	cc.Request = requestID
 	return &cc, nil
@@ -390,24 +393,33 @@ func (l *limiter) count(keys []string, counts map[string]int, now time.Time) map
 	return blocks
 }
 
-// succeed forgets the failures of keys (in the shared failures too, for
-// the keys this server knew failures of).
-func (l *limiter) succeed(keys ...string) {
+// userKey is the limiter's key of a user name, whose password guesses it
+// counts wherever they come from.
+func userKey(name string) string { return "user:" + name }
+
+// succeed forgets the failures of the principal that authenticated (its
+// userKey; in the shared failures too, when this server knew failures of
+// it), unless it must still wait. It never forgets the failures of the
+// client's address: a success proves the principal's credential, not
+// that the address's other attempts were honest, and an attacker who
+// owns one account could otherwise slip its own good sign-in (or token)
+// between guesses and never be blocked per address.
+func (l *limiter) succeed(principal string) {
 	if l.size.Load() == 0 {
 		return
 	}
 	now := l.now()
-	var forgot []string
 	l.mu.Lock()
-	for _, k := range keys {
-		if f := l.m[k]; f != nil && !f.until.After(now) {
-			delete(l.m, k)
-			forgot = append(forgot, k)
-		}
+	f := l.m[principal]
+	forget := f != nil && !f.until.After(now)
+	if forget {
+		delete(l.m, principal)
+		l.size.Store(int64(len(l.m)))
 	}
-	l.size.Store(int64(len(l.m)))
 	l.mu.Unlock()
-	l.shared.clear(forgot, now)
+	if forget {
+		l.shared.clear([]string{principal}, now)
+	}
 }
 
 // sweep makes room in a full map: it drops the forgotten keys, then, if

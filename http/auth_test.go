@@ -432,8 +432,14 @@ func TestBruteForceLogin(t *testing.T) {
 	}
 	advance(2 * time.Second)
 	login(adminPassword).want(t, http.StatusOK)
-	// Success forgets the failures.
+	// Success forgets the user name's failures, not the address's: the
+	// next failure from it waits again, longer.
 	login("guess").wantError(t, http.StatusUnauthorized, shelfmark.EUNAUTHORIZED)
+	r := login(adminPassword)
+	r.wantError(t, http.StatusTooManyRequests, shelfmark.ETOOMANY)
+	if got := r.Header.Get("Retry-After"); got != "4" {
+		t.Errorf("Retry-After %q after a sign-in and one more failure, want 4", got)
+	}
 }
 
 func TestBruteForceTokens(t *testing.T) {

@@ -56,3 +56,36 @@ func TestExternalContentAllowList(t *testing.T) {
 }
 
 func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
+
+// TestExternalContentNotGlobal: behind a prefix that names no host, a
+// link to an address that is not globally routable (shared, benchmarking,
+// IETF, reserved; loopback or private inside NAT64, 6to4, IPv4-mapped or
+// IPv4-compatible IPv6; full-width digits) is refused with 400 and
+// nothing written; a prefix naming the host allows it.
+func TestExternalContentNotGlobal(t *testing.T) {
+	link := func(target string) string {
+		return `<` + target + `>; rel="http://fedora.info/definitions/fcrepo#ExternalContent"`
+	}
+	e := newEnv(t, Options{ExternalContentAllow: []string{"https://", "http://", "https://100.64.0.7/named/"}})
+	up := "/api/v1/resources/" + string(e.fileset(t)) + "/files"
+	before := e.counts()
+	for _, target := range []string{
+		"https://100.64.0.1/a", "https://192.0.0.170/a", "https://198.18.0.1/a", "https://240.0.0.1/a", "https://255.255.255.255/a",
+		"https://[64:ff9b::7f00:1]/a", "https://[64:ff9b::a9fe:a9fe]/latest/meta-data/", "https://[::ffff:7f00:1]/a",
+		"https://[::127.0.0.1]/a", "https://[2002:7f00:1::1]/a", "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/a",
+		"https://[fe80::1%25eth0]/a", "https://１２７.０.０.１/a", "https://[64:ff9b:1::a00:1]/a",
+	} {
+		r := e.do("POST", up, nil, "Link", link(target))
+		if r.wantError(t, http.StatusBadRequest, shelfmark.EINVALID); !contains(r.Body, "not globally routable") {
+			t.Errorf("%s: the refusal does not say why: %s", target, r.Body)
+		}
+		r.wantNoWrites(t)
+	}
+	e.wantCounts(before)
+	r := e.do("POST", up, nil, "Link", link("https://100.64.0.7/named/a.jp2")).want(t, http.StatusCreated)
+	var f resource
+	r.json(t, &f)
+	if r = e.do("GET", f.Links["content"], nil); r.Status != http.StatusTemporaryRedirect || r.Header.Get("Location") != "https://100.64.0.7/named/a.jp2" {
+		t.Errorf("a host its prefix names: %d, Location %q", r.Status, r.Header.Get("Location"))
+	}
+}

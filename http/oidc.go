@@ -29,7 +29,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -83,9 +82,6 @@ const (
 	// provider is asked again.
 	oidcRetry   = 5 * time.Second
 	oidcTimeout = 30 * time.Second
-	// maxNextLen bounds next, in characters, so that the state cookie
-	// stays under the 4096 bytes browsers keep.
-	maxNextLen = 512
 	// maxOIDCGroups bounds the groups a provider may give (the accounts'
 	// own limit).
 	maxOIDCGroups = 100
@@ -276,25 +272,6 @@ func randomString(n int) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// localPath reports whether next is a path on this server: it begins with
-// one "/" (not "//", which a browser reads as another host, nor "/\"),
-// has no scheme, host, backslash, control character or "%" that does not
-// begin an escape, and is at most 512 characters long. Only such a path
-// is followed after a sign-in, so the login route is no open redirect.
-func localPath(next string) bool {
-	if next == "" || next[0] != '/' || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\") ||
-		!utf8.ValidString(next) || utf8.RuneCountInString(next) > maxNextLen {
-		return false
-	}
-	for _, r := range next {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	u, err := url.Parse(next)
-	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil && strings.HasPrefix(u.Path, "/")
-}
-
 // ssoRoute reports whether r goes to a single sign-on route, where a
 // session cookie that is no longer valid counts as none (the person is
 // signing in again).
@@ -338,10 +315,14 @@ func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) error {
 	}
 	next := "/"
 	if v, ok := r.URL.Query()["next"]; ok {
-		if len(v) != 1 || !localPath(v[0]) {
-			return shelfmark.Errorf(shelfmark.EINVALID, "next must be a path on this server, beginning with a single \"/\", without backslashes or control characters (at most %d characters).", maxNextLen)
+		p, local := "", len(v) == 1
+		if local {
+			p, local = returnPath(v[0])
 		}
-		next = v[0]
+		if !local {
+			return shelfmark.Errorf(shelfmark.EINVALID, "next must be a path on this server: one \"/\" and the path (not \"//\" nor \"/\\\", even percent-encoded), without control characters, at most %d characters.", maxNextLen)
+		}
+		next = p
 	}
 	p, _, scopes, err := s.oidc.discover(r.Context())
 	if err != nil {
@@ -531,13 +512,9 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	s.limiter.succeed(s.client(r))
+	s.limiter.succeed(userKey(name)) // not the address's
 	http.SetCookie(w, s.sessionCookie(r, secret, 0))
-	next := f.Next
-	if !localPath(next) {
-		next = "/"
-	}
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	http.Redirect(w, r, returnPathOr(f.Next, "/"), http.StatusSeeOther)
 	return nil
 }
 

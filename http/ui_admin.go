@@ -496,10 +496,10 @@ func (s *Server) adminQueueAction(action string) func(http.ResponseWriter, *http
 	}
 }
 
-// withNotice returns back (a path of this site, else def) with the
-// notice's parameters in its query.
+// withNotice returns back (a path of this site, see returnPath, else
+// def) with the notice's parameters in its query.
 func withNotice(back, def string, notice url.Values) string {
-	back = localNext(back)
+	back = returnPathOr(back, def)
 	if back == "/" {
 		back = def
 	}

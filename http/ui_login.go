@@ -20,25 +20,17 @@ type loginData struct {
 	OIDC bool
 }
 
-// localNext returns next when it is a path on this site, else "/".
-func localNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
-		return "/"
-	}
-	return next
-}
-
 // loginPage handles GET /login.
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
 	p := s.page(w, r, "login.title")
-	p.Data = &loginData{Next: localNext(r.URL.Query().Get("next")), OIDC: s.oidc != nil}
+	p.Data = &loginData{Next: returnPathOr(r.URL.Query().Get("next"), "/"), OIDC: s.oidc != nil}
 	return s.render(w, r, http.StatusOK, "login", p)
 }
 
 // loginForm handles POST /login: a good name and password open a session
 // and go on to next; a bad one shows the form again with why (401).
 func (s *Server) loginForm(w http.ResponseWriter, r *http.Request) error {
-	name, next := strings.TrimSpace(r.PostForm.Get("name")), localNext(r.PostForm.Get("next"))
+	name, next := strings.TrimSpace(r.PostForm.Get("name")), returnPathOr(r.PostForm.Get("next"), "/")
 	secret, _, err := s.passwordLogin(r, name, r.PostForm.Get("password"))
 	if err != nil {
 		switch status := statusOf[shelfmark.ErrorCode(err)]; status {

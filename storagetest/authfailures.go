@@ -87,6 +87,21 @@ func testAuthFailures(t *testing.T, open Opener) {
 	if n := add("ip:192.0.2.1", until); n != 1 {
 		t.Fatalf("after clearing, the count is %d", n)
 	}
+	// clearing a principal's key forgets its failures only: those of
+	// the address it signed in from go on counting
+	for i := 1; i <= 2; i++ {
+		add("ip:203.0.113.9", until.Add(time.Duration(i)*time.Second))
+		add("user:ann", until.Add(time.Duration(i)*time.Second))
+	}
+	if err := af.ClearAuthFailures(ctx, "user:ann", until.Add(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n := add("ip:203.0.113.9", until.Add(4*time.Second)); n != 3 {
+		t.Fatalf("clearing user:ann changed the count of its address: %d, want 3", n)
+	}
+	if n := add("user:ann", until.Add(4*time.Second)); n != 1 {
+		t.Fatalf("after clearing user:ann, its count is %d", n)
+	}
 	// a failure long after the last starts again
 	if n := add("ip:192.0.2.1", until.Add(forget+time.Second)); n != 1 {
 		t.Fatalf("after %s without failures, the count is %d", forget, n)

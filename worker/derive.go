@@ -84,7 +84,7 @@ func (t Tools) toolDerive(ctx context.Context, path, mediaType string, size int,
 			err = Permanent(errors.New("not a recognised image format"))
 		default:
 			// Refuse a decompression bomb from its header, on every path.
-			_, err = t.checkPixels(in.path, format)
+			err = t.checkPixels(in.path, format)
 		}
 		switch {
 		case err != nil:

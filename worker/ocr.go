@@ -76,7 +76,7 @@ func (t Tools) OCRPage(ctx context.Context, path string) (*PageOCR, error) {
 	case format == "" || format == "heif":
 		return nil, Permanent(fmt.Errorf("worker: OCR of %s: not a recognised image format", path))
 	default:
-		if _, err := t.checkPixels(in.path, format); err != nil {
+		if err := t.checkPixels(in.path, format); err != nil {
 			return nil, fmt.Errorf("worker: OCR of %s: %w", path, err)
 		}
 	}
@@ -118,7 +118,8 @@ const (
 	// MaxOCRPages caps how many pages of one PDF an ocr job reads.
 	MaxOCRPages = 2000
 	// OCRResolution is the resolution (dpi) at which a PDF page is
-	// rendered for OCR, lowered for pages that would exceed MaxPixels.
+	// rendered for OCR, lowered for pages that would exceed MaxPixels
+	// (or MaxImageBytes).
 	OCRResolution = 300
 	// ocrPageMargin is the time an ocr job keeps in hand, beyond twice
 	// its slowest page so far, when it decides whether to start a page.
@@ -232,8 +233,10 @@ func (t Tools) OCRPDF(ctx context.Context, path, name string, pages []int) (*PDF
 func (t Tools) ocrPDFPage(ctx context.Context, path, dir string, n int, size [2]float64) (*PageOCR, error) {
 	dpi := float64(OCRResolution)
 	if size[0] > 0 && size[1] > 0 {
-		// at most MaxPixels pixels
-		dpi = min(dpi, math.Floor(72*math.Sqrt(float64(t.maxPixels())/(size[0]*size[1]))))
+		// at most MaxPixels pixels, and within MaxImageBytes at a byte
+		// a pixel (the page is rendered grey)
+		limit := float64(min(t.maxPixels(), t.maxImageBytes()))
+		dpi = min(dpi, math.Floor(72*math.Sqrt(limit/(size[0]*size[1]))))
 	}
 	dpi = max(dpi, 1)
 	base := filepath.Join(dir, "page")

@@ -97,37 +97,3 @@ func TestDecompressionBomb(t *testing.T) {
 		t.Errorf("MaxPixels 20,000: %v", err)
 	}
 }
-
-func TestImageConfigHeaders(t *testing.T) {
-	j2k := []byte{0xFF, 0x4F, 0xFF, 0x51, 0, 41, 0, 0}
-	j2k = binary.BigEndian.AppendUint32(j2k, 30_000)
-	j2k = binary.BigEndian.AppendUint32(j2k, 40_000)
-	j2k = binary.BigEndian.AppendUint32(j2k, 0)
-	j2k = binary.BigEndian.AppendUint32(j2k, 0)
-	jp2 := append([]byte("\x00\x00\x00\x0cjP  \r\n\x87\n\x00\x00\x00\x2djp2h\x00\x00\x00\x16ihdr"), 0, 0, 0x9c, 0x40, 0, 0, 0x75, 0x30)
-	heif := append([]byte("\x00\x00\x00\x18ftypheic"), make([]byte, 16)...)
-	heif = append(heif, []byte("\x00\x00\x00\x14ispe\x00\x00\x00\x00")...)
-	heif = binary.BigEndian.AppendUint32(heif, 30_000)
-	heif = binary.BigEndian.AppendUint32(heif, 40_000)
-	for _, c := range []struct {
-		name, format string
-		data         []byte
-	}{
-		{"a.pnm", "pnm", []byte("P6\n# a comment\n30000 40000\n255\n")},
-		{"a.j2k", "jp2", j2k},
-		{"a.jp2", "jp2", jp2},
-		{"a.heic", "heif", heif},
-	} {
-		p := toolTestFile(t, c.name, c.data)
-		if got, err := toolImageFormat(p); err != nil || got != c.format {
-			t.Errorf("%s: format %q, %v", c.name, got, err)
-		}
-		cfg, err := imageConfig(p, c.format)
-		if err != nil || cfg.Width != 30_000 || cfg.Height != 40_000 {
-			t.Errorf("%s: %d×%d, %v; want 30000×40000", c.name, cfg.Width, cfg.Height, err)
-		}
-		if _, err := (Tools{}).checkPixels(p, c.format); !IsPermanent(err) {
-			t.Errorf("%s: 1.2 gigapixels accepted: %v", c.name, err)
-		}
-	}
-}

@@ -43,7 +43,8 @@ func (p *Pyramid) Close() error { return os.RemoveAll(p.dir) }
 // IIIF level 0 requests that fetch them, with an info entry that also
 // lists sizes (the page's thumbnail and access copy, served from their
 // own files). Images only; a file that is not one, or too many pixels
-// (Tools.MaxPixels), is a Permanent error. Without vips: ErrToolMissing.
+// (Tools.MaxPixels) or bytes decoded (Tools.MaxImageBytes) in any of the
+// images the file holds, is a Permanent error. Without vips: ErrToolMissing.
 func (t Tools) Tiles(ctx context.Context, path, mediaType string, sizes []shelfmark.TileSize) (*Pyramid, error) {
 	p, _, err := t.tiles(ctx, path, mediaType, func(*dzArchive) (*Derivative, []shelfmark.TileSize, error) { return nil, sizes, nil })
 	return p, err
@@ -84,7 +85,7 @@ func (t Tools) tiles(ctx context.Context, path, mediaType string, extra func(*dz
 	case format == "" || format == "bmp":
 		err = Permanent(fmt.Errorf("not an image format vips tiles (%q)", in.mediaType))
 	default:
-		_, err = t.checkPixels(in.path, format)
+		err = t.checkPixels(in.path, format)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: tiles of %s: %w", path, err)

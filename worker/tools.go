@@ -64,9 +64,15 @@ type Tools struct {
 	TempDir string
 
 	// MaxPixels is the largest image (width × height) derivatives and
-	// OCR accept, read from the header before any decoder runs; 0 means
-	// DefaultMaxPixels.
+	// OCR accept, read from the header of every image a file holds
+	// before any decoder runs; 0 means DefaultMaxPixels.
 	MaxPixels int64
+
+	// MaxImageBytes is the most bytes one image may take decoded
+	// (width × height × channels × bytes a sample, from the header of
+	// every image a file holds) for derivatives and OCR to accept it;
+	// 0 means DefaultBytesPerPixel bytes for each pixel of MaxPixels.
+	MaxImageBytes int64
 }
 
 // FindTools looks the external programs up on PATH and returns Tools with

@@ -26,6 +26,7 @@ type workerConfig struct {
 	grace       time.Duration
 	busyCores   float64
 	maxPixels   int64
+	maxBytes    int64
 }
 
 func (c *workerConfig) register(f *pflag.FlagSet) {
@@ -34,7 +35,8 @@ func (c *workerConfig) register(f *pflag.FlagSet) {
 	f.StringToStringVar(&c.timeouts, "job-timeout", nil, "time limit of one job of a queue, for example ocr=20m (defaults: characterize 20s, derive 2m, text 2m, ocr 10m)")
 	f.IntVar(&c.total, "jobs", 0, "jobs run at once over all queues (0: twice the number of cores; OCR runs at idle CPU priority)")
 	f.Float64Var(&c.busyCores, "busy-cores", worker.DefaultBusyCores, "OCR starts no new job while this process uses more CPU than this many cores (ingest, API, identification); 0 never holds it back")
-	f.Int64Var(&c.maxPixels, "max-image-pixels", worker.DefaultMaxPixels, "derivatives and OCR refuse an image of more pixels (width × height, read from its header) as a possible decompression bomb")
+	f.Int64Var(&c.maxPixels, "max-image-pixels", worker.DefaultMaxPixels, "derivatives and OCR refuse a file holding an image (any page or frame) of more pixels (width × height, read from its headers) as a possible decompression bomb")
+	f.Int64Var(&c.maxBytes, "max-image-bytes", 0, fmt.Sprintf("derivatives and OCR refuse a file holding an image (any page or frame) that would take more bytes decoded (pixels × channels × bytes a sample, read from its headers) as a possible decompression bomb (0: %d bytes for each pixel --max-image-pixels allows, %d by default)", worker.DefaultBytesPerPixel, worker.DefaultBytesPerPixel*worker.DefaultMaxPixels))
 	f.DurationVar(&c.grace, "lease-grace", 30*time.Second, "a job held by a worker that stopped (killed, machine lost) is taken back this long after its time limit")
 }
 
@@ -88,6 +90,19 @@ func (c *workerConfig) queueConfigs() ([]worker.QueueConfig, error) {
 	return out, nil
 }
 
+// imageLimits sets the image limits of the flags on tools (0 leaves a
+// limit at its default), refusing a negative one.
+func (c *workerConfig) imageLimits(tools worker.Tools) (worker.Tools, error) {
+	if c.maxPixels < 0 {
+		return tools, fmt.Errorf("--max-image-pixels %d: must be 0 (the default) or more", c.maxPixels)
+	}
+	if c.maxBytes < 0 {
+		return tools, fmt.Errorf("--max-image-bytes %d: must be 0 (the default) or more", c.maxBytes)
+	}
+	tools.MaxPixels, tools.MaxImageBytes = c.maxPixels, c.maxBytes
+	return tools, nil
+}
+
 // jobRunner is the job runner of a process with the CPU gate that holds
 // OCR back while the process is busy.
 type jobRunner struct {
@@ -109,12 +124,14 @@ func newRunner(repo *shelfmark.Repository, blobs shelfmark.BlobStore, c workerCo
 	if err != nil {
 		return jobRunner{}, err
 	}
+	tools, err := c.imageLimits(pipelineTools(log))
+	if err != nil {
+		return jobRunner{}, err
+	}
 	id, err := siegfried.New()
 	if err != nil {
 		return jobRunner{}, fmt.Errorf("load the format signatures: %w", err)
 	}
-	tools := pipelineTools(log)
-	tools.MaxPixels = c.maxPixels
 	p := &worker.Pipeline{Repo: repo, Blobs: blobs, Identify: id, Tools: tools}
 	opts := worker.Options{Queues: queues, Total: c.total, Grace: c.grace, Observer: obs, Logger: log}
 	var gate *worker.CPUGate
