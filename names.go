@@ -8,7 +8,7 @@ import (
 )
 
 // Limits on the description of a file, checked by the engine whatever the
-// path (upload, groups, ingest, derivatives); docs/design.md ("Limits")
+// path (upload, groups, ingest, derivatives); docs/security.md ("Limits")
 // gives the reasons.
 const (
 	// MaxFileNameBytes caps a file's name: 255 bytes of UTF-8, what most

@@ -7,7 +7,7 @@ import (
 )
 
 // Limits on the metadata of one resource, checked by the engine on every
-// write whatever the path (REST, batch, groups, ingest); docs/design.md
+// write whatever the path (REST, batch, groups, ingest); docs/security.md
 // ("Limits") gives the reason for each.
 const (
 	// MaxStatements caps the statements of one resource's metadata (and of
