@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,7 +109,7 @@ func TestSearchExamines(t *testing.T) {
 	costs := map[string]cost{}
 	for _, word := range []string{"small", "large"} {
 		q := shelfmark.SearchQuery{Text: word, Now: now}
-		query := tsQuery([]shelfmark.SearchTerm{{Text: word}})
+		query, headline := tsQuery([]shelfmark.SearchTerm{{Text: word}}), headlineQuery([]shelfmark.SearchTerm{{Text: word}})
 		var deep *shelfmark.SearchCursor
 		view(t, db, func(tx shelfmark.ReadTx) error {
 			q := q
@@ -133,9 +134,9 @@ func TestSearchExamines(t *testing.T) {
 			var sql string
 			var args []any
 			if what == "first page with facets" {
-				sql, args = searchSQL(&q, query, 0, nil, limit+1, true)
+				sql, args = searchSQL(&q, query, headline, 0, nil, limit+1, true)
 			} else {
-				sql, args = searchSQL(&q, query, deep.Window, deep, limit+1, false)
+				sql, args = searchSQL(&q, query, headline, deep.Window, deep, limit+1, false)
 			}
 			buffers, rows := explainSearch(t, schema, sql, args)
 			t.Logf("%q in %d documents, %s: %d rows of search_docs, resources and memberships, %d buffers", word, n, what, rows, buffers)
@@ -153,5 +154,30 @@ func TestSearchExamines(t *testing.T) {
 					what, s.rows, s.buffers, small, rows, buffers, large)
 			}
 		}
+	}
+}
+
+// TestHeadlineQuery: a hit's headline marks the words of the query's
+// terms, any of them, each once, a prefix term's last word as a prefix,
+// quotes escaped: never the terms' phrases, whose covers ts_headline
+// would look for over the whole document.
+func TestHeadlineQuery(t *testing.T) {
+	terms, err := shelfmark.ParseSearchText(`"Whales of the north" ice "whales of" ice-floe voy* "o'neil"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := headlineQuery(terms)
+	want := `'whales' | 'of' | 'the' | 'north' | 'ice' | 'floe' | 'voy':* | 'o' | 'neil'`
+	if got != want {
+		t.Fatalf("headline query %q, want %q", got, want)
+	}
+	db, _ := openTest(t, Options{})
+	var text string
+	view(t, db, func(tx shelfmark.ReadTx) error {
+		return tx.(*readTx).r.queryRow(context.Background(), `SELECT ts_headline('simple', 'Notes on whales of the north sea', to_tsquery('simple', $1))`,
+			[]any{got}, &text)
+	})
+	if !strings.Contains(text, "<b>whales</b> <b>of</b> <b>the</b> <b>north</b>") {
+		t.Fatalf("headline %q", text)
 	}
 }
