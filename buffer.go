@@ -306,6 +306,9 @@ func (b *bufferedTx) Owners(ctx context.Context, keys []int64) (map[int64]int64,
 	if err != nil {
 		return nil, err
 	}
+	if out == nil {
+		out = map[int64]int64{}
+	}
 	for _, k := range keys {
 		if u, ok := b.owners[k]; ok {
 			out[k] = u
