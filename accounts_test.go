@@ -47,6 +47,7 @@ func (h *countingHasher) Verify(pw, enc string) (bool, error) {
 
 // acctEnv is an account service on a real store.
 type acctEnv struct {
+	store  shelfmark.Storage
 	repo   *shelfmark.Repository
 	acc    *shelfmark.Accounts
 	clock  *clock
@@ -57,6 +58,12 @@ type acctEnv struct {
 // backends runs fn on SQLite and, when SHELFMARK_TEST_DATABASE_URL is set,
 // on PostgreSQL.
 func backends(t *testing.T, fn func(t *testing.T, e *acctEnv)) {
+	backendsWith(t, shelfmark.RepositoryOptions{}, fn)
+}
+
+// backendsWith is backends with the repository's options (its clock is the
+// environment's).
+func backendsWith(t *testing.T, opts shelfmark.RepositoryOptions, fn func(t *testing.T, e *acctEnv)) {
 	for _, name := range []string{"sqlite", "postgres"} {
 		t.Run(name, func(t *testing.T) {
 			e := &acctEnv{clock: &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
@@ -73,12 +80,14 @@ func backends(t *testing.T, fn func(t *testing.T, e *acctEnv)) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { store.Close() })
+			e.store = store
 			h, err := argon2id.New(argon2id.Params{Memory: 64, Time: 1, Threads: 1}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			e.hasher = &countingHasher{PasswordHasher: h}
-			e.repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Now: e.clock.now})
+			opts.Now = e.clock.now
+			e.repo = shelfmark.NewRepository(store, opts)
 			t.Cleanup(func() { e.repo.Close() })
 			e.acc = shelfmark.NewAccounts(e.repo, shelfmark.AccountsOptions{Hasher: e.hasher, Now: e.clock.now})
 			fn(t, e)

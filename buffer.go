@@ -2,6 +2,8 @@ package shelfmark
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -10,12 +12,17 @@ import (
 // per table when the batch ends, instead of a few statements per operation.
 // On PostgreSQL that turns hundreds of round trips into a handful.
 //
-// Correctness: only inserts of brand-new rows are held back. Reads of a
-// held-back resource row are answered from the buffer; any other read or
-// write that could observe held-back rows flushes them first, so every
-// operation still sees the writes of the operations before it.
+// Correctness: only inserts of brand-new rows (and depositors, memberships,
+// characterization results and finished jobs) are held back. A read the
+// buffer can answer merges what it holds with what the store returns
+// (Resource, Resources, MemberOfMany, Owners, Sources, JobHeld); every other
+// method of WriteTx flushes first (buffer_flush.go), so every operation
+// still sees the writes of the operations before it. The transaction is a
+// named field, not embedded, so that a method added to WriteTx does not
+// compile until the buffer decides how to serve it, and
+// TestBufferServesOrFlushes checks each decision over a real store.
 type bufferedTx struct {
-	WriteTx
+	tx          WriteTx
 	resources   []*ResourceRow
 	byKey       map[int64]*ResourceRow
 	fieldKeys   []int64
@@ -31,15 +38,22 @@ type bufferedTx struct {
 	formatKeys  []int64
 	formats     []*Format
 	doneJobs    []int64
+	// owners maps a resource to its depositor (the last SetOwners wins).
+	owners map[int64]int64
+	// failed is set when a flush failed: the error belongs to no single
+	// operation of the batch (see committer.commit).
+	failed bool
 }
 
+var _ WriteTx = (*bufferedTx)(nil)
+
 func newBufferedTx(tx WriteTx) *bufferedTx {
-	return &bufferedTx{WriteTx: tx, byKey: map[int64]*ResourceRow{}, sources: map[string]int64{}}
+	return &bufferedTx{tx: tx, byKey: map[int64]*ResourceRow{}, sources: map[string]int64{}, owners: map[int64]int64{}}
 }
 
 func (b *bufferedTx) pending() bool {
 	return len(b.resources)+len(b.fields)+len(b.memberships)+len(b.files)+len(b.sourceKeys)+len(b.jobs)+
-		len(b.formatKeys)+len(b.doneJobs) > 0
+		len(b.formatKeys)+len(b.doneJobs)+len(b.owners) > 0
 }
 
 // flush writes what is held back, in dependency order.
@@ -47,43 +61,55 @@ func (b *bufferedTx) flush(ctx context.Context) error {
 	if !b.pending() {
 		return nil
 	}
+	if err := b.write(ctx); err != nil {
+		b.failed = true
+		return err
+	}
+	return nil
+}
+
+// write writes what is held back and empties the buffer.
+func (b *bufferedTx) write(ctx context.Context) error {
 	if len(b.resources) > 0 {
-		if err := b.WriteTx.InsertResources(ctx, b.resources); err != nil {
+		if err := b.tx.InsertResources(ctx, b.resources); err != nil {
 			return err
 		}
 	}
+	if err := b.flushOwners(ctx); err != nil {
+		return err
+	}
 	if len(b.fields) > 0 {
-		if err := b.WriteTx.PutFields(ctx, b.fieldKeys, b.fields); err != nil {
+		if err := b.tx.PutFields(ctx, b.fieldKeys, b.fields); err != nil {
 			return err
 		}
 	}
 	if len(b.memberships) > 0 {
-		if err := b.WriteTx.InsertMemberships(ctx, b.memberships); err != nil {
+		if err := b.tx.InsertMemberships(ctx, b.memberships); err != nil {
 			return err
 		}
 	}
 	if len(b.files) > 0 {
-		if err := b.WriteTx.InsertFiles(ctx, b.fileKeys, b.files); err != nil {
+		if err := b.tx.InsertFiles(ctx, b.fileKeys, b.files); err != nil {
 			return err
 		}
 	}
 	if len(b.sourceKeys) > 0 {
-		if err := b.WriteTx.InsertSources(ctx, b.sourceKeys, b.sourceRes); err != nil {
+		if err := b.tx.InsertSources(ctx, b.sourceKeys, b.sourceRes); err != nil {
 			return err
 		}
 	}
 	if len(b.jobs) > 0 {
-		if err := b.WriteTx.EnqueueJobs(ctx, b.jobs, b.jobsAt); err != nil {
+		if err := b.tx.EnqueueJobs(ctx, b.jobs, b.jobsAt); err != nil {
 			return err
 		}
 	}
 	if len(b.formatKeys) > 0 {
-		if err := b.WriteTx.SetFileFormats(ctx, b.formatKeys, b.formats); err != nil {
+		if err := b.tx.SetFileFormats(ctx, b.formatKeys, b.formats); err != nil {
 			return err
 		}
 	}
 	if len(b.doneJobs) > 0 {
-		if err := b.WriteTx.DeleteJobs(ctx, b.doneJobs); err != nil {
+		if err := b.tx.DeleteJobs(ctx, b.doneJobs); err != nil {
 			return err
 		}
 	}
@@ -92,6 +118,26 @@ func (b *bufferedTx) flush(ctx context.Context) error {
 	b.sourceKeys, b.sourceRes = nil, nil
 	clear(b.byKey)
 	clear(b.sources)
+	clear(b.owners)
+	return nil
+}
+
+// flushOwners writes the held depositors, one statement per depositor.
+func (b *bufferedTx) flushOwners(ctx context.Context) error {
+	if len(b.owners) == 0 {
+		return nil
+	}
+	byUser := map[int64][]int64{}
+	for k, u := range b.owners {
+		byUser[u] = append(byUser[u], k)
+	}
+	for _, u := range slices.Sorted(maps.Keys(byUser)) {
+		keys := byUser[u]
+		slices.Sort(keys)
+		if err := b.tx.SetOwners(ctx, keys, u); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -114,7 +160,7 @@ func (b *bufferedTx) PutFields(ctx context.Context, keys []int64, fields []Field
 			if err := b.flush(ctx); err != nil {
 				return err
 			}
-			return b.WriteTx.PutFields(ctx, keys, fields)
+			return b.tx.PutFields(ctx, keys, fields)
 		}
 	}
 	b.fieldKeys = append(b.fieldKeys, keys...)
@@ -165,7 +211,7 @@ func (b *bufferedTx) JobHeld(ctx context.Context, id int64, worker string, attem
 			return false, nil
 		}
 	}
-	return b.WriteTx.JobHeld(ctx, id, worker, attempt)
+	return b.tx.JobHeld(ctx, id, worker, attempt)
 }
 
 func (b *bufferedTx) InsertSources(ctx context.Context, sourceKeys []string, keys []int64) error {
@@ -177,10 +223,19 @@ func (b *bufferedTx) InsertSources(ctx context.Context, sourceKeys []string, key
 	return nil
 }
 
+// SetOwners holds back the depositor of new (or existing) resources;
+// Owners answers for them from the buffer.
+func (b *bufferedTx) SetOwners(ctx context.Context, keys []int64, user int64) error {
+	for _, k := range keys {
+		b.owners[k] = user
+	}
+	return nil
+}
+
 // Reads the buffer can answer.
 
 func (b *bufferedTx) Sources(ctx context.Context, sourceKeys []string) (map[string]int64, error) {
-	out, err := b.WriteTx.Sources(ctx, sourceKeys)
+	out, err := b.tx.Sources(ctx, sourceKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +252,7 @@ func (b *bufferedTx) Resource(ctx context.Context, key int64) (*ResourceRow, err
 		c := *r
 		return &c, nil
 	}
-	return b.WriteTx.Resource(ctx, key)
+	return b.tx.Resource(ctx, key)
 }
 
 func (b *bufferedTx) Resources(ctx context.Context, keys []int64) ([]*ResourceRow, error) {
@@ -214,93 +269,57 @@ func (b *bufferedTx) Resources(ctx context.Context, keys []int64) ([]*ResourceRo
 	if len(rest) == 0 {
 		return out, nil
 	}
-	more, err := b.WriteTx.Resources(ctx, rest)
+	more, err := b.tx.Resources(ctx, rest)
 	return append(out, more...), err
 }
 
-// Everything else flushes first.
+// MemberOfMany adds the held-back memberships of keys to the store's
+// answer. A held-back membership names a collection that its operation
+// found live, and nothing has deleted it since: a tombstone, a removed
+// membership or an update flushes the buffer first. The cost is one pass
+// over the batch's held memberships.
+func (b *bufferedTx) MemberOfMany(ctx context.Context, keys []int64) (map[int64][]int64, error) {
+	out, err := b.tx.MemberOfMany(ctx, keys)
+	if err != nil || len(b.memberships) == 0 {
+		return out, err
+	}
+	if out == nil {
+		out = map[int64][]int64{}
+	}
+	want := make(map[int64]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	for _, m := range b.memberships {
+		if want[m.Member] && !slices.Contains(out[m.Member], m.Collection) {
+			out[m.Member] = append(out[m.Member], m.Collection)
+			slices.Sort(out[m.Member])
+		}
+	}
+	return out, nil
+}
 
-func (b *bufferedTx) Fields(ctx context.Context, key int64, predicates ...string) ([]Field, error) {
-	if err := b.flush(ctx); err != nil {
+// Owners answers the held-back depositors from the buffer and the others
+// from the store.
+func (b *bufferedTx) Owners(ctx context.Context, keys []int64) (map[int64]int64, error) {
+	out, err := b.tx.Owners(ctx, keys)
+	if err != nil {
 		return nil, err
 	}
-	return b.WriteTx.Fields(ctx, key, predicates...)
+	if out == nil {
+		out = map[int64]int64{}
+	}
+	for _, k := range keys {
+		if u, ok := b.owners[k]; ok {
+			out[k] = u
+		}
+	}
+	return out, nil
 }
 
-func (b *bufferedTx) MemberOf(ctx context.Context, key int64) ([]int64, error) {
-	if err := b.flush(ctx); err != nil {
-		return nil, err
-	}
-	return b.WriteTx.MemberOf(ctx, key)
-}
-
-func (b *bufferedTx) Members(ctx context.Context, collection, after int64, limit int) ([]*ResourceRow, error) {
-	if err := b.flush(ctx); err != nil {
-		return nil, err
-	}
-	return b.WriteTx.Members(ctx, collection, after, limit)
-}
-
-func (b *bufferedTx) Children(ctx context.Context, parent, after int64, limit int) ([]*ResourceRow, error) {
-	if err := b.flush(ctx); err != nil {
-		return nil, err
-	}
-	return b.WriteTx.Children(ctx, parent, after, limit)
-}
-
-func (b *bufferedTx) File(ctx context.Context, key int64) (*File, error) {
-	if err := b.flush(ctx); err != nil {
-		return nil, err
-	}
-	return b.WriteTx.File(ctx, key)
-}
-
-func (b *bufferedTx) UpdateResource(ctx context.Context, row *ResourceRow) error {
-	if err := b.flush(ctx); err != nil {
-		return err
-	}
-	return b.WriteTx.UpdateResource(ctx, row)
-}
-
-func (b *bufferedTx) DeleteMemberships(ctx context.Context, ms []Membership) error {
-	if err := b.flush(ctx); err != nil {
-		return err
-	}
-	return b.WriteTx.DeleteMemberships(ctx, ms)
-}
-
-func (b *bufferedTx) SetPositions(ctx context.Context, parent int64, children []int64) error {
-	if err := b.flush(ctx); err != nil {
-		return err
-	}
-	return b.WriteTx.SetPositions(ctx, parent, children)
-}
-
-func (b *bufferedTx) Tombstone(ctx context.Context, key, seq int64, at time.Time) (int64, error) {
-	if err := b.flush(ctx); err != nil {
-		return 0, err
-	}
-	return b.WriteTx.Tombstone(ctx, key, seq, at)
-}
-
-func (b *bufferedTx) AccessDependents(ctx context.Context, keys []int64) ([]*ResourceRow, error) {
-	if err := b.flush(ctx); err != nil {
-		return nil, err
-	}
-	return b.WriteTx.AccessDependents(ctx, keys)
-}
-
-func (b *bufferedTx) SetEffectiveAccess(ctx context.Context, rows []*ResourceRow) error {
-	if err := b.flush(ctx); err != nil {
-		return err
-	}
-	return b.WriteTx.SetEffectiveAccess(ctx, rows)
-}
-
-// FilesHolding reads files, which may be held back.
-func (b *bufferedTx) FilesHolding(ctx context.Context, sha string, limit int) ([]HeldFile, error) {
-	if err := b.flush(ctx); err != nil {
-		return nil, err
-	}
-	return b.WriteTx.FilesHolding(ctx, sha, limit)
+// GrantsTo reads the store alone: the buffer never holds grants back
+// (SetGrants flushes and writes at once), and the grants table refers to
+// no row the buffer holds.
+func (b *bufferedTx) GrantsTo(ctx context.Context, principals []string) ([]Grant, error) {
+	return b.tx.GrantsTo(ctx, principals)
 }

@@ -180,9 +180,10 @@ func (c *committer) commit(batch []*op) {
 		}
 		pending = append(pending, o)
 	}
-	// Writes are buffered across the batch (buffer.go). If the final flush
-	// fails, no single op can be blamed, so the batch runs again unbuffered,
-	// where a failing op is found and dropped.
+	// Writes are buffered across the batch (buffer.go). If a flush fails
+	// (the final one, or one that an op's read ran first), no single op can
+	// be blamed, so the batch runs again unbuffered, where a failing op is
+	// found and dropped.
 	buffered := true
 	for len(pending) > 0 {
 		start := c.now()
@@ -201,9 +202,22 @@ func (c *committer) commit(batch []*op) {
 				tx = buf
 			}
 			now := c.now()
+			// a flush of the buffer may fail inside any op's check or
+			// apply (most reads flush first); its error is the batch's,
+			// not the op's
+			bufFailed := func() bool {
+				if buf != nil && buf.failed {
+					flushFailed = true
+					return true
+				}
+				return false
+			}
 			for i, o := range pending {
 				o.err, o.audit = nil, nil
 				if err := o.check(tx); err != nil {
+					if bufFailed() {
+						return err
+					}
 					o.err = err // nothing written: the batch goes on
 					continue
 				}
@@ -214,6 +228,9 @@ func (c *committer) commit(batch []*op) {
 					}
 				}
 				if err := o.apply(tx, seq+int64(i), now); err != nil {
+					if bufFailed() {
+						return err
+					}
 					o.err, failed = err, i
 					return errApply
 				}
@@ -221,16 +238,13 @@ func (c *committer) commit(batch []*op) {
 			if seq == 0 {
 				return errNothing
 			}
-			if err := writeAudit(ctx, tx, pending, now); err != nil {
-				return err
-			}
 			if buf != nil {
 				if err := buf.flush(ctx); err != nil {
 					flushFailed = true
 					return err
 				}
 			}
-			return nil
+			return writeAudit(ctx, tx, pending, now)
 		})
 		if flushFailed && len(pending) > 1 {
 			if c.observer != nil {

@@ -432,8 +432,7 @@ func scaleQueries(ctx context.Context, repo *shelfmark.Repository, store shelfma
 		}
 		return ScaleQuery{Name: name, Samples: samples, Latency: *percentiles(ds)}, nil
 	}
-	// ids of random works, and of works in the second half (cursors of
-	// member pages deep in the collection), looked up before timing
+	// ids of random works, looked up before timing
 	pick := func(lo, hi int) []int {
 		out := make([]int, samples)
 		for k := range out {
@@ -465,9 +464,20 @@ func scaleQueries(ctx context.Context, repo *shelfmark.Repository, store shelfma
 	if err != nil {
 		return nil, err
 	}
-	deepIDs, err := resolve(pick(works/2, works-1))
+	// cursors of member pages deep in the collection: members in the
+	// second half of the listing's key order (not of the works' numbers,
+	// which parallel ingest stores in another order), never the last
+	collKey, err := repo.IDs().Key(coll)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("scale: collection %s: %w", coll, err)
+	}
+	deepIDs := make([]shelfmark.ID, samples)
+	for k := range deepIDs {
+		key, err := probe.MemberAt(ctx, collKey, 0.5+0.49*rng.Float64())
+		if err != nil {
+			return nil, err
+		}
+		deepIDs[k] = repo.IDs().Encode(key)
 	}
 	var out []ScaleQuery
 	q, err := timeIt(ScaleFetch, func(k int) error {

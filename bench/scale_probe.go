@@ -14,7 +14,8 @@ import (
 
 // ScaleProbe reads what the scale scenario measures about a database
 // through a connection of its own, with read-only queries: the size of
-// every table and index, the OAI-PMH view's datestamps, and (PostgreSQL
+// every table and index, the OAI-PMH view's datestamps, members deep in a
+// collection's listing, and (PostgreSQL
 // on this machine) the server processes' CPU time.
 type ScaleProbe struct {
 	db      *sql.DB
@@ -149,6 +150,40 @@ func (p *ScaleProbe) Datestamp(ctx context.Context, frac float64) (int64, error)
 		return 0, fmt.Errorf("scale probe: datestamps: %w", err)
 	}
 	return ds, nil
+}
+
+// MemberAt returns the key of a member of collection at about frac (0 to
+// 1) of the way through its members in key order, the order member pages
+// are listed in, and never its last member: a page after it is never
+// empty. Works are numbered in the order they were read, but parallel
+// ingest workers store them in another order, so a work's number says
+// nothing of its place in the listing. The cost is four lookups in the
+// memberships' primary key, whatever the collection's size.
+func (p *ScaleProbe) MemberAt(ctx context.Context, collection int64, frac float64) (int64, error) {
+	c := strconv.FormatInt(collection, 10)
+	var lo, hi sql.NullInt64
+	// one subquery each, so that both engines read min and max from the
+	// index's ends
+	if err := p.db.QueryRowContext(ctx, "SELECT (SELECT min(member) FROM memberships WHERE collection = "+c+
+		"), (SELECT max(member) FROM memberships WHERE collection = "+c+")").Scan(&lo, &hi); err != nil {
+		return 0, fmt.Errorf("scale probe: members of %d: %w", collection, err)
+	}
+	if !lo.Valid || lo.Int64 == hi.Int64 {
+		return 0, fmt.Errorf("scale probe: collection %d has fewer than two members", collection)
+	}
+	at := lo.Int64 + int64(frac*float64(hi.Int64-lo.Int64))
+	var key sql.NullInt64
+	// the first member at or past at, short of the last; when every member
+	// past at is the last, the one before it
+	if err := p.db.QueryRowContext(ctx, "SELECT COALESCE((SELECT min(member) FROM memberships WHERE collection = "+c+
+		" AND member >= "+strconv.FormatInt(at, 10)+" AND member < "+strconv.FormatInt(hi.Int64, 10)+
+		"), (SELECT max(member) FROM memberships WHERE collection = "+c+" AND member < "+strconv.FormatInt(hi.Int64, 10)+"))").Scan(&key); err != nil {
+		return 0, fmt.Errorf("scale probe: members of %d: %w", collection, err)
+	}
+	if !key.Valid {
+		return 0, fmt.Errorf("scale probe: collection %d has no member before its last", collection)
+	}
+	return key.Int64, nil
 }
 
 // clockTick is the unit of utime and stime in /proc/PID/stat (USER_HZ,

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -409,5 +410,55 @@ func testScaleResume(t *testing.T, fresh scaleStore) {
 	}
 	if n != works {
 		t.Errorf("%d members after the resumed run, want %d", n, works)
+	}
+}
+
+// TestScaleProbeMemberAt: the cursor of a deep member page is picked by
+// its place in the listing's key order, and is never the collection's
+// last member (a page after it would be empty), on both backends.
+func TestScaleProbeMemberAt(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			rig := newScaleRig(t, openScaleStore(t, backend))
+			coll, err := rig.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection})
+			if err != nil {
+				t.Fatal(err)
+			}
+			collKey, _ := rig.repo.IDs().Key(coll.ID)
+			if _, err := rig.probe.MemberAt(ctx, collKey, 0.5); err == nil {
+				t.Error("a member of an empty collection")
+			}
+			var keys []int64
+			for range 9 {
+				w, err := rig.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{coll.ID}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, _ := rig.repo.IDs().Key(w.ID)
+				keys = append(keys, k)
+				if len(keys) == 1 {
+					if _, err := rig.probe.MemberAt(ctx, collKey, 0.5); err == nil {
+						t.Error("a member before the last of a collection of one")
+					}
+				}
+			}
+			slices.Sort(keys)
+			last := keys[len(keys)-1]
+			for _, frac := range []float64{0, 0.5, 0.75, 0.99, 1} {
+				k, err := rig.probe.MemberAt(ctx, collKey, frac)
+				if err != nil {
+					t.Fatal(err)
+				}
+				at := keys[0] + int64(frac*float64(last-keys[0]))
+				if !slices.Contains(keys, k) || k == last || (k < at && k != keys[len(keys)-2]) {
+					t.Errorf("MemberAt(%v) = %d of %v", frac, k, keys)
+				}
+				p, err := rig.repo.ListMembers(ctx, coll.ID, shelfmark.PageRequest{After: shelfmark.Cursor(rig.repo.IDs().Encode(k)), Limit: 100})
+				if err != nil || len(p.Items) == 0 {
+					t.Errorf("members after MemberAt(%v): %v, %v", frac, p, err)
+				}
+			}
+		})
 	}
 }

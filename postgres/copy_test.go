@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,17 +15,34 @@ import (
 	"github.com/shelfmark/shelfmark/storagetest"
 )
 
-// TestConformanceCopy runs the conformance suite with every bulk insert of
-// two rows or more sent with COPY, so that the suite covers the COPY paths
-// too (with the default threshold its small batches use unnest).
+// TestConformanceCopy runs the conformance suite's tests of the bulk
+// inserts (storagetest.RunBulk) with every bulk insert of two rows or more
+// sent with COPY, so that the suite covers the COPY paths too (with the
+// default threshold its small batches use unnest). The other tests never
+// reach a bulk insert, so they would only run again what TestConformance
+// runs; each test run here must send at least one COPY, or it does not
+// belong among them.
 func TestConformanceCopy(t *testing.T) {
-	storagetest.Run(t, func(t *testing.T, tracer shelfmark.StatementTracer) shelfmark.Storage {
+	storagetest.RunBulk(t, func(t *testing.T, tracer shelfmark.StatementTracer) shelfmark.Storage {
 		dsn, _ := testSchema(t)
-		db, err := Open(context.Background(), dsn, Options{Tracer: tracer})
+		var copies atomic.Int64
+		db, err := Open(context.Background(), dsn, Options{Tracer: func(q string, rows int64) {
+			if strings.HasPrefix(q, "COPY ") {
+				copies.Add(1)
+			}
+			if tracer != nil {
+				tracer(q, rows)
+			}
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		db.copyMin = 2
+		t.Cleanup(func() {
+			if copies.Load() == 0 {
+				t.Errorf("%s sent no COPY with a threshold of 2 rows: it is no test of the bulk inserts (storagetest marks it bulk)", t.Name())
+			}
+		})
 		return db
 	})
 }
@@ -360,7 +378,7 @@ func TestCopyFlushFailureRetried(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Release()
-			if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, writerLockKey); err != nil {
+			if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext($2))`, writerLockClass, schema); err != nil {
 				t.Fatal(err)
 			}
 			var collErr error
@@ -378,7 +396,7 @@ func TestCopyFlushFailureRetried(t *testing.T) {
 				out, errs = repo.CreateResources(ctx, nrs)
 			}()
 			time.Sleep(200 * time.Millisecond)
-			if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, writerLockKey); err != nil {
+			if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1, hashtext($2))`, writerLockClass, schema); err != nil {
 				t.Fatal(err)
 			}
 			wg.Wait()

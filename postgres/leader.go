@@ -17,9 +17,9 @@ import (
 
 // leaderLockClass is the first key of the two-key advisory locks that
 // hold leaderships (pg_try_advisory_lock(int4, int4)); the second is a
-// hash of the schema and the task's name. Two-key locks live apart from
-// the one-key locks of the migrations and the writer (migrateLockKey,
-// writerLockKey): PostgreSQL tags them differently.
+// hash of the schema and the task's name. The class keeps them apart from
+// the locks of the migrations and the writers (migrateLockClass,
+// writerLockClass).
 const leaderLockClass int32 = 0x53684c64 // "ShLd"
 
 // ElectorOptions configure an Elector. The zero value gives the defaults.

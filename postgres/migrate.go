@@ -54,9 +54,9 @@ func migrations() ([]migration, error) {
 
 // migrate applies the embedded migrations that schema_migrations does not
 // list, each in its own transaction, in the schema first on the connection's
-// search_path. It holds a session advisory lock throughout, so processes
-// that open the database at the same moment take turns: the first applies
-// the migrations, the others find them applied.
+// search_path. It holds a session advisory lock on that schema throughout,
+// so processes that open it at the same moment take turns: the first
+// applies the migrations, the others find them applied.
 func (db *DB) migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
@@ -68,7 +68,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	defer conn.Release()
 	r := db.run(conn)
-	if _, err := r.exec(ctx, `SELECT pg_advisory_lock($1)`, migrateLockKey); err != nil {
+	if _, err := r.exec(ctx, `SELECT pg_advisory_lock($1, `+schemaLockKey+`)`, migrateLockClass); err != nil {
 		return fmt.Errorf("postgres: wait for the migration lock: %w", err)
 	}
 	defer func() {
@@ -76,7 +76,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		// (which releases the lock) rather than pool it still locked.
 		uctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, err := r.exec(uctx, `SELECT pg_advisory_unlock($1)`, migrateLockKey); err != nil {
+		if _, err := r.exec(uctx, `SELECT pg_advisory_unlock($1, `+schemaLockKey+`)`, migrateLockClass); err != nil {
 			_ = conn.Conn().Close(uctx)
 		}
 	}()

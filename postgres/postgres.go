@@ -107,16 +107,27 @@ func DefaultMaxConns() int {
 	return max(4*runtime.NumCPU(), 8)
 }
 
-// Advisory lock keys (pg_advisory_lock takes one bigint). They are
-// database-wide: two schemas in one database share them, which only
-// serialises their migrations and their writers.
+// The migrations' and the writers' advisory locks take two keys
+// (pg_advisory_lock(int4, int4)): a class of their own, and a hash of the
+// schema the connection writes to, which the server computes in the same
+// statement (schemaLockKey). So the repositories in two schemas of one
+// database never wait for each other's migrations or writers, while every
+// process writing to one schema takes turns. Servers of a version that
+// took database-wide one-key locks do not exclude servers of this one:
+// stop them all before starting this version on a shared database.
 const (
-	migrateLockKey int64 = 0x5368656c666d0001 // "Shelfm" + 1
-	writerLockKey  int64 = 0x5368656c666d0002 // "Shelfm" + 2
+	migrateLockClass int32 = 0x53684d67 // "ShMg"
+	writerLockClass  int32 = 0x53685772 // "ShWr"
 )
 
+// schemaLockKey is the SQL of the second key of the migrations' and the
+// writers' locks: a hash of current_schema(), the first schema of the
+// search_path that exists (0 when none does yet).
+const schemaLockKey = "COALESCE(hashtext(current_schema()), 0)"
+
 var (
-	beginWrite        = fmt.Sprintf("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(%d)", writerLockKey)
+	beginWrite = fmt.Sprintf("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(%d, %s)",
+		writerLockClass, schemaLockKey)
 	beginWriteRelaxed = beginWrite + "; SET LOCAL synchronous_commit = off"
 )
 

@@ -1204,6 +1204,69 @@ func TestNextSeqHeldUntilCommit(t *testing.T) {
 	}
 }
 
+// TestWriterLockPerSchema: a writer holding its schema's writer lock does
+// not hold back a writer of another schema of the same database (separate
+// repositories, for example the test suites of several packages at once),
+// while a second writer of its own schema still waits for it.
+func TestWriterLockPerSchema(t *testing.T) {
+	a, _ := openTest(t, Options{})
+	b, _ := openTest(t, Options{})
+	ctx := context.Background()
+	holding, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- a.Update(ctx, func(tx shelfmark.WriteTx) error {
+			_, err := tx.NextSeq(ctx, 1)
+			close(holding)
+			<-release
+			return err
+		})
+	}()
+	<-holding
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	// the other schema writes at once (the bound only ends a test that
+	// would otherwise hang)
+	bctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := b.Update(bctx, func(tx shelfmark.WriteTx) error {
+		_, err := tx.NextSeq(bctx, 1)
+		return err
+	}); err != nil {
+		t.Fatalf("a writer of another schema: %v; want it not to wait for the first schema's writer", err)
+	}
+	// the same schema waits: its write cannot start before the holder ends
+	second := make(chan int64, 1)
+	go func() {
+		var s int64
+		if err := a.Update(ctx, func(tx shelfmark.WriteTx) error {
+			var err error
+			s, err = tx.NextSeq(ctx, 1)
+			return err
+		}); err != nil {
+			t.Error(err)
+		}
+		second <- s
+	}()
+	select {
+	case s := <-second:
+		t.Fatalf("a second writer of the same schema took number %d while the first held the lock", s)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if s := <-second; s != 2 {
+		t.Fatalf("the second writer of the same schema took number %d, want 2", s)
+	}
+}
+
 // BenchmarkPutFields16: one Update writing the 16 fields of one
 // patent-like record (54 statements), commit included.
 func BenchmarkPutFields16(b *testing.B) {

@@ -33,10 +33,19 @@ step "go vet"
 go vet ./...
 
 step "staticcheck"
-if ! command -v staticcheck >/dev/null 2>&1 && [[ ! -x $(go env GOPATH)/bin/staticcheck ]]; then
-	go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# pinned, and built once per machine and Go version, outside the clone (in
+# the user's cache, beside Go's own build cache): a fresh clone reuses it
+staticcheck_version=v0.8.2
+staticcheck=${XDG_CACHE_HOME:-$HOME/.cache}/shelfmark/staticcheck-$staticcheck_version-$(go env GOVERSION)-$(go env GOOS)-$(go env GOARCH)
+if [[ ! -x $staticcheck ]]; then
+	step "building staticcheck $staticcheck_version (once per machine)"
+	mkdir -p "$(dirname "$staticcheck")"
+	tmp=$(mktemp -d "$(dirname "$staticcheck")/build.XXXXXX")
+	(cd / && GOFLAGS= GOBIN="$tmp" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version")
+	mv "$tmp/staticcheck" "$staticcheck" # a rename: a cut-short build leaves no binary behind
+	rm -rf "$tmp"
 fi
-"$(command -v staticcheck || echo "$(go env GOPATH)/bin/staticcheck")" ./...
+"$staticcheck" ./...
 
 step "test tools and data: xmllint, vips, poppler, tesseract, sickle, pymarc's MARC records"
 scripts/testdeps.sh

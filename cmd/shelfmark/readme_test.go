@@ -30,10 +30,13 @@ const readmeWalkHeading = "## Five minutes with the API"
 const readmeWalkAddr = "127.0.0.1:8080"
 
 // TestReadmeWalk runs the README's five-minute walk exactly as printed
-// (only its address is changed, to a free port) with bash, curl, jq,
-// openssl and a shelfmark binary built from this tree first on PATH,
-// against `shelfmark serve` started with its defaults in an empty
-// directory, and checks that it prints what the paragraph after it says.
+// (only its address is changed, to a free port) with bash, curl, jq and
+// openssl, from the state a newcomer is in after `make serve` alone: a
+// directory holding the binary where the Makefile builds it, `serve`
+// started the way the Makefile starts it with an empty ./shelfmark-data,
+// and a PATH without any shelfmark on it (no `make install`). It checks
+// that the walk prints what the paragraph after it says, and that it stops
+// at the first request that fails.
 func TestReadmeWalk(t *testing.T) {
 	if os.Getenv(crashChildEnv) == "1" || os.Getenv(ingestChildEnv) != "" || os.Getenv(cliChildEnv) == "1" {
 		t.Skip("running as a child process")
@@ -47,35 +50,114 @@ func TestReadmeWalk(t *testing.T) {
 		}
 	}
 	script := readmeWalk(t)
-	bin := buildShelfmark(t)
+	mk := readMakefile(t)
 	dir := t.TempDir()
-	env := cleanEnv(filepath.Dir(bin))
-
-	addr := startReadmeServe(t, bin, dir, env)
+	bin := filepath.Join(dir, mk.bin)
+	build := exec.Command("go", "build", "-tags", mk.tags, "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags %s: %v\n%s", mk.tags, err, out)
+	}
+	env := newcomerEnv()
+	addr := startReadmeServe(t, "./"+mk.bin, dir, env)
 	if !strings.Contains(script, readmeWalkAddr) {
 		t.Fatalf("the walk does not name %s:\n%s", readmeWalkAddr, script)
 	}
 	script = strings.ReplaceAll(script, readmeWalkAddr, addr)
-	if err := os.WriteFile(filepath.Join(dir, "walk.sh"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
+
+	run := func(name, script string) (string, string, error) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		walk := exec.CommandContext(ctx, "bash", name)
+		walk.Dir, walk.Env, walk.WaitDelay = dir, env, 10*time.Second
+		var stdout, stderr bytes.Buffer
+		walk.Stdout, walk.Stderr = &stdout, &stderr
+		err := walk.Run()
+		t.Logf("bash %s (%v)\n--- stdout\n%s--- stderr\n%s", name, err, stdout.String(), stderr.String())
+		return stdout.String(), stderr.String(), err
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	walk := exec.CommandContext(ctx, "bash", "walk.sh")
-	walk.Dir, walk.Env, walk.WaitDelay = dir, env, 10*time.Second
-	var stdout, stderr bytes.Buffer
-	walk.Stdout, walk.Stderr = &stdout, &stderr
-	err := walk.Run()
-	out := stdout.String()
-	t.Logf("bash walk.sh (%v)\n--- stdout\n%s--- stderr\n%s", err, out, stderr.String())
+	// a request that fails stops the walk: here the first one, to an API
+	// that is not there
+	const api = "/api/v1\n"
+	if !strings.Contains(script, api) {
+		t.Fatalf("the walk does not set API to .../api/v1:\n%s", script)
+	}
+	out, _, err := run("broken.sh", strings.Replace(script, api, "/api/v0\n", 1))
+	if err == nil || strings.Contains(out, "collection") {
+		t.Errorf("the walk against a missing API: exit %v, printed %q; want it stopped at its first request", err, out)
+	}
+
+	out, stderr, err := run("walk.sh", script)
 	if err != nil {
 		t.Fatalf("the walk failed: %v", err)
 	}
-	if stderr.Len() != 0 {
-		t.Errorf("the walk wrote to standard error:\n%s", stderr.String())
+	if stderr != "" {
+		t.Errorf("the walk wrote to standard error:\n%s", stderr)
 	}
 	checkReadmeWalk(t, out, dir, addr)
+}
+
+// makefile is what the Makefile says of building and serving.
+type makefile struct {
+	bin  string // where make builds the binary, relative to the clone
+	tags string // the build tags
+}
+
+// readMakefile reads BIN and TAGS from the Makefile, and fails unless
+// `make serve` runs ./$(BIN) serve $(SERVE), as TestReadmeWalk does.
+func readMakefile(t *testing.T) makefile {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mk makefile
+	var serve []string
+	lines := strings.Split(string(b), "\n")
+	for i, line := range lines {
+		if f := strings.Fields(line); len(f) == 3 && f[1] == ":=" {
+			switch f[0] {
+			case "BIN":
+				mk.bin = f[2]
+			case "TAGS":
+				mk.tags = f[2]
+			}
+		}
+		if strings.HasPrefix(line, "serve:") {
+			for _, r := range lines[i+1:] {
+				if !strings.HasPrefix(r, "\t") {
+					break
+				}
+				serve = append(serve, strings.TrimSpace(r))
+			}
+		}
+	}
+	if mk.bin == "" || mk.tags == "" || !slices.Equal(serve, []string{"./$(BIN) serve $(SERVE)"}) {
+		t.Fatalf("the Makefile: BIN %q, TAGS %q, serve runs %q; TestReadmeWalk starts ./$(BIN) serve", mk.bin, mk.tags, serve)
+	}
+	return mk
+}
+
+// newcomerEnv is the environment of a newcomer's shell: this process's
+// environment without its SHELFMARK_ variables, and without any directory
+// on PATH that holds a shelfmark command (nobody ran make install).
+func newcomerEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SHELFMARK_") && !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	var path []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, "shelfmark")); err != nil {
+			path = append(path, d)
+		}
+	}
+	return append(env, "PATH="+strings.Join(path, string(os.PathListSeparator)))
 }
 
 // readmeWalk returns the sh block that follows readmeWalkHeading in the
@@ -195,8 +277,9 @@ func serving(exited <-chan struct{}, base string) bool {
 
 // checkReadmeWalk checks the walk's output against the paragraph after it:
 // the collection and work ids, the work as Turtle, the stored file with
-// its SHA-256, "digest_mismatch", the two pages in their new order, the
-// edited metadata, "precondition", the collection's member, 204 and 410.
+// its SHA-256 and identified format, "409 digest_mismatch", the order's
+// answer, the two pages in their new order, the edited metadata, "412
+// precondition", the collection's member, 204 and 410.
 // The order and the file's page are checked against the data directory.
 func checkReadmeWalk(t *testing.T, out, dir, addr string) {
 	t.Helper()
@@ -247,7 +330,10 @@ func checkReadmeWalk(t *testing.T, out, dir, addr string) {
 	sum := sha256.Sum256(png)
 	fileID := want("the stored file's id", regexp.MustCompile(`^  "id": "`+id+`",$`))[1]
 	want("the stored file's SHA-256", regexp.MustCompile(`^\s+"sha-256": "`+hex.EncodeToString(sum[:])+`"$`))
-	want(`"digest_mismatch"`, regexp.MustCompile(`^"digest_mismatch"$`))
+	want("the identified format", regexp.MustCompile(`^\s+"pronom": "fmt/11",$`))
+	want("the format's version", regexp.MustCompile(`^\s+"version": "1.0",$`))
+	want("409 digest_mismatch", regexp.MustCompile(`^409 digest_mismatch$`))
+	want("the order's answer", regexp.MustCompile(`^\{"children":2,"id":"`+work+`",`))
 	page := regexp.MustCompile(`^\{"id":"` + id + `","position":([12])\}$`)
 	first, second := want("the first page", page), want("the second page", page)
 	if first[2] != "1" || second[2] != "2" || first[1] == second[1] {
@@ -257,7 +343,7 @@ func checkReadmeWalk(t *testing.T, out, dir, addr string) {
 	if err := json.Unmarshal([]byte(want("the edited metadata", regexp.MustCompile(`^\{"dc:date":.*\}$`))[0]), &meta); err != nil || meta["dc:date"] != "1900" {
 		t.Errorf("the edited metadata: %v %v", meta, err)
 	}
-	want(`"precondition"`, regexp.MustCompile(`^"precondition"$`))
+	want("412 precondition", regexp.MustCompile(`^412 precondition$`))
 	want("the collection's member", regexp.MustCompile(`^"`+work+`"$`))
 	want("204", regexp.MustCompile(`^204$`))
 	want("410", regexp.MustCompile(`^410$`))
