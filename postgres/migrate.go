@@ -68,7 +68,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	defer conn.Release()
 	r := db.run(conn)
-	if _, err := r.exec(ctx, `SELECT pg_advisory_lock($1, `+schemaLockKey+`)`, migrateLockClass); err != nil {
+	if _, err := r.exec(ctx, lockSQL("pg_advisory_lock", migrateLockKey, migrateLockClass)); err != nil {
 		return fmt.Errorf("postgres: wait for the migration lock: %w", err)
 	}
 	defer func() {
@@ -76,7 +76,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		// (which releases the lock) rather than pool it still locked.
 		uctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, err := r.exec(uctx, `SELECT pg_advisory_unlock($1, `+schemaLockKey+`)`, migrateLockClass); err != nil {
+		if _, err := r.exec(uctx, lockSQL("pg_advisory_unlock", migrateLockKey, migrateLockClass)); err != nil {
 			_ = conn.Conn().Close(uctx)
 		}
 	}()

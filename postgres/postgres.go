@@ -107,17 +107,23 @@ func DefaultMaxConns() int {
 	return max(4*runtime.NumCPU(), 8)
 }
 
-// The migrations' and the writers' advisory locks take two keys
-// (pg_advisory_lock(int4, int4)): a class of their own, and a hash of the
-// schema the connection writes to, which the server computes in the same
-// statement (schemaLockKey). So the repositories in two schemas of one
-// database never wait for each other's migrations or writers, while every
-// process writing to one schema takes turns. Servers of a version that
-// took database-wide one-key locks do not exclude servers of this one:
-// stop them all before starting this version on a shared database.
+// The migrations' and the writers' advisory locks are per schema: every
+// process writing to one schema takes turns, and the repositories in two
+// schemas of one database (every test's, for one) never wait for each
+// other's migrations or writers. In a schema other than public a lock takes
+// two keys (pg_advisory_lock(int4, int4)): a class of its own, and a hash
+// of the schema the connection writes to, which the server computes in the
+// same statement (schemaLockKey). In public, the schema of a repository
+// whose connection string names none, it is the one-key lock earlier
+// versions took in every schema (migrateLockKey, writerLockKey), so that
+// servers of an earlier version and of this one still exclude each other
+// during a rolling upgrade. (A repository in another schema must have its
+// servers of earlier versions stopped before this version starts.)
 const (
 	migrateLockClass int32 = 0x53684d67 // "ShMg"
 	writerLockClass  int32 = 0x53685772 // "ShWr"
+	migrateLockKey   int64 = 0x5368656c666d0001
+	writerLockKey    int64 = 0x5368656c666d0002
 )
 
 // schemaLockKey is the SQL of the second key of the migrations' and the
@@ -125,9 +131,15 @@ const (
 // search_path that exists (0 when none does yet).
 const schemaLockKey = "COALESCE(hashtext(current_schema()), 0)"
 
+// lockSQL is the statement calling fn (pg_advisory_lock, …_unlock,
+// …_xact_lock) on the lock of the connection's schema: key in public,
+// (class, schemaLockKey) elsewhere; only the branch taken is run.
+func lockSQL(fn string, key int64, class int32) string {
+	return fmt.Sprintf("SELECT CASE WHEN current_schema() = 'public' THEN %s(%d) ELSE %s(%d, %s) END", fn, key, fn, class, schemaLockKey)
+}
+
 var (
-	beginWrite = fmt.Sprintf("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(%d, %s)",
-		writerLockClass, schemaLockKey)
+	beginWrite        = "BEGIN ISOLATION LEVEL READ COMMITTED; " + lockSQL("pg_advisory_xact_lock", writerLockKey, writerLockClass)
 	beginWriteRelaxed = beginWrite + "; SET LOCAL synchronous_commit = off"
 )
 

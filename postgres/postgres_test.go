@@ -1290,3 +1290,51 @@ func BenchmarkPutFields16(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }
+
+// TestLockSQLKeepsPublicKey: in the schema public (a repository whose
+// connection string names none) the writers' and the migrations' locks are
+// the one-key locks earlier versions took, so servers of both versions
+// exclude each other during a rolling upgrade; in any other schema they
+// are the schema's two-key locks.
+func TestLockSQLKeepsPublicKey(t *testing.T) {
+	ctx := context.Background()
+	pool := adminPool(t)
+	_, schema := testSchema(t)
+	for _, c := range []struct {
+		schema        string
+		key           int64
+		class         int32
+		wantClassObjs func(classid, objid uint32, sub int16) bool
+	}{
+		{"public", writerLockKey, writerLockClass, func(classid, objid uint32, sub int16) bool {
+			return sub == 1 && uint64(classid)<<32|uint64(objid) == uint64(writerLockKey)
+		}},
+		{schema, writerLockKey, writerLockClass, func(classid, objid uint32, sub int16) bool {
+			return sub == 2 && int32(classid) == writerLockClass
+		}},
+		{"public", migrateLockKey, migrateLockClass, func(classid, objid uint32, sub int16) bool {
+			return sub == 1 && uint64(classid)<<32|uint64(objid) == uint64(migrateLockKey)
+		}},
+	} {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "SET LOCAL search_path TO "+c.schema); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, lockSQL("pg_advisory_xact_lock", c.key, c.class)); err != nil {
+			t.Fatal(err)
+		}
+		var classid, objid uint32
+		var sub int16
+		if err := tx.QueryRow(ctx, `SELECT classid::int8, objid::int8, objsubid FROM pg_locks
+			WHERE locktype = 'advisory' AND pid = pg_backend_pid()`).Scan(&classid, &objid, &sub); err != nil {
+			t.Fatal(err)
+		}
+		tx.Rollback(ctx)
+		if !c.wantClassObjs(classid, objid, sub) {
+			t.Errorf("schema %s: the lock is (%d, %d, %d)", c.schema, classid, objid, sub)
+		}
+	}
+}
