@@ -35,7 +35,8 @@ func RawInsertLimit(ctx context.Context, store shelfmark.Storage, triples, batch
 			keys, all = keys[:0], all[:0]
 			for b := 0; b < batch; b++ {
 				k := first + int64(n+b)
-				rows[b] = &shelfmark.ResourceRow{Key: k, Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Version: 1, Seq: seq + int64(b), Created: now, Modified: now}
+				rows[b] = &shelfmark.ResourceRow{Key: k, Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Version: 1, Seq: seq + int64(b), Created: now, Modified: now,
+					Effective: shelfmark.Access{Visibility: shelfmark.Public}}
 				for range fields {
 					keys = append(keys, k)
 				}
