@@ -79,8 +79,10 @@ func TestCopyInserts(t *testing.T) {
 	// resources: every column, NULLs included, round-trips
 	embargo := time.Date(2030, 1, 2, 3, 4, 5, 678901000, time.UTC)
 	deleted := t0.Add(time.Hour)
+	lease := embargo.Add(time.Hour)
 	full := &shelfmark.ResourceRow{Key: 7, Kind: shelfmark.KindFileSet, Visibility: shelfmark.Authenticated,
-		Embargo: &embargo, Parent: 3, Position: 2, Version: 4, Seq: 9, Created: t0, Modified: t0.Add(time.Second), Deleted: &deleted}
+		Embargo: &embargo, Parent: 3, Position: 2, Version: 4, Seq: 9, Created: t0, Modified: t0.Add(time.Second), Deleted: &deleted,
+		Source: 5, Effective: shelfmark.Access{Visibility: shelfmark.Private, Embargo: &embargo, Lease: &lease}}
 	bare := &shelfmark.ResourceRow{Key: 3, Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Version: 1, Seq: 1, Created: t0, Modified: t0}
 	tr.reset()
 	update(t, db, func(tx shelfmark.WriteTx) error { return tx.InsertResources(ctx, []*shelfmark.ResourceRow{full, bare}) })

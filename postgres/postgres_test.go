@@ -187,7 +187,8 @@ var t0 = time.Date(2026, 11, 21, 12, 0, 0, 123456000, time.UTC)
 
 func row(key, parent, position int64) *shelfmark.ResourceRow {
 	return &shelfmark.ResourceRow{Key: key, Kind: shelfmark.KindWork, Visibility: shelfmark.Public,
-		Parent: parent, Position: position, Version: 1, Seq: 1, Created: t0, Modified: t0}
+		Parent: parent, Position: position, Version: 1, Seq: 1, Created: t0, Modified: t0,
+		Effective: shelfmark.Access{Visibility: shelfmark.Public}}
 }
 
 func TestBackendAndStats(t *testing.T) {
@@ -215,8 +216,10 @@ func TestResourceRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	embargo := time.Date(2030, 1, 2, 3, 4, 5, 678901000, time.FixedZone("x", 3600))
 	deleted := t0.Add(time.Hour)
+	lease := embargo.Add(time.Hour)
 	full := &shelfmark.ResourceRow{Key: 7, Kind: shelfmark.KindFileSet, Visibility: shelfmark.Authenticated,
-		Embargo: &embargo, Parent: 3, Position: 2, Version: 4, Seq: 9, Created: t0, Modified: t0.Add(time.Second), Deleted: &deleted}
+		Embargo: &embargo, Parent: 3, Position: 2, Version: 4, Seq: 9, Created: t0, Modified: t0.Add(time.Second), Deleted: &deleted,
+		Source: 5, Effective: shelfmark.Access{Visibility: shelfmark.Private, Embargo: &embargo, Lease: &lease}}
 	bare := &shelfmark.ResourceRow{Key: 3, Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Version: 1, Seq: 1, Created: t0, Modified: t0}
 	update(t, db, func(tx shelfmark.WriteTx) error { return tx.InsertResources(ctx, []*shelfmark.ResourceRow{full, bare}) })
 	view(t, db, func(tx shelfmark.ReadTx) error {
@@ -230,8 +233,12 @@ func TestResourceRoundTrip(t *testing.T) {
 		if got.Deleted == nil || !got.Deleted.Equal(deleted) {
 			t.Errorf("deleted %v", got.Deleted)
 		}
+		if !got.Effective.Equal(full.Effective) {
+			t.Errorf("effective access %+v, want %+v", got.Effective, full.Effective)
+		}
 		g, w := *got, *full
 		g.Embargo, g.Deleted, w.Embargo, w.Deleted = nil, nil, nil, nil
+		g.Effective, w.Effective = shelfmark.Access{}, shelfmark.Access{}
 		if g != w {
 			t.Errorf("got %+v\nwant %+v", g, w)
 		}
