@@ -1,7 +1,9 @@
 package shelfmark
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
 )
 
@@ -94,4 +96,28 @@ func PruneUploads(ctx context.Context, store Storage, before time.Time) (int, er
 			return total, nil
 		}
 	}
+}
+
+// UsageRow is one change of upload usage a backend adds: the files and
+// bytes of one user's uploads, or, for User 0, of all users'.
+type UsageRow struct {
+	User, Files, Bytes int64
+}
+
+// UsageRows turns the changes of each user's usage (files, bytes) into the
+// rows a backend adds, in the order its writers must lock them so that
+// they never wait for each other in a cycle: the totals (User 0) first,
+// then the users by key. None when there is no change.
+func UsageRows(deltas map[int64][2]int64) []UsageRow {
+	if len(deltas) == 0 {
+		return nil
+	}
+	out := make([]UsageRow, 1, len(deltas)+1)
+	for u, d := range deltas {
+		out[0].Files += d[0]
+		out[0].Bytes += d[1]
+		out = append(out, UsageRow{User: u, Files: d[0], Bytes: d[1]})
+	}
+	slices.SortFunc(out[1:], func(a, b UsageRow) int { return cmp.Compare(a.User, b.User) })
+	return out
 }

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -181,16 +180,9 @@ func (t *writeTx) addUploadUsage(ctx context.Context, deltas map[int64][2]int64)
 	if len(deltas) == 0 {
 		return nil
 	}
-	users := make([]int64, 0, len(deltas))
-	var all [2]int64
-	for u, d := range deltas {
-		users = append(users, u)
-		all[0], all[1] = all[0]+d[0], all[1]+d[1]
-	}
-	slices.Sort(users)
-	keys, files, bytes := []int64{0}, []int64{all[0]}, []int64{all[1]}
-	for _, u := range users {
-		keys, files, bytes = append(keys, u), append(files, deltas[u][0]), append(bytes, deltas[u][1])
+	var keys, files, bytes []int64
+	for _, u := range shelfmark.UsageRows(deltas) {
+		keys, files, bytes = append(keys, u.User), append(files, u.Files), append(bytes, u.Bytes)
 	}
 	if _, err := t.r.exec(ctx, `INSERT INTO upload_usage (user_key, files, bytes)
 		SELECT d.user_key, d.files, d.bytes FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS d(user_key, files, bytes, n) ORDER BY d.n

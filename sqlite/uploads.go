@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -192,17 +191,10 @@ func (t *tx) addUploadUsage(ctx context.Context, deltas map[int64][2]int64) erro
 	if len(deltas) == 0 {
 		return nil
 	}
-	users := make([]int64, 0, len(deltas))
-	var all [2]int64
-	for u, d := range deltas {
-		users = append(users, u)
-		all[0], all[1] = all[0]+d[0], all[1]+d[1]
-	}
-	slices.Sort(users)
-	rows := make([][3]int64, 0, len(users)+1)
-	rows = append(rows, [3]int64{0, all[0], all[1]})
-	for _, u := range users {
-		rows = append(rows, [3]int64{u, deltas[u][0], deltas[u][1]})
+	usage := shelfmark.UsageRows(deltas)
+	rows := make([][3]int64, len(usage))
+	for i, u := range usage {
+		rows[i] = [3]int64{u.User, u.Files, u.Bytes}
 	}
 	list, err := json.Marshal(rows)
 	if err != nil {
