@@ -107,8 +107,8 @@ func (s *Server) iiifFindPage(r *http.Request) (*iiifPage, error) {
 	if p.tiles == nil {
 		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "Page %s has no image tiles (yet): they are made in the background from a page image after it is stored.", res.ID)
 	}
-	p.public, err = s.readableByAnyone(ctx, res)
-	return p, err
+	p.public = s.readableByAnyone(ctx, p.tiles)
+	return p, nil
 }
 
 // pyramid is the part of the archive the service shows: the image's
@@ -127,21 +127,12 @@ func (p *iiifPage) pyramid(idx *tileIndex) (*shelfmark.TileInfo, string, error) 
 	return &idx.info.Pages[p.pdfPage-1], strconv.Itoa(p.pdfPage) + "/", nil
 }
 
-// readableByAnyone reports whether a page is in public view: an anonymous
-// caller found it, or it and its work are public now.
-func (s *Server) readableByAnyone(ctx context.Context, res *shelfmark.Resource) (bool, error) {
-	now := time.Now()
-	if !shelfmark.CallerFrom(ctx).Authenticated() {
-		return true, nil
-	}
-	if effectiveVisibility(res, now) != shelfmark.Public {
-		return false, nil
-	}
-	parent, err := s.opts.Resources.FindResource(ctx, res.Parent)
-	if err != nil {
-		return false, err
-	}
-	return effectiveVisibility(parent, now) == shelfmark.Public, nil
+// readableByAnyone reports whether a page's image (its tiles, as the
+// caller read them) is in public view: an anonymous caller found it, or
+// its effective visibility (its page's, its work's and the page image's
+// it was made from) is public now.
+func (s *Server) readableByAnyone(ctx context.Context, tiles *shelfmark.Resource) bool {
+	return !shelfmark.CallerFrom(ctx).Authenticated() || effectiveVisibility(tiles, time.Now()) == shelfmark.Public
 }
 
 // iiifImageBase handles GET /iiif/{id}/image: a redirect to its

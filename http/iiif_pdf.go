@@ -18,7 +18,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/pdf"
@@ -43,7 +42,7 @@ func (s *Server) iiifPDF(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	title, _ := workTitle(res.Metadata, "")
-	out := &iiifPDFResponse{w: w, res: res, name: iiifPDFFileName(title, res.ID)}
+	out := &iiifPDFResponse{w: w, r: r, res: res, name: iiifPDFFileName(title, res.ID)}
 	pw := pdf.NewWriter(out, pdf.Options{Title: title})
 	if err := s.writeWorkPDF(r, res, pw); err != nil {
 		if !out.started {
@@ -134,6 +133,7 @@ func iiifPDFFileName(title string, id shelfmark.ID) string {
 // that an error before any page is written is still an error response.
 type iiifPDFResponse struct {
 	w       http.ResponseWriter
+	r       *http.Request
 	res     *shelfmark.Resource
 	name    string
 	started bool
@@ -150,11 +150,7 @@ func (o *iiifPDFResponse) Write(p []byte) (int, error) {
 		}
 		h.Set("Content-Disposition", cd)
 		h.Set("X-Content-Type-Options", "nosniff")
-		if effectiveVisibility(o.res, time.Now()) == shelfmark.Public {
-			h.Set("Access-Control-Allow-Origin", "*")
-		} else {
-			h.Set("Cache-Control", "private")
-		}
+		shareHeaders(o.r, h, o.res)
 		o.w.WriteHeader(http.StatusOK)
 	}
 	return o.w.Write(p)

@@ -43,7 +43,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -472,11 +471,7 @@ func (s *Server) iiifSearch(w http.ResponseWriter, r *http.Request, version int)
 	if version == 2 {
 		h.Set("Content-Type", `application/ld+json;profile="`+search2Context+`"`)
 	}
-	if effectiveVisibility(res, time.Now()) == shelfmark.Public {
-		h.Set("Access-Control-Allow-Origin", "*")
-	} else {
-		h.Set("Cache-Control", "private")
-	}
+	shareHeaders(r, h, res)
 	_, err = w.Write(b)
 	return err
 }

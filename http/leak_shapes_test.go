@@ -292,6 +292,17 @@ func TestLeakPrivateImage(t *testing.T) {
 			}
 		}
 		check("private", true)
+		// what the administrator is shown of them is never kept by a
+		// shared cache: the image, and the work's manifest and PDF
+		for _, c := range []struct{ fs, work shelfmark.ID }{{s.earlyFS, s.early}, {s.lateFS, s.late}} {
+			for _, p := range []string{"/iiif/" + string(c.fs) + "/image/full/max/0/default.jpg", "/iiif/" + string(c.work) + "/manifest",
+				"/iiif/" + string(c.work) + "/pdf"} {
+				r := e.do("GET", p, nil).want(t, http.StatusOK)
+				if cc := r.Header.Get("Cache-Control"); !strings.Contains(cc, "private") {
+					t.Errorf("the administrator's GET %s: Cache-Control %q, want private", p, cc)
+				}
+			}
+		}
 		public := `{"visibility": "public"}`
 		e.do("PATCH", resPath(s.earlyF, ""), public, "Content-Type", ctJSON).want(t, http.StatusOK)
 		e.do("PATCH", resPath(s.lateF, ""), public, "Content-Type", ctJSON).want(t, http.StatusOK)
