@@ -104,21 +104,7 @@ func (t *writeTx) DeleteUploads(ctx context.Context, user int64, shas []string) 
 	if len(shas) == 0 {
 		return 0, nil
 	}
-	var n, bytes int64
-	_, err := t.r.query(ctx, `DELETE FROM uploads WHERE user_key = $1 AND sha256 = ANY($2) RETURNING size`, []any{user, shas},
-		func(rows pgx.Rows) error {
-			var size int64
-			err := rows.Scan(&size)
-			n, bytes = n+1, bytes+size
-			return err
-		})
-	if err != nil {
-		return 0, fmt.Errorf("postgres: delete uploads of user %d: %w", user, err)
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	return int(n), t.addUploadUsage(ctx, map[int64][2]int64{user: {-n, -bytes}})
+	return t.deleteUploads(ctx, user, shas, "")
 }
 
 // ReleaseUploads implements shelfmark.UploadWriteTx: a digest named n
@@ -132,8 +118,15 @@ func (t *writeTx) ReleaseUploads(ctx context.Context, user int64, shas []string)
 		WHERE u.user_key = $1 AND u.sha256 = d.s`, user, shas); err != nil {
 		return 0, fmt.Errorf("postgres: release uploads of user %d: %w", user, err)
 	}
+	return t.deleteUploads(ctx, user, shas, " AND uses <= 0")
+}
+
+// deleteUploads deletes the uploads of user among shas that meet cond
+// (SQL appended to the WHERE clause), takes them off the usage, and
+// returns how many it deleted.
+func (t *writeTx) deleteUploads(ctx context.Context, user int64, shas []string, cond string) (int, error) {
 	var n, bytes int64
-	_, err := t.r.query(ctx, `DELETE FROM uploads WHERE user_key = $1 AND sha256 = ANY($2) AND uses <= 0 RETURNING size`, []any{user, shas},
+	_, err := t.r.query(ctx, `DELETE FROM uploads WHERE user_key = $1 AND sha256 = ANY($2)`+cond+` RETURNING size`, []any{user, shas},
 		func(rows pgx.Rows) error {
 			var size int64
 			err := rows.Scan(&size)
@@ -141,7 +134,7 @@ func (t *writeTx) ReleaseUploads(ctx context.Context, user int64, shas []string)
 			return err
 		})
 	if err != nil {
-		return 0, fmt.Errorf("postgres: release uploads of user %d: %w", user, err)
+		return 0, fmt.Errorf("postgres: delete uploads of user %d: %w", user, err)
 	}
 	if n == 0 {
 		return 0, nil

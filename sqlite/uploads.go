@@ -111,21 +111,7 @@ func (t *tx) DeleteUploads(ctx context.Context, user int64, shas []string) (int,
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: delete uploads: %w", err)
 	}
-	var n, bytes int64
-	err = t.query(ctx, `DELETE FROM uploads WHERE user_key = ? AND sha256 IN (SELECT value FROM json_each(?)) RETURNING size`,
-		[]any{user, string(list)}, func(r *sql.Rows) error {
-			var size int64
-			err := r.Scan(&size)
-			n, bytes = n+1, bytes+size
-			return err
-		})
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: delete uploads of user %d: %w", user, err)
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	return int(n), t.addUploadUsage(ctx, map[int64][2]int64{user: {-n, -bytes}})
+	return t.deleteUploads(ctx, user, string(list), "")
 }
 
 // ReleaseUploads implements shelfmark.UploadWriteTx: a digest named n
@@ -143,16 +129,23 @@ func (t *tx) ReleaseUploads(ctx context.Context, user int64, shas []string) (int
 		WHERE uploads.user_key = ?1 AND uploads.sha256 = d.sha`, user, string(list)); err != nil {
 		return 0, fmt.Errorf("sqlite: release uploads of user %d: %w", user, err)
 	}
+	return t.deleteUploads(ctx, user, string(list), " AND uses <= 0")
+}
+
+// deleteUploads deletes the uploads of user among the digests of list (a
+// JSON array) that meet cond (SQL appended to the WHERE clause), takes
+// them off the usage, and returns how many it deleted.
+func (t *tx) deleteUploads(ctx context.Context, user int64, list, cond string) (int, error) {
 	var n, bytes int64
-	err = t.query(ctx, `DELETE FROM uploads WHERE user_key = ? AND sha256 IN (SELECT value FROM json_each(?)) AND uses <= 0 RETURNING size`,
-		[]any{user, string(list)}, func(r *sql.Rows) error {
+	err := t.query(ctx, `DELETE FROM uploads WHERE user_key = ? AND sha256 IN (SELECT value FROM json_each(?))`+cond+` RETURNING size`,
+		[]any{user, list}, func(r *sql.Rows) error {
 			var size int64
 			err := r.Scan(&size)
 			n, bytes = n+1, bytes+size
 			return err
 		})
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: release uploads of user %d: %w", user, err)
+		return 0, fmt.Errorf("sqlite: delete uploads of user %d: %w", user, err)
 	}
 	if n == 0 {
 		return 0, nil
