@@ -143,26 +143,22 @@ func (s *Server) eachChild(ctx context.Context, work shelfmark.ID, metadata bool
 	}
 }
 
-// shareHeaders sets who may keep and read an answer about res built for
-// the caller of r: any origin may read an answer about a public resource,
-// as viewers on other sites need; a shared cache may keep only an answer
-// built for an anonymous caller, which holds nothing but what is public
-// (one built for a signed-in caller may hold what others may not see: the
-// private pages of a public work, say).
-func shareHeaders(r *http.Request, h http.Header, res *shelfmark.Resource) {
+// shareHeaders sets who may read an answer about res: any origin, as
+// viewers on other sites need, when res is public; otherwise the answer is
+// private to its caller.
+func shareHeaders(h http.Header, res *shelfmark.Resource) {
 	if effectiveVisibility(res, time.Now()) == shelfmark.Public {
 		h.Set("Access-Control-Allow-Origin", "*")
-	}
-	if shelfmark.CallerFrom(r.Context()).Authenticated() || effectiveVisibility(res, time.Now()) != shelfmark.Public {
+	} else {
 		h.Set("Cache-Control", "private")
 	}
 }
 
 // writeIIIF sends a Presentation 3.0 document about res (shareHeaders).
-func writeIIIF(w http.ResponseWriter, r *http.Request, res *shelfmark.Resource, b []byte) error {
+func writeIIIF(w http.ResponseWriter, res *shelfmark.Resource, b []byte) error {
 	h := w.Header()
 	h.Set("Content-Type", iiifMediaType)
-	shareHeaders(r, h, res)
+	shareHeaders(h, res)
 	_, err := w.Write(b)
 	return err
 }
@@ -187,7 +183,7 @@ func (s *Server) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if body != nil {
-			return writeIIIF(w, r, res, body)
+			return writeIIIF(w, res, body)
 		}
 		mark, cached = m, known
 	}
@@ -216,7 +212,7 @@ func (s *Server) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	return writeIIIF(w, r, res, b)
+	return writeIIIF(w, res, b)
 }
 
 // iiifBuilt is what a manifest was built from, for the cache: the ids of
@@ -619,5 +615,5 @@ func (s *Server) iiifCollection(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeIIIF(w, r, res, b)
+	return writeIIIF(w, res, b)
 }

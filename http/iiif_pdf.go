@@ -42,7 +42,7 @@ func (s *Server) iiifPDF(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	title, _ := workTitle(res.Metadata, "")
-	out := &iiifPDFResponse{w: w, r: r, res: res, name: iiifPDFFileName(title, res.ID)}
+	out := &iiifPDFResponse{w: w, res: res, name: iiifPDFFileName(title, res.ID)}
 	pw := pdf.NewWriter(out, pdf.Options{Title: title})
 	if err := s.writeWorkPDF(r, res, pw); err != nil {
 		if !out.started {
@@ -133,7 +133,6 @@ func iiifPDFFileName(title string, id shelfmark.ID) string {
 // that an error before any page is written is still an error response.
 type iiifPDFResponse struct {
 	w       http.ResponseWriter
-	r       *http.Request
 	res     *shelfmark.Resource
 	name    string
 	started bool
@@ -150,7 +149,7 @@ func (o *iiifPDFResponse) Write(p []byte) (int, error) {
 		}
 		h.Set("Content-Disposition", cd)
 		h.Set("X-Content-Type-Options", "nosniff")
-		shareHeaders(o.r, h, o.res)
+		shareHeaders(h, o.res)
 		o.w.WriteHeader(http.StatusOK)
 	}
 	return o.w.Write(p)

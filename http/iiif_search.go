@@ -471,7 +471,7 @@ func (s *Server) iiifSearch(w http.ResponseWriter, r *http.Request, version int)
 	if version == 2 {
 		h.Set("Content-Type", `application/ld+json;profile="`+search2Context+`"`)
 	}
-	shareHeaders(r, h, res)
+	shareHeaders(h, res)
 	_, err = w.Write(b)
 	return err
 }
