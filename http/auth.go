@@ -73,7 +73,11 @@ func credential(r *http.Request) (secret, via string) {
 // (never anonymity), and too many bad ones from the client's address an
 // ETOOMANY error.
 func (s *Server) authenticate(r *http.Request, requestID string) (*shelfmark.Caller, error) {
-	if f := s.opts.FixedCaller; f != nil { // benchmarks only (see Options)
+	if a := s.opts.Authenticator; a != nil { // an embedder's own (see Options)
+		f, err := a.Authenticate(r)
+		if err != nil {
+			return nil, err
+		}
 		c := *f
 		c.Request = requestID
 		return &c, nil

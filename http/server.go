@@ -147,11 +147,19 @@ type Options struct {
 	UploadQuotaBytes      int64
 	UploadQuotaFiles      int64
 	UploadQuotaTotalBytes int64
-	// FixedCaller, when set, is the caller of every request, and no
-	// credential is read. It is for benchmarks only: bench rest serves it
-	// on a loopback listener of its own to measure what authentication
-	// costs. shelfmark serve never sets it.
-	FixedCaller *shelfmark.Caller
+	// Authenticator, when set, resolves every request's caller in place
+	// of the credentials the server reads itself (bearer tokens and
+	// session cookies). An embedder that authenticates elsewhere sets it;
+	// shelfmark serve never does. Its answer is the caller for every
+	// access decision, so it carries all of an authentication's weight.
+	Authenticator Authenticator
+}
+
+// Authenticator resolves the caller of a request (Options.Authenticator).
+// An error is answered as the request's error; its code decides the
+// status (EUNAUTHORIZED is 401).
+type Authenticator interface {
+	Authenticate(r *http.Request) (*shelfmark.Caller, error)
 }
 
 // Server is the HTTP face of the repository.

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/shelfmark/shelfmark"
 	shttp "github.com/shelfmark/shelfmark/http"
 )
 
@@ -58,7 +60,8 @@ func checkLoopback(addr string) error {
 }
 
 // noAuthListener serves the server's routes on addr with the caller of
-// token on every request and no credential read (shttp.Options.FixedCaller);
+// token on every request and no credential read (fixedCaller as the
+// server's shttp.Options.Authenticator);
 // it stops when ctx ends.
 func noAuthListener(addr, token string) func(ctx context.Context, opts shttp.Options, log *slog.Logger) error {
 	return func(ctx context.Context, opts shttp.Options, log *slog.Logger) error {
@@ -73,7 +76,7 @@ func noAuthListener(addr, token string) func(ctx context.Context, opts shttp.Opt
 		if !caller.MayWrite() {
 			return fmt.Errorf("--noauth-token: the token of %s cannot write (scope %s)", caller.Name, caller.Scope)
 		}
-		opts.FixedCaller = caller
+		opts.Authenticator = fixedCaller{caller}
 		srv := shttp.NewServer(opts)
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -90,3 +93,10 @@ func noAuthListener(addr, token string) func(ctx context.Context, opts shttp.Opt
 		return nil
 	}
 }
+
+// fixedCaller is the caller of every request on the listener without
+// authentication: its token was checked once, when the listener started.
+type fixedCaller struct{ c *shelfmark.Caller }
+
+// Authenticate returns the fixed caller, reading no credential.
+func (f fixedCaller) Authenticate(*http.Request) (*shelfmark.Caller, error) { return f.c, nil }
