@@ -64,7 +64,7 @@ func TestRunRestAuth(t *testing.T) {
 	opts := shttp.Options{Resources: repo, Blobs: blobs, Storage: db, Accounts: acc}
 	authSrv := httptest.NewServer(shttp.NewServer(opts))
 	defer authSrv.Close()
-	opts.FixedCaller = caller
+	opts.Authenticator = FixedCaller{caller}
 	noauthSrv := httptest.NewServer(shttp.NewServer(opts))
 	defer noauthSrv.Close()
 
@@ -194,7 +194,7 @@ func BenchmarkEnvelope(b *testing.B) {
 	}
 	opts := shttp.Options{Resources: repo, Blobs: blobs, Storage: db, Accounts: acc}
 	auth := shttp.NewServer(opts)
-	opts.FixedCaller = caller
+	opts.Authenticator = FixedCaller{caller}
 	noauth := shttp.NewServer(opts)
 	for _, path := range []struct{ name, path string }{{"healthz", "/healthz"}, {"work", "/api/v1/resources/" + string(work.ID)}} {
 		for _, side := range []struct {

@@ -35,7 +35,7 @@ func newReplicaServer(t *testing.T, db *DB) *replicaServer {
 	metrics := shttp.NewMetrics(db)
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{Observer: metrics})
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: db, Metrics: metrics, Jobs: repo,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), FixedCaller: shelfmark.SystemCaller("replica test")})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Authenticator: systemAuth{}})
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		ts.Close()
@@ -164,4 +164,11 @@ func truncateBody(s string) string {
 		return s[:300]
 	}
 	return s
+}
+
+// systemAuth makes every request of the replica tests the system's.
+type systemAuth struct{}
+
+func (systemAuth) Authenticate(*http.Request) (*shelfmark.Caller, error) {
+	return shelfmark.SystemCaller("replica test"), nil
 }

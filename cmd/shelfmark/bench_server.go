@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/bench"
 	shttp "github.com/shelfmark/shelfmark/http"
 )
 
@@ -60,8 +59,8 @@ func checkLoopback(addr string) error {
 }
 
 // noAuthListener serves the server's routes on addr with the caller of
-// token on every request and no credential read (fixedCaller as the
-// server's shttp.Options.Authenticator);
+// token on every request and no credential read (bench.FixedCaller as
+// the server's shttp.Options.Authenticator);
 // it stops when ctx ends.
 func noAuthListener(addr, token string) func(ctx context.Context, opts shttp.Options, log *slog.Logger) error {
 	return func(ctx context.Context, opts shttp.Options, log *slog.Logger) error {
@@ -76,7 +75,7 @@ func noAuthListener(addr, token string) func(ctx context.Context, opts shttp.Opt
 		if !caller.MayWrite() {
 			return fmt.Errorf("--noauth-token: the token of %s cannot write (scope %s)", caller.Name, caller.Scope)
 		}
-		opts.Authenticator = fixedCaller{caller}
+		opts.Authenticator = bench.FixedCaller{Caller: caller}
 		srv := shttp.NewServer(opts)
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -93,10 +92,3 @@ func noAuthListener(addr, token string) func(ctx context.Context, opts shttp.Opt
 		return nil
 	}
 }
-
-// fixedCaller is the caller of every request on the listener without
-// authentication: its token was checked once, when the listener started.
-type fixedCaller struct{ c *shelfmark.Caller }
-
-// Authenticate returns the fixed caller, reading no credential.
-func (f fixedCaller) Authenticate(*http.Request) (*shelfmark.Caller, error) { return f.c, nil }
