@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
 	"github.com/shelfmark/shelfmark/bench/gen"
 	shttp "github.com/shelfmark/shelfmark/http"
 )

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
 	"github.com/shelfmark/shelfmark/bench/gen"
 )
 

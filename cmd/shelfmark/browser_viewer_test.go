@@ -17,6 +17,7 @@ import (
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+
 	"github.com/shelfmark/shelfmark/bench/gen"
 )
 

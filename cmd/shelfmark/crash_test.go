@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -60,13 +59,12 @@ func TestCrashChild(t *testing.T) {
 	if os.Getenv(crashChildEnv) != "1" {
 		t.Skip("the child process of TestCrash; it runs only when TestCrash starts it")
 	}
-	err := serve(context.Background(), serveConfig{
-		addr:       os.Getenv(crashAddrEnv),
-		data:       os.Getenv(crashDataEnv),
-		durability: "safe",
-		maxUpload:  "1MiB",
-		logLevel:   "warn",
-	})
+	// serve as the binary runs it, with what the test needs of the
+	// settings: no background jobs, no blob collection
+	root := newRootCommand()
+	root.SetArgs([]string{"serve", "--addr", os.Getenv(crashAddrEnv), "--data", os.Getenv(crashDataEnv), "--durability", "safe",
+		"--max-upload", "1MiB", "--log-level", "warn", "--workers=false", "--blob-gc", "0"})
+	err := root.ExecuteContext(context.Background())
 	t.Fatalf("serve returned: %v", err)
 }
 
@@ -310,15 +308,6 @@ func (c *crashTest) stopChild() {
 	<-exited
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // ---- ingesting ----
 
 // ingestAndKill runs the clients against the child and kills it with
@@ -442,34 +431,6 @@ func (c *crashTest) post(hc *http.Client, stop *atomic.Bool, path, ctype string,
 	return true
 }
 
-// do sends a request and reads the whole answer.
-func do(hc *http.Client, method, url, ctype string, body []byte, hdr http.Header) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, nil, err
-	}
-	return resp.StatusCode, b, nil
-}
-
 func (c *crashTest) createCollection() string {
 	c.t.Helper()
 	body := []byte(`{"metadata": {"dcterms:title": "crash test"}}`)
@@ -485,35 +446,6 @@ func (c *crashTest) createCollection() string {
 }
 
 // ---- content ----
-
-// workMetadata is the metadata of the work with a token: 54 statements,
-// literals plain, tagged and typed, and IRIs.
-func workMetadata(token string) []byte {
-	subjects := make([]string, 40)
-	for i := range subjects {
-		subjects[i] = fmt.Sprintf("subject %d of %s", i, token)
-	}
-	relations := make([]map[string]string, 6)
-	for i := range relations {
-		relations[i] = map[string]string{"@id": fmt.Sprintf("https://example.org/crash/%s/%d", token, i)}
-	}
-	descriptions := make([]string, 5)
-	for i := range descriptions {
-		descriptions[i] = fmt.Sprintf("Beschreibung %d für %s ✓ \"quoted\"\nline two", i, token)
-	}
-	b, err := json.Marshal(map[string]any{
-		"dcterms:identifier": token,
-		"dcterms:title":      map[string]string{"@value": "Work " + token, "@language": "en"},
-		"dcterms:date":       map[string]string{"@value": "2024-02-29", "@type": "xsd:date"},
-		"dcterms:subject":    subjects,
-		"dcterms:relation":   relations,
-		"dc:description":     descriptions,
-	})
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
 
 func fileSetMetadata(token string) []byte {
 	b, _ := json.Marshal(map[string]string{"dcterms:title": "file set of " + token})

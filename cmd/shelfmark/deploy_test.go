@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/shelfmark/shelfmark/internal/setup"
 )
 
 // The deployment example in docs/deploy is checked here as far as it can be
@@ -56,7 +58,7 @@ func TestDeployFlags(t *testing.T) {
 	commands := map[string]*pflag.FlagSet{"serve": newServeCommand().Flags(), "worker": newWorkerCommand().Flags()}
 	envs := map[string]bool{}
 	for _, fs := range commands {
-		fs.VisitAll(func(f *pflag.Flag) { envs[envName(f.Name)] = true })
+		fs.VisitAll(func(f *pflag.Flag) { envs[setup.EnvName(f.Name)] = true })
 	}
 	checkFlags := func(where, command, args string) {
 		fs := commands[command]

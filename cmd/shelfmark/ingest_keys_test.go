@@ -12,6 +12,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/ingest"
+	"github.com/shelfmark/shelfmark/internal/setup"
 )
 
 // writeTree writes files (slash path -> content) below root.
@@ -130,7 +131,7 @@ func TestIngestDistinctInputs(t *testing.T) {
 
 			// what the store holds: seven works, book two twice, by title
 			ctx := context.Background()
-			st, err := openStorage(ctx, database, data, "safe", 2)
+			st, err := setup.OpenStorage(ctx, database, data, "safe", 2)
 			if err != nil {
 				t.Fatal(err)
 			}

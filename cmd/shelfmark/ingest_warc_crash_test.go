@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/setup"
 	"github.com/shelfmark/shelfmark/storagetest"
 )
 
@@ -64,14 +65,14 @@ func testWARCKill(t *testing.T, backend string) {
 	ctx := context.Background()
 	// the store exists (migrated) before the first child starts, so the
 	// polls below never race the child to make it
-	if store, err := openStorage(ctx, database, data, "safe", 2); err != nil {
+	if store, err := setup.OpenStorage(ctx, database, data, "safe", 2); err != nil {
 		t.Fatal(err)
 	} else {
 		store.Close()
 	}
 	// indexed reports the sum of the files' offsets and whether all are done
 	indexed := func() (int64, bool) {
-		store, err := openStorage(ctx, database, data, "safe", 2)
+		store, err := setup.OpenStorage(ctx, database, data, "safe", 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +163,7 @@ func testWARCKill(t *testing.T, backend string) {
 func openRepo(t *testing.T, database, data string) *shelfmark.Repository {
 	t.Helper()
 	ctx := context.Background()
-	store, err := openStorage(ctx, database, data, "safe", 4)
+	store, err := setup.OpenStorage(ctx, database, data, "safe", 4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 	"github.com/shelfmark/shelfmark/rdf"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
@@ -190,25 +191,12 @@ func readmeWalk(t *testing.T) string {
 // sqlite_fts5 tag, as make does) into a directory of its own.
 func buildShelfmark(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bin", "shelfmark")
-	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags sqlite_fts5: %v\n%s", err, out)
-	}
-	return bin
+	return filepath.Join(testkit.Build(t, "shelfmark"), "shelfmark")
 }
 
-// cleanEnv is the environment of a fresh shell with binDir first on PATH:
-// this process's environment without its SHELFMARK_ variables.
-func cleanEnv(binDir string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SHELFMARK_") && !strings.HasPrefix(kv, "PATH=") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-}
+// cleanEnv is the environment of a fresh shell with binDir first on PATH
+// (testkit.CleanEnv).
+var cleanEnv = testkit.CleanEnv
 
 // startReadmeServe runs `shelfmark serve --addr ADDR` in dir (so its data
 // is ./shelfmark-data there) until the test ends, and returns ADDR once it
