@@ -14,7 +14,7 @@ import (
 	"github.com/shelfmark/shelfmark/internal/setup"
 )
 
-// newBenchRestServerCommand is "shelfmark bench rest-server", hidden: the
+// newBenchRestServerCommand is "shelfmark-bench rest-server", hidden: the
 // serve command with one more listener, on a loopback address, where the
 // same server reads no credential and gives every request the caller of
 // the token in --noauth-token. bench rest runs it to measure the same load

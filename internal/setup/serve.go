@@ -41,10 +41,11 @@ type ServeConfig struct {
 	jobs                                                           WorkerConfig
 	sso                                                            shttp.OIDCOptions
 	replica                                                        replicaFlags // see replica.go
-	uploads                                                        uploadFlags  // see serve_uploads.go
+	uploads                                                        uploadFlags  // see uploads.go
 	// Extra, when set, starts more listeners once the server is made,
 	// from its options; they stop when ctx ends. No flag of serve sets
-	// it: it is bench rest's comparison listener (bench_server.go).
+	// it: it is the comparison listener of shelfmark-bench rest-server
+	// (cmd/shelfmark-bench/restserver.go).
 	Extra func(ctx context.Context, opts shttp.Options, log *slog.Logger) error
 }
 
