@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"testing"
+
+	"github.com/shelfmark/shelfmark/internal/testkit"
 )
 
 // runCLI runs shelfmark-bench with args in this process and returns what
@@ -18,3 +20,7 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 	err := cmd.ExecuteContext(context.Background())
 	return out.String(), err
 }
+
+// TestMain stops at once, with what to run instead, when the tests were
+// built without the sqlite_fts5 tag (testkit.Main).
+func TestMain(m *testing.M) { testkit.Main(m) }

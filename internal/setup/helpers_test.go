@@ -30,3 +30,7 @@ func adminToken(t testing.TB, data string) string {
 	defer store.Close()
 	return testkit.AdminToken(t, store)
 }
+
+// TestMain stops at once, with what to run instead, when the tests were
+// built without the sqlite_fts5 tag (testkit.Main).
+func TestMain(m *testing.M) { testkit.Main(m) }

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,20 +17,28 @@ import (
 // compiled packages come from the build cache).
 func Build(t testing.TB, commands ...string) string {
 	t.Helper()
+	dir := filepath.Join(t.TempDir(), "bin")
+	if err := BuildInto(dir, commands...); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// BuildInto is Build into dir, for a binary several tests share.
+func BuildInto(dir string, commands ...string) error {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
-		t.Fatal("testkit: no source path to find the module from")
+		return fmt.Errorf("testkit: no source path to find the module from")
 	}
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	dir := filepath.Join(t.TempDir(), "bin")
 	for _, name := range commands {
 		build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", filepath.Join(dir, name), "./cmd/"+name)
 		build.Dir = root
 		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build -tags sqlite_fts5 ./cmd/%s: %v\n%s", name, err, out)
+			return fmt.Errorf("go build -tags sqlite_fts5 ./cmd/%s: %v\n%s", name, err, out)
 		}
 	}
-	return dir
+	return nil
 }
 
 // CleanEnv is the environment of a fresh shell with binDir first on PATH:

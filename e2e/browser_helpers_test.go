@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The helpers of the browser tests (browser_test.go): a real `shelfmark
 // serve` in a fresh directory, Debian's chromium driven headless through
@@ -71,7 +71,7 @@ func buildDir() string {
 	if d := os.Getenv("SHELFMARK_BUILD_DIR"); d != "" {
 		return d
 	}
-	return filepath.Join("..", "..", ".build")
+	return filepath.Join("..", ".build")
 }
 
 // axeSource returns axe-core's script (scripts/testdeps.sh fetches it

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -22,9 +22,6 @@ import (
 // with --data is refused, and so is a run without a token (the server
 // takes no anonymous writes).
 func TestIngestRemote(t *testing.T) {
-	if os.Getenv(crashChildEnv) == "1" || os.Getenv(ingestChildEnv) != "" {
-		t.Skip("running as a child process")
-	}
 	dir := t.TempDir()
 	srv := &crashTest{t: t, dir: filepath.Join(dir, "data"), works: map[string]*crashWork{}}
 	t.Cleanup(func() {
@@ -69,9 +66,7 @@ func TestIngestRemote(t *testing.T) {
 
 	run := func(env []string, args ...string) (string, error) {
 		t.Helper()
-		argv, _ := json.Marshal(append([]string{"ingest", tree}, args...))
-		cmd := exec.Command(os.Args[0], "-test.run=^TestIngestChild$", "-test.count=1", "-test.timeout=1m")
-		cmd.Env = append(append(os.Environ(), ingestChildEnv+"=1", ingestArgsEnv+"="+string(argv)), env...)
+		cmd := childCommand(t, env, append([]string{"ingest", tree}, args...)...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()

@@ -1,10 +1,8 @@
-package main
+package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -102,9 +100,7 @@ func testWARCKill(t *testing.T, backend string) {
 			// slow enough that a kill lands while it indexes
 			args = append(append([]string{}, argv...), "--rate", "1500")
 		}
-		js, _ := json.Marshal(args)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestIngestChild$", "-test.count=1", "-test.timeout=5m")
-		cmd.Env = append(os.Environ(), ingestChildEnv+"=1", ingestArgsEnv+"="+string(js))
+		cmd := childCommand(t, nil, args...)
 		var buf safeBuffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
 		if err := cmd.Start(); err != nil {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -46,9 +46,6 @@ const (
 // CSP violation, script error or failed request, and axe-core's WCAG
 // 2.1 A/AA rules pass on the page with the viewer.
 func TestBrowserViewer(t *testing.T) {
-	if os.Getenv(crashChildEnv) == "1" || os.Getenv(ingestChildEnv) != "" || os.Getenv(cliChildEnv) == "1" {
-		t.Skip("running as a child process")
-	}
 	chromiumPath(t)
 	axe := axeSource(t)
 	s := startBrowserServer(t)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -173,9 +173,6 @@ type clusterTest struct {
 }
 
 func TestCluster(t *testing.T) {
-	if os.Getenv(childEnv) == "1" {
-		t.Skip("running as a child of another test")
-	}
 	c := &clusterTest{t: t, start: time.Now(), dir: t.TempDir(), short: testing.Short(),
 		works: map[string]*clusterWork{}, retries: map[string]int{}}
 	haproxy := requireTool(t, "HAProxy", "/usr/sbin/haproxy", "haproxy")
@@ -199,9 +196,8 @@ func TestCluster(t *testing.T) {
 		}
 		os.RemoveAll(logDir)
 	})
-	serveFlags, workerFlags := newServeCommand().Flags(), newWorkerCommand().Flags()
-	c.useS3 = serveFlags.Lookup("s3-endpoint") != nil && workerFlags.Lookup("s3-endpoint") != nil
-	c.useReplica = serveFlags.Lookup("read-database") != nil
+	c.useS3 = hasFlag(t, "serve", "s3-endpoint") && hasFlag(t, "worker", "s3-endpoint")
+	c.useReplica = hasFlag(t, "serve", "read-database")
 
 	c.pg = startPGPair(t, logDir)
 	t.Logf("PostgreSQL: primary on %d, streaming replica on %d", c.pg.primaryPort, c.pg.replicaPort)
@@ -352,8 +348,7 @@ func (c *clusterTest) dataDir(name string) string {
 }
 
 func (c *clusterTest) child(name string, args []string) *proc {
-	targs, env := childArgs(args...)
-	p := &proc{name: name, path: os.Args[0], args: targs, env: env, log: filepath.Join(c.logDir, name+".log")}
+	p := &proc{name: name, path: shelfmarkBinary(c.t), args: args, log: filepath.Join(c.logDir, name+".log")}
 	c.t.Cleanup(p.kill)
 	return p
 }
@@ -418,7 +413,7 @@ func (c *clusterTest) startWorkers() {
 }
 
 func (c *clusterTest) startHAProxy(haproxy string) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "deploy", "haproxy.cfg"))
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "deploy", "haproxy.cfg"))
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
-package main
+package e2e
 
 import (
-	"os"
 	"testing"
 )
 
@@ -35,9 +34,6 @@ import (
 // Screenshots go to .build/screenshots/, and also to
 // $SHELFMARK_SCREENSHOTS when set (docs/screenshots for the README).
 func TestBrowser(t *testing.T) {
-	if os.Getenv(crashChildEnv) == "1" || os.Getenv(ingestChildEnv) != "" || os.Getenv(cliChildEnv) == "1" {
-		t.Skip("running as a child process")
-	}
 	chromiumPath(t)
 	axe := axeSource(t)
 	s := startBrowserServer(t)

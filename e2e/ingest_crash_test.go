@@ -1,16 +1,14 @@
-package main
+package e2e
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -21,32 +19,6 @@ import (
 	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
-
-const (
-	ingestChildEnv = "SHELFMARK_INGEST_CHILD"
-	ingestArgsEnv  = "SHELFMARK_INGEST_ARGS"
-)
-
-// TestIngestChild is the child of TestIngestResumeAfterKill: it runs
-// `shelfmark ingest` with the same code as the binary.
-func TestIngestChild(t *testing.T) {
-	if os.Getenv(ingestChildEnv) == "" {
-		t.Skip("runs only as the child of TestIngestResumeAfterKill")
-	}
-	var args []string
-	if err := json.Unmarshal([]byte(os.Getenv(ingestArgsEnv)), &args); err != nil {
-		fmt.Fprintln(os.Stderr, "bad", ingestArgsEnv, err)
-		os.Exit(2)
-	}
-	root := newRootCommand()
-	root.SetArgs(args)
-	root.SetOut(os.Stdout)
-	if err := root.ExecuteContext(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
 
 // TestIngestResumeAfterKill: `shelfmark ingest` of a tree of books is
 // killed with SIGKILL at random moments and started again until a run
@@ -88,11 +60,9 @@ func TestIngestResumeAfterKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv, _ := json.Marshal([]string{"ingest", tree, "--data", data, "--collection", string(coll.ID), "--workers", "2", "--batch", "3"})
-	args := string(argv)
+	args := []string{"ingest", tree, "--data", data, "--collection", string(coll.ID), "--workers", "2", "--batch", "3"}
 	run := func(kill time.Duration) (killed bool, out []byte) {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestIngestChild$", "-test.count=1", "-test.timeout=2m")
-		cmd.Env = append(os.Environ(), ingestChildEnv+"=1", ingestArgsEnv+"="+args)
+		cmd := childCommand(t, nil, args...)
 		var buf safeBuffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
 		if err := cmd.Start(); err != nil {

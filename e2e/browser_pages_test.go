@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -167,7 +167,7 @@ var browserPages = []browserPage{
 // uiTemplates lists the page templates of the interface.
 func uiTemplates(t *testing.T) []string {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join("..", "..", "http", "ui", "templates", "*.html"))
+	names, err := filepath.Glob(filepath.Join("..", "http", "ui", "templates", "*.html"))
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no templates in http/ui/templates: %v", err)
 	}

@@ -1,8 +1,6 @@
-package main
+package e2e
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -33,16 +31,13 @@ import (
 // restart on the same data directory, every object acknowledged before the
 // kill must be present and whole, and no partial object may be visible.
 //
-// The child is this test binary run again with crashChildEnv set, so it
-// serves with the same code as `shelfmark serve`. SHELFMARK_CRASH_SEED=n
+// The child is the shelfmark binary running serve, with none of this
+// process's SHELFMARK_ variables. SHELFMARK_CRASH_SEED=n
 // replays the kill delays of a logged run (the interleaving of requests
 // still varies).
 
 const (
-	crashChildEnv = "SHELFMARK_CRASH_CHILD"
-	crashAddrEnv  = "SHELFMARK_CRASH_ADDR"
-	crashDataEnv  = "SHELFMARK_CRASH_DATA"
-	crashSeedEnv  = "SHELFMARK_CRASH_SEED"
+	crashSeedEnv = "SHELFMARK_CRASH_SEED"
 
 	crashRounds      = 20 // kills in a full run (the issue asks for at least 20)
 	crashShortRounds = 3  // kills under -short
@@ -53,20 +48,6 @@ const (
 	crashStatements  = 54
 	crashMaxErrors   = 25 // verification messages reported before giving up
 )
-
-// TestCrashChild is the child process of TestCrash: it serves until killed.
-func TestCrashChild(t *testing.T) {
-	if os.Getenv(crashChildEnv) != "1" {
-		t.Skip("the child process of TestCrash; it runs only when TestCrash starts it")
-	}
-	// serve as the binary runs it, with what the test needs of the
-	// settings: no background jobs, no blob collection
-	root := newRootCommand()
-	root.SetArgs([]string{"serve", "--addr", os.Getenv(crashAddrEnv), "--data", os.Getenv(crashDataEnv), "--durability", "safe",
-		"--max-upload", "1MiB", "--log-level", "warn", "--workers=false", "--blob-gc", "0"})
-	err := root.ExecuteContext(context.Background())
-	t.Fatalf("serve returned: %v", err)
-}
 
 // crashWork is one attempt to create a work. id is set once the server
 // acknowledged it; an attempt without id was in flight at a kill (or
@@ -121,9 +102,6 @@ type crashTest struct {
 }
 
 func TestCrash(t *testing.T) {
-	if os.Getenv(crashChildEnv) == "1" {
-		t.Skip("running as the child of TestCrash")
-	}
 	start := time.Now()
 	rounds := crashRounds
 	if testing.Short() {
@@ -235,8 +213,12 @@ func (c *crashTest) startChild(round int) {
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
 		fmt.Fprintf(&c.output, "--- round %d, attempt %d: child on %s\n", round, attempt, addr)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1", "-test.timeout=3m")
-		cmd.Env = append(os.Environ(), crashChildEnv+"=1", crashAddrEnv+"="+addr, crashDataEnv+"="+c.dir)
+		// serve with what the test needs of the settings: no
+		// background jobs, no blob collection
+		bin := shelfmarkBinary(c.t)
+		cmd := exec.Command(bin, "serve", "--addr", addr, "--data", c.dir, "--durability", "safe",
+			"--max-upload", "1MiB", "--log-level", "warn", "--workers=false", "--blob-gc", "0")
+		cmd.Env = cleanEnv(filepath.Dir(bin))
 		cmd.Stdout, cmd.Stderr = &c.output, &c.output
 		if err := cmd.Start(); err != nil {
 			c.t.Fatalf("starting the child: %v", err)
@@ -876,22 +858,4 @@ func parallel(workers, n int, f func(i int)) {
 		})
 	}
 	wg.Wait()
-}
-
-// lockedBuffer collects the output of the children.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/internal/testkit"
 	"github.com/shelfmark/shelfmark/rdf"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
@@ -39,9 +38,6 @@ const readmeWalkAddr = "127.0.0.1:8080"
 // that the walk prints what the paragraph after it says, and that it stops
 // at the first request that fails.
 func TestReadmeWalk(t *testing.T) {
-	if os.Getenv(crashChildEnv) == "1" || os.Getenv(ingestChildEnv) != "" || os.Getenv(cliChildEnv) == "1" {
-		t.Skip("running as a child process")
-	}
 	for _, tool := range []string{"bash", "curl", "jq", "openssl", "base64", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("SHELFMARK_REQUIRE_TOOLS") == "1" {
@@ -54,7 +50,8 @@ func TestReadmeWalk(t *testing.T) {
 	mk := readMakefile(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, mk.bin)
-	build := exec.Command("go", "build", "-tags", mk.tags, "-o", bin, ".")
+	build := exec.Command("go", "build", "-tags", mk.tags, "-o", bin, "./cmd/shelfmark")
+	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -tags %s: %v\n%s", mk.tags, err, out)
 	}
@@ -111,7 +108,7 @@ type makefile struct {
 // `make serve` runs ./$(BIN) serve $(SERVE), as TestReadmeWalk does.
 func readMakefile(t *testing.T) makefile {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	b, err := os.ReadFile(filepath.Join("..", "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +162,7 @@ func newcomerEnv() []string {
 // README.
 func readmeWalk(t *testing.T) string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,17 +183,6 @@ func readmeWalk(t *testing.T) string {
 	}
 	return block + "\n"
 }
-
-// buildShelfmark builds the shelfmark command of this tree (with the
-// sqlite_fts5 tag, as make does) into a directory of its own.
-func buildShelfmark(t *testing.T) string {
-	t.Helper()
-	return filepath.Join(testkit.Build(t, "shelfmark"), "shelfmark")
-}
-
-// cleanEnv is the environment of a fresh shell with binDir first on PATH
-// (testkit.CleanEnv).
-var cleanEnv = testkit.CleanEnv
 
 // startReadmeServe runs `shelfmark serve --addr ADDR` in dir (so its data
 // is ./shelfmark-data there) until the test ends, and returns ADDR once it

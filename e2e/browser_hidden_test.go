@@ -1,8 +1,7 @@
-package main
+package e2e
 
 import (
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -21,9 +20,6 @@ import (
 // its collection's page, and its own page is "not found"; no CSP
 // violation, script error or failed request, and axe-core's rules pass.
 func TestBrowserHiddenShapes(t *testing.T) {
-	if os.Getenv(crashChildEnv) == "1" || os.Getenv(ingestChildEnv) != "" || os.Getenv(cliChildEnv) == "1" {
-		t.Skip("running as a child process")
-	}
 	chromiumPath(t)
 	if _, err := exec.LookPath("vipsthumbnail"); err != nil {
 		if requireTools() {

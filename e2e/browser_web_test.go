@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -175,9 +175,6 @@ const (
 // page passes axe-core's WCAG 2.1 A/AA rules, shows no CSP violation or
 // script error, and is photographed (in .build/screenshots/TestBrowserWeb).
 func TestBrowserWeb(t *testing.T) {
-	if os.Getenv(crashChildEnv) == "1" || os.Getenv(ingestChildEnv) != "" || os.Getenv(cliChildEnv) == "1" {
-		t.Skip("running as a child process")
-	}
 	chromiumPath(t)
 	axe := axeSource(t)
 	s := startBrowserServer(t)
