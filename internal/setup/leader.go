@@ -66,6 +66,7 @@ func sharedAuthFailures(store shelfmark.Storage) shelfmark.AuthFailures {
 // noCloser is the closer of a storage without election.
 type noCloser struct{}
 
+// Close does nothing.
 func (noCloser) Close() error { return nil }
 
 // electLoops makes each loop named in electedLoops run only while this

@@ -23,7 +23,8 @@ import (
 	"github.com/shelfmark/shelfmark/sqlite"
 )
 
-// ServeConfig holds the settings of `shelfmark serve`.
+// ServeConfig holds the settings of `shelfmark serve`, which ServeCommand's
+// flags set; only Extra is set by other code.
 type ServeConfig struct {
 	addr, data, database, durability, baseURL, maxUpload, logLevel string
 	dbMaxConns                                                     int
@@ -56,7 +57,8 @@ type oaiConfig struct {
 	pageSize     int
 }
 
-// ServeCommand returns the serve command and the settings its flags set.
+// ServeCommand returns the serve command and the settings its flags set;
+// the command serves until its context ends.
 func ServeCommand() (*cobra.Command, *ServeConfig) {
 	c := &ServeConfig{}
 	cmd := &cobra.Command{
@@ -113,7 +115,10 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	return cmd, c
 }
 
-// OpenStorage opens the backend a config names.
+// OpenStorage opens the backend a config names: database a postgres://
+// (or postgresql://) URL opens PostgreSQL, an empty one SQLite in
+// data/shelfmark.db; durability is "safe" or "relaxed"; maxConns 0 derives
+// the connections from the number of cores. The caller closes it.
 func OpenStorage(ctx context.Context, database, data, durability string, maxConns int) (shelfmark.Storage, error) {
 	relaxed := false
 	switch durability {
@@ -208,7 +213,7 @@ func serve(ctx context.Context, c ServeConfig) error {
 	if err := c.uploads.apply(&opts); err != nil {
 		return err
 	}
-	opts.AuthFailures = sharedAuthFailures(store) // cmd/shelfmark/leader.go
+	opts.AuthFailures = sharedAuthFailures(store) // leader.go
 	srv := shttp.NewServer(opts)
 	if c.Extra != nil {
 		if err := c.Extra(ctx, opts, log); err != nil {
@@ -219,7 +224,7 @@ func serve(ctx context.Context, c ServeConfig) error {
 		loops["blobgc"] = blobCollector{blobs: blobs, store: store, refs: refs, every: c.blobGC, log: log}
 	}
 	// the loops that must run once among the servers of one database run
-	// where this server leads them (cmd/shelfmark/leader.go)
+	// where this server leads them (leader.go)
 	leaders, err := electLoops(store, loops, metrics.Registry(), log)
 	if err != nil {
 		return err
