@@ -141,6 +141,9 @@ func openBenchClusterEnv(ctx context.Context, cf *benchClusterFlags, database st
 	if !strings.HasPrefix(database, "postgres://") && !strings.HasPrefix(database, "postgresql://") {
 		return nil, fmt.Errorf("--servers and --storage need --database postgres://…: several servers share one PostgreSQL")
 	}
+	if _, err := serverBinary(); err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "shelfmark-bench-cluster-")
 	if err != nil {
 		return nil, err

@@ -113,6 +113,10 @@ and there is no comparison without authentication.`,
 			case target != "":
 				backend = "remote"
 			default:
+				// the server to measure, found before anything is measured
+				if _, err := serverBinary(); err != nil {
+					return err
+				}
 				dir, err := os.MkdirTemp("", "shelfmark-bench-")
 				if err != nil {
 					return err
