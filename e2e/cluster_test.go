@@ -61,7 +61,7 @@ import (
 // outcome becomes known and nothing is stored twice. The counts go to the
 // log and to a JSON report (its path is logged).
 //
-// Each process is the test binary run again (TestChild); S3 storage,
+// Each process is the shelfmark binary built for the suites; S3 storage,
 // read replicas and the leader election are used when the serve command
 // has their flags (and its metrics the election), and the log says which
 // were.

@@ -39,7 +39,7 @@ import (
 const (
 	crashSeedEnv = "SHELFMARK_CRASH_SEED"
 
-	crashRounds      = 20 // kills in a full run (the issue asks for at least 20)
+	crashRounds      = 20 // kills in a full run (at least 20)
 	crashShortRounds = 3  // kills under -short
 	crashClients     = 8
 	crashBudget      = 75 * time.Second // the rounds stop (and fail) past this
