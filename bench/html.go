@@ -458,7 +458,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>shelfmark bench {{.R.Scenario}} ({{.R.Backend}})</title>
+<title>shelfmark-bench {{.R.Scenario}} ({{.R.Backend}})</title>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1200px; }
 h1 { font-size: 20px; margin: 0 0 12px; }
@@ -473,7 +473,7 @@ pre { background: #f7f7f7; padding: 8px; overflow: auto; }
 </style>
 </head>
 <body>
-<h1>shelfmark bench {{.R.Scenario}}</h1>
+<h1>shelfmark-bench {{.R.Scenario}}</h1>
 <table class="summary">
 <tr><th>scenario</th><td>{{.R.Scenario}}</td></tr>
 <tr><th>backend</th><td>{{.R.Backend}}</td></tr>

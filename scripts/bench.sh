@@ -4,20 +4,29 @@
 # JSON and HTML reports under OUT (default bench-out/). Takes about 90 minutes
 # on a 2-core machine. SIZE overrides the patents, collection and oai work counts.
 #
+# It runs the lab binary, shelfmark-bench, and the shelfmark binary beside
+# it as the servers: LAB names a built lab (make bench builds
+# bin/shelfmark-bench and bin/shelfmark); without it both are built into OUT.
+#
 #   scripts/bench.sh [OUT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench-out}
 size=${SIZE:-1000000}
 mkdir -p "$out"
-go build -tags sqlite_fts5 -o "$out/shelfmark" ./cmd/shelfmark
+lab=${LAB:-}
+if [ -z "$lab" ]; then
+	go build -tags sqlite_fts5 -o "$out/shelfmark" ./cmd/shelfmark
+	go build -tags sqlite_fts5 -o "$out/shelfmark-bench" ./cmd/shelfmark-bench
+	lab=$out/shelfmark-bench
+fi
 bash scripts/postgres.sh start >/dev/null
 
 run() { # name, then the bench arguments
 	local name=$1
 	shift
-	echo "== $name: shelfmark bench $*"
-	"$out/shelfmark" bench "$@" --json "$out/$name.json" --report "$out/$name" | tail -n 3
+	echo "== $name: shelfmark-bench $*"
+	"$lab" "$@" --json "$out/$name.json" --report "$out/$name" | tail -n 3
 }
 run patents-sqlite patents --objects "$size"
 run collection-sqlite collection --objects "$size"

@@ -36,7 +36,7 @@ command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr)
 [[ -n $(ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata 2>/dev/null) ]] || missing+=(tesseract-ocr-eng)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-# the README's five-minute walk (cmd/shelfmark TestReadmeWalk) runs with these
+# the README's five-minute walk (e2e TestReadmeWalk) runs with these
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v jq >/dev/null 2>&1 || missing+=(jq)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
@@ -101,7 +101,7 @@ if [[ ! -d $build/testdata/pymarc-5.4.0/test ]]; then
 	tar -xzf "$tools/pymarc-5.4.0.tar.gz" -C "$build/testdata"
 fi
 
-# axe-core: the browser tests (cmd/shelfmark TestBrowser) inject axe.min.js
+# axe-core: the browser tests (e2e TestBrowser) inject axe.min.js
 # into every page; fetched as scripts/vendor-ui.sh fetches the interface's
 # packages, checked against the registry's published integrity
 axe_version=4.14.1

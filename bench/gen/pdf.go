@@ -48,7 +48,7 @@ func PDF(seed uint64, i int, text string) []byte {
 	obj(2, fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(pages)))
 	obj(3, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
 	date := fmt.Sprintf("D:%04d%02d%02d%02d%02d%02dZ", 1990+r.IntN(35), 1+r.IntN(12), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60))
-	obj(4, fmt.Sprintf("<< /Title (Generated document %d) /Producer (shelfmark bench gen) /CreationDate (%s) >>", i, date))
+	obj(4, fmt.Sprintf("<< /Title (Generated document %d) /Producer (shelfmark-bench gen) /CreationDate (%s) >>", i, date))
 	for k, pl := range pages {
 		var c bytes.Buffer
 		fmt.Fprintf(&c, "BT\n/F1 %d Tf\n%d TL\n%d %d Td\n", pdfFontSize, pdfLeading, pdfLM, pdfTop)

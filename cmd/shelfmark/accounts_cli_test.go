@@ -12,6 +12,8 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/argon2id"
+	"github.com/shelfmark/shelfmark/internal/setup"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
 
@@ -156,7 +158,7 @@ func TestFirstAdmin(t *testing.T) {
 	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{})
 	defer repo.Close()
 	var hint bytes.Buffer
-	acc, err := newAccounts(ctx, repo, data, "", slog.Default(), &hint)
+	acc, err := setup.NewAccounts(ctx, repo, data, "", slog.Default(), &hint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,14 +175,14 @@ func TestFirstAdmin(t *testing.T) {
 		t.Fatalf("adminToken = %q", tok)
 	}
 	hint.Reset()
-	if _, err := newAccounts(ctx, repo, data, "", slog.Default(), &hint); err != nil || hint.Len() != 0 {
+	if _, err := setup.NewAccounts(ctx, repo, data, "", slog.Default(), &hint); err != nil || hint.Len() != 0 {
 		t.Fatalf("a second start said %q (%v)", hint.String(), err)
 	}
-	if got := shellQuote("/tmp/my data"); got != "'/tmp/my data'" {
-		t.Fatalf("shellQuote = %s", got)
+	if got := setup.ShellQuote("/tmp/my data"); got != "'/tmp/my data'" {
+		t.Fatalf("setup.ShellQuote = %s", got)
 	}
-	if got := redactURL("postgres://u:secret@db/x"); strings.Contains(got, "secret") {
-		t.Fatalf("redactURL kept the password: %s", got)
+	if got := setup.RedactURL("postgres://u:secret@db/x"); strings.Contains(got, "secret") {
+		t.Fatalf("setup.RedactURL kept the password: %s", got)
 	}
 }
 
@@ -193,29 +195,14 @@ func adminToken(t testing.TB, data string) string {
 	return storeAdminToken(t, "", data)
 }
 
-// storeAdminToken is adminToken for the repository openStorage opens from
+// storeAdminToken is adminToken for the repository OpenStorage opens from
 // database (empty: the SQLite store in data).
 func storeAdminToken(t testing.TB, database, data string) string {
 	t.Helper()
-	ctx := context.Background()
-	store, err := openStorage(ctx, database, data, "safe", 2)
+	store, err := setup.OpenStorage(context.Background(), database, data, "safe", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	ids, err := shelfmark.LoadIDCodec(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
-	defer repo.Close()
-	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
-	if _, err := acc.EnsureAdmin(ctx); err != nil {
-		t.Fatal(err)
-	}
-	secret, _, err := acc.CreateToken(ctx, shelfmark.NewToken{User: "admin", Scope: shelfmark.ScopeAdmin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return secret
+	return testkit.AdminToken(t, store)
 }

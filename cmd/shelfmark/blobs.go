@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/internal/setup"
 )
 
 func newBlobsCommand() *cobra.Command {
@@ -21,7 +21,7 @@ func newBlobsCommand() *cobra.Command {
 	var db jobsDB
 	var dryRun bool
 	var grace time.Duration
-	var content blobFlags
+	var content setup.BlobFlags
 	gc := &cobra.Command{
 		Use:   "gc",
 		Short: "Remove stored bytes no file refers to",
@@ -34,7 +34,7 @@ so uploads in progress are never taken; bytes of deleted resources are kept
 name those bytes). Safe while servers run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
+			if err := setup.ApplyEnv(cmd.Flags()); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -43,12 +43,12 @@ name those bytes). Safe while servers run.`,
 					return err
 				}
 			}
-			store, err := openStorage(ctx, db.database, db.data, "safe", 2)
+			store, err := setup.OpenStorage(ctx, db.database, db.data, "safe", 2)
 			if err != nil {
 				return fmt.Errorf("open database: %w", err)
 			}
 			defer store.Close()
-			blobs, err := openBlobs(ctx, content, db.data, store)
+			blobs, err := setup.OpenBlobs(ctx, content, db.data, store)
 			if err != nil {
 				return err
 			}
@@ -61,14 +61,14 @@ name those bytes). Safe while servers run.`,
 	f.StringVar(&db.database, "database", "", "PostgreSQL URL (postgres://user@host/db)")
 	f.BoolVar(&dryRun, "dry-run", false, "count what would be removed, remove nothing")
 	f.DurationVar(&grace, "grace", blob.DefaultGrace, "keep bytes stored less than this long ago")
-	content.register(f)
-	annotateEnv(f)
+	content.Register(f)
+	setup.AnnotateEnv(f)
 	cmd.AddCommand(gc)
 	return cmd
 }
 
 // collectBlobs runs one collection and prints what it found.
-func collectBlobs(ctx context.Context, out io.Writer, store shelfmark.Storage, blobs contentStore, opts blob.CollectOptions) error {
+func collectBlobs(ctx context.Context, out io.Writer, store shelfmark.Storage, blobs setup.ContentStore, opts blob.CollectOptions) error {
 	refs, ok := store.(shelfmark.BlobReferences)
 	if !ok {
 		return fmt.Errorf("the %T database cannot tell which bytes files refer to", store)
@@ -97,41 +97,4 @@ func graceOf(opts blob.CollectOptions) time.Duration {
 		return opts.Grace
 	}
 	return blob.DefaultGrace
-}
-
-// blobCollector collects the content store's unreferenced blobs at every
-// interval while serve runs (the first time one interval after start),
-// forgetting the upload records past the grace period first.
-type blobCollector struct {
-	blobs contentStore
-	store shelfmark.Storage
-	refs  shelfmark.BlobReferences
-	every time.Duration
-	log   *slog.Logger
-}
-
-// Run implements runner.
-func (c blobCollector) Run(ctx context.Context) error {
-	t := time.NewTicker(c.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		if n, err := shelfmark.PruneUploads(ctx, c.store, time.Now().Add(-blob.DefaultGrace)); err != nil {
-			c.log.Warn("forgetting old upload records failed", "err", err)
-		} else if n > 0 {
-			c.log.Info("old upload records forgotten", "uploads", n)
-		}
-		st, err := c.blobs.Collect(ctx, c.refs, blob.CollectOptions{})
-		if err != nil {
-			c.log.Warn("collecting unreferenced blobs failed", "err", err)
-			continue
-		}
-		if st.Removed > 0 {
-			c.log.Info("unreferenced blobs removed", "blobs", st.Removed, "bytes", st.Bytes)
-		}
-	}
 }

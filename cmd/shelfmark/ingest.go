@@ -14,6 +14,7 @@ import (
 	"github.com/shelfmark/shelfmark"
 	shttp "github.com/shelfmark/shelfmark/http"
 	"github.com/shelfmark/shelfmark/ingest"
+	"github.com/shelfmark/shelfmark/internal/setup"
 )
 
 func newIngestCommand() *cobra.Command {
@@ -22,7 +23,7 @@ func newIngestCommand() *cobra.Command {
 		workers, batch, merge                                        int
 		rate                                                         float64
 		failFast, storeAnyway                                        bool
-		content                                                      blobFlags
+		content                                                      setup.BlobFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
@@ -81,7 +82,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 					local = append(local, "--"+name)
 				}
 			}
-			if err := applyEnv(cmd.Flags()); err != nil {
+			if err := setup.ApplyEnv(cmd.Flags()); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -126,7 +127,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 				defer closeLocal()
 				repo, blobs = engine, lb
 			}
-			bar := newProgressBar(-1, "items")
+			bar := setup.NewProgressBar(-1, "items")
 			if c, ok := src.(ingest.Counter); ok {
 				// count ahead in the background: the bar gains a total and
 				// an ETA once the count is in, without delaying the start
@@ -181,9 +182,9 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 	f.BoolVar(&failFast, "fail-fast", false, "stop at the first bad item")
 	f.BoolVar(&storeAnyway, "store-anyway", false, "store the items stored before as new works beside the works stored before (each listed by a run without it)")
 	f.IntVar(&merge, "merge", 16, "web archives: how many batches of records (--batch, default 1,000 for WARC) waiting for the database one transaction may take")
-	content.register(f)
+	content.Register(f)
 	f.StringVar(&crawl, "crawl", "", "web archives: the crawl collection's name (made on first use; default: the directory's or first file's name)")
-	annotateEnv(f)
+	setup.AnnotateEnv(f)
 	return cmd
 }
 

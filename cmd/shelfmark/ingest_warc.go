@@ -7,27 +7,29 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/ingest"
-	"github.com/spf13/cobra"
+	"github.com/shelfmark/shelfmark/internal/setup"
 )
 
 // warcFlags are the ingest flags a WARC ingest uses.
 type warcFlags struct {
 	data, database, durability, collection, crawl string
-	content                                       blobFlags
+	content                                       setup.BlobFlags
 	batch, merge                                  int
 	rate                                          float64
 }
 
 // openLocal opens the store, the content store and the engine that serve
 // uses (--database / --data); close releases all three.
-func openLocal(ctx context.Context, database, data, durability string, content blobFlags) (*shelfmark.Repository, contentStore, func(), error) {
-	store, err := openStorage(ctx, database, data, durability, 0)
+func openLocal(ctx context.Context, database, data, durability string, content setup.BlobFlags) (*shelfmark.Repository, setup.ContentStore, func(), error) {
+	store, err := setup.OpenStorage(ctx, database, data, durability, 0)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open database: %w", err)
 	}
-	lb, err := openBlobs(ctx, content, data, store)
+	lb, err := setup.OpenBlobs(ctx, content, data, store)
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, err
@@ -91,7 +93,7 @@ func ingestWARC(cmd *cobra.Command, args []string, fl warcFlags) error {
 			}
 		}
 	}
-	bar := newProgressBar(-1, "bytes")
+	bar := setup.NewProgressBar(-1, "bytes")
 	bar.ChangeMax64(total)
 	start := time.Now()
 	ctx = shelfmark.WithCaller(ctx, shelfmark.SystemCaller("cli"))

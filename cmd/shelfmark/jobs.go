@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/setup"
 )
 
 // jobsDB holds the database flags of the jobs verbs.
@@ -27,7 +28,7 @@ func (d *jobsDB) open(ctx context.Context) (*shelfmark.Repository, func(), error
 			return nil, nil, err
 		}
 	}
-	store, err := openStorage(ctx, d.database, d.data, "safe", 2)
+	store, err := setup.OpenStorage(ctx, d.database, d.data, "safe", 2)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
@@ -67,10 +68,10 @@ for every server and worker of it.
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&db.data, "data", "shelfmark-data", "directory of the SQLite database (without --database)")
 	pf.StringVar(&db.database, "database", "", "PostgreSQL URL (postgres://user@host/db)")
-	annotateEnv(pf)
+	setup.AnnotateEnv(pf)
 	with := func(fn func(ctx context.Context, repo *shelfmark.Repository, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, args []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
+			if err := setup.ApplyEnv(cmd.Flags()); err != nil {
 				return err
 			}
 			repo, closeRepo, err := db.open(cmd.Context())
@@ -226,7 +227,7 @@ func drain(ctx context.Context, repo *shelfmark.Repository, queues []string, w i
 		fmt.Fprintf(w, "note: %v paused; resume them or the drain waits forever\n", paused)
 	}
 	start := left
-	bar := newProgressBar(int(start), "jobs")
+	bar := setup.NewProgressBar(int(start), "jobs")
 	for left > 0 {
 		select {
 		case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/setup"
 )
 
 // runCLI runs the root command with args and returns its output.
@@ -31,7 +32,7 @@ func TestJobsCommand(t *testing.T) {
 		t.Fatal("jobs status created a repository in an empty directory")
 	}
 	ctx := context.Background()
-	store, err := openStorage(ctx, "", data, "safe", 2)
+	store, err := setup.OpenStorage(ctx, "", data, "safe", 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // Command shelfmark runs the Shelfmark digital repository: `shelfmark
 // serve` starts the API with zero configuration (SQLite and a local content
-// store in ./shelfmark-data); `shelfmark bench` measures it.
+// store in ./shelfmark-data). The benchmark lab is a binary of its own,
+// cmd/shelfmark-bench.
 package main
 
 import (

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/argon2id"
+	"github.com/shelfmark/shelfmark/internal/setup"
 )
 
 // accountsDB holds the database flags of the account commands, which act
@@ -30,7 +29,7 @@ type accountsDB struct {
 func (d *accountsDB) register(pf *pflag.FlagSet) {
 	pf.StringVar(&d.data, "data", "shelfmark-data", "directory of the SQLite database (without --database)")
 	pf.StringVar(&d.database, "database", "", "PostgreSQL URL (postgres://user@host/db)")
-	annotateEnv(pf)
+	setup.AnnotateEnv(pf)
 }
 
 // accountsEnv is what an account command works with.
@@ -46,7 +45,7 @@ func (d *accountsDB) open(ctx context.Context) (*accountsEnv, func(), error) {
 			return nil, nil, err
 		}
 	}
-	store, err := openStorage(ctx, d.database, d.data, "safe", 2)
+	store, err := setup.OpenStorage(ctx, d.database, d.data, "safe", 2)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database: %w", err)
 	}
@@ -70,7 +69,7 @@ func (d *accountsDB) open(ctx context.Context) (*accountsEnv, func(), error) {
 // the caller (named "system:cli" in the audit trail).
 func (d *accountsDB) with(fn func(ctx context.Context, e *accountsEnv, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := applyEnv(cmd.Flags()); err != nil {
+		if err := setup.ApplyEnv(cmd.Flags()); err != nil {
 			return err
 		}
 		ctx := shelfmark.WithCaller(cmd.Context(), shelfmark.SystemCaller("cli"))
@@ -258,55 +257,4 @@ directly (--data / --database), as the system.
 		&cobra.Command{Use: "add USER GROUP", Short: "Add a user to a group", Args: cobra.ExactArgs(2), RunE: db.with(change(true))},
 		&cobra.Command{Use: "remove USER GROUP", Short: "Remove a user from a group", Args: cobra.ExactArgs(2), RunE: db.with(change(false))})
 	return cmd
-}
-
-// newAccounts is the account service of a server. On a store without
-// users it creates the administrator "admin" and says once, on hint
-// (standard error), how to get its token.
-func newAccounts(ctx context.Context, repo *shelfmark.Repository, data, database string, log *slog.Logger, hint io.Writer) (*shelfmark.Accounts, error) {
-	hasher, err := argon2id.New(argon2id.DefaultParams(), 0)
-	if err != nil {
-		return nil, err
-	}
-	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{Hasher: hasher, Logger: log})
-	made, err := acc.EnsureAdmin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if made {
-		where := "--data " + shellQuote(data)
-		if database != "" {
-			where = "--database " + shellQuote(redactURL(database))
-		}
-		fmt.Fprintf(hint, `
-This is a new repository: its administrator is the user "admin". Get its API token with
-
-  shelfmark token create --user admin %s
-
-and send it as "Authorization: Bearer TOKEN". To sign in to the web interface, give it a
-password (read from standard input):
-
-  shelfmark user password admin %s
-
-Anonymous clients can read what is public.
-
-`, where, where)
-	}
-	return acc, nil
-}
-
-// redactURL hides a password in a database URL.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil {
-		return u.Redacted()
-	}
-	return s
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@=,+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

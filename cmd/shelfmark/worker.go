@@ -13,13 +13,14 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	shttp "github.com/shelfmark/shelfmark/http"
+	"github.com/shelfmark/shelfmark/internal/setup"
 )
 
 // workerCmdConfig holds the settings of `shelfmark worker`.
 type workerCmdConfig struct {
 	data, database, durability, logLevel, metricsAddr string
-	jobs                                              workerConfig
-	content                                           blobFlags
+	jobs                                              setup.WorkerConfig
+	content                                           setup.BlobFlags
 }
 
 func newWorkerCommand() *cobra.Command {
@@ -37,7 +38,7 @@ of one database shares one queue, and no job runs twice at once.
 'shelfmark serve --workers=false' to leave all jobs to worker processes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
+			if err := setup.ApplyEnv(cmd.Flags()); err != nil {
 				return err
 			}
 			return runWorker(cmd.Context(), c)
@@ -49,9 +50,9 @@ of one database shares one queue, and no job runs twice at once.
 	f.StringVar(&c.durability, "durability", "safe", `"safe" or "relaxed" (see shelfmark serve --help)`)
 	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address (for example 127.0.0.1:9091); empty for none")
-	c.jobs.register(f)
-	c.content.register(f)
-	annotateEnv(f)
+	c.jobs.Register(f)
+	c.content.Register(f)
+	setup.AnnotateEnv(f)
 	return cmd
 }
 
@@ -61,25 +62,25 @@ func runWorker(ctx context.Context, c workerCmdConfig) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	store, err := openStorage(ctx, c.database, c.data, c.durability, 0)
+	store, err := setup.OpenStorage(ctx, c.database, c.data, c.durability, 0)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer store.Close()
-	blobs, err := openBlobs(ctx, c.content, c.data, store)
+	blobs, err := setup.OpenBlobs(ctx, c.content, c.data, store)
 	if err != nil {
 		return err
 	}
 	defer blobs.Close()
 	metrics := shttp.NewMetrics(store)
-	registerBlobMetrics(blobs, metrics.Registry())
+	setup.RegisterBlobMetrics(blobs, metrics.Registry())
 	ids, err := shelfmark.LoadIDCodec(ctx, store)
 	if err != nil {
 		return err
 	}
 	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: metrics, IDs: ids})
 	defer repo.Close()
-	jobs, err := newRunner(repo, blobs, c.jobs, metrics, log)
+	jobs, err := setup.NewRunner(repo, blobs, c.jobs, metrics, log)
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func runWorker(ctx context.Context, c workerCmdConfig) error {
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}
-	log.Info("shelfmark worker running", "version", shelfmark.Version, "worker", jobs.Name(), "backend", store.Backend(), "queues", c.jobs.queues)
+	log.Info("shelfmark worker running", "version", shelfmark.Version, "worker", jobs.Name(), "backend", store.Backend(), "queues", c.jobs.Queues())
 	err = jobs.Run(ctx)
 	log.Info("shelfmark worker stopped; running jobs were handed back to their queues")
 	return err

@@ -5,24 +5,20 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/bench/gen"
 	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/internal/setup"
 )
 
 // workerProc is a running worker child.
@@ -100,7 +96,7 @@ func TestWorkerKilled(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	ctx := context.Background()
-	store, err := openStorage(ctx, "", data, "safe", 2)
+	store, err := setup.OpenStorage(ctx, "", data, "safe", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +229,7 @@ func TestWorkersShareQueue(t *testing.T) {
 	dsn = workerSchema(t, dsn)
 	dir := t.TempDir()
 	ctx := context.Background()
-	store, err := openStorage(ctx, dsn, dir, "safe", 4)
+	store, err := setup.OpenStorage(ctx, dsn, dir, "safe", 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,34 +288,4 @@ func TestWorkersShareQueue(t *testing.T) {
 		t.Fatalf("%d distinct jobs ran (want %d); worker 1 ran %d, worker 2 ran %d", len(seen), n, per[0], per[1])
 	}
 	t.Logf("worker 1 ran %d jobs, worker 2 ran %d", per[0], per[1])
-}
-
-var workerSchemaMu sync.Mutex
-
-// workerSchema makes an empty schema dropped when the test ends and
-// returns a DSN whose search_path is that schema.
-func workerSchema(t *testing.T, dsn string) string {
-	workerSchemaMu.Lock()
-	defer workerSchemaMu.Unlock()
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := fmt.Sprintf("workers%d_%d", os.Getpid(), rand.IntN(1e9))
-	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		pool.Close()
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }

@@ -1,0 +1,71 @@
+// Command shelfmark-bench is Shelfmark's benchmark lab: every scenario of
+// docs/design.md's measurements (rest, patents, collection, book, oai,
+// soak, search, ui, iiif, webindex, scale, ...) as a subcommand, each
+// writing its figures as JSON and an HTML report. It is a binary of its
+// own so that the shelfmark server carries none of it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCommand().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "shelfmark-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// newRootCommand is the lab: one subcommand per scenario.
+func newRootCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "shelfmark-bench",
+		Short: "Measure the repository by replaying the field reports' experiments",
+		Long: `The benchmark lab of Shelfmark. Each scenario prints a line per step and a
+one-line summary, and writes every figure to --json FILE. The raw limit of
+the same work is measured in the same run, and the result is stated as a
+fraction of it.
+
+Scenarios that run "shelfmark serve" as a process of its own take the
+shelfmark binary named by SHELFMARK_BINARY, else the one beside this one
+(make bench builds both into bin/), else shelfmark on the PATH.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	var cpuProfile string
+	var profFile *os.File
+	cmd.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the scenario to this file (for go tool pprof)")
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		profFile = f
+		return nil
+	}
+	cmd.PersistentPostRunE = func(cmd *cobra.Command, args []string) error {
+		if profFile == nil {
+			return nil
+		}
+		pprof.StopCPUProfile()
+		return profFile.Close()
+	}
+	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand(), newBenchOAICommand(), newBenchCharacterizeCommand(), newBenchIsolationCommand(), newBenchSoakCommand(), newBenchSearchCommand(), newBenchUICommand(), newBenchIIIFCommand(), newBenchWebIndexCommand(), newBenchScaleCommand(), newBenchRestServerCommand())
+	return cmd
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/setup"
+)
+
+// startServer runs "shelfmark serve" (the binary serverBinary finds) on a free
+// loopback port and waits until it is ready.
+func startServer(ctx context.Context, data, database, durability string) (*exec.Cmd, string, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	return runServer(ctx, []string{"serve"}, addr, data, database, durability, nil)
+}
+
+// startRestServer runs "shelfmark-bench rest-server" (serve, and a second
+// loopback listener where every request is token's user and no credential
+// is read) and returns the URLs of both.
+func startRestServer(ctx context.Context, data, database, durability, token string) (*exec.Cmd, string, string, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", "", err
+	}
+	noauth, err := freeAddr()
+	if err != nil {
+		return nil, "", "", err
+	}
+	// the token goes in the environment, not the process list
+	cmd, url, err := runServer(ctx, []string{"rest-server", "--noauth-addr", noauth}, addr, data, database, durability, []string{"SHELFMARK_NOAUTH_TOKEN=" + token})
+	if err != nil {
+		return nil, "", "", err
+	}
+	return cmd, url, "http://" + noauth, nil
+}
+
+// freeAddr returns a loopback address with a port free at the moment.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// runServer runs args (a serve command: "serve" of the shelfmark binary,
+// or this lab's own "rest-server") on addr, and waits until it is ready.
+func runServer(ctx context.Context, args []string, addr, data, database, durability string, env []string) (*exec.Cmd, string, error) {
+	var exe string
+	var err error
+	if args[0] == "serve" {
+		exe, err = serverBinary()
+	} else {
+		exe, err = os.Executable()
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	args = append(args, "--addr", addr, "--data", data, "--durability", durability, "--log-level", "warn")
+	if database != "" {
+		args = append(args, "--database", database)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	cmd.Env = append(append(os.Environ(), "SHELFMARK_DATABASE_URL="), env...)
+	if err := cmd.Start(); err != nil {
+		return nil, "", fmt.Errorf("start server: %w", err)
+	}
+	url := "http://" + addr
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return cmd, url, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			stopServer(cmd)
+			return nil, "", ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	stopServer(cmd)
+	return nil, "", fmt.Errorf("server on %s not ready after 30 s", addr)
+}
+
+func stopServer(cmd *exec.Cmd) {
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+}
+
+// benchToken makes an admin-scoped API token, for a day, of the user
+// "admin" (created on an empty store, as serve would) in the store a
+// bench server is about to open, as the system (a context without a
+// caller), and returns its secret.
+func benchToken(ctx context.Context, database, data, durability string) (string, error) {
+	store, err := setup.OpenStorage(ctx, database, data, durability, 0)
+	if err != nil {
+		return "", err
+	}
+	defer store.Close()
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		return "", err
+	}
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
+	defer repo.Close()
+	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
+	if _, err := acc.EnsureAdmin(ctx); err != nil {
+		return "", err
+	}
+	expires := time.Now().Add(24 * time.Hour)
+	secret, _, err := acc.CreateToken(ctx, shelfmark.NewToken{User: "admin", Kind: shelfmark.TokenAPI, Scope: shelfmark.ScopeAdmin, Note: "bench rest", Expires: &expires})
+	if err != nil {
+		return "", fmt.Errorf("bench token for the user admin: %w", err)
+	}
+	return secret, nil
+}
+
+// serverBinary finds the shelfmark binary whose serve the scenarios
+// measure: the one SHELFMARK_BINARY names, else the one beside this
+// executable (make bench builds both into bin/), else shelfmark on the
+// PATH. It costs a stat or a PATH search.
+func serverBinary() (string, error) {
+	if p := os.Getenv("SHELFMARK_BINARY"); p != "" {
+		return p, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "shelfmark")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("shelfmark"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("the shelfmark binary is neither beside this one nor on the PATH: build it (make builds bin/shelfmark) or set SHELFMARK_BINARY")
+}

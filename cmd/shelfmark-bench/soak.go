@@ -1,0 +1,166 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/bench"
+	"github.com/shelfmark/shelfmark/internal/setup"
+)
+
+func newBenchSoakCommand() *cobra.Command {
+	var (
+		database, durability, jsonPath, reportDir string
+		minutes                                   float64
+		warmup, sample                            time.Duration
+		writers, readers, harvesters, uploadEvery int
+		triples                                   int
+		pause                                     []string
+	)
+	cmd := &cobra.Command{
+		Use:   "soak",
+		Short: "A mixed load held for --minutes: writers, readers, a harvester; drift, memory, disk and job backlog over time",
+		Long: `Starts "shelfmark serve" as a separate process on a free loopback port with a
+fresh data directory (SQLite, or --database for PostgreSQL), with its job
+workers, and holds a mixed load on it for --minutes:
+
+  --writers     create works over the REST API (JSON, --triples statements),
+                with a small real file for every --upload-every-th work (JPEG
+                images, every fourth a PDF), so derivative, OCR and text jobs
+                exist;
+  --readers     loop GET JSON, GET Turtle, a page of a collection's members
+                and a search;
+  --harvesters  loop full OAI-PMH ListRecords (oai_dc) harvests.
+
+Every --sample it prints one line: the write rate, read latency p50/p99, the
+harvest page p99, errors, the server's RSS (VmRSS), the data directory's
+database, WAL and blobs, and the backlog (queued and running) of each job
+queue. At the end: the write rate's drift (the last tenth of the run after
+--warmup over the first tenth), RSS growth after the warm-up, the largest WAL,
+and each backlog's trend in jobs per minute. --report draws them over time.
+It talks only to the server it started, on 127.0.0.1.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := setup.ApplyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			if minutes <= 0 {
+				return errors.New("--minutes must be positive")
+			}
+			ctx := cmd.Context()
+			out := cmd.OutOrStdout()
+			backend := "sqlite"
+			if database != "" {
+				backend = "postgres"
+			}
+			dir, err := os.MkdirTemp("", "shelfmark-soak-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			// the raw limit of the same rows on the same storage, before the run
+			store, err := setup.OpenStorage(ctx, database, filepath.Join(dir, "raw"), durability, 0)
+			if err != nil {
+				return err
+			}
+			rawLimit, err := bench.RawInsertLimit(ctx, store, triples, 256, 3*time.Second)
+			store.Close()
+			if err != nil {
+				return fmt.Errorf("raw limit: %w", err)
+			}
+			os.RemoveAll(filepath.Join(dir, "raw"))
+			fmt.Fprintf(out, "raw limit (same rows, no HTTP/engine, 256 per transaction): %.0f works/s\n", rawLimit)
+			data := filepath.Join(dir, "data")
+			// an admin's token, made as the system before the server opens the store
+			token, err := benchToken(ctx, database, data, durability)
+			if err != nil {
+				return err
+			}
+			srv, base, err := startServer(ctx, data, database, durability)
+			if err != nil {
+				return err
+			}
+			defer stopServer(srv)
+			res, err := bench.RunSoak(ctx, bench.SoakConfig{Base: base, Token: token, PID: srv.Process.Pid, DataDir: data,
+				Duration: time.Duration(minutes * float64(time.Minute)), Warmup: warmup, Sample: sample,
+				Writers: writers, Readers: readers, Harvesters: harvesters, UploadEvery: uploadEvery, Triples: triples, Pause: pause, Seed: 1,
+				Progress: func(s bench.SoakSample) { fmt.Fprintln(out, soakLine(s, backend)) }})
+			if err != nil {
+				return err
+			}
+			rep := res.Report
+			rep.Backend = backend
+			rep.RawLimitPerS = rawLimit
+			rep.RawLimitWhat = "plain inserts of the same rows through the same driver, 256 works per durable transaction"
+			if rawLimit > 0 {
+				// the steps leave the raw limit out: drawn beside a mixed
+				// load's write rate it would flatten its chart
+				rep.FractionLimit = rep.RatePerS / rawLimit
+			}
+			last := res.Samples[len(res.Samples)-1]
+			fmt.Fprintf(out, "soak %s: %d works (%d with a file) in %.1f min, %.0f works/s (%.0f%% of the raw limit); drift %.2f (last tenth over first after %s); reads p50 %.2f ms p99 %.2f ms; %d harvested records (%d full harvests); %d errors\n",
+				backend, rep.Items, res.Uploads, rep.Seconds/60, rep.RatePerS, 100*rep.FractionLimit, res.Drift, time.Duration(res.Samples[res.Warmup].At*float64(time.Second)).Round(time.Second),
+				rep.LatencyMS.P50, rep.LatencyMS.P99, res.HarvestRecords, res.Harvests, rep.Errors)
+			fmt.Fprintf(out, "memory: RSS %s at the end of the warm-up, %s at the end (%.2f×), peak %s; disk: WAL at most %s, at the end database %s, WAL %s, blobs %s\n",
+				mib(res.Samples[max(0, res.Warmup-1)].RSS), mib(last.RSS), res.RSSGrowth, mib(rep.PeakRSSBytes), mib(res.WALMax), mib(last.DBBytes), mib(last.WALBytes), mib(last.BlobBytes))
+			var trend []string
+			for _, q := range shelfmark.Queues {
+				if v, ok := res.BacklogSlope[q]; ok {
+					trend = append(trend, fmt.Sprintf("%s %+.0f/min (%d at the end)", q, v, last.Backlog[q]))
+				}
+			}
+			fmt.Fprintf(out, "backlog trend after the warm-up: %s\n", strings.Join(trend, ", "))
+			// the HTML page lists the parameters; the samples go to the JSON only
+			if err := finish(out, rep, "", reportDir, res.Series()...); err != nil {
+				return err
+			}
+			rep.Params["samples"] = res.Samples
+			return finish(out, rep, jsonPath, "")
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&minutes, "minutes", 10, "how long the load runs")
+	f.DurationVar(&warmup, "warmup", 0, "start of the run left out of drift and growth (0: a tenth of it)")
+	f.DurationVar(&sample, "sample", 5*time.Second, "time between samples (and progress lines)")
+	f.IntVar(&writers, "writers", 4, "clients creating works")
+	f.IntVar(&readers, "readers", 2, "clients reading (JSON, Turtle, members, search)")
+	f.IntVar(&harvesters, "harvesters", 1, "clients looping full OAI-PMH harvests")
+	f.IntVar(&uploadEvery, "upload-every", 5, "upload a file with every n-th work (-1: none)")
+	f.IntVar(&triples, "triples", 54, "statements per work")
+	f.StringSliceVar(&pause, "pause", nil, "job queues to pause for the whole run, for example derive (to weigh what derivatives cost the foreground against a run without it)")
+	f.StringVar(&database, "database", "", "PostgreSQL URL for the started server (empty: SQLite in the fresh data directory)")
+	f.StringVar(&durability, "durability", "safe", "safe or relaxed (see serve --help)")
+	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
+	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")
+	setup.AnnotateEnv(f)
+	return cmd
+}
+
+// soakLine is the progress line of one sample.
+func soakLine(s bench.SoakSample, backend string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%7s  %6.0f works/s  reads p50 %6.2f ms p99 %7.2f ms  search p99 %7.2f ms  harvest p99 %7.2f ms  errors %d  RSS %s",
+		time.Duration(s.At*float64(time.Second)).Round(time.Second), s.WritesPerS, s.ReadMS.P50, s.ReadMS.P99, s.SearchP99MS, s.HarvestP99MS, s.Errors, mib(s.RSS))
+	if backend == "sqlite" {
+		fmt.Fprintf(&b, "  db %s wal %s", mib(s.DBBytes), mib(s.WALBytes))
+	}
+	fmt.Fprintf(&b, "  blobs %s  backlog", mib(s.BlobBytes))
+	queues := slices.Sorted(maps.Keys(s.Backlog))
+	slices.SortStableFunc(queues, func(a, b string) int { return slices.Index(shelfmark.Queues, a) - slices.Index(shelfmark.Queues, b) })
+	for _, q := range queues {
+		fmt.Fprintf(&b, " %s %d", q, s.Backlog[q])
+	}
+	return b.String()
+}
+
+// mib formats bytes in MiB.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

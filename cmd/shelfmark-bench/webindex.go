@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shelfmark/shelfmark/bench"
+	"github.com/shelfmark/shelfmark/internal/setup"
+)
+
+func newBenchWebIndexCommand() *cobra.Command {
+	var lf labFlags
+	var c bench.WebIndexConfig
+	var chart, replot string
+	var run func(*cobra.Command, []string) error
+	cmd := &cobra.Command{
+		Use:   "webindex",
+		Short: "WARC ingest and the link index: links/s over a generated crawl, re-captures included, with queries",
+		Long: `Generates a crawl of --pages captures as gzipped WARC files (--pages-per-file
+each; not timed, but reported; with --dir they are kept and reused by a later
+run with the same settings): about 13 links per page, domains and pages linked
+to by popularity (a few very popular URLs and domains, a long tail), some links
+to pages never captured, relative and absolute hrefs; the last --recapture
+share of the pages capture earlier pages again, later, with some links dropped
+and some added, so the index replaces links as well as adding them.
+
+Then times the WARC reader alone over the files (one goroutine, no database),
+and ingests them as "shelfmark ingest" does into a fresh store while two
+clients ask, --query-rate times a second each, for the top 10 pages of a
+popular domain and for the inbound links of a popular URL.
+
+Reports links/s (the items) and pages/s overall and per time bucket, the
+flatness (last tenth over first tenth, flat: ≥ 0.9), the rates before and
+after the re-captures begin, the queries' p50/p95/p99/max, peak RSS, and the
+raw limit: plain batched INSERTs of the same rows (domains, URLs, captures,
+links) into scratch tables of the same definitions on the same backend for
+--raw-seconds, in links/s.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if replot == "" {
+				return run(cmd, args)
+			}
+			r, err := bench.ReadWebIndexReport(replot)
+			if err != nil {
+				return err
+			}
+			return webIndexOutputs(cmd.OutOrStdout(), r, "", lf.reportDir, chart)
+		},
+	}
+	run = lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
+		var bars stageBars
+		c.Database, c.StorePath, c.Relaxed = lf.database, filepath.Join(e.dir, "data", "shelfmark.db"), lf.durability == "relaxed"
+		c.Progress = bars.progress
+		c.Seed = 1
+		r, err := bench.RunWebIndex(ctx, e.repo, e.blobs, c)
+		bars.finish()
+		if err != nil {
+			return err
+		}
+		out := cmd.OutOrStdout()
+		for i, s := range r.Steps {
+			b := r.Timeline[i]
+			phase := ""
+			if b.Recapture {
+				phase = "  re-captures"
+			}
+			lat := ""
+			if b.TopMS != nil && b.LinksMS != nil {
+				lat = fmt.Sprintf("  top p99 %6.2f ms  inbound p99 %6.2f ms", b.TopMS.P99, b.LinksMS.P99)
+			}
+			fmt.Fprintf(out, "bucket %2d  %8.0f links/s  %7.0f pages/s%s%s\n", i+1, s.RatePerS, b.PagesPerS, lat, phase)
+		}
+		if r.Rows != nil {
+			fmt.Fprintf(out, "index rows: %d domains, %d URLs, %d captures, %d links\n", r.Rows.Domains, r.Rows.URLs, r.Rows.Captures, r.Rows.Links)
+		}
+		if r.GenerateSeconds > 0 {
+			fmt.Fprintf(out, "generated %d WARC files (%.0f MiB) in %.1f s\n", r.WARCFiles, float64(r.WARCBytes)/(1<<20), r.GenerateSeconds)
+		}
+		if r.Raw != nil {
+			fmt.Fprintf(out, "raw limit: %d pages (%d link rows, %d URL rows) in %.1f s: %.0f pages/s, %.0f links/s, %.0f link rows/s\n",
+				r.Raw.Pages, r.Raw.LinkRows, r.Raw.URLRows, r.Raw.Seconds, r.Raw.PagesPerS, r.Raw.LinksPerS, r.Raw.LinkRowsPerS)
+		}
+		fmt.Fprintln(out, r.Summary())
+		if r.Errors > 0 {
+			fmt.Fprintf(os.Stderr, "webindex: %d errors (see the report)\n", r.Errors)
+		}
+		return webIndexOutputs(out, r, lf.jsonPath, lf.reportDir, chart)
+	})
+	f := cmd.Flags()
+	lf.add(f)
+	f.IntVar(&c.Pages, "pages", 1000000, "captures in the generated crawl, re-captures included")
+	f.IntVar(&c.PagesPerFile, "pages-per-file", 100000, "pages per WARC file")
+	f.Float64Var(&c.Recapture, "recapture", 0.15, "share of the pages that capture an earlier page again (negative: none)")
+	f.IntVar(&c.Domains, "domains", 0, "domains in the crawl (0: one per 20 pages, 50 to 50,000)")
+	f.StringVar(&c.Dir, "dir", "", "write the WARC files here and keep them; reused when they are of the same settings (default: a temporary directory)")
+	f.IntVar(&c.Batch, "batch", 1000, "records per batch (and pages per raw-limit transaction)")
+	f.IntVar(&c.Merge, "merge", 0, "batches waiting for the database that one index transaction may take (0: the ingest's default)")
+	f.IntVar(&c.Buckets, "buckets", 40, "time buckets of the rate over time")
+	f.Float64Var(&c.QRate, "query-rate", 20, "queries per second of each kind while ingesting")
+	f.BoolVar(&c.ParseOnly, "parse-only", true, "time the WARC reader alone over the files before the ingest")
+	f.Float64Var(&c.RawSeconds, "raw-seconds", 10, "how long the raw limit inserts (negative: skip it)")
+	f.IntVar(&c.RawBatch, "raw-batch", 0, "pages per raw-limit transaction (0: --batch)")
+	f.StringVar(&chart, "chart", "", "write the links/s chart as a standalone SVG file")
+	f.StringVar(&replot, "replot", "", "run nothing: draw --report and --chart again from this JSON report of an earlier run")
+	setup.AnnotateEnv(f)
+	return cmd
+}
+
+// webIndexOutputs writes the JSON report, the HTML report and the chart
+// asked for.
+func webIndexOutputs(out io.Writer, r *bench.WebIndexReport, jsonPath, reportDir, chart string) error {
+	if jsonPath != "" {
+		if err := r.WriteJSON(jsonPath); err != nil {
+			return err
+		}
+	}
+	if reportDir != "" {
+		if err := r.WriteHTML(reportDir); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "report: %s\n", filepath.Join(reportDir, "index.html"))
+	}
+	if chart != "" {
+		if err := r.WriteLinksSVG(chart); err != nil {
+			return fmt.Errorf("--chart: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/setup"
+	"github.com/shelfmark/shelfmark/internal/testkit"
+)
+
+// The helpers this package's tests share with the server's own tests and
+// the end-to-end suites (internal/testkit).
+var (
+	do           = testkit.Do
+	freePort     = testkit.FreePort
+	withBearer   = testkit.WithBearer
+	waitServing  = testkit.WaitServing
+	createWork   = testkit.CreateWork
+	s3Keys       = testkit.S3Keys
+	workerSchema = testkit.Schema
+	writeTree    = testkit.WriteTree
+	wantOutput   = testkit.WantOutput
+)
+
+// lockedBuffer collects the output of child processes (testkit.LockedBuffer).
+type lockedBuffer = testkit.LockedBuffer
+
+// openRepo opens the engine over the store of --database / --data, as the
+// commands do, until the test ends.
+func openRepo(t *testing.T, database, data string) *shelfmark.Repository {
+	t.Helper()
+	ctx := context.Background()
+	store, err := setup.OpenStorage(ctx, database, data, "safe", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		store.Close()
+		t.Fatal(err)
+	}
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
+	t.Cleanup(func() {
+		repo.Close()
+		store.Close()
+	})
+	return repo
+}
+
+// TestMain stops at once, with what to run instead, when the tests were
+// built without the sqlite_fts5 tag (testkit.Main).
+func TestMain(m *testing.M) { testkit.Main(m) }

@@ -1,0 +1,353 @@
+package setup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shelfmark/shelfmark"
+	shttp "github.com/shelfmark/shelfmark/http"
+	"github.com/shelfmark/shelfmark/oai"
+	"github.com/shelfmark/shelfmark/postgres"
+	"github.com/shelfmark/shelfmark/sqlite"
+)
+
+// ServeConfig holds the settings of `shelfmark serve`, which ServeCommand's
+// flags set; only Extra is set by other code.
+type ServeConfig struct {
+	addr, data, database, durability, baseURL, maxUpload, logLevel string
+	dbMaxConns                                                     int
+	pprof                                                          bool
+	metricsAddr                                                    string
+	corsOrigins                                                    []string
+	externalAllow                                                  []string
+	trustedProxies                                                 []string
+	importRoots                                                    []string
+	blobGC                                                         time.Duration
+	content                                                        BlobFlags
+	oai                                                            oaiConfig
+	workers                                                        bool
+	webLinksPublic                                                 bool
+	jobs                                                           WorkerConfig
+	sso                                                            shttp.OIDCOptions
+	replica                                                        replicaFlags // see replica.go
+	uploads                                                        uploadFlags  // see uploads.go
+	// Extra, when set, starts more listeners once the server is made,
+	// from its options; they stop when ctx ends. No flag of serve sets
+	// it: it is the comparison listener of shelfmark-bench rest-server
+	// (cmd/shelfmark-bench/restserver.go).
+	Extra func(ctx context.Context, opts shttp.Options, log *slog.Logger) error
+}
+
+// oaiConfig holds the OAI-PMH settings of `shelfmark serve`.
+type oaiConfig struct {
+	name, domain string
+	emails       []string
+	pageSize     int
+}
+
+// ServeCommand returns the serve command and the settings its flags set;
+// the command serves until its context ends.
+func ServeCommand() (*cobra.Command, *ServeConfig) {
+	c := &ServeConfig{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the repository (REST API, metrics) until interrupted",
+		Long: `Run the repository. With no flags it listens on 127.0.0.1:8080 and keeps
+everything in ./shelfmark-data (SQLite database and content store).
+
+With --database postgres://… the metadata lives in PostgreSQL, and several
+serve processes may share it; files still go to --data (a shared volume).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := ApplyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			return serve(cmd.Context(), *c)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on (use 0.0.0.0:8080 to accept connections from other machines)")
+	f.StringVar(&c.data, "data", "shelfmark-data", "directory for the SQLite database and the content store")
+	f.StringVar(&c.database, "database", "", "PostgreSQL URL (postgres://user@host/db); empty means SQLite in --data")
+	f.StringVar(&c.durability, "durability", "safe", `"safe": every acknowledged write is on disk; "relaxed": faster, but a power loss (SQLite) or crash (PostgreSQL) may lose the last acknowledged writes`)
+	f.StringVar(&c.baseURL, "base-url", "", "public URL of this server, used in resource IRIs (default: from each request's Host)")
+	f.StringVar(&c.maxUpload, "max-upload", "4GiB", "largest file accepted by upload")
+	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.IntVar(&c.dbMaxConns, "db-max-conns", 0, "database connections (0: derived from the number of cores)")
+	f.DurationVar(&c.blobGC, "blob-gc", 24*time.Hour, "remove stored bytes no file refers to, and last stored over a day ago, at this interval (as shelfmark blobs gc does); 0 never")
+	f.StringArrayVar(&c.externalAllow, "external-content-allow", nil, "a URL prefix (https://images.example.org/iiif/) that external content links may point into; repeat for several; none: external content is refused. An address that is not globally routable (loopback, private, shared, link-local, reserved, also inside IPv6) is allowed only by a prefix naming it")
+	f.StringArrayVar(&c.importRoots, "import-root", nil, "a server folder (/srv/incoming) inside which the web interface's bulk ingest may take a manifest's files; repeat for several (in the environment, separate them with "+string(filepath.ListSeparator)+"); none: only uploaded zips")
+	f.StringArrayVar(&c.trustedProxies, "trusted-proxy", nil, "the address or network (10.0.0.0/24) of a reverse proxy or load balancer whose X-Forwarded-For names the client, so that failed sign-ins are counted per client rather than for everyone behind the proxy; repeat for several (in the environment, separate them with commas); none: the header is ignored")
+	f.BoolVar(&c.pprof, "pprof", false, "serve Go profiles (now always on --metrics-addr)")
+	f.MarkDeprecated("pprof", "profiles are served at /debug/pprof/ on --metrics-addr")
+	f.StringVar(&c.metricsAddr, "metrics-addr", "", "a second address (for example 127.0.0.1:9090) that serves /metrics and Go profiles at /debug/pprof/ without authentication, for operators only; on --addr, /metrics needs an admin token and there are no profiles")
+	f.StringArrayVar(&c.corsOrigins, "cors-origin", nil, "an origin (https://app.example.org) whose web pages may call the API from a browser, with a token; repeat for several; none by default (only the server's own pages may write)")
+	f.StringVar(&c.oai.name, "oai-name", "Shelfmark repository", "OAI-PMH: the repository name Identify gives")
+	f.StringVar(&c.oai.domain, "oai-domain", "", "OAI-PMH: the domain in record identifiers oai:DOMAIN:id (default: the host of --base-url, else "+oai.DefaultDomain+"); keep it stable, harvesters key records by it")
+	f.StringSliceVar(&c.oai.emails, "oai-admin-email", nil, "OAI-PMH: administrator email(s) Identify gives (default admin@DOMAIN)")
+	f.IntVar(&c.oai.pageSize, "oai-page-size", 100, "OAI-PMH: records or headers per list page")
+	f.BoolVar(&c.webLinksPublic, "web-links-public", false, "show the web archives' link index (inbound counts, links, top pages and domains) to everyone; it spans every crawl, so by default only users with a role on the whole repository see it: set this when every crawl is public")
+	f.BoolVar(&c.workers, "workers", true, "run the background jobs (identification, derivatives, text, OCR) in this process; --workers=false leaves them to \"shelfmark worker\" processes")
+	f.StringVar(&c.sso.Issuer, "oidc-issuer", "", "OpenID Connect single sign-on: the identity provider's issuer URL (https://login.example.edu/realms/staff); empty: off, and /auth/oidc/* answer 404")
+	f.StringVar(&c.sso.ClientID, "oidc-client-id", "", "OpenID Connect: this server's client id at the provider")
+	f.StringVar(&c.sso.ClientSecret, "oidc-client-secret", "", "OpenID Connect: the client secret (better given in the environment, so that it does not show in the process list; empty for a public client)")
+	f.StringVar(&c.sso.RedirectURL, "oidc-redirect-url", "", "OpenID Connect: the callback registered with the provider (default: --base-url + /auth/oidc/callback)")
+	f.StringVar(&c.sso.UsernameClaim, "oidc-username-claim", "preferred_username", "OpenID Connect: the ID token claim that names the user (preferred_username falls back to sub)")
+	f.StringVar(&c.sso.GroupsClaim, "oidc-groups-claim", "groups", `OpenID Connect: the claim that lists the user's groups (a list of strings or one string; they replace the user's groups at each sign-in); "-": none`)
+	f.StringSliceVar(&c.sso.Scopes, "oidc-scopes", nil, "OpenID Connect: the scopes asked for (default openid,profile,email, and the groups claim's name when the provider offers it as a scope)")
+	c.jobs.Register(f)
+	c.content.Register(f)
+	c.replica.register(f)
+	c.uploads.register(f)
+	AnnotateEnv(f)
+	return cmd, c
+}
+
+// OpenStorage opens the backend a config names: database a postgres://
+// (or postgresql://) URL opens PostgreSQL, an empty one SQLite in
+// data/shelfmark.db; durability is "safe" or "relaxed"; maxConns 0 derives
+// the connections from the number of cores. The caller closes it.
+func OpenStorage(ctx context.Context, database, data, durability string, maxConns int) (shelfmark.Storage, error) {
+	relaxed := false
+	switch durability {
+	case "safe":
+	case "relaxed":
+		relaxed = true
+	default:
+		return nil, fmt.Errorf("--durability must be safe or relaxed, not %q", durability)
+	}
+	if strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://") {
+		return postgres.Open(ctx, database, postgres.Options{Relaxed: relaxed, MaxConns: maxConns})
+	} else if database != "" {
+		return nil, fmt.Errorf("--database must be a postgres:// URL (or empty for SQLite), not %q", database)
+	}
+	return sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), sqlite.Options{Relaxed: relaxed, ReadConns: maxConns})
+}
+
+func serve(ctx context.Context, c ServeConfig) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	maxUpload, err := ParseSize(c.maxUpload)
+	if err != nil {
+		return fmt.Errorf("--max-upload: %w", err)
+	}
+	if err := shttp.CheckOIDC(c.sso); err != nil {
+		return fmt.Errorf("--oidc-*: %w", err)
+	}
+	if c.sso.Issuer != "" && c.sso.RedirectURL == "" && c.baseURL == "" {
+		log.Warn("single sign-on: without --base-url or --oidc-redirect-url the callback URL sent to the provider follows each request's Host; the provider must have it registered")
+	}
+	if err := shttp.CheckOrigins(c.corsOrigins); err != nil {
+		return fmt.Errorf("--cors-origin: %w", err)
+	}
+	roots, err := importRoots(c.importRoots)
+	if err != nil {
+		return err
+	}
+	proxies, err := trustedProxies(c.trustedProxies)
+	if err != nil {
+		return err
+	}
+	store, err := c.replica.OpenStorage(ctx, c.database, c.data, c.durability, c.dbMaxConns)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer store.Close()
+	blobs, err := OpenBlobs(ctx, c.content, c.data, store)
+	if err != nil {
+		return err
+	}
+	defer blobs.Close()
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		return err
+	}
+	metrics := shttp.NewMetrics(store)
+	RegisterBlobMetrics(blobs, metrics.Registry())
+	formats := oai.DefaultRegistry()
+	projector := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{Logger: log, IDs: ids})
+	indexer := shelfmark.NewSearchIndexer(store, shelfmark.IndexerOptions{Logger: log})
+	wake := notifier{projector, indexer}
+	loops := map[string]runner{"oai": projector, "search": indexer}
+	var repo *shelfmark.Repository
+	var jobs JobRunner
+	repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: commitObservers{metrics, &wake}, IDs: ids, Logger: log, WebLinksPublic: c.webLinksPublic})
+	// lapsed embargoes and leases are written down once a minute, and the
+	// WARC files of deleted works leave the web index (every server may
+	// run it: a change already written is not written again)
+	loops["access"] = &shelfmark.AccessSweeper{Repo: repo, OnError: func(err error) { log.Warn("access sweep failed", "err", err) }}
+	if c.workers {
+		if jobs, err = NewRunner(repo, blobs, c.jobs, metrics, log); err != nil {
+			return err
+		}
+		wake = append(wake, jobs)
+		loops["jobs"] = jobs
+	}
+	accounts, err := NewAccounts(ctx, repo, c.data, c.database, log, os.Stderr)
+	if err != nil {
+		return err
+	}
+	provider, err := newOAIProvider(store, formats, ids, c, log)
+	if err != nil {
+		return err
+	}
+	opts := shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log, CORSOrigins: c.corsOrigins,
+		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo,
+		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots, TrustedProxies: proxies}
+	opts.BlobRedirect = c.content.redirectTTL()
+	if err := c.uploads.apply(&opts); err != nil {
+		return err
+	}
+	opts.AuthFailures = sharedAuthFailures(store) // leader.go
+	srv := shttp.NewServer(opts)
+	if c.Extra != nil {
+		if err := c.Extra(ctx, opts, log); err != nil {
+			return err
+		}
+	}
+	if refs, ok := store.(shelfmark.BlobReferences); ok && c.blobGC > 0 {
+		loops["blobgc"] = blobCollector{blobs: blobs, store: store, refs: refs, every: c.blobGC, log: log}
+	}
+	// the loops that must run once among the servers of one database run
+	// where this server leads them (leader.go)
+	leaders, err := electLoops(store, loops, metrics.Registry(), log)
+	if err != nil {
+		return err
+	}
+	defer leaders.Close() // after bg.stop: the loops resign first
+	bg := startBackground(ctx, log, loops)
+	// stopped before the repository closes: the runner stores its last
+	// results through it
+	defer bg.stop()
+
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.addr, err)
+	}
+	if c.metricsAddr != "" {
+		// metrics and profiles without authentication: for a loopback or
+		// otherwise private address only
+		mln, err := net.Listen("tcp", c.metricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--metrics-addr: listen on %s: %w", c.metricsAddr, err)
+		}
+		msrv := &http.Server{Handler: srv.DebugHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+		go msrv.Serve(mln)
+		defer msrv.Close()
+		log.Info("metrics and profiles", "url", "http://"+mln.Addr().String()+"/metrics", "profiles", "http://"+mln.Addr().String()+"/debug/pprof/")
+	}
+	log.Info("shelfmark serving", "version", shelfmark.Version, "url", "http://"+ln.Addr().String()+"/", "api", "http://"+ln.Addr().String()+"/api/v1",
+		"backend", store.Backend(), "data", c.data, "durability", c.durability)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln, srv) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		log.Info("shutting down: finishing requests in flight")
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = srv.Shutdown(sctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("requests still running after 30 s")
+		}
+	}
+	bg.stop()    // running jobs are handed back to their queues
+	repo.Close() // commits whatever is queued
+	return err
+}
+
+// importRoots reads --import-root: each value may hold several folders
+// separated by the list separator (as SHELFMARK_IMPORT_ROOT does), and
+// each must be an existing folder.
+func importRoots(values []string) ([]string, error) {
+	var roots []string
+	for _, v := range values {
+		for _, p := range filepath.SplitList(v) {
+			if p == "" {
+				continue
+			}
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return nil, fmt.Errorf("--import-root %s: %w", p, err)
+			}
+			fi, err := os.Stat(abs)
+			if err != nil {
+				return nil, fmt.Errorf("--import-root: %w", err)
+			}
+			if !fi.IsDir() {
+				return nil, fmt.Errorf("--import-root %s is not a folder", p)
+			}
+			roots = append(roots, abs)
+		}
+	}
+	return roots, nil
+}
+
+// trustedProxies reads --trusted-proxy: addresses (10.0.0.5) or networks
+// (10.0.0.0/24), each value possibly a comma-separated list (as
+// SHELFMARK_TRUSTED_PROXY gives them).
+func trustedProxies(values []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range values {
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			if p, err := netip.ParsePrefix(f); err == nil {
+				out = append(out, p.Masked())
+			} else if a, err := netip.ParseAddr(f); err == nil {
+				out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			} else {
+				return nil, fmt.Errorf("--trusted-proxy: %q is neither an address nor a network (10.0.0.5 or 10.0.0.0/24)", f)
+			}
+		}
+	}
+	return out, nil
+}
+
+// newOAIProvider configures the OAI-PMH provider from the serve settings.
+func newOAIProvider(store shelfmark.Storage, formats *oai.Registry, ids *shelfmark.IDCodec, c ServeConfig, log *slog.Logger) (*oai.Provider, error) {
+	cfg := oai.Config{RepositoryName: c.oai.name, Domain: c.oai.domain, AdminEmails: c.oai.emails,
+		PageSize: c.oai.pageSize, Logger: log, IDs: ids}
+	if c.baseURL != "" {
+		u, err := url.Parse(c.baseURL)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("--base-url %q is not an absolute URL", c.baseURL)
+		}
+		cfg.BaseURL = strings.TrimSuffix(c.baseURL, "/") + "/oai"
+		if cfg.Domain == "" && u.Hostname() != "" && net.ParseIP(u.Hostname()) == nil && strings.Contains(u.Hostname(), ".") {
+			cfg.Domain = u.Hostname()
+		}
+	}
+	p, err := oai.NewProvider(store, formats, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("OAI-PMH settings: %w", err)
+	}
+	return p, nil
+}
+
+// commitObservers passes each group commit to several observers.
+type commitObservers []shelfmark.CommitObserver
+
+// ObserveCommit implements shelfmark.CommitObserver.
+func (os commitObservers) ObserveCommit(ops int, d time.Duration, err error) {
+	for _, o := range os {
+		o.ObserveCommit(ops, d, err)
+	}
+}
