@@ -41,11 +41,9 @@ func (a *Accounts) collectionKey(ctx context.Context, tx ReadTx, c *Caller, key 
 	if acc.row.Kind != KindCollection {
 		return 0, Errorf(EINVALID, "%s is a %s; roles are granted on collections.", id, acc.row.Kind)
 	}
-	role, err := g.role(ctx, acc)
-	if err != nil {
+	if ok, err := g.canManage(ctx, acc, write); err != nil {
 		return 0, err
-	}
-	if !role.Includes(RoleManager) || (write && !c.MayWrite()) {
+	} else if !ok {
 		return key, refusal(c, write, fmt.Sprintf("%s of %s (it takes the manager role)", what, id))
 	}
 	return key, nil
