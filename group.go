@@ -218,12 +218,13 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 	members := make([]*op, len(g.Resources))
 	groupKeys := map[int64]bool{}
 	var root *Resource
+	var rootKey int64
 	for i, nr := range g.Resources {
 		key, err := r.refKey(ids[i], "id")
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		o, res, err := r.createOp(nr, key, position[ids[i]])
+		o, res, err := r.createOp(nr, ids[i], key, position[ids[i]])
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("resource %d of the group: %w", i+1, err)
 		}
@@ -231,10 +232,9 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 		o.group = groupKeys
 		groupKeys[key] = true
 		if i == 0 {
-			root = res
+			root, rootKey = res, key
 		}
 	}
-	rootKey, _ := r.ids.Key(root.ID)
 	out := &groupOutcome{group: g, ids: ids}
 	var anyway string
 	if g.StoreAnyway && g.SourceKey != "" {

@@ -65,10 +65,11 @@ func (r *Repository) FinishJob(ctx context.Context, job *Job, res *JobResult) er
 				if parent == 0 {
 					return Errorf(ENOTFOUND, "The file %s has no file set.", r.ids.Encode(job.Resource))
 				}
-				o, _, err := r.createOp(&NewResource{Kind: KindFile, Parent: r.ids.Encode(parent), Visibility: Public, File: f, source: job.Resource}, keys[i], 0)
+				c, err := r.newCreation(&NewResource{Kind: KindFile, Visibility: Public, File: f, source: job.Resource}, keys[i], parent, 0)
 				if err != nil {
 					return err
 				}
+				o := c.op()
 				// a derivative is made by the system; it is as visible as
 				// the file set that holds it and the file it was made from
 				o.ctx = WithCaller(ctx, SystemCaller("worker"))

@@ -111,9 +111,10 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 			if add {
 				action = "members.add"
 			}
+			detail := "collection " + string(collection) // the id of ckey
 			for _, row := range rows {
 				e := auditEntry(o.ctx, action, row.Key, nil)
-				e.Detail = "collection " + string(r.ids.Encode(ckey))
+				e.Detail = detail
 				o.audit = append(o.audit, e)
 				row.Version++
 				row.Seq, row.Modified = seq, now

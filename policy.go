@@ -46,6 +46,17 @@ func visRank(v Visibility) int {
 // for who may see it.
 func (row *ResourceRow) VisibilityAt(now time.Time) Visibility { return row.Own().At(now) }
 
+// VisibilityAt is who may see res at time now, by the rule the policy
+// reads rows with (Access.At): its Visibility, for a resource held by
+// another already as hidden as what holds it, made private by its own
+// embargo until the embargo's date and by its own lease from the lease's
+// date (an unknown visibility counts as private). Adapters that show a
+// resource's access ask it rather than compare the dates themselves; it
+// reads nothing.
+func (res *Resource) VisibilityAt(now time.Time) Visibility {
+	return Access{Visibility: res.Visibility, Embargo: res.Embargo, Lease: res.Lease}.At(now)
+}
+
 // maxChain bounds the walk up a resource's parents (works nest in works).
 const maxChain = 64
 
@@ -74,6 +85,11 @@ type access struct {
 	row   *ResourceRow
 	chain []*ResourceRow // row, its parent, …, the root (a work or collection)
 	vis   Visibility     // the row's effective visibility now (effective.go)
+	// role is the strongest role of roleBy's caller on the resource, kept
+	// once role has worked it out, so that deciding twice reads nothing
+	// twice
+	role   Role
+	roleBy *guard
 }
 
 func (a *access) root() *ResourceRow { return a.chain[len(a.chain)-1] }
@@ -166,14 +182,22 @@ func (g *guard) governing(ctx context.Context, a *access) (map[int64]bool, error
 	return out, nil
 }
 
-// role is the caller's strongest role on a ("" for none).
+// role is the caller's strongest role on a ("" for none), worked out once
+// per access.
 func (g *guard) role(ctx context.Context, a *access) (Role, error) {
 	if g.all() {
 		return RoleManager, nil
 	}
+	if a.roleBy == g {
+		return a.role, nil
+	}
 	gs, err := g.myGrants(ctx)
-	if err != nil || len(gs) == 0 {
+	if err != nil {
 		return "", err
+	}
+	if len(gs) == 0 {
+		a.role, a.roleBy = "", g
+		return "", nil
 	}
 	var best Role
 	var colls map[int64]bool
@@ -192,6 +216,7 @@ func (g *guard) role(ctx context.Context, a *access) (Role, error) {
 			best = gr.Role
 		}
 	}
+	a.role, a.roleBy = best, g
 	return best, nil
 }
 
@@ -400,13 +425,33 @@ func (g *guard) editable(ctx context.Context, key int64, what string) (*access, 
 	if err != nil {
 		return nil, err
 	}
-	ok, err := g.canEdit(ctx, a)
-	if err != nil {
+	if err := g.mayChange(ctx, a, what); err != nil {
 		return nil, err
-	} else if !ok {
-		return nil, g.refused(what, key)
 	}
 	return a, nil
+}
+
+// mayChange is nil when the caller may change a (see canEdit), and
+// otherwise the refusal to what it.
+func (g *guard) mayChange(ctx context.Context, a *access, what string) error {
+	ok, err := g.canEdit(ctx, a)
+	if err != nil {
+		return err
+	} else if !ok {
+		return g.refused(what, a.row.Key)
+	}
+	return nil
+}
+
+// canManage decides whether the caller may read (and, with write, set) the
+// roles granted on a and its audit trail: it takes the manager role on a,
+// and a change takes a credential that allows writes.
+func (g *guard) canManage(ctx context.Context, a *access, write bool) (bool, error) {
+	role, err := g.role(ctx, a)
+	if err != nil {
+		return false, err
+	}
+	return role.Includes(RoleManager) && (!write || g.c.MayWrite()), nil
 }
 
 // canHoldRole reports whether the caller holds at least want on a.
@@ -418,10 +463,19 @@ func (g *guard) canHoldRole(ctx context.Context, a *access, want Role) (bool, er
 	return role.Includes(want), err
 }
 
-// deposit checks that the caller may add works (or, with want curator,
-// collections) to each of colls, which are live collections.
-func (g *guard) deposit(ctx context.Context, colls []int64, field string, want Role) error {
-	if g.c.System || (g.c.Admin && g.c.MayWrite()) {
+// depositsEverywhere reports whether the caller may create resources in
+// any collection, or in none, without its roles being asked: the system,
+// and administrators whose credential allows writes.
+func (g *guard) depositsEverywhere() bool { return g.c.System || (g.c.Admin && g.c.MayWrite()) }
+
+// mayDeposit decides whether the caller may add works (or, with want
+// curator, collections) to the collections whose access is colls: live
+// collections it may see, read once by its caller (who need not read them
+// for a caller that deposits everywhere). In no collection, the caller's
+// role on the whole repository decides. field names the request's field
+// in a refusal.
+func (g *guard) mayDeposit(ctx context.Context, colls []*access, field string, want Role) error {
+	if g.depositsEverywhere() {
 		return nil
 	}
 	if len(colls) == 0 {
@@ -438,16 +492,13 @@ func (g *guard) deposit(ctx context.Context, colls []int64, field string, want R
 		}
 		return nil
 	}
-	for _, c := range colls {
-		a, err := g.readable(ctx, c)
-		if err != nil {
-			return asInvalid(err, field)
-		}
+	for _, a := range colls {
 		ok, err := g.canHoldRole(ctx, a, want)
 		if err != nil {
 			return err
 		}
 		if !ok {
+			c := a.row.Key
 			if !g.c.Authenticated() {
 				return Errorf(EUNAUTHORIZED, "Sign in (send a token) to add to the collection %s.", g.r.ids.Encode(c))
 			}

@@ -110,7 +110,7 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 		r.auditDenied(ctx, "update", key, err)
 		return nil, fmt.Errorf("update %s: %w", id, err)
 	}
-	return r.FindResource(ctx, id)
+	return r.findResource(ctx, key, id)
 }
 
 func sameTime(a, b *time.Time) bool {

@@ -65,6 +65,19 @@ const (
 // Valid reports whether s is a known scope.
 func (s Scope) Valid() bool { return s == ScopeRead || s == ScopeWrite || s == ScopeAdmin }
 
+// scopeRank orders scopes; 0 for an unknown one.
+func scopeRank(s Scope) int {
+	switch s {
+	case ScopeRead:
+		return 1
+	case ScopeWrite:
+		return 2
+	case ScopeAdmin:
+		return 3
+	}
+	return 0
+}
+
 // Caller is who makes a request: an anonymous client, a signed-in user
 // (through a token or a session), or the system itself (a worker, a
 // command run against the data directory, a job).
