@@ -29,6 +29,12 @@ if [[ -n $unformatted ]]; then
 	exit 1
 fi
 
+step "go mod tidy"
+if ! go mod tidy -diff >&2; then
+	echo "go.mod or go.sum is not tidy: run go mod tidy" >&2
+	exit 1
+fi
+
 step "go vet"
 go vet ./...
 
