@@ -432,7 +432,7 @@ func (g *guard) editable(ctx context.Context, key int64, what string) (*access, 
 }
 
 // mayChange is nil when the caller may change a (see canEdit), and
-// otherwise the refusal to what it.
+// otherwise the refusal, naming the change what ("add to", "change").
 func (g *guard) mayChange(ctx context.Context, a *access, what string) error {
 	ok, err := g.canEdit(ctx, a)
 	if err != nil {
