@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // changesSQL reads the resources changed after a seq ($1), in seq order
@@ -15,7 +16,7 @@ import (
 // same at any depth. One commit gives one seq to every resource an
 // operation changes (a group, a tombstoned tree), so a page may end inside
 // a seq; the caller resumes after the last seq it has read whole.
-const changesSQL = `SELECT ` + resourceCols + ` FROM resources WHERE seq > $1 ORDER BY seq, key LIMIT $2`
+const changesSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE seq > $1 ORDER BY seq, key LIMIT $2`
 
 // Changes returns up to limit resources, live or tombstoned, whose seq is
 // above after, by seq (then key).
@@ -23,7 +24,7 @@ func (t *readTx) Changes(ctx context.Context, after int64, limit int) ([]*shelfm
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := t.resources(ctx, changesSQL, after, int64(limit))
+	rows, err := t.ResourceRows(ctx, changesSQL, after, int64(limit))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: changes after %d: %w", after, err)
 	}

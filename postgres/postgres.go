@@ -281,7 +281,7 @@ func (db *DB) view(ctx context.Context, pool *pgxpool.Pool, fn func(shelfmark.Re
 		return fmt.Errorf("postgres: %w: %w", errBegin, unavailable(err))
 	}
 	defer rollback(tx)
-	if err := fn(&readTx{r: db.run(tx)}); err != nil {
+	if err := fn(db.newReadTx(tx)); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -308,7 +308,7 @@ func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx
 		return fmt.Errorf("postgres: begin write transaction: %w", unavailable(err))
 	}
 	defer rollback(tx)
-	if err := fn(&writeTx{readTx: readTx{r: db.run(tx)}}); err != nil {
+	if err := fn(db.newWriteTx(tx)); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -11,10 +10,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // readTx implements shelfmark.ReadTx inside a View or an Update.
-type readTx struct{ r runner }
+type readTx struct {
+	sqlstore.Tx
+	r runner
+}
 
 // writeTx implements shelfmark.WriteTx inside an Update.
 type writeTx struct {
@@ -22,16 +25,31 @@ type writeTx struct {
 	savepoints int // savepoints opened for COPY (see copyInSavepoint)
 }
 
+// newReadTx returns the read transaction of q.
+func (db *DB) newReadTx(q querier) *readTx {
+	t := &readTx{r: db.run(q)}
+	t.Tx = sqlstore.NewTx(t, &dialect)
+	return t
+}
+
+// newWriteTx returns the write transaction of q.
+func (db *DB) newWriteTx(q querier) *writeTx {
+	t := &writeTx{readTx: readTx{r: db.run(q)}}
+	t.Tx = sqlstore.NewTx(&t.readTx, &dialect)
+	return t
+}
+
+// EachRow runs a query and calls each for every row: sqlstore.Querier
+// over the runner.
+func (t *readTx) EachRow(ctx context.Context, sql string, args []any, each func(sqlstore.Scanner) error) error {
+	_, err := t.r.query(ctx, sql, args, func(rows pgx.Rows) error { return each(rows) })
+	return err
+}
+
 var (
 	_ shelfmark.ReadTx  = (*readTx)(nil)
 	_ shelfmark.WriteTx = (*writeTx)(nil)
 )
-
-// resourceCols are the columns scanResource reads, in its order.
-const resourceCols = `key, kind, visibility, embargo, lease, parent, position, version, seq, created, modified, deleted, source, eff_visibility, eff_embargo, eff_lease`
-
-// resourceColsR is resourceCols qualified with the alias r.
-const resourceColsR = `r.key, r.kind, r.visibility, r.embargo, r.lease, r.parent, r.position, r.version, r.seq, r.created, r.modified, r.deleted, r.source, r.eff_visibility, r.eff_embargo, r.eff_lease`
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
@@ -43,14 +61,6 @@ func microsPtr(t *time.Time) *int64 {
 	}
 	v := t.UnixMicro()
 	return &v
-}
-
-func timePtr(v *int64) *time.Time {
-	if v == nil {
-		return nil
-	}
-	t := fromMicros(*v)
-	return &t
 }
 
 // nullZero maps 0 to NULL (Parent and Position).
@@ -66,86 +76,6 @@ func zeroNull(v *int64) int64 {
 		return 0
 	}
 	return *v
-}
-
-// rowScan holds the destinations of resourceCols, in their order, and
-// builds the row scanned into them, so that a query returning more
-// columns after them (ChildFiles) shares the scanning.
-type rowScan struct {
-	row                      shelfmark.ResourceRow
-	kind, visibility, effVis string
-	embargo, lease, parent   *int64
-	position, deleted        *int64
-	source, effEmb, effLease *int64
-	created, modified        int64
-}
-
-// dest returns the destinations of resourceCols.
-func (s *rowScan) dest() []any {
-	return []any{&s.row.Key, &s.kind, &s.visibility, &s.embargo, &s.lease, &s.parent, &s.position,
-		&s.row.Version, &s.row.Seq, &s.created, &s.modified, &s.deleted, &s.source, &s.effVis, &s.effEmb, &s.effLease}
-}
-
-// result returns the row scanned.
-func (s *rowScan) result() *shelfmark.ResourceRow {
-	row := s.row
-	row.Kind = shelfmark.Kind(s.kind)
-	row.Visibility = shelfmark.Visibility(s.visibility)
-	row.Embargo = timePtr(s.embargo)
-	row.Lease = timePtr(s.lease)
-	row.Parent = zeroNull(s.parent)
-	row.Position = zeroNull(s.position)
-	row.Created = fromMicros(s.created)
-	row.Modified = fromMicros(s.modified)
-	row.Deleted = timePtr(s.deleted)
-	row.Source = zeroNull(s.source)
-	row.Effective = shelfmark.Access{Visibility: shelfmark.Visibility(s.effVis), Embargo: timePtr(s.effEmb), Lease: timePtr(s.effLease)}
-	return &row
-}
-
-func scanResource(rows pgx.Rows) (*shelfmark.ResourceRow, error) {
-	var s rowScan
-	if err := rows.Scan(s.dest()...); err != nil {
-		return nil, err
-	}
-	return s.result(), nil
-}
-
-// resources runs a query returning resourceCols rows.
-func (t *readTx) resources(ctx context.Context, sql string, args ...any) ([]*shelfmark.ResourceRow, error) {
-	var out []*shelfmark.ResourceRow
-	_, err := t.r.query(ctx, sql, args, func(rows pgx.Rows) error {
-		row, err := scanResource(rows)
-		if err == nil {
-			out = append(out, row)
-		}
-		return err
-	})
-	return out, err
-}
-
-// Resource returns the row for key (deleted or not), or nil.
-func (t *readTx) Resource(ctx context.Context, key int64) (*shelfmark.ResourceRow, error) {
-	rows, err := t.resources(ctx, `SELECT `+resourceCols+` FROM resources WHERE key = $1`, key)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read resource %d: %w", key, err)
-	}
-	if len(rows) == 0 {
-		return nil, nil
-	}
-	return rows[0], nil
-}
-
-// Resources returns the rows that exist among keys, in key order.
-func (t *readTx) Resources(ctx context.Context, keys []int64) ([]*shelfmark.ResourceRow, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	rows, err := t.resources(ctx, `SELECT `+resourceCols+` FROM resources WHERE key = ANY($1) ORDER BY key`, keys)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read %d resources: %w", len(keys), err)
-	}
-	return rows, nil
 }
 
 // Fields returns key's fields sorted by predicate, optionally only those
@@ -178,81 +108,6 @@ func (t *readTx) Fields(ctx context.Context, key int64, predicates ...string) ([
 	return out, nil
 }
 
-// MemberOf returns the live collections key belongs to, by key.
-func (t *readTx) MemberOf(ctx context.Context, key int64) ([]int64, error) {
-	var out []int64
-	_, err := t.r.query(ctx, `SELECT m.collection FROM memberships m JOIN resources r ON r.key = m.collection
-WHERE m.member = $1 AND r.deleted IS NULL ORDER BY m.collection`, []any{key}, func(rows pgx.Rows) error {
-		var c int64
-		err := rows.Scan(&c)
-		out = append(out, c)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read collections of %d: %w", key, err)
-	}
-	return out, nil
-}
-
-// membersSQL reads a page of members, walking the collection's memberships
-// in key order and looking each member up: the LATERAL subquery with OFFSET
-// 0 keeps the planner from turning it into a join driven by resources. As a
-// plain join, page 1 of a collection whose members are not the first
-// resources walked resources from the first key (61 ms at 1,000,000
-// members after 34,000 other resources; 0.5 ms this way).
-const membersSQL = `SELECT ` + resourceColsR + ` FROM memberships m CROSS JOIN LATERAL (
-SELECT * FROM resources r WHERE r.key = m.member AND r.deleted IS NULL OFFSET 0) r
-WHERE m.collection = $1 AND m.member > $2 ORDER BY m.member LIMIT $3`
-
-// Members returns up to limit live members of collection with keys above
-// after, by key. It walks the memberships primary key (collection, member)
-// from after: a keyset page, whose cost does not depend on its depth.
-func (t *readTx) Members(ctx context.Context, collection, after int64, limit int) ([]*shelfmark.ResourceRow, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	rows, err := t.resources(ctx, membersSQL, collection, after, int64(limit))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read members of %d: %w", collection, err)
-	}
-	return rows, nil
-}
-
-const rootsSQL = `SELECT ` + resourceCols + ` FROM resources
-WHERE kind = $1 AND parent IS NULL AND deleted IS NULL AND key < $2 ORDER BY key DESC LIMIT $3`
-
-// Roots returns up to limit live resources of kind without a parent with
-// keys below before (0: no bound), from the highest, over resources_roots.
-func (t *readTx) Roots(ctx context.Context, kind shelfmark.Kind, before int64, limit int) ([]*shelfmark.ResourceRow, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	if before <= 0 {
-		before = math.MaxInt64
-	}
-	rows, err := t.resources(ctx, rootsSQL, string(kind), before, int64(limit))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read %ss: %w", kind, err)
-	}
-	return rows, nil
-}
-
-const childrenSQL = `SELECT ` + resourceCols + ` FROM resources
-WHERE parent = $1 AND position > $2 AND deleted IS NULL ORDER BY position LIMIT $3`
-
-// Children returns up to limit live children of parent with positions
-// above after, by position, from the index on (parent, position).
-func (t *readTx) Children(ctx context.Context, parent, after int64, limit int) ([]*shelfmark.ResourceRow, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	rows, err := t.resources(ctx, childrenSQL, parent, after, int64(limit))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read children of %d: %w", parent, err)
-	}
-	return rows, nil
-}
-
 // File returns the file description of key, or nil.
 func (t *readTx) File(ctx context.Context, key int64) (*shelfmark.File, error) {
 	var f *shelfmark.File
@@ -280,7 +135,7 @@ FROM files WHERE resource = $1`, []any{key}, func(rows pgx.Rows) error {
 
 // childFilesSQL reads each parent's first files through the index on
 // (parent, position): one short index range per parent.
-const childFilesSQL = `SELECT ` + resourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
+const childFilesSQL = `SELECT ` + sqlstore.ResourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
   f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note
 FROM unnest($1::bigint[]) AS p(key) CROSS JOIN LATERAL (
   SELECT * FROM resources c WHERE c.parent = p.key AND c.kind = 'file' AND c.deleted IS NULL ORDER BY c.position LIMIT $2) r
@@ -296,16 +151,16 @@ func (t *readTx) ChildFiles(ctx context.Context, parents []int64, perParent int)
 	var out []*shelfmark.FileRow
 	_, err := t.r.query(ctx, childFilesSQL, []any{parents, int64(perParent)}, func(rows pgx.Rows) error {
 		var (
-			rs rowScan
+			rs sqlstore.RowScan[nullable]
 			f  shelfmark.File
 			fm shelfmark.Format
 			id *string
 		)
-		if err := rows.Scan(append(rs.dest(), &f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
+		if err := rows.Scan(append(rs.Dest(), &f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
 			&id, &fm.Name, &fm.Version, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages, &fm.Note)...); err != nil {
 			return err
 		}
-		row := rs.result()
+		row := rs.Result()
 		if id != nil {
 			fm.PRONOM = *id
 			f.Format = &fm
@@ -340,8 +195,8 @@ func (t *writeTx) NextSeq(ctx context.Context, n int) (int64, error) {
 	return last - int64(n) + 1, nil
 }
 
-// resourceColumns is resourceCols as a list, for COPY.
-var resourceColumns = strings.Split(resourceCols, ", ")
+// resourceColumns is sqlstore.ResourceCols as a list, for COPY.
+var resourceColumns = strings.Split(sqlstore.ResourceCols, ", ")
 
 // InsertResources inserts rows in one statement: COPY for many rows, else
 // an INSERT over unnest arrays. A row whose key exists fails either way.
@@ -386,7 +241,7 @@ func (t *writeTx) InsertResources(ctx context.Context, rows []*shelfmark.Resourc
 		effEmb[i] = microsPtr(r.Effective.Embargo)
 		effLease[i] = microsPtr(r.Effective.Lease)
 	}
-	if _, err := t.r.exec(ctx, `INSERT INTO resources (`+resourceCols+`)
+	if _, err := t.r.exec(ctx, `INSERT INTO resources (`+sqlstore.ResourceCols+`)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
                      $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[],
                      $13::bigint[], $14::text[], $15::bigint[], $16::bigint[])`,
@@ -437,8 +292,8 @@ WHERE r.key = v.key`, keys, vis, emb, lease, seqs); err != nil {
 
 // accessDependentsSQL reads the live children of $1 (resources_children)
 // and the live files made from them (resources_source).
-const accessDependentsSQL = `SELECT ` + resourceCols + ` FROM resources WHERE parent = ANY($1) AND deleted IS NULL
-UNION SELECT ` + resourceCols + ` FROM resources WHERE source = ANY($1) AND deleted IS NULL`
+const accessDependentsSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE parent = ANY($1) AND deleted IS NULL
+UNION SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE source = ANY($1) AND deleted IS NULL`
 
 // AccessDependents returns the live children of keys and the live files
 // made from them, in one statement.
@@ -446,7 +301,7 @@ func (t *readTx) AccessDependents(ctx context.Context, keys []int64) ([]*shelfma
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	rows, err := t.resources(ctx, accessDependentsSQL, keys)
+	rows, err := t.ResourceRows(ctx, accessDependentsSQL, keys)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: what depends on the access of %d resources: %w", len(keys), err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // changesSQL reads the resources changed after a seq, in seq order (then
@@ -15,7 +16,7 @@ import (
 // at any depth. One commit gives one seq to every resource an operation
 // changes (a group, a tombstoned tree), so a page may end inside a seq; the
 // caller resumes after the last seq it has read whole.
-const changesSQL = `SELECT ` + resourceCols + ` FROM resources WHERE seq > ? ORDER BY seq, key LIMIT ?`
+const changesSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE seq > ? ORDER BY seq, key LIMIT ?`
 
 // Changes returns up to limit resources, live or tombstoned, whose seq is
 // above after, by seq (then key).
@@ -23,12 +24,7 @@ func (t *tx) Changes(ctx context.Context, after int64, limit int) ([]*shelfmark.
 	if limit <= 0 {
 		return nil, nil
 	}
-	var out []*shelfmark.ResourceRow
-	err := t.query(ctx, changesSQL, []any{after, limit}, func(r *sql.Rows) error {
-		row, err := scanResource(r)
-		out = append(out, row)
-		return err
-	})
+	out, err := t.ResourceRows(ctx, changesSQL, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: changes after %d: %w", after, err)
 	}

@@ -240,7 +240,7 @@ func (db *DB) View(ctx context.Context, fn func(shelfmark.ReadTx) error) error {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer sqlTx.Rollback()
-	return fn(&tx{db: db, pool: db.read, sqlTx: sqlTx})
+	return fn(db.newTx(db.read, sqlTx))
 }
 
 // Update runs fn in a write transaction (BEGIN IMMEDIATE) and commits it.
@@ -251,7 +251,7 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 	if err != nil {
 		return full(fmt.Errorf("begin write: %w", err))
 	}
-	if err := fn(&tx{db: db, pool: db.write, sqlTx: sqlTx}); err != nil {
+	if err := fn(db.newTx(db.write, sqlTx)); err != nil {
 		if rerr := sqlTx.Rollback(); rerr != nil {
 			return fmt.Errorf("%w (and rollback failed: %v)", err, rerr)
 		}

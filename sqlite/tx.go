@@ -6,18 +6,27 @@ import (
 	"fmt"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // tx is a read or write transaction. Every statement goes through exec,
 // query or queryRow, which use cached prepared statements and report to the
 // tracer.
 type tx struct {
+	sqlstore.Tx
 	db    *DB
 	pool  *sql.DB
 	sqlTx *sql.Tx
 }
 
 var _ shelfmark.WriteTx = (*tx)(nil)
+
+// newTx returns the transaction of sqlTx, begun on pool.
+func (db *DB) newTx(pool *sql.DB, sqlTx *sql.Tx) *tx {
+	t := &tx{db: db, pool: pool, sqlTx: sqlTx}
+	t.Tx = sqlstore.NewTx(t, &dialect)
+	return t
+}
 
 func (t *tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	s, err := t.db.prepared(ctx, t.pool, query)
@@ -85,6 +94,12 @@ func (t *tx) queryRow(ctx context.Context, query string, args []any, dest ...any
 		return sql.ErrNoRows
 	}
 	return nil
+}
+
+// EachRow runs a query and calls each for every row: sqlstore.Querier
+// over query.
+func (t *tx) EachRow(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
+	return t.query(ctx, query, args, func(r *sql.Rows) error { return each(r) })
 }
 
 // NextSeq reserves n change sequence numbers. SQLite has one writer, so

@@ -1,0 +1,92 @@
+package postgres
+
+import (
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
+)
+
+// dialect is PostgreSQL's statements for the methods its transactions
+// share with SQLite's (sqlstore.Tx). Lists are bound as arrays, read by
+// = ANY($n).
+var dialect = sqlstore.Dialect{
+	Prefix:  "postgres: ",
+	Int64s:  func(v []int64) any { return v },
+	Strings: func(v []string) any { return v },
+	Web: sqlstore.Web{
+		WebFile:         `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file = $1`,
+		WebFiles:        `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file > $1 ORDER BY file LIMIT $2`,
+		WebURLsBySURT:   `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.surt = ANY($1)`,
+		WebURLRows:      `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.id = ANY($1) ORDER BY u.id`,
+		WebDomain:       `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE name = $1`,
+		WebDomainRows:   `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE id = ANY($1) ORDER BY id`,
+		WebCaptureRows:  `SELECT ` + sqlstore.CaptureCols + sqlstore.CapturesFrom + ` WHERE c.id = ANY($1) ORDER BY c.id`,
+		WebFileCaptures: `SELECT ` + sqlstore.CaptureCols + sqlstore.CapturesFrom + ` WHERE c.file = $1 AND c.id > $2 ORDER BY c.id LIMIT $3`,
+		WebInbound:      `SELECT src FROM web_links WHERE dst = $1 AND src > $2 ORDER BY src LIMIT $3`,
+		WebTopURLs:      webTopURLsSQL,
+		WebTopDomains:   webTopDomainsSQL,
+	},
+	OAI: sqlstore.OAI{
+		OAIRecord:    `SELECT ` + sqlstore.OAIColsPayload + ` FROM oai_records WHERE key = $1 AND prefix = $2`,
+		OAIRecordsOf: `SELECT ` + sqlstore.OAICols + ` FROM oai_records WHERE key = ANY($1) ORDER BY key, prefix`,
+		OAISets:      `SELECT key, spec, name FROM oai_sets WHERE key > $1 ORDER BY key LIMIT $2`,
+		OAISetsByKey: `SELECT key, spec, name FROM oai_sets WHERE key = ANY($1) ORDER BY key`,
+		OAISetTree: `SELECT key, true FROM oai_sets WHERE spec = $1
+UNION ALL SELECT key, false FROM oai_sets WHERE spec >= $2 AND spec < $3`,
+		Counter: `SELECT value FROM counters WHERE name = $1`,
+	},
+	Accounts: sqlstore.Accounts{
+		UserCols:    userCols,
+		StringList:  func(dst *[]string) any { return dst },
+		UserByName:  `SELECT ` + userCols + ` FROM users u WHERE u.name = $1`,
+		UserByKey:   `SELECT ` + userCols + ` FROM users u WHERE u.key = $1`,
+		Users:       `SELECT ` + userCols + ` FROM users u WHERE u.key > $1 ORDER BY u.key LIMIT $2`,
+		TokenByHash: `SELECT ` + sqlstore.TokenCols + ` FROM tokens WHERE hash = $1`,
+		Tokens:      `SELECT ` + sqlstore.TokenCols + ` FROM tokens WHERE user_key = $1 AND kind = $2 ORDER BY key DESC`,
+		GrantsOn: `SELECT resource, principal, role FROM grants WHERE resource = ANY($1)
+ORDER BY resource, principal, role`,
+		GrantsTo: `SELECT resource, principal, role FROM grants WHERE principal = ANY($1)
+ORDER BY resource, principal, role`,
+		Owners:  `SELECT resource, user_key FROM owners WHERE resource = ANY($1)`,
+		Setting: `SELECT value FROM settings WHERE name = $1`,
+	},
+	Resources: sqlstore.Resources{
+		ScanResource: sqlstore.ScanResource[nullable],
+		Resource:     `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key = $1`,
+		Resources:    `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key = ANY($1) ORDER BY key`,
+		MemberOf: `SELECT m.collection FROM memberships m JOIN resources r ON r.key = m.collection
+WHERE m.member = $1 AND r.deleted IS NULL ORDER BY m.collection`,
+		Members:  membersSQL,
+		Roots:    rootsSQL,
+		Children: childrenSQL,
+	},
+}
+
+// userCols are the columns of a user, from users u: its row and its
+// groups as an array.
+const userCols = `u.key, u.name, u.admin, u.disabled, u.password_hash, u.created,
+    ARRAY(SELECT grp FROM user_groups g WHERE g.user_key = u.key ORDER BY grp)`
+
+// nullable is sqlstore.NullInt for pgx, which scans an int8 into it
+// natively (pgtype.Int64Scanner), allocating nothing.
+type nullable struct{ pgtype.Int8 }
+
+// Get implements sqlstore.NullInt.
+func (n nullable) Get() (int64, bool) { return n.Int64, n.Valid }
+
+// membersSQL reads a page of members, walking the collection's memberships
+// in key order and looking each member up: the LATERAL subquery with OFFSET
+// 0 keeps the planner from turning it into a join driven by resources. As a
+// plain join, page 1 of a collection whose members are not the first
+// resources walked resources from the first key (61 ms at 1,000,000
+// members after 34,000 other resources; 0.5 ms this way).
+const membersSQL = `SELECT ` + sqlstore.ResourceColsR + ` FROM memberships m CROSS JOIN LATERAL (
+SELECT * FROM resources r WHERE r.key = m.member AND r.deleted IS NULL OFFSET 0) r
+WHERE m.collection = $1 AND m.member > $2 ORDER BY m.member LIMIT $3`
+
+// rootsSQL reads a page of roots, over resources_roots.
+const rootsSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources
+WHERE kind = $1 AND parent IS NULL AND deleted IS NULL AND key < $2 ORDER BY key DESC LIMIT $3`
+
+// childrenSQL reads a page of children, over (parent, position).
+const childrenSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources
+WHERE parent = $1 AND position > $2 AND deleted IS NULL ORDER BY position LIMIT $3`

@@ -1,0 +1,102 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
+)
+
+// dialect is SQLite's statements for the methods its transactions share
+// with PostgreSQL's (sqlstore.Tx). Lists are bound as JSON arrays read by
+// json_each.
+var dialect = sqlstore.Dialect{
+	Prefix:  "sqlite: ",
+	Int64s:  func(v []int64) any { return jsonInts(v) },
+	Strings: func(v []string) any { return jsonStrings(v) },
+	Web: sqlstore.Web{
+		WebFile:         `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file = ?`,
+		WebFiles:        `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file > ? ORDER BY file LIMIT ?`,
+		WebURLsBySURT:   webURLsBySURTSQL,
+		WebURLRows:      webURLRowsSQL,
+		WebDomain:       `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE name = ?`,
+		WebDomainRows:   `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`,
+		WebCaptureRows:  `SELECT ` + sqlstore.CaptureCols + sqlstore.CapturesFrom + ` WHERE c.id IN (SELECT value FROM json_each(?)) ORDER BY c.id`,
+		WebFileCaptures: fileCapturesSQL,
+		WebInbound:      webInboundSQL,
+		WebTopURLs:      webTopURLsSQL,
+		WebTopDomains:   webTopDomainsSQL,
+	},
+	OAI: sqlstore.OAI{
+		OAIRecord:    `SELECT ` + sqlstore.OAIColsPayload + ` FROM oai_records WHERE key = ? AND prefix = ?`,
+		OAIRecordsOf: `SELECT ` + sqlstore.OAICols + ` FROM oai_records WHERE key IN (SELECT value FROM json_each(?)) ORDER BY key, prefix`,
+		OAISets:      `SELECT key, spec, name FROM oai_sets WHERE key > ? ORDER BY key LIMIT ?`,
+		OAISetsByKey: `SELECT key, spec, name FROM oai_sets WHERE key IN (SELECT value FROM json_each(?)) ORDER BY key`,
+		OAISetTree:   oaiSetTreeSQL,
+		Counter:      `SELECT value FROM counters WHERE name = ?`,
+	},
+	Accounts: sqlstore.Accounts{
+		UserCols:    userCols,
+		StringList:  func(dst *[]string) any { return (*jsonStringList)(dst) },
+		UserByName:  `SELECT ` + userCols + ` FROM users u WHERE u.name = ?`,
+		UserByKey:   `SELECT ` + userCols + ` FROM users u WHERE u.key = ?`,
+		Users:       `SELECT ` + userCols + ` FROM users u WHERE u.key > ? ORDER BY u.key LIMIT ?`,
+		TokenByHash: `SELECT ` + sqlstore.TokenCols + ` FROM tokens WHERE hash = ?`,
+		Tokens:      `SELECT ` + sqlstore.TokenCols + ` FROM tokens WHERE user_key = ? AND kind = ? ORDER BY key DESC`,
+		GrantsOn: `SELECT resource, principal, role FROM grants
+		WHERE resource IN (SELECT value FROM json_each(?)) ORDER BY resource, principal, role`,
+		GrantsTo: `SELECT resource, principal, role FROM grants
+		WHERE principal IN (SELECT value FROM json_each(?)) ORDER BY resource, principal, role`,
+		Owners:  `SELECT resource, user_key FROM owners WHERE resource IN (SELECT value FROM json_each(?))`,
+		Setting: `SELECT value FROM settings WHERE name = ?`,
+	},
+	Resources: sqlstore.Resources{
+		ScanResource: sqlstore.ScanResource[nullable],
+		Resource:     `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key = ?`,
+		Resources:    `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key IN (SELECT value FROM json_each(?))`,
+		MemberOf: `SELECT m.collection FROM memberships m JOIN resources r ON r.key = m.collection
+		WHERE m.member = ? AND r.deleted IS NULL ORDER BY m.collection`,
+		Members: `SELECT ` + sqlstore.ResourceColsR + ` FROM memberships m JOIN resources r ON r.key = m.member
+		WHERE m.collection = ? AND m.member > ? AND r.deleted IS NULL ORDER BY m.member LIMIT ?`,
+		Roots: `SELECT ` + sqlstore.ResourceCols + ` FROM resources INDEXED BY resources_roots
+		WHERE kind = ? AND parent IS NULL AND deleted IS NULL AND key < ? ORDER BY key DESC LIMIT ?`,
+		Children: `SELECT ` + sqlstore.ResourceCols + ` FROM resources
+		WHERE parent = ? AND position > ? AND deleted IS NULL ORDER BY position LIMIT ?`,
+	},
+}
+
+// userCols are the columns of a user, from users u: its row and its
+// groups as a JSON array (jsonStringList).
+const userCols = `u.key, u.name, u.admin, u.disabled, u.password_hash, u.created,
+	(SELECT json_group_array(grp) FROM user_groups g WHERE g.user_key = u.key)`
+
+// jsonStringList scans a JSON array of strings (or NULL, none).
+type jsonStringList []string
+
+// Scan implements sql.Scanner.
+func (l *jsonStringList) Scan(src any) error {
+	var b []byte
+	switch v := src.(type) {
+	case nil:
+		*l = nil
+		return nil
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	default:
+		return fmt.Errorf("a list of strings of type %T", src)
+	}
+	if err := json.Unmarshal(b, (*[]string)(l)); err != nil {
+		return fmt.Errorf("a list of strings: %w", err)
+	}
+	return nil
+}
+
+// nullable is sqlstore.NullInt for database/sql: scanning into it
+// allocates nothing.
+type nullable struct{ sql.NullInt64 }
+
+// Get implements sqlstore.NullInt.
+func (n nullable) Get() (int64, bool) { return n.Int64, n.Valid }
