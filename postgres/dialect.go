@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
@@ -59,6 +60,28 @@ WHERE m.member = $1 AND r.deleted IS NULL ORDER BY m.collection`,
 		Roots:    rootsSQL,
 		Children: childrenSQL,
 	},
+	Uploads: sqlstore.Uploads{
+		Uploads:     `SELECT sha256, size, stored FROM uploads WHERE user_key = $1 AND sha256 = ANY($2)`,
+		UploadUsage: `SELECT user_key, files, bytes FROM upload_usage WHERE user_key IN ($1, 0)`,
+		FilesHolding: `SELECT f.resource, f.size FROM files f JOIN resources r ON r.key = f.resource
+WHERE f.sha256 = $1 AND f.sha256 <> '' AND r.deleted IS NULL ORDER BY f.resource LIMIT $2`,
+		PutUpload: `INSERT INTO uploads (user_key, sha256, size, stored) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+		// a concurrent record of the same user and bytes waits for this one
+		// (the primary key), then renews it
+		RenewUpload: `UPDATE uploads SET stored = greatest(stored, $1), uses = uses + 1 WHERE user_key = $2 AND sha256 = $3`,
+		ReleaseUploads: `UPDATE uploads u SET uses = u.uses - d.n
+FROM (SELECT s, count(*) AS n FROM unnest($2::text[]) s GROUP BY s) d
+WHERE u.user_key = $1 AND u.sha256 = d.s`,
+		DeleteUploads: `DELETE FROM uploads WHERE user_key = $1 AND sha256 = ANY($2)`,
+		PruneUploads: `DELETE FROM uploads WHERE (user_key, sha256) IN
+		(SELECT user_key, sha256 FROM uploads WHERE stored < $1 ORDER BY stored LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING user_key, size`,
+		// the rows in the order given (WITH ORDINALITY), so that concurrent
+		// writers lock them in one order
+		AddUsage: `INSERT INTO upload_usage (user_key, files, bytes)
+		SELECT d.user_key, d.files, d.bytes FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS d(user_key, files, bytes, n) ORDER BY d.n
+		ON CONFLICT (user_key) DO UPDATE SET files = upload_usage.files + excluded.files, bytes = upload_usage.bytes + excluded.bytes`,
+		UsageArgs: usageArgs,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its
@@ -90,3 +113,12 @@ WHERE kind = $1 AND parent IS NULL AND deleted IS NULL AND key < $2 ORDER BY key
 // childrenSQL reads a page of children, over (parent, position).
 const childrenSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources
 WHERE parent = $1 AND position > $2 AND deleted IS NULL ORDER BY position LIMIT $3`
+
+// usageArgs binds upload usage rows as three arrays: users, files, bytes.
+func usageArgs(usage []shelfmark.UsageRow) []any {
+	keys, files, bytes := make([]int64, len(usage)), make([]int64, len(usage)), make([]int64, len(usage))
+	for i, u := range usage {
+		keys[i], files[i], bytes[i] = u.User, u.Files, u.Bytes
+	}
+	return []any{keys, files, bytes}
+}

@@ -22,6 +22,7 @@ type readTx struct {
 // writeTx implements shelfmark.WriteTx inside an Update.
 type writeTx struct {
 	readTx
+	sqlstore.WriteTx
 	savepoints int // savepoints opened for COPY (see copyInSavepoint)
 }
 
@@ -36,6 +37,7 @@ func (db *DB) newReadTx(q querier) *readTx {
 func (db *DB) newWriteTx(q querier) *writeTx {
 	t := &writeTx{readTx: readTx{r: db.run(q)}}
 	t.Tx = sqlstore.NewTx(&t.readTx, &dialect)
+	t.WriteTx = sqlstore.NewWriteTx(t, &dialect)
 	return t
 }
 
@@ -44,6 +46,12 @@ func (db *DB) newWriteTx(q querier) *writeTx {
 func (t *readTx) EachRow(ctx context.Context, sql string, args []any, each func(sqlstore.Scanner) error) error {
 	_, err := t.r.query(ctx, sql, args, func(rows pgx.Rows) error { return each(rows) })
 	return err
+}
+
+// Exec runs a statement and returns the rows it affected:
+// sqlstore.Execer over the runner.
+func (t *writeTx) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	return t.r.exec(ctx, sql, args...)
 }
 
 var (

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
@@ -64,6 +65,24 @@ var dialect = sqlstore.Dialect{
 		Children: `SELECT ` + sqlstore.ResourceCols + ` FROM resources
 		WHERE parent = ? AND position > ? AND deleted IS NULL ORDER BY position LIMIT ?`,
 	},
+	Uploads: sqlstore.Uploads{
+		Uploads:     `SELECT sha256, size, stored FROM uploads WHERE user_key = ? AND sha256 IN (SELECT value FROM json_each(?))`,
+		UploadUsage: `SELECT user_key, files, bytes FROM upload_usage WHERE user_key IN (?, 0)`,
+		FilesHolding: `SELECT f.resource, f.size FROM files f JOIN resources r ON r.key = f.resource
+		WHERE f.sha256 = ? AND f.sha256 <> '' AND r.deleted IS NULL ORDER BY f.resource LIMIT ?`,
+		PutUpload:   `INSERT INTO uploads (user_key, sha256, size, stored) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		RenewUpload: `UPDATE uploads SET stored = max(stored, ?), uses = uses + 1 WHERE user_key = ? AND sha256 = ?`,
+		ReleaseUploads: `UPDATE uploads SET uses = uses - d.n
+		FROM (SELECT value AS sha, count(*) AS n FROM json_each(?2) GROUP BY value) AS d
+		WHERE uploads.user_key = ?1 AND uploads.sha256 = d.sha`,
+		DeleteUploads: `DELETE FROM uploads WHERE user_key = ? AND sha256 IN (SELECT value FROM json_each(?))`,
+		PruneUploads: `DELETE FROM uploads WHERE (user_key, sha256) IN
+		(SELECT user_key, sha256 FROM uploads WHERE stored < ? ORDER BY stored LIMIT ?) RETURNING user_key, size`,
+		AddUsage: `INSERT INTO upload_usage (user_key, files, bytes)
+		SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?) WHERE true
+		ON CONFLICT (user_key) DO UPDATE SET files = upload_usage.files + excluded.files, bytes = upload_usage.bytes + excluded.bytes`,
+		UsageArgs: usageArgs,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its
@@ -100,3 +119,14 @@ type nullable struct{ sql.NullInt64 }
 
 // Get implements sqlstore.NullInt.
 func (n nullable) Get() (int64, bool) { return n.Int64, n.Valid }
+
+// usageArgs binds upload usage rows as one JSON array of [user, files,
+// bytes].
+func usageArgs(usage []shelfmark.UsageRow) []any {
+	rows := make([][3]int64, len(usage))
+	for i, u := range usage {
+		rows[i] = [3]int64{u.User, u.Files, u.Bytes}
+	}
+	b, _ := json.Marshal(rows) // integers always encode
+	return []any{string(b)}
+}

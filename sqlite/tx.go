@@ -14,6 +14,7 @@ import (
 // tracer.
 type tx struct {
 	sqlstore.Tx
+	sqlstore.WriteTx
 	db    *DB
 	pool  *sql.DB
 	sqlTx *sql.Tx
@@ -25,6 +26,7 @@ var _ shelfmark.WriteTx = (*tx)(nil)
 func (db *DB) newTx(pool *sql.DB, sqlTx *sql.Tx) *tx {
 	t := &tx{db: db, pool: pool, sqlTx: sqlTx}
 	t.Tx = sqlstore.NewTx(t, &dialect)
+	t.WriteTx = sqlstore.NewWriteTx(t, &dialect)
 	return t
 }
 
@@ -100,6 +102,12 @@ func (t *tx) queryRow(ctx context.Context, query string, args []any, dest ...any
 // over query.
 func (t *tx) EachRow(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
 	return t.query(ctx, query, args, func(r *sql.Rows) error { return each(r) })
+}
+
+// Exec runs a statement and returns the rows it affected:
+// sqlstore.Execer over exec.
+func (t *tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return t.exec(ctx, query, args...)
 }
 
 // NextSeq reserves n change sequence numbers. SQLite has one writer, so

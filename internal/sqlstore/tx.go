@@ -32,4 +32,5 @@ type Dialect struct {
 	OAI
 	Accounts
 	Resources
+	Uploads
 }
