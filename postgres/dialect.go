@@ -82,6 +82,12 @@ WHERE u.user_key = $1 AND u.sha256 = d.s`,
 		ON CONFLICT (user_key) DO UPDATE SET files = upload_usage.files + excluded.files, bytes = upload_usage.bytes + excluded.bytes`,
 		UsageArgs: usageArgs,
 	},
+	Jobs: sqlstore.Jobs{
+		ClaimJobs:   claimSQL,
+		RequeueJob:  `UPDATE jobs SET state = 'queued', run_at = $2, lease = 0, error = $3 WHERE id = $1`,
+		FailJob:     `UPDATE jobs SET state = 'failed', lease = 0, error = $2 WHERE id = $1`,
+		QueueCounts: `SELECT queue, state, count(*), count(*) FILTER (WHERE run_at <= $1) FROM jobs GROUP BY queue, state`,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its
@@ -122,3 +128,20 @@ func usageArgs(usage []shelfmark.UsageRow) []any {
 	}
 	return []any{keys, files, bytes}
 }
+
+// claimSQL takes the oldest ready jobs of an unpaused queue. FOR UPDATE
+// SKIP LOCKED lets workers on several machines claim at once: each skips
+// the rows another is taking, so no job is handed out twice. The rows are
+// picked once, in a MATERIALIZED CTE: as a subquery joined by UPDATE …
+// FROM, the planner may run the pick again, and rows locked by a run whose
+// result is not used stay queued but hidden from other claimers until the
+// transaction ends.
+const claimSQL = `WITH c AS MATERIALIZED (
+    SELECT id FROM jobs
+    WHERE queue = $1 AND state = 'queued' AND run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM job_queues WHERE name = $1 AND paused)
+    ORDER BY run_at, id LIMIT $3
+    FOR UPDATE SKIP LOCKED)
+UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, lease = $4, worker = $5
+FROM c WHERE j.id = c.id
+RETURNING j.id, j.queue, j.resource, j.state, j.attempt, j.run_at, j.lease, j.worker, j.error, j.created`

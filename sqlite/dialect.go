@@ -83,6 +83,15 @@ var dialect = sqlstore.Dialect{
 		ON CONFLICT (user_key) DO UPDATE SET files = upload_usage.files + excluded.files, bytes = upload_usage.bytes + excluded.bytes`,
 		UsageArgs: usageArgs,
 	},
+	Jobs: sqlstore.Jobs{
+		ClaimJobs: `UPDATE jobs SET state = 'running', attempt = attempt + 1, lease = ?4, worker = ?5
+WHERE id IN (SELECT id FROM jobs WHERE queue = ?1 AND state = 'queued' AND run_at <= ?2 ORDER BY run_at, id LIMIT ?3)
+  AND NOT EXISTS (SELECT 1 FROM job_queues WHERE name = ?1 AND paused <> 0)
+RETURNING ` + sqlstore.JobCols,
+		RequeueJob:  `UPDATE jobs SET state = 'queued', run_at = ?2, lease = 0, error = ?3 WHERE id = ?1`,
+		FailJob:     `UPDATE jobs SET state = 'failed', lease = 0, error = ?2 WHERE id = ?1`,
+		QueueCounts: `SELECT queue, state, count(*), coalesce(sum(run_at <= ?), 0) FROM jobs GROUP BY queue, state`,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its

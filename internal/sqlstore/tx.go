@@ -33,4 +33,5 @@ type Dialect struct {
 	Accounts
 	Resources
 	Uploads
+	Jobs
 }
