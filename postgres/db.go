@@ -70,6 +70,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // Options configure Open.
@@ -146,6 +147,8 @@ var (
 // DB is a PostgreSQL database holding a Shelfmark repository. It implements
 // shelfmark.Storage and is safe for concurrent use.
 type DB struct {
+	sqlstore.AuthFailures
+
 	pool    *pgxpool.Pool
 	replica *replica // nil without Options.ReadReplica
 	tracer  shelfmark.StatementTracer
@@ -200,6 +203,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
 	db := &DB{pool: pool, tracer: opts.Tracer, relaxed: opts.Relaxed, copyMin: defaultCopyMinRows, searchTimeout: searchTimeout(opts.SearchTimeout)}
+	db.AuthFailures = sqlstore.NewAuthFailures(&dialect, db.limiter)
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

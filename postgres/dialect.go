@@ -88,6 +88,18 @@ WHERE u.user_key = $1 AND u.sha256 = d.s`,
 		FailJob:     `UPDATE jobs SET state = 'failed', lease = 0, error = $2 WHERE id = $1`,
 		QueueCounts: `SELECT queue, state, count(*), count(*) FILTER (WHERE run_at <= $1) FROM jobs GROUP BY queue, state`,
 	},
+	AuthFailureSQL: sqlstore.AuthFailureSQL{
+		AddAuthFailure: `INSERT INTO auth_failures (key, failures, last_failure) VALUES ($1, 1, $2)
+		ON CONFLICT (key) DO UPDATE SET
+		failures = CASE WHEN auth_failures.last_failure < $3 THEN 1 ELSE auth_failures.failures + 1 END,
+		last_failure = greatest(auth_failures.last_failure, $2)
+		RETURNING failures`,
+		BlockAuthKey: `UPDATE auth_failures SET blocked_until = greatest(blocked_until, $2) WHERE key = $1`,
+		BlockedAuthKeys: `SELECT key, failures, last_failure, blocked_until FROM auth_failures
+		WHERE blocked_until > $1 ORDER BY blocked_until DESC LIMIT $2`,
+		ClearAuthFailures: `DELETE FROM auth_failures WHERE key = $1 AND blocked_until <= $2`,
+		PruneAuthFailures: `DELETE FROM auth_failures WHERE last_failure < $1 AND blocked_until <= $2`,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its

@@ -20,6 +20,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // Options configure a database.
@@ -47,6 +48,8 @@ type Options struct {
 
 // DB is a SQLite database. It implements shelfmark.Storage.
 type DB struct {
+	sqlstore.AuthFailures
+
 	path   string
 	tracer shelfmark.StatementTracer
 	write  *sql.DB // one writer at a time (writeMu), plus a spare connection for preparing statements
@@ -114,6 +117,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	db := &DB{path: path, tracer: opts.Tracer, write: w, stmts: map[string]*sql.Stmt{}, searchTimeout: searchTimeout(opts.SearchTimeout)}
+	db.AuthFailures = sqlstore.NewAuthFailures(&dialect, db.limiter)
 	if err := requireFTS5(ctx, w); err != nil {
 		w.Close()
 		return nil, err

@@ -34,4 +34,5 @@ type Dialect struct {
 	Resources
 	Uploads
 	Jobs
+	AuthFailureSQL
 }
