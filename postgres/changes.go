@@ -8,79 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
-
-// changesSQL reads the resources changed after a seq ($1), in seq order
-// (then key), from one range of resources_seq (seq, key): a page costs the
-// same at any depth. One commit gives one seq to every resource an
-// operation changes (a group, a tombstoned tree), so a page may end inside
-// a seq; the caller resumes after the last seq it has read whole.
-const changesSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE seq > $1 ORDER BY seq, key LIMIT $2`
-
-// Changes returns up to limit resources, live or tombstoned, whose seq is
-// above after, by seq (then key).
-func (t *readTx) Changes(ctx context.Context, after int64, limit int) ([]*shelfmark.ResourceRow, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	rows, err := t.ResourceRows(ctx, changesSQL, after, int64(limit))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: changes after %d: %w", after, err)
-	}
-	return rows, nil
-}
-
-// FieldsOf returns the fields of each of keys, sorted by predicate, in one
-// statement over the fields primary key.
-func (t *readTx) FieldsOf(ctx context.Context, keys []int64) (map[int64][]shelfmark.Field, error) {
-	out := map[int64][]shelfmark.Field{}
-	if len(keys) == 0 {
-		return out, nil
-	}
-	_, err := t.r.query(ctx, `SELECT resource, predicate, objects FROM fields WHERE resource = ANY($1) ORDER BY resource, predicate`,
-		[]any{keys}, func(rows pgx.Rows) error {
-			var (
-				key int64
-				f   shelfmark.Field
-				raw []byte
-			)
-			if err := rows.Scan(&key, &f.Predicate, &raw); err != nil {
-				return err
-			}
-			objs, err := shelfmark.DecodeObjects(raw)
-			if err != nil {
-				return fmt.Errorf("resource %d field %s: %w", key, f.Predicate, err)
-			}
-			f.Objects = objs
-			out[key] = append(out[key], f)
-			return nil
-		})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: fields of %d resources: %w", len(keys), err)
-	}
-	return out, nil
-}
-
-// MemberOfMany returns the live collections of each of keys, ascending,
-// in one statement over memberships_member.
-func (t *readTx) MemberOfMany(ctx context.Context, keys []int64) (map[int64][]int64, error) {
-	out := map[int64][]int64{}
-	if len(keys) == 0 {
-		return out, nil
-	}
-	_, err := t.r.query(ctx, `SELECT m.member, m.collection FROM memberships m JOIN resources r ON r.key = m.collection
-WHERE m.member = ANY($1) AND r.deleted IS NULL ORDER BY m.member, m.collection`, []any{keys}, func(rows pgx.Rows) error {
-		var m, c int64
-		err := rows.Scan(&m, &c)
-		out[m] = append(out[m], c)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: collections of %d resources: %w", len(keys), err)
-	}
-	return out, nil
-}
 
 // FilesOfWorks returns, for each of works, its live file sets' live files
 // of the given use in public view at now, in the file sets' order (then the files' own), in one

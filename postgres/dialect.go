@@ -100,6 +100,14 @@ WHERE u.user_key = $1 AND u.sha256 = d.s`,
 		ClearAuthFailures: `DELETE FROM auth_failures WHERE key = $1 AND blocked_until <= $2`,
 		PruneAuthFailures: `DELETE FROM auth_failures WHERE last_failure < $1 AND blocked_until <= $2`,
 	},
+	Fields: sqlstore.Fields{
+		Fields:     `SELECT predicate, objects FROM fields WHERE resource = $1 ORDER BY predicate`,
+		FieldsOnly: `SELECT predicate, objects FROM fields WHERE resource = $1 AND predicate = ANY($2) ORDER BY predicate`,
+		FieldsOf:   `SELECT resource, predicate, objects FROM fields WHERE resource = ANY($1) ORDER BY resource, predicate`,
+		MemberOfMany: `SELECT m.member, m.collection FROM memberships m JOIN resources r ON r.key = m.collection
+WHERE m.member = ANY($1) AND r.deleted IS NULL ORDER BY m.member, m.collection`,
+		Changes: changesSQL,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its
@@ -157,3 +165,10 @@ const claimSQL = `WITH c AS MATERIALIZED (
 UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, lease = $4, worker = $5
 FROM c WHERE j.id = c.id
 RETURNING j.id, j.queue, j.resource, j.state, j.attempt, j.run_at, j.lease, j.worker, j.error, j.created`
+
+// changesSQL reads the resources changed after a seq, in seq order (then
+// key), from one range of resources_seq (seq, key): a page costs the same
+// at any depth. One commit gives one seq to every resource an operation
+// changes (a group, a tombstoned tree), so a page may end inside a seq; the
+// caller resumes after the last seq it has read whole.
+const changesSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE seq > $1 ORDER BY seq, key LIMIT $2`

@@ -4,40 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/shelfmark/shelfmark"
 )
-
-// Fields returns key's fields sorted by predicate, optionally only those
-// with the given predicates.
-func (t *readTx) Fields(ctx context.Context, key int64, predicates ...string) ([]shelfmark.Field, error) {
-	sql := `SELECT predicate, objects FROM fields WHERE resource = $1 ORDER BY predicate`
-	args := []any{key}
-	if len(predicates) > 0 {
-		sql = `SELECT predicate, objects FROM fields WHERE resource = $1 AND predicate = ANY($2) ORDER BY predicate`
-		args = append(args, predicates)
-	}
-	var out []shelfmark.Field
-	_, err := t.r.query(ctx, sql, args, func(rows pgx.Rows) error {
-		var f shelfmark.Field
-		var raw []byte
-		if err := rows.Scan(&f.Predicate, &raw); err != nil {
-			return err
-		}
-		objs, err := shelfmark.DecodeObjects(raw)
-		if err != nil {
-			return fmt.Errorf("field %s: %w", f.Predicate, err)
-		}
-		f.Objects = objs
-		out = append(out, f)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read fields of %d: %w", key, err)
-	}
-	return out, nil
-}
 
 // fieldColumns are the columns of fields, for COPY.
 var fieldColumns = []string{"resource", "predicate", "objects"}

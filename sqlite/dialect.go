@@ -104,6 +104,15 @@ RETURNING ` + sqlstore.JobCols,
 		ClearAuthFailures: `DELETE FROM auth_failures WHERE key = ? AND blocked_until <= ?`,
 		PruneAuthFailures: `DELETE FROM auth_failures WHERE last_failure < ? AND blocked_until <= ?`,
 	},
+	Fields: sqlstore.Fields{
+		Fields:     `SELECT predicate, objects FROM fields WHERE resource = ? ORDER BY predicate`,
+		FieldsOnly: `SELECT predicate, objects FROM fields WHERE resource = ? AND predicate IN (SELECT value FROM json_each(?)) ORDER BY predicate`,
+		FieldsOf: `SELECT resource, predicate, objects FROM fields
+		WHERE resource IN (SELECT value FROM json_each(?)) ORDER BY resource, predicate`,
+		MemberOfMany: `SELECT m.member, m.collection FROM memberships m JOIN resources r ON r.key = m.collection
+		WHERE m.member IN (SELECT value FROM json_each(?)) AND r.deleted IS NULL ORDER BY m.member, m.collection`,
+		Changes: changesSQL,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its
@@ -151,3 +160,10 @@ func usageArgs(usage []shelfmark.UsageRow) []any {
 	b, _ := json.Marshal(rows) // integers always encode
 	return []any{string(b)}
 }
+
+// changesSQL reads the resources changed after a seq, in seq order (then
+// key), from one range of resources_seq (seq, key): a page costs the same
+// at any depth. One commit gives one seq to every resource an operation
+// changes (a group, a tombstoned tree), so a page may end inside a seq; the
+// caller resumes after the last seq it has read whole.
+const changesSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE seq > ? ORDER BY seq, key LIMIT ?`

@@ -32,6 +32,7 @@ type Dialect struct {
 	OAI
 	Accounts
 	Resources
+	Fields
 	Uploads
 	Jobs
 	AuthFailureSQL
