@@ -108,6 +108,22 @@ WHERE u.user_key = $1 AND u.sha256 = d.s`,
 WHERE m.member = ANY($1) AND r.deleted IS NULL ORDER BY m.member, m.collection`,
 		Changes: changesSQL,
 	},
+	WebWrites: sqlstore.WebWrites{
+		Pairs:   func(a, b []int64) []any { return []any{a, b} },
+		Triples: func(a, b, c []int64) []any { return []any{a, b, c} },
+		PutWebFile: `INSERT INTO web_files (` + sqlstore.WebFileCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (file) DO UPDATE SET work = EXCLUDED.work, byte_offset = EXCLUDED.byte_offset, records = EXCLUDED.records,
+errors = EXCLUDED.errors, done = EXCLUDED.done, removed = EXCLUDED.removed`,
+		DeleteWebCaptures: `DELETE FROM web_captures WHERE id = ANY($1)`,
+		SetWebCurrent: `UPDATE web_urls u SET current = d.current
+FROM unnest($1::bigint[], $2::bigint[]) AS d(id, current) WHERE u.id = d.id`,
+		DeleteWebLinks: `DELETE FROM web_links l USING unnest($1::bigint[], $2::bigint[]) AS d(dst, src)
+WHERE l.dst = d.dst AND l.src = d.src`,
+		AddURLCounts: `UPDATE web_url_counts u SET inbound = u.inbound + d.delta
+FROM unnest($1::bigint[], $2::bigint[]) AS d(id, delta) WHERE u.id = d.id`,
+		AddDomainCounts: `UPDATE web_domains w SET inbound = w.inbound + d.inbound, urls = w.urls + d.urls
+FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS d(id, inbound, urls) WHERE w.id = d.id`,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -105,17 +104,6 @@ func (t *writeTx) LockWebFile(ctx context.Context, file int64) (*shelfmark.WebFi
 		return nil, fmt.Errorf("postgres: lock web file %d: %w", file, err)
 	}
 	return out, nil
-}
-
-// PutWebFile inserts or replaces a file's state.
-func (t *writeTx) PutWebFile(ctx context.Context, f *shelfmark.WebFileRow) error {
-	if _, err := t.r.exec(ctx, `INSERT INTO web_files (`+sqlstore.WebFileCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)
-ON CONFLICT (file) DO UPDATE SET work = EXCLUDED.work, byte_offset = EXCLUDED.byte_offset, records = EXCLUDED.records,
-errors = EXCLUDED.errors, done = EXCLUDED.done, removed = EXCLUDED.removed`,
-		f.File, f.Work, f.Offset, f.Records, f.Errors, f.Done, f.Removed); err != nil {
-		return fmt.Errorf("postgres: put web file %d: %w", f.File, err)
-	}
-	return nil
 }
 
 // intern finds the ids of keys in table by column, inserting the unknown
@@ -313,41 +301,6 @@ SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5:
 	return nil
 }
 
-// DeleteWebCaptures removes captures in one statement.
-func (t *writeTx) DeleteWebCaptures(ctx context.Context, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	ids = slices.Sorted(slices.Values(ids))
-	if _, err := t.r.exec(ctx, `DELETE FROM web_captures WHERE id = ANY($1)`, ids); err != nil {
-		return fmt.Errorf("postgres: delete %d web captures: %w", len(ids), err)
-	}
-	return nil
-}
-
-// SetWebCurrent sets the current capture of URLs in one statement.
-func (t *writeTx) SetWebCurrent(ctx context.Context, current map[int64]int64) error {
-	if len(current) == 0 {
-		return nil
-	}
-	keys, vals := sqlstore.SortedPairs(current, false)
-	if _, err := t.r.exec(ctx, `UPDATE web_urls u SET current = d.current
-FROM unnest($1::bigint[], $2::bigint[]) AS d(id, current) WHERE u.id = d.id`, keys, vals); err != nil {
-		return fmt.Errorf("postgres: set the current captures of %d web urls: %w", len(keys), err)
-	}
-	return nil
-}
-
-// linkArrays returns links sorted by (dst, src) as two arrays.
-func linkArrays(links []shelfmark.WebLink) (dsts, srcs []int64) {
-	links = sqlstore.SortLinks(links)
-	dsts, srcs = make([]int64, len(links)), make([]int64, len(links))
-	for i, l := range links {
-		dsts[i], srcs[i] = l.Dst, l.Src
-	}
-	return dsts, srcs
-}
-
 var linkColumns = []string{"dst", "src"}
 
 // AddWebLinks inserts links in one statement (COPY for many); a link that
@@ -356,7 +309,7 @@ func (t *writeTx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) er
 	if len(links) == 0 {
 		return nil
 	}
-	dsts, srcs := linkArrays(links)
+	dsts, srcs := sqlstore.LinkArrays(links)
 	if t.r.useCopy(len(dsts)) {
 		if _, err := t.r.copyFrom(ctx, "web_links", linkColumns, len(dsts), func(i int) []any {
 			return []any{dsts[i], srcs[i]}
@@ -367,43 +320,6 @@ func (t *writeTx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) er
 	}
 	if _, err := t.r.exec(ctx, `INSERT INTO web_links (dst, src) SELECT * FROM unnest($1::bigint[], $2::bigint[])`, dsts, srcs); err != nil {
 		return fmt.Errorf("postgres: add %d web links: %w", len(dsts), err)
-	}
-	return nil
-}
-
-// DeleteWebLinks removes links in one statement.
-func (t *writeTx) DeleteWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
-	if len(links) == 0 {
-		return nil
-	}
-	dsts, srcs := linkArrays(links)
-	if _, err := t.r.exec(ctx, `DELETE FROM web_links l USING unnest($1::bigint[], $2::bigint[]) AS d(dst, src)
-WHERE l.dst = d.dst AND l.src = d.src`, dsts, srcs); err != nil {
-		return fmt.Errorf("postgres: delete %d web links: %w", len(dsts), err)
-	}
-	return nil
-}
-
-// AddWebCounts adds the deltas in id order: one statement for the URLs,
-// one for the domains. Zero deltas are left out.
-func (t *writeTx) AddWebCounts(ctx context.Context, urlInbound, domainInbound, domainURLs map[int64]int64) error {
-	if keys, vals := sqlstore.SortedPairs(urlInbound, true); len(keys) > 0 {
-		if _, err := t.r.exec(ctx, `UPDATE web_url_counts u SET inbound = u.inbound + d.delta
-FROM unnest($1::bigint[], $2::bigint[]) AS d(id, delta) WHERE u.id = d.id`, keys, vals); err != nil {
-			return fmt.Errorf("postgres: add inbound counts of %d web urls: %w", len(keys), err)
-		}
-	}
-	ids := sqlstore.ChangedDomains(domainInbound, domainURLs)
-	if len(ids) == 0 {
-		return nil
-	}
-	inbound, urls := make([]int64, len(ids)), make([]int64, len(ids))
-	for i, id := range ids {
-		inbound[i], urls[i] = domainInbound[id], domainURLs[id]
-	}
-	if _, err := t.r.exec(ctx, `UPDATE web_domains w SET inbound = w.inbound + d.inbound, urls = w.urls + d.urls
-FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS d(id, inbound, urls) WHERE w.id = d.id`, ids, inbound, urls); err != nil {
-		return fmt.Errorf("postgres: add counts of %d web domains: %w", len(ids), err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
@@ -113,6 +114,20 @@ RETURNING ` + sqlstore.JobCols,
 		WHERE m.member IN (SELECT value FROM json_each(?)) AND r.deleted IS NULL ORDER BY m.member, m.collection`,
 		Changes: changesSQL,
 	},
+	WebWrites: sqlstore.WebWrites{
+		Pairs: func(a, b []int64) []any {
+			return []any{jsonPairs(len(a), func(i int) (int64, int64) { return a[i], b[i] })}
+		},
+		Triples: jsonTriples,
+		PutWebFile: `INSERT INTO web_files (` + sqlstore.WebFileCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (file) DO UPDATE SET work = excluded.work, byte_offset = excluded.byte_offset, records = excluded.records,
+		errors = excluded.errors, done = excluded.done, removed = excluded.removed`,
+		DeleteWebCaptures: deleteCapturesSQL,
+		SetWebCurrent:     setCurrentSQL,
+		DeleteWebLinks:    deleteLinksSQL,
+		AddURLCounts:      addURLCountsSQL,
+		AddDomainCounts:   addDomainCountsSQL,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its
@@ -167,3 +182,23 @@ func usageArgs(usage []shelfmark.UsageRow) []any {
 // changes (a group, a tombstoned tree), so a page may end inside a seq; the
 // caller resumes after the last seq it has read whole.
 const changesSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE seq > ? ORDER BY seq, key LIMIT ?`
+
+// jsonTriples encodes [[a, b, c], …] for json_each() with value->>0,
+// value->>1, value->>2.
+func jsonTriples(a, b, c []int64) []any {
+	out := make([]byte, 0, 24*len(a)+2)
+	out = append(out, '[')
+	for i := range a {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, '[')
+		out = strconv.AppendInt(out, a[i], 10)
+		out = append(out, ',')
+		out = strconv.AppendInt(out, b[i], 10)
+		out = append(out, ',')
+		out = strconv.AppendInt(out, c[i], 10)
+		out = append(out, ']')
+	}
+	return []any{string(append(out, ']'))}
+}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -174,17 +173,6 @@ const webTopURLsSQL = `SELECT ` + sqlstore.WebURLCols + ` FROM web_url_counts n 
 // webTopDomainsSQL reads the first n entries of web_domains_top.
 const webTopDomainsSQL = `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE inbound > 0 ORDER BY inbound DESC, id LIMIT ?`
 
-// PutWebFile inserts or replaces a file's state.
-func (t *tx) PutWebFile(ctx context.Context, f *shelfmark.WebFileRow) error {
-	if _, err := t.exec(ctx, `INSERT INTO web_files (`+sqlstore.WebFileCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (file) DO UPDATE SET work = excluded.work, byte_offset = excluded.byte_offset, records = excluded.records,
-		errors = excluded.errors, done = excluded.done, removed = excluded.removed`,
-		f.File, f.Work, f.Offset, f.Records, f.Errors, f.Done, f.Removed); err != nil {
-		return fmt.Errorf("put web file %d: %w", f.File, err)
-	}
-	return nil
-}
-
 // InternWebDomains sets the IDs of domains by name, inserting the unknown
 // ones: one statement to find the known, one to insert the rest. SQLite
 // has one writer, so nothing can insert a name in between. Of rows that
@@ -344,31 +332,6 @@ func (t *tx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.CaptureRow
 	return nil
 }
 
-// DeleteWebCaptures removes captures.
-func (t *tx) DeleteWebCaptures(ctx context.Context, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	ids = slices.Sorted(slices.Values(ids))
-	if _, err := t.exec(ctx, deleteCapturesSQL, jsonInts(ids)); err != nil {
-		return fmt.Errorf("delete %d web captures: %w", len(ids), err)
-	}
-	return nil
-}
-
-// SetWebCurrent sets the current capture of URLs, in one statement.
-func (t *tx) SetWebCurrent(ctx context.Context, current map[int64]int64) error {
-	if len(current) == 0 {
-		return nil
-	}
-	keys, vals := sqlstore.SortedPairs(current, false)
-	if _, err := t.exec(ctx, setCurrentSQL,
-		jsonPairs(len(keys), func(i int) (int64, int64) { return keys[i], vals[i] })); err != nil {
-		return fmt.Errorf("set the current captures of %d web urls: %w", len(keys), err)
-	}
-	return nil
-}
-
 // AddWebLinks inserts links in one statement; a link that exists already
 // is an error.
 func (t *tx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
@@ -379,53 +342,6 @@ func (t *tx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
 	if _, err := t.exec(ctx, insertLinksSQL,
 		jsonPairs(len(links), func(i int) (int64, int64) { return links[i].Dst, links[i].Src })); err != nil {
 		return fmt.Errorf("add %d web links: %w", len(links), err)
-	}
-	return nil
-}
-
-// DeleteWebLinks removes links in one statement.
-func (t *tx) DeleteWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
-	if len(links) == 0 {
-		return nil
-	}
-	links = sqlstore.SortLinks(links)
-	if _, err := t.exec(ctx, deleteLinksSQL,
-		jsonPairs(len(links), func(i int) (int64, int64) { return links[i].Dst, links[i].Src })); err != nil {
-		return fmt.Errorf("delete %d web links: %w", len(links), err)
-	}
-	return nil
-}
-
-// AddWebCounts adds the deltas, in id order: one statement for the URLs,
-// one for the domains. Zero deltas are left out.
-func (t *tx) AddWebCounts(ctx context.Context, urlInbound, domainInbound, domainURLs map[int64]int64) error {
-	if keys, vals := sqlstore.SortedPairs(urlInbound, true); len(keys) > 0 {
-		if _, err := t.exec(ctx, addURLCountsSQL,
-			jsonPairs(len(keys), func(i int) (int64, int64) { return keys[i], vals[i] })); err != nil {
-			return fmt.Errorf("add inbound counts of %d web urls: %w", len(keys), err)
-		}
-	}
-	ids := sqlstore.ChangedDomains(domainInbound, domainURLs)
-	if len(ids) == 0 {
-		return nil
-	}
-	b := make([]byte, 0, 24*len(ids))
-	b = append(b, '[')
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '[')
-		b = strconv.AppendInt(b, id, 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, domainInbound[id], 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, domainURLs[id], 10)
-		b = append(b, ']')
-	}
-	b = append(b, ']')
-	if _, err := t.exec(ctx, addDomainCountsSQL, string(b)); err != nil {
-		return fmt.Errorf("add counts of %d web domains: %w", len(ids), err)
 	}
 	return nil
 }

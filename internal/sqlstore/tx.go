@@ -29,6 +29,7 @@ type Dialect struct {
 	Strings func([]string) any
 
 	Web
+	WebWrites
 	OAI
 	Accounts
 	Resources
