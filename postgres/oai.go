@@ -133,18 +133,6 @@ func (t *readTx) OAISeqRange(ctx context.Context, prefix string, from, until tim
 	return after, max, nil
 }
 
-// AddCounter adds delta to a named counter (created at 0) in one upsert
-// and returns the new value.
-func (t *writeTx) AddCounter(ctx context.Context, name string, delta int64) (int64, error) {
-	var v int64
-	if err := t.r.queryRow(ctx, `INSERT INTO counters (name, value) VALUES ($1, $2)
-ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNING value`,
-		[]any{name, delta}, &v); err != nil {
-		return 0, fmt.Errorf("postgres: add to counter %s: %w", name, err)
-	}
-	return v, nil
-}
-
 // deleteOldOAISQL removes the rows that a batch replaces ($1 keys, $2
 // prefixes, found by the unique index (key, prefix)) and their set entries,
 // which their sets column names, and brings the counts of oai_counts up to
@@ -280,17 +268,6 @@ func (t *writeTx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error
 	if _, err := t.r.exec(ctx, `INSERT INTO oai_sets (key, spec, name) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])`,
 		keys, specs, names); err != nil {
 		return fmt.Errorf("postgres: put %d oai sets: %w", len(keys), err)
-	}
-	return nil
-}
-
-// DeleteOAISets removes sets in one statement.
-func (t *writeTx) DeleteOAISets(ctx context.Context, keys []int64) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	if _, err := t.r.exec(ctx, `DELETE FROM oai_sets WHERE key = ANY($1)`, keys); err != nil {
-		return fmt.Errorf("postgres: delete %d oai sets: %w", len(keys), err)
 	}
 	return nil
 }

@@ -128,6 +128,16 @@ RETURNING ` + sqlstore.JobCols,
 		AddURLCounts:      addURLCountsSQL,
 		AddDomainCounts:   addDomainCountsSQL,
 	},
+	Misc: sqlstore.Misc{
+		AddCounter: `INSERT INTO counters (name, value) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value`,
+		DeleteOAISets: `DELETE FROM oai_sets WHERE key IN (SELECT value FROM json_each(?))`,
+		SearchDoc: `SELECT d.key, d.work, d.kind, d.format, x.title, x.body, coalesce(d.access, 0)
+		FROM search_docs d JOIN search_text x ON x.key = d.key WHERE d.key = ?`,
+		// the primary key and search_docs_work; a trigger removes the text
+		DeleteSearchDocs: `DELETE FROM search_docs WHERE key IN (SELECT value FROM json_each(?1)
+		UNION ALL SELECT key FROM search_docs WHERE work IN (SELECT value FROM json_each(?1)))`,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its

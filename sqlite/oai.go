@@ -206,18 +206,6 @@ func seqRange(from, until time.Time, first, last, top sql.NullInt64) (after, max
 const oaiSetTreeSQL = `SELECT key, 1 FROM oai_sets WHERE spec = ?
 		UNION ALL SELECT key, 0 FROM oai_sets WHERE spec >= ? AND spec < ?`
 
-// AddCounter adds delta to a named counter (created at 0) in one upsert
-// and returns the new value.
-func (t *tx) AddCounter(ctx context.Context, name string, delta int64) (int64, error) {
-	var v int64
-	if err := t.queryRow(ctx, `INSERT INTO counters (name, value) VALUES (?, ?)
-		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value`,
-		[]any{name, delta}, &v); err != nil {
-		return 0, fmt.Errorf("sqlite: add to counter %s: %w", name, err)
-	}
-	return v, nil
-}
-
 // addOAICountsSQL adds changes to the counts of oai_counts in one upsert.
 // Argument: a JSON array of [prefix, collection, delta].
 const addOAICountsSQL = `INSERT INTO oai_counts (prefix, collection, n)
@@ -396,17 +384,6 @@ func (t *tx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error {
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: put oai sets: %w", err)
-	}
-	return nil
-}
-
-// DeleteOAISets removes sets in one statement.
-func (t *tx) DeleteOAISets(ctx context.Context, keys []int64) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	if _, err := t.exec(ctx, `DELETE FROM oai_sets WHERE key IN (SELECT value FROM json_each(?))`, jsonInts(keys)); err != nil {
-		return fmt.Errorf("sqlite: delete %d oai sets: %w", len(keys), err)
 	}
 	return nil
 }

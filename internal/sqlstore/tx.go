@@ -37,4 +37,5 @@ type Dialect struct {
 	Uploads
 	Jobs
 	AuthFailureSQL
+	Misc
 }
