@@ -124,11 +124,13 @@ FROM unnest($1::bigint[], $2::bigint[]) AS d(id, delta) WHERE u.id = d.id`,
 		AddDomainCounts: `UPDATE web_domains w SET inbound = w.inbound + d.inbound, urls = w.urls + d.urls
 FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS d(id, inbound, urls) WHERE w.id = d.id`,
 	},
-	Misc: sqlstore.Misc{
+	OAIWrites: sqlstore.OAIWrites{
 		AddCounter: `INSERT INTO counters (name, value) VALUES ($1, $2)
 ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNING value`,
 		DeleteOAISets: `DELETE FROM oai_sets WHERE key = ANY($1)`,
-		SearchDoc:     `SELECT key, work, kind, format, title, body, coalesce(access, 0) FROM search_docs WHERE key = $1`,
+	},
+	Search: sqlstore.Search{
+		SearchDoc: `SELECT key, work, kind, format, title, body, coalesce(access, 0) FROM search_docs WHERE key = $1`,
 		// the primary key and search_docs_work_key
 		DeleteSearchDocs: `DELETE FROM search_docs WHERE key = ANY($1) OR work = ANY($1)`,
 	},

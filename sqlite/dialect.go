@@ -128,10 +128,12 @@ RETURNING ` + sqlstore.JobCols,
 		AddURLCounts:      addURLCountsSQL,
 		AddDomainCounts:   addDomainCountsSQL,
 	},
-	Misc: sqlstore.Misc{
+	OAIWrites: sqlstore.OAIWrites{
 		AddCounter: `INSERT INTO counters (name, value) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value`,
 		DeleteOAISets: `DELETE FROM oai_sets WHERE key IN (SELECT value FROM json_each(?))`,
+	},
+	Search: sqlstore.Search{
 		SearchDoc: `SELECT d.key, d.work, d.kind, d.format, x.title, x.body, coalesce(d.access, 0)
 		FROM search_docs d JOIN search_text x ON x.key = d.key WHERE d.key = ?`,
 		// the primary key and search_docs_work; a trigger removes the text

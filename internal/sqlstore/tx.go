@@ -37,5 +37,6 @@ type Dialect struct {
 	Uploads
 	Jobs
 	AuthFailureSQL
-	Misc
+	OAIWrites
+	Search
 }

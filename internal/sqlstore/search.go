@@ -7,41 +7,16 @@ import (
 	"github.com/shelfmark/shelfmark"
 )
 
-// Misc is a dialect's statements of the small reads and writes of Tx and
-// WriteTx that need no more than their statement. Their arguments are
-// those named, in that order; a list is one argument bound by
-// Dialect.Int64s.
-type Misc struct {
-	AddCounter string // name, delta: the new value
-	// DeleteOAISets removes the sets of keys.
-	DeleteOAISets string
+// Search is a dialect's statements of the search document read and
+// deletion of Tx and WriteTx. Their arguments are those named; a list is
+// one argument bound by Dialect.Int64s.
+type Search struct {
 	// SearchDoc reads key, work, kind, format, title, body, access of the
 	// document key.
 	SearchDoc string
 	// DeleteSearchDocs removes the documents of keys and of the works
 	// among keys: keys.
 	DeleteSearchDocs string
-}
-
-// AddCounter adds delta to a named counter (created at 0) in one upsert
-// and returns the new value.
-func (w *WriteTx) AddCounter(ctx context.Context, name string, delta int64) (int64, error) {
-	var v int64
-	if err := Row(ctx, w.q, w.d.AddCounter, []any{name, delta}, &v); err != nil {
-		return 0, fmt.Errorf("%sadd to counter %s: %w", w.d.Prefix, name, err)
-	}
-	return v, nil
-}
-
-// DeleteOAISets removes sets in one statement.
-func (w *WriteTx) DeleteOAISets(ctx context.Context, keys []int64) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	if _, err := w.q.Exec(ctx, w.d.DeleteOAISets, w.d.Int64s(keys)); err != nil {
-		return fmt.Errorf("%sdelete %d oai sets: %w", w.d.Prefix, len(keys), err)
-	}
-	return nil
 }
 
 // SearchDoc returns the stored document of key, or nil: one primary key
