@@ -3,7 +3,7 @@ package sqlstore
 // Tx is embedded in both backends' transactions and implements the
 // storage methods they run the same way: the logic is here once, and
 // only the statements, in Dialect, differ. It holds no state of its own
-// beyond the transaction it runs on, so embedding it costs two words per
+// beyond the transaction it runs on, so embedding it costs three words per
 // transaction and no allocation.
 type Tx struct {
 	q Querier
@@ -14,13 +14,14 @@ type Tx struct {
 // on q.
 func NewTx(q Querier, d *Dialect) Tx { return Tx{q: q, d: d} }
 
-// Dialect is a backend's statements for the methods of Tx, and how it
-// binds a list. Each statement's placeholders number its arguments in the
-// order the method passes them ($1, $2, …; SQLite reads $n as a named
-// parameter bound by first appearance, so ascending first uses bind in
-// order).
+// Dialect is a backend's statements for the methods of Tx, WriteTx and
+// AuthFailures, and how it binds a list. Each statement takes its
+// arguments in the order the method passes them: PostgreSQL numbers them
+// $1, $2, …; SQLite uses ? where each is used once in order, and ?NNN
+// (bound by number) where one is used twice or out of order.
 type Dialect struct {
-	// Prefix starts every error message of Tx ("sqlite: ").
+	// Prefix starts every error message of Tx, WriteTx and AuthFailures
+	// ("sqlite: ").
 	Prefix string
 	// Int64s binds a list of integers as one argument (a JSON array for
 	// json_each in SQLite, an array in PostgreSQL).
