@@ -134,6 +134,9 @@ ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNI
 		// the primary key and search_docs_work_key
 		DeleteSearchDocs: `DELETE FROM search_docs WHERE key = ANY($1) OR work = ANY($1)`,
 	},
+	SourceSQL: sqlstore.SourceSQL{
+		Sources: `SELECT source_key, resource FROM sources WHERE source_key = ANY($1)`,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its

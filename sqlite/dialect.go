@@ -140,6 +140,9 @@ RETURNING ` + sqlstore.JobCols,
 		DeleteSearchDocs: `DELETE FROM search_docs WHERE key IN (SELECT value FROM json_each(?1)
 		UNION ALL SELECT key FROM search_docs WHERE work IN (SELECT value FROM json_each(?1)))`,
 	},
+	SourceSQL: sqlstore.SourceSQL{
+		Sources: `SELECT source_key, resource FROM sources WHERE source_key IN (SELECT value FROM json_each(?))`,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its

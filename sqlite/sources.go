@@ -1,32 +1,6 @@
 package sqlite
 
-import (
-	"context"
-	"encoding/json"
-
-	"database/sql"
-)
-
-// Sources returns the resources of already ingested source keys.
-func (t *tx) Sources(ctx context.Context, sourceKeys []string) (map[string]int64, error) {
-	out := map[string]int64{}
-	if len(sourceKeys) == 0 {
-		return out, nil
-	}
-	b, err := json.Marshal(sourceKeys)
-	if err != nil {
-		return nil, err
-	}
-	err = t.query(ctx, `SELECT source_key, resource FROM sources WHERE source_key IN (SELECT value FROM json_each(?))`,
-		[]any{string(b)}, func(r *sql.Rows) error {
-			var k string
-			var v int64
-			err := r.Scan(&k, &v)
-			out[k] = v
-			return err
-		})
-	return out, err
-}
+import "context"
 
 // InsertSources records ingested source keys.
 func (t *tx) InsertSources(ctx context.Context, sourceKeys []string, keys []int64) error {

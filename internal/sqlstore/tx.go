@@ -40,4 +40,5 @@ type Dialect struct {
 	AuthFailureSQL
 	OAIWrites
 	Search
+	SourceSQL
 }
