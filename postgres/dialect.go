@@ -137,6 +137,9 @@ ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNI
 	SourceSQL: sqlstore.SourceSQL{
 		Sources: `SELECT source_key, resource FROM sources WHERE source_key = ANY($1)`,
 	},
+	FileSQL: sqlstore.FileSQL{
+		File: `SELECT ` + sqlstore.FileCols + ` FROM files WHERE resource = $1`,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its

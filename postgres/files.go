@@ -11,31 +11,6 @@ import (
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
-// File returns the file description of key, or nil.
-func (t *readTx) File(ctx context.Context, key int64) (*shelfmark.File, error) {
-	var f *shelfmark.File
-	_, err := t.r.query(ctx, `SELECT name, media_type, size, sha256, sha512, md5, use, external_url,
-  format_id, format_name, format_version, format_mime, width, height, pages, format_note
-FROM files WHERE resource = $1`, []any{key}, func(rows pgx.Rows) error {
-		f = new(shelfmark.File)
-		var fm shelfmark.Format
-		var id *string
-		if err := rows.Scan(&f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
-			&id, &fm.Name, &fm.Version, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages, &fm.Note); err != nil {
-			return err
-		}
-		if id != nil {
-			fm.PRONOM = *id
-			f.Format = &fm
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read file of %d: %w", key, err)
-	}
-	return f, nil
-}
-
 // childFilesSQL reads each parent's first files through the index on
 // (parent, position): one short index range per parent.
 const childFilesSQL = `SELECT ` + sqlstore.ResourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,

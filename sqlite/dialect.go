@@ -143,6 +143,9 @@ RETURNING ` + sqlstore.JobCols,
 	SourceSQL: sqlstore.SourceSQL{
 		Sources: `SELECT source_key, resource FROM sources WHERE source_key IN (SELECT value FROM json_each(?))`,
 	},
+	FileSQL: sqlstore.FileSQL{
+		File: `SELECT ` + sqlstore.FileCols + ` FROM files WHERE resource = ?`,
+	},
 }
 
 // userCols are the columns of a user, from users u: its row and its

@@ -41,4 +41,5 @@ type Dialect struct {
 	OAIWrites
 	Search
 	SourceSQL
+	FileSQL
 }
