@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,75 +10,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 var (
 	_ shelfmark.AccountReadTx  = (*readTx)(nil)
 	_ shelfmark.AccountWriteTx = (*writeTx)(nil)
 )
-
-// userCols are the columns scanUser reads, in its order: the user's row and
-// its groups as an array.
-const userCols = `u.key, u.name, u.admin, u.disabled, u.password_hash, u.created,
-    ARRAY(SELECT grp FROM user_groups g WHERE g.user_key = u.key ORDER BY grp)`
-
-// users runs a query returning userCols rows.
-func (t *readTx) users(ctx context.Context, sql string, args ...any) ([]*shelfmark.User, error) {
-	var out []*shelfmark.User
-	_, err := t.r.query(ctx, sql, args, func(rows pgx.Rows) error {
-		var (
-			u       shelfmark.User
-			created int64
-		)
-		if err := rows.Scan(&u.Key, &u.Name, &u.Admin, &u.Disabled, &u.PasswordHash, &created, &u.Groups); err != nil {
-			return err
-		}
-		u.Created = fromMicros(created)
-		if len(u.Groups) == 0 {
-			u.Groups = nil
-		}
-		slices.Sort(u.Groups)
-		out = append(out, &u)
-		return nil
-	})
-	return out, err
-}
-
-// UserByName returns the user named name, or nil.
-func (t *readTx) UserByName(ctx context.Context, name string) (*shelfmark.User, error) {
-	us, err := t.users(ctx, `SELECT `+userCols+` FROM users u WHERE u.name = $1`, name)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read user %q: %w", name, err)
-	}
-	if len(us) == 0 {
-		return nil, nil
-	}
-	return us[0], nil
-}
-
-// UserByKey returns the user with that key, or nil.
-func (t *readTx) UserByKey(ctx context.Context, key int64) (*shelfmark.User, error) {
-	us, err := t.users(ctx, `SELECT `+userCols+` FROM users u WHERE u.key = $1`, key)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read user %d: %w", key, err)
-	}
-	if len(us) == 0 {
-		return nil, nil
-	}
-	return us[0], nil
-}
-
-// Users returns up to limit users with keys above after, by key.
-func (t *readTx) Users(ctx context.Context, after int64, limit int) ([]*shelfmark.User, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	us, err := t.users(ctx, `SELECT `+userCols+` FROM users u WHERE u.key > $1 ORDER BY u.key LIMIT $2`, after, int64(limit))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list users after %d: %w", after, err)
-	}
-	return us, nil
-}
 
 // InsertUser stores u (and its groups) and sets u.Key; a taken name is an
 // ECONFLICT error, and leaves the transaction usable (ON CONFLICT DO
@@ -130,54 +67,6 @@ ON CONFLICT DO NOTHING`, user, groups); err != nil {
 	return nil
 }
 
-const tokenCols = `key, user_key, kind, hint, hash, scope, note, created, expires, revoked`
-
-// tokens runs a query returning tokenCols rows.
-func (t *readTx) tokens(ctx context.Context, sql string, args ...any) ([]*shelfmark.Token, error) {
-	var out []*shelfmark.Token
-	_, err := t.r.query(ctx, sql, args, func(rows pgx.Rows) error {
-		var (
-			tk               shelfmark.Token
-			kind, scope      string
-			created          int64
-			expires, revoked *int64
-		)
-		if err := rows.Scan(&tk.Key, &tk.User, &kind, &tk.Hint, &tk.Hash, &scope, &tk.Note, &created, &expires, &revoked); err != nil {
-			return err
-		}
-		tk.Kind = shelfmark.TokenKind(kind)
-		tk.Scope = shelfmark.Scope(scope)
-		tk.Created = fromMicros(created)
-		tk.Expires = timePtr(expires)
-		tk.Revoked = timePtr(revoked)
-		out = append(out, &tk)
-		return nil
-	})
-	return out, err
-}
-
-// TokenByHash returns the token whose secret hashes to hash, or nil.
-func (t *readTx) TokenByHash(ctx context.Context, hash []byte) (*shelfmark.Token, error) {
-	ts, err := t.tokens(ctx, `SELECT `+tokenCols+` FROM tokens WHERE hash = $1`, hash)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read token: %w", err)
-	}
-	if len(ts) == 0 {
-		return nil, nil
-	}
-	return ts[0], nil
-}
-
-// Tokens returns a user's tokens of a kind, newest first.
-func (t *readTx) Tokens(ctx context.Context, user int64, kind shelfmark.TokenKind) ([]*shelfmark.Token, error) {
-	ts, err := t.tokens(ctx, `SELECT `+tokenCols+` FROM tokens WHERE user_key = $1 AND kind = $2 ORDER BY key DESC`,
-		user, string(kind))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list tokens of user %d: %w", user, err)
-	}
-	return ts, nil
-}
-
 // InsertToken stores tk and sets tk.Key.
 func (t *writeTx) InsertToken(ctx context.Context, tk *shelfmark.Token) error {
 	if err := t.r.queryRow(ctx, `INSERT INTO tokens (user_key, kind, hint, hash, scope, note, created, expires, revoked)
@@ -200,47 +89,6 @@ func (t *writeTx) RevokeToken(ctx context.Context, user, key int64, at time.Time
 	return n == 1, nil
 }
 
-func (t *readTx) grants(ctx context.Context, sql string, arg any) ([]shelfmark.Grant, error) {
-	var out []shelfmark.Grant
-	_, err := t.r.query(ctx, sql, []any{arg}, func(rows pgx.Rows) error {
-		var g shelfmark.Grant
-		var role string
-		err := rows.Scan(&g.Resource, &g.Principal, &role)
-		g.Role = shelfmark.Role(role)
-		out = append(out, g)
-		return err
-	})
-	return out, err
-}
-
-// GrantsOn returns the grants on resources, by resource, principal and
-// role.
-func (t *readTx) GrantsOn(ctx context.Context, resources []int64) ([]shelfmark.Grant, error) {
-	if len(resources) == 0 {
-		return nil, nil
-	}
-	gs, err := t.grants(ctx, `SELECT resource, principal, role FROM grants WHERE resource = ANY($1)
-ORDER BY resource, principal, role`, resources)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read grants on %d resources: %w", len(resources), err)
-	}
-	return gs, nil
-}
-
-// GrantsTo returns the grants made to principals, by resource, principal
-// and role.
-func (t *readTx) GrantsTo(ctx context.Context, principals []string) ([]shelfmark.Grant, error) {
-	if len(principals) == 0 {
-		return nil, nil
-	}
-	gs, err := t.grants(ctx, `SELECT resource, principal, role FROM grants WHERE principal = ANY($1)
-ORDER BY resource, principal, role`, principals)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read grants to %d principals: %w", len(principals), err)
-	}
-	return gs, nil
-}
-
 // SetGrants replaces the grants on resource (each grant's own Resource is
 // ignored), in two statements.
 func (t *writeTx) SetGrants(ctx context.Context, resource int64, grants []shelfmark.Grant) error {
@@ -259,24 +107,6 @@ SELECT $1, p, r FROM unnest($2::text[], $3::text[]) AS x(p, r) ON CONFLICT DO NO
 		return fmt.Errorf("postgres: set grants on %d: %w", resource, err)
 	}
 	return nil
-}
-
-// Owners returns the depositor of each of keys that has one.
-func (t *readTx) Owners(ctx context.Context, keys []int64) (map[int64]int64, error) {
-	out := map[int64]int64{}
-	if len(keys) == 0 {
-		return out, nil
-	}
-	if _, err := t.r.query(ctx, `SELECT resource, user_key FROM owners WHERE resource = ANY($1)`, []any{keys},
-		func(rows pgx.Rows) error {
-			var k, u int64
-			err := rows.Scan(&k, &u)
-			out[k] = u
-			return err
-		}); err != nil {
-		return nil, fmt.Errorf("postgres: read owners of %d resources: %w", len(keys), err)
-	}
-	return out, nil
 }
 
 // SetOwners records user as the depositor of keys, replacing any other.
@@ -371,17 +201,6 @@ SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::t
 	return nil
 }
 
-// Setting returns the setting name and whether it is set.
-func (t *readTx) Setting(ctx context.Context, name string) (string, bool, error) {
-	var v string
-	n, err := t.r.query(ctx, `SELECT value FROM settings WHERE name = $1`, []any{name},
-		func(rows pgx.Rows) error { return rows.Scan(&v) })
-	if err != nil {
-		return "", false, fmt.Errorf("postgres: read setting %q: %w", name, err)
-	}
-	return v, n == 1, nil
-}
-
 // InitSetting stores value under name unless a value is there already,
 // and returns the stored value. The insert waits for a concurrent one of
 // the same name and then does nothing; the read that follows (READ
@@ -401,7 +220,7 @@ func (t *writeTx) InitSetting(ctx context.Context, name, value string) (string, 
 // accessDueSQL reads the live resources whose embargo or lease ends at or
 // before $1: a range of each of the partial indexes resources_embargo_live
 // and resources_lease_live.
-const accessDueSQL = `SELECT ` + resourceCols + ` FROM resources WHERE key IN (
+const accessDueSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key IN (
 SELECT key FROM resources WHERE embargo IS NOT NULL AND deleted IS NULL AND embargo <= $1
 UNION SELECT key FROM resources WHERE lease IS NOT NULL AND deleted IS NULL AND lease <= $1)
 ORDER BY key LIMIT $2`
@@ -412,7 +231,7 @@ func (t *readTx) AccessDue(ctx context.Context, now time.Time, limit int) ([]*sh
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := t.resources(ctx, accessDueSQL, micros(now), int64(limit))
+	rows, err := t.ResourceRows(ctx, accessDueSQL, micros(now), int64(limit))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read resources whose embargo or lease ended: %w", err)
 	}

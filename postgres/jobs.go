@@ -3,31 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
-
-// jobCols are the columns scanJob reads, in its order.
-const jobCols = `id, queue, resource, state, attempt, run_at, lease, worker, error, created`
-
-func scanJob(rows pgx.Rows) (*shelfmark.Job, error) {
-	var j shelfmark.Job
-	var state string
-	var runAt, lease, created int64
-	if err := rows.Scan(&j.ID, &j.Queue, &j.Resource, &state, &j.Attempt, &runAt, &lease, &j.Worker, &j.Error, &created); err != nil {
-		return nil, err
-	}
-	j.State = shelfmark.JobState(state)
-	j.RunAt, j.Created = fromMicros(runAt), fromMicros(created)
-	if lease != 0 {
-		j.Lease = fromMicros(lease)
-	}
-	return &j, nil
-}
 
 // EnqueueJobs adds queued jobs in one statement; a (queue, resource) that
 // has one already is skipped by the unique index.
@@ -47,43 +29,6 @@ ON CONFLICT (queue, resource) DO NOTHING`, queues, res, micros(now)); err != nil
 	return nil
 }
 
-// claimSQL takes the oldest ready jobs of an unpaused queue. FOR UPDATE
-// SKIP LOCKED lets workers on several machines claim at once: each skips
-// the rows another is taking, so no job is handed out twice. The rows are
-// picked once, in a MATERIALIZED CTE: as a subquery joined by UPDATE …
-// FROM, the planner may run the pick again, and rows locked by a run whose
-// result is not used stay queued but hidden from other claimers until the
-// transaction ends.
-const claimSQL = `WITH c AS MATERIALIZED (
-    SELECT id FROM jobs
-    WHERE queue = $1 AND state = 'queued' AND run_at <= $2
-      AND NOT EXISTS (SELECT 1 FROM job_queues WHERE name = $1 AND paused)
-    ORDER BY run_at, id LIMIT $3
-    FOR UPDATE SKIP LOCKED)
-UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, lease = $4, worker = $5
-FROM c WHERE j.id = c.id
-RETURNING j.id, j.queue, j.resource, j.state, j.attempt, j.run_at, j.lease, j.worker, j.error, j.created`
-
-// ClaimJobs takes up to c.N ready jobs for c.Worker.
-func (t *writeTx) ClaimJobs(ctx context.Context, c shelfmark.Claim) ([]*shelfmark.Job, error) {
-	var out []*shelfmark.Job
-	_, err := t.r.query(ctx, claimSQL, []any{c.Queue, micros(c.Now), c.N, micros(c.Lease), c.Worker}, func(rows pgx.Rows) error {
-		j, err := scanJob(rows)
-		out = append(out, j)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: claim %s jobs: %w", c.Queue, err)
-	}
-	sort.Slice(out, func(i, k int) bool {
-		if !out[i].RunAt.Equal(out[k].RunAt) {
-			return out[i].RunAt.Before(out[k].RunAt)
-		}
-		return out[i].ID < out[k].ID
-	})
-	return out, nil
-}
-
 // DeleteJobs removes finished jobs.
 func (t *writeTx) DeleteJobs(ctx context.Context, ids []int64) error {
 	if len(ids) == 0 {
@@ -91,23 +36,6 @@ func (t *writeTx) DeleteJobs(ctx context.Context, ids []int64) error {
 	}
 	if _, err := t.r.exec(ctx, `DELETE FROM jobs WHERE id = ANY($1::bigint[])`, ids); err != nil {
 		return fmt.Errorf("postgres: delete %d jobs: %w", len(ids), err)
-	}
-	return nil
-}
-
-// RequeueJob puts a job back, ready at runAt, with its error.
-func (t *writeTx) RequeueJob(ctx context.Context, id int64, runAt time.Time, msg string) error {
-	if _, err := t.r.exec(ctx, `UPDATE jobs SET state = 'queued', run_at = $2, lease = 0, error = $3 WHERE id = $1`,
-		id, micros(runAt), msg); err != nil {
-		return fmt.Errorf("postgres: requeue job %d: %w", id, err)
-	}
-	return nil
-}
-
-// FailJob marks a job failed.
-func (t *writeTx) FailJob(ctx context.Context, id int64, msg string) error {
-	if _, err := t.r.exec(ctx, `UPDATE jobs SET state = 'failed', lease = 0, error = $2 WHERE id = $1`, id, msg); err != nil {
-		return fmt.Errorf("postgres: fail job %d: %w", id, err)
 	}
 	return nil
 }
@@ -160,38 +88,12 @@ ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`, queue, paused); err 
 	return nil
 }
 
-// QueueCounts counts jobs per queue and state.
-func (t *readTx) QueueCounts(ctx context.Context, now time.Time) ([]shelfmark.QueueCount, error) {
-	counts := shelfmark.QueueCounter{}
-	_, err := t.r.query(ctx, `SELECT queue, state, count(*), count(*) FILTER (WHERE run_at <= $1) FROM jobs GROUP BY queue, state`,
-		[]any{micros(now)}, func(rows pgx.Rows) error {
-			var q, state string
-			var n, ready int64
-			err := rows.Scan(&q, &state, &n, &ready)
-			counts.Add(q, shelfmark.JobState(state), n, ready)
-			return err
-		})
-	if err == nil {
-		_, err = t.r.query(ctx, `SELECT name, paused FROM job_queues`, nil, func(rows pgx.Rows) error {
-			var q string
-			var p bool
-			err := rows.Scan(&q, &p)
-			counts.Paused(q, p)
-			return err
-		})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres: count jobs: %w", err)
-	}
-	return counts.Counts(), nil
-}
-
 // Jobs lists jobs by id.
 func (t *readTx) Jobs(ctx context.Context, f shelfmark.JobFilter) ([]*shelfmark.Job, error) {
 	var out []*shelfmark.Job
-	_, err := t.r.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE id > $1 AND ($2 = '' OR queue = $2) AND ($3 = '' OR state = $3)
+	_, err := t.r.query(ctx, `SELECT `+sqlstore.JobCols+` FROM jobs WHERE id > $1 AND ($2 = '' OR queue = $2) AND ($3 = '' OR state = $3)
 ORDER BY id LIMIT $4`, []any{f.After, f.Queue, string(f.State), f.Limit}, func(rows pgx.Rows) error {
-		j, err := scanJob(rows)
+		j, err := sqlstore.ScanJob(rows)
 		out = append(out, j)
 		return err
 	})

@@ -3,14 +3,11 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // The OAI-PMH view (oai.go in the root package, migration 0003_oai.sql).
@@ -18,82 +15,14 @@ import (
 // of oai_records_prefix (prefix, seq), the rows of a set one range of the
 // primary key of oai_set_records (collection, prefix, seq).
 
-// oaiCols are the columns scanOAIRecord reads; oaiColsPayload adds the
-// payload.
 const (
-	oaiCols        = `seq, prefix, key, datestamp, deleted, sets`
-	oaiColsPayload = oaiCols + `, payload`
-	oaiColsO       = `o.seq, o.prefix, o.key, o.datestamp, o.deleted, o.sets`
+	oaiColsO = `o.seq, o.prefix, o.key, o.datestamp, o.deleted, o.sets`
 )
-
-func oaiColumns(payload bool) string {
-	if payload {
-		return oaiColsPayload
-	}
-	return oaiCols
-}
-
-func scanOAIRecord(rows pgx.Rows, payload bool) (*shelfmark.OAIRecord, error) {
-	var (
-		rec       shelfmark.OAIRecord
-		datestamp int64
-		sets      string
-	)
-	dest := []any{&rec.Seq, &rec.Prefix, &rec.Key, &datestamp, &rec.Deleted, &sets}
-	if payload {
-		dest = append(dest, &rec.Payload)
-	}
-	if err := rows.Scan(dest...); err != nil {
-		return nil, err
-	}
-	rec.Datestamp = time.Unix(datestamp, 0).UTC()
-	var err error
-	if rec.Sets, err = parseSets(sets); err != nil {
-		return nil, fmt.Errorf("row %d: %w", rec.Seq, err)
-	}
-	return &rec, nil
-}
-
-// sortedSets returns keys ascending, without repeats.
-func sortedSets(keys []int64) []int64 {
-	return slices.Compact(slices.Sorted(slices.Values(keys)))
-}
-
-// formatSets encodes set keys as stored in oai_records.sets: ascending,
-// without repeats, comma-separated; "" for none.
-func formatSets(sets []int64) string {
-	s := sortedSets(sets)
-	b := make([]byte, 0, 12*len(s))
-	for i, k := range s {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, k, 10)
-	}
-	return string(b)
-}
-
-// parseSets decodes oai_records.sets.
-func parseSets(s string) ([]int64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	parts := strings.Split(s, ",")
-	out := make([]int64, len(parts))
-	for i, p := range parts {
-		k, err := strconv.ParseInt(p, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("sets %q: %w", s, err)
-		}
-		out[i] = k
-	}
-	return out, nil
-}
 
 // oaiListSQL is a page of a format's rows: one range of oai_records_prefix.
 // $1 prefix, $2 after, $3 max, $4 limit.
 func oaiListSQL(payload bool) string {
-	return `SELECT ` + oaiColumns(payload) + ` FROM oai_records
+	return `SELECT ` + sqlstore.OAIColumns(payload) + ` FROM oai_records
 WHERE prefix = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`
 }
 
@@ -119,19 +48,6 @@ func oaiSetListSQL(payload bool) string {
 ORDER BY p.seq`
 }
 
-// oaiRecords runs a query returning oaiColumns(payload) rows.
-func (t *readTx) oaiRecords(ctx context.Context, sql string, args []any, payload bool) ([]*shelfmark.OAIRecord, error) {
-	var out []*shelfmark.OAIRecord
-	_, err := t.r.query(ctx, sql, args, func(rows pgx.Rows) error {
-		rec, err := scanOAIRecord(rows, payload)
-		if err == nil {
-			out = append(out, rec)
-		}
-		return err
-	})
-	return out, err
-}
-
 // OAIRecords returns up to l.Limit rows of the list, by seq, in one
 // statement (oaiListSQL, or oaiSetListSQL with sets).
 func (t *readTx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.OAIRecord, error) {
@@ -143,10 +59,10 @@ func (t *readTx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfm
 		err error
 	)
 	if len(l.Sets) == 0 {
-		out, err = t.oaiRecords(ctx, oaiListSQL(l.Payload), []any{l.Prefix, l.After, l.Max, int64(l.Limit)}, l.Payload)
+		out, err = sqlstore.OAIRecords(ctx, t, oaiListSQL(l.Payload), []any{l.Prefix, l.After, l.Max, int64(l.Limit)}, l.Payload)
 	} else {
-		out, err = t.oaiRecords(ctx, oaiSetListSQL(l.Payload),
-			[]any{sortedSets(l.Sets), l.Prefix, l.After, l.Max, int64(l.Limit)}, l.Payload)
+		out, err = sqlstore.OAIRecords(ctx, t, oaiSetListSQL(l.Payload),
+			[]any{sqlstore.SortedSets(l.Sets), l.Prefix, l.After, l.Max, int64(l.Limit)}, l.Payload)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: oai records of %s after %d: %w", l.Prefix, l.After, err)
@@ -186,15 +102,6 @@ func (t *readTx) OAICount(ctx context.Context, prefix string, set int64) (shelfm
 	return shelfmark.OAITally{N: zeroNull(n), First: zeroNull(first), Last: zeroNull(last)}, nil
 }
 
-// ceilUnix rounds a time up to whole seconds.
-func ceilUnix(t time.Time) int64 {
-	s := t.Unix()
-	if t.Nanosecond() > 0 {
-		s++
-	}
-	return s
-}
-
 // OAISeqRange turns [from, until] into the seq range (after, max] of
 // prefix, from one row at each end of the window in oai_records_datestamp
 // (prefix, datestamp, seq). Datestamps never fall as seq rises, so the first
@@ -206,7 +113,7 @@ func (t *readTx) OAISeqRange(ctx context.Context, prefix string, from, until tim
     (SELECT seq FROM oai_records WHERE prefix = $1 AND datestamp >= $2 ORDER BY datestamp, seq LIMIT 1),
     (SELECT seq FROM oai_records WHERE prefix = $1 AND datestamp <= $3 ORDER BY datestamp DESC, seq DESC LIMIT 1),
     (SELECT max(seq) FROM oai_records)`,
-		[]any{prefix, ceilUnix(from), until.Unix()}, &first, &last, &top)
+		[]any{prefix, sqlstore.CeilUnix(from), until.Unix()}, &first, &last, &top)
 	if err != nil {
 		return 0, 0, fmt.Errorf("postgres: oai seq range of %s: %w", prefix, err)
 	}
@@ -224,163 +131,6 @@ func (t *readTx) OAISeqRange(ctx context.Context, prefix string, from, until tim
 		max = zeroNull(last)
 	}
 	return after, max, nil
-}
-
-// OAIBounds returns the highest seq and the earliest datestamp. Datestamps
-// never fall as seq rises, so the earliest is that of the lowest seq: two
-// reads at the ends of the primary key.
-func (t *readTx) OAIBounds(ctx context.Context) (maxSeq int64, earliest time.Time, ok bool, err error) {
-	var top, first *int64
-	err = t.r.queryRow(ctx, `SELECT (SELECT max(seq) FROM oai_records), (SELECT datestamp FROM oai_records ORDER BY seq LIMIT 1)`,
-		nil, &top, &first)
-	if err != nil {
-		return 0, time.Time{}, false, fmt.Errorf("postgres: oai bounds: %w", err)
-	}
-	if top == nil || first == nil {
-		return 0, time.Time{}, false, nil
-	}
-	return *top, time.Unix(*first, 0).UTC(), true, nil
-}
-
-// OAIRecord returns the row of key in prefix, with its payload, or nil.
-func (t *readTx) OAIRecord(ctx context.Context, prefix string, key int64) (*shelfmark.OAIRecord, error) {
-	out, err := t.oaiRecords(ctx, `SELECT `+oaiColsPayload+` FROM oai_records WHERE key = $1 AND prefix = $2`,
-		[]any{key, prefix}, true)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: oai record %d in %s: %w", key, prefix, err)
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out[0], nil
-}
-
-// OAIRecordsOf returns the rows of keys without payloads, by key and
-// prefix, over oai_records_key.
-func (t *readTx) OAIRecordsOf(ctx context.Context, keys []int64) ([]*shelfmark.OAIRecord, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	out, err := t.oaiRecords(ctx, `SELECT `+oaiCols+` FROM oai_records WHERE key = ANY($1) ORDER BY key, prefix`, []any{keys}, false)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: oai records of %d works: %w", len(keys), err)
-	}
-	return out, nil
-}
-
-// oaiSets runs a query returning key, spec, name.
-func (t *readTx) oaiSets(ctx context.Context, sql string, args ...any) ([]shelfmark.OAISet, error) {
-	var out []shelfmark.OAISet
-	_, err := t.r.query(ctx, sql, args, func(rows pgx.Rows) error {
-		var s shelfmark.OAISet
-		err := rows.Scan(&s.Key, &s.Spec, &s.Name)
-		out = append(out, s)
-		return err
-	})
-	return out, err
-}
-
-// OAISets returns up to limit sets with keys above after, by key.
-func (t *readTx) OAISets(ctx context.Context, after int64, limit int) ([]shelfmark.OAISet, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	out, err := t.oaiSets(ctx, `SELECT key, spec, name FROM oai_sets WHERE key > $1 ORDER BY key LIMIT $2`, after, int64(limit))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: oai sets after %d: %w", after, err)
-	}
-	return out, nil
-}
-
-// OAISetsByKey returns the sets among keys, by key.
-func (t *readTx) OAISetsByKey(ctx context.Context, keys []int64) ([]shelfmark.OAISet, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	out, err := t.oaiSets(ctx, `SELECT key, spec, name FROM oai_sets WHERE key = ANY($1) ORDER BY key`, keys)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %d oai sets: %w", len(keys), err)
-	}
-	return out, nil
-}
-
-// OAISetTree returns the key of the set spec and of the sets below it: the
-// exact spec and the range [spec+":", spec+";") of the unique spec index.
-// The column's collation is "C" (bytewise, see the migration), in which ";"
-// follows ":", so the range holds exactly the specs that start with
-// spec+":", and not those of a sibling such as spec+"b".
-func (t *readTx) OAISetTree(ctx context.Context, spec string) ([]int64, error) {
-	var (
-		keys  []int64
-		found bool
-	)
-	_, err := t.r.query(ctx, `SELECT key, true FROM oai_sets WHERE spec = $1
-UNION ALL SELECT key, false FROM oai_sets WHERE spec >= $2 AND spec < $3`,
-		[]any{spec, spec + ":", spec + ";"}, func(rows pgx.Rows) error {
-			var k int64
-			var exact bool
-			err := rows.Scan(&k, &exact)
-			found = found || exact
-			keys = append(keys, k)
-			return err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: oai set tree %q: %w", spec, err)
-	}
-	if !found {
-		return nil, nil
-	}
-	return keys, nil
-}
-
-// Counter returns the value of a named counter, 0 when it was never set.
-func (t *readTx) Counter(ctx context.Context, name string) (int64, error) {
-	var v int64
-	n, err := t.r.query(ctx, `SELECT value FROM counters WHERE name = $1`, []any{name}, func(rows pgx.Rows) error {
-		return rows.Scan(&v)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("postgres: counter %s: %w", name, err)
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	return v, nil
-}
-
-// AddCounter adds delta to a named counter (created at 0) in one upsert
-// and returns the new value.
-func (t *writeTx) AddCounter(ctx context.Context, name string, delta int64) (int64, error) {
-	var v int64
-	if err := t.r.queryRow(ctx, `INSERT INTO counters (name, value) VALUES ($1, $2)
-ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNING value`,
-		[]any{name, delta}, &v); err != nil {
-		return 0, fmt.Errorf("postgres: add to counter %s: %w", name, err)
-	}
-	return v, nil
-}
-
-// latestRecords drops every record that a later one of the same (Key,
-// Prefix) replaces, keeping the order of the rest.
-func latestRecords(recs []*shelfmark.OAIRecord) []*shelfmark.OAIRecord {
-	type id struct {
-		key    int64
-		prefix string
-	}
-	last := make(map[id]int, len(recs))
-	for i, r := range recs {
-		last[id{r.Key, r.Prefix}] = i
-	}
-	if len(last) == len(recs) {
-		return recs
-	}
-	out := make([]*shelfmark.OAIRecord, 0, len(last))
-	for i, r := range recs {
-		if last[id{r.Key, r.Prefix}] == i {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // deleteOldOAISQL removes the rows that a batch replaces ($1 keys, $2
@@ -409,7 +159,7 @@ INSERT INTO oai_counts (prefix, collection, n) SELECT prefix, collection, n FROM
 ON CONFLICT (prefix, collection) DO UPDATE SET n = oai_counts.n + EXCLUDED.n`
 
 var (
-	oaiRecordColumns    = strings.Split(oaiColsPayload, ", ")
+	oaiRecordColumns    = strings.Split(sqlstore.OAIColsPayload, ", ")
 	oaiSetRecordColumns = []string{"collection", "prefix", "seq"}
 )
 
@@ -424,7 +174,7 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 	if len(recs) == 0 {
 		return nil
 	}
-	recs = latestRecords(recs)
+	recs = sqlstore.LatestRecords(recs)
 	n := len(recs)
 	var (
 		seqs, keys, datestamps = make([]int64, n), make([]int64, n), make([]int64, n)
@@ -436,12 +186,12 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 	)
 	for i, r := range recs {
 		seqs[i], keys[i], datestamps[i] = r.Seq, r.Key, r.Datestamp.Unix()
-		prefixes[i], sets[i], deleted[i] = r.Prefix, formatSets(r.Sets), r.Deleted
+		prefixes[i], sets[i], deleted[i] = r.Prefix, sqlstore.FormatSets(r.Sets), r.Deleted
 		payloads[i] = r.Payload
 		if payloads[i] == nil {
 			payloads[i] = []byte{} // NOT NULL
 		}
-		for _, c := range sortedSets(r.Sets) {
+		for _, c := range sqlstore.SortedSets(r.Sets) {
 			eColls, ePrefixes, eSeqs = append(eColls, c), append(ePrefixes, r.Prefix), append(eSeqs, r.Seq)
 		}
 	}
@@ -459,7 +209,7 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 	}
 	for _, r := range recs {
 		bump(countKey{r.Prefix, 0})
-		for _, c := range sortedSets(r.Sets) {
+		for _, c := range sqlstore.SortedSets(r.Sets) {
 			bump(countKey{r.Prefix, c})
 		}
 	}
@@ -476,7 +226,7 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 			return []any{seqs[i], prefixes[i], keys[i], datestamps[i], deleted[i], sets[i], payloads[i]}
 		})
 	} else {
-		_, err = t.r.exec(ctx, `INSERT INTO oai_records (`+oaiColsPayload+`)
+		_, err = t.r.exec(ctx, `INSERT INTO oai_records (`+sqlstore.OAIColsPayload+`)
 SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::boolean[], $6::text[], $7::bytea[])`,
 			seqs, prefixes, keys, datestamps, deleted, sets, payloads)
 	}
@@ -507,18 +257,10 @@ func (t *writeTx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error
 	if len(sets) == 0 {
 		return nil
 	}
-	last := make(map[int64]int, len(sets))
-	for i, s := range sets {
-		last[s.Key] = i
-	}
-	var (
-		keys         = make([]int64, 0, len(last))
-		specs, names = make([]string, 0, len(last)), make([]string, 0, len(last))
-	)
-	for i, s := range sets {
-		if last[s.Key] == i {
-			keys, specs, names = append(keys, s.Key), append(specs, s.Spec), append(names, s.Name)
-		}
+	keys, kept := sqlstore.LatestSets(sets)
+	specs, names := make([]string, len(kept)), make([]string, len(kept))
+	for i, s := range kept {
+		specs[i], names[i] = s.Spec, s.Name
 	}
 	if _, err := t.r.exec(ctx, `DELETE FROM oai_sets WHERE key = ANY($1)`, keys); err != nil {
 		return fmt.Errorf("postgres: put %d oai sets: %w", len(keys), err)
@@ -526,17 +268,6 @@ func (t *writeTx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error
 	if _, err := t.r.exec(ctx, `INSERT INTO oai_sets (key, spec, name) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])`,
 		keys, specs, names); err != nil {
 		return fmt.Errorf("postgres: put %d oai sets: %w", len(keys), err)
-	}
-	return nil
-}
-
-// DeleteOAISets removes sets in one statement.
-func (t *writeTx) DeleteOAISets(ctx context.Context, keys []int64) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	if _, err := t.r.exec(ctx, `DELETE FROM oai_sets WHERE key = ANY($1)`, keys); err != nil {
-		return fmt.Errorf("postgres: delete %d oai sets: %w", len(keys), err)
 	}
 	return nil
 }

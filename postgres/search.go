@@ -400,23 +400,6 @@ func (t *readTx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfma
 	return p.Result(), nil
 }
 
-// SearchDoc returns the stored document of key, or nil.
-func (t *readTx) SearchDoc(ctx context.Context, key int64) (*shelfmark.SearchDoc, error) {
-	var d *shelfmark.SearchDoc
-	_, err := t.r.query(ctx, `SELECT key, work, kind, format, title, body, coalesce(access, 0) FROM search_docs WHERE key = $1`, []any{key},
-		func(rows pgx.Rows) error {
-			d = new(shelfmark.SearchDoc)
-			var kind string
-			err := rows.Scan(&d.Key, &d.Work, &kind, &d.Format, &d.Title, &d.Body, &d.Access)
-			d.Kind = shelfmark.Kind(kind)
-			return err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: search document %d: %w", key, err)
-	}
-	return d, nil
-}
-
 // putSearchDocsSQL upserts documents from arrays. A row whose columns are
 // all unchanged is not written: no new row version, no GIN entries.
 const putSearchDocsSQL = `INSERT INTO search_docs (key, work, kind, format, title, body, access)
@@ -450,18 +433,6 @@ func (t *writeTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 	}
 	if _, err := t.r.exec(ctx, putSearchDocsSQL, keys, works, kinds, formats, titles, bodies, access); err != nil {
 		return fmt.Errorf("postgres: put %d search documents: %w", n, err)
-	}
-	return nil
-}
-
-// DeleteSearchDocs removes the documents of keys and those of the works
-// among keys, in one statement (the primary key and search_docs_work_key).
-func (t *writeTx) DeleteSearchDocs(ctx context.Context, keys []int64) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	if _, err := t.r.exec(ctx, `DELETE FROM search_docs WHERE key = ANY($1) OR work = ANY($1)`, keys); err != nil {
-		return fmt.Errorf("postgres: delete the search documents of %d keys: %w", len(keys), err)
 	}
 	return nil
 }

@@ -3,30 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
 )
-
-// Sources returns the resources of already ingested source keys.
-func (t *readTx) Sources(ctx context.Context, sourceKeys []string) (map[string]int64, error) {
-	out := map[string]int64{}
-	if len(sourceKeys) == 0 {
-		return out, nil
-	}
-	_, err := t.r.query(ctx, `SELECT source_key, resource FROM sources WHERE source_key = ANY($1)`, []any{sourceKeys}, func(rows pgx.Rows) error {
-		var k string
-		var v int64
-		if err := rows.Scan(&k, &v); err != nil {
-			return err
-		}
-		out[k] = v
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read %d source keys: %w", len(sourceKeys), err)
-	}
-	return out, nil
-}
 
 // InsertSources records ingested source keys in one statement (COPY for
 // many keys). A source key recorded already fails either way.

@@ -6,77 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 var _ shelfmark.AccountWriteTx = (*tx)(nil)
-
-// userCols are the columns scanUser reads, in its order: the user's row and
-// its groups as a JSON array.
-const userCols = `u.key, u.name, u.admin, u.disabled, u.password_hash, u.created,
-	(SELECT json_group_array(grp) FROM user_groups g WHERE g.user_key = u.key)`
-
-func scanUser(r *sql.Rows) (*shelfmark.User, error) {
-	var (
-		u       shelfmark.User
-		created int64
-		groups  string
-	)
-	if err := r.Scan(&u.Key, &u.Name, &u.Admin, &u.Disabled, &u.PasswordHash, &created, &groups); err != nil {
-		return nil, err
-	}
-	u.Created = time.UnixMicro(created).UTC()
-	if err := json.Unmarshal([]byte(groups), &u.Groups); err != nil {
-		return nil, fmt.Errorf("groups of user %d: %w", u.Key, err)
-	}
-	if len(u.Groups) == 0 {
-		u.Groups = nil
-	}
-	slices.Sort(u.Groups)
-	return &u, nil
-}
-
-// users runs a query returning userCols rows.
-func (t *tx) users(ctx context.Context, query string, args ...any) ([]*shelfmark.User, error) {
-	var out []*shelfmark.User
-	err := t.query(ctx, query, args, func(r *sql.Rows) error {
-		u, err := scanUser(r)
-		out = append(out, u)
-		return err
-	})
-	return out, err
-}
-
-// UserByName returns the user named name, or nil.
-func (t *tx) UserByName(ctx context.Context, name string) (*shelfmark.User, error) {
-	us, err := t.users(ctx, `SELECT `+userCols+` FROM users u WHERE u.name = ?`, name)
-	if err != nil || len(us) == 0 {
-		return nil, wrap(err, "read user %q", name)
-	}
-	return us[0], nil
-}
-
-// UserByKey returns the user with that key, or nil.
-func (t *tx) UserByKey(ctx context.Context, key int64) (*shelfmark.User, error) {
-	us, err := t.users(ctx, `SELECT `+userCols+` FROM users u WHERE u.key = ?`, key)
-	if err != nil || len(us) == 0 {
-		return nil, wrap(err, "read user %d", key)
-	}
-	return us[0], nil
-}
-
-// Users returns up to limit users with keys above after, by key.
-func (t *tx) Users(ctx context.Context, after int64, limit int) ([]*shelfmark.User, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	us, err := t.users(ctx, `SELECT `+userCols+` FROM users u WHERE u.key > ? ORDER BY u.key LIMIT ?`, after, limit)
-	return us, wrap(err, "list users after %d", after)
-}
 
 // InsertUser stores u (and its groups) and sets u.Key; a taken name is an
 // ECONFLICT error, and leaves the transaction usable.
@@ -131,48 +68,6 @@ func (t *tx) insertGroups(ctx context.Context, user int64, groups []string) erro
 	return nil
 }
 
-const tokenCols = `key, user_key, kind, hint, hash, scope, note, created, expires, revoked`
-
-func scanToken(r *sql.Rows) (*shelfmark.Token, error) {
-	var (
-		tk               shelfmark.Token
-		kind, scope      string
-		created          int64
-		expires, revoked sql.NullInt64
-	)
-	if err := r.Scan(&tk.Key, &tk.User, &kind, &tk.Hint, &tk.Hash, &scope, &tk.Note, &created, &expires, &revoked); err != nil {
-		return nil, err
-	}
-	tk.Kind = shelfmark.TokenKind(kind)
-	tk.Scope = shelfmark.Scope(scope)
-	tk.Created = time.UnixMicro(created).UTC()
-	tk.Expires = microsPtr(expires)
-	tk.Revoked = microsPtr(revoked)
-	return &tk, nil
-}
-
-// TokenByHash returns the token whose secret hashes to hash, or nil.
-func (t *tx) TokenByHash(ctx context.Context, hash []byte) (*shelfmark.Token, error) {
-	var out *shelfmark.Token
-	err := t.query(ctx, `SELECT `+tokenCols+` FROM tokens WHERE hash = ?`, []any{hash}, func(r *sql.Rows) (err error) {
-		out, err = scanToken(r)
-		return err
-	})
-	return out, wrap(err, "read token")
-}
-
-// Tokens returns a user's tokens of a kind, newest first.
-func (t *tx) Tokens(ctx context.Context, user int64, kind shelfmark.TokenKind) ([]*shelfmark.Token, error) {
-	var out []*shelfmark.Token
-	err := t.query(ctx, `SELECT `+tokenCols+` FROM tokens WHERE user_key = ? AND kind = ? ORDER BY key DESC`,
-		[]any{user, string(kind)}, func(r *sql.Rows) error {
-			tk, err := scanToken(r)
-			out = append(out, tk)
-			return err
-		})
-	return out, wrap(err, "list tokens of user %d", user)
-}
-
 // InsertToken stores tk and sets tk.Key.
 func (t *tx) InsertToken(ctx context.Context, tk *shelfmark.Token) error {
 	err := t.queryRow(ctx, `INSERT INTO tokens (user_key, kind, hint, hash, scope, note, created, expires, revoked)
@@ -193,45 +88,6 @@ func (t *tx) RevokeToken(ctx context.Context, user, key int64, at time.Time) (bo
 	return n == 1, nil
 }
 
-func (t *tx) grants(ctx context.Context, query string, arg any) ([]shelfmark.Grant, error) {
-	var out []shelfmark.Grant
-	err := t.query(ctx, query, []any{arg}, func(r *sql.Rows) error {
-		var g shelfmark.Grant
-		var role string
-		err := r.Scan(&g.Resource, &g.Principal, &role)
-		g.Role = shelfmark.Role(role)
-		out = append(out, g)
-		return err
-	})
-	return out, err
-}
-
-// GrantsOn returns the grants on resources, by resource, principal and
-// role.
-func (t *tx) GrantsOn(ctx context.Context, resources []int64) ([]shelfmark.Grant, error) {
-	if len(resources) == 0 {
-		return nil, nil
-	}
-	gs, err := t.grants(ctx, `SELECT resource, principal, role FROM grants
-		WHERE resource IN (SELECT value FROM json_each(?)) ORDER BY resource, principal, role`, jsonInts(resources))
-	return gs, wrap(err, "read grants on %d resources", len(resources))
-}
-
-// GrantsTo returns the grants made to principals, by resource, principal
-// and role.
-func (t *tx) GrantsTo(ctx context.Context, principals []string) ([]shelfmark.Grant, error) {
-	if len(principals) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(principals)
-	if err != nil {
-		return nil, err
-	}
-	gs, err := t.grants(ctx, `SELECT resource, principal, role FROM grants
-		WHERE principal IN (SELECT value FROM json_each(?)) ORDER BY resource, principal, role`, string(b))
-	return gs, wrap(err, "read grants to %d principals", len(principals))
-}
-
 // SetGrants replaces the grants on resource (each grant's own Resource is
 // ignored).
 func (t *tx) SetGrants(ctx context.Context, resource int64, grants []shelfmark.Grant) error {
@@ -249,25 +105,6 @@ func (t *tx) SetGrants(ctx context.Context, resource int64, grants []shelfmark.G
 		}
 		return nil
 	})
-}
-
-// Owners returns the depositor of each of keys that has one.
-func (t *tx) Owners(ctx context.Context, keys []int64) (map[int64]int64, error) {
-	out := map[int64]int64{}
-	if len(keys) == 0 {
-		return out, nil
-	}
-	err := t.query(ctx, `SELECT resource, user_key FROM owners WHERE resource IN (SELECT value FROM json_each(?))`,
-		[]any{jsonInts(keys)}, func(r *sql.Rows) error {
-			var k, u int64
-			err := r.Scan(&k, &u)
-			out[k] = u
-			return err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: read owners of %d resources: %w", len(keys), err)
-	}
-	return out, nil
 }
 
 // SetOwners records user as the depositor of keys, replacing any other.
@@ -360,18 +197,6 @@ func (t *tx) InsertAudit(ctx context.Context, entries []*shelfmark.AuditEntry) e
 	})
 }
 
-// Setting returns the setting name and whether it is set.
-func (t *tx) Setting(ctx context.Context, name string) (string, bool, error) {
-	var v string
-	err := t.queryRow(ctx, `SELECT value FROM settings WHERE name = ?`, []any{name}, &v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	} else if err != nil {
-		return "", false, fmt.Errorf("sqlite: read setting %q: %w", name, err)
-	}
-	return v, true, nil
-}
-
 // InitSetting stores value under name unless a value is there already,
 // and returns the stored value. SQLite has one writer, and the insert
 // leaves a value stored by another process first as it is.
@@ -389,7 +214,7 @@ func (t *tx) InitSetting(ctx context.Context, name, value string) (string, error
 // accessDueSQL reads the live resources whose embargo or lease ends at or
 // before a time: a range of each of the partial indexes
 // resources_embargo_live and resources_lease_live.
-var accessDueSQL = `SELECT ` + resourceCols + ` FROM resources WHERE key IN (
+var accessDueSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key IN (
 	SELECT key FROM resources INDEXED BY resources_embargo_live WHERE embargo IS NOT NULL AND deleted IS NULL AND embargo <= ?
 	UNION SELECT key FROM resources INDEXED BY resources_lease_live WHERE lease IS NOT NULL AND deleted IS NULL AND lease <= ?)
 	ORDER BY key LIMIT ?`
@@ -400,12 +225,7 @@ func (t *tx) AccessDue(ctx context.Context, now time.Time, limit int) ([]*shelfm
 	if limit <= 0 {
 		return nil, nil
 	}
-	var out []*shelfmark.ResourceRow
-	err := t.query(ctx, accessDueSQL, []any{now.UnixMicro(), now.UnixMicro(), limit}, func(r *sql.Rows) error {
-		row, err := scanResource(r)
-		out = append(out, row)
-		return err
-	})
+	out, err := t.ResourceRows(ctx, accessDueSQL, now.UnixMicro(), now.UnixMicro(), limit)
 	return out, wrap(err, "read resources whose embargo or lease ended")
 }
 

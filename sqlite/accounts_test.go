@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // TestMigrationRenamesRestricted: a database written before accounts
@@ -107,9 +108,9 @@ func TestAccountPlans(t *testing.T) {
 			"SEARCH resources USING INTEGER PRIMARY KEY (rowid=?)",
 			"SEARCH resources USING INDEX resources_embargo_live (embargo>? AND embargo<?)",
 			"SEARCH resources USING INDEX resources_lease_live (lease>? AND lease<?)"}},
-		{"token", `SELECT ` + tokenCols + ` FROM tokens WHERE hash = ?`, []any{[]byte("x")},
+		{"token", `SELECT ` + sqlstore.TokenCols + ` FROM tokens WHERE hash = ?`, []any{[]byte("x")},
 			[]string{"SEARCH tokens USING INDEX sqlite_autoindex_tokens_1 (hash=?)"}},
-		{"tokens", `SELECT ` + tokenCols + ` FROM tokens WHERE user_key = ? AND kind = ? ORDER BY key DESC`, []any{1, "api"},
+		{"tokens", `SELECT ` + sqlstore.TokenCols + ` FROM tokens WHERE user_key = ? AND kind = ? ORDER BY key DESC`, []any{1, "api"},
 			[]string{"SEARCH tokens USING INDEX tokens_user (user_key=? AND kind=?)"}},
 		{"grants to", `SELECT resource, principal, role FROM grants
 		WHERE principal IN (SELECT value FROM json_each(?)) ORDER BY resource, principal, role`, []any{`["user:a"]`},

@@ -8,13 +8,11 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"embed"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -22,10 +20,8 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // Options configure a database.
 type Options struct {
@@ -52,6 +48,8 @@ type Options struct {
 
 // DB is a SQLite database. It implements shelfmark.Storage.
 type DB struct {
+	sqlstore.AuthFailures
+
 	path   string
 	tracer shelfmark.StatementTracer
 	write  *sql.DB // one writer at a time (writeMu), plus a spare connection for preparing statements
@@ -119,6 +117,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	db := &DB{path: path, tracer: opts.Tracer, write: w, stmts: map[string]*sql.Stmt{}, searchTimeout: searchTimeout(opts.SearchTimeout)}
+	db.AuthFailures = sqlstore.NewAuthFailures(&dialect, db.limiter)
 	if err := requireFTS5(ctx, w); err != nil {
 		w.Close()
 		return nil, err
@@ -240,7 +239,7 @@ func (db *DB) View(ctx context.Context, fn func(shelfmark.ReadTx) error) error {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer sqlTx.Rollback()
-	return fn(&tx{db: db, pool: db.read, sqlTx: sqlTx})
+	return fn(db.newTx(db.read, sqlTx))
 }
 
 // Update runs fn in a write transaction (BEGIN IMMEDIATE) and commits it.
@@ -251,7 +250,7 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 	if err != nil {
 		return full(fmt.Errorf("begin write: %w", err))
 	}
-	if err := fn(&tx{db: db, pool: db.write, sqlTx: sqlTx}); err != nil {
+	if err := fn(db.newTx(db.write, sqlTx)); err != nil {
 		if rerr := sqlTx.Rollback(); rerr != nil {
 			return fmt.Errorf("%w (and rollback failed: %v)", err, rerr)
 		}
@@ -282,46 +281,6 @@ func (db *DB) AllocateKeys(ctx context.Context, n int) (int64, error) {
 		return 0, fmt.Errorf("allocate keys: %w", err)
 	}
 	return last - int64(n) + 1, nil
-}
-
-// migrate applies the embedded migrations not yet recorded.
-func (db *DB) migrate(ctx context.Context) error {
-	if _, err := db.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY)`); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
-	}
-	names, err := migrations.ReadDir("migrations")
-	if err != nil {
-		return fmt.Errorf("read migrations: %w", err)
-	}
-	sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
-	for _, e := range names {
-		var n int
-		if err := db.write.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, e.Name()).Scan(&n); err != nil {
-			return fmt.Errorf("check migration %s: %w", e.Name(), err)
-		} else if n > 0 {
-			continue
-		}
-		body, err := migrations.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			return fmt.Errorf("read migration %s: %w", e.Name(), err)
-		}
-		t, err := db.write.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("begin migration %s: %w", e.Name(), err)
-		}
-		if _, err := t.ExecContext(ctx, string(body)); err != nil {
-			t.Rollback()
-			return fmt.Errorf("apply migration %s: %w", e.Name(), err)
-		}
-		if _, err := t.ExecContext(ctx, `INSERT INTO schema_migrations (name) VALUES (?)`, e.Name()); err != nil {
-			t.Rollback()
-			return fmt.Errorf("record migration %s: %w", e.Name(), err)
-		}
-		if err := t.Commit(); err != nil {
-			return fmt.Errorf("commit migration %s: %w", e.Name(), err)
-		}
-	}
-	return nil
 }
 
 // connector opens connections with mattn's driver without registering a

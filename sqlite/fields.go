@@ -2,39 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"fmt"
 
 	"github.com/shelfmark/shelfmark"
 )
-
-// Fields returns a resource's fields, sorted by predicate.
-func (t *tx) Fields(ctx context.Context, key int64, predicates ...string) ([]shelfmark.Field, error) {
-	q := `SELECT predicate, objects FROM fields WHERE resource = ? ORDER BY predicate`
-	args := []any{key}
-	if len(predicates) > 0 {
-		b, _ := json.Marshal(predicates)
-		q = `SELECT predicate, objects FROM fields WHERE resource = ? AND predicate IN (SELECT value FROM json_each(?)) ORDER BY predicate`
-		args = append(args, string(b))
-	}
-	var out []shelfmark.Field
-	err := t.query(ctx, q, args, func(r *sql.Rows) error {
-		var f shelfmark.Field
-		var raw []byte
-		if err := r.Scan(&f.Predicate, &raw); err != nil {
-			return err
-		}
-		objs, err := shelfmark.DecodeObjects(raw)
-		if err != nil {
-			return fmt.Errorf("resource %d field %s: %w", key, f.Predicate, err)
-		}
-		f.Objects = objs
-		out = append(out, f)
-		return nil
-	})
-	return out, err
-}
 
 // PutFields upserts fields with objects and deletes those without, up to
 // 64 rows per statement.

@@ -6,30 +6,8 @@ import (
 	"fmt"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
-
-// File returns the file description of key, or nil.
-func (t *tx) File(ctx context.Context, key int64) (*shelfmark.File, error) {
-	var out *shelfmark.File
-	err := t.query(ctx, `SELECT name, media_type, size, sha256, sha512, md5, use, external_url,
-  format_id, format_name, format_version, format_mime, width, height, pages, format_note FROM files WHERE resource = ?`,
-		[]any{key}, func(r *sql.Rows) error {
-			var f shelfmark.File
-			var fm shelfmark.Format
-			var id sql.NullString
-			out = &f
-			if err := r.Scan(&f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
-				&id, &fm.Name, &fm.Version, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages, &fm.Note); err != nil {
-				return err
-			}
-			if id.Valid {
-				fm.PRONOM = id.String
-				f.Format = &fm
-			}
-			return nil
-		})
-	return out, err
-}
 
 // InsertFiles stores file descriptions (with their format, when known).
 func (t *tx) InsertFiles(ctx context.Context, keys []int64, files []*shelfmark.File) error {
@@ -57,7 +35,7 @@ func (t *tx) InsertFiles(ctx context.Context, keys []int64, files []*shelfmark.F
 // (SQLite's form of a lateral join: a correlated subquery with LIMIT,
 // which unlike a window function over all the parents' files needs no
 // temporary table of them).
-var childFilesSQL = `SELECT ` + resourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
+var childFilesSQL = `SELECT ` + sqlstore.ResourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
   f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note
 FROM json_each(?1) p JOIN resources r ON r.key IN (
   SELECT c.key FROM resources c WHERE c.parent = p.value AND c.kind = 'file' AND c.deleted IS NULL ORDER BY c.position LIMIT ?2)
@@ -75,16 +53,16 @@ func (t *tx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]
 	err := t.query(ctx, childFilesSQL,
 		[]any{jsonInts(parents), perParent}, func(rows *sql.Rows) error {
 			var (
-				rs rowScan
+				rs sqlstore.RowScan[nullable]
 				f  shelfmark.File
 				fm shelfmark.Format
 				id sql.NullString
 			)
-			if err := rows.Scan(append(rs.dest(), &f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
+			if err := rows.Scan(append(rs.Dest(), &f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
 				&id, &fm.Name, &fm.Version, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages, &fm.Note)...); err != nil {
 				return err
 			}
-			row := rs.result()
+			row := rs.Result()
 			if id.Valid {
 				fm.PRONOM = id.String
 				f.Format = &fm

@@ -4,29 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
-
-// jobCols are the columns scanJob reads, in its order.
-const jobCols = `id, queue, resource, state, attempt, run_at, lease, worker, error, created`
-
-func scanJob(r *sql.Rows) (*shelfmark.Job, error) {
-	var j shelfmark.Job
-	var state string
-	var runAt, lease, created int64
-	if err := r.Scan(&j.ID, &j.Queue, &j.Resource, &state, &j.Attempt, &runAt, &lease, &j.Worker, &j.Error, &created); err != nil {
-		return nil, err
-	}
-	j.State = shelfmark.JobState(state)
-	j.RunAt, j.Created = time.UnixMicro(runAt).UTC(), time.UnixMicro(created).UTC()
-	if lease != 0 {
-		j.Lease = time.UnixMicro(lease).UTC()
-	}
-	return &j, nil
-}
 
 // EnqueueJobs adds queued jobs; a (queue, resource) that has one already is
 // skipped by the unique index.
@@ -48,31 +30,6 @@ func (t *tx) EnqueueJobs(ctx context.Context, jobs []shelfmark.NewJob, now time.
 	return nil
 }
 
-// ClaimJobs takes the oldest ready jobs of an unpaused queue in one
-// statement. SQLite has one writer, so no two claims overlap.
-func (t *tx) ClaimJobs(ctx context.Context, c shelfmark.Claim) ([]*shelfmark.Job, error) {
-	var out []*shelfmark.Job
-	err := t.query(ctx, `UPDATE jobs SET state = 'running', attempt = attempt + 1, lease = ?, worker = ?
-WHERE id IN (SELECT id FROM jobs WHERE queue = ? AND state = 'queued' AND run_at <= ? ORDER BY run_at, id LIMIT ?)
-  AND NOT EXISTS (SELECT 1 FROM job_queues WHERE name = ? AND paused <> 0)
-RETURNING `+jobCols,
-		[]any{c.Lease.UnixMicro(), c.Worker, c.Queue, c.Now.UnixMicro(), c.N, c.Queue}, func(r *sql.Rows) error {
-			j, err := scanJob(r)
-			out = append(out, j)
-			return err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("claim %s jobs: %w", c.Queue, err)
-	}
-	sort.Slice(out, func(i, k int) bool {
-		if !out[i].RunAt.Equal(out[k].RunAt) {
-			return out[i].RunAt.Before(out[k].RunAt)
-		}
-		return out[i].ID < out[k].ID
-	})
-	return out, nil
-}
-
 // DeleteJobs removes finished jobs.
 func (t *tx) DeleteJobs(ctx context.Context, ids []int64) error {
 	err := chunked(len(ids), func(lo, hi int) error {
@@ -85,23 +42,6 @@ func (t *tx) DeleteJobs(ctx context.Context, ids []int64) error {
 	})
 	if err != nil {
 		return fmt.Errorf("delete %d jobs: %w", len(ids), err)
-	}
-	return nil
-}
-
-// RequeueJob puts a job back, ready at runAt, with its error.
-func (t *tx) RequeueJob(ctx context.Context, id int64, runAt time.Time, msg string) error {
-	if _, err := t.exec(ctx, `UPDATE jobs SET state = 'queued', run_at = ?, lease = 0, error = ? WHERE id = ?`,
-		runAt.UnixMicro(), msg, id); err != nil {
-		return fmt.Errorf("requeue job %d: %w", id, err)
-	}
-	return nil
-}
-
-// FailJob marks a job failed.
-func (t *tx) FailJob(ctx context.Context, id int64, msg string) error {
-	if _, err := t.exec(ctx, `UPDATE jobs SET state = 'failed', lease = 0, error = ? WHERE id = ?`, msg, id); err != nil {
-		return fmt.Errorf("fail job %d: %w", id, err)
 	}
 	return nil
 }
@@ -175,35 +115,9 @@ func (t *tx) SetQueuePaused(ctx context.Context, queue string, paused bool) erro
 	return nil
 }
 
-// QueueCounts counts jobs per queue and state.
-func (t *tx) QueueCounts(ctx context.Context, now time.Time) ([]shelfmark.QueueCount, error) {
-	counts := shelfmark.QueueCounter{}
-	err := t.query(ctx, `SELECT queue, state, count(*), coalesce(sum(run_at <= ?), 0) FROM jobs GROUP BY queue, state`,
-		[]any{now.UnixMicro()}, func(r *sql.Rows) error {
-			var q, state string
-			var n, ready int64
-			err := r.Scan(&q, &state, &n, &ready)
-			counts.Add(q, shelfmark.JobState(state), n, ready)
-			return err
-		})
-	if err == nil {
-		err = t.query(ctx, `SELECT name, paused FROM job_queues`, nil, func(r *sql.Rows) error {
-			var q string
-			var p int
-			err := r.Scan(&q, &p)
-			counts.Paused(q, p != 0)
-			return err
-		})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("count jobs: %w", err)
-	}
-	return counts.Counts(), nil
-}
-
 // Jobs lists jobs by id.
 func (t *tx) Jobs(ctx context.Context, f shelfmark.JobFilter) ([]*shelfmark.Job, error) {
-	q := `SELECT ` + jobCols + ` FROM jobs WHERE id > ?`
+	q := `SELECT ` + sqlstore.JobCols + ` FROM jobs WHERE id > ?`
 	args := []any{f.After}
 	if f.Queue != "" {
 		q += ` AND queue = ?`
@@ -217,7 +131,7 @@ func (t *tx) Jobs(ctx context.Context, f shelfmark.JobFilter) ([]*shelfmark.Job,
 	args = append(args, f.Limit)
 	var out []*shelfmark.Job
 	err := t.query(ctx, q, args, func(r *sql.Rows) error {
-		j, err := scanJob(r)
+		j, err := sqlstore.ScanJob(r)
 		out = append(out, j)
 		return err
 	})

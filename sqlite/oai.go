@@ -6,83 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // The OAI-PMH view (oai.go in the root package, migration 0003_oai.sql).
 // Every list is a keyset walk over seq: the rows of a format are one range
 // of oai_records_prefix (prefix, seq), the rows of a set one range of the
 // primary key of oai_set_records (collection, prefix, seq).
-
-// oaiCols are the columns scanOAIRecord reads; oaiColsPayload adds the
-// payload.
-const (
-	oaiCols        = `seq, prefix, key, datestamp, deleted, sets`
-	oaiColsPayload = oaiCols + `, payload`
-)
-
-func oaiColumns(payload bool) string {
-	if payload {
-		return oaiColsPayload
-	}
-	return oaiCols
-}
-
-func scanOAIRecord(r *sql.Rows, payload bool) (*shelfmark.OAIRecord, error) {
-	var (
-		rec       shelfmark.OAIRecord
-		datestamp int64
-		sets      string
-	)
-	dest := []any{&rec.Seq, &rec.Prefix, &rec.Key, &datestamp, &rec.Deleted, &sets}
-	if payload {
-		dest = append(dest, &rec.Payload)
-	}
-	if err := r.Scan(dest...); err != nil {
-		return nil, err
-	}
-	rec.Datestamp = time.Unix(datestamp, 0).UTC()
-	var err error
-	if rec.Sets, err = parseSets(sets); err != nil {
-		return nil, fmt.Errorf("row %d: %w", rec.Seq, err)
-	}
-	return &rec, nil
-}
-
-// formatSets encodes set keys as stored in oai_records.sets: ascending,
-// without repeats, comma-separated; "" for none.
-func formatSets(sets []int64) string {
-	s := slices.Compact(slices.Sorted(slices.Values(sets)))
-	b := make([]byte, 0, 12*len(s))
-	for i, k := range s {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, k, 10)
-	}
-	return string(b)
-}
-
-// parseSets decodes oai_records.sets.
-func parseSets(s string) ([]int64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	parts := strings.Split(s, ",")
-	out := make([]int64, len(parts))
-	for i, p := range parts {
-		k, err := strconv.ParseInt(p, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("sets %q: %w", s, err)
-		}
-		out[i] = k
-	}
-	return out, nil
-}
 
 // maxUnionSets is the most sets one list statement walks, one bounded
 // subquery each, joined by UNION (SQLite allows 500 terms in a compound
@@ -134,7 +68,7 @@ func padSets(sets []int64) []int64 {
 // oaiListSQL is a page of a format's rows: one range of
 // oai_records_prefix. Arguments: prefix, after, max, limit.
 func oaiListSQL(payload bool) string {
-	return `SELECT ` + oaiColumns(payload) + ` FROM oai_records
+	return `SELECT ` + sqlstore.OAIColumns(payload) + ` FROM oai_records
 		WHERE prefix = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`
 }
 
@@ -142,20 +76,7 @@ func oaiListSQL(payload bool) string {
 // the seqs that setSeqsSQL selects, each found by its seq. Arguments:
 // setSeqsArgs.
 func oaiSetListSQL(payload bool, n int) string {
-	return `SELECT ` + oaiColumns(payload) + ` FROM oai_records WHERE seq IN (` + setSeqsSQL(n) + `) ORDER BY seq`
-}
-
-// oaiRecords runs a query returning oaiColumns(payload) rows.
-func (t *tx) oaiRecords(ctx context.Context, q string, args []any, payload bool) ([]*shelfmark.OAIRecord, error) {
-	var out []*shelfmark.OAIRecord
-	err := t.query(ctx, q, args, func(r *sql.Rows) error {
-		rec, err := scanOAIRecord(r, payload)
-		if err == nil {
-			out = append(out, rec)
-		}
-		return err
-	})
-	return out, err
+	return `SELECT ` + sqlstore.OAIColumns(payload) + ` FROM oai_records WHERE seq IN (` + setSeqsSQL(n) + `) ORDER BY seq`
 }
 
 // OAIRecords returns up to l.Limit rows of the list, by seq. Without sets
@@ -174,10 +95,10 @@ func (t *tx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.
 	)
 	switch {
 	case len(sets) == 0:
-		out, err = t.oaiRecords(ctx, oaiListSQL(l.Payload), []any{l.Prefix, l.After, l.Max, l.Limit}, l.Payload)
+		out, err = sqlstore.OAIRecords(ctx, t, oaiListSQL(l.Payload), []any{l.Prefix, l.After, l.Max, l.Limit}, l.Payload)
 	case len(sets) <= maxUnionSets:
 		sets = padSets(sets)
-		out, err = t.oaiRecords(ctx, oaiSetListSQL(l.Payload, len(sets)), setSeqsArgs(sets, l), l.Payload)
+		out, err = sqlstore.OAIRecords(ctx, t, oaiSetListSQL(l.Payload, len(sets)), setSeqsArgs(sets, l), l.Payload)
 	default:
 		var seqs []int64
 		for lo := 0; lo < len(sets); lo += maxUnionSets {
@@ -195,7 +116,7 @@ func (t *tx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.
 		if err == nil {
 			seqs = slices.Compact(slices.Sorted(slices.Values(seqs)))
 			seqs = seqs[:min(len(seqs), l.Limit)]
-			out, err = t.oaiRecords(ctx, `SELECT `+oaiColumns(l.Payload)+` FROM oai_records WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq`,
+			out, err = sqlstore.OAIRecords(ctx, t, `SELECT `+sqlstore.OAIColumns(l.Payload)+` FROM oai_records WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq`,
 				[]any{jsonInts(seqs)}, l.Payload)
 		}
 	}
@@ -237,15 +158,6 @@ func (t *tx) OAICount(ctx context.Context, prefix string, set int64) (shelfmark.
 	return shelfmark.OAITally{N: n.Int64, First: first.Int64, Last: last.Int64}, nil
 }
 
-// ceilUnix and floorUnix round a time to whole seconds, up and down.
-func ceilUnix(t time.Time) int64 {
-	s := t.Unix()
-	if t.Nanosecond() > 0 {
-		s++
-	}
-	return s
-}
-
 func floorUnix(t time.Time) int64 { return t.Unix() }
 
 // oaiSeqRangeSQL reads the ends of a datestamp window and the highest seq
@@ -262,7 +174,7 @@ const oaiSeqRangeSQL = `SELECT
 // prefix above it is in the window's lower side.
 func (t *tx) OAISeqRange(ctx context.Context, prefix string, from, until time.Time) (after, max int64, err error) {
 	var first, last, top sql.NullInt64
-	err = t.queryRow(ctx, oaiSeqRangeSQL, []any{prefix, ceilUnix(from), prefix, floorUnix(until)}, &first, &last, &top)
+	err = t.queryRow(ctx, oaiSeqRangeSQL, []any{prefix, sqlstore.CeilUnix(from), prefix, floorUnix(until)}, &first, &last, &top)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sqlite: oai seq range of %s: %w", prefix, err)
 	}
@@ -289,163 +201,10 @@ func seqRange(from, until time.Time, first, last, top sql.NullInt64) (after, max
 	return after, max, nil
 }
 
-// OAIBounds returns the highest seq and the earliest datestamp. Datestamps
-// never fall as seq rises, so the earliest is that of the lowest seq: two
-// reads at the ends of the primary key.
-func (t *tx) OAIBounds(ctx context.Context) (maxSeq int64, earliest time.Time, ok bool, err error) {
-	var top, first sql.NullInt64
-	err = t.queryRow(ctx, `SELECT (SELECT max(seq) FROM oai_records), (SELECT datestamp FROM oai_records ORDER BY seq LIMIT 1)`,
-		nil, &top, &first)
-	if err != nil {
-		return 0, time.Time{}, false, fmt.Errorf("sqlite: oai bounds: %w", err)
-	}
-	if !top.Valid {
-		return 0, time.Time{}, false, nil
-	}
-	return top.Int64, time.Unix(first.Int64, 0).UTC(), true, nil
-}
-
-// OAIRecord returns the row of key in prefix, with its payload, or nil.
-func (t *tx) OAIRecord(ctx context.Context, prefix string, key int64) (*shelfmark.OAIRecord, error) {
-	out, err := t.oaiRecords(ctx, `SELECT `+oaiColsPayload+` FROM oai_records WHERE key = ? AND prefix = ?`,
-		[]any{key, prefix}, true)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: oai record %d in %s: %w", key, prefix, err)
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out[0], nil
-}
-
-// OAIRecordsOf returns the rows of keys without payloads, by key and
-// prefix, over oai_records_key.
-func (t *tx) OAIRecordsOf(ctx context.Context, keys []int64) ([]*shelfmark.OAIRecord, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	out, err := t.oaiRecords(ctx, `SELECT `+oaiCols+` FROM oai_records WHERE key IN (SELECT value FROM json_each(?)) ORDER BY key, prefix`,
-		[]any{jsonInts(keys)}, false)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: oai records of %d works: %w", len(keys), err)
-	}
-	return out, nil
-}
-
-// oaiSets runs a query returning key, spec, name.
-func (t *tx) oaiSets(ctx context.Context, q string, args ...any) ([]shelfmark.OAISet, error) {
-	var out []shelfmark.OAISet
-	err := t.query(ctx, q, args, func(r *sql.Rows) error {
-		var s shelfmark.OAISet
-		err := r.Scan(&s.Key, &s.Spec, &s.Name)
-		out = append(out, s)
-		return err
-	})
-	return out, err
-}
-
-// OAISets returns up to limit sets with keys above after, by key.
-func (t *tx) OAISets(ctx context.Context, after int64, limit int) ([]shelfmark.OAISet, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	out, err := t.oaiSets(ctx, `SELECT key, spec, name FROM oai_sets WHERE key > ? ORDER BY key LIMIT ?`, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: oai sets after %d: %w", after, err)
-	}
-	return out, nil
-}
-
-// OAISetsByKey returns the sets among keys, by key.
-func (t *tx) OAISetsByKey(ctx context.Context, keys []int64) ([]shelfmark.OAISet, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	out, err := t.oaiSets(ctx, `SELECT key, spec, name FROM oai_sets WHERE key IN (SELECT value FROM json_each(?)) ORDER BY key`,
-		jsonInts(keys))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %d oai sets: %w", len(keys), err)
-	}
-	return out, nil
-}
-
 // oaiSetTreeSQL reads the set of a spec (second column 1) and those below
 // it (0). Arguments: spec, spec+":", spec+";".
 const oaiSetTreeSQL = `SELECT key, 1 FROM oai_sets WHERE spec = ?
 		UNION ALL SELECT key, 0 FROM oai_sets WHERE spec >= ? AND spec < ?`
-
-// OAISetTree returns the key of the set spec and of the sets below it: the
-// exact spec and the range [spec+":", spec+";") of the unique spec index
-// (";" follows ":" in byte order, so the range holds exactly the specs that
-// start with spec+":", and not those of a sibling such as spec+"b").
-func (t *tx) OAISetTree(ctx context.Context, spec string) ([]int64, error) {
-	var (
-		keys  []int64
-		found bool
-	)
-	err := t.query(ctx, oaiSetTreeSQL, []any{spec, spec + ":", spec + ";"}, func(r *sql.Rows) error {
-		var k int64
-		var exact bool
-		err := r.Scan(&k, &exact)
-		found = found || exact
-		keys = append(keys, k)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: oai set tree %q: %w", spec, err)
-	}
-	if !found {
-		return nil, nil
-	}
-	return keys, nil
-}
-
-// Counter returns the value of a named counter, 0 when it was never set.
-func (t *tx) Counter(ctx context.Context, name string) (int64, error) {
-	var v int64
-	err := t.queryRow(ctx, `SELECT value FROM counters WHERE name = ?`, []any{name}, &v)
-	if err == sql.ErrNoRows {
-		return 0, nil
-	} else if err != nil {
-		return 0, fmt.Errorf("sqlite: counter %s: %w", name, err)
-	}
-	return v, nil
-}
-
-// AddCounter adds delta to a named counter (created at 0) in one upsert
-// and returns the new value.
-func (t *tx) AddCounter(ctx context.Context, name string, delta int64) (int64, error) {
-	var v int64
-	if err := t.queryRow(ctx, `INSERT INTO counters (name, value) VALUES (?, ?)
-		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value`,
-		[]any{name, delta}, &v); err != nil {
-		return 0, fmt.Errorf("sqlite: add to counter %s: %w", name, err)
-	}
-	return v, nil
-}
-
-// latestRecords drops every record that a later one of the same (Key,
-// Prefix) replaces, keeping the order of the rest.
-func latestRecords(recs []*shelfmark.OAIRecord) []*shelfmark.OAIRecord {
-	type id struct {
-		key    int64
-		prefix string
-	}
-	last := make(map[id]int, len(recs))
-	for i, r := range recs {
-		last[id{r.Key, r.Prefix}] = i
-	}
-	if len(last) == len(recs) {
-		return recs
-	}
-	out := make([]*shelfmark.OAIRecord, 0, len(last))
-	for i, r := range recs {
-		if last[id{r.Key, r.Prefix}] == i {
-			out = append(out, r)
-		}
-	}
-	return out
-}
 
 // addOAICountsSQL adds changes to the counts of oai_counts in one upsert.
 // Argument: a JSON array of [prefix, collection, delta].
@@ -513,7 +272,7 @@ func (t *tx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) err
 	if len(recs) == 0 {
 		return nil
 	}
-	recs = latestRecords(recs)
+	recs = sqlstore.LatestRecords(recs)
 	pairs := make([][2]any, len(recs))
 	var entries [][3]any // collection, prefix, seq
 	for i, r := range recs {
@@ -547,7 +306,7 @@ func (t *tx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) err
 		deltas.add(r.Prefix, r.Sets, 1)
 	}
 	for _, o := range old {
-		sets, err := parseSets(o.sets)
+		sets, err := sqlstore.ParseSets(o.sets)
 		if err != nil {
 			return fmt.Errorf("sqlite: put oai records: %w", err)
 		}
@@ -581,9 +340,9 @@ func (t *tx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) err
 			if payload == nil {
 				payload = []byte{} // NOT NULL
 			}
-			args = append(args, r.Seq, r.Prefix, r.Key, r.Datestamp.Unix(), r.Deleted, formatSets(r.Sets), payload)
+			args = append(args, r.Seq, r.Prefix, r.Key, r.Datestamp.Unix(), r.Deleted, sqlstore.FormatSets(r.Sets), payload)
 		}
-		_, err := t.exec(ctx, `INSERT INTO oai_records (`+oaiColsPayload+`) VALUES `+placeholders(hi-lo, width), args...)
+		_, err := t.exec(ctx, `INSERT INTO oai_records (`+sqlstore.OAIColsPayload+`) VALUES `+placeholders(hi-lo, width), args...)
 		return err
 	})
 	if err != nil {
@@ -610,17 +369,7 @@ func (t *tx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error {
 	if len(sets) == 0 {
 		return nil
 	}
-	last := make(map[int64]int, len(sets))
-	for i, s := range sets {
-		last[s.Key] = i
-	}
-	keys := make([]int64, 0, len(last))
-	kept := make([]shelfmark.OAISet, 0, len(last))
-	for i, s := range sets {
-		if last[s.Key] == i {
-			keys, kept = append(keys, s.Key), append(kept, s)
-		}
-	}
+	keys, kept := sqlstore.LatestSets(sets)
 	if _, err := t.exec(ctx, `DELETE FROM oai_sets WHERE key IN (SELECT value FROM json_each(?))`, jsonInts(keys)); err != nil {
 		return fmt.Errorf("sqlite: put oai sets: %w", err)
 	}
@@ -635,17 +384,6 @@ func (t *tx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error {
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: put oai sets: %w", err)
-	}
-	return nil
-}
-
-// DeleteOAISets removes sets in one statement.
-func (t *tx) DeleteOAISets(ctx context.Context, keys []int64) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	if _, err := t.exec(ctx, `DELETE FROM oai_sets WHERE key IN (SELECT value FROM json_each(?))`, jsonInts(keys)); err != nil {
-		return fmt.Errorf("sqlite: delete %d oai sets: %w", len(keys), err)
 	}
 	return nil
 }

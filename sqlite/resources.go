@@ -5,68 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
-
-const resourceCols = `key, kind, visibility, embargo, lease, parent, position, version, seq, created, modified, deleted, source, eff_visibility, eff_embargo, eff_lease`
-
-// the same columns qualified with the alias r, for joins
-var resourceColsR = "r." + strings.ReplaceAll(resourceCols, ", ", ", r.")
-
-// rowScan holds the destinations of resourceCols, in their order, and
-// builds the row scanned into them, so that a query returning more
-// columns after them (ChildFiles) shares the scanning.
-type rowScan struct {
-	row                       shelfmark.ResourceRow
-	kind, vis, effVis         string
-	embargo, lease            sql.NullInt64
-	parent, position, deleted sql.NullInt64
-	source, effEmb, effLease  sql.NullInt64
-	created, modified         int64
-}
-
-// dest returns the destinations of resourceCols.
-func (s *rowScan) dest() []any {
-	return []any{&s.row.Key, &s.kind, &s.vis, &s.embargo, &s.lease, &s.parent, &s.position, &s.row.Version, &s.row.Seq,
-		&s.created, &s.modified, &s.deleted, &s.source, &s.effVis, &s.effEmb, &s.effLease}
-}
-
-// result returns the row scanned.
-func (s *rowScan) result() *shelfmark.ResourceRow {
-	row := s.row
-	row.Kind = shelfmark.Kind(s.kind)
-	row.Visibility = shelfmark.Visibility(s.vis)
-	row.Embargo = microsPtr(s.embargo)
-	row.Lease = microsPtr(s.lease)
-	row.Parent = s.parent.Int64
-	row.Position = s.position.Int64
-	row.Created = time.UnixMicro(s.created).UTC()
-	row.Modified = time.UnixMicro(s.modified).UTC()
-	row.Deleted = microsPtr(s.deleted)
-	row.Source = s.source.Int64
-	row.Effective = shelfmark.Access{Visibility: shelfmark.Visibility(s.effVis), Embargo: microsPtr(s.effEmb), Lease: microsPtr(s.effLease)}
-	return &row
-}
-
-func scanResource(r *sql.Rows) (*shelfmark.ResourceRow, error) {
-	var s rowScan
-	if err := r.Scan(s.dest()...); err != nil {
-		return nil, err
-	}
-	return s.result(), nil
-}
-
-func microsPtr(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := time.UnixMicro(v.Int64).UTC()
-	return &t
-}
 
 func nullMicros(t *time.Time) any {
 	if t == nil {
@@ -88,89 +32,6 @@ func jsonInts(keys []int64) string {
 	return string(b)
 }
 
-// Resource returns the row of key or nil.
-func (t *tx) Resource(ctx context.Context, key int64) (*shelfmark.ResourceRow, error) {
-	var out *shelfmark.ResourceRow
-	err := t.query(ctx, `SELECT `+resourceCols+` FROM resources WHERE key = ?`, []any{key}, func(r *sql.Rows) (err error) {
-		out, err = scanResource(r)
-		return err
-	})
-	return out, err
-}
-
-// Resources returns the rows that exist among keys.
-func (t *tx) Resources(ctx context.Context, keys []int64) ([]*shelfmark.ResourceRow, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	var out []*shelfmark.ResourceRow
-	err := t.query(ctx, `SELECT `+resourceCols+` FROM resources WHERE key IN (SELECT value FROM json_each(?))`, []any{jsonInts(keys)}, func(r *sql.Rows) error {
-		row, err := scanResource(r)
-		out = append(out, row)
-		return err
-	})
-	return out, err
-}
-
-// MemberOf returns the live collections key belongs to.
-func (t *tx) MemberOf(ctx context.Context, key int64) ([]int64, error) {
-	var out []int64
-	err := t.query(ctx, `SELECT m.collection FROM memberships m JOIN resources r ON r.key = m.collection
-		WHERE m.member = ? AND r.deleted IS NULL ORDER BY m.collection`, []any{key}, func(r *sql.Rows) error {
-		var k int64
-		err := r.Scan(&k)
-		out = append(out, k)
-		return err
-	})
-	return out, err
-}
-
-// Members pages through a collection's live members by key.
-func (t *tx) Members(ctx context.Context, collection, after int64, limit int) ([]*shelfmark.ResourceRow, error) {
-	var out []*shelfmark.ResourceRow
-	err := t.query(ctx, `SELECT `+resourceColsR+` FROM memberships m JOIN resources r ON r.key = m.member
-		WHERE m.collection = ? AND m.member > ? AND r.deleted IS NULL ORDER BY m.member LIMIT ?`,
-		[]any{collection, after, limit}, func(r *sql.Rows) error {
-			row, err := scanResource(r)
-			out = append(out, row)
-			return err
-		})
-	return out, err
-}
-
-// Roots pages through the live resources of kind without a parent, by
-// key from the highest, over resources_roots.
-func (t *tx) Roots(ctx context.Context, kind shelfmark.Kind, before int64, limit int) ([]*shelfmark.ResourceRow, error) {
-	if before <= 0 {
-		before = math.MaxInt64
-	}
-	var out []*shelfmark.ResourceRow
-	err := t.query(ctx, `SELECT `+resourceCols+` FROM resources INDEXED BY resources_roots
-		WHERE kind = ? AND parent IS NULL AND deleted IS NULL AND key < ? ORDER BY key DESC LIMIT ?`,
-		[]any{string(kind), before, limit}, func(r *sql.Rows) error {
-			row, err := scanResource(r)
-			out = append(out, row)
-			return err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: read %ss: %w", kind, err)
-	}
-	return out, nil
-}
-
-// Children pages through a parent's live children by position.
-func (t *tx) Children(ctx context.Context, parent, after int64, limit int) ([]*shelfmark.ResourceRow, error) {
-	var out []*shelfmark.ResourceRow
-	err := t.query(ctx, `SELECT `+resourceCols+` FROM resources
-		WHERE parent = ? AND position > ? AND deleted IS NULL ORDER BY position LIMIT ?`,
-		[]any{parent, after, limit}, func(r *sql.Rows) error {
-			row, err := scanResource(r)
-			out = append(out, row)
-			return err
-		})
-	return out, err
-}
-
 // InsertResources inserts rows, up to 64 per statement.
 func (t *tx) InsertResources(ctx context.Context, rows []*shelfmark.ResourceRow) error {
 	const width = 16
@@ -181,7 +42,7 @@ func (t *tx) InsertResources(ctx context.Context, rows []*shelfmark.ResourceRow)
 				nullInt(r.Position), r.Version, r.Seq, r.Created.UnixMicro(), r.Modified.UnixMicro(), nullMicros(r.Deleted),
 				nullInt(r.Source), string(r.Effective.Visibility), nullMicros(r.Effective.Embargo), nullMicros(r.Effective.Lease))
 		}
-		_, err := t.exec(ctx, `INSERT INTO resources (`+resourceCols+`) VALUES `+placeholders(hi-lo, width), args...)
+		_, err := t.exec(ctx, `INSERT INTO resources (`+sqlstore.ResourceCols+`) VALUES `+placeholders(hi-lo, width), args...)
 		return err
 	})
 }
@@ -230,10 +91,10 @@ func (t *tx) AccessDependents(ctx context.Context, keys []int64) ([]*shelfmark.R
 	}
 	k := jsonInts(keys)
 	var out []*shelfmark.ResourceRow
-	err := t.query(ctx, `SELECT `+resourceCols+` FROM resources WHERE parent IN (SELECT value FROM json_each(?)) AND deleted IS NULL
-		UNION SELECT `+resourceCols+` FROM resources WHERE source IN (SELECT value FROM json_each(?)) AND deleted IS NULL`,
+	err := t.query(ctx, `SELECT `+sqlstore.ResourceCols+` FROM resources WHERE parent IN (SELECT value FROM json_each(?)) AND deleted IS NULL
+		UNION SELECT `+sqlstore.ResourceCols+` FROM resources WHERE source IN (SELECT value FROM json_each(?)) AND deleted IS NULL`,
 		[]any{k, k}, func(r *sql.Rows) error {
-			row, err := scanResource(r)
+			row, err := sqlstore.ScanResource[nullable](r)
 			out = append(out, row)
 			return err
 		})

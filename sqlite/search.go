@@ -343,24 +343,6 @@ func (t *tx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfmark.S
 	return p.Result(), nil
 }
 
-// SearchDoc returns the stored document of key, or nil.
-func (t *tx) SearchDoc(ctx context.Context, key int64) (*shelfmark.SearchDoc, error) {
-	var d *shelfmark.SearchDoc
-	err := t.query(ctx, `SELECT d.key, d.work, d.kind, d.format, x.title, x.body, coalesce(d.access, 0)
-		FROM search_docs d JOIN search_text x ON x.key = d.key WHERE d.key = ?`, []any{key},
-		func(r *sql.Rows) error {
-			d = new(shelfmark.SearchDoc)
-			var kind string
-			err := r.Scan(&d.Key, &d.Work, &kind, &d.Format, &d.Title, &d.Body, &d.Access)
-			d.Kind = shelfmark.Kind(kind)
-			return err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: search document %d: %w", key, err)
-	}
-	return d, nil
-}
-
 // latestDocs drops every document that a later one of the same key
 // replaces, keeping the order of the rest, and cleans their text.
 func latestDocs(docs []shelfmark.SearchDoc) []shelfmark.SearchDoc {
@@ -419,21 +401,6 @@ func (t *tx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc) erro
 		if _, err := t.exec(ctx, q, buf.String()); err != nil {
 			return fmt.Errorf("sqlite: put %d search documents: %w", len(docs), err)
 		}
-	}
-	return nil
-}
-
-// DeleteSearchDocs removes the documents of keys and those of the works
-// among keys, in one statement (the primary key and search_docs_work; a
-// trigger removes their text).
-func (t *tx) DeleteSearchDocs(ctx context.Context, keys []int64) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	k := jsonInts(keys)
-	if _, err := t.exec(ctx, `DELETE FROM search_docs WHERE key IN (SELECT value FROM json_each(?)
-		UNION ALL SELECT key FROM search_docs WHERE work IN (SELECT value FROM json_each(?)))`, k, k); err != nil {
-		return fmt.Errorf("sqlite: delete the search documents of %d keys: %w", len(keys), err)
 	}
 	return nil
 }

@@ -6,18 +6,29 @@ import (
 	"fmt"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // tx is a read or write transaction. Every statement goes through exec,
 // query or queryRow, which use cached prepared statements and report to the
 // tracer.
 type tx struct {
+	sqlstore.Tx
+	sqlstore.WriteTx
 	db    *DB
 	pool  *sql.DB
 	sqlTx *sql.Tx
 }
 
 var _ shelfmark.WriteTx = (*tx)(nil)
+
+// newTx returns the transaction of sqlTx, begun on pool.
+func (db *DB) newTx(pool *sql.DB, sqlTx *sql.Tx) *tx {
+	t := &tx{db: db, pool: pool, sqlTx: sqlTx}
+	t.Tx = sqlstore.NewTx(t, &dialect)
+	t.WriteTx = sqlstore.NewWriteTx(t, &dialect)
+	return t
+}
 
 func (t *tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	s, err := t.db.prepared(ctx, t.pool, query)
@@ -85,6 +96,18 @@ func (t *tx) queryRow(ctx context.Context, query string, args []any, dest ...any
 		return sql.ErrNoRows
 	}
 	return nil
+}
+
+// EachRow runs a query and calls each for every row: sqlstore.Querier
+// over query.
+func (t *tx) EachRow(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
+	return t.query(ctx, query, args, func(r *sql.Rows) error { return each(r) })
+}
+
+// Exec runs a statement and returns the rows it affected:
+// sqlstore.Execer over exec.
+func (t *tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return t.exec(ctx, query, args...)
 }
 
 // NextSeq reserves n change sequence numbers. SQLite has one writer, so

@@ -70,6 +70,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // Options configure Open.
@@ -146,6 +147,8 @@ var (
 // DB is a PostgreSQL database holding a Shelfmark repository. It implements
 // shelfmark.Storage and is safe for concurrent use.
 type DB struct {
+	sqlstore.AuthFailures
+
 	pool    *pgxpool.Pool
 	replica *replica // nil without Options.ReadReplica
 	tracer  shelfmark.StatementTracer
@@ -200,6 +203,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
 	db := &DB{pool: pool, tracer: opts.Tracer, relaxed: opts.Relaxed, copyMin: defaultCopyMinRows, searchTimeout: searchTimeout(opts.SearchTimeout)}
+	db.AuthFailures = sqlstore.NewAuthFailures(&dialect, db.limiter)
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -281,7 +285,7 @@ func (db *DB) view(ctx context.Context, pool *pgxpool.Pool, fn func(shelfmark.Re
 		return fmt.Errorf("postgres: %w: %w", errBegin, unavailable(err))
 	}
 	defer rollback(tx)
-	if err := fn(&readTx{r: db.run(tx)}); err != nil {
+	if err := fn(db.newReadTx(tx)); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -308,7 +312,7 @@ func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx
 		return fmt.Errorf("postgres: begin write transaction: %w", unavailable(err))
 	}
 	defer rollback(tx)
-	if err := fn(&writeTx{readTx: readTx{r: db.run(tx)}}); err != nil {
+	if err := fn(db.newWriteTx(tx)); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

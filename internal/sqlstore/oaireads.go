@@ -1,0 +1,135 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// OAI is a dialect's statements of the OAI-PMH reads of Tx. Their
+// arguments are those of the methods named, in that order; a list is one
+// argument bound by Dialect.Int64s.
+type OAI struct {
+	OAIRecord    string // key, prefix; OAIColsPayload
+	OAIRecordsOf string // keys; OAICols
+	OAISets      string // after, limit: key, spec, name
+	OAISetsByKey string // keys: key, spec, name
+	OAISetTree   string // spec, spec+":", spec+";": key, whether exact
+	Counter      string // name: value
+}
+
+// oaiBoundsSQL reads the highest seq and the datestamp of the lowest.
+const oaiBoundsSQL = `SELECT (SELECT max(seq) FROM oai_records), (SELECT datestamp FROM oai_records ORDER BY seq LIMIT 1)`
+
+// OAIRecords runs a query of OAIColumns(payload) rows.
+func OAIRecords(ctx context.Context, q Querier, query string, args []any, payload bool) ([]*shelfmark.OAIRecord, error) {
+	return Collect(ctx, q, query, args, func(r Scanner) (*shelfmark.OAIRecord, error) {
+		return ScanOAIRecord(r, payload)
+	})
+}
+
+// OAIBounds returns the highest seq and the earliest datestamp. Datestamps
+// never fall as seq rises, so the earliest is that of the lowest seq: two
+// reads at the ends of the primary key.
+func (t *Tx) OAIBounds(ctx context.Context) (maxSeq int64, earliest time.Time, ok bool, err error) {
+	var top, first *int64
+	if err := Row(ctx, t.q, oaiBoundsSQL, nil, &top, &first); err != nil {
+		return 0, time.Time{}, false, fmt.Errorf("%soai bounds: %w", t.d.Prefix, err)
+	}
+	if top == nil || first == nil {
+		return 0, time.Time{}, false, nil
+	}
+	return *top, time.Unix(*first, 0).UTC(), true, nil
+}
+
+// OAIRecord returns the row of key in prefix, with its payload, or nil:
+// one probe of a unique index.
+func (t *Tx) OAIRecord(ctx context.Context, prefix string, key int64) (*shelfmark.OAIRecord, error) {
+	out, err := OAIRecords(ctx, t.q, t.d.OAIRecord, []any{key, prefix}, true)
+	if err != nil {
+		return nil, fmt.Errorf("%soai record %d in %s: %w", t.d.Prefix, key, prefix, err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out[0], nil
+}
+
+// OAIRecordsOf returns the rows of keys without payloads, by key and
+// prefix, over oai_records_key.
+func (t *Tx) OAIRecordsOf(ctx context.Context, keys []int64) ([]*shelfmark.OAIRecord, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	out, err := OAIRecords(ctx, t.q, t.d.OAIRecordsOf, []any{t.d.Int64s(keys)}, false)
+	if err != nil {
+		return nil, fmt.Errorf("%soai records of %d works: %w", t.d.Prefix, len(keys), err)
+	}
+	return out, nil
+}
+
+// OAISets returns up to limit sets with keys above after, by key.
+func (t *Tx) OAISets(ctx context.Context, after int64, limit int) ([]shelfmark.OAISet, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	out, err := Collect(ctx, t.q, t.d.OAISets, []any{after, int64(limit)}, ScanOAISet)
+	if err != nil {
+		return nil, fmt.Errorf("%soai sets after %d: %w", t.d.Prefix, after, err)
+	}
+	return out, nil
+}
+
+// OAISetsByKey returns the sets among keys, by key.
+func (t *Tx) OAISetsByKey(ctx context.Context, keys []int64) ([]shelfmark.OAISet, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	out, err := Collect(ctx, t.q, t.d.OAISetsByKey, []any{t.d.Int64s(keys)}, ScanOAISet)
+	if err != nil {
+		return nil, fmt.Errorf("%s%d oai sets: %w", t.d.Prefix, len(keys), err)
+	}
+	return out, nil
+}
+
+// OAISetTree returns the key of the set spec and of the sets below it: the
+// exact spec and the range [spec+":", spec+";") of the unique spec index,
+// whose order is bytewise (";" follows ":", so the range holds exactly the
+// specs that start with spec+":", and not those of a sibling such as
+// spec+"b"). It returns nil when spec is not a set.
+func (t *Tx) OAISetTree(ctx context.Context, spec string) ([]int64, error) {
+	var (
+		keys  []int64
+		found bool
+	)
+	err := t.q.EachRow(ctx, t.d.OAISetTree, []any{spec, spec + ":", spec + ";"}, func(r Scanner) error {
+		var k int64
+		var exact bool
+		err := r.Scan(&k, &exact)
+		found = found || exact
+		keys = append(keys, k)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%soai set tree %q: %w", t.d.Prefix, spec, err)
+	}
+	if !found {
+		return nil, nil
+	}
+	return keys, nil
+}
+
+// Counter returns the value of a named counter, 0 when it was never set:
+// one primary key probe.
+func (t *Tx) Counter(ctx context.Context, name string) (int64, error) {
+	v, err := Int64s(ctx, t.q, t.d.Counter, name)
+	if err != nil {
+		return 0, fmt.Errorf("%scounter %s: %w", t.d.Prefix, name, err)
+	}
+	if len(v) == 0 {
+		return 0, nil
+	}
+	return v[0], nil
+}

@@ -1,0 +1,63 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Scanner is one row of a result. *sql.Rows and pgx.Rows both implement
+// it; passing either as a Scanner costs no allocation.
+type Scanner interface {
+	Scan(dest ...any) error
+}
+
+// Querier runs statements inside one transaction. Both backends'
+// transactions implement it over their own prepared-statement caches,
+// tracing and error mapping.
+type Querier interface {
+	// EachRow runs query with args and calls each for every row,
+	// stopping at the first error, which it returns wrapped.
+	EachRow(ctx context.Context, query string, args []any, each func(Scanner) error) error
+}
+
+// Collect runs query and returns the value scan builds from each row, in
+// order: one slice grown by append, no other allocation than scan's.
+func Collect[T any](ctx context.Context, q Querier, query string, args []any, scan func(Scanner) (T, error)) ([]T, error) {
+	var out []T
+	err := q.EachRow(ctx, query, args, func(r Scanner) error {
+		v, err := scan(r)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, err
+}
+
+// Int64s runs a query of one integer column and returns its values in
+// order.
+func Int64s(ctx context.Context, q Querier, query string, args ...any) ([]int64, error) {
+	return Collect(ctx, q, query, args, func(r Scanner) (int64, error) {
+		var v int64
+		err := r.Scan(&v)
+		return v, err
+	})
+}
+
+// errNotOne is Row's error when a query returns no row or several.
+var errNotOne = errors.New("expected one row")
+
+// Row runs a query that returns exactly one row and scans it into dest.
+func Row(ctx context.Context, q Querier, query string, args []any, dest ...any) error {
+	n := 0
+	err := q.EachRow(ctx, query, args, func(r Scanner) error {
+		n++
+		return r.Scan(dest...)
+	})
+	if err == nil && n != 1 {
+		err = fmt.Errorf("%w, got %d", errNotOne, n)
+	}
+	return err
+}

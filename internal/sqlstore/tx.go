@@ -1,0 +1,45 @@
+package sqlstore
+
+// Tx is embedded in both backends' transactions and implements the
+// storage methods they run the same way: the logic is here once, and
+// only the statements, in Dialect, differ. It holds no state of its own
+// beyond the transaction it runs on, so embedding it costs three words per
+// transaction and no allocation.
+type Tx struct {
+	q Querier
+	d *Dialect
+}
+
+// NewTx returns the shared half of a transaction that runs d's statements
+// on q.
+func NewTx(q Querier, d *Dialect) Tx { return Tx{q: q, d: d} }
+
+// Dialect is a backend's statements for the methods of Tx, WriteTx and
+// AuthFailures, and how it binds a list. Each statement takes its
+// arguments in the order the method passes them: PostgreSQL numbers them
+// $1, $2, …; SQLite uses ? where each is used once in order, and ?NNN
+// (bound by number) where one is used twice or out of order.
+type Dialect struct {
+	// Prefix starts every error message of Tx, WriteTx and AuthFailures
+	// ("sqlite: ").
+	Prefix string
+	// Int64s binds a list of integers as one argument (a JSON array for
+	// json_each in SQLite, an array in PostgreSQL).
+	Int64s func([]int64) any
+	// Strings binds a list of strings as one argument.
+	Strings func([]string) any
+
+	Web
+	WebWrites
+	OAI
+	Accounts
+	Resources
+	Fields
+	Uploads
+	Jobs
+	AuthFailureSQL
+	OAIWrites
+	Search
+	SourceSQL
+	FileSQL
+}

@@ -1,0 +1,150 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// Web is a dialect's statements of the web index reads of Tx. Their
+// arguments are those of the methods named, in that order; a list is one
+// argument bound by Dialect.Int64s or Strings.
+type Web struct {
+	WebFile         string // file
+	WebFiles        string // after, limit
+	WebURLsBySURT   string // surts
+	WebURLRows      string // ids
+	WebDomain       string // name
+	WebDomainRows   string // ids
+	WebCaptureRows  string // ids
+	WebFileCaptures string // file, after, limit
+	WebInbound      string // dst, after, limit
+	WebTopURLs      string // domain, n
+	WebTopDomains   string // n
+}
+
+// WebFile returns a file's index state, or nil: one statement.
+func (t *Tx) WebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, error) {
+	out, err := WebFile(ctx, t.q, t.d.WebFile, file)
+	if err != nil {
+		return nil, fmt.Errorf("%sweb file %d: %w", t.d.Prefix, file, err)
+	}
+	return out, nil
+}
+
+// WebFiles returns up to limit files with keys above after, by key: one
+// range of the primary key.
+func (t *Tx) WebFiles(ctx context.Context, after int64, limit int) ([]*shelfmark.WebFileRow, error) {
+	out, err := Collect(ctx, t.q, t.d.WebFiles, []any{after, limit}, ScanWebFile)
+	if err != nil {
+		return nil, fmt.Errorf("%sweb files after %d: %w", t.d.Prefix, after, err)
+	}
+	return out, nil
+}
+
+// WebURLsBySURT returns the known URLs among surts: one statement.
+func (t *Tx) WebURLsBySURT(ctx context.Context, surts []string) (map[string]*shelfmark.WebURLRow, error) {
+	out := make(map[string]*shelfmark.WebURLRow, len(surts))
+	if len(surts) == 0 {
+		return out, nil
+	}
+	rows, err := WebURLs(ctx, t.q, t.d.WebURLsBySURT, t.d.Strings(surts))
+	if err != nil {
+		return nil, fmt.Errorf("%sweb urls by surt (%d): %w", t.d.Prefix, len(surts), err)
+	}
+	for _, u := range rows {
+		out[u.SURT] = u
+	}
+	return out, nil
+}
+
+// WebURLRows returns the URLs of ids that exist, by id: one statement.
+func (t *Tx) WebURLRows(ctx context.Context, ids []int64) ([]*shelfmark.WebURLRow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := WebURLs(ctx, t.q, t.d.WebURLRows, t.d.Int64s(ids))
+	if err != nil {
+		return nil, fmt.Errorf("%sweb urls (%d): %w", t.d.Prefix, len(ids), err)
+	}
+	return rows, nil
+}
+
+// WebDomain returns a domain by name, or nil: one statement.
+func (t *Tx) WebDomain(ctx context.Context, name string) (*shelfmark.WebDomainRow, error) {
+	rows, err := WebDomains(ctx, t.q, t.d.WebDomain, name)
+	if err != nil {
+		return nil, fmt.Errorf("%sweb domain %q: %w", t.d.Prefix, name, err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	return rows[0], nil
+}
+
+// WebDomainRows returns the domains of ids that exist, by id: one
+// statement.
+func (t *Tx) WebDomainRows(ctx context.Context, ids []int64) ([]*shelfmark.WebDomainRow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := WebDomains(ctx, t.q, t.d.WebDomainRows, t.d.Int64s(ids))
+	if err != nil {
+		return nil, fmt.Errorf("%sweb domains (%d): %w", t.d.Prefix, len(ids), err)
+	}
+	return rows, nil
+}
+
+// WebCaptureRows returns the captures of ids that exist, by id: one
+// statement.
+func (t *Tx) WebCaptureRows(ctx context.Context, ids []int64) ([]*shelfmark.CaptureRow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := Captures(ctx, t.q, t.d.WebCaptureRows, t.d.Int64s(ids))
+	if err != nil {
+		return nil, fmt.Errorf("%sweb captures (%d): %w", t.d.Prefix, len(ids), err)
+	}
+	return rows, nil
+}
+
+// WebFileCaptures returns up to limit captures of file with ids above
+// after, by id: one range of an index.
+func (t *Tx) WebFileCaptures(ctx context.Context, file, after int64, limit int) ([]*shelfmark.CaptureRow, error) {
+	rows, err := Captures(ctx, t.q, t.d.WebFileCaptures, file, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%scaptures of web file %d: %w", t.d.Prefix, file, err)
+	}
+	return rows, nil
+}
+
+// WebInbound returns up to limit pages linking to dst with ids above
+// after, ascending: one range of the web_links key.
+func (t *Tx) WebInbound(ctx context.Context, dst, after int64, limit int) ([]int64, error) {
+	out, err := Int64s(ctx, t.q, t.d.WebInbound, dst, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%sinbound links of web url %d: %w", t.d.Prefix, dst, err)
+	}
+	return out, nil
+}
+
+// WebTopURLs returns the n URLs of domain with the most inbound links:
+// the first n entries of the domain's range of a partial index.
+func (t *Tx) WebTopURLs(ctx context.Context, domain int64, n int) ([]*shelfmark.WebURLRow, error) {
+	rows, err := WebURLs(ctx, t.q, t.d.WebTopURLs, domain, n)
+	if err != nil {
+		return nil, fmt.Errorf("%stop urls of web domain %d: %w", t.d.Prefix, domain, err)
+	}
+	return rows, nil
+}
+
+// WebTopDomains returns the n domains with the most inbound links: the
+// first n entries of a partial index.
+func (t *Tx) WebTopDomains(ctx context.Context, n int) ([]*shelfmark.WebDomainRow, error) {
+	rows, err := WebDomains(ctx, t.q, t.d.WebTopDomains, n)
+	if err != nil {
+		return nil, fmt.Errorf("%stop web domains: %w", t.d.Prefix, err)
+	}
+	return rows, nil
+}
