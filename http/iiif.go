@@ -12,6 +12,8 @@ package http
 import (
 	"context"
 	"encoding/json"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -54,9 +56,8 @@ type langMap map[string][]string
 // iiifLabels is a catalog message in every language of the catalogs.
 func (s *Server) iiifLabels(key string, args ...any) langMap {
 	m := langMap{}
-	for _, lang := range s.ui.catalogs.langs {
-		p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}
-		m[lang] = []string{p.T(key, args...)}
+	for _, lang := range s.ui.catalogs.Langs() {
+		m[lang] = []string{labels.Translate(s.ui.catalogs.Messages(lang), key, args...)}
 	}
 	return m
 }
@@ -64,7 +65,7 @@ func (s *Server) iiifLabels(key string, args ...any) langMap {
 // iiifTitle is the label of a resource: its title in its own language
 // ("none" when it has no language tag), else the catalog message key.
 func (s *Server) iiifTitle(stmts []shelfmark.Statement, key string, args ...any) langMap {
-	t, lang := workTitle(stmts, "")
+	t, lang := labels.Title(stmts, "")
 	if t == "" {
 		return s.iiifLabels(key, args...)
 	}
@@ -147,7 +148,7 @@ func (s *Server) eachChild(ctx context.Context, work shelfmark.ID, metadata bool
 // viewers on other sites need, when res is public; otherwise the answer is
 // private to its caller.
 func shareHeaders(h http.Header, res *shelfmark.Resource) {
-	if effectiveVisibility(res, time.Now()) == shelfmark.Public {
+	if kit.VisibilityAt(res, time.Now()) == shelfmark.Public {
 		h.Set("Access-Control-Allow-Origin", "*")
 	} else {
 		h.Set("Cache-Control", "private")
@@ -254,10 +255,10 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 	if md := s.iiifMetadata(res.Metadata); len(md) > 0 {
 		m["metadata"] = md
 	}
-	if abs := literals(res.Metadata, false, "dcterms:abstract", "schema:abstract", "bibo:abstract", "dc:description", "dcterms:description", "schema:description"); len(abs) > 0 {
+	if abs := labels.Literals(res.Metadata, false, "dcterms:abstract", "schema:abstract", "bibo:abstract", "dc:description", "dcterms:description", "schema:description"); len(abs) > 0 {
 		m["summary"] = langMap{"none": {abs[0]}}
 	}
-	if lic := firstOf(literals(res.Metadata, true, "dcterms:license", "schema:license", "dcterms:rights", "dc:rights")); rightsIRI(lic) {
+	if lic := labels.FirstOf(labels.Literals(res.Metadata, true, "dcterms:license", "schema:license", "dcterms:rights", "dc:rights")); rightsIRI(lic) {
 		m["rights"] = lic
 	}
 	if rs := s.requiredStatement(res.Metadata); rs != nil {
@@ -401,8 +402,8 @@ func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int
 			Body: iiifContent{ID: svc + "/full/max/0/default.jpg", Type: "Image", Format: "image/jpeg",
 				Service: []iiifService{{ID: svc, Type: "ImageService3", Profile: "level0"}}}})
 	case painted != nil:
-		mt := fileMediaType(painted.File)
-		body := iiifContent{ID: base + contentURL(painted.ID), Type: iiifType(mt), Format: mt}
+		mt := kit.FileMediaType(painted.File)
+		body := iiifContent{ID: base + kit.ContentURL(painted.ID), Type: iiifType(mt), Format: mt}
 		if painted == original {
 			body.Width, body.Height = c.Width, c.Height
 		}
@@ -410,8 +411,8 @@ func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int
 	}
 	c.Items = []iiifAnnoPage{page}
 	if thumb != nil {
-		mt := fileMediaType(thumb.File)
-		c.Thumbnail = []iiifContent{{ID: base + contentURL(thumb.ID), Type: iiifType(mt), Format: mt}}
+		mt := kit.FileMediaType(thumb.File)
+		c.Thumbnail = []iiifContent{{ID: base + kit.ContentURL(thumb.ID), Type: iiifType(mt), Format: mt}}
 	}
 	return c
 }
@@ -437,7 +438,7 @@ func (s *Server) pdfCanvases(ctx context.Context, base string, c *iiifCanvasDoc,
 			}
 		}
 	}
-	if original == nil || tiles == nil || fileMediaType(original.File) != "application/pdf" {
+	if original == nil || tiles == nil || kit.FileMediaType(original.File) != "application/pdf" {
 		return nil, nil
 	}
 	idx, err := s.tiles.index(ctx, s.opts.Blobs, tiles.File)
@@ -460,32 +461,19 @@ func (s *Server) pdfCanvases(ctx context.Context, base string, c *iiifCanvasDoc,
 			continue
 		}
 		more := &iiifCanvasDoc{ID: c.ID + "/" + strconv.Itoa(i+1), Type: "Canvas", Label: langMap{}}
-		for _, lang := range s.ui.catalogs.langs {
+		for _, lang := range s.ui.catalogs.Langs() {
 			name := c.Label[lang]
 			if name == nil {
 				name = c.Label["none"]
 			}
 			if len(name) > 0 {
-				p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}
-				more.Label[lang] = []string{p.T("iiif.pdfpage", name[0], i+1)}
+				more.Label[lang] = []string{labels.Translate(s.ui.catalogs.Messages(lang), "iiif.pdfpage", name[0], i+1)}
 			}
 		}
 		paint(more, i+1, pg)
 		out = append(out, more)
 	}
 	return out, nil
-}
-
-// fileMediaType is a file's media type: characterization's when it found
-// one, else the one the file was stored with.
-func fileMediaType(f *shelfmark.File) string {
-	if f.Format.Known() && f.Format.MediaType != "" {
-		return f.Format.MediaType
-	}
-	if f.MediaType != "" {
-		return f.MediaType
-	}
-	return "application/octet-stream"
 }
 
 // iiifType is the Presentation 3.0 type of content of a media type.
@@ -522,10 +510,10 @@ func rightsIRI(iri string) bool {
 // iiifMetadata is the metadata of a work as label/value pairs, labelled
 // in every language of the catalogs.
 func (s *Server) iiifMetadata(stmts []shelfmark.Statement) []map[string]any {
-	langs := s.ui.catalogs.langs
-	per := make([][]*uiField, len(langs))
+	langs := s.ui.catalogs.Langs()
+	per := make([][]*labels.Field, len(langs))
 	for i, lang := range langs {
-		per[i] = labelFields(&uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}, stmts)
+		per[i] = labels.Fields(s.ui.catalogs.Messages(lang), stmts)
 	}
 	out := make([]map[string]any, 0, len(per[0]))
 	for j, f := range per[0] {
@@ -549,8 +537,8 @@ func (s *Server) iiifMetadata(stmts []shelfmark.Statement) []map[string]any {
 // requiredStatement is what a viewer must show with the work: its rights
 // holder and its rights or license, when the metadata names them.
 func (s *Server) requiredStatement(stmts []shelfmark.Statement) map[string]any {
-	parts := literals(stmts, false, "dcterms:rightsHolder", "schema:copyrightHolder")
-	parts = append(parts, literals(stmts, true, "dc:rights", "dcterms:rights", "dcterms:license", "schema:license")...)
+	parts := labels.Literals(stmts, false, "dcterms:rightsHolder", "schema:copyrightHolder")
+	parts = append(parts, labels.Literals(stmts, true, "dc:rights", "dcterms:rights", "dcterms:license", "schema:license")...)
 	if len(parts) == 0 {
 		return nil
 	}

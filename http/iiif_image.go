@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/shelfmark/shelfmark/http/kit"
 	"io"
 	"net/http"
 	"strconv"
@@ -132,7 +133,7 @@ func (p *iiifPage) pyramid(idx *tileIndex) (*shelfmark.TileInfo, string, error) 
 // its effective visibility (its page's, its work's and the page image's
 // it was made from) is public now.
 func (s *Server) readableByAnyone(ctx context.Context, tiles *shelfmark.Resource) bool {
-	return !shelfmark.CallerFrom(ctx).Authenticated() || effectiveVisibility(tiles, time.Now()) == shelfmark.Public
+	return !shelfmark.CallerFrom(ctx).Authenticated() || kit.VisibilityAt(tiles, time.Now()) == shelfmark.Public
 }
 
 // iiifImageBase handles GET /iiif/{id}/image: a redirect to its

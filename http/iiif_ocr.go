@@ -1,6 +1,7 @@
 package http
 
 import (
+	"github.com/shelfmark/shelfmark/http/kit"
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
@@ -14,8 +15,8 @@ const altoProfile = "http://www.loc.gov/standards/alto/v3/alto.xsd"
 // ocr) or its ALTO (use alto), with the profile that names the format;
 // nil for other files.
 func (s *Server) ocrSeeAlso(base string, f *shelfmark.Resource) map[string]any {
-	mt := fileMediaType(f.File)
-	sa := map[string]any{"id": base + contentURL(f.ID), "type": "Dataset", "format": mt}
+	mt := kit.FileMediaType(f.File)
+	sa := map[string]any{"id": base + kit.ContentURL(f.ID), "type": "Dataset", "format": mt}
 	switch f.File.Use {
 	case shelfmark.UseOCR:
 		sa["label"] = s.iiifLabels("iiif.ocr")

@@ -15,6 +15,8 @@ package http
 import (
 	"errors"
 	"fmt"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 	"io"
 	"net/http"
 	"strings"
@@ -41,7 +43,7 @@ func (s *Server) iiifPDF(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	title, _ := workTitle(res.Metadata, "")
+	title, _ := labels.Title(res.Metadata, "")
 	out := &iiifPDFResponse{w: w, res: res, name: iiifPDFFileName(title, res.ID)}
 	pw := pdf.NewWriter(out, pdf.Options{Title: title})
 	if err := s.writeWorkPDF(r, res, pw); err != nil {
@@ -99,7 +101,7 @@ func (s *Server) addPDFPage(r *http.Request, pw *pdf.Writer, f *shelfmark.Resour
 func pageJPEG(files []*shelfmark.Resource) *shelfmark.Resource {
 	var original *shelfmark.Resource
 	for _, f := range files {
-		if !f.File.Managed() || fileMediaType(f.File) != "image/jpeg" || f.File.Size <= 0 {
+		if !f.File.Managed() || kit.FileMediaType(f.File) != "image/jpeg" || f.File.Size <= 0 {
 			continue
 		}
 		switch f.File.Use {
@@ -143,7 +145,7 @@ func (o *iiifPDFResponse) Write(p []byte) (int, error) {
 		o.started = true
 		h := o.w.Header()
 		h.Set("Content-Type", "application/pdf")
-		cd := contentDisposition(o.name, "application/pdf")
+		cd := kit.ContentDisposition(o.name, "application/pdf")
 		if rest, ok := strings.CutPrefix(cd, "inline"); ok {
 			cd = "attachment" + rest // a download, not a page to show in place
 		}

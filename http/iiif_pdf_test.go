@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/shelfmark/shelfmark/http/kit"
 	"image"
 	"image/jpeg"
 	"image/png"
@@ -268,7 +269,7 @@ func TestIIIFOCRSeeAlso(t *testing.T) {
 		switch {
 		case c.profile == "" && sa != nil:
 			t.Errorf("%s: seeAlso %v", c.use, sa)
-		case c.profile != "" && (sa["profile"] != c.profile || sa["format"] != c.mediaType || sa["type"] != "Dataset" || sa["id"] != "https://x.example"+contentURL("f1")):
+		case c.profile != "" && (sa["profile"] != c.profile || sa["format"] != c.mediaType || sa["type"] != "Dataset" || sa["id"] != "https://x.example"+kit.ContentURL("f1")):
 			t.Errorf("%s: seeAlso %v", c.use, sa)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/shelfmark/shelfmark/http/labels"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -39,14 +40,14 @@ const uiCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 
 // catalogs and the versioned names of the static files.
 type ui struct {
 	pages    map[string]*template.Template
-	catalogs *catalogs
+	catalogs *labels.Catalogs
 	static   *staticFiles
 }
 
 // newUI parses the embedded templates and catalogs; a fault there is a
 // fault of the build, found by the tests.
 func newUI() (*ui, error) {
-	cats, err := loadCatalogs(uiFiles, "ui/locales")
+	cats, err := labels.Load(uiFiles, "ui/locales")
 	if err != nil {
 		return nil, err
 	}
@@ -124,14 +125,7 @@ func (p *uiPage) LangName(lang string) string { return p.names[lang] }
 // fmt.Sprintf does. A key missing from the catalogs shows as itself (the
 // tests refuse any).
 func (p *uiPage) T(key string, args ...any) string {
-	m, ok := p.msgs[key]
-	if !ok {
-		return key
-	}
-	if len(args) == 0 {
-		return m
-	}
-	return fmt.Sprintf(m, args...)
+	return labels.Translate(p.msgs, key, args...)
 }
 
 // SignedIn reports whether the caller is signed in.
@@ -189,9 +183,9 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // page starts the page data of a request.
 func (s *Server) page(w http.ResponseWriter, r *http.Request, titleKey string, args ...any) *uiPage {
-	lang := s.ui.catalogs.negotiate(w, r)
-	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang), names: s.ui.catalogs.names, Caller: shelfmark.CallerFrom(r.Context()),
-		Path: r.URL.RequestURI(), Base: s.baseURL(r), Langs: s.ui.catalogs.langs, query: r.URL.Query()}
+	lang := s.ui.catalogs.Negotiate(w, r)
+	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.Messages(lang), names: s.ui.catalogs.Names(), Caller: shelfmark.CallerFrom(r.Context()),
+		Path: r.URL.RequestURI(), Base: s.baseURL(r), Langs: s.ui.catalogs.Langs(), query: r.URL.Query()}
 	if !p.Caller.Authenticated() && sessionCookieSent(r) {
 		// the session ended: the page is shown as to anyone signed out,
 		// and the browser forgets the cookie

@@ -414,8 +414,8 @@ func (s *Server) bulkProgress(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st := run.status()
-	lang := s.ui.catalogs.negotiate(w, r)
-	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}
+	lang := s.ui.catalogs.Negotiate(w, r)
+	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.Messages(lang)}
 	done, pct, rate := bulkProgressOf(st, lang)
 	out := bulkProgressJSON{State: st.State, Total: st.Total(), Processed: done, Stored: st.Stats.Stored, Skipped: st.Stats.Skipped,
 		Failed: st.Stats.Failed, Files: st.Stats.Files, Bytes: st.Stats.Bytes, Percent: pct, Rate: rate,

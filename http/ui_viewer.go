@@ -17,6 +17,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"github.com/shelfmark/shelfmark/http/kit"
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
@@ -95,7 +96,7 @@ func pageImage(f *shelfmark.File) bool {
 	case shelfmark.UseThumbnail, shelfmark.UseAccess:
 		return true
 	case shelfmark.UseOriginal, "":
-		return strings.HasPrefix(fileMediaType(f), "image/")
+		return strings.HasPrefix(kit.FileMediaType(f), "image/")
 	}
 	return false
 }

@@ -6,6 +6,7 @@ package http
 // does: a work the caller may not read is not found.
 
 import (
+	"github.com/shelfmark/shelfmark/http/labels"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ func (s *Server) citedWork(r *http.Request) (*shelfmark.Resource, *citation, err
 	if res.Kind != shelfmark.KindWork {
 		return nil, nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work; only works are cited.", id, res.Kind)
 	}
-	title, _ := workTitle(res.Metadata, "")
+	title, _ := labels.Title(res.Metadata, "")
 	return res, citationOf(res.Metadata, title, s.baseURL(r)+"/works/"+string(id)), nil
 }
 
