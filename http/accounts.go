@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // maxNameBytes bounds user names read from requests.
@@ -79,7 +80,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	http.SetCookie(w, s.sessionCookie(r, secret, 0))
 	out := newCallerJSON(c)
 	out.Via = "session"
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // logout handles POST /api/v1/logout: it revokes the session the cookie
@@ -141,7 +142,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := newCallerJSON(c)
 	_, out.Via = credential(r)
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // tokenJSON is an API token as listed (never its secret).
@@ -226,7 +227,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		tokenJSON
 	}{Token: secret, tokenJSON: newTokenJSON(tok)}
 	w.Header().Set("Cache-Control", "no-store")
-	return writeJSON(w, http.StatusCreated, out)
+	return kit.WriteJSON(w, http.StatusCreated, out)
 }
 
 // listTokens handles GET /api/v1/tokens[?user=NAME]: the caller's API
@@ -254,7 +255,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
 	for i, t := range toks {
 		out.Tokens[i] = newTokenJSON(t)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // revokeToken handles DELETE /api/v1/tokens/{id}[?user=NAME].
@@ -319,7 +320,7 @@ func (s *Server) writeRoles(w http.ResponseWriter, r *http.Request, acc shelfmar
 	for i, g := range grants {
 		out.Grants[i] = grantJSON{Principal: g.Principal, Role: string(g.Role)}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // getRoles handles GET /api/v1/resources/{id}/roles and GET
@@ -455,5 +456,5 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	if len(entries) == q.Limit && q.Limit > 0 {
 		out.Next = strconv.FormatInt(entries[len(entries)-1].Key, 10)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"github.com/shelfmark/shelfmark/http/kit"
 	"io"
 	"mime"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // relExternal is the Link relation Fedora clients use to register content
@@ -263,7 +263,7 @@ func (w *jsonErrorWriter) WriteHeader(code int) {
 		return
 	}
 	w.swallow = true
-	writeError(w.ResponseWriter, w.r, err)
+	kit.WriteError(w.ResponseWriter, w.r, err)
 }
 
 func (w *jsonErrorWriter) Write(b []byte) (int, error) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // pageJSON is one page of a listing.
@@ -25,7 +26,7 @@ func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *shelfmark.
 		out.Next = next
 		w.Header().Add("Link", "<"+next+`>; rel="next"`)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // listMembers handles GET …/members?after=&limit=.
@@ -111,5 +112,5 @@ func (s *Server) putOrder(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("ETag", etag(res.Version))
-	return writeJSON(w, http.StatusOK, map[string]any{"id": res.ID, "version": res.Version, "children": len(*b.Children)})
+	return kit.WriteJSON(w, http.StatusOK, map[string]any{"id": res.ID, "version": res.Version, "children": len(*b.Children)})
 }

@@ -3,7 +3,6 @@ package http
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/rdf"
 )
 
@@ -316,9 +316,9 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 		return shelfmark.Errorf(shelfmark.EINVALID, "resources: send 1 to %d resources.", shelfmark.MaxPageSize)
 	}
 	type result struct {
-		Status   int           `json:"status"`
-		Resource *resourceJSON `json:"resource,omitempty"`
-		Error    *errorBody    `json:"error,omitempty"`
+		Status   int            `json:"status"`
+		Resource *resourceJSON  `json:"resource,omitempty"`
+		Error    *kit.ErrorBody `json:"error,omitempty"`
 	}
 	results := make([]result, len(in.Resources))
 	nrs := make([]*shelfmark.NewResource, 0, len(in.Resources))
@@ -331,7 +331,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 			nr, err = b.newResource()
 		}
 		if err != nil {
-			results[i] = result{Status: http.StatusBadRequest, Error: toErrorBody(err)}
+			results[i] = result{Status: http.StatusBadRequest, Error: kit.ToErrorBody(err)}
 			continue
 		}
 		nrs = append(nrs, nr)
@@ -341,26 +341,14 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 		out, errs := s.opts.Resources.CreateResources(r.Context(), nrs)
 		for j, i := range idx {
 			if errs[j] != nil {
-				eb := toErrorBody(errs[j])
-				results[i] = result{Status: statusOf[eb.Code], Error: eb}
+				eb := kit.ToErrorBody(errs[j])
+				results[i] = result{Status: kit.Status(eb.Code), Error: eb}
 			} else {
 				results[i] = result{Status: http.StatusCreated, Resource: s.toJSON(r, out[j])}
 			}
 		}
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"results": results})
-}
-
-// toErrorBody is the JSON of an error of one item of a bulk request; the
-// details come from the first *shelfmark.Error of err's chain, as its code
-// and message do.
-func toErrorBody(err error) *errorBody {
-	eb := &errorBody{Code: shelfmark.ErrorCode(err), Message: shelfmark.ErrorMessage(err)}
-	var se *shelfmark.Error
-	if errors.As(err, &se) {
-		eb.Details = se.Details
-	}
-	return eb
+	return kit.WriteJSON(w, http.StatusOK, map[string]any{"results": results})
 }
 
 // getResource handles GET (and HEAD) /api/v1/resources/{id}.

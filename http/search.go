@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // searchHitJSON is one hit of GET /api/v1/search.
@@ -206,5 +207,5 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 		v.Set("cursor", out.Next)
 		w.Header().Add("Link", "<"+r.URL.Path+"?"+v.Encode()+`>; rel="next"`)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/iiif"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // Options configure a Server.
@@ -153,6 +155,9 @@ type Options struct {
 	// shelfmark serve never does. Its answer is the caller for every
 	// access decision, so it carries all of an authentication's weight.
 	Authenticator Authenticator
+	// Now is the clock the server reads time from (default time.Now): the
+	// age of sessions and caches, embargoes and leases, request times.
+	Now func() time.Time
 }
 
 // Authenticator resolves the caller of a request (Options.Authenticator).
@@ -186,12 +191,10 @@ type Server struct {
 	dash adminState
 	// the bulk ingests started from the web interface (see bulk_runs.go)
 	bulk bulkRuns
-	// the manifests kept for anonymous callers (see iiif_cache.go)
-	iiif iiifCache
-	// the words of OCR files searched inside books (see iiif_search.go)
-	ocrWords ocrCache
-	// the parsed directories of page images' tile pyramids (see iiif_image.go)
-	tiles *tileIndexes
+	// what the faces are given (see faces.go)
+	deps kit.Deps
+	// the IIIF face (package iiif)
+	iiif *iiif.Handler
 	// the read replica behind Storage, if any (see replica.go)
 	replica replicaRouting
 }
@@ -200,6 +203,9 @@ type Server struct {
 func NewServer(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 16 << 20
@@ -238,7 +244,7 @@ func NewServer(opts Options) *Server {
 	opts.ParseWait = orDuration(opts.ParseWait, defaultParseWait)
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics, cors: c,
 		limiter: newSharedLimiter(opts.MaxAuthFailures, opts.AuthFailures, opts.Logger), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix(),
-		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait), tiles: newTileIndexes(tileIndexCache)}
+		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait)}
 	s.bulk.staged, s.bulk.userStaged = opts.MaxBulkPreviews, opts.MaxBulkPreviewsPerUser
 	s.setupOIDC()
 	u, err := newUI()
@@ -246,6 +252,9 @@ func NewServer(opts Options) *Server {
 		panic(err) // the embedded templates are faulty: a fault of the build
 	}
 	s.ui = u
+	s.deps = kit.Deps{Resources: opts.Resources, Blobs: opts.Blobs, Storage: opts.Storage, Accounts: opts.Accounts, Jobs: opts.Jobs,
+		Logger: opts.Logger, BaseURL: opts.BaseURL, Now: opts.Now}
+	s.iiif = iiif.New(s.deps, u.catalogs)
 	gz := newGzip() // see gzip.go
 	s.replica = newReplicaRouting(opts.Storage)
 	for _, rt := range s.routes() {
@@ -374,7 +383,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // refuse answers a request the envelope or a route's guard turned away.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error, start time.Time) {
-	status := writeError(w, r, err)
+	status := kit.WriteError(w, r, err)
 	if status >= 500 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
@@ -473,7 +482,7 @@ func (s *Server) wrap(f func(http.ResponseWriter, *http.Request) error) http.Han
 			if sw.status != 0 {
 				s.log.Warn("error after response started", "method", r.Method, "path", r.URL.Path, "err", err)
 			} else {
-				status := writeError(sw, r, err)
+				status := kit.WriteError(sw, r, err)
 				switch {
 				case r.Context().Err() != nil && errors.Is(err, context.Canceled):
 					// the client hung up: not a fault of the server

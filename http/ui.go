@@ -14,7 +14,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"github.com/shelfmark/shelfmark/http/labels"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -25,6 +24,8 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 //go:embed ui
@@ -244,9 +245,8 @@ func (s *Server) uiRoutes() []route {
 	rs = append(rs, s.uiDepositRoutes()...)
 	rs = append(rs, s.uiBulkRoutes()...)
 	rs = append(rs, s.uiAdminRoutes()...)
-	rs = append(rs, s.iiifRoutes()...)      // IIIF documents (iiif.go)
-	rs = append(rs, s.iiifImageRoutes()...) // IIIF Image API (iiif_image.go)
-	rs = append(rs, s.uiWebRoutes()...)     // web archives (ui_web.go)
+	rs = append(rs, s.faceRoutes(s.iiif.Routes())...) // IIIF (package iiif)
+	rs = append(rs, s.uiWebRoutes()...)               // web archives (ui_web.go)
 	return rs
 }
 
@@ -314,7 +314,7 @@ type uiErrorData struct {
 // answer and the engine's message.
 func (s *Server) uiError(w http.ResponseWriter, r *http.Request, err error) error {
 	code := shelfmark.ErrorCode(err)
-	status, ok := statusOf[code]
+	status, ok := kit.StatusOf(code)
 	if !ok {
 		status = http.StatusInternalServerError
 	}
@@ -343,7 +343,7 @@ func (s *Server) uiError(w http.ResponseWriter, r *http.Request, err error) erro
 	}
 	p.Data = d
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
-		retryAfter(w, err)
+		kit.RetryAfter(w, err)
 	}
 	return s.render(w, r, status, "error", p)
 }

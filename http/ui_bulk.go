@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/ingest"
 )
 
@@ -433,7 +434,7 @@ func (s *Server) bulkProgress(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // bulkStart handles POST /bulk/{run}/start: the owner starts the ingest,

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // searchSortRelevance is the only order the engine offers: best first
@@ -124,7 +125,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 			// stopped at the search's deadline: the form again, with the
 			// advice, as 503 with Retry-After
 			status = http.StatusServiceUnavailable
-			retryAfter(w, err)
+			kit.RetryAfter(w, err)
 		default:
 			return err
 		}

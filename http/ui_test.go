@@ -1,7 +1,6 @@
 package http
 
 import (
-	"github.com/shelfmark/shelfmark/http/labels"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -11,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 // fmtVerbs lists the fmt verbs of a message, in order.

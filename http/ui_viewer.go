@@ -17,10 +17,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
-	"github.com/shelfmark/shelfmark/http/kit"
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // uiViewer is what a work page's viewer is mounted with.

@@ -9,12 +9,12 @@ package http
 
 import (
 	"context"
-	"github.com/shelfmark/shelfmark/http/kit"
-	"github.com/shelfmark/shelfmark/http/labels"
 	"net/http"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 const (

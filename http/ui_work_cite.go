@@ -6,12 +6,12 @@ package http
 // does: a work the caller may not read is not found.
 
 import (
-	"github.com/shelfmark/shelfmark/http/labels"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 // citedWork reads the work a citation route names.

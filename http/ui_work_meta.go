@@ -6,11 +6,11 @@ package http
 // (ui_work_cite.go).
 
 import (
-	"github.com/shelfmark/shelfmark/http/kit"
-	"github.com/shelfmark/shelfmark/http/labels"
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 // citation is what a work's citations are made of.

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"github.com/shelfmark/shelfmark/http/kit"
-	"github.com/shelfmark/shelfmark/http/labels"
 	"html"
 	"net/http"
 	"regexp"
@@ -15,6 +13,8 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 // book makes a work in a collection with n pages (file sets), each with an

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/warc"
 )
 
@@ -301,7 +302,7 @@ func (s *Server) webCaptures(w http.ResponseWriter, r *http.Request) error {
 	if out.Captures == nil {
 		out.Captures = []*shelfmark.Capture{}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // webTime14 is the 14-digit timestamp of the Wayback machine.
@@ -415,7 +416,7 @@ func (s *Server) webCapture(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, c)
+	return kit.WriteJSON(w, http.StatusOK, c)
 }
 
 // webRevisitScan bounds the captures read to find the response a revisit
@@ -513,7 +514,7 @@ func (s *Server) openCapture(ctx context.Context, c *shelfmark.Capture) (*webOpe
 	if err != nil {
 		return nil, err
 	}
-	rec, err := warc.OpenRecord(readerAt(rc), c.Offset, c.Length)
+	rec, err := warc.OpenRecord(kit.ReaderAt(rc), c.Offset, c.Length)
 	if err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("open the WARC record of capture %d (%s at %d): %w", c.ID, c.File, c.Offset, err)
@@ -675,7 +676,7 @@ func (s *Server) webLinks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, info)
+	return kit.WriteJSON(w, http.StatusOK, info)
 }
 
 // webDomainParam reads a domain name: a host, lowercased, its registered
@@ -722,11 +723,11 @@ func (s *Server) webTop(w http.ResponseWriter, r *http.Request) error {
 		top = []shelfmark.WebCount{}
 	}
 	if domain == "" {
-		return writeJSON(w, http.StatusOK, struct {
+		return kit.WriteJSON(w, http.StatusOK, struct {
 			Domains []shelfmark.WebCount `json:"domains"`
 		}{top})
 	}
-	return writeJSON(w, http.StatusOK, struct {
+	return kit.WriteJSON(w, http.StatusOK, struct {
 		Domain string               `json:"domain"`
 		Pages  []shelfmark.WebCount `json:"pages"`
 	}{domain, top})

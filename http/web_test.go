@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/ingest"
 	"github.com/shelfmark/shelfmark/warc"
 )
@@ -648,7 +649,7 @@ func (c *countingBlobs) Open(ctx context.Context, sha256 string) (io.ReadSeekClo
 	if err != nil {
 		return nil, err
 	}
-	return &countingFile{ReadSeekCloser: rc, ra: readerAt(rc), n: &c.n}, nil
+	return &countingFile{ReadSeekCloser: rc, ra: kit.ReaderAt(rc), n: &c.n}, nil
 }
 
 type countingFile struct {
