@@ -50,15 +50,6 @@ func newCallerJSON(c *shelfmark.Caller) callerJSON {
 	return callerJSON{User: c.Name, Admin: c.Admin, Groups: g, Scope: string(c.Scope)}
 }
 
-// sessionCookie is the cookie of a session secret ("" and maxAge -1 clear
-// it). It is never readable by script, goes only to this site (and along
-// with top-level navigations to it), and only over TLS when the server is
-// reached by TLS or its base URL is https.
-func (s *Server) sessionCookie(r *http.Request, secret string, maxAge int) *http.Cookie {
-	return &http.Cookie{Name: SessionCookie, Value: secret, Path: "/", MaxAge: maxAge, HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: r.TLS != nil || strings.HasPrefix(s.opts.BaseURL, "https://")}
-}
-
 // login handles POST /api/v1/login: {name, password} opens a session and
 // sets its cookie. Failures count against the client's address and the
 // name (see Options.MaxAuthFailures).
@@ -70,14 +61,14 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		Name     string `json:"name"`
 		Password string `json:"password"`
 	}
-	if err := readJSON(w, r, maxAccountBody, &in); err != nil {
+	if err := kit.ReadJSON(w, r, maxAccountBody, &in); err != nil {
 		return err
 	}
 	secret, c, err := s.passwordLogin(r, in.Name, in.Password)
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, s.sessionCookie(r, secret, 0))
+	http.SetCookie(w, s.deps.SessionCookie(r, secret, 0))
 	out := newCallerJSON(c)
 	out.Via = "session"
 	return kit.WriteJSON(w, http.StatusOK, out)
@@ -130,7 +121,7 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	http.SetCookie(w, s.sessionCookie(r, "", -1))
+	http.SetCookie(w, s.deps.SessionCookie(r, "", -1))
 	return nil
 }
 
@@ -174,7 +165,7 @@ func parseExpiry(s string, now time.Time) (time.Time, error) {
 			return now.Add(time.Duration(n) * unit), nil
 		}
 	}
-	t, err := parseTime("expires", s)
+	t, err := kit.ParseTime("expires", s)
 	if err != nil {
 		return time.Time{}, shelfmark.Errorf(shelfmark.EINVALID, "expires: %q is neither a lifetime (90d, 12h, 30m) nor a date (2030-01-31) or RFC 3339 time.", s)
 	}
@@ -202,7 +193,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		Expires *string `json:"expires"`
 		Note    string  `json:"note"`
 	}
-	if err := readJSON(w, r, maxAccountBody, &in); err != nil {
+	if err := kit.ReadJSON(w, r, maxAccountBody, &in); err != nil {
 		return err
 	}
 	nt := shelfmark.NewToken{User: c.Name, Kind: shelfmark.TokenAPI, Scope: shelfmark.Scope(in.Scope), Note: in.Note}
@@ -212,7 +203,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	// the scope (write, or the caller's own when narrower, by default) and
 	// the note are judged, and a refusal recorded, by the account service
 	if in.Expires != nil {
-		t, err := parseExpiry(*in.Expires, time.Now())
+		t, err := parseExpiry(*in.Expires, s.now())
 		if err != nil {
 			return err
 		}
@@ -358,7 +349,7 @@ func (s *Server) putRoles(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Grants *[]grantJSON `json:"grants"`
 	}
-	if err := readJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
+	if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	if in.Grants == nil {
@@ -417,7 +408,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 		q.Resource = k
 	}
 	if v := qv.Get("after"); v != "" {
-		t, err := parseTime("after", v)
+		t, err := kit.ParseTime("after", v)
 		if err != nil {
 			return err
 		}

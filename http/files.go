@@ -99,7 +99,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := &shelfmark.File{Name: name, MediaType: mediaType(r), Use: use}
+	f := &shelfmark.File{Name: name, MediaType: kit.MediaTypeOf(r), Use: use}
 	if err := shelfmark.CheckFile(f); err != nil { // a bad media type or use, before any byte is stored
 		return err
 	}
@@ -137,7 +137,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Location", "/api/v1/resources/"+string(res.ID))
-	w.Header().Set("ETag", etag(res.Version))
+	w.Header().Set("ETag", kit.ETag(res.Version))
 	return writeResource(w, http.StatusCreated, s.toJSON(r, res))
 }
 
@@ -154,7 +154,7 @@ func (s *Server) putBlob(r *http.Request) (*shelfmark.Blob, time.Time, error) {
 		return nil, time.Time{}, &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: fmt.Sprintf("The file is %d bytes; this server accepts files up to %d bytes.", r.ContentLength, s.opts.MaxUploadBytes),
 			Details: map[string]any{"limit": s.opts.MaxUploadBytes}}
 	}
-	digests, err := RequestDigests(r.Header)
+	digests, err := kit.RequestDigests(r.Header)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -232,7 +232,7 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 		if _, err := rc.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("content of %s: %w", res.ID, err)
 		}
-		normalizeRange(r, size)
+		kit.NormalizeRange(r, size)
 	}
 	http.ServeContent(&jsonErrorWriter{ResponseWriter: w, r: r, rangeSent: sent}, r, "", res.Created, rc)
 	return nil
@@ -245,7 +245,7 @@ type jsonErrorWriter struct {
 	http.ResponseWriter
 	r       *http.Request
 	swallow bool
-	// rangeSent is the Range the client sent, before normalizeRange.
+	// rangeSent is the Range the client sent, before kit.NormalizeRange.
 	rangeSent string
 }
 

@@ -60,7 +60,7 @@ func (s *Server) postBlob(w http.ResponseWriter, r *http.Request) error {
 // were stored before, and as which root.
 func (s *Server) lookupSources(w http.ResponseWriter, r *http.Request) error {
 	var in lookupBody
-	if err := readJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
+	if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	if len(in.Keys) == 0 || len(in.Keys) > shelfmark.MaxPageSize {
@@ -95,7 +95,7 @@ type parsedGroup struct {
 // mints every id; the client's refs only say which resource is which.
 func (s *Server) postGroups(w http.ResponseWriter, r *http.Request) error {
 	var in groupsBody
-	if err := readJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
+	if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	if len(in.Groups) == 0 || len(in.Groups) > shelfmark.MaxPageSize {
@@ -180,7 +180,7 @@ func groupError(i int, ref string, format string, args ...any) error {
 // not stored and bytes not the caller's.
 func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGroup, error) {
 	var g groupJSON
-	if err := decodeJSON(raw, &g); err != nil {
+	if err := kit.DecodeJSON(raw, &g); err != nil {
 		return nil, err
 	}
 	if len(g.Resources) == 0 {

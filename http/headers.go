@@ -251,7 +251,7 @@ func (s *Server) uploading(h http.Handler) http.Handler {
 		default:
 			w.Header().Set("Retry-After", "1")
 			s.refuse(w, r, &shelfmark.Error{Code: shelfmark.EUNAVAILABLE, Message: fmt.Sprintf("The server is receiving %d uploads already; retry in a moment.", cap(s.uploads)),
-				Details: map[string]any{"max_concurrent_uploads": cap(s.uploads)}}, time.Now())
+				Details: map[string]any{"max_concurrent_uploads": cap(s.uploads)}}, s.now())
 		}
 	})
 }

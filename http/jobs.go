@@ -125,7 +125,7 @@ func (s *Server) queueAction(w http.ResponseWriter, r *http.Request) error {
 		IDs []int64 `json:"ids"`
 	}
 	if r.ContentLength != 0 {
-		if err := readJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
+		if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
 			return err
 		}
 	}

@@ -13,12 +13,13 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/api"
 	"github.com/shelfmark/shelfmark/http/iiif"
 	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/webarchive"
 )
 
 // Options configure a Server.
@@ -179,9 +180,8 @@ type Server struct {
 	limiter *limiter
 	uploads chan struct{}
 	parse   *bodyGate
-	// request ids: a random prefix and a sequence
-	idPrefix string
-	idSeq    atomic.Uint64
+	// the ids of requests (kit.RequestIDs)
+	ids *kit.RequestIDs
 	// single sign-on (see oidc.go): nil when off
 	oidc    *oidcClient
 	oidcErr error
@@ -195,6 +195,10 @@ type Server struct {
 	deps kit.Deps
 	// the IIIF face (package iiif)
 	iiif *iiif.Handler
+	// the REST API routes of package api
+	api *api.Handler
+	// the web archive routes of the API (package webarchive)
+	webarchive *webarchive.Handler
 	// the read replica behind Storage, if any (see replica.go)
 	replica replicaRouting
 }
@@ -243,9 +247,9 @@ func NewServer(opts Options) *Server {
 	opts.MaxParseBytes = max(opts.MaxParseBytes, opts.MaxBodyBytes) // one body at the cap always fits
 	opts.ParseWait = orDuration(opts.ParseWait, defaultParseWait)
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics, cors: c,
-		limiter: newSharedLimiter(opts.MaxAuthFailures, opts.AuthFailures, opts.Logger), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix(),
+		limiter: newSharedLimiter(opts.MaxAuthFailures, opts.AuthFailures, opts.Logger), uploads: make(chan struct{}, opts.MaxConcurrentUploads), ids: kit.NewRequestIDs(),
 		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait)}
-	s.bulk.staged, s.bulk.userStaged = opts.MaxBulkPreviews, opts.MaxBulkPreviewsPerUser
+	s.bulk.staged, s.bulk.userStaged, s.bulk.now = opts.MaxBulkPreviews, opts.MaxBulkPreviewsPerUser, opts.Now
 	s.setupOIDC()
 	u, err := newUI()
 	if err != nil {
@@ -255,6 +259,8 @@ func NewServer(opts Options) *Server {
 	s.deps = kit.Deps{Resources: opts.Resources, Blobs: opts.Blobs, Storage: opts.Storage, Accounts: opts.Accounts, Jobs: opts.Jobs,
 		Logger: opts.Logger, BaseURL: opts.BaseURL, Now: opts.Now}
 	s.iiif = iiif.New(s.deps, u.catalogs)
+	s.webarchive = webarchive.New(s.deps)
+	s.api = api.New(s.deps)
 	gz := newGzip() // see gzip.go
 	s.replica = newReplicaRouting(opts.Storage)
 	for _, rt := range s.routes() {
@@ -317,7 +323,6 @@ func (s *Server) routes() []route {
 		{"PUT", "/api/v1/resources/{id}/order", h(s.putOrder)},
 		{"POST", "/api/v1/resources/{id}/files", s.uploading(h(s.uploadFile))},
 		{"GET", "/api/v1/resources/{id}/content", h(s.getContent)},
-		{"GET", "/api/v1/search", h(s.search)},
 		{"GET", "/api/v1/jobs", s.admin(h(s.getJobs))},
 		{"GET", "/api/v1/jobs/{queue}", s.admin(h(s.listJobs))},
 		{"POST", "/api/v1/jobs/{queue}/{action}", s.admin(h(s.queueAction))},
@@ -335,7 +340,8 @@ func (s *Server) routes() []route {
 		{"GET", "/auth/oidc/login", h(s.oidcLogin)},
 		{"GET", "/auth/oidc/callback", h(s.oidcCallback)},
 	}
-	return append(rs, s.webRoutes()...) // web archives (web.go)
+	rs = append(rs, s.faceRoutes(s.api.Routes())...)          // the REST API's own package
+	return append(rs, s.faceRoutes(s.webarchive.Routes())...) // web archives (package webarchive)
 }
 
 // ServeHTTP implements http.Handler. Every request passes the security
@@ -344,10 +350,10 @@ func (s *Server) routes() []route {
 // pace of its body, and its caller (from its credential, or anonymous),
 // which it carries on its context to the handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
+	start := s.now()
 	h := w.Header()
 	securityHeaders(h, isContent(r))
-	id := s.requestID(r)
+	id := s.ids.Of(r)
 	h.Set("X-Request-Id", id)
 	s.pace(w, r, start)
 	answered, err := s.cors.apply(w, r)
@@ -391,7 +397,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error, start
 	if pattern == "" {
 		pattern = "refused"
 	}
-	s.metrics.observeRequest(r.Method, pattern, status, time.Since(start))
+	s.metrics.observeRequest(r.Method, pattern, status, s.now().Sub(start))
 }
 
 // Serve accepts connections on ln until Shutdown, handing requests to
@@ -474,7 +480,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // writes the error as JSON, and records metrics.
 func (s *Server) wrap(f func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
+		start := s.now()
 		sw := &statusWriter{ResponseWriter: w}
 		err := f(sw, r)
 		s.space.observe(r, err)
@@ -495,9 +501,9 @@ func (s *Server) wrap(f func(http.ResponseWriter, *http.Request) error) http.Han
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		s.metrics.observeRequest(r.Method, r.Pattern, sw.status, time.Since(start))
+		s.metrics.observeRequest(r.Method, r.Pattern, sw.status, s.now().Sub(start))
 		if s.log.Enabled(r.Context(), slog.LevelDebug) {
-			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", s.now().Sub(start))
 		}
 	})
 }
@@ -549,3 +555,6 @@ func (s *Server) baseURL(r *http.Request) string {
 func (s *Server) resourceIRI(r *http.Request, id shelfmark.ID) string {
 	return s.baseURL(r) + "/api/v1/resources/" + string(id)
 }
+
+// now is the time by the server's clock (Options.Now).
+func (s *Server) now() time.Time { return s.opts.Now() }

@@ -187,10 +187,10 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, titleKey string, a
 	lang := s.ui.catalogs.Negotiate(w, r)
 	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.Messages(lang), names: s.ui.catalogs.Names(), Caller: shelfmark.CallerFrom(r.Context()),
 		Path: r.URL.RequestURI(), Base: s.baseURL(r), Langs: s.ui.catalogs.Langs(), query: r.URL.Query()}
-	if !p.Caller.Authenticated() && sessionCookieSent(r) {
+	if !p.Caller.Authenticated() && kit.SessionCookieSent(r) {
 		// the session ended: the page is shown as to anyone signed out,
 		// and the browser forgets the cookie
-		http.SetCookie(w, s.sessionCookie(r, "", -1))
+		http.SetCookie(w, s.deps.SessionCookie(r, "", -1))
 	}
 	p.CSRF = s.csrfToken(w, r)
 	if n := r.URL.Query().Get("notice"); n != "" {
@@ -201,12 +201,6 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, titleKey string, a
 		p.Title = p.T(titleKey, args...)
 	}
 	return p
-}
-
-// sessionCookieSent reports whether the request carries a session cookie.
-func sessionCookieSent(r *http.Request) bool {
-	c, err := r.Cookie(SessionCookie)
-	return err == nil && c.Value != ""
 }
 
 // render writes the template name with p as its dot and the given status.

@@ -349,7 +349,7 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) (err error)
 			// refused: the files it carried or named go at once, and the
 			// form is shown again without them
 			sent.shas = append(sent.shas, shasOf(d.Files)...)
-			sent.last = time.Now()
+			sent.last = s.now()
 			sent.drop(r.Context(), s)
 			d.Files = nil
 			return again(http.StatusForbidden, shelfmark.ErrorMessage(err))

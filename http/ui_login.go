@@ -47,7 +47,7 @@ func (s *Server) loginForm(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	http.SetCookie(w, s.sessionCookie(r, secret, 0))
+	http.SetCookie(w, s.deps.SessionCookie(r, secret, 0))
 	http.Redirect(w, r, next, http.StatusSeeOther)
 	return nil
 }

@@ -1,13 +1,8 @@
-package http
+package api
 
 import (
-	"encoding/base64"
-	"encoding/binary"
-	"html"
-	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -26,17 +21,17 @@ type searchHitJSON struct {
 	Score   float64 `json:"score"`
 }
 
-// facetJSON is one value of a facet and its number of hits.
-type facetJSON struct {
+// FacetJSON is one value of a facet and its number of hits.
+type FacetJSON struct {
 	Value string `json:"value"`
 	Count int64  `json:"count"`
 }
 
 // searchFacetsJSON are the facet counts of every hit.
 type searchFacetsJSON struct {
-	Collection []facetJSON `json:"collection"`
-	Kind       []facetJSON `json:"kind"`
-	Format     []facetJSON `json:"format"`
+	Collection []FacetJSON `json:"collection"`
+	Kind       []FacetJSON `json:"kind"`
+	Format     []FacetJSON `json:"format"`
 }
 
 // searchJSON is the body of GET /api/v1/search. Total, Estimated and
@@ -51,52 +46,10 @@ type searchJSON struct {
 	Next      string            `json:"next,omitempty"`
 }
 
-// Search cursor versions, the first byte of a token, so the format can
-// change without misreading old tokens: version 1 (a score and a key)
-// came before windows and still reads, as a position in the first window.
-const (
-	searchCursorV1      = 1
-	searchCursorVersion = 2
-)
-
-// encodeSearchCursor turns a keyset position into an opaque token: the
-// version byte, the score's IEEE 754 bits, the key and the window, in
-// base64url.
-func encodeSearchCursor(c shelfmark.SearchCursor) string {
-	var b [25]byte
-	b[0] = searchCursorVersion
-	binary.BigEndian.PutUint64(b[1:9], math.Float64bits(c.Score))
-	binary.BigEndian.PutUint64(b[9:17], uint64(c.Key))
-	binary.BigEndian.PutUint64(b[17:], uint64(c.Window))
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// decodeSearchCursor reads a token of encodeSearchCursor (or of version
-// 1); anything else is EINVALID.
-func decodeSearchCursor(s string) (*shelfmark.SearchCursor, error) {
-	bad := shelfmark.Errorf(shelfmark.EINVALID, "cursor is not a cursor this server handed out: pass the `next` of the previous page unchanged.")
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || !(len(b) == 17 && b[0] == searchCursorV1 || len(b) == 25 && b[0] == searchCursorVersion) {
-		return nil, bad
-	}
-	c := &shelfmark.SearchCursor{
-		Score: math.Float64frombits(binary.BigEndian.Uint64(b[1:9])),
-		Key:   int64(binary.BigEndian.Uint64(b[9:17])),
-	}
-	if len(b) == 25 {
-		c.Window = int64(binary.BigEndian.Uint64(b[17:]))
-	}
-	// a key of 0 is the beginning of a window, which has a top
-	if math.IsNaN(c.Score) || math.IsInf(c.Score, 0) || c.Key < 0 || c.Key == 0 && c.Window < 1 || c.Window < 0 {
-		return nil, bad
-	}
-	return c, nil
-}
-
 // searchQuery reads the parameters of GET /api/v1/search.
-func searchQuery(r *http.Request, ids *shelfmark.IDCodec) (shelfmark.SearchQuery, error) {
+func searchQuery(r *http.Request, ids *shelfmark.IDCodec, now time.Time) (shelfmark.SearchQuery, error) {
 	v := r.URL.Query()
-	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: time.Now()}
+	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: now}
 	if c := v.Get("collection"); c != "" {
 		k, err := ids.Key(shelfmark.ID(c))
 		if err != nil {
@@ -110,7 +63,7 @@ func searchQuery(r *http.Request, ids *shelfmark.IDCodec) (shelfmark.SearchQuery
 		}
 	}
 	if q.Kind != "" && !q.Kind.Valid() {
-		return q, shelfmark.Errorf(shelfmark.EINVALID, "kind must be collection, work or fileset, not %q.", truncateParam(string(q.Kind)))
+		return q, shelfmark.Errorf(shelfmark.EINVALID, "kind must be collection, work or fileset, not %q.", kit.TruncateParam(string(q.Kind)))
 	}
 	if l := v.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
@@ -120,7 +73,7 @@ func searchQuery(r *http.Request, ids *shelfmark.IDCodec) (shelfmark.SearchQuery
 		q.Limit = n
 	}
 	if c := v.Get("cursor"); c != "" {
-		after, err := decodeSearchCursor(c)
+		after, err := kit.DecodeSearchCursor(c)
 		if err != nil {
 			return q, err
 		}
@@ -130,35 +83,21 @@ func searchQuery(r *http.Request, ids *shelfmark.IDCodec) (shelfmark.SearchQuery
 	return q, nil
 }
 
-// truncateParam shortens a parameter quoted in an error message.
-func truncateParam(s string) string {
-	if len(s) <= 40 {
-		return s
-	}
-	return strings.ToValidUTF8(s[:40], "") + "…"
-}
-
-// snippetHTML escapes a snippet and turns its match markers into <mark>.
-var snippetHTML = strings.NewReplacer(shelfmark.SnippetStart, "<mark>", shelfmark.SnippetEnd, "</mark>")
-
-// hasID reports whether key is in the range of IDCodec.Encode.
-func hasID(key int64) bool { return key >= 1 && key <= shelfmark.MaxKey }
-
 // facetsJSON converts facet counts, collection keys to ids.
 func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFacetsJSON {
-	f := &searchFacetsJSON{Collection: []facetJSON{}, Kind: []facetJSON{}, Format: []facetJSON{}}
+	f := &searchFacetsJSON{Collection: []FacetJSON{}, Kind: []FacetJSON{}, Format: []FacetJSON{}}
 	for _, c := range res.Collections {
 		k, err := strconv.ParseInt(c.Value, 10, 64)
-		if err != nil || !hasID(k) {
+		if err != nil || !kit.HasID(k) {
 			continue
 		}
-		f.Collection = append(f.Collection, facetJSON{Value: string(ids.Encode(k)), Count: c.Count})
+		f.Collection = append(f.Collection, FacetJSON{Value: string(ids.Encode(k)), Count: c.Count})
 	}
 	for _, c := range res.Kinds {
-		f.Kind = append(f.Kind, facetJSON{Value: c.Value, Count: c.Count})
+		f.Kind = append(f.Kind, FacetJSON{Value: c.Value, Count: c.Count})
 	}
 	for _, c := range res.Formats {
-		f.Format = append(f.Format, facetJSON{Value: c.Value, Count: c.Count})
+		f.Format = append(f.Format, FacetJSON{Value: c.Value, Count: c.Count})
 	}
 	return f
 }
@@ -171,16 +110,16 @@ func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFace
 // Without q (or with spaces only) but with a collection, the hits are
 // what the collection holds in public view, newest member first
 // (shelfmark.SearchQuery.Browse).
-func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
-	q, err := searchQuery(r, s.opts.Resources.IDs())
+func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
+	q, err := searchQuery(r, s.deps.Resources.IDs(), s.deps.Now())
 	if err != nil {
 		return err
 	}
-	if s.opts.Storage == nil {
+	if s.deps.Storage == nil {
 		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "Search is not available on this server.")
 	}
 	var res *shelfmark.SearchResult
-	err = s.opts.Storage.View(r.Context(), func(tx shelfmark.ReadTx) error {
+	err = s.deps.Storage.View(r.Context(), func(tx shelfmark.ReadTx) error {
 		var err error
 		res, err = tx.Search(r.Context(), q)
 		return err
@@ -188,21 +127,21 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ids := s.opts.Resources.IDs()
+	ids := s.deps.Resources.IDs()
 	out := searchJSON{Hits: make([]searchHitJSON, 0, len(res.Hits))}
 	for _, h := range res.Hits {
-		if !hasID(h.Key) || !hasID(h.Work) {
+		if !kit.HasID(h.Key) || !kit.HasID(h.Work) {
 			continue // a document of no resource: nothing to link to
 		}
 		out.Hits = append(out.Hits, searchHitJSON{ID: ids.Encode(h.Key), Work: ids.Encode(h.Work), Kind: string(h.Kind),
-			Format: h.Format, Title: h.Title, Snippet: snippetHTML.Replace(html.EscapeString(h.Snippet)), Score: h.Score})
+			Format: h.Format, Title: h.Title, Snippet: kit.SnippetHTML(h.Snippet), Score: h.Score})
 	}
 	if q.Facets {
 		out.Total, out.Estimated = &res.Total, &res.Estimated
-		out.Facets = facetsJSON(res, s.opts.Resources.IDs())
+		out.Facets = facetsJSON(res, s.deps.Resources.IDs())
 	}
 	if res.Next != nil {
-		out.Next = encodeSearchCursor(*res.Next)
+		out.Next = kit.EncodeSearchCursor(*res.Next)
 		v := r.URL.Query()
 		v.Set("cursor", out.Next)
 		w.Header().Add("Link", "<"+r.URL.Path+"?"+v.Encode()+`>; rel="next"`)
