@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // maxNameBytes bounds user names read from requests.
@@ -49,15 +50,6 @@ func newCallerJSON(c *shelfmark.Caller) callerJSON {
 	return callerJSON{User: c.Name, Admin: c.Admin, Groups: g, Scope: string(c.Scope)}
 }
 
-// sessionCookie is the cookie of a session secret ("" and maxAge -1 clear
-// it). It is never readable by script, goes only to this site (and along
-// with top-level navigations to it), and only over TLS when the server is
-// reached by TLS or its base URL is https.
-func (s *Server) sessionCookie(r *http.Request, secret string, maxAge int) *http.Cookie {
-	return &http.Cookie{Name: SessionCookie, Value: secret, Path: "/", MaxAge: maxAge, HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: r.TLS != nil || strings.HasPrefix(s.opts.BaseURL, "https://")}
-}
-
 // login handles POST /api/v1/login: {name, password} opens a session and
 // sets its cookie. Failures count against the client's address and the
 // name (see Options.MaxAuthFailures).
@@ -69,17 +61,17 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		Name     string `json:"name"`
 		Password string `json:"password"`
 	}
-	if err := readJSON(w, r, maxAccountBody, &in); err != nil {
+	if err := kit.ReadJSON(w, r, maxAccountBody, &in); err != nil {
 		return err
 	}
 	secret, c, err := s.passwordLogin(r, in.Name, in.Password)
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, s.sessionCookie(r, secret, 0))
+	http.SetCookie(w, s.deps.SessionCookie(r, secret, 0))
 	out := newCallerJSON(c)
 	out.Via = "session"
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // logout handles POST /api/v1/logout: it revokes the session the cookie
@@ -129,7 +121,7 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	http.SetCookie(w, s.sessionCookie(r, "", -1))
+	http.SetCookie(w, s.deps.SessionCookie(r, "", -1))
 	return nil
 }
 
@@ -141,7 +133,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := newCallerJSON(c)
 	_, out.Via = credential(r)
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // tokenJSON is an API token as listed (never its secret).
@@ -173,7 +165,7 @@ func parseExpiry(s string, now time.Time) (time.Time, error) {
 			return now.Add(time.Duration(n) * unit), nil
 		}
 	}
-	t, err := parseTime("expires", s)
+	t, err := kit.ParseTime("expires", s)
 	if err != nil {
 		return time.Time{}, shelfmark.Errorf(shelfmark.EINVALID, "expires: %q is neither a lifetime (90d, 12h, 30m) nor a date (2030-01-31) or RFC 3339 time.", s)
 	}
@@ -201,7 +193,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		Expires *string `json:"expires"`
 		Note    string  `json:"note"`
 	}
-	if err := readJSON(w, r, maxAccountBody, &in); err != nil {
+	if err := kit.ReadJSON(w, r, maxAccountBody, &in); err != nil {
 		return err
 	}
 	nt := shelfmark.NewToken{User: c.Name, Kind: shelfmark.TokenAPI, Scope: shelfmark.Scope(in.Scope), Note: in.Note}
@@ -211,7 +203,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	// the scope (write, or the caller's own when narrower, by default) and
 	// the note are judged, and a refusal recorded, by the account service
 	if in.Expires != nil {
-		t, err := parseExpiry(*in.Expires, time.Now())
+		t, err := parseExpiry(*in.Expires, s.now())
 		if err != nil {
 			return err
 		}
@@ -226,7 +218,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		tokenJSON
 	}{Token: secret, tokenJSON: newTokenJSON(tok)}
 	w.Header().Set("Cache-Control", "no-store")
-	return writeJSON(w, http.StatusCreated, out)
+	return kit.WriteJSON(w, http.StatusCreated, out)
 }
 
 // listTokens handles GET /api/v1/tokens[?user=NAME]: the caller's API
@@ -254,7 +246,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
 	for i, t := range toks {
 		out.Tokens[i] = newTokenJSON(t)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // revokeToken handles DELETE /api/v1/tokens/{id}[?user=NAME].
@@ -319,7 +311,7 @@ func (s *Server) writeRoles(w http.ResponseWriter, r *http.Request, acc shelfmar
 	for i, g := range grants {
 		out.Grants[i] = grantJSON{Principal: g.Principal, Role: string(g.Role)}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // getRoles handles GET /api/v1/resources/{id}/roles and GET
@@ -357,7 +349,7 @@ func (s *Server) putRoles(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Grants *[]grantJSON `json:"grants"`
 	}
-	if err := readJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
+	if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	if in.Grants == nil {
@@ -416,7 +408,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 		q.Resource = k
 	}
 	if v := qv.Get("after"); v != "" {
-		t, err := parseTime("after", v)
+		t, err := kit.ParseTime("after", v)
 		if err != nil {
 			return err
 		}
@@ -455,5 +447,5 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	if len(entries) == q.Limit && q.Limit > 0 {
 		out.Next = strconv.FormatInt(entries[len(entries)-1].Key, 10)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }

@@ -7,25 +7,23 @@ package http
 // and the checks the routes share (signed in, admin).
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // SessionCookie is the name of the cookie that carries a browser session
-// (set by POST /api/v1/login).
-const SessionCookie = "shelfmark_session"
+// (set by POST /api/v1/login; kit.SessionCookie).
+const SessionCookie = kit.SessionCookie
 
 // The brute-force limiter's defaults (see Options.MaxAuthFailures): after
 // that many failed logins or token checks from one client address (or
@@ -161,7 +159,7 @@ func (s *Server) admin(h http.Handler) http.Handler {
 			err = shelfmark.Errorf(shelfmark.EFORBIDDEN, "%s is for administrators, with an admin-scoped token.", r.Pattern)
 		}
 		if err != nil {
-			s.refuse(w, r, err, time.Now())
+			s.refuse(w, r, err, s.now())
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -197,32 +195,6 @@ func mayWrite(r *http.Request, c *shelfmark.Caller) error {
 		return needSignIn("A " + r.Method)
 	}
 	return shelfmark.Errorf(shelfmark.EFORBIDDEN, "This credential has the %s scope; a %s needs a write-scoped one.", c.Scope, r.Method)
-}
-
-// requestID returns the client's X-Request-Id when it is sane (1 to 64
-// letters, digits and ._:-), else a fresh one.
-func (s *Server) requestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 && saneID(id) {
-		return id
-	}
-	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 36)
-}
-
-func saneID(id string) bool {
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// newIDPrefix returns a random prefix for this process's request ids.
-func newIDPrefix() string {
-	var b [6]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:]) + "-"
 }
 
 // clientKey names the client's address for the limiter: the IP of the

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // wantInvalidToken checks a 401 for a credential that was sent.
@@ -251,7 +252,7 @@ func TestSecurityHeaders(t *testing.T) {
 		t.Errorf("X-Request-Id %q", got)
 	}
 	for _, bad := range []string{"has space", "<script>", strings.Repeat("x", 65)} {
-		if got := e.do("GET", "/healthz", nil, "X-Request-Id", bad).Header.Get("X-Request-Id"); got == bad || got == "" || !saneID(got) {
+		if got := e.do("GET", "/healthz", nil, "X-Request-Id", bad).Header.Get("X-Request-Id"); got == bad || got == "" || !kit.SaneID(got) {
 			t.Errorf("X-Request-Id %q for %q", got, bad)
 		}
 	}

@@ -58,6 +58,7 @@ const (
 // bulkRuns is the registry of runs. Its zero value is ready: the staging
 // directory is made on first use.
 type bulkRuns struct {
+	now    func() time.Time // the server's clock
 	mu     sync.Mutex
 	dir    string // this process's staging directory, "" until first use
 	runs   []*bulkRun
@@ -86,6 +87,7 @@ const bulkCheckWait = 15 * time.Second
 
 // bulkRun is one bulk ingest.
 type bulkRun struct {
+	now       func() time.Time // the server's clock, set by bulkRuns.add
 	ID        string
 	Owner     int64 // the user key of who uploaded it
 	OwnerName string
@@ -214,6 +216,7 @@ func (b *bulkRuns) newRunDir(configured string) (string, string, error) {
 // the owner's beyond bulkMaxPreviews, are discarded (their staged files
 // go).
 func (b *bulkRuns) add(r *bulkRun) error {
+	r.now = b.now
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -269,7 +272,7 @@ func (b *bulkRuns) expireLocked(owner int64, stopOwn bool) (int, error) {
 			mine++
 		}
 		switch {
-		case time.Since(o.Created) > bulkPreviewTTL:
+		case b.now().Sub(o.Created) > bulkPreviewTTL:
 			o.stop()
 			continue
 		case o.Owner == owner && mine >= userCap:
@@ -355,7 +358,7 @@ func (b *bulkRuns) check(ctx context.Context, r *bulkRun, s *Server) <-chan stru
 		case r.state != bulkStateChecking: // discarded meanwhile
 			os.RemoveAll(r.dir)
 		case err != nil:
-			r.state, r.checkErr, r.err, r.finished = bulkStateInvalid, err, shelfmark.ErrorMessage(err), time.Now()
+			r.state, r.checkErr, r.err, r.finished = bulkStateInvalid, err, shelfmark.ErrorMessage(err), b.now()
 			os.RemoveAll(r.dir)
 		default:
 			r.state, r.preview = bulkStatePreview, p
@@ -429,7 +432,7 @@ func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s *Server, anyway bool
 		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "%d bulk ingests are running on this server; start this one when one of them has ended.", running)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	r.state, r.started, r.cancel, r.anyway = bulkStateRunning, time.Now(), cancel, anyway
+	r.state, r.started, r.cancel, r.anyway = bulkStateRunning, b.now(), cancel, anyway
 	r.starter = shelfmark.CallerFrom(ctx).Name
 	b.wg.Add(1)
 	go func() {
@@ -487,7 +490,7 @@ func (r *bulkRun) finish(st *ingest.Stats, err error) {
 		r.stats = *st
 		r.stats.Failures = bulkKeepFailures(st.Failures)
 	}
-	r.finished = time.Now()
+	r.finished = r.now()
 	switch {
 	case errors.Is(err, context.Canceled):
 		r.state = bulkStateCancelled
@@ -509,11 +512,11 @@ func (r *bulkRun) stop() error {
 		r.cancel()
 		return nil
 	case bulkStateChecking:
-		r.state, r.finished = bulkStateCancelled, time.Now()
+		r.state, r.finished = bulkStateCancelled, r.now()
 		r.cancel() // the check removes the staged files as it ends
 		return nil
 	case bulkStatePreview:
-		r.state, r.finished = bulkStateCancelled, time.Now()
+		r.state, r.finished = bulkStateCancelled, r.now()
 		os.RemoveAll(r.dir)
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // relExternal is the Link relation Fedora clients use to register content
@@ -67,71 +68,6 @@ func urlFileName(u *url.URL) string {
 	return "file"
 }
 
-// contentDisposition is the Content-Disposition of a file's content, as RFC
-// 6266 advises: the exact name in filename* (UTF-8, percent-encoded as RFC
-// 8187 says, so that no quote, semicolon or byte outside ASCII reaches the
-// header), preceded by an ASCII approximation in filename= for clients
-// that do not read filename* (characters outside printable ASCII, quotes,
-// backslashes and percent signs replaced by "_").
-//
-// Content a browser would run (HTML, SVG, XML, scripts) is sent as an
-// attachment, so that a deposited page never runs on the repository's
-// origin (the sandbox policy sent with it is the second guard).
-func contentDisposition(name, mediaType string) string {
-	var b strings.Builder
-	b.Grow(len(`attachment; filename=""; filename*=UTF-8''`) + 4*len(name))
-	if activeContent(mediaType) {
-		b.WriteString(`attachment; filename="`)
-	} else {
-		b.WriteString(`inline; filename="`)
-	}
-	for _, c := range name {
-		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '%' {
-			c = '_'
-		}
-		b.WriteRune(c)
-	}
-	b.WriteString(`"; filename*=UTF-8''`)
-	const hex = "0123456789ABCDEF"
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if isAttrChar(c) {
-			b.WriteByte(c)
-		} else {
-			b.WriteByte('%')
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
-		}
-	}
-	return b.String()
-}
-
-// activeContent reports whether a browser would run content of this media
-// type: HTML, XHTML, SVG, XML (which may carry either), or script.
-func activeContent(mediaType string) bool {
-	mt, _, err := mime.ParseMediaType(mediaType)
-	if err != nil {
-		return true // unknown: the safe choice
-	}
-	switch {
-	case mt == "text/html", mt == "application/xhtml+xml", mt == "image/svg+xml",
-		mt == "text/xml", mt == "application/xml", strings.HasSuffix(mt, "+xml"),
-		strings.Contains(mt, "javascript"), strings.Contains(mt, "ecmascript"):
-		return true
-	}
-	return false
-}
-
-// isAttrChar reports whether c may stand for itself in an RFC 8187
-// ext-value (attr-char).
-func isAttrChar(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$&+-.^_`|~", c) >= 0
-}
-
 // uploadFile handles POST /api/v1/resources/{id}/files: the body is the
 // file's bytes, streamed to the content store and checked against the
 // client's digests; or, with a Link rel=ExternalContent header, a
@@ -163,7 +99,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := &shelfmark.File{Name: name, MediaType: mediaType(r), Use: use}
+	f := &shelfmark.File{Name: name, MediaType: kit.MediaTypeOf(r), Use: use}
 	if err := shelfmark.CheckFile(f); err != nil { // a bad media type or use, before any byte is stored
 		return err
 	}
@@ -201,7 +137,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Location", "/api/v1/resources/"+string(res.ID))
-	w.Header().Set("ETag", etag(res.Version))
+	w.Header().Set("ETag", kit.ETag(res.Version))
 	return writeResource(w, http.StatusCreated, s.toJSON(r, res))
 }
 
@@ -218,7 +154,7 @@ func (s *Server) putBlob(r *http.Request) (*shelfmark.Blob, time.Time, error) {
 		return nil, time.Time{}, &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: fmt.Sprintf("The file is %d bytes; this server accepts files up to %d bytes.", r.ContentLength, s.opts.MaxUploadBytes),
 			Details: map[string]any{"limit": s.opts.MaxUploadBytes}}
 	}
-	digests, err := RequestDigests(r.Header)
+	digests, err := kit.RequestDigests(r.Header)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -262,7 +198,7 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 	}
 	if p, ok := s.opts.Blobs.(shelfmark.BlobPresigner); ok && s.opts.BlobRedirect > 0 && r.Method == http.MethodGet && r.Header.Get("Range") == "" {
 		u, err := p.Presign(r.Context(), f.SHA256, shelfmark.PresignOptions{TTL: s.opts.BlobRedirect,
-			ContentType: f.MediaType, ContentDisposition: contentDisposition(f.Name, f.MediaType)})
+			ContentType: f.MediaType, ContentDisposition: kit.ContentDisposition(f.Name, f.MediaType)})
 		if err != nil {
 			return err
 		}
@@ -283,7 +219,7 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 	if raw, err := hex.DecodeString(f.SHA256); err == nil {
 		h.Set("Repr-Digest", "sha-256=:"+base64Std(raw)+":")
 	}
-	h.Set("Content-Disposition", contentDisposition(f.Name, f.MediaType))
+	h.Set("Content-Disposition", kit.ContentDisposition(f.Name, f.MediaType))
 	h.Set("X-Content-Type-Options", "nosniff")
 	sent := r.Header.Get("Range")
 	if sent != "" {
@@ -296,7 +232,7 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 		if _, err := rc.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("content of %s: %w", res.ID, err)
 		}
-		normalizeRange(r, size)
+		kit.NormalizeRange(r, size)
 	}
 	http.ServeContent(&jsonErrorWriter{ResponseWriter: w, r: r, rangeSent: sent}, r, "", res.Created, rc)
 	return nil
@@ -309,7 +245,7 @@ type jsonErrorWriter struct {
 	http.ResponseWriter
 	r       *http.Request
 	swallow bool
-	// rangeSent is the Range the client sent, before normalizeRange.
+	// rangeSent is the Range the client sent, before kit.NormalizeRange.
 	rangeSent string
 }
 
@@ -327,7 +263,7 @@ func (w *jsonErrorWriter) WriteHeader(code int) {
 		return
 	}
 	w.swallow = true
-	writeError(w.ResponseWriter, w.r, err)
+	kit.WriteError(w.ResponseWriter, w.r, err)
 }
 
 func (w *jsonErrorWriter) Write(b []byte) (int, error) {

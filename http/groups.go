@@ -16,84 +16,27 @@ import (
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // maxRefLength caps the length of a ref in a /groups body.
 const maxRefLength = 256
 
-// blobJSON is the answer of POST /api/v1/blobs.
-type blobJSON struct {
-	SHA256 string `json:"sha256"`
-	Size   int64  `json:"size"`
-	// Digests holds every digest computed, by algorithm (sha-256 and those
-	// ?digests= or the request's digest fields asked for).
-	Digests map[shelfmark.DigestAlgorithm]string `json:"digests"`
-}
-
-// lookupBody is the body of POST /api/v1/sources/lookup.
-type lookupBody struct {
-	Keys []string `json:"keys"`
-}
-
-// lookupJSON is the answer of POST /api/v1/sources/lookup.
-type lookupJSON struct {
-	Found map[string]shelfmark.ID `json:"found"`
-}
+// The bodies of the bulk ingest protocol, which the client speaks too
+// (kit holds them).
+type (
+	blobJSON    = kit.BlobJSON
+	lookupBody  = kit.LookupBody
+	lookupJSON  = kit.LookupJSON
+	groupJSON   = kit.GroupJSON
+	groupFile   = kit.GroupFile
+	groupResult = kit.GroupResult
+)
 
 // groupsBody is the body of POST /api/v1/groups; each group is decoded on
 // its own, so that a malformed group fails alone.
 type groupsBody struct {
 	Groups []json.RawMessage `json:"groups"`
-}
-
-// groupJSON is one group of a /groups body: resources named by refs, the
-// client's own names, for which the server mints ids. FormerSourceKey and
-// StoreAnyway are shelfmark.NewGroup's FormerKey and StoreAnyway.
-type groupJSON struct {
-	SourceKey       string        `json:"sourceKey,omitempty"`
-	FormerSourceKey string        `json:"formerSourceKey,omitempty"`
-	StoreAnyway     bool          `json:"storeAnyway,omitempty"`
-	Resources       []groupMember `json:"resources"`
-	Order           []string      `json:"order,omitempty"`
-}
-
-// groupMember is one resource of a group. Parent and MemberOf name a ref of
-// the group (an earlier resource) or the id of a stored resource.
-type groupMember struct {
-	Ref        string          `json:"ref"`
-	Kind       shelfmark.Kind  `json:"kind"`
-	Visibility string          `json:"visibility,omitempty"`
-	Embargo    json.RawMessage `json:"embargo,omitempty"`
-	Lease      json.RawMessage `json:"lease,omitempty"`
-	Parent     string          `json:"parent,omitempty"`
-	MemberOf   []string        `json:"memberOf,omitempty"`
-	Metadata   json.RawMessage `json:"metadata,omitempty"`
-	File       *groupFile      `json:"file,omitempty"`
-}
-
-// groupFile describes the stored bytes of a file of a group: the caller
-// must have sent them to /api/v1/blobs before, or be able to read a file
-// that holds them (the engine decides, after the right to create the
-// group).
-type groupFile struct {
-	Name      string `json:"name"`
-	MediaType string `json:"mediaType,omitempty"`
-	SHA256    string `json:"sha256"`
-	Size      *int64 `json:"size"`
-	Use       string `json:"use,omitempty"`
-}
-
-// groupResult is the outcome of one group.
-type groupResult struct {
-	Status int `json:"status"`
-	// ID is the root's id when stored, or the id of the root stored before
-	// under the same source key (409; the error's details say whether it
-	// was found by the former key, "former_key", or stored anyway before,
-	// "anyway").
-	ID shelfmark.ID `json:"id,omitempty"`
-	// IDs maps every ref of a stored group to its minted id.
-	IDs   map[string]shelfmark.ID `json:"ids,omitempty"`
-	Error *errorBody              `json:"error,omitempty"`
 }
 
 // postBlob handles POST /api/v1/blobs: the body is stored, durably, in the
@@ -110,14 +53,14 @@ func (s *Server) postBlob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusCreated, blobJSON{SHA256: blob.Digests[shelfmark.SHA256], Size: blob.Size, Digests: blob.Digests})
+	return kit.WriteJSON(w, http.StatusCreated, blobJSON{SHA256: blob.Digests[shelfmark.SHA256], Size: blob.Size, Digests: blob.Digests})
 }
 
 // lookupSources handles POST /api/v1/sources/lookup: which of the keys
 // were stored before, and as which root.
 func (s *Server) lookupSources(w http.ResponseWriter, r *http.Request) error {
 	var in lookupBody
-	if err := readJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
+	if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	if len(in.Keys) == 0 || len(in.Keys) > shelfmark.MaxPageSize {
@@ -133,7 +76,7 @@ func (s *Server) lookupSources(w http.ResponseWriter, r *http.Request) error {
 	if found == nil {
 		found = map[string]shelfmark.ID{}
 	}
-	return writeJSON(w, http.StatusOK, lookupJSON{Found: found})
+	return kit.WriteJSON(w, http.StatusOK, lookupJSON{Found: found})
 }
 
 // parsedGroup is a group of a /groups body checked in memory, waiting for
@@ -152,7 +95,7 @@ type parsedGroup struct {
 // mints every id; the client's refs only say which resource is which.
 func (s *Server) postGroups(w http.ResponseWriter, r *http.Request) error {
 	var in groupsBody
-	if err := readJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
+	if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
 		return err
 	}
 	if len(in.Groups) == 0 || len(in.Groups) > shelfmark.MaxPageSize {
@@ -202,14 +145,14 @@ func (s *Server) postGroups(w http.ResponseWriter, r *http.Request) error {
 			results[i] = res
 		}
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"results": results})
+	return kit.WriteJSON(w, http.StatusOK, map[string]any{"results": results})
 }
 
 // failedGroup is the result of a group that was not stored; a source key
 // stored before also names the existing root.
 func failedGroup(err error) groupResult {
-	eb := toErrorBody(err)
-	status, ok := statusOf[eb.Code]
+	eb := kit.ToErrorBody(err)
+	status, ok := kit.StatusOf(eb.Code)
 	if !ok {
 		status = http.StatusInternalServerError
 	}
@@ -237,7 +180,7 @@ func groupError(i int, ref string, format string, args ...any) error {
 // not stored and bytes not the caller's.
 func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGroup, error) {
 	var g groupJSON
-	if err := decodeJSON(raw, &g); err != nil {
+	if err := kit.DecodeJSON(raw, &g); err != nil {
 		return nil, err
 	}
 	if len(g.Resources) == 0 {

@@ -12,16 +12,16 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // ETIMEOUT is the code of a request whose body came too slowly (408); it
 // is the HTTP layer's own, not the domain's.
-const ETIMEOUT = "request_timeout"
+const ETIMEOUT = kit.ETIMEOUT
 
 // The envelope's defaults (see Options).
 const (
@@ -251,18 +251,7 @@ func (s *Server) uploading(h http.Handler) http.Handler {
 		default:
 			w.Header().Set("Retry-After", "1")
 			s.refuse(w, r, &shelfmark.Error{Code: shelfmark.EUNAVAILABLE, Message: fmt.Sprintf("The server is receiving %d uploads already; retry in a moment.", cap(s.uploads)),
-				Details: map[string]any{"max_concurrent_uploads": cap(s.uploads)}}, time.Now())
+				Details: map[string]any{"max_concurrent_uploads": cap(s.uploads)}}, s.now())
 		}
 	})
-}
-
-// retryAfter sets Retry-After for an ETOOMANY or EUNAVAILABLE error that
-// carries the detail retry_after (seconds).
-func retryAfter(w http.ResponseWriter, err error) {
-	var se *shelfmark.Error
-	if errors.As(err, &se) && (se.Code == shelfmark.ETOOMANY || se.Code == shelfmark.EUNAVAILABLE) {
-		if secs, ok := se.Details["retry_after"].(int64); ok {
-			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-		}
-	}
 }

@@ -252,28 +252,6 @@ func TestIIIFPDFCost(t *testing.T) {
 	})
 }
 
-// TestIIIFOCRSeeAlso: the seeAlso of a page's hOCR and ALTO name their
-// formats by profile; other files have none.
-func TestIIIFOCRSeeAlso(t *testing.T) {
-	e := newPolicyEnv(t, "sqlite", Options{})
-	for _, c := range []struct {
-		use, name, mediaType, profile string
-	}{
-		{shelfmark.UseOCR, "p.hocr", "application/xhtml+xml", hocrProfile},
-		{shelfmark.UseALTO, "p.alto.xml", "application/xml", altoProfile},
-		{shelfmark.UseAccess, "p.jpg", "image/jpeg", ""},
-	} {
-		f := &shelfmark.Resource{ID: "f1", Kind: shelfmark.KindFile, File: &shelfmark.File{Name: c.name, MediaType: c.mediaType, Use: c.use}}
-		sa := e.srv.ocrSeeAlso("https://x.example", f)
-		switch {
-		case c.profile == "" && sa != nil:
-			t.Errorf("%s: seeAlso %v", c.use, sa)
-		case c.profile != "" && (sa["profile"] != c.profile || sa["format"] != c.mediaType || sa["type"] != "Dataset" || sa["id"] != "https://x.example"+contentURL("f1")):
-			t.Errorf("%s: seeAlso %v", c.use, sa)
-		}
-	}
-}
-
 // pdfTestDiff is the mean absolute difference of two images' grey levels.
 func pdfTestDiff(a, b image.Image) float64 {
 	var sum, n float64

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // wordBox is where hocrOf puts word j of line k: 150×50 pixels at
@@ -485,7 +486,7 @@ func TestIIIFSearchAccess(t *testing.T) {
 		{"/iiif/" + string(priv.ID) + "/search/3?q=a", 404, ""},
 	} {
 		r := e.do("GET", c.path, nil)
-		var body errorBody
+		var body kit.ErrorBody
 		if r.Status != c.status || json.Unmarshal(r.Body, &body) != nil || body.Message == "" || !strings.Contains(body.Message, c.want) {
 			t.Errorf("GET %.80s: %d %s, want %d with %q", c.path, r.Status, r.Body, c.status, c.want)
 		}
@@ -512,10 +513,10 @@ func TestIIIFSearchCost(t *testing.T) {
 		}
 		small, large := book(10), book(300)
 		run := func(w shelfmark.ID) ([]string, int64, int) {
-			reads := e.srv.ocrWords.fileReads()
+			reads := e.srv.iiif.OCRReads()
 			mark := e.tr.mark()
 			d, _ := search1(t, e, "/iiif/"+string(w)+"/search/1?q=the", anonymously...)
-			return e.tr.since(mark), e.srv.ocrWords.fileReads() - reads, d.Within.Total
+			return e.tr.since(mark), e.srv.iiif.OCRReads() - reads, d.Within.Total
 		}
 		for _, c := range []struct {
 			w shelfmark.ID
@@ -565,7 +566,7 @@ func BenchmarkIIIFSearch(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if !cached {
-					e.srv.ocrWords = ocrCache{}
+					e.srv.iiif.ForgetOCR()
 				}
 				if r := e.do("GET", path, nil, anonymously...); r.Status != http.StatusOK {
 					b.Fatalf("%d", r.Status)

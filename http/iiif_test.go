@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 // anonymously are the headers of a request without a credential.
@@ -133,7 +134,7 @@ func TestIIIFManifest(t *testing.T) {
 	for _, md := range d.Metadata {
 		if strings.Contains(fmt.Sprint(md["value"]), "Fuchs, Leonhart") {
 			l, _ := md["label"].(map[string]any)
-			creator = fmt.Sprint(l["en"]) == "["+e.srv.iiifLabels("work.field.creator")["en"][0]+"]" && l["de"] != nil
+			creator = fmt.Sprint(l["en"]) == "["+labels.Translate(e.srv.ui.catalogs.Messages("en"), "work.field.creator")+"]" && l["de"] != nil
 		}
 	}
 	if !creator {

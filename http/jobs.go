@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // queueJSON is one queue in GET /api/v1/jobs.
@@ -67,7 +68,7 @@ func (s *Server) getJobs(w http.ResponseWriter, r *http.Request) error {
 	for i, c := range counts {
 		out.Queues[i] = queueJSON{Queue: c.Queue, Paused: c.Paused, Queued: c.Queued, Ready: c.Ready, Running: c.Running, Failed: c.Failed}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // listJobs handles GET /api/v1/jobs/{queue}?state=failed&after=&limit=.
@@ -109,7 +110,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	if len(jobs) == f.Limit {
 		out.Next = strconv.FormatInt(jobs[len(jobs)-1].ID, 10)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // queueAction handles POST /api/v1/jobs/{queue}/{action}: pause, resume,
@@ -124,7 +125,7 @@ func (s *Server) queueAction(w http.ResponseWriter, r *http.Request) error {
 		IDs []int64 `json:"ids"`
 	}
 	if r.ContentLength != 0 {
-		if err := readJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
+		if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
 			return err
 		}
 	}
@@ -151,5 +152,5 @@ func (s *Server) queueAction(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return shelfmark.Errorf(shelfmark.ENOTFOUND, "The action must be pause, resume or retry, not %q.", a)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }

@@ -100,6 +100,7 @@ type oidcFlow struct {
 
 // oidcClient is the server's side of the provider.
 type oidcClient struct {
+	now  func() time.Time // the server's clock
 	opts OIDCOptions
 	aead cipher.AEAD
 
@@ -167,9 +168,12 @@ func (s *Server) setupOIDC() {
 	o, err := newOIDCClient(s.opts.OIDC)
 	if err != nil {
 		s.log.Error("single sign-on is off", "err", err)
-		s.oidc = &oidcClient{}
+		s.oidc = &oidcClient{now: s.opts.Now}
 		s.oidcErr = shelfmark.Errorf(shelfmark.EUNAVAILABLE, "Single sign-on is not available: this server's OpenID Connect settings are not valid.")
 		return
+	}
+	if o != nil { // nil: single sign-on is off
+		o.now = s.opts.Now
 	}
 	s.oidc = o
 }
@@ -190,14 +194,14 @@ func (o *oidcClient) discover(ctx context.Context) (*oidc.Provider, *oidc.IDToke
 	if o.provider != nil {
 		return o.provider, o.verifier, o.scopes, nil
 	}
-	if time.Since(o.failed) < oidcRetry {
+	if o.now().Sub(o.failed) < oidcRetry {
 		return nil, nil, nil, o.lastErr
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), oidcTimeout)
 	defer cancel()
 	p, err := oidc.NewProvider(oidc.ClientContext(ctx, o.opts.HTTPClient), o.opts.Issuer)
 	if err != nil {
-		o.failed = time.Now()
+		o.failed = o.now()
 		o.lastErr = &shelfmark.Error{Code: shelfmark.EUNAVAILABLE, Message: fmt.Sprintf("The identity provider %s cannot be reached or its discovery document is not valid; try again later.", o.opts.Issuer),
 			Details: map[string]any{"retry_after": int(oidcRetry.Seconds())}}
 		return nil, nil, nil, fmt.Errorf("OpenID Connect discovery at %s: %v: %w", o.opts.Issuer, err, o.lastErr)
@@ -328,7 +332,7 @@ func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := &oidcFlow{Next: next, Redirect: s.redirectURL(r), Verifier: oauth2.GenerateVerifier(), Expires: time.Now().Add(oidcFlowTTL).Unix()}
+	f := &oidcFlow{Next: next, Redirect: s.redirectURL(r), Verifier: oauth2.GenerateVerifier(), Expires: s.now().Add(oidcFlowTTL).Unix()}
 	if f.State, err = randomString(32); err != nil {
 		return err
 	}
@@ -356,7 +360,7 @@ func (f *ssoFailure) Error() string { return f.msg }
 func (s *Server) failSSO(r *http.Request, user, why string) error {
 	s.limiter.fail(s.client(r))
 	c := shelfmark.CallerFrom(r.Context())
-	e := &shelfmark.AuditEntry{At: time.Now(), Actor: c.Actor(), User: c.User, Token: c.Token, Action: "login",
+	e := &shelfmark.AuditEntry{At: s.now(), Actor: c.Actor(), User: c.User, Token: c.Token, Action: "login",
 		Outcome: shelfmark.AuditFailed, Detail: clipString("single sign-on: "+why, 500), Request: c.Request}
 	if user != "" {
 		e.Actor = user
@@ -419,7 +423,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	var f *oidcFlow
 	if ck, err := r.Cookie(oidcCookie); err == nil {
-		f = s.oidc.open(ck.Value, time.Now())
+		f = s.oidc.open(ck.Value, s.now())
 	}
 	if e := q.Get("error"); e != "" {
 		why := "the identity provider refused: " + printable(e, 100)
@@ -513,7 +517,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.limiter.succeed(userKey(name)) // not the address's
-	http.SetCookie(w, s.sessionCookie(r, secret, 0))
+	http.SetCookie(w, s.deps.SessionCookie(r, secret, 0))
 	http.Redirect(w, r, returnPathOr(f.Next, "/"), http.StatusSeeOther)
 	return nil
 }

@@ -155,7 +155,7 @@ func (s *Server) parsing(h http.Handler) http.Handler {
 			got, ok := g.acquire(r.Context(), n)
 			if !ok {
 				w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(g.wait)))
-				s.refuse(w, r, g.busy(), time.Now())
+				s.refuse(w, r, g.busy(), s.now())
 				return
 			}
 			defer g.release(got)

@@ -157,7 +157,7 @@ func (s *Server) storeUpload(ctx context.Context, body io.Reader, size int64, op
 	} else if err != nil {
 		return nil, time.Time{}, err
 	}
-	storedAt := time.Now()
+	storedAt := s.now()
 	if err := s.keepUploads(ctx, []*shelfmark.Blob{blob}, storedAt, true); err != nil {
 		return nil, time.Time{}, err
 	}

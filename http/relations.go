@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // pageJSON is one page of a listing.
@@ -25,7 +26,7 @@ func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *shelfmark.
 		out.Next = next
 		w.Header().Add("Link", "<"+next+`>; rel="next"`)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // listMembers handles GET …/members?after=&limit=.
@@ -35,7 +36,7 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
 
 // list serves one keyset page of a listing.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, fn func(context.Context, shelfmark.ID, shelfmark.PageRequest) (*shelfmark.Page, error)) error {
-	p, err := pageRequest(r)
+	p, err := kit.PageRequest(r)
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func (s *Server) addMembers(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
 		Members []shelfmark.ID `json:"members"`
 	}
-	if err := readJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
+	if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
 		return err
 	}
 	if err := s.opts.Resources.AddMembers(r.Context(), id, b.Members); err != nil {
@@ -93,14 +94,14 @@ func (s *Server) putOrder(w http.ResponseWriter, r *http.Request) error {
 	if err := id.Check(); err != nil {
 		return err
 	}
-	ifMatch, err := parseIfMatch(r)
+	ifMatch, err := kit.ParseIfMatch(r)
 	if err != nil {
 		return err
 	}
 	var b struct {
 		Children *[]shelfmark.ID `json:"children"`
 	}
-	if err := readJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
+	if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
 		return err
 	}
 	if b.Children == nil {
@@ -110,6 +111,6 @@ func (s *Server) putOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("ETag", etag(res.Version))
-	return writeJSON(w, http.StatusOK, map[string]any{"id": res.ID, "version": res.Version, "children": len(*b.Children)})
+	w.Header().Set("ETag", kit.ETag(res.Version))
+	return kit.WriteJSON(w, http.StatusOK, map[string]any{"id": res.ID, "version": res.Version, "children": len(*b.Children)})
 }

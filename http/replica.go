@@ -110,7 +110,7 @@ func (s *Server) replicaRead(method, pattern string, h http.Handler) http.Handle
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pos := r.Header.Get(PositionHeader)
 		if pos != "" && !validPosition(pos) {
-			s.refuse(w, r, shelfmark.Errorf(shelfmark.EINVALID, "The %s header must be a position as a write's answer gave it (such as 16/B374D848), not %q.", PositionHeader, truncate(pos, 40)), time.Now())
+			s.refuse(w, r, shelfmark.Errorf(shelfmark.EINVALID, "The %s header must be a position as a write's answer gave it (such as 16/B374D848), not %q.", PositionHeader, truncate(pos, 40)), s.now())
 			return
 		}
 		if pos == "" {

@@ -3,7 +3,6 @@ package http
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/rdf"
 )
 
@@ -165,14 +165,14 @@ type resourceBody struct {
 
 func (b *resourceBody) newResource() (*shelfmark.NewResource, error) {
 	nr := &shelfmark.NewResource{Kind: b.Kind, Visibility: shelfmark.Visibility(b.Visibility), Parent: b.Parent, MemberOf: b.MemberOf}
-	emb, err := optionalTime("embargo", b.Embargo)
+	emb, err := kit.OptionalTime("embargo", b.Embargo)
 	if err != nil {
 		return nil, err
 	}
 	if emb != nil {
 		nr.Embargo = *emb
 	}
-	lease, err := optionalTime("lease", b.Lease)
+	lease, err := kit.OptionalTime("lease", b.Lease)
 	if err != nil {
 		return nil, err
 	}
@@ -227,15 +227,15 @@ func parseRDFMetadata(body []byte, mt, subject string) ([]shelfmark.Statement, e
 // createOf handles POST /api/v1/{collections,works,filesets}.
 func (s *Server) createOf(kind shelfmark.Kind) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		body, err := readBody(w, r, s.opts.MaxBodyBytes)
+		body, err := kit.ReadBody(w, r, s.opts.MaxBodyBytes)
 		if err != nil {
 			return err
 		}
 		var nr *shelfmark.NewResource
-		switch mt := mediaType(r); {
+		switch mt := kit.MediaTypeOf(r); {
 		case mt == "application/json" || (mt == "" && len(bytes.TrimSpace(body)) > 0):
 			var b resourceBody
-			if err := decodeJSON(body, &b); err != nil {
+			if err := kit.DecodeJSON(body, &b); err != nil {
 				return err
 			}
 			if b.Kind != "" && b.Kind != kind {
@@ -257,7 +257,7 @@ func (s *Server) createOf(kind shelfmark.Kind) func(http.ResponseWriter, *http.R
 			return err
 		}
 		w.Header().Set("Location", "/api/v1/resources/"+string(res.ID))
-		w.Header().Set("ETag", etag(res.Version))
+		w.Header().Set("ETag", kit.ETag(res.Version))
 		return writeResource(w, http.StatusCreated, s.toJSON(r, res))
 	}
 }
@@ -272,14 +272,14 @@ func (s *Server) rdfNewResource(r *http.Request, kind shelfmark.Kind, body []byt
 		nr.MemberOf = append(nr.MemberOf, shelfmark.ID(m))
 	}
 	if e := q.Get("embargo"); e != "" {
-		t, err := parseTime("embargo", e)
+		t, err := kit.ParseTime("embargo", e)
 		if err != nil {
 			return nil, err
 		}
 		nr.Embargo = &t
 	}
 	if l := q.Get("lease"); l != "" {
-		t, err := parseTime("lease", l)
+		t, err := kit.ParseTime("lease", l)
 		if err != nil {
 			return nil, err
 		}
@@ -299,39 +299,39 @@ func (s *Server) rdfNewResource(r *http.Request, kind shelfmark.Kind, body []byt
 
 // batch handles POST /api/v1/batch: many resources in one group commit.
 func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
-	if mt := mediaType(r); mt != "application/json" && mt != "" {
+	if mt := kit.MediaTypeOf(r); mt != "application/json" && mt != "" {
 		return unsupported(mt)
 	}
-	body, err := readBody(w, r, s.opts.MaxBodyBytes)
+	body, err := kit.ReadBody(w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
 	var in struct {
 		Resources []json.RawMessage `json:"resources"`
 	}
-	if err := decodeJSON(body, &in); err != nil {
+	if err := kit.DecodeJSON(body, &in); err != nil {
 		return err
 	}
 	if len(in.Resources) == 0 || len(in.Resources) > shelfmark.MaxPageSize {
 		return shelfmark.Errorf(shelfmark.EINVALID, "resources: send 1 to %d resources.", shelfmark.MaxPageSize)
 	}
 	type result struct {
-		Status   int           `json:"status"`
-		Resource *resourceJSON `json:"resource,omitempty"`
-		Error    *errorBody    `json:"error,omitempty"`
+		Status   int            `json:"status"`
+		Resource *resourceJSON  `json:"resource,omitempty"`
+		Error    *kit.ErrorBody `json:"error,omitempty"`
 	}
 	results := make([]result, len(in.Resources))
 	nrs := make([]*shelfmark.NewResource, 0, len(in.Resources))
 	idx := make([]int, 0, len(in.Resources))
 	for i, raw := range in.Resources {
 		var b resourceBody
-		err := decodeJSON(raw, &b)
+		err := kit.DecodeJSON(raw, &b)
 		var nr *shelfmark.NewResource
 		if err == nil {
 			nr, err = b.newResource()
 		}
 		if err != nil {
-			results[i] = result{Status: http.StatusBadRequest, Error: toErrorBody(err)}
+			results[i] = result{Status: http.StatusBadRequest, Error: kit.ToErrorBody(err)}
 			continue
 		}
 		nrs = append(nrs, nr)
@@ -341,26 +341,14 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 		out, errs := s.opts.Resources.CreateResources(r.Context(), nrs)
 		for j, i := range idx {
 			if errs[j] != nil {
-				eb := toErrorBody(errs[j])
-				results[i] = result{Status: statusOf[eb.Code], Error: eb}
+				eb := kit.ToErrorBody(errs[j])
+				results[i] = result{Status: kit.Status(eb.Code), Error: eb}
 			} else {
 				results[i] = result{Status: http.StatusCreated, Resource: s.toJSON(r, out[j])}
 			}
 		}
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"results": results})
-}
-
-// toErrorBody is the JSON of an error of one item of a bulk request; the
-// details come from the first *shelfmark.Error of err's chain, as its code
-// and message do.
-func toErrorBody(err error) *errorBody {
-	eb := &errorBody{Code: shelfmark.ErrorCode(err), Message: shelfmark.ErrorMessage(err)}
-	var se *shelfmark.Error
-	if errors.As(err, &se) {
-		eb.Details = se.Details
-	}
-	return eb
+	return kit.WriteJSON(w, http.StatusOK, map[string]any{"results": results})
 }
 
 // getResource handles GET (and HEAD) /api/v1/resources/{id}.
@@ -373,7 +361,7 @@ func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tag := etag(res.Version)
+	tag := kit.ETag(res.Version)
 	h := w.Header()
 	h.Set("ETag", tag)
 	h.Set("Vary", "Accept")
@@ -428,16 +416,16 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 	if err := id.Check(); err != nil {
 		return err
 	}
-	ifMatch, err := parseIfMatch(r)
+	ifMatch, err := kit.ParseIfMatch(r)
 	if err != nil {
 		return err
 	}
-	body, err := readBody(w, r, s.opts.MaxBodyBytes)
+	body, err := kit.ReadBody(w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
 	u := shelfmark.ResourceUpdate{IfMatch: ifMatch}
-	switch mt := mediaType(r); {
+	switch mt := kit.MediaTypeOf(r); {
 	case mt == "application/json":
 		var b struct {
 			Visibility *shelfmark.Visibility `json:"visibility"`
@@ -445,7 +433,7 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 			Lease      json.RawMessage       `json:"lease"`
 			Metadata   json.RawMessage       `json:"metadata"`
 		}
-		if err := decodeJSON(body, &b); err != nil {
+		if err := kit.DecodeJSON(body, &b); err != nil {
 			return err
 		}
 		if b.Metadata == nil {
@@ -456,10 +444,10 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		u.Replace, u.Visibility = &meta, b.Visibility
-		if u.Embargo, err = optionalTime("embargo", b.Embargo); err != nil {
+		if u.Embargo, err = kit.OptionalTime("embargo", b.Embargo); err != nil {
 			return err
 		}
-		if u.Lease, err = optionalTime("lease", b.Lease); err != nil {
+		if u.Lease, err = kit.OptionalTime("lease", b.Lease); err != nil {
 			return err
 		}
 	case isRDF(mt):
@@ -482,15 +470,15 @@ func (s *Server) patchResource(w http.ResponseWriter, r *http.Request) error {
 	if err := id.Check(); err != nil {
 		return err
 	}
-	ifMatch, err := parseIfMatch(r)
+	ifMatch, err := kit.ParseIfMatch(r)
 	if err != nil {
 		return err
 	}
-	if mt := mediaType(r); mt != "application/json" && mt != "application/merge-patch+json" {
+	if mt := kit.MediaTypeOf(r); mt != "application/json" && mt != "application/merge-patch+json" {
 		return &shelfmark.Error{Code: shelfmark.EUNSUPPORTED,
 			Message: fmt.Sprintf("PATCH takes application/json ({\"add\": {…}, \"remove\": {…}}), not %q.", mt)}
 	}
-	body, err := readBody(w, r, s.opts.MaxBodyBytes)
+	body, err := kit.ReadBody(w, r, s.opts.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -501,7 +489,7 @@ func (s *Server) patchResource(w http.ResponseWriter, r *http.Request) error {
 		Embargo    json.RawMessage       `json:"embargo"`
 		Lease      json.RawMessage       `json:"lease"`
 	}
-	if err := decodeJSON(body, &b); err != nil {
+	if err := kit.DecodeJSON(body, &b); err != nil {
 		return err
 	}
 	u := shelfmark.ResourceUpdate{IfMatch: ifMatch, Visibility: b.Visibility}
@@ -515,10 +503,10 @@ func (s *Server) patchResource(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	if u.Embargo, err = optionalTime("embargo", b.Embargo); err != nil {
+	if u.Embargo, err = kit.OptionalTime("embargo", b.Embargo); err != nil {
 		return err
 	}
-	if u.Lease, err = optionalTime("lease", b.Lease); err != nil {
+	if u.Lease, err = kit.OptionalTime("lease", b.Lease); err != nil {
 		return err
 	}
 	return s.update(w, r, id, u)
@@ -529,13 +517,13 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, id shelfmark.ID,
 	if err != nil {
 		return err
 	}
-	w.Header().Set("ETag", etag(res.Version))
+	w.Header().Set("ETag", kit.ETag(res.Version))
 	return writeResource(w, http.StatusOK, s.toJSON(r, res))
 }
 
 // deleteResource leaves a tombstone.
 func (s *Server) deleteResource(w http.ResponseWriter, r *http.Request) error {
-	ifMatch, err := parseIfMatch(r)
+	ifMatch, err := kit.ParseIfMatch(r)
 	if err != nil {
 		return err
 	}

@@ -13,10 +13,13 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/api"
+	"github.com/shelfmark/shelfmark/http/iiif"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/webarchive"
 )
 
 // Options configure a Server.
@@ -153,6 +156,9 @@ type Options struct {
 	// shelfmark serve never does. Its answer is the caller for every
 	// access decision, so it carries all of an authentication's weight.
 	Authenticator Authenticator
+	// Now is the clock the server reads time from (default time.Now): the
+	// age of sessions and caches, embargoes and leases, request times.
+	Now func() time.Time
 }
 
 // Authenticator resolves the caller of a request (Options.Authenticator).
@@ -174,9 +180,8 @@ type Server struct {
 	limiter *limiter
 	uploads chan struct{}
 	parse   *bodyGate
-	// request ids: a random prefix and a sequence
-	idPrefix string
-	idSeq    atomic.Uint64
+	// the ids of requests (kit.RequestIDs)
+	ids *kit.RequestIDs
 	// single sign-on (see oidc.go): nil when off
 	oidc    *oidcClient
 	oidcErr error
@@ -186,12 +191,14 @@ type Server struct {
 	dash adminState
 	// the bulk ingests started from the web interface (see bulk_runs.go)
 	bulk bulkRuns
-	// the manifests kept for anonymous callers (see iiif_cache.go)
-	iiif iiifCache
-	// the words of OCR files searched inside books (see iiif_search.go)
-	ocrWords ocrCache
-	// the parsed directories of page images' tile pyramids (see iiif_image.go)
-	tiles *tileIndexes
+	// what the faces are given (see faces.go)
+	deps kit.Deps
+	// the IIIF face (package iiif)
+	iiif *iiif.Handler
+	// the REST API routes of package api
+	api *api.Handler
+	// the web archive routes of the API (package webarchive)
+	webarchive *webarchive.Handler
 	// the read replica behind Storage, if any (see replica.go)
 	replica replicaRouting
 }
@@ -200,6 +207,9 @@ type Server struct {
 func NewServer(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 16 << 20
@@ -237,15 +247,20 @@ func NewServer(opts Options) *Server {
 	opts.MaxParseBytes = max(opts.MaxParseBytes, opts.MaxBodyBytes) // one body at the cap always fits
 	opts.ParseWait = orDuration(opts.ParseWait, defaultParseWait)
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics, cors: c,
-		limiter: newSharedLimiter(opts.MaxAuthFailures, opts.AuthFailures, opts.Logger), uploads: make(chan struct{}, opts.MaxConcurrentUploads), idPrefix: newIDPrefix(),
-		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait), tiles: newTileIndexes(tileIndexCache)}
-	s.bulk.staged, s.bulk.userStaged = opts.MaxBulkPreviews, opts.MaxBulkPreviewsPerUser
+		limiter: newSharedLimiter(opts.MaxAuthFailures, opts.AuthFailures, opts.Logger), uploads: make(chan struct{}, opts.MaxConcurrentUploads), ids: kit.NewRequestIDs(),
+		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait)}
+	s.bulk.staged, s.bulk.userStaged, s.bulk.now = opts.MaxBulkPreviews, opts.MaxBulkPreviewsPerUser, opts.Now
 	s.setupOIDC()
 	u, err := newUI()
 	if err != nil {
 		panic(err) // the embedded templates are faulty: a fault of the build
 	}
 	s.ui = u
+	s.deps = kit.Deps{Resources: opts.Resources, Blobs: opts.Blobs, Storage: opts.Storage, Accounts: opts.Accounts, Jobs: opts.Jobs,
+		Logger: opts.Logger, BaseURL: opts.BaseURL, Now: opts.Now}
+	s.iiif = iiif.New(s.deps, u.catalogs)
+	s.webarchive = webarchive.New(s.deps)
+	s.api = api.New(s.deps)
 	gz := newGzip() // see gzip.go
 	s.replica = newReplicaRouting(opts.Storage)
 	for _, rt := range s.routes() {
@@ -308,7 +323,6 @@ func (s *Server) routes() []route {
 		{"PUT", "/api/v1/resources/{id}/order", h(s.putOrder)},
 		{"POST", "/api/v1/resources/{id}/files", s.uploading(h(s.uploadFile))},
 		{"GET", "/api/v1/resources/{id}/content", h(s.getContent)},
-		{"GET", "/api/v1/search", h(s.search)},
 		{"GET", "/api/v1/jobs", s.admin(h(s.getJobs))},
 		{"GET", "/api/v1/jobs/{queue}", s.admin(h(s.listJobs))},
 		{"POST", "/api/v1/jobs/{queue}/{action}", s.admin(h(s.queueAction))},
@@ -326,7 +340,8 @@ func (s *Server) routes() []route {
 		{"GET", "/auth/oidc/login", h(s.oidcLogin)},
 		{"GET", "/auth/oidc/callback", h(s.oidcCallback)},
 	}
-	return append(rs, s.webRoutes()...) // web archives (web.go)
+	rs = append(rs, s.faceRoutes(s.api.Routes())...)          // the REST API's own package
+	return append(rs, s.faceRoutes(s.webarchive.Routes())...) // web archives (package webarchive)
 }
 
 // ServeHTTP implements http.Handler. Every request passes the security
@@ -335,10 +350,10 @@ func (s *Server) routes() []route {
 // pace of its body, and its caller (from its credential, or anonymous),
 // which it carries on its context to the handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
+	start := s.now()
 	h := w.Header()
 	securityHeaders(h, isContent(r))
-	id := s.requestID(r)
+	id := s.ids.Of(r)
 	h.Set("X-Request-Id", id)
 	s.pace(w, r, start)
 	answered, err := s.cors.apply(w, r)
@@ -374,7 +389,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // refuse answers a request the envelope or a route's guard turned away.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error, start time.Time) {
-	status := writeError(w, r, err)
+	status := kit.WriteError(w, r, err)
 	if status >= 500 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
@@ -382,7 +397,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error, start
 	if pattern == "" {
 		pattern = "refused"
 	}
-	s.metrics.observeRequest(r.Method, pattern, status, time.Since(start))
+	s.metrics.observeRequest(r.Method, pattern, status, s.now().Sub(start))
 }
 
 // Serve accepts connections on ln until Shutdown, handing requests to
@@ -465,7 +480,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // writes the error as JSON, and records metrics.
 func (s *Server) wrap(f func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
+		start := s.now()
 		sw := &statusWriter{ResponseWriter: w}
 		err := f(sw, r)
 		s.space.observe(r, err)
@@ -473,7 +488,7 @@ func (s *Server) wrap(f func(http.ResponseWriter, *http.Request) error) http.Han
 			if sw.status != 0 {
 				s.log.Warn("error after response started", "method", r.Method, "path", r.URL.Path, "err", err)
 			} else {
-				status := writeError(sw, r, err)
+				status := kit.WriteError(sw, r, err)
 				switch {
 				case r.Context().Err() != nil && errors.Is(err, context.Canceled):
 					// the client hung up: not a fault of the server
@@ -486,9 +501,9 @@ func (s *Server) wrap(f func(http.ResponseWriter, *http.Request) error) http.Han
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		s.metrics.observeRequest(r.Method, r.Pattern, sw.status, time.Since(start))
+		s.metrics.observeRequest(r.Method, r.Pattern, sw.status, s.now().Sub(start))
 		if s.log.Enabled(r.Context(), slog.LevelDebug) {
-			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", s.now().Sub(start))
 		}
 	})
 }
@@ -540,3 +555,6 @@ func (s *Server) baseURL(r *http.Request) string {
 func (s *Server) resourceIRI(r *http.Request, id shelfmark.ID) string {
 	return s.baseURL(r) + "/api/v1/resources/" + string(id)
 }
+
+// now is the time by the server's clock (Options.Now).
+func (s *Server) now() time.Time { return s.opts.Now() }

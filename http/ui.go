@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 //go:embed ui
@@ -39,14 +41,14 @@ const uiCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 
 // catalogs and the versioned names of the static files.
 type ui struct {
 	pages    map[string]*template.Template
-	catalogs *catalogs
+	catalogs *labels.Catalogs
 	static   *staticFiles
 }
 
 // newUI parses the embedded templates and catalogs; a fault there is a
 // fault of the build, found by the tests.
 func newUI() (*ui, error) {
-	cats, err := loadCatalogs(uiFiles, "ui/locales")
+	cats, err := labels.Load(uiFiles, "ui/locales")
 	if err != nil {
 		return nil, err
 	}
@@ -124,14 +126,7 @@ func (p *uiPage) LangName(lang string) string { return p.names[lang] }
 // fmt.Sprintf does. A key missing from the catalogs shows as itself (the
 // tests refuse any).
 func (p *uiPage) T(key string, args ...any) string {
-	m, ok := p.msgs[key]
-	if !ok {
-		return key
-	}
-	if len(args) == 0 {
-		return m
-	}
-	return fmt.Sprintf(m, args...)
+	return labels.Translate(p.msgs, key, args...)
 }
 
 // SignedIn reports whether the caller is signed in.
@@ -189,13 +184,13 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // page starts the page data of a request.
 func (s *Server) page(w http.ResponseWriter, r *http.Request, titleKey string, args ...any) *uiPage {
-	lang := s.ui.catalogs.negotiate(w, r)
-	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang), names: s.ui.catalogs.names, Caller: shelfmark.CallerFrom(r.Context()),
-		Path: r.URL.RequestURI(), Base: s.baseURL(r), Langs: s.ui.catalogs.langs, query: r.URL.Query()}
-	if !p.Caller.Authenticated() && sessionCookieSent(r) {
+	lang := s.ui.catalogs.Negotiate(w, r)
+	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.Messages(lang), names: s.ui.catalogs.Names(), Caller: shelfmark.CallerFrom(r.Context()),
+		Path: r.URL.RequestURI(), Base: s.baseURL(r), Langs: s.ui.catalogs.Langs(), query: r.URL.Query()}
+	if !p.Caller.Authenticated() && kit.SessionCookieSent(r) {
 		// the session ended: the page is shown as to anyone signed out,
 		// and the browser forgets the cookie
-		http.SetCookie(w, s.sessionCookie(r, "", -1))
+		http.SetCookie(w, s.deps.SessionCookie(r, "", -1))
 	}
 	p.CSRF = s.csrfToken(w, r)
 	if n := r.URL.Query().Get("notice"); n != "" {
@@ -206,12 +201,6 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, titleKey string, a
 		p.Title = p.T(titleKey, args...)
 	}
 	return p
-}
-
-// sessionCookieSent reports whether the request carries a session cookie.
-func sessionCookieSent(r *http.Request) bool {
-	c, err := r.Cookie(SessionCookie)
-	return err == nil && c.Value != ""
 }
 
 // render writes the template name with p as its dot and the given status.
@@ -250,9 +239,8 @@ func (s *Server) uiRoutes() []route {
 	rs = append(rs, s.uiDepositRoutes()...)
 	rs = append(rs, s.uiBulkRoutes()...)
 	rs = append(rs, s.uiAdminRoutes()...)
-	rs = append(rs, s.iiifRoutes()...)      // IIIF documents (iiif.go)
-	rs = append(rs, s.iiifImageRoutes()...) // IIIF Image API (iiif_image.go)
-	rs = append(rs, s.uiWebRoutes()...)     // web archives (ui_web.go)
+	rs = append(rs, s.faceRoutes(s.iiif.Routes())...) // IIIF (package iiif)
+	rs = append(rs, s.uiWebRoutes()...)               // web archives (ui_web.go)
 	return rs
 }
 
@@ -320,7 +308,7 @@ type uiErrorData struct {
 // answer and the engine's message.
 func (s *Server) uiError(w http.ResponseWriter, r *http.Request, err error) error {
 	code := shelfmark.ErrorCode(err)
-	status, ok := statusOf[code]
+	status, ok := kit.StatusOf(code)
 	if !ok {
 		status = http.StatusInternalServerError
 	}
@@ -349,7 +337,7 @@ func (s *Server) uiError(w http.ResponseWriter, r *http.Request, err error) erro
 	}
 	p.Data = d
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
-		retryAfter(w, err)
+		kit.RetryAfter(w, err)
 	}
 	return s.render(w, r, status, "error", p)
 }

@@ -159,7 +159,7 @@ func (s *Server) adminDashboard(w http.ResponseWriter, r *http.Request) error {
 // adminStatus reads the live part of the dashboard.
 func (s *Server) adminStatus(r *http.Request, p *uiPage) (*adminStatus, error) {
 	st := &adminStatus{}
-	now := time.Now()
+	now := s.now()
 	st.At = now.UTC().Format("15:04:05 UTC")
 	jq, err := s.jobQueue()
 	if err != nil {

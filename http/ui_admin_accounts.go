@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // adminUsersData is the content of the users page.
@@ -198,7 +199,7 @@ func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, user strin
 	p := s.page(w, r, "admin.tokens.title", user)
 	p.Nav = "admin"
 	p.Notice = s.adminNotice(p, r)
-	d := &adminTokensData{Section: "tokens", User: user, Tokens: toks, Now: time.Now(), Form: url.Values{"scope": {"write"}, "expires": {"90d"}}}
+	d := &adminTokensData{Section: "tokens", User: user, Tokens: toks, Now: s.now(), Form: url.Values{"scope": {"write"}, "expires": {"90d"}}}
 	if formErr != nil {
 		d.Error = shelfmark.ErrorMessage(formErr)
 		d.Form = url.Values{"scope": {r.PostForm.Get("scope")}, "expires": {r.PostForm.Get("expires")}, "note": {r.PostForm.Get("note")}}
@@ -223,7 +224,7 @@ func (s *Server) adminCreateToken(w http.ResponseWriter, r *http.Request) error 
 		nt.User = shelfmark.CallerFrom(r.Context()).Name
 	}
 	if v := strings.TrimSpace(f.Get("expires")); v != "" {
-		t, err := parseExpiry(v, time.Now())
+		t, err := parseExpiry(v, s.now())
 		if err != nil {
 			return s.renderTokens(w, r, nt.User, http.StatusBadRequest, err)
 		}
@@ -238,7 +239,7 @@ func (s *Server) adminCreateToken(w http.ResponseWriter, r *http.Request) error 
 	}
 	p := s.page(w, r, "admin.token.title", nt.User)
 	p.Nav = "admin"
-	p.Data = &adminTokensData{Section: "tokens", User: nt.User, Secret: secret, Token: tok, Now: time.Now()}
+	p.Data = &adminTokensData{Section: "tokens", User: nt.User, Secret: secret, Token: tok, Now: s.now()}
 	return s.render(w, r, http.StatusCreated, "admin_token", p)
 }
 
@@ -299,7 +300,7 @@ func (s *Server) adminAudit(w http.ResponseWriter, r *http.Request) error {
 		q.Resource = k
 	}
 	if d.After != "" {
-		t, err := parseTime("after", d.After)
+		t, err := kit.ParseTime("after", d.After)
 		if err != nil {
 			return err
 		}

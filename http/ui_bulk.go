@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/ingest"
 )
 
@@ -178,7 +179,7 @@ func (s *Server) bulkUpload(w http.ResponseWriter, r *http.Request) error {
 	if f.collection != "" && s.bulkCheckCollection(r.Context(), f.collection) != "" {
 		return shelfmark.Errorf(shelfmark.EINVALID, "There is no collection %q that you may see; give the id from its page's address (/collections/ID).", f.collection)
 	}
-	run := &bulkRun{ID: id, Owner: c.User, OwnerName: c.Name, Created: time.Now(), ManifestName: f.manifestName,
+	run := &bulkRun{ID: id, Owner: c.User, OwnerName: c.Name, Created: s.now(), ManifestName: f.manifestName,
 		Collection: f.collection, dir: dir, manifest: f.manifest, state: bulkStateChecking}
 	switch {
 	case f.path != "":
@@ -274,7 +275,7 @@ func (s *Server) bulkRunPage(w http.ResponseWriter, r *http.Request) error {
 		title, tmpl = "bulk.preview.title", "bulkpreview"
 	}
 	p := s.page(w, r, title, run.ManifestName)
-	d.Processed, d.Percent, d.Rate = bulkProgressOf(st, p.Lang)
+	d.Processed, d.Percent, d.Rate = bulkProgressOf(st, p.Lang, s.now())
 	p.Nav, p.Data = "bulk", d
 	return s.render(w, r, http.StatusOK, tmpl, p)
 }
@@ -282,7 +283,7 @@ func (s *Server) bulkRunPage(w http.ResponseWriter, r *http.Request) error {
 // bulkProgressOf computes a run's progress: items read (while checking,
 // the works read so far), their share of the total in percent, and the
 // rate in items a second ("" before the start).
-func bulkProgressOf(st bulkStatus, lang string) (int64, int, string) {
+func bulkProgressOf(st bulkStatus, lang string, now time.Time) (int64, int, string) {
 	if st.State == bulkStateChecking {
 		return st.Checked, 0, ""
 	}
@@ -299,7 +300,7 @@ func bulkProgressOf(st bulkStatus, lang string) (int64, int, string) {
 	if !st.Started.IsZero() {
 		end := st.Finished
 		if end.IsZero() {
-			end = time.Now()
+			end = now
 		}
 		if secs := end.Sub(st.Started).Seconds(); secs > 0 {
 			rate = bulkRate(lang, float64(st.Stats.Stored+st.Stats.Skipped)/secs)
@@ -414,9 +415,9 @@ func (s *Server) bulkProgress(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st := run.status()
-	lang := s.ui.catalogs.negotiate(w, r)
-	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}
-	done, pct, rate := bulkProgressOf(st, lang)
+	lang := s.ui.catalogs.Negotiate(w, r)
+	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.Messages(lang)}
+	done, pct, rate := bulkProgressOf(st, lang, s.now())
 	out := bulkProgressJSON{State: st.State, Total: st.Total(), Processed: done, Stored: st.Stats.Stored, Skipped: st.Stats.Skipped,
 		Failed: st.Stats.Failed, Files: st.Stats.Files, Bytes: st.Stats.Bytes, Percent: pct, Rate: rate,
 		Summary:   p.T("bulk.run.summary", done, st.Total(), st.Stats.Stored, st.Stats.Skipped, st.Stats.Failed),
@@ -433,7 +434,7 @@ func (s *Server) bulkProgress(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // bulkStart handles POST /bulk/{run}/start: the owner starts the ingest,

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // uiDepositRoutes are the routes of this file and of ui_edit*.go.
@@ -331,7 +332,7 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) (err error)
 		return s.render(w, r, status, "deposit", p)
 	}
 	if fileErr != nil {
-		status, ok := statusOf[shelfmark.ErrorCode(fileErr)]
+		status, ok := kit.StatusOf(shelfmark.ErrorCode(fileErr))
 		if !ok || status >= 500 {
 			return fileErr
 		}
@@ -348,7 +349,7 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) (err error)
 			// refused: the files it carried or named go at once, and the
 			// form is shown again without them
 			sent.shas = append(sent.shas, shasOf(d.Files)...)
-			sent.last = time.Now()
+			sent.last = s.now()
 			sent.drop(r.Context(), s)
 			d.Files = nil
 			return again(http.StatusForbidden, shelfmark.ErrorMessage(err))
@@ -357,7 +358,7 @@ func (s *Server) depositPost(w http.ResponseWriter, r *http.Request) (err error)
 			// size, or bytes the caller may not name, are judged by the
 			// engine with the deposit): the files stay the caller's
 			// uploads, named by the form shown again
-			return again(statusOf[shelfmark.ErrorCode(err)], shelfmark.ErrorMessage(err))
+			return again(kit.Status(shelfmark.ErrorCode(err)), shelfmark.ErrorMessage(err))
 		}
 		return err
 	}

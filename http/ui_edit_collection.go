@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // newCollectionData is the content of the new collection page.
@@ -89,7 +90,7 @@ func (s *Server) newCollectionPost(w http.ResponseWriter, r *http.Request) error
 		http.Redirect(w, r, "/collections/"+string(res.ID)+"?notice=collcreated", http.StatusSeeOther)
 		return nil
 	case shelfmark.EINVALID, shelfmark.EFORBIDDEN:
-		return again(statusOf[code], shelfmark.ErrorMessage(err))
+		return again(kit.Status(code), shelfmark.ErrorMessage(err))
 	}
 	return err
 }

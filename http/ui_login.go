@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // loginData is the content of the sign-in page.
@@ -33,12 +34,12 @@ func (s *Server) loginForm(w http.ResponseWriter, r *http.Request) error {
 	name, next := strings.TrimSpace(r.PostForm.Get("name")), returnPathOr(r.PostForm.Get("next"), "/")
 	secret, _, err := s.passwordLogin(r, name, r.PostForm.Get("password"))
 	if err != nil {
-		switch status := statusOf[shelfmark.ErrorCode(err)]; status {
+		switch status := kit.Status(shelfmark.ErrorCode(err)); status {
 		case http.StatusUnauthorized, http.StatusBadRequest, http.StatusTooManyRequests:
 			p := s.page(w, r, "login.title")
 			msg := p.T("login.failed")
 			if status == http.StatusTooManyRequests {
-				retryAfter(w, err)
+				kit.RetryAfter(w, err)
 				msg = shelfmark.ErrorMessage(err)
 			}
 			p.Data = &loginData{Name: name, Next: next, Error: msg, OIDC: s.oidc != nil}
@@ -46,7 +47,7 @@ func (s *Server) loginForm(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	http.SetCookie(w, s.sessionCookie(r, secret, 0))
+	http.SetCookie(w, s.deps.SessionCookie(r, secret, 0))
 	http.Redirect(w, r, next, http.StatusSeeOther)
 	return nil
 }

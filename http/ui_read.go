@@ -11,10 +11,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // Sizes of the lists of the home and collection pages.
@@ -220,7 +220,7 @@ func (s *Server) collectionPage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id := shelfmark.ID(r.PathValue("id"))
 	if id.Check() != nil {
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "No collection has the id %q.", truncateParam(string(id)))
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "No collection has the id %q.", kit.TruncateParam(string(id)))
 	}
 	res, err := s.opts.Resources.FindResource(ctx, id)
 	if err != nil {
@@ -278,7 +278,7 @@ func (s *Server) collectionFacets(r *http.Request, res *shelfmark.Resource, p *u
 	if err != nil {
 		return err
 	}
-	q := shelfmark.SearchQuery{Collection: key, Limit: 1, Facets: true, Now: time.Now()}
+	q := shelfmark.SearchQuery{Collection: key, Limit: 1, Facets: true, Now: s.now()}
 	var found *shelfmark.SearchResult
 	if err := s.opts.Storage.View(r.Context(), func(tx shelfmark.ReadTx) (err error) {
 		found, err = tx.Search(r.Context(), q)

@@ -10,15 +10,14 @@ package http
 
 import (
 	"context"
-	"html"
 	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // searchSortRelevance is the only order the engine offers: best first
@@ -124,7 +123,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 			// stopped at the search's deadline: the form again, with the
 			// advice, as 503 with Retry-After
 			status = http.StatusServiceUnavailable
-			retryAfter(w, err)
+			kit.RetryAfter(w, err)
 		default:
 			return err
 		}
@@ -145,7 +144,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 // searchPageQuery reads the page's parameters into an engine query; a
 // parameter the engine would refuse is EINVALID with its message.
 func (s *Server) searchPageQuery(v url.Values) (shelfmark.SearchQuery, error) {
-	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: time.Now(), Facets: true}
+	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: s.now(), Facets: true}
 	if strings.TrimSpace(q.Text) != "" {
 		if _, err := shelfmark.ParseSearchText(q.Text); err != nil {
 			return q, err
@@ -159,13 +158,13 @@ func (s *Server) searchPageQuery(v url.Values) (shelfmark.SearchQuery, error) {
 		q.Collection = k
 	}
 	if q.Kind != "" && q.Kind != shelfmark.KindCollection && q.Kind != shelfmark.KindWork && q.Kind != shelfmark.KindFileSet {
-		return q, shelfmark.Errorf(shelfmark.EINVALID, "The kind filter must be collection, work or fileset, not %q.", truncateParam(string(q.Kind)))
+		return q, shelfmark.Errorf(shelfmark.EINVALID, "The kind filter must be collection, work or fileset, not %q.", kit.TruncateParam(string(q.Kind)))
 	}
 	if srt := v.Get("sort"); srt != "" && srt != searchSortRelevance {
-		return q, shelfmark.Errorf(shelfmark.EINVALID, "This server sorts search results by relevance only, not by %q.", truncateParam(srt))
+		return q, shelfmark.Errorf(shelfmark.EINVALID, "This server sorts search results by relevance only, not by %q.", kit.TruncateParam(srt))
 	}
 	if a := v.Get("after"); a != "" {
-		after, err := decodeSearchCursor(a)
+		after, err := kit.DecodeSearchCursor(a)
 		if err != nil {
 			return q, shelfmark.Errorf(shelfmark.EINVALID, "The page address is not one this server gave out: go back to the first page of results.")
 		}
@@ -195,7 +194,7 @@ func searchTitles(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.Searc
 	var keys []int64
 	seen := map[int64]bool{}
 	add := func(k int64) {
-		if hasID(k) && !seen[k] {
+		if kit.HasID(k) && !seen[k] {
 			seen[k] = true
 			keys = append(keys, k)
 		}
@@ -270,11 +269,11 @@ func (s *Server) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q sh
 	d.Searched = true
 	d.Total, d.Estimated = res.Total, res.Estimated
 	for _, h := range res.Hits {
-		if !hasID(h.Key) || !hasID(h.Work) {
+		if !kit.HasID(h.Key) || !kit.HasID(h.Work) {
 			continue // a document of no resource: nothing to link to
 		}
 		hit := searchPageHit{Kind: h.Kind, KindLabel: readKindLabel(p, h.Kind), Title: cutText(h.Title, readTitleMax), Format: h.Format,
-			Snippet: template.HTML(snippetHTML.Replace(html.EscapeString(h.Snippet)))}
+			Snippet: template.HTML(kit.SnippetHTML(h.Snippet))}
 		id := ids.Encode(h.Key)
 		switch h.Kind {
 		case shelfmark.KindFileSet:
@@ -303,7 +302,7 @@ func (s *Server) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q sh
 	}
 	for _, f := range res.Collections {
 		k, err := strconv.ParseInt(f.Value, 10, 64)
-		if err != nil || !hasID(k) {
+		if err != nil || !kit.HasID(k) {
 			continue
 		}
 		cid := string(ids.Encode(k))
@@ -314,7 +313,7 @@ func (s *Server) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q sh
 		d.Collections = append(d.Collections, searchFacet{Label: label, Count: f.Count, Active: cid == d.Collection, URL: searchURL(v, "collection", cid)})
 	}
 	if res.Next != nil {
-		d.Next = searchURL(v, "after", encodeSearchCursor(*res.Next))
+		d.Next = searchURL(v, "after", kit.EncodeSearchCursor(*res.Next))
 	}
 	if q.After != nil {
 		d.First = searchURL(v)

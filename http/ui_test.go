@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 // fmtVerbs lists the fmt verbs of a message, in order.
@@ -18,16 +20,16 @@ var fmtVerbs = regexp.MustCompile(`%[-+# 0]*[0-9]*(\.[0-9]+)?[a-zA-Z%]`)
 // TestUICatalogs: every language has exactly the English keys, with the
 // same verbs, and every key the templates and the Go code ask for exists.
 func TestUICatalogs(t *testing.T) {
-	c, err := loadCatalogs(uiFiles, "ui/locales")
+	c, err := labels.Load(uiFiles, "ui/locales")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(c.langs, "de") {
-		t.Fatalf("languages %v: German is missing", c.langs)
+	if !slices.Contains(c.Langs(), "de") {
+		t.Fatalf("languages %v: German is missing", c.Langs())
 	}
-	en := c.msgs["en"]
-	for _, lang := range c.langs {
-		m := c.msgs[lang]
+	en := c.Messages("en")
+	for _, lang := range c.Langs() {
+		m := c.Messages(lang)
 		for k, v := range en {
 			got, ok := m[k]
 			switch {
@@ -64,6 +66,8 @@ func TestUICatalogs(t *testing.T) {
 	// keys the Go code asks for: .T("key" and page(w, r, "key"
 	goKey := regexp.MustCompile(`(?:\.T\(|\bpage\(w, r, )"([a-z][^"]*)"`)
 	files, _ := filepath.Glob("*.go")
+	sub, _ := filepath.Glob("*/*.go") // the faces in packages of their own
+	files = append(files, sub...)
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue

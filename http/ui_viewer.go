@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // uiViewer is what a work page's viewer is mounted with.
@@ -95,7 +96,7 @@ func pageImage(f *shelfmark.File) bool {
 	case shelfmark.UseThumbnail, shelfmark.UseAccess:
 		return true
 	case shelfmark.UseOriginal, "":
-		return strings.HasPrefix(fileMediaType(f), "image/")
+		return strings.HasPrefix(kit.FileMediaType(f), "image/")
 	}
 	return false
 }

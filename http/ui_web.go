@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/webarchive"
 )
 
 // Sizes of the web archive pages' lists.
@@ -124,7 +126,7 @@ func webPager(r *http.Request, l *webCaptureList, next string) {
 
 // webTopDomains reads the domains most linked to, when the caller may
 // read the link index.
-func (s *Server) webTopDomains(r *http.Request, wi webIndex) (bool, []webTopItem, error) {
+func (s *Server) webTopDomains(r *http.Request, wi webarchive.Index) (bool, []webTopItem, error) {
 	ok, err := wi.MayReadWebLinks(r.Context())
 	if err != nil || !ok {
 		return false, nil, err
@@ -143,7 +145,7 @@ func (s *Server) webTopDomains(r *http.Request, wi webIndex) (bool, []webTopItem
 // webPage serves /web?url=&match=&cursor=: the lookup form, the captures
 // it finds, and the domains most linked to.
 func (s *Server) webPage(w http.ResponseWriter, r *http.Request) error {
-	wi, err := s.web()
+	wi, err := s.webarchive.Index()
 	if err != nil {
 		return err
 	}
@@ -163,7 +165,7 @@ func (s *Server) webPage(w http.ResponseWriter, r *http.Request) error {
 	status := http.StatusOK
 	if strings.TrimSpace(d.URL) != "" {
 		d.Looked = true
-		q, err := webCaptureQuery(url.Values{"url": {d.URL}, "match": {match}, "cursor": {v.Get("cursor")}})
+		q, err := webarchive.CaptureQuery(url.Values{"url": {d.URL}, "match": {match}, "cursor": {v.Get("cursor")}})
 		q.Limit = webUIPage
 		var page *shelfmark.WebCapturePage
 		if err == nil {
@@ -200,11 +202,11 @@ type webDomainData struct {
 // captures and, for callers who may read the link index, its pages most
 // linked to.
 func (s *Server) webDomainPage(w http.ResponseWriter, r *http.Request) error {
-	wi, err := s.web()
+	wi, err := s.webarchive.Index()
 	if err != nil {
 		return err
 	}
-	domain, err := webDomainParam("domain", r.PathValue("domain"))
+	domain, err := webarchive.DomainParam("domain", r.PathValue("domain"))
 	if err != nil {
 		return err
 	}
@@ -213,7 +215,7 @@ func (s *Server) webDomainPage(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, "/web/domains/"+url.PathEscape(domain), http.StatusSeeOther)
 		return nil
 	}
-	u, err := webCanonical("domain", "http://"+domain+"/")
+	u, err := webarchive.Canonical("domain", "http://"+domain+"/")
 	if err != nil {
 		return err
 	}
@@ -282,11 +284,11 @@ type webCaptureData struct {
 // webCapturePage serves /web/captures/{id}?in=&out=: a capture's
 // fields, headers and links.
 func (s *Server) webCapturePage(w http.ResponseWriter, r *http.Request) error {
-	wi, err := s.web()
+	wi, err := s.webarchive.Index()
 	if err != nil {
 		return err
 	}
-	id, err := webCaptureID(r.PathValue("id"))
+	id, err := webarchive.CaptureID(r.PathValue("id"))
 	if err != nil {
 		return shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no such capture.")
 	}
@@ -297,11 +299,11 @@ func (s *Server) webCapturePage(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := s.page(w, r, "web.capture.title", c.URL)
 	p.Nav = "web"
-	d := &webCaptureData{C: c, Record: "/api/v1/web/record?" + url.Values{"url": {c.URL}, "at": {c.Time.UTC().Format(webTime14)}}.Encode()}
-	if u, err := webCanonical("url", c.URL); err == nil && u.Domain != "" {
+	d := &webCaptureData{C: c, Record: "/api/v1/web/record?" + url.Values{"url": {c.URL}, "at": {c.Time.UTC().Format(webarchive.Time14)}}.Encode()}
+	if u, err := webarchive.Canonical("url", c.URL); err == nil && u.Domain != "" {
 		d.DomainName, d.Domain = u.Domain, "/web/domains/"+url.PathEscape(u.Domain)
 	}
-	if o, err := s.openCapture(ctx, c); err != nil {
+	if o, err := s.webarchive.Open(ctx, c); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -310,7 +312,7 @@ func (s *Server) webCapturePage(w http.ResponseWriter, r *http.Request) error {
 		d.HeadersError = p.T("web.capture.noheaders")
 	} else {
 		d.WARC, d.HTTP, d.Status = recordHeaders(o)
-		o.close()
+		o.Close()
 		d.WARCTable = webHeaderTable{Page: p, Label: "web-warc-h", Rows: d.WARC}
 		d.HTTPTable = webHeaderTable{Page: p, Label: "web-http-h", Rows: d.HTTP}
 	}
@@ -343,12 +345,12 @@ type webLinksView struct {
 // webLinks reads a page of the links of the URL with key surt, at the
 // list positions of the request's in= and out=, for a page that shows
 // capture (0: none).
-func webLinks(r *http.Request, wi webIndex, p *uiPage, surt string, capture int64) (*webLinksView, error) {
+func webLinks(r *http.Request, wi webarchive.Index, p *uiPage, surt string, capture int64) (*webLinksView, error) {
 	v := r.URL.Query()
 	q := shelfmark.WebLinkQuery{SURT: surt, InboundAfter: v.Get("in"), OutboundAfter: v.Get("out"), Limit: webUILinks}
 	for _, c := range []string{q.InboundAfter, q.OutboundAfter} {
 		if n, err := strconv.ParseInt(c, 10, 64); c != "" && (err != nil || n < 0) {
-			return nil, shelfmark.Errorf(shelfmark.EINVALID, "The link list's position %q is not one this page gave.", truncateParam(c))
+			return nil, shelfmark.Errorf(shelfmark.EINVALID, "The link list's position %q is not one this page gave.", kit.TruncateParam(c))
 		}
 	}
 	lv := &webLinksView{Page: p, Capture: capture}
@@ -398,24 +400,24 @@ func webLinkItems(urls []string) []webLinkItem {
 
 // recordHeaders lists an opened record's WARC headers in their order and
 // its HTTP headers by name, each at most webUIHeaders.
-func recordHeaders(o *webOpened) (warcH, httpH []webHeader, status int) {
-	for _, f := range o.rec.Header {
+func recordHeaders(o *webarchive.Opened) (warcH, httpH []webHeader, status int) {
+	for _, f := range o.Record.Header {
 		if len(warcH) == webUIHeaders {
 			break
 		}
 		warcH = append(warcH, webHeader{f.Name, f.Value})
 	}
-	names := make([]string, 0, len(o.rec.HTTPHeader))
-	for n := range o.rec.HTTPHeader {
+	names := make([]string, 0, len(o.Record.HTTPHeader))
+	for n := range o.Record.HTTPHeader {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		for _, v := range o.rec.HTTPHeader[n] {
+		for _, v := range o.Record.HTTPHeader[n] {
 			if len(httpH) < webUIHeaders {
 				httpH = append(httpH, webHeader{n, v})
 			}
 		}
 	}
-	return warcH, httpH, o.rec.Status
+	return warcH, httpH, o.Record.Status
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/webarchive"
 	"github.com/shelfmark/shelfmark/ingest"
 )
 
@@ -27,7 +28,7 @@ type webFileData struct {
 // the caller may read. A file the caller may not read, or one the web
 // index does not hold, is a 404 page.
 func (s *Server) webFilePage(w http.ResponseWriter, r *http.Request) error {
-	wi, err := s.web()
+	wi, err := s.webarchive.Index()
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func isWARCFile(f *shelfmark.File) bool {
 // other page. Such a work gets no book controls (arranging pages, the
 // page viewer) but a link to each file's captures.
 func (s *Server) workWebFiles(ctx context.Context, sets []shelfmark.ID, files map[shelfmark.ID][]*shelfmark.Resource) ([]*uiWorkWeb, bool, error) {
-	wi, ok := s.opts.Resources.(webIndex)
+	wi, ok := s.opts.Resources.(webarchive.Index)
 	if !ok || len(sets) == 0 {
 		return nil, false, nil
 	}

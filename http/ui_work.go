@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 const (
@@ -44,7 +46,7 @@ type uiWorkData struct {
 	// TitleLang is the language of the title, "" when not known.
 	TitleLang string
 	// Fields are the metadata, labelled, in reading order.
-	Fields []*uiField
+	Fields []*labels.Field
 	// Visibility is the work's effective visibility; Embargo and Lease
 	// the dates that change it, when set and still ahead.
 	Visibility shelfmark.Visibility
@@ -114,9 +116,6 @@ type uiWorkFile struct {
 	External bool
 }
 
-// contentURL is the address of a file's bytes (the REST content route).
-func contentURL(id shelfmark.ID) string { return "/api/v1/resources/" + string(id) + "/content" }
-
 // workPage handles GET /works/{id}: a work the caller may read; a file
 // set's page is its work's, a collection's is the collection page.
 func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
@@ -167,10 +166,10 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	p := s.page(w, r, "")
-	now := time.Now()
-	d := &uiWorkData{ID: string(id), Visibility: effectiveVisibility(res, now), After: after, Next: string(children.Next),
-		Canonical: p.Base + "/works/" + string(id), Fields: labelFields(p, res.Metadata)}
-	d.Title, d.TitleLang = workTitle(res.Metadata, p.Lang)
+	now := s.now()
+	d := &uiWorkData{ID: string(id), Visibility: kit.VisibilityAt(res, now), After: after, Next: string(children.Next),
+		Canonical: p.Base + "/works/" + string(id), Fields: labels.Fields(p.msgs, res.Metadata)}
+	d.Title, d.TitleLang = labels.Title(res.Metadata, p.Lang)
 	if d.Title == "" {
 		d.Title = p.T("work.untitled")
 	}
@@ -187,7 +186,7 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 		pr, err := s.opts.Resources.FindResource(ctx, res.Parent)
 		switch shelfmark.ErrorCode(err) {
 		case "":
-			t, _ := workTitle(pr.Metadata, p.Lang)
+			t, _ := labels.Title(pr.Metadata, p.Lang)
 			if t == "" {
 				t = p.T("work.untitled")
 			}
@@ -206,7 +205,7 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 		}
 		var original, access string
 		for _, f := range files[it.ID] {
-			href := contentURL(f.ID)
+			href := kit.ContentURL(f.ID)
 			switch f.File.Use {
 			case shelfmark.UseThumbnail:
 				if item.Thumb == "" {
@@ -247,16 +246,6 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, "work", p)
 }
 
-// effectiveVisibility is who may see a work now: an embargo still ahead,
-// or a lease that has ended (before the access sweep writes it down),
-// makes it private.
-func effectiveVisibility(res *shelfmark.Resource, now time.Time) shelfmark.Visibility {
-	if (res.Embargo != nil && res.Embargo.After(now)) || (res.Lease != nil && !res.Lease.After(now)) {
-		return shelfmark.Private
-	}
-	return res.Visibility
-}
-
 // workCollections names the collections the work belongs to that the
 // caller may read (the others are left out, as if absent), read at once.
 func (s *Server) workCollections(r *http.Request, lang string, res *shelfmark.Resource, d *uiWorkData) error {
@@ -273,7 +262,7 @@ func (s *Server) workCollections(r *http.Request, lang string, res *shelfmark.Re
 		return err
 	}
 	for _, c := range colls {
-		t, _ := workTitle(c.Metadata, lang)
+		t, _ := labels.Title(c.Metadata, lang)
 		if t == "" {
 			t = string(c.ID)
 		}
@@ -285,7 +274,7 @@ func (s *Server) workCollections(r *http.Request, lang string, res *shelfmark.Re
 // childLabel names a child: its own title, else "Page n" by its place in
 // the order (or on this page, while the work has no order).
 func childLabel(p *uiPage, it *shelfmark.Resource, i int) string {
-	if t, _ := workTitle(it.Metadata, p.Lang); t != "" {
+	if t, _ := labels.Title(it.Metadata, p.Lang); t != "" {
 		return t
 	}
 	if it.Kind == shelfmark.KindWork {
@@ -313,7 +302,7 @@ var useKeys = map[string]string{
 // workFile describes a file for the files table.
 func workFile(p *uiPage, page string, f *shelfmark.Resource) *uiWorkFile {
 	wf := &uiWorkFile{ID: f.ID, Page: page, Name: f.File.Name, Size: f.File.Size, SHA256: f.File.SHA256,
-		Href: contentURL(f.ID), External: !f.File.Managed()}
+		Href: kit.ContentURL(f.ID), External: !f.File.Managed()}
 	if key, ok := useKeys[f.File.Use]; ok {
 		wf.Use = p.T(key)
 	} else {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 // citedWork reads the work a citation route names.
@@ -26,7 +27,7 @@ func (s *Server) citedWork(r *http.Request) (*shelfmark.Resource, *citation, err
 	if res.Kind != shelfmark.KindWork {
 		return nil, nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work; only works are cited.", id, res.Kind)
 	}
-	title, _ := workTitle(res.Metadata, "")
+	title, _ := labels.Title(res.Metadata, "")
 	return res, citationOf(res.Metadata, title, s.baseURL(r)+"/works/"+string(id)), nil
 }
 

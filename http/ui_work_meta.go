@@ -6,220 +6,12 @@ package http
 // (ui_work_cite.go).
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
-
-// Namespaces of the vocabularies whose terms have labels.
-const (
-	nsSchema  = "http://schema.org/"
-	nsSchemaS = "https://schema.org/"
-	nsBibo    = "http://purl.org/ontology/bibo/"
-)
-
-// uiPrefixes name the namespaces a predicate without a label is shown in
-// (as prefix:local).
-var uiPrefixes = []struct{ prefix, ns string }{
-	{"dc", shelfmark.NSDC}, {"dcterms", shelfmark.NSDCTerms}, {"schema", nsSchema}, {"schema", nsSchemaS},
-	{"bibo", nsBibo}, {"foaf", "http://xmlns.com/foaf/0.1/"}, {"rdf", shelfmark.NSRDF},
-	{"rdfs", "http://www.w3.org/2000/01/rdf-schema#"}, {"pcdm", shelfmark.NSPCDM}, {"skos", "http://www.w3.org/2004/02/skos/core#"},
-	{"marcrel", "http://id.loc.gov/vocabulary/relators/"}, {"edm", "http://www.europeana.eu/schemas/edm/"},
-	{"owl", "http://www.w3.org/2002/07/owl#"}, {"mods", "http://www.loc.gov/mods/rdf/v1#"}, {"premis", "http://www.loc.gov/premis/rdf/v3/"},
-	{"iiif", "http://iiif.io/api/presentation/3#"}, {"xsd", "http://www.w3.org/2001/XMLSchema#"},
-}
-
-// fieldLabels are the catalog keys of the labelled fields, in the order a
-// work page lists them; several predicates may share one (dc:title,
-// dcterms:title and schema:name are all the title).
-var fieldLabels = []struct {
-	key   string
-	preds []string
-}{
-	{"work.field.title", []string{"dc:title", "dcterms:title", "schema:name"}},
-	{"work.field.alternative", []string{"dcterms:alternative", "schema:alternateName", "bibo:shortTitle"}},
-	{"work.field.creator", []string{"dc:creator", "dcterms:creator", "schema:author", "schema:creator"}},
-	{"work.field.editor", []string{"bibo:editor", "schema:editor"}},
-	{"work.field.contributor", []string{"dc:contributor", "dcterms:contributor", "schema:contributor"}},
-	{"work.field.issued", []string{"dcterms:issued", "schema:datePublished"}},
-	{"work.field.date", []string{"dc:date", "dcterms:date"}},
-	{"work.field.created", []string{"dcterms:created", "schema:dateCreated"}},
-	{"work.field.publisher", []string{"dc:publisher", "dcterms:publisher", "schema:publisher"}},
-	{"work.field.edition", []string{"bibo:edition", "schema:bookEdition"}},
-	{"work.field.abstract", []string{"dcterms:abstract", "schema:abstract", "bibo:abstract"}},
-	{"work.field.description", []string{"dc:description", "dcterms:description", "schema:description"}},
-	{"work.field.contents", []string{"dcterms:tableOfContents"}},
-	{"work.field.subject", []string{"dc:subject", "dcterms:subject", "schema:about"}},
-	{"work.field.keywords", []string{"schema:keywords"}},
-	{"work.field.type", []string{"dc:type", "dcterms:type", "rdf:type", "schema:genre"}},
-	{"work.field.language", []string{"dc:language", "dcterms:language", "schema:inLanguage"}},
-	{"work.field.extent", []string{"dcterms:extent", "bibo:numPages", "schema:numberOfPages"}},
-	{"work.field.format", []string{"dc:format", "dcterms:format", "dcterms:medium"}},
-	{"work.field.partof", []string{"dcterms:isPartOf", "schema:isPartOf"}},
-	{"work.field.volume", []string{"bibo:volume", "schema:volumeNumber"}},
-	{"work.field.issue", []string{"bibo:issue", "schema:issueNumber"}},
-	{"work.field.pages", []string{"bibo:pages", "bibo:pageStart", "bibo:pageEnd", "schema:pagination"}},
-	{"work.field.identifier", []string{"dc:identifier", "dcterms:identifier", "schema:identifier"}},
-	{"work.field.isbn", []string{"bibo:isbn", "bibo:isbn10", "bibo:isbn13", "schema:isbn"}},
-	{"work.field.issn", []string{"bibo:issn", "bibo:eissn", "schema:issn"}},
-	{"work.field.doi", []string{"bibo:doi"}},
-	{"work.field.handle", []string{"bibo:handle"}},
-	{"work.field.source", []string{"dc:source", "dcterms:source"}},
-	{"work.field.relation", []string{"dc:relation", "dcterms:relation", "dcterms:references", "dcterms:isReferencedBy", "dcterms:hasPart", "dcterms:isVersionOf"}},
-	{"work.field.coverage", []string{"dc:coverage", "dcterms:coverage"}},
-	{"work.field.spatial", []string{"dcterms:spatial", "schema:contentLocation"}},
-	{"work.field.temporal", []string{"dcterms:temporal", "schema:temporalCoverage"}},
-	{"work.field.rights", []string{"dc:rights", "dcterms:rights", "dcterms:accessRights"}},
-	{"work.field.license", []string{"dcterms:license", "schema:license"}},
-	{"work.field.rightsholder", []string{"dcterms:rightsHolder", "schema:copyrightHolder"}},
-	{"work.field.citation", []string{"dcterms:bibliographicCitation"}},
-	{"work.field.provenance", []string{"dcterms:provenance"}},
-	{"work.field.sameas", []string{"schema:sameAs", "owl:sameAs", "schema:url"}},
-}
-
-// labelOf maps a predicate IRI to its label's catalog key and rank.
-var labelOf = func() map[string]struct {
-	key  string
-	rank int
-} {
-	m := map[string]struct {
-		key  string
-		rank int
-	}{}
-	for i, l := range fieldLabels {
-		for _, p := range l.preds {
-			iri := expand(p)
-			m[iri] = struct {
-				key  string
-				rank int
-			}{l.key, i}
-			if strings.HasPrefix(iri, nsSchema) { // schema.org is written with either scheme
-				m[nsSchemaS+strings.TrimPrefix(iri, nsSchema)] = m[iri]
-			}
-		}
-	}
-	return m
-}()
-
-// expand turns prefix:local into an IRI.
-func expand(name string) string {
-	prefix, local, _ := strings.Cut(name, ":")
-	for _, p := range uiPrefixes {
-		if p.prefix == prefix {
-			return p.ns + local
-		}
-	}
-	return name
-}
-
-// compactIRI writes an IRI as prefix:local when its namespace is known.
-func compactIRI(iri string) string {
-	for _, p := range uiPrefixes {
-		if local, ok := strings.CutPrefix(iri, p.ns); ok && local != "" {
-			return p.prefix + ":" + local
-		}
-	}
-	return iri
-}
-
-// uiField is one labelled field of a work page.
-type uiField struct {
-	Label string
-	// Name is the compact predicate (prefix:local, or the IRI), which orders
-	// the fields without a label.
-	Name   string
-	Values []uiValue
-	rank   int
-}
-
-// uiValue is one value: text, with its language, and a link when it is
-// an http(s) IRI.
-type uiValue struct {
-	Text, Lang, Href string
-}
-
-// httpIRI reports whether an IRI may be a link (http or https only: no
-// javascript:, data: and the like).
-func httpIRI(s string) bool {
-	l := strings.ToLower(s)
-	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
-}
-
-// labelFields groups metadata by label, labelled fields first in their
-// order, then the others by compact name.
-func labelFields(p *uiPage, stmts []shelfmark.Statement) []*uiField {
-	byKey := map[string]*uiField{}
-	var out []*uiField
-	for _, st := range stmts {
-		key, name, rank := "", compactIRI(st.Predicate), len(fieldLabels)
-		if l, ok := labelOf[st.Predicate]; ok {
-			key, rank = l.key, l.rank
-		}
-		group := key
-		if group == "" {
-			group = st.Predicate
-		}
-		f := byKey[group]
-		if f == nil {
-			f = &uiField{Label: name, Name: name, rank: rank}
-			if key != "" {
-				f.Label = p.T(key)
-			}
-			byKey[group] = f
-			out = append(out, f)
-		}
-		v := uiValue{Text: st.Object.Value}
-		if st.Object.Kind == shelfmark.IRI {
-			if httpIRI(st.Object.Value) {
-				v.Href = st.Object.Value
-			}
-		} else {
-			v.Lang = st.Object.Lang
-		}
-		f.Values = append(f.Values, v)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].rank != out[j].rank {
-			return out[i].rank < out[j].rank
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out
-}
-
-// titlePreds are the predicates of a title.
-var titlePreds = []string{shelfmark.NSDC + "title", shelfmark.NSDCTerms + "title", nsSchema + "name", nsSchemaS + "name"}
-
-// workTitle picks a title: one in lang, else one without a language,
-// else the first.
-func workTitle(stmts []shelfmark.Statement, lang string) (title, titleLang string) {
-	var first, plain *shelfmark.Term
-	for _, pred := range titlePreds {
-		for i := range stmts {
-			st := &stmts[i]
-			if st.Predicate != pred || st.Object.Kind != shelfmark.Literal || strings.TrimSpace(st.Object.Value) == "" {
-				continue
-			}
-			if lang != "" && (st.Object.Lang == lang || strings.HasPrefix(st.Object.Lang, lang+"-")) {
-				return st.Object.Value, st.Object.Lang
-			}
-			if first == nil {
-				first = &st.Object
-			}
-			if plain == nil && st.Object.Lang == "" {
-				plain = &st.Object
-			}
-		}
-	}
-	switch {
-	case plain != nil:
-		return plain.Value, ""
-	case first != nil:
-		return first.Value, first.Lang
-	}
-	return "", ""
-}
 
 // citation is what a work's citations are made of.
 type citation struct {
@@ -246,70 +38,35 @@ type citation struct {
 	Identifiers []string
 }
 
-// literals returns the distinct non-empty literal values (and, with iris,
-// IRIs) of the given predicates (prefix:local), in order.
-func literals(stmts []shelfmark.Statement, iris bool, preds ...string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, name := range preds {
-		iri := expand(name)
-		alt := ""
-		if strings.HasPrefix(iri, nsSchema) {
-			alt = nsSchemaS + strings.TrimPrefix(iri, nsSchema)
-		}
-		for _, st := range stmts {
-			if st.Predicate != iri && (alt == "" || st.Predicate != alt) {
-				continue
-			}
-			if st.Object.Kind == shelfmark.IRI && !iris {
-				continue
-			}
-			v := strings.TrimSpace(st.Object.Value)
-			if v != "" && !seen[v] {
-				seen[v] = true
-				out = append(out, v)
-			}
-		}
-	}
-	return out
-}
-
-func firstOf(vs []string) string {
-	if len(vs) == 0 {
-		return ""
-	}
-	return vs[0]
-}
-
 // citationOf reads a work's citation from its metadata.
 func citationOf(stmts []shelfmark.Statement, title, url string) *citation {
 	c := &citation{Title: title, URL: url,
-		Authors:     literals(stmts, false, "dc:creator", "dcterms:creator", "schema:author", "schema:creator"),
-		Editors:     literals(stmts, false, "bibo:editor", "schema:editor"),
-		Date:        firstOf(literals(stmts, false, "dcterms:issued", "schema:datePublished", "dc:date", "dcterms:date", "dcterms:created", "schema:dateCreated")),
-		Publisher:   firstOf(literals(stmts, false, "dc:publisher", "dcterms:publisher", "schema:publisher")),
-		Abstract:    firstOf(literals(stmts, false, "dcterms:abstract", "schema:abstract", "bibo:abstract", "dc:description", "dcterms:description", "schema:description")),
-		Languages:   literals(stmts, false, "dc:language", "dcterms:language", "schema:inLanguage"),
-		Keywords:    literals(stmts, false, "dc:subject", "dcterms:subject", "schema:keywords", "schema:about"),
-		DOI:         firstOf(literals(stmts, false, "bibo:doi")),
-		ISBN:        firstOf(literals(stmts, false, "bibo:isbn13", "bibo:isbn", "bibo:isbn10", "schema:isbn")),
-		ISSN:        firstOf(literals(stmts, false, "bibo:issn", "bibo:eissn", "schema:issn")),
-		Container:   firstOf(literals(stmts, false, "dcterms:isPartOf", "schema:isPartOf")),
-		Volume:      firstOf(literals(stmts, false, "bibo:volume", "schema:volumeNumber")),
-		Issue:       firstOf(literals(stmts, false, "bibo:issue", "schema:issueNumber")),
-		Pages:       firstOf(literals(stmts, false, "bibo:pages", "schema:pagination")),
-		FirstPage:   firstOf(literals(stmts, false, "bibo:pageStart")),
-		LastPage:    firstOf(literals(stmts, false, "bibo:pageEnd")),
-		Edition:     firstOf(literals(stmts, false, "bibo:edition", "schema:bookEdition")),
-		License:     firstOf(literals(stmts, true, "dcterms:license", "schema:license")),
-		Identifiers: literals(stmts, false, "dc:identifier", "dcterms:identifier"),
+		Authors:     labels.Literals(stmts, false, "dc:creator", "dcterms:creator", "schema:author", "schema:creator"),
+		Editors:     labels.Literals(stmts, false, "bibo:editor", "schema:editor"),
+		Date:        labels.FirstOf(labels.Literals(stmts, false, "dcterms:issued", "schema:datePublished", "dc:date", "dcterms:date", "dcterms:created", "schema:dateCreated")),
+		Publisher:   labels.FirstOf(labels.Literals(stmts, false, "dc:publisher", "dcterms:publisher", "schema:publisher")),
+		Abstract:    labels.FirstOf(labels.Literals(stmts, false, "dcterms:abstract", "schema:abstract", "bibo:abstract", "dc:description", "dcterms:description", "schema:description")),
+		Languages:   labels.Literals(stmts, false, "dc:language", "dcterms:language", "schema:inLanguage"),
+		Keywords:    labels.Literals(stmts, false, "dc:subject", "dcterms:subject", "schema:keywords", "schema:about"),
+		DOI:         labels.FirstOf(labels.Literals(stmts, false, "bibo:doi")),
+		ISBN:        labels.FirstOf(labels.Literals(stmts, false, "bibo:isbn13", "bibo:isbn", "bibo:isbn10", "schema:isbn")),
+		ISSN:        labels.FirstOf(labels.Literals(stmts, false, "bibo:issn", "bibo:eissn", "schema:issn")),
+		Container:   labels.FirstOf(labels.Literals(stmts, false, "dcterms:isPartOf", "schema:isPartOf")),
+		Volume:      labels.FirstOf(labels.Literals(stmts, false, "bibo:volume", "schema:volumeNumber")),
+		Issue:       labels.FirstOf(labels.Literals(stmts, false, "bibo:issue", "schema:issueNumber")),
+		Pages:       labels.FirstOf(labels.Literals(stmts, false, "bibo:pages", "schema:pagination")),
+		FirstPage:   labels.FirstOf(labels.Literals(stmts, false, "bibo:pageStart")),
+		LastPage:    labels.FirstOf(labels.Literals(stmts, false, "bibo:pageEnd")),
+		Edition:     labels.FirstOf(labels.Literals(stmts, false, "bibo:edition", "schema:bookEdition")),
+		License:     labels.FirstOf(labels.Literals(stmts, true, "dcterms:license", "schema:license")),
+		Identifiers: labels.Literals(stmts, false, "dc:identifier", "dcterms:identifier"),
 	}
 	if c.FirstPage == "" && c.Pages != "" {
 		if a, b, ok := strings.Cut(c.Pages, "-"); ok {
 			c.FirstPage, c.LastPage = strings.TrimSpace(a), strings.TrimSpace(strings.TrimLeft(b, "-"))
 		}
 	}
-	for _, t := range append(literals(stmts, true, "dc:type", "dcterms:type", "rdf:type", "schema:genre"), "") {
+	for _, t := range append(labels.Literals(stmts, true, "dc:type", "dcterms:type", "rdf:type", "schema:genre"), "") {
 		l := strings.ToLower(t)
 		switch {
 		case strings.Contains(l, "thesis") || strings.Contains(l, "dissertation"):
@@ -395,9 +152,9 @@ func (s *Server) workMeta(p *uiPage, res *shelfmark.Resource, d *uiWorkData, fil
 		for _, f := range files[it.ID] {
 			switch {
 			case pdf == "" && (f.File.Use == shelfmark.UseOriginal || f.File.Use == "") && pdfFile(f.File):
-				pdf = p.Base + contentURL(f.ID)
+				pdf = p.Base + kit.ContentURL(f.ID)
 			case thumb == "" && f.File.Use == shelfmark.UseThumbnail:
-				thumb = p.Base + contentURL(f.ID)
+				thumb = p.Base + kit.ContentURL(f.ID)
 			}
 		}
 	}
@@ -435,7 +192,7 @@ func (s *Server) workMeta(p *uiPage, res *shelfmark.Resource, d *uiWorkData, fil
 		ld["publisher"] = map[string]string{"@type": "Organization", "name": c.Publisher}
 	}
 	set("description", c.Abstract)
-	set("inLanguage", firstOf(c.Languages))
+	set("inLanguage", labels.FirstOf(c.Languages))
 	if len(c.Keywords) > 0 {
 		ld["keywords"] = strings.Join(c.Keywords, ", ")
 	}

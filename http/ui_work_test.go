@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 // book makes a work in a collection with n pages (file sets), each with an
@@ -90,7 +92,7 @@ func TestUIWorkPage(t *testing.T) {
 		iri(shelfmark.NSDCTerms+"license", "https://creativecommons.org/publicdomain/mark/1.0/"),
 		iri(shelfmark.NSDC+"relation", "javascript:alert(1)"),
 		lit("http://example.org/ns#shelfNote", "kept in the map room"),
-		lit(nsBibo+"volume", "2"),
+		lit(labels.NSBibo+"volume", "2"),
 	}, coll.ID, hidden.ID)
 	// characterization ran on the first page's original
 	kids, err := e.repo.ListChildren(ctx, w.ID, shelfmark.PageRequest{})
@@ -172,7 +174,7 @@ func TestUIWorkPage(t *testing.T) {
 		"citation_publication_date":  {"1595/03/02"},
 		"citation_publisher":         {"Rumold Mercator"},
 		"citation_volume":            {"2"},
-		"citation_pdf_url":           {e.ts.URL + contentURL(pdfFile.ID)},
+		"citation_pdf_url":           {e.ts.URL + kit.ContentURL(pdfFile.ID)},
 		"citation_abstract_html_url": {e.ts.URL + "/works/" + string(w.ID)},
 	} {
 		if got := tags[name]; strings.Join(got, "|") != strings.Join(want, "|") {

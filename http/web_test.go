@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/webarchive"
 	"github.com/shelfmark/shelfmark/ingest"
 	"github.com/shelfmark/shelfmark/warc"
 )
@@ -135,7 +137,7 @@ func (e *policyEnv) webCaptures(t *testing.T, query string, hdrs ...string) webC
 func (b webCapturesBody) urls() []string {
 	var out []string
 	for _, c := range b.Captures {
-		out = append(out, c.URL+" "+c.Time.UTC().Format(webTime14))
+		out = append(out, c.URL+" "+c.Time.UTC().Format(webarchive.Time14))
 	}
 	return out
 }
@@ -149,8 +151,8 @@ func TestWebCaptures(t *testing.T) {
 		e := newPolicyEnv(t, backend, Options{})
 		e.webIngest("example.org", shelfmark.Public, "")
 		anon := as("")
-		t0, t1, t2 := webT0.Format(webTime14), webT0.Add(time.Minute).Format(webTime14), webT0.Add(2*time.Minute).Format(webTime14)
-		d0, d1 := webT0.Add(24*time.Hour).Format(webTime14), webT0.Add(24*time.Hour+time.Minute).Format(webTime14)
+		t0, t1, t2 := webT0.Format(webarchive.Time14), webT0.Add(time.Minute).Format(webarchive.Time14), webT0.Add(2*time.Minute).Format(webarchive.Time14)
+		d0, d1 := webT0.Add(24*time.Hour).Format(webarchive.Time14), webT0.Add(24*time.Hour+time.Minute).Format(webarchive.Time14)
 		home, a, c := "http://example.org/", "http://example.org/a", "http://news.example.org/c"
 		for _, tc := range []struct {
 			query string
@@ -252,23 +254,6 @@ func TestWebCaptures(t *testing.T) {
 	})
 }
 
-// TestWebCDXJString: CDXJ values are JSON strings as Python writes them,
-// non-ASCII escaped.
-func TestWebCDXJString(t *testing.T) {
-	for in, want := range map[string]string{
-		`a"b\c`:     `"a\"b\\c"`,
-		"tab\there": `"tab\there"`,
-		"é":         `"\u00e9"`,
-		"😀":         `"\ud83d\ude00"`,
-		"\x01":      `"\u0001"`,
-		"/path?q=1": `"/path?q=1"`,
-	} {
-		if got := string(appendPyString(nil, in)); got != want {
-			t.Errorf("%q: %s, want %s", in, got, want)
-		}
-	}
-}
-
 // TestWebBadParameters: every bad parameter of the web routes is a 400
 // naming it, and changes nothing.
 func TestWebBadParameters(t *testing.T) {
@@ -336,7 +321,7 @@ func TestWebRecord(t *testing.T) {
 			at                 time.Time
 		}{
 			{"url=" + home + "&at=20240315", webHome1, "text/html; charset=utf-8", webT0},
-			{"url=" + home + "&at=" + webT0.Format(webTime14), webHome1, "text/html; charset=utf-8", webT0},
+			{"url=" + home + "&at=" + webT0.Format(webarchive.Time14), webHome1, "text/html; charset=utf-8", webT0},
 			{"url=" + home + "&at=2024-03-16T11:00:00Z", webHome2, "text/html", day},
 			{"url=" + home, webHome2, "text/html", day}, // now: the latest
 			{"url=" + home + "&at=1999", webHome1, "text/html; charset=utf-8", webT0},
@@ -630,7 +615,7 @@ func TestWebRevisitRefersTo(t *testing.T) {
 		{page, later, caps[1].ID},                    // the latest before it
 		{mirror, later, caps[1].ID},                  // another URL's
 	} {
-		r := e.do("GET", "/api/v1/web/record?url="+url.QueryEscape(c.url)+"&at="+c.at.Format(webTime14), nil).want(t, http.StatusOK)
+		r := e.do("GET", "/api/v1/web/record?url="+url.QueryEscape(c.url)+"&at="+c.at.Format(webarchive.Time14), nil).want(t, http.StatusOK)
 		if string(r.Body) != string(body) || r.Header.Get("Shelfmark-Payload-Capture") != fmt.Sprint(c.payload) {
 			t.Errorf("revisit of %s at %s: payload capture %q, want %d; body %q", c.url, c.at, r.Header.Get("Shelfmark-Payload-Capture"), c.payload, r.Body)
 		}
@@ -648,7 +633,7 @@ func (c *countingBlobs) Open(ctx context.Context, sha256 string) (io.ReadSeekClo
 	if err != nil {
 		return nil, err
 	}
-	return &countingFile{ReadSeekCloser: rc, ra: readerAt(rc), n: &c.n}, nil
+	return &countingFile{ReadSeekCloser: rc, ra: kit.ReaderAt(rc), n: &c.n}, nil
 }
 
 type countingFile struct {

@@ -1,4 +1,7 @@
-package http
+// Package webarchive serves the web archive routes of the API and gives
+// the interface's web archive pages what they share with them (the
+// repository's web index, reading captures' parameters and records).
+package webarchive
 
 // This file serves the web archive routes of the API: captures looked up
 // by URL (JSON, or CDXJ as pywb and the Wayback machine read it), one
@@ -20,12 +23,13 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/warc"
 )
 
-// webIndex is what the web archive routes need of the repository
+// Index is what the web archive routes need of the repository
 // (shelfmark.Repository has it).
-type webIndex interface {
+type Index interface {
 	WebCaptures(ctx context.Context, q shelfmark.WebCaptureQuery) (*shelfmark.WebCapturePage, error)
 	WebCapture(ctx context.Context, id int64) (*shelfmark.Capture, error)
 	WebNearest(ctx context.Context, surt string, at time.Time) (*shelfmark.Capture, error)
@@ -36,21 +40,21 @@ type webIndex interface {
 	WebFileCaptures(ctx context.Context, file shelfmark.ID, after string, limit int) (*shelfmark.WebCapturePage, error)
 }
 
-// webRoutes are the API's web archive routes.
-func (s *Server) webRoutes() []route {
-	h := func(f func(http.ResponseWriter, *http.Request) error) http.Handler { return s.wrap(f) }
-	return []route{
-		{"GET", "/api/v1/web/captures", h(s.webCaptures)},
-		{"GET", "/api/v1/web/captures/{id}", h(s.webCapture)},
-		{"GET", "/api/v1/web/record", h(s.webRecord)},
-		{"GET", "/api/v1/web/links", h(s.webLinks)},
-		{"GET", "/api/v1/web/top", h(s.webTop)},
+// Routes are the API's web archive routes.
+func (s *Handler) Routes() []kit.Route {
+	return []kit.Route{
+		{Method: "GET", Pattern: "/api/v1/web/captures", Handle: s.webCaptures},
+		{Method: "GET", Pattern: "/api/v1/web/captures/{id}", Handle: s.webCapture},
+		{Method: "GET", Pattern: "/api/v1/web/record", Handle: s.webRecord},
+		{Method: "GET", Pattern: "/api/v1/web/links", Handle: s.webLinks},
+		{Method: "GET", Pattern: "/api/v1/web/top", Handle: s.webTop},
 	}
 }
 
-// web returns the repository's web index.
-func (s *Server) web() (webIndex, error) {
-	if wi, ok := s.opts.Resources.(webIndex); ok {
+// Index returns the repository's web index; EUNAVAILABLE when the
+// repository keeps none.
+func (s *Handler) Index() (Index, error) {
+	if wi, ok := s.deps.Resources.(Index); ok {
 		return wi, nil
 	}
 	return nil, shelfmark.Errorf(shelfmark.EUNAVAILABLE, "This server keeps no web archive index.")
@@ -65,12 +69,12 @@ func webURLParam(v url.Values, name string) (shelfmark.WebURL, error) {
 	if raw == "" {
 		return shelfmark.WebURL{}, shelfmark.Errorf(shelfmark.EINVALID, "%s is required: the URL to look up (http://example.org/page).", name)
 	}
-	return webCanonical(name, raw)
+	return Canonical(name, raw)
 }
 
-// webCanonical canonicalises a URL; a URL without a scheme is taken as
+// Canonical canonicalises a URL; a URL without a scheme is taken as
 // http://, as the Wayback machine does.
-func webCanonical(name, raw string) (shelfmark.WebURL, error) {
+func Canonical(name, raw string) (shelfmark.WebURL, error) {
 	if len(raw) > webMaxURL {
 		return shelfmark.WebURL{}, shelfmark.Errorf(shelfmark.EINVALID, "%s is longer than %d bytes.", name, webMaxURL)
 	}
@@ -83,7 +87,7 @@ func webCanonical(name, raw string) (shelfmark.WebURL, error) {
 		if i := strings.Index(why, `": `); i >= 0 {
 			why = why[i+3:] // the reader's own quote of the URL
 		}
-		return shelfmark.WebURL{}, shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a URL the web index can look up: %s.", name, truncateParam(raw), strings.TrimSuffix(why, "."))
+		return shelfmark.WebURL{}, shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a URL the web index can look up: %s.", name, kit.TruncateParam(raw), strings.TrimSuffix(why, "."))
 	}
 	return u, nil
 }
@@ -127,14 +131,14 @@ func webMatch(v url.Values) (shelfmark.WebURL, string, error) {
 	match, mt, name := v.Get("match"), v.Get("matchType"), "match"
 	switch {
 	case match != "" && mt != "" && match != mt:
-		return shelfmark.WebURL{}, "", shelfmark.Errorf(shelfmark.EINVALID, "match %q and matchType %q disagree: send one of them.", truncateParam(match), truncateParam(mt))
+		return shelfmark.WebURL{}, "", shelfmark.Errorf(shelfmark.EINVALID, "match %q and matchType %q disagree: send one of them.", kit.TruncateParam(match), kit.TruncateParam(mt))
 	case match == "":
 		match, name = mt, "matchType"
 	}
 	switch match {
 	case "", shelfmark.MatchExact, shelfmark.MatchPrefix, shelfmark.MatchHost, shelfmark.MatchDomain:
 	default:
-		return shelfmark.WebURL{}, "", shelfmark.Errorf(shelfmark.EINVALID, "%s must be exact, prefix, host or domain, not %q.", name, truncateParam(match))
+		return shelfmark.WebURL{}, "", shelfmark.Errorf(shelfmark.EINVALID, "%s must be exact, prefix, host or domain, not %q.", name, kit.TruncateParam(match))
 	}
 	raw := strings.TrimSpace(v.Get("url"))
 	implied := ""
@@ -148,7 +152,7 @@ func webMatch(v url.Values) (shelfmark.WebURL, string, error) {
 	}
 	if implied != "" {
 		if match != "" && match != implied {
-			return shelfmark.WebURL{}, "", shelfmark.Errorf(shelfmark.EINVALID, "url %q asks for a %s match, match for %s: send one of them.", truncateParam(v.Get("url")), implied, match)
+			return shelfmark.WebURL{}, "", shelfmark.Errorf(shelfmark.EINVALID, "url %q asks for a %s match, match for %s: send one of them.", kit.TruncateParam(v.Get("url")), implied, match)
 		}
 		match = implied
 	}
@@ -158,7 +162,7 @@ func webMatch(v url.Values) (shelfmark.WebURL, string, error) {
 	if raw == "" {
 		return shelfmark.WebURL{}, "", shelfmark.Errorf(shelfmark.EINVALID, "url is required: the URL to look up (http://example.org/page, http://example.org/* for a prefix).")
 	}
-	u, err := webCanonical("url", raw)
+	u, err := Canonical("url", raw)
 	if err != nil {
 		return u, "", err
 	}
@@ -180,7 +184,7 @@ func webTimestamp(name, s string, up bool) (time.Time, error) {
 	if !digits {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return time.Time{}, shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a timestamp of 1 to 14 digits (yyyyMMddhhmmss, 2024 or 20240315) or an RFC 3339 time (2024-03-15T12:00:00Z).", name, truncateParam(s))
+			return time.Time{}, shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a timestamp of 1 to 14 digits (yyyyMMddhhmmss, 2024 or 20240315) or an RFC 3339 time (2024-03-15T12:00:00Z).", name, kit.TruncateParam(s))
 		}
 		return t.UTC(), nil
 	}
@@ -200,7 +204,7 @@ func webTimestamp(name, s string, up bool) (time.Time, error) {
 	}
 	t := time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC)
 	if month < 1 || month > 12 || day < 1 || t.Day() != day || hour > 23 || minute > 59 || sec > 59 {
-		return time.Time{}, shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a time: its month, day, hour, minute or second is out of range.", name, truncateParam(s))
+		return time.Time{}, shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a time: its month, day, hour, minute or second is out of range.", name, kit.TruncateParam(s))
 	}
 	return t, nil
 }
@@ -213,13 +217,13 @@ func webLimit(v url.Values, name string, max int) (int, error) {
 	}
 	n, err := strconv.Atoi(l)
 	if err != nil || n < 1 || n > max {
-		return 0, shelfmark.Errorf(shelfmark.EINVALID, "%s must be a whole number from 1 to %d, not %q.", name, max, truncateParam(l))
+		return 0, shelfmark.Errorf(shelfmark.EINVALID, "%s must be a whole number from 1 to %d, not %q.", name, max, kit.TruncateParam(l))
 	}
 	return n, nil
 }
 
-// webCaptureQuery reads the parameters of GET /api/v1/web/captures.
-func webCaptureQuery(v url.Values) (shelfmark.WebCaptureQuery, error) {
+// CaptureQuery reads the parameters of GET /api/v1/web/captures.
+func CaptureQuery(v url.Values) (shelfmark.WebCaptureQuery, error) {
 	var q shelfmark.WebCaptureQuery
 	u, match, err := webMatch(v)
 	if err != nil {
@@ -242,7 +246,7 @@ func webCaptureQuery(v url.Values) (shelfmark.WebCaptureQuery, error) {
 		}
 	}
 	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
-		return q, shelfmark.Errorf(shelfmark.EINVALID, "from %q is after to %q.", truncateParam(v.Get("from")), truncateParam(to))
+		return q, shelfmark.Errorf(shelfmark.EINVALID, "from %q is after to %q.", kit.TruncateParam(v.Get("from")), kit.TruncateParam(to))
 	}
 	if q.Limit, err = webLimit(v, "limit", shelfmark.MaxWebLimit); err != nil {
 		return q, err
@@ -258,19 +262,19 @@ type webCapturesJSON struct {
 }
 
 // webCaptures handles GET /api/v1/web/captures?url=&match=&from=&to=&limit=&cursor=&output=.
-func (s *Server) webCaptures(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) webCaptures(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	output := v.Get("output")
 	switch output {
 	case "", "json", "cdxj":
 	default:
-		return shelfmark.Errorf(shelfmark.EINVALID, "output must be json or cdxj, not %q.", truncateParam(output))
+		return shelfmark.Errorf(shelfmark.EINVALID, "output must be json or cdxj, not %q.", kit.TruncateParam(output))
 	}
-	q, err := webCaptureQuery(v)
+	q, err := CaptureQuery(v)
 	if err != nil {
 		return err
 	}
-	wi, err := s.web()
+	wi, err := s.Index()
 	if err != nil {
 		return err
 	}
@@ -301,11 +305,11 @@ func (s *Server) webCaptures(w http.ResponseWriter, r *http.Request) error {
 	if out.Captures == nil {
 		out.Captures = []*shelfmark.Capture{}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
-// webTime14 is the 14-digit timestamp of the Wayback machine.
-const webTime14 = "20060102150405"
+// Time14 is the 14-digit timestamp of the Wayback machine.
+const Time14 = "20060102150405"
 
 // appendCDXJ appends the CDXJ line of a capture as pywb's indexer writes
 // it: the SURT, the 14-digit time and a JSON block with url, mime,
@@ -315,7 +319,7 @@ const webTime14 = "20060102150405"
 func appendCDXJ(b []byte, c *shelfmark.Capture, filename string) []byte {
 	b = append(b, c.SURT...)
 	b = append(b, ' ')
-	b = c.Time.UTC().AppendFormat(b, webTime14)
+	b = c.Time.UTC().AppendFormat(b, Time14)
 	b = append(b, ' ', '{')
 	first := true
 	field := func(k, v string) {
@@ -391,8 +395,8 @@ func appendPyString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// webCaptureID reads a capture id of the path.
-func webCaptureID(s string) (int64, error) {
+// CaptureID reads a capture id of the path.
+func CaptureID(s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 1 {
 		// the value is not repeated: it may be another resource's id
@@ -402,12 +406,12 @@ func webCaptureID(s string) (int64, error) {
 }
 
 // webCapture handles GET /api/v1/web/captures/{id}.
-func (s *Server) webCapture(w http.ResponseWriter, r *http.Request) error {
-	id, err := webCaptureID(r.PathValue("id"))
+func (s *Handler) webCapture(w http.ResponseWriter, r *http.Request) error {
+	id, err := CaptureID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	wi, err := s.web()
+	wi, err := s.Index()
 	if err != nil {
 		return err
 	}
@@ -415,7 +419,7 @@ func (s *Server) webCapture(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, c)
+	return kit.WriteJSON(w, http.StatusOK, c)
 }
 
 // webRevisitScan bounds the captures read to find the response a revisit
@@ -428,24 +432,24 @@ const webRevisitScan = 2000
 // the one at WARC-Refers-To-Date when the revisit names it, else the
 // latest before the revisit, looked for backwards in windows four times
 // longer each time, at most webRevisitScan captures in all.
-func (s *Server) webOriginal(ctx context.Context, wi webIndex, c *shelfmark.Capture) (*shelfmark.Capture, error) {
+func (s *Handler) webOriginal(ctx context.Context, wi Index, c *shelfmark.Capture) (*shelfmark.Capture, error) {
 	if c.Digest == "" {
 		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "The capture %d is a revisit record without a payload digest: the payload it repeats cannot be found.", c.ID)
 	}
 	surt, target := c.SURT, c.URL
 	var refAt time.Time
-	if o, err := s.openCapture(ctx, c); err == nil {
-		if u := o.rec.Header.Get("WARC-Refers-To-Target-URI"); u != "" {
+	if o, err := s.Open(ctx, c); err == nil {
+		if u := o.Record.Header.Get("WARC-Refers-To-Target-URI"); u != "" {
 			if wu, err := warc.Canonical(u); err == nil {
 				surt, target = wu.SURT, wu.URL
 			}
 		}
-		if d := o.rec.Header.Get("WARC-Refers-To-Date"); d != "" {
+		if d := o.Record.Header.Get("WARC-Refers-To-Date"); d != "" {
 			if t, err := time.Parse(time.RFC3339Nano, d); err == nil {
 				refAt = t.UTC()
 			}
 		}
-		o.close()
+		o.Close()
 	}
 	same := func(o *shelfmark.Capture) bool {
 		return o.ID != c.ID && o.Digest == c.Digest && (o.Type == "response" || o.Type == "resource")
@@ -490,35 +494,41 @@ func (s *Server) webOriginal(ctx context.Context, wi webIndex, c *shelfmark.Capt
 	return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "The capture %d is a revisit of a payload (%s) no earlier capture of %s you can read holds.", c.ID, c.Digest, target)
 }
 
-// webOpened is a WARC record opened for reading.
-type webOpened struct {
-	rec   *warc.Record
-	close func()
+// Opened is a WARC record opened for reading (Handler.Open); Close it
+// when done.
+type Opened struct {
+	// Record is the record, its headers read, its payload next.
+	Record *warc.Record
+	close  func()
 }
 
-// openCapture opens the WARC record of a capture from the blob store,
-// reading its file by offset.
-func (s *Server) openCapture(ctx context.Context, c *shelfmark.Capture) (*webOpened, error) {
-	f, err := s.opts.Resources.FindResource(ctx, c.File)
+// Close releases the record and the blob it was read from.
+func (o *Opened) Close() { o.close() }
+
+// Open opens the WARC record of a capture from the blob store, reading
+// its file by offset (one read of the file's row, then of the record's
+// bytes only).
+func (s *Handler) Open(ctx context.Context, c *shelfmark.Capture) (*Opened, error) {
+	f, err := s.deps.Resources.FindResource(ctx, c.File)
 	if err != nil {
 		return nil, err
 	}
 	if f.File == nil || !f.File.Managed() {
 		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "The WARC file %s of the capture %d holds no stored bytes.", c.File, c.ID)
 	}
-	if s.opts.Blobs == nil {
+	if s.deps.Blobs == nil {
 		return nil, shelfmark.Errorf(shelfmark.EUNAVAILABLE, "This server keeps no file content.")
 	}
-	rc, err := s.opts.Blobs.Open(ctx, f.File.SHA256)
+	rc, err := s.deps.Blobs.Open(ctx, f.File.SHA256)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := warc.OpenRecord(readerAt(rc), c.Offset, c.Length)
+	rec, err := warc.OpenRecord(kit.ReaderAt(rc), c.Offset, c.Length)
 	if err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("open the WARC record of capture %d (%s at %d): %w", c.ID, c.File, c.Offset, err)
 	}
-	return &webOpened{rec: rec, close: func() { rec.Close(); rc.Close() }}, nil
+	return &Opened{Record: rec, close: func() { rec.Close(); rc.Close() }}, nil
 }
 
 // webMaxOrigHeaders caps the original headers a record answer repeats.
@@ -532,19 +542,19 @@ var contentCodings = map[string]bool{"gzip": true, "x-gzip": true, "deflate": tr
 // capture of url nearest at (now by default), with its original headers
 // as X-Archive-Orig-*, as a Memento (RFC 7089). A revisit record answers
 // with the payload it repeats.
-func (s *Server) webRecord(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) webRecord(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	u, err := webURLParam(v, "url")
 	if err != nil {
 		return err
 	}
-	at := time.Now().UTC()
+	at := s.deps.Now().UTC()
 	if a := v.Get("at"); a != "" {
 		if at, err = webTimestamp("at", a, false); err != nil {
 			return err
 		}
 	}
-	wi, err := s.web()
+	wi, err := s.Index()
 	if err != nil {
 		return err
 	}
@@ -559,14 +569,14 @@ func (s *Server) webRecord(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	o, err := s.openCapture(ctx, payload)
+	o, err := s.Open(ctx, payload)
 	if err != nil {
 		return err
 	}
-	defer o.close()
+	defer o.Close()
 	h := w.Header()
-	ctype := o.rec.HTTPHeader.Get("Content-Type")
-	if ctype == "" && o.rec.HTTPHeader == nil {
+	ctype := o.Record.HTTPHeader.Get("Content-Type")
+	if ctype == "" && o.Record.HTTPHeader == nil {
 		ctype = payload.MIME
 	}
 	if ctype == "" || !validHeaderValue(ctype) {
@@ -574,7 +584,7 @@ func (s *Server) webRecord(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.Set("Content-Type", ctype)
 	n := 0
-	for name, vals := range o.rec.HTTPHeader {
+	for name, vals := range o.Record.HTTPHeader {
 		if !validHeaderName(name) {
 			continue
 		}
@@ -588,11 +598,11 @@ func (s *Server) webRecord(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	if ce := strings.ToLower(strings.TrimSpace(o.rec.HTTPHeader.Get("Content-Encoding"))); contentCodings[ce] {
+	if ce := strings.ToLower(strings.TrimSpace(o.Record.HTTPHeader.Get("Content-Encoding"))); contentCodings[ce] {
 		h.Set("Content-Encoding", ce)
 	}
-	if o.rec.Status != 0 {
-		h.Set("X-Archive-Orig-Status", strconv.Itoa(o.rec.Status))
+	if o.Record.Status != 0 {
+		h.Set("X-Archive-Orig-Status", strconv.Itoa(o.Record.Status))
 	}
 	h.Set("Memento-Datetime", c.Time.UTC().Format(http.TimeFormat))
 	if validHeaderValue(c.URL) && !strings.ContainsAny(c.URL, "<>") {
@@ -607,7 +617,7 @@ func (s *Server) webRecord(w http.ResponseWriter, r *http.Request) error {
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	if _, err := io.Copy(w, o.rec.Body); err != nil {
+	if _, err := io.Copy(w, o.Record.Body); err != nil {
 		return fmt.Errorf("payload of capture %d: %w", payload.ID, err)
 	}
 	return nil
@@ -643,7 +653,7 @@ func validHeaderValue(s string) bool {
 }
 
 // webLinks handles GET /api/v1/web/links?url=&inbound_after=&outbound_after=&limit=.
-func (s *Server) webLinks(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) webLinks(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	u, err := webURLParam(v, "url")
 	if err != nil {
@@ -660,14 +670,14 @@ func (s *Server) webLinks(w http.ResponseWriter, r *http.Request) error {
 		}
 		if n, err := strconv.ParseInt(c, 10, 64); err != nil || n < 0 {
 			return shelfmark.Errorf(shelfmark.EINVALID, "%s must be the next_%s of the previous answer, unchanged, not %q.", p.name,
-				strings.TrimSuffix(p.name, "_after"), truncateParam(c))
+				strings.TrimSuffix(p.name, "_after"), kit.TruncateParam(c))
 		}
 		*p.to = c
 	}
 	if q.Limit, err = webLimit(v, "limit", shelfmark.MaxWebLimit); err != nil {
 		return err
 	}
-	wi, err := s.web()
+	wi, err := s.Index()
 	if err != nil {
 		return err
 	}
@@ -675,19 +685,19 @@ func (s *Server) webLinks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, info)
+	return kit.WriteJSON(w, http.StatusOK, info)
 }
 
-// webDomainParam reads a domain name: a host, lowercased, its registered
+// DomainParam reads a domain name: a host, lowercased, its registered
 // domain as the index keys it.
-func webDomainParam(name, raw string) (string, error) {
+func DomainParam(name, raw string) (string, error) {
 	raw = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(raw)), ".")
 	if raw == "" || len(raw) > 253 || strings.ContainsAny(raw, "/?#@:[] \t") {
-		return "", shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a domain name (example.org).", name, truncateParam(raw))
+		return "", shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a domain name (example.org).", name, kit.TruncateParam(raw))
 	}
 	u, err := warc.Canonical("http://" + raw + "/")
 	if err != nil || u.Domain == "" {
-		return "", shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a domain name (example.org).", name, truncateParam(raw))
+		return "", shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a domain name (example.org).", name, kit.TruncateParam(raw))
 	}
 	return u.Domain, nil
 }
@@ -695,7 +705,7 @@ func webDomainParam(name, raw string) (string, error) {
 // webTop handles GET /api/v1/web/top?domain=&n=: the pages of a domain
 // with the most inbound links, or without domain the domains with the
 // most.
-func (s *Server) webTop(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) webTop(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	n, err := webLimit(v, "n", shelfmark.MaxWebTop)
 	if err != nil {
@@ -706,11 +716,11 @@ func (s *Server) webTop(w http.ResponseWriter, r *http.Request) error {
 	}
 	domain := ""
 	if d := v.Get("domain"); d != "" {
-		if domain, err = webDomainParam("domain", d); err != nil {
+		if domain, err = DomainParam("domain", d); err != nil {
 			return err
 		}
 	}
-	wi, err := s.web()
+	wi, err := s.Index()
 	if err != nil {
 		return err
 	}
@@ -722,11 +732,11 @@ func (s *Server) webTop(w http.ResponseWriter, r *http.Request) error {
 		top = []shelfmark.WebCount{}
 	}
 	if domain == "" {
-		return writeJSON(w, http.StatusOK, struct {
+		return kit.WriteJSON(w, http.StatusOK, struct {
 			Domains []shelfmark.WebCount `json:"domains"`
 		}{top})
 	}
-	return writeJSON(w, http.StatusOK, struct {
+	return kit.WriteJSON(w, http.StatusOK, struct {
 		Domain string               `json:"domain"`
 		Pages  []shelfmark.WebCount `json:"pages"`
 	}{domain, top})

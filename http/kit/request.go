@@ -1,4 +1,4 @@
-package http
+package kit
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ import (
 	"github.com/shelfmark/shelfmark/rdf"
 )
 
-// mediaType returns the request's Content-Type without parameters.
-func mediaType(r *http.Request) string {
+// MediaTypeOf returns the request's Content-Type without parameters.
+func MediaTypeOf(r *http.Request) string {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
 		return ""
@@ -29,8 +29,8 @@ func mediaType(r *http.Request) string {
 	return mt
 }
 
-// readBody reads a metadata body, refusing more than limit bytes with 413.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+// ReadBody reads a metadata body, refusing more than limit bytes with 413.
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: fmt.Sprintf("The body is %d bytes; this server accepts at most %d.", r.ContentLength, limit),
 			Details: map[string]any{"limit": limit}}
@@ -51,24 +51,24 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	return b, nil
 }
 
-// readJSON reads a JSON request body (Content-Type application/json, at
+// ReadJSON reads a JSON request body (Content-Type application/json, at
 // most limit bytes) and strictly decodes it into v.
-func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	if mt := mediaType(r); mt != "application/json" {
+func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if mt := MediaTypeOf(r); mt != "application/json" {
 		return &shelfmark.Error{Code: shelfmark.EUNSUPPORTED, Message: fmt.Sprintf("This request takes application/json, not %q.", mt),
 			Details: map[string]any{"accepted": []string{"application/json"}}}
 	}
-	body, err := readBody(w, r, limit)
+	body, err := ReadBody(w, r, limit)
 	if err != nil {
 		return err
 	}
-	return decodeJSON(body, v)
+	return DecodeJSON(body, v)
 }
 
-// decodeJSON strictly decodes a JSON body into v: bytes that are not
+// DecodeJSON strictly decodes a JSON body into v: bytes that are not
 // UTF-8 (which encoding/json would silently replace with U+FFFD), unknown
 // fields and trailing data are errors that name their line and column.
-func decodeJSON(body []byte, v any) error {
+func DecodeJSON(body []byte, v any) error {
 	if err := rdf.CheckJSONText(rdf.JSON, body); err != nil {
 		return err
 	}
@@ -135,9 +135,9 @@ func lineCol(b []byte, offset int64) (int, int) {
 	return line, len([]rune(string(prefix[start:]))) + 1
 }
 
-// parseIfMatch reads If-Match: "" or "*" give 0 (any version); a strong
+// ParseIfMatch reads If-Match: "" or "*" give 0 (any version); a strong
 // entity tag "N" gives N. Anything else can match no version: 412.
-func parseIfMatch(r *http.Request) (int64, error) {
+func ParseIfMatch(r *http.Request) (int64, error) {
 	v := strings.TrimSpace(r.Header.Get("If-Match"))
 	if v == "" || v == "*" {
 		return 0, nil
@@ -151,10 +151,12 @@ func parseIfMatch(r *http.Request) (int64, error) {
 	return 0, &shelfmark.Error{Code: shelfmark.EPRECONDITION, Message: fmt.Sprintf("If-Match %s names no version of this resource; entity tags look like \"3\".", v)}
 }
 
-func etag(version int64) string { return `"` + strconv.FormatInt(version, 10) + `"` }
+// ETag is the strong entity tag of a resource's version ("N"); one small
+// allocation.
+func ETag(version int64) string { return `"` + strconv.FormatInt(version, 10) + `"` }
 
-// parseTime reads an RFC 3339 time or a YYYY-MM-DD date (midnight UTC).
-func parseTime(field, s string) (time.Time, error) {
+// ParseTime reads an RFC 3339 time or a YYYY-MM-DD date (midnight UTC).
+func ParseTime(field, s string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t.UTC(), nil
 	}
@@ -164,9 +166,9 @@ func parseTime(field, s string) (time.Time, error) {
 	return time.Time{}, shelfmark.Errorf(shelfmark.EINVALID, "%s: %q is not a date (2030-01-31) or an RFC 3339 time (2030-01-31T12:00:00Z).", field, s)
 }
 
-// optionalTime decodes a JSON field that may be absent (nil result), null
+// OptionalTime decodes a JSON field that may be absent (nil result), null
 // (clear) or a time string.
-func optionalTime(field string, raw json.RawMessage) (**time.Time, error) {
+func OptionalTime(field string, raw json.RawMessage) (**time.Time, error) {
 	if raw == nil {
 		return nil, nil
 	}
@@ -178,7 +180,7 @@ func optionalTime(field string, raw json.RawMessage) (**time.Time, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, shelfmark.Errorf(shelfmark.EINVALID, "%s must be a date string or null.", field)
 	}
-	t, err := parseTime(field, s)
+	t, err := ParseTime(field, s)
 	if err != nil {
 		return nil, err
 	}
@@ -186,8 +188,8 @@ func optionalTime(field string, raw json.RawMessage) (**time.Time, error) {
 	return &tp, nil
 }
 
-// pageRequest reads ?after= and ?limit=.
-func pageRequest(r *http.Request) (shelfmark.PageRequest, error) {
+// PageRequest reads ?after= and ?limit=.
+func PageRequest(r *http.Request) (shelfmark.PageRequest, error) {
 	p := shelfmark.PageRequest{After: shelfmark.Cursor(r.URL.Query().Get("after"))}
 	if l := r.URL.Query().Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)

@@ -1,4 +1,4 @@
-package http
+package iiif
 
 // This file parses IIIF Image API 3.0 image requests
 // ({region}/{size}/{rotation}/{quality}.{format}) against a page's tile

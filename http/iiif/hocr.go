@@ -1,4 +1,4 @@
-package http
+package iiif
 
 // This file reads the words of a page's OCR with their boxes, for search
 // inside a book (iiif_search.go): hOCR (as tesseract writes it: an

@@ -1,4 +1,4 @@
-package http
+package iiif
 
 // This file serves the IIIF Image API 3.0 (https://iiif.io/api/image/3.0/)
 // for every page image: the image service of a page (file set) is
@@ -25,22 +25,23 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 const (
-	// imageContext is the JSON-LD context of Image API 3.0.
-	imageContext = "http://iiif.io/api/image/3/context.json"
+	// ImageContext is the JSON-LD context of Image API 3.0.
+	ImageContext = "http://iiif.io/api/image/3/context.json"
 	// tileIndexCache is how many pyramids' archive directories a server
 	// keeps parsed (a few kilobytes each).
 	tileIndexCache = 4096
 )
 
 // iiifImageRoutes are the routes of this file.
-func (s *Server) iiifImageRoutes() []route {
-	return []route{
-		{"GET", "/iiif/{id}/image", s.wrap(s.iiifImageBase)},
-		{"GET", "/iiif/{id}/image/info.json", s.wrap(s.iiifImageInfo)},
-		{"GET", "/iiif/{id}/image/{region}/{size}/{rotation}/{file}", s.wrap(s.iiifImage)},
+func (s *Handler) iiifImageRoutes() []kit.Route {
+	return []kit.Route{
+		{Method: "GET", Pattern: "/iiif/{id}/image", Handle: s.iiifImageBase},
+		{Method: "GET", Pattern: "/iiif/{id}/image/info.json", Handle: s.iiifImageInfo},
+		{Method: "GET", Pattern: "/iiif/{id}/image/{region}/{size}/{rotation}/{file}", Handle: s.iiifImage},
 	}
 }
 
@@ -73,12 +74,12 @@ func pageOfID(raw string) (shelfmark.ID, int, error) {
 }
 
 // iiifFindPage finds the page an image route names and its files.
-func (s *Server) iiifFindPage(r *http.Request) (*iiifPage, error) {
+func (s *Handler) iiifFindPage(r *http.Request) (*iiifPage, error) {
 	id, pdfPage, err := pageOfID(r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.opts.Resources.FindResource(r.Context(), id)
+	res, err := s.deps.Resources.FindResource(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func (s *Server) iiifFindPage(r *http.Request) (*iiifPage, error) {
 		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a page of a work; only pages have image services.", res.ID, res.Kind)
 	}
 	ctx := r.Context()
-	files, err := s.opts.Resources.ChildFiles(ctx, res.Parent, []shelfmark.ID{res.ID})
+	files, err := s.deps.Resources.ChildFiles(ctx, res.Parent, []shelfmark.ID{res.ID})
 	if err != nil {
 		return nil, err
 	}
@@ -131,27 +132,27 @@ func (p *iiifPage) pyramid(idx *tileIndex) (*shelfmark.TileInfo, string, error) 
 // caller read them) is in public view: an anonymous caller found it, or
 // its effective visibility (its page's, its work's and the page image's
 // it was made from) is public now.
-func (s *Server) readableByAnyone(ctx context.Context, tiles *shelfmark.Resource) bool {
-	return !shelfmark.CallerFrom(ctx).Authenticated() || effectiveVisibility(tiles, time.Now()) == shelfmark.Public
+func (s *Handler) readableByAnyone(ctx context.Context, tiles *shelfmark.Resource) bool {
+	return !shelfmark.CallerFrom(ctx).Authenticated() || kit.VisibilityAt(tiles, s.deps.Now()) == shelfmark.Public
 }
 
 // iiifImageBase handles GET /iiif/{id}/image: a redirect to its
 // info.json, as the specification asks.
-func (s *Server) iiifImageBase(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) iiifImageBase(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.iiifFindPage(r); err != nil {
 		return err
 	}
-	http.Redirect(w, r, s.baseURL(r)+"/iiif/"+r.PathValue("id")+"/image/info.json", http.StatusSeeOther)
+	http.Redirect(w, r, s.deps.Base(r)+"/iiif/"+r.PathValue("id")+"/image/info.json", http.StatusSeeOther)
 	return nil
 }
 
 // iiifImageInfo handles GET /iiif/{id}/image/info.json.
-func (s *Server) iiifImageInfo(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) iiifImageInfo(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.iiifFindPage(r)
 	if err != nil {
 		return err
 	}
-	idx, err := s.tiles.index(r.Context(), s.opts.Blobs, p.tiles.File)
+	idx, err := s.tiles.index(r.Context(), s.deps.Blobs, p.tiles.File)
 	if err != nil {
 		return err
 	}
@@ -160,8 +161,8 @@ func (s *Server) iiifImageInfo(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	info := map[string]any{
-		"@context": imageContext,
-		"id":       s.baseURL(r) + "/iiif/" + p.service + "/image",
+		"@context": ImageContext,
+		"id":       s.deps.Base(r) + "/iiif/" + p.service + "/image",
 		"type":     "ImageService3",
 		"protocol": "http://iiif.io/api/image",
 		"profile":  "level0",
@@ -182,7 +183,7 @@ func (s *Server) iiifImageInfo(w http.ResponseWriter, r *http.Request) error {
 	}
 	ct := "application/json"
 	if strings.Contains(r.Header.Get("Accept"), "application/ld+json") {
-		ct = `application/ld+json;profile="` + imageContext + `"`
+		ct = `application/ld+json;profile="` + ImageContext + `"`
 	}
 	h := w.Header()
 	h.Set("Content-Type", ct)
@@ -217,13 +218,13 @@ func infoSizes(info *shelfmark.TileInfo) []map[string]int {
 }
 
 // iiifImage handles GET /iiif/{id}/image/{region}/{size}/{rotation}/{file}.
-func (s *Server) iiifImage(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) iiifImage(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.iiifFindPage(r)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	idx, err := s.tiles.index(ctx, s.opts.Blobs, p.tiles.File)
+	idx, err := s.tiles.index(ctx, s.deps.Blobs, p.tiles.File)
 	if err != nil {
 		return err
 	}
@@ -259,7 +260,7 @@ func (s *Server) iiifImage(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return shelfmark.Errorf(shelfmark.ENOTFOUND, "Page %s has no %s file for this size.", p.res.ID, target.use)
 	}
-	rc, err := s.opts.Blobs.Open(ctx, sha)
+	rc, err := s.deps.Blobs.Open(ctx, sha)
 	if err != nil {
 		return err
 	}
@@ -267,7 +268,7 @@ func (s *Server) iiifImage(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	h.Set("Content-Type", "image/jpeg")
 	imageHeaders(h, p.public, etag)
-	http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(readerAt(rc), off, size))
+	http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(kit.ReaderAt(rc), off, size))
 	return nil
 }
 
@@ -284,29 +285,6 @@ func imageHeaders(h http.Header, public bool, etag string) {
 	} else {
 		h.Set("Cache-Control", "private, no-cache")
 	}
-}
-
-// readerAt gives random access to a blob: its own ReadAt when it has one
-// (a local file), else seeks and reads under a lock.
-func readerAt(rs io.ReadSeeker) io.ReaderAt {
-	if ra, ok := rs.(io.ReaderAt); ok {
-		return ra
-	}
-	return &seekReaderAt{rs: rs}
-}
-
-type seekReaderAt struct {
-	mu sync.Mutex
-	rs io.ReadSeeker
-}
-
-func (s *seekReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.rs.Seek(off, io.SeekStart); err != nil {
-		return 0, err
-	}
-	return io.ReadFull(s.rs, p)
 }
 
 // tileEntry is where a tile's bytes lie in its archive.
@@ -370,7 +348,7 @@ func readTileIndex(ctx context.Context, blobs shelfmark.BlobStore, f *shelfmark.
 		return nil, err
 	}
 	defer rc.Close()
-	zr, err := zip.NewReader(readerAt(rc), f.Size)
+	zr, err := zip.NewReader(kit.ReaderAt(rc), f.Size)
 	if err != nil {
 		return nil, fmt.Errorf("tiles %s: %w", f.SHA256, err)
 	}
@@ -386,7 +364,7 @@ func readTileIndex(ctx context.Context, blobs shelfmark.BlobStore, f *shelfmark.
 		}
 		if zf.Name == shelfmark.TileInfoName {
 			b := make([]byte, min(zf.UncompressedSize64, 1<<20))
-			if _, err := readerAt(rc).ReadAt(b, off); err != nil {
+			if _, err := kit.ReaderAt(rc).ReadAt(b, off); err != nil {
 				return nil, fmt.Errorf("tiles %s: %w", f.SHA256, err)
 			}
 			if err := json.Unmarshal(b, &idx.info); err != nil {

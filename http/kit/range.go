@@ -1,4 +1,4 @@
-package http
+package kit
 
 import (
 	"net/http"
@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// maxRanges is the most ranges one request may ask for once overlapping
+// MaxRanges is the most ranges one request may ask for once overlapping
 // and adjacent ranges are merged; beyond it the whole representation is
 // sent (200), as RFC 9110 (section 14.2) allows a server facing many small
 // ranges to do.
-const maxRanges = 32
+const MaxRanges = 32
 
 // byteRange is the range [start, end] of a representation, inclusive.
 type byteRange struct{ start, end int64 }
 
-// normalizeRange rewrites the Range header of r, before http.ServeContent
+// NormalizeRange rewrites the Range header of r, before http.ServeContent
 // reads it, for a representation of size bytes:
 //
 //   - a Range that is not a valid bytes ranges-specifier (RFC 9110,
@@ -24,11 +24,11 @@ type byteRange struct{ start, end int64 }
 //     representation is sent, as RFC 9110 asks, instead of a 416;
 //   - the satisfiable ranges are sorted, overlapping and adjacent ones
 //     merged, and written back as absolute first-last pairs; more than
-//     maxRanges of them remove the header (200 with everything);
+//     MaxRanges of them remove the header (200 with everything);
 //   - a well-formed set of which no range is satisfiable becomes
 //     "bytes=<size>-", which ServeContent answers 416 with Content-Range
 //     "bytes */<size>" (unless If-Range sends the whole representation).
-func normalizeRange(r *http.Request, size int64) {
+func NormalizeRange(r *http.Request, size int64) {
 	v := r.Header.Get("Range")
 	if v == "" {
 		return
@@ -39,7 +39,7 @@ func normalizeRange(r *http.Request, size int64) {
 		r.Header.Del("Range")
 	case len(ranges) == 0:
 		r.Header.Set("Range", "bytes="+strconv.FormatInt(size, 10)+"-")
-	case len(ranges) > maxRanges:
+	case len(ranges) > MaxRanges:
 		r.Header.Del("Range")
 	default:
 		var b strings.Builder

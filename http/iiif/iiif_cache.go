@@ -1,4 +1,4 @@
-package http
+package iiif
 
 // This file caches the manifests served to anonymous callers (what
 // viewers on other sites ask for), and keeps them from going stale by

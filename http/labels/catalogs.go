@@ -1,4 +1,4 @@
-package http
+package labels
 
 // This file holds the interface's message catalogs: every string a page
 // shows comes from one. A catalog is a set of flat JSON files per language
@@ -22,21 +22,24 @@ import (
 // langCookie remembers the language a reader chose.
 const langCookie = "shelfmark_lang"
 
-// catalogs holds the messages of every language the interface ships.
-type catalogs struct {
+// Catalogs holds the messages of every language the interface ships; it
+// is read only once loaded, so any number of requests may share it.
+type Catalogs struct {
 	langs   []string                     // "en" first
 	msgs    map[string]map[string]string // lang -> key -> message
 	names   map[string]string            // lang -> its name, from its catalog's "lang.name"
 	matcher language.Matcher
 }
 
-// loadCatalogs reads dir/{lang}/*.json from fsys.
-func loadCatalogs(fsys fs.FS, dir string) (*catalogs, error) {
+// Load reads the catalogs dir/{lang}/*.json from fsys: every language
+// directory must be a language tag, a key may be defined in one file of a
+// language only, and English must be there.
+func Load(fsys fs.FS, dir string) (*Catalogs, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("ui: read catalogs: %w", err)
+		return nil, fmt.Errorf("ui: read Catalogs: %w", err)
 	}
-	c := &catalogs{msgs: map[string]map[string]string{}, names: map[string]string{}}
+	c := &Catalogs{msgs: map[string]map[string]string{}, names: map[string]string{}}
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -83,18 +86,19 @@ func loadCatalogs(fsys fs.FS, dir string) (*catalogs, error) {
 	return c, nil
 }
 
-// messages returns the catalog of lang (English when unknown).
-func (c *catalogs) messages(lang string) map[string]string {
+// Messages returns the catalog of lang (English when unknown); the map is
+// shared and must not be changed.
+func (c *Catalogs) Messages(lang string) map[string]string {
 	if m, ok := c.msgs[lang]; ok {
 		return m
 	}
 	return c.msgs["en"]
 }
 
-// negotiate picks the language of a page: ?lang= (which the reader's
+// Negotiate picks the language of a page: ?lang= (which the reader's
 // choice in the footer sends, remembered in a cookie), then that cookie,
 // then Accept-Language, then English.
-func (c *catalogs) negotiate(w http.ResponseWriter, r *http.Request) string {
+func (c *Catalogs) Negotiate(w http.ResponseWriter, r *http.Request) string {
 	if l := r.URL.Query().Get("lang"); l != "" && slices.Contains(c.langs, l) {
 		http.SetCookie(w, &http.Cookie{Name: langCookie, Value: l, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, HttpOnly: true, Secure: r.TLS != nil})
 		return l
@@ -114,5 +118,25 @@ func (c *catalogs) negotiate(w http.ResponseWriter, r *http.Request) string {
 	return "en"
 }
 
-// Langs returns the languages the interface ships, English first.
-func (c *catalogs) Langs() []string { return c.langs }
+// Langs returns the languages the interface ships, English first; the
+// slice is shared and must not be changed.
+func (c *Catalogs) Langs() []string { return c.langs }
+
+// Names returns each language's name in that language, from its own
+// catalog's "lang.name"; the map is shared and must not be changed.
+func (c *Catalogs) Names() map[string]string { return c.names }
+
+// Translate is the message key of msgs (one language's catalog), args
+// filling its verbs as fmt.Sprintf does. A key missing from the catalog
+// is answered as itself (the interface's tests refuse any). Without args
+// it allocates nothing.
+func Translate(msgs map[string]string, key string, args ...any) string {
+	m, ok := msgs[key]
+	if !ok {
+		return key
+	}
+	if len(args) == 0 {
+		return m
+	}
+	return fmt.Sprintf(m, args...)
+}

@@ -1,4 +1,4 @@
-package http
+package iiif
 
 // This file serves search inside a book: IIIF Content Search 1.0
 // (https://iiif.io/api/search/1.0/, what Mirador speaks) at
@@ -7,7 +7,7 @@ package http
 //
 // A search reads the work's pages (file sets) the caller may read, in
 // the work's order, a read of children and one of their files per
-// iiifChildPage pages, and the OCR of each page (the derivative of use
+// ChildPage pages, and the OCR of each page (the derivative of use
 // ocr, hOCR, else of use alto, ALTO: words with boxes; else the page's
 // extracted text, of use text, whose words have no box). The index is
 // not used: it holds only the text of public pages, and a private work
@@ -25,7 +25,7 @@ package http
 // whose target is the canvas with #xywh= the words' box in the canvas's
 // pixels (the OCR's pixels scaled to the canvas when the OCR read an image
 // of another size), or the whole canvas for words without a box. A
-// response holds at most iiifSearchPage hits; later ones are on the next
+// response holds at most SearchPage hits; later ones are on the next
 // page (?page=).
 
 import (
@@ -48,8 +48,8 @@ import (
 )
 
 const (
-	// iiifSearchPage is how many hits one response holds.
-	iiifSearchPage = 200
+	// SearchPage is how many hits one response holds.
+	SearchPage = 200
 	// iiifSearchMaxPage is the highest ?page= accepted.
 	iiifSearchMaxPage = 100_000
 	// iiifSearchContext is how many characters of a page's text a hit
@@ -60,24 +60,27 @@ const (
 	// ocrCacheBytes is the default budget of the word box cache.
 	ocrCacheBytes = 64 << 20
 
-	search1Context = "http://iiif.io/api/search/1/context.json"
-	search2Context = "http://iiif.io/api/search/2/context.json"
-	// search1Profile names a Content Search 1.0 service; viewers such as
+	// Search1Context and Search2Context are the JSON-LD contexts of
+	// Content Search 1.0 and 2.0.
+	Search1Context = "http://iiif.io/api/search/1/context.json"
+	Search2Context = "http://iiif.io/api/search/2/context.json"
+	// Search1Profile names a Content Search 1.0 service; viewers such as
 	// Mirador find the service of a manifest by it.
-	search1Profile = "http://iiif.io/api/search/1/search"
-	search2Profile = "http://iiif.io/api/search/2/search"
+	Search1Profile = "http://iiif.io/api/search/1/search"
+	// Search2Profile names a Content Search 2.0 service.
+	Search2Profile = "http://iiif.io/api/search/2/search"
 	// presentation2Context is the context of Content Search 1.0
-	// responses (with search1Context).
+	// responses (with Search1Context).
 	presentation2Context = "http://iiif.io/api/presentation/2/context.json"
 )
 
 // iiifSearch1 handles GET /iiif/{id}/search/1 (Content Search 1.0).
-func (s *Server) iiifSearch1(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) iiifSearch1(w http.ResponseWriter, r *http.Request) error {
 	return s.iiifSearch(w, r, 1)
 }
 
 // iiifSearch2 handles GET /iiif/{id}/search/2 (Content Search 2.0).
-func (s *Server) iiifSearch2(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) iiifSearch2(w http.ResponseWriter, r *http.Request) error {
 	return s.iiifSearch(w, r, 2)
 }
 
@@ -86,8 +89,8 @@ func (s *Server) iiifSearch2(w http.ResponseWriter, r *http.Request) error {
 func iiifSearchServices(base string, work shelfmark.ID) []map[string]any {
 	u := base + "/iiif/" + string(work) + "/search/"
 	return []map[string]any{
-		{"id": u + "2", "type": "SearchService2", "profile": search2Profile},
-		{"id": u + "1", "type": "SearchService1", "profile": search1Profile},
+		{"id": u + "2", "type": "SearchService2", "profile": Search2Profile},
+		{"id": u + "1", "type": "SearchService1", "profile": Search1Profile},
 	}
 }
 
@@ -303,7 +306,7 @@ func (h *bookHit) annoID(r run) string {
 // searchBook finds the hits of terms in a work's pages, as the caller
 // may read them, and keeps those from the from-th (0-based) on, at most
 // limit of them.
-func (s *Server) searchBook(ctx context.Context, base string, work shelfmark.ID, terms []bookTerm, from, limit int) (*bookResult, error) {
+func (s *Handler) searchBook(ctx context.Context, base string, work shelfmark.ID, terms []bookTerm, from, limit int) (*bookResult, error) {
 	res := &bookResult{}
 	canvasBase := base + "/iiif/" + string(work) + "/canvas/"
 	err := s.eachChild(ctx, work, false, func(it *shelfmark.Resource, _ int, files []*shelfmark.Resource) error {
@@ -345,12 +348,12 @@ func (s *Server) searchBook(ctx context.Context, base string, work shelfmark.ID,
 		if src == nil {
 			return nil
 		}
-		p, err := s.ocrWords.page(ctx, s.opts.Blobs, src.File, src != text)
+		p, err := s.ocrWords.page(ctx, s.deps.Blobs, src.File, src != text)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			s.log.Warn("search inside a book: a page's OCR cannot be read", "work", work, "page", fs, "file", src.ID, "err", err)
+			s.deps.Logger.Warn("search inside a book: a page's OCR cannot be read", "work", work, "page", fs, "file", src.ID, "err", err)
 			return nil
 		}
 		spans := dedupSpans(matchPage(p, terms))
@@ -385,7 +388,7 @@ func (s *Server) searchBook(ctx context.Context, base string, work shelfmark.ID,
 
 // iiifSearch handles GET /iiif/{id}/search/1 and /search/2: the hits of
 // ?q= in a work's pages, as Content Search 1.0 or 2.0.
-func (s *Server) iiifSearch(w http.ResponseWriter, r *http.Request, version int) error {
+func (s *Handler) iiifSearch(w http.ResponseWriter, r *http.Request, version int) error {
 	res, err := s.iiifReadable(r)
 	if err != nil {
 		return err
@@ -438,10 +441,10 @@ func (s *Server) iiifSearch(w http.ResponseWriter, r *http.Request, version int)
 			ignored = append(ignored, p)
 		}
 	}
-	base := s.baseURL(r)
+	base := s.deps.Base(r)
 	found := &bookResult{}
 	if painting {
-		if found, err = s.searchBook(r.Context(), base, res.ID, terms, (pageNo-1)*iiifSearchPage, iiifSearchPage); err != nil {
+		if found, err = s.searchBook(r.Context(), base, res.ID, terms, (pageNo-1)*SearchPage, SearchPage); err != nil {
 			return err
 		}
 	}
@@ -455,7 +458,7 @@ func (s *Server) iiifSearch(w http.ResponseWriter, r *http.Request, version int)
 		}
 		return u
 	}
-	pages := max(1, (found.total+iiifSearchPage-1)/iiifSearchPage)
+	pages := max(1, (found.total+SearchPage-1)/SearchPage)
 	var doc map[string]any
 	if version == 1 {
 		doc = searchDoc1(found, self, pageNo, pages, ignored)
@@ -469,9 +472,9 @@ func (s *Server) iiifSearch(w http.ResponseWriter, r *http.Request, version int)
 	h := w.Header()
 	h.Set("Content-Type", "application/ld+json")
 	if version == 2 {
-		h.Set("Content-Type", `application/ld+json;profile="`+search2Context+`"`)
+		h.Set("Content-Type", `application/ld+json;profile="`+Search2Context+`"`)
 	}
-	shareHeaders(h, res)
+	shareHeaders(h, res, s.deps.Now())
 	_, err = w.Write(b)
 	return err
 }
@@ -508,7 +511,7 @@ func searchDoc1(found *bookResult, self func(int) string, pageNo, pages int, ign
 		within["ignored"] = ignored
 	}
 	doc := map[string]any{
-		"@context":   []string{presentation2Context, search1Context},
+		"@context":   []string{presentation2Context, Search1Context},
 		"@id":        self(pageNo),
 		"@type":      "sc:AnnotationList",
 		"within":     within,
@@ -572,7 +575,7 @@ func searchDoc2(found *bookResult, self func(int) string, pageNo, pages int, ign
 		"last":  map[string]any{"id": self(pages), "type": "AnnotationPage"},
 	}
 	doc := map[string]any{
-		"@context":   search2Context,
+		"@context":   Search2Context,
 		"id":         self(pageNo),
 		"type":       "AnnotationPage",
 		"partOf":     collection,
@@ -685,4 +688,12 @@ func (c *ocrCache) fileReads() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.reads
+}
+
+// forget empties the cache.
+func (c *ocrCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries, c.used = nil, 0
+	c.order.Init()
 }

@@ -1,4 +1,4 @@
-package http
+package iiif
 
 // This file serves IIIF Presentation API 3.0 documents
 // (https://iiif.io/api/presentation/3.0/): a work's Manifest, with one
@@ -19,32 +19,34 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 )
 
 const (
-	// iiifContext is the JSON-LD context of Presentation 3.0.
-	iiifContext = "http://iiif.io/api/presentation/3/context.json"
-	// iiifMediaType is the Content-Type of a Presentation 3.0 document.
-	iiifMediaType = `application/ld+json;profile="` + iiifContext + `"`
-	// iiifChildPage is how many of a work's children one read of a
+	// Context is the JSON-LD context of Presentation 3.0.
+	Context = "http://iiif.io/api/presentation/3/context.json"
+	// MediaType is the Content-Type of a Presentation 3.0 document.
+	MediaType = `application/ld+json;profile="` + Context + `"`
+	// ChildPage is how many of a work's children one read of a
 	// manifest's build takes (with their files, in one more read).
-	iiifChildPage = shelfmark.MaxPageSize
-	// iiifCollectionPage is how many members one page of a IIIF
+	ChildPage = shelfmark.MaxPageSize
+	// CollectionPage is how many members one page of a IIIF
 	// Collection lists.
-	iiifCollectionPage = 100
-	// hocrProfile names hOCR in a seeAlso.
-	hocrProfile = "http://kba.cloud/hocr-spec/1.2/"
+	CollectionPage = 100
+	// HOCRProfile names hOCR in a seeAlso.
+	HOCRProfile = "http://kba.cloud/hocr-spec/1.2/"
 )
 
 // iiifRoutes are the routes of this file.
-func (s *Server) iiifRoutes() []route {
-	return []route{
-		{"GET", "/iiif/{id}/manifest", s.wrap(s.iiifManifest)},
-		{"GET", "/iiif/{id}/collection", s.wrap(s.iiifCollection)},
+func (s *Handler) iiifRoutes() []kit.Route {
+	return []kit.Route{
+		{Method: "GET", Pattern: "/iiif/{id}/manifest", Handle: s.iiifManifest},
+		{Method: "GET", Pattern: "/iiif/{id}/collection", Handle: s.iiifCollection},
 		// the work as one PDF (iiif_pdf.go)
-		{"GET", "/iiif/{id}/pdf", s.wrap(s.iiifPDF)},
-		{"GET", "/iiif/{id}/search/1", s.wrap(s.iiifSearch1)},
-		{"GET", "/iiif/{id}/search/2", s.wrap(s.iiifSearch2)},
+		{Method: "GET", Pattern: "/iiif/{id}/pdf", Handle: s.iiifPDF},
+		{Method: "GET", Pattern: "/iiif/{id}/search/1", Handle: s.iiifSearch1},
+		{Method: "GET", Pattern: "/iiif/{id}/search/2", Handle: s.iiifSearch2},
 	}
 }
 
@@ -52,19 +54,18 @@ func (s *Server) iiifRoutes() []route {
 type langMap map[string][]string
 
 // iiifLabels is a catalog message in every language of the catalogs.
-func (s *Server) iiifLabels(key string, args ...any) langMap {
+func (s *Handler) iiifLabels(key string, args ...any) langMap {
 	m := langMap{}
-	for _, lang := range s.ui.catalogs.langs {
-		p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}
-		m[lang] = []string{p.T(key, args...)}
+	for _, lang := range s.catalogs.Langs() {
+		m[lang] = []string{labels.Translate(s.catalogs.Messages(lang), key, args...)}
 	}
 	return m
 }
 
 // iiifTitle is the label of a resource: its title in its own language
 // ("none" when it has no language tag), else the catalog message key.
-func (s *Server) iiifTitle(stmts []shelfmark.Statement, key string, args ...any) langMap {
-	t, lang := workTitle(stmts, "")
+func (s *Handler) iiifTitle(stmts []shelfmark.Statement, key string, args ...any) langMap {
+	t, lang := labels.Title(stmts, "")
 	if t == "" {
 		return s.iiifLabels(key, args...)
 	}
@@ -76,19 +77,19 @@ func (s *Server) iiifTitle(stmts []shelfmark.Statement, key string, args ...any)
 
 // iiifReadable finds the resource a IIIF route names, as the caller may
 // read it.
-func (s *Server) iiifReadable(r *http.Request) (*shelfmark.Resource, error) {
+func (s *Handler) iiifReadable(r *http.Request) (*shelfmark.Resource, error) {
 	id := shelfmark.ID(r.PathValue("id"))
 	if err := id.Check(); err != nil {
 		return nil, err
 	}
-	return s.opts.Resources.FindResource(r.Context(), id)
+	return s.deps.Resources.FindResource(r.Context(), id)
 }
 
 // iiifWork finds the work a IIIF route of works names (/iiif/{id}/what),
 // as the caller may read it. Anything else is 404, saying where to look:
 // a page is pointed at its work's route, a collection at its IIIF
 // Collection.
-func (s *Server) iiifWork(r *http.Request, what string) (*shelfmark.Resource, error) {
+func (s *Handler) iiifWork(r *http.Request, what string) (*shelfmark.Resource, error) {
 	res, err := s.iiifReadable(r)
 	if err != nil {
 		return nil, err
@@ -108,13 +109,13 @@ func (s *Server) iiifWork(r *http.Request, what string) (*shelfmark.Resource, er
 
 // eachChild calls fn with each child of a work the caller may read, in
 // the work's order, numbered from 1, with the files of the file sets
-// (nil for other children). Children are read a page (iiifChildPage) at
+// (nil for other children). Children are read a page (ChildPage) at
 // a time and their files in one more read a page, so the statements do
 // not grow with the work.
-func (s *Server) eachChild(ctx context.Context, work shelfmark.ID, metadata bool, fn func(it *shelfmark.Resource, n int, files []*shelfmark.Resource) error) error {
+func (s *Handler) eachChild(ctx context.Context, work shelfmark.ID, metadata bool, fn func(it *shelfmark.Resource, n int, files []*shelfmark.Resource) error) error {
 	after := shelfmark.Cursor("")
 	for n := 0; ; {
-		page, err := s.opts.Resources.ListChildren(ctx, work, shelfmark.PageRequest{After: after, Limit: iiifChildPage, Metadata: metadata})
+		page, err := s.deps.Resources.ListChildren(ctx, work, shelfmark.PageRequest{After: after, Limit: ChildPage, Metadata: metadata})
 		if err != nil {
 			return err
 		}
@@ -126,7 +127,7 @@ func (s *Server) eachChild(ctx context.Context, work shelfmark.ID, metadata bool
 		}
 		var files map[shelfmark.ID][]*shelfmark.Resource
 		if len(sets) > 0 {
-			if files, err = s.opts.Resources.ChildFiles(ctx, work, sets); err != nil {
+			if files, err = s.deps.Resources.ChildFiles(ctx, work, sets); err != nil {
 				return err
 			}
 		}
@@ -145,9 +146,9 @@ func (s *Server) eachChild(ctx context.Context, work shelfmark.ID, metadata bool
 
 // shareHeaders sets who may read an answer about res: any origin, as
 // viewers on other sites need, when res is public; otherwise the answer is
-// private to its caller.
-func shareHeaders(h http.Header, res *shelfmark.Resource) {
-	if effectiveVisibility(res, time.Now()) == shelfmark.Public {
+// private to its caller. now is the time of the request.
+func shareHeaders(h http.Header, res *shelfmark.Resource, now time.Time) {
+	if kit.VisibilityAt(res, now) == shelfmark.Public {
 		h.Set("Access-Control-Allow-Origin", "*")
 	} else {
 		h.Set("Cache-Control", "private")
@@ -155,35 +156,35 @@ func shareHeaders(h http.Header, res *shelfmark.Resource) {
 }
 
 // writeIIIF sends a Presentation 3.0 document about res (shareHeaders).
-func writeIIIF(w http.ResponseWriter, res *shelfmark.Resource, b []byte) error {
+func (s *Handler) writeIIIF(w http.ResponseWriter, res *shelfmark.Resource, b []byte) error {
 	h := w.Header()
-	h.Set("Content-Type", iiifMediaType)
-	shareHeaders(h, res)
+	h.Set("Content-Type", MediaType)
+	shareHeaders(h, res, s.deps.Now())
 	_, err := w.Write(b)
 	return err
 }
 
 // iiifManifest handles GET /iiif/{id}/manifest: the Manifest of a work.
-func (s *Server) iiifManifest(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 	res, err := s.iiifWork(r, "manifest")
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	store := s.opts.Storage
-	key := s.baseURL(r) + " " + string(res.ID)
-	now := time.Now()
+	store := s.deps.Storage
+	key := s.deps.Base(r) + " " + string(res.ID)
+	now := s.deps.Now()
 	// anonymous callers (viewers on other sites) are served from the
 	// cache (see iiif_cache.go); the others see what their roles allow
 	cached := store != nil && !shelfmark.CallerFrom(ctx).Authenticated()
 	var mark int64
 	if cached {
-		body, m, known, err := s.iiif.get(ctx, store, key, res.Version, now)
+		body, m, known, err := s.manifests.get(ctx, store, key, res.Version, now)
 		if err != nil {
 			return err
 		}
 		if body != nil {
-			return writeIIIF(w, res, body)
+			return s.writeIIIF(w, res, body)
 		}
 		mark, cached = m, known
 	}
@@ -196,7 +197,7 @@ func (s *Server) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if cached && built.complete {
-		ids := s.opts.Resources.IDs()
+		ids := s.deps.Resources.IDs()
 		e := &iiifEntry{version: res.Version, body: b}
 		for _, id := range built.ids {
 			if k, err := ids.Key(id); err == nil {
@@ -208,11 +209,11 @@ func (s *Server) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 				e.expires = t
 			}
 		}
-		if err := s.iiif.put(ctx, store, key, mark, e); err != nil {
+		if err := s.manifests.put(ctx, store, key, mark, e); err != nil {
 			return err
 		}
 	}
-	return writeIIIF(w, res, b)
+	return s.writeIIIF(w, res, b)
 }
 
 // iiifBuilt is what a manifest was built from, for the cache: the ids of
@@ -236,14 +237,14 @@ func (b *iiifBuilt) accessDates(res *shelfmark.Resource) {
 
 // buildManifest builds a work's Manifest from its row and its children,
 // read a page at a time (with their files, in one more read a page).
-func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[string]any, *iiifBuilt, error) {
+func (s *Handler) buildManifest(r *http.Request, res *shelfmark.Resource) (map[string]any, *iiifBuilt, error) {
 	ctx := r.Context()
 	built := &iiifBuilt{ids: []shelfmark.ID{res.ID}, complete: true}
 	built.accessDates(res)
-	base := s.baseURL(r)
+	base := s.deps.Base(r)
 	self := base + "/iiif/" + string(res.ID) + "/manifest"
 	m := map[string]any{
-		"@context": iiifContext,
+		"@context": Context,
 		"id":       self,
 		"type":     "Manifest",
 		"label":    s.iiifTitle(res.Metadata, "work.untitled"),
@@ -254,10 +255,10 @@ func (s *Server) buildManifest(r *http.Request, res *shelfmark.Resource) (map[st
 	if md := s.iiifMetadata(res.Metadata); len(md) > 0 {
 		m["metadata"] = md
 	}
-	if abs := literals(res.Metadata, false, "dcterms:abstract", "schema:abstract", "bibo:abstract", "dc:description", "dcterms:description", "schema:description"); len(abs) > 0 {
+	if abs := labels.Literals(res.Metadata, false, "dcterms:abstract", "schema:abstract", "bibo:abstract", "dc:description", "dcterms:description", "schema:description"); len(abs) > 0 {
 		m["summary"] = langMap{"none": {abs[0]}}
 	}
-	if lic := firstOf(literals(res.Metadata, true, "dcterms:license", "schema:license", "dcterms:rights", "dc:rights")); rightsIRI(lic) {
+	if lic := labels.FirstOf(labels.Literals(res.Metadata, true, "dcterms:license", "schema:license", "dcterms:rights", "dc:rights")); rightsIRI(lic) {
 		m["rights"] = lic
 	}
 	if rs := s.requiredStatement(res.Metadata); rs != nil {
@@ -351,7 +352,7 @@ type iiifService struct {
 // its image service once its tiles are made, else the access copy, else
 // the original), sized by the original's characterization when it read
 // one, with the page's thumbnail and OCR.
-func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int, files []*shelfmark.Resource) *iiifCanvasDoc {
+func (s *Handler) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int, files []*shelfmark.Resource) *iiifCanvasDoc {
 	cid := strings.TrimSuffix(manifest, "/manifest") + "/canvas/" + string(it.ID)
 	c := &iiifCanvasDoc{ID: cid, Type: "Canvas"}
 	switch {
@@ -401,8 +402,8 @@ func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int
 			Body: iiifContent{ID: svc + "/full/max/0/default.jpg", Type: "Image", Format: "image/jpeg",
 				Service: []iiifService{{ID: svc, Type: "ImageService3", Profile: "level0"}}}})
 	case painted != nil:
-		mt := fileMediaType(painted.File)
-		body := iiifContent{ID: base + contentURL(painted.ID), Type: iiifType(mt), Format: mt}
+		mt := kit.FileMediaType(painted.File)
+		body := iiifContent{ID: base + kit.ContentURL(painted.ID), Type: iiifType(mt), Format: mt}
 		if painted == original {
 			body.Width, body.Height = c.Width, c.Height
 		}
@@ -410,8 +411,8 @@ func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int
 	}
 	c.Items = []iiifAnnoPage{page}
 	if thumb != nil {
-		mt := fileMediaType(thumb.File)
-		c.Thumbnail = []iiifContent{{ID: base + contentURL(thumb.ID), Type: iiifType(mt), Format: mt}}
+		mt := kit.FileMediaType(thumb.File)
+		c.Thumbnail = []iiifContent{{ID: base + kit.ContentURL(thumb.ID), Type: iiifType(mt), Format: mt}}
 	}
 	return c
 }
@@ -423,7 +424,7 @@ func (s *Server) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int
 // page's service). The pages' sizes are read from the tiles archive's
 // directory (one read of a few kilobytes, then kept with the others).
 // Anything else leaves c as it is and returns none.
-func (s *Server) pdfCanvases(ctx context.Context, base string, c *iiifCanvasDoc, it *shelfmark.Resource, files []*shelfmark.Resource) ([]*iiifCanvasDoc, error) {
+func (s *Handler) pdfCanvases(ctx context.Context, base string, c *iiifCanvasDoc, it *shelfmark.Resource, files []*shelfmark.Resource) ([]*iiifCanvasDoc, error) {
 	var original, tiles *shelfmark.Resource
 	for _, f := range files {
 		switch f.File.Use {
@@ -437,10 +438,10 @@ func (s *Server) pdfCanvases(ctx context.Context, base string, c *iiifCanvasDoc,
 			}
 		}
 	}
-	if original == nil || tiles == nil || fileMediaType(original.File) != "application/pdf" {
+	if original == nil || tiles == nil || kit.FileMediaType(original.File) != "application/pdf" {
 		return nil, nil
 	}
-	idx, err := s.tiles.index(ctx, s.opts.Blobs, tiles.File)
+	idx, err := s.tiles.index(ctx, s.deps.Blobs, tiles.File)
 	if err != nil {
 		return nil, err
 	}
@@ -460,32 +461,19 @@ func (s *Server) pdfCanvases(ctx context.Context, base string, c *iiifCanvasDoc,
 			continue
 		}
 		more := &iiifCanvasDoc{ID: c.ID + "/" + strconv.Itoa(i+1), Type: "Canvas", Label: langMap{}}
-		for _, lang := range s.ui.catalogs.langs {
+		for _, lang := range s.catalogs.Langs() {
 			name := c.Label[lang]
 			if name == nil {
 				name = c.Label["none"]
 			}
 			if len(name) > 0 {
-				p := &uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}
-				more.Label[lang] = []string{p.T("iiif.pdfpage", name[0], i+1)}
+				more.Label[lang] = []string{labels.Translate(s.catalogs.Messages(lang), "iiif.pdfpage", name[0], i+1)}
 			}
 		}
 		paint(more, i+1, pg)
 		out = append(out, more)
 	}
 	return out, nil
-}
-
-// fileMediaType is a file's media type: characterization's when it found
-// one, else the one the file was stored with.
-func fileMediaType(f *shelfmark.File) string {
-	if f.Format.Known() && f.Format.MediaType != "" {
-		return f.Format.MediaType
-	}
-	if f.MediaType != "" {
-		return f.MediaType
-	}
-	return "application/octet-stream"
 }
 
 // iiifType is the Presentation 3.0 type of content of a media type.
@@ -521,11 +509,11 @@ func rightsIRI(iri string) bool {
 
 // iiifMetadata is the metadata of a work as label/value pairs, labelled
 // in every language of the catalogs.
-func (s *Server) iiifMetadata(stmts []shelfmark.Statement) []map[string]any {
-	langs := s.ui.catalogs.langs
-	per := make([][]*uiField, len(langs))
+func (s *Handler) iiifMetadata(stmts []shelfmark.Statement) []map[string]any {
+	langs := s.catalogs.Langs()
+	per := make([][]*labels.Field, len(langs))
 	for i, lang := range langs {
-		per[i] = labelFields(&uiPage{Lang: lang, msgs: s.ui.catalogs.messages(lang)}, stmts)
+		per[i] = labels.Fields(s.catalogs.Messages(lang), stmts)
 	}
 	out := make([]map[string]any, 0, len(per[0]))
 	for j, f := range per[0] {
@@ -548,9 +536,9 @@ func (s *Server) iiifMetadata(stmts []shelfmark.Statement) []map[string]any {
 
 // requiredStatement is what a viewer must show with the work: its rights
 // holder and its rights or license, when the metadata names them.
-func (s *Server) requiredStatement(stmts []shelfmark.Statement) map[string]any {
-	parts := literals(stmts, false, "dcterms:rightsHolder", "schema:copyrightHolder")
-	parts = append(parts, literals(stmts, true, "dc:rights", "dcterms:rights", "dcterms:license", "schema:license")...)
+func (s *Handler) requiredStatement(stmts []shelfmark.Statement) map[string]any {
+	parts := labels.Literals(stmts, false, "dcterms:rightsHolder", "schema:copyrightHolder")
+	parts = append(parts, labels.Literals(stmts, true, "dc:rights", "dcterms:rights", "dcterms:license", "schema:license")...)
 	if len(parts) == 0 {
 		return nil
 	}
@@ -561,7 +549,7 @@ func (s *Server) requiredStatement(stmts []shelfmark.Statement) map[string]any {
 // collection's members the caller may read (works as Manifests,
 // collections as Collections), and, when more follow, a last item that is
 // the Collection of the next page (?after=).
-func (s *Server) iiifCollection(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) iiifCollection(w http.ResponseWriter, r *http.Request) error {
 	res, err := s.iiifReadable(r)
 	if err != nil {
 		return err
@@ -574,11 +562,11 @@ func (s *Server) iiifCollection(w http.ResponseWriter, r *http.Request) error {
 		return shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a collection; only collections are IIIF Collections.", res.ID, res.Kind)
 	}
 	after := r.URL.Query().Get("after")
-	page, err := s.opts.Resources.ListMembers(r.Context(), res.ID, shelfmark.PageRequest{After: shelfmark.Cursor(after), Limit: iiifCollectionPage, Metadata: true})
+	page, err := s.deps.Resources.ListMembers(r.Context(), res.ID, shelfmark.PageRequest{After: shelfmark.Cursor(after), Limit: CollectionPage, Metadata: true})
 	if err != nil {
 		return err
 	}
-	base := s.baseURL(r)
+	base := s.deps.Base(r)
 	self := base + "/iiif/" + string(res.ID) + "/collection"
 	id := self
 	if after != "" {
@@ -600,7 +588,7 @@ func (s *Server) iiifCollection(w http.ResponseWriter, r *http.Request) error {
 			"label": s.iiifLabels("iiif.more")})
 	}
 	doc := map[string]any{
-		"@context": iiifContext,
+		"@context": Context,
 		"id":       id,
 		"type":     "Collection",
 		"label":    s.iiifTitle(res.Metadata, "read.untitled"),
@@ -615,5 +603,5 @@ func (s *Server) iiifCollection(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeIIIF(w, res, b)
+	return s.writeIIIF(w, res, b)
 }

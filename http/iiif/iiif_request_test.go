@@ -1,4 +1,4 @@
-package http
+package iiif
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package http
+package iiif
 
 // This file serves a work as one PDF (GET /iiif/{id}/pdf, the manifest's
 // rendering): a page for each of its pages (file sets) in the work's
@@ -18,8 +18,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/labels"
 	"github.com/shelfmark/shelfmark/pdf"
 )
 
@@ -28,7 +31,7 @@ import (
 const iiifPDFName = 80
 
 // iiifRendering is the manifest's rendering entry: the work as one PDF.
-func (s *Server) iiifRendering(base string, res *shelfmark.Resource) []map[string]any {
+func (s *Handler) iiifRendering(base string, res *shelfmark.Resource) []map[string]any {
 	return []map[string]any{{"id": base + "/iiif/" + string(res.ID) + "/pdf", "type": "Text",
 		"label": s.iiifLabels("iiif.pdf"), "format": "application/pdf"}}
 }
@@ -36,13 +39,13 @@ func (s *Server) iiifRendering(base string, res *shelfmark.Resource) []map[strin
 // iiifPDF handles GET /iiif/{id}/pdf: the work as one PDF, a page for
 // each of its pages the caller may read that has a JPEG image. A work
 // without one is 404; so is what is not a work.
-func (s *Server) iiifPDF(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) iiifPDF(w http.ResponseWriter, r *http.Request) error {
 	res, err := s.iiifWork(r, "pdf")
 	if err != nil {
 		return err
 	}
-	title, _ := workTitle(res.Metadata, "")
-	out := &iiifPDFResponse{w: w, res: res, name: iiifPDFFileName(title, res.ID)}
+	title, _ := labels.Title(res.Metadata, "")
+	out := &iiifPDFResponse{w: w, res: res, name: iiifPDFFileName(title, res.ID), now: s.deps.Now()}
 	pw := pdf.NewWriter(out, pdf.Options{Title: title})
 	if err := s.writeWorkPDF(r, res, pw); err != nil {
 		if !out.started {
@@ -50,7 +53,7 @@ func (s *Server) iiifPDF(w http.ResponseWriter, r *http.Request) error {
 		}
 		// the status and part of the PDF are sent: the client must not
 		// take what it got for the whole
-		s.log.Warn("PDF of a work broken off", "work", res.ID, "pages", pw.Pages(), "err", err)
+		s.deps.Logger.Warn("PDF of a work broken off", "work", res.ID, "pages", pw.Pages(), "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	return nil
@@ -58,7 +61,7 @@ func (s *Server) iiifPDF(w http.ResponseWriter, r *http.Request) error {
 
 // writeWorkPDF adds the work's pages to pw, read a page of children at a
 // time (eachChild), and closes it.
-func (s *Server) writeWorkPDF(r *http.Request, res *shelfmark.Resource, pw *pdf.Writer) error {
+func (s *Handler) writeWorkPDF(r *http.Request, res *shelfmark.Resource, pw *pdf.Writer) error {
 	err := s.eachChild(r.Context(), res.ID, false, func(it *shelfmark.Resource, _ int, files []*shelfmark.Resource) error {
 		f := pageJPEG(files)
 		if it.Kind != shelfmark.KindFileSet || f == nil {
@@ -78,15 +81,15 @@ func (s *Server) writeWorkPDF(r *http.Request, res *shelfmark.Resource, pw *pdf.
 // addPDFPage copies one image into the PDF. An image that is not a JPEG
 // the PDF can hold (its header says so before anything is written) is
 // left out.
-func (s *Server) addPDFPage(r *http.Request, pw *pdf.Writer, f *shelfmark.Resource) error {
-	rc, err := s.opts.Blobs.Open(r.Context(), f.File.SHA256)
+func (s *Handler) addPDFPage(r *http.Request, pw *pdf.Writer, f *shelfmark.Resource) error {
+	rc, err := s.deps.Blobs.Open(r.Context(), f.File.SHA256)
 	if err != nil {
 		return fmt.Errorf("PDF page %s: %w", f.ID, err)
 	}
 	defer rc.Close()
 	if _, err := pw.AddJPEG(rc, f.File.Size); err != nil {
 		if errors.Is(err, pdf.ErrNotJPEG) {
-			s.log.Warn("PDF of a work: page image left out", "file", f.ID, "err", err)
+			s.deps.Logger.Warn("PDF of a work: page image left out", "file", f.ID, "err", err)
 			return nil
 		}
 		return fmt.Errorf("PDF page %s: %w", f.ID, err)
@@ -99,7 +102,7 @@ func (s *Server) addPDFPage(r *http.Request, pw *pdf.Writer, f *shelfmark.Resour
 func pageJPEG(files []*shelfmark.Resource) *shelfmark.Resource {
 	var original *shelfmark.Resource
 	for _, f := range files {
-		if !f.File.Managed() || fileMediaType(f.File) != "image/jpeg" || f.File.Size <= 0 {
+		if !f.File.Managed() || kit.FileMediaType(f.File) != "image/jpeg" || f.File.Size <= 0 {
 			continue
 		}
 		switch f.File.Use {
@@ -135,21 +138,23 @@ type iiifPDFResponse struct {
 	w       http.ResponseWriter
 	res     *shelfmark.Resource
 	name    string
+	now     time.Time // the time of the request
 	started bool
 }
 
+// Write sends the headers with the first bytes, then the bytes.
 func (o *iiifPDFResponse) Write(p []byte) (int, error) {
 	if !o.started {
 		o.started = true
 		h := o.w.Header()
 		h.Set("Content-Type", "application/pdf")
-		cd := contentDisposition(o.name, "application/pdf")
+		cd := kit.ContentDisposition(o.name, "application/pdf")
 		if rest, ok := strings.CutPrefix(cd, "inline"); ok {
 			cd = "attachment" + rest // a download, not a page to show in place
 		}
 		h.Set("Content-Disposition", cd)
 		h.Set("X-Content-Type-Options", "nosniff")
-		shareHeaders(h, o.res)
+		shareHeaders(h, o.res, o.now)
 		o.w.WriteHeader(http.StatusOK)
 	}
 	return o.w.Write(p)

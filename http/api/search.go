@@ -1,0 +1,150 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+)
+
+// searchHitJSON is one hit of GET /api/v1/search.
+type searchHitJSON struct {
+	ID     shelfmark.ID `json:"id"`
+	Work   shelfmark.ID `json:"work"`
+	Kind   string       `json:"kind"`
+	Format string       `json:"format"`
+	Title  string       `json:"title"`
+	// Snippet is HTML: escaped text with <mark>…</mark> around matches.
+	Snippet string  `json:"snippet"`
+	Score   float64 `json:"score"`
+}
+
+// FacetJSON is one value of a facet and its number of hits.
+type FacetJSON struct {
+	Value string `json:"value"`
+	Count int64  `json:"count"`
+}
+
+// searchFacetsJSON are the facet counts of every hit.
+type searchFacetsJSON struct {
+	Collection []FacetJSON `json:"collection"`
+	Kind       []FacetJSON `json:"kind"`
+	Format     []FacetJSON `json:"format"`
+}
+
+// searchJSON is the body of GET /api/v1/search. Total, Estimated and
+// Facets are given on the first page only; Estimated says that the total
+// and the facet counts are estimates (more hits than
+// shelfmark.SearchWindow).
+type searchJSON struct {
+	Hits      []searchHitJSON   `json:"hits"`
+	Total     *int64            `json:"total,omitempty"`
+	Estimated *bool             `json:"estimated,omitempty"`
+	Facets    *searchFacetsJSON `json:"facets,omitempty"`
+	Next      string            `json:"next,omitempty"`
+}
+
+// searchQuery reads the parameters of GET /api/v1/search.
+func searchQuery(r *http.Request, ids *shelfmark.IDCodec, now time.Time) (shelfmark.SearchQuery, error) {
+	v := r.URL.Query()
+	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: now}
+	if c := v.Get("collection"); c != "" {
+		k, err := ids.Key(shelfmark.ID(c))
+		if err != nil {
+			return q, shelfmark.Errorf(shelfmark.EINVALID, "collection must be the id of a collection: %s", shelfmark.ErrorMessage(err))
+		}
+		q.Collection = k
+	}
+	if !q.Browse() { // no words with a collection: what it holds
+		if _, err := shelfmark.ParseSearchText(q.Text); err != nil {
+			return q, err
+		}
+	}
+	if q.Kind != "" && !q.Kind.Valid() {
+		return q, shelfmark.Errorf(shelfmark.EINVALID, "kind must be collection, work or fileset, not %q.", kit.TruncateParam(string(q.Kind)))
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > shelfmark.MaxSearchLimit {
+			return q, shelfmark.Errorf(shelfmark.EINVALID, "limit must be a whole number from 1 to %d.", shelfmark.MaxSearchLimit)
+		}
+		q.Limit = n
+	}
+	if c := v.Get("cursor"); c != "" {
+		after, err := kit.DecodeSearchCursor(c)
+		if err != nil {
+			return q, err
+		}
+		q.After = after
+	}
+	q.Facets = q.After == nil
+	return q, nil
+}
+
+// facetsJSON converts facet counts, collection keys to ids.
+func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFacetsJSON {
+	f := &searchFacetsJSON{Collection: []FacetJSON{}, Kind: []FacetJSON{}, Format: []FacetJSON{}}
+	for _, c := range res.Collections {
+		k, err := strconv.ParseInt(c.Value, 10, 64)
+		if err != nil || !kit.HasID(k) {
+			continue
+		}
+		f.Collection = append(f.Collection, FacetJSON{Value: string(ids.Encode(k)), Count: c.Count})
+	}
+	for _, c := range res.Kinds {
+		f.Kind = append(f.Kind, FacetJSON{Value: c.Value, Count: c.Count})
+	}
+	for _, c := range res.Formats {
+		f.Format = append(f.Format, FacetJSON{Value: c.Value, Count: c.Count})
+	}
+	return f
+}
+
+// search handles GET /api/v1/search?q=&collection=&kind=&format=&limit=&cursor=:
+// a page of public hits, best first within windows of
+// shelfmark.SearchWindow matches (newest window first); the first page (no
+// cursor) also carries the total and the facet counts of every hit, exact
+// up to shelfmark.SearchWindow hits and estimated (estimated: true) above.
+// Without q (or with spaces only) but with a collection, the hits are
+// what the collection holds in public view, newest member first
+// (shelfmark.SearchQuery.Browse).
+func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
+	q, err := searchQuery(r, s.deps.Resources.IDs(), s.deps.Now())
+	if err != nil {
+		return err
+	}
+	if s.deps.Storage == nil {
+		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "Search is not available on this server.")
+	}
+	var res *shelfmark.SearchResult
+	err = s.deps.Storage.View(r.Context(), func(tx shelfmark.ReadTx) error {
+		var err error
+		res, err = tx.Search(r.Context(), q)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	ids := s.deps.Resources.IDs()
+	out := searchJSON{Hits: make([]searchHitJSON, 0, len(res.Hits))}
+	for _, h := range res.Hits {
+		if !kit.HasID(h.Key) || !kit.HasID(h.Work) {
+			continue // a document of no resource: nothing to link to
+		}
+		out.Hits = append(out.Hits, searchHitJSON{ID: ids.Encode(h.Key), Work: ids.Encode(h.Work), Kind: string(h.Kind),
+			Format: h.Format, Title: h.Title, Snippet: kit.SnippetHTML(h.Snippet), Score: h.Score})
+	}
+	if q.Facets {
+		out.Total, out.Estimated = &res.Total, &res.Estimated
+		out.Facets = facetsJSON(res, s.deps.Resources.IDs())
+	}
+	if res.Next != nil {
+		out.Next = kit.EncodeSearchCursor(*res.Next)
+		v := r.URL.Query()
+		v.Set("cursor", out.Next)
+		w.Header().Add("Link", "<"+r.URL.Path+"?"+v.Encode()+`>; rel="next"`)
+	}
+	return kit.WriteJSON(w, http.StatusOK, out)
+}

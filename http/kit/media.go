@@ -1,0 +1,42 @@
+package kit
+
+import (
+	"mime"
+	"strings"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// ContentURL is the address of a file's bytes (the REST content route),
+// relative to the server's base URL.
+func ContentURL(id shelfmark.ID) string { return "/api/v1/resources/" + string(id) + "/content" }
+
+// FileMediaType is a file's media type: characterization's when it found
+// one, else the one the file was stored with, else
+// application/octet-stream.
+func FileMediaType(f *shelfmark.File) string {
+	if f.Format.Known() && f.Format.MediaType != "" {
+		return f.Format.MediaType
+	}
+	if f.MediaType != "" {
+		return f.MediaType
+	}
+	return "application/octet-stream"
+}
+
+// ActiveContent reports whether a browser would run content of this media
+// type: HTML, XHTML, SVG, XML (which may carry either), or script. A media
+// type that does not parse counts as active (the safe choice).
+func ActiveContent(mediaType string) bool {
+	mt, _, err := mime.ParseMediaType(mediaType)
+	if err != nil {
+		return true // unknown: the safe choice
+	}
+	switch {
+	case mt == "text/html", mt == "application/xhtml+xml", mt == "image/svg+xml",
+		mt == "text/xml", mt == "application/xml", strings.HasSuffix(mt, "+xml"),
+		strings.Contains(mt, "javascript"), strings.Contains(mt, "ecmascript"):
+		return true
+	}
+	return false
+}
