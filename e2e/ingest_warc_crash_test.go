@@ -10,6 +10,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/setup"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 	"github.com/shelfmark/shelfmark/storagetest"
 )
 
@@ -158,20 +159,9 @@ func testWARCKill(t *testing.T, backend string) {
 // commands do, until the test ends.
 func openRepo(t *testing.T, database, data string) *shelfmark.Repository {
 	t.Helper()
-	ctx := context.Background()
-	store, err := setup.OpenStorage(ctx, database, data, "safe", 4)
+	store, err := setup.OpenStorage(context.Background(), database, data, "safe", 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, err := shelfmark.LoadIDCodec(ctx, store)
-	if err != nil {
-		store.Close()
-		t.Fatal(err)
-	}
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
-	t.Cleanup(func() {
-		repo.Close()
-		store.Close()
-	})
-	return repo
+	return testkit.Repo(t, store)
 }

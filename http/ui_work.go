@@ -167,7 +167,7 @@ func (s *Server) workPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := s.page(w, r, "")
 	now := s.now()
-	d := &uiWorkData{ID: string(id), Visibility: kit.VisibilityAt(res, now), After: after, Next: string(children.Next),
+	d := &uiWorkData{ID: string(id), Visibility: res.VisibilityAt(now), After: after, Next: string(children.Next),
 		Canonical: p.Base + "/works/" + string(id), Fields: labels.Fields(p.msgs, res.Metadata)}
 	d.Title, d.TitleLang = labels.Title(res.Metadata, p.Lang)
 	if d.Title == "" {

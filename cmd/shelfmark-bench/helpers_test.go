@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"testing"
 
 	"github.com/shelfmark/shelfmark/internal/testkit"
@@ -12,13 +10,7 @@ import (
 // it printed.
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newRootCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
-	return out.String(), err
+	return testkit.RunCommand(newRootCommand(), args...)
 }
 
 // TestMain stops at once, with what to run instead, when the tests were

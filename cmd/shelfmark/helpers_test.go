@@ -30,22 +30,11 @@ type lockedBuffer = testkit.LockedBuffer
 // commands do, until the test ends.
 func openRepo(t *testing.T, database, data string) *shelfmark.Repository {
 	t.Helper()
-	ctx := context.Background()
-	store, err := setup.OpenStorage(ctx, database, data, "safe", 4)
+	store, err := setup.OpenStorage(context.Background(), database, data, "safe", 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, err := shelfmark.LoadIDCodec(ctx, store)
-	if err != nil {
-		store.Close()
-		t.Fatal(err)
-	}
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
-	t.Cleanup(func() {
-		repo.Close()
-		store.Close()
-	})
-	return repo
+	return testkit.Repo(t, store)
 }
 
 // TestMain stops at once, with what to run instead, when the tests were

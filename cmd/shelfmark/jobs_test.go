@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -10,18 +9,13 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/setup"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 )
 
 // runCLI runs the root command with args and returns its output.
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newRootCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
-	return out.String(), err
+	return testkit.RunCommand(newRootCommand(), args...)
 }
 
 // TestJobsCommand: status, pause, resume, failed and retry act on the

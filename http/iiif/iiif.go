@@ -148,7 +148,7 @@ func (s *Handler) eachChild(ctx context.Context, work shelfmark.ID, metadata boo
 // viewers on other sites need, when res is public; otherwise the answer is
 // private to its caller. now is the time of the request.
 func shareHeaders(h http.Header, res *shelfmark.Resource, now time.Time) {
-	if kit.VisibilityAt(res, now) == shelfmark.Public {
+	if res.VisibilityAt(now) == shelfmark.Public {
 		h.Set("Access-Control-Allow-Origin", "*")
 	} else {
 		h.Set("Cache-Control", "private")

@@ -133,7 +133,7 @@ func (p *iiifPage) pyramid(idx *tileIndex) (*shelfmark.TileInfo, string, error) 
 // its effective visibility (its page's, its work's and the page image's
 // it was made from) is public now.
 func (s *Handler) readableByAnyone(ctx context.Context, tiles *shelfmark.Resource) bool {
-	return !shelfmark.CallerFrom(ctx).Authenticated() || kit.VisibilityAt(tiles, s.deps.Now()) == shelfmark.Public
+	return !shelfmark.CallerFrom(ctx).Authenticated() || tiles.VisibilityAt(s.deps.Now()) == shelfmark.Public
 }
 
 // iiifImageBase handles GET /iiif/{id}/image: a redirect to its

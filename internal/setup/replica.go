@@ -39,13 +39,9 @@ func (r *replicaFlags) OpenStorage(ctx context.Context, database, data, durabili
 	if r.maxLag <= 0 {
 		return nil, fmt.Errorf("--read-max-lag must be positive, not %s", r.maxLag)
 	}
-	relaxed := false
-	switch durability {
-	case "safe":
-	case "relaxed":
-		relaxed = true
-	default:
-		return nil, fmt.Errorf("--durability must be safe or relaxed, not %q", durability)
+	relaxed, err := relaxedDurability(durability)
+	if err != nil {
+		return nil, err
 	}
 	return postgres.Open(ctx, database, postgres.Options{Relaxed: relaxed, MaxConns: maxConns, ReadReplica: r.url, MaxReplicaLag: r.maxLag})
 }

@@ -120,13 +120,9 @@ serve processes may share it; files still go to --data (a shared volume).`,
 // data/shelfmark.db; durability is "safe" or "relaxed"; maxConns 0 derives
 // the connections from the number of cores. The caller closes it.
 func OpenStorage(ctx context.Context, database, data, durability string, maxConns int) (shelfmark.Storage, error) {
-	relaxed := false
-	switch durability {
-	case "safe":
-	case "relaxed":
-		relaxed = true
-	default:
-		return nil, fmt.Errorf("--durability must be safe or relaxed, not %q", durability)
+	relaxed, err := relaxedDurability(durability)
+	if err != nil {
+		return nil, err
 	}
 	if strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://") {
 		return postgres.Open(ctx, database, postgres.Options{Relaxed: relaxed, MaxConns: maxConns})
@@ -350,4 +346,17 @@ func (os commitObservers) ObserveCommit(ops int, d time.Duration, err error) {
 	for _, o := range os {
 		o.ObserveCommit(ops, d, err)
 	}
+}
+
+// relaxedDurability reads a --durability value: "safe" (every commit
+// synced, the default) or "relaxed" (opt-in, may lose the last commits in
+// a crash); anything else is an error naming the flag.
+func relaxedDurability(durability string) (bool, error) {
+	switch durability {
+	case "safe":
+		return false, nil
+	case "relaxed":
+		return true, nil
+	}
+	return false, fmt.Errorf("--durability must be safe or relaxed, not %q", durability)
 }
