@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/argon2id"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 	"github.com/shelfmark/shelfmark/postgres"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
@@ -95,8 +93,6 @@ func backendsWith(t *testing.T, opts shelfmark.RepositoryOptions, fn func(t *tes
 	}
 }
 
-var schemaSeq atomic.Int64
-
 // pgSchema makes a schema for one test (dropped at its end) and returns a
 // URL whose search_path is it; the test is skipped without PostgreSQL.
 func pgSchema(t *testing.T) string {
@@ -104,22 +100,7 @@ func pgSchema(t *testing.T) string {
 	if dsn == "" {
 		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
 	}
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	schema := fmt.Sprintf("acct%d_%d_%d", os.Getpid(), schemaSeq.Add(1), rand.IntN(1e6))
-	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	return dsn + sep + "search_path=" + schema
+	return testkit.Schema(t, dsn)
 }
 
 // as is a context of the caller c.

@@ -67,15 +67,15 @@ func (r *Repository) changeMembers(ctx context.Context, collection ID, members [
 			if c := ca.row; c.Kind != KindCollection {
 				return Errorf(EINVALID, "%s is a %s, not a collection: only collections have members.", collection, c.Kind)
 			}
-			if err := g.memberRights(ctx, ca, keys, add); err != nil {
-				return err
-			}
 			if rows, err = tx.Resources(ctx, keys); err != nil {
 				return err
 			}
-			byKey := map[int64]*ResourceRow{}
+			byKey := make(map[int64]*ResourceRow, len(rows))
 			for _, row := range rows {
 				byKey[row.Key] = row
+			}
+			if err := g.memberRights(ctx, ca, keys, byKey, add); err != nil {
+				return err
 			}
 			for _, k := range keys {
 				row := byKey[k]

@@ -69,6 +69,9 @@ type guard struct {
 	now    time.Time
 	grants []Grant // the caller's grants, loaded on first need
 	loaded bool
+	// owners holds the depositors of root works read ahead for a batch
+	// (preloadOwners), by root key (0: none); owns reads a root not in it
+	owners map[int64]int64
 }
 
 // guard returns the policy's view for caller c within tx.
@@ -244,11 +247,35 @@ func (g *guard) owns(ctx context.Context, a *access) (bool, error) {
 		return false, nil
 	}
 	root := a.root()
+	if u, ok := g.owners[root.Key]; ok {
+		return u == g.c.User, nil
+	}
 	owners, err := g.tx.Owners(ctx, []int64{root.Key})
 	if err != nil {
 		return false, fmt.Errorf("depositor of %s: %w", g.r.ids.Encode(root.Key), err)
 	}
 	return owners[root.Key] == g.c.User, nil
+}
+
+// preloadOwners reads the depositors of the root works keys in one
+// statement, for owns to answer a batch of them without a statement each.
+// It is for one decision over rows read together: a depositor stored after
+// it is not seen.
+func (g *guard) preloadOwners(ctx context.Context, keys []int64) error {
+	if g.c.User == 0 || len(keys) == 0 {
+		return nil
+	}
+	owners, err := g.tx.Owners(ctx, keys)
+	if err != nil {
+		return fmt.Errorf("depositors: %w", err)
+	}
+	if g.owners == nil {
+		g.owners = make(map[int64]int64, len(keys))
+	}
+	for _, k := range keys {
+		g.owners[k] = owners[k]
+	}
+	return nil
 }
 
 // canRead decides whether the caller may see a.
@@ -341,6 +368,11 @@ func (g *guard) readable(ctx context.Context, key int64) (*access, error) {
 	if err != nil {
 		return nil, err
 	}
+	return g.readableRow(ctx, key, row)
+}
+
+// readableRow is readable for a row already read (nil: no row has key).
+func (g *guard) readableRow(ctx context.Context, key int64, row *ResourceRow) (*access, error) {
 	if row == nil {
 		return nil, g.notFound(key)
 	}
@@ -613,8 +645,10 @@ func visiblePage(limit, maxScan int, fetch func(after int64, n int) ([]*Resource
 // collection whose access is ca: adding takes the depositor role on the
 // collection and the right to edit each member (so nobody files what they
 // cannot change, or cannot see, into a collection); removing takes the
-// curator role on the collection, or the right to edit the member.
-func (g *guard) memberRights(ctx context.Context, ca *access, keys []int64, add bool) error {
+// curator role on the collection, or the right to edit the member. rows
+// holds the members' rows, read by the caller in one statement (nil for a
+// key no row has).
+func (g *guard) memberRights(ctx context.Context, ca *access, keys []int64, rows map[int64]*ResourceRow, add bool) error {
 	if g.c.System || (g.c.Admin && g.c.MayWrite()) {
 		return nil
 	}
@@ -629,8 +663,14 @@ func (g *guard) memberRights(ctx context.Context, ca *access, keys []int64, add 
 	if add && !onColl {
 		return g.refused("add members to", ca.row.Key)
 	}
+	if add || !onColl {
+		// the members are works and collections: most are their own root
+		if err := g.preloadOwners(ctx, keys); err != nil {
+			return err
+		}
+	}
 	for _, k := range keys {
-		a, err := g.readable(ctx, k)
+		a, err := g.readableRow(ctx, k, rows[k])
 		if err != nil {
 			return asInvalid(err, "members")
 		}

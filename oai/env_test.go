@@ -10,10 +10,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,10 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 	"github.com/shelfmark/shelfmark/postgres"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
@@ -88,37 +85,6 @@ func backends(t *testing.T, f func(t *testing.T, open func(testing.TB, Config) *
 	})
 }
 
-var schemaSeq atomic.Int64
-
-// pgSchema makes an empty schema dropped when the test ends and returns a
-// DSN whose search_path is that schema.
-func pgSchema(t testing.TB) string {
-	ctx := context.Background()
-	dsn := os.Getenv(dsnEnv)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := fmt.Sprintf("oai%d_%d_%d", os.Getpid(), schemaSeq.Add(1), rand.IntN(1e6))
-	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-		pool.Close()
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 func newEnv(t testing.TB, backend string, cfg Config) *env {
 	t.Helper()
 	ctx := context.Background()
@@ -136,7 +102,7 @@ func newEnv(t testing.TB, backend string, cfg Config) *env {
 	case "sqlite":
 		e.store, err = sqlite.Open(ctx, filepath.Join(e.dir, "db.sqlite"), sqlite.Options{Tracer: tracer})
 	case "postgres":
-		e.store, err = postgres.Open(ctx, pgSchema(t), postgres.Options{Tracer: tracer})
+		e.store, err = postgres.Open(ctx, testkit.Schema(t, os.Getenv(dsnEnv)), postgres.Options{Tracer: tracer})
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -97,6 +97,7 @@ var conformance = []struct {
 	{"AccessDates", testAccessDates, false},
 	{"AccessRoles", testAccessRoles, false},
 	{"CostAccess", testCostAccess, false},
+	{"CostMembers", testCostMembers, false},
 	{"AccessPageText", testAccessPageText, false},
 	{"EffectiveAccess", testEffectiveAccess, true},
 	{"AccessRelations", testAccessRelations, false},

@@ -10,20 +10,16 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"io"
-	"math/rand/v2"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/bench/gen"
 	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 	"github.com/shelfmark/shelfmark/postgres"
 	"github.com/shelfmark/shelfmark/siegfried"
 	"github.com/shelfmark/shelfmark/sqlite"
@@ -37,8 +33,6 @@ type stack struct {
 	blobs *blob.LocalStore
 	repo  *shelfmark.Repository
 }
-
-var schemaSeq atomic.Int64
 
 // backends runs f on SQLite, and on PostgreSQL when the test database is
 // configured (scripts/test.sh always configures it).
@@ -59,7 +53,7 @@ func backends(t *testing.T, f func(t *testing.T, s *stack)) {
 			}
 			t.Skipf("%s is not set", dsnEnv)
 		}
-		store, err := postgres.Open(context.Background(), pgSchema(t, dsn), postgres.Options{})
+		store, err := postgres.Open(context.Background(), testkit.Schema(t, dsn), postgres.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,32 +73,6 @@ func newStack(t *testing.T, store shelfmark.Storage, dir string) *stack {
 		store.Close()
 	})
 	return s
-}
-
-// pgSchema makes an empty schema dropped when the test ends and returns a
-// DSN whose search_path is that schema.
-func pgSchema(t *testing.T, dsn string) string {
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := fmt.Sprintf("worker%d_%d_%d", os.Getpid(), schemaSeq.Add(1), rand.IntN(1e6))
-	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		pool.Close()
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // requireTools skips (or, in CI, fails) when the external tools are absent.

@@ -17,7 +17,8 @@ var schemaMu sync.Mutex
 
 // Schema makes an empty schema dropped when the test ends and
 // returns a DSN whose search_path is that schema.
-func Schema(t *testing.T, dsn string) string {
+func Schema(t testing.TB, dsn string) string {
+	t.Helper()
 	schemaMu.Lock()
 	defer schemaMu.Unlock()
 	ctx := context.Background()
