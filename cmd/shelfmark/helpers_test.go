@@ -12,19 +12,11 @@ import (
 // The helpers this package's tests share with the server's own tests and
 // the end-to-end suites (internal/testkit).
 var (
-	do           = testkit.Do
-	freePort     = testkit.FreePort
-	withBearer   = testkit.WithBearer
-	waitServing  = testkit.WaitServing
-	createWork   = testkit.CreateWork
 	s3Keys       = testkit.S3Keys
 	workerSchema = testkit.Schema
 	writeTree    = testkit.WriteTree
 	wantOutput   = testkit.WantOutput
 )
-
-// lockedBuffer collects the output of child processes (testkit.LockedBuffer).
-type lockedBuffer = testkit.LockedBuffer
 
 // openRepo opens the engine over the store of --database / --data, as the
 // commands do, until the test ends.

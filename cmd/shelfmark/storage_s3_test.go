@@ -17,6 +17,7 @@ import (
 	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/blob/s3test"
 	"github.com/shelfmark/shelfmark/internal/setup"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 )
 
 // TestIngestS3: ingest --storage s3://… with the endpoint and credentials
@@ -138,7 +139,7 @@ func TestWorkerS3(t *testing.T) {
 	w := newWorkerCommand()
 	w.SetArgs(append([]string{"--data", data, "--log-level", "error", "--queues", "characterize"}, flags...))
 	go func() { done <- w.ExecuteContext(wctx) }()
-	waitJobs(t, repo, 2*time.Minute, "characterize", func(cs []shelfmark.QueueCount) bool {
+	testkit.WaitJobs(t, repo, 2*time.Minute, "characterize", func(cs []shelfmark.QueueCount) bool {
 		n, failed := queued(cs)
 		if failed > 0 {
 			t.Fatalf("characterize failed: %+v", cs)

@@ -1,11 +1,9 @@
-package main
+package e2e
 
 import (
 	"bytes"
 	"context"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,41 +14,6 @@ import (
 	"github.com/shelfmark/shelfmark/internal/testkit"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
-
-// Environment of TestAccountsCLIChild, the shelfmark process the account
-// command tests run.
-const (
-	cliChildEnv = "SHELFMARK_TEST_CLI_CHILD"
-	cliArgsEnv  = "SHELFMARK_TEST_CLI_ARGS" // arguments, one per line
-)
-
-// TestAccountsCLIChild is `shelfmark ARGS…` run as its own process, as a
-// person or script would run it.
-func TestAccountsCLIChild(t *testing.T) {
-	if os.Getenv(cliChildEnv) != "1" {
-		t.Skip("a child process of TestAccountsCLI; it runs only when that test starts it")
-	}
-	root := newRootCommand()
-	root.SetArgs(strings.Split(os.Getenv(cliArgsEnv), "\n"))
-	if err := root.ExecuteContext(context.Background()); err != nil {
-		os.Stderr.WriteString("shelfmark: " + err.Error() + "\n")
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-// runShelfmark runs shelfmark with args in a process of its own and returns its
-// standard output and whether it succeeded.
-func runShelfmark(t *testing.T, stdin string, args ...string) (string, bool) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestAccountsCLIChild$", "-test.count=1", "-test.timeout=2m")
-	cmd.Env = append(os.Environ(), cliChildEnv+"=1", cliArgsEnv+"="+strings.Join(args, "\n"))
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errOut, strings.NewReader(stdin)
-	err := cmd.Run()
-	t.Logf("shelfmark %s\n%s%s", strings.Join(args, " "), out.String(), errOut.String())
-	return out.String(), err == nil
-}
 
 // TestAccountsCLI: user add, token create (its last line is a token the
 // service accepts), user disable (the token is then refused), audit.
@@ -184,15 +147,6 @@ func TestFirstAdmin(t *testing.T) {
 	if got := setup.RedactURL("postgres://u:secret@db/x"); strings.Contains(got, "secret") {
 		t.Fatalf("setup.RedactURL kept the password: %s", got)
 	}
-}
-
-// adminToken returns an admin-scoped token of the administrator of the
-// SQLite repository in data (created if the store has no users yet), as
-// `shelfmark token create --user admin` would print it; tests of a running
-// server send it as "Authorization: Bearer …".
-func adminToken(t testing.TB, data string) string {
-	t.Helper()
-	return storeAdminToken(t, "", data)
 }
 
 // storeAdminToken is adminToken for the repository OpenStorage opens from

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 )
 
 // leaderDeadline bounds each wait of the takeover test (a busy machine
@@ -40,7 +41,7 @@ func startLeaderServer(t *testing.T, dsn string) *leaderServer {
 		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", mport), "--workers=false", "--log-level", "info", "--db-max-conns", "4"}
 	s := &leaderServer{out: &lockedBuffer{}, exited: make(chan struct{}),
 		base: fmt.Sprintf("http://127.0.0.1:%d", port), metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)}
-	s.cmd = childCommand(nil, append([]string{"serve"}, args...)...)
+	s.cmd = childCommand(t, nil, append([]string{"serve"}, args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func startLeaderServer(t *testing.T, dsn string) *leaderServer {
 			t.Logf("server %s output:\n%s", s.base, s.out.String())
 		}
 	})
-	waitServing(t, s.base)
+	testkit.WaitServing(t, s.base)
 	return s
 }
 
@@ -115,7 +116,7 @@ func TestServeLeaderTakeover(t *testing.T) {
 	}
 	var before []string
 	for i, s := range servers {
-		before = append(before, createWork(t, hcs[s], s.base, fmt.Sprintf("before%d", i)).ID)
+		before = append(before, testkit.CreateWork(t, hcs[s], s.base, fmt.Sprintf("before%d", i)).ID)
 	}
 	waitHarvested(t, hcs[other], other.base, before)
 
@@ -127,7 +128,7 @@ func TestServeLeaderTakeover(t *testing.T) {
 	killed := time.Now()
 	var after []string
 	for i := range 3 {
-		after = append(after, createWork(t, hcs[other], other.base, fmt.Sprintf("after%d", i)).ID)
+		after = append(after, testkit.CreateWork(t, hcs[other], other.base, fmt.Sprintf("after%d", i)).ID)
 	}
 	waitHarvested(t, hcs[other], other.base, append(before, after...))
 	t.Logf("the survivor's projector published the works created after the kill %v after it", time.Since(killed).Round(time.Millisecond))

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"github.com/shelfmark/shelfmark/bench/gen"
 	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/internal/setup"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 )
 
 // workerProc is a running worker child.
@@ -30,7 +31,7 @@ type workerProc struct {
 func startWorker(t *testing.T, env []string, args ...string) *workerProc {
 	t.Helper()
 	out := &lockedBuffer{}
-	cmd := childCommand(env, append([]string{"worker"}, args...)...)
+	cmd := childCommand(t, env, append([]string{"worker"}, args...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -56,30 +57,6 @@ func (p *workerProc) stop(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		_ = p.cmd.Process.Kill()
 		t.Fatalf("worker did not stop; output:\n%s", p.out.String())
-	}
-}
-
-// waitJobs polls until cond holds for the queue counts (or fails after
-// limit, showing the workers' output).
-func waitJobs(t *testing.T, repo *shelfmark.Repository, limit time.Duration, what string, cond func([]shelfmark.QueueCount) bool, procs ...*workerProc) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		counts, err := repo.QueueCounts(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cond(counts) {
-			return
-		}
-		if time.Now().After(deadline) {
-			var out strings.Builder
-			for _, p := range procs {
-				out.WriteString(p.out.String())
-			}
-			t.Fatalf("%s: not within %s; counts %+v; worker output:\n%s", what, limit, counts, out.String())
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -136,10 +113,10 @@ func TestWorkerKilled(t *testing.T) {
 	args := []string{"--data", data, "--log-level", "debug", "--job-timeout", "ocr=20s,derive=30s,characterize=30s", "--lease-grace", "1s"}
 	w1 := startWorker(t, []string{"PATH=" + fake + ":" + os.Getenv("PATH")}, args...)
 	// characterize, then derive, then the OCR job that hangs
-	waitJobs(t, repo, 2*time.Minute, "the OCR job running", func(cs []shelfmark.QueueCount) bool {
+	testkit.WaitJobs(t, repo, 2*time.Minute, "the OCR job running", func(cs []shelfmark.QueueCount) bool {
 		_, err := os.Stat(pidFile)
 		return cs[3].Running == 1 && err == nil
-	}, w1)
+	}, w1.out)
 	raw, _ := os.ReadFile(pidFile)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
 	if err != nil {
@@ -174,14 +151,14 @@ func TestWorkerKilled(t *testing.T) {
 		}
 	}
 	w2 := startWorker(t, nil, args2...)
-	waitJobs(t, repo, 6*time.Minute, "every job finished", func(cs []shelfmark.QueueCount) bool {
+	testkit.WaitJobs(t, repo, 6*time.Minute, "every job finished", func(cs []shelfmark.QueueCount) bool {
 		for _, c := range cs {
 			if c.Queued+c.Running+c.Failed > 0 {
 				return false
 			}
 		}
 		return true
-	}, w2)
+	}, w2.out)
 	w2.stop(t)
 	kids, err := repo.ListChildren(ctx, fs.ID, shelfmark.PageRequest{Limit: 10})
 	if err != nil {
@@ -259,9 +236,9 @@ func TestWorkersShareQueue(t *testing.T) {
 	}
 	args := []string{"--database", dsn, "--data", dir, "--log-level", "debug", "--queues", "characterize"}
 	w1, w2 := startWorker(t, nil, args...), startWorker(t, nil, args...)
-	waitJobs(t, repo, 3*time.Minute, "the characterize queue drained", func(cs []shelfmark.QueueCount) bool {
+	testkit.WaitJobs(t, repo, 3*time.Minute, "the characterize queue drained", func(cs []shelfmark.QueueCount) bool {
 		return cs[0].Queued+cs[0].Running == 0
-	}, w1, w2)
+	}, w1.out, w2.out)
 	w1.stop(t)
 	w2.stop(t)
 	settled := regexp.MustCompile(`msg="job settled" queue=characterize job=(\d+) .* outcome=(\w+)`)
