@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -72,7 +71,7 @@ func backendsWith(t *testing.T, opts shelfmark.RepositoryOptions, fn func(t *tes
 			if name == "sqlite" {
 				store, err = sqlite.Open(ctx, filepath.Join(t.TempDir(), "shelfmark.db"), sqlite.Options{Tracer: tracer})
 			} else {
-				store, err = postgres.Open(ctx, pgSchema(t), postgres.Options{Tracer: tracer})
+				store, err = postgres.Open(ctx, testkit.PostgresSchema(t), postgres.Options{Tracer: tracer})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -91,16 +90,6 @@ func backendsWith(t *testing.T, opts shelfmark.RepositoryOptions, fn func(t *tes
 			fn(t, e)
 		})
 	}
-}
-
-// pgSchema makes a schema for one test (dropped at its end) and returns a
-// URL whose search_path is it; the test is skipped without PostgreSQL.
-func pgSchema(t *testing.T) string {
-	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
-	if dsn == "" {
-		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
-	}
-	return testkit.Schema(t, dsn)
 }
 
 // as is a context of the caller c.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -76,14 +75,7 @@ func (s *leaderServer) leads(task string) bool {
 // elect one OAI-PMH projector; when it is killed (SIGKILL), the other
 // takes over, and works created afterwards become harvestable.
 func TestServeLeaderTakeover(t *testing.T) {
-	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("SHELFMARK_TEST_DATABASE_URL is not set")
-		}
-		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
-	}
-	dsn = workerSchema(t, dsn)
+	dsn := testkit.PostgresSchema(t)
 	token := postgresAdminToken(t, dsn)
 	a, b := startLeaderServer(t, dsn), startLeaderServer(t, dsn)
 	servers := []*leaderServer{a, b}
@@ -184,14 +176,7 @@ func postgresAdminToken(t *testing.T, dsn string) string {
 // on one server, the other refuses it after at most a couple of its own
 // failures (without sharing it would allow the full limit again).
 func TestServeSharedLimiter(t *testing.T) {
-	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("SHELFMARK_TEST_DATABASE_URL is not set")
-		}
-		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
-	}
-	dsn = workerSchema(t, dsn)
+	dsn := testkit.PostgresSchema(t)
 	a, b := startLeaderServer(t, dsn), startLeaderServer(t, dsn)
 	hc := withBearer(&http.Client{Timeout: 20 * time.Second}, shelfmark.TokenPrefix+"guess")
 	try := func(s *leaderServer) int {

@@ -196,14 +196,7 @@ func alive(pid int) bool {
 // TestWorkersShareQueue: two worker processes on one PostgreSQL database
 // share a queue of 400 jobs without ever running the same job twice.
 func TestWorkersShareQueue(t *testing.T) {
-	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("SHELFMARK_TEST_DATABASE_URL is not set")
-		}
-		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
-	}
-	dsn = workerSchema(t, dsn)
+	dsn := testkit.PostgresSchema(t)
 	dir := t.TempDir()
 	ctx := context.Background()
 	store, err := setup.OpenStorage(ctx, dsn, dir, "safe", 4)

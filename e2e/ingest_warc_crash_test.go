@@ -55,7 +55,7 @@ func testWARCKill(t *testing.T, backend string) {
 	}
 	database := ""
 	if backend == "postgres" {
-		database = workerSchema(t, os.Getenv("SHELFMARK_TEST_DATABASE_URL"))
+		database = testkit.PostgresSchema(t)
 	}
 	argv := []string{"ingest", crawlDir, "--data", data, "--crawl", "killed", "--batch", "10"}
 	if database != "" {

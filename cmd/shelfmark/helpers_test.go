@@ -12,10 +12,9 @@ import (
 // The helpers this package's tests share with the server's own tests and
 // the end-to-end suites (internal/testkit).
 var (
-	s3Keys       = testkit.S3Keys
-	workerSchema = testkit.Schema
-	writeTree    = testkit.WriteTree
-	wantOutput   = testkit.WantOutput
+	s3Keys     = testkit.S3Keys
+	writeTree  = testkit.WriteTree
+	wantOutput = testkit.WantOutput
 )
 
 // openRepo opens the engine over the store of --database / --data, as the

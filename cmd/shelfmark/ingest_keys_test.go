@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/setup"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 )
 
 // TestIngestDistinctInputs: `shelfmark ingest` of a second folder given as
@@ -25,14 +25,7 @@ func TestIngestDistinctInputs(t *testing.T) {
 			store := []string{"--data", data}
 			database := ""
 			if backend == "postgres" {
-				dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
-				if dsn == "" {
-					if os.Getenv("CI") != "" {
-						t.Fatal("SHELFMARK_TEST_DATABASE_URL is not set")
-					}
-					t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
-				}
-				database = workerSchema(t, dsn)
+				database = testkit.PostgresSchema(t)
 				store = append(store, "--database", database)
 			}
 			in := t.TempDir()

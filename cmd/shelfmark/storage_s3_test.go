@@ -159,14 +159,7 @@ func TestWorkerS3(t *testing.T) {
 // keeps the small files in the database's small_blobs table (no pack
 // database beside it) and the large ones in the bucket.
 func TestIngestS3Postgres(t *testing.T) {
-	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("SHELFMARK_TEST_DATABASE_URL is not set")
-		}
-		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
-	}
-	dsn = workerSchema(t, dsn)
+	dsn := testkit.PostgresSchema(t)
 	srv := s3test.Start(t)
 	srv.CreateBucket(t, "meta-pg")
 	src := t.TempDir()

@@ -43,3 +43,18 @@ func Schema(t testing.TB, dsn string) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// PostgresSchema is Schema on the server SHELFMARK_TEST_DATABASE_URL names.
+// Without it the test is skipped, or fails when CI is set: there the
+// PostgreSQL half of a suite must not pass by not running.
+func PostgresSchema(t testing.TB) string {
+	t.Helper()
+	dsn := os.Getenv("SHELFMARK_TEST_DATABASE_URL")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("SHELFMARK_TEST_DATABASE_URL is not set")
+		}
+		t.Skip("SHELFMARK_TEST_DATABASE_URL is not set")
+	}
+	return Schema(t, dsn)
+}
