@@ -1,5 +1,8 @@
-// Package http serves Shelfmark's REST API (/api/v1), its OpenAPI document,
-// health and readiness probes and Prometheus metrics over net/http.
+// Package http is Shelfmark's web shell: it serves the REST API (/api/v1)
+// and its OpenAPI document, health and readiness probes and Prometheus
+// metrics over net/http, and composes the faces of the packages beneath it
+// (the web interface of package ui, IIIF, the web archive, the API's own
+// handlers), wrapping every route in one envelope.
 package http
 
 import (

@@ -41,10 +41,12 @@ func (s *Server) uiRoutes() []route {
 // uiSignIn is the shell's password sign-in, for the sign-in form.
 type uiSignIn struct{ s *Server }
 
+// PasswordLogin implements ui.SignIn (passwordLogin, accounts.go).
 func (u uiSignIn) PasswordLogin(r *http.Request, name, password string) (string, *shelfmark.Caller, error) {
 	return u.s.passwordLogin(r, name, password)
 }
 
+// EndSession implements ui.SignIn (endSession, accounts.go).
 func (u uiSignIn) EndSession(w http.ResponseWriter, r *http.Request) error {
 	return u.s.endSession(w, r)
 }
@@ -53,26 +55,34 @@ func (u uiSignIn) EndSession(w http.ResponseWriter, r *http.Request) error {
 // slots, for the deposit form and bulk ingests.
 type uiUploads struct{ s *Server }
 
+// Store implements ui.Uploads (storeUpload).
 func (u uiUploads) Store(ctx context.Context, body io.Reader, size int64, opts shelfmark.PutOptions) (*shelfmark.Blob, time.Time, error) {
 	return u.s.storeUpload(ctx, body, size, opts)
 }
 
+// Keep implements ui.Uploads: a bulk run's stored files, already counted
+// towards the quota as staged files.
 func (u uiUploads) Keep(ctx context.Context, blobs []*shelfmark.Blob, storedAt time.Time) error {
 	return u.s.keepUploads(ctx, blobs, storedAt, false)
 }
 
+// Discard implements ui.Uploads (dropUploads).
 func (u uiUploads) Discard(ctx context.Context, shas []string, storedAt time.Time) {
 	u.s.dropUploads(ctx, shas, storedAt)
 }
 
+// Room implements ui.Uploads (room).
 func (u uiUploads) Room(c *shelfmark.Caller, use shelfmark.UploadUsage) (int64, error) {
 	return u.s.room(c, quotaUsage{files: use.Files, bytes: use.Bytes, allBytes: use.AllBytes})
 }
 
+// OverQuota implements ui.Uploads (overQuota).
 func (u uiUploads) OverQuota(c *shelfmark.Caller, use shelfmark.UploadUsage) error {
 	return u.s.overQuota(c, quotaUsage{files: use.Files, bytes: use.Bytes, allBytes: use.AllBytes})
 }
 
+// Admit implements ui.Uploads: a slot of Options.MaxConcurrentUploads,
+// shared with the API's uploads.
 func (u uiUploads) Admit() (release func(), slots int, ok bool) {
 	select {
 	case u.s.uploads <- struct{}{}:
@@ -86,6 +96,7 @@ func (u uiUploads) Admit() (release func(), slots int, ok bool) {
 // with the web archive routes (package webarchive).
 type uiWebArchive struct{ h *webarchive.Handler }
 
+// Index implements ui.WebArchive (webarchive.Handler.Index).
 func (w uiWebArchive) Index() (ui.WebIndex, error) {
 	wi, err := w.h.Index()
 	if err != nil {
@@ -94,6 +105,7 @@ func (w uiWebArchive) Index() (ui.WebIndex, error) {
 	return wi, nil
 }
 
+// Open implements ui.WebArchive (webarchive.Handler.Open).
 func (w uiWebArchive) Open(ctx context.Context, c *shelfmark.Capture) (*warc.Record, func(), error) {
 	o, err := w.h.Open(ctx, c)
 	if err != nil {
@@ -102,18 +114,22 @@ func (w uiWebArchive) Open(ctx context.Context, c *shelfmark.Capture) (*warc.Rec
 	return o.Record, o.Close, nil
 }
 
+// CaptureQuery implements ui.WebArchive (webarchive.CaptureQuery).
 func (uiWebArchive) CaptureQuery(v url.Values) (shelfmark.WebCaptureQuery, error) {
 	return webarchive.CaptureQuery(v)
 }
 
+// DomainParam implements ui.WebArchive (webarchive.DomainParam).
 func (uiWebArchive) DomainParam(name, raw string) (string, error) {
 	return webarchive.DomainParam(name, raw)
 }
 
+// Canonical implements ui.WebArchive (webarchive.Canonical).
 func (uiWebArchive) Canonical(name, raw string) (shelfmark.WebURL, error) {
 	return webarchive.Canonical(name, raw)
 }
 
+// CaptureID implements ui.WebArchive (webarchive.CaptureID).
 func (uiWebArchive) CaptureID(s string) (int64, error) { return webarchive.CaptureID(s) }
 
 // wantsHTML reports whether a request no route takes came from a browser

@@ -30,7 +30,7 @@ import (
 const adminPageSize = 50
 
 // uiAdminRoutes are the routes of this file and of admin_accounts.go.
-func (s *Handler) uiAdminRoutes() []kit.Route {
+func (s adminPages) uiAdminRoutes() []kit.Route {
 	return []kit.Route{
 		{Method: "GET", Pattern: "/admin", Handle: s.uiWrap(s.adminDashboard)},
 		{Method: "GET", Pattern: "/admin/events", Handle: s.uiWrap(s.adminEvents)},
@@ -126,7 +126,7 @@ const (
 const maxRuns = 20
 
 // adminDashboard handles GET /admin.
-func (s *Handler) adminDashboard(w http.ResponseWriter, r *http.Request) error {
+func (s adminPages) adminDashboard(w http.ResponseWriter, r *http.Request) error {
 	if err := requireAdminPage(r); err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (s *Handler) adminDashboard(w http.ResponseWriter, r *http.Request) error {
 }
 
 // adminStatus reads the live part of the dashboard.
-func (s *Handler) adminStatus(r *http.Request, p *uiPage) (*adminStatus, error) {
+func (s adminPages) adminStatus(r *http.Request, p *uiPage) (*adminStatus, error) {
 	st := &adminStatus{}
 	now := s.now()
 	st.At = now.UTC().Format("15:04:05 UTC")
@@ -180,7 +180,7 @@ func (s *Handler) adminStatus(r *http.Request, p *uiPage) (*adminStatus, error) 
 		}
 		st.Spark, st.SparkText = sparkline(p, rates)
 	}
-	runs := s.ingestRuns()
+	runs := bulkPages(s).ingestRuns()
 	if len(runs) > maxRuns {
 		runs = runs[:maxRuns]
 	}
@@ -298,7 +298,7 @@ func (st *adminStatus) event() *adminEvent {
 // stream ends after a few minutes, or when the server shuts down, with an
 // "end" event; the browser's EventSource then opens a new one, so
 // connections of closed tabs do not pile up.
-func (s *Handler) adminEvents(w http.ResponseWriter, r *http.Request) error {
+func (s adminPages) adminEvents(w http.ResponseWriter, r *http.Request) error {
 	if err := requireAdminPage(r); err != nil {
 		return err
 	}
@@ -401,7 +401,7 @@ type adminJob struct {
 // adminJobs handles GET /admin/jobs/{queue}?state=failed&after=: a page
 // of the queue's jobs in a state (failed by default), by id, with why
 // they failed and a button to retry each, or all.
-func (s *Handler) adminJobs(w http.ResponseWriter, r *http.Request) error {
+func (s adminPages) adminJobs(w http.ResponseWriter, r *http.Request) error {
 	if err := requireAdminPage(r); err != nil {
 		return err
 	}
@@ -458,7 +458,7 @@ const maxRetryIDs = 1000
 // the queue is paused or resumed, or its failed jobs (those the form names
 // as id, or all) put back; the browser goes back to the page it came
 // from (the form's back) with a notice.
-func (s *Handler) adminQueueAction(action string) func(http.ResponseWriter, *http.Request) error {
+func (s adminPages) adminQueueAction(action string) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if err := requireAdminPage(r); err != nil {
 			return err
@@ -524,7 +524,7 @@ func withNotice(back, def string, notice url.Values) string {
 // adminNotice is the one-line notice a page shows after a form sent the
 // browser back to it; the query names one of a fixed set of notices, so a
 // link cannot make a page say anything else.
-func (s *Handler) adminNotice(p *uiPage, r *http.Request) string {
+func (s adminPages) adminNotice(p *uiPage, r *http.Request) string {
 	qv := r.URL.Query()
 	queue := qv.Get("queue")
 	if !shelfmark.ValidQueue(queue) {

@@ -32,7 +32,7 @@ type adminUsersData struct {
 }
 
 // adminUsers handles GET /admin/users?after=: a page of the users, by key.
-func (s *Handler) adminUsers(w http.ResponseWriter, r *http.Request) error {
+func (s adminPages) adminUsers(w http.ResponseWriter, r *http.Request) error {
 	if err := requireAdminPage(r); err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (s *Handler) adminUsers(w http.ResponseWriter, r *http.Request) error {
 // renderUsers writes the page of the users after the key after; formErr,
 // when not nil, is why the form to add a user (r.PostForm) was refused,
 // and the page's status says so.
-func (s *Handler) renderUsers(w http.ResponseWriter, r *http.Request, after int64, status int, formErr error) error {
+func (s adminPages) renderUsers(w http.ResponseWriter, r *http.Request, after int64, status int, formErr error) error {
 	acc, err := s.accounts()
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func splitGroups(v string) []string {
 
 // adminAddUser handles POST /admin/users: name, password (may be empty:
 // no password sign-in), admin ("1") and groups make a user.
-func (s *Handler) adminAddUser(w http.ResponseWriter, r *http.Request) error {
+func (s adminPages) adminAddUser(w http.ResponseWriter, r *http.Request) error {
 	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func (s *Handler) adminAddUser(w http.ResponseWriter, r *http.Request) error {
 // adminSetDisabled handles POST /admin/users/{name}/disabled: disabled
 // "1" disables the user (its tokens and sessions stop working at once),
 // "0" enables it again.
-func (s *Handler) adminSetDisabled(w http.ResponseWriter, r *http.Request) error {
+func (s adminPages) adminSetDisabled(w http.ResponseWriter, r *http.Request) error {
 	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
@@ -142,7 +142,7 @@ func (s *Handler) adminSetDisabled(w http.ResponseWriter, r *http.Request) error
 
 // adminSetGroups handles POST /admin/users/{name}/groups: groups (names
 // separated by commas or spaces; empty for none) replace the user's.
-func (s *Handler) adminSetGroups(w http.ResponseWriter, r *http.Request) error {
+func (s adminPages) adminSetGroups(w http.ResponseWriter, r *http.Request) error {
 	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ type adminTokensData struct {
 
 // adminTokens handles GET /admin/tokens?user=: the user's API tokens (the
 // caller's own without user), newest first, never their secrets.
-func (s *Handler) adminTokens(w http.ResponseWriter, r *http.Request) error {
+func (s adminPages) adminTokens(w http.ResponseWriter, r *http.Request) error {
 	if err := requireAdminPage(r); err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (s *Handler) adminTokens(w http.ResponseWriter, r *http.Request) error {
 // renderTokens writes the page of user's tokens; formErr, when not nil,
 // is why the form to create one (r.PostForm) was refused, and the page's
 // status says so.
-func (s *Handler) renderTokens(w http.ResponseWriter, r *http.Request, user string, status int, formErr error) error {
+func (s adminPages) renderTokens(w http.ResponseWriter, r *http.Request, user string, status int, formErr error) error {
 	acc, err := s.accounts()
 	if err != nil {
 		return err
@@ -213,7 +213,7 @@ func (s *Handler) renderTokens(w http.ResponseWriter, r *http.Request, user stri
 // empty for never) and note make an API token. The answer is a page with
 // its secret, shown this once (201; it is never stored, and no page shows
 // it again).
-func (s *Handler) adminCreateToken(w http.ResponseWriter, r *http.Request) error {
+func (s adminPages) adminCreateToken(w http.ResponseWriter, r *http.Request) error {
 	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
@@ -245,7 +245,7 @@ func (s *Handler) adminCreateToken(w http.ResponseWriter, r *http.Request) error
 
 // adminRevokeToken handles POST /admin/tokens/{id}/revoke: the user's
 // token (user: the form's, or the caller) is revoked.
-func (s *Handler) adminRevokeToken(w http.ResponseWriter, r *http.Request) error {
+func (s adminPages) adminRevokeToken(w http.ResponseWriter, r *http.Request) error {
 	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
@@ -284,7 +284,7 @@ type adminAuditEntry struct {
 
 // adminAudit handles GET /admin/audit?resource=&actor=&after=&cursor=:
 // the audit trail, newest first, a page at a time.
-func (s *Handler) adminAudit(w http.ResponseWriter, r *http.Request) error {
+func (s adminPages) adminAudit(w http.ResponseWriter, r *http.Request) error {
 	acc, err := s.adminAccounts(r)
 	if err != nil {
 		return err
@@ -341,7 +341,7 @@ func (s *Handler) adminAudit(w http.ResponseWriter, r *http.Request) error {
 
 // adminAccounts returns the account service for an administrators' page,
 // after refusing anyone else (see requireAdminPage).
-func (s *Handler) adminAccounts(r *http.Request) (shelfmark.AccountService, error) {
+func (s adminPages) adminAccounts(r *http.Request) (shelfmark.AccountService, error) {
 	if err := requireAdminPage(r); err != nil {
 		return nil, err
 	}

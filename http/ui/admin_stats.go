@@ -213,7 +213,7 @@ type databaseSizer interface {
 type storeDir interface{ Dir() string }
 
 // storage reads the storage in use; what cannot be told is left out.
-func (s *Handler) storage(ctx context.Context) storageUse {
+func (s adminPages) storage(ctx context.Context) storageUse {
 	var u storageUse
 	dbDir := ""
 	if st := s.deps.Storage; st != nil {

@@ -29,7 +29,7 @@ import (
 )
 
 // uiBulkRoutes are the routes of this file.
-func (s *Handler) uiBulkRoutes() []kit.Route {
+func (s bulkPages) uiBulkRoutes() []kit.Route {
 	return []kit.Route{
 		{Method: "GET", Pattern: "/bulk", Handle: s.uiWrap(s.bulkPage)},
 		{Method: "POST", Pattern: "/bulk", Handle: s.uiWrap(s.bulkUpload)},
@@ -58,7 +58,7 @@ type ingestRunView struct {
 }
 
 // ingestRuns lists the bulk ingests this server knows of, newest first.
-func (s *Handler) ingestRuns() []ingestRunView {
+func (s bulkPages) ingestRuns() []ingestRunView {
 	runs := s.bulk.list()
 	out := make([]ingestRunView, 0, len(runs))
 	for _, r := range runs {
@@ -111,7 +111,7 @@ type bulkFormData struct {
 }
 
 // bulkPage handles GET /bulk: the form, and the caller's runs.
-func (s *Handler) bulkPage(w http.ResponseWriter, r *http.Request) error {
+func (s bulkPages) bulkPage(w http.ResponseWriter, r *http.Request) error {
 	c := shelfmark.CallerFrom(r.Context())
 	if err := bulkWriter(c); err != nil {
 		return err
@@ -135,7 +135,7 @@ func (s *Handler) bulkPage(w http.ResponseWriter, r *http.Request) error {
 // the browser goes on to the preview (303). Whatever is refused leaves
 // nothing behind. A manifest whose check takes longer than checkWait is
 // checked on in the background, and its page shows how far.
-func (s *Handler) bulkUpload(w http.ResponseWriter, r *http.Request) error {
+func (s bulkPages) bulkUpload(w http.ResponseWriter, r *http.Request) error {
 	c := shelfmark.CallerFrom(r.Context())
 	if err := bulkWriter(c); err != nil {
 		return err
@@ -258,7 +258,7 @@ type bulkRunData struct {
 
 // bulkRunPage handles GET /bulk/{run}: the preview before the start, the
 // progress after.
-func (s *Handler) bulkRunPage(w http.ResponseWriter, r *http.Request) error {
+func (s bulkPages) bulkRunPage(w http.ResponseWriter, r *http.Request) error {
 	c := shelfmark.CallerFrom(r.Context())
 	if !c.Authenticated() {
 		return shelfmark.Errorf(shelfmark.EUNAUTHORIZED, "Sign in to see bulk ingests.")
@@ -405,7 +405,7 @@ func bulkFailures(fs []ingest.Failure) []bulkFailureJSON {
 
 // bulkProgress handles GET /bulk/{run}/progress, which the run's page
 // polls.
-func (s *Handler) bulkProgress(w http.ResponseWriter, r *http.Request) error {
+func (s bulkPages) bulkProgress(w http.ResponseWriter, r *http.Request) error {
 	c := shelfmark.CallerFrom(r.Context())
 	if !c.Authenticated() {
 		return shelfmark.Errorf(shelfmark.EUNAUTHORIZED, "Sign in to see bulk ingests.")
@@ -440,7 +440,7 @@ func (s *Handler) bulkProgress(w http.ResponseWriter, r *http.Request) error {
 // bulkStart handles POST /bulk/{run}/start: the owner starts the ingest,
 // which acts as her (the request's caller, kept past the request); the
 // field anyway=1 stores the works stored before anyway.
-func (s *Handler) bulkStart(w http.ResponseWriter, r *http.Request) error {
+func (s bulkPages) bulkStart(w http.ResponseWriter, r *http.Request) error {
 	c := shelfmark.CallerFrom(r.Context())
 	run, err := s.bulk.get(r.PathValue("run"), c)
 	if err != nil {
@@ -458,7 +458,7 @@ func (s *Handler) bulkStart(w http.ResponseWriter, r *http.Request) error {
 
 // bulkCancel handles POST /bulk/{run}/cancel: a preview is discarded, a
 // running ingest stops (the works stored so far stay).
-func (s *Handler) bulkCancel(w http.ResponseWriter, r *http.Request) error {
+func (s bulkPages) bulkCancel(w http.ResponseWriter, r *http.Request) error {
 	c := shelfmark.CallerFrom(r.Context())
 	run, err := s.bulk.get(r.PathValue("run"), c)
 	if err != nil {

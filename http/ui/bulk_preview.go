@@ -100,7 +100,7 @@ type bulkRowError struct {
 // identifier (ingest.OpenCSVIn), as the caller on ctx would ingest it
 // (every work also into collection, when it is not ""), counting the works
 // read in read. A manifest that cannot be read as CSV is EINVALID.
-func (s *Handler) bulkPreviewManifest(ctx context.Context, manifest, root, origin, collection string, read *atomic.Int64) (*bulkPreview, error) {
+func (s bulkPages) bulkPreviewManifest(ctx context.Context, manifest, root, origin, collection string, read *atomic.Int64) (*bulkPreview, error) {
 	src, err := ingest.OpenCSVIn(manifest, root, origin)
 	if err != nil {
 		return nil, shelfmark.Errorf(shelfmark.EINVALID, "The manifest is not a CSV manifest: %v", bulkTrimIngest(err))
@@ -217,7 +217,7 @@ func (s *Handler) bulkPreviewManifest(ctx context.Context, manifest, root, origi
 
 // bulkCheckCollection returns "" when id is a collection the caller may see,
 // else the catalog key of why not.
-func (s *Handler) bulkCheckCollection(ctx context.Context, id string) string {
+func (s bulkPages) bulkCheckCollection(ctx context.Context, id string) string {
 	res, err := s.deps.Resources.FindResource(ctx, shelfmark.ID(id))
 	switch {
 	case err != nil:

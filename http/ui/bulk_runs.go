@@ -340,7 +340,7 @@ func (b *bulkRuns) remove(r *bulkRun) {
 
 // check reads r's manifest in the background with ctx (which carries the
 // caller it is read as); the channel closes when the check has ended.
-func (b *bulkRuns) check(ctx context.Context, r *bulkRun, s *Handler) <-chan struct{} {
+func (b *bulkRuns) check(ctx context.Context, r *bulkRun, s bulkPages) <-chan struct{} {
 	done := make(chan struct{})
 	ctx, cancel := context.WithCancel(ctx)
 	r.mu.Lock()
@@ -408,7 +408,7 @@ func (r *bulkRun) origin() string {
 // many runs are running (503). With anyway, the works of the manifest
 // stored before are stored anyway, as new works (ingest.Options.
 // StoreAnyway).
-func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s *Handler, anyway bool) error {
+func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s bulkPages, anyway bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -445,7 +445,7 @@ func (b *bulkRuns) start(ctx context.Context, r *bulkRun, s *Handler, anyway boo
 }
 
 // run reads the staged manifest again and ingests it.
-func (r *bulkRun) run(ctx context.Context, s *Handler, rate float64) (*ingest.Stats, error) {
+func (r *bulkRun) run(ctx context.Context, s bulkPages, rate float64) (*ingest.Stats, error) {
 	if r.fromPath {
 		// the folder must still lie inside an import root (a link put in
 		// its place since the preview must not lead elsewhere)

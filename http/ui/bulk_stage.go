@@ -36,14 +36,14 @@ const (
 
 // bulkUploadLimit and bulkExpandLimit are the caps of Options, with their
 // defaults.
-func (s *Handler) bulkUploadLimit() int64 {
+func (s bulkPages) bulkUploadLimit() int64 {
 	if s.opts.MaxBulkUploadBytes > 0 {
 		return s.opts.MaxBulkUploadBytes
 	}
 	return s.opts.MaxUploadBytes
 }
 
-func (s *Handler) bulkExpandLimit() int64 {
+func (s bulkPages) bulkExpandLimit() int64 {
 	if s.opts.MaxBulkExpandBytes > 0 {
 		return s.opts.MaxBulkExpandBytes
 	}
@@ -64,7 +64,7 @@ type bulkForm struct {
 // it writes with m. The form token must come before any file (the
 // interface's form sends it first; an X-CSRF-Token header or an API token
 // does as well).
-func (s *Handler) bulkStageForm(w http.ResponseWriter, r *http.Request, dir string, m *stageMeter) (*bulkForm, error) {
+func (s bulkPages) bulkStageForm(w http.ResponseWriter, r *http.Request, dir string, m *stageMeter) (*bulkForm, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.bulkUploadLimit())
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -242,7 +242,7 @@ func bulkZipName(name string) (string, error) {
 }
 
 // zipAllowed is what the ratio cap lets compressed bytes unpack to.
-func (s *Handler) zipAllowed(compressed uint64) uint64 {
+func (s bulkPages) zipAllowed(compressed uint64) uint64 {
 	if compressed > (1<<63-1)/uint64(s.opts.MaxZipRatio) {
 		return 1<<63 - 1
 	}
@@ -250,7 +250,7 @@ func (s *Handler) zipAllowed(compressed uint64) uint64 {
 }
 
 // zipBomb is the error of a zip that unpacks too far (413).
-func (s *Handler) zipBomb(what string, compressed, unpacked uint64) error {
+func (s bulkPages) zipBomb(what string, compressed, unpacked uint64) error {
 	return &shelfmark.Error{Code: shelfmark.ETOOLARGE,
 		Message: fmt.Sprintf("%s unpacks to %s from %s, more than %d times as much; this server takes zips that expand at most %d times (beyond 1 MB). Nothing was stored.",
 			what, kit.HumanBytes(int64(min(unpacked, 1<<62))), kit.HumanBytes(int64(min(compressed, 1<<62))), s.opts.MaxZipRatio, s.opts.MaxZipRatio),
@@ -262,7 +262,7 @@ func (s *Handler) zipBomb(what string, compressed, unpacked uint64) error {
 // bounds the unpacked size and the compression ratio of each entry and of
 // the whole archive twice: by the sizes the zip declares, before anything
 // is unpacked, and by the bytes actually unpacked (declared sizes lie).
-func (s *Handler) bulkUnzip(zipPath, dest string, m *stageMeter) error {
+func (s bulkPages) bulkUnzip(zipPath, dest string, m *stageMeter) error {
 	zr, err := zip.OpenReader(zipPath)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return shelfmark.Errorf(shelfmark.EINVALID, "The files are not a zip archive: %v", err)
@@ -386,7 +386,7 @@ func bulkUnwrapPath(err error) error {
 // resolved, and be a directory. A path outside the roots is refused
 // before it is looked at, so that the answer tells nothing of the rest of
 // the server's files.
-func (s *Handler) bulkImportPath(p string) (string, error) {
+func (s bulkPages) bulkImportPath(p string) (string, error) {
 	if len(s.opts.ImportRoots) == 0 {
 		return "", shelfmark.Errorf(shelfmark.EINVALID, "This server takes no server paths for bulk ingests (it has no import root); upload a zip of the files instead.")
 	}
@@ -448,7 +448,7 @@ const meterStep = 1 << 20
 // so that concurrent uploads see each other; a write past a quota is
 // EQUOTA. It is an io.Writer that writes nothing.
 type stageMeter struct {
-	s              *Handler
+	s              bulkPages
 	c              *shelfmark.Caller
 	db             shelfmark.UploadUsage
 	used, reserved int64
@@ -456,7 +456,7 @@ type stageMeter struct {
 
 // newStageMeter refuses, before anything is read, a caller whose quota is
 // reached or a server holding its cap of staged runs (EQUOTA).
-func (s *Handler) newStageMeter(ctx context.Context) (*stageMeter, error) {
+func (s bulkPages) newStageMeter(ctx context.Context) (*stageMeter, error) {
 	c := shelfmark.CallerFrom(ctx)
 	if err := s.bulk.admit(c.User); err != nil {
 		return nil, err

@@ -223,3 +223,10 @@ func (s *Handler) namedQueue(r *http.Request) (shelfmark.JobQueue, string, error
 	}
 	return jq, q, nil
 }
+
+// bulkPages are the Handler's bulk ingest pages (bulk*.go), a type of
+// their own so that each part of the interface reads as one.
+type bulkPages struct{ *Handler }
+
+// adminPages are the Handler's administration pages (admin*.go).
+type adminPages struct{ *Handler }

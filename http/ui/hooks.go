@@ -93,7 +93,7 @@ func (s *Handler) SetStagingDir(dir string) { s.opts.StagingDir = dir }
 
 // IngestRuns lists the bulk ingests this server knows of, newest first,
 // as the dashboard does.
-func (s *Handler) IngestRuns() []IngestRun { return s.ingestRuns() }
+func (s *Handler) IngestRuns() []IngestRun { return bulkPages{s}.ingestRuns() }
 
 // HoldChecks adds n runs of owner whose checks never end, as large
 // manifests being checked would be (ids "checking0", "checking1", …).
@@ -127,7 +127,7 @@ func (s *Handler) StageRun(ctx context.Context, name, manifest string) (path, st
 	if err := s.bulk.add(r); err != nil {
 		return "", "", 0, err
 	}
-	<-s.bulk.check(ctx, r, s)
+	<-s.bulk.check(ctx, r, bulkPages{s})
 	st := r.status()
 	if st.Preview != nil {
 		works = st.Preview.Works

@@ -228,8 +228,8 @@ func (s *Handler) Routes() []kit.Route {
 	rs = append(rs, s.uiReadRoutes()...)
 	rs = append(rs, s.uiWorkRoutes()...)
 	rs = append(rs, s.uiDepositRoutes()...)
-	rs = append(rs, s.uiBulkRoutes()...)
-	rs = append(rs, s.uiAdminRoutes()...)
+	rs = append(rs, bulkPages{s}.uiBulkRoutes()...)
+	rs = append(rs, adminPages{s}.uiAdminRoutes()...)
 	rs = append(rs, s.uiWebRoutes()...) // web archives (web.go)
 	return rs
 }
@@ -255,11 +255,13 @@ type startedWriter struct {
 	started bool
 }
 
+// WriteHeader notes that the response has begun.
 func (w *startedWriter) WriteHeader(code int) {
 	w.started = true
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write notes that the response has begun.
 func (w *startedWriter) Write(b []byte) (int, error) {
 	w.started = true
 	return w.ResponseWriter.Write(b)
