@@ -27,8 +27,8 @@ import (
 // Options is what the shell hands the interface beside kit.Deps: the
 // limits of forms and bulk ingests, and the few services the shell keeps
 // (sign-in, the upload quotas, the web archive routes, the job metrics).
-// Every field but the limits must be set; the limits are taken as given
-// (the shell fills in their defaults).
+// SignIn, Uploads and WebArchive must be set; the limits are taken as
+// given (the shell fills in their defaults).
 type Options struct {
 	// MaxBodyBytes caps a form's fields; MaxUploadBytes a deposited file.
 	MaxBodyBytes, MaxUploadBytes int64
