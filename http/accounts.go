@@ -8,7 +8,6 @@ package http
 
 import (
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +18,7 @@ import (
 
 // maxNameBytes bounds user names read from requests.
 const (
-	maxNameBytes = 256
+	maxNameBytes = kit.MaxNameBytes
 	// maxAccountBody bounds the JSON bodies of the account routes but
 	// roles (a login is a few hundred bytes).
 	maxAccountBody = 64 << 10
@@ -127,7 +126,7 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) error {
 
 // me handles GET /api/v1/me: who the credential belongs to.
 func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
-	c, err := signedIn(r, "GET /api/v1/me")
+	c, err := kit.SignedIn(r, "GET /api/v1/me")
 	if err != nil {
 		return err
 	}
@@ -151,30 +150,6 @@ func newTokenJSON(t *shelfmark.Token) tokenJSON {
 	return tokenJSON{ID: t.Key, Hint: t.Hint, Scope: string(t.Scope), Note: t.Note, Created: t.Created, Expires: t.Expires, Revoked: t.Revoked}
 }
 
-// lifetimeRE matches a token lifetime: up to 36500 days, or hours or
-// minutes.
-var lifetimeRE = regexp.MustCompile(`^([0-9]{1,5})([dhm])$`)
-
-// parseExpiry reads when a token expires: a lifetime ("90d", "12h",
-// "30m") or a date or RFC 3339 time, which must lie in the future.
-func parseExpiry(s string, now time.Time) (time.Time, error) {
-	if m := lifetimeRE.FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		unit := map[string]time.Duration{"d": 24 * time.Hour, "h": time.Hour, "m": time.Minute}[m[2]]
-		if n > 0 {
-			return now.Add(time.Duration(n) * unit), nil
-		}
-	}
-	t, err := kit.ParseTime("expires", s)
-	if err != nil {
-		return time.Time{}, shelfmark.Errorf(shelfmark.EINVALID, "expires: %q is neither a lifetime (90d, 12h, 30m) nor a date (2030-01-31) or RFC 3339 time.", s)
-	}
-	if !t.After(now) {
-		return time.Time{}, shelfmark.Errorf(shelfmark.EINVALID, "expires: %s has passed.", s)
-	}
-	return t, nil
-}
-
 // createToken handles POST /api/v1/tokens: {scope, expires, note} makes
 // an API token for the caller (an administrator may name another user)
 // and shows its secret, this once.
@@ -183,7 +158,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, err := signedIn(r, "POST /api/v1/tokens")
+	c, err := kit.SignedIn(r, "POST /api/v1/tokens")
 	if err != nil {
 		return err
 	}
@@ -203,7 +178,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	// the scope (write, or the caller's own when narrower, by default) and
 	// the note are judged, and a refusal recorded, by the account service
 	if in.Expires != nil {
-		t, err := parseExpiry(*in.Expires, s.now())
+		t, err := kit.ParseExpiry(*in.Expires, s.now())
 		if err != nil {
 			return err
 		}
@@ -228,7 +203,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, err := signedIn(r, "GET /api/v1/tokens")
+	c, err := kit.SignedIn(r, "GET /api/v1/tokens")
 	if err != nil {
 		return err
 	}
@@ -255,7 +230,7 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, err := signedIn(r, "DELETE /api/v1/tokens/{id}")
+	c, err := kit.SignedIn(r, "DELETE /api/v1/tokens/{id}")
 	if err != nil {
 		return err
 	}
@@ -321,7 +296,7 @@ func (s *Server) getRoles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := signedIn(r, r.Pattern); err != nil {
+	if _, err := kit.SignedIn(r, r.Pattern); err != nil {
 		return err
 	}
 	id, err := rolesTarget(r)
@@ -339,7 +314,7 @@ func (s *Server) putRoles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := signedIn(r, r.Pattern); err != nil {
+	if _, err := kit.SignedIn(r, r.Pattern); err != nil {
 		return err
 	}
 	id, err := rolesTarget(r)
@@ -395,7 +370,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := signedIn(r, "GET /api/v1/audit"); err != nil {
+	if _, err := kit.SignedIn(r, "GET /api/v1/audit"); err != nil {
 		return err
 	}
 	qv := r.URL.Query()

@@ -40,24 +40,10 @@ const (
 	authTrackedMax         = 100_000
 )
 
-// bearer returns the token of an Authorization: Bearer header, and
-// whether the header names the Bearer scheme at all.
-func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		return "", false
-	}
-	scheme, tok, _ := strings.Cut(h, " ")
-	if !strings.EqualFold(scheme, "Bearer") {
-		return "", true // another scheme: a bad credential, not anonymity
-	}
-	return strings.TrimSpace(tok), true
-}
-
 // credential returns the secret the request carries and how ("token" or
 // "session"); "" when it carries none.
 func credential(r *http.Request) (secret, via string) {
-	if tok, ok := bearer(r); ok {
+	if tok, ok := kit.Bearer(r); ok {
 		return tok, "token"
 	}
 	if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
@@ -135,26 +121,11 @@ func tooMany(wait time.Duration) error {
 		Details: map[string]any{"retry_after": secs}}
 }
 
-// needSignIn is the error of an anonymous request that needs a caller.
-func needSignIn(what string) error {
-	return shelfmark.Errorf(shelfmark.EUNAUTHORIZED, "%s needs credentials: send Authorization: Bearer with an API token, or sign in at POST /api/v1/login.", what)
-}
-
-// signedIn returns the caller of a request, or an EUNAUTHORIZED error when
-// it is anonymous.
-func signedIn(r *http.Request, what string) (*shelfmark.Caller, error) {
-	c := shelfmark.CallerFrom(r.Context())
-	if !c.Authenticated() {
-		return nil, needSignIn(what)
-	}
-	return c, nil
-}
-
 // admin wraps a handler that only administrators (with an admin-scoped
 // credential) may reach: 401 for anonymous callers, 403 for the others.
 func (s *Server) admin(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := signedIn(r, r.Pattern)
+		c, err := kit.SignedIn(r, r.Pattern)
 		if err == nil && !c.IsAdmin() {
 			err = shelfmark.Errorf(shelfmark.EFORBIDDEN, "%s is for administrators, with an admin-scoped token.", r.Pattern)
 		}
@@ -192,7 +163,7 @@ func mayWrite(r *http.Request, c *shelfmark.Caller) error {
 	// (the messages do not repeat the path: it may hold an id the caller
 	// may not learn of)
 	if !c.Authenticated() {
-		return needSignIn("A " + r.Method)
+		return kit.NeedSignIn("A " + r.Method)
 	}
 	return shelfmark.Errorf(shelfmark.EFORBIDDEN, "This credential has the %s scope; a %s needs a write-scoped one.", c.Scope, r.Method)
 }

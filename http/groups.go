@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/kit"
@@ -281,35 +280,9 @@ func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGr
 	return pg, nil
 }
 
-// checkGroupFile checks the form of a group's file (its name, digest and
-// stated size) and returns the File to store. It does not look for the
-// bytes: telling a caller whether bytes are stored, or their size, before
-// the engine has checked that it may name them would tell anyone what
-// others stored.
+// checkGroupFile checks the form of a group's file (kit.CheckFile).
 func (s *Server) checkGroupFile(f *groupFile) (*shelfmark.File, error) {
-	// Only the last element of a path is kept, as for uploads.
-	name, err := shelfmark.CleanFileName(f.Name)
-	if err != nil {
-		return nil, err
-	}
-	if name == "" {
-		name = "file"
-	}
-	sha := strings.ToLower(f.SHA256)
-	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
-		return nil, shelfmark.Errorf(shelfmark.EINVALID, "file.sha256 %.80q is not a SHA-256 in hex (64 digits).", f.SHA256)
-	}
-	if f.Size == nil || *f.Size < 0 {
-		return nil, shelfmark.Errorf(shelfmark.EINVALID, "file.size is missing or negative; state the length of the bytes.")
-	}
-	mt, use := f.MediaType, f.Use
-	if mt == "" {
-		mt = "application/octet-stream"
-	}
-	if use == "" {
-		use = "original"
-	}
-	return &shelfmark.File{Name: name, MediaType: mt, Size: *f.Size, SHA256: sha, Use: use}, nil
+	return kit.CheckFile(f.Name, f.MediaType, f.Use, f.SHA256, f.Size)
 }
 
 // assign gives the group's resources the minted ids (one per resource, in

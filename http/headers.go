@@ -171,7 +171,7 @@ func needMediaType(r *http.Request) error {
 	if !hasBody(r) || r.Header.Get("Content-Type") != "" {
 		return nil
 	}
-	if _, ok := bearer(r); ok && isUpload(r) {
+	if _, ok := kit.Bearer(r); ok && isUpload(r) {
 		return nil
 	}
 	return &shelfmark.Error{Code: shelfmark.EUNSUPPORTED, Message: "The body has no Content-Type; say what it is (for example application/json).",

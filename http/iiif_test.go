@@ -134,7 +134,7 @@ func TestIIIFManifest(t *testing.T) {
 	for _, md := range d.Metadata {
 		if strings.Contains(fmt.Sprint(md["value"]), "Fuchs, Leonhart") {
 			l, _ := md["label"].(map[string]any)
-			creator = fmt.Sprint(l["en"]) == "["+labels.Translate(e.srv.ui.catalogs.Messages("en"), "work.field.creator")+"]" && l["de"] != nil
+			creator = fmt.Sprint(l["en"]) == "["+labels.Translate(e.srv.ui.Catalogs().Messages("en"), "work.field.creator")+"]" && l["de"] != nil
 		}
 	}
 	if !creator {

@@ -34,6 +34,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // OIDCOptions configure sign-in through an OpenID Connect provider. With
@@ -321,10 +322,10 @@ func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) error {
 	if v, ok := r.URL.Query()["next"]; ok {
 		p, local := "", len(v) == 1
 		if local {
-			p, local = returnPath(v[0])
+			p, local = kit.ReturnPath(v[0])
 		}
 		if !local {
-			return shelfmark.Errorf(shelfmark.EINVALID, "next must be a path on this server: one \"/\" and the path (not \"//\" nor \"/\\\", even percent-encoded), without control characters, at most %d characters.", maxNextLen)
+			return shelfmark.Errorf(shelfmark.EINVALID, "next must be a path on this server: one \"/\" and the path (not \"//\" nor \"/\\\", even percent-encoded), without control characters, at most %d characters.", kit.MaxNextLen)
 		}
 		next = p
 	}
@@ -518,7 +519,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.limiter.succeed(userKey(name)) // not the address's
 	http.SetCookie(w, s.deps.SessionCookie(r, secret, 0))
-	http.Redirect(w, r, returnPathOr(f.Next, "/"), http.StatusSeeOther)
+	http.Redirect(w, r, kit.ReturnPathOr(f.Next, "/"), http.StatusSeeOther)
 	return nil
 }
 

@@ -3,7 +3,7 @@ package http
 // This file holds the account of the bytes the server takes for users
 // before any work names them: uploads (POST /api/v1/blobs, a file upload,
 // the deposit form's files) recorded by the engine until a file names them,
-// and the files of bulk ingests staged on this server (bulk_runs.go). A
+// and the files of bulk ingests staged on this server (package ui). A
 // caller may send bytes only when it may deposit somewhere; what it holds
 // so is capped per user and for the whole server (507, code quota), a
 // request too large for any quota is 413 (too_large), and the bytes of an
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/ui"
 )
 
 // Defaults of the upload limits of Options (see there for what each
@@ -25,16 +27,9 @@ const (
 	DefaultUploadQuotaBytes       = 32 << 30
 	DefaultUploadQuotaFiles       = 100_000
 	DefaultUploadQuotaTotalBytes  = 128 << 30
-	DefaultMaxZipRatio            = 100
-	DefaultMaxBulkPreviews        = 32
-	DefaultMaxBulkPreviewsPerUser = 4
-)
-
-const (
-	// zipRatioFloor is the unpacked size up to which an entry (or an
-	// archive) is not judged by its compression ratio: small files of
-	// zeros compress far, and cost nothing.
-	zipRatioFloor = 1 << 20
+	DefaultMaxZipRatio            = ui.DefaultMaxZipRatio
+	DefaultMaxBulkPreviews        = ui.DefaultMaxBulkPreviews
+	DefaultMaxBulkPreviewsPerUser = ui.DefaultMaxBulkPreviewsPerUser
 )
 
 // uploadDefaults fills in the upload limits left at zero.
@@ -72,7 +67,7 @@ func (s *Server) usage(ctx context.Context) (quotaUsage, error) {
 	if err != nil {
 		return quotaUsage{}, err
 	}
-	mine, all := s.bulk.stagedBytes(shelfmark.CallerFrom(ctx).User)
+	mine, all := s.ui.StagedBytes(shelfmark.CallerFrom(ctx).User)
 	return quotaUsage{files: u.Files, bytes: u.Bytes + mine, allBytes: u.AllBytes + all}, nil
 }
 
@@ -118,9 +113,9 @@ func quotaError(which string, limit, used int64) error {
 	case "files":
 		msg = fmt.Sprintf("Upload quota reached: you hold %d uploads that no work names yet; this server keeps at most %d per user. Deposit them (name them in files) or wait a day for unused ones to go, then send again.", used, limit)
 	case "user":
-		msg = fmt.Sprintf("Upload quota reached: you hold %s that no work names yet (uploads not yet deposited, and bulk ingests staged for a preview); this server keeps at most %s per user. Deposit or cancel some (unused uploads go after a day), then send again.", humanBytes(used), humanBytes(limit))
+		msg = fmt.Sprintf("Upload quota reached: you hold %s that no work names yet (uploads not yet deposited, and bulk ingests staged for a preview); this server keeps at most %s per user. Deposit or cancel some (unused uploads go after a day), then send again.", kit.HumanBytes(used), kit.HumanBytes(limit))
 	default:
-		msg = fmt.Sprintf("Upload quota reached: this server holds %s that no work names yet, for all its users, and keeps at most %s. Send again later.", humanBytes(used), humanBytes(limit))
+		msg = fmt.Sprintf("Upload quota reached: this server holds %s that no work names yet, for all its users, and keeps at most %s. Send again later.", kit.HumanBytes(used), kit.HumanBytes(limit))
 	}
 	return &shelfmark.Error{Code: shelfmark.EQUOTA, Message: msg, Details: map[string]any{"quota": which, "limit": limit, "used": used}}
 }
@@ -186,7 +181,7 @@ func (s *Server) keepUploads(ctx context.Context, blobs []*shelfmark.Blob, store
 		return err
 	}
 	if quota {
-		mine, all := s.bulk.stagedBytes(c.User)
+		mine, all := s.ui.StagedBytes(c.User)
 		if err := s.overQuota(c, quotaUsage{files: u.Files, bytes: u.Bytes + mine, allBytes: u.AllBytes + all}); err != nil {
 			s.dropUploads(ctx, shas, storedAt)
 			return err
@@ -214,20 +209,4 @@ func (s *Server) dropUploads(ctx context.Context, shas []string, storedAt time.T
 	if err := s.opts.Resources.DiscardUploads(ctx, s.opts.Blobs, shas, storedAt); err != nil {
 		s.log.Warn("removing the bytes of a refused upload failed (the collector removes them later)", "err", err)
 	}
-}
-
-// bulkUploads keeps the account of the bytes a bulk ingest run stores for
-// its user (ingest.Uploads): recorded once durable, so that the engine lets
-// the user name them, and removed at once when an item is refused. The
-// staged files they come from already counted towards the quota.
-type bulkUploads struct{ s *Server }
-
-// Keep implements ingest.Uploads.
-func (k bulkUploads) Keep(ctx context.Context, blobs []*shelfmark.Blob, storedAt time.Time) error {
-	return k.s.keepUploads(ctx, blobs, storedAt, false)
-}
-
-// Discard implements ingest.Uploads.
-func (k bulkUploads) Discard(ctx context.Context, shas []string, storedAt time.Time) {
-	k.s.dropUploads(ctx, shas, storedAt)
 }

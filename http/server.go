@@ -1,5 +1,8 @@
-// Package http serves Shelfmark's REST API (/api/v1), its OpenAPI document,
-// health and readiness probes and Prometheus metrics over net/http.
+// Package http is Shelfmark's web shell: it serves the REST API (/api/v1)
+// and its OpenAPI document, health and readiness probes and Prometheus
+// metrics over net/http, and composes the faces of the packages beneath it
+// (the web interface of package ui, IIIF, the web archive, the API's own
+// handlers), wrapping every route in one envelope.
 package http
 
 import (
@@ -19,6 +22,7 @@ import (
 	"github.com/shelfmark/shelfmark/http/api"
 	"github.com/shelfmark/shelfmark/http/iiif"
 	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/ui"
 	"github.com/shelfmark/shelfmark/http/webarchive"
 )
 
@@ -185,12 +189,8 @@ type Server struct {
 	// single sign-on (see oidc.go): nil when off
 	oidc    *oidcClient
 	oidcErr error
-	// the web interface (see ui.go)
-	ui *ui
-	// the administrators' dashboard's samples (see ui_admin_stats.go)
-	dash adminState
-	// the bulk ingests started from the web interface (see bulk_runs.go)
-	bulk bulkRuns
+	// the web interface (package ui; see uishell.go)
+	ui *ui.Handler
 	// what the faces are given (see faces.go)
 	deps kit.Deps
 	// the IIIF face (package iiif)
@@ -249,17 +249,16 @@ func NewServer(opts Options) *Server {
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics, cors: c,
 		limiter: newSharedLimiter(opts.MaxAuthFailures, opts.AuthFailures, opts.Logger), uploads: make(chan struct{}, opts.MaxConcurrentUploads), ids: kit.NewRequestIDs(),
 		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait)}
-	s.bulk.staged, s.bulk.userStaged, s.bulk.now = opts.MaxBulkPreviews, opts.MaxBulkPreviewsPerUser, opts.Now
 	s.setupOIDC()
-	u, err := newUI()
+	s.deps = kit.Deps{Resources: opts.Resources, Blobs: opts.Blobs, Storage: opts.Storage, Accounts: opts.Accounts, Jobs: opts.Jobs,
+		Logger: opts.Logger, BaseURL: opts.BaseURL, Now: opts.Now}
+	s.webarchive = webarchive.New(s.deps)
+	u, err := s.newUIHandler()
 	if err != nil {
 		panic(err) // the embedded templates are faulty: a fault of the build
 	}
 	s.ui = u
-	s.deps = kit.Deps{Resources: opts.Resources, Blobs: opts.Blobs, Storage: opts.Storage, Accounts: opts.Accounts, Jobs: opts.Jobs,
-		Logger: opts.Logger, BaseURL: opts.BaseURL, Now: opts.Now}
-	s.iiif = iiif.New(s.deps, u.catalogs)
-	s.webarchive = webarchive.New(s.deps)
+	s.iiif = iiif.New(s.deps, u.Catalogs())
 	s.api = api.New(s.deps)
 	gz := newGzip() // see gzip.go
 	s.replica = newReplicaRouting(opts.Storage)
@@ -445,8 +444,8 @@ func orDuration(d, def time.Duration) time.Duration {
 
 // Shutdown stops accepting requests and waits for those in flight.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.dash.stop()           // the dashboard's event streams end (see ui_admin_stats.go)
-	defer s.bulk.close(ctx) // bulk ingests in progress stop (see bulk_runs.go)
+	s.ui.EndStreams()     // the dashboard's event streams end (package ui)
+	defer s.ui.Close(ctx) // bulk ingests in progress stop
 	if s.srv == nil {
 		return nil
 	}
@@ -528,7 +527,7 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) error {
 			Details: map[string]any{"allow": allow}}
 	}
 	if wantsHTML(r) {
-		return s.uiError(w, r, shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no page at %s.", r.URL.Path))
+		return s.ui.Error(w, r, shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no page at %s.", r.URL.Path))
 	}
 	return shelfmark.Errorf(shelfmark.ENOTFOUND, "No such path: %s %s. The API is under /api/v1 (see /api/v1/openapi.json).", r.Method, r.URL.Path)
 }

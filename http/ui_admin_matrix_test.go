@@ -31,7 +31,7 @@ func adminPage(ok int) rule {
 // page (403).
 func (m *matrix) uiAdminRows() []row {
 	// the event stream of the admin's cell ends at once
-	m.e.srv.dash.eventsFor.Store(int64(50 * time.Millisecond))
+	m.e.srv.ui.SetEventTimes(50*time.Millisecond, 0)
 	get := func(path string) func(*cell) req { return func(*cell) req { return req{method: "GET", path: path} } }
 	form := func(path string, f url.Values) func(*cell) req { return func(*cell) req { return formReq(path, f) } }
 	q := shelfmark.QueueOCR

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/ui"
 )
 
 // adminJobsEnv makes an environment whose characterize queue holds two
@@ -404,8 +405,7 @@ func TestUIAdminAudit(t *testing.T) {
 // sending while it lasts, and ends.
 func TestUIAdminEvents(t *testing.T) {
 	e, _ := adminJobsEnv(t)
-	e.srv.dash.eventsFor.Store(int64(400 * time.Millisecond))
-	e.srv.dash.eventsEvery.Store(int64(20 * time.Millisecond))
+	e.srv.ui.SetEventTimes(400*time.Millisecond, 20*time.Millisecond)
 	b := adminVisitor(t, e)
 	p := b.get("/admin/events") // reads until the server ends the stream
 	if p.Status != 200 || p.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
@@ -423,7 +423,7 @@ func TestUIAdminEvents(t *testing.T) {
 		t.Errorf("first event: %+v", ev)
 	}
 	// a HEAD request ends at once (with the stream's hour to run)
-	e.srv.dash.eventsFor.Store(int64(time.Hour))
+	e.srv.ui.SetEventTimes(time.Hour, 20*time.Millisecond)
 	req, err := http.NewRequest("HEAD", e.ts.URL+"/admin/events", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -447,34 +447,15 @@ func TestUIAdminEvents(t *testing.T) {
 	}
 }
 
-// TestAdminRates: the rates come from successive samples of the jobs
-// finished, over the last minute.
-func TestAdminRates(t *testing.T) {
-	var a adminState
-	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	if r := a.observe(t0, map[string]float64{"ocr": 10}); r.Known {
-		t.Fatal("a rate from one sample")
-	}
-	if r := a.observe(t0.Add(500*time.Millisecond), map[string]float64{"ocr": 11}); r.Known || len(a.samples) != 1 {
-		t.Fatalf("a sample within a second of the last was kept: %+v", a.samples)
-	}
-	r := a.observe(t0.Add(10*time.Second), map[string]float64{"ocr": 30, "text": 5})
-	if !r.Known || r.PerQueue["ocr"] != 2 || r.PerQueue["text"] != 0.5 || len(r.Series) != 1 || r.Series[0] != 2.5 {
-		t.Fatalf("rates %+v", r)
-	}
-	// samples older than the window go, but for one to measure from
-	for i := 1; i <= 100; i++ {
-		r = a.observe(t0.Add(10*time.Second+time.Duration(i)*time.Second), map[string]float64{"ocr": 30 + float64(i)})
-	}
-	if r.PerQueue["ocr"] != 1 || r.Span < 60 || r.Span > 61 || len(a.samples) > 62 {
-		t.Fatalf("after 100 s: %+v, %d samples", r, len(a.samples))
-	}
+// TestAdminDoneCounts: the dashboard reads the workers' finished jobs
+// from the metrics.
+func TestAdminDoneCounts(t *testing.T) {
 	// the dashboard reads the workers' finished jobs from the metrics
 	m := NewMetrics(nil)
 	m.ObserveJob("ocr", "done", time.Millisecond)
 	m.ObserveJob("ocr", "done", time.Millisecond)
 	m.ObserveJob("ocr", "failed", time.Millisecond)
-	if got := (&adminState{}).doneCounts(m); got["ocr"] != 2 {
+	if got := ui.DoneCounts(m.jobSeconds); got["ocr"] != 2 {
 		t.Errorf("done counts %v", got)
 	}
 }
@@ -502,7 +483,7 @@ func TestUIAdminStorage(t *testing.T) {
 // ended.
 func TestUIAdminEventsShutdown(t *testing.T) {
 	e := newEnv(t, Options{})
-	e.srv.dash.eventsFor.Store(int64(time.Hour))
+	e.srv.ui.SetEventTimes(time.Hour, 0)
 	b := adminVisitor(t, e)
 	req, err := http.NewRequest("GET", e.ts.URL+"/admin/events", nil)
 	if err != nil {

@@ -12,8 +12,6 @@ import (
 	"bytes"
 	"context"
 	"mime/multipart"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -40,11 +38,11 @@ func (m *matrix) uiBulkRows() []row {
 	e := m.e
 	// the server's staging directory is the test's, and its runs end
 	// before the stack closes (cleanups run last registered first)
-	e.srv.opts.StagingDir = e.t.TempDir()
+	e.srv.ui.SetStagingDir(e.t.TempDir())
 	e.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		e.srv.bulk.close(ctx)
+		e.srv.ui.Close(ctx)
 	})
 	manifest := map[string][2]string{"manifest": {"m.csv", "title\nMatrix bulk work\n"}}
 	// two runs of the admin's: one to look at, one to start
@@ -127,25 +125,12 @@ func (m *matrix) uiBulkRows() []row {
 // server's own staging, and returns its path.
 func (m *matrix) bulkRun(ctx context.Context) string {
 	e := m.e
-	id, dir, err := e.srv.bulk.newRunDir(e.srv.opts.StagingDir)
+	path, state, works, err := e.srv.ui.StageRun(ctx, "m.csv", "title\nMatrix bulk work\n")
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	c := shelfmark.CallerFrom(ctx)
-	r := &bulkRun{ID: id, Owner: c.User, OwnerName: c.Name, Created: time.Now(), ManifestName: "m.csv", dir: dir,
-		manifest: filepath.Join(dir, "manifest.csv"), root: filepath.Join(dir, "files"), state: bulkStateChecking}
-	if err := os.Mkdir(r.root, 0o700); err != nil {
-		e.t.Fatal(err)
+	if state != bulkStatePreview || works != 1 {
+		e.t.Fatalf("the matrix's run: %s, %d works", state, works)
 	}
-	if err := os.WriteFile(r.manifest, []byte("title\nMatrix bulk work\n"), 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	if err := e.srv.bulk.add(r); err != nil {
-		e.t.Fatal(err)
-	}
-	<-e.srv.bulk.check(ctx, r, e.srv)
-	if st := r.status(); st.State != bulkStatePreview || st.Preview.Works != 1 {
-		e.t.Fatalf("the matrix's run: %+v", st)
-	}
-	return "/bulk/" + id
+	return path
 }

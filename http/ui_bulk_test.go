@@ -279,7 +279,7 @@ func TestUIBulkIngest(t *testing.T) {
 		if got := a.get(run).Status; got != http.StatusOK {
 			t.Errorf("admin GET %s: %d", run, got)
 		}
-		runs := be.srv.ingestRuns()
+		runs := be.srv.ui.IngestRuns()
 		if len(runs) != 1 || runs[0].User != "writer" || runs[0].State != "done" || runs[0].Done != 2 || runs[0].Failed != 2 || runs[0].Total != 4 {
 			t.Errorf("ingestRuns: %+v", runs)
 		}
@@ -288,7 +288,7 @@ func TestUIBulkIngest(t *testing.T) {
 		run2 := runOf(t, b.upload(manifest, z, ""))
 		p = b.get(run2)
 		wantIn(t, p.Body, `<dd id="bulk-new">2</dd>`, "stored before")
-		if runs := be.srv.ingestRuns(); len(runs) != 2 || runs[0].ID != strings.TrimPrefix(run2, "/bulk/") {
+		if runs := be.srv.ui.IngestRuns(); len(runs) != 2 || runs[0].ID != strings.TrimPrefix(run2, "/bulk/") {
 			t.Errorf("ingestRuns is not newest first: %+v", runs)
 		}
 	})
@@ -338,7 +338,7 @@ func TestUIBulkBadRows(t *testing.T) {
 	if dirs := be.staged(); len(dirs) != 1 {
 		t.Errorf("staging holds %q, want the one run's", dirs)
 	}
-	if n := len(be.srv.ingestRuns()); n != 1 {
+	if n := len(be.srv.ui.IngestRuns()); n != 1 {
 		t.Errorf("%d runs kept, want 1", n)
 	}
 }
@@ -428,7 +428,7 @@ func TestUIBulkRefused(t *testing.T) {
 	}
 	be.wantNothingStaged()
 	be.wantNotStored("csv:x1")
-	if n := len(be.srv.ingestRuns()); n != 0 {
+	if n := len(be.srv.ui.IngestRuns()); n != 0 {
 		t.Errorf("%d runs kept, want none", n)
 	}
 
@@ -534,7 +534,7 @@ func TestUIBulkPreviewsBounded(t *testing.T) {
 // files go.
 func TestUIBulkCheckInBackground(t *testing.T) {
 	be := newBulkEnv(t, "sqlite", Options{})
-	be.srv.bulk.checkWait = -1 // never wait: every check goes on in the background
+	be.srv.ui.SetBulkPace(-1, 0) // never wait: every check goes on in the background
 	b := be.signedIn("writer")
 	waitChecked := func(run string) bulkProgressJSON {
 		t.Helper()
@@ -575,7 +575,7 @@ func TestUIBulkCheckInBackground(t *testing.T) {
 	if dirs := be.staged(); len(dirs) != 1 {
 		t.Errorf("staged %q, want the good run's only", dirs)
 	}
-	for _, v := range be.srv.ingestRuns() {
+	for _, v := range be.srv.ui.IngestRuns() {
 		if v.ID == strings.TrimPrefix(bad, "/bulk/") && v.State != "failed" {
 			t.Errorf("the dashboard lists the bad manifest as %q, want failed", v.State)
 		}
@@ -586,7 +586,7 @@ func TestUIBulkCheckInBackground(t *testing.T) {
 // stored so far stay, the rest is not stored, and the run says cancelled.
 func TestUIBulkCancel(t *testing.T) {
 	be := newBulkEnv(t, "sqlite", Options{})
-	be.srv.bulk.rate = 20 // works a second: the run lasts long enough to be stopped
+	be.srv.ui.SetBulkPace(0, 20) // works a second: the run lasts long enough to be stopped
 	b := be.signedIn("writer")
 	var m strings.Builder
 	m.WriteString("source_identifier,title,parent\n")
@@ -622,11 +622,9 @@ func TestUIBulkCancel(t *testing.T) {
 func TestUIBulkChecksBounded(t *testing.T) {
 	be := newBulkEnv(t, "sqlite", Options{})
 	writer := be.callerOf(be.writer)
-	for i := range bulkMaxRunning {
-		// runs whose check has not ended, as a large manifest's would be
-		if err := be.srv.bulk.add(&bulkRun{ID: fmt.Sprintf("checking%d", i), Owner: writer.User, Created: time.Now(), state: bulkStateChecking}); err != nil {
-			t.Fatal(err)
-		}
+	// runs whose check has not ended, as a large manifest's would be
+	if err := be.srv.ui.HoldChecks(writer.User, bulkMaxRunning); err != nil {
+		t.Fatal(err)
 	}
 	b := be.signedIn("writer")
 	p := b.upload("title\nW\n", nil, "")

@@ -1,0 +1,321 @@
+package ui
+
+// The interface's search page: the same engine query as GET
+// /api/v1/search (public works only, to everyone, as the engine decides),
+// with its facets, highlighted snippets, hits inside a book linking to the
+// page, and keyset paging through the search cursor. One page runs the
+// search's statements and one more that reads the titles of the works of
+// page hits and of the collections of the facet, whatever the number of
+// hits: never a request or a statement per hit.
+
+import (
+	"context"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+)
+
+// searchSortRelevance is the only order the engine offers: best first
+// within windows of the newest shelfmark.SearchWindow matches.
+const searchSortRelevance = "relevance"
+
+// searchPageData is the content of the search page.
+type searchPageData struct {
+	// the form's values
+	Q, Collection, Kind, Format string
+	// CollectionTitle names the collection filter.
+	CollectionTitle string
+	// Searched is set when there are results to show (a query was run).
+	Searched bool
+	// Browse is set when the results list a collection without words
+	// (newest members first).
+	Browse bool
+	// Error is the message of a query the engine refused (400).
+	Error     string
+	Hits      []searchPageHit
+	Total     int64
+	Estimated bool
+	// Filters are the filters in force, each with the address without it.
+	Filters []searchFilter
+	// the facets, each value with the address that filters by it
+	Kinds, Formats, Collections []searchFacet
+	// Next is the address of the next page; First that of the first page,
+	// when this is a later one.
+	Next, First string
+}
+
+// searchPageHit is one hit.
+type searchPageHit struct {
+	URL   string
+	Title string
+	Kind  shelfmark.Kind
+	// KindLabel names the kind.
+	KindLabel string
+	// Page is set for a hit in the text of a page: URL then leads to the
+	// page inside its work (#page-<file set id>), and WorkTitle names the
+	// work.
+	Page      bool
+	WorkTitle string
+	Format    string
+	// Snippet is escaped text with <mark> around the matches.
+	Snippet template.HTML
+}
+
+// searchFacet is one value of a facet.
+type searchFacet struct {
+	Label  string
+	Count  int64
+	URL    string
+	Active bool
+}
+
+// searchFilter is a filter in force.
+type searchFilter struct {
+	Label  string
+	Remove string
+}
+
+// searchPage handles GET /search?q=&collection=&kind=&format=&after=&sort=.
+// Without words it shows the form (keeping the filters, so a search box of
+// a collection searches in it) and, with a collection filter, what the
+// collection holds (the engine's browse: its public members' documents,
+// newest first, with facets; the collection page's facets lead here); a
+// query the engine refuses is the form again with its message (400), and
+// so is one stopped at the search's deadline (503, with Retry-After).
+func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
+	v := r.URL.Query()
+	p := s.page(w, r, "search.title")
+	p.Nav = "search"
+	d := &searchPageData{Q: v.Get("q"), Collection: v.Get("collection"), Kind: v.Get("kind"), Format: v.Get("format")}
+	p.Data = d
+	q, err := s.searchPageQuery(v)
+	if err == nil && d.Collection != "" {
+		d.CollectionTitle = s.searchCollectionTitle(r.Context(), shelfmark.ID(d.Collection), p)
+	}
+	d.Filters = searchFilters(p, d, v)
+	if err == nil && !q.Browse() && strings.TrimSpace(d.Q) == "" {
+		return s.render(w, r, http.StatusOK, "search", p)
+	}
+	if err == nil && s.deps.Storage == nil {
+		err = shelfmark.Errorf(shelfmark.EUNAVAILABLE, "Search is not available on this server.")
+	}
+	var res *shelfmark.SearchResult
+	titles := map[int64]string{}
+	if err == nil {
+		err = s.deps.Storage.View(r.Context(), func(tx shelfmark.ReadTx) error {
+			var err error
+			if res, err = tx.Search(r.Context(), q); err != nil {
+				return err
+			}
+			return searchTitles(r.Context(), tx, res, p.Lang, titles)
+		})
+	}
+	if err != nil {
+		status := http.StatusBadRequest
+		switch {
+		case shelfmark.ErrorCode(err) == shelfmark.EINVALID:
+		case shelfmark.IsSearchTimeout(err):
+			// stopped at the search's deadline: the form again, with the
+			// advice, as 503 with Retry-After
+			status = http.StatusServiceUnavailable
+			kit.RetryAfter(w, err)
+		default:
+			return err
+		}
+		d.Error = shelfmark.ErrorMessage(err)
+		p.Title = p.T("search.invalid")
+		return s.render(w, r, status, "search", p)
+	}
+	if q.Browse() {
+		d.Browse = true
+		p.Title = p.T("search.browsetitle", d.CollectionTitle)
+	} else if d.Q != "" {
+		p.Title = p.T("search.titlefor", d.Q)
+	}
+	s.fillSearchPage(p, d, v, q, res, titles)
+	return s.render(w, r, http.StatusOK, "search", p)
+}
+
+// searchPageQuery reads the page's parameters into an engine query; a
+// parameter the engine would refuse is EINVALID with its message.
+func (s *Handler) searchPageQuery(v url.Values) (shelfmark.SearchQuery, error) {
+	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: s.now(), Facets: true}
+	if strings.TrimSpace(q.Text) != "" {
+		if _, err := shelfmark.ParseSearchText(q.Text); err != nil {
+			return q, err
+		}
+	}
+	if c := v.Get("collection"); c != "" {
+		k, err := s.deps.Resources.IDs().Key(shelfmark.ID(c))
+		if err != nil {
+			return q, shelfmark.Errorf(shelfmark.EINVALID, "The collection filter must be the id of a collection: %s", shelfmark.ErrorMessage(err))
+		}
+		q.Collection = k
+	}
+	if q.Kind != "" && q.Kind != shelfmark.KindCollection && q.Kind != shelfmark.KindWork && q.Kind != shelfmark.KindFileSet {
+		return q, shelfmark.Errorf(shelfmark.EINVALID, "The kind filter must be collection, work or fileset, not %q.", kit.TruncateParam(string(q.Kind)))
+	}
+	if srt := v.Get("sort"); srt != "" && srt != searchSortRelevance {
+		return q, shelfmark.Errorf(shelfmark.EINVALID, "This server sorts search results by relevance only, not by %q.", kit.TruncateParam(srt))
+	}
+	if a := v.Get("after"); a != "" {
+		after, err := kit.DecodeSearchCursor(a)
+		if err != nil {
+			return q, shelfmark.Errorf(shelfmark.EINVALID, "The page address is not one this server gave out: go back to the first page of results.")
+		}
+		q.After = after
+	}
+	return q, nil
+}
+
+// searchCollectionTitle names the collection a search is filtered by, as
+// far as the caller may see it (its id otherwise).
+func (s *Handler) searchCollectionTitle(ctx context.Context, id shelfmark.ID, p *uiPage) string {
+	res, err := s.deps.Resources.FindResource(ctx, id)
+	if err != nil || res.Kind != shelfmark.KindCollection {
+		return string(id)
+	}
+	if t := readTitle(res.Metadata, p.Lang); t != "" {
+		return t
+	}
+	return p.T("read.untitled")
+}
+
+// searchTitles reads, in one statement, the titles of the works of the
+// hits in pages' text and of the collections of the facet (both public:
+// the engine shows hits of public works only, and counts only collections
+// in public view).
+func searchTitles(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.SearchResult, lang string, out map[int64]string) error {
+	var keys []int64
+	seen := map[int64]bool{}
+	add := func(k int64) {
+		if kit.HasID(k) && !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	for _, h := range res.Hits {
+		if h.Kind == shelfmark.KindFileSet {
+			add(h.Work)
+		}
+	}
+	for _, c := range res.Collections {
+		if k, err := strconv.ParseInt(c.Value, 10, 64); err == nil {
+			add(k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	fields, err := tx.FieldsOf(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for k, fs := range fields {
+		out[k] = readTitle(shelfmark.StatementsOf(fs), lang)
+	}
+	return nil
+}
+
+// searchURL is the search page's address for v with the parameters of
+// set changed ("" removes one); paging starts again unless set names
+// after.
+func searchURL(v url.Values, set ...string) string {
+	out := url.Values{}
+	for _, k := range []string{"q", "collection", "kind", "format", "sort"} {
+		if x := v.Get(k); x != "" {
+			out.Set(k, x)
+		}
+	}
+	for i := 0; i+1 < len(set); i += 2 {
+		if set[i+1] == "" {
+			out.Del(set[i])
+		} else {
+			out.Set(set[i], set[i+1])
+		}
+	}
+	return "/search?" + out.Encode()
+}
+
+// searchFilters lists the filters of a search, each with the address
+// without it.
+func searchFilters(p *uiPage, d *searchPageData, v url.Values) []searchFilter {
+	var fs []searchFilter
+	if d.Collection != "" {
+		title := d.CollectionTitle
+		if title == "" {
+			title = d.Collection
+		}
+		fs = append(fs, searchFilter{Label: p.T("search.filter.collection", title), Remove: searchURL(v, "collection", "")})
+	}
+	if d.Kind != "" {
+		fs = append(fs, searchFilter{Label: p.T("search.filter.kind", readKindLabel(p, shelfmark.Kind(d.Kind))), Remove: searchURL(v, "kind", "")})
+	}
+	if d.Format != "" {
+		fs = append(fs, searchFilter{Label: p.T("search.filter.format", d.Format), Remove: searchURL(v, "format", "")})
+	}
+	return fs
+}
+
+// fillSearchPage turns a result into the page's hits, facets, filters and
+// paging links.
+func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q shelfmark.SearchQuery, res *shelfmark.SearchResult, titles map[int64]string) {
+	ids := s.deps.Resources.IDs()
+	d.Searched = true
+	d.Total, d.Estimated = res.Total, res.Estimated
+	for _, h := range res.Hits {
+		if !kit.HasID(h.Key) || !kit.HasID(h.Work) {
+			continue // a document of no resource: nothing to link to
+		}
+		hit := searchPageHit{Kind: h.Kind, KindLabel: readKindLabel(p, h.Kind), Title: cutText(h.Title, readTitleMax), Format: h.Format,
+			Snippet: template.HTML(kit.SnippetHTML(h.Snippet))}
+		id := ids.Encode(h.Key)
+		switch h.Kind {
+		case shelfmark.KindFileSet:
+			hit.Page = true
+			hit.WorkTitle = titles[h.Work]
+			if hit.WorkTitle == "" {
+				hit.WorkTitle = p.T("read.untitled")
+			}
+			hit.URL = "/works/" + string(ids.Encode(h.Work)) + "?page=" + string(id) + "#page-" + string(id)
+		default:
+			hit.URL = readURL(h.Kind, id)
+		}
+		if hit.Title == "" && !hit.Page {
+			hit.Title = p.T("read.untitled")
+		}
+		d.Hits = append(d.Hits, hit)
+	}
+	for _, f := range res.Kinds {
+		d.Kinds = append(d.Kinds, searchFacet{Label: readKindLabel(p, shelfmark.Kind(f.Value)), Count: f.Count, Active: f.Value == d.Kind, URL: searchURL(v, "kind", f.Value)})
+	}
+	for _, f := range res.Formats {
+		if f.Value == "" {
+			continue // metadata, not a file's text
+		}
+		d.Formats = append(d.Formats, searchFacet{Label: f.Value, Count: f.Count, Active: f.Value == d.Format, URL: searchURL(v, "format", f.Value)})
+	}
+	for _, f := range res.Collections {
+		k, err := strconv.ParseInt(f.Value, 10, 64)
+		if err != nil || !kit.HasID(k) {
+			continue
+		}
+		cid := string(ids.Encode(k))
+		label := titles[k]
+		if label == "" {
+			label = p.T("read.untitled")
+		}
+		d.Collections = append(d.Collections, searchFacet{Label: label, Count: f.Count, Active: cid == d.Collection, URL: searchURL(v, "collection", cid)})
+	}
+	if res.Next != nil {
+		d.Next = searchURL(v, "after", kit.EncodeSearchCursor(*res.Next))
+	}
+	if q.After != nil {
+		d.First = searchURL(v)
+	}
+}
