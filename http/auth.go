@@ -271,11 +271,16 @@ type failures struct {
 	until time.Time // no attempt before this time
 }
 
-func newLimiter(max int) *limiter {
+// newLimiter returns a limiter allowing max failures (default
+// defaultMaxAuthFailures) that reads time from now (nil: time.Now).
+func newLimiter(max int, now func() time.Time) *limiter {
 	if max <= 0 {
 		max = defaultMaxAuthFailures
 	}
-	return &limiter{max: max, tracked: authTrackedMax, now: time.Now, m: map[string]*failures{}}
+	if now == nil {
+		now = time.Now
+	}
+	return &limiter{max: max, tracked: authTrackedMax, now: now, m: map[string]*failures{}}
 }
 
 // blocked returns how long the keys must still wait (0: they may try).

@@ -38,9 +38,9 @@ type sharedFailures struct {
 }
 
 // newSharedLimiter returns a limiter that shares its failures through af
-// (nil: this server's memory only).
-func newSharedLimiter(max int, af shelfmark.AuthFailures, log *slog.Logger) *limiter {
-	l := newLimiter(max)
+// (nil: this server's memory only), reading time from now.
+func newSharedLimiter(max int, af shelfmark.AuthFailures, log *slog.Logger, now func() time.Time) *limiter {
+	l := newLimiter(max, now)
 	l.shared.af, l.shared.log = af, log
 	if log == nil {
 		l.shared.log = slog.Default()

@@ -464,7 +464,7 @@ func TestBruteForceTokens(t *testing.T) {
 }
 
 func TestLimiter(t *testing.T) {
-	l := newLimiter(2)
+	l := newLimiter(2, nil)
 	at := time.Unix(1e9, 0)
 	l.now = func() time.Time { return at }
 	// per user name, whatever the address
@@ -491,7 +491,7 @@ func TestLimiter(t *testing.T) {
 		t.Errorf("old failures remembered: %v", got)
 	}
 	// the map stays bounded, and keys that wait are kept longest
-	l = newLimiter(2)
+	l = newLimiter(2, nil)
 	l.tracked = 100
 	l.now = func() time.Time { return at }
 	for i := 0; i < 3; i++ {

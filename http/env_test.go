@@ -216,7 +216,7 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := NewMetrics(db)
+	metrics := NewMetrics(db, nil)
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{Observer: metrics})
 	opts.Resources, opts.Blobs, opts.Storage, opts.Metrics, opts.Jobs = repo, blobs, db, metrics, repo
 	if opts.Logger == nil {

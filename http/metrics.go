@@ -28,8 +28,12 @@ type Metrics struct {
 var _ shelfmark.CommitObserver = (*Metrics)(nil)
 
 // NewMetrics registers the metrics; storage, when not nil, is sampled for
-// connection pool gauges at every scrape.
-func NewMetrics(storage shelfmark.Storage) *Metrics {
+// connection pool gauges and job counts at every scrape, with now (nil:
+// time.Now) telling queued jobs from ready ones.
+func NewMetrics(storage shelfmark.Storage, now func() time.Time) *Metrics {
+	if now == nil {
+		now = time.Now
+	}
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shelfmark_http_requests_total", Help: "HTTP requests by method, route and status code.",
@@ -65,7 +69,7 @@ func NewMetrics(storage shelfmark.Storage) *Metrics {
 		gauge("shelfmark_db_pool_in_use", "Database connections in use.", func(s shelfmark.PoolStats) float64 { return float64(s.InUse) })
 		gauge("shelfmark_db_pool_idle", "Idle database connections.", func(s shelfmark.PoolStats) float64 { return float64(s.Idle) })
 		gauge("shelfmark_db_pool_wait_count", "Times a request waited for a database connection (cumulative).", func(s shelfmark.PoolStats) float64 { return float64(s.WaitCount) })
-		m.reg.MustRegister(&jobCollector{storage: storage})
+		m.reg.MustRegister(&jobCollector{storage: storage, now: now})
 		registerReplicaMetrics(m.reg, storage) // see replica.go
 		gauge("shelfmark_db_pool_wait_seconds", "Time spent waiting for database connections (cumulative).", func(s shelfmark.PoolStats) float64 { return s.WaitDuration.Seconds() })
 		if wal, ok := storage.(shelfmark.WALReporter); ok {
@@ -114,7 +118,10 @@ func (m *Metrics) ObserveJob(queue, outcome string, d time.Duration) {
 // jobCollector reports the jobs per queue and state, read from the
 // database at each scrape (so every server of one database reports the
 // same, whichever workers ran them).
-type jobCollector struct{ storage shelfmark.Storage }
+type jobCollector struct {
+	storage shelfmark.Storage
+	now     func() time.Time
+}
 
 var (
 	jobsDesc   = prometheus.NewDesc("shelfmark_jobs", "Jobs by queue and state (queued, ready, running, failed).", []string{"queue", "state"}, nil)
@@ -134,7 +141,7 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	var counts []shelfmark.QueueCount
 	err := c.storage.View(ctx, func(tx shelfmark.ReadTx) error {
 		var err error
-		counts, err = tx.QueueCounts(ctx, time.Now())
+		counts, err = tx.QueueCounts(ctx, c.now())
 		return err
 	})
 	if err != nil {

@@ -126,7 +126,7 @@ func newPolicyEnvSearchTimeout(t testing.TB, backend string, opts Options, searc
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := NewMetrics(store)
+	metrics := NewMetrics(store, nil)
 	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: metrics})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	formats := oai.DefaultRegistry()

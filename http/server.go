@@ -220,7 +220,7 @@ func NewServer(opts Options) *Server {
 	uploadDefaults(&opts)
 	opts.BaseURL = strings.TrimSuffix(opts.BaseURL, "/")
 	if opts.Metrics == nil {
-		opts.Metrics = NewMetrics(opts.Storage)
+		opts.Metrics = NewMetrics(opts.Storage, opts.Now)
 	}
 	opts.ReadHeaderTimeout = orDuration(opts.ReadHeaderTimeout, defaultReadHeaderTimeout)
 	opts.IdleTimeout = orDuration(opts.IdleTimeout, defaultIdleTimeout)
@@ -247,7 +247,7 @@ func NewServer(opts Options) *Server {
 	opts.MaxParseBytes = max(opts.MaxParseBytes, opts.MaxBodyBytes) // one body at the cap always fits
 	opts.ParseWait = orDuration(opts.ParseWait, defaultParseWait)
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), metrics: opts.Metrics, cors: c,
-		limiter: newSharedLimiter(opts.MaxAuthFailures, opts.AuthFailures, opts.Logger), uploads: make(chan struct{}, opts.MaxConcurrentUploads), ids: kit.NewRequestIDs(),
+		limiter: newSharedLimiter(opts.MaxAuthFailures, opts.AuthFailures, opts.Logger, opts.Now), uploads: make(chan struct{}, opts.MaxConcurrentUploads), ids: kit.NewRequestIDs(),
 		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait)}
 	s.setupOIDC()
 	s.deps = kit.Deps{Resources: opts.Resources, Blobs: opts.Blobs, Storage: opts.Storage, Accounts: opts.Accounts, Jobs: opts.Jobs,

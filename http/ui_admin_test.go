@@ -451,7 +451,7 @@ func TestUIAdminEvents(t *testing.T) {
 // from the metrics.
 func TestAdminDoneCounts(t *testing.T) {
 	// the dashboard reads the workers' finished jobs from the metrics
-	m := NewMetrics(nil)
+	m := NewMetrics(nil, nil)
 	m.ObserveJob("ocr", "done", time.Millisecond)
 	m.ObserveJob("ocr", "done", time.Millisecond)
 	m.ObserveJob("ocr", "failed", time.Millisecond)

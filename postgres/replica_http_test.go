@@ -32,7 +32,7 @@ func newReplicaServer(t *testing.T, db *DB) *replicaServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := shttp.NewMetrics(db)
+	metrics := shttp.NewMetrics(db, nil)
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{Observer: metrics})
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: db, Metrics: metrics, Jobs: repo,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Authenticator: systemAuth{}})

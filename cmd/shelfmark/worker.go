@@ -72,7 +72,7 @@ func runWorker(ctx context.Context, c workerCmdConfig) error {
 		return err
 	}
 	defer blobs.Close()
-	metrics := shttp.NewMetrics(store)
+	metrics := shttp.NewMetrics(store, nil)
 	setup.RegisterBlobMetrics(blobs, metrics.Registry())
 	ids, err := shelfmark.LoadIDCodec(ctx, store)
 	if err != nil {

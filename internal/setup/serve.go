@@ -173,7 +173,7 @@ func serve(ctx context.Context, c ServeConfig) error {
 	if err != nil {
 		return err
 	}
-	metrics := shttp.NewMetrics(store)
+	metrics := shttp.NewMetrics(store, nil)
 	RegisterBlobMetrics(blobs, metrics.Registry())
 	formats := oai.DefaultRegistry()
 	projector := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{Logger: log, IDs: ids})
