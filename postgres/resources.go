@@ -13,8 +13,6 @@ import (
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
-
 func microsPtr(t *time.Time) *int64 {
 	if t == nil {
 		return nil

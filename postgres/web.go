@@ -88,14 +88,6 @@ func (t *readTx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id
 	return rows, nil
 }
 
-// webTopURLsSQL reads the first n entries of the domain's range of the
-// partial index web_url_counts_top.
-const webTopURLsSQL = `SELECT ` + sqlstore.WebURLCols + ` FROM web_url_counts n JOIN web_urls u ON u.id = n.id
-WHERE n.domain = $1 AND n.inbound > 0 ORDER BY n.inbound DESC, n.id LIMIT $2`
-
-// webTopDomainsSQL reads the first n entries of web_domains_top.
-const webTopDomainsSQL = `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE inbound > 0 ORDER BY inbound DESC, id LIMIT $1`
-
 // LockWebFile returns a file's index state, or nil, locked until the
 // transaction ends.
 func (t *writeTx) LockWebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, error) {

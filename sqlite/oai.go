@@ -84,7 +84,7 @@ func oaiSetListSQL(payload bool, n int) string {
 // l.Limit seqs from each set's range of oai_set_records, keeps the first
 // l.Limit of their union and reads those rows by seq. The work is bounded
 // by the page size (times the number of sets), never by the depth.
-func (t *tx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.OAIRecord, error) {
+func (t *readTx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.OAIRecord, error) {
 	if l.Limit <= 0 || l.After >= l.Max {
 		return nil, nil
 	}
@@ -144,7 +144,7 @@ const oaiSetCountSQL = `SELECT
 
 // OAICount returns the tally of prefix (in set, when set is not 0) in one
 // statement of three index seeks, whatever the number of rows.
-func (t *tx) OAICount(ctx context.Context, prefix string, set int64) (shelfmark.OAITally, error) {
+func (t *readTx) OAICount(ctx context.Context, prefix string, set int64) (shelfmark.OAITally, error) {
 	var n, first, last sql.NullInt64
 	var err error
 	if set == 0 {
@@ -172,7 +172,7 @@ const oaiSeqRangeSQL = `SELECT
 // (prefix, datestamp, seq). Datestamps never fall as seq rises, so the first
 // row with datestamp >= from has the smallest such seq, and every row of
 // prefix above it is in the window's lower side.
-func (t *tx) OAISeqRange(ctx context.Context, prefix string, from, until time.Time) (after, max int64, err error) {
+func (t *readTx) OAISeqRange(ctx context.Context, prefix string, from, until time.Time) (after, max int64, err error) {
 	var first, last, top sql.NullInt64
 	err = t.queryRow(ctx, oaiSeqRangeSQL, []any{prefix, sqlstore.CeilUnix(from), prefix, floorUnix(until)}, &first, &last, &top)
 	if err != nil {
@@ -268,7 +268,7 @@ const deleteSetEntriesSQL = `DELETE FROM oai_set_records
 // up to chunkSize rows, and their set entries in one statement; one upsert
 // brings the counts of oai_counts up to date (the batch's rows less those
 // they replace, per format and per set).
-func (t *tx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) error {
+func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -365,7 +365,7 @@ func (t *tx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) err
 // PutOAISets inserts or replaces sets by key (a later set of the same key
 // wins). The old rows of those keys go first, so sets that swap or pass on
 // specs within one call never meet the unique spec index midway.
-func (t *tx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error {
+func (t *writeTx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error {
 	if len(sets) == 0 {
 		return nil
 	}

@@ -45,7 +45,7 @@ func TestOAIPlans(t *testing.T) {
 			[]string{"(spec=?)", "(spec>? AND spec<?)"}},
 		{"delete set entries", deleteSetEntriesSQL, []any{"1,2", "oai_dc", 7},
 			[]string{"SEARCH oai_set_records USING PRIMARY KEY (collection=? AND prefix=? AND seq=?)"}},
-		{"changes", changesSQL, []any{5, 10},
+		{"changes", dialect.Changes, []any{5, 10},
 			[]string{"SEARCH resources USING INDEX resources_seq (seq>?)"}},
 		{"embargoes", `SELECT key FROM resources WHERE embargo IS NOT NULL AND embargo > ? AND embargo <= ? ORDER BY key`, []any{1, 2},
 			[]string{"SEARCH resources USING COVERING INDEX resources_embargo (embargo>? AND embargo<?)"}},

@@ -178,7 +178,7 @@ func searchSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfma
 // counts too), and a second when the page runs past the end of a full
 // window into the next (or, with q.Facets on a later page, for the
 // facets).
-func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
+func (t *readTx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
 	if q.Browse() {
 		return t.browse(ctx, &q)
 	}
@@ -313,7 +313,7 @@ func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, f
 }
 
 // browse returns a page of a browse query in one statement.
-func (t *tx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
+func (t *readTx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
 	var p shelfmark.SearchPager
 	st := p.StartBrowse(q)
 	stmt, args := browseSQL(q, st.After, st.Hits, st.Facets)
@@ -382,7 +382,7 @@ const (
 // PutSearchDocs inserts or replaces documents by key (a later document of
 // the same key wins) in two statements, whatever their number: the rows
 // travel as one JSON array.
-func (t *tx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc) error {
+func (t *writeTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc) error {
 	if len(docs) == 0 {
 		return nil
 	}

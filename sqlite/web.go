@@ -49,7 +49,7 @@ func jsonPairs(n int, pair func(i int) (int64, int64)) string {
 
 // LockWebFile is WebFile: a write transaction holds SQLite's one write
 // lock already.
-func (t *tx) LockWebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, error) {
+func (t *writeTx) LockWebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, error) {
 	return t.WebFile(ctx, file)
 }
 
@@ -106,7 +106,7 @@ const (
 // WebCaptures scans captures by SURT range in (SURT, time, id) order: at
 // most two statements (the rest of the After capture's URL, then the URLs
 // after it).
-func (t *tx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*shelfmark.CaptureRow, error) {
+func (t *readTx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*shelfmark.CaptureRow, error) {
 	if q.Limit <= 0 {
 		return nil, nil
 	}
@@ -156,7 +156,7 @@ func (t *tx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*shelf
 
 // WebURLCaptures returns up to limit captures of url after (at, id) by
 // (time, id), or before it, descending, when desc is set.
-func (t *tx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id int64, desc bool, limit int) ([]*shelfmark.CaptureRow, error) {
+func (t *readTx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id int64, desc bool, limit int) ([]*shelfmark.CaptureRow, error) {
 	ns := sqlstore.CursorNanos(at, desc)
 	rows, err := sqlstore.Captures(ctx, t, urlCapturesSQL(desc), url, ns, ns, id, limit)
 	if err != nil {
@@ -165,19 +165,11 @@ func (t *tx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id int
 	return rows, nil
 }
 
-// webTopURLsSQL reads the first n entries of the domain's range of the
-// partial index web_url_counts_top.
-const webTopURLsSQL = `SELECT ` + sqlstore.WebURLCols + ` FROM web_url_counts n JOIN web_urls u ON u.id = n.id
-	WHERE n.domain = ? AND n.inbound > 0 ORDER BY n.inbound DESC, n.id LIMIT ?`
-
-// webTopDomainsSQL reads the first n entries of web_domains_top.
-const webTopDomainsSQL = `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE inbound > 0 ORDER BY inbound DESC, id LIMIT ?`
-
 // InternWebDomains sets the IDs of domains by name, inserting the unknown
 // ones: one statement to find the known, one to insert the rest. SQLite
 // has one writer, so nothing can insert a name in between. Of rows that
 // repeat a new name, the first gets New.
-func (t *tx) InternWebDomains(ctx context.Context, rows []*shelfmark.WebDomainRow) error {
+func (t *writeTx) InternWebDomains(ctx context.Context, rows []*shelfmark.WebDomainRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -220,7 +212,7 @@ func (t *tx) InternWebDomains(ctx context.Context, rows []*shelfmark.WebDomainRo
 
 // InternWebURLs sets the IDs of URLs by SURT, inserting the unknown ones
 // (as InternWebDomains does).
-func (t *tx) InternWebURLs(ctx context.Context, rows []*shelfmark.WebURLRow) error {
+func (t *writeTx) InternWebURLs(ctx context.Context, rows []*shelfmark.WebURLRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -292,13 +284,13 @@ func appendJSONString(b []byte, s string) []byte {
 
 // LockWebURLs returns the rows of ids. SQLite's write transaction holds
 // the only write lock already.
-func (t *tx) LockWebURLs(ctx context.Context, ids []int64) ([]*shelfmark.WebURLRow, error) {
+func (t *writeTx) LockWebURLs(ctx context.Context, ids []int64) ([]*shelfmark.WebURLRow, error) {
 	return t.WebURLRows(ctx, ids)
 }
 
 // InsertWebCaptures inserts captures, one execution of a prepared
 // statement each, and sets their IDs.
-func (t *tx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.CaptureRow) error {
+func (t *writeTx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.CaptureRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -334,7 +326,7 @@ func (t *tx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.CaptureRow
 
 // AddWebLinks inserts links in one statement; a link that exists already
 // is an error.
-func (t *tx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
+func (t *writeTx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
 	if len(links) == 0 {
 		return nil
 	}

@@ -26,9 +26,9 @@ func TestWebPlans(t *testing.T) {
 		args  []any
 		want  []string // in the plan, in this order
 	}{
-		{"top urls", webTopURLsSQL, []any{1, 10},
+		{"top urls", dialect.WebTopURLs, []any{1, 10},
 			[]string{"SEARCH n USING COVERING INDEX web_url_counts_top (domain=? AND inbound>?)", "SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},
-		{"top domains", webTopDomainsSQL, []any{10},
+		{"top domains", dialect.WebTopDomains, []any{10},
 			[]string{"SEARCH web_domains USING INDEX web_domains_top (inbound>?)"}},
 		{"inbound", webInboundSQL, []any{1, 0, 10},
 			[]string{"SEARCH web_links USING PRIMARY KEY (dst=? AND src>?)"}},
