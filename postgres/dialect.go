@@ -18,6 +18,10 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 	Arg:     func(n int) string { return "$" + strconv.Itoa(n) },
 	AnyOf:   func(n int) string { return "= ANY($" + strconv.Itoa(n) + ")" },
 	Web: sqlstore.Web{
+		WebURLCaptures: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+WHERE c.url = $1 AND (c.time, c.id) > ($2, $3) ORDER BY c.time, c.id LIMIT $4`,
+		WebURLCapturesDesc: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+WHERE c.url = $1 AND (c.time, c.id) < ($2, $3) ORDER BY c.time DESC, c.id DESC LIMIT $4`,
 		WebURLsBySURT:   `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.surt = ANY($1)`,
 		WebURLRows:      `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.id = ANY($1) ORDER BY u.id`,
 		WebFileCaptures: `SELECT ` + sqlstore.CaptureCols + sqlstore.CapturesFrom + ` WHERE c.file = $1 AND c.id > $2 ORDER BY c.id LIMIT $3`,
@@ -101,6 +105,10 @@ FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS d(id, inbound, urls) WH
 	OAIWrites: sqlstore.OAIWrites{
 		AddCounter: `INSERT INTO counters (name, value) VALUES ($1, $2)
 ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNING value`,
+	},
+	SearchStatements: sqlstore.SearchStatements{
+		SearchPage: searchPage,
+		BrowsePage: browsePage,
 	},
 	Search: sqlstore.Search{
 		SearchDoc: `SELECT key, work, kind, format, title, body, coalesce(access, 0) FROM search_docs WHERE key = $1`,

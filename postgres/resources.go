@@ -29,13 +29,6 @@ func nullZero(v int64) *int64 {
 	return &v
 }
 
-func zeroNull(v *int64) int64 {
-	if v == nil {
-		return 0
-	}
-	return *v
-}
-
 // resourceColumns is sqlstore.ResourceCols as a list, for COPY.
 var resourceColumns = strings.Split(sqlstore.ResourceCols, ", ")
 

@@ -20,6 +20,10 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 	Arg:     func(n int) string { return "?" + strconv.Itoa(n) },
 	AnyOf:   func(n int) string { return "IN (SELECT value FROM json_each(?" + strconv.Itoa(n) + "))" },
 	Web: sqlstore.Web{
+		WebURLCaptures: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+		WHERE c.url = ?1 AND c.time >= ?2 AND (c.time > ?2 OR c.id > ?3) ORDER BY c.time, c.id LIMIT ?4`,
+		WebURLCapturesDesc: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+		WHERE c.url = ?1 AND c.time <= ?2 AND (c.time < ?2 OR c.id < ?3) ORDER BY c.time DESC, c.id DESC LIMIT ?4`,
 		WebURLsBySURT:   webURLsBySURTSQL,
 		WebURLRows:      webURLRowsSQL,
 		WebFileCaptures: fileCapturesSQL,
@@ -102,6 +106,10 @@ RETURNING ` + sqlstore.JobCols,
 	OAIWrites: sqlstore.OAIWrites{
 		AddCounter: `INSERT INTO counters (name, value) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value`,
+	},
+	SearchStatements: sqlstore.SearchStatements{
+		SearchPage: searchPage,
+		BrowsePage: browseSQL,
 	},
 	Search: sqlstore.Search{
 		SearchDoc: `SELECT d.key, d.work, d.kind, d.format, x.title, x.body, coalesce(d.access, 0)

@@ -102,19 +102,6 @@ func (t *writeTx) RetryJobs(ctx context.Context, queue string, ids []int64, now 
 	return n, nil
 }
 
-// SetQueuePaused pauses or resumes a queue.
-func (t *writeTx) SetQueuePaused(ctx context.Context, queue string, paused bool) error {
-	p := 0
-	if paused {
-		p = 1
-	}
-	if _, err := t.exec(ctx, `INSERT INTO job_queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`,
-		queue, p); err != nil {
-		return fmt.Errorf("pause queue %s: %w", queue, err)
-	}
-	return nil
-}
-
 // Jobs lists jobs by id.
 func (t *readTx) Jobs(ctx context.Context, f shelfmark.JobFilter) ([]*shelfmark.Job, error) {
 	q := `SELECT ` + sqlstore.JobCols + ` FROM jobs WHERE id > ?`

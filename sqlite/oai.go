@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
@@ -124,81 +123,6 @@ func (t *readTx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfm
 		return nil, fmt.Errorf("sqlite: oai records of %s after %d: %w", l.Prefix, l.After, err)
 	}
 	return out, nil
-}
-
-// oaiCountSQL reads a tally: the kept count, one primary key read of
-// oai_counts, and the ends of the rows' range, one seek at each end of
-// oai_records_prefix. Arguments: prefix, 0, prefix, prefix.
-const oaiCountSQL = `SELECT
-		(SELECT n FROM oai_counts WHERE prefix = ? AND collection = ?),
-		(SELECT seq FROM oai_records WHERE prefix = ? ORDER BY seq LIMIT 1),
-		(SELECT seq FROM oai_records WHERE prefix = ? ORDER BY seq DESC LIMIT 1)`
-
-// oaiSetCountSQL is oaiCountSQL for the rows directly in one set, whose
-// ends are those of its range of the oai_set_records primary key.
-// Arguments: prefix, set, set, prefix, set, prefix.
-const oaiSetCountSQL = `SELECT
-		(SELECT n FROM oai_counts WHERE prefix = ? AND collection = ?),
-		(SELECT seq FROM oai_set_records WHERE collection = ? AND prefix = ? ORDER BY seq LIMIT 1),
-		(SELECT seq FROM oai_set_records WHERE collection = ? AND prefix = ? ORDER BY seq DESC LIMIT 1)`
-
-// OAICount returns the tally of prefix (in set, when set is not 0) in one
-// statement of three index seeks, whatever the number of rows.
-func (t *readTx) OAICount(ctx context.Context, prefix string, set int64) (shelfmark.OAITally, error) {
-	var n, first, last sql.NullInt64
-	var err error
-	if set == 0 {
-		err = t.queryRow(ctx, oaiCountSQL, []any{prefix, 0, prefix, prefix}, &n, &first, &last)
-	} else {
-		err = t.queryRow(ctx, oaiSetCountSQL, []any{prefix, set, set, prefix, set, prefix}, &n, &first, &last)
-	}
-	if err != nil {
-		return shelfmark.OAITally{}, fmt.Errorf("sqlite: count oai records of %s in %d: %w", prefix, set, err)
-	}
-	return shelfmark.OAITally{N: n.Int64, First: first.Int64, Last: last.Int64}, nil
-}
-
-func floorUnix(t time.Time) int64 { return t.Unix() }
-
-// oaiSeqRangeSQL reads the ends of a datestamp window and the highest seq
-// of the view. Arguments: prefix, from, prefix, until.
-const oaiSeqRangeSQL = `SELECT
-		(SELECT seq FROM oai_records WHERE prefix = ? AND datestamp >= ? ORDER BY datestamp, seq LIMIT 1),
-		(SELECT seq FROM oai_records WHERE prefix = ? AND datestamp <= ? ORDER BY datestamp DESC, seq DESC LIMIT 1),
-		(SELECT max(seq) FROM oai_records)`
-
-// OAISeqRange turns [from, until] into the seq range (after, max] of
-// prefix, from one row at each end of the window in oai_records_datestamp
-// (prefix, datestamp, seq). Datestamps never fall as seq rises, so the first
-// row with datestamp >= from has the smallest such seq, and every row of
-// prefix above it is in the window's lower side.
-func (t *readTx) OAISeqRange(ctx context.Context, prefix string, from, until time.Time) (after, max int64, err error) {
-	var first, last, top sql.NullInt64
-	err = t.queryRow(ctx, oaiSeqRangeSQL, []any{prefix, sqlstore.CeilUnix(from), prefix, floorUnix(until)}, &first, &last, &top)
-	if err != nil {
-		return 0, 0, fmt.Errorf("sqlite: oai seq range of %s: %w", prefix, err)
-	}
-	return seqRange(from, until, first, last, top)
-}
-
-// seqRange combines the ends OAISeqRange read: first, the smallest seq with
-// datestamp >= from; last, the largest with datestamp <= until; top, the
-// largest seq of the view (each NULL when there is none).
-func seqRange(from, until time.Time, first, last, top sql.NullInt64) (after, max int64, err error) {
-	switch {
-	case from.IsZero():
-		after = 0
-	case !first.Valid:
-		return top.Int64, top.Int64, nil // nothing as late as from: empty
-	default:
-		after = first.Int64 - 1
-	}
-	if until.IsZero() {
-		max = top.Int64
-	} else {
-		max = last.Int64
-	}
-	return after, max, nil
 }
 
 // oaiSetTreeSQL reads the set of a spec (second column 1) and those below

@@ -38,7 +38,7 @@ func TestOAIPlans(t *testing.T) {
 		{"records of four sets", oaiSetListSQL(true, 4), setSeqsArgs([]int64{1, 2, 3, 4}, l),
 			[]string{"SEARCH oai_records USING INTEGER PRIMARY KEY (rowid=?)",
 				"SEARCH oai_set_records USING PRIMARY KEY (collection=? AND prefix=? AND seq>? AND seq<?)"}},
-		{"seq range", oaiSeqRangeSQL, []any{"oai_dc", 5, "oai_dc", 9},
+		{"seq range", dialect.OAISeqRange, []any{"oai_dc", 5, 9},
 			[]string{"SEARCH oai_records USING COVERING INDEX oai_records_datestamp (prefix=? AND datestamp>?)",
 				"SEARCH oai_records USING COVERING INDEX oai_records_datestamp (prefix=? AND datestamp<?)"}},
 		{"set tree", oaiSetTreeSQL, []any{"a", "a:", "a;"},

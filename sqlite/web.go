@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
@@ -67,19 +66,6 @@ const (
 	deleteLinksSQL    = `DELETE FROM web_links WHERE (dst, src) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`
 	deleteCapturesSQL = `DELETE FROM web_captures WHERE id IN (SELECT value FROM json_each(?))`
 )
-
-// urlCapturesSQL is a page of one URL's captures after (time, id), or
-// before it when desc is set: one range of web_captures_url, which starts
-// at the time (the id only filters the captures at that time). Arguments:
-// url, time, time, id, limit.
-func urlCapturesSQL(desc bool) string {
-	if desc {
-		return `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
-		WHERE c.url = ? AND c.time <= ? AND (c.time < ? OR c.id < ?) ORDER BY c.time DESC, c.id DESC LIMIT ?`
-	}
-	return `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
-		WHERE c.url = ? AND c.time >= ? AND (c.time > ? OR c.id > ?) ORDER BY c.time, c.id LIMIT ?`
-}
 
 // Statements of WebCaptures. The rest of the After capture's URL is one
 // range of web_captures_url; the URLs after it are a range of the surt
@@ -152,17 +138,6 @@ func (t *readTx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*s
 		return nil, fmt.Errorf("web captures from %s: %w", from, err)
 	}
 	return append(out, rows...), nil
-}
-
-// WebURLCaptures returns up to limit captures of url after (at, id) by
-// (time, id), or before it, descending, when desc is set.
-func (t *readTx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id int64, desc bool, limit int) ([]*shelfmark.CaptureRow, error) {
-	ns := sqlstore.CursorNanos(at, desc)
-	rows, err := sqlstore.Captures(ctx, t, urlCapturesSQL(desc), url, ns, ns, id, limit)
-	if err != nil {
-		return nil, fmt.Errorf("captures of web url %d: %w", url, err)
-	}
-	return rows, nil
 }
 
 // InternWebDomains sets the IDs of domains by name, inserting the unknown

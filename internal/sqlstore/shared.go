@@ -29,6 +29,18 @@ WHERE n.domain = $1 AND n.inbound > 0 ORDER BY n.inbound DESC, n.id LIMIT $2`,
 		OAISets:      `SELECT key, spec, name FROM oai_sets WHERE key > $1 ORDER BY key LIMIT $2`,
 		OAISetsByKey: `SELECT key, spec, name FROM oai_sets WHERE key = ANY($1) ORDER BY key`,
 		Counter:      `SELECT value FROM counters WHERE name = $1`,
+		OAICount: `SELECT
+    (SELECT n FROM oai_counts WHERE prefix = $1 AND collection = 0),
+    (SELECT seq FROM oai_records WHERE prefix = $1 ORDER BY seq LIMIT 1),
+    (SELECT seq FROM oai_records WHERE prefix = $1 ORDER BY seq DESC LIMIT 1)`,
+		OAISetCount: `SELECT
+    (SELECT n FROM oai_counts WHERE prefix = $1 AND collection = $2),
+    (SELECT seq FROM oai_set_records WHERE collection = $2 AND prefix = $1 ORDER BY seq LIMIT 1),
+    (SELECT seq FROM oai_set_records WHERE collection = $2 AND prefix = $1 ORDER BY seq DESC LIMIT 1)`,
+		OAISeqRange: `SELECT
+    (SELECT seq FROM oai_records WHERE prefix = $1 AND datestamp >= $2 ORDER BY datestamp, seq LIMIT 1),
+    (SELECT seq FROM oai_records WHERE prefix = $1 AND datestamp <= $3 ORDER BY datestamp DESC, seq DESC LIMIT 1),
+    (SELECT max(seq) FROM oai_records)`,
 	},
 	Accounts: Accounts{
 		TokenByHash: `SELECT ` + TokenCols + ` FROM tokens WHERE hash = $1`,
@@ -65,6 +77,8 @@ WHERE f.sha256 = $1 AND f.sha256 <> '' AND r.deleted IS NULL ORDER BY f.resource
 	Jobs: Jobs{
 		RequeueJob: `UPDATE jobs SET state = 'queued', run_at = $2, lease = 0, error = $3 WHERE id = $1`,
 		FailJob:    `UPDATE jobs SET state = 'failed', lease = 0, error = $2 WHERE id = $1`,
+		SetQueuePaused: `INSERT INTO job_queues (name, paused) VALUES ($1, $2)
+ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`,
 	},
 	AuthFailureSQL: AuthFailureSQL{
 		BlockedAuthKeys: `SELECT key, failures, last_failure, blocked_until FROM auth_failures

@@ -48,6 +48,7 @@ type Dialect struct {
 	AuthFailureSQL
 	OAIWrites
 	Search
+	SearchStatements
 	SourceSQL
 	FileSQL
 	Reads
