@@ -202,10 +202,7 @@ UNION ALL SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0, key, work, 
 	if facets {
 		const pad = `, NULL::bigint, NULL::bigint, NULL, NULL, NULL, NULL, NULL::float8`
 		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-		b.WriteString(`
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(key) - min(key), 0)` + pad + ` FROM win
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(key) FROM win) - (SELECT min(key) FROM search_docs), 0)` + pad + `
+		b.WriteString(sqlstore.FacetSpans(pad, "key", `(SELECT min(key) FROM search_docs)`) + `
 UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*)` + pad + ` FROM win
     GROUP BY kind ORDER BY 3 DESC, kind COLLATE "C" LIMIT ` + lim + `)
 UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*)` + pad + ` FROM win WHERE format <> ''
@@ -317,11 +314,8 @@ FROM page p LEFT JOIN search_docs x ON x.key = p.key LEFT JOIN search_docs w ON 
 		const pad = `, NULL::bigint, NULL::bigint, NULL, NULL, NULL, NULL, NULL::float8`
 		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
 		now := param(q.Now.UnixMicro())
-		b.WriteString(`
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(work) - min(work), 0)` + pad + ` FROM win
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(work) FROM win) -
-    (SELECT min(member) FROM memberships WHERE collection = ` + param(q.Collection) + `), 0)` + pad + `
+		low := `(SELECT min(member) FROM memberships WHERE collection = ` + param(q.Collection) + `)`
+		b.WriteString(sqlstore.FacetSpans(pad, "work", low) + `
 UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*)` + pad + ` FROM win
     GROUP BY kind ORDER BY 3 DESC, kind COLLATE "C" LIMIT ` + lim + `)
 UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*)` + pad + ` FROM win WHERE format <> ''
@@ -350,20 +344,13 @@ func (t *writeTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 	if len(docs) == 0 {
 		return nil
 	}
-	last := make(map[int64]int, len(docs))
+	docs = sqlstore.LatestDocs(docs)
+	n := len(docs)
+	keys, works, access := make([]int64, n), make([]int64, n), make([]int64, n)
+	kinds, formats, titles, bodies := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, d := range docs {
-		last[d.Key] = i
-	}
-	n := len(last)
-	keys, works, access := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
-	kinds, formats, titles, bodies := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
-	for i, d := range docs {
-		if last[d.Key] != i {
-			continue
-		}
-		keys, works, access = append(keys, d.Key), append(works, d.Work), append(access, d.AccessKey())
-		kinds, formats = append(kinds, string(d.Kind)), append(formats, shelfmark.CleanSearchText(d.Format))
-		titles, bodies = append(titles, shelfmark.CleanSearchText(d.Title)), append(bodies, shelfmark.CleanSearchText(d.Body))
+		keys[i], works[i], access[i] = d.Key, d.Work, d.AccessKey()
+		kinds[i], formats[i], titles[i], bodies[i] = string(d.Kind), d.Format, d.Title, d.Body
 	}
 	if _, err := t.r.exec(ctx, putSearchDocsSQL, keys, works, kinds, formats, titles, bodies, access); err != nil {
 		return fmt.Errorf("postgres: put %d search documents: %w", n, err)

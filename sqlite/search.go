@@ -150,10 +150,7 @@ func searchSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfma
 	if facets {
 		const pad = `, NULL, NULL, NULL, NULL, NULL, NULL, NULL`
 		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-		b.WriteString(`
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(key) - min(key), 0)` + pad + ` FROM win
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(key) FROM win) - (SELECT min(key) FROM search_docs), 0)` + pad + `
+		b.WriteString(sqlstore.FacetSpans(pad, "key", `(SELECT min(key) FROM search_docs)`) + `
 		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
 			GROUP BY kind ORDER BY n DESC, kind LIMIT ` + lim + `)
 		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
@@ -260,11 +257,7 @@ func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, f
 	if facets {
 		const pad = `, NULL, NULL, NULL, NULL, NULL, NULL, NULL`
 		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-		b.WriteString(`
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(work) - min(work), 0)` + pad + ` FROM win
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(work) FROM win) -
-			(SELECT min(member) FROM memberships WHERE collection = ?), 0)` + pad + `
+		b.WriteString(sqlstore.FacetSpans(pad, "work", `(SELECT min(member) FROM memberships WHERE collection = ?)`) + `
 		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
 			GROUP BY kind ORDER BY n DESC, kind LIMIT ` + lim + `)
 		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
@@ -275,24 +268,6 @@ func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, f
 		args = append(append(args, q.Collection), visibleArgs(q.Now)...)
 	}
 	return b.String(), args
-}
-
-// latestDocs drops every document that a later one of the same key
-// replaces, keeping the order of the rest, and cleans their text.
-func latestDocs(docs []shelfmark.SearchDoc) []shelfmark.SearchDoc {
-	last := make(map[int64]int, len(docs))
-	for i, d := range docs {
-		last[d.Key] = i
-	}
-	out := make([]shelfmark.SearchDoc, 0, len(last))
-	for i, d := range docs {
-		if last[d.Key] == i {
-			d.Format = shelfmark.CleanSearchText(d.Format)
-			d.Title, d.Body = shelfmark.CleanSearchText(d.Title), shelfmark.CleanSearchText(d.Body)
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // putSearchDocsSQL and putSearchTextSQL upsert the documents of a JSON
@@ -320,7 +295,7 @@ func (t *writeTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 	if len(docs) == 0 {
 		return nil
 	}
-	docs = latestDocs(docs)
+	docs = sqlstore.LatestDocs(docs)
 	rows := make([][7]any, len(docs))
 	for i, d := range docs {
 		rows[i] = [7]any{d.Key, d.Work, string(d.Kind), d.Format, d.Title, d.Body, d.AccessKey()}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"strconv"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -166,4 +167,35 @@ func (t *Tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 		return nil, err
 	}
 	return p.Result(), nil
+}
+
+// LatestDocs drops every document that a later one of the same key
+// replaces (one upsert may not touch a row twice), keeping the order of
+// the rest, and cleans their text: one map and one slice of the kept.
+func LatestDocs(docs []shelfmark.SearchDoc) []shelfmark.SearchDoc {
+	last := make(map[int64]int, len(docs))
+	for i, d := range docs {
+		last[d.Key] = i
+	}
+	out := make([]shelfmark.SearchDoc, 0, len(last))
+	for i, d := range docs {
+		if last[d.Key] == i {
+			d.Format = shelfmark.CleanSearchText(d.Format)
+			d.Title, d.Body = shelfmark.CleanSearchText(d.Title), shelfmark.CleanSearchText(d.Body)
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// FacetSpans returns the rows of a search or browse statement that count
+// the sample (shelfmark.FacetTotal), and span its keys
+// (FacetSampleSpan) and those from low to its highest (FacetKeySpan), over
+// column col of the sample win, each followed by pad (the NULLs of the
+// other columns). It starts with a newline and a UNION ALL.
+func FacetSpans(pad, col, low string) string {
+	return `
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(` + col + `) - min(` + col + `), 0)` + pad + ` FROM win
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(` + col + `) FROM win) - ` + low + `, 0)` + pad
 }
