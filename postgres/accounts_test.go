@@ -32,13 +32,13 @@ func TestMigrationRenamesRestricted(t *testing.T) {
 	}
 	applied := 0
 	for _, m := range ms {
-		if m.version >= 7 {
+		if m.Version >= 7 {
 			continue
 		}
-		if _, err := conn.Exec(ctx, m.sql); err != nil {
-			t.Fatalf("%s: %v", m.name, err)
+		if _, err := conn.Exec(ctx, m.SQL); err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
 		}
-		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, 0)`, m.version, m.name); err != nil {
+		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, 0)`, m.Version, m.Name); err != nil {
 			t.Fatal(err)
 		}
 		applied++
@@ -96,7 +96,7 @@ func TestAccessDuePlan(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := tx.Query(ctx, `EXPLAIN `+accessDueSQL, int64(1), int64(10))
+	rows, err := tx.Query(ctx, `EXPLAIN `+dialect.AccessDue, int64(1), int64(10))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,78 +1,70 @@
 package postgres
 
 import (
+	"strconv"
+
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // dialect is PostgreSQL's statements for the methods its transactions
-// share with SQLite's (sqlstore.Tx). Lists are bound as arrays, read by
-// = ANY($n).
-var dialect = sqlstore.Dialect{
+// share with SQLite's (sqlstore.Tx), those it runs alike filled in by
+// sqlstore.Shared. Lists are bound as arrays, read by = ANY($n).
+var dialect = sqlstore.Shared(sqlstore.Dialect{
 	Prefix:  "postgres: ",
 	Int64s:  func(v []int64) any { return v },
 	Strings: func(v []string) any { return v },
+	Arg:     func(n int) string { return "$" + strconv.Itoa(n) },
+	AnyOf:   func(n int) string { return "= ANY($" + strconv.Itoa(n) + ")" },
 	Web: sqlstore.Web{
-		WebFile:         `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file = $1`,
-		WebFiles:        `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file > $1 ORDER BY file LIMIT $2`,
+		WebURLCaptures: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+WHERE c.url = $1 AND (c.time, c.id) > ($2, $3) ORDER BY c.time, c.id LIMIT $4`,
+		WebURLCapturesDesc: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+WHERE c.url = $1 AND (c.time, c.id) < ($2, $3) ORDER BY c.time DESC, c.id DESC LIMIT $4`,
 		WebURLsBySURT:   `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.surt = ANY($1)`,
 		WebURLRows:      `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.id = ANY($1) ORDER BY u.id`,
-		WebDomain:       `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE name = $1`,
-		WebDomainRows:   `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE id = ANY($1) ORDER BY id`,
-		WebCaptureRows:  `SELECT ` + sqlstore.CaptureCols + sqlstore.CapturesFrom + ` WHERE c.id = ANY($1) ORDER BY c.id`,
 		WebFileCaptures: `SELECT ` + sqlstore.CaptureCols + sqlstore.CapturesFrom + ` WHERE c.file = $1 AND c.id > $2 ORDER BY c.id LIMIT $3`,
 		WebInbound:      `SELECT src FROM web_links WHERE dst = $1 AND src > $2 ORDER BY src LIMIT $3`,
-		WebTopURLs:      webTopURLsSQL,
-		WebTopDomains:   webTopDomainsSQL,
 	},
 	OAI: sqlstore.OAI{
-		OAIRecord:    `SELECT ` + sqlstore.OAIColsPayload + ` FROM oai_records WHERE key = $1 AND prefix = $2`,
-		OAIRecordsOf: `SELECT ` + sqlstore.OAICols + ` FROM oai_records WHERE key = ANY($1) ORDER BY key, prefix`,
-		OAISets:      `SELECT key, spec, name FROM oai_sets WHERE key > $1 ORDER BY key LIMIT $2`,
-		OAISetsByKey: `SELECT key, spec, name FROM oai_sets WHERE key = ANY($1) ORDER BY key`,
 		OAISetTree: `SELECT key, true FROM oai_sets WHERE spec = $1
 UNION ALL SELECT key, false FROM oai_sets WHERE spec >= $2 AND spec < $3`,
-		Counter: `SELECT value FROM counters WHERE name = $1`,
 	},
 	Accounts: sqlstore.Accounts{
-		UserCols:    userCols,
-		StringList:  func(dst *[]string) any { return dst },
-		UserByName:  `SELECT ` + userCols + ` FROM users u WHERE u.name = $1`,
-		UserByKey:   `SELECT ` + userCols + ` FROM users u WHERE u.key = $1`,
-		Users:       `SELECT ` + userCols + ` FROM users u WHERE u.key > $1 ORDER BY u.key LIMIT $2`,
-		TokenByHash: `SELECT ` + sqlstore.TokenCols + ` FROM tokens WHERE hash = $1`,
-		Tokens:      `SELECT ` + sqlstore.TokenCols + ` FROM tokens WHERE user_key = $1 AND kind = $2 ORDER BY key DESC`,
-		GrantsOn: `SELECT resource, principal, role FROM grants WHERE resource = ANY($1)
-ORDER BY resource, principal, role`,
-		GrantsTo: `SELECT resource, principal, role FROM grants WHERE principal = ANY($1)
-ORDER BY resource, principal, role`,
-		Owners:  `SELECT resource, user_key FROM owners WHERE resource = ANY($1)`,
-		Setting: `SELECT value FROM settings WHERE name = $1`,
+		UserCols:   userCols,
+		StringList: func(dst *[]string) any { return dst },
+		UserByName: `SELECT ` + userCols + ` FROM users u WHERE u.name = $1`,
+		UserByKey:  `SELECT ` + userCols + ` FROM users u WHERE u.key = $1`,
+		Users:      `SELECT ` + userCols + ` FROM users u WHERE u.key > $1 ORDER BY u.key LIMIT $2`,
+	},
+	AccountWrites: sqlstore.AccountWrites{
+		AddGroups: `INSERT INTO user_groups (user_key, grp) SELECT $1, g FROM unnest($2::text[]) g
+ON CONFLICT DO NOTHING`,
+		SetOwners: `INSERT INTO owners (resource, user_key) SELECT DISTINCT k, $2::bigint FROM unnest($1::bigint[]) k
+ON CONFLICT (resource) DO UPDATE SET user_key = excluded.user_key`,
+		// a range of each of the partial indexes resources_embargo_live and
+		// resources_lease_live
+		AccessDue: `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key IN (
+SELECT key FROM resources WHERE embargo IS NOT NULL AND deleted IS NULL AND embargo <= $1
+UNION SELECT key FROM resources WHERE lease IS NOT NULL AND deleted IS NULL AND lease <= $1)
+ORDER BY key LIMIT $2`,
 	},
 	Resources: sqlstore.Resources{
-		ScanResource: sqlstore.ScanResource[nullable],
-		Resource:     `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key = $1`,
-		Resources:    `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key = ANY($1) ORDER BY key`,
-		MemberOf: `SELECT m.collection FROM memberships m JOIN resources r ON r.key = m.collection
-WHERE m.member = $1 AND r.deleted IS NULL ORDER BY m.collection`,
-		Members:  membersSQL,
-		Roots:    rootsSQL,
-		Children: childrenSQL,
+		ScanResource:    sqlstore.ScanResource[nullable],
+		ScanResourceAnd: sqlstore.ScanResourceAnd[nullable],
+		Resources:       `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key = ANY($1) ORDER BY key`,
+		Members:         membersSQL,
+		Roots:           rootsSQL,
+		Children:        childrenSQL,
 	},
 	Uploads: sqlstore.Uploads{
-		Uploads:     `SELECT sha256, size, stored FROM uploads WHERE user_key = $1 AND sha256 = ANY($2)`,
-		UploadUsage: `SELECT user_key, files, bytes FROM upload_usage WHERE user_key IN ($1, 0)`,
-		FilesHolding: `SELECT f.resource, f.size FROM files f JOIN resources r ON r.key = f.resource
-WHERE f.sha256 = $1 AND f.sha256 <> '' AND r.deleted IS NULL ORDER BY f.resource LIMIT $2`,
-		PutUpload: `INSERT INTO uploads (user_key, sha256, size, stored) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
 		// a concurrent record of the same user and bytes waits for this one
 		// (the primary key), then renews it
 		RenewUpload: `UPDATE uploads SET stored = greatest(stored, $1), uses = uses + 1 WHERE user_key = $2 AND sha256 = $3`,
 		ReleaseUploads: `UPDATE uploads u SET uses = u.uses - d.n
 FROM (SELECT s, count(*) AS n FROM unnest($2::text[]) s GROUP BY s) d
 WHERE u.user_key = $1 AND u.sha256 = d.s`,
-		DeleteUploads: `DELETE FROM uploads WHERE user_key = $1 AND sha256 = ANY($2)`,
 		PruneUploads: `DELETE FROM uploads WHERE (user_key, sha256) IN
 		(SELECT user_key, sha256 FROM uploads WHERE stored < $1 ORDER BY stored LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING user_key, size`,
 		// the rows in the order given (WITH ORDINALITY), so that concurrent
@@ -84,8 +76,6 @@ WHERE u.user_key = $1 AND u.sha256 = d.s`,
 	},
 	Jobs: sqlstore.Jobs{
 		ClaimJobs:   claimSQL,
-		RequeueJob:  `UPDATE jobs SET state = 'queued', run_at = $2, lease = 0, error = $3 WHERE id = $1`,
-		FailJob:     `UPDATE jobs SET state = 'failed', lease = 0, error = $2 WHERE id = $1`,
 		QueueCounts: `SELECT queue, state, count(*), count(*) FILTER (WHERE run_at <= $1) FROM jobs GROUP BY queue, state`,
 	},
 	AuthFailureSQL: sqlstore.AuthFailureSQL{
@@ -95,18 +85,6 @@ WHERE u.user_key = $1 AND u.sha256 = d.s`,
 		last_failure = greatest(auth_failures.last_failure, $2)
 		RETURNING failures`,
 		BlockAuthKey: `UPDATE auth_failures SET blocked_until = greatest(blocked_until, $2) WHERE key = $1`,
-		BlockedAuthKeys: `SELECT key, failures, last_failure, blocked_until FROM auth_failures
-		WHERE blocked_until > $1 ORDER BY blocked_until DESC LIMIT $2`,
-		ClearAuthFailures: `DELETE FROM auth_failures WHERE key = $1 AND blocked_until <= $2`,
-		PruneAuthFailures: `DELETE FROM auth_failures WHERE last_failure < $1 AND blocked_until <= $2`,
-	},
-	Fields: sqlstore.Fields{
-		Fields:     `SELECT predicate, objects FROM fields WHERE resource = $1 ORDER BY predicate`,
-		FieldsOnly: `SELECT predicate, objects FROM fields WHERE resource = $1 AND predicate = ANY($2) ORDER BY predicate`,
-		FieldsOf:   `SELECT resource, predicate, objects FROM fields WHERE resource = ANY($1) ORDER BY resource, predicate`,
-		MemberOfMany: `SELECT m.member, m.collection FROM memberships m JOIN resources r ON r.key = m.collection
-WHERE m.member = ANY($1) AND r.deleted IS NULL ORDER BY m.member, m.collection`,
-		Changes: changesSQL,
 	},
 	WebWrites: sqlstore.WebWrites{
 		Pairs:   func(a, b []int64) []any { return []any{a, b} },
@@ -127,20 +105,20 @@ FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS d(id, inbound, urls) WH
 	OAIWrites: sqlstore.OAIWrites{
 		AddCounter: `INSERT INTO counters (name, value) VALUES ($1, $2)
 ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNING value`,
-		DeleteOAISets: `DELETE FROM oai_sets WHERE key = ANY($1)`,
+	},
+	SearchStatements: sqlstore.SearchStatements{
+		SearchPage: searchPage,
+		BrowsePage: browsePage,
 	},
 	Search: sqlstore.Search{
 		SearchDoc: `SELECT key, work, kind, format, title, body, coalesce(access, 0) FROM search_docs WHERE key = $1`,
 		// the primary key and search_docs_work_key
 		DeleteSearchDocs: `DELETE FROM search_docs WHERE key = ANY($1) OR work = ANY($1)`,
 	},
-	SourceSQL: sqlstore.SourceSQL{
-		Sources: `SELECT source_key, resource FROM sources WHERE source_key = ANY($1)`,
+	Reads: sqlstore.Reads{
+		ChildFiles: childFilesSQL,
 	},
-	FileSQL: sqlstore.FileSQL{
-		File: `SELECT ` + sqlstore.FileCols + ` FROM files WHERE resource = $1`,
-	},
-}
+})
 
 // userCols are the columns of a user, from users u: its row and its
 // groups as an array.
@@ -198,9 +176,11 @@ UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, lease = $4, worker
 FROM c WHERE j.id = c.id
 RETURNING j.id, j.queue, j.resource, j.state, j.attempt, j.run_at, j.lease, j.worker, j.error, j.created`
 
-// changesSQL reads the resources changed after a seq, in seq order (then
-// key), from one range of resources_seq (seq, key): a page costs the same
-// at any depth. One commit gives one seq to every resource an operation
-// changes (a group, a tombstoned tree), so a page may end inside a seq; the
-// caller resumes after the last seq it has read whole.
-const changesSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE seq > $1 ORDER BY seq, key LIMIT $2`
+// childFilesSQL reads each parent's first files through the index on
+// (parent, position): one short index range per parent.
+const childFilesSQL = `SELECT ` + sqlstore.ResourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
+  f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note
+FROM unnest($1::bigint[]) AS p(key) CROSS JOIN LATERAL (
+  SELECT * FROM resources c WHERE c.parent = p.key AND c.kind = 'file' AND c.deleted IS NULL ORDER BY c.position LIMIT $2) r
+JOIN files f ON f.resource = r.key
+ORDER BY r.parent, r.position`

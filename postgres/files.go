@@ -5,52 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
-
-// childFilesSQL reads each parent's first files through the index on
-// (parent, position): one short index range per parent.
-const childFilesSQL = `SELECT ` + sqlstore.ResourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
-  f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note
-FROM unnest($1::bigint[]) AS p(key) CROSS JOIN LATERAL (
-  SELECT * FROM resources c WHERE c.parent = p.key AND c.kind = 'file' AND c.deleted IS NULL ORDER BY c.position LIMIT $2) r
-JOIN files f ON f.resource = r.key
-ORDER BY r.parent, r.position`
-
-// ChildFiles returns up to perParent live files of each of parents, with
-// their descriptions, by parent and position.
-func (t *readTx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]*shelfmark.FileRow, error) {
-	if len(parents) == 0 || perParent <= 0 {
-		return nil, nil
-	}
-	var out []*shelfmark.FileRow
-	_, err := t.r.query(ctx, childFilesSQL, []any{parents, int64(perParent)}, func(rows pgx.Rows) error {
-		var (
-			rs sqlstore.RowScan[nullable]
-			f  shelfmark.File
-			fm shelfmark.Format
-			id *string
-		)
-		if err := rows.Scan(append(rs.Dest(), &f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
-			&id, &fm.Name, &fm.Version, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages, &fm.Note)...); err != nil {
-			return err
-		}
-		row := rs.Result()
-		if id != nil {
-			fm.PRONOM = *id
-			f.Format = &fm
-		}
-		out = append(out, &shelfmark.FileRow{Row: row, File: &f})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: read files of %d resources: %w", len(parents), err)
-	}
-	return out, nil
-}
 
 // fileColumns are the columns of files, for COPY.
 var fileColumns = []string{"resource", "name", "media_type", "size", "sha256", "sha512", "md5", "use", "external_url",

@@ -79,15 +79,6 @@ func nonNil(ids []int64) []int64 {
 	return ids
 }
 
-// SetQueuePaused pauses or resumes a queue.
-func (t *writeTx) SetQueuePaused(ctx context.Context, queue string, paused bool) error {
-	if _, err := t.r.exec(ctx, `INSERT INTO job_queues (name, paused) VALUES ($1, $2)
-ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`, queue, paused); err != nil {
-		return fmt.Errorf("postgres: pause queue %s: %w", queue, err)
-	}
-	return nil
-}
-
 // Jobs lists jobs by id.
 func (t *readTx) Jobs(ctx context.Context, f shelfmark.JobFilter) ([]*shelfmark.Job, error) {
 	var out []*shelfmark.Job

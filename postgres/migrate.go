@@ -4,53 +4,21 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
+// migrationFiles holds PostgreSQL's own migrations; sqlstore.Migrations
+// merges them with the shared ones.
+//
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one embedded SQL file, NNNN_name.sql.
-type migration struct {
-	version int64
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations by version.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	seen := map[int64]string{}
-	for _, path := range names {
-		name := strings.TrimPrefix(path, "migrations/")
-		digits, _, ok := strings.Cut(name, "_")
-		v, err := strconv.ParseInt(digits, 10, 64)
-		if !ok || err != nil || v < 1 {
-			return nil, fmt.Errorf("migration %s: name must start with a version number and an underscore", name)
-		}
-		if other, dup := seen[v]; dup {
-			return nil, fmt.Errorf("migrations %s and %s have the same version", other, name)
-		}
-		seen[v] = name
-		b, err := migrationFiles.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: name, sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	return ms, nil
-}
+// migrations returns the migrations to apply, by version.
+func migrations() ([]sqlstore.Migration, error) { return sqlstore.Migrations(migrationFiles) }
 
 // migrate applies the embedded migrations that schema_migrations does not
 // list, each in its own transaction, in the schema first on the connection's
@@ -97,35 +65,31 @@ func (db *DB) migrate(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("postgres: read schema_migrations: %w", err)
 	}
-	for _, m := range ms {
-		if applied[m.version] {
-			continue
-		}
-		if err := db.applyMigration(ctx, conn.Conn(), m); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sqlstore.Migrate(ctx, ms,
+		func(_ context.Context, m sqlstore.Migration) (bool, error) { return applied[m.Version], nil },
+		func(ctx context.Context, m sqlstore.Migration) error { return db.applyMigration(ctx, conn.Conn(), m) })
 }
 
-func (db *DB) applyMigration(ctx context.Context, conn *pgx.Conn, m migration) error {
+// applyMigration runs m and records its version and name in one
+// transaction on conn.
+func (db *DB) applyMigration(ctx context.Context, conn *pgx.Conn, m sqlstore.Migration) error {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: migration %s: begin: %w", m.name, err)
+		return fmt.Errorf("postgres: migration %s: begin: %w", m.Name, err)
 	}
 	defer rollback(tx)
 	r := db.run(tx)
 	// No arguments: pgx sends the file with the simple protocol, which
 	// allows several statements in one string.
-	if _, err := r.exec(ctx, m.sql); err != nil {
-		return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+	if _, err := r.exec(ctx, m.SQL); err != nil {
+		return fmt.Errorf("postgres: migration %s: %w", m.Name, err)
 	}
 	if _, err := r.exec(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, $3)`,
-		m.version, m.name, time.Now().UnixMicro()); err != nil {
-		return fmt.Errorf("postgres: migration %s: record it: %w", m.name, err)
+		m.Version, m.Name, time.Now().UnixMicro()); err != nil {
+		return fmt.Errorf("postgres: migration %s: record it: %w", m.Name, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: migration %s: commit: %w", m.name, err)
+		return fmt.Errorf("postgres: migration %s: commit: %w", m.Name, err)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
@@ -68,69 +67,6 @@ func (t *readTx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfm
 		return nil, fmt.Errorf("postgres: oai records of %s after %d: %w", l.Prefix, l.After, err)
 	}
 	return out, nil
-}
-
-// oaiCountSQL reads a format's tally: the kept count, one primary key read
-// of oai_counts, and the ends of the rows' range, one seek at each end of
-// oai_records_prefix. $1 prefix.
-const oaiCountSQL = `SELECT
-    (SELECT n FROM oai_counts WHERE prefix = $1 AND collection = 0),
-    (SELECT seq FROM oai_records WHERE prefix = $1 ORDER BY seq LIMIT 1),
-    (SELECT seq FROM oai_records WHERE prefix = $1 ORDER BY seq DESC LIMIT 1)`
-
-// oaiSetCountSQL is oaiCountSQL for the rows directly in one set, whose
-// ends are those of its range of the oai_set_records primary key. $1
-// prefix, $2 set.
-const oaiSetCountSQL = `SELECT
-    (SELECT n FROM oai_counts WHERE prefix = $1 AND collection = $2),
-    (SELECT seq FROM oai_set_records WHERE collection = $2 AND prefix = $1 ORDER BY seq LIMIT 1),
-    (SELECT seq FROM oai_set_records WHERE collection = $2 AND prefix = $1 ORDER BY seq DESC LIMIT 1)`
-
-// OAICount returns the tally of prefix (in set, when set is not 0) in one
-// statement of three index seeks, whatever the number of rows.
-func (t *readTx) OAICount(ctx context.Context, prefix string, set int64) (shelfmark.OAITally, error) {
-	var n, first, last *int64
-	var err error
-	if set == 0 {
-		err = t.r.queryRow(ctx, oaiCountSQL, []any{prefix}, &n, &first, &last)
-	} else {
-		err = t.r.queryRow(ctx, oaiSetCountSQL, []any{prefix, set}, &n, &first, &last)
-	}
-	if err != nil {
-		return shelfmark.OAITally{}, fmt.Errorf("postgres: count oai records of %s in %d: %w", prefix, set, err)
-	}
-	return shelfmark.OAITally{N: zeroNull(n), First: zeroNull(first), Last: zeroNull(last)}, nil
-}
-
-// OAISeqRange turns [from, until] into the seq range (after, max] of
-// prefix, from one row at each end of the window in oai_records_datestamp
-// (prefix, datestamp, seq). Datestamps never fall as seq rises, so the first
-// row with datestamp >= from has the smallest such seq, and every row of
-// prefix above it is in the window's lower side.
-func (t *readTx) OAISeqRange(ctx context.Context, prefix string, from, until time.Time) (after, max int64, err error) {
-	var first, last, top *int64
-	err = t.r.queryRow(ctx, `SELECT
-    (SELECT seq FROM oai_records WHERE prefix = $1 AND datestamp >= $2 ORDER BY datestamp, seq LIMIT 1),
-    (SELECT seq FROM oai_records WHERE prefix = $1 AND datestamp <= $3 ORDER BY datestamp DESC, seq DESC LIMIT 1),
-    (SELECT max(seq) FROM oai_records)`,
-		[]any{prefix, sqlstore.CeilUnix(from), until.Unix()}, &first, &last, &top)
-	if err != nil {
-		return 0, 0, fmt.Errorf("postgres: oai seq range of %s: %w", prefix, err)
-	}
-	switch {
-	case from.IsZero():
-		after = 0
-	case first == nil:
-		return zeroNull(top), zeroNull(top), nil // nothing as late as from: empty
-	default:
-		after = *first - 1
-	}
-	if until.IsZero() {
-		max = zeroNull(top)
-	} else {
-		max = zeroNull(last)
-	}
-	return after, max, nil
 }
 
 // deleteOldOAISQL removes the rows that a batch replaces ($1 keys, $2

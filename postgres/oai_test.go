@@ -61,10 +61,10 @@ func TestOAIPageCostFlat(t *testing.T) {
 			{"identifiers", oaiListSQL(false), []any{"'oai_dc'", 0, 2 * n, limit}, []any{"'oai_dc'", 2*n - 200, 2 * n, limit}, 3*limit + 20},
 			{"records of a set", oaiSetListSQL(true), []any{"'{2}'", "'oai_dc'", 0, 2 * n, limit}, []any{"'{2}'", "'oai_dc'", 2*n - 400, 2 * n, limit}, 4*limit + 20},
 			{"records of two sets", oaiSetListSQL(true), []any{"'{2,3}'", "'oai_dc'", 0, 2 * n, limit}, []any{"'{2,3}'", "'oai_dc'", 2*n - 400, 2 * n, limit}, 5*limit + 20},
-			{"changes", changesSQL, []any{0, limit}, []any{n - 100, limit}, 3*limit + 20},
+			{"changes", dialect.Changes, []any{0, limit}, []any{n - 100, limit}, 3*limit + 20},
 			// completeListSize: a kept count and the ends of the list
-			{"tally", oaiCountSQL, []any{"'oai_dc'"}, []any{"'marcxml'"}, 20},
-			{"tally of a set", oaiSetCountSQL, []any{"'oai_dc'", 1}, []any{"'oai_dc'", 3}, 20},
+			{"tally", dialect.OAICount, []any{"'oai_dc'"}, []any{"'marcxml'"}, 20},
+			{"tally of a set", dialect.OAISetCount, []any{"'oai_dc'", 1}, []any{"'oai_dc'", 3}, 20},
 		} {
 			first := pageBuffers(t, schema, mode, c.query, c.first...)
 			deep := pageBuffers(t, schema, mode, c.query, c.deep...)

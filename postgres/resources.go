@@ -13,8 +13,6 @@ import (
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
-
 func microsPtr(t *time.Time) *int64 {
 	if t == nil {
 		return nil
@@ -29,13 +27,6 @@ func nullZero(v int64) *int64 {
 		return nil
 	}
 	return &v
-}
-
-func zeroNull(v *int64) int64 {
-	if v == nil {
-		return 0
-	}
-	return *v
 }
 
 // resourceColumns is sqlstore.ResourceCols as a list, for COPY.

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // Full-text search (search.go in the root package, migration
@@ -165,13 +166,6 @@ func searchWindow(q *shelfmark.SearchQuery, query string, top int64, n int, scor
 	return sql, args
 }
 
-// Kinds of the rows of a search statement, in its first column beside the
-// facets' numbers (shelfmark.FacetTotal …).
-const (
-	rowHit    = -1 // a hit
-	rowWindow = -2 // the window: the size of its sample, its lowest and highest keys
-)
-
 // searchSQL returns the statement of a page in one window (the newest
 // SearchWindow visible matches at or below top; any key when top is 0)
 // and its arguments. It reads the window's matches once, with one more
@@ -202,16 +196,13 @@ page AS (SELECT key, work, kind, format, score FROM pw`)
 hits AS (SELECT p.key, p.work, p.kind, p.format, coalesce(w.title, '') AS title,
     ts_headline('simple'::regconfig, d.title || E'\n' || d.body, to_tsquery('simple'::regconfig, ` + param(headline) + `), ` + param(headlineOptions) + `) AS snippet, p.score
     FROM page p JOIN search_docs d ON d.key = p.key LEFT JOIN search_docs w ON w.key = p.work)
-SELECT ` + strconv.Itoa(rowWindow) + `, '', (SELECT count(*) FROM win), (SELECT coalesce(min(key), 0) FROM pw), (SELECT coalesce(max(key), 0) FROM pw),
+SELECT ` + strconv.Itoa(sqlstore.SearchRowWindow) + `, '', (SELECT count(*) FROM win), (SELECT coalesce(min(key), 0) FROM pw), (SELECT coalesce(max(key), 0) FROM pw),
     NULL, NULL, NULL, NULL, NULL::float8
-UNION ALL SELECT ` + strconv.Itoa(rowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
+UNION ALL SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
 	if facets {
 		const pad = `, NULL::bigint, NULL::bigint, NULL, NULL, NULL, NULL, NULL::float8`
 		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-		b.WriteString(`
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(key) - min(key), 0)` + pad + ` FROM win
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(key) FROM win) - (SELECT min(key) FROM search_docs), 0)` + pad + `
+		b.WriteString(sqlstore.FacetSpans(pad, "key", `(SELECT min(key) FROM search_docs)`) + `
 UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*)` + pad + ` FROM win
     GROUP BY kind ORDER BY 3 DESC, kind COLLATE "C" LIMIT ` + lim + `)
 UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*)` + pad + ` FROM win WHERE format <> ''
@@ -223,57 +214,33 @@ UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection
 	return b.String(), args
 }
 
-// Search returns a page of public hits for q: one statement for the page
-// in its window (with q.Facets on the first page, the total and facet
-// counts too), and a second when the page runs past the end of a full
-// window into the next (or, with q.Facets on a later page, for the
-// facets).
-func (t *readTx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
-	if q.Browse() {
-		return t.browse(ctx, &q)
-	}
-	terms, err := shelfmark.ParseSearchText(q.Text)
-	if err != nil {
-		return nil, err
-	}
+// searchPage is sqlstore.SearchStatements.SearchPage: the tsquery and the
+// headline query of terms, and searchSQL over them, planned for their
+// values (pgx.QueryExecModeExec).
+func searchPage(q *shelfmark.SearchQuery, terms []shelfmark.SearchTerm) func(int64, *shelfmark.SearchCursor, int, bool) (string, []any) {
 	query, headline := tsQuery(terms), headlineQuery(terms)
-	restore, err := t.r.startSearch(ctx)
-	if err != nil {
-		return nil, err
+	return func(top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
+		stmt, args := searchSQL(q, query, headline, top, after, n, facets)
+		return stmt, append([]any{pgx.QueryExecModeExec}, args...)
 	}
-	var p shelfmark.SearchPager
-	for st := range p.Start(&q) {
-		stmt, args := searchSQL(&q, query, headline, st.Top, st.After, st.Hits, st.Facets)
-		_, err = t.r.query(ctx, stmt, append([]any{pgx.QueryExecModeExec}, args...), func(rows pgx.Rows) error {
-			var row int32
-			var value string
-			var n int64
-			var key, work *int64
-			var kind, format, title, snippet *string
-			var score *float64
-			if err := rows.Scan(&row, &value, &n, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
-				return err
-			}
-			switch row {
-			case rowWindow:
-				p.Window(n, *key, *work)
-			case rowHit:
-				p.Hit(shelfmark.SearchHit{Key: *key, Work: *work, Kind: shelfmark.Kind(*kind), Format: *format,
-					Title: *title, Snippet: *snippet, Score: *score})
-			default:
-				p.Facet(int(row), value, n)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("postgres: search %.80q: %w", q.Text, t.r.searchError(ctx, err))
-		}
-	}
-	if err := restore(); err != nil {
-		return nil, err
-	}
-	return p.Result(), nil
 }
+
+// browsePage is sqlstore.SearchStatements.BrowsePage: browseSQL, planned
+// for its values (pgx.QueryExecModeExec).
+func browsePage(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
+	stmt, args := browseSQL(q, after, n, facets)
+	return stmt, append([]any{pgx.QueryExecModeExec}, args...)
+}
+
+// StartSearch implements sqlstore.Searcher: startSearch sets the search's
+// statement_timeout and its restore puts the previous one back.
+func (t *readTx) StartSearch(ctx context.Context) (context.Context, func(), func() error, error) {
+	restore, err := t.r.startSearch(ctx)
+	return ctx, func() {}, restore, err
+}
+
+// SearchError implements sqlstore.Searcher (searchError).
+func (t *readTx) SearchError(ctx context.Context, err error) error { return t.r.searchError(ctx, err) }
 
 // browseMembers returns the statement selecting the visible documents of
 // q's collection's members (none unless the collection itself is in
@@ -340,18 +307,15 @@ func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, f
 		b.WriteString(`, win AS MATERIALIZED (` + browseMembers(q, nil, shelfmark.SearchWindow+1, param) + `)`)
 	}
 	b.WriteString(`
-SELECT ` + strconv.Itoa(rowHit) + `, '', 0::bigint, p.key, p.work, p.kind, p.format, coalesce(w.title, ''),
+SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0::bigint, p.key, p.work, p.kind, p.format, coalesce(w.title, ''),
     btrim(left(coalesce(nullif(x.body, ''), x.title, ''), ` + strconv.Itoa(browseSnippet) + `)), 0::float8
 FROM page p LEFT JOIN search_docs x ON x.key = p.key LEFT JOIN search_docs w ON w.key = p.work`)
 	if facets {
 		const pad = `, NULL::bigint, NULL::bigint, NULL, NULL, NULL, NULL, NULL::float8`
 		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
 		now := param(q.Now.UnixMicro())
-		b.WriteString(`
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(work) - min(work), 0)` + pad + ` FROM win
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(work) FROM win) -
-    (SELECT min(member) FROM memberships WHERE collection = ` + param(q.Collection) + `), 0)` + pad + `
+		low := `(SELECT min(member) FROM memberships WHERE collection = ` + param(q.Collection) + `)`
+		b.WriteString(sqlstore.FacetSpans(pad, "work", low) + `
 UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*)` + pad + ` FROM win
     GROUP BY kind ORDER BY 3 DESC, kind COLLATE "C" LIMIT ` + lim + `)
 UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*)` + pad + ` FROM win WHERE format <> ''
@@ -362,42 +326,6 @@ UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection
     GROUP BY ms.collection ORDER BY 3 DESC, ms.collection LIMIT ` + lim + `)`)
 	}
 	return b.String(), args
-}
-
-// browse returns a page of a browse query in one statement.
-func (t *readTx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
-	var p shelfmark.SearchPager
-	st := p.StartBrowse(q)
-	stmt, args := browseSQL(q, st.After, st.Hits, st.Facets)
-	restore, err := t.r.startSearch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	_, err = t.r.query(ctx, stmt, append([]any{pgx.QueryExecModeExec}, args...), func(rows pgx.Rows) error {
-		var row int32
-		var value string
-		var n int64
-		var key, work *int64
-		var kind, format, title, snippet *string
-		var score *float64
-		if err := rows.Scan(&row, &value, &n, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
-			return err
-		}
-		if row == rowHit {
-			p.Hit(shelfmark.SearchHit{Key: *key, Work: *work, Kind: shelfmark.Kind(*kind), Format: *format,
-				Title: *title, Snippet: *snippet})
-		} else {
-			p.Facet(int(row), value, n)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: browse collection %d: %w", q.Collection, t.r.searchError(ctx, err))
-	}
-	if err := restore(); err != nil {
-		return nil, err
-	}
-	return p.Result(), nil
 }
 
 // putSearchDocsSQL upserts documents from arrays. A row whose columns are
@@ -416,20 +344,13 @@ func (t *writeTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 	if len(docs) == 0 {
 		return nil
 	}
-	last := make(map[int64]int, len(docs))
+	docs = sqlstore.LatestDocs(docs)
+	n := len(docs)
+	keys, works, access := make([]int64, n), make([]int64, n), make([]int64, n)
+	kinds, formats, titles, bodies := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i, d := range docs {
-		last[d.Key] = i
-	}
-	n := len(last)
-	keys, works, access := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
-	kinds, formats, titles, bodies := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
-	for i, d := range docs {
-		if last[d.Key] != i {
-			continue
-		}
-		keys, works, access = append(keys, d.Key), append(works, d.Work), append(access, d.AccessKey())
-		kinds, formats = append(kinds, string(d.Kind)), append(formats, shelfmark.CleanSearchText(d.Format))
-		titles, bodies = append(titles, shelfmark.CleanSearchText(d.Title)), append(bodies, shelfmark.CleanSearchText(d.Body))
+		keys[i], works[i], access[i] = d.Key, d.Work, d.AccessKey()
+		kinds[i], formats[i], titles[i], bodies[i] = string(d.Kind), d.Format, d.Title, d.Body
 	}
 	if _, err := t.r.exec(ctx, putSearchDocsSQL, keys, works, kinds, formats, titles, bodies, access); err != nil {
 		return fmt.Errorf("postgres: put %d search documents: %w", n, err)

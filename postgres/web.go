@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -66,35 +65,6 @@ func (t *readTx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*s
 	}
 	return append(out, rows...), nil
 }
-
-// urlCapturesSQL is a page of one URL's captures after (time, id), or
-// before it when desc is set: one range of web_captures_url.
-func urlCapturesSQL(desc bool) string {
-	if desc {
-		return `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
-WHERE c.url = $1 AND (c.time, c.id) < ($2, $3) ORDER BY c.time DESC, c.id DESC LIMIT $4`
-	}
-	return `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
-WHERE c.url = $1 AND (c.time, c.id) > ($2, $3) ORDER BY c.time, c.id LIMIT $4`
-}
-
-// WebURLCaptures returns up to limit captures of url after (at, id) by
-// (time, id), or before it, descending, when desc is set.
-func (t *readTx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id int64, desc bool, limit int) ([]*shelfmark.CaptureRow, error) {
-	rows, err := sqlstore.Captures(ctx, t, urlCapturesSQL(desc), url, sqlstore.CursorNanos(at, desc), id, limit)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: captures of web url %d: %w", url, err)
-	}
-	return rows, nil
-}
-
-// webTopURLsSQL reads the first n entries of the domain's range of the
-// partial index web_url_counts_top.
-const webTopURLsSQL = `SELECT ` + sqlstore.WebURLCols + ` FROM web_url_counts n JOIN web_urls u ON u.id = n.id
-WHERE n.domain = $1 AND n.inbound > 0 ORDER BY n.inbound DESC, n.id LIMIT $2`
-
-// webTopDomainsSQL reads the first n entries of web_domains_top.
-const webTopDomainsSQL = `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE inbound > 0 ORDER BY inbound DESC, id LIMIT $1`
 
 // LockWebFile returns a file's index state, or nil, locked until the
 // transaction ends.

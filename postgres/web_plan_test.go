@@ -41,12 +41,12 @@ SET LOCAL enable_material = off; SET LOCAL enable_hashjoin = off; SET LOCAL enab
 		args  []any
 		want  []string // in the plan, in this order
 	}{
-		{"top urls", webTopURLsSQL, []any{int64(1), 10}, []string{"Limit", "web_url_counts_top", "web_urls_pkey"}},
-		{"top domains", webTopDomainsSQL, []any{10}, []string{"Limit", "web_domains_top"}},
+		{"top urls", dialect.WebTopURLs, []any{int64(1), 10}, []string{"Limit", "web_url_counts_top", "web_urls_pkey"}},
+		{"top domains", dialect.WebTopDomains, []any{10}, []string{"Limit", "web_domains_top"}},
 		{"inbound", `SELECT src FROM web_links WHERE dst = $1 AND src > $2 ORDER BY src LIMIT $3`, []any{int64(1), int64(0), 10},
 			[]string{"Limit", "web_links_pkey"}},
-		{"captures of a url", urlCapturesSQL(false), []any{int64(1), int64(5), int64(3), 10}, []string{"Limit", "web_captures_url"}},
-		{"captures of a url, descending", urlCapturesSQL(true), []any{int64(1), int64(5), int64(3), 10},
+		{"captures of a url", dialect.WebURLCaptures, []any{int64(1), int64(5), int64(3), 10}, []string{"Limit", "web_captures_url"}},
+		{"captures of a url, descending", dialect.WebURLCapturesDesc, []any{int64(1), int64(5), int64(3), 10},
 			[]string{"Limit", "Index Scan Backward using web_captures_url"}},
 		{"scan the rest of a url", capturesRestOfURLSQL, []any{"a", int64(0), int64(9), int64(5), int64(1), 10},
 			[]string{"Limit", "web_captures_url", "web_urls_pkey"}},

@@ -96,7 +96,7 @@ func TestAccountPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	audit := func(q shelfmark.AuditQuery) (string, []any) { return auditSQL(q) }
+	audit := func(q shelfmark.AuditQuery) (string, []any) { return dialect.AuditSQL(q) }
 	type plan struct {
 		name  string
 		query string
@@ -104,7 +104,7 @@ func TestAccountPlans(t *testing.T) {
 		want  []string
 	}
 	cases := []plan{
-		{"access due", accessDueSQL, []any{1, 1, 10}, []string{
+		{"access due", dialect.AccessDue, []any{1, 10}, []string{
 			"SEARCH resources USING INTEGER PRIMARY KEY (rowid=?)",
 			"SEARCH resources USING INDEX resources_embargo_live (embargo>? AND embargo<?)",
 			"SEARCH resources USING INDEX resources_lease_live (lease>? AND lease<?)"}},

@@ -14,7 +14,7 @@ var _ shelfmark.AuthFailures = (*DB)(nil)
 // each read in a read transaction.
 func (db *DB) limiter(ctx context.Context, write bool, fn func(sqlstore.Execer) error) error {
 	if write {
-		return db.Update(ctx, func(w shelfmark.WriteTx) error { return fn(w.(*tx)) })
+		return db.Update(ctx, func(w shelfmark.WriteTx) error { return fn(w.(*writeTx)) })
 	}
-	return db.View(ctx, func(r shelfmark.ReadTx) error { return fn(r.(*tx)) })
+	return db.View(ctx, func(r shelfmark.ReadTx) error { return fn(&writeTx{readTx: *r.(*readTx)}) })
 }

@@ -239,7 +239,7 @@ func (db *DB) View(ctx context.Context, fn func(shelfmark.ReadTx) error) error {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer sqlTx.Rollback()
-	return fn(db.newTx(db.read, sqlTx))
+	return fn(db.newReadTx(db.read, sqlTx))
 }
 
 // Update runs fn in a write transaction (BEGIN IMMEDIATE) and commits it.
@@ -250,7 +250,7 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 	if err != nil {
 		return full(fmt.Errorf("begin write: %w", err))
 	}
-	if err := fn(db.newTx(db.write, sqlTx)); err != nil {
+	if err := fn(db.newWriteTx(db.write, sqlTx)); err != nil {
 		if rerr := sqlTx.Rollback(); rerr != nil {
 			return fmt.Errorf("%w (and rollback failed: %v)", err, rerr)
 		}
@@ -274,7 +274,7 @@ func (db *DB) UpdateQueue(ctx context.Context, fn func(shelfmark.WriteTx) error)
 func (db *DB) AllocateKeys(ctx context.Context, n int) (int64, error) {
 	var last int64
 	err := db.Update(ctx, func(wtx shelfmark.WriteTx) error {
-		t := wtx.(*tx)
+		t := wtx.(*writeTx)
 		return t.queryRow(ctx, `UPDATE counters SET value = value + ? WHERE name = 'key' RETURNING value`, []any{n}, &last)
 	})
 	if err != nil {

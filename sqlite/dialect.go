@@ -11,54 +11,50 @@ import (
 )
 
 // dialect is SQLite's statements for the methods its transactions share
-// with PostgreSQL's (sqlstore.Tx). Lists are bound as JSON arrays read by
-// json_each.
-var dialect = sqlstore.Dialect{
+// with PostgreSQL's (sqlstore.Tx), those it runs alike filled in by
+// sqlstore.Shared. Lists are bound as JSON arrays read by json_each.
+var dialect = sqlstore.Shared(sqlstore.Dialect{
 	Prefix:  "sqlite: ",
 	Int64s:  func(v []int64) any { return jsonInts(v) },
 	Strings: func(v []string) any { return jsonStrings(v) },
+	Arg:     func(n int) string { return "?" + strconv.Itoa(n) },
+	AnyOf:   func(n int) string { return "IN (SELECT value FROM json_each(?" + strconv.Itoa(n) + "))" },
 	Web: sqlstore.Web{
-		WebFile:         `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file = ?`,
-		WebFiles:        `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file > ? ORDER BY file LIMIT ?`,
+		WebURLCaptures: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+		WHERE c.url = ?1 AND c.time >= ?2 AND (c.time > ?2 OR c.id > ?3) ORDER BY c.time, c.id LIMIT ?4`,
+		WebURLCapturesDesc: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
+		WHERE c.url = ?1 AND c.time <= ?2 AND (c.time < ?2 OR c.id < ?3) ORDER BY c.time DESC, c.id DESC LIMIT ?4`,
 		WebURLsBySURT:   webURLsBySURTSQL,
 		WebURLRows:      webURLRowsSQL,
-		WebDomain:       `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE name = ?`,
-		WebDomainRows:   `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`,
-		WebCaptureRows:  `SELECT ` + sqlstore.CaptureCols + sqlstore.CapturesFrom + ` WHERE c.id IN (SELECT value FROM json_each(?)) ORDER BY c.id`,
 		WebFileCaptures: fileCapturesSQL,
 		WebInbound:      webInboundSQL,
-		WebTopURLs:      webTopURLsSQL,
-		WebTopDomains:   webTopDomainsSQL,
 	},
 	OAI: sqlstore.OAI{
-		OAIRecord:    `SELECT ` + sqlstore.OAIColsPayload + ` FROM oai_records WHERE key = ? AND prefix = ?`,
-		OAIRecordsOf: `SELECT ` + sqlstore.OAICols + ` FROM oai_records WHERE key IN (SELECT value FROM json_each(?)) ORDER BY key, prefix`,
-		OAISets:      `SELECT key, spec, name FROM oai_sets WHERE key > ? ORDER BY key LIMIT ?`,
-		OAISetsByKey: `SELECT key, spec, name FROM oai_sets WHERE key IN (SELECT value FROM json_each(?)) ORDER BY key`,
-		OAISetTree:   oaiSetTreeSQL,
-		Counter:      `SELECT value FROM counters WHERE name = ?`,
+		OAISetTree: oaiSetTreeSQL,
 	},
 	Accounts: sqlstore.Accounts{
-		UserCols:    userCols,
-		StringList:  func(dst *[]string) any { return (*jsonStringList)(dst) },
-		UserByName:  `SELECT ` + userCols + ` FROM users u WHERE u.name = ?`,
-		UserByKey:   `SELECT ` + userCols + ` FROM users u WHERE u.key = ?`,
-		Users:       `SELECT ` + userCols + ` FROM users u WHERE u.key > ? ORDER BY u.key LIMIT ?`,
-		TokenByHash: `SELECT ` + sqlstore.TokenCols + ` FROM tokens WHERE hash = ?`,
-		Tokens:      `SELECT ` + sqlstore.TokenCols + ` FROM tokens WHERE user_key = ? AND kind = ? ORDER BY key DESC`,
-		GrantsOn: `SELECT resource, principal, role FROM grants
-		WHERE resource IN (SELECT value FROM json_each(?)) ORDER BY resource, principal, role`,
-		GrantsTo: `SELECT resource, principal, role FROM grants
-		WHERE principal IN (SELECT value FROM json_each(?)) ORDER BY resource, principal, role`,
-		Owners:  `SELECT resource, user_key FROM owners WHERE resource IN (SELECT value FROM json_each(?))`,
-		Setting: `SELECT value FROM settings WHERE name = ?`,
+		UserCols:   userCols,
+		StringList: func(dst *[]string) any { return (*jsonStringList)(dst) },
+		UserByName: `SELECT ` + userCols + ` FROM users u WHERE u.name = ?`,
+		UserByKey:  `SELECT ` + userCols + ` FROM users u WHERE u.key = ?`,
+		Users:      `SELECT ` + userCols + ` FROM users u WHERE u.key > ? ORDER BY u.key LIMIT ?`,
+	},
+	AccountWrites: sqlstore.AccountWrites{
+		AddGroups: `INSERT INTO user_groups (user_key, grp) SELECT ?, value FROM json_each(?) WHERE true
+		ON CONFLICT DO NOTHING`,
+		SetOwners: `INSERT INTO owners (resource, user_key) SELECT value, ?2 FROM json_each(?1) WHERE true
+		ON CONFLICT (resource) DO UPDATE SET user_key = excluded.user_key`,
+		// a range of each of the partial indexes resources_embargo_live and
+		// resources_lease_live
+		AccessDue: `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key IN (
+	SELECT key FROM resources INDEXED BY resources_embargo_live WHERE embargo IS NOT NULL AND deleted IS NULL AND embargo <= ?1
+	UNION SELECT key FROM resources INDEXED BY resources_lease_live WHERE lease IS NOT NULL AND deleted IS NULL AND lease <= ?1)
+	ORDER BY key LIMIT ?2`,
 	},
 	Resources: sqlstore.Resources{
-		ScanResource: sqlstore.ScanResource[nullable],
-		Resource:     `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key = ?`,
-		Resources:    `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key IN (SELECT value FROM json_each(?))`,
-		MemberOf: `SELECT m.collection FROM memberships m JOIN resources r ON r.key = m.collection
-		WHERE m.member = ? AND r.deleted IS NULL ORDER BY m.collection`,
+		ScanResource:    sqlstore.ScanResource[nullable],
+		ScanResourceAnd: sqlstore.ScanResourceAnd[nullable],
+		Resources:       `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key IN (SELECT value FROM json_each(?))`,
 		Members: `SELECT ` + sqlstore.ResourceColsR + ` FROM memberships m JOIN resources r ON r.key = m.member
 		WHERE m.collection = ? AND m.member > ? AND r.deleted IS NULL ORDER BY m.member LIMIT ?`,
 		Roots: `SELECT ` + sqlstore.ResourceCols + ` FROM resources INDEXED BY resources_roots
@@ -67,16 +63,10 @@ var dialect = sqlstore.Dialect{
 		WHERE parent = ? AND position > ? AND deleted IS NULL ORDER BY position LIMIT ?`,
 	},
 	Uploads: sqlstore.Uploads{
-		Uploads:     `SELECT sha256, size, stored FROM uploads WHERE user_key = ? AND sha256 IN (SELECT value FROM json_each(?))`,
-		UploadUsage: `SELECT user_key, files, bytes FROM upload_usage WHERE user_key IN (?, 0)`,
-		FilesHolding: `SELECT f.resource, f.size FROM files f JOIN resources r ON r.key = f.resource
-		WHERE f.sha256 = ? AND f.sha256 <> '' AND r.deleted IS NULL ORDER BY f.resource LIMIT ?`,
-		PutUpload:   `INSERT INTO uploads (user_key, sha256, size, stored) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		RenewUpload: `UPDATE uploads SET stored = max(stored, ?), uses = uses + 1 WHERE user_key = ? AND sha256 = ?`,
 		ReleaseUploads: `UPDATE uploads SET uses = uses - d.n
 		FROM (SELECT value AS sha, count(*) AS n FROM json_each(?2) GROUP BY value) AS d
 		WHERE uploads.user_key = ?1 AND uploads.sha256 = d.sha`,
-		DeleteUploads: `DELETE FROM uploads WHERE user_key = ? AND sha256 IN (SELECT value FROM json_each(?))`,
 		PruneUploads: `DELETE FROM uploads WHERE (user_key, sha256) IN
 		(SELECT user_key, sha256 FROM uploads WHERE stored < ? ORDER BY stored LIMIT ?) RETURNING user_key, size`,
 		AddUsage: `INSERT INTO upload_usage (user_key, files, bytes)
@@ -89,8 +79,6 @@ var dialect = sqlstore.Dialect{
 WHERE id IN (SELECT id FROM jobs WHERE queue = ?1 AND state = 'queued' AND run_at <= ?2 ORDER BY run_at, id LIMIT ?3)
   AND NOT EXISTS (SELECT 1 FROM job_queues WHERE name = ?1 AND paused <> 0)
 RETURNING ` + sqlstore.JobCols,
-		RequeueJob:  `UPDATE jobs SET state = 'queued', run_at = ?2, lease = 0, error = ?3 WHERE id = ?1`,
-		FailJob:     `UPDATE jobs SET state = 'failed', lease = 0, error = ?2 WHERE id = ?1`,
 		QueueCounts: `SELECT queue, state, count(*), coalesce(sum(run_at <= ?), 0) FROM jobs GROUP BY queue, state`,
 	},
 	AuthFailureSQL: sqlstore.AuthFailureSQL{
@@ -100,19 +88,6 @@ RETURNING ` + sqlstore.JobCols,
 		last_failure = max(auth_failures.last_failure, ?2)
 		RETURNING failures`,
 		BlockAuthKey: `UPDATE auth_failures SET blocked_until = max(blocked_until, ?2) WHERE key = ?1`,
-		BlockedAuthKeys: `SELECT key, failures, last_failure, blocked_until FROM auth_failures
-		WHERE blocked_until > ? ORDER BY blocked_until DESC LIMIT ?`,
-		ClearAuthFailures: `DELETE FROM auth_failures WHERE key = ? AND blocked_until <= ?`,
-		PruneAuthFailures: `DELETE FROM auth_failures WHERE last_failure < ? AND blocked_until <= ?`,
-	},
-	Fields: sqlstore.Fields{
-		Fields:     `SELECT predicate, objects FROM fields WHERE resource = ? ORDER BY predicate`,
-		FieldsOnly: `SELECT predicate, objects FROM fields WHERE resource = ? AND predicate IN (SELECT value FROM json_each(?)) ORDER BY predicate`,
-		FieldsOf: `SELECT resource, predicate, objects FROM fields
-		WHERE resource IN (SELECT value FROM json_each(?)) ORDER BY resource, predicate`,
-		MemberOfMany: `SELECT m.member, m.collection FROM memberships m JOIN resources r ON r.key = m.collection
-		WHERE m.member IN (SELECT value FROM json_each(?)) AND r.deleted IS NULL ORDER BY m.member, m.collection`,
-		Changes: changesSQL,
 	},
 	WebWrites: sqlstore.WebWrites{
 		Pairs: func(a, b []int64) []any {
@@ -131,7 +106,10 @@ RETURNING ` + sqlstore.JobCols,
 	OAIWrites: sqlstore.OAIWrites{
 		AddCounter: `INSERT INTO counters (name, value) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value`,
-		DeleteOAISets: `DELETE FROM oai_sets WHERE key IN (SELECT value FROM json_each(?))`,
+	},
+	SearchStatements: sqlstore.SearchStatements{
+		SearchPage: searchPage,
+		BrowsePage: browseSQL,
 	},
 	Search: sqlstore.Search{
 		SearchDoc: `SELECT d.key, d.work, d.kind, d.format, x.title, x.body, coalesce(d.access, 0)
@@ -140,13 +118,10 @@ RETURNING ` + sqlstore.JobCols,
 		DeleteSearchDocs: `DELETE FROM search_docs WHERE key IN (SELECT value FROM json_each(?1)
 		UNION ALL SELECT key FROM search_docs WHERE work IN (SELECT value FROM json_each(?1)))`,
 	},
-	SourceSQL: sqlstore.SourceSQL{
-		Sources: `SELECT source_key, resource FROM sources WHERE source_key IN (SELECT value FROM json_each(?))`,
+	Reads: sqlstore.Reads{
+		ChildFiles: childFilesSQL,
 	},
-	FileSQL: sqlstore.FileSQL{
-		File: `SELECT ` + sqlstore.FileCols + ` FROM files WHERE resource = ?`,
-	},
-}
+})
 
 // userCols are the columns of a user, from users u: its row and its
 // groups as a JSON array (jsonStringList).
@@ -194,13 +169,6 @@ func usageArgs(usage []shelfmark.UsageRow) []any {
 	return []any{string(b)}
 }
 
-// changesSQL reads the resources changed after a seq, in seq order (then
-// key), from one range of resources_seq (seq, key): a page costs the same
-// at any depth. One commit gives one seq to every resource an operation
-// changes (a group, a tombstoned tree), so a page may end inside a seq; the
-// caller resumes after the last seq it has read whole.
-const changesSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE seq > ? ORDER BY seq, key LIMIT ?`
-
 // jsonTriples encodes [[a, b, c], …] for json_each() with value->>0,
 // value->>1, value->>2.
 func jsonTriples(a, b, c []int64) []any {
@@ -220,3 +188,15 @@ func jsonTriples(a, b, c []int64) []any {
 	}
 	return []any{string(append(out, ']'))}
 }
+
+// childFilesSQL takes the first live files of each parent by position,
+// found through the index resources_children, up to a limit a parent
+// (SQLite's form of a lateral join: a correlated subquery with LIMIT,
+// which unlike a window function over all the parents' files needs no
+// temporary table of them).
+const childFilesSQL = `SELECT ` + sqlstore.ResourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
+  f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note
+FROM json_each(?1) p JOIN resources r ON r.key IN (
+  SELECT c.key FROM resources c WHERE c.parent = p.value AND c.kind = 'file' AND c.deleted IS NULL ORDER BY c.position LIMIT ?2)
+JOIN files f ON f.resource = r.key
+ORDER BY r.parent, r.position`

@@ -21,7 +21,7 @@ func TestNumberedParameters(t *testing.T) {
 	defer db.Close()
 	var a, b, c int64
 	err = db.View(ctx, func(r shelfmark.ReadTx) error {
-		return sqlstore.Row(ctx, r.(*tx), `SELECT ?2, ?1, ?2`, []any{1, 2}, &a, &b, &c)
+		return sqlstore.Row(ctx, r.(*readTx), `SELECT ?2, ?1, ?2`, []any{1, 2}, &a, &b, &c)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 // PutFields upserts fields with objects and deletes those without, up to
 // 64 rows per statement.
-func (t *tx) PutFields(ctx context.Context, keys []int64, fields []shelfmark.Field) error {
+func (t *writeTx) PutFields(ctx context.Context, keys []int64, fields []shelfmark.Field) error {
 	var putArgs, delArgs []any
 	for i, f := range fields {
 		if len(f.Objects) == 0 {

@@ -12,7 +12,7 @@ import (
 
 // EnqueueJobs adds queued jobs; a (queue, resource) that has one already is
 // skipped by the unique index.
-func (t *tx) EnqueueJobs(ctx context.Context, jobs []shelfmark.NewJob, now time.Time) error {
+func (t *writeTx) EnqueueJobs(ctx context.Context, jobs []shelfmark.NewJob, now time.Time) error {
 	const width = 5
 	at := now.UnixMicro()
 	err := chunked(len(jobs), func(lo, hi int) error {
@@ -31,7 +31,7 @@ func (t *tx) EnqueueJobs(ctx context.Context, jobs []shelfmark.NewJob, now time.
 }
 
 // DeleteJobs removes finished jobs.
-func (t *tx) DeleteJobs(ctx context.Context, ids []int64) error {
+func (t *writeTx) DeleteJobs(ctx context.Context, ids []int64) error {
 	err := chunked(len(ids), func(lo, hi int) error {
 		args := make([]any, hi-lo)
 		for i, id := range ids[lo:hi] {
@@ -49,7 +49,7 @@ func (t *tx) DeleteJobs(ctx context.Context, ids []int64) error {
 // ReapJobs returns the jobs of dead workers to their queues, or fails those
 // out of attempts. It reads the few running jobs with an ended lease through
 // the partial index jobs_lease.
-func (t *tx) ReapJobs(ctx context.Context, now time.Time, maxAttempts map[string]int) (int64, error) {
+func (t *writeTx) ReapJobs(ctx context.Context, now time.Time, maxAttempts map[string]int) (int64, error) {
 	type lost struct {
 		id      int64
 		queue   string
@@ -82,7 +82,7 @@ func (t *tx) ReapJobs(ctx context.Context, now time.Time, maxAttempts map[string
 }
 
 // RetryJobs puts failed jobs back with their attempts reset.
-func (t *tx) RetryJobs(ctx context.Context, queue string, ids []int64, now time.Time) (int64, error) {
+func (t *writeTx) RetryJobs(ctx context.Context, queue string, ids []int64, now time.Time) (int64, error) {
 	q := `UPDATE jobs SET state = 'queued', attempt = 0, run_at = ?, lease = 0 WHERE state = 'failed'`
 	args := []any{now.UnixMicro()}
 	if queue != "" {
@@ -102,21 +102,8 @@ func (t *tx) RetryJobs(ctx context.Context, queue string, ids []int64, now time.
 	return n, nil
 }
 
-// SetQueuePaused pauses or resumes a queue.
-func (t *tx) SetQueuePaused(ctx context.Context, queue string, paused bool) error {
-	p := 0
-	if paused {
-		p = 1
-	}
-	if _, err := t.exec(ctx, `INSERT INTO job_queues (name, paused) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`,
-		queue, p); err != nil {
-		return fmt.Errorf("pause queue %s: %w", queue, err)
-	}
-	return nil
-}
-
 // Jobs lists jobs by id.
-func (t *tx) Jobs(ctx context.Context, f shelfmark.JobFilter) ([]*shelfmark.Job, error) {
+func (t *readTx) Jobs(ctx context.Context, f shelfmark.JobFilter) ([]*shelfmark.Job, error) {
 	q := `SELECT ` + sqlstore.JobCols + ` FROM jobs WHERE id > ?`
 	args := []any{f.After}
 	if f.Queue != "" {
@@ -142,7 +129,7 @@ func (t *tx) Jobs(ctx context.Context, f shelfmark.JobFilter) ([]*shelfmark.Job,
 }
 
 // JobHeld reports whether worker still holds the job at attempt.
-func (t *tx) JobHeld(ctx context.Context, id int64, worker string, attempt int) (bool, error) {
+func (t *readTx) JobHeld(ctx context.Context, id int64, worker string, attempt int) (bool, error) {
 	var n int
 	err := t.queryRow(ctx, `SELECT count(*) FROM jobs WHERE id = ? AND state = 'running' AND worker = ? AND attempt = ?`,
 		[]any{id, worker, attempt}, &n)
@@ -153,7 +140,7 @@ func (t *tx) JobHeld(ctx context.Context, id int64, worker string, attempt int) 
 }
 
 // SetFileFormats records characterization results.
-func (t *tx) SetFileFormats(ctx context.Context, keys []int64, formats []*shelfmark.Format) error {
+func (t *writeTx) SetFileFormats(ctx context.Context, keys []int64, formats []*shelfmark.Format) error {
 	for i, f := range formats {
 		if _, err := t.exec(ctx, `UPDATE files SET format_id = ?, format_name = ?, format_version = ?, format_mime = ?,
   width = ?, height = ?, pages = ?, format_note = ? WHERE resource = ?`,

@@ -7,7 +7,7 @@ import (
 )
 
 // InsertMemberships adds edges, leaving existing ones.
-func (t *tx) InsertMemberships(ctx context.Context, ms []shelfmark.Membership) error {
+func (t *writeTx) InsertMemberships(ctx context.Context, ms []shelfmark.Membership) error {
 	return chunked(len(ms), func(lo, hi int) error {
 		args := make([]any, 0, (hi-lo)*2)
 		for _, m := range ms[lo:hi] {
@@ -19,7 +19,7 @@ func (t *tx) InsertMemberships(ctx context.Context, ms []shelfmark.Membership) e
 }
 
 // DeleteMemberships removes edges.
-func (t *tx) DeleteMemberships(ctx context.Context, ms []shelfmark.Membership) error {
+func (t *writeTx) DeleteMemberships(ctx context.Context, ms []shelfmark.Membership) error {
 	for _, m := range ms {
 		if _, err := t.exec(ctx, `DELETE FROM memberships WHERE collection = ? AND member = ?`, m.Collection, m.Member); err != nil {
 			return err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
@@ -84,7 +83,7 @@ func oaiSetListSQL(payload bool, n int) string {
 // l.Limit seqs from each set's range of oai_set_records, keeps the first
 // l.Limit of their union and reads those rows by seq. The work is bounded
 // by the page size (times the number of sets), never by the depth.
-func (t *tx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.OAIRecord, error) {
+func (t *readTx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.OAIRecord, error) {
 	if l.Limit <= 0 || l.After >= l.Max {
 		return nil, nil
 	}
@@ -124,81 +123,6 @@ func (t *tx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.
 		return nil, fmt.Errorf("sqlite: oai records of %s after %d: %w", l.Prefix, l.After, err)
 	}
 	return out, nil
-}
-
-// oaiCountSQL reads a tally: the kept count, one primary key read of
-// oai_counts, and the ends of the rows' range, one seek at each end of
-// oai_records_prefix. Arguments: prefix, 0, prefix, prefix.
-const oaiCountSQL = `SELECT
-		(SELECT n FROM oai_counts WHERE prefix = ? AND collection = ?),
-		(SELECT seq FROM oai_records WHERE prefix = ? ORDER BY seq LIMIT 1),
-		(SELECT seq FROM oai_records WHERE prefix = ? ORDER BY seq DESC LIMIT 1)`
-
-// oaiSetCountSQL is oaiCountSQL for the rows directly in one set, whose
-// ends are those of its range of the oai_set_records primary key.
-// Arguments: prefix, set, set, prefix, set, prefix.
-const oaiSetCountSQL = `SELECT
-		(SELECT n FROM oai_counts WHERE prefix = ? AND collection = ?),
-		(SELECT seq FROM oai_set_records WHERE collection = ? AND prefix = ? ORDER BY seq LIMIT 1),
-		(SELECT seq FROM oai_set_records WHERE collection = ? AND prefix = ? ORDER BY seq DESC LIMIT 1)`
-
-// OAICount returns the tally of prefix (in set, when set is not 0) in one
-// statement of three index seeks, whatever the number of rows.
-func (t *tx) OAICount(ctx context.Context, prefix string, set int64) (shelfmark.OAITally, error) {
-	var n, first, last sql.NullInt64
-	var err error
-	if set == 0 {
-		err = t.queryRow(ctx, oaiCountSQL, []any{prefix, 0, prefix, prefix}, &n, &first, &last)
-	} else {
-		err = t.queryRow(ctx, oaiSetCountSQL, []any{prefix, set, set, prefix, set, prefix}, &n, &first, &last)
-	}
-	if err != nil {
-		return shelfmark.OAITally{}, fmt.Errorf("sqlite: count oai records of %s in %d: %w", prefix, set, err)
-	}
-	return shelfmark.OAITally{N: n.Int64, First: first.Int64, Last: last.Int64}, nil
-}
-
-func floorUnix(t time.Time) int64 { return t.Unix() }
-
-// oaiSeqRangeSQL reads the ends of a datestamp window and the highest seq
-// of the view. Arguments: prefix, from, prefix, until.
-const oaiSeqRangeSQL = `SELECT
-		(SELECT seq FROM oai_records WHERE prefix = ? AND datestamp >= ? ORDER BY datestamp, seq LIMIT 1),
-		(SELECT seq FROM oai_records WHERE prefix = ? AND datestamp <= ? ORDER BY datestamp DESC, seq DESC LIMIT 1),
-		(SELECT max(seq) FROM oai_records)`
-
-// OAISeqRange turns [from, until] into the seq range (after, max] of
-// prefix, from one row at each end of the window in oai_records_datestamp
-// (prefix, datestamp, seq). Datestamps never fall as seq rises, so the first
-// row with datestamp >= from has the smallest such seq, and every row of
-// prefix above it is in the window's lower side.
-func (t *tx) OAISeqRange(ctx context.Context, prefix string, from, until time.Time) (after, max int64, err error) {
-	var first, last, top sql.NullInt64
-	err = t.queryRow(ctx, oaiSeqRangeSQL, []any{prefix, sqlstore.CeilUnix(from), prefix, floorUnix(until)}, &first, &last, &top)
-	if err != nil {
-		return 0, 0, fmt.Errorf("sqlite: oai seq range of %s: %w", prefix, err)
-	}
-	return seqRange(from, until, first, last, top)
-}
-
-// seqRange combines the ends OAISeqRange read: first, the smallest seq with
-// datestamp >= from; last, the largest with datestamp <= until; top, the
-// largest seq of the view (each NULL when there is none).
-func seqRange(from, until time.Time, first, last, top sql.NullInt64) (after, max int64, err error) {
-	switch {
-	case from.IsZero():
-		after = 0
-	case !first.Valid:
-		return top.Int64, top.Int64, nil // nothing as late as from: empty
-	default:
-		after = first.Int64 - 1
-	}
-	if until.IsZero() {
-		max = top.Int64
-	} else {
-		max = last.Int64
-	}
-	return after, max, nil
 }
 
 // oaiSetTreeSQL reads the set of a spec (second column 1) and those below
@@ -268,7 +192,7 @@ const deleteSetEntriesSQL = `DELETE FROM oai_set_records
 // up to chunkSize rows, and their set entries in one statement; one upsert
 // brings the counts of oai_counts up to date (the batch's rows less those
 // they replace, per format and per set).
-func (t *tx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) error {
+func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -365,7 +289,7 @@ func (t *tx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) err
 // PutOAISets inserts or replaces sets by key (a later set of the same key
 // wins). The old rows of those keys go first, so sets that swap or pass on
 // specs within one call never meet the unique spec index midway.
-func (t *tx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error {
+func (t *writeTx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error {
 	if len(sets) == 0 {
 		return nil
 	}

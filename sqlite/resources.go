@@ -33,7 +33,7 @@ func jsonInts(keys []int64) string {
 }
 
 // InsertResources inserts rows, up to 64 per statement.
-func (t *tx) InsertResources(ctx context.Context, rows []*shelfmark.ResourceRow) error {
+func (t *writeTx) InsertResources(ctx context.Context, rows []*shelfmark.ResourceRow) error {
 	const width = 16
 	return chunked(len(rows), func(lo, hi int) error {
 		args := make([]any, 0, (hi-lo)*width)
@@ -48,7 +48,7 @@ func (t *tx) InsertResources(ctx context.Context, rows []*shelfmark.ResourceRow)
 }
 
 // UpdateResource writes a row's mutable fields.
-func (t *tx) UpdateResource(ctx context.Context, r *shelfmark.ResourceRow) error {
+func (t *writeTx) UpdateResource(ctx context.Context, r *shelfmark.ResourceRow) error {
 	n, err := t.exec(ctx, `UPDATE resources SET visibility = ?, embargo = ?, lease = ?, version = ?, seq = ?, modified = ?, deleted = ?,
 		eff_visibility = ?, eff_embargo = ?, eff_lease = ? WHERE key = ?`,
 		string(r.Visibility), nullMicros(r.Embargo), nullMicros(r.Lease), r.Version, r.Seq, r.Modified.UnixMicro(), nullMicros(r.Deleted),
@@ -63,7 +63,7 @@ func (t *tx) UpdateResource(ctx context.Context, r *shelfmark.ResourceRow) error
 
 // SetEffectiveAccess writes the effective access and seq of rows in one
 // statement whatever their number: the values travel as one JSON array.
-func (t *tx) SetEffectiveAccess(ctx context.Context, rows []*shelfmark.ResourceRow) error {
+func (t *writeTx) SetEffectiveAccess(ctx context.Context, rows []*shelfmark.ResourceRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (t *tx) SetEffectiveAccess(ctx context.Context, rows []*shelfmark.ResourceR
 
 // AccessDependents returns the live children of keys and the live files
 // made from them, over resources_children and resources_source.
-func (t *tx) AccessDependents(ctx context.Context, keys []int64) ([]*shelfmark.ResourceRow, error) {
+func (t *readTx) AccessDependents(ctx context.Context, keys []int64) ([]*shelfmark.ResourceRow, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -105,7 +105,7 @@ func (t *tx) AccessDependents(ctx context.Context, keys []int64) ([]*shelfmark.R
 }
 
 // SetPositions orders parent's children in two statements.
-func (t *tx) SetPositions(ctx context.Context, parent int64, children []int64) error {
+func (t *writeTx) SetPositions(ctx context.Context, parent int64, children []int64) error {
 	if _, err := t.exec(ctx, `UPDATE resources SET position = ? + key WHERE parent = ? AND position < ?`,
 		shelfmark.UnorderedBase, parent, shelfmark.UnorderedBase); err != nil {
 		return err
@@ -120,7 +120,7 @@ func (t *tx) SetPositions(ctx context.Context, parent int64, children []int64) e
 }
 
 // Tombstone marks key and its descendants deleted.
-func (t *tx) Tombstone(ctx context.Context, key, seq int64, at time.Time) (int64, error) {
+func (t *writeTx) Tombstone(ctx context.Context, key, seq int64, at time.Time) (int64, error) {
 	// the resource, its descendants, and the files made from any of them
 	const tree = `WITH RECURSIVE below(key) AS (SELECT ? UNION SELECT r.key FROM resources r JOIN below ON r.parent = below.key),
 		tree(key) AS (SELECT key FROM below UNION SELECT r.key FROM resources r JOIN below ON r.source = below.key) `

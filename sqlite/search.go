@@ -3,7 +3,6 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // Full-text search (search.go in the root package, migration
@@ -117,13 +117,6 @@ func searchWindow(q *shelfmark.SearchQuery, match string, top int64, n int, scor
 	return sql + ` ORDER BY search_fts.rowid DESC LIMIT ` + strconv.Itoa(n), args
 }
 
-// Kinds of the rows of a search statement, in its first column beside the
-// facets' numbers (shelfmark.FacetTotal …).
-const (
-	rowHit    = -1 // a hit
-	rowWindow = -2 // the window: the size of its sample, its lowest and highest keys
-)
-
 // searchSQL returns the statement of a page in one window (the newest
 // SearchWindow visible matches at or below top; any key when top is 0)
 // and its arguments. It reads the window's matches once, with one more
@@ -150,17 +143,14 @@ func searchSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfma
 			snippet(f.search_fts, -1, char(2), char(3), '…', 24) AS snippet, p.score
 			FROM page p CROSS JOIN search_fts f LEFT JOIN search_text w ON w.key = p.work
 			WHERE f.rowid = p.key AND f.search_fts MATCH ?)
-		SELECT ` + strconv.Itoa(rowWindow) + `, '', (SELECT count(*) FROM win), (SELECT coalesce(min(key), 0) FROM pw), (SELECT coalesce(max(key), 0) FROM pw),
+		SELECT ` + strconv.Itoa(sqlstore.SearchRowWindow) + `, '', (SELECT count(*) FROM win), (SELECT coalesce(min(key), 0) FROM pw), (SELECT coalesce(max(key), 0) FROM pw),
 			NULL, NULL, NULL, NULL, NULL
-		UNION ALL SELECT ` + strconv.Itoa(rowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
+		UNION ALL SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
 	args = append(args, n, match)
 	if facets {
 		const pad = `, NULL, NULL, NULL, NULL, NULL, NULL, NULL`
 		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-		b.WriteString(`
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(key) - min(key), 0)` + pad + ` FROM win
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(key) FROM win) - (SELECT min(key) FROM search_docs), 0)` + pad + `
+		b.WriteString(sqlstore.FacetSpans(pad, "key", `(SELECT min(key) FROM search_docs)`) + `
 		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
 			GROUP BY kind ORDER BY n DESC, kind LIMIT ` + lim + `)
 		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
@@ -173,52 +163,24 @@ func searchSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfma
 	return b.String(), args
 }
 
-// Search returns a page of public hits for q: one statement for the page
-// in its window (with q.Facets on the first page, the total and facet
-// counts too), and a second when the page runs past the end of a full
-// window into the next (or, with q.Facets on a later page, for the
-// facets).
-func (t *tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
-	if q.Browse() {
-		return t.browse(ctx, &q)
-	}
-	terms, err := shelfmark.ParseSearchText(q.Text)
-	if err != nil {
-		return nil, err
-	}
+// searchPage is sqlstore.SearchStatements.SearchPage: the FTS5 expression
+// of terms, and searchSQL over it.
+func searchPage(q *shelfmark.SearchQuery, terms []shelfmark.SearchTerm) func(int64, *shelfmark.SearchCursor, int, bool) (string, []any) {
 	match := ftsQuery(terms)
-	ctx, cancel := t.db.searchContext(ctx)
-	defer cancel()
-	var p shelfmark.SearchPager
-	for query := range p.Start(&q) {
-		stmt, args := searchSQL(&q, match, query.Top, query.After, query.Hits, query.Facets)
-		err = t.query(ctx, stmt, args, func(r *sql.Rows) error {
-			var row int
-			var value string
-			var n int64
-			var key, work sql.NullInt64
-			var kind, format, title, snippet sql.NullString
-			var score sql.NullFloat64
-			if err := r.Scan(&row, &value, &n, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
-				return err
-			}
-			switch row {
-			case rowWindow:
-				p.Window(n, key.Int64, work.Int64)
-			case rowHit:
-				p.Hit(shelfmark.SearchHit{Key: key.Int64, Work: work.Int64, Kind: shelfmark.Kind(kind.String), Format: format.String,
-					Title: title.String, Snippet: snippet.String, Score: score.Float64})
-			default:
-				p.Facet(row, value, n)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: search %.80q: %w", q.Text, t.db.searchError(ctx, err))
-		}
+	return func(top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
+		return searchSQL(q, match, top, after, n, facets)
 	}
-	return p.Result(), nil
 }
+
+// StartSearch implements sqlstore.Searcher: the statements run with a
+// context that ends at the search timeout (searchContext).
+func (t *readTx) StartSearch(ctx context.Context) (context.Context, func(), func() error, error) {
+	ctx, cancel := t.db.searchContext(ctx)
+	return ctx, cancel, func() error { return nil }, nil
+}
+
+// SearchError implements sqlstore.Searcher (searchError).
+func (t *readTx) SearchError(ctx context.Context, err error) error { return t.db.searchError(ctx, err) }
 
 // browseMembers returns the statement selecting the visible documents of
 // q's collection's members (none unless the collection itself is in
@@ -289,17 +251,13 @@ func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, f
 		args = append(args, wargs...)
 	}
 	b.WriteString(`
-		SELECT ` + strconv.Itoa(rowHit) + `, '', 0, p.key, p.work, p.kind, p.format, coalesce(w.title, ''),
+		SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0, p.key, p.work, p.kind, p.format, coalesce(w.title, ''),
 			trim(substr(coalesce(nullif(x.body, ''), x.title, ''), 1, ` + strconv.Itoa(browseSnippet) + `)), 0.0
 		FROM page p LEFT JOIN search_text x ON x.key = p.key LEFT JOIN search_text w ON w.key = p.work`)
 	if facets {
 		const pad = `, NULL, NULL, NULL, NULL, NULL, NULL, NULL`
 		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-		b.WriteString(`
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(work) - min(work), 0)` + pad + ` FROM win
-		UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(work) FROM win) -
-			(SELECT min(member) FROM memberships WHERE collection = ?), 0)` + pad + `
+		b.WriteString(sqlstore.FacetSpans(pad, "work", `(SELECT min(member) FROM memberships WHERE collection = ?)`) + `
 		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
 			GROUP BY kind ORDER BY n DESC, kind LIMIT ` + lim + `)
 		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
@@ -310,55 +268,6 @@ func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, f
 		args = append(append(args, q.Collection), visibleArgs(q.Now)...)
 	}
 	return b.String(), args
-}
-
-// browse returns a page of a browse query in one statement.
-func (t *tx) browse(ctx context.Context, q *shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
-	var p shelfmark.SearchPager
-	st := p.StartBrowse(q)
-	stmt, args := browseSQL(q, st.After, st.Hits, st.Facets)
-	ctx, cancel := t.db.searchContext(ctx)
-	defer cancel()
-	err := t.query(ctx, stmt, args, func(r *sql.Rows) error {
-		var row int
-		var value string
-		var n int64
-		var key, work sql.NullInt64
-		var kind, format, title, snippet sql.NullString
-		var score sql.NullFloat64
-		if err := r.Scan(&row, &value, &n, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
-			return err
-		}
-		if row == rowHit {
-			p.Hit(shelfmark.SearchHit{Key: key.Int64, Work: work.Int64, Kind: shelfmark.Kind(kind.String), Format: format.String,
-				Title: title.String, Snippet: snippet.String})
-		} else {
-			p.Facet(row, value, n)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: browse collection %d: %w", q.Collection, t.db.searchError(ctx, err))
-	}
-	return p.Result(), nil
-}
-
-// latestDocs drops every document that a later one of the same key
-// replaces, keeping the order of the rest, and cleans their text.
-func latestDocs(docs []shelfmark.SearchDoc) []shelfmark.SearchDoc {
-	last := make(map[int64]int, len(docs))
-	for i, d := range docs {
-		last[d.Key] = i
-	}
-	out := make([]shelfmark.SearchDoc, 0, len(last))
-	for i, d := range docs {
-		if last[d.Key] == i {
-			d.Format = shelfmark.CleanSearchText(d.Format)
-			d.Title, d.Body = shelfmark.CleanSearchText(d.Title), shelfmark.CleanSearchText(d.Body)
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // putSearchDocsSQL and putSearchTextSQL upsert the documents of a JSON
@@ -382,11 +291,11 @@ const (
 // PutSearchDocs inserts or replaces documents by key (a later document of
 // the same key wins) in two statements, whatever their number: the rows
 // travel as one JSON array.
-func (t *tx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc) error {
+func (t *writeTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	docs = latestDocs(docs)
+	docs = sqlstore.LatestDocs(docs)
 	rows := make([][7]any, len(docs))
 	for i, d := range docs {
 		rows[i] = [7]any{d.Key, d.Work, string(d.Kind), d.Format, d.Title, d.Body, d.AccessKey()}

@@ -53,7 +53,7 @@ func TestSearchTimeoutStopsFTS5(t *testing.T) {
 	phrase := []shelfmark.SearchTerm{{Text: strings.TrimSpace(strings.Repeat("the ", 14000))}}
 	q := shelfmark.SearchQuery{Facets: true, Now: time.Now()}
 	err = db.View(ctx, func(rtx shelfmark.ReadTx) error {
-		t := rtx.(*tx)
+		t := rtx.(*readTx)
 		sctx, cancel := t.db.searchContext(ctx)
 		defer cancel()
 		stmt, args := searchSQL(&q, ftsQuery(phrase), 0, nil, shelfmark.DefaultSearchLimit+1, true)
@@ -70,7 +70,7 @@ func TestSearchTimeoutStopsFTS5(t *testing.T) {
 				return fmt.Errorf("read the work: %v %v", row, err)
 			}
 			var n int64
-			if err := rtx.(*tx).queryRow(ctx, `SELECT count(*) FROM search_fts WHERE search_fts MATCH '"page" "7"'`, nil, &n); err != nil || n != 1 {
+			if err := rtx.(*readTx).queryRow(ctx, `SELECT count(*) FROM search_fts WHERE search_fts MATCH '"page" "7"'`, nil, &n); err != nil || n != 1 {
 				return fmt.Errorf("match: %d, %v", n, err)
 			}
 			return nil

@@ -3,7 +3,7 @@ package sqlite
 import "context"
 
 // InsertSources records ingested source keys.
-func (t *tx) InsertSources(ctx context.Context, sourceKeys []string, keys []int64) error {
+func (t *writeTx) InsertSources(ctx context.Context, sourceKeys []string, keys []int64) error {
 	return chunked(len(sourceKeys), func(lo, hi int) error {
 		args := make([]any, 0, (hi-lo)*2)
 		for i := lo; i < hi; i++ {

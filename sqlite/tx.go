@@ -9,28 +9,43 @@ import (
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
-// tx is a read or write transaction. Every statement goes through exec,
-// query or queryRow, which use cached prepared statements and report to the
-// tracer.
-type tx struct {
+// readTx implements shelfmark.ReadTx inside a View or an Update. Every
+// statement goes through exec, query or queryRow, which use cached prepared
+// statements and report to the tracer.
+type readTx struct {
 	sqlstore.Tx
-	sqlstore.WriteTx
 	db    *DB
 	pool  *sql.DB
 	sqlTx *sql.Tx
 }
 
-var _ shelfmark.WriteTx = (*tx)(nil)
+// writeTx implements shelfmark.WriteTx inside an Update.
+type writeTx struct {
+	readTx
+	sqlstore.WriteTx
+}
 
-// newTx returns the transaction of sqlTx, begun on pool.
-func (db *DB) newTx(pool *sql.DB, sqlTx *sql.Tx) *tx {
-	t := &tx{db: db, pool: pool, sqlTx: sqlTx}
+var (
+	_ shelfmark.ReadTx  = (*readTx)(nil)
+	_ shelfmark.WriteTx = (*writeTx)(nil)
+)
+
+// newReadTx returns the read transaction of sqlTx, begun on pool.
+func (db *DB) newReadTx(pool *sql.DB, sqlTx *sql.Tx) *readTx {
+	t := &readTx{db: db, pool: pool, sqlTx: sqlTx}
 	t.Tx = sqlstore.NewTx(t, &dialect)
+	return t
+}
+
+// newWriteTx returns the write transaction of sqlTx, begun on pool.
+func (db *DB) newWriteTx(pool *sql.DB, sqlTx *sql.Tx) *writeTx {
+	t := &writeTx{readTx: readTx{db: db, pool: pool, sqlTx: sqlTx}}
+	t.Tx = sqlstore.NewTx(&t.readTx, &dialect)
 	t.WriteTx = sqlstore.NewWriteTx(t, &dialect)
 	return t
 }
 
-func (t *tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+func (t *readTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	s, err := t.db.prepared(ctx, t.pool, query)
 	if err != nil {
 		return nil, err
@@ -38,7 +53,7 @@ func (t *tx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return t.sqlTx.StmtContext(ctx, s), nil
 }
 
-func (t *tx) exec(ctx context.Context, query string, args ...any) (int64, error) {
+func (t *readTx) exec(ctx context.Context, query string, args ...any) (int64, error) {
 	s, err := t.stmt(ctx, query)
 	if err != nil {
 		return 0, err
@@ -55,7 +70,7 @@ func (t *tx) exec(ctx context.Context, query string, args ...any) (int64, error)
 }
 
 // query runs a query and calls scan for each row.
-func (t *tx) query(ctx context.Context, query string, args []any, scan func(*sql.Rows) error) error {
+func (t *readTx) query(ctx context.Context, query string, args []any, scan func(*sql.Rows) error) error {
 	s, err := t.stmt(ctx, query)
 	if err != nil {
 		return err
@@ -83,7 +98,7 @@ func (t *tx) query(ctx context.Context, query string, args []any, scan func(*sql
 
 // queryRow scans the single row of a query into dest; sql.ErrNoRows when
 // there is none.
-func (t *tx) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
+func (t *readTx) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
 	found := false
 	err := t.query(ctx, query, args, func(r *sql.Rows) error {
 		found = true
@@ -100,19 +115,19 @@ func (t *tx) queryRow(ctx context.Context, query string, args []any, dest ...any
 
 // EachRow runs a query and calls each for every row: sqlstore.Querier
 // over query.
-func (t *tx) EachRow(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
+func (t *readTx) EachRow(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
 	return t.query(ctx, query, args, func(r *sql.Rows) error { return each(r) })
 }
 
 // Exec runs a statement and returns the rows it affected:
 // sqlstore.Execer over exec.
-func (t *tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+func (t *writeTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	return t.exec(ctx, query, args...)
 }
 
 // NextSeq reserves n change sequence numbers. SQLite has one writer, so
 // sequence order is commit order.
-func (t *tx) NextSeq(ctx context.Context, n int) (int64, error) {
+func (t *writeTx) NextSeq(ctx context.Context, n int) (int64, error) {
 	var last int64
 	if err := t.queryRow(ctx, `UPDATE counters SET value = value + ? WHERE name = 'seq' RETURNING value`, []any{n}, &last); err != nil {
 		return 0, fmt.Errorf("next seq: %w", err)

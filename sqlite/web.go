@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
@@ -49,7 +48,7 @@ func jsonPairs(n int, pair func(i int) (int64, int64)) string {
 
 // LockWebFile is WebFile: a write transaction holds SQLite's one write
 // lock already.
-func (t *tx) LockWebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, error) {
+func (t *writeTx) LockWebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, error) {
 	return t.WebFile(ctx, file)
 }
 
@@ -67,19 +66,6 @@ const (
 	deleteLinksSQL    = `DELETE FROM web_links WHERE (dst, src) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`
 	deleteCapturesSQL = `DELETE FROM web_captures WHERE id IN (SELECT value FROM json_each(?))`
 )
-
-// urlCapturesSQL is a page of one URL's captures after (time, id), or
-// before it when desc is set: one range of web_captures_url, which starts
-// at the time (the id only filters the captures at that time). Arguments:
-// url, time, time, id, limit.
-func urlCapturesSQL(desc bool) string {
-	if desc {
-		return `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
-		WHERE c.url = ? AND c.time <= ? AND (c.time < ? OR c.id < ?) ORDER BY c.time DESC, c.id DESC LIMIT ?`
-	}
-	return `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
-		WHERE c.url = ? AND c.time >= ? AND (c.time > ? OR c.id > ?) ORDER BY c.time, c.id LIMIT ?`
-}
 
 // Statements of WebCaptures. The rest of the After capture's URL is one
 // range of web_captures_url; the URLs after it are a range of the surt
@@ -106,7 +92,7 @@ const (
 // WebCaptures scans captures by SURT range in (SURT, time, id) order: at
 // most two statements (the rest of the After capture's URL, then the URLs
 // after it).
-func (t *tx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*shelfmark.CaptureRow, error) {
+func (t *readTx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*shelfmark.CaptureRow, error) {
 	if q.Limit <= 0 {
 		return nil, nil
 	}
@@ -154,30 +140,11 @@ func (t *tx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*shelf
 	return append(out, rows...), nil
 }
 
-// WebURLCaptures returns up to limit captures of url after (at, id) by
-// (time, id), or before it, descending, when desc is set.
-func (t *tx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id int64, desc bool, limit int) ([]*shelfmark.CaptureRow, error) {
-	ns := sqlstore.CursorNanos(at, desc)
-	rows, err := sqlstore.Captures(ctx, t, urlCapturesSQL(desc), url, ns, ns, id, limit)
-	if err != nil {
-		return nil, fmt.Errorf("captures of web url %d: %w", url, err)
-	}
-	return rows, nil
-}
-
-// webTopURLsSQL reads the first n entries of the domain's range of the
-// partial index web_url_counts_top.
-const webTopURLsSQL = `SELECT ` + sqlstore.WebURLCols + ` FROM web_url_counts n JOIN web_urls u ON u.id = n.id
-	WHERE n.domain = ? AND n.inbound > 0 ORDER BY n.inbound DESC, n.id LIMIT ?`
-
-// webTopDomainsSQL reads the first n entries of web_domains_top.
-const webTopDomainsSQL = `SELECT ` + sqlstore.WebDomainCols + ` FROM web_domains WHERE inbound > 0 ORDER BY inbound DESC, id LIMIT ?`
-
 // InternWebDomains sets the IDs of domains by name, inserting the unknown
 // ones: one statement to find the known, one to insert the rest. SQLite
 // has one writer, so nothing can insert a name in between. Of rows that
 // repeat a new name, the first gets New.
-func (t *tx) InternWebDomains(ctx context.Context, rows []*shelfmark.WebDomainRow) error {
+func (t *writeTx) InternWebDomains(ctx context.Context, rows []*shelfmark.WebDomainRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -220,7 +187,7 @@ func (t *tx) InternWebDomains(ctx context.Context, rows []*shelfmark.WebDomainRo
 
 // InternWebURLs sets the IDs of URLs by SURT, inserting the unknown ones
 // (as InternWebDomains does).
-func (t *tx) InternWebURLs(ctx context.Context, rows []*shelfmark.WebURLRow) error {
+func (t *writeTx) InternWebURLs(ctx context.Context, rows []*shelfmark.WebURLRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -292,13 +259,13 @@ func appendJSONString(b []byte, s string) []byte {
 
 // LockWebURLs returns the rows of ids. SQLite's write transaction holds
 // the only write lock already.
-func (t *tx) LockWebURLs(ctx context.Context, ids []int64) ([]*shelfmark.WebURLRow, error) {
+func (t *writeTx) LockWebURLs(ctx context.Context, ids []int64) ([]*shelfmark.WebURLRow, error) {
 	return t.WebURLRows(ctx, ids)
 }
 
 // InsertWebCaptures inserts captures, one execution of a prepared
 // statement each, and sets their IDs.
-func (t *tx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.CaptureRow) error {
+func (t *writeTx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.CaptureRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -334,7 +301,7 @@ func (t *tx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.CaptureRow
 
 // AddWebLinks inserts links in one statement; a link that exists already
 // is an error.
-func (t *tx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
+func (t *writeTx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
 	if len(links) == 0 {
 		return nil
 	}

@@ -26,9 +26,9 @@ func TestWebPlans(t *testing.T) {
 		args  []any
 		want  []string // in the plan, in this order
 	}{
-		{"top urls", webTopURLsSQL, []any{1, 10},
+		{"top urls", dialect.WebTopURLs, []any{1, 10},
 			[]string{"SEARCH n USING COVERING INDEX web_url_counts_top (domain=? AND inbound>?)", "SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},
-		{"top domains", webTopDomainsSQL, []any{10},
+		{"top domains", dialect.WebTopDomains, []any{10},
 			[]string{"SEARCH web_domains USING INDEX web_domains_top (inbound>?)"}},
 		{"inbound", webInboundSQL, []any{1, 0, 10},
 			[]string{"SEARCH web_links USING PRIMARY KEY (dst=? AND src>?)"}},
@@ -46,9 +46,9 @@ func TestWebPlans(t *testing.T) {
 			[]string{"SEARCH web_links USING PRIMARY KEY (dst=? AND src=?)"}},
 		{"delete captures", deleteCapturesSQL, []any{`[1]`},
 			[]string{"SEARCH web_captures USING INTEGER PRIMARY KEY (rowid=?)"}},
-		{"captures of a url", urlCapturesSQL(false), []any{1, 5, 5, 3, 10},
+		{"captures of a url", dialect.WebURLCaptures, []any{1, 5, 3, 10},
 			[]string{"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH c USING INDEX web_captures_url (url=? AND time"}},
-		{"captures of a url, descending", urlCapturesSQL(true), []any{1, 5, 5, 3, 10},
+		{"captures of a url, descending", dialect.WebURLCapturesDesc, []any{1, 5, 3, 10},
 			[]string{"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH c USING INDEX web_captures_url (url=? AND time"}},
 		{"captures of a file", fileCapturesSQL, []any{1, 0, 10},
 			[]string{"SEARCH c USING INDEX web_captures_file (file=? AND rowid>?)", "SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},

@@ -21,6 +21,8 @@ type Jobs struct {
 	// QueueCounts counts the jobs of each queue and state, and those
 	// ready at now: now.
 	QueueCounts string
+	// SetQueuePaused pauses or resumes a queue: name, paused.
+	SetQueuePaused string
 }
 
 // JobCols are the columns ScanJob reads, from jobs.
@@ -98,4 +100,13 @@ func (t *Tx) QueueCounts(ctx context.Context, now time.Time) ([]shelfmark.QueueC
 		return nil, fmt.Errorf("%scount jobs: %w", t.d.Prefix, err)
 	}
 	return counts.Counts(), nil
+}
+
+// SetQueuePaused pauses or resumes a queue: one upsert of its job_queues
+// row.
+func (w *WriteTx) SetQueuePaused(ctx context.Context, queue string, paused bool) error {
+	if _, err := w.q.Exec(ctx, w.d.SetQueuePaused, queue, paused); err != nil {
+		return fmt.Errorf("%spause queue %s: %w", w.d.Prefix, queue, err)
+	}
+	return nil
 }

@@ -18,6 +18,19 @@ type OAI struct {
 	OAISetsByKey string // keys: key, spec, name
 	OAISetTree   string // spec, spec+":", spec+";": key, whether exact
 	Counter      string // name: value
+	// OAICount reads a format's tally: the kept count (one primary key
+	// read of oai_counts) and the lowest and highest seq (one seek at each
+	// end of oai_records_prefix): prefix.
+	OAICount string
+	// OAISetCount is OAICount for the rows directly in one set, whose
+	// ends are those of its range of the oai_set_records primary key:
+	// prefix, set.
+	OAISetCount string
+	// OAISeqRange reads the lowest seq with datestamp >= from, the highest
+	// with datestamp <= until (one row at each end of the window in
+	// oai_records_datestamp) and the highest of the view: prefix, from,
+	// until.
+	OAISeqRange string
 }
 
 // oaiBoundsSQL reads the highest seq and the datestamp of the lowest.
@@ -132,4 +145,54 @@ func (t *Tx) Counter(ctx context.Context, name string) (int64, error) {
 		return 0, nil
 	}
 	return v[0], nil
+}
+
+// OAICount returns the tally of prefix (in set, when set is not 0) in one
+// statement of three index seeks, whatever the number of rows.
+func (t *Tx) OAICount(ctx context.Context, prefix string, set int64) (shelfmark.OAITally, error) {
+	var n, first, last *int64
+	var err error
+	if set == 0 {
+		err = Row(ctx, t.q, t.d.OAICount, []any{prefix}, &n, &first, &last)
+	} else {
+		err = Row(ctx, t.q, t.d.OAISetCount, []any{prefix, set}, &n, &first, &last)
+	}
+	if err != nil {
+		return shelfmark.OAITally{}, fmt.Errorf("%scount oai records of %s in %d: %w", t.d.Prefix, prefix, set, err)
+	}
+	return shelfmark.OAITally{N: zeroNil(n), First: zeroNil(first), Last: zeroNil(last)}, nil
+}
+
+// OAISeqRange turns [from, until] into the seq range (after, max] of
+// prefix in one statement, from one row at each end of the window in
+// oai_records_datestamp (prefix, datestamp, seq). Datestamps never fall as
+// seq rises, so the first row with datestamp >= from has the smallest such
+// seq, and every row of prefix above it is in the window's lower side.
+func (t *Tx) OAISeqRange(ctx context.Context, prefix string, from, until time.Time) (after, max int64, err error) {
+	var first, last, top *int64
+	if err := Row(ctx, t.q, t.d.OAISeqRange, []any{prefix, CeilUnix(from), until.Unix()}, &first, &last, &top); err != nil {
+		return 0, 0, fmt.Errorf("%soai seq range of %s: %w", t.d.Prefix, prefix, err)
+	}
+	switch {
+	case from.IsZero():
+		after = 0
+	case first == nil:
+		return zeroNil(top), zeroNil(top), nil // nothing as late as from: empty
+	default:
+		after = *first - 1
+	}
+	if until.IsZero() {
+		max = zeroNil(top)
+	} else {
+		max = zeroNil(last)
+	}
+	return after, max, nil
+}
+
+// zeroNil is *v, 0 for nil.
+func zeroNil(v *int64) int64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }

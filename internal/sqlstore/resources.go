@@ -85,18 +85,30 @@ func ScanResource[N NullInt](r Scanner) (*shelfmark.ResourceRow, error) {
 	return s.Result(), nil
 }
 
+// ScanResourceAnd reads a row of ResourceCols followed by columns scanned
+// into extra.
+func ScanResourceAnd[N NullInt](r Scanner, extra ...any) (*shelfmark.ResourceRow, error) {
+	var s RowScan[N]
+	if err := r.Scan(append(s.Dest(), extra...)...); err != nil {
+		return nil, err
+	}
+	return s.Result(), nil
+}
+
 // Resources is a dialect's statements of the resource reads of Tx. Their
 // arguments are those of the methods named, in that order; a list is one
 // argument bound by Dialect.Int64s.
 type Resources struct {
 	// ScanResource is ScanResource of the dialect's NullInt.
 	ScanResource func(Scanner) (*shelfmark.ResourceRow, error)
-	Resource     string // key; ResourceCols
-	Resources    string // keys; ResourceCols
-	MemberOf     string // key: collection keys
-	Members      string // collection, after, limit; ResourceColsR
-	Roots        string // kind, before, limit; ResourceCols
-	Children     string // parent, after, limit; ResourceCols
+	// ScanResourceAnd is ScanResourceAnd of the dialect's NullInt.
+	ScanResourceAnd func(Scanner, ...any) (*shelfmark.ResourceRow, error)
+	Resource        string // key; ResourceCols
+	Resources       string // keys; ResourceCols
+	MemberOf        string // key: collection keys
+	Members         string // collection, after, limit; ResourceColsR
+	Roots           string // kind, before, limit; ResourceCols
+	Children        string // parent, after, limit; ResourceCols
 }
 
 // ResourceRows runs a query of the dialect's resource rows.

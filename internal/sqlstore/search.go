@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"iter"
+	"strconv"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -45,4 +47,155 @@ func (w *WriteTx) DeleteSearchDocs(ctx context.Context, keys []int64) error {
 		return fmt.Errorf("%sdelete the search documents of %d keys: %w", w.d.Prefix, len(keys), err)
 	}
 	return nil
+}
+
+// SearchStatements is a dialect's search and browse statements.
+type SearchStatements struct {
+	// SearchPage returns, for q and its parsed terms, the builder of the
+	// statement of a page in one window (the newest SearchWindow visible
+	// matches at or below top; any key when top is 0) and its arguments:
+	// a row of kind SearchRowWindow, the best n hits after the cursor as
+	// rows of kind SearchRowHit and, with facets, the rows of the facets
+	// (shelfmark.FacetTotal …), each of the columns searchRow scans.
+	SearchPage func(q *shelfmark.SearchQuery, terms []shelfmark.SearchTerm) func(top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any)
+	// BrowsePage returns the statement of a browse page (q.Browse()): n
+	// hits after the cursor and, with facets, the facets' rows, as
+	// SearchPage's.
+	BrowsePage func(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, facets bool) (string, []any)
+}
+
+// Kinds of the rows of a search statement, in its first column beside the
+// facets' numbers (shelfmark.FacetTotal …).
+const (
+	SearchRowHit    = -1 // a hit
+	SearchRowWindow = -2 // the window: the size of its sample, its lowest and highest keys
+)
+
+// Searcher is what a backend's read transaction adds to Querier for a
+// search: the search timeout.
+type Searcher interface {
+	// StartSearch bounds a search's statements by the search timeout. It
+	// returns the context to run them with, the function to call when
+	// they are done (in any case) and the one to call after they all
+	// succeeded.
+	StartSearch(ctx context.Context) (context.Context, func(), func() error, error)
+	// SearchError returns err of a search statement run with ctx:
+	// shelfmark.SearchTimeoutError, wrapping err, when the search timeout
+	// stopped it; err otherwise.
+	SearchError(ctx context.Context, err error) error
+}
+
+// searchRow reads a row of a search or browse statement into p: kind,
+// value, count, key, work, kind, format, title, snippet, score.
+func searchRow(r Scanner, p *shelfmark.SearchPager) error {
+	var (
+		row, n                       int64
+		value                        string
+		key, work                    *int64
+		kind, format, title, snippet *string
+		score                        *float64
+	)
+	if err := r.Scan(&row, &value, &n, &key, &work, &kind, &format, &title, &snippet, &score); err != nil {
+		return err
+	}
+	switch row {
+	case SearchRowWindow:
+		p.Window(n, zeroNil(key), zeroNil(work))
+	case SearchRowHit:
+		p.Hit(shelfmark.SearchHit{Key: zeroNil(key), Work: zeroNil(work), Kind: shelfmark.Kind(str(kind)), Format: str(format),
+			Title: str(title), Snippet: str(snippet), Score: zeroFloat(score)})
+	default:
+		p.Facet(int(row), value, n)
+	}
+	return nil
+}
+
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func zeroFloat(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
+// Search returns a page of public hits for q: one statement for the page
+// in its window (with q.Facets on the first page, the total and facet
+// counts too), and a second when the page runs past the end of a full
+// window into the next (or, with q.Facets on a later page, for the
+// facets). A browse (q.Browse()) is one statement.
+func (t *Tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.SearchResult, error) {
+	var (
+		p     shelfmark.SearchPager
+		pages iter.Seq[shelfmark.SearchStatement]
+		page  func(top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any)
+		what  string
+	)
+	if q.Browse() {
+		st := p.StartBrowse(&q)
+		pages = func(yield func(shelfmark.SearchStatement) bool) { yield(st) }
+		page = func(_ int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
+			return t.d.BrowsePage(&q, after, n, facets)
+		}
+		what = fmt.Sprintf("browse collection %d", q.Collection)
+	} else {
+		terms, err := shelfmark.ParseSearchText(q.Text)
+		if err != nil {
+			return nil, err
+		}
+		pages, page = p.Start(&q), t.d.SearchPage(&q, terms)
+		what = fmt.Sprintf("search %.80q", q.Text)
+	}
+	s := t.q.(Searcher)
+	ctx, cancel, done, err := s.StartSearch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	for st := range pages {
+		stmt, args := page(st.Top, st.After, st.Hits, st.Facets)
+		if err := t.q.EachRow(ctx, stmt, args, func(r Scanner) error { return searchRow(r, &p) }); err != nil {
+			return nil, fmt.Errorf("%s%s: %w", t.d.Prefix, what, s.SearchError(ctx, err))
+		}
+	}
+	if err := done(); err != nil {
+		return nil, err
+	}
+	return p.Result(), nil
+}
+
+// LatestDocs drops every document that a later one of the same key
+// replaces (one upsert may not touch a row twice), keeping the order of
+// the rest, and cleans their text: one map and one slice of the kept.
+func LatestDocs(docs []shelfmark.SearchDoc) []shelfmark.SearchDoc {
+	last := make(map[int64]int, len(docs))
+	for i, d := range docs {
+		last[d.Key] = i
+	}
+	out := make([]shelfmark.SearchDoc, 0, len(last))
+	for i, d := range docs {
+		if last[d.Key] == i {
+			d.Format = shelfmark.CleanSearchText(d.Format)
+			d.Title, d.Body = shelfmark.CleanSearchText(d.Title), shelfmark.CleanSearchText(d.Body)
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// FacetSpans returns the rows of a search or browse statement that count
+// the sample (shelfmark.FacetTotal), and span its keys
+// (FacetSampleSpan) and those from low to its highest (FacetKeySpan), over
+// column col of the sample win, each followed by pad (the NULLs of the
+// other columns). It starts with a newline and a UNION ALL.
+func FacetSpans(pad, col, low string) string {
+	return `
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(` + col + `) - min(` + col + `), 0)` + pad + ` FROM win
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(` + col + `) FROM win) - ` + low + `, 0)` + pad
 }

@@ -28,11 +28,19 @@ type Dialect struct {
 	Int64s func([]int64) any
 	// Strings binds a list of strings as one argument.
 	Strings func([]string) any
+	// Arg is the placeholder of the nth argument (from 1) of a statement
+	// built at run time: $n in PostgreSQL, ?n in SQLite.
+	Arg func(n int) string
+	// AnyOf is the test that a column is in the list bound as the nth
+	// argument, after the column: = ANY($n) in PostgreSQL, IN (SELECT
+	// value FROM json_each(?n)) in SQLite.
+	AnyOf func(n int) string
 
 	Web
 	WebWrites
 	OAI
 	Accounts
+	AccountWrites
 	Resources
 	Fields
 	Uploads
@@ -40,6 +48,8 @@ type Dialect struct {
 	AuthFailureSQL
 	OAIWrites
 	Search
+	SearchStatements
 	SourceSQL
 	FileSQL
+	Reads
 }

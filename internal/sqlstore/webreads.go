@@ -1,6 +1,8 @@
 package sqlstore
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 
@@ -22,6 +24,11 @@ type Web struct {
 	WebInbound      string // dst, after, limit
 	WebTopURLs      string // domain, n
 	WebTopDomains   string // n
+	// WebURLCaptures and WebURLCapturesDesc read CaptureCols of a page of
+	// one URL's captures after (time, id), or before it: one range of
+	// web_captures_url. url, time, id, limit.
+	WebURLCaptures     string
+	WebURLCapturesDesc string
 }
 
 // WebFile returns a file's index state, or nil: one statement.
@@ -145,6 +152,20 @@ func (t *Tx) WebTopDomains(ctx context.Context, n int) ([]*shelfmark.WebDomainRo
 	rows, err := WebDomains(ctx, t.q, t.d.WebTopDomains, n)
 	if err != nil {
 		return nil, fmt.Errorf("%stop web domains: %w", t.d.Prefix, err)
+	}
+	return rows, nil
+}
+
+// WebURLCaptures returns up to limit captures of url after (at, id) by
+// (time, id), or before it, descending, when desc is set: one statement.
+func (t *Tx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id int64, desc bool, limit int) ([]*shelfmark.CaptureRow, error) {
+	stmt := t.d.WebURLCaptures
+	if desc {
+		stmt = t.d.WebURLCapturesDesc
+	}
+	rows, err := Captures(ctx, t.q, stmt, url, CursorNanos(at, desc), id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%scaptures of web url %d: %w", t.d.Prefix, url, err)
 	}
 	return rows, nil
 }

@@ -1,0 +1,120 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// Reads is a dialect's statements of the file, access and blob reads of
+// Tx and of ReferencedBlobs. Their arguments are those named; a list is one
+// argument bound by Dialect.Int64s or Strings.
+type Reads struct {
+	// ChildFiles reads ResourceColsR and FileCols (as f) of up to
+	// perParent live files of each parent, by parent and position:
+	// parents, perParent.
+	ChildFiles string
+	// FilesOfWorks reads the work and the first nine FileCols of the live
+	// files of a use in public view of the works' live file sets: works,
+	// use, now.
+	FilesOfWorks string
+	// AccessEnds reads the keys of the works and collections whose
+	// effective embargo or lease ends in (after, until]: after, until.
+	AccessEnds string
+	// ReferencedBlobs reads the digests of shas that a file or an upload
+	// holds: shas.
+	ReferencedBlobs string
+}
+
+// ChildFiles returns up to perParent live files of each of parents, with
+// their descriptions, by parent and position: one statement, a short index
+// range of (parent, position) per parent.
+func (t *Tx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]*shelfmark.FileRow, error) {
+	if len(parents) == 0 || perParent <= 0 {
+		return nil, nil
+	}
+	out, err := Collect(ctx, t.q, t.d.ChildFiles, []any{t.d.Int64s(parents), int64(perParent)}, func(r Scanner) (*shelfmark.FileRow, error) {
+		var (
+			f  shelfmark.File
+			fm shelfmark.Format
+			id *string
+		)
+		row, err := t.d.ScanResourceAnd(r, &f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL,
+			&id, &fm.Name, &fm.Version, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages, &fm.Note)
+		if err != nil {
+			return nil, err
+		}
+		if id != nil {
+			fm.PRONOM = *id
+			f.Format = &fm
+		}
+		return &shelfmark.FileRow{Row: row, File: &f}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%sread files of %d resources: %w", t.d.Prefix, len(parents), err)
+	}
+	return out, nil
+}
+
+// FilesOfWorks returns, for each of works, its live file sets' live files
+// of the given use in public view at now, in the file sets' order (then
+// the files' own), in one statement: the works' children from
+// resources_children, their children likewise, and each file's
+// description.
+func (t *Tx) FilesOfWorks(ctx context.Context, works []int64, use string, now time.Time) (map[int64][]*shelfmark.File, error) {
+	out := map[int64][]*shelfmark.File{}
+	if len(works) == 0 {
+		return out, nil
+	}
+	err := t.q.EachRow(ctx, t.d.FilesOfWorks, []any{t.d.Int64s(works), use, now.UnixMicro()}, func(r Scanner) error {
+		var (
+			work int64
+			f    shelfmark.File
+		)
+		if err := r.Scan(&work, &f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.SHA512, &f.MD5, &f.Use, &f.ExternalURL); err != nil {
+			return err
+		}
+		out[work] = append(out[work], &f)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s%s files of %d works: %w", t.d.Prefix, use, len(works), err)
+	}
+	return out, nil
+}
+
+// AccessEnds returns the keys of the works and collections whose
+// effective embargo or lease ends in (after, until], ascending: one
+// statement over the partial indexes resources_eff_embargo and
+// resources_eff_lease.
+func (t *Tx) AccessEnds(ctx context.Context, after, until time.Time) ([]int64, error) {
+	out, err := Int64s(ctx, t.q, t.d.AccessEnds, after.UnixMicro(), until.UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("%saccess ending in (%s, %s]: %w", t.d.Prefix, after.Format(time.RFC3339), until.Format(time.RFC3339), err)
+	}
+	return out, nil
+}
+
+// ReferencedBlobs reports which of shas a file or an upload holds, in one
+// statement on q through the indexes on files (sha256) and uploads
+// (sha256).
+func ReferencedBlobs(ctx context.Context, q Querier, d *Dialect, shas []string) (map[string]bool, error) {
+	out := make(map[string]bool)
+	if len(shas) == 0 {
+		return out, nil
+	}
+	err := q.EachRow(ctx, d.ReferencedBlobs, []any{d.Strings(shas)}, func(r Scanner) error {
+		var sha string
+		if err := r.Scan(&sha); err != nil {
+			return err
+		}
+		out[sha] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%sreferenced blobs: %w", d.Prefix, err)
+	}
+	return out, nil
+}
