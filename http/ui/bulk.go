@@ -25,6 +25,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/http/ui/staging"
 	"github.com/shelfmark/shelfmark/ingest"
 )
 
@@ -170,13 +171,13 @@ func (s bulkPages) bulkUpload(w http.ResponseWriter, r *http.Request) error {
 	if f.zip != "" && f.path != "" {
 		return shelfmark.Errorf(shelfmark.EINVALID, "Give either a zip of the files or a server path, not both.")
 	}
-	if err := bulkCheckManifest(f.manifest); err != nil {
+	if err := staging.CheckManifest(f.manifest); err != nil {
 		return err
 	}
 	if f.manifestName == "" || f.manifestName == "." || f.manifestName == string(filepath.Separator) {
 		f.manifestName = "manifest.csv"
 	}
-	if f.collection != "" && s.bulkCheckCollection(r.Context(), f.collection) != "" {
+	if f.collection != "" && staging.CheckCollection(r.Context(), s.deps.Resources, f.collection) != "" {
 		return shelfmark.Errorf(shelfmark.EINVALID, "There is no collection %q that you may see; give the id from its page's address (/collections/ID).", f.collection)
 	}
 	run := &bulkRun{ID: id, Owner: c.User, OwnerName: c.Name, Created: s.now(), ManifestName: f.manifestName,
@@ -385,7 +386,7 @@ type bulkSkipJSON struct {
 func bulkSkips(ss []ingest.Skip) []bulkSkipJSON {
 	out := make([]bulkSkipJSON, 0, min(len(ss), 100))
 	for _, s := range ss[:min(len(ss), 100)] {
-		j := bulkSkipJSON{Row: s.Row, Key: bulkSourceID(s.Key), ID: string(s.ID), Anyway: s.Anyway}
+		j := bulkSkipJSON{Row: s.Row, Key: staging.SourceID(s.Key), ID: string(s.ID), Anyway: s.Anyway}
 		if s.ID != "" {
 			j.URL = "/works/" + string(s.ID)
 		}
@@ -398,7 +399,7 @@ func bulkSkips(ss []ingest.Skip) []bulkSkipJSON {
 func bulkFailures(fs []ingest.Failure) []bulkFailureJSON {
 	out := make([]bulkFailureJSON, 0, min(len(fs), 100))
 	for _, f := range fs[:min(len(fs), 100)] {
-		out = append(out, bulkFailureJSON{Key: bulkSourceID(f.Key), Row: f.Row, Reason: f.Reason})
+		out = append(out, bulkFailureJSON{Key: staging.SourceID(f.Key), Row: f.Row, Reason: f.Reason})
 	}
 	return out
 }

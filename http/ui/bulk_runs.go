@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/ui/staging"
 	"github.com/shelfmark/shelfmark/ingest"
 )
 
@@ -113,8 +114,8 @@ type bulkRun struct {
 	checked atomic.Int64
 
 	mu       sync.Mutex
-	preview  *bulkPreview // set once checked
-	checkErr error        // why the manifest cannot be read (state invalid)
+	preview  *staging.Preview // set once checked
+	checkErr error            // why the manifest cannot be read (state invalid)
 	state    string
 	stats    ingest.Stats
 	started  time.Time
@@ -134,7 +135,7 @@ type bulkStatus struct {
 	Starter  string
 	// Preview is what the manifest would create (nil while checking and
 	// when it cannot be read); Checked counts the works read so far.
-	Preview *bulkPreview
+	Preview *staging.Preview
 	Checked int64
 }
 
@@ -351,7 +352,7 @@ func (b *bulkRuns) check(ctx context.Context, r *bulkRun, s bulkPages) <-chan st
 		defer b.wg.Done()
 		defer close(done)
 		defer cancel()
-		p, err := s.bulkPreviewManifest(ctx, r.manifest, r.root, r.origin(), r.Collection, &r.checked)
+		p, err := staging.ReadPreview(ctx, s.deps.Resources, r.manifest, r.root, r.origin(), r.Collection, &r.checked)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		switch {

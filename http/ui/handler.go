@@ -71,11 +71,6 @@ const (
 	DefaultMaxBulkPreviewsPerUser = 4
 )
 
-// zipRatioFloor is the unpacked size up to which an entry (or an archive)
-// is not judged by its compression ratio: small files of zeros compress
-// far, and cost nothing.
-const zipRatioFloor = 1 << 20
-
 // SignIn is the shell's password sign-in, which counts failures against
 // the client's address and the user name (the brute-force limiter).
 type SignIn interface {

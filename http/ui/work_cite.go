@@ -8,14 +8,14 @@ package ui
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/labels"
+	"github.com/shelfmark/shelfmark/http/ui/cite"
 )
 
 // citedWork reads the work a citation route names.
-func (s *Handler) citedWork(r *http.Request) (*shelfmark.Resource, *citation, error) {
+func (s *Handler) citedWork(r *http.Request) (*shelfmark.Resource, *cite.Citation, error) {
 	id := shelfmark.ID(r.PathValue("id"))
 	if err := id.Check(); err != nil {
 		return nil, nil, err
@@ -28,7 +28,7 @@ func (s *Handler) citedWork(r *http.Request) (*shelfmark.Resource, *citation, er
 		return nil, nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work; only works are cited.", id, res.Kind)
 	}
 	title, _ := labels.Title(res.Metadata, "")
-	return res, citationOf(res.Metadata, title, s.deps.Base(r)+"/works/"+string(id)), nil
+	return res, cite.Of(res.Metadata, title, s.deps.Base(r)+"/works/"+string(id)), nil
 }
 
 // writeCitation sends a citation as a file named for the work.
@@ -54,7 +54,7 @@ func (s *Handler) workBibTeX(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeCitation(w, r, res.ID, "application/x-bibtex; charset=utf-8", ".bib", bibTeX(res.ID, c))
+	return writeCitation(w, r, res.ID, "application/x-bibtex; charset=utf-8", ".bib", cite.BibTeX(res.ID, c))
 }
 
 // workRIS handles GET /works/{id}/cite.ris.
@@ -63,154 +63,5 @@ func (s *Handler) workRIS(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeCitation(w, r, res.ID, "application/x-research-info-systems; charset=utf-8", ".ris", ris(c))
-}
-
-// bibTeX writes a citation as one BibTeX entry whose key is the work's id.
-func bibTeX(id shelfmark.ID, c *citation) string {
-	typ := "misc"
-	switch c.Type {
-	case "book":
-		typ = "book"
-	case "article":
-		typ = "article"
-	case "thesis":
-		typ = "phdthesis"
-	}
-	var b strings.Builder
-	b.WriteString("@" + typ + "{" + bibKey(id) + ",\n")
-	raw := func(name, v string) {
-		if v != "" {
-			b.WriteString("  " + name + " = {" + v + "},\n")
-		}
-	}
-	field := func(name, v string) { raw(name, bibEscape(v)) }
-	field("title", c.Title)
-	raw("author", strings.Join(bibNames(c.Authors), " and "))
-	raw("editor", strings.Join(bibNames(c.Editors), " and "))
-	field("year", year(c.Date))
-	if c.Date != "" && c.Date != year(c.Date) {
-		field("date", c.Date)
-	}
-	switch c.Type {
-	case "article":
-		field("journal", c.Container)
-	case "thesis":
-		field("school", c.Publisher)
-	default:
-		field("publisher", c.Publisher)
-	}
-	field("edition", c.Edition)
-	field("volume", c.Volume)
-	field("number", c.Issue)
-	pages := c.Pages
-	if pages == "" && c.FirstPage != "" {
-		pages = c.FirstPage
-		if c.LastPage != "" {
-			pages += "--" + c.LastPage
-		}
-	}
-	field("pages", pages)
-	field("isbn", c.ISBN)
-	field("issn", c.ISSN)
-	field("doi", c.DOI)
-	field("language", strings.Join(c.Languages, ", "))
-	field("keywords", strings.Join(c.Keywords, ", "))
-	field("abstract", c.Abstract)
-	field("url", c.URL)
-	b.WriteString("}\n")
-	return b.String()
-}
-
-// bibKey is a citation key of letters and digits only.
-func bibKey(id shelfmark.ID) string {
-	var b strings.Builder
-	b.WriteString("shelfmark")
-	for _, r := range string(id) {
-		if ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// bibNames escapes names for an author or editor field, brace-protecting
-// those that are not "Last, First" so that BibTeX takes an organisation's
-// name whole, and any name's own "and" as text.
-func bibNames(names []string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		n = bibEscape(n)
-		if strings.Contains(n, ",") && !strings.Contains(strings.ToLower(n), " and ") {
-			out[i] = n
-		} else {
-			out[i] = "{" + n + "}"
-		}
-	}
-	return out
-}
-
-// bibReplacer escapes the characters (La)TeX reads as commands, and
-// unbalanced braces, which would end a field early.
-var bibReplacer = strings.NewReplacer(
-	`\`, `\textbackslash{}`, `{`, `\{`, `}`, `\}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`, `_`, `\_`,
-	`^`, `\textasciicircum{}`, `~`, `\textasciitilde{}`, "\r\n", " ", "\n", " ", "\r", " ", "\t", " ")
-
-// bibEscape escapes a value for a braced BibTeX field.
-func bibEscape(v string) string { return bibReplacer.Replace(v) }
-
-// ris writes a citation in RIS: one "TAG  - value" line per value, CRLF
-// line ends, ended by ER.
-func ris(c *citation) string {
-	typ := "GEN"
-	switch c.Type {
-	case "book":
-		typ = "BOOK"
-	case "article":
-		typ = "JOUR"
-	case "thesis":
-		typ = "THES"
-	}
-	var b strings.Builder
-	line := func(tag string, vs ...string) {
-		for _, v := range vs {
-			if v = risValue(v); v != "" {
-				b.WriteString(tag + "  - " + v + "\r\n")
-			}
-		}
-	}
-	line("TY", typ)
-	line("TI", c.Title)
-	line("AU", c.Authors...)
-	line("ED", c.Editors...)
-	line("PY", year(c.Date))
-	if c.Date != "" {
-		line("DA", scholarDate(c.Date))
-	}
-	line("PB", c.Publisher)
-	if c.Type == "article" {
-		line("JO", c.Container)
-	} else {
-		line("T2", c.Container)
-	}
-	line("ET", c.Edition)
-	line("VL", c.Volume)
-	line("IS", c.Issue)
-	line("SP", c.FirstPage)
-	line("EP", c.LastPage)
-	line("SN", c.ISBN, c.ISSN)
-	line("DO", c.DOI)
-	line("LA", c.Languages...)
-	line("KW", c.Keywords...)
-	line("AB", c.Abstract)
-	line("UR", c.URL)
-	b.WriteString("ER  - \r\n")
-	return b.String()
-}
-
-// risValue puts a value on one line (RIS has no continuation lines).
-func risValue(v string) string {
-	return strings.TrimSpace(strings.Join(strings.FieldsFunc(v, func(r rune) bool {
-		return r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029'
-	}), " "))
+	return writeCitation(w, r, res.ID, "application/x-research-info-systems; charset=utf-8", ".ris", cite.RIS(c))
 }

@@ -1,4 +1,4 @@
-package ui
+package staging
 
 // This file builds the preview of a bulk ingest: the staged manifest is
 // read to its end, as the ingest would read it, without storing anything.
@@ -20,52 +20,52 @@ import (
 )
 
 const (
-	// bulkSampleItems and bulkSampleErrors bound what the preview shows;
+	// sampleItems and sampleErrors bound what the preview shows;
 	// its counts cover the whole manifest.
-	bulkSampleItems  = 50
-	bulkSampleErrors = 200
-	// bulkLookupChunk is how many source keys are looked up at once.
-	bulkLookupChunk = 256
-	// bulkMaxCollections bounds the distinct collections checked.
-	bulkMaxCollections = 1000
-	// bulkSampleFiles bounds the file names shown per work.
-	bulkSampleFiles = 5
-	// bulkSampleStored bounds the rows stored before that are shown.
-	bulkSampleStored = 50
+	sampleItems  = 50
+	sampleErrors = 200
+	// lookupChunk is how many source keys are looked up at once.
+	lookupChunk = 256
+	// maxCollections bounds the distinct collections checked.
+	maxCollections = 1000
+	// sampleFiles bounds the file names shown per work.
+	sampleFiles = 5
+	// sampleStored bounds the rows stored before that are shown.
+	sampleStored = 50
 )
 
-// bulkPreview is what a manifest would create.
-type bulkPreview struct {
+// Preview is what a manifest would create (ReadPreview).
+type Preview struct {
 	// Works are the good items (a work each), Failed the bad ones.
 	Works, Failed int64
 	// FileSets and Files: a file set per file.
 	FileSets, Files, Bytes int64
 	// Memberships counts works that go into a collection; Collections the
-	// distinct collections named (of the first bulkMaxCollections).
+	// distinct collections named (of the first maxCollections).
 	Memberships int64
 	Collections int
 	// Stored counts works stored before (by an earlier ingest of the
 	// same source keys), which the ingest skips.
 	Stored int64
 	// Items are the first good works, Errors the first bad rows.
-	Items  []bulkItem
-	Errors []bulkRowError
+	Items  []Item
+	Errors []RowError
 	// StoredItems are the first works stored before, with the works
 	// they were stored as.
-	StoredItems []bulkItem
+	StoredItems []Item
 }
 
 // MoreItems, MoreErrors and MoreStored report whether the preview shows
 // only some.
-func (p *bulkPreview) MoreItems() bool  { return p.Works > int64(len(p.Items)) }
-func (p *bulkPreview) MoreErrors() bool { return p.Failed > int64(len(p.Errors)) }
-func (p *bulkPreview) MoreStored() bool { return p.Stored > int64(len(p.StoredItems)) }
+func (p *Preview) MoreItems() bool  { return p.Works > int64(len(p.Items)) }
+func (p *Preview) MoreErrors() bool { return p.Failed > int64(len(p.Errors)) }
+func (p *Preview) MoreStored() bool { return p.Stored > int64(len(p.StoredItems)) }
 
 // New is how many works the ingest would store.
-func (p *bulkPreview) New() int64 { return p.Works - p.Stored }
+func (p *Preview) New() int64 { return p.Works - p.Stored }
 
-// bulkItem is a good work of the manifest.
-type bulkItem struct {
+// Item is a good work of the manifest.
+type Item struct {
 	Row        int
 	Key        string // the source identifier, without "csv:"
 	Title      string
@@ -81,10 +81,10 @@ type bulkItem struct {
 }
 
 // MoreFiles is how many files are not named.
-func (it bulkItem) MoreFiles() int { return it.FileCount - len(it.Files) }
+func (it Item) MoreFiles() int { return it.FileCount - len(it.Files) }
 
-// bulkRowError is a bad row of the manifest.
-type bulkRowError struct {
+// RowError is a bad row of the manifest.
+type RowError struct {
 	Row  int
 	Key  string
 	Path string
@@ -95,24 +95,24 @@ type bulkRowError struct {
 	Arg        string
 }
 
-// bulkPreviewManifest reads the manifest at manifest, with its files below
+// ReadPreview reads the manifest at manifest, with its files below
 // root and origin standing for it in the keys of rows without an
 // identifier (ingest.OpenCSVIn), as the caller on ctx would ingest it
-// (every work also into collection, when it is not ""), counting the works
-// read in read. A manifest that cannot be read as CSV is EINVALID.
-func (s bulkPages) bulkPreviewManifest(ctx context.Context, manifest, root, origin, collection string, read *atomic.Int64) (*bulkPreview, error) {
+// into res (every work also into collection, when it is not ""), counting
+// the works read in read. A manifest that cannot be read as CSV is EINVALID.
+func ReadPreview(ctx context.Context, res shelfmark.ResourceService, manifest, root, origin, collection string, read *atomic.Int64) (*Preview, error) {
 	src, err := ingest.OpenCSVIn(manifest, root, origin)
 	if err != nil {
-		return nil, shelfmark.Errorf(shelfmark.EINVALID, "The manifest is not a CSV manifest: %v", bulkTrimIngest(err))
+		return nil, shelfmark.Errorf(shelfmark.EINVALID, "The manifest is not a CSV manifest: %v", trimIngest(err))
 	}
 	defer src.Close()
-	p := &bulkPreview{Items: make([]bulkItem, 0, bulkSampleItems)} // shown items are pointed at: no regrowth
-	colls := map[string]string{}                                   // id -> "" when good, else the message key
+	p := &Preview{Items: make([]Item, 0, sampleItems)} // shown items are pointed at: no regrowth
+	colls := map[string]string{}                       // id -> "" when good, else the message key
 	// items whose keys are not yet looked up: the shown item, or nil, and
 	// the item as the list of rows stored before would show it
 	type pending struct {
-		shown *bulkItem
-		item  bulkItem
+		shown *Item
+		item  Item
 	}
 	var chunk []pending
 	if collection != "" {
@@ -123,7 +123,7 @@ func (s bulkPages) bulkPreviewManifest(ctx context.Context, manifest, root, orig
 		if len(chunkKeys) == 0 {
 			return nil
 		}
-		found, err := s.deps.Resources.FindSources(ctx, chunkKeys)
+		found, err := res.FindSources(ctx, chunkKeys)
 		if err != nil {
 			return err
 		}
@@ -133,7 +133,7 @@ func (s bulkPages) bulkPreviewManifest(ctx context.Context, manifest, root, orig
 				if c := chunk[i]; c.shown != nil {
 					c.shown.Stored, c.shown.StoredAs = true, string(id)
 				}
-				if len(p.StoredItems) < bulkSampleStored {
+				if len(p.StoredItems) < sampleStored {
 					it := chunk[i].item
 					it.Stored, it.StoredAs = true, string(id)
 					p.StoredItems = append(p.StoredItems, it)
@@ -162,26 +162,26 @@ func (s bulkPages) bulkPreviewManifest(ctx context.Context, manifest, root, orig
 			return p, nil
 		case errors.As(err, &ie):
 			p.Failed++
-			if len(p.Errors) < bulkSampleErrors {
-				p.Errors = append(p.Errors, bulkRowError{Row: ie.Row, Key: bulkSourceID(ie.Key), Path: ie.Path, Message: ie.Reason})
+			if len(p.Errors) < sampleErrors {
+				p.Errors = append(p.Errors, RowError{Row: ie.Row, Key: SourceID(ie.Key), Path: ie.Path, Message: ie.Reason})
 			}
 			continue
 		case err != nil:
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, shelfmark.Errorf(shelfmark.EINVALID, "The manifest is not valid CSV: %v. Nothing was stored.", bulkTrimIngest(err))
+			return nil, shelfmark.Errorf(shelfmark.EINVALID, "The manifest is not valid CSV: %v. Nothing was stored.", trimIngest(err))
 		}
 		if it.Collection != "" {
 			why, checked := colls[it.Collection]
-			if !checked && len(colls) < bulkMaxCollections {
-				why = s.bulkCheckCollection(ctx, it.Collection)
+			if !checked && len(colls) < maxCollections {
+				why = CheckCollection(ctx, res, it.Collection)
 				colls[it.Collection] = why
 			}
 			if why != "" {
 				p.Failed++
-				if len(p.Errors) < bulkSampleErrors {
-					p.Errors = append(p.Errors, bulkRowError{Row: it.Row, Key: bulkSourceID(it.Key), MessageKey: why, Arg: it.Collection})
+				if len(p.Errors) < sampleErrors {
+					p.Errors = append(p.Errors, RowError{Row: it.Row, Key: SourceID(it.Key), MessageKey: why, Arg: it.Collection})
 				}
 				continue
 			}
@@ -197,17 +197,17 @@ func (s bulkPages) bulkPreviewManifest(ctx context.Context, manifest, root, orig
 			size += f.Size
 		}
 		p.Bytes += size
-		bi := bulkItem{Row: it.Row, Key: bulkSourceID(it.Key), Title: bulkTitle(it.Metadata), FileCount: len(it.Files), Bytes: size, Collection: it.Collection}
-		var shown *bulkItem
-		if len(p.Items) < bulkSampleItems {
-			for _, f := range it.Files[:min(len(it.Files), bulkSampleFiles)] {
+		bi := Item{Row: it.Row, Key: SourceID(it.Key), Title: title(it.Metadata), FileCount: len(it.Files), Bytes: size, Collection: it.Collection}
+		var shown *Item
+		if len(p.Items) < sampleItems {
+			for _, f := range it.Files[:min(len(it.Files), sampleFiles)] {
 				bi.Files = append(bi.Files, f.Name)
 			}
 			p.Items = append(p.Items, bi)
 			shown = &p.Items[len(p.Items)-1]
 		}
 		chunk, chunkKeys = append(chunk, pending{shown, bi}), append(chunkKeys, it.Key)
-		if len(chunkKeys) == bulkLookupChunk {
+		if len(chunkKeys) == lookupChunk {
 			if err := lookup(); err != nil {
 				return nil, err
 			}
@@ -215,23 +215,23 @@ func (s bulkPages) bulkPreviewManifest(ctx context.Context, manifest, root, orig
 	}
 }
 
-// bulkCheckCollection returns "" when id is a collection the caller may see,
-// else the catalog key of why not.
-func (s bulkPages) bulkCheckCollection(ctx context.Context, id string) string {
-	res, err := s.deps.Resources.FindResource(ctx, shelfmark.ID(id))
+// CheckCollection returns "" when id is a collection the caller on ctx
+// may see in res, else the catalog key of why not.
+func CheckCollection(ctx context.Context, res shelfmark.ResourceService, id string) string {
+	r, err := res.FindResource(ctx, shelfmark.ID(id))
 	switch {
 	case err != nil:
 		return "bulk.error.collection"
-	case res.Kind != shelfmark.KindCollection:
+	case r.Kind != shelfmark.KindCollection:
 		return "bulk.error.notcollection"
 	}
 	return ""
 }
 
-// bulkSourceID is the source identifier of an item key ("csv:b1" -> "b1");
+// SourceID is the source identifier of an item key ("csv:b1" -> "b1");
 // a good row without one ("csv-row:…", keyed by its content) shows none (a
 // bad one is "csv:row-N", shown as "row-N").
-func bulkSourceID(key string) string {
+func SourceID(key string) string {
 	switch {
 	case strings.HasPrefix(key, "csv-row:"):
 		return ""
@@ -241,8 +241,8 @@ func bulkSourceID(key string) string {
 	return key
 }
 
-// bulkTitle is the first title among stmts, or "".
-func bulkTitle(stmts []shelfmark.Statement) string {
+// title is the first title among stmts, or "".
+func title(stmts []shelfmark.Statement) string {
 	for _, st := range stmts {
 		if st.Predicate == shelfmark.NSDC+"title" || st.Predicate == shelfmark.NSDCTerms+"title" {
 			return st.Object.Value
@@ -251,8 +251,8 @@ func bulkTitle(stmts []shelfmark.Statement) string {
 	return ""
 }
 
-// bulkTrimIngest drops the package prefix of a reader's error.
-func bulkTrimIngest(err error) string {
+// trimIngest drops the package prefix of a reader's error.
+func trimIngest(err error) string {
 	msg := err.Error()
 	for _, p := range []string{"ingest: open CSV manifest.csv: ", "ingest: open CSV: ", "ingest: CSV manifest: ", "ingest: "} {
 		if len(msg) > len(p) && msg[:len(p)] == p {
