@@ -1,9 +1,9 @@
 package ui
 
 // This file gives a work's metadata human labels, and derives from it
-// what others read: the Highwire Press citation_* tags (Google Scholar),
-// a schema.org description in JSON-LD, and the fields of citations
-// (work_cite.go).
+// what others read: the Highwire Press citation_* tags (Google Scholar)
+// and a schema.org description in JSON-LD, from the citation package cite
+// reads.
 
 import (
 	"strings"
