@@ -24,13 +24,6 @@ const (
 	maxAccountBody = 64 << 10
 )
 
-func (s *Server) accounts() (shelfmark.AccountService, error) {
-	if s.opts.Accounts == nil {
-		return nil, shelfmark.Errorf(shelfmark.EUNAVAILABLE, "This server has no accounts.")
-	}
-	return s.opts.Accounts, nil
-}
-
 // callerJSON is who the caller is (login and me).
 type callerJSON struct {
 	User   string   `json:"user"`
@@ -53,7 +46,7 @@ func newCallerJSON(c *shelfmark.Caller) callerJSON {
 // sets its cookie. Failures count against the client's address and the
 // name (see Options.MaxAuthFailures).
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.accounts(); err != nil {
+	if _, err := s.deps.AccountService(); err != nil {
 		return err
 	}
 	var in struct {
@@ -88,7 +81,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 // API's login and the sign-in form. Failures count against the client's
 // address and the name (see Options.MaxAuthFailures).
 func (s *Server) passwordLogin(r *http.Request, name, password string) (string, *shelfmark.Caller, error) {
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return "", nil, err
 	}
@@ -154,7 +147,7 @@ func newTokenJSON(t *shelfmark.Token) tokenJSON {
 // an API token for the caller (an administrator may name another user)
 // and shows its secret, this once.
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return err
 	}
@@ -199,7 +192,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 // listTokens handles GET /api/v1/tokens[?user=NAME]: the caller's API
 // tokens (an administrator may name another user).
 func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return err
 	}
@@ -226,7 +219,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
 
 // revokeToken handles DELETE /api/v1/tokens/{id}[?user=NAME].
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return err
 	}
@@ -292,7 +285,7 @@ func (s *Server) writeRoles(w http.ResponseWriter, r *http.Request, acc shelfmar
 // getRoles handles GET /api/v1/resources/{id}/roles and GET
 // /api/v1/roles (the repository's).
 func (s *Server) getRoles(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return err
 	}
@@ -310,7 +303,7 @@ func (s *Server) getRoles(w http.ResponseWriter, r *http.Request) error {
 // /api/v1/roles: {"grants": [{"principal": "user:ann", "role":
 // "curator"}]} replaces every grant there.
 func (s *Server) putRoles(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return err
 	}
@@ -366,7 +359,7 @@ type auditJSON struct {
 // audit handles GET /api/v1/audit?resource=&actor=&after=&cursor=&limit=:
 // the audit trail, newest first; cursor is the next of the page before.
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return err
 	}

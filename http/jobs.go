@@ -32,29 +32,9 @@ type jobJSON struct {
 	Created  time.Time `json:"created"`
 }
 
-func (s *Server) jobQueue() (shelfmark.JobQueue, error) {
-	if s.opts.Jobs == nil {
-		return nil, shelfmark.Errorf(shelfmark.EUNAVAILABLE, "This server has no job queue.")
-	}
-	return s.opts.Jobs, nil
-}
-
-// namedQueue returns the job queue and the queue the path names.
-func (s *Server) namedQueue(r *http.Request) (shelfmark.JobQueue, string, error) {
-	jq, err := s.jobQueue()
-	if err != nil {
-		return nil, "", err
-	}
-	q := r.PathValue("queue")
-	if !shelfmark.ValidQueue(q) {
-		return nil, "", shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no queue %q; the queues are %v.", q, shelfmark.Queues)
-	}
-	return jq, q, nil
-}
-
 // getJobs handles GET /api/v1/jobs: the counts of every queue.
 func (s *Server) getJobs(w http.ResponseWriter, r *http.Request) error {
-	jq, err := s.jobQueue()
+	jq, err := s.deps.JobQueue()
 	if err != nil {
 		return err
 	}
@@ -73,7 +53,7 @@ func (s *Server) getJobs(w http.ResponseWriter, r *http.Request) error {
 
 // listJobs handles GET /api/v1/jobs/{queue}?state=failed&after=&limit=.
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
-	jq, q, err := s.namedQueue(r)
+	jq, q, err := s.deps.NamedQueue(r)
 	if err != nil {
 		return err
 	}
@@ -116,7 +96,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 // queueAction handles POST /api/v1/jobs/{queue}/{action}: pause, resume,
 // or retry (the failed jobs; a body {"ids": [...]} retries only those).
 func (s *Server) queueAction(w http.ResponseWriter, r *http.Request) error {
-	jq, q, err := s.namedQueue(r)
+	jq, q, err := s.deps.NamedQueue(r)
 	if err != nil {
 		return err
 	}

@@ -315,7 +315,7 @@ func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) error {
 	if s.oidcErr != nil {
 		return s.oidcErr
 	}
-	if _, err := s.accounts(); err != nil {
+	if _, err := s.deps.AccountService(); err != nil {
 		return err
 	}
 	next := "/"
@@ -414,7 +414,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) error {
 	if wait := s.limiter.blocked(s.client(r)); wait > 0 {
 		return tooMany(wait)
 	}
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return err
 	}

@@ -138,7 +138,7 @@ func (s adminPages) adminDashboard(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	d := &adminDashboardData{Section: "dashboard", Status: st, Storage: s.storage(r.Context()), SparkW: sparkW, SparkH: sparkH}
-	if acc, err := s.accounts(); err == nil {
+	if acc, err := s.deps.AccountService(); err == nil {
 		users, err := acc.Users(r.Context(), 0, maxUserCount)
 		if err != nil {
 			return err
@@ -162,7 +162,7 @@ func (s adminPages) adminStatus(r *http.Request, p *uiPage) (*adminStatus, error
 	st := &adminStatus{}
 	now := s.now()
 	st.At = now.UTC().Format("15:04:05 UTC")
-	jq, err := s.jobQueue()
+	jq, err := s.deps.JobQueue()
 	if err != nil {
 		st.NoQueue = true
 	} else {
@@ -405,7 +405,7 @@ func (s adminPages) adminJobs(w http.ResponseWriter, r *http.Request) error {
 	if err := requireAdminPage(r); err != nil {
 		return err
 	}
-	jq, q, err := s.namedQueue(r)
+	jq, q, err := s.deps.NamedQueue(r)
 	if err != nil {
 		return err
 	}
@@ -463,7 +463,7 @@ func (s adminPages) adminQueueAction(action string) func(http.ResponseWriter, *h
 		if err := requireAdminPage(r); err != nil {
 			return err
 		}
-		jq, q, err := s.namedQueue(r)
+		jq, q, err := s.deps.NamedQueue(r)
 		if err != nil {
 			return err
 		}

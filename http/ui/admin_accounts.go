@@ -50,7 +50,7 @@ func (s adminPages) adminUsers(w http.ResponseWriter, r *http.Request) error {
 // when not nil, is why the form to add a user (r.PostForm) was refused,
 // and the page's status says so.
 func (s adminPages) renderUsers(w http.ResponseWriter, r *http.Request, after int64, status int, formErr error) error {
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (s adminPages) adminTokens(w http.ResponseWriter, r *http.Request) error {
 // is why the form to create one (r.PostForm) was refused, and the page's
 // status says so.
 func (s adminPages) renderTokens(w http.ResponseWriter, r *http.Request, user string, status int, formErr error) error {
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return err
 	}
@@ -345,5 +345,5 @@ func (s adminPages) adminAccounts(r *http.Request) (shelfmark.AccountService, er
 	if err := requireAdminPage(r); err != nil {
 		return nil, err
 	}
-	return s.accounts()
+	return s.deps.AccountService()
 }

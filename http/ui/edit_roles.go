@@ -30,7 +30,7 @@ type rolesData struct {
 // rolesCollection checks the caller may see the roles of the path's
 // collection, and loads it.
 func (s *Handler) rolesCollection(r *http.Request) (*shelfmark.Resource, []shelfmark.Grant, error) {
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,7 +112,7 @@ func (s *Handler) rolesPost(w http.ResponseWriter, r *http.Request) error {
 		d.Rows = append(d.Rows, roleRow{Kind: "user", Role: string(shelfmark.RoleDepositor)})
 		return s.render(w, r, http.StatusOK, "roles", p)
 	}
-	acc, err := s.accounts()
+	acc, err := s.deps.AccountService()
 	if err != nil {
 		return err
 	}

@@ -190,35 +190,6 @@ func (s *Handler) Close(ctx context.Context) { s.bulk.close(ctx) }
 // now is the time by the shell's clock.
 func (s *Handler) now() time.Time { return s.deps.Now() }
 
-// accounts is the account service, EUNAVAILABLE without one.
-func (s *Handler) accounts() (shelfmark.AccountService, error) {
-	if s.deps.Accounts == nil {
-		return nil, shelfmark.Errorf(shelfmark.EUNAVAILABLE, "This server has no accounts.")
-	}
-	return s.deps.Accounts, nil
-}
-
-// jobQueue is the job queue, EUNAVAILABLE without one.
-func (s *Handler) jobQueue() (shelfmark.JobQueue, error) {
-	if s.deps.Jobs == nil {
-		return nil, shelfmark.Errorf(shelfmark.EUNAVAILABLE, "This server has no job queue.")
-	}
-	return s.deps.Jobs, nil
-}
-
-// namedQueue returns the job queue and the queue the path names.
-func (s *Handler) namedQueue(r *http.Request) (shelfmark.JobQueue, string, error) {
-	jq, err := s.jobQueue()
-	if err != nil {
-		return nil, "", err
-	}
-	q := r.PathValue("queue")
-	if !shelfmark.ValidQueue(q) {
-		return nil, "", shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no queue %q; the queues are %v.", q, shelfmark.Queues)
-	}
-	return jq, q, nil
-}
-
 // bulkPages are the Handler's bulk ingest pages (bulk*.go), a type of
 // their own so that each part of the interface reads as one.
 type bulkPages struct{ *Handler }
