@@ -33,8 +33,8 @@ type Migration struct {
 // embedded files.
 func Migrations(own fs.FS) ([]Migration, error) {
 	byVersion := map[int64]Migration{}
-	for i, src := range []fs.FS{sharedMigrations, own} {
-		fromShared := i == 0
+	// the backend's own are read last, so that they replace shared ones
+	for _, src := range []fs.FS{sharedMigrations, own} {
 		names, err := fs.Glob(src, "migrations/*.sql")
 		if err != nil {
 			return nil, err
@@ -54,9 +54,6 @@ func Migrations(own fs.FS) ([]Migration, error) {
 			b, err := fs.ReadFile(src, path)
 			if err != nil {
 				return nil, err
-			}
-			if _, over := byVersion[v]; over && fromShared {
-				continue
 			}
 			byVersion[v] = Migration{Version: v, Name: name, SQL: string(b)}
 		}
