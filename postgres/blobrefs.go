@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 
 	"github.com/shelfmark/shelfmark"

@@ -50,14 +50,14 @@ func (t *writeTx) copyInSavepoint(n int) bool {
 const uniqueViolation = "23505"
 
 // copyFrom sends n rows to table with COPY … FROM STDIN; row(i) returns the
-// values of row i in the order of cols. It reports the statement to the
+// values of row i in the order of cols, or an error that ends the copy. It reports the statement to the
 // tracer as "COPY table (cols) FROM STDIN" with the number of rows copied.
 //
 // A COPY that fails (a unique violation, a lost connection) leaves the
 // transaction aborted, as a failed INSERT does: the caller returns the error
 // and the transaction rolls back.
-func (r runner) copyFrom(ctx context.Context, table string, cols []string, n int, row func(i int) []any) (int64, error) {
-	src := pgx.CopyFromSlice(n, func(i int) ([]any, error) { return row(i), nil })
+func (r runner) copyFrom(ctx context.Context, table string, cols []string, n int, row func(i int) ([]any, error)) (int64, error) {
+	src := pgx.CopyFromSlice(n, row)
 	count, err := r.q.CopyFrom(ctx, pgx.Identifier{table}, cols, src)
 	r.trace("COPY "+table+" ("+strings.Join(cols, ", ")+") FROM STDIN", count)
 	return count, full(err)
@@ -70,7 +70,7 @@ func (r runner) copyFrom(ctx context.Context, table string, cols []string, n int
 // reports conflict = true so that the caller can write the rows with its
 // ON CONFLICT statement instead. Any other error is returned, the
 // transaction rolled back to the savepoint when the connection allows.
-func (r runner) copyNew(ctx context.Context, table string, cols []string, n int, row func(i int) []any) (conflict bool, err error) {
+func (r runner) copyNew(ctx context.Context, table string, cols []string, n int, row func(i int) ([]any, error)) (conflict bool, err error) {
 	if _, err := r.exec(ctx, "SAVEPOINT "+copySavepoint); err != nil {
 		return false, fmt.Errorf("savepoint before copy: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 // sqlstore.Shared. Lists are bound as arrays, read by = ANY($n).
 var dialect = sqlstore.Shared(sqlstore.Dialect{
 	Prefix:  "postgres: ",
+	Insert:  insertRows,
+	From:    fromRows,
 	Int64s:  func(v []int64) any { return v },
 	Strings: func(v []string) any { return v },
 	Arg:     func(n int) string { return "$" + strconv.Itoa(n) },
@@ -75,8 +77,9 @@ WHERE u.user_key = $1 AND u.sha256 = d.s`,
 		UsageArgs: usageArgs,
 	},
 	Jobs: sqlstore.Jobs{
-		ClaimJobs:   claimSQL,
-		QueueCounts: `SELECT queue, state, count(*), count(*) FILTER (WHERE run_at <= $1) FROM jobs GROUP BY queue, state`,
+		ClaimJobs:     claimSQL,
+		QueueCounts:   `SELECT queue, state, count(*), count(*) FILTER (WHERE run_at <= $1) FROM jobs GROUP BY queue, state`,
+		JobHeldLocked: `SELECT 1 FROM jobs WHERE id = $1 AND state = 'running' AND worker = $2 AND attempt = $3 FOR UPDATE`,
 	},
 	AuthFailureSQL: sqlstore.AuthFailureSQL{
 		AddAuthFailure: `INSERT INTO auth_failures (key, failures, last_failure) VALUES ($1, 1, $2)

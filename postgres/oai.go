@@ -158,8 +158,8 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 	}
 	var err error
 	if t.r.useCopy(n) {
-		_, err = t.r.copyFrom(ctx, "oai_records", oaiRecordColumns, n, func(i int) []any {
-			return []any{seqs[i], prefixes[i], keys[i], datestamps[i], deleted[i], sets[i], payloads[i]}
+		_, err = t.r.copyFrom(ctx, "oai_records", oaiRecordColumns, n, func(i int) ([]any, error) {
+			return []any{seqs[i], prefixes[i], keys[i], datestamps[i], deleted[i], sets[i], payloads[i]}, nil
 		})
 	} else {
 		_, err = t.r.exec(ctx, `INSERT INTO oai_records (`+sqlstore.OAIColsPayload+`)
@@ -172,8 +172,8 @@ SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::b
 	if m := len(eColls); m == 0 {
 		return nil
 	} else if t.r.useCopy(m) {
-		_, err = t.r.copyFrom(ctx, "oai_set_records", oaiSetRecordColumns, m, func(i int) []any {
-			return []any{eColls[i], ePrefixes[i], eSeqs[i]}
+		_, err = t.r.copyFrom(ctx, "oai_set_records", oaiSetRecordColumns, m, func(i int) ([]any, error) {
+			return []any{eColls[i], ePrefixes[i], eSeqs[i]}, nil
 		})
 	} else {
 		_, err = t.r.exec(ctx, `INSERT INTO oai_set_records (collection, prefix, seq)

@@ -244,9 +244,9 @@ func (t *writeTx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.Captu
 		return fmt.Errorf("postgres: took %d ids for %d web captures", i, n)
 	}
 	if t.r.useCopy(n) {
-		if _, err := t.r.copyFrom(ctx, "web_captures", captureColumns, n, func(i int) []any {
+		if _, err := t.r.copyFrom(ctx, "web_captures", captureColumns, n, func(i int) ([]any, error) {
 			c := rows[i]
-			return []any{c.ID, c.URL, c.File, c.Offset, c.Length, sqlstore.WebNanos(c.Time), c.Type, c.MIME, int32(c.Status), c.Digest, c.RecordID, captureLinks(c), captureTarget(c)}
+			return []any{c.ID, c.URL, c.File, c.Offset, c.Length, sqlstore.WebNanos(c.Time), c.Type, c.MIME, int32(c.Status), c.Digest, c.RecordID, captureLinks(c), captureTarget(c)}, nil
 		}); err != nil {
 			return fmt.Errorf("postgres: insert %d web captures: %w", n, err)
 		}
@@ -281,8 +281,8 @@ func (t *writeTx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) er
 	}
 	dsts, srcs := sqlstore.LinkArrays(links)
 	if t.r.useCopy(len(dsts)) {
-		if _, err := t.r.copyFrom(ctx, "web_links", linkColumns, len(dsts), func(i int) []any {
-			return []any{dsts[i], srcs[i]}
+		if _, err := t.r.copyFrom(ctx, "web_links", linkColumns, len(dsts), func(i int) ([]any, error) {
+			return []any{dsts[i], srcs[i]}, nil
 		}); err != nil {
 			return fmt.Errorf("postgres: add %d web links: %w", len(dsts), err)
 		}

@@ -15,6 +15,8 @@ import (
 // sqlstore.Shared. Lists are bound as JSON arrays read by json_each.
 var dialect = sqlstore.Shared(sqlstore.Dialect{
 	Prefix:  "sqlite: ",
+	Insert:  insertRows,
+	From:    fromRows,
 	Int64s:  func(v []int64) any { return jsonInts(v) },
 	Strings: func(v []string) any { return jsonStrings(v) },
 	Arg:     func(n int) string { return "?" + strconv.Itoa(n) },

@@ -23,6 +23,16 @@ type Jobs struct {
 	QueueCounts string
 	// SetQueuePaused pauses or resumes a queue: name, paused.
 	SetQueuePaused string
+	// ListJobs lists JobCols by id: after, queue or "", state or "", limit.
+	ListJobs string
+	// JobHeld reads a row if the worker holds the job at the attempt:
+	// id, worker, attempt. JobHeldLocked is the same in a write
+	// transaction, where it also locks the row.
+	JobHeld, JobHeldLocked string
+	// RetryJobs requeues failed jobs: now, queue or "", a list of ids,
+	// the number of ids (0: any).
+	RetryJobs  string
+	DeleteJobs string // a list of ids
 }
 
 // JobCols are the columns ScanJob reads, from jobs.
@@ -109,4 +119,71 @@ func (w *WriteTx) SetQueuePaused(ctx context.Context, queue string, paused bool)
 		return fmt.Errorf("%spause queue %s: %w", w.d.Prefix, queue, err)
 	}
 	return nil
+}
+
+// EnqueueJobs adds queued jobs, ready at now, in one bulk write; a
+// (queue, resource) that has one already is skipped by the unique index.
+func (w *WriteTx) EnqueueJobs(ctx context.Context, jobs []shelfmark.NewJob, now time.Time) error {
+	at := now.UnixMicro()
+	return w.insert(ctx, "enqueue %d jobs", "jobs", Rows{
+		Cols: []Col{{"queue", Text}, {"resource", Int64}, {"state", Text}, {"run_at", Int64}, {"created", Int64}},
+		N:    len(jobs),
+		Row:  func(i int, v []any) { v[0], v[1], v[2], v[3], v[4] = jobs[i].Queue, jobs[i].Resource, "queued", at, at },
+	}, "ON CONFLICT (queue, resource) DO NOTHING")
+}
+
+// DeleteJobs removes finished jobs in one statement.
+func (w *WriteTx) DeleteJobs(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := w.q.Exec(ctx, w.d.DeleteJobs, w.d.Int64s(ids)); err != nil {
+		return fmt.Errorf("%sdelete %d jobs: %w", w.d.Prefix, len(ids), err)
+	}
+	return nil
+}
+
+// RetryJobs puts failed jobs back, ready at now, with their attempts
+// reset: those of queue (any, if ""), among ids (any, if none). One
+// statement.
+func (w *WriteTx) RetryJobs(ctx context.Context, queue string, ids []int64, now time.Time) (int64, error) {
+	if ids == nil {
+		ids = []int64{}
+	}
+	n, err := w.q.Exec(ctx, w.d.RetryJobs, now.UnixMicro(), queue, w.d.Int64s(ids), len(ids))
+	if err != nil {
+		return 0, fmt.Errorf("%sretry failed jobs: %w", w.d.Prefix, err)
+	}
+	return n, nil
+}
+
+// Jobs lists jobs by id, after f.After, of f.Queue and f.State when set:
+// one range of the primary key.
+func (t *Tx) Jobs(ctx context.Context, f shelfmark.JobFilter) ([]*shelfmark.Job, error) {
+	out, err := Collect(ctx, t.q, t.d.ListJobs, []any{f.After, f.Queue, string(f.State), f.Limit}, ScanJob)
+	if err != nil {
+		return nil, fmt.Errorf("%slist jobs: %w", t.d.Prefix, err)
+	}
+	return out, nil
+}
+
+// JobHeld reports whether worker still holds the job at attempt.
+func (t *Tx) JobHeld(ctx context.Context, id int64, worker string, attempt int) (bool, error) {
+	return jobHeld(ctx, t.q, t.d, t.d.JobHeld, id, worker, attempt)
+}
+
+// JobHeld, in a write transaction, also locks the job's row until the
+// transaction ends (where the dialect can), so that a reaper (which skips
+// locked rows) cannot hand the job to another worker while its result is
+// being stored.
+func (w *WriteTx) JobHeld(ctx context.Context, id int64, worker string, attempt int) (bool, error) {
+	return jobHeld(ctx, w.q, w.d, w.d.JobHeldLocked, id, worker, attempt)
+}
+
+func jobHeld(ctx context.Context, q Querier, d *Dialect, stmt string, id int64, worker string, attempt int) (bool, error) {
+	held := false
+	if err := q.EachRow(ctx, stmt, []any{id, worker, attempt}, func(Scanner) error { held = true; return nil }); err != nil {
+		return false, fmt.Errorf("%scheck job %d: %w", d.Prefix, id, err)
+	}
+	return held, nil
 }

@@ -79,6 +79,21 @@ WHERE f.sha256 = $1 AND f.sha256 <> '' AND r.deleted IS NULL ORDER BY f.resource
 		FailJob:    `UPDATE jobs SET state = 'failed', lease = 0, error = $2 WHERE id = $1`,
 		SetQueuePaused: `INSERT INTO job_queues (name, paused) VALUES ($1, $2)
 ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`,
+		ListJobs: `SELECT ` + JobCols + ` FROM jobs WHERE id > $1 AND ($2 = '' OR queue = $2) AND ($3 = '' OR state = $3)
+ORDER BY id LIMIT $4`,
+		JobHeld:       jobHeldSQL,
+		JobHeldLocked: jobHeldSQL,
+		RetryJobs: `UPDATE jobs SET state = 'queued', attempt = 0, run_at = $1, lease = 0
+WHERE state = 'failed' AND ($2 = '' OR queue = $2) AND ($4 = 0 OR id = ANY($3))`,
+		DeleteJobs: `DELETE FROM jobs WHERE id = ANY($1)`,
+	},
+	ResourceWrites: ResourceWrites{
+		UpdateResource: `UPDATE resources SET visibility = $2, embargo = $3, lease = $4, version = $5, seq = $6, modified = $7,
+deleted = $8, eff_visibility = $9, eff_embargo = $10, eff_lease = $11 WHERE key = $1`,
+		// resources_children and resources_source
+		AccessDependents: `SELECT ` + ResourceCols + ` FROM resources WHERE parent = ANY($1) AND deleted IS NULL
+UNION SELECT ` + ResourceCols + ` FROM resources WHERE source = ANY($1) AND deleted IS NULL`,
+		DeleteGrants: `DELETE FROM grants WHERE resource = $1`,
 	},
 	AuthFailureSQL: AuthFailureSQL{
 		BlockedAuthKeys: `SELECT key, failures, last_failure, blocked_until FROM auth_failures
@@ -124,6 +139,9 @@ UNION SELECT sha256 FROM uploads WHERE sha256 = ANY($1)`,
 		File: `SELECT ` + FileCols + ` FROM files WHERE resource = $1`,
 	},
 }
+
+// jobHeldSQL finds the job if the worker holds it at the attempt.
+const jobHeldSQL = `SELECT 1 FROM jobs WHERE id = $1 AND state = 'running' AND worker = $2 AND attempt = $3`
 
 var (
 	anyArg = regexp.MustCompile(`= ANY\(\$(\d+)\)`)

@@ -1,5 +1,7 @@
 package sqlstore
 
+import "context"
+
 // Tx is embedded in both backends' transactions and implements the
 // storage methods they run the same way: the logic is here once, and
 // only the statements, in Dialect, differ. It holds no state of its own
@@ -35,6 +37,18 @@ type Dialect struct {
 	// argument, after the column: = ANY($n) in PostgreSQL, IN (SELECT
 	// value FROM json_each(?n)) in SQLite.
 	AnyOf func(n int) string
+	// Insert writes rows into table in as few statements as the dialect
+	// allows (SQLite: an INSERT of up to 64 rows of VALUES each;
+	// PostgreSQL: one INSERT over unnest arrays, or COPY for many rows).
+	// tail ends each statement: "" when the rows must be new (one that
+	// exists fails the write), or an ON CONFLICT clause.
+	Insert func(ctx context.Context, q Execer, table string, rows Rows, tail string) error
+	// From binds rows as one table expression named v, whose columns are
+	// the rows' column names, with its placeholders numbered from first;
+	// it returns the expression and its arguments. SQLite sends one JSON
+	// array read by json_each (no Bytes columns); PostgreSQL one array
+	// per column read by unnest.
+	From func(rows Rows, first int) (expr string, args []any, err error)
 
 	Web
 	WebWrites
@@ -42,6 +56,7 @@ type Dialect struct {
 	Accounts
 	AccountWrites
 	Resources
+	ResourceWrites
 	Fields
 	Uploads
 	Jobs
