@@ -81,36 +81,36 @@ func unnest(rows sqlstore.Rows, first int) (string, []any, error) {
 		}
 	}
 	b.WriteString(")")
-	dst := make([]any, len(rows.Cols))
-	for i := range n {
-		if err := rows.Values(i, dst); err != nil {
-			return "", nil, err
-		}
-		for j, v := range dst {
+	err := rows.Each(func(i int, v []any) error {
+		for j, x := range v {
 			// Values checked each value's type against its column's
 			switch a := cols[j].(type) {
 			case []int64:
-				a[i] = v.(int64)
+				a[i] = x.(int64)
 			case []*int64:
-				if v != nil {
-					x := v.(int64)
-					a[i] = &x
+				if x != nil {
+					n := x.(int64)
+					a[i] = &n
 				}
 			case []int32:
-				a[i] = int32(v.(int64))
+				a[i] = int32(x.(int64))
 			case []string:
-				a[i] = v.(string)
+				a[i] = x.(string)
 			case []*string:
-				if v != nil {
-					s := v.(string)
+				if x != nil {
+					s := x.(string)
 					a[i] = &s
 				}
 			case [][]byte:
-				if v != nil {
-					a[i] = v.([]byte)
+				if x != nil {
+					a[i] = x.([]byte)
 				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
 	}
 	return b.String(), cols, nil
 }

@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
@@ -26,6 +25,8 @@ WHERE c.url = $1 AND (c.time, c.id) > ($2, $3) ORDER BY c.time, c.id LIMIT $4`,
 WHERE c.url = $1 AND (c.time, c.id) < ($2, $3) ORDER BY c.time DESC, c.id DESC LIMIT $4`,
 		WebURLsBySURT:   `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.surt = ANY($1)`,
 		WebURLRows:      `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.id = ANY($1) ORDER BY u.id`,
+		LockWebFile:     `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file = $1 FOR UPDATE`,
+		LockWebURLs:     `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.id = ANY($1) ORDER BY u.id FOR UPDATE`,
 		WebFileCaptures: `SELECT ` + sqlstore.CaptureCols + sqlstore.CapturesFrom + ` WHERE c.file = $1 AND c.id > $2 ORDER BY c.id LIMIT $3`,
 		WebInbound:      `SELECT src FROM web_links WHERE dst = $1 AND src > $2 ORDER BY src LIMIT $3`,
 	},
@@ -69,12 +70,6 @@ FROM (SELECT s, count(*) AS n FROM unnest($2::text[]) s GROUP BY s) d
 WHERE u.user_key = $1 AND u.sha256 = d.s`,
 		PruneUploads: `DELETE FROM uploads WHERE (user_key, sha256) IN
 		(SELECT user_key, sha256 FROM uploads WHERE stored < $1 ORDER BY stored LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING user_key, size`,
-		// the rows in the order given (WITH ORDINALITY), so that concurrent
-		// writers lock them in one order
-		AddUsage: `INSERT INTO upload_usage (user_key, files, bytes)
-		SELECT d.user_key, d.files, d.bytes FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS d(user_key, files, bytes, n) ORDER BY d.n
-		ON CONFLICT (user_key) DO UPDATE SET files = upload_usage.files + excluded.files, bytes = upload_usage.bytes + excluded.bytes`,
-		UsageArgs: usageArgs,
 	},
 	Jobs: sqlstore.Jobs{
 		ClaimJobs:     claimSQL,
@@ -152,15 +147,6 @@ WHERE kind = $1 AND parent IS NULL AND deleted IS NULL AND key < $2 ORDER BY key
 // childrenSQL reads a page of children, over (parent, position).
 const childrenSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources
 WHERE parent = $1 AND position > $2 AND deleted IS NULL ORDER BY position LIMIT $3`
-
-// usageArgs binds upload usage rows as three arrays: users, files, bytes.
-func usageArgs(usage []shelfmark.UsageRow) []any {
-	keys, files, bytes := make([]int64, len(usage)), make([]int64, len(usage)), make([]int64, len(usage))
-	for i, u := range usage {
-		keys[i], files[i], bytes[i] = u.User, u.Files, u.Bytes
-	}
-	return []any{keys, files, bytes}
-}
 
 // claimSQL takes the oldest ready jobs of an unpaused queue. FOR UPDATE
 // SKIP LOCKED lets workers on several machines claim at once: each skips

@@ -184,26 +184,3 @@ SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[])`, eColls, ePrefixes
 	}
 	return nil
 }
-
-// PutOAISets inserts or replaces sets by key (a later set of the same key
-// wins), in two statements. The old rows of those keys go first, so sets
-// that swap or pass on specs within one call never meet the unique spec
-// index midway.
-func (t *writeTx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error {
-	if len(sets) == 0 {
-		return nil
-	}
-	keys, kept := sqlstore.LatestSets(sets)
-	specs, names := make([]string, len(kept)), make([]string, len(kept))
-	for i, s := range kept {
-		specs[i], names[i] = s.Spec, s.Name
-	}
-	if _, err := t.r.exec(ctx, `DELETE FROM oai_sets WHERE key = ANY($1)`, keys); err != nil {
-		return fmt.Errorf("postgres: put %d oai sets: %w", len(keys), err)
-	}
-	if _, err := t.r.exec(ctx, `INSERT INTO oai_sets (key, spec, name) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])`,
-		keys, specs, names); err != nil {
-		return fmt.Errorf("postgres: put %d oai sets: %w", len(keys), err)
-	}
-	return nil
-}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -55,24 +54,3 @@ var (
 	_ shelfmark.ReadTx  = (*readTx)(nil)
 	_ shelfmark.WriteTx = (*writeTx)(nil)
 )
-
-// NextSeq reserves n change sequence numbers and returns the first.
-//
-// The UPDATE takes the row lock of counters('seq') and PostgreSQL holds it
-// until this transaction commits or rolls back. A second transaction calling
-// NextSeq waits for it, and gets higher numbers only after the first has
-// committed; so the order of sequence numbers is the order of commits, and a
-// harvester that has read every change with seq <= X never sees a change
-// with seq <= X appear later. (Update's writer lock serialises write
-// transactions already; this lock also covers any other writer.)
-func (t *writeTx) NextSeq(ctx context.Context, n int) (int64, error) {
-	if n < 1 {
-		return 0, fmt.Errorf("postgres: reserve %d sequence numbers: n must be at least 1", n)
-	}
-	var last int64
-	if err := t.r.queryRow(ctx, `UPDATE counters SET value = value + $1 WHERE name = 'seq' RETURNING value`,
-		[]any{int64(n)}, &last); err != nil {
-		return 0, fmt.Errorf("postgres: reserve %d sequence numbers: %w", n, err)
-	}
-	return last - int64(n) + 1, nil
-}

@@ -66,16 +66,6 @@ func (t *readTx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*s
 	return append(out, rows...), nil
 }
 
-// LockWebFile returns a file's index state, or nil, locked until the
-// transaction ends.
-func (t *writeTx) LockWebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, error) {
-	out, err := sqlstore.WebFile(ctx, t, `SELECT `+sqlstore.WebFileCols+` FROM web_files WHERE file = $1 FOR UPDATE`, file)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: lock web file %d: %w", file, err)
-	}
-	return out, nil
-}
-
 // intern finds the ids of keys in table by column, inserting the unknown
 // ones: one statement to find the known, one to insert the rest (ON
 // CONFLICT DO NOTHING, in key order), and, only when a concurrent writer
@@ -189,19 +179,6 @@ SELECT id, surt FROM ins`, []any{missing, urls, domains}
 	return nil
 }
 
-// LockWebURLs returns the rows of ids, locked in id order until the
-// transaction ends.
-func (t *writeTx) LockWebURLs(ctx context.Context, ids []int64) ([]*shelfmark.WebURLRow, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	rows, err := sqlstore.WebURLs(ctx, t, `SELECT `+sqlstore.WebURLCols+sqlstore.WebURLsFrom+` WHERE u.id = ANY($1) ORDER BY u.id FOR UPDATE`, ids)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: lock %d web urls: %w", len(ids), err)
-	}
-	return rows, nil
-}
-
 // captureColumns are the columns InsertWebCaptures writes.
 var captureColumns = []string{"id", "url", "file", "byte_offset", "byte_length", "time", "type", "mime", "status", "digest", "record_id", "links", "target"}
 
@@ -271,25 +248,3 @@ SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5:
 	return nil
 }
 
-var linkColumns = []string{"dst", "src"}
-
-// AddWebLinks inserts links in one statement (COPY for many); a link that
-// exists already is an error.
-func (t *writeTx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
-	if len(links) == 0 {
-		return nil
-	}
-	dsts, srcs := sqlstore.LinkArrays(links)
-	if t.r.useCopy(len(dsts)) {
-		if _, err := t.r.copyFrom(ctx, "web_links", linkColumns, len(dsts), func(i int) ([]any, error) {
-			return []any{dsts[i], srcs[i]}, nil
-		}); err != nil {
-			return fmt.Errorf("postgres: add %d web links: %w", len(dsts), err)
-		}
-		return nil
-	}
-	if _, err := t.r.exec(ctx, `INSERT INTO web_links (dst, src) SELECT * FROM unnest($1::bigint[], $2::bigint[])`, dsts, srcs); err != nil {
-		return fmt.Errorf("postgres: add %d web links: %w", len(dsts), err)
-	}
-	return nil
-}

@@ -13,15 +13,32 @@ import (
 // chunkSize is the most rows one multi-row INSERT carries.
 const chunkSize = 64
 
-// insertRows is sqlstore.Dialect.Insert: an INSERT of up to chunkSize rows
-// of VALUES per statement, so that a full chunk's text is one cached
-// prepared statement.
+// insertRows is sqlstore.Dialect.Insert. Rows of integers only (links,
+// memberships) travel as one JSON array read by json_each: one statement
+// and one prepared text whatever their number, in the order given. Other
+// rows go as an INSERT of up to chunkSize rows of VALUES per statement, so
+// that a full chunk's text is one cached prepared statement.
 func insertRows(ctx context.Context, q sqlstore.Execer, table string, rows sqlstore.Rows, tail string) error {
 	width := len(rows.Cols)
-	head := `INSERT INTO ` + table + ` (` + rows.Names() + `) VALUES `
 	if tail != "" {
 		tail = " " + tail
 	}
+	if integers(rows) {
+		arg, err := jsonRows(rows)
+		if err != nil {
+			return err
+		}
+		vals := make([]string, width)
+		for j := range vals {
+			vals[j] = "value ->> " + strconv.Itoa(j)
+		}
+		// WHERE true: an ON CONFLICT after a SELECT's FROM would read as
+		// a join constraint
+		_, err = q.Exec(ctx, `INSERT INTO `+table+` (`+rows.Names()+`) SELECT `+strings.Join(vals, ", ")+
+			` FROM json_each(?) WHERE true ORDER BY key`+tail, arg)
+		return err
+	}
+	head := `INSERT INTO ` + table + ` (` + rows.Names() + `) VALUES `
 	for lo := 0; lo < rows.N; lo += chunkSize {
 		hi := min(lo+chunkSize, rows.N)
 		args := make([]any, (hi-lo)*width)
@@ -51,6 +68,42 @@ func chunked(n int, fn func(lo, hi int) error) error {
 func placeholders(rows, width int) string {
 	one := "(" + strings.TrimSuffix(strings.Repeat("?,", width), ",") + ")"
 	return strings.TrimSuffix(strings.Repeat(one+",", rows), ",")
+}
+
+// integers reports whether every column of rows is an integer.
+func integers(rows sqlstore.Rows) bool {
+	for _, c := range rows.Cols {
+		if c.Type != sqlstore.Int64 && c.Type != sqlstore.NullInt64 && c.Type != sqlstore.Int32 {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonRows encodes rows of integers as a JSON array of arrays, by hand:
+// no reflection, one allocation grown by append.
+func jsonRows(rows sqlstore.Rows) (string, error) {
+	b := make([]byte, 0, 2+rows.N*len(rows.Cols)*12)
+	b = append(b, '[')
+	err := rows.Each(func(i int, v []any) error {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		for j, x := range v {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			if n, ok := x.(int64); ok {
+				b = strconv.AppendInt(b, n, 10)
+			} else {
+				b = append(b, "null"...)
+			}
+		}
+		b = append(b, ']')
+		return nil
+	})
+	return string(append(b, ']')), err
 }
 
 // fromRows is sqlstore.Dialect.From: the rows as one JSON array of arrays,

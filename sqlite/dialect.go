@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
@@ -26,8 +25,11 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 		WHERE c.url = ?1 AND c.time >= ?2 AND (c.time > ?2 OR c.id > ?3) ORDER BY c.time, c.id LIMIT ?4`,
 		WebURLCapturesDesc: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
 		WHERE c.url = ?1 AND c.time <= ?2 AND (c.time < ?2 OR c.id < ?3) ORDER BY c.time DESC, c.id DESC LIMIT ?4`,
-		WebURLsBySURT:   webURLsBySURTSQL,
-		WebURLRows:      webURLRowsSQL,
+		WebURLsBySURT: webURLsBySURTSQL,
+		WebURLRows:    webURLRowsSQL,
+		// the one writer holds the whole database
+		LockWebFile:     `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file = ?`,
+		LockWebURLs:     webURLRowsSQL,
 		WebFileCaptures: fileCapturesSQL,
 		WebInbound:      webInboundSQL,
 	},
@@ -71,10 +73,6 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 		WHERE uploads.user_key = ?1 AND uploads.sha256 = d.sha`,
 		PruneUploads: `DELETE FROM uploads WHERE (user_key, sha256) IN
 		(SELECT user_key, sha256 FROM uploads WHERE stored < ? ORDER BY stored LIMIT ?) RETURNING user_key, size`,
-		AddUsage: `INSERT INTO upload_usage (user_key, files, bytes)
-		SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?) WHERE true
-		ON CONFLICT (user_key) DO UPDATE SET files = upload_usage.files + excluded.files, bytes = upload_usage.bytes + excluded.bytes`,
-		UsageArgs: usageArgs,
 	},
 	Jobs: sqlstore.Jobs{
 		ClaimJobs: `UPDATE jobs SET state = 'running', attempt = attempt + 1, lease = ?4, worker = ?5
@@ -159,17 +157,6 @@ type nullable struct{ sql.NullInt64 }
 
 // Get implements sqlstore.NullInt.
 func (n nullable) Get() (int64, bool) { return n.Int64, n.Valid }
-
-// usageArgs binds upload usage rows as one JSON array of [user, files,
-// bytes].
-func usageArgs(usage []shelfmark.UsageRow) []any {
-	rows := make([][3]int64, len(usage))
-	for i, u := range usage {
-		rows[i] = [3]int64{u.User, u.Files, u.Bytes}
-	}
-	b, _ := json.Marshal(rows) // integers always encode
-	return []any{string(b)}
-}
 
 // jsonTriples encodes [[a, b, c], …] for json_each() with value->>0,
 // value->>1, value->>2.

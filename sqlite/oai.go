@@ -285,29 +285,3 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 	}
 	return nil
 }
-
-// PutOAISets inserts or replaces sets by key (a later set of the same key
-// wins). The old rows of those keys go first, so sets that swap or pass on
-// specs within one call never meet the unique spec index midway.
-func (t *writeTx) PutOAISets(ctx context.Context, sets []shelfmark.OAISet) error {
-	if len(sets) == 0 {
-		return nil
-	}
-	keys, kept := sqlstore.LatestSets(sets)
-	if _, err := t.exec(ctx, `DELETE FROM oai_sets WHERE key IN (SELECT value FROM json_each(?))`, jsonInts(keys)); err != nil {
-		return fmt.Errorf("sqlite: put oai sets: %w", err)
-	}
-	const width = 3
-	err := chunked(len(kept), func(lo, hi int) error {
-		args := make([]any, 0, (hi-lo)*width)
-		for _, s := range kept[lo:hi] {
-			args = append(args, s.Key, s.Spec, s.Name)
-		}
-		_, err := t.exec(ctx, `INSERT INTO oai_sets (key, spec, name) VALUES `+placeholders(hi-lo, width), args...)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: put oai sets: %w", err)
-	}
-	return nil
-}

@@ -124,13 +124,3 @@ func (t *readTx) EachRow(ctx context.Context, query string, args []any, each fun
 func (t *writeTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	return t.exec(ctx, query, args...)
 }
-
-// NextSeq reserves n change sequence numbers. SQLite has one writer, so
-// sequence order is commit order.
-func (t *writeTx) NextSeq(ctx context.Context, n int) (int64, error) {
-	var last int64
-	if err := t.queryRow(ctx, `UPDATE counters SET value = value + ? WHERE name = 'seq' RETURNING value`, []any{n}, &last); err != nil {
-		return 0, fmt.Errorf("next seq: %w", err)
-	}
-	return last - int64(n) + 1, nil
-}

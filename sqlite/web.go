@@ -46,12 +46,6 @@ func jsonPairs(n int, pair func(i int) (int64, int64)) string {
 	return string(append(b, ']'))
 }
 
-// LockWebFile is WebFile: a write transaction holds SQLite's one write
-// lock already.
-func (t *writeTx) LockWebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, error) {
-	return t.WebFile(ctx, file)
-}
-
 // Statements of the web index, named for TestWebPlans.
 const (
 	webURLsBySURTSQL   = `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.surt IN (SELECT value FROM json_each(?))`
@@ -62,7 +56,6 @@ const (
 	addDomainCountsSQL = `UPDATE web_domains SET inbound = inbound + (j.value ->> 1), urls = urls + (j.value ->> 2)
 		FROM json_each(?) j WHERE web_domains.id = j.value ->> 0`
 	setCurrentSQL     = `UPDATE web_urls SET current = j.value ->> 1 FROM json_each(?) j WHERE web_urls.id = j.value ->> 0`
-	insertLinksSQL    = `INSERT INTO web_links (dst, src) SELECT value ->> 0, value ->> 1 FROM json_each(?) ORDER BY key`
 	deleteLinksSQL    = `DELETE FROM web_links WHERE (dst, src) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`
 	deleteCapturesSQL = `DELETE FROM web_captures WHERE id IN (SELECT value FROM json_each(?))`
 )
@@ -257,12 +250,6 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-// LockWebURLs returns the rows of ids. SQLite's write transaction holds
-// the only write lock already.
-func (t *writeTx) LockWebURLs(ctx context.Context, ids []int64) ([]*shelfmark.WebURLRow, error) {
-	return t.WebURLRows(ctx, ids)
-}
-
 // InsertWebCaptures inserts captures, one execution of a prepared
 // statement each, and sets their IDs.
 func (t *writeTx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.CaptureRow) error {
@@ -295,20 +282,6 @@ func (t *writeTx) InsertWebCaptures(ctx context.Context, rows []*shelfmark.Captu
 		if t.db.tracer != nil {
 			t.db.tracer(q, 1)
 		}
-	}
-	return nil
-}
-
-// AddWebLinks inserts links in one statement; a link that exists already
-// is an error.
-func (t *writeTx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
-	if len(links) == 0 {
-		return nil
-	}
-	links = sqlstore.SortLinks(links)
-	if _, err := t.exec(ctx, insertLinksSQL,
-		jsonPairs(len(links), func(i int) (int64, int64) { return links[i].Dst, links[i].Src })); err != nil {
-		return fmt.Errorf("add %d web links: %w", len(links), err)
 	}
 	return nil
 }

@@ -73,6 +73,21 @@ func (r Rows) Values(i int, dst []any) error {
 	return nil
 }
 
+// Each calls fn with the values of every row in order (through Values,
+// into one reused slice), stopping at the first error.
+func (r Rows) Each(fn func(i int, v []any) error) error {
+	dst := make([]any, len(r.Cols))
+	for i := range r.N {
+		if err := r.Values(i, dst); err != nil {
+			return err
+		}
+		if err := fn(i, dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // holds reports whether v is a value of t.
 func (t Type) holds(v any) bool {
 	switch v.(type) {

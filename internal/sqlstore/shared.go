@@ -116,6 +116,7 @@ WHERE m.member = ANY($1) AND r.deleted IS NULL ORDER BY m.member, m.collection`,
 	},
 	OAIWrites: OAIWrites{
 		DeleteOAISets: `DELETE FROM oai_sets WHERE key = ANY($1)`,
+		NextSeq:       `UPDATE counters SET value = value + $1 WHERE name = 'seq' RETURNING value`,
 	},
 	SourceSQL: SourceSQL{
 		Sources: `SELECT source_key, resource FROM sources WHERE source_key = ANY($1)`,

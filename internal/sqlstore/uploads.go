@@ -23,10 +23,6 @@ type Uploads struct {
 	// RETURNING size follow it.
 	DeleteUploads string
 	PruneUploads  string // before, limit: user_key, size
-	// AddUsage adds the rows of UsageArgs to upload_usage.
-	AddUsage string
-	// UsageArgs binds the usage rows for AddUsage.
-	UsageArgs func([]shelfmark.UsageRow) []any
 }
 
 // Uploads returns the user's uploads among shas, by digest: one statement
@@ -175,12 +171,18 @@ func (w *WriteTx) PruneUploads(ctx context.Context, before time.Time, limit int)
 
 // addUploadUsage adds files and bytes to the usage of each user and to
 // the totals (user_key 0), in one statement, in the order of
-// shelfmark.UsageRows.
+// shelfmark.UsageRows (by user_key), so that concurrent writers lock the
+// rows in one order.
 func (w *WriteTx) addUploadUsage(ctx context.Context, deltas map[int64][2]int64) error {
 	if len(deltas) == 0 {
 		return nil
 	}
-	if _, err := w.q.Exec(ctx, w.d.AddUsage, w.d.UsageArgs(shelfmark.UsageRows(deltas))...); err != nil {
+	usage := shelfmark.UsageRows(deltas)
+	if _, err := w.execFrom(ctx, Rows{Cols: []Col{{"user_key", Int64}, {"files", Int64}, {"bytes", Int64}}, N: len(usage),
+		Row: func(i int, v []any) { v[0], v[1], v[2] = usage[i].User, usage[i].Files, usage[i].Bytes }}, func(v string) string {
+		return `INSERT INTO upload_usage (user_key, files, bytes) SELECT user_key, files, bytes FROM ` + v + ` WHERE true ORDER BY user_key
+ON CONFLICT (user_key) DO UPDATE SET files = upload_usage.files + excluded.files, bytes = upload_usage.bytes + excluded.bytes`
+	}); err != nil {
 		return fmt.Errorf("%supload usage: %w", w.d.Prefix, err)
 	}
 	return nil

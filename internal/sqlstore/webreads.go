@@ -13,7 +13,14 @@ import (
 // arguments are those of the methods named, in that order; a list is one
 // argument bound by Dialect.Int64s or Strings.
 type Web struct {
-	WebFile         string // file
+	WebFile string // file
+	// LockWebFile is WebFile, and locks the row until the transaction
+	// ends (where the dialect can: SQLite's one writer holds the whole
+	// database).
+	LockWebFile string
+	// LockWebURLs is WebURLRows, and locks the rows in id order until
+	// the transaction ends (where the dialect can).
+	LockWebURLs     string
 	WebFiles        string // after, limit
 	WebURLsBySURT   string // surts
 	WebURLRows      string // ids
@@ -166,6 +173,29 @@ func (t *Tx) WebURLCaptures(ctx context.Context, url int64, at time.Time, id int
 	rows, err := Captures(ctx, t.q, stmt, url, CursorNanos(at, desc), id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("%scaptures of web url %d: %w", t.d.Prefix, url, err)
+	}
+	return rows, nil
+}
+
+// LockWebFile returns a file's index state, or nil, locked until the
+// transaction ends: one statement.
+func (w *WriteTx) LockWebFile(ctx context.Context, file int64) (*shelfmark.WebFileRow, error) {
+	out, err := WebFile(ctx, w.q, w.d.LockWebFile, file)
+	if err != nil {
+		return nil, fmt.Errorf("%slock web file %d: %w", w.d.Prefix, file, err)
+	}
+	return out, nil
+}
+
+// LockWebURLs returns the rows of ids that exist, by id, locked until the
+// transaction ends: one statement.
+func (w *WriteTx) LockWebURLs(ctx context.Context, ids []int64) ([]*shelfmark.WebURLRow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := WebURLs(ctx, w.q, w.d.LockWebURLs, w.d.Int64s(ids))
+	if err != nil {
+		return nil, fmt.Errorf("%slock %d web urls: %w", w.d.Prefix, len(ids), err)
 	}
 	return rows, nil
 }

@@ -102,3 +102,11 @@ func (w *WriteTx) AddWebCounts(ctx context.Context, urlInbound, domainInbound, d
 	}
 	return nil
 }
+
+// AddWebLinks inserts links, sorted by (dst, src) (the order of the
+// primary key), in one bulk write; a link that exists already fails it.
+func (w *WriteTx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
+	links = SortLinks(links)
+	return w.insert(ctx, "add %d web links", "web_links", Rows{Cols: []Col{{"dst", Int64}, {"src", Int64}}, N: len(links),
+		Row: func(i int, v []any) { v[0], v[1] = links[i].Dst, links[i].Src }}, "")
+}
