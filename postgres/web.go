@@ -247,4 +247,3 @@ SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5:
 	}
 	return nil
 }
-
