@@ -19,6 +19,7 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 	Arg:     func(n int) string { return "$" + strconv.Itoa(n) },
 	AnyOf:   func(n int) string { return "= ANY($" + strconv.Itoa(n) + ")" },
 	Web: sqlstore.Web{
+		CapturesRestOfURL: capturesRestOfURLSQL,
 		WebURLCaptures: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
 WHERE c.url = $1 AND (c.time, c.id) > ($2, $3) ORDER BY c.time, c.id LIMIT $4`,
 		WebURLCapturesDesc: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
@@ -85,20 +86,20 @@ WHERE u.user_key = $1 AND u.sha256 = d.s`,
 		BlockAuthKey: `UPDATE auth_failures SET blocked_until = greatest(blocked_until, $2) WHERE key = $1`,
 	},
 	WebWrites: sqlstore.WebWrites{
-		Pairs:   func(a, b []int64) []any { return []any{a, b} },
-		Triples: func(a, b, c []int64) []any { return []any{a, b, c} },
+		// the new URLs and their counts in one statement
+		InsertWebURLs: func(v string) string {
+			return `WITH ins AS (
+    INSERT INTO web_urls (surt, url, domain) SELECT surt, url, domain FROM ` + v + `
+    ON CONFLICT (surt) DO NOTHING RETURNING id, surt, domain
+), counts AS (
+    INSERT INTO web_url_counts (id, domain) SELECT id, domain FROM ins
+)
+SELECT id, surt, domain FROM ins`
+		},
 		PutWebFile: `INSERT INTO web_files (` + sqlstore.WebFileCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (file) DO UPDATE SET work = EXCLUDED.work, byte_offset = EXCLUDED.byte_offset, records = EXCLUDED.records,
 errors = EXCLUDED.errors, done = EXCLUDED.done, removed = EXCLUDED.removed`,
 		DeleteWebCaptures: `DELETE FROM web_captures WHERE id = ANY($1)`,
-		SetWebCurrent: `UPDATE web_urls u SET current = d.current
-FROM unnest($1::bigint[], $2::bigint[]) AS d(id, current) WHERE u.id = d.id`,
-		DeleteWebLinks: `DELETE FROM web_links l USING unnest($1::bigint[], $2::bigint[]) AS d(dst, src)
-WHERE l.dst = d.dst AND l.src = d.src`,
-		AddURLCounts: `UPDATE web_url_counts u SET inbound = u.inbound + d.delta
-FROM unnest($1::bigint[], $2::bigint[]) AS d(id, delta) WHERE u.id = d.id`,
-		AddDomainCounts: `UPDATE web_domains w SET inbound = w.inbound + d.inbound, urls = w.urls + d.urls
-FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS d(id, inbound, urls) WHERE w.id = d.id`,
 	},
 	OAIWrites: sqlstore.OAIWrites{
 		AddCounter: `INSERT INTO counters (name, value) VALUES ($1, $2)
@@ -109,7 +110,8 @@ ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNI
 		BrowsePage: browsePage,
 	},
 	Search: sqlstore.Search{
-		SearchDoc: `SELECT key, work, kind, format, title, body, coalesce(access, 0) FROM search_docs WHERE key = $1`,
+		PutSearchDocs: putSearchDocs,
+		SearchDoc:     `SELECT key, work, kind, format, title, body, coalesce(access, 0) FROM search_docs WHERE key = $1`,
 		// the primary key and search_docs_work_key
 		DeleteSearchDocs: `DELETE FROM search_docs WHERE key = ANY($1) OR work = ANY($1)`,
 	},

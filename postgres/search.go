@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -328,32 +327,12 @@ UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection
 	return b.String(), args
 }
 
-// putSearchDocsSQL upserts documents from arrays. A row whose columns are
-// all unchanged is not written: no new row version, no GIN entries.
-const putSearchDocsSQL = `INSERT INTO search_docs (key, work, kind, format, title, body, access)
-SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+// putSearchDocs upserts documents, writing only the rows that change.
+var putSearchDocs = []func(v string) string{func(v string) string {
+	return `INSERT INTO search_docs (key, work, kind, format, title, body, access)
+SELECT key, work, kind, format, title, body, access FROM ` + v + `
 ON CONFLICT (key) DO UPDATE SET work = EXCLUDED.work, kind = EXCLUDED.kind, format = EXCLUDED.format,
     title = EXCLUDED.title, body = EXCLUDED.body, access = EXCLUDED.access
 WHERE (search_docs.work, search_docs.kind, search_docs.format, search_docs.title, search_docs.body, search_docs.access)
     IS DISTINCT FROM (EXCLUDED.work, EXCLUDED.kind, EXCLUDED.format, EXCLUDED.title, EXCLUDED.body, EXCLUDED.access)`
-
-// PutSearchDocs inserts or replaces documents by key (a later document of
-// the same key wins: one upsert may not touch a row twice) in one
-// statement, whatever their number.
-func (t *writeTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc) error {
-	if len(docs) == 0 {
-		return nil
-	}
-	docs = sqlstore.LatestDocs(docs)
-	n := len(docs)
-	keys, works, access := make([]int64, n), make([]int64, n), make([]int64, n)
-	kinds, formats, titles, bodies := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	for i, d := range docs {
-		keys[i], works[i], access[i] = d.Key, d.Work, d.AccessKey()
-		kinds[i], formats[i], titles[i], bodies[i] = string(d.Kind), d.Format, d.Title, d.Body
-	}
-	if _, err := t.r.exec(ctx, putSearchDocsSQL, keys, works, kinds, formats, titles, bodies, access); err != nil {
-		return fmt.Errorf("postgres: put %d search documents: %w", n, err)
-	}
-	return nil
-}
+}}

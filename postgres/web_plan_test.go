@@ -50,9 +50,13 @@ SET LOCAL enable_material = off; SET LOCAL enable_hashjoin = off; SET LOCAL enab
 			[]string{"Limit", "Index Scan Backward using web_captures_url"}},
 		{"scan the rest of a url", capturesRestOfURLSQL, []any{"a", int64(0), int64(9), int64(5), int64(1), 10},
 			[]string{"Limit", "web_captures_url", "web_urls_pkey"}},
-		{"scan from", capturesFromSQL, []any{"a", &to, int64(0), int64(9), 10},
+		{"scan from", dialect.CapturesFrom, []any{"a", to, int64(0), int64(9), 10},
 			[]string{"Limit", "Incremental Sort", "web_urls_surt_key", "web_captures_url", "url = u.id"}},
-		{"scan after", capturesAfterSQL, []any{"a", (*string)(nil), int64(0), int64(9), 10},
+		{"scan from, open", dialect.CapturesFromOpen, []any{"a", int64(0), int64(9), 10},
+			[]string{"Limit", "Incremental Sort", "web_urls_surt_key", "web_captures_url", "url = u.id"}},
+		{"scan after", dialect.CapturesAfter, []any{"a", to, int64(0), int64(9), 10},
+			[]string{"Limit", "Incremental Sort", "web_urls_surt_key", "web_captures_url", "url = u.id"}},
+		{"scan after, open", dialect.CapturesAfterOpen, []any{"a", int64(0), int64(9), 10},
 			[]string{"Limit", "Incremental Sort", "web_urls_surt_key", "web_captures_url", "url = u.id"}},
 	} {
 		rows, err := tx.Query(ctx, `EXPLAIN `+c.query, append([]any{pgx.QueryExecModeExec}, c.args...)...)

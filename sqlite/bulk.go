@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -107,7 +108,8 @@ func jsonRows(rows sqlstore.Rows) (string, error) {
 }
 
 // fromRows is sqlstore.Dialect.From: the rows as one JSON array of arrays,
-// read by json_each, each value by its index (value ->> i).
+// read by json_each, each value by its index (value ->> i). Rows of
+// integers only are encoded by jsonRows.
 func fromRows(rows sqlstore.Rows, first int) (string, []any, error) {
 	var b strings.Builder
 	b.WriteString("(SELECT ")
@@ -121,16 +123,24 @@ func fromRows(rows sqlstore.Rows, first int) (string, []any, error) {
 		b.WriteString("value ->> " + strconv.Itoa(j) + " AS " + c.Name)
 	}
 	b.WriteString(" FROM json_each(?" + strconv.Itoa(first) + ")) AS v")
-	vals := make([][]any, rows.N)
-	for i := range vals {
-		vals[i] = make([]any, len(rows.Cols))
-		if err := rows.Values(i, vals[i]); err != nil {
-			return "", nil, err
-		}
+	if integers(rows) {
+		arg, err := jsonRows(rows)
+		return b.String(), []any{arg}, err
 	}
-	arg, err := json.Marshal(vals)
+	vals := make([][]any, rows.N)
+	err := rows.Each(func(i int, v []any) error {
+		vals[i] = append([]any(nil), v...)
+		return nil
+	})
 	if err != nil {
+		return "", nil, err
+	}
+	// text as it is: no escaping of <, > and & for HTML
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(vals); err != nil {
 		return "", nil, fmt.Errorf("encode %d rows: %w", rows.N, err)
 	}
-	return b.String(), []any{string(arg)}, nil
+	return b.String(), []any{buf.String()}, nil
 }

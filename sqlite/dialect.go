@@ -21,6 +21,7 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 	Arg:     func(n int) string { return "?" + strconv.Itoa(n) },
 	AnyOf:   func(n int) string { return "IN (SELECT value FROM json_each(?" + strconv.Itoa(n) + "))" },
 	Web: sqlstore.Web{
+		CapturesRestOfURL: capturesRestOfURLSQL,
 		WebURLCaptures: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
 		WHERE c.url = ?1 AND c.time >= ?2 AND (c.time > ?2 OR c.id > ?3) ORDER BY c.time, c.id LIMIT ?4`,
 		WebURLCapturesDesc: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url
@@ -90,18 +91,17 @@ RETURNING ` + sqlstore.JobCols,
 		BlockAuthKey: `UPDATE auth_failures SET blocked_until = max(blocked_until, ?2) WHERE key = ?1`,
 	},
 	WebWrites: sqlstore.WebWrites{
-		Pairs: func(a, b []int64) []any {
-			return []any{jsonPairs(len(a), func(i int) (int64, int64) { return a[i], b[i] })}
+		// one writer: no URL can be there already
+		InsertWebURLs: func(v string) string {
+			return `INSERT INTO web_urls (surt, url, domain) SELECT surt, url, domain FROM ` + v + ` WHERE true RETURNING id, surt, domain`
 		},
-		Triples: jsonTriples,
+		InsertWebURLCounts: func(v string) string {
+			return `INSERT INTO web_url_counts (id, domain) SELECT id, domain FROM ` + v + ` WHERE true`
+		},
 		PutWebFile: `INSERT INTO web_files (` + sqlstore.WebFileCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (file) DO UPDATE SET work = excluded.work, byte_offset = excluded.byte_offset, records = excluded.records,
 		errors = excluded.errors, done = excluded.done, removed = excluded.removed`,
 		DeleteWebCaptures: deleteCapturesSQL,
-		SetWebCurrent:     setCurrentSQL,
-		DeleteWebLinks:    deleteLinksSQL,
-		AddURLCounts:      addURLCountsSQL,
-		AddDomainCounts:   addDomainCountsSQL,
 	},
 	OAIWrites: sqlstore.OAIWrites{
 		AddCounter: `INSERT INTO counters (name, value) VALUES (?, ?)
@@ -112,6 +112,7 @@ RETURNING ` + sqlstore.JobCols,
 		BrowsePage: browseSQL,
 	},
 	Search: sqlstore.Search{
+		PutSearchDocs: putSearchDocs,
 		SearchDoc: `SELECT d.key, d.work, d.kind, d.format, x.title, x.body, coalesce(d.access, 0)
 		FROM search_docs d JOIN search_text x ON x.key = d.key WHERE d.key = ?`,
 		// the primary key and search_docs_work; a trigger removes the text
@@ -157,26 +158,6 @@ type nullable struct{ sql.NullInt64 }
 
 // Get implements sqlstore.NullInt.
 func (n nullable) Get() (int64, bool) { return n.Int64, n.Valid }
-
-// jsonTriples encodes [[a, b, c], …] for json_each() with value->>0,
-// value->>1, value->>2.
-func jsonTriples(a, b, c []int64) []any {
-	out := make([]byte, 0, 24*len(a)+2)
-	out = append(out, '[')
-	for i := range a {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, '[')
-		out = strconv.AppendInt(out, a[i], 10)
-		out = append(out, ',')
-		out = strconv.AppendInt(out, b[i], 10)
-		out = append(out, ',')
-		out = strconv.AppendInt(out, c[i], 10)
-		out = append(out, ']')
-	}
-	return []any{string(append(out, ']'))}
-}
 
 // childFilesSQL takes the first live files of each parent by position,
 // found through the index resources_children, up to a limit a parent

@@ -1,10 +1,7 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -270,46 +267,22 @@ func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, f
 	return b.String(), args
 }
 
-// putSearchDocsSQL and putSearchTextSQL upsert the documents of a JSON
-// array of [key, work, kind, format, title, body, access] rows into search_docs
-// and search_text. A row whose columns are all unchanged is not written;
-// the triggers re-index a text only when its title or body changed.
-// ("WHERE true" tells SQLite's parser that ON CONFLICT belongs to the
-// INSERT, not to a join.)
-const (
-	putSearchDocsSQL = `INSERT INTO search_docs (key, work, kind, format, access)
-	SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 6 FROM json_each(?) WHERE true
+// putSearchDocs upsert documents into search_docs and search_text. A row
+// whose columns are all unchanged is not written; the triggers re-index a
+// text only when its title or body changed. ("WHERE true" tells SQLite's
+// parser that ON CONFLICT belongs to the INSERT, not to a join.)
+var putSearchDocs = []func(v string) string{
+	func(v string) string {
+		return `INSERT INTO search_docs (key, work, kind, format, access)
+	SELECT key, work, kind, format, access FROM ` + v + ` WHERE true
 	ON CONFLICT (key) DO UPDATE SET work = excluded.work, kind = excluded.kind, format = excluded.format, access = excluded.access
 	WHERE search_docs.work <> excluded.work OR search_docs.kind <> excluded.kind OR search_docs.format <> excluded.format
 		OR search_docs.access IS NOT excluded.access`
-	putSearchTextSQL = `INSERT INTO search_text (key, title, body)
-	SELECT value ->> 0, value ->> 4, value ->> 5 FROM json_each(?) WHERE true
+	},
+	func(v string) string {
+		return `INSERT INTO search_text (key, title, body)
+	SELECT key, title, body FROM ` + v + ` WHERE true
 	ON CONFLICT (key) DO UPDATE SET title = excluded.title, body = excluded.body
 	WHERE search_text.title <> excluded.title OR search_text.body <> excluded.body`
-)
-
-// PutSearchDocs inserts or replaces documents by key (a later document of
-// the same key wins) in two statements, whatever their number: the rows
-// travel as one JSON array.
-func (t *writeTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc) error {
-	if len(docs) == 0 {
-		return nil
-	}
-	docs = sqlstore.LatestDocs(docs)
-	rows := make([][7]any, len(docs))
-	for i, d := range docs {
-		rows[i] = [7]any{d.Key, d.Work, string(d.Kind), d.Format, d.Title, d.Body, d.AccessKey()}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(rows); err != nil {
-		return fmt.Errorf("sqlite: put %d search documents: %w", len(docs), err)
-	}
-	for _, q := range []string{putSearchDocsSQL, putSearchTextSQL} {
-		if _, err := t.exec(ctx, q, buf.String()); err != nil {
-			return fmt.Errorf("sqlite: put %d search documents: %w", len(docs), err)
-		}
-	}
-	return nil
+	},
 }

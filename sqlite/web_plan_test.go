@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/shelfmark/shelfmark"
 )
 
 // TestWebPlans: the statements of the web index read ranges of the indexes
@@ -14,11 +16,34 @@ import (
 // without sorting.
 func TestWebPlans(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "plans.db"), Options{})
+	// the bulk writes' statements are built at run time: take them from
+	// the tracer as the writes run
+	var sent []string
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "plans.db"), Options{Tracer: func(q string, _ int64) { sent = append(sent, q) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	if err := db.Update(ctx, func(tx shelfmark.WriteTx) error {
+		if err := tx.AddWebCounts(ctx, map[int64]int64{1: 1}, map[int64]int64{1: 1}, map[int64]int64{1: 1}); err != nil {
+			return err
+		}
+		if err := tx.SetWebCurrent(ctx, map[int64]int64{1: 1}); err != nil {
+			return err
+		}
+		return tx.DeleteWebLinks(ctx, []shelfmark.WebLink{{Dst: 1, Src: 2}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	statement := func(prefix string) string {
+		for _, q := range sent {
+			if strings.HasPrefix(q, prefix) {
+				return q
+			}
+		}
+		t.Fatalf("no statement %s… among %q", prefix, sent)
+		return ""
+	}
 	pairs := `[[1,2],[3,4]]`
 	for _, c := range []struct {
 		name  string
@@ -36,13 +61,13 @@ func TestWebPlans(t *testing.T) {
 			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt=?)", "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)"}},
 		{"urls by id", webURLRowsSQL, []any{`[1]`},
 			[]string{"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)"}},
-		{"add counts", addURLCountsSQL, []any{pairs},
-			[]string{"SCAN j", "SEARCH web_url_counts USING INTEGER PRIMARY KEY (rowid=?)"}},
-		{"add domain counts", addDomainCountsSQL, []any{`[[1,2,3]]`},
-			[]string{"SCAN j", "SEARCH web_domains USING INTEGER PRIMARY KEY (rowid=?)"}},
-		{"set current", setCurrentSQL, []any{pairs},
-			[]string{"SCAN j", "SEARCH web_urls USING INTEGER PRIMARY KEY (rowid=?)"}},
-		{"delete links", deleteLinksSQL, []any{pairs},
+		{"add counts", statement("UPDATE web_url_counts"), []any{pairs},
+			[]string{"SCAN json_each", "SEARCH web_url_counts USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"add domain counts", statement("UPDATE web_domains"), []any{`[[1,2,3]]`},
+			[]string{"SCAN json_each", "SEARCH web_domains USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"set current", statement("UPDATE web_urls"), []any{pairs},
+			[]string{"SCAN json_each", "SEARCH web_urls USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"delete links", statement("DELETE FROM web_links"), []any{pairs},
 			[]string{"SEARCH web_links USING PRIMARY KEY (dst=? AND src=?)"}},
 		{"delete captures", deleteCapturesSQL, []any{`[1]`},
 			[]string{"SEARCH web_captures USING INTEGER PRIMARY KEY (rowid=?)"}},
@@ -54,13 +79,13 @@ func TestWebPlans(t *testing.T) {
 			[]string{"SEARCH c USING INDEX web_captures_file (file=? AND rowid>?)", "SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},
 		{"scan the rest of a url", capturesRestOfURLSQL, []any{"a", 0, 9, 5, 1, 10},
 			[]string{"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH web_urls USING COVERING INDEX sqlite_autoindex_web_urls_1 (surt=?)", "SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)"}},
-		{"scan from", capturesFromSQL, []any{"a", "b", 0, 9, 10},
+		{"scan from", dialect.CapturesFrom, []any{"a", "b", 0, 9, 10},
 			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt>? AND surt<?)", "SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)"}},
-		{"scan from, open", capturesFromOpenSQL, []any{"a", 0, 9, 10},
+		{"scan from, open", dialect.CapturesFromOpen, []any{"a", 0, 9, 10},
 			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt>?)", "SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)"}},
-		{"scan after", capturesAfterSQL, []any{"a", "b", 0, 9, 10},
+		{"scan after", dialect.CapturesAfter, []any{"a", "b", 0, 9, 10},
 			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt>? AND surt<?)", "SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)"}},
-		{"scan after, open", capturesAfterOpenSQL, []any{"a", 0, 9, 10},
+		{"scan after, open", dialect.CapturesAfterOpen, []any{"a", 0, 9, 10},
 			[]string{"SEARCH u USING INDEX sqlite_autoindex_web_urls_1 (surt>?)", "SEARCH c USING INDEX web_captures_url (url=? AND time>? AND time<?)"}},
 	} {
 		rows, err := db.read.QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.query, c.args...)

@@ -19,6 +19,33 @@ type Search struct {
 	// DeleteSearchDocs removes the documents of keys and of the works
 	// among keys: keys.
 	DeleteSearchDocs string
+	// PutSearchDocs are the statements that upsert documents, run in
+	// order, each given the table expression v of searchDocCols (bound by
+	// Dialect.From) and taking only its arguments.
+	PutSearchDocs []func(v string) string
+}
+
+// searchDocCols are the columns of a document as PutSearchDocs sends them.
+var searchDocCols = []Col{{"key", Int64}, {"work", Int64}, {"kind", Text}, {"format", Text}, {"title", Text}, {"body", Text}, {"access", Int64}}
+
+// PutSearchDocs inserts or replaces documents by key (a later document of
+// the same key wins: one upsert may not touch a row twice), in the
+// dialect's statements, whose number does not depend on the documents'.
+func (w *WriteTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	docs = LatestDocs(docs)
+	rows := Rows{Cols: searchDocCols, N: len(docs), Row: func(i int, v []any) {
+		d := &docs[i]
+		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = d.Key, d.Work, string(d.Kind), d.Format, d.Title, d.Body, d.AccessKey()
+	}}
+	for _, stmt := range w.d.PutSearchDocs {
+		if _, err := w.execFrom(ctx, rows, stmt); err != nil {
+			return fmt.Errorf("%sput %d search documents: %w", w.d.Prefix, len(docs), err)
+		}
+	}
+	return nil
 }
 
 // SearchDoc returns the stored document of key, or nil: one primary key

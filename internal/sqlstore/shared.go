@@ -20,6 +20,18 @@ var shared = Dialect{
 		// the domain's range of the partial index web_url_counts_top
 		WebTopURLs: `SELECT ` + WebURLCols + ` FROM web_url_counts n JOIN web_urls u ON u.id = n.id
 WHERE n.domain = $1 AND n.inbound > 0 ORDER BY n.inbound DESC, n.id LIMIT $2`,
+		CapturesFrom: `SELECT ` + CaptureCols + ` FROM web_urls u JOIN web_captures c ON c.url = u.id
+WHERE u.surt >= $1 AND u.surt < $2 AND c.time >= $3 AND c.time < $4
+ORDER BY u.surt, c.time, c.id LIMIT $5`,
+		CapturesFromOpen: `SELECT ` + CaptureCols + ` FROM web_urls u JOIN web_captures c ON c.url = u.id
+WHERE u.surt >= $1 AND c.time >= $2 AND c.time < $3
+ORDER BY u.surt, c.time, c.id LIMIT $4`,
+		CapturesAfter: `SELECT ` + CaptureCols + ` FROM web_urls u JOIN web_captures c ON c.url = u.id
+WHERE u.surt > $1 AND u.surt < $2 AND c.time >= $3 AND c.time < $4
+ORDER BY u.surt, c.time, c.id LIMIT $5`,
+		CapturesAfterOpen: `SELECT ` + CaptureCols + ` FROM web_urls u JOIN web_captures c ON c.url = u.id
+WHERE u.surt > $1 AND c.time >= $2 AND c.time < $3
+ORDER BY u.surt, c.time, c.id LIMIT $4`,
 		// the first entries of web_domains_top
 		WebTopDomains: `SELECT ` + WebDomainCols + ` FROM web_domains WHERE inbound > 0 ORDER BY inbound DESC, id LIMIT $1`,
 	},

@@ -31,6 +31,16 @@ type Web struct {
 	WebInbound      string // dst, after, limit
 	WebTopURLs      string // domain, n
 	WebTopDomains   string // n
+	// The statements of WebCaptures, each of CaptureCols in (surt, time,
+	// id) order. CapturesRestOfURL reads the captures of the URL surt
+	// after a cursor (one range of web_captures_url): surt, since, until,
+	// cursor time, cursor id, limit. The others read a range of the surt
+	// index, each URL joined with its captures in (time, id) order:
+	// CapturesFrom from surt >= from, CapturesAfter from surt > from, up
+	// to surt < to: from, to, since, until, limit; the Open forms have no
+	// upper bound: from, since, until, limit.
+	CapturesRestOfURL                                                string
+	CapturesFrom, CapturesFromOpen, CapturesAfter, CapturesAfterOpen string
 	// WebURLCaptures and WebURLCapturesDesc read CaptureCols of a page of
 	// one URL's captures after (time, id), or before it: one range of
 	// web_captures_url. url, time, id, limit.
@@ -198,4 +208,52 @@ func (w *WriteTx) LockWebURLs(ctx context.Context, ids []int64) ([]*shelfmark.We
 		return nil, fmt.Errorf("%slock %d web urls: %w", w.d.Prefix, len(ids), err)
 	}
 	return rows, nil
+}
+
+// WebCaptures scans captures by SURT range in (SURT, time, id) order: at
+// most two statements (the rest of the After capture's URL, then the URLs
+// after it).
+func (t *Tx) WebCaptures(ctx context.Context, q shelfmark.CaptureScan) ([]*shelfmark.CaptureRow, error) {
+	if q.Limit <= 0 {
+		return nil, nil
+	}
+	lo, hi := TimeBounds(q.Since, q.Until)
+	var out []*shelfmark.CaptureRow
+	from, strict := q.From, false
+	// an After before the range: the scan starts at From
+	if a := q.After; a != nil && a.SURT >= q.From {
+		if q.To == "" || a.SURT < q.To {
+			// the rest of its URL, from the cursor's time (or from Since)
+			ns := WebNanos(a.Time)
+			rows, err := Captures(ctx, t.q, t.d.CapturesRestOfURL, a.SURT, max(lo, ns), hi, ns, a.ID, q.Limit)
+			if err != nil {
+				return nil, fmt.Errorf("%sweb captures after %s: %w", t.d.Prefix, a.SURT, err)
+			}
+			out = rows
+		}
+		from, strict = a.SURT, true
+	}
+	if len(out) >= q.Limit || (q.To != "" && from >= q.To) {
+		return out, nil
+	}
+	var (
+		stmt string
+		args []any
+	)
+	n := q.Limit - len(out)
+	switch {
+	case strict && q.To != "":
+		stmt, args = t.d.CapturesAfter, []any{from, q.To, lo, hi, n}
+	case strict:
+		stmt, args = t.d.CapturesAfterOpen, []any{from, lo, hi, n}
+	case q.To != "":
+		stmt, args = t.d.CapturesFrom, []any{from, q.To, lo, hi, n}
+	default:
+		stmt, args = t.d.CapturesFromOpen, []any{from, lo, hi, n}
+	}
+	rows, err := Captures(ctx, t.q, stmt, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%sweb captures from %s: %w", t.d.Prefix, from, err)
+	}
+	return append(out, rows...), nil
 }
