@@ -78,6 +78,8 @@ func unnest(rows sqlstore.Rows, first int) (string, []any, error) {
 			cols[j] = make([]*string, n)
 		case sqlstore.Bytes:
 			cols[j] = make([][]byte, n)
+		case sqlstore.Bool:
+			cols[j] = make([]bool, n)
 		}
 	}
 	b.WriteString(")")
@@ -105,6 +107,8 @@ func unnest(rows sqlstore.Rows, first int) (string, []any, error) {
 				if x != nil {
 					a[i] = x.([]byte)
 				}
+			case []bool:
+				a[i] = x.(bool)
 			}
 		}
 		return nil

@@ -102,6 +102,7 @@ errors = EXCLUDED.errors, done = EXCLUDED.done, removed = EXCLUDED.removed`,
 		DeleteWebCaptures: `DELETE FROM web_captures WHERE id = ANY($1)`,
 	},
 	OAIWrites: sqlstore.OAIWrites{
+		ReplaceOAIRecords: replaceOAIRecords,
 		AddCounter: `INSERT INTO counters (name, value) VALUES ($1, $2)
 ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNING value`,
 	},

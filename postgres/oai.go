@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
@@ -94,43 +93,14 @@ const deleteOldOAISQL = `WITH old AS (
 INSERT INTO oai_counts (prefix, collection, n) SELECT prefix, collection, n FROM delta
 ON CONFLICT (prefix, collection) DO UPDATE SET n = oai_counts.n + EXCLUDED.n`
 
-var (
-	oaiRecordColumns    = strings.Split(sqlstore.OAIColsPayload, ", ")
-	oaiSetRecordColumns = []string{"collection", "prefix", "seq"}
-)
-
-// PutOAIRecords replaces the rows of the records' (Key, Prefix), with
-// their set entries, and writes the records (a later record of the same
-// (Key, Prefix) in recs wins), in three statements whatever their number:
-// the deletion of the old rows and their set entries (which also brings the
-// counts of oai_counts up to date), the insertion of the
-// rows and that of their set entries (each COPY for many rows, else one
-// INSERT over unnest arrays).
-func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) error {
-	if len(recs) == 0 {
-		return nil
+// replaceOAIRecords is sqlstore.Dialect.ReplaceOAIRecords, in one
+// statement whatever the number of records (deleteOldOAISQL).
+func replaceOAIRecords(ctx context.Context, q sqlstore.Execer, recs []*shelfmark.OAIRecord) error {
+	t, ok := q.(*writeTx)
+	if !ok {
+		return fmt.Errorf("%T is not a PostgreSQL write transaction", q)
 	}
-	recs = sqlstore.LatestRecords(recs)
-	n := len(recs)
-	var (
-		seqs, keys, datestamps = make([]int64, n), make([]int64, n), make([]int64, n)
-		prefixes, sets         = make([]string, n), make([]string, n)
-		deleted                = make([]bool, n)
-		payloads               = make([][]byte, n)
-		eColls, eSeqs          []int64
-		ePrefixes              []string
-	)
-	for i, r := range recs {
-		seqs[i], keys[i], datestamps[i] = r.Seq, r.Key, r.Datestamp.Unix()
-		prefixes[i], sets[i], deleted[i] = r.Prefix, sqlstore.FormatSets(r.Sets), r.Deleted
-		payloads[i] = r.Payload
-		if payloads[i] == nil {
-			payloads[i] = []byte{} // NOT NULL
-		}
-		for _, c := range sqlstore.SortedSets(r.Sets) {
-			eColls, ePrefixes, eSeqs = append(eColls, c), append(ePrefixes, r.Prefix), append(eSeqs, r.Seq)
-		}
-	}
+	keys, prefixes := make([]int64, len(recs)), make([]string, len(recs))
 	type countKey struct {
 		prefix     string
 		collection int64
@@ -143,7 +113,8 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 		}
 		counts[k]++
 	}
-	for _, r := range recs {
+	for i, r := range recs {
+		keys[i], prefixes[i] = r.Key, r.Prefix
 		bump(countKey{r.Prefix, 0})
 		for _, c := range sqlstore.SortedSets(r.Sets) {
 			bump(countKey{r.Prefix, c})
@@ -153,34 +124,6 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 	for i, k := range order {
 		cPrefixes[i], cColls[i], cNs[i] = k.prefix, k.collection, counts[k]
 	}
-	if _, err := t.r.exec(ctx, deleteOldOAISQL, keys, prefixes, cPrefixes, cColls, cNs); err != nil {
-		return fmt.Errorf("postgres: put %d oai records: delete the old rows: %w", n, err)
-	}
-	var err error
-	if t.r.useCopy(n) {
-		_, err = t.r.copyFrom(ctx, "oai_records", oaiRecordColumns, n, func(i int) ([]any, error) {
-			return []any{seqs[i], prefixes[i], keys[i], datestamps[i], deleted[i], sets[i], payloads[i]}, nil
-		})
-	} else {
-		_, err = t.r.exec(ctx, `INSERT INTO oai_records (`+sqlstore.OAIColsPayload+`)
-SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::boolean[], $6::text[], $7::bytea[])`,
-			seqs, prefixes, keys, datestamps, deleted, sets, payloads)
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: put %d oai records: %w", n, err)
-	}
-	if m := len(eColls); m == 0 {
-		return nil
-	} else if t.r.useCopy(m) {
-		_, err = t.r.copyFrom(ctx, "oai_set_records", oaiSetRecordColumns, m, func(i int) ([]any, error) {
-			return []any{eColls[i], ePrefixes[i], eSeqs[i]}, nil
-		})
-	} else {
-		_, err = t.r.exec(ctx, `INSERT INTO oai_set_records (collection, prefix, seq)
-SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[])`, eColls, ePrefixes, eSeqs)
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: put %d oai records: set entries: %w", n, err)
-	}
-	return nil
+	_, err := t.r.exec(ctx, deleteOldOAISQL, keys, prefixes, cPrefixes, cColls, cNs)
+	return err
 }

@@ -55,16 +55,6 @@ func insertRows(ctx context.Context, q sqlstore.Execer, table string, rows sqlst
 	return nil
 }
 
-// chunked calls fn for consecutive ranges of at most chunkSize of n items.
-func chunked(n int, fn func(lo, hi int) error) error {
-	for lo := 0; lo < n; lo += chunkSize {
-		if err := fn(lo, min(lo+chunkSize, n)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // placeholders returns "(?,?,…),(…)" for rows rows of width columns.
 func placeholders(rows, width int) string {
 	one := "(" + strings.TrimSuffix(strings.Repeat("?,", width), ",") + ")"

@@ -104,6 +104,7 @@ RETURNING ` + sqlstore.JobCols,
 		DeleteWebCaptures: deleteCapturesSQL,
 	},
 	OAIWrites: sqlstore.OAIWrites{
+		ReplaceOAIRecords: replaceOAIRecords,
 		AddCounter: `INSERT INTO counters (name, value) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value`,
 	},

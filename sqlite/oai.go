@@ -181,33 +181,25 @@ func (d *oaiDeltas) rows() [][3]any {
 const deleteSetEntriesSQL = `DELETE FROM oai_set_records
 		WHERE collection IN (SELECT value FROM json_each('[' || ? || ']')) AND prefix = ? AND seq = ?`
 
-// PutOAIRecords replaces the rows of the records' (Key, Prefix), with
-// their set entries, and writes the records (a later record of the same
-// (Key, Prefix) in recs wins). One statement finds the rows replaced, by
-// the unique index (key, prefix); a prepared statement removes the set
-// entries of each of them (one primary key probe per set: a single DELETE
-// over row values (collection, prefix, seq) IN (…) would use only the
-// first column of the key, and read every entry of each set); one
-// statement removes the old rows; the new rows go in multi-row INSERTs of
-// up to chunkSize rows, and their set entries in one statement; one upsert
-// brings the counts of oai_counts up to date (the batch's rows less those
-// they replace, per format and per set).
-func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) error {
-	if len(recs) == 0 {
-		return nil
+// replaceOAIRecords is sqlstore.Dialect.ReplaceOAIRecords. One statement
+// finds the rows replaced, by the unique index (key, prefix); a prepared
+// statement removes the set entries of each of them (one primary key probe
+// per set: a single DELETE over row values (collection, prefix, seq) IN
+// (…) would use only the first column of the key, and read every entry of
+// each set); one statement removes the old rows; one upsert brings the
+// counts of oai_counts up to date.
+func replaceOAIRecords(ctx context.Context, q sqlstore.Execer, recs []*shelfmark.OAIRecord) error {
+	t, ok := q.(*writeTx)
+	if !ok {
+		return fmt.Errorf("%T is not a SQLite write transaction", q)
 	}
-	recs = sqlstore.LatestRecords(recs)
 	pairs := make([][2]any, len(recs))
-	var entries [][3]any // collection, prefix, seq
 	for i, r := range recs {
 		pairs[i] = [2]any{r.Key, r.Prefix}
-		for _, c := range slices.Compact(slices.Sorted(slices.Values(r.Sets))) {
-			entries = append(entries, [3]any{c, r.Prefix, r.Seq})
-		}
 	}
 	b, err := json.Marshal(pairs)
 	if err != nil {
-		return fmt.Errorf("sqlite: put oai records: %w", err)
+		return err
 	}
 	type oldRow struct {
 		seq          int64
@@ -223,7 +215,7 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 			return err
 		})
 	if err != nil {
-		return fmt.Errorf("sqlite: put oai records: find the old rows: %w", err)
+		return fmt.Errorf("find them: %w", err)
 	}
 	deltas := newOAIDeltas()
 	for _, r := range recs {
@@ -232,14 +224,14 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 	for _, o := range old {
 		sets, err := sqlstore.ParseSets(o.sets)
 		if err != nil {
-			return fmt.Errorf("sqlite: put oai records: %w", err)
+			return err
 		}
 		deltas.add(o.prefix, sets, -1)
 	}
 	if b, err := json.Marshal(deltas.rows()); err != nil {
-		return fmt.Errorf("sqlite: put oai records: %w", err)
+		return err
 	} else if _, err := t.exec(ctx, addOAICountsSQL, string(b)); err != nil {
-		return fmt.Errorf("sqlite: put oai records: counts: %w", err)
+		return fmt.Errorf("counts: %w", err)
 	}
 	if len(old) > 0 {
 		seqs := make([]int64, len(old))
@@ -249,39 +241,12 @@ func (t *writeTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord
 				continue
 			}
 			if _, err := t.exec(ctx, deleteSetEntriesSQL, o.sets, o.prefix, o.seq); err != nil {
-				return fmt.Errorf("sqlite: put oai records: delete the set entries of row %d: %w", o.seq, err)
+				return fmt.Errorf("the set entries of row %d: %w", o.seq, err)
 			}
 		}
 		if _, err := t.exec(ctx, `DELETE FROM oai_records WHERE seq IN (SELECT value FROM json_each(?))`, jsonInts(seqs)); err != nil {
-			return fmt.Errorf("sqlite: put oai records: delete the old rows: %w", err)
+			return err
 		}
-	}
-	const width = 7
-	err = chunked(len(recs), func(lo, hi int) error {
-		args := make([]any, 0, (hi-lo)*width)
-		for _, r := range recs[lo:hi] {
-			payload := r.Payload
-			if payload == nil {
-				payload = []byte{} // NOT NULL
-			}
-			args = append(args, r.Seq, r.Prefix, r.Key, r.Datestamp.Unix(), r.Deleted, sqlstore.FormatSets(r.Sets), payload)
-		}
-		_, err := t.exec(ctx, `INSERT INTO oai_records (`+sqlstore.OAIColsPayload+`) VALUES `+placeholders(hi-lo, width), args...)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: put oai records: %w", err)
-	}
-	if len(entries) == 0 {
-		return nil
-	}
-	if b, err = json.Marshal(entries); err != nil {
-		return fmt.Errorf("sqlite: put oai records: %w", err)
-	}
-	if _, err := t.exec(ctx, `INSERT INTO oai_set_records (collection, prefix, seq)
-		SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?)`,
-		string(b)); err != nil {
-		return fmt.Errorf("sqlite: put oai records: set entries: %w", err)
 	}
 	return nil
 }

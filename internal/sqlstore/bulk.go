@@ -31,6 +31,8 @@ const (
 	// Bytes is a []byte, nil for NULL (bytea). SQLite's Dialect.From
 	// cannot carry it (JSON has no bytes).
 	Bytes
+	// Bool is a bool (boolean).
+	Bool
 )
 
 // Col is a column of a bulk write: its name and its type.
@@ -97,6 +99,8 @@ func (t Type) holds(v any) bool {
 		return t == Text || t == NullText
 	case []byte:
 		return t == Bytes
+	case bool:
+		return t == Bool
 	case nil:
 		return t == NullInt64 || t == NullText || t == Bytes
 	}
@@ -114,6 +118,8 @@ func (t Type) String() string {
 		return "text"
 	case Bytes:
 		return "bytea"
+	case Bool:
+		return "boolean"
 	}
 	return fmt.Sprintf("Type(%d)", uint8(t))
 }

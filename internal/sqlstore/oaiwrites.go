@@ -15,6 +15,50 @@ type OAIWrites struct {
 	DeleteOAISets string // keys
 	// NextSeq adds n to the counter seq and returns its new value: n.
 	NextSeq string
+	// ReplaceOAIRecords deletes the rows of oai_records that recs (one
+	// each (Key, Prefix)) replace, with their set entries, and brings
+	// oai_counts up to date: the records' rows, per format and per set,
+	// less those it deleted.
+	ReplaceOAIRecords func(ctx context.Context, q Execer, recs []*shelfmark.OAIRecord) error
+}
+
+// oaiRecordCols are the columns of OAIColsPayload as a bulk write sends
+// them.
+var oaiRecordCols = []Col{{"seq", Int64}, {"prefix", Text}, {"key", Int64}, {"datestamp", Int64}, {"deleted", Bool},
+	{"sets", Text}, {"payload", Bytes}}
+
+// PutOAIRecords replaces the rows of the records' (Key, Prefix), with
+// their set entries, and writes the records (a later record of the same
+// (Key, Prefix) in recs wins): the dialect's ReplaceOAIRecords, then one
+// bulk write of the rows and one of their set entries.
+func (w *WriteTx) PutOAIRecords(ctx context.Context, recs []*shelfmark.OAIRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	recs = LatestRecords(recs)
+	if err := w.d.ReplaceOAIRecords(ctx, w.q, recs); err != nil {
+		return fmt.Errorf("%sput %d oai records: delete the old rows: %w", w.d.Prefix, len(recs), err)
+	}
+	var entries []setEntry
+	for _, r := range recs {
+		for _, c := range SortedSets(r.Sets) {
+			entries = append(entries, setEntry{c, r.Prefix, r.Seq})
+		}
+	}
+	if err := w.insert(ctx, "put %d oai records", "oai_records", Rows{Cols: oaiRecordCols, N: len(recs), Row: func(i int, v []any) {
+		r := recs[i]
+		payload := r.Payload
+		if payload == nil {
+			payload = []byte{} // NOT NULL
+		}
+		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = r.Seq, r.Prefix, r.Key, r.Datestamp.Unix(), r.Deleted, FormatSets(r.Sets), payload
+	}}, ""); err != nil {
+		return err
+	}
+	return w.insert(ctx, "put the set entries of %d oai records", "oai_set_records",
+		Rows{Cols: []Col{{"collection", Int64}, {"prefix", Text}, {"seq", Int64}}, N: len(entries), Row: func(i int, v []any) {
+			v[0], v[1], v[2] = entries[i].collection, entries[i].prefix, entries[i].seq
+		}}, "")
 }
 
 // NextSeq reserves n change sequence numbers and returns the first.
@@ -71,4 +115,11 @@ func (w *WriteTx) DeleteOAISets(ctx context.Context, keys []int64) error {
 		return fmt.Errorf("%sdelete %d oai sets: %w", w.d.Prefix, len(keys), err)
 	}
 	return nil
+}
+
+// setEntry is a row of oai_set_records.
+type setEntry struct {
+	collection int64
+	prefix     string
+	seq        int64
 }
