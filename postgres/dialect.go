@@ -32,6 +32,7 @@ WHERE c.url = $1 AND (c.time, c.id) < ($2, $3) ORDER BY c.time DESC, c.id DESC L
 		WebInbound:      `SELECT src FROM web_links WHERE dst = $1 AND src > $2 ORDER BY src LIMIT $3`,
 	},
 	OAI: sqlstore.OAI{
+		OAIRecordsInSets: oaiRecordsInSets,
 		OAISetTree: `SELECT key, true FROM oai_sets WHERE spec = $1
 UNION ALL SELECT key, false FROM oai_sets WHERE spec >= $2 AND spec < $3`,
 	},

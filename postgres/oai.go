@@ -17,13 +17,6 @@ const (
 	oaiColsO = `o.seq, o.prefix, o.key, o.datestamp, o.deleted, o.sets`
 )
 
-// oaiListSQL is a page of a format's rows: one range of oai_records_prefix.
-// $1 prefix, $2 after, $3 max, $4 limit.
-func oaiListSQL(payload bool) string {
-	return `SELECT ` + sqlstore.OAIColumns(payload) + ` FROM oai_records
-WHERE prefix = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`
-}
-
 // oaiSetListSQL is a page of a format's rows in any of a list of sets: for
 // each set, at most limit seqs from its range of the oai_set_records primary
 // key (the LATERAL subquery); the first limit of their union, without
@@ -46,26 +39,10 @@ func oaiSetListSQL(payload bool) string {
 ORDER BY p.seq`
 }
 
-// OAIRecords returns up to l.Limit rows of the list, by seq, in one
-// statement (oaiListSQL, or oaiSetListSQL with sets).
-func (t *readTx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.OAIRecord, error) {
-	if l.Limit <= 0 || l.After >= l.Max {
-		return nil, nil
-	}
-	var (
-		out []*shelfmark.OAIRecord
-		err error
-	)
-	if len(l.Sets) == 0 {
-		out, err = sqlstore.OAIRecords(ctx, t, oaiListSQL(l.Payload), []any{l.Prefix, l.After, l.Max, int64(l.Limit)}, l.Payload)
-	} else {
-		out, err = sqlstore.OAIRecords(ctx, t, oaiSetListSQL(l.Payload),
-			[]any{sqlstore.SortedSets(l.Sets), l.Prefix, l.After, l.Max, int64(l.Limit)}, l.Payload)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres: oai records of %s after %d: %w", l.Prefix, l.After, err)
-	}
-	return out, nil
+// oaiRecordsInSets is sqlstore.OAI.OAIRecordsInSets: one statement
+// (oaiSetListSQL).
+func oaiRecordsInSets(ctx context.Context, q sqlstore.Querier, l shelfmark.OAIList, sets []int64) ([]*shelfmark.OAIRecord, error) {
+	return sqlstore.OAIRecords(ctx, q, oaiSetListSQL(l.Payload), []any{sets, l.Prefix, l.After, l.Max, int64(l.Limit)}, l.Payload)
 }
 
 // deleteOldOAISQL removes the rows that a batch replaces ($1 keys, $2

@@ -57,8 +57,8 @@ func TestOAIPageCostFlat(t *testing.T) {
 			first, deep []any
 			bound       int64
 		}{
-			{"records", oaiListSQL(true), []any{"'oai_dc'", 0, 2 * n, limit}, []any{"'oai_dc'", 2*n - 200, 2 * n, limit}, 3*limit + 20},
-			{"identifiers", oaiListSQL(false), []any{"'oai_dc'", 0, 2 * n, limit}, []any{"'oai_dc'", 2*n - 200, 2 * n, limit}, 3*limit + 20},
+			{"records", dialect.OAIListPayload, []any{"'oai_dc'", 0, 2 * n, limit}, []any{"'oai_dc'", 2*n - 200, 2 * n, limit}, 3*limit + 20},
+			{"identifiers", dialect.OAIList, []any{"'oai_dc'", 0, 2 * n, limit}, []any{"'oai_dc'", 2*n - 200, 2 * n, limit}, 3*limit + 20},
 			{"records of a set", oaiSetListSQL(true), []any{"'{2}'", "'oai_dc'", 0, 2 * n, limit}, []any{"'{2}'", "'oai_dc'", 2*n - 400, 2 * n, limit}, 4*limit + 20},
 			{"records of two sets", oaiSetListSQL(true), []any{"'{2,3}'", "'oai_dc'", 0, 2 * n, limit}, []any{"'{2,3}'", "'oai_dc'", 2*n - 400, 2 * n, limit}, 5*limit + 20},
 			{"changes", dialect.Changes, []any{0, limit}, []any{n - 100, limit}, 3*limit + 20},

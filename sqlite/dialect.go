@@ -35,7 +35,8 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 		WebInbound:      webInboundSQL,
 	},
 	OAI: sqlstore.OAI{
-		OAISetTree: oaiSetTreeSQL,
+		OAIRecordsInSets: oaiRecordsInSets,
+		OAISetTree:       oaiSetTreeSQL,
 	},
 	Accounts: sqlstore.Accounts{
 		UserCols:   userCols,

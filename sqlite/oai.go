@@ -64,13 +64,6 @@ func padSets(sets []int64) []int64 {
 	return sets
 }
 
-// oaiListSQL is a page of a format's rows: one range of
-// oai_records_prefix. Arguments: prefix, after, max, limit.
-func oaiListSQL(payload bool) string {
-	return `SELECT ` + sqlstore.OAIColumns(payload) + ` FROM oai_records
-		WHERE prefix = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`
-}
-
 // oaiSetListSQL is a page of a format's rows in any of n sets: the rows of
 // the seqs that setSeqsSQL selects, each found by its seq. Arguments:
 // setSeqsArgs.
@@ -78,51 +71,28 @@ func oaiSetListSQL(payload bool, n int) string {
 	return `SELECT ` + sqlstore.OAIColumns(payload) + ` FROM oai_records WHERE seq IN (` + setSeqsSQL(n) + `) ORDER BY seq`
 }
 
-// OAIRecords returns up to l.Limit rows of the list, by seq. Without sets
-// it walks oai_records_prefix from l.After; with sets it takes at most
-// l.Limit seqs from each set's range of oai_set_records, keeps the first
-// l.Limit of their union and reads those rows by seq. The work is bounded
-// by the page size (times the number of sets), never by the depth.
-func (t *readTx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.OAIRecord, error) {
-	if l.Limit <= 0 || l.After >= l.Max {
-		return nil, nil
-	}
-	sets := slices.Compact(slices.Sorted(slices.Values(l.Sets)))
-	var (
-		out []*shelfmark.OAIRecord
-		err error
-	)
-	switch {
-	case len(sets) == 0:
-		out, err = sqlstore.OAIRecords(ctx, t, oaiListSQL(l.Payload), []any{l.Prefix, l.After, l.Max, l.Limit}, l.Payload)
-	case len(sets) <= maxUnionSets:
+// oaiRecordsInSets is sqlstore.OAI.OAIRecordsInSets: it takes at most
+// l.Limit seqs from each set's range of oai_set_records (a UNION of one
+// range per set, maxUnionSets sets a statement), keeps the first l.Limit
+// of their union and reads those rows by seq.
+func oaiRecordsInSets(ctx context.Context, q sqlstore.Querier, l shelfmark.OAIList, sets []int64) ([]*shelfmark.OAIRecord, error) {
+	if len(sets) <= maxUnionSets {
 		sets = padSets(sets)
-		out, err = sqlstore.OAIRecords(ctx, t, oaiSetListSQL(l.Payload, len(sets)), setSeqsArgs(sets, l), l.Payload)
-	default:
-		var seqs []int64
-		for lo := 0; lo < len(sets); lo += maxUnionSets {
-			group := padSets(slices.Clone(sets[lo:min(lo+maxUnionSets, len(sets))]))
-			err = t.query(ctx, setSeqsSQL(len(group)), setSeqsArgs(group, l), func(r *sql.Rows) error {
-				var s int64
-				err := r.Scan(&s)
-				seqs = append(seqs, s)
-				return err
-			})
-			if err != nil {
-				break
-			}
-		}
-		if err == nil {
-			seqs = slices.Compact(slices.Sorted(slices.Values(seqs)))
-			seqs = seqs[:min(len(seqs), l.Limit)]
-			out, err = sqlstore.OAIRecords(ctx, t, `SELECT `+sqlstore.OAIColumns(l.Payload)+` FROM oai_records WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq`,
-				[]any{jsonInts(seqs)}, l.Payload)
-		}
+		return sqlstore.OAIRecords(ctx, q, oaiSetListSQL(l.Payload, len(sets)), setSeqsArgs(sets, l), l.Payload)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: oai records of %s after %d: %w", l.Prefix, l.After, err)
+	var seqs []int64
+	for lo := 0; lo < len(sets); lo += maxUnionSets {
+		group := padSets(slices.Clone(sets[lo:min(lo+maxUnionSets, len(sets))]))
+		more, err := sqlstore.Int64s(ctx, q, setSeqsSQL(len(group)), setSeqsArgs(group, l)...)
+		if err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, more...)
 	}
-	return out, nil
+	seqs = slices.Compact(slices.Sorted(slices.Values(seqs)))
+	seqs = seqs[:min(len(seqs), l.Limit)]
+	return sqlstore.OAIRecords(ctx, q, `SELECT `+sqlstore.OAIColumns(l.Payload)+` FROM oai_records WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq`,
+		[]any{jsonInts(seqs)}, l.Payload)
 }
 
 // oaiSetTreeSQL reads the set of a spec (second column 1) and those below

@@ -28,9 +28,9 @@ func TestOAIPlans(t *testing.T) {
 		args  []any
 		want  []string // in the plan, in this order
 	}{
-		{"records", oaiListSQL(true), []any{"oai_dc", 100, 1000, 10},
+		{"records", dialect.OAIListPayload, []any{"oai_dc", 100, 1000, 10},
 			[]string{"SEARCH oai_records USING INDEX oai_records_prefix (prefix=? AND seq>? AND seq<?)"}},
-		{"identifiers", oaiListSQL(false), []any{"oai_dc", 100, 1000, 10},
+		{"identifiers", dialect.OAIList, []any{"oai_dc", 100, 1000, 10},
 			[]string{"SEARCH oai_records USING INDEX oai_records_prefix (prefix=? AND seq>? AND seq<?)"}},
 		{"records of a set", oaiSetListSQL(true, 1), setSeqsArgs([]int64{1}, l),
 			[]string{"SEARCH oai_records USING INTEGER PRIMARY KEY (rowid=?)",

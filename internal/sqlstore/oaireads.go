@@ -31,6 +31,41 @@ type OAI struct {
 	// oai_records_datestamp) and the highest of the view: prefix, from,
 	// until.
 	OAISeqRange string
+	// OAIList and OAIListPayload read a page of a format's rows (one
+	// range of oai_records_prefix), OAICols or OAIColsPayload: prefix,
+	// after, max, limit.
+	OAIList, OAIListPayload string
+	// OAIRecordsInSets reads a page of a list of the rows in any of sets
+	// (sorted, without repeats): at most l.Limit rows by seq, the work
+	// bounded by the page size times the number of sets, never by the
+	// depth.
+	OAIRecordsInSets func(ctx context.Context, q Querier, l shelfmark.OAIList, sets []int64) ([]*shelfmark.OAIRecord, error)
+}
+
+// OAIRecords returns up to l.Limit rows of the list, by seq: without sets
+// one range of oai_records_prefix from l.After, with sets the dialect's
+// OAIRecordsInSets.
+func (t *Tx) OAIRecords(ctx context.Context, l shelfmark.OAIList) ([]*shelfmark.OAIRecord, error) {
+	if l.Limit <= 0 || l.After >= l.Max {
+		return nil, nil
+	}
+	var (
+		out []*shelfmark.OAIRecord
+		err error
+	)
+	if sets := SortedSets(l.Sets); len(sets) > 0 {
+		out, err = t.d.OAIRecordsInSets(ctx, t.q, l, sets)
+	} else {
+		list := t.d.OAIList
+		if l.Payload {
+			list = t.d.OAIListPayload
+		}
+		out, err = OAIRecords(ctx, t.q, list, []any{l.Prefix, l.After, l.Max, int64(l.Limit)}, l.Payload)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%soai records of %s after %d: %w", t.d.Prefix, l.Prefix, l.After, err)
+	}
+	return out, nil
 }
 
 // oaiBoundsSQL reads the highest seq and the datestamp of the lowest.
