@@ -144,11 +144,14 @@ func (s *Handler) eachChild(ctx context.Context, work shelfmark.ID, metadata boo
 	}
 }
 
-// shareHeaders sets who may read an answer about res: any origin, as
-// viewers on other sites need, when res is public; otherwise the answer is
-// private to its caller. now is the time of the request.
-func shareHeaders(h http.Header, res *shelfmark.Resource, now time.Time) {
-	if res.VisibilityAt(now) == shelfmark.Public {
+// shareHeaders sets who may read an answer about res built for caller:
+// any origin, as viewers on other sites need, when res is
+// public and the caller anonymous; otherwise the answer shows what the
+// caller's roles allow (a signed-in caller may see pages the public may
+// not), so it is private to its caller and no shared cache keeps it. now
+// is the time of the request.
+func shareHeaders(h http.Header, caller *shelfmark.Caller, res *shelfmark.Resource, now time.Time) {
+	if res.VisibilityAt(now) == shelfmark.Public && !caller.Authenticated() {
 		h.Set("Access-Control-Allow-Origin", "*")
 	} else {
 		h.Set("Cache-Control", "private")
@@ -156,10 +159,10 @@ func shareHeaders(h http.Header, res *shelfmark.Resource, now time.Time) {
 }
 
 // writeIIIF sends a Presentation 3.0 document about res (shareHeaders).
-func (s *Handler) writeIIIF(w http.ResponseWriter, res *shelfmark.Resource, b []byte) error {
+func (s *Handler) writeIIIF(ctx context.Context, w http.ResponseWriter, res *shelfmark.Resource, b []byte) error {
 	h := w.Header()
 	h.Set("Content-Type", MediaType)
-	shareHeaders(h, res, s.deps.Now())
+	shareHeaders(h, shelfmark.CallerFrom(ctx), res, s.deps.Now())
 	_, err := w.Write(b)
 	return err
 }
@@ -184,7 +187,7 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if body != nil {
-			return s.writeIIIF(w, res, body)
+			return s.writeIIIF(ctx, w, res, body)
 		}
 		mark, cached = m, known
 	}
@@ -213,7 +216,7 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	return s.writeIIIF(w, res, b)
+	return s.writeIIIF(r.Context(), w, res, b)
 }
 
 // iiifBuilt is what a manifest was built from, for the cache: the ids of
@@ -603,5 +606,5 @@ func (s *Handler) iiifCollection(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeIIIF(w, res, b)
+	return s.writeIIIF(r.Context(), w, res, b)
 }

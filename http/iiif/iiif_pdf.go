@@ -45,7 +45,7 @@ func (s *Handler) iiifPDF(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	title, _ := labels.Title(res.Metadata, "")
-	out := &iiifPDFResponse{w: w, res: res, name: iiifPDFFileName(title, res.ID), now: s.deps.Now()}
+	out := &iiifPDFResponse{w: w, res: res, name: iiifPDFFileName(title, res.ID), now: s.deps.Now(), caller: shelfmark.CallerFrom(r.Context())}
 	pw := pdf.NewWriter(out, pdf.Options{Title: title})
 	if err := s.writeWorkPDF(r, res, pw); err != nil {
 		if !out.started {
@@ -138,7 +138,8 @@ type iiifPDFResponse struct {
 	w       http.ResponseWriter
 	res     *shelfmark.Resource
 	name    string
-	now     time.Time // the time of the request
+	now     time.Time         // the time of the request
+	caller  *shelfmark.Caller // who asked (shareHeaders)
 	started bool
 }
 
@@ -154,7 +155,7 @@ func (o *iiifPDFResponse) Write(p []byte) (int, error) {
 		}
 		h.Set("Content-Disposition", cd)
 		h.Set("X-Content-Type-Options", "nosniff")
-		shareHeaders(h, o.res, o.now)
+		shareHeaders(h, o.caller, o.res, o.now)
 		o.w.WriteHeader(http.StatusOK)
 	}
 	return o.w.Write(p)

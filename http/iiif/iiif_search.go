@@ -474,7 +474,7 @@ func (s *Handler) iiifSearch(w http.ResponseWriter, r *http.Request, version int
 	if version == 2 {
 		h.Set("Content-Type", `application/ld+json;profile="`+Search2Context+`"`)
 	}
-	shareHeaders(h, res, s.deps.Now())
+	shareHeaders(h, shelfmark.CallerFrom(r.Context()), res, s.deps.Now())
 	_, err = w.Write(b)
 	return err
 }
