@@ -126,6 +126,7 @@ var conformance = []struct {
 	{"WebBatchOnce", testWebBatchOnce, true},
 	{"WebCaptureTarget", testWebCaptureTarget, true},
 	{"AuthFailures", testAuthFailures, false},
+	{"BulkWrites", testBulkWrites, true},
 	{"Uploads", testUploads, false},
 	{"UploadRights", testUploadRights, false},
 }
