@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/api"
 	"github.com/shelfmark/shelfmark/http/kit"
 )
 
@@ -152,7 +153,7 @@ func TestCrossSiteWritesAreRefused(t *testing.T) {
 		t.Errorf("blobs stored: %v", blobs)
 	}
 	var jobs struct {
-		Queues []queueJSON `json:"queues"`
+		Queues []api.QueueJSON `json:"queues"`
 	}
 	e.do("GET", "/api/v1/jobs", nil).want(t, http.StatusOK).json(t, &jobs)
 	for _, q := range jobs.Queues {
@@ -543,7 +544,7 @@ func TestMetricsAndJobsNeedAdmin(t *testing.T) {
 		}
 	}
 	var jobs struct {
-		Queues []queueJSON `json:"queues"`
+		Queues []api.QueueJSON `json:"queues"`
 	}
 	e.do("GET", "/api/v1/jobs", nil).want(t, http.StatusOK).json(t, &jobs)
 	for _, q := range jobs.Queues {

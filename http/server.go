@@ -259,7 +259,7 @@ func NewServer(opts Options) *Server {
 	}
 	s.ui = u
 	s.iiif = iiif.New(s.deps, u.Catalogs())
-	s.api = api.New(s.deps)
+	s.api = api.New(s.deps, api.Options{MaxBodyBytes: opts.MaxBodyBytes})
 	gz := newGzip() // see gzip.go
 	s.replica = newReplicaRouting(opts.Storage)
 	for _, rt := range s.routes() {
@@ -322,9 +322,6 @@ func (s *Server) routes() []route {
 		{"PUT", "/api/v1/resources/{id}/order", h(s.putOrder)},
 		{"POST", "/api/v1/resources/{id}/files", s.uploading(h(s.uploadFile))},
 		{"GET", "/api/v1/resources/{id}/content", h(s.getContent)},
-		{"GET", "/api/v1/jobs", s.admin(h(s.getJobs))},
-		{"GET", "/api/v1/jobs/{queue}", s.admin(h(s.listJobs))},
-		{"POST", "/api/v1/jobs/{queue}/{action}", s.admin(h(s.queueAction))},
 		{"POST", "/api/v1/login", h(s.login)},
 		{"POST", "/api/v1/logout", h(s.logout)},
 		{"GET", "/api/v1/me", h(s.me)},

@@ -1,6 +1,7 @@
 // Package api serves the REST API's routes that have left the shell (the
-// others are still served by package http): today the search of public
-// hits. Every read goes through the repository with the request's caller
+// others are still served by package http): the search of public hits,
+// the job queues, a resource's members, children and order, and the
+// caller's tokens, the roles and the audit trail. Every read goes through the repository with the request's caller
 // on its context, so the engine's access policy decides what is answered.
 package api
 
@@ -10,14 +11,24 @@ import "github.com/shelfmark/shelfmark/http/kit"
 // but its dependencies, so it is safe for concurrent use.
 type Handler struct {
 	deps kit.Deps
+	opts Options
+}
+
+// Options are the limits the REST API keeps to, set by the shell.
+type Options struct {
+	// MaxBodyBytes caps a JSON request body (more is 413).
+	MaxBodyBytes int64
 }
 
 // New builds the REST API face from the shell's dependencies.
-func New(deps kit.Deps) *Handler { return &Handler{deps: deps} }
+func New(deps kit.Deps, opts Options) *Handler { return &Handler{deps: deps, opts: opts} }
 
 // Routes are the REST API routes of this package.
 func (s *Handler) Routes() []kit.Route {
 	return []kit.Route{
 		{Method: "GET", Pattern: "/api/v1/search", Handle: s.search},
+		{Method: "GET", Pattern: "/api/v1/jobs", Handle: s.getJobs, Admin: true},
+		{Method: "GET", Pattern: "/api/v1/jobs/{queue}", Handle: s.listJobs, Admin: true},
+		{Method: "POST", Pattern: "/api/v1/jobs/{queue}/{action}", Handle: s.queueAction, Admin: true},
 	}
 }

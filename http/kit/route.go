@@ -14,4 +14,10 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 type Route struct {
 	Method, Pattern string
 	Handle          HandlerFunc
+	// Admin: only administrators (with an admin-scoped credential) reach
+	// the handler; anyone else is refused by the shell.
+	Admin bool
+	// Upload: the request carries a file, so it takes one of the shell's
+	// upload slots (answered 503 with Retry-After when none is free).
+	Upload bool
 }

@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"net/http"
@@ -9,8 +9,9 @@ import (
 	"github.com/shelfmark/shelfmark/http/kit"
 )
 
-// queueJSON is one queue in GET /api/v1/jobs.
-type queueJSON struct {
+// QueueJSON is one queue in GET /api/v1/jobs: its pause and its jobs by
+// state (Ready: the queued ones due now).
+type QueueJSON struct {
 	Queue   string `json:"queue"`
 	Paused  bool   `json:"paused"`
 	Queued  int64  `json:"queued"`
@@ -19,8 +20,8 @@ type queueJSON struct {
 	Failed  int64  `json:"failed"`
 }
 
-// jobJSON is one job in a listing.
-type jobJSON struct {
+// JobJSON is one job in GET /api/v1/jobs/{queue}.
+type JobJSON struct {
 	ID       int64     `json:"id"`
 	Queue    string    `json:"queue"`
 	Resource string    `json:"resource"`
@@ -33,7 +34,7 @@ type jobJSON struct {
 }
 
 // getJobs handles GET /api/v1/jobs: the counts of every queue.
-func (s *Server) getJobs(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) getJobs(w http.ResponseWriter, r *http.Request) error {
 	jq, err := s.deps.JobQueue()
 	if err != nil {
 		return err
@@ -43,16 +44,16 @@ func (s *Server) getJobs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := struct {
-		Queues []queueJSON `json:"queues"`
-	}{Queues: make([]queueJSON, len(counts))}
+		Queues []QueueJSON `json:"queues"`
+	}{Queues: make([]QueueJSON, len(counts))}
 	for i, c := range counts {
-		out.Queues[i] = queueJSON{Queue: c.Queue, Paused: c.Paused, Queued: c.Queued, Ready: c.Ready, Running: c.Running, Failed: c.Failed}
+		out.Queues[i] = QueueJSON{Queue: c.Queue, Paused: c.Paused, Queued: c.Queued, Ready: c.Ready, Running: c.Running, Failed: c.Failed}
 	}
 	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
 // listJobs handles GET /api/v1/jobs/{queue}?state=failed&after=&limit=.
-func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	jq, q, err := s.deps.NamedQueue(r)
 	if err != nil {
 		return err
@@ -80,11 +81,11 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := struct {
-		Jobs []jobJSON `json:"jobs"`
+		Jobs []JobJSON `json:"jobs"`
 		Next string    `json:"next,omitempty"`
-	}{Jobs: make([]jobJSON, len(jobs))}
+	}{Jobs: make([]JobJSON, len(jobs))}
 	for i, j := range jobs {
-		out.Jobs[i] = jobJSON{ID: j.ID, Queue: j.Queue, Resource: string(s.opts.Resources.IDs().Encode(j.Resource)), State: string(j.State),
+		out.Jobs[i] = JobJSON{ID: j.ID, Queue: j.Queue, Resource: string(s.deps.Resources.IDs().Encode(j.Resource)), State: string(j.State),
 			Attempt: j.Attempt, RunAt: j.RunAt, Worker: j.Worker, Error: j.Error, Created: j.Created}
 	}
 	if len(jobs) == f.Limit {
@@ -95,7 +96,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 
 // queueAction handles POST /api/v1/jobs/{queue}/{action}: pause, resume,
 // or retry (the failed jobs; a body {"ids": [...]} retries only those).
-func (s *Server) queueAction(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) queueAction(w http.ResponseWriter, r *http.Request) error {
 	jq, q, err := s.deps.NamedQueue(r)
 	if err != nil {
 		return err
