@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/api"
 )
 
 // createdToken is the answer of POST /api/v1/tokens.
 type createdToken struct {
 	Token string `json:"token"`
-	tokenJSON
+	api.TokenJSON
 }
 
 func TestTokensOverTheAPI(t *testing.T) {
@@ -49,7 +50,7 @@ func TestTokensOverTheAPI(t *testing.T) {
 		t.Errorf("a secret is listed: %s", r.Body)
 	}
 	var list struct {
-		Tokens []tokenJSON `json:"tokens"`
+		Tokens []api.TokenJSON `json:"tokens"`
 	}
 	r.json(t, &list)
 	if len(list.Tokens) != 2 {
@@ -66,7 +67,7 @@ func TestTokensOverTheAPI(t *testing.T) {
 	bob := e.addUser("bob", shelfmark.ScopeWrite)
 	e.do("GET", "/api/v1/tokens?user=bob", nil, as(ann)...).wantError(t, http.StatusForbidden, shelfmark.EFORBIDDEN)
 	var bobs struct {
-		Tokens []tokenJSON `json:"tokens"`
+		Tokens []api.TokenJSON `json:"tokens"`
 	}
 	e.do("GET", "/api/v1/tokens?user=bob", nil).want(t, http.StatusOK).json(t, &bobs) // the admin may
 	if len(bobs.Tokens) != 1 {
@@ -89,8 +90,8 @@ func TestTokensOverTheAPI(t *testing.T) {
 
 // rolesBody is the answer of the roles routes.
 type rolesBody struct {
-	Resource *string     `json:"resource"`
-	Grants   []grantJSON `json:"grants"`
+	Resource *string         `json:"resource"`
+	Grants   []api.GrantJSON `json:"grants"`
 }
 
 func TestRolesOverTheAPI(t *testing.T) {
@@ -108,7 +109,7 @@ func TestRolesOverTheAPI(t *testing.T) {
 	}
 	e.do("PUT", p, `{"grants": [{"principal": "user:ann", "role": "manager"}, {"principal": "group:staff", "role": "viewer"}]}`, "Content-Type", json).
 		want(t, http.StatusOK).json(t, &got)
-	if len(got.Grants) != 2 || got.Grants[0] != (grantJSON{"group:staff", "viewer"}) || got.Grants[1] != (grantJSON{"user:ann", "manager"}) {
+	if len(got.Grants) != 2 || got.Grants[0] != (api.GrantJSON{Principal: "group:staff", Role: "viewer"}) || got.Grants[1] != (api.GrantJSON{Principal: "user:ann", Role: "manager"}) {
 		t.Errorf("roles after PUT %+v", got.Grants)
 	}
 	// ann manages the collection: she may read and change its roles.
@@ -149,12 +150,12 @@ func TestAuditOverTheAPI(t *testing.T) {
 	e.login("admin", adminPassword)
 
 	type page struct {
-		Entries []auditJSON `json:"entries"`
-		Next    string      `json:"next"`
+		Entries []api.AuditJSON `json:"entries"`
+		Next    string          `json:"next"`
 	}
 	var all page
 	e.do("GET", "/api/v1/audit", nil).want(t, http.StatusOK).json(t, &all)
-	var failed *auditJSON
+	var failed *api.AuditJSON
 	for i := range all.Entries {
 		if all.Entries[i].Request == "login-1" {
 			failed = &all.Entries[i]

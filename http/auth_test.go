@@ -47,7 +47,7 @@ func TestBadCredentialsAre401NeverAnonymous(t *testing.T) {
 	e.do("GET", "/api/v1/me", nil, as(expiring)...).want(t, http.StatusOK)
 	revoked := newToken(t, e.accounts, "ann", shelfmark.ScopeWrite)
 	var mine struct {
-		Tokens []tokenJSON `json:"tokens"`
+		Tokens []api.TokenJSON `json:"tokens"`
 	}
 	e.do("GET", "/api/v1/tokens", nil, as(revoked)...).want(t, http.StatusOK).json(t, &mine)
 	if len(mine.Tokens) != 3 {

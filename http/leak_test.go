@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/api"
 )
 
 // The secrets.
@@ -636,7 +637,7 @@ func TestLeak(t *testing.T) {
 		ctx := context.Background()
 		nobody := e.addUser("nobody", shelfmark.ScopeWrite)
 		other := e.addUser("other", shelfmark.ScopeWrite)
-		e.grantRoles(f.D, []grantJSON{{"user:other", "manager"}})
+		e.grantRoles(f.D, []api.GrantJSON{{Principal: "user:other", Role: "manager"}})
 		expiring, _, err := e.accounts.CreateToken(ctx, shelfmark.NewToken{User: "admin", Kind: shelfmark.TokenAPI, Scope: shelfmark.ScopeAdmin,
 			Expires: ptr(e.clock.now().Add(time.Hour))})
 		if err != nil {

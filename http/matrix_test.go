@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/api"
 )
 
 // who is a column of the matrix: a kind of caller.
@@ -311,7 +312,7 @@ type matrix struct {
 	// C holds the read targets, C2 the fresh ones, C3 receives members;
 	// each grants the same roles. D is another collection.
 	C, C2, C3, D shelfmark.ID
-	grants       []grantJSON
+	grants       []api.GrantJSON
 	callers      []*who
 	kinds        []*targetKind
 	reads        []*tset
@@ -610,11 +611,11 @@ func newMatrix(t *testing.T, backend string) *matrix {
 		t.Fatal(err)
 	}
 	// roles are granted the way a manager would, through the API
-	m.grants = []grantJSON{{"user:curator", "curator"}, {"user:depositor", "depositor"}, {"user:manager", "manager"}, {"user:viewer", "viewer"}}
+	m.grants = []api.GrantJSON{{Principal: "user:curator", Role: "curator"}, {Principal: "user:depositor", Role: "depositor"}, {Principal: "user:manager", Role: "manager"}, {Principal: "user:viewer", Role: "viewer"}}
 	for _, c := range []shelfmark.ID{m.C, m.C2, m.C3} {
 		e.grantRoles(c, m.grants)
 	}
-	e.grantRoles(m.D, []grantJSON{{"user:other", "manager"}})
+	e.grantRoles(m.D, []api.GrantJSON{{Principal: "user:other", Role: "manager"}})
 
 	// the bad credentials are the curator's
 	expiring, _, err := e.accounts.CreateToken(ctx, shelfmark.NewToken{User: "curator", Kind: shelfmark.TokenAPI, Scope: shelfmark.ScopeWrite,

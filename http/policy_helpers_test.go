@@ -28,6 +28,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/http/api"
 	"github.com/shelfmark/shelfmark/oai"
 	"github.com/shelfmark/shelfmark/postgres"
 	"github.com/shelfmark/shelfmark/sqlite"
@@ -205,7 +206,7 @@ func (e *policyEnv) createAll(ctx context.Context, nrs []*shelfmark.NewResource)
 
 // grantRoles replaces the grants on a collection, through the API as the
 // admin, and checks the answer.
-func (e *policyEnv) grantRoles(coll shelfmark.ID, grants []grantJSON) {
+func (e *policyEnv) grantRoles(coll shelfmark.ID, grants []api.GrantJSON) {
 	e.t.Helper()
 	b, err := json.Marshal(map[string]any{"grants": grants})
 	if err != nil {

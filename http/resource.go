@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/kit"
@@ -94,32 +93,20 @@ type formatJSON struct {
 	Note      string `json:"note,omitempty"`
 }
 
-// summaryJSON is a resource in a listing.
-type summaryJSON struct {
-	ID         shelfmark.ID   `json:"id"`
-	Kind       shelfmark.Kind `json:"kind"`
-	Visibility string         `json:"visibility"`
-	Position   int            `json:"position,omitempty"`
-	Version    int64          `json:"version"`
-	Modified   string         `json:"modified"`
-}
-
-func timeString(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 func (s *Server) toJSON(r *http.Request, res *shelfmark.Resource) *resourceJSON {
 	self := "/api/v1/resources/" + string(res.ID)
 	out := &resourceJSON{
 		ID: res.ID, Kind: res.Kind, Visibility: string(res.Visibility), Parent: res.Parent, Position: res.Position,
 		MemberOf: res.MemberOf, Metadata: rdf.JSONMetadata(res.Metadata), Version: res.Version, Seq: res.Seq,
-		Created: timeString(res.Created), Modified: timeString(res.Modified),
+		Created: kit.TimeString(res.Created), Modified: kit.TimeString(res.Modified),
 		Links: map[string]string{"self": self},
 	}
 	if res.Embargo != nil {
-		e := timeString(*res.Embargo)
+		e := kit.TimeString(*res.Embargo)
 		out.Embargo = &e
 	}
 	if res.Lease != nil {
-		l := timeString(*res.Lease)
+		l := kit.TimeString(*res.Lease)
 		out.Lease = &l
 	}
 	switch res.Kind {

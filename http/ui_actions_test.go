@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/api"
 )
 
 // TestUICollectionActions: a collection's page offers to deposit into it
@@ -51,7 +52,7 @@ func TestUIWorkDeleteOffered(t *testing.T) {
 	c := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindCollection, Metadata: titled("Letters")}})[0]
 	dep := e.addUser("dep", shelfmark.ScopeWrite)
 	e.addUser("cur", shelfmark.ScopeWrite)
-	e.grantRoles(c.ID, []grantJSON{{"user:dep", "depositor"}, {"user:cur", "curator"}})
+	e.grantRoles(c.ID, []api.GrantJSON{{Principal: "user:dep", Role: "depositor"}, {Principal: "user:cur", Role: "curator"}})
 	w, err := e.repo.CreateResource(shelfmark.WithCaller(ctx, e.callerOf(dep)), &shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{c.ID}, Metadata: titled("Her letter")})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/api"
 )
 
 // bulkEnv is a stack with a staging directory, an import root, a
@@ -48,10 +49,10 @@ func newBulkEnv(t *testing.T, backend string, opts Options) *bulkEnv {
 	be.C, be.D = colls[0].ID, colls[1].ID
 	be.writer = be.addUser("writer", shelfmark.ScopeWrite)
 	be.addUser("other", shelfmark.ScopeWrite)
-	be.grantRoles(be.C, []grantJSON{{"user:writer", "depositor"}})
+	be.grantRoles(be.C, []api.GrantJSON{{Principal: "user:writer", Role: "depositor"}})
 	// other may deposit elsewhere (bulk uploads take the right to deposit
 	// somewhere), and sees nothing of C
-	be.grantRoles(be.D, []grantJSON{{"user:other", "depositor"}})
+	be.grantRoles(be.D, []api.GrantJSON{{Principal: "user:other", Role: "depositor"}})
 	return be
 }
 

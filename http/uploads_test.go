@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/api"
 )
 
 // uploadsEnv is a bulk stack with collections A (where dep deposits) and
@@ -50,7 +51,7 @@ func newUploadsEnv(t *testing.T, backend string, opts Options) *uploadsEnv {
 	u.dep2 = be.addUser(u.dep2Name, shelfmark.ScopeWrite)
 	u.viewer = be.addUser(u.viewerName, shelfmark.ScopeWrite)
 	u.nobody = be.addUser(u.nobodyName, shelfmark.ScopeWrite)
-	be.grantRoles(u.A, []grantJSON{{"user:dep", "depositor"}, {"user:dep2", "depositor"}, {"user:viewer", "viewer"}})
+	be.grantRoles(u.A, []api.GrantJSON{{Principal: "user:dep", Role: "depositor"}, {Principal: "user:dep2", Role: "depositor"}, {Principal: "user:viewer", Role: "viewer"}})
 	u.secretBytes = []byte("the private bytes of a work of collection B")
 	u.secret = be.putBytes("secret.txt", "text/plain", u.secretBytes)
 	ws := be.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: shelfmark.Private, MemberOf: []shelfmark.ID{u.B}}})

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/api"
 	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/http/webarchive"
 	"github.com/shelfmark/shelfmark/ingest"
@@ -439,7 +440,7 @@ func TestWebLinks(t *testing.T) {
 		reader := e.addUser("reader", shelfmark.ScopeRead)
 		collViewer := e.addUser("collviewer", shelfmark.ScopeRead)
 		e.do("PUT", "/api/v1/roles", `{"grants": [{"principal": "user:reader", "role": "viewer"}]}`, "Content-Type", "application/json").want(t, http.StatusOK)
-		e.grantRoles(coll.ID, []grantJSON{{"user:collviewer", "viewer"}})
+		e.grantRoles(coll.ID, []api.GrantJSON{{Principal: "user:collviewer", Role: "viewer"}})
 
 		links := "/api/v1/web/links?url=" + url.QueryEscape("http://example.org/a")
 		top := "/api/v1/web/top?domain=example.org&n=5"

@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"context"
@@ -8,16 +8,28 @@ import (
 	"github.com/shelfmark/shelfmark/http/kit"
 )
 
+// summaryJSON is a resource in a listing.
+type summaryJSON struct {
+	ID         shelfmark.ID   `json:"id"`
+	Kind       shelfmark.Kind `json:"kind"`
+	Visibility string         `json:"visibility"`
+	Position   int            `json:"position,omitempty"`
+	Version    int64          `json:"version"`
+	Modified   string         `json:"modified"`
+}
+
 // pageJSON is one page of a listing.
 type pageJSON struct {
 	Items []summaryJSON `json:"items"`
 	Next  string        `json:"next,omitempty"`
 }
 
-func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *shelfmark.Page) error {
+// writePage writes one keyset page of a listing, with the link to the
+// next page in its body and in a Link header.
+func (s *Handler) writePage(w http.ResponseWriter, r *http.Request, p *shelfmark.Page) error {
 	out := pageJSON{Items: make([]summaryJSON, len(p.Items))}
 	for i, it := range p.Items {
-		out.Items[i] = summaryJSON{ID: it.ID, Kind: it.Kind, Visibility: string(it.Visibility), Position: it.Position, Version: it.Version, Modified: timeString(it.Modified)}
+		out.Items[i] = summaryJSON{ID: it.ID, Kind: it.Kind, Visibility: string(it.Visibility), Position: it.Position, Version: it.Version, Modified: kit.TimeString(it.Modified)}
 	}
 	if p.Next != "" {
 		q := r.URL.Query()
@@ -30,12 +42,12 @@ func (s *Server) writePage(w http.ResponseWriter, r *http.Request, p *shelfmark.
 }
 
 // listMembers handles GET …/members?after=&limit=.
-func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
-	return s.list(w, r, s.opts.Resources.ListMembers)
+func (s *Handler) listMembers(w http.ResponseWriter, r *http.Request) error {
+	return s.list(w, r, s.deps.Resources.ListMembers)
 }
 
 // list serves one keyset page of a listing.
-func (s *Server) list(w http.ResponseWriter, r *http.Request, fn func(context.Context, shelfmark.ID, shelfmark.PageRequest) (*shelfmark.Page, error)) error {
+func (s *Handler) list(w http.ResponseWriter, r *http.Request, fn func(context.Context, shelfmark.ID, shelfmark.PageRequest) (*shelfmark.Page, error)) error {
 	p, err := kit.PageRequest(r)
 	if err != nil {
 		return err
@@ -48,7 +60,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, fn func(context.Co
 }
 
 // addMembers handles POST …/members {"members": [ids]}.
-func (s *Server) addMembers(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) addMembers(w http.ResponseWriter, r *http.Request) error {
 	id := shelfmark.ID(r.PathValue("id"))
 	if err := id.Check(); err != nil {
 		return err
@@ -59,7 +71,7 @@ func (s *Server) addMembers(w http.ResponseWriter, r *http.Request) error {
 	if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &b); err != nil {
 		return err
 	}
-	if err := s.opts.Resources.AddMembers(r.Context(), id, b.Members); err != nil {
+	if err := s.deps.Resources.AddMembers(r.Context(), id, b.Members); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -67,7 +79,7 @@ func (s *Server) addMembers(w http.ResponseWriter, r *http.Request) error {
 }
 
 // removeMember handles DELETE …/members/{member}.
-func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) removeMember(w http.ResponseWriter, r *http.Request) error {
 	id := shelfmark.ID(r.PathValue("id"))
 	if err := id.Check(); err != nil {
 		return err
@@ -76,7 +88,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 	if err := member.Check(); err != nil {
 		return err
 	}
-	if err := s.opts.Resources.RemoveMembers(r.Context(), id, []shelfmark.ID{member}); err != nil {
+	if err := s.deps.Resources.RemoveMembers(r.Context(), id, []shelfmark.ID{member}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -84,12 +96,12 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listChildren handles GET …/children?after=&limit=.
-func (s *Server) listChildren(w http.ResponseWriter, r *http.Request) error {
-	return s.list(w, r, s.opts.Resources.ListChildren)
+func (s *Handler) listChildren(w http.ResponseWriter, r *http.Request) error {
+	return s.list(w, r, s.deps.Resources.ListChildren)
 }
 
 // putOrder handles PUT …/order {"children": [ids]}.
-func (s *Server) putOrder(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) putOrder(w http.ResponseWriter, r *http.Request) error {
 	id := shelfmark.ID(r.PathValue("id"))
 	if err := id.Check(); err != nil {
 		return err
@@ -107,7 +119,7 @@ func (s *Server) putOrder(w http.ResponseWriter, r *http.Request) error {
 	if b.Children == nil {
 		return shelfmark.Errorf(shelfmark.EINVALID, `children: name the children in order, {"children": [ids]} ([] for no order).`)
 	}
-	res, err := s.opts.Resources.SetOrder(r.Context(), id, *b.Children, ifMatch)
+	res, err := s.deps.Resources.SetOrder(r.Context(), id, *b.Children, ifMatch)
 	if err != nil {
 		return err
 	}
