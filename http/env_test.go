@@ -29,6 +29,7 @@ import (
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/argon2id"
 	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/http/api"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
 
@@ -564,7 +565,7 @@ type resource struct {
 	Position   int               `json:"position"`
 	MemberOf   []shelfmark.ID    `json:"memberOf"`
 	Metadata   json.RawMessage   `json:"metadata"`
-	File       *fileJSON         `json:"file"`
+	File       *api.FileJSON     `json:"file"`
 	Version    int64             `json:"version"`
 	Seq        int64             `json:"seq"`
 	Created    string            `json:"created"`

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // randomBytes returns n random bytes.
@@ -37,7 +38,7 @@ func TestUploadQuota(t *testing.T) {
 			}
 		}
 		a, b := randomBytes(30<<10), randomBytes(30<<10)
-		var first blobJSON
+		var first kit.BlobJSON
 		post(u.dep, a).want(t, http.StatusCreated).json(t, &first)
 		post(u.dep, b).want(t, http.StatusCreated)
 		// 60 KiB held: 30 more are refused before the body is read, and,

@@ -259,7 +259,8 @@ func NewServer(opts Options) *Server {
 	}
 	s.ui = u
 	s.iiif = iiif.New(s.deps, u.Catalogs())
-	s.api = api.New(s.deps, api.Options{MaxBodyBytes: opts.MaxBodyBytes})
+	s.api = api.New(s.deps, api.Options{MaxBodyBytes: opts.MaxBodyBytes, MaxUploadBytes: opts.MaxUploadBytes,
+		ExternalContentAllow: opts.ExternalContentAllow, BlobRedirect: opts.BlobRedirect, Uploads: uploads{s}})
 	gz := newGzip() // see gzip.go
 	s.replica = newReplicaRouting(opts.Storage)
 	for _, rt := range s.routes() {
@@ -304,19 +305,6 @@ func (s *Server) routes() []route {
 		{"GET", "/readyz", h(s.readyz)},
 		{"GET", "/metrics", s.admin(s.metrics.Handler())},
 		{"GET", "/api/v1/openapi.json", h(s.openapi)},
-		{"POST", "/api/v1/collections", h(s.createOf(shelfmark.KindCollection))},
-		{"POST", "/api/v1/works", h(s.createOf(shelfmark.KindWork))},
-		{"POST", "/api/v1/filesets", h(s.createOf(shelfmark.KindFileSet))},
-		{"POST", "/api/v1/batch", h(s.batch)},
-		{"POST", "/api/v1/blobs", s.uploading(h(s.postBlob))},
-		{"POST", "/api/v1/groups", h(s.postGroups)},
-		{"POST", "/api/v1/sources/lookup", h(s.lookupSources)},
-		{"GET", "/api/v1/resources/{id}", h(s.getResource)},
-		{"PUT", "/api/v1/resources/{id}", h(s.putResource)},
-		{"PATCH", "/api/v1/resources/{id}", h(s.patchResource)},
-		{"DELETE", "/api/v1/resources/{id}", h(s.deleteResource)},
-		{"POST", "/api/v1/resources/{id}/files", s.uploading(h(s.uploadFile))},
-		{"GET", "/api/v1/resources/{id}/content", h(s.getContent)},
 		{"POST", "/api/v1/login", h(s.login)},
 		{"POST", "/api/v1/logout", h(s.logout)},
 		{"GET", "/api/v1/me", h(s.me)},
@@ -532,11 +520,6 @@ func (s *Server) baseURL(r *http.Request) string {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
-}
-
-// resourceIRI is the IRI (and URL) of a resource.
-func (s *Server) resourceIRI(r *http.Request, id shelfmark.ID) string {
-	return s.baseURL(r) + "/api/v1/resources/" + string(id)
 }
 
 // now is the time by the server's clock (Options.Now).

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // namedBytes is a file a form sends.
@@ -248,7 +249,7 @@ func TestUIDepositWithScript(t *testing.T) {
 	if up.Status != 201 {
 		t.Fatalf("upload: %d %s", up.Status, up.Body)
 	}
-	var blob blobJSON
+	var blob kit.BlobJSON
 	if err := json.Unmarshal([]byte(up.Body), &blob); err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func (s *Server) newUIHandler() (*ui.Handler, error) {
 	return ui.New(s.deps, ui.Options{MaxBodyBytes: o.MaxBodyBytes, MaxUploadBytes: o.MaxUploadBytes, StagingDir: o.StagingDir, ImportRoots: o.ImportRoots,
 		MaxBulkUploadBytes: o.MaxBulkUploadBytes, MaxBulkExpandBytes: o.MaxBulkExpandBytes, MaxZipRatio: o.MaxZipRatio,
 		MaxBulkPreviews: o.MaxBulkPreviews, MaxBulkPreviewsPerUser: o.MaxBulkPreviewsPerUser,
-		SignIn: uiSignIn{s}, SingleSignOn: s.oidc != nil, Uploads: uiUploads{s}, WebArchive: uiWebArchive{s.webarchive},
+		SignIn: uiSignIn{s}, SingleSignOn: s.oidc != nil, Uploads: uploads{s}, WebArchive: uiWebArchive{s.webarchive},
 		JobSeconds: s.metrics.jobSeconds})
 }
 
@@ -51,39 +51,40 @@ func (u uiSignIn) EndSession(w http.ResponseWriter, r *http.Request) error {
 	return u.s.endSession(w, r)
 }
 
-// uiUploads is the shell's account of uploads (quota.go) and its upload
-// slots, for the deposit form and bulk ingests.
-type uiUploads struct{ s *Server }
+// uploads is the shell's account of uploads (quota.go) and its upload
+// slots, for the REST API's uploads, the deposit form and bulk ingests
+// (ui.Uploads, api.Uploads).
+type uploads struct{ s *Server }
 
 // Store implements ui.Uploads (storeUpload).
-func (u uiUploads) Store(ctx context.Context, body io.Reader, size int64, opts shelfmark.PutOptions) (*shelfmark.Blob, time.Time, error) {
+func (u uploads) Store(ctx context.Context, body io.Reader, size int64, opts shelfmark.PutOptions) (*shelfmark.Blob, time.Time, error) {
 	return u.s.storeUpload(ctx, body, size, opts)
 }
 
 // Keep implements ui.Uploads: a bulk run's stored files, already counted
 // towards the quota as staged files.
-func (u uiUploads) Keep(ctx context.Context, blobs []*shelfmark.Blob, storedAt time.Time) error {
+func (u uploads) Keep(ctx context.Context, blobs []*shelfmark.Blob, storedAt time.Time) error {
 	return u.s.keepUploads(ctx, blobs, storedAt, false)
 }
 
 // Discard implements ui.Uploads (dropUploads).
-func (u uiUploads) Discard(ctx context.Context, shas []string, storedAt time.Time) {
+func (u uploads) Discard(ctx context.Context, shas []string, storedAt time.Time) {
 	u.s.dropUploads(ctx, shas, storedAt)
 }
 
 // Room implements ui.Uploads (room).
-func (u uiUploads) Room(c *shelfmark.Caller, use shelfmark.UploadUsage) (int64, error) {
+func (u uploads) Room(c *shelfmark.Caller, use shelfmark.UploadUsage) (int64, error) {
 	return u.s.room(c, quotaUsage{files: use.Files, bytes: use.Bytes, allBytes: use.AllBytes})
 }
 
 // OverQuota implements ui.Uploads (overQuota).
-func (u uiUploads) OverQuota(c *shelfmark.Caller, use shelfmark.UploadUsage) error {
+func (u uploads) OverQuota(c *shelfmark.Caller, use shelfmark.UploadUsage) error {
 	return u.s.overQuota(c, quotaUsage{files: use.Files, bytes: use.Bytes, allBytes: use.AllBytes})
 }
 
 // Admit implements ui.Uploads: a slot of Options.MaxConcurrentUploads,
 // shared with the API's uploads.
-func (u uiUploads) Admit() (release func(), slots int, ok bool) {
+func (u uploads) Admit() (release func(), slots int, ok bool) {
 	select {
 	case u.s.uploads <- struct{}{}:
 		return func() { <-u.s.uploads }, cap(u.s.uploads), true

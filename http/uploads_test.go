@@ -22,6 +22,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/api"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // uploadsEnv is a bulk stack with collections A (where dep deposits) and
@@ -161,7 +162,7 @@ func TestGroupsNameBytesByRight(t *testing.T) {
 		}
 
 		// another depositor's upload is not the caller's
-		var other blobJSON
+		var other kit.BlobJSON
 		u.do("POST", "/api/v1/blobs", "bytes dep2 sent", as(u.dep2, "Content-Type", "text/plain")...).want(t, http.StatusCreated).json(t, &other)
 		if r := u.attach(u.dep, other.SHA256, int(other.Size)); shape(r, other.SHA256) != shape(u.attach(u.dep, unknown, int(other.Size)), unknown) {
 			t.Errorf("another user's upload: %s", shape(r, other.SHA256))
@@ -169,7 +170,7 @@ func TestGroupsNameBytesByRight(t *testing.T) {
 		// the caller's own upload may be named, and read by everyone in a
 		// public work
 		mine := []byte("bytes dep sent herself")
-		var own blobJSON
+		var own kit.BlobJSON
 		u.do("POST", "/api/v1/blobs", mine, as(u.dep, "Content-Type", "text/plain")...).want(t, http.StatusCreated).json(t, &own)
 		ok := u.attach(u.dep, own.SHA256, len(mine))
 		if ok.Status != http.StatusCreated {

@@ -5,7 +5,14 @@
 // on its context, so the engine's access policy decides what is answered.
 package api
 
-import "github.com/shelfmark/shelfmark/http/kit"
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
+)
 
 // Handler serves the REST API routes of this package. It holds nothing
 // but its dependencies, so it is safe for concurrent use.
@@ -14,10 +21,33 @@ type Handler struct {
 	opts Options
 }
 
-// Options are the limits the REST API keeps to, set by the shell.
+// Options are the limits the REST API keeps to and the services of the
+// shell it uses, set by the shell.
 type Options struct {
-	// MaxBodyBytes caps a JSON request body (more is 413).
+	// MaxBodyBytes caps a metadata request body (more is 413).
 	MaxBodyBytes int64
+	// MaxUploadBytes caps one uploaded file (more is 413).
+	MaxUploadBytes int64
+	// ExternalContentAllow are the URL prefixes a file may point at
+	// instead of holding bytes (shelfmark.CheckExternalURL).
+	ExternalContentAllow []string
+	// BlobRedirect, when the content store presigns URLs, is how long a
+	// redirect to one lasts (0: the bytes are always sent by the server).
+	BlobRedirect time.Duration
+	// Uploads stores and discards the caller's uploads under its quotas.
+	Uploads Uploads
+}
+
+// Uploads is the shell's account of the bytes callers send before a work
+// names them (per-user and server quotas).
+type Uploads interface {
+	// Store stores body (size bytes, -1 unknown) as the caller's upload
+	// under the caller's quotas and opts.MaxSize, and returns the time
+	// the store ended (for Discard).
+	Store(ctx context.Context, body io.Reader, size int64, opts shelfmark.PutOptions) (*shelfmark.Blob, time.Time, error)
+	// Discard forgets the caller's uploads of shas and removes the bytes
+	// nothing else holds; a failure is logged.
+	Discard(ctx context.Context, shas []string, storedAt time.Time)
 }
 
 // New builds the REST API face from the shell's dependencies.
@@ -26,6 +56,19 @@ func New(deps kit.Deps, opts Options) *Handler { return &Handler{deps: deps, opt
 // Routes are the REST API routes of this package.
 func (s *Handler) Routes() []kit.Route {
 	return []kit.Route{
+		{Method: "POST", Pattern: "/api/v1/collections", Handle: s.createOf(shelfmark.KindCollection)},
+		{Method: "POST", Pattern: "/api/v1/works", Handle: s.createOf(shelfmark.KindWork)},
+		{Method: "POST", Pattern: "/api/v1/filesets", Handle: s.createOf(shelfmark.KindFileSet)},
+		{Method: "POST", Pattern: "/api/v1/batch", Handle: s.batch},
+		{Method: "POST", Pattern: "/api/v1/blobs", Handle: s.postBlob, Upload: true},
+		{Method: "POST", Pattern: "/api/v1/groups", Handle: s.postGroups},
+		{Method: "POST", Pattern: "/api/v1/sources/lookup", Handle: s.lookupSources},
+		{Method: "GET", Pattern: "/api/v1/resources/{id}", Handle: s.getResource},
+		{Method: "PUT", Pattern: "/api/v1/resources/{id}", Handle: s.putResource},
+		{Method: "PATCH", Pattern: "/api/v1/resources/{id}", Handle: s.patchResource},
+		{Method: "DELETE", Pattern: "/api/v1/resources/{id}", Handle: s.deleteResource},
+		{Method: "POST", Pattern: "/api/v1/resources/{id}/files", Handle: s.uploadFile, Upload: true},
+		{Method: "GET", Pattern: "/api/v1/resources/{id}/content", Handle: s.getContent},
 		{Method: "GET", Pattern: "/api/v1/search", Handle: s.search},
 		{Method: "GET", Pattern: "/api/v1/resources/{id}/members", Handle: s.listMembers},
 		{Method: "POST", Pattern: "/api/v1/resources/{id}/members", Handle: s.addMembers},

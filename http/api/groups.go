@@ -1,4 +1,4 @@
-package http
+package api
 
 // This file serves bulk ingest over the API: bytes go to POST /api/v1/blobs
 // first, then whole items (a work with its file sets, files and order) go to
@@ -44,8 +44,8 @@ type groupsBody struct {
 // It takes bytes only from a caller who may deposit somewhere (checked
 // before the body is read), within its quotas, and records them as its
 // upload: the caller, and only the caller, may then name them in a file.
-func (s *Server) postBlob(w http.ResponseWriter, r *http.Request) error {
-	if err := s.opts.Resources.CheckDepositRight(r.Context()); err != nil {
+func (s *Handler) postBlob(w http.ResponseWriter, r *http.Request) error {
+	if err := s.deps.Resources.CheckDepositRight(r.Context()); err != nil {
 		return err
 	}
 	blob, _, err := s.putBlob(r)
@@ -57,7 +57,7 @@ func (s *Server) postBlob(w http.ResponseWriter, r *http.Request) error {
 
 // lookupSources handles POST /api/v1/sources/lookup: which of the keys
 // were stored before, and as which root.
-func (s *Server) lookupSources(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) lookupSources(w http.ResponseWriter, r *http.Request) error {
 	var in lookupBody
 	if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
 		return err
@@ -68,7 +68,7 @@ func (s *Server) lookupSources(w http.ResponseWriter, r *http.Request) error {
 	if slices.Contains(in.Keys, "") {
 		return shelfmark.Errorf(shelfmark.EINVALID, "keys: a source key is a non-empty string (null and \"\" name no item).")
 	}
-	found, err := s.opts.Resources.FindSources(r.Context(), in.Keys)
+	found, err := s.deps.Resources.FindSources(r.Context(), in.Keys)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ type parsedGroup struct {
 // postGroups handles POST /api/v1/groups: many groups, each stored whole
 // or not at all with its source key, in shared group commits. The server
 // mints every id; the client's refs only say which resource is which.
-func (s *Server) postGroups(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) postGroups(w http.ResponseWriter, r *http.Request) error {
 	var in groupsBody
 	if err := kit.ReadJSON(w, r, s.opts.MaxBodyBytes, &in); err != nil {
 		return err
@@ -119,7 +119,7 @@ func (s *Server) postGroups(w http.ResponseWriter, r *http.Request) error {
 		n += len(pg.refs)
 	}
 	if len(parsed) > 0 {
-		ids, err := s.opts.Resources.MintIDs(ctx, n)
+		ids, err := s.deps.Resources.MintIDs(ctx, n)
 		if err != nil {
 			return fmt.Errorf("groups: mint ids: %w", err)
 		}
@@ -128,11 +128,11 @@ func (s *Server) postGroups(w http.ResponseWriter, r *http.Request) error {
 			gs[j] = pg.assign(ids[:len(pg.refs)])
 			ids = ids[len(pg.refs):]
 		}
-		_, errs := s.opts.Resources.CreateGroups(ctx, gs)
+		_, errs := s.deps.Resources.CreateGroups(ctx, gs)
 		for j, i := range idx {
 			if errs[j] != nil {
 				if shelfmark.ErrorCode(errs[j]) == shelfmark.EINTERNAL {
-					s.log.Error("storing a group failed", "source_key", gs[j].SourceKey, "err", errs[j])
+					s.deps.Logger.Error("storing a group failed", "source_key", gs[j].SourceKey, "err", errs[j])
 				}
 				results[i] = failedGroup(errs[j])
 				continue
@@ -177,7 +177,7 @@ func groupError(i int, ref string, format string, args ...any) error {
 // may name the bytes (and their size) is the engine's to judge, once it
 // has judged the group's right to be created, with one answer for bytes
 // not stored and bytes not the caller's.
-func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGroup, error) {
+func (s *Handler) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGroup, error) {
 	var g groupJSON
 	if err := kit.DecodeJSON(raw, &g); err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func (s *Server) parseGroup(ctx context.Context, raw json.RawMessage) (*parsedGr
 }
 
 // checkGroupFile checks the form of a group's file (kit.CheckFile).
-func (s *Server) checkGroupFile(f *groupFile) (*shelfmark.File, error) {
+func (s *Handler) checkGroupFile(f *groupFile) (*shelfmark.File, error) {
 	return kit.CheckFile(f.Name, f.MediaType, f.Use, f.SHA256, f.Size)
 }
 

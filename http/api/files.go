@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"encoding/base64"
@@ -72,7 +72,7 @@ func urlFileName(u *url.URL) string {
 // file's bytes, streamed to the content store and checked against the
 // client's digests; or, with a Link rel=ExternalContent header, a
 // reference to bytes held elsewhere, which are not fetched.
-func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	parent := shelfmark.ID(r.PathValue("id"))
 	if err := parent.Check(); err != nil {
 		return err
@@ -80,7 +80,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	// Check the parent before storing any byte, so that an upload to a
 	// missing (404), deleted (410) or wrong (400) parent leaves nothing in
 	// the blob store.
-	p, err := s.opts.Resources.FindResource(r.Context(), parent)
+	p, err := s.deps.Resources.FindResource(r.Context(), parent)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 		return shelfmark.Errorf(shelfmark.EINVALID, "%s is a %s; files are uploaded to file sets.", parent, p.Kind)
 	}
 	// and that the caller may add to it, before any byte is stored
-	if err := s.opts.Resources.CheckEdit(r.Context(), parent); err != nil {
+	if err := s.deps.Resources.CheckEdit(r.Context(), parent); err != nil {
 		return err
 	}
 	use := r.URL.Query().Get("use")
@@ -129,10 +129,10 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	if f.MediaType == "" {
 		f.MediaType = "application/octet-stream"
 	}
-	res, err := s.opts.Resources.CreateResource(r.Context(), &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: parent, File: f})
+	res, err := s.deps.Resources.CreateResource(r.Context(), &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: parent, File: f})
 	if err != nil {
 		if !storedAt.IsZero() {
-			s.dropUploads(r.Context(), []string{f.SHA256}, storedAt) // refused: its bytes go at once
+			s.opts.Uploads.Discard(r.Context(), []string{f.SHA256}, storedAt) // refused: its bytes go at once
 		}
 		return err
 	}
@@ -149,7 +149,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) error {
 // and computes those ?digests= asks for besides SHA-256. The bytes are
 // recorded as the caller's upload (see quota.go), and the time their store
 // ended returned for a refusal to discard them.
-func (s *Server) putBlob(r *http.Request) (*shelfmark.Blob, time.Time, error) {
+func (s *Handler) putBlob(r *http.Request) (*shelfmark.Blob, time.Time, error) {
 	if r.ContentLength > s.opts.MaxUploadBytes {
 		return nil, time.Time{}, &shelfmark.Error{Code: shelfmark.ETOOLARGE, Message: fmt.Sprintf("The file is %d bytes; this server accepts files up to %d bytes.", r.ContentLength, s.opts.MaxUploadBytes),
 			Details: map[string]any{"limit": s.opts.MaxUploadBytes}}
@@ -173,13 +173,13 @@ func (s *Server) putBlob(r *http.Request) (*shelfmark.Blob, time.Time, error) {
 			opts.Compute = append(opts.Compute, d.Algorithm)
 		}
 	}
-	return s.storeUpload(r.Context(), r.Body, r.ContentLength, opts)
+	return s.opts.Uploads.Store(r.Context(), r.Body, r.ContentLength, opts)
 }
 
 // getContent serves a file's bytes with Range support, or redirects to
 // external content.
-func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.opts.Resources.FindResource(r.Context(), shelfmark.ID(r.PathValue("id")))
+func (s *Handler) getContent(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.deps.Resources.FindResource(r.Context(), shelfmark.ID(r.PathValue("id")))
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, f.ExternalURL, http.StatusTemporaryRedirect)
 		return nil
 	}
-	if p, ok := s.opts.Blobs.(shelfmark.BlobPresigner); ok && s.opts.BlobRedirect > 0 && r.Method == http.MethodGet && r.Header.Get("Range") == "" {
+	if p, ok := s.deps.Blobs.(shelfmark.BlobPresigner); ok && s.opts.BlobRedirect > 0 && r.Method == http.MethodGet && r.Header.Get("Range") == "" {
 		u, err := p.Presign(r.Context(), f.SHA256, shelfmark.PresignOptions{TTL: s.opts.BlobRedirect,
 			ContentType: f.MediaType, ContentDisposition: kit.ContentDisposition(f.Name, f.MediaType)})
 		if err != nil {
@@ -208,7 +208,7 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
-	rc, err := s.opts.Blobs.Open(r.Context(), f.SHA256)
+	rc, err := s.deps.Blobs.Open(r.Context(), f.SHA256)
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func (w *jsonErrorWriter) WriteHeader(code int) {
 	case http.StatusPreconditionFailed:
 		err = shelfmark.Errorf(shelfmark.EPRECONDITION, "If-Match names another version of these bytes; their ETag is %s.", w.Header().Get("ETag"))
 	case http.StatusRequestedRangeNotSatisfiable:
-		err = &shelfmark.Error{Code: ERANGE, Message: fmt.Sprintf("The range %.200q lies outside the file (%s).", w.rangeSent, w.Header().Get("Content-Range")),
+		err = &shelfmark.Error{Code: kit.ERANGE, Message: fmt.Sprintf("The range %.200q lies outside the file (%s).", w.rangeSent, w.Header().Get("Content-Range")),
 			Details: map[string]any{"content_range": w.Header().Get("Content-Range")}}
 	}
 	if err == nil {

@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ type resourceJSON struct {
 	Position   int               `json:"position,omitempty"`
 	MemberOf   []shelfmark.ID    `json:"memberOf,omitempty"`
 	Metadata   json.RawMessage   `json:"-"` // spliced in by MarshalJSON
-	File       *fileJSON         `json:"file,omitempty"`
+	File       *FileJSON         `json:"file,omitempty"`
 	Version    int64             `json:"version"`
 	Seq        int64             `json:"seq"`
 	Created    string            `json:"created"`
@@ -70,7 +70,9 @@ func writeResource(w http.ResponseWriter, status int, r *resourceJSON) error {
 	return err
 }
 
-type fileJSON struct {
+// FileJSON is the file description in a file's JSON (GET
+// /api/v1/resources/{id}).
+type FileJSON struct {
 	Name        string            `json:"name"`
 	MediaType   string            `json:"mediaType"`
 	Size        int64             `json:"size"`
@@ -78,11 +80,11 @@ type fileJSON struct {
 	Use         string            `json:"use"`
 	ExternalURL string            `json:"externalUrl,omitempty"`
 	// Format is what characterization found (absent until it ran).
-	Format *formatJSON `json:"format,omitempty"`
+	Format *FormatJSON `json:"format,omitempty"`
 }
 
-// formatJSON is a file's identified format.
-type formatJSON struct {
+// FormatJSON is a file's identified format.
+type FormatJSON struct {
 	PRONOM    string `json:"pronom"`
 	Name      string `json:"name,omitempty"`
 	Version   string `json:"version,omitempty"`
@@ -93,7 +95,7 @@ type formatJSON struct {
 	Note      string `json:"note,omitempty"`
 }
 
-func (s *Server) toJSON(r *http.Request, res *shelfmark.Resource) *resourceJSON {
+func (s *Handler) toJSON(r *http.Request, res *shelfmark.Resource) *resourceJSON {
 	self := "/api/v1/resources/" + string(res.ID)
 	out := &resourceJSON{
 		ID: res.ID, Kind: res.Kind, Visibility: string(res.Visibility), Parent: res.Parent, Position: res.Position,
@@ -125,9 +127,9 @@ func (s *Server) toJSON(r *http.Request, res *shelfmark.Resource) *resourceJSON 
 		out.Links["parent"] = "/api/v1/resources/" + string(res.Parent)
 	}
 	if f := res.File; f != nil {
-		out.File = &fileJSON{Name: f.Name, MediaType: f.MediaType, Size: f.Size, Use: f.Use, ExternalURL: f.ExternalURL, Digests: map[string]string{}}
+		out.File = &FileJSON{Name: f.Name, MediaType: f.MediaType, Size: f.Size, Use: f.Use, ExternalURL: f.ExternalURL, Digests: map[string]string{}}
 		if fm := f.Format; fm != nil {
-			out.File.Format = &formatJSON{PRONOM: fm.PRONOM, Name: fm.Name, Version: fm.Version, MediaType: fm.MediaType,
+			out.File.Format = &FormatJSON{PRONOM: fm.PRONOM, Name: fm.Name, Version: fm.Version, MediaType: fm.MediaType,
 				Width: fm.Width, Height: fm.Height, Pages: fm.Pages, Note: fm.Note}
 		}
 		for alg, v := range map[string]string{"sha-256": f.SHA256, "sha-512": f.SHA512, "md5": f.MD5} {
@@ -212,7 +214,7 @@ func parseRDFMetadata(body []byte, mt, subject string) ([]shelfmark.Statement, e
 }
 
 // createOf handles POST /api/v1/{collections,works,filesets}.
-func (s *Server) createOf(kind shelfmark.Kind) func(http.ResponseWriter, *http.Request) error {
+func (s *Handler) createOf(kind shelfmark.Kind) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := kit.ReadBody(w, r, s.opts.MaxBodyBytes)
 		if err != nil {
@@ -239,7 +241,7 @@ func (s *Server) createOf(kind shelfmark.Kind) func(http.ResponseWriter, *http.R
 		default:
 			return unsupported(mt)
 		}
-		res, err := s.opts.Resources.CreateResource(r.Context(), nr)
+		res, err := s.deps.Resources.CreateResource(r.Context(), nr)
 		if err != nil {
 			return err
 		}
@@ -252,7 +254,7 @@ func (s *Server) createOf(kind shelfmark.Kind) func(http.ResponseWriter, *http.R
 // rdfNewResource builds a NewResource from an RDF body; the fields that
 // are not metadata come from the query string (?parent=, ?memberOf=,
 // ?visibility=, ?embargo=).
-func (s *Server) rdfNewResource(r *http.Request, kind shelfmark.Kind, body []byte, contentType string) (*shelfmark.NewResource, error) {
+func (s *Handler) rdfNewResource(r *http.Request, kind shelfmark.Kind, body []byte, contentType string) (*shelfmark.NewResource, error) {
 	q := r.URL.Query()
 	nr := &shelfmark.NewResource{Kind: kind, Visibility: shelfmark.Visibility(q.Get("visibility")), Parent: shelfmark.ID(q.Get("parent"))}
 	for _, m := range q["memberOf"] {
@@ -275,7 +277,7 @@ func (s *Server) rdfNewResource(r *http.Request, kind shelfmark.Kind, body []byt
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nr, nil
 	}
-	ids, err := s.opts.Resources.MintIDs(r.Context(), 1)
+	ids, err := s.deps.Resources.MintIDs(r.Context(), 1)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +287,7 @@ func (s *Server) rdfNewResource(r *http.Request, kind shelfmark.Kind, body []byt
 }
 
 // batch handles POST /api/v1/batch: many resources in one group commit.
-func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) batch(w http.ResponseWriter, r *http.Request) error {
 	if mt := kit.MediaTypeOf(r); mt != "application/json" && mt != "" {
 		return unsupported(mt)
 	}
@@ -325,7 +327,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 		idx = append(idx, i)
 	}
 	if len(nrs) > 0 {
-		out, errs := s.opts.Resources.CreateResources(r.Context(), nrs)
+		out, errs := s.deps.Resources.CreateResources(r.Context(), nrs)
 		for j, i := range idx {
 			if errs[j] != nil {
 				eb := kit.ToErrorBody(errs[j])
@@ -339,12 +341,12 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 }
 
 // getResource handles GET (and HEAD) /api/v1/resources/{id}.
-func (s *Server) getResource(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) getResource(w http.ResponseWriter, r *http.Request) error {
 	mt, ok := negotiate(r)
 	if !ok {
 		return notAcceptable(r)
 	}
-	res, err := s.opts.Resources.FindResource(r.Context(), shelfmark.ID(r.PathValue("id")))
+	res, err := s.deps.Resources.FindResource(r.Context(), shelfmark.ID(r.PathValue("id")))
 	if err != nil {
 		return err
 	}
@@ -398,7 +400,7 @@ func notAcceptable(r *http.Request) error {
 
 // putResource replaces a resource's metadata (and, from JSON, its access
 // fields; absent fields stay as they are).
-func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) putResource(w http.ResponseWriter, r *http.Request) error {
 	id := shelfmark.ID(r.PathValue("id"))
 	if err := id.Check(); err != nil {
 		return err
@@ -452,7 +454,7 @@ func (s *Server) putResource(w http.ResponseWriter, r *http.Request) error {
 }
 
 // patchResource adds and removes statements and changes access fields.
-func (s *Server) patchResource(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) patchResource(w http.ResponseWriter, r *http.Request) error {
 	id := shelfmark.ID(r.PathValue("id"))
 	if err := id.Check(); err != nil {
 		return err
@@ -499,8 +501,8 @@ func (s *Server) patchResource(w http.ResponseWriter, r *http.Request) error {
 	return s.update(w, r, id, u)
 }
 
-func (s *Server) update(w http.ResponseWriter, r *http.Request, id shelfmark.ID, u shelfmark.ResourceUpdate) error {
-	res, err := s.opts.Resources.UpdateResource(r.Context(), id, u)
+func (s *Handler) update(w http.ResponseWriter, r *http.Request, id shelfmark.ID, u shelfmark.ResourceUpdate) error {
+	res, err := s.deps.Resources.UpdateResource(r.Context(), id, u)
 	if err != nil {
 		return err
 	}
@@ -509,14 +511,19 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, id shelfmark.ID,
 }
 
 // deleteResource leaves a tombstone.
-func (s *Server) deleteResource(w http.ResponseWriter, r *http.Request) error {
+func (s *Handler) deleteResource(w http.ResponseWriter, r *http.Request) error {
 	ifMatch, err := kit.ParseIfMatch(r)
 	if err != nil {
 		return err
 	}
-	if err := s.opts.Resources.DeleteResource(r.Context(), shelfmark.ID(r.PathValue("id")), ifMatch); err != nil {
+	if err := s.deps.Resources.DeleteResource(r.Context(), shelfmark.ID(r.PathValue("id")), ifMatch); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// resourceIRI is the IRI (and URL) of a resource.
+func (s *Handler) resourceIRI(r *http.Request, id shelfmark.ID) string {
+	return s.deps.Base(r) + "/api/v1/resources/" + string(id)
 }
