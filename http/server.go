@@ -1,8 +1,8 @@
-// Package http is Shelfmark's web shell: it serves the REST API (/api/v1)
-// and its OpenAPI document, health and readiness probes and Prometheus
+// Package http is Shelfmark's web shell: it serves the REST API's OpenAPI
+// document and sign-in routes, health and readiness probes and Prometheus
 // metrics over net/http, and composes the faces of the packages beneath it
-// (the web interface of package ui, IIIF, the web archive, the API's own
-// handlers), wrapping every route in one envelope.
+// (the REST API of package api, the web interface of package ui, IIIF, the
+// web archive), wrapping every route in one envelope.
 package http
 
 import (
