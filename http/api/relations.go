@@ -102,11 +102,7 @@ func (s *Handler) listChildren(w http.ResponseWriter, r *http.Request) error {
 
 // putOrder handles PUT …/order {"children": [ids]}.
 func (s *Handler) putOrder(w http.ResponseWriter, r *http.Request) error {
-	id := shelfmark.ID(r.PathValue("id"))
-	if err := id.Check(); err != nil {
-		return err
-	}
-	ifMatch, err := kit.ParseIfMatch(r)
+	id, ifMatch, err := targetIfMatch(r)
 	if err != nil {
 		return err
 	}

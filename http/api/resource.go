@@ -176,11 +176,7 @@ func (s *Handler) getResource(w http.ResponseWriter, r *http.Request) error {
 // putResource replaces a resource's metadata (and, from JSON, its access
 // fields; absent fields stay as they are).
 func (s *Handler) putResource(w http.ResponseWriter, r *http.Request) error {
-	id := shelfmark.ID(r.PathValue("id"))
-	if err := id.Check(); err != nil {
-		return err
-	}
-	ifMatch, err := kit.ParseIfMatch(r)
+	id, ifMatch, err := targetIfMatch(r)
 	if err != nil {
 		return err
 	}
@@ -230,11 +226,7 @@ func (s *Handler) putResource(w http.ResponseWriter, r *http.Request) error {
 
 // patchResource adds and removes statements and changes access fields.
 func (s *Handler) patchResource(w http.ResponseWriter, r *http.Request) error {
-	id := shelfmark.ID(r.PathValue("id"))
-	if err := id.Check(); err != nil {
-		return err
-	}
-	ifMatch, err := kit.ParseIfMatch(r)
+	id, ifMatch, err := targetIfMatch(r)
 	if err != nil {
 		return err
 	}
@@ -301,4 +293,15 @@ func (s *Handler) deleteResource(w http.ResponseWriter, r *http.Request) error {
 // resourceIRI is the IRI (and URL) of a resource.
 func (s *Handler) resourceIRI(r *http.Request, id shelfmark.ID) string {
 	return s.deps.Base(r) + "/api/v1/resources/" + string(id)
+}
+
+// targetIfMatch reads the resource a write names ({id}) and the version
+// its If-Match header requires (none when absent).
+func targetIfMatch(r *http.Request) (shelfmark.ID, int64, error) {
+	id := shelfmark.ID(r.PathValue("id"))
+	if err := id.Check(); err != nil {
+		return "", 0, err
+	}
+	ifMatch, err := kit.ParseIfMatch(r)
+	return id, ifMatch, err
 }

@@ -52,14 +52,7 @@ func (s *Handler) writeRoles(w http.ResponseWriter, r *http.Request, acc shelfma
 // getRoles handles GET /api/v1/resources/{id}/roles and GET
 // /api/v1/roles (the repository's).
 func (s *Handler) getRoles(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.deps.AccountService()
-	if err != nil {
-		return err
-	}
-	if _, err := kit.SignedIn(r, r.Pattern); err != nil {
-		return err
-	}
-	id, err := rolesTarget(r)
+	acc, id, err := s.rolesRequest(r)
 	if err != nil {
 		return err
 	}
@@ -70,14 +63,7 @@ func (s *Handler) getRoles(w http.ResponseWriter, r *http.Request) error {
 // /api/v1/roles: {"grants": [{"principal": "user:ann", "role":
 // "curator"}]} replaces every grant there.
 func (s *Handler) putRoles(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.deps.AccountService()
-	if err != nil {
-		return err
-	}
-	if _, err := kit.SignedIn(r, r.Pattern); err != nil {
-		return err
-	}
-	id, err := rolesTarget(r)
+	acc, id, err := s.rolesRequest(r)
 	if err != nil {
 		return err
 	}
@@ -107,4 +93,18 @@ func (s *Handler) putRoles(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.writeRoles(w, r, acc, id)
+}
+
+// rolesRequest reads what both roles routes need: the account service,
+// a signed-in caller, and the collection named ("": the repository).
+func (s *Handler) rolesRequest(r *http.Request) (shelfmark.AccountService, shelfmark.ID, error) {
+	acc, err := s.deps.AccountService()
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := kit.SignedIn(r, r.Pattern); err != nil {
+		return nil, "", err
+	}
+	id, err := rolesTarget(r)
+	return acc, id, err
 }
