@@ -45,10 +45,10 @@ func TestBlobRedirect(t *testing.T) {
 	p := &presigner{BlobStore: e.srv.opts.Blobs, local: hexOf(small)}
 
 	// off by default: streamed
-	e.srv.opts.Blobs = p
+	e.reconfigure(func(o *Options) { o.Blobs = p })
 	e.do("GET", bigPath, nil).want(t, http.StatusOK)
 
-	e.srv.opts.BlobRedirect = 10 * time.Minute
+	e.reconfigure(func(o *Options) { o.BlobRedirect = 10 * time.Minute })
 	r := e.do("GET", bigPath, nil).want(t, http.StatusTemporaryRedirect)
 	loc, err := url.Parse(r.Header.Get("Location"))
 	if err != nil || loc.Host != "objects.example" || loc.Path != "/b/"+hexOf(big) {

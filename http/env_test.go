@@ -164,11 +164,14 @@ func writes(stmts []string) []string {
 
 // testEnv is one test's stack.
 type testEnv struct {
-	t       testing.TB
-	dbPath  string
-	db      *sqlite.DB
-	repo    *shelfmark.Repository
-	srv     *Server
+	t      testing.TB
+	dbPath string
+	db     *sqlite.DB
+	repo   *shelfmark.Repository
+	srv    *Server
+	// live is the server the test server hands requests to: srv, or the
+	// one reconfigure built last
+	live    atomic.Pointer[Server]
 	ts      *httptest.Server
 	client  *http.Client
 	tr      *tracer
@@ -231,7 +234,8 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 	admin := newAdmin(t, accounts)
 	srv := NewServer(opts)
 	srv.limiter.now = clock.now
-	ts := httptest.NewServer(srv) // 127.0.0.1 only
+	var live func() *Server
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { live().ServeHTTP(w, r) })) // 127.0.0.1 only
 	e := &testEnv{t: t, dbPath: dbPath, db: db, repo: repo, srv: srv, ts: ts, tr: tr, blobDir: blobDir, blobs: blobs,
 		accounts: accounts, admin: admin, clock: clock,
 		client: &http.Client{
@@ -239,6 +243,8 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 			// Redirects are answers under test, not to be followed.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}}
+	e.live.Store(srv)
+	live = e.live.Load
 	t.Cleanup(func() {
 		ts.Close()
 		e.client.CloseIdleConnections()
@@ -247,6 +253,19 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 		blobs.Close()
 	})
 	return e
+}
+
+// reconfigure builds the server again with its options changed by
+// change, as an operator restarting it with other settings would: the
+// store, the content store, the accounts and the test server stay, and
+// requests from then on reach the new server.
+func (e *testEnv) reconfigure(change func(*Options)) {
+	opts := e.srv.opts
+	change(&opts)
+	srv := NewServer(opts)
+	srv.limiter.now = e.clock.now
+	e.srv = srv
+	e.live.Store(srv)
 }
 
 // newTestAccounts returns an account service over repo with a cheap

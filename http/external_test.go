@@ -47,7 +47,7 @@ func TestExternalContentAllowList(t *testing.T) {
 	}
 	// The operator narrows the list: the stored link is no longer
 	// followed.
-	e.srv.opts.ExternalContentAllow = []string{"https://other.example.org/"}
+	e.reconfigure(func(o *Options) { o.ExternalContentAllow = []string{"https://other.example.org/"} })
 	r = e.do("GET", f.Links["content"], nil)
 	r.wantError(t, http.StatusForbidden, shelfmark.EFORBIDDEN)
 	if r.Header.Get("Location") != "" {

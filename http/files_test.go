@@ -250,7 +250,9 @@ func TestExternalContent(t *testing.T) {
 	}))
 	defer remote.Close()
 	// The test server is on 127.0.0.1: allowed only because it is named.
-	e.srv.opts.ExternalContentAllow = []string{"https://example.org/", "http://example.org/", remote.URL + "/images/"}
+	e.reconfigure(func(o *Options) {
+		o.ExternalContentAllow = []string{"https://example.org/", "http://example.org/", remote.URL + "/images/"}
+	})
 
 	for _, target := range []string{"https://example.org/a.jp2", remote.URL + "/images/b.jp2"} {
 		link := `<` + target + `>; rel="http://fedora.info/definitions/fcrepo#ExternalContent"; type="image/jp2"`
