@@ -34,27 +34,9 @@ func (s *Handler) audit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	qv := r.URL.Query()
-	q := shelfmark.AuditQuery{Actor: qv.Get("actor"), Limit: 100}
-	if v := qv.Get("resource"); v != "" {
-		k, err := s.deps.Resources.IDs().Key(shelfmark.ID(v))
-		if err != nil {
-			return shelfmark.Errorf(shelfmark.EINVALID, "resource: %q is not a resource id.", v)
-		}
-		q.Resource = k
-	}
-	if v := qv.Get("after"); v != "" {
-		t, err := kit.ParseTime("after", v)
-		if err != nil {
-			return err
-		}
-		q.After = t
-	}
-	if v := qv.Get("cursor"); v != "" {
-		k, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || k <= 0 {
-			return shelfmark.Errorf(shelfmark.EINVALID, "cursor: %q is not the next of an audit page.", v)
-		}
-		q.Before = k
+	q, err := kit.AuditQuery(s.deps.Resources.IDs(), qv.Get("resource"), qv.Get("actor"), qv.Get("after"), qv.Get("cursor"), 100)
+	if err != nil {
+		return err
 	}
 	if v := qv.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)

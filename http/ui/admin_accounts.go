@@ -291,27 +291,9 @@ func (s adminPages) adminAudit(w http.ResponseWriter, r *http.Request) error {
 	}
 	qv := r.URL.Query()
 	d := &adminAuditData{Section: "audit", Resource: strings.TrimSpace(qv.Get("resource")), Actor: strings.TrimSpace(qv.Get("actor")), After: strings.TrimSpace(qv.Get("after"))}
-	q := shelfmark.AuditQuery{Actor: d.Actor, Limit: adminPageSize}
-	if d.Resource != "" {
-		k, err := s.deps.Resources.IDs().Key(shelfmark.ID(d.Resource))
-		if err != nil {
-			return shelfmark.Errorf(shelfmark.EINVALID, "resource: %q is not a resource id.", clipText(d.Resource, 80))
-		}
-		q.Resource = k
-	}
-	if d.After != "" {
-		t, err := kit.ParseTime("after", d.After)
-		if err != nil {
-			return err
-		}
-		q.After = t
-	}
-	if v := qv.Get("cursor"); v != "" {
-		k, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || k <= 0 {
-			return shelfmark.Errorf(shelfmark.EINVALID, "cursor: %q is not the next of an audit page.", clipText(v, 40))
-		}
-		q.Before = k
+	q, err := kit.AuditQuery(s.deps.Resources.IDs(), d.Resource, d.Actor, d.After, qv.Get("cursor"), adminPageSize)
+	if err != nil {
+		return err
 	}
 	entries, err := acc.Audit(r.Context(), q)
 	if err != nil {
