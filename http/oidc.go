@@ -303,7 +303,7 @@ func (s *Server) redirectURL(r *http.Request) string {
 	if s.oidc.opts.RedirectURL != "" {
 		return s.oidc.opts.RedirectURL
 	}
-	return s.baseURL(r) + "/auth/oidc/callback"
+	return s.deps.Base(r) + "/auth/oidc/callback"
 }
 
 // oidcLogin handles GET /auth/oidc/login[?next=/path]: it sends the

@@ -510,17 +510,5 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// baseURL is the public URL prefix of the server for a request.
-func (s *Server) baseURL(r *http.Request) string {
-	if s.opts.BaseURL != "" {
-		return s.opts.BaseURL
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
-
 // now is the time by the server's clock (Options.Now).
 func (s *Server) now() time.Time { return s.opts.Now() }
