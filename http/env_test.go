@@ -258,14 +258,19 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 // reconfigure builds the server again with its options changed by
 // change, as an operator restarting it with other settings would: the
 // store, the content store, the accounts and the test server stay, and
-// requests from then on reach the new server.
+// requests from then on reach the new server; the old one is shut down.
 func (e *testEnv) reconfigure(change func(*Options)) {
+	e.t.Helper()
 	opts := e.srv.opts
 	change(&opts)
+	old := e.srv
 	srv := NewServer(opts)
 	srv.limiter.now = e.clock.now
 	e.srv = srv
 	e.live.Store(srv)
+	if err := old.Shutdown(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // newTestAccounts returns an account service over repo with a cheap
