@@ -43,7 +43,7 @@ func (d *fullDisk) ProbeSpace(ctx context.Context) error {
 func TestStorageFullReadiness(t *testing.T) {
 	e := newEnv(t, Options{})
 	disk := &fullDisk{LocalStore: e.blobs}
-	e.srv.opts.Blobs = disk
+	e.reconfigure(func(o *Options) { o.Blobs = disk })
 	up := "/api/v1/resources/" + string(e.fileset(t)) + "/files"
 	body := content{seed: 5, size: 100 << 10}
 
