@@ -19,7 +19,7 @@ func insertRows(ctx context.Context, q sqlstore.Execer, table string, rows sqlst
 	if !ok {
 		return fmt.Errorf("insert into %s: %T is not a PostgreSQL write transaction", table, q)
 	}
-	names := strings.Split(rows.Names(), ", ")
+	names := rows.Names()
 	dst := make([]any, len(rows.Cols))
 	row := func(i int) ([]any, error) { return dst, rows.Values(i, dst) }
 	switch {
@@ -39,7 +39,7 @@ func insertRows(ctx context.Context, q sqlstore.Execer, table string, rows sqlst
 	if tail != "" {
 		tail = "\n" + tail
 	}
-	_, err = t.r.exec(ctx, `INSERT INTO `+table+` (`+rows.Names()+`) SELECT * FROM `+from+tail, args...)
+	_, err = t.r.exec(ctx, `INSERT INTO `+table+` (`+rows.List()+`) SELECT * FROM `+from+tail, args...)
 	return err
 }
 
@@ -49,7 +49,7 @@ func fromRows(rows sqlstore.Rows, first int) (string, []any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return from + " AS v(" + rows.Names() + ")", args, nil
+	return from + " AS v(" + rows.List() + ")", args, nil
 }
 
 // unnest returns "unnest($first::type[], …)" and one array per column of

@@ -35,11 +35,11 @@ func insertRows(ctx context.Context, q sqlstore.Execer, table string, rows sqlst
 		}
 		// WHERE true: an ON CONFLICT after a SELECT's FROM would read as
 		// a join constraint
-		_, err = q.Exec(ctx, `INSERT INTO `+table+` (`+rows.Names()+`) SELECT `+strings.Join(vals, ", ")+
+		_, err = q.Exec(ctx, `INSERT INTO `+table+` (`+rows.List()+`) SELECT `+strings.Join(vals, ", ")+
 			` FROM json_each(?) WHERE true ORDER BY key`+tail, arg)
 		return err
 	}
-	head := `INSERT INTO ` + table + ` (` + rows.Names() + `) VALUES `
+	head := `INSERT INTO ` + table + ` (` + rows.List() + `) VALUES `
 	for lo := 0; lo < rows.N; lo += chunkSize {
 		hi := min(lo+chunkSize, rows.N)
 		args := make([]any, (hi-lo)*width)

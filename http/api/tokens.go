@@ -73,17 +73,9 @@ func (s *Handler) createToken(w http.ResponseWriter, r *http.Request) error {
 // listTokens handles GET /api/v1/tokens[?user=NAME]: the caller's API
 // tokens (an administrator may name another user).
 func (s *Handler) listTokens(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.deps.AccountService()
+	acc, user, err := s.tokenOwner(r, "GET /api/v1/tokens")
 	if err != nil {
 		return err
-	}
-	c, err := kit.SignedIn(r, "GET /api/v1/tokens")
-	if err != nil {
-		return err
-	}
-	user := r.URL.Query().Get("user")
-	if user == "" {
-		user = c.Name
 	}
 	toks, err := acc.Tokens(r.Context(), user)
 	if err != nil {
@@ -100,11 +92,7 @@ func (s *Handler) listTokens(w http.ResponseWriter, r *http.Request) error {
 
 // revokeToken handles DELETE /api/v1/tokens/{id}[?user=NAME].
 func (s *Handler) revokeToken(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.deps.AccountService()
-	if err != nil {
-		return err
-	}
-	c, err := kit.SignedIn(r, "DELETE /api/v1/tokens/{id}")
+	acc, user, err := s.tokenOwner(r, "DELETE /api/v1/tokens/{id}")
 	if err != nil {
 		return err
 	}
@@ -112,13 +100,29 @@ func (s *Handler) revokeToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || key <= 0 {
 		return shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no token %q; token ids are whole numbers (GET /api/v1/tokens lists them).", r.PathValue("id"))
 	}
-	user := r.URL.Query().Get("user")
-	if user == "" {
-		user = c.Name
-	}
 	if err := acc.RevokeToken(r.Context(), user, key); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// tokenOwner reads what the token routes but create need: the account
+// service, a signed-in caller (route names the route in the refusal), and
+// whose tokens are meant: ?user=NAME (which the account service allows an
+// administrator only) or the caller's own.
+func (s *Handler) tokenOwner(r *http.Request, route string) (shelfmark.AccountService, string, error) {
+	acc, err := s.deps.AccountService()
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := kit.SignedIn(r, route)
+	if err != nil {
+		return nil, "", err
+	}
+	user := r.URL.Query().Get("user")
+	if user == "" {
+		user = c.Name
+	}
+	return acc, user, nil
 }

@@ -82,7 +82,7 @@ func (w *WriteTx) addGroups(ctx context.Context, user int64, groups []string) er
 // InsertToken stores tk and sets tk.Key, in one statement.
 func (w *WriteTx) InsertToken(ctx context.Context, tk *shelfmark.Token) error {
 	if err := Row(ctx, w.q, w.d.InsertToken, []any{tk.User, string(tk.Kind), tk.Hint, tk.Hash, string(tk.Scope), tk.Note,
-		tk.Created.UnixMicro(), MicrosPtr(tk.Expires), MicrosPtr(tk.Revoked)}, &tk.Key); err != nil {
+		tk.Created.UnixMicro(), NullMicros(tk.Expires), NullMicros(tk.Revoked)}, &tk.Key); err != nil {
 		return fmt.Errorf("%sinsert token of user %d: %w", w.d.Prefix, tk.User, err)
 	}
 	return nil

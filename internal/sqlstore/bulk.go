@@ -53,13 +53,18 @@ type Rows struct {
 	Row func(i int, dst []any)
 }
 
-// Names are the names of the columns, joined by ", ".
-func (r Rows) Names() string {
+// Names are the names of the columns, in order.
+func (r Rows) Names() []string {
 	names := make([]string, len(r.Cols))
 	for i, c := range r.Cols {
 		names[i] = c.Name
 	}
-	return strings.Join(names, ", ")
+	return names
+}
+
+// List is the names of the columns as a list: "a, b, c".
+func (r Rows) List() string {
+	return strings.Join(r.Names(), ", ")
 }
 
 // Values calls Row for row i into dst and reports the first value whose
@@ -140,14 +145,6 @@ func NullZero(v int64) any {
 		return nil
 	}
 	return v
-}
-
-// NullEmpty is s, or nil for NULL when it is "": a NullText value.
-func NullEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // insert writes rows into table through the dialect. An error says what

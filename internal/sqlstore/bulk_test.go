@@ -18,11 +18,11 @@ func TestRowsValues(t *testing.T) {
 		Row: func(i int, v []any) {
 			copy(v, good)
 			if i == 1 {
-				v[0], v[1], v[4] = NullZero(0), NullMicros(&at), NullEmpty("e")
+				v[0], v[1], v[4] = NullZero(0), NullMicros(&at), "e"
 			}
 		},
 	}
-	if got := rows.Names(); got != "a, b, c, d, e, f, g" {
+	if got := rows.List(); got != "a, b, c, d, e, f, g" {
 		t.Errorf("names: %q", got)
 	}
 	v := make([]any, len(rows.Cols))

@@ -70,15 +70,11 @@ func (w *WriteTx) SetWebCurrent(ctx context.Context, current map[int64]int64) er
 	return nil
 }
 
-// LinkArrays returns links sorted by (dst, src), the order of the
-// web_links key, as two arrays.
-func LinkArrays(links []shelfmark.WebLink) (dsts, srcs []int64) {
+// linkRows are links sorted by (dst, src), the order of the web_links
+// key, as rows of dst, src.
+func linkRows(links []shelfmark.WebLink) Rows {
 	links = SortLinks(links)
-	dsts, srcs = make([]int64, len(links)), make([]int64, len(links))
-	for i, l := range links {
-		dsts[i], srcs[i] = l.Dst, l.Src
-	}
-	return dsts, srcs
+	return Rows{Cols: intCols("dst", "src"), N: len(links), Row: func(i int, v []any) { v[0], v[1] = links[i].Dst, links[i].Src }}
 }
 
 // DeleteWebLinks removes links in one statement, in key order.
@@ -86,11 +82,10 @@ func (w *WriteTx) DeleteWebLinks(ctx context.Context, links []shelfmark.WebLink)
 	if len(links) == 0 {
 		return nil
 	}
-	dsts, srcs := LinkArrays(links)
-	if _, err := w.execFrom(ctx, pairs("dst", "src", dsts, srcs), func(v string) string {
+	if _, err := w.execFrom(ctx, linkRows(links), func(v string) string {
 		return `DELETE FROM web_links WHERE (dst, src) IN (SELECT dst, src FROM ` + v + `)`
 	}); err != nil {
-		return fmt.Errorf("%sdelete %d web links: %w", w.d.Prefix, len(dsts), err)
+		return fmt.Errorf("%sdelete %d web links: %w", w.d.Prefix, len(links), err)
 	}
 	return nil
 }
@@ -124,9 +119,7 @@ FROM ` + v + ` WHERE web_domains.id = v.id`
 // AddWebLinks inserts links, sorted by (dst, src) (the order of the
 // primary key), in one bulk write; a link that exists already fails it.
 func (w *WriteTx) AddWebLinks(ctx context.Context, links []shelfmark.WebLink) error {
-	links = SortLinks(links)
-	return w.insert(ctx, "add %d web links", "web_links", Rows{Cols: []Col{{"dst", Int64}, {"src", Int64}}, N: len(links),
-		Row: func(i int, v []any) { v[0], v[1] = links[i].Dst, links[i].Src }}, "")
+	return w.insert(ctx, "add %d web links", "web_links", linkRows(links), "")
 }
 
 // intern finds the ids of keys (sorted, distinct) in table by column,
