@@ -147,7 +147,7 @@ var (
 // DB is a PostgreSQL database holding a Shelfmark repository. It implements
 // shelfmark.Storage and is safe for concurrent use.
 type DB struct {
-	sqlstore.AuthFailures
+	sqlstore.Direct
 
 	pool    *pgxpool.Pool
 	replica *replica // nil without Options.ReadReplica
@@ -202,8 +202,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	db := &DB{pool: pool, tracer: opts.Tracer, relaxed: opts.Relaxed, copyMin: defaultCopyMinRows, searchTimeout: searchTimeout(opts.SearchTimeout)}
-	db.AuthFailures = sqlstore.NewAuthFailures(&dialect, db.limiter)
+	db := &DB{pool: pool, tracer: opts.Tracer, relaxed: opts.Relaxed, copyMin: defaultCopyMinRows, searchTimeout: sqlstore.SearchTimeout(opts.SearchTimeout)}
+	db.Direct = sqlstore.NewDirect(&dialect, db.direct)
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -231,23 +231,6 @@ func (db *DB) Close() error {
 
 // Stats reports the connection pool.
 func (db *DB) Stats() shelfmark.PoolStats { return poolStats(db.pool) }
-
-// AllocateKeys reserves n consecutive keys and returns the first. The
-// single UPDATE is its own transaction and always commits synchronously;
-// its row lock makes concurrent callers (in any process) queue, so blocks
-// never overlap.
-func (db *DB) AllocateKeys(ctx context.Context, n int) (int64, error) {
-	if n < 1 {
-		return 0, fmt.Errorf("postgres: allocate %d keys: n must be at least 1", n)
-	}
-	r := db.run(db.pool)
-	var last int64
-	if err := r.queryRow(ctx, `UPDATE counters SET value = value + $1 WHERE name = 'key' RETURNING value`,
-		[]any{int64(n)}, &last); err != nil {
-		return 0, fmt.Errorf("postgres: allocate %d keys: %w", n, err)
-	}
-	return last - int64(n) + 1, nil
-}
 
 // View runs fn in a REPEATABLE READ, READ ONLY transaction: every read of fn
 // sees the same snapshot. With a read replica, a read whose context is

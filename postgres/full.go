@@ -9,22 +9,21 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // diskFull is PostgreSQL's SQLSTATE disk_full.
 const diskFull = "53100"
 
 // full turns an error caused by a lack of space (disk_full, or ENOSPC on
-// this side) into ESTORAGEFULL, keeping it wrapped for the logs.
-func full(err error) error {
-	if err == nil || shelfmark.ErrorCode(err) == shelfmark.ESTORAGEFULL {
-		return err
-	}
+// this side) into ESTORAGEFULL (sqlstore.Full).
+func full(err error) error { return sqlstore.Full(err, noSpace) }
+
+// noSpace reports whether err says the server or this side's disk ran
+// out of space.
+func noSpace(err error) bool {
 	var pgErr *pgconn.PgError
-	if (errors.As(err, &pgErr) && pgErr.Code == diskFull) || errors.Is(err, syscall.ENOSPC) {
-		return shelfmark.StorageFull("the database", err)
-	}
-	return err
+	return (errors.As(err, &pgErr) && pgErr.Code == diskFull) || errors.Is(err, syscall.ENOSPC)
 }
 
 // ProbeSpace implements shelfmark.SpaceProber: it commits an update that

@@ -199,18 +199,28 @@ SELECT ` + strconv.Itoa(sqlstore.SearchRowWindow) + `, '', (SELECT count(*) FROM
     NULL, NULL, NULL, NULL, NULL::float8
 UNION ALL SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
 	if facets {
-		const pad = `, NULL::bigint, NULL::bigint, NULL, NULL, NULL, NULL, NULL::float8`
-		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-		b.WriteString(sqlstore.FacetSpans(pad, "key", `(SELECT min(key) FROM search_docs)`) + `
-UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*)` + pad + ` FROM win
-    GROUP BY kind ORDER BY 3 DESC, kind COLLATE "C" LIMIT ` + lim + `)
-UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*)` + pad + ` FROM win WHERE format <> ''
-    GROUP BY format ORDER BY 3 DESC, format COLLATE "C" LIMIT ` + lim + `)
-UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, count(*)` + pad + `
-    FROM win m CROSS JOIN LATERAL (SELECT collection FROM memberships WHERE member = m.work OFFSET 0) ms
-    WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = ms.collection AND ` + searchVisible + ` OFFSET 0) GROUP BY ms.collection ORDER BY 3 DESC, ms.collection LIMIT ` + lim + `)`)
+		b.WriteString(sqlstore.FacetRows(facetPad, "key", `(SELECT min(key) FROM search_docs)`, facetCollate, facetCollections(searchVisible)))
 	}
 	return b.String(), args
+}
+
+// facetPad fills the other columns of a facet row (sqlstore.FacetRows),
+// typed as the first row of the statement types them.
+const facetPad = `, NULL::bigint, NULL::bigint, NULL, NULL, NULL, NULL, NULL::float8`
+
+// facetCollate ties facet values in byte order, as on SQLite.
+const facetCollate = ` COLLATE "C"`
+
+// facetCollections counts the works of a sample by collection, for
+// sqlstore.FacetRows: each work's memberships and each collection's
+// visibility (visible, over r) looked up by member and key, the OFFSET 0
+// keeping PostgreSQL from hash-joining every membership and resource
+// instead.
+func facetCollections(visible string) string {
+	return `SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, count(*) AS n
+    FROM win m CROSS JOIN LATERAL (SELECT collection FROM memberships WHERE member = m.work OFFSET 0) ms
+    WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = ms.collection AND ` + visible + ` OFFSET 0)
+    GROUP BY ms.collection ORDER BY n DESC, ms.collection`
 }
 
 // searchPage is sqlstore.SearchStatements.SearchPage: the tsquery and the
@@ -310,19 +320,9 @@ SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0::bigint, p.key, p.work
     btrim(left(coalesce(nullif(x.body, ''), x.title, ''), ` + strconv.Itoa(browseSnippet) + `)), 0::float8
 FROM page p LEFT JOIN search_docs x ON x.key = p.key LEFT JOIN search_docs w ON w.key = p.work`)
 	if facets {
-		const pad = `, NULL::bigint, NULL::bigint, NULL, NULL, NULL, NULL, NULL::float8`
-		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-		now := param(q.Now.UnixMicro())
 		low := `(SELECT min(member) FROM memberships WHERE collection = ` + param(q.Collection) + `)`
-		b.WriteString(sqlstore.FacetSpans(pad, "work", low) + `
-UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*)` + pad + ` FROM win
-    GROUP BY kind ORDER BY 3 DESC, kind COLLATE "C" LIMIT ` + lim + `)
-UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*)` + pad + ` FROM win WHERE format <> ''
-    GROUP BY format ORDER BY 3 DESC, format COLLATE "C" LIMIT ` + lim + `)
-UNION ALL (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, count(*)` + pad + `
-    FROM win m CROSS JOIN LATERAL (SELECT collection FROM memberships WHERE member = m.work OFFSET 0) ms
-    WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = ms.collection AND ` + strings.ReplaceAll(searchVisible, "$2", now) + ` OFFSET 0)
-    GROUP BY ms.collection ORDER BY 3 DESC, ms.collection LIMIT ` + lim + `)`)
+		visible := strings.ReplaceAll(searchVisible, "$2", param(q.Now.UnixMicro()))
+		b.WriteString(sqlstore.FacetRows(facetPad, "work", low, facetCollate, facetCollections(visible)))
 	}
 	return b.String(), args
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -26,18 +25,6 @@ import (
 // A deadline on the context would not do: pgx answers a context's end by
 // closing the connection, and the server goes on with the statement until
 // it next writes to the client.
-
-// searchTimeout returns the timeout of Options.SearchTimeout: 0 is the
-// default, less than 0 none (returned as 0).
-func searchTimeout(d time.Duration) time.Duration {
-	switch {
-	case d == 0:
-		return shelfmark.DefaultSearchTimeout
-	case d < 0:
-		return 0
-	}
-	return d
-}
 
 // setSearchTimeout sets statement_timeout ($1, in milliseconds) for the
 // rest of the transaction and returns the value it had; the materialized

@@ -54,3 +54,11 @@ var (
 	_ shelfmark.ReadTx  = (*readTx)(nil)
 	_ shelfmark.WriteTx = (*writeTx)(nil)
 )
+
+// direct runs the statements of sqlstore.Direct on the pool, each its own
+// transaction, outside the writer lock (they take no sequence number) and
+// committed synchronously whatever Options.Relaxed says (only write
+// transactions are relaxed).
+func (db *DB) direct(_ context.Context, _ bool, fn func(sqlstore.Execer) error) error {
+	return fn(&writeTx{readTx: readTx{r: db.run(db.pool)}})
+}

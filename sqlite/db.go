@@ -48,7 +48,7 @@ type Options struct {
 
 // DB is a SQLite database. It implements shelfmark.Storage.
 type DB struct {
-	sqlstore.AuthFailures
+	sqlstore.Direct
 
 	path   string
 	tracer shelfmark.StatementTracer
@@ -116,8 +116,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	w.SetMaxIdleConns(2)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{path: path, tracer: opts.Tracer, write: w, stmts: map[string]*sql.Stmt{}, searchTimeout: searchTimeout(opts.SearchTimeout)}
-	db.AuthFailures = sqlstore.NewAuthFailures(&dialect, db.limiter)
+	db := &DB{path: path, tracer: opts.Tracer, write: w, stmts: map[string]*sql.Stmt{}, searchTimeout: sqlstore.SearchTimeout(opts.SearchTimeout)}
+	db.Direct = sqlstore.NewDirect(&dialect, db.direct)
 	if err := requireFTS5(ctx, w); err != nil {
 		w.Close()
 		return nil, err
@@ -267,20 +267,6 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 // connection's durability is set for all its transactions.
 func (db *DB) UpdateQueue(ctx context.Context, fn func(shelfmark.WriteTx) error) error {
 	return db.Update(ctx, fn)
-}
-
-// AllocateKeys reserves n consecutive resource keys in a transaction of its
-// own.
-func (db *DB) AllocateKeys(ctx context.Context, n int) (int64, error) {
-	var last int64
-	err := db.Update(ctx, func(wtx shelfmark.WriteTx) error {
-		t := wtx.(*writeTx)
-		return t.queryRow(ctx, `UPDATE counters SET value = value + ? WHERE name = 'key' RETURNING value`, []any{n}, &last)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("allocate keys: %w", err)
-	}
-	return last - int64(n) + 1, nil
 }
 
 // connector opens connections with mattn's driver without registering a

@@ -9,25 +9,21 @@ import (
 	"syscall"
 
 	"github.com/mattn/go-sqlite3"
-
-	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // probeSize is how many bytes ProbeSpace writes.
 const probeSize = 64 << 10
 
 // full turns an error caused by a lack of space (SQLITE_FULL, ENOSPC, a
-// disk quota) into ESTORAGEFULL, keeping it wrapped for the logs.
-func full(err error) error {
-	if err == nil || shelfmark.ErrorCode(err) == shelfmark.ESTORAGEFULL {
-		return err
-	}
+// disk quota) into ESTORAGEFULL (sqlstore.Full).
+func full(err error) error { return sqlstore.Full(err, noSpace) }
+
+// noSpace reports whether err says SQLite or its disk ran out of space.
+func noSpace(err error) bool {
 	var se sqlite3.Error
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
-		(errors.As(err, &se) && (se.Code == sqlite3.ErrFull || se.SystemErrno == syscall.ENOSPC || se.SystemErrno == syscall.EDQUOT)) {
-		return shelfmark.StorageFull("the database", err)
-	}
-	return err
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
+		(errors.As(err, &se) && (se.Code == sqlite3.ErrFull || se.SystemErrno == syscall.ENOSPC || se.SystemErrno == syscall.EDQUOT))
 }
 
 // ProbeSpace implements shelfmark.SpaceProber: it writes probeSize bytes

@@ -145,20 +145,21 @@ func searchSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfma
 		UNION ALL SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
 	args = append(args, n, match)
 	if facets {
-		const pad = `, NULL, NULL, NULL, NULL, NULL, NULL, NULL`
-		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-		b.WriteString(sqlstore.FacetSpans(pad, "key", `(SELECT min(key) FROM search_docs)`) + `
-		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
-			GROUP BY kind ORDER BY n DESC, kind LIMIT ` + lim + `)
-		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
-			GROUP BY format ORDER BY n DESC, format LIMIT ` + lim + `)
-		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
-			FROM win m CROSS JOIN memberships ms JOIN resources r ON r.key = ms.collection
-			WHERE ms.member = m.work AND ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection LIMIT ` + lim + `)`)
+		b.WriteString(sqlstore.FacetRows(facetPad, "key", `(SELECT min(key) FROM search_docs)`, "", facetCollections))
 		args = append(args, visibleArgs(q.Now)...)
 	}
 	return b.String(), args
 }
+
+// facetPad fills the other columns of a facet row (sqlstore.FacetRows).
+const facetPad = `, NULL, NULL, NULL, NULL, NULL, NULL, NULL`
+
+// facetCollections counts the works of a sample by collection, for
+// sqlstore.FacetRows: each work's memberships, each collection's
+// visibility from its resources row (searchVisible's two arguments).
+var facetCollections = `SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
+	FROM win m CROSS JOIN memberships ms JOIN resources r ON r.key = ms.collection
+	WHERE ms.member = m.work AND ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection`
 
 // searchPage is sqlstore.SearchStatements.SearchPage: the FTS5 expression
 // of terms, and searchSQL over it.
@@ -252,16 +253,7 @@ func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, f
 			trim(substr(coalesce(nullif(x.body, ''), x.title, ''), 1, ` + strconv.Itoa(browseSnippet) + `)), 0.0
 		FROM page p LEFT JOIN search_text x ON x.key = p.key LEFT JOIN search_text w ON w.key = p.work`)
 	if facets {
-		const pad = `, NULL, NULL, NULL, NULL, NULL, NULL, NULL`
-		lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-		b.WriteString(sqlstore.FacetSpans(pad, "work", `(SELECT min(member) FROM memberships WHERE collection = ?)`) + `
-		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
-			GROUP BY kind ORDER BY n DESC, kind LIMIT ` + lim + `)
-		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
-			GROUP BY format ORDER BY n DESC, format LIMIT ` + lim + `)
-		UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
-			FROM win m CROSS JOIN memberships ms JOIN resources r ON r.key = ms.collection
-			WHERE ms.member = m.work AND ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection LIMIT ` + lim + `)`)
+		b.WriteString(sqlstore.FacetRows(facetPad, "work", `(SELECT min(member) FROM memberships WHERE collection = ?)`, "", facetCollections))
 		args = append(append(args, q.Collection), visibleArgs(q.Now)...)
 	}
 	return b.String(), args

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -23,18 +22,6 @@ import (
 // errSearchDeadline is the cause of a search context that reached its
 // deadline.
 var errSearchDeadline = errors.New("sqlite: search deadline")
-
-// searchTimeout returns the timeout of Options.SearchTimeout: 0 is the
-// default, less than 0 none (returned as 0).
-func searchTimeout(d time.Duration) time.Duration {
-	switch {
-	case d == 0:
-		return shelfmark.DefaultSearchTimeout
-	case d < 0:
-		return 0
-	}
-	return d
-}
 
 // searchContext returns ctx bounded by the search timeout, and the cancel
 // function to call once the search's statements are done.

@@ -124,3 +124,12 @@ func (t *readTx) EachRow(ctx context.Context, query string, args []any, each fun
 func (t *writeTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	return t.exec(ctx, query, args...)
 }
+
+// direct runs the statements of sqlstore.Direct: a write in a write
+// transaction of its own, a read in a read transaction.
+func (db *DB) direct(ctx context.Context, write bool, fn func(sqlstore.Execer) error) error {
+	if write {
+		return db.Update(ctx, func(w shelfmark.WriteTx) error { return fn(w.(*writeTx)) })
+	}
+	return db.View(ctx, func(r shelfmark.ReadTx) error { return fn(&writeTx{readTx: *r.(*readTx)}) })
+}

@@ -96,25 +96,3 @@ func (t *Tx) AccessEnds(ctx context.Context, after, until time.Time) ([]int64, e
 	}
 	return out, nil
 }
-
-// ReferencedBlobs reports which of shas a file or an upload holds, in one
-// statement on q through the indexes on files (sha256) and uploads
-// (sha256).
-func ReferencedBlobs(ctx context.Context, q Querier, d *Dialect, shas []string) (map[string]bool, error) {
-	out := make(map[string]bool)
-	if len(shas) == 0 {
-		return out, nil
-	}
-	err := q.EachRow(ctx, d.ReferencedBlobs, []any{d.Strings(shas)}, func(r Scanner) error {
-		var sha string
-		if err := r.Scan(&sha); err != nil {
-			return err
-		}
-		out[sha] = true
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%sreferenced blobs: %w", d.Prefix, err)
-	}
-	return out, nil
-}

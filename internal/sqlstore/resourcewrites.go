@@ -19,6 +19,8 @@ type ResourceWrites struct {
 	// list of keys and of the live files made from them: keys.
 	AccessDependents string
 	DeleteGrants     string // resource
+	// AllocateKeys adds n to the key counter and returns its new value: n.
+	AllocateKeys string
 }
 
 // resourceCols are the columns of ResourceCols as a bulk write sends them.

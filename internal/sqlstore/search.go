@@ -215,14 +215,27 @@ func LatestDocs(docs []shelfmark.SearchDoc) []shelfmark.SearchDoc {
 	return out
 }
 
-// FacetSpans returns the rows of a search or browse statement that count
-// the sample (shelfmark.FacetTotal), and span its keys
-// (FacetSampleSpan) and those from low to its highest (FacetKeySpan), over
-// column col of the sample win, each followed by pad (the NULLs of the
-// other columns). It starts with a newline and a UNION ALL.
-func FacetSpans(pad, col, low string) string {
+// FacetRows returns the rows of a search or browse statement that count
+// its sample, the CTE win (key, work, kind, format): the sample's size
+// (shelfmark.FacetTotal), the span of its keys (FacetSampleSpan) and the
+// span from low to its highest key (FacetKeySpan) over win's column col,
+// then its most frequent kinds (FacetKind) and formats (FacetFormat),
+// values tied in count in byte order (collate: the dialect's clause for
+// it, empty when that is its default), and the rows of collections: the
+// statement counting the sample's works by collection (FacetCollection,
+// the collection's key as text, the count as n, ordered), cut at
+// shelfmark.SearchFacetLimit as the kinds and formats are. Each row is
+// followed by pad (the NULLs of the other columns). It starts with a
+// newline and a UNION ALL.
+func FacetRows(pad, col, low, collate, collections string) string {
+	lim := strconv.Itoa(shelfmark.SearchFacetLimit)
 	return `
 UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
 UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(` + col + `) - min(` + col + `), 0)` + pad + ` FROM win
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(` + col + `) FROM win) - ` + low + `, 0)` + pad
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(` + col + `) FROM win) - ` + low + `, 0)` + pad + `
+UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
+    GROUP BY kind ORDER BY n DESC, kind` + collate + ` LIMIT ` + lim + `) AS fk
+UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
+    GROUP BY format ORDER BY n DESC, format` + collate + ` LIMIT ` + lim + `) AS ff
+UNION ALL SELECT *` + pad + ` FROM (` + collections + ` LIMIT ` + lim + `) AS fc`
 }

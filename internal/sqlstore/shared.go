@@ -108,6 +108,7 @@ deleted = $8, eff_visibility = $9, eff_embargo = $10, eff_lease = $11 WHERE key 
 		AccessDependents: `SELECT ` + ResourceCols + ` FROM resources WHERE parent = ANY($1) AND deleted IS NULL
 UNION SELECT ` + ResourceCols + ` FROM resources WHERE source = ANY($1) AND deleted IS NULL`,
 		DeleteGrants: `DELETE FROM grants WHERE resource = $1`,
+		AllocateKeys: `UPDATE counters SET value = value + $1 WHERE name = 'key' RETURNING value`,
 	},
 	AuthFailureSQL: AuthFailureSQL{
 		BlockedAuthKeys: `SELECT key, failures, last_failure, blocked_until FROM auth_failures
