@@ -2,17 +2,14 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // leaderLockClass is the first key of the two-key advisory locks that
@@ -56,39 +53,38 @@ type ElectorOptions struct {
 // (pg_terminate_backend, a restart of the database) lets another process
 // lead up to those 4 s before the holder notices. shelfmark.Elector says
 // why the tasks tolerate that.
-type Elector struct {
-	db     *DB
-	opts   ElectorOptions
-	mu     sync.Mutex
-	conns  map[*pgx.Conn]bool // every connection opened, closed by Close
-	closed bool
-}
-
-var _ shelfmark.Elector = (*Elector)(nil)
+type Elector = sqlstore.Elector[*leaderConn]
 
 // Elector returns an elector on db's database. Close it to give up every
 // leadership it holds.
 func (db *DB) Elector(opts ElectorOptions) *Elector {
-	if opts.Poll <= 0 {
-		opts.Poll = time.Second
-	}
 	if opts.Check <= 0 {
 		opts.Check = time.Second
 	}
 	if opts.CheckTimeout <= 0 {
 		opts.CheckTimeout = 3 * time.Second
 	}
-	return &Elector{db: db, opts: opts, conns: map[*pgx.Conn]bool{}}
+	return sqlstore.NewElector[*leaderConn](sessionLocks{db: db, checkTimeout: opts.CheckTimeout}, "postgres: ", opts.Poll, opts.Check)
 }
 
-// errElectorClosed is the error of a campaign on a closed elector.
-var errElectorClosed = errors.New("postgres: elector closed")
+// sessionLocks are the leaders' advisory locks, each held by a session of
+// its own outside the pool (sqlstore.Locks).
+type sessionLocks struct {
+	db           *DB
+	checkTimeout time.Duration
+}
 
-// connect opens the dedicated connection of one campaign, with TCP
-// keepalives on both ends and a user timeout on the server's, so that a
-// lost machine is found dead within seconds.
-func (e *Elector) connect(ctx context.Context, name string) (*pgx.Conn, error) {
-	cfg := e.db.pool.Config().ConnConfig.Copy()
+// leaderConn is a leader's session and the key of its lock.
+type leaderConn struct {
+	conn *pgx.Conn
+	key  int32
+}
+
+// Open implements sqlstore.Locks: a connection of its own, with TCP
+// keepalives and a user timeout that let the server find a lost holder
+// (see Elector), and the lock key of name in the connection's schema.
+func (l sessionLocks) Open(ctx context.Context, name string) (*leaderConn, error) {
+	cfg := l.db.pool.Config().ConnConfig.Copy()
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
 	}
@@ -102,80 +98,42 @@ func (e *Elector) connect(ctx context.Context, name string) (*pgx.Conn, error) {
 	cfg.DialFunc = d.DialContext
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: connect for leadership %s: %w", name, err)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		conn.Close(context.Background())
-		return nil, errElectorClosed
-	}
-	e.conns[conn] = true
-	return conn, nil
-}
-
-// drop closes conn (which frees its locks) and forgets it.
-func (e *Elector) drop(conn *pgx.Conn) {
-	e.mu.Lock()
-	delete(e.conns, conn)
-	e.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn.Close(ctx)
-}
-
-// Campaign implements shelfmark.Elector: it tries the name's lock every
-// Poll until it holds it or ctx ends.
-func (e *Elector) Campaign(ctx context.Context, name string) (shelfmark.Leadership, error) {
-	conn, err := e.connect(ctx, name)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("connect: %w", err)
 	}
 	var schema string
 	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
-		e.drop(conn)
-		return nil, fmt.Errorf("postgres: leadership %s: %w", name, err)
+		l.Close(&leaderConn{conn: conn})
+		return nil, err
 	}
-	key := leaderKey(schema, name)
-	t := time.NewTicker(e.opts.Poll)
-	defer t.Stop()
-	for {
-		var got bool
-		err := e.db.run(conn).queryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, []any{leaderLockClass, key}, &got)
-		if err != nil {
-			e.drop(conn)
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("postgres: leadership %s: %w", name, err)
-		}
-		if got {
-			l := &leadership{e: e, conn: conn, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
-			go l.watch()
-			return l, nil
-		}
-		select {
-		case <-ctx.Done():
-			e.drop(conn)
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-	}
+	return &leaderConn{conn: conn, key: leaderKey(schema, name)}, nil
 }
 
-// Close ends every campaign and leadership of the elector as the death of
-// the process would: it closes their sockets, so PostgreSQL ends their
-// sessions and frees their locks, and the leaderships are lost.
-func (e *Elector) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.closed = true
-	for c := range e.conns {
-		// the socket, not the pgx.Conn, which its owner may be using
-		c.PgConn().Conn().Close()
-	}
-	return nil
+// TryLock implements sqlstore.Locks with pg_try_advisory_lock.
+func (l sessionLocks) TryLock(ctx context.Context, c *leaderConn, _ string) (bool, error) {
+	var got bool
+	err := l.db.run(c.conn).queryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, []any{leaderLockClass, c.key}, &got)
+	return got, err
 }
+
+// Check implements sqlstore.Locks: the session answers within the check
+// timeout (a session lock lasts as long as its session).
+func (l sessionLocks) Check(c *leaderConn) error {
+	ctx, cancel := context.WithTimeout(context.Background(), l.checkTimeout)
+	defer cancel()
+	_, err := c.conn.Exec(ctx, `SELECT 1`)
+	return err
+}
+
+// Close implements sqlstore.Locks: ending the session releases its lock.
+func (sessionLocks) Close(c *leaderConn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c.conn.Close(ctx)
+}
+
+// Abort implements sqlstore.Locks: it closes the session's socket under
+// whatever uses it, and the server ends the session.
+func (sessionLocks) Abort(c *leaderConn) { c.conn.PgConn().Conn().Close() }
 
 // leaderKey is the second key of a leadership's lock: an FNV-1a hash of
 // the schema and the name, so that repositories in several schemas of
@@ -184,49 +142,4 @@ func leaderKey(schema, name string) int32 {
 	h := fnv.New32a()
 	h.Write([]byte(strconv.Quote(schema) + "/" + name))
 	return int32(h.Sum32())
-}
-
-// leadership is a held lock and its connection.
-type leadership struct {
-	e        *Elector
-	conn     *pgx.Conn
-	lost     chan struct{} // closed as soon as the leadership is lost
-	stop     chan struct{} // closed by Resign
-	done     chan struct{} // closed once the connection is closed
-	stopOnce sync.Once
-}
-
-// Lost implements shelfmark.Leadership.
-func (l *leadership) Lost() <-chan struct{} { return l.lost }
-
-// Resign implements shelfmark.Leadership: closing the connection frees
-// the lock. It returns once the connection is closed.
-func (l *leadership) Resign() {
-	l.stopOnce.Do(func() { close(l.stop) })
-	<-l.done
-}
-
-// watch asks the connection every Check whether it is alive; when it is
-// not (or Resign was called), it marks the leadership lost and then
-// closes the connection (which, on a dead network, may take seconds that
-// the task must not run on).
-func (l *leadership) watch() {
-	defer close(l.done)
-	defer l.e.drop(l.conn)
-	defer close(l.lost)
-	t := time.NewTicker(l.e.opts.Check)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), l.e.opts.CheckTimeout)
-		_, err := l.conn.Exec(ctx, `SELECT 1`)
-		cancel()
-		if err != nil {
-			return
-		}
-	}
 }

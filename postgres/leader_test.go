@@ -23,13 +23,10 @@ func TestElection(t *testing.T) {
 			// the server ends the elector's sessions, as a restart of the
 			// database or pg_terminate_backend by an operator would
 			Sever: func(t *testing.T, e shelfmark.Elector) {
-				el := e.(*Elector)
-				el.mu.Lock()
 				var pids []uint32
-				for c := range el.conns {
-					pids = append(pids, c.PgConn().PID())
+				for _, c := range e.(*Elector).Handles() {
+					pids = append(pids, c.conn.PgConn().PID())
 				}
-				el.mu.Unlock()
 				for _, pid := range pids {
 					if _, err := adminPool(t).Exec(context.Background(), `SELECT pg_terminate_backend($1)`, int32(pid)); err != nil {
 						t.Fatal(err)
@@ -52,14 +49,14 @@ func TestLeaderKeysApart(t *testing.T) {
 // names itself in pg_stat_activity.
 func TestElectorConnection(t *testing.T) {
 	db, _ := openTest(t, Options{})
-	e := db.Elector(ElectorOptions{})
-	defer e.Close()
+	locks := sessionLocks{db: db, checkTimeout: time.Second}
 	ctx := context.Background()
-	conn, err := e.connect(ctx, "oai")
+	c, err := locks.Open(ctx, "oai")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.drop(conn)
+	defer locks.Close(c)
+	conn := c.conn
 	var tcp bool
 	if err := conn.QueryRow(ctx, "SELECT inet_client_addr() IS NOT NULL").Scan(&tcp); err != nil {
 		t.Fatal(err)
