@@ -16,7 +16,7 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 	From:    fromRows,
 	Int64s:  func(v []int64) any { return v },
 	Strings: func(v []string) any { return v },
-	Arg:     func(n int) string { return "$" + strconv.Itoa(n) },
+	Arg:     arg,
 	AnyOf:   func(n int) string { return "= ANY($" + strconv.Itoa(n) + ")" },
 	Web: sqlstore.Web{
 		CapturesRestOfURL: capturesRestOfURLSQL,
@@ -121,6 +121,9 @@ ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNI
 		ChildFiles: childFilesSQL,
 	},
 })
+
+// arg is the placeholder of the nth argument of a statement.
+func arg(n int) string { return "$" + strconv.Itoa(n) }
 
 // userCols are the columns of a user, from users u: its row and its
 // groups as an array.

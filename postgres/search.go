@@ -96,44 +96,41 @@ func headlineQuery(terms []shelfmark.SearchTerm) string {
 	return b.String()
 }
 
-// tsq is the parsed query, $1.
-const tsq = `to_tsquery('simple'::regconfig, $1)`
+// tsq is the parsed query whose placeholder is query.
+func tsq(query string) string { return `to_tsquery('simple'::regconfig, ` + query + `)` }
 
-// searchVisible keeps the rows r in public view: not deleted, and their
+// visible keeps the rows of alias in public view: not deleted, and their
 // effective access (the root package's effective.go: their own, their
 // parents' and, for a derivative, their source's) public now, its embargo
-// (if any) ended and its lease (if any) not yet ended; $2 is the time (µs)
-// embargoes and leases are compared with.
-const searchVisible = `r.deleted IS NULL AND r.eff_visibility = 'public' AND (r.eff_embargo IS NULL OR r.eff_embargo <= $2) AND (r.eff_lease IS NULL OR r.eff_lease > $2)`
+// (if any) ended and its lease (if any) not yet ended. now is the
+// placeholder of the time (µs) embargoes and leases are compared with.
+func visible(alias, now string) string {
+	return alias + `.deleted IS NULL AND ` + alias + `.eff_visibility = 'public' AND (` + alias + `.eff_embargo IS NULL OR ` +
+		alias + `.eff_embargo <= ` + now + `) AND (` + alias + `.eff_lease IS NULL OR ` + alias + `.eff_lease > ` + now + `)`
+}
 
-// searchMatches returns the FROM and WHERE clauses (and the arguments from
-// $1) selecting every visible document that matches q, as d (search_docs).
-// The visibility of each document's work is a look-up of its resources row
-// by key, one per document read: the OFFSET 0 keeps PostgreSQL from
-// turning it into a join, which for a thousand matches it would make a
-// hash join over every row of resources.
-func searchMatches(q *shelfmark.SearchQuery, query string) (string, []any) {
-	var b strings.Builder
-	b.WriteString(`search_docs d WHERE d.tsv @@ ` + tsq + ` AND EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + searchVisible + ` OFFSET 0)`)
-	args := []any{query, q.Now.UnixMicro()}
-	param := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
+// searchMatches writes to s the FROM and WHERE clauses selecting every
+// visible document that matches q (the tsquery whose placeholder is
+// query), as d (search_docs). The visibility of each document's work is a
+// look-up of its resources row by key, one per document read: the OFFSET
+// 0 keeps PostgreSQL from turning it into a join, which for a thousand
+// matches it would make a hash join over every row of resources.
+func searchMatches(s *sqlstore.Stmt, q *shelfmark.SearchQuery, query string) {
+	now := s.Arg(q.Now.UnixMicro())
+	s.WriteString(`search_docs d WHERE d.tsv @@ ` + tsq(query) + ` AND EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + visible("r", now) + ` OFFSET 0)`)
 	if q.Kind != "" {
-		b.WriteString(` AND d.kind = ` + param(string(q.Kind)))
+		s.WriteString(` AND d.kind = ` + s.Arg(string(q.Kind)))
 	}
 	if q.Format != "" {
-		b.WriteString(` AND d.format = ` + param(q.Format))
+		s.WriteString(` AND d.format = ` + s.Arg(q.Format))
 	}
 	if q.Collection != 0 {
 		// as a browse: who may not see the collection may not list what
 		// it holds
-		coll := param(q.Collection)
-		b.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ` + coll + ` AND m.member = d.work OFFSET 0)
-    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = ` + coll + ` AND ` + searchVisible + `)`)
+		coll := s.Arg(q.Collection)
+		s.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ` + coll + ` AND m.member = d.work OFFSET 0)
+    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = ` + coll + ` AND ` + visible("r", now) + `)`)
 	}
-	return b.String(), args
 }
 
 // headlineOptions bound a snippet: up to two fragments of 12 to 32 words
@@ -141,28 +138,29 @@ func searchMatches(q *shelfmark.SearchQuery, query string) (string, []any) {
 const headlineOptions = "StartSel=" + shelfmark.SnippetStart + ", StopSel=" + shelfmark.SnippetEnd +
 	`, MaxWords=32, MinWords=12, MaxFragments=2, FragmentDelimiter=" … "`
 
-// searchWindow returns the statement selecting one window of q's matches
-// (the newest n visible matches at or below top; any key when top is 0)
-// as key, work, kind, format and, with score, the score, and its
-// arguments (from $1).
-func searchWindow(q *shelfmark.SearchQuery, query string, top int64, n int, score bool) (string, []any) {
-	from, args := searchMatches(q, query)
-	cols := `d.key, d.work, d.kind, d.format`
-	if score {
-		cols += `, d.tsv`
-	}
-	sql := `SELECT ` + cols + ` FROM ` + from
-	if top > 0 {
-		args = append(args, top)
-		sql += ` AND d.key <= $` + strconv.Itoa(len(args))
-	}
-	sql += ` ORDER BY d.key DESC LIMIT ` + strconv.Itoa(n)
+// searchWindow writes to s the statement selecting one window of q's
+// matches (the newest n visible matches at or below top; any key when top
+// is 0) as key, work, kind, format and, with score, the score; query is
+// the placeholder of the tsquery.
+func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, query string, top int64, n int, score bool) {
 	if score {
 		// ranked outside the LIMIT: when the GIN index finds the matches,
 		// they are all read and sorted by key, but only the window's ranked
-		sql = `SELECT key, work, kind, format, ts_rank_cd(` + rankWeights + `, tsv, ` + tsq + `)::float8 AS score FROM (` + sql + `) d`
+		s.WriteString(`SELECT key, work, kind, format, ts_rank_cd(` + rankWeights + `, tsv, ` + tsq(query) + `)::float8 AS score FROM (`)
 	}
-	return sql, args
+	s.WriteString(`SELECT d.key, d.work, d.kind, d.format`)
+	if score {
+		s.WriteString(`, d.tsv`)
+	}
+	s.WriteString(` FROM `)
+	searchMatches(s, q, query)
+	if top > 0 {
+		s.WriteString(` AND d.key <= ` + s.Arg(top))
+	}
+	s.WriteString(` ORDER BY d.key DESC LIMIT ` + strconv.Itoa(n))
+	if score {
+		s.WriteString(`) d`)
+	}
 }
 
 // searchSQL returns the statement of a page in one window (the newest
@@ -173,35 +171,30 @@ func searchWindow(q *shelfmark.SearchQuery, query string, top int64, n int, scor
 // as key and work), the best n hits after the cursor's (score, key) with
 // their headlines (marking the words of headline, headlineQuery), and,
 // with facets, the rows of the total, the spans and
-// the facets counted over the sample (top must then be 0; the collections
-// of the sample's works are looked up by member and key, the OFFSET 0
-// keeping PostgreSQL from hash-joining every membership and resource
-// instead). Facet values tie-break in byte order, as on SQLite.
+// the facets counted over the sample (top must then be 0).
+// Facet values tie-break in byte order, as on SQLite.
 func searchSQL(q *shelfmark.SearchQuery, query, headline string, top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
-	win, args := searchWindow(q, query, top, shelfmark.SearchWindow+1, true)
-	param := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	var b strings.Builder
-	b.WriteString(`WITH win AS MATERIALIZED (` + win + `),
+	s := sqlstore.NewStmt(arg)
+	s.WriteString(`WITH win AS MATERIALIZED (`)
+	searchWindow(s, q, s.Arg(query), top, shelfmark.SearchWindow+1, true)
+	s.WriteString(`),
 pw AS MATERIALIZED (SELECT key, work, kind, format, score FROM win ORDER BY key DESC LIMIT ` + strconv.Itoa(shelfmark.SearchWindow) + `),
 page AS (SELECT key, work, kind, format, score FROM pw`)
 	if after != nil {
-		score := param(after.Score)
-		b.WriteString(` WHERE score < ` + score + `::float8 OR (score = ` + score + `::float8 AND key > ` + param(after.Key) + `)`)
+		score := s.Arg(after.Score)
+		s.WriteString(` WHERE score < ` + score + `::float8 OR (score = ` + score + `::float8 AND key > ` + s.Arg(after.Key) + `)`)
 	}
-	b.WriteString(` ORDER BY score DESC, key LIMIT ` + param(int64(n)) + `),
+	s.WriteString(` ORDER BY score DESC, key LIMIT ` + s.Arg(int64(n)) + `),
 hits AS (SELECT p.key, p.work, p.kind, p.format, coalesce(w.title, '') AS title,
-    ts_headline('simple'::regconfig, d.title || E'\n' || d.body, to_tsquery('simple'::regconfig, ` + param(headline) + `), ` + param(headlineOptions) + `) AS snippet, p.score
+    ts_headline('simple'::regconfig, d.title || E'\n' || d.body, ` + tsq(s.Arg(headline)) + `, ` + s.Arg(headlineOptions) + `) AS snippet, p.score
     FROM page p JOIN search_docs d ON d.key = p.key LEFT JOIN search_docs w ON w.key = p.work)
 SELECT ` + strconv.Itoa(sqlstore.SearchRowWindow) + `, '', (SELECT count(*) FROM win), (SELECT coalesce(min(key), 0) FROM pw), (SELECT coalesce(max(key), 0) FROM pw),
     NULL, NULL, NULL, NULL, NULL::float8
 UNION ALL SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
 	if facets {
-		b.WriteString(sqlstore.FacetRows(facetPad, "key", `(SELECT min(key) FROM search_docs)`, facetCollate, facetCollections(searchVisible)))
+		s.WriteString(sqlstore.FacetRows(facetPad, "key", `(SELECT min(key) FROM search_docs)`, facetCollate, facetCollections(s.Arg(q.Now.UnixMicro()))))
 	}
-	return b.String(), args
+	return s.Done()
 }
 
 // facetPad fills the other columns of a facet row (sqlstore.FacetRows),
@@ -213,13 +206,13 @@ const facetCollate = ` COLLATE "C"`
 
 // facetCollections counts the works of a sample by collection, for
 // sqlstore.FacetRows: each work's memberships and each collection's
-// visibility (visible, over r) looked up by member and key, the OFFSET 0
-// keeping PostgreSQL from hash-joining every membership and resource
-// instead.
-func facetCollections(visible string) string {
+// visibility at now (a placeholder) looked up by member and key, the
+// OFFSET 0 keeping PostgreSQL from hash-joining every membership and
+// resource instead.
+func facetCollections(now string) string {
 	return `SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, count(*) AS n
     FROM win m CROSS JOIN LATERAL (SELECT collection FROM memberships WHERE member = m.work OFFSET 0) ms
-    WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = ms.collection AND ` + visible + ` OFFSET 0)
+    WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = ms.collection AND ` + visible("r", now) + ` OFFSET 0)
     GROUP BY ms.collection ORDER BY n DESC, ms.collection`
 }
 
@@ -251,8 +244,8 @@ func (t *readTx) StartSearch(ctx context.Context) (context.Context, func(), func
 // SearchError implements sqlstore.Searcher (searchError).
 func (t *readTx) SearchError(ctx context.Context, err error) error { return t.r.searchError(ctx, err) }
 
-// browseMembers returns the statement selecting the visible documents of
-// q's collection's members (none unless the collection itself is in
+// browseMembers writes to s the statement selecting the visible documents
+// of q's collection's members (none unless the collection itself is in
 // public view: who may not see it may not list its members either),
 // newest member first and by key within one, as
 // key, work, kind and format: n of them from the beginning, or, with
@@ -262,38 +255,39 @@ func (t *readTx) SearchError(ctx context.Context, err error) error { return t.r.
 // OFFSET 0 keeps it a look-up) and its documents, in key order and at most
 // n, from search_docs_work_key (search_docs_work_kind with a kind
 // filter): the sort by member and key is an incremental one over rows
-// already ordered by member, which stops at n. param adds an argument.
-func browseMembers(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, param func(any) string) string {
+// already ordered by member, which stops at n.
+func browseMembers(s *sqlstore.Stmt, q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int) {
 	lim := strconv.Itoa(n)
-	now := param(q.Now.UnixMicro())
-	coll := param(q.Collection)
-	visible := strings.ReplaceAll(searchVisible, "$2", now)
-	part := func(member string, key int64) string {
-		var b strings.Builder
-		b.WriteString(`SELECT d.key, d.work, d.kind, d.format FROM memberships m
+	now, coll := s.Arg(q.Now.UnixMicro()), s.Arg(q.Collection)
+	part := func(member string, key int64) {
+		s.WriteString(`SELECT d.key, d.work, d.kind, d.format FROM memberships m
     CROSS JOIN LATERAL (SELECT key, work, kind, format FROM search_docs d WHERE d.work = m.member
-    AND (d.access = d.work OR EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + visible + `))`)
+    AND (d.access = d.work OR EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + visible("r", now) + `))`)
 		if key > 0 {
-			b.WriteString(` AND d.key > ` + param(key))
+			s.WriteString(` AND d.key > ` + s.Arg(key))
 		}
 		if q.Kind != "" {
-			b.WriteString(` AND d.kind = ` + param(string(q.Kind)))
+			s.WriteString(` AND d.kind = ` + s.Arg(string(q.Kind)))
 		}
 		if q.Format != "" {
-			b.WriteString(` AND d.format = ` + param(q.Format))
+			s.WriteString(` AND d.format = ` + s.Arg(q.Format))
 		}
-		b.WriteString(` ORDER BY d.key LIMIT ` + lim + `) d
+		s.WriteString(` ORDER BY d.key LIMIT ` + lim + `) d
     WHERE m.collection = ` + coll + ` AND ` + member + `
-    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = m.member AND ` + visible + ` OFFSET 0)
-    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = ` + coll + ` AND ` + visible + `)
+    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = m.member AND ` + visible("r", now) + ` OFFSET 0)
+    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = ` + coll + ` AND ` + visible("r", now) + `)
     ORDER BY m.member DESC, d.key LIMIT ` + lim)
-		return b.String()
 	}
 	if after == nil {
-		return part(`true`, 0)
+		part(`true`, 0)
+		return
 	}
-	w := param(after.Window)
-	return `SELECT * FROM ((` + part(`m.member = `+w, after.Key) + `) UNION ALL (` + part(`m.member < `+w, 0) + `)) b ORDER BY work DESC, key LIMIT ` + lim
+	w := s.Arg(after.Window)
+	s.WriteString(`SELECT * FROM ((`)
+	part(`m.member = `+w, after.Key)
+	s.WriteString(`) UNION ALL (`)
+	part(`m.member < `+w, 0)
+	s.WriteString(`)) b ORDER BY work DESC, key LIMIT ` + lim)
 }
 
 // browseSnippet is how many characters of a document's text a browse hit
@@ -305,26 +299,24 @@ const browseSnippet = 240
 // text and, with facets, the total, the spans and the facets counted over
 // the first SearchWindow+1 matches of the browse.
 func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
-	var args []any
-	param := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	var b strings.Builder
-	b.WriteString(`WITH page AS MATERIALIZED (` + browseMembers(q, after, n, param) + `)`)
+	s := sqlstore.NewStmt(arg)
+	s.WriteString(`WITH page AS MATERIALIZED (`)
+	browseMembers(s, q, after, n)
+	s.WriteString(`)`)
 	if facets {
-		b.WriteString(`, win AS MATERIALIZED (` + browseMembers(q, nil, shelfmark.SearchWindow+1, param) + `)`)
+		s.WriteString(`, win AS MATERIALIZED (`)
+		browseMembers(s, q, nil, shelfmark.SearchWindow+1)
+		s.WriteString(`)`)
 	}
-	b.WriteString(`
+	s.WriteString(`
 SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0::bigint, p.key, p.work, p.kind, p.format, coalesce(w.title, ''),
     btrim(left(coalesce(nullif(x.body, ''), x.title, ''), ` + strconv.Itoa(browseSnippet) + `)), 0::float8
 FROM page p LEFT JOIN search_docs x ON x.key = p.key LEFT JOIN search_docs w ON w.key = p.work`)
 	if facets {
-		low := `(SELECT min(member) FROM memberships WHERE collection = ` + param(q.Collection) + `)`
-		visible := strings.ReplaceAll(searchVisible, "$2", param(q.Now.UnixMicro()))
-		b.WriteString(sqlstore.FacetRows(facetPad, "work", low, facetCollate, facetCollections(visible)))
+		low := `(SELECT min(member) FROM memberships WHERE collection = ` + s.Arg(q.Collection) + `)`
+		s.WriteString(sqlstore.FacetRows(facetPad, "work", low, facetCollate, facetCollections(s.Arg(q.Now.UnixMicro()))))
 	}
-	return b.String(), args
+	return s.Done()
 }
 
 // putSearchDocs upserts documents, writing only the rows that change.

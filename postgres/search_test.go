@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // explainSearch runs a search statement under EXPLAIN (ANALYZE, BUFFERS)
@@ -126,8 +127,10 @@ func TestSearchExamines(t *testing.T) {
 		n := map[string]int{"small": small, "large": large}[word]
 		// the measure sees every row a statement reads: counting every
 		// match (as the facets did before windows) reads them all
-		from, args := searchMatches(&q, query)
-		if _, rows := explainSearch(t, schema, `SELECT count(*) FROM `+from, args); rows < int64(n) {
+		count := sqlstore.NewStmt(arg)
+		count.WriteString(`SELECT count(*) FROM `)
+		searchMatches(count, &q, count.Arg(query))
+		if _, rows := explainSearch(t, schema, count.String(), count.Args); rows < int64(n) {
 			t.Fatalf("%q: counting every match read %d rows, want at least %d", word, rows, n)
 		}
 		for _, what := range []string{"first page with facets", "a page deep in the results"} {

@@ -18,7 +18,7 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 	From:    fromRows,
 	Int64s:  func(v []int64) any { return jsonInts(v) },
 	Strings: func(v []string) any { return jsonStrings(v) },
-	Arg:     func(n int) string { return "?" + strconv.Itoa(n) },
+	Arg:     arg,
 	AnyOf:   func(n int) string { return "IN (SELECT value FROM json_each(?" + strconv.Itoa(n) + "))" },
 	Web: sqlstore.Web{
 		CapturesRestOfURL: capturesRestOfURLSQL,
@@ -125,6 +125,9 @@ RETURNING ` + sqlstore.JobCols,
 		ChildFiles: childFilesSQL,
 	},
 })
+
+// arg is the placeholder of the nth argument of a statement.
+func arg(n int) string { return "?" + strconv.Itoa(n) }
 
 // userCols are the columns of a user, from users u: its row and its
 // groups as a JSON array (jsonStringList).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
@@ -59,59 +58,55 @@ func ftsQuery(terms []shelfmark.SearchTerm) string {
 	return b.String()
 }
 
-// searchVisible keeps the rows r in public view: not deleted, and their
+// visible keeps the rows of alias in public view: not deleted, and their
 // effective access (the root package's effective.go: their own, their
 // parents' and, for a derivative, their source's) public now, its embargo
-// (if any) ended and its lease (if any) not yet ended. Its two arguments
-// are the time (µs) embargoes and leases are compared with (visibleArgs).
-const searchVisible = `r.deleted IS NULL AND r.eff_visibility = 'public' AND (r.eff_embargo IS NULL OR r.eff_embargo <= ?) AND (r.eff_lease IS NULL OR r.eff_lease > ?)`
+// (if any) ended and its lease (if any) not yet ended. now is the
+// placeholder of the time (µs) embargoes and leases are compared with.
+func visible(alias, now string) string {
+	return alias + `.deleted IS NULL AND ` + alias + `.eff_visibility = 'public' AND (` + alias + `.eff_embargo IS NULL OR ` +
+		alias + `.eff_embargo <= ` + now + `) AND (` + alias + `.eff_lease IS NULL OR ` + alias + `.eff_lease > ` + now + `)`
+}
 
-// visibleArgs returns the arguments of searchVisible at now.
-func visibleArgs(now time.Time) []any { return []any{now.UnixMicro(), now.UnixMicro()} }
-
-// searchMatches returns the FROM and WHERE clauses (and their arguments)
-// selecting every visible document that matches q, as d (search_docs)
-// joined with search_fts and r (the resources row whose access the
-// document follows: its work's, or for a page the file its text is from).
-func searchMatches(q *shelfmark.SearchQuery, match string) (string, []any) {
-	var b strings.Builder
-	b.WriteString(`search_fts JOIN search_docs d ON d.key = search_fts.rowid JOIN resources r ON r.key = d.access
-		WHERE search_fts MATCH ? AND ` + searchVisible)
-	args := append([]any{match}, visibleArgs(q.Now)...)
+// searchMatches writes to s the FROM and WHERE clauses selecting every
+// visible document that matches q (the FTS5 expression match), as d
+// (search_docs) joined with search_fts and r (the resources row whose
+// access the document follows: its work's, or for a page the file its
+// text is from).
+func searchMatches(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match string) {
+	s.WriteString(`search_fts JOIN search_docs d ON d.key = search_fts.rowid JOIN resources r ON r.key = d.access
+		WHERE search_fts MATCH ` + s.Arg(match))
+	now := s.Arg(q.Now.UnixMicro())
+	s.WriteString(` AND ` + visible("r", now))
 	if q.Kind != "" {
-		b.WriteString(` AND d.kind = ?`)
-		args = append(args, string(q.Kind))
+		s.WriteString(` AND d.kind = ` + s.Arg(string(q.Kind)))
 	}
 	if q.Format != "" {
-		b.WriteString(` AND d.format = ?`)
-		args = append(args, q.Format)
+		s.WriteString(` AND d.format = ` + s.Arg(q.Format))
 	}
 	if q.Collection != 0 {
 		// as a browse: who may not see the collection may not list what
 		// it holds
-		b.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ? AND m.member = d.work)
-			AND EXISTS (SELECT 1 FROM resources rc WHERE rc.key = ? AND ` + strings.ReplaceAll(searchVisible, "r.", "rc.") + `)`)
-		args = append(append(args, q.Collection, q.Collection), visibleArgs(q.Now)...)
+		coll := s.Arg(q.Collection)
+		s.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ` + coll + ` AND m.member = d.work)
+			AND EXISTS (SELECT 1 FROM resources rc WHERE rc.key = ` + coll + ` AND ` + visible("rc", now) + `)`)
 	}
-	return b.String(), args
 }
 
-// searchWindow returns the statement selecting one window of q's matches
-// (the newest n visible matches at or below top; any key when top is 0)
-// as key, work, kind, format and, with score, the score, and its
-// arguments.
-func searchWindow(q *shelfmark.SearchQuery, match string, top int64, n int, score bool) (string, []any) {
-	from, args := searchMatches(q, match)
-	cols := `d.key, d.work, d.kind, d.format`
+// searchWindow writes to s the statement selecting one window of q's
+// matches (the newest n visible matches at or below top; any key when top
+// is 0) as key, work, kind, format and, with score, the score.
+func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match string, top int64, n int, score bool) {
+	s.WriteString(`SELECT d.key, d.work, d.kind, d.format`)
 	if score {
-		cols += `, -bm25(search_fts, 10.0, 1.0) AS score`
+		s.WriteString(`, -bm25(search_fts, 10.0, 1.0) AS score`)
 	}
-	sql := `SELECT ` + cols + ` FROM ` + from
+	s.WriteString(` FROM `)
+	searchMatches(s, q, match)
 	if top > 0 {
-		sql += ` AND search_fts.rowid <= ?`
-		args = append(args, top)
+		s.WriteString(` AND search_fts.rowid <= ` + s.Arg(top))
 	}
-	return sql + ` ORDER BY search_fts.rowid DESC LIMIT ` + strconv.Itoa(n), args
+	s.WriteString(` ORDER BY search_fts.rowid DESC LIMIT ` + strconv.Itoa(n))
 }
 
 // searchSQL returns the statement of a page in one window (the newest
@@ -126,29 +121,28 @@ func searchWindow(q *shelfmark.SearchQuery, match string, top int64, n int, scor
 // facets, the rows of the total, the spans and the facets counted over
 // the sample (top must then be 0).
 func searchSQL(q *shelfmark.SearchQuery, match string, top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
-	win, args := searchWindow(q, match, top, shelfmark.SearchWindow+1, true)
-	var b strings.Builder
-	b.WriteString(`WITH win AS MATERIALIZED (` + win + `),
+	s := sqlstore.NewStmt(arg)
+	s.WriteString(`WITH win AS MATERIALIZED (`)
+	searchWindow(s, q, match, top, shelfmark.SearchWindow+1, true)
+	s.WriteString(`),
 		pw AS MATERIALIZED (SELECT key, work, kind, format, score FROM win ORDER BY key DESC LIMIT ` + strconv.Itoa(shelfmark.SearchWindow) + `),
 		page AS MATERIALIZED (SELECT key, work, kind, format, score FROM pw`)
 	if after != nil {
-		b.WriteString(` WHERE score < ? OR (score = ? AND key > ?)`)
-		args = append(args, after.Score, after.Score, after.Key)
+		score := s.Arg(after.Score)
+		s.WriteString(` WHERE score < ` + score + ` OR (score = ` + score + ` AND key > ` + s.Arg(after.Key) + `)`)
 	}
-	b.WriteString(` ORDER BY score DESC, key LIMIT ?),
+	s.WriteString(` ORDER BY score DESC, key LIMIT ` + s.Arg(n) + `),
 		hits AS MATERIALIZED (SELECT p.key, p.work, p.kind, p.format, coalesce(w.title, '') AS title,
 			snippet(f.search_fts, -1, char(2), char(3), '…', 24) AS snippet, p.score
 			FROM page p CROSS JOIN search_fts f LEFT JOIN search_text w ON w.key = p.work
-			WHERE f.rowid = p.key AND f.search_fts MATCH ?)
+			WHERE f.rowid = p.key AND f.search_fts MATCH ` + s.Arg(match) + `)
 		SELECT ` + strconv.Itoa(sqlstore.SearchRowWindow) + `, '', (SELECT count(*) FROM win), (SELECT coalesce(min(key), 0) FROM pw), (SELECT coalesce(max(key), 0) FROM pw),
 			NULL, NULL, NULL, NULL, NULL
 		UNION ALL SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
-	args = append(args, n, match)
 	if facets {
-		b.WriteString(sqlstore.FacetRows(facetPad, "key", `(SELECT min(key) FROM search_docs)`, "", facetCollections))
-		args = append(args, visibleArgs(q.Now)...)
+		s.WriteString(sqlstore.FacetRows(facetPad, "key", `(SELECT min(key) FROM search_docs)`, "", facetCollections(s.Arg(q.Now.UnixMicro()))))
 	}
-	return b.String(), args
+	return s.Done()
 }
 
 // facetPad fills the other columns of a facet row (sqlstore.FacetRows).
@@ -156,10 +150,12 @@ const facetPad = `, NULL, NULL, NULL, NULL, NULL, NULL, NULL`
 
 // facetCollections counts the works of a sample by collection, for
 // sqlstore.FacetRows: each work's memberships, each collection's
-// visibility from its resources row (searchVisible's two arguments).
-var facetCollections = `SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
+// visibility at now (a placeholder) from its resources row.
+func facetCollections(now string) string {
+	return `SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
 	FROM win m CROSS JOIN memberships ms JOIN resources r ON r.key = ms.collection
-	WHERE ms.member = m.work AND ` + searchVisible + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection`
+	WHERE ms.member = m.work AND ` + visible("r", now) + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection`
+}
 
 // searchPage is sqlstore.SearchStatements.SearchPage: the FTS5 expression
 // of terms, and searchSQL over it.
@@ -180,8 +176,8 @@ func (t *readTx) StartSearch(ctx context.Context) (context.Context, func(), func
 // SearchError implements sqlstore.Searcher (searchError).
 func (t *readTx) SearchError(ctx context.Context, err error) error { return t.db.searchError(ctx, err) }
 
-// browseMembers returns the statement selecting the visible documents of
-// q's collection's members (none unless the collection itself is in
+// browseMembers writes to s the statement selecting the visible documents
+// of q's collection's members (none unless the collection itself is in
 // public view: who may not see it may not list its members either),
 // newest member first and by key within one, as
 // key, work, kind and format: n of them from the beginning, or, with
@@ -192,43 +188,39 @@ func (t *readTx) SearchError(ctx context.Context, err error) error { return t.db
 // search_docs_work (search_docs_work_kind with a kind filter), whose
 // order within a member is the key's: nothing is sorted but the at most
 // 2n rows of the two ranges.
-func browseMembers(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int) (string, []any) {
+func browseMembers(s *sqlstore.Stmt, q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int) {
 	lim := strconv.Itoa(n)
-	part := func(member string, key int64, args ...any) (string, []any) {
+	now, coll := s.Arg(q.Now.UnixMicro()), s.Arg(q.Collection)
+	part := func(member string, key int64) {
 		docs := `search_docs d INDEXED BY search_docs_work`
 		if q.Kind != "" {
 			docs = `search_docs d INDEXED BY search_docs_work_kind`
 		}
-		var b strings.Builder
-		b.WriteString(`SELECT d.key, d.work, d.kind, d.format FROM memberships m CROSS JOIN resources r CROSS JOIN ` + docs + `
-			WHERE m.collection = ? AND ` + member + ` AND r.key = m.member AND ` + searchVisible + ` AND d.work = m.member
-			AND (d.access = d.work OR EXISTS (SELECT 1 FROM resources ra WHERE ra.key = d.access AND ` + strings.ReplaceAll(searchVisible, "r.", "ra.") + `))
-			AND EXISTS (SELECT 1 FROM resources rc WHERE rc.key = ? AND ` + strings.ReplaceAll(searchVisible, "r.", "rc.") + `)`)
-		args = append(append([]any{q.Collection}, args...), visibleArgs(q.Now)...)
-		args = append(args, visibleArgs(q.Now)...)
-		args = append(append(args, q.Collection), visibleArgs(q.Now)...)
+		s.WriteString(`SELECT d.key, d.work, d.kind, d.format FROM memberships m CROSS JOIN resources r CROSS JOIN ` + docs + `
+			WHERE m.collection = ` + coll + ` AND ` + member + ` AND r.key = m.member AND ` + visible("r", now) + ` AND d.work = m.member
+			AND (d.access = d.work OR EXISTS (SELECT 1 FROM resources ra WHERE ra.key = d.access AND ` + visible("ra", now) + `))
+			AND EXISTS (SELECT 1 FROM resources rc WHERE rc.key = ` + coll + ` AND ` + visible("rc", now) + `)`)
 		if key > 0 {
-			b.WriteString(` AND d.key > ?`)
-			args = append(args, key)
+			s.WriteString(` AND d.key > ` + s.Arg(key))
 		}
 		if q.Kind != "" {
-			b.WriteString(` AND d.kind = ?`)
-			args = append(args, string(q.Kind))
+			s.WriteString(` AND d.kind = ` + s.Arg(string(q.Kind)))
 		}
 		if q.Format != "" {
-			b.WriteString(` AND d.format = ?`)
-			args = append(args, q.Format)
+			s.WriteString(` AND d.format = ` + s.Arg(q.Format))
 		}
-		b.WriteString(` ORDER BY m.member DESC, d.key LIMIT ` + lim)
-		return b.String(), args
+		s.WriteString(` ORDER BY m.member DESC, d.key LIMIT ` + lim)
 	}
 	if after == nil {
-		return part(`true`, 0)
+		part(`true`, 0)
+		return
 	}
-	a, aargs := part(`m.member = ?`, after.Key, after.Window)
-	b, bargs := part(`m.member < ?`, 0, after.Window)
-	return `SELECT * FROM (SELECT * FROM (` + a + `) UNION ALL SELECT * FROM (` + b + `)) ORDER BY work DESC, key LIMIT ` + lim,
-		append(aargs, bargs...)
+	w := s.Arg(after.Window)
+	s.WriteString(`SELECT * FROM (SELECT * FROM (`)
+	part(`m.member = `+w, after.Key)
+	s.WriteString(`) UNION ALL SELECT * FROM (`)
+	part(`m.member < `+w, 0)
+	s.WriteString(`)) ORDER BY work DESC, key LIMIT ` + lim)
 }
 
 // browseSnippet is how many characters of a document's text a browse hit
@@ -240,23 +232,24 @@ const browseSnippet = 240
 // text and, with facets, the total, the spans and the facets counted over
 // the first SearchWindow+1 matches of the browse.
 func browseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
-	page, args := browseMembers(q, after, n)
-	var b strings.Builder
-	b.WriteString(`WITH page AS MATERIALIZED (` + page + `)`)
+	s := sqlstore.NewStmt(arg)
+	s.WriteString(`WITH page AS MATERIALIZED (`)
+	browseMembers(s, q, after, n)
+	s.WriteString(`)`)
 	if facets {
-		win, wargs := browseMembers(q, nil, shelfmark.SearchWindow+1)
-		b.WriteString(`, win AS MATERIALIZED (` + win + `)`)
-		args = append(args, wargs...)
+		s.WriteString(`, win AS MATERIALIZED (`)
+		browseMembers(s, q, nil, shelfmark.SearchWindow+1)
+		s.WriteString(`)`)
 	}
-	b.WriteString(`
+	s.WriteString(`
 		SELECT ` + strconv.Itoa(sqlstore.SearchRowHit) + `, '', 0, p.key, p.work, p.kind, p.format, coalesce(w.title, ''),
 			trim(substr(coalesce(nullif(x.body, ''), x.title, ''), 1, ` + strconv.Itoa(browseSnippet) + `)), 0.0
 		FROM page p LEFT JOIN search_text x ON x.key = p.key LEFT JOIN search_text w ON w.key = p.work`)
 	if facets {
-		b.WriteString(sqlstore.FacetRows(facetPad, "work", `(SELECT min(member) FROM memberships WHERE collection = ?)`, "", facetCollections))
-		args = append(append(args, q.Collection), visibleArgs(q.Now)...)
+		low := `(SELECT min(member) FROM memberships WHERE collection = ` + s.Arg(q.Collection) + `)`
+		s.WriteString(sqlstore.FacetRows(facetPad, "work", low, "", facetCollections(s.Arg(q.Now.UnixMicro()))))
 	}
-	return b.String(), args
+	return s.Done()
 }
 
 // putSearchDocs upsert documents into search_docs and search_text. A row

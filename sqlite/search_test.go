@@ -15,6 +15,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // probeDriver is SQLite with a function probe() that counts its calls:
@@ -147,9 +148,11 @@ func TestSearchExamines(t *testing.T) {
 		}
 		// the measure sees every row a statement reads: counting every
 		// match (as the facets did before windows) reads them all
-		from, args := searchMatches(&q, match)
+		count := sqlstore.NewStmt(arg)
+		count.WriteString(`SELECT count(*) FROM `)
+		searchMatches(count, &q, match)
 		n := map[string]int64{"small": int64(small), "large": int64(large)}[word]
-		if read, _ := examined(t, probe, `SELECT count(*) FROM `+from, args); read != n {
+		if read, _ := examined(t, probe, count.String(), count.Args); read != n {
 			t.Fatalf("%q: counting every match read %d rows, want %d", word, read, n)
 		}
 		for _, what := range []string{"first page with facets", "a page deep in the results"} {
