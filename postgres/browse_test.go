@@ -56,13 +56,13 @@ func TestBrowseExamines(t *testing.T) {
 			var args []any
 			switch what {
 			case "first page with facets":
-				sql, args = browseSQL(&q, nil, limit+1, true)
+				sql, args = dialect.BrowseSQL(&q, nil, limit+1, true)
 			case "a page at 90% depth":
-				sql, args = browseSQL(&q, deep, limit+1, false)
+				sql, args = dialect.BrowseSQL(&q, deep, limit+1, false)
 			default:
 				q := q
 				q.Kind = shelfmark.KindWork
-				sql, args = browseSQL(&q, deep, limit+1, false)
+				sql, args = dialect.BrowseSQL(&q, deep, limit+1, false)
 			}
 			buffers, rows := explainSearch(t, schema, sql, args)
 			t.Logf("%d members, %s: %d rows of search_docs, resources and memberships, %d buffers", len(m), what, rows, buffers)

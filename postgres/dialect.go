@@ -3,7 +3,9 @@ package postgres
 import (
 	"strconv"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
@@ -108,8 +110,17 @@ errors = EXCLUDED.errors, done = EXCLUDED.done, removed = EXCLUDED.removed`,
 ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNING value`,
 	},
 	SearchStatements: sqlstore.SearchStatements{
-		SearchPage: searchPage,
-		BrowsePage: browsePage,
+		Match:       func(terms []shelfmark.SearchTerm) any { return match{tsQuery(terms), headlineQuery(terms)} },
+		Window:      searchWindow,
+		Hits:        searchHits,
+		BrowseRange: browseRange,
+		Collections: facetCollections,
+		Snippet:     `btrim(left(coalesce(nullif(x.body, ''), x.title, ''), ` + strconv.Itoa(sqlstore.BrowseSnippet) + `))`,
+		TextTable:   "search_docs",
+		Float:       "::float8",
+		Pad:         `, NULL::bigint, NULL::bigint, NULL, NULL, NULL, NULL, NULL::float8`,
+		Collate:     ` COLLATE "C"`, // byte order, as on SQLite
+		FirstArgs:   []any{pgx.QueryExecModeExec},
 	},
 	Search: sqlstore.Search{
 		PutSearchDocs: putSearchDocs,

@@ -137,9 +137,9 @@ func TestSearchExamines(t *testing.T) {
 			var sql string
 			var args []any
 			if what == "first page with facets" {
-				sql, args = searchSQL(&q, query, headline, 0, nil, limit+1, true)
+				sql, args = dialect.SearchSQL(&q, match{query, headline}, 0, nil, limit+1, true)
 			} else {
-				sql, args = searchSQL(&q, query, headline, deep.Window, deep, limit+1, false)
+				sql, args = dialect.SearchSQL(&q, match{query, headline}, deep.Window, deep, limit+1, false)
 			}
 			buffers, rows := explainSearch(t, schema, sql, args)
 			t.Logf("%q in %d documents, %s: %d rows of search_docs, resources and memberships, %d buffers", word, n, what, rows, buffers)

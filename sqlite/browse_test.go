@@ -48,7 +48,7 @@ func TestBrowsePlan(t *testing.T) {
 		{Collection: 7, Format: "PDF"},
 	} {
 		for _, after := range []*shelfmark.SearchCursor{nil, {Window: 9, Key: 12}} {
-			stmt, args := browseSQL(&q, after, 21, true)
+			stmt, args := dialect.BrowseSQL(&q, after, 21, true)
 			plan := explain(t, db, stmt, args)
 			all := strings.Join(plan, "\n")
 			sorts := 0 // ORDER BYs but those of the facets' GROUP BY results
@@ -143,13 +143,13 @@ func TestBrowseExamines(t *testing.T) {
 			var args []any
 			switch what {
 			case "first page with facets":
-				query, args = browseSQL(&q, nil, limit+1, true)
+				query, args = dialect.BrowseSQL(&q, nil, limit+1, true)
 			case "a page at 90% depth":
-				query, args = browseSQL(&q, deep, limit+1, false)
+				query, args = dialect.BrowseSQL(&q, deep, limit+1, false)
 			default:
 				q := q
 				q.Kind = shelfmark.KindWork
-				query, args = browseSQL(&q, deep, limit+1, false)
+				query, args = dialect.BrowseSQL(&q, deep, limit+1, false)
 			}
 			read, returned := examined(t, probe, query, args)
 			t.Logf("%d members, %s: %d rows of resources and memberships read, %d returned", len(coll.works), what, read, returned)

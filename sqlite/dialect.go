@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
@@ -110,8 +111,15 @@ RETURNING ` + sqlstore.JobCols,
 		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value`,
 	},
 	SearchStatements: sqlstore.SearchStatements{
-		SearchPage: searchPage,
-		BrowsePage: browseSQL,
+		Match:        func(terms []shelfmark.SearchTerm) any { return ftsQuery(terms) },
+		Window:       searchWindow,
+		Hits:         searchHits,
+		BrowseRange:  browseRange,
+		Collections:  facetCollections,
+		Snippet:      `trim(substr(coalesce(nullif(x.body, ''), x.title, ''), 1, ` + strconv.Itoa(sqlstore.BrowseSnippet) + `))`,
+		TextTable:    "search_text",
+		Materialized: "MATERIALIZED ",
+		Pad:          `, NULL, NULL, NULL, NULL, NULL, NULL, NULL`,
 	},
 	Search: sqlstore.Search{
 		PutSearchDocs: putSearchDocs,

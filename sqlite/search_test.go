@@ -159,9 +159,9 @@ func TestSearchExamines(t *testing.T) {
 			var query string
 			var args []any
 			if what == "first page with facets" {
-				query, args = searchSQL(&q, match, 0, nil, limit+1, true)
+				query, args = dialect.SearchSQL(&q, match, 0, nil, limit+1, true)
 			} else {
-				query, args = searchSQL(&q, match, deep.Window, deep, limit+1, false)
+				query, args = dialect.SearchSQL(&q, match, deep.Window, deep, limit+1, false)
 			}
 			read, returned := examined(t, probe, query, args)
 			t.Logf("%q in %d documents, %s: %d rows of resources and memberships read, %d returned", word, n, what, read, returned)
@@ -209,7 +209,7 @@ func TestSearchPlan(t *testing.T) {
 	} {
 		for _, top := range []int64{0, 99} {
 			for _, facets := range []bool{false, true} {
-				stmt, args := searchSQL(&q, `"x"`, top, &shelfmark.SearchCursor{Window: top, Score: 1, Key: 5}, 21, facets)
+				stmt, args := dialect.SearchSQL(&q, `"x"`, top, &shelfmark.SearchCursor{Window: top, Score: 1, Key: 5}, 21, facets)
 				rows, err := db.read.QueryContext(ctx, "EXPLAIN QUERY PLAN "+stmt, args...)
 				if err != nil {
 					t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"strconv"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -74,21 +73,6 @@ func (w *WriteTx) DeleteSearchDocs(ctx context.Context, keys []int64) error {
 		return fmt.Errorf("%sdelete the search documents of %d keys: %w", w.d.Prefix, len(keys), err)
 	}
 	return nil
-}
-
-// SearchStatements is a dialect's search and browse statements.
-type SearchStatements struct {
-	// SearchPage returns, for q and its parsed terms, the builder of the
-	// statement of a page in one window (the newest SearchWindow visible
-	// matches at or below top; any key when top is 0) and its arguments:
-	// a row of kind SearchRowWindow, the best n hits after the cursor as
-	// rows of kind SearchRowHit and, with facets, the rows of the facets
-	// (shelfmark.FacetTotal …), each of the columns searchRow scans.
-	SearchPage func(q *shelfmark.SearchQuery, terms []shelfmark.SearchTerm) func(top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any)
-	// BrowsePage returns the statement of a browse page (q.Browse()): n
-	// hits after the cursor and, with facets, the facets' rows, as
-	// SearchPage's.
-	BrowsePage func(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, facets bool) (string, []any)
 }
 
 // Kinds of the rows of a search statement, in its first column beside the
@@ -167,7 +151,7 @@ func (t *Tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 		st := p.StartBrowse(&q)
 		pages = func(yield func(shelfmark.SearchStatement) bool) { yield(st) }
 		page = func(_ int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
-			return t.d.BrowsePage(&q, after, n, facets)
+			return t.d.BrowseSQL(&q, after, n, facets)
 		}
 		what = fmt.Sprintf("browse collection %d", q.Collection)
 	} else {
@@ -175,7 +159,11 @@ func (t *Tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 		if err != nil {
 			return nil, err
 		}
-		pages, page = p.Start(&q), t.d.SearchPage(&q, terms)
+		match := t.d.Match(terms)
+		pages = p.Start(&q)
+		page = func(top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
+			return t.d.SearchSQL(&q, match, top, after, n, facets)
+		}
 		what = fmt.Sprintf("search %.80q", q.Text)
 	}
 	s := t.q.(Searcher)
@@ -213,29 +201,4 @@ func LatestDocs(docs []shelfmark.SearchDoc) []shelfmark.SearchDoc {
 		}
 	}
 	return out
-}
-
-// FacetRows returns the rows of a search or browse statement that count
-// its sample, the CTE win (key, work, kind, format): the sample's size
-// (shelfmark.FacetTotal), the span of its keys (FacetSampleSpan) and the
-// span from low to its highest key (FacetKeySpan) over win's column col,
-// then its most frequent kinds (FacetKind) and formats (FacetFormat),
-// values tied in count in byte order (collate: the dialect's clause for
-// it, empty when that is its default), and the rows of collections: the
-// statement counting the sample's works by collection (FacetCollection,
-// the collection's key as text, the count as n, ordered), cut at
-// shelfmark.SearchFacetLimit as the kinds and formats are. Each row is
-// followed by pad (the NULLs of the other columns). It starts with a
-// newline and a UNION ALL.
-func FacetRows(pad, col, low, collate, collections string) string {
-	lim := strconv.Itoa(shelfmark.SearchFacetLimit)
-	return `
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(` + col + `) - min(` + col + `), 0)` + pad + ` FROM win
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(` + col + `) FROM win) - ` + low + `, 0)` + pad + `
-UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
-    GROUP BY kind ORDER BY n DESC, kind` + collate + ` LIMIT ` + lim + `) AS fk
-UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
-    GROUP BY format ORDER BY n DESC, format` + collate + ` LIMIT ` + lim + `) AS ff
-UNION ALL SELECT *` + pad + ` FROM (` + collections + ` LIMIT ` + lim + `) AS fc`
 }

@@ -1,0 +1,181 @@
+package sqlstore
+
+import (
+	"strconv"
+
+	"github.com/shelfmark/shelfmark"
+)
+
+// SearchStatements is a dialect's parts of the search and browse
+// statements, which SearchSQL and BrowseSQL put together the same way on
+// both backends. Each part writes to the statement being built, binding
+// its own arguments (Stmt.Arg).
+type SearchStatements struct {
+	// Match returns what a search for parsed terms matches with, as the
+	// dialect reads it (an FTS5 expression; a tsquery and the query of
+	// its headlines). Window and Hits receive it.
+	Match func(terms []shelfmark.SearchTerm) any
+	// Window writes the statement of one window of q's matches: the
+	// newest n visible matches at or below top (any key when top is 0),
+	// newest first, as key, work, kind, format and score.
+	Window func(s *Stmt, q *shelfmark.SearchQuery, match any, top int64, n int)
+	// Hits returns the end of the hits of a page, over its rows p (key,
+	// work, kind, format, score) and their works w: a snippet of each
+	// hit's text marking the matches, AS snippet, then p.score and the
+	// FROM and WHERE clauses that join p's documents and w (the document
+	// of p.work, whose title the hit shows).
+	Hits func(s *Stmt, match any) string
+	// BrowseRange writes one range of the browse of q's collection (whose
+	// placeholder is coll): the visible documents of its members that
+	// member (a condition on memberships m) admits, with keys above key
+	// (when not 0), newest member first and by key within one, as key,
+	// work, kind and format, at most lim of them. now is the placeholder
+	// of the time visibility is judged at.
+	BrowseRange func(s *Stmt, q *shelfmark.SearchQuery, member, coll, now string, key int64, lim string)
+	// Collections returns the statement counting a sample's works (win)
+	// by collection, for FacetRows; now as in BrowseRange.
+	Collections func(now string) string
+	// Snippet is the expression of the beginning (BrowseSnippet
+	// characters) of a browse hit's text, over its
+	// document's text x.
+	Snippet string
+	// TextTable is the table holding a document's title and body by key.
+	TextTable string
+	// Materialized is "MATERIALIZED " where the page and its hits must
+	// be computed once and apart, empty where the planner may inline
+	// them.
+	Materialized string
+	// Float casts a placeholder or NULL to the score's type ("::float8"),
+	// and Pad fills the columns of a facet row after its count, typed as
+	// the first row of the statement types them.
+	Float, Pad string
+	// Collate is the clause that orders text in byte order, empty where
+	// that is the default.
+	Collate string
+	// FirstArgs go before every search statement's arguments (pgx's
+	// QueryExecModeExec, which plans each for its values).
+	FirstArgs []any
+}
+
+// BrowseSnippet is how many characters of a document's text a browse hit
+// shows.
+const BrowseSnippet = 240
+
+// SearchSQL returns the statement of a search page in one window (the
+// newest SearchWindow visible matches at or below top; any key when top
+// is 0) and its arguments. It reads the window's matches once, with one
+// more below them (the sample: SearchWindow+1 matches), and returns a row
+// of kind SearchRowWindow (the sample's size, and the window's lowest and
+// highest keys as key and work), the best n hits after the cursor's
+// (score, key) as rows of kind SearchRowHit with their snippets and,
+// with facets, the rows of the total, the spans and the facets counted
+// over the sample (top must then be 0): the columns searchRow scans.
+func (d *Dialect) SearchSQL(q *shelfmark.SearchQuery, match any, top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
+	s := NewStmt(d.Arg)
+	s.WriteString(`WITH win AS MATERIALIZED (`)
+	d.Window(s, q, match, top, shelfmark.SearchWindow+1)
+	s.WriteString(`),
+pw AS MATERIALIZED (SELECT key, work, kind, format, score FROM win ORDER BY key DESC LIMIT ` + strconv.Itoa(shelfmark.SearchWindow) + `),
+page AS ` + d.Materialized + `(SELECT key, work, kind, format, score FROM pw`)
+	if after != nil {
+		score := s.Arg(after.Score) + d.Float
+		s.WriteString(` WHERE score < ` + score + ` OR (score = ` + score + ` AND key > ` + s.Arg(after.Key) + `)`)
+	}
+	s.WriteString(` ORDER BY score DESC, key LIMIT ` + s.Arg(int64(n)) + `),
+hits AS ` + d.Materialized + `(SELECT p.key, p.work, p.kind, p.format, coalesce(w.title, '') AS title, ` + d.Hits(s, match) + `)
+SELECT ` + strconv.Itoa(SearchRowWindow) + `, '', (SELECT count(*) FROM win), (SELECT coalesce(min(key), 0) FROM pw), (SELECT coalesce(max(key), 0) FROM pw),
+    NULL, NULL, NULL, NULL, NULL` + d.Float + `
+UNION ALL SELECT ` + strconv.Itoa(SearchRowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
+	if facets {
+		s.WriteString(d.FacetRows("key", `(SELECT min(key) FROM search_docs)`, s.Arg(q.Now.UnixMicro())))
+	}
+	return s.String(), append(append([]any(nil), d.FirstArgs...), s.Args...)
+}
+
+// BrowseSQL returns the statement of a browse page (q.Browse()): n hits
+// after the cursor, newest member of the collection first and by key
+// within one, with their work's title and the beginning of their text
+// and, with facets, the total, the spans and the facets counted over the
+// first SearchWindow+1 documents of the browse; the columns of SearchSQL.
+func (d *Dialect) BrowseSQL(q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
+	s := NewStmt(d.Arg)
+	s.WriteString(`WITH page AS MATERIALIZED (`)
+	d.browseMembers(s, q, after, n)
+	s.WriteString(`)`)
+	if facets {
+		s.WriteString(`, win AS MATERIALIZED (`)
+		d.browseMembers(s, q, nil, shelfmark.SearchWindow+1)
+		s.WriteString(`)`)
+	}
+	s.WriteString(`
+SELECT ` + strconv.Itoa(SearchRowHit) + `, '', 0, p.key, p.work, p.kind, p.format, coalesce(w.title, ''), ` + d.Snippet + `, 0.0` + d.Float + `
+FROM page p LEFT JOIN ` + d.TextTable + ` x ON x.key = p.key LEFT JOIN ` + d.TextTable + ` w ON w.key = p.work`)
+	if facets {
+		low := `(SELECT min(member) FROM memberships WHERE collection = ` + s.Arg(q.Collection) + `)`
+		s.WriteString(d.FacetRows("work", low, s.Arg(q.Now.UnixMicro())))
+	}
+	return s.String(), append(append([]any(nil), d.FirstArgs...), s.Args...)
+}
+
+// browseMembers writes the visible documents of q's collection's members
+// (BrowseRange): n of them from the beginning, or, with after, those of
+// after's member above its key and then those of the members below it
+// (two ranges, each read in index order and cut at n, so that nothing is
+// sorted but their at most 2n rows).
+func (d *Dialect) browseMembers(s *Stmt, q *shelfmark.SearchQuery, after *shelfmark.SearchCursor, n int) {
+	lim := strconv.Itoa(n)
+	now, coll := s.Arg(q.Now.UnixMicro()), s.Arg(q.Collection)
+	if after == nil {
+		d.BrowseRange(s, q, `true`, coll, now, 0, lim)
+		return
+	}
+	w := s.Arg(after.Window)
+	s.WriteString(`SELECT * FROM (SELECT * FROM (`)
+	d.BrowseRange(s, q, `m.member = `+w, coll, now, after.Key, lim)
+	s.WriteString(`) AS a UNION ALL SELECT * FROM (`)
+	d.BrowseRange(s, q, `m.member < `+w, coll, now, 0, lim)
+	s.WriteString(`) AS b) AS ab ORDER BY work DESC, key LIMIT ` + lim)
+}
+
+// DocFilters writes the conditions of q's kind and format filters on the
+// documents d, when q has them.
+func DocFilters(s *Stmt, q *shelfmark.SearchQuery) {
+	if q.Kind != "" {
+		s.WriteString(` AND d.kind = ` + s.Arg(string(q.Kind)))
+	}
+	if q.Format != "" {
+		s.WriteString(` AND d.format = ` + s.Arg(q.Format))
+	}
+}
+
+// Visible keeps the rows of alias (a resources row) in public view: not
+// deleted, and their effective access (the root package's effective.go:
+// their own, their parents' and, for a derivative, their source's)
+// public now, its embargo (if any) ended and its lease (if any) not yet
+// ended. now is the placeholder of the time (µs) embargoes and leases
+// are compared with.
+func Visible(alias, now string) string {
+	return alias + `.deleted IS NULL AND ` + alias + `.eff_visibility = 'public' AND (` + alias + `.eff_embargo IS NULL OR ` +
+		alias + `.eff_embargo <= ` + now + `) AND (` + alias + `.eff_lease IS NULL OR ` + alias + `.eff_lease > ` + now + `)`
+}
+
+// FacetRows returns the rows of a search or browse statement that count
+// its sample, the CTE win (key, work, kind, format): the sample's size
+// (shelfmark.FacetTotal), the span of its keys (FacetSampleSpan) and the
+// span from low to its highest key (FacetKeySpan) over win's column col,
+// then its most frequent kinds (FacetKind), formats (FacetFormat) and
+// collections (FacetCollection, Collections, visible at now), at most
+// shelfmark.SearchFacetLimit of each, values tied in count in byte order.
+// Each row is followed by Pad. It starts with a newline and a UNION ALL.
+func (d *Dialect) FacetRows(col, low, now string) string {
+	lim, pad := strconv.Itoa(shelfmark.SearchFacetLimit), d.Pad
+	return `
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(` + col + `) - min(` + col + `), 0)` + pad + ` FROM win
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(` + col + `) FROM win) - ` + low + `, 0)` + pad + `
+UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
+    GROUP BY kind ORDER BY n DESC, kind` + d.Collate + ` LIMIT ` + lim + `) AS fk
+UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
+    GROUP BY format ORDER BY n DESC, format` + d.Collate + ` LIMIT ` + lim + `) AS ff
+UNION ALL SELECT *` + pad + ` FROM (` + d.Collections(now) + ` LIMIT ` + lim + `) AS fc`
+}
