@@ -1,0 +1,251 @@
+package preserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/rdf"
+)
+
+// State is the logical content of an object's next version: its record
+// and metadata (in memory: a few hundred bytes a resource) and the
+// originals it keeps, each at its logical path.
+type State struct {
+	// Key is the object's resource (a work or a collection), and Record
+	// what object.json holds.
+	Key    int64
+	Record *Record
+	// Files are the object's files by logical path, sorted.
+	Files []Content
+}
+
+// Content is one logical file of a State: bytes held in memory, or an
+// original in the content store.
+type Content struct {
+	Path string
+	// Bytes are the file's bytes, for the record and the metadata.
+	Bytes []byte
+	// File is the original whose bytes the content store holds (by its
+	// SHA256), for the others.
+	File *shelfmark.File
+}
+
+// pageSize bounds every read of Build: children are read this many at a
+// time, and the files of this many file sets at once.
+const pageSize = 1000
+
+// maxFilesPerSet is how many files of one file set Build reads: an
+// original and its derivatives are a handful.
+const maxFilesPerSet = 1000
+
+// Build reads in tx the state of the object of key, a work or a
+// collection: its own row, metadata and memberships, and for a work those
+// of its file sets and their files (child works are objects of their
+// own), the originals kept as files. A deleted resource's object holds
+// its tombstone only: its children and their bytes stay in the object's
+// earlier versions.
+//
+// Cost: one read of the resource, then per pageSize file sets one read of
+// children, one of their files, one of their metadata and one of their
+// memberships: O(file sets / pageSize) statements.
+func Build(ctx context.Context, tx shelfmark.ReadTx, ids *shelfmark.IDCodec, key int64) (*State, error) {
+	root, err := tx.Resource(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("preserve: object %d: %w", key, err)
+	}
+	if root.Kind != shelfmark.KindWork && root.Kind != shelfmark.KindCollection {
+		return nil, fmt.Errorf("preserve: resource %d is a %s, not a work or a collection", key, root.Kind)
+	}
+	rows := []*shelfmark.ResourceRow{root}
+	files := map[int64]*shelfmark.File{}
+	if root.Kind == shelfmark.KindWork && root.Deleted == nil {
+		if rows, err = children(ctx, tx, root, rows, files); err != nil {
+			return nil, err
+		}
+	}
+	keys := make([]int64, len(rows))
+	for i, r := range rows {
+		keys[i] = r.Key
+	}
+	fields, err := tx.FieldsOf(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("preserve: metadata of object %d: %w", key, err)
+	}
+	memberOf, err := tx.MemberOfMany(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("preserve: memberships of object %d: %w", key, err)
+	}
+	st := &State{Key: key, Record: &Record{Shelfmark: FormatVersion, ID: string(ids.Encode(key))}}
+	var nt []byte
+	paths := map[string]bool{}
+	for _, r := range rows {
+		rec := record(ids, r, memberOf[r.Key])
+		if stmts := shelfmark.StatementsOf(fields[r.Key]); len(stmts) > 0 {
+			rec.Statements = len(stmts)
+			nt = rdf.AppendNTriples(nt, SubjectIRI(ids.Encode(r.Key)), stmts)
+		}
+		if f := files[r.Key]; f != nil {
+			rec.File = fileRecord(f)
+			if Keep(f) {
+				rec.File.Path = filePath(ids, r, f, paths)
+				st.Files = append(st.Files, Content{Path: rec.File.Path, File: f})
+			}
+		}
+		st.Record.Resources = append(st.Record.Resources, rec)
+	}
+	js, err := json.MarshalIndent(st.Record, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("preserve: record of object %d: %w", key, err)
+	}
+	st.Files = append(st.Files, Content{Path: RecordPath, Bytes: append(js, '\n')})
+	if len(nt) > 0 {
+		st.Files = append(st.Files, Content{Path: MetadataPath, Bytes: nt})
+	}
+	sort.Slice(st.Files, func(i, j int) bool { return st.Files[i].Path < st.Files[j].Path })
+	return st, nil
+}
+
+// children appends to rows the work's live file sets and files in their
+// order (each file set followed by its files), and puts the description
+// of each file in files.
+func children(ctx context.Context, tx shelfmark.ReadTx, work *shelfmark.ResourceRow, rows []*shelfmark.ResourceRow, files map[int64]*shelfmark.File) ([]*shelfmark.ResourceRow, error) {
+	for after := int64(0); ; {
+		page, err := tx.Children(ctx, work.Key, after, pageSize)
+		if err != nil {
+			return nil, fmt.Errorf("preserve: children of %d: %w", work.Key, err)
+		}
+		var sets []int64 // the parents whose files to read: the file sets, and the work when it holds files itself
+		direct := false
+		for _, c := range page {
+			switch c.Kind {
+			case shelfmark.KindFileSet:
+				sets = append(sets, c.Key)
+			case shelfmark.KindFile:
+				direct = true
+			}
+		}
+		if direct {
+			sets = append(sets, work.Key)
+		}
+		byParent := map[int64][]*shelfmark.FileRow{}
+		if len(sets) > 0 {
+			fs, err := tx.ChildFiles(ctx, sets, maxFilesPerSet)
+			if err != nil {
+				return nil, fmt.Errorf("preserve: files of %d file sets of %d: %w", len(sets), work.Key, err)
+			}
+			for _, f := range fs {
+				byParent[f.Row.Parent] = append(byParent[f.Row.Parent], f)
+			}
+		}
+		for _, c := range page {
+			switch c.Kind {
+			case shelfmark.KindFileSet:
+				rows = append(rows, c)
+				for _, f := range byParent[c.Key] {
+					rows = append(rows, f.Row)
+					files[f.Row.Key] = f.File
+				}
+			case shelfmark.KindFile:
+				for _, f := range byParent[work.Key] {
+					if f.Row.Key == c.Key {
+						rows = append(rows, f.Row)
+						files[c.Key] = f.File
+					}
+				}
+			}
+		}
+		if len(page) < pageSize {
+			return rows, nil
+		}
+		after = page[len(page)-1].Position
+	}
+}
+
+// record is the Resource of row r.
+func record(ids *shelfmark.IDCodec, r *shelfmark.ResourceRow, memberOf []int64) Resource {
+	rec := Resource{
+		ID:         string(ids.Encode(r.Key)),
+		Kind:       string(r.Kind),
+		Visibility: string(r.Visibility),
+		Embargo:    utc(r.Embargo),
+		Lease:      utc(r.Lease),
+		Version:    r.Version,
+		Seq:        r.Seq,
+		Created:    r.Created.UTC(),
+		Modified:   r.Modified.UTC(),
+		Deleted:    utc(r.Deleted),
+	}
+	if r.Parent != 0 {
+		rec.Parent = string(ids.Encode(r.Parent))
+		if r.Position > 0 && r.Position < shelfmark.UnorderedBase {
+			rec.Position = r.Position
+		}
+	}
+	if r.Source != 0 {
+		rec.Source = string(ids.Encode(r.Source))
+	}
+	for _, c := range memberOf {
+		rec.MemberOf = append(rec.MemberOf, string(ids.Encode(c)))
+	}
+	return rec
+}
+
+// utc returns t in UTC, nil for nil.
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// fileRecord describes f.
+func fileRecord(f *shelfmark.File) *File {
+	out := &File{Name: f.Name, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, SHA512: f.SHA512, MD5: f.MD5,
+		Use: f.Use, ExternalURL: f.ExternalURL}
+	if f.Format != nil {
+		out.Format = &Format{PRONOM: f.Format.PRONOM, Name: f.Format.Name, Version: f.Format.Version, MediaType: f.Format.MediaType,
+			Width: f.Format.Width, Height: f.Format.Height, Pages: f.Format.Pages, Note: f.Format.Note}
+	}
+	return out
+}
+
+// filePath is the logical path of the bytes of file r: under its file
+// set's directory (files/SET-ID/), by its original name made safe for a
+// path, or by its own id when that name is taken in the object already
+// (paths holds those taken).
+func filePath(ids *shelfmark.IDCodec, r *shelfmark.ResourceRow, f *shelfmark.File, paths map[string]bool) string {
+	dir := FilesDir + "/" + string(ids.Encode(r.Key))
+	if r.Parent != 0 {
+		dir = FilesDir + "/" + string(ids.Encode(r.Parent))
+	}
+	p := dir + "/" + safeName(f.Name, string(ids.Encode(r.Key)))
+	if paths[p] {
+		p = dir + "/" + string(ids.Encode(r.Key)) + "-" + safeName(f.Name, "file")
+	}
+	paths[p] = true
+	return p
+}
+
+// safeName is name as one segment of a logical path: no slash, no
+// control character, not "." or "..", not empty (fallback then).
+func safeName(name, fallback string) string {
+	var b bytes.Buffer
+	for _, c := range name {
+		if c == '/' || c == '\\' || c < 0x20 || c == 0x7f {
+			c = '_'
+		}
+		b.WriteRune(c)
+	}
+	s := strings.TrimSpace(b.String())
+	if s == "" || s == "." || s == ".." {
+		return fallback
+	}
+	return s
+}
