@@ -34,9 +34,9 @@ type Record struct {
 // Resource is one resource's row: its kind, place, access, times and, for
 // a file, its description.
 type Resource struct {
-	ID         string `json:"id"`
-	Kind       string `json:"kind"`
-	Parent     string `json:"parent,omitempty"`
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Parent string `json:"parent,omitempty"`
 	// Position is the place among the parent's children, 1..n; absent
 	// for a child no order names (they follow the ordered ones by key).
 	Position int64  `json:"position,omitempty"`

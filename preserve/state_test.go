@@ -71,7 +71,7 @@ func TestBuild(t *testing.T) {
 		coll := create(&shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: title("Maps")})
 		work := create(&shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{coll.ID}, Metadata: title("Atlas")})
 		var sets []shelfmark.ID
-			for i, c := range []byte{'a', 'b', 'c'} {
+		for i, c := range []byte{'a', 'b', 'c'} {
 			set := create(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: work.ID, Metadata: title("page")})
 			sets = append(sets, set.ID)
 			create(&shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: set.ID, File: &shelfmark.File{
