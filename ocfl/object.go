@@ -198,7 +198,10 @@ func (v *verifyReader) Close() error {
 // lock. Cost: reading the root inventory and listing the object root.
 func (r *Root) Open(ctx context.Context, id string) (*Object, error) {
 	dir := ObjectPath(id)
-	unlock := r.lock(dir)
+	unlock, err := r.lock(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
 	inv, err := r.recover(ctx, dir)
 	if err != nil {

@@ -57,10 +57,12 @@ var (
 // Root is an OCFL 1.1 storage root laid out by the 0004 hashed n-tuple
 // extension. It is safe for concurrent use: writes (and the recovery an
 // open may do) of one object are serialised by a lock per object held in
-// the Root. Processes other than this one must not write the same root at
-// the same time (the exclusive creation of each version's inventory stops
-// two of them committing the same version, but one could remove the other's
-// unfinished version as a crash's leftover): run one writer per root.
+// the Root and, when the FS is a Locker (DirFS is), by a lock of the FS
+// that other processes honour too. On an FS that cannot lock (S3), run one
+// writing process per storage root: the exclusive creation of each
+// version's inventory still stops two writers committing the same version,
+// but one could remove the other's unfinished version as a crash's
+// leftover.
 type Root struct {
 	fsys  FS
 	mu    sync.Mutex
@@ -82,7 +84,7 @@ func InitRoot(ctx context.Context, fsys FS) (*Root, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("ocfl: init storage root: %w", err)
 	}
-	if len(entries) == 0 {
+	if len(entries) == 0 || len(entries) == 1 && entries[0].Name == lockFile {
 		// The declaration goes last: a root whose init was cut short has
 		// none and is initialised again.
 		for _, f := range []struct{ name, data string }{
@@ -97,7 +99,7 @@ func InitRoot(ctx context.Context, fsys FS) (*Root, error) {
 	} else if !hasEntry(entries, rootDeclaration) && !hasEntry(entries, "0=ocfl_1.0") {
 		onlyInit := true
 		for _, e := range entries {
-			if e.Name != layoutFile && e.Name != "extensions" && !strings.HasPrefix(e.Name, tempPrefix) {
+			if e.Name != layoutFile && e.Name != "extensions" && e.Name != lockFile && !strings.HasPrefix(e.Name, tempPrefix) {
 				onlyInit = false
 			}
 		}
@@ -179,8 +181,9 @@ func ObjectPath(id string) string {
 	return h[0:3] + "/" + h[3:6] + "/" + h[6:9] + "/" + h
 }
 
-// lock takes the lock of the object at dir and returns its release.
-func (r *Root) lock(dir string) func() {
+// lock takes the lock of the object at dir, in this Root and, when the FS
+// is a Locker, against other processes, and returns its release.
+func (r *Root) lock(ctx context.Context, dir string) (func(), error) {
 	r.mu.Lock()
 	l := r.locks[dir]
 	if l == nil {
@@ -190,7 +193,7 @@ func (r *Root) lock(dir string) func() {
 	l.refs++
 	r.mu.Unlock()
 	l.mu.Lock()
-	return func() {
+	release := func() {
 		l.mu.Unlock()
 		r.mu.Lock()
 		l.refs--
@@ -199,6 +202,15 @@ func (r *Root) lock(dir string) func() {
 		}
 		r.mu.Unlock()
 	}
+	if lk, ok := r.fsys.(Locker); ok {
+		unlock, err := lk.LockObject(ctx, dir)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		return func() { unlock(); release() }, nil
+	}
+	return release, nil
 }
 
 func hasEntry(entries []Entry, name string) bool {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -77,7 +78,10 @@ func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVer
 		return nil, fmt.Errorf("ocfl: commit %q: logical path %q is both a file and a directory", id, c[0])
 	}
 	dir := ObjectPath(id)
-	unlock := r.lock(dir)
+	unlock, err := r.lock(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
 	cur, err := r.recover(ctx, dir)
 	if err != nil {
@@ -161,6 +165,12 @@ func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVer
 	}
 	side := sidecarText(hexDigest("sha512", data))
 	if err := r.fsys.Write(ctx, path.Join(dir, name, "inventory.json"), bytes.NewReader(data), true); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			// Another writer (one that does not share our locks) is
+			// making this version: leave its directory alone.
+			committed = true
+			return nil, fmt.Errorf("ocfl: commit %q: %s is being written by another writer: %w", id, name, ErrHeadMismatch)
+		}
 		return nil, fmt.Errorf("ocfl: commit %q: version inventory: %w", id, err)
 	}
 	if err := r.fsys.Write(ctx, path.Join(dir, name, "inventory.json.sha512"), strings.NewReader(side), false); err != nil {
@@ -230,7 +240,10 @@ func nextInventory(cur *Inventory, id string) *Inventory {
 // per file of the object.
 func (r *Root) Purge(ctx context.Context, id string) error {
 	dir := ObjectPath(id)
-	unlock := r.lock(dir)
+	unlock, err := r.lock(ctx, dir)
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	entries, err := r.fsys.ReadDir(ctx, dir)
 	if err != nil {
