@@ -90,21 +90,36 @@ func (v *Version) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
+// UnmarshalJSON reads a version block without checking it (ParseInventory
+// checks).
+func (v *Version) UnmarshalJSON(data []byte) error {
+	var j versionJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	t, err := time.Parse(time.RFC3339Nano, j.Created)
+	if err != nil && j.Created != "" {
+		return fmt.Errorf("ocfl: version created %q: %w", j.Created, err)
+	}
+	*v = Version{Created: t, created: j.Created, State: j.State, User: j.User}
+	if j.Message != nil {
+		v.Message, v.hasMessage = *j.Message, true
+	}
+	return nil
+}
+
 // Marshal returns the inventory as JSON (two-space indentation, keys in
 // sorted order, path lists sorted): the same inventory always gives the
-// same bytes. Its cost is linear in the number of paths.
+// same bytes. The inventory itself is not modified. Cost: linear in the
+// number of paths (plus sorting them).
 func (inv *Inventory) Marshal() ([]byte, error) {
 	c := *inv
-	if c.Manifest == nil {
-		c.Manifest = map[string][]string{}
-	}
-	for _, paths := range c.Manifest {
-		sort.Strings(paths)
-	}
-	for _, v := range c.Versions {
-		for _, paths := range v.State {
-			sort.Strings(paths)
-		}
+	c.Manifest = sortedPaths(inv.Manifest)
+	c.Versions = make(map[string]*Version, len(inv.Versions))
+	for n, v := range inv.Versions {
+		vc := *v
+		vc.State = sortedPaths(v.State)
+		c.Versions[n] = &vc
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -114,6 +129,22 @@ func (inv *Inventory) Marshal() ([]byte, error) {
 		return nil, fmt.Errorf("ocfl: encode inventory of %q: %w", inv.ID, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// sortedPaths copies a digest → paths map with each path list sorted (an
+// empty map for nil).
+func sortedPaths(m map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(m))
+	for d, paths := range m {
+		if sort.StringsAreSorted(paths) {
+			out[d] = paths
+			continue
+		}
+		c := append([]string(nil), paths...)
+		sort.Strings(c)
+		out[d] = c
+	}
+	return out
 }
 
 // ParseInventory parses and checks an inventory.json against the OCFL 1.1
