@@ -118,7 +118,7 @@ func stringList(v any) ([]string, bool) {
 
 // checkInventory parses data as the inventory at where and reports every
 // rule it breaks. It returns nil only when data is not a JSON object.
-func checkInventory(data []byte, where string, r *Report, _ string) *Inventory {
+func checkInventory(data []byte, where string, r *Report) *Inventory {
 	if len(data) > MaxInventorySize {
 		r.errorf("E033", where, "inventory is %d bytes, over the limit of %d bytes; not read", len(data), MaxInventorySize)
 		return nil

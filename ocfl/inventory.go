@@ -157,7 +157,7 @@ func sortedPaths(m map[string][]string) map[string][]string {
 // of data (plus sorting the paths).
 func ParseInventory(data []byte) (*Inventory, *Report) {
 	r := &Report{}
-	inv := checkInventory(data, "inventory.json", r, "")
+	inv := checkInventory(data, "inventory.json", r)
 	return inv, r
 }
 

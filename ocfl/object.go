@@ -260,7 +260,7 @@ func (r *Root) recover(ctx context.Context, dir string) (*Inventory, error) {
 		return nil, err
 	}
 	rep := &Report{}
-	inv := checkInventory(data, path.Join(dir, "inventory.json"), rep, "")
+	inv := checkInventory(data, path.Join(dir, "inventory.json"), rep)
 	if !rep.Valid() {
 		return nil, fmt.Errorf("ocfl: object root %s: %w", dir, rep.Err())
 	}

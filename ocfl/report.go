@@ -114,13 +114,3 @@ func (r *Report) warnf(code, path, format string, args ...any) {
 	}
 	r.Warnings = append(r.Warnings, Finding{Code: code, Path: path, Message: fmt.Sprintf(format, args...)})
 }
-
-// merge appends other's findings to r.
-func (r *Report) merge(other *Report) {
-	for _, f := range other.Errors {
-		r.errorf(f.Code, f.Path, "%s", f.Message)
-	}
-	for _, f := range other.Warnings {
-		r.warnf(f.Code, f.Path, "%s", f.Message)
-	}
-}

@@ -293,7 +293,7 @@ func (v *objectValidator) readInventory(name string) ([]byte, *Inventory) {
 		v.r.errorf("E033", name, "cannot read: %v", err)
 		return nil, nil
 	}
-	inv := checkInventory(data, name, v.r, "")
+	inv := checkInventory(data, name, v.r)
 	if inv == nil || inv.DigestAlgorithm == "" {
 		return data, inv
 	}

@@ -138,7 +138,7 @@ func validateRootObject(ctx context.Context, fsys FS, dir, decl, rootSpec string
 	if err != nil {
 		return
 	}
-	inv := checkInventory(data, "inventory.json", &Report{}, "")
+	inv := checkInventory(data, "inventory.json", &Report{})
 	if inv != nil && inv.ID != "" && ObjectPath(inv.ID) != dir {
 		r.errorf("E083", dir, "object %q is not at its layout path %s", inv.ID, ObjectPath(inv.ID))
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // NewVersion is the full logical state of a version to commit, with its
@@ -52,8 +53,8 @@ type NewVersion struct {
 // version is committed: Commit returns the new Object together with an
 // error, and the next Open or Commit rewrites the sidecar.
 func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVersion) (*Object, error) {
-	if id == "" {
-		return nil, errors.New("ocfl: commit: empty object id")
+	if id == "" || !utf8.ValidString(id) {
+		return nil, errors.New("ocfl: commit: the object id must be non-empty UTF-8")
 	}
 	if v.User.Name == "" {
 		return nil, fmt.Errorf("ocfl: commit %q: the version's user needs a name", id)
@@ -63,9 +64,9 @@ func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVer
 	}
 	logical := make(map[string]bool, len(v.State))
 	for p, d := range v.State {
-		if code, msg := pathProblem(p); code != 0 || strings.ContainsRune(p, 0) {
+		if code, msg := pathProblem(p); code != 0 || strings.ContainsRune(p, 0) || !utf8.ValidString(p) {
 			if msg == "" {
-				msg = "holds a NUL"
+				msg = "holds a NUL or is not UTF-8"
 			}
 			return nil, fmt.Errorf("ocfl: commit %q: logical path %q %s", id, p, msg)
 		}
@@ -253,7 +254,7 @@ func (r *Root) Purge(ctx context.Context, id string) error {
 		data, err := readFile(ctx, r.fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
 		if err == nil {
 			rep := &Report{}
-			if inv := checkInventory(data, "inventory.json", rep, ""); inv != nil && inv.ID != "" && inv.ID != id {
+			if inv := checkInventory(data, "inventory.json", rep); inv != nil && inv.ID != "" && inv.ID != id {
 				return fmt.Errorf("ocfl: purge %q: object at %s has id %q", id, dir, inv.ID)
 			}
 		}

@@ -188,6 +188,8 @@ func TestCommitRefusals(t *testing.T) {
 		"dot element":   newVersion(files{"a/../b": "x"}, "m", nil),
 		"leading slash": newVersion(files{"/a": "x"}, "m", nil),
 		"conflict":      newVersion(files{"a": "x", "a/b": "y"}, "m", nil),
+		"not UTF-8":     newVersion(files{"a\xff": "x"}, "m", nil),
+		"NUL":           newVersion(files{"a\x00b": "x"}, "m", nil),
 		"no user": func() NewVersion {
 			v := newVersion(files{"a": "x"}, "m", nil)
 			v.User = User{}
@@ -291,11 +293,73 @@ func TestPurge(t *testing.T) {
 // tupleSize 3, numberOfTuples 3, shortObjectRoot false).
 func TestObjectPath(t *testing.T) {
 	for id, want := range map[string]string{
-		"object-01": "3c0/ff4/240/3c0ff4240c1e116dba14c7627f2319b58aa3d77606d0d90dfc6161608ac987d4",
+		"object-01":        "3c0/ff4/240/3c0ff4240c1e116dba14c7627f2319b58aa3d77606d0d90dfc6161608ac987d4",
 		"..hor/rib:le-$id": "487/326/d8c/487326d8c2a3c0b885e23da1469b4d6671fd4e76978924b4443e9e3c316cda6d",
 	} {
 		if got := ObjectPath(id); got != want {
 			t.Errorf("ObjectPath(%q) = %s, want %s", id, got, want)
 		}
+	}
+}
+
+// TestObjects lists every committed object once, and not a purged one.
+func TestObjects(t *testing.T) {
+	ctx := context.Background()
+	root, _ := newRoot(t)
+	want := map[string]bool{}
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprintf("info:obj/%d", i)
+		commit(t, root, id, 0, files{"a": id}, "v1")
+		want[id] = true
+	}
+	if err := root.Purge(ctx, "info:obj/3"); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "info:obj/3")
+	got := map[string]bool{}
+	err := root.Objects(ctx, func(id string, err error) error {
+		if err != nil {
+			return err
+		}
+		if got[id] {
+			t.Errorf("%s listed twice", id)
+		}
+		got[id] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("listed %d objects, want %d", len(got), len(want))
+	}
+	for id := range want {
+		if !got[id] {
+			t.Errorf("%s not listed", id)
+		}
+	}
+}
+
+// TestInventorySizeCap: an inventory over MaxInventorySize is refused with
+// a clear error, by the parser and by object validation, without being
+// read whole.
+func TestInventorySizeCap(t *testing.T) {
+	ctx := context.Background()
+	_, rep := ParseInventory(make([]byte, MaxInventorySize+1))
+	if !rep.Has("E033") || !strings.Contains(rep.String(), "over the limit") {
+		t.Errorf("parser: %s", rep)
+	}
+	root, fsys := newRoot(t)
+	commit(t, root, "info:big", 0, files{"a": "x"}, "v1")
+	inv := filepath.Join(fsys.Dir(), ObjectPath("info:big"), "inventory.json")
+	if err := os.Truncate(inv, MaxInventorySize+10); err != nil {
+		t.Fatal(err)
+	}
+	rep = ValidateObject(ctx, fsys, ObjectPath("info:big"))
+	if !rep.Has("E033") || !strings.Contains(rep.String(), "over the limit") {
+		t.Errorf("validation: %s", rep)
+	}
+	if _, err := root.Open(ctx, "info:big"); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("open: %v", err)
 	}
 }
