@@ -152,7 +152,7 @@ func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVer
 		if v.Content == nil {
 			return nil, fmt.Errorf("ocfl: commit %q: content of %s is new but NewVersion.Content is nil", id, d)
 		}
-		cp := name + "/content/" + byDigest[d][0]
+		cp := name + "/" + inv.contentDir() + "/" + byDigest[d][0]
 		if err := r.writeContent(ctx, path.Join(dir, cp), d, v.Content); err != nil {
 			return nil, fmt.Errorf("ocfl: commit %q: %w", id, err)
 		}
