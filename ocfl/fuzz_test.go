@@ -27,6 +27,9 @@ func FuzzInventory(f *testing.F) {
 	}
 	f.Add([]byte(`{"versions": {"v1": {"state": {"x": ["a", "a/b"]}}}}`))
 	f.Add([]byte(`[]`))
+	// a date whose UTC form has five digits of year (it must be written back as read)
+	f.Add([]byte(`{"id":"info:x","type":"https://ocfl.io/1.1/spec/#inventory","digestAlgorithm":"sha512","head":"v1","manifest":{},` +
+		`"versions":{"v1":{"created":"9999-12-31T23:59:59-01:00","message":"m","user":{"name":"n","address":"mailto:x"},"state":{}}}}`))
 	f.Add([]byte(`{"manifest": {"": [""]}, "fixity": {"md5": {"": "x"}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		inv, rep := ParseInventory(data)

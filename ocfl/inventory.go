@@ -77,9 +77,14 @@ type versionJSON struct {
 	User    *User               `json:"user,omitempty"`
 }
 
-// MarshalJSON writes the version block with created in RFC 3339 to the second.
+// MarshalJSON writes the version block: created as it was read, or for a
+// new version Created in UTC, RFC 3339 to the second.
 func (v *Version) MarshalJSON() ([]byte, error) {
-	j := versionJSON{Created: v.Created.UTC().Truncate(time.Second).Format(time.RFC3339), State: v.State, User: v.User}
+	created := v.created // as read, kept exactly
+	if created == "" {
+		created = v.Created.UTC().Truncate(time.Second).Format(time.RFC3339)
+	}
+	j := versionJSON{Created: created, State: v.State, User: v.User}
 	if v.Message != "" || v.hasMessage {
 		m := v.Message
 		j.Message = &m

@@ -59,8 +59,8 @@ func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVer
 	if v.User.Name == "" {
 		return nil, fmt.Errorf("ocfl: commit %q: the version's user needs a name", id)
 	}
-	if v.Created.IsZero() {
-		return nil, fmt.Errorf("ocfl: commit %q: no created time", id)
+	if y := v.Created.UTC().Year(); v.Created.IsZero() || y < 1 || y > 9999 {
+		return nil, fmt.Errorf("ocfl: commit %q: created time %v is missing or outside years 1 to 9999", id, v.Created)
 	}
 	logical := make(map[string]bool, len(v.State))
 	for p, d := range v.State {
