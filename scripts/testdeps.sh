@@ -11,7 +11,8 @@
 #                      schemathesis, which checks the server against its OpenAPI document,
 #                      iiif-prezi3, which loads the IIIF manifests into its models, and
 #                      iiif-validator, which checks the IIIF Image API (needs libmagic1),
-#                      warcio and surt, which the WARC reader's offsets and SURTs must match
+#                      warcio and surt, which the WARC reader's offsets and SURTs must match,
+#                      ocfl-py, whose validator checks the OCFL objects the ocfl package writes
 #   .build/testdata/pymarc-5.4.0   the pymarc source distribution: real LoC MARC records under test/
 #   haproxy            (Debian haproxy) the load balancer in front of the cluster fault test's servers
 #   .build/bin/versitygw  versitygw, a real S3 API over a local directory (built from the Go
@@ -62,11 +63,15 @@ fi
 #                   same offsets and lengths
 #   surt            the Internet Archive's URL key library, which the SURTs of the
 #                   web index must match
+#   ocfl-py         the OCFL editors' reference Python implementation; its
+#                   validator (ocfl-validate) checks the storage roots and
+#                   objects the ocfl package writes, independently of the
+#                   package's own validator
 # The virtualenv is kept outside the clone, in the user's cache beside Go's
 # own build cache (one per Python version and set of pins, never changed once
 # complete), and $build/venv links to it: a fresh clone on the same machine
 # reuses it instead of installing everything again.
-python_pins=(sickle==0.7.0 schemathesis==4.32.5 iiif-prezi3==3.1.1 iiif-validator==1.0.5 warcio==1.7.4 surt==0.3.1)
+python_pins=(sickle==0.7.0 schemathesis==4.32.5 iiif-prezi3==3.1.1 iiif-validator==1.0.5 warcio==1.7.4 surt==0.3.1 ocfl-py==2.1.0)
 tools=${XDG_CACHE_HOME:-$HOME/.cache}/shelfmark
 mkdir -p "$tools"
 venv=$tools/venv-$({ python3 --version; printf '%s\n' "${python_pins[@]}"; } | sha256sum | cut -c1-16)

@@ -1,0 +1,115 @@
+package ocfl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// ocflPython returns the interpreter of the test virtualenv, which has
+// ocfl-py (scripts/testdeps.sh installs it). Without SHELFMARK_TEST_PYTHON
+// the test is skipped, unless SHELFMARK_REQUIRE_TOOLS=1 (make test): then
+// it fails.
+func ocflPython(t *testing.T) string {
+	t.Helper()
+	py := os.Getenv("SHELFMARK_TEST_PYTHON")
+	if py == "" {
+		if os.Getenv("SHELFMARK_REQUIRE_TOOLS") == "1" {
+			t.Fatal("SHELFMARK_TEST_PYTHON is not set and SHELFMARK_REQUIRE_TOOLS=1 (scripts/testdeps.sh installs ocfl-py into .build/venv)")
+		}
+		t.Skip("SHELFMARK_TEST_PYTHON is not set: ocfl-py (the independent OCFL validator) is not run (scripts/testdeps.sh installs it into .build/venv)")
+	}
+	out, err := exec.Command(py, "-c", "import ocfl; print(ocfl.__version__)").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "2.1.0" {
+		t.Fatalf("no Python with ocfl-py 2.1.0 at %s (run scripts/testdeps.sh or set SHELFMARK_TEST_PYTHON): %v %s", py, err, out)
+	}
+	return py
+}
+
+type ocflpyResult struct {
+	Version string `json:"ocfl_py"`
+	Root    struct {
+		Valid       bool     `json:"valid"`
+		Layout      string   `json:"layout"`
+		NumObjects  int      `json:"num_objects"`
+		GoodObjects int      `json:"good_objects"`
+		Errors      int      `json:"errors"`
+		Warnings    int      `json:"warnings"`
+		Messages    []string `json:"messages"`
+	} `json:"root"`
+	Objects []struct {
+		Path       string   `json:"path"`
+		ID         string   `json:"id"`
+		LayoutPath string   `json:"layout_path"`
+		Valid      bool     `json:"valid"`
+		Errors     int      `json:"errors"`
+		Warnings   int      `json:"warnings"`
+		Messages   []string `json:"messages"`
+	} `json:"objects"`
+}
+
+// TestOCFLPy builds a storage root with several objects and versions (a
+// new object, a file added, changed, removed, content shared by two files,
+// a version restoring old content, a purged object, a version after a
+// crash) and has ocfl-py 2.1.0, the OCFL editors' reference
+// implementation, validate the storage root and each object with digests
+// checked: no error, no warning, and every object at the path the 0004
+// layout gives its id.
+func TestOCFLPy(t *testing.T) {
+	py := ocflPython(t)
+	ctx := context.Background()
+	root, fsys := newRoot(t)
+	ids := []string{"https://example.org/works/1", "ark:/99999/fk4shelf", "info:shelfmark/ü-ñ/åß%202"}
+	for i, id := range ids {
+		for v := range history[:i+3] {
+			commit(t, root, id, v, history[v], fmt.Sprintf("version %d of %s", v+1, id))
+		}
+	}
+	// a large flat one, an edit of one file
+	big := files{}
+	for i := 0; i < 200; i++ {
+		big[fmt.Sprintf("p/%03d.txt", i)] = fmt.Sprintf("page %d", i)
+	}
+	commit(t, root, "urn:example:big", 0, big, "v1")
+	big["p/100.txt"] = "edited"
+	commit(t, root, "urn:example:big", 1, big, "v2")
+	// a purged object
+	commit(t, root, "urn:example:gone", 0, files{"x": "y"}, "v1")
+	if err := root.Purge(ctx, "urn:example:gone"); err != nil {
+		t.Fatal(err)
+	}
+	mustValid(t, fsys)
+
+	out, err := exec.Command(py, "testdata/ocflpy_validate.py", fsys.Dir()).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("ocfl-py: %v\n%s", err, stderr)
+	}
+	var res ocflpyResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("ocfl-py output: %v\n%s", err, out)
+	}
+	if !res.Root.Valid || res.Root.Errors+res.Root.Warnings > 0 || len(res.Root.Messages) > 0 ||
+		res.Root.NumObjects != len(ids)+1 || res.Root.GoodObjects != res.Root.NumObjects || res.Root.Layout != LayoutExtension {
+		t.Errorf("ocfl-py on the storage root: %+v", res.Root)
+	}
+	if len(res.Objects) != len(ids)+1 {
+		t.Errorf("ocfl-py found %d objects, want %d", len(res.Objects), len(ids)+1)
+	}
+	for _, o := range res.Objects {
+		if !o.Valid || o.Errors+o.Warnings > 0 || len(o.Messages) > 0 {
+			t.Errorf("ocfl-py on %s (%s): %+v", o.Path, o.ID, o)
+		}
+		if o.Path != o.LayoutPath || o.Path != ObjectPath(o.ID) {
+			t.Errorf("object %q at %s: ocfl-py's 0004 path %s, ours %s", o.ID, o.Path, o.LayoutPath, ObjectPath(o.ID))
+		}
+	}
+	t.Logf("ocfl-py %s: storage root valid, %d objects valid, no warnings", res.Version, len(res.Objects))
+}
