@@ -15,25 +15,51 @@ import (
 
 // State is the logical content of an object's next version: its record
 // and metadata (in memory: a few hundred bytes a resource) and the
-// originals it keeps, each at its logical path.
+// originals it keeps.
 type State struct {
 	// Key is the object's resource (a work or a collection), and Record
 	// what object.json holds.
 	Key    int64
 	Record *Record
-	// Files are the object's files by logical path, sorted.
-	Files []Content
+	// Metadata is metadata.nt, empty when no resource has metadata.
+	Metadata []byte
+	// Originals are the files whose bytes the object keeps, each with
+	// its description in Record (whose Path and digests name them).
+	Originals []Original
 }
 
-// Content is one logical file of a State: bytes held in memory, or an
-// original in the content store.
+// Original is a file whose bytes the content store holds (by SHA256) and
+// the object keeps at Record.Path.
+type Original struct {
+	File   *shelfmark.File
+	Record *File
+}
+
+// Content is one logical file of an object: bytes held in memory (the
+// record, the metadata), or an original in the content store.
 type Content struct {
-	Path string
-	// Bytes are the file's bytes, for the record and the metadata.
+	Path  string
 	Bytes []byte
-	// File is the original whose bytes the content store holds (by its
-	// SHA256), for the others.
-	File *shelfmark.File
+	File  *shelfmark.File
+}
+
+// Contents returns the object's logical files sorted by path: object.json
+// (the record as it stands now: fill in digests first), metadata.nt and
+// the originals.
+func (st *State) Contents() ([]Content, error) {
+	js, err := json.MarshalIndent(st.Record, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("preserve: record of %s: %w", st.Record.ID, err)
+	}
+	out := []Content{{Path: RecordPath, Bytes: append(js, '\n')}}
+	if len(st.Metadata) > 0 {
+		out = append(out, Content{Path: MetadataPath, Bytes: st.Metadata})
+	}
+	for _, o := range st.Originals {
+		out = append(out, Content{Path: o.Record.Path, File: o.File})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
 }
 
 // pageSize bounds every read of Build: children are read this many at a
@@ -82,32 +108,28 @@ func Build(ctx context.Context, tx shelfmark.ReadTx, ids *shelfmark.IDCodec, key
 		return nil, fmt.Errorf("preserve: memberships of object %d: %w", key, err)
 	}
 	st := &State{Key: key, Record: &Record{Shelfmark: FormatVersion, ID: string(ids.Encode(key))}}
-	var nt []byte
+	st.Record.Resources = make([]Resource, 0, len(rows))
 	paths := map[string]bool{}
 	for _, r := range rows {
 		rec := record(ids, r, memberOf[r.Key])
 		if stmts := shelfmark.StatementsOf(fields[r.Key]); len(stmts) > 0 {
 			rec.Statements = len(stmts)
-			nt = rdf.AppendNTriples(nt, SubjectIRI(ids.Encode(r.Key)), stmts)
+			st.Metadata = rdf.AppendNTriples(st.Metadata, SubjectIRI(ids.Encode(r.Key)), stmts)
 		}
 		if f := files[r.Key]; f != nil {
 			rec.File = fileRecord(f)
 			if Keep(f) {
 				rec.File.Path = filePath(ids, r, f, paths)
-				st.Files = append(st.Files, Content{Path: rec.File.Path, File: f})
 			}
 		}
 		st.Record.Resources = append(st.Record.Resources, rec)
 	}
-	js, err := json.MarshalIndent(st.Record, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("preserve: record of object %d: %w", key, err)
+	// the originals point into Resources, complete now
+	for i := range st.Record.Resources {
+		if rec := st.Record.Resources[i].File; rec != nil && rec.Path != "" {
+			st.Originals = append(st.Originals, Original{File: files[keys[i]], Record: rec})
+		}
 	}
-	st.Files = append(st.Files, Content{Path: RecordPath, Bytes: append(js, '\n')})
-	if len(nt) > 0 {
-		st.Files = append(st.Files, Content{Path: MetadataPath, Bytes: nt})
-	}
-	sort.Slice(st.Files, func(i, j int) bool { return st.Files[i].Path < st.Files[j].Path })
 	return st, nil
 }
 

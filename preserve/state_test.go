@@ -110,8 +110,12 @@ func TestBuild(t *testing.T) {
 		if rec.Resources[1].Position != 1 || rec.Resources[4].Position != 2 || rec.Resources[1].Parent != string(work.ID) {
 			t.Fatalf("positions %+v %+v", rec.Resources[1], rec.Resources[4])
 		}
+		contents, err := st.Contents()
+		if err != nil {
+			t.Fatal(err)
+		}
 		var paths []string
-		for _, c := range st.Files {
+		for _, c := range contents {
 			paths = append(paths, c.Path)
 		}
 		want := []string{
@@ -130,7 +134,7 @@ func TestBuild(t *testing.T) {
 			}
 		}
 		var nt string
-		for _, c := range st.Files {
+		for _, c := range contents {
 			if c.Path == MetadataPath {
 				nt = string(c.Bytes)
 			}
@@ -139,7 +143,7 @@ func TestBuild(t *testing.T) {
 			t.Fatalf("metadata:\n%s", nt)
 		}
 		var back Record
-		for _, c := range st.Files {
+		for _, c := range contents {
 			if c.Path == RecordPath {
 				if err := json.Unmarshal(c.Bytes, &back); err != nil {
 					t.Fatal(err)
@@ -159,8 +163,8 @@ func TestBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 		st = build(t, repo, work.ID)
-		if len(st.Record.Resources) != 1 || st.Record.Resources[0].Deleted == nil || len(st.Files) != 1 {
-			t.Fatalf("deleted work: %+v, %d files", st.Record.Resources, len(st.Files))
+		if len(st.Record.Resources) != 1 || st.Record.Resources[0].Deleted == nil || len(st.Originals) != 0 || len(st.Metadata) != 0 {
+			t.Fatalf("deleted work: %+v, %d originals", st.Record.Resources, len(st.Originals))
 		}
 	})
 }

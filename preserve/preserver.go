@@ -1,0 +1,398 @@
+package preserve
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha512"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/ocfl"
+)
+
+// Defaults of Options.
+const (
+	// DefaultWindow is how old a change must be before it is preserved:
+	// the changes of a book's ingest within it make one version.
+	DefaultWindow = 5 * time.Second
+	// DefaultBatch is how many changed rows one step reads.
+	DefaultBatch = 1000
+)
+
+// CounterCheckpoint is the database counter holding the change sequence
+// number up to which every change is preserved.
+const CounterCheckpoint = "preserve_checkpoint"
+
+// Options configure a Preserver. The zero value gives the defaults.
+type Options struct {
+	// Window is how old a change must be before it is preserved
+	// (DefaultWindow).
+	Window time.Duration
+	// Batch is how many changed rows a step reads (DefaultBatch); a
+	// commit with more rows is read whole.
+	Batch int
+	// Now is the clock (time.Now).
+	Now func() time.Time
+	// Agent is the user of the versions written (Shelfmark).
+	Agent ocfl.User
+}
+
+// Preserver writes a new version of each object whose resources changed,
+// following the change sequence from its checkpoint as the OAI-PMH
+// projector does. One elected process runs it. Every step is idempotent:
+// an object whose state equals its newest version gets no new one, so a
+// step repeated after a crash (the versions written, the checkpoint not
+// yet advanced) writes nothing twice.
+type Preserver struct {
+	store shelfmark.Storage
+	blobs shelfmark.BlobStore
+	root  *ocfl.Root
+	ids   *shelfmark.IDCodec
+	opts  Options
+}
+
+// New returns the preserver of store's resources (originals read from
+// blobs) into root. ids is the repository's id codec.
+func New(store shelfmark.Storage, blobs shelfmark.BlobStore, root *ocfl.Root, ids *shelfmark.IDCodec, opts Options) *Preserver {
+	if opts.Window <= 0 {
+		opts.Window = DefaultWindow
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = DefaultBatch
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Agent.Name == "" {
+		opts.Agent = ocfl.User{Name: "Shelfmark", Address: "https://shelfmark.org/"}
+	}
+	return &Preserver{store: store, blobs: blobs, root: root, ids: ids, opts: opts}
+}
+
+// ObjectID is the OCFL identifier of the object of the resource id.
+func ObjectID(id shelfmark.ID) string { return SubjectIRI(id) }
+
+// Step preserves the changes of one batch that are at least Window old:
+// it writes a version of each object they touch and then advances the
+// checkpoint past them. It returns how many changed rows it took (0 when
+// none is due) and how many versions it wrote.
+//
+// Cost: two statements to read the batch and one to map files to their
+// works, then per object the reads of Build and the object's new bytes.
+func (p *Preserver) Step(ctx context.Context) (rows, versions int, err error) {
+	var (
+		cp, upTo int64
+		objects  []int64
+		at       map[int64]time.Time
+	)
+	cutoff := p.opts.Now().Add(-p.opts.Window)
+	err = p.store.View(ctx, func(tx shelfmark.ReadTx) error {
+		var err error
+		if cp, err = tx.Counter(ctx, CounterCheckpoint); err != nil {
+			return err
+		}
+		due, err := p.due(ctx, tx, cp, cutoff)
+		if err != nil || len(due) == 0 {
+			return err
+		}
+		rows, upTo = len(due), due[len(due)-1].Seq
+		objects, at, err = p.objects(ctx, tx, due)
+		return err
+	})
+	if err != nil || rows == 0 {
+		return 0, 0, wrap(err)
+	}
+	for _, key := range objects {
+		wrote, err := p.Preserve(ctx, key, at[key])
+		if err != nil {
+			return 0, versions, err
+		}
+		if wrote {
+			versions++
+		}
+	}
+	err = p.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+		v, err := tx.AddCounter(ctx, CounterCheckpoint, upTo-cp)
+		if err == nil && v != upTo {
+			return fmt.Errorf("checkpoint moved to %d while this step preserved up to %d: another preserver runs", v-(upTo-cp), upTo)
+		}
+		return err
+	})
+	return rows, versions, wrap(err)
+}
+
+func wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("preserve: %w", err)
+}
+
+// due reads the changes after cp that are at least as old as cutoff, cut
+// at a change boundary (the rows of one commit share a seq).
+func (p *Preserver) due(ctx context.Context, tx shelfmark.ReadTx, cp int64, cutoff time.Time) ([]*shelfmark.ResourceRow, error) {
+	limit := p.opts.Batch
+	for {
+		rows, err := tx.Changes(ctx, cp, limit)
+		if err != nil {
+			return nil, err
+		}
+		n := len(rows) // the rows due: those at least as old as cutoff
+		for i, r := range rows {
+			if r.Modified.After(cutoff) {
+				n = i
+				break
+			}
+		}
+		full := len(rows) == limit
+		if n == len(rows) && !full {
+			return rows, nil
+		}
+		// cut back to a change boundary: the first row not taken (or, for
+		// a full page, the next one unread) may share its commit with the
+		// last ones taken
+		boundary := rows[len(rows)-1].Seq
+		if n < len(rows) {
+			boundary = rows[n].Seq
+		}
+		i := n
+		for i > 0 && rows[i-1].Seq == boundary {
+			i--
+		}
+		if i > 0 || n < len(rows) {
+			return rows[:i], nil
+		}
+		limit *= 2 // one commit larger than the batch: read all of it
+	}
+}
+
+// objects maps changed rows to the objects that hold them (works and
+// collections themselves; file sets and files their work), each with the
+// newest change time among its rows, in the order first met.
+func (p *Preserver) objects(ctx context.Context, tx shelfmark.ReadTx, rows []*shelfmark.ResourceRow) ([]int64, map[int64]time.Time, error) {
+	var out []int64
+	at := map[int64]time.Time{}
+	add := func(key int64, t time.Time) {
+		if old, ok := at[key]; !ok {
+			out = append(out, key)
+			at[key] = t
+		} else if t.After(old) {
+			at[key] = t
+		}
+	}
+	parents := map[int64]time.Time{} // file sets and works holding changed files and sets
+	for _, r := range rows {
+		switch r.Kind {
+		case shelfmark.KindWork, shelfmark.KindCollection:
+			add(r.Key, r.Modified)
+		default:
+			if r.Parent != 0 && r.Modified.After(parents[r.Parent]) {
+				parents[r.Parent] = r.Modified
+			}
+		}
+	}
+	// up to two levels: a file's file set, then its work
+	for range 2 {
+		if len(parents) == 0 {
+			break
+		}
+		keys := make([]int64, 0, len(parents))
+		for k := range parents {
+			keys = append(keys, k)
+		}
+		rs, err := tx.Resources(ctx, keys)
+		if err != nil {
+			return nil, nil, err
+		}
+		next := map[int64]time.Time{}
+		for _, r := range rs {
+			t := parents[r.Key]
+			switch r.Kind {
+			case shelfmark.KindWork, shelfmark.KindCollection:
+				add(r.Key, t)
+			default:
+				if r.Parent != 0 && t.After(next[r.Parent]) {
+					next[r.Parent] = t
+				}
+			}
+		}
+		parents = next
+	}
+	return out, at, nil
+}
+
+// Preserve writes a version of the object of key (a work or a
+// collection) dated at, unless its state equals its newest version's. It
+// reports whether it wrote one. The originals' SHA-512 digests are taken
+// from the database, else from the object's newest record, else by
+// reading the bytes once; the record keeps them.
+func (p *Preserver) Preserve(ctx context.Context, key int64, at time.Time) (bool, error) {
+	var st *State
+	err := p.store.View(ctx, func(tx shelfmark.ReadTx) error {
+		var err error
+		st, err = Build(ctx, tx, p.ids, key)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	id := ObjectID(p.ids.Encode(key))
+	head, old, known, err := p.head(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	for _, o := range st.Originals {
+		if o.Record.SHA512 == "" {
+			if o.Record.SHA512 = known[o.File.SHA256]; o.Record.SHA512 == "" {
+				if o.Record.SHA512, err = p.digest(ctx, o.File.SHA256); err != nil {
+					return false, err
+				}
+			}
+		}
+	}
+	contents, err := st.Contents()
+	if err != nil {
+		return false, err
+	}
+	state := make(map[string]string, len(contents))
+	byDigest := make(map[string]Content, len(contents))
+	for _, c := range contents {
+		d := ""
+		if c.File != nil {
+			d = st.originalDigest(c.Path)
+		} else {
+			sum := sha512.Sum512(c.Bytes)
+			d = hex.EncodeToString(sum[:])
+		}
+		state[c.Path], byDigest[d] = d, c
+	}
+	if head > 0 && maps.Equal(state, old) {
+		return false, nil
+	}
+	_, err = p.root.Commit(ctx, id, head, ocfl.NewVersion{
+		State: state,
+		Content: func(ctx context.Context, digest string) (io.ReadCloser, error) {
+			c, ok := byDigest[digest]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("no content of digest %s", digest)
+			case c.File != nil:
+				return p.blobs.Open(ctx, c.File.SHA256)
+			}
+			return io.NopCloser(bytes.NewReader(c.Bytes)), nil
+		},
+		Created: at,
+		Message: fmt.Sprintf("changes of %s up to sequence number %d", st.Record.ID, maxSeq(st.Record)),
+		User:    p.opts.Agent,
+	})
+	if err != nil {
+		return false, fmt.Errorf("preserve %s: %w", st.Record.ID, err)
+	}
+	return true, nil
+}
+
+// originalDigest is the SHA-512 of the original at path.
+func (st *State) originalDigest(path string) string {
+	for _, o := range st.Originals {
+		if o.Record.Path == path {
+			return o.Record.SHA512
+		}
+	}
+	return ""
+}
+
+// maxSeq is the newest change sequence number among rec's resources.
+func maxSeq(rec *Record) int64 {
+	var n int64
+	for _, r := range rec.Resources {
+		n = max(n, r.Seq)
+	}
+	return n
+}
+
+// head reads the object id's newest version: its number (0 when there is
+// none yet), its state, and the SHA-512 of each original its record
+// names, by SHA-256.
+func (p *Preserver) head(ctx context.Context, id string) (int, map[string]string, map[string]string, error) {
+	obj, err := p.root.Open(ctx, id)
+	if errors.Is(err, ocfl.ErrNotFound) {
+		return 0, nil, nil, nil
+	}
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	head := obj.Head()
+	state, err := obj.State(head)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	known := map[string]string{}
+	if _, ok := state[RecordPath]; ok {
+		rc, err := obj.Open(ctx, head, RecordPath)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		var rec Record
+		err = json.NewDecoder(rc).Decode(&rec)
+		rc.Close()
+		if err != nil {
+			return 0, nil, nil, fmt.Errorf("%s: read %s of version %d: %w", id, RecordPath, head, err)
+		}
+		for _, r := range rec.Resources {
+			if r.File != nil && r.File.SHA256 != "" && r.File.SHA512 != "" {
+				known[r.File.SHA256] = r.File.SHA512
+			}
+		}
+	}
+	return head, state, known, nil
+}
+
+// digest reads the bytes of the blob sha256 and returns their SHA-512.
+func (p *Preserver) digest(ctx context.Context, sha256 string) (string, error) {
+	rc, err := p.blobs.Open(ctx, sha256)
+	if err != nil {
+		return "", fmt.Errorf("read original %s: %w", sha256, err)
+	}
+	defer rc.Close()
+	h := sha512.New()
+	if _, err := io.Copy(h, rc); err != nil {
+		return "", fmt.Errorf("read original %s: %w", sha256, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CatchUp runs steps until no change is due, and returns how many rows
+// and versions they took and wrote.
+func (p *Preserver) CatchUp(ctx context.Context) (rows, versions int, err error) {
+	for {
+		r, v, err := p.Step(ctx)
+		rows, versions = rows+r, versions+v
+		if err != nil || r == 0 {
+			return rows, versions, err
+		}
+	}
+}
+
+// Run catches up every Window until ctx ends, and returns ctx's error. A
+// failed step is retried at the next tick: nothing is lost, since the
+// checkpoint only moves past changes whose versions are written.
+func (p *Preserver) Run(ctx context.Context, onError func(error)) error {
+	t := time.NewTicker(p.opts.Window)
+	defer t.Stop()
+	for {
+		if _, _, err := p.CatchUp(ctx); err != nil && ctx.Err() == nil && onError != nil {
+			onError(err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package preserve
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/internal/testkit"
+	"github.com/shelfmark/shelfmark/ocfl"
+	"github.com/shelfmark/shelfmark/postgres"
+	"github.com/shelfmark/shelfmark/sqlite"
+)
+
+// clock is a settable time.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// stack is a repository with a content store, an OCFL root and a
+// preserver, on one clock.
+type stack struct {
+	ctx   context.Context
+	repo  *shelfmark.Repository
+	blobs *blob.LocalStore
+	root  *ocfl.Root
+	fsys  *ocfl.DirFS
+	p     *Preserver
+	clock *clock
+}
+
+func stacks(t *testing.T, f func(t *testing.T, s *stack)) {
+	open := map[string]func(t *testing.T, dir string) (shelfmark.Storage, error){
+		"sqlite": func(t *testing.T, dir string) (shelfmark.Storage, error) {
+			return sqlite.Open(context.Background(), filepath.Join(dir, "db.sqlite"), sqlite.Options{})
+		},
+		"postgres": func(t *testing.T, _ string) (shelfmark.Storage, error) {
+			return postgres.Open(context.Background(), testkit.PostgresSchema(t), postgres.Options{})
+		},
+	}
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			store, err := open[name](t, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &stack{clock: &clock{t: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}}
+			s.ctx = shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
+			ids, err := shelfmark.LoadIDCodec(context.Background(), store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids, Now: s.clock.Now})
+			if s.blobs, err = blob.NewLocal(filepath.Join(dir, "blobs")); err != nil {
+				t.Fatal(err)
+			}
+			if s.fsys, err = ocfl.NewDirFS(filepath.Join(dir, "ocfl")); err != nil {
+				t.Fatal(err)
+			}
+			if s.root, err = ocfl.InitRoot(context.Background(), s.fsys); err != nil {
+				t.Fatal(err)
+			}
+			s.p = New(store, s.blobs, s.root, ids, Options{Now: s.clock.Now, Batch: 4})
+			t.Cleanup(func() {
+				s.repo.Close()
+				s.blobs.Close()
+				store.Close()
+			})
+			f(t, s)
+		})
+	}
+}
+
+// page stores bytes and makes a file set holding them as its original.
+func (s *stack) page(t *testing.T, work shelfmark.ID, body string) shelfmark.ID {
+	t.Helper()
+	b, err := s.blobs.Put(s.ctx, strings.NewReader(body), shelfmark.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: set.ID, File: &shelfmark.File{
+		Name: "page.txt", MediaType: "text/plain", Size: b.Size, SHA256: b.Digests[shelfmark.SHA256], Use: shelfmark.UseOriginal}}); err != nil {
+		t.Fatal(err)
+	}
+	return set.ID
+}
+
+// object opens the object of id.
+func (s *stack) object(t *testing.T, id shelfmark.ID) *ocfl.Object {
+	t.Helper()
+	o, err := s.root.Open(context.Background(), ObjectID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := ocfl.ValidateObject(context.Background(), s.fsys, o.Dir()); !rep.Valid() || len(rep.Warnings) > 0 {
+		t.Fatalf("object %s: %s", id, rep)
+	}
+	return o
+}
+
+func (s *stack) read(t *testing.T, o *ocfl.Object, v int, path string) string {
+	t.Helper()
+	rc, err := o.Open(context.Background(), v, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestPreserver: changes are preserved once they are Window old, one
+// version per object for the changes of a window; an edit writes only the
+// record and the metadata again; a step repeated from an older checkpoint
+// writes nothing; a deleted work's newest version is its tombstone and
+// its earlier versions still read.
+func TestPreserver(t *testing.T) {
+	stacks(t, func(t *testing.T, s *stack) {
+		title := func(v string) []shelfmark.Statement {
+			return []shelfmark.Statement{{Predicate: "http://purl.org/dc/terms/title", Object: shelfmark.NewLiteral(v)}}
+		}
+		coll, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: title("Letters")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		work, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{coll.ID}, Metadata: title("A letter")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pages []shelfmark.ID
+		for _, body := range []string{"first page", "second page", "third page"} {
+			pages = append(pages, s.page(t, work.ID, body))
+		}
+		if _, err := s.repo.SetOrder(s.ctx, work.ID, []shelfmark.ID{pages[2], pages[0], pages[1]}, 0); err != nil {
+			t.Fatal(err)
+		}
+
+		// not yet Window old
+		if rows, versions, err := s.p.CatchUp(context.Background()); err != nil || rows != 0 || versions != 0 {
+			t.Fatalf("too early: %d rows, %d versions, %v", rows, versions, err)
+		}
+		s.clock.Add(DefaultWindow)
+		rows, versions, err := s.p.CatchUp(context.Background())
+		if err != nil || rows == 0 || versions != 2 {
+			t.Fatalf("first catch-up: %d rows, %d versions (want the work's and the collection's), %v", rows, versions, err)
+		}
+		o := s.object(t, work.ID)
+		if o.Head() != 1 {
+			t.Fatalf("head %d", o.Head())
+		}
+		var rec Record
+		if err := json.Unmarshal([]byte(s.read(t, o, 1, RecordPath)), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Resources) != 7 || rec.Resources[1].ID != string(pages[2]) || rec.Resources[2].File.SHA512 == "" {
+			t.Fatalf("record of version 1: %+v", rec)
+		}
+		if got := s.read(t, o, 1, rec.Resources[2].File.Path); got != "third page" {
+			t.Fatalf("the first page in order holds %q", got)
+		}
+		s.object(t, coll.ID)
+
+		// an edit: one new version, with only the record and metadata new
+		s.clock.Add(time.Minute)
+		if _, err := s.repo.UpdateResource(s.ctx, work.ID, shelfmark.ResourceUpdate{Replace: &[]shelfmark.Statement{
+			{Predicate: "http://purl.org/dc/terms/title", Object: shelfmark.NewLiteral("A letter, 1820")}}}); err != nil {
+			t.Fatal(err)
+		}
+		s.clock.Add(DefaultWindow)
+		if _, versions, err := s.p.CatchUp(context.Background()); err != nil || versions != 1 {
+			t.Fatalf("after an edit: %d versions, %v", versions, err)
+		}
+		o = s.object(t, work.ID)
+		if o.Head() != 2 || !strings.Contains(s.read(t, o, 2, MetadataPath), "A letter, 1820") {
+			t.Fatalf("version 2 (head %d): %s", o.Head(), s.read(t, o, o.Head(), MetadataPath))
+		}
+		if n := len(o.ContentFiles()); n != 3+2+2 {
+			t.Fatalf("%d content files after one edit, want the 3 originals once and the record and metadata twice", n)
+		}
+
+		// a step repeated from an older checkpoint writes nothing again
+		if err := s.repo.Storage().Update(context.Background(), func(tx shelfmark.WriteTx) error {
+			v, err := tx.Counter(context.Background(), CounterCheckpoint)
+			if err != nil {
+				return err
+			}
+			_, err = tx.AddCounter(context.Background(), CounterCheckpoint, -v)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if rows, versions, err := s.p.CatchUp(context.Background()); err != nil || rows == 0 || versions != 0 {
+			t.Fatalf("replayed: %d rows, %d versions, %v", rows, versions, err)
+		}
+
+		// deleted: the tombstone is the newest version, the pages read still
+		if err := s.repo.DeleteResource(s.ctx, work.ID, 0); err != nil {
+			t.Fatal(err)
+		}
+		s.clock.Add(DefaultWindow)
+		if _, versions, err := s.p.CatchUp(context.Background()); err != nil || versions != 1 {
+			t.Fatalf("after the deletion: %d versions, %v", versions, err)
+		}
+		o = s.object(t, work.ID)
+		state, err := o.State(o.Head())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := state[RecordPath]; !ok || len(state) != 1 {
+			t.Fatalf("tombstone version holds %v", state)
+		}
+		if got := s.read(t, o, 1, rec.Resources[2].File.Path); got != "third page" {
+			t.Fatalf("version 1 after the deletion: %q", got)
+		}
+		if rep := ocfl.ValidateRoot(context.Background(), s.fsys); !rep.Valid() {
+			t.Fatalf("storage root: %s", rep)
+		}
+	})
+}
