@@ -35,7 +35,9 @@ type readyCheck struct {
 //     storage, and the content store, reported but never failing (an
 //     S3 store is shared by every server: taking them all out of a load
 //     balancer while it is away would stop the metadata, harvests and
-//     pages too, which do not need it).
+//     pages too, which do not need it);
+//   - the preservation copy (Options.Preservation), reported but never
+//     failing: it catches up once its storage root is back.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.space.ready(r.Context(), s.opts.Blobs, s.opts.Storage); err != nil {
 		return err
@@ -47,7 +49,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range []struct {
 		name string
 		v    any
-	}{{"content store", s.opts.Blobs}, {"storage", s.opts.Storage}} {
+	}{{"content store", s.opts.Blobs}, {"storage", s.opts.Storage}, {"preservation copy", s.opts.Preservation}} {
 		rc, ok := c.v.(shelfmark.ReadinessChecker)
 		if !ok {
 			continue
@@ -56,6 +58,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		err := rc.Ready(ctx)
 		cancel()
 		switch {
+		case err != nil && c.name == "preservation copy":
+			checks = append(checks, readyCheck{name: c.name, state: "behind: " + err.Error() + "; nothing is lost, it catches up once it can write"})
 		case err != nil && c.name == "content store":
 			// every server shares the store: failing them all would take
 			// the metadata, harvests and pages down with the files

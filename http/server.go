@@ -39,6 +39,10 @@ type Options struct {
 	BlobRedirect time.Duration
 	// Storage is probed by /readyz and reported in /metrics.
 	Storage shelfmark.Storage
+	// Preservation, when set, is the preservation copy, whose state
+	// /readyz reports without ever failing on it: the copy catches up
+	// once its storage root is back, and nothing else depends on it.
+	Preservation shelfmark.ReadinessChecker
 	// Logger receives one line per failed request (and per request at
 	// debug level).
 	Logger *slog.Logger

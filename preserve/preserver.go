@@ -9,7 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -41,6 +44,8 @@ type Options struct {
 	Now func() time.Time
 	// Agent is the user of the versions written (Shelfmark).
 	Agent ocfl.User
+	// Logger gets Run's failed steps and its progress (slog.Default()).
+	Logger *slog.Logger
 }
 
 // Preserver writes a new version of each object whose resources changed,
@@ -55,6 +60,10 @@ type Preserver struct {
 	root  *ocfl.Root
 	ids   *shelfmark.IDCodec
 	opts  Options
+
+	versions, failures atomic.Int64
+	mu                 sync.Mutex
+	lastErr            error // of the last step; nil when it succeeded
 }
 
 // New returns the preserver of store's resources (originals read from
@@ -68,6 +77,9 @@ func New(store shelfmark.Storage, blobs shelfmark.BlobStore, root *ocfl.Root, id
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
 	if opts.Agent.Name == "" {
 		opts.Agent = ocfl.User{Name: "Shelfmark", Address: "https://shelfmark.org/"}
@@ -115,6 +127,7 @@ func (p *Preserver) Step(ctx context.Context) (rows, versions int, err error) {
 		}
 		if wrote {
 			versions++
+			p.versions.Add(1)
 		}
 	}
 	err = p.store.Update(ctx, func(tx shelfmark.WriteTx) error {
@@ -380,14 +393,24 @@ func (p *Preserver) CatchUp(ctx context.Context) (rows, versions int, err error)
 }
 
 // Run catches up every Window until ctx ends, and returns ctx's error. A
-// failed step is retried at the next tick: nothing is lost, since the
-// checkpoint only moves past changes whose versions are written.
-func (p *Preserver) Run(ctx context.Context, onError func(error)) error {
+// failed step is logged and retried at the next tick: nothing is lost,
+// since the checkpoint only moves past changes whose versions are written.
+func (p *Preserver) Run(ctx context.Context) error {
 	t := time.NewTicker(p.opts.Window)
 	defer t.Stop()
 	for {
-		if _, _, err := p.CatchUp(ctx); err != nil && ctx.Err() == nil && onError != nil {
-			onError(err)
+		rows, versions, err := p.CatchUp(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		p.mu.Lock()
+		p.lastErr = err
+		p.mu.Unlock()
+		if err != nil {
+			p.failures.Add(1)
+			p.opts.Logger.Warn("preservation step failed; retrying", "err", err)
+		} else if versions > 0 {
+			p.opts.Logger.Debug("preserved", "changes", rows, "versions", versions)
 		}
 		select {
 		case <-ctx.Done():
@@ -395,4 +418,59 @@ func (p *Preserver) Run(ctx context.Context, onError func(error)) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Stats are the preserver's counts since it started in this process.
+type Stats struct {
+	Versions int64 // versions written
+	Failures int64 // failed catch-ups (each retried)
+}
+
+// Stats returns the counts of this process's preserver.
+func (p *Preserver) Stats() Stats {
+	return Stats{Versions: p.versions.Load(), Failures: p.failures.Load()}
+}
+
+// Lag returns how old the oldest change not yet preserved is (0 when
+// none waits), read from the database: any server can tell, whichever
+// runs the preserver. Cost: two reads.
+func (p *Preserver) Lag(ctx context.Context) (time.Duration, error) {
+	var lag time.Duration
+	err := p.store.View(ctx, func(tx shelfmark.ReadTx) error {
+		cp, err := tx.Counter(ctx, CounterCheckpoint)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Changes(ctx, cp, 1)
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		lag = max(0, p.opts.Now().Sub(rows[0].Modified))
+		return nil
+	})
+	return lag, wrap(err)
+}
+
+// Bound is the lag past which Ready reports the copy behind: ten windows
+// and a minute, time for a catch-up after a burst of ingest.
+func (p *Preserver) Bound() time.Duration { return 10*p.opts.Window + time.Minute }
+
+// Ready implements shelfmark.ReadinessChecker: an error when the last
+// catch-up of this process failed (the storage root unreachable or full,
+// say), or when the oldest change waiting is older than Bound.
+func (p *Preserver) Ready(ctx context.Context) error {
+	p.mu.Lock()
+	last := p.lastErr
+	p.mu.Unlock()
+	if last != nil {
+		return fmt.Errorf("the last preservation step failed (retried every %s): %w", p.opts.Window, last)
+	}
+	lag, err := p.Lag(ctx)
+	if err != nil {
+		return err
+	}
+	if lag > p.Bound() {
+		return fmt.Errorf("the oldest change not yet preserved is %s old (bound %s)", lag.Round(time.Second), p.Bound())
+	}
+	return nil
 }

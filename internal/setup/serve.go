@@ -41,8 +41,9 @@ type ServeConfig struct {
 	webLinksPublic                                                 bool
 	jobs                                                           WorkerConfig
 	sso                                                            shttp.OIDCOptions
-	replica                                                        replicaFlags // see replica.go
-	uploads                                                        uploadFlags  // see uploads.go
+	replica                                                        replicaFlags      // see replica.go
+	uploads                                                        uploadFlags       // see uploads.go
+	preservation                                                   preservationFlags // see preservation.go
 	// Extra, when set, starts more listeners once the server is made,
 	// from its options; they stop when ctx ends. No flag of serve sets
 	// it: it is the comparison listener of shelfmark-bench rest-server
@@ -111,6 +112,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	c.content.Register(f)
 	c.replica.register(f)
 	c.uploads.register(f)
+	c.preservation.register(f)
 	AnnotateEnv(f)
 	return cmd, c
 }
@@ -210,6 +212,17 @@ func serve(ctx context.Context, c ServeConfig) error {
 		return err
 	}
 	opts.AuthFailures = sharedAuthFailures(store) // leader.go
+	keeper, err := c.preservation.preserver(ctx, c.data, store, blobs, ids, log)
+	if err != nil {
+		return err
+	}
+	if keeper != nil {
+		loops["preserve"] = keeper
+		opts.Preservation = keeper
+		if err := registerPreservationMetrics(keeper, metrics.Registry()); err != nil {
+			return err
+		}
+	}
 	srv := shttp.NewServer(opts)
 	if c.Extra != nil {
 		if err := c.Extra(ctx, opts, log); err != nil {
