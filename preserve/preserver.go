@@ -64,6 +64,7 @@ type Preserver struct {
 	versions, failures atomic.Int64
 	mu                 sync.Mutex
 	lastErr            error // of the last step; nil when it succeeded
+	rootChecked        bool  // checkRoot found the storage root the database's
 }
 
 // New returns the preserver of store's resources (originals read from
@@ -103,6 +104,9 @@ func (p *Preserver) Step(ctx context.Context) (rows, versions int, err error) {
 		objects  []int64
 		at       map[int64]time.Time
 	)
+	if err := p.checkRoot(ctx); err != nil {
+		return 0, 0, wrap(err)
+	}
 	cutoff := p.opts.Now().Add(-p.opts.Window)
 	err = p.store.View(ctx, func(tx shelfmark.ReadTx) error {
 		var err error
