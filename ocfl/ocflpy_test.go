@@ -140,3 +140,47 @@ func TestOCFLPy(t *testing.T) {
 	}
 	t.Logf("ocfl-py %s: storage root valid, %d objects valid, no warnings", res.Version, len(res.Objects))
 }
+
+// TestOCFLPyFixtures: ocfl-py and this package's validator agree on every
+// fixture of the OCFL editors: which objects are valid, and which of those
+// draw warnings.
+func TestOCFLPyFixtures(t *testing.T) {
+	py := ocflPython(t)
+	ctx := context.Background()
+	var paths []string
+	for _, kind := range []string{"good-objects", "warn-objects", "bad-objects"} {
+		dirs, err := os.ReadDir(fixtureDir + "/" + kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dirs {
+			paths = append(paths, fixtureDir+"/"+kind+"/"+d.Name())
+		}
+	}
+	out, err := exec.Command(py, append([]string{"testdata/ocflpy_validate.py", "--objects"}, paths...)...).Output()
+	if err != nil {
+		t.Fatalf("ocfl-py: %v", err)
+	}
+	var res []struct {
+		Path     string   `json:"path"`
+		Valid    bool     `json:"valid"`
+		Warnings int      `json:"warnings"`
+		Codes    []string `json:"codes"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("ocfl-py output: %v\n%s", err, out)
+	}
+	if len(res) != len(paths) {
+		t.Fatalf("ocfl-py validated %d objects, want %d", len(res), len(paths))
+	}
+	fsys, err := NewDirFS(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		ours := ValidateObject(ctx, fsys, r.Path)
+		if ours.Valid() != r.Valid || ours.Valid() && (len(ours.Warnings) > 0) != (r.Warnings > 0) {
+			t.Errorf("%s: ocfl-py valid=%v warnings=%d %v; ours:\n%s", r.Path, r.Valid, r.Warnings, r.Codes, ours)
+		}
+	}
+}
