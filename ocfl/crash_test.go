@@ -152,3 +152,54 @@ func TestRecoverLeftovers(t *testing.T) {
 	commit(t, root, id, 1, files{"a": "alpha", "b": "beta"}, "v2")
 	mustValid(t, fsys)
 }
+
+// TestRecoverAll: the leftovers of a first version that never committed,
+// whose id is never opened again, are removed by RecoverAll, and the
+// storage root validates clean.
+func TestRecoverAll(t *testing.T) {
+	ctx := context.Background()
+	root, dirfs := newRoot(t)
+	commit(t, root, "info:kept", 0, files{"a": "alpha"}, "v1")
+	for i, crashAt := range []int{1, 2, 3} {
+		c := &countingFS{DirFS: dirfs, crashAt: crashAt, partial: true}
+		crashing, err := OpenRoot(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := crashing.Commit(ctx, fmt.Sprintf("info:abandoned/%d", i), 0, newVersion(files{"a": "alpha", "b": "beta"}, "v1", nil)); !errors.Is(err, errCrashed) {
+			t.Fatalf("commit: %v", err)
+		}
+	}
+	c := &countingFS{DirFS: dirfs, crashAt: 2, partial: true}
+	crashing, err := OpenRoot(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crashing.Commit(ctx, "info:kept", 1, newVersion(files{"a": "alpha", "b": "beta"}, "v2", nil)); !errors.Is(err, errCrashed) {
+		t.Fatalf("commit: %v", err)
+	}
+	if rep := ValidateRoot(ctx, dirfs); rep.Valid() {
+		t.Fatal("the leftovers are not reported")
+	}
+	fresh, err := NewDirFS(dirfs.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root2, err := OpenRoot(ctx, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := root2.RecoverAll(ctx, func(dir string, err error) error { return err }); err != nil {
+		t.Fatal(err)
+	}
+	mustValid(t, fresh)
+	obj, err := root2.Open(ctx, "info:kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkObject(t, obj, 1, files{"a": "alpha"})
+	n := 0
+	if err := root2.Objects(ctx, func(string, error) error { n++; return nil }); err != nil || n != 1 {
+		t.Errorf("objects after recovery: %d, %v", n, err)
+	}
+}

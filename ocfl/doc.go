@@ -49,7 +49,16 @@
 // is byte for byte the head version's inventory, whose own sidecar
 // matches. Anything else wrong is reported, never "repaired". So after a
 // crash at any point an object reads as its last whole version, and the
-// next Commit succeeds.
+// next Commit succeeds. Root.RecoverAll does the same for every object
+// root at once (the root of a new object whose first version never
+// committed is otherwise cleaned only when its id is written again): run it
+// at start-up.
+//
+// # Rebuilding and fixity
+//
+// Root.Objects lists every object's id; Object.Versions, Object.State and
+// Object.Open read any version back; Object.ContentFiles gives each stored
+// file with the digest its bytes must have.
 //
 // # Concurrency
 //

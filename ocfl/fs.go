@@ -65,8 +65,9 @@ const tempPrefix = ".ocfl-tmp-"
 
 // DirFS is an FS over a local directory. Writes go to a temporary file in the
 // same directory, are synced, and are renamed into place (exclusive writes
-// are hard-linked, which fails if the name exists); the directory is synced
-// after, so a written file survives a crash.
+// are hard-linked, which fails if the name exists, so the file system must
+// support hard links); the directory is synced after, and so is the parent
+// of every directory a write creates, so a written file survives a crash.
 type DirFS struct {
 	root string
 }
@@ -147,7 +148,7 @@ func (d *DirFS) Write(ctx context.Context, name string, r io.Reader, exclusive b
 		return err
 	}
 	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := d.mkdirAll(dir); err != nil {
 		return fmt.Errorf("ocfl: write %s: %w", name, err)
 	}
 	var rnd [8]byte
@@ -185,6 +186,31 @@ func (d *DirFS) Write(ctx context.Context, name string, r io.Reader, exclusive b
 		return fmt.Errorf("ocfl: write %s: %w", name, err)
 	}
 	return syncDir(dir)
+}
+
+// mkdirAll makes dir and its missing parents, syncing the parent of each
+// directory it makes, so that a file synced inside is reachable after a
+// crash.
+func (d *DirFS) mkdirAll(dir string) error {
+	var missing []string
+	for p := dir; p != d.root && len(p) > len(d.root); p = filepath.Dir(p) {
+		if _, err := os.Stat(p); err == nil {
+			break
+		}
+		missing = append(missing, p)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := syncDir(filepath.Dir(missing[i])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RemoveAll implements FS.

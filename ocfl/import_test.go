@@ -2,6 +2,7 @@ package ocfl
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -114,5 +115,79 @@ func TestCommitOntoFixtures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCommitPaddedFull: an object whose zero-padded version names have no
+// room left (v09 in a two-digit scheme, whose next name v10 would break
+// the padding) is refused a new version rather than made invalid.
+func TestCommitPaddedFull(t *testing.T) {
+	ctx := context.Background()
+	root, fsys := newRoot(t)
+	const id = "info:padded"
+	for i := 0; i < 9; i++ {
+		commit(t, root, id, i, files{"f": strings.Repeat("x", i+1)}, "m")
+	}
+	// rename v1…v9 to v01…v09, in the directories and the inventories
+	dir := filepath.Join(fsys.Dir(), filepath.FromSlash(ObjectPath(id)))
+	rewrite := func(p string) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(data)
+		for i := 9; i >= 1; i-- {
+			s = strings.ReplaceAll(s, fmt.Sprintf(`"v%d`, i), fmt.Sprintf(`"v0%d`, i))
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p+".sha512", []byte(sidecarText(hexDigest("sha512", []byte(s)))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1; i <= 9; i++ {
+		v := filepath.Join(dir, fmt.Sprintf("v%d", i))
+		rewrite(filepath.Join(v, "inventory.json"))
+		if err := os.Rename(v, filepath.Join(dir, fmt.Sprintf("v0%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite(filepath.Join(dir, "inventory.json"))
+	if rep := ValidateObject(ctx, fsys, ObjectPath(id)); !rep.Valid() || !rep.Has("W001") {
+		t.Fatalf("the padded object:\n%s", rep)
+	}
+	if _, err := root.Commit(ctx, id, 9, newVersion(files{"f": "ten"}, "m", nil)); err == nil || !strings.Contains(err.Error(), "no room") {
+		t.Errorf("commit of v10: %v, want a refusal", err)
+	}
+	if rep := ValidateObject(ctx, fsys, ObjectPath(id)); !rep.Valid() {
+		t.Errorf("after the refused commit:\n%s", rep)
+	}
+}
+
+// TestCommitOnto10Object: a version is not added to an OCFL 1.0 object
+// (its declaration would have to change with it).
+func TestCommitOnto10Object(t *testing.T) {
+	ctx := context.Background()
+	root, fsys := newRoot(t)
+	commit(t, root, "info:old", 0, files{"f": "x"}, "m")
+	dir := filepath.Join(fsys.Dir(), filepath.FromSlash(ObjectPath("info:old")))
+	for _, p := range []string{"inventory.json", "v1/inventory.json"} {
+		p = filepath.Join(dir, filepath.FromSlash(p))
+		data, _ := os.ReadFile(p)
+		s := strings.Replace(string(data), InventoryType, "https://ocfl.io/1.0/spec/#inventory", 1)
+		must(t, os.WriteFile(p, []byte(s), 0o644))
+		must(t, os.WriteFile(p+".sha512", []byte(sidecarText(hexDigest("sha512", []byte(s)))), 0o644))
+	}
+	must(t, os.Rename(filepath.Join(dir, "0=ocfl_object_1.1"), filepath.Join(dir, "0=ocfl_object_1.0")))
+	must(t, os.WriteFile(filepath.Join(dir, "0=ocfl_object_1.0"), []byte("ocfl_object_1.0\n"), 0o644))
+	if rep := ValidateObject(ctx, fsys, ObjectPath("info:old")); !rep.Valid() {
+		t.Fatalf("the 1.0 object:\n%s", rep)
+	}
+	if _, err := root.Commit(ctx, "info:old", 1, newVersion(files{"f": "y"}, "m", nil)); err == nil || !strings.Contains(err.Error(), "not OCFL 1.1") {
+		t.Errorf("commit onto a 1.0 object: %v, want a refusal", err)
+	}
+	if rep := ValidateObject(ctx, fsys, ObjectPath("info:old")); !rep.Valid() {
+		t.Errorf("after the refused commit:\n%s", rep)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,11 +24,32 @@ const objectDeclaration = "0=ocfl_object_1.1"
 // Object is one committed version of an OCFL object as read from its root
 // inventory: a snapshot, not updated by later commits (open it again to see
 // them). Its methods read only the inventory already in memory, except
-// Open, which reads the file asked for.
+// Open, which reads the file asked for. It is safe for concurrent use.
 type Object struct {
 	fsys FS
 	dir  string
 	inv  *Inventory
+
+	mu     sync.Mutex
+	states map[string]map[string]string // version name → logical path → digest
+	midx   map[string][]string          // lower-case digest → content paths
+}
+
+// index returns the logical state of version name and the manifest index,
+// built on first use (linear in the version's files) and kept.
+func (o *Object) index(name string) (map[string]string, map[string][]string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.states == nil {
+		o.states = map[string]map[string]string{}
+		o.midx = o.inv.manifestIndex()
+	}
+	st := o.states[name]
+	if st == nil {
+		st = o.inv.logicalState(name)
+		o.states[name] = st
+	}
+	return st, o.midx
 }
 
 // VersionInfo describes one version of an object.
@@ -116,17 +138,20 @@ func (o *Object) State(n int) (map[string]string, error) {
 // Open opens the bytes of the logical file at path as of version n,
 // resolving it through the manifest. The reader checks the digest as it is
 // read: reading to the end returns an error wrapping ErrDigestMismatch
-// instead of io.EOF if the stored bytes have changed.
+// instead of io.EOF if the stored bytes have changed. Cost: the first Open
+// of a version indexes its state (linear in its files); later ones look
+// the path up directly.
 func (o *Object) Open(ctx context.Context, n int, logical string) (io.ReadCloser, error) {
 	name, err := o.versionByNum(n)
 	if err != nil {
 		return nil, err
 	}
-	digest, ok := o.inv.logicalState(name)[logical]
+	state, midx := o.index(name)
+	digest, ok := state[logical]
 	if !ok {
 		return nil, fmt.Errorf("ocfl: object %q version %d has no file %q: %w", o.inv.ID, n, logical, ErrNotFound)
 	}
-	paths := o.inv.manifestIndex()[lower(digest)]
+	paths := midx[lower(digest)]
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("ocfl: object %q: digest %s of %q is not in the manifest", o.inv.ID, digest, logical)
 	}

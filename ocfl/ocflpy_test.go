@@ -54,8 +54,8 @@ type ocflpyResult struct {
 
 // TestOCFLPy builds a storage root with several objects and versions (a
 // new object, a file added, changed, removed, content shared by two files,
-// a version restoring old content, a purged object, a version after a
-// crash) and has ocfl-py 2.1.0, the OCFL editors' reference
+// a version restoring old content, a purged object, versions cut short by
+// crashes and recovered) and has ocfl-py 2.1.0, the OCFL editors' reference
 // implementation, validate the storage root and each object with digests
 // checked: no error, no warning, and every object at the path the 0004
 // layout gives its id.
@@ -81,6 +81,33 @@ func TestOCFLPy(t *testing.T) {
 	commit(t, root, "urn:example:gone", 0, files{"x": "y"}, "v1")
 	if err := root.Purge(ctx, "urn:example:gone"); err != nil {
 		t.Fatal(err)
+	}
+	// versions cut short by crashes, then recovered by the next open: one
+	// before its commit point (inside the new content), one just after it
+	// (the root sidecar lost: the 7th write, after three new contents, the
+	// version inventory and sidecar, and the root inventory)
+	for i, crashAt := range []int{2, 7} {
+		id := fmt.Sprintf("urn:example:crashed-%d", i)
+		commit(t, root, id, 0, history[0], "v1")
+		d, err := NewDirFS(fsys.Dir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		crashing, err := OpenRoot(ctx, &countingFS{DirFS: d, crashAt: crashAt, partial: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := crashing.Commit(ctx, id, 1, newVersion(history[4], "v2", nil)); err == nil {
+			t.Fatal("the crashing commit succeeded")
+		}
+		obj, err := root.Open(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[int]int{0: 1, 1: 2}[i]; obj.Head() != want {
+			t.Fatalf("%s: head %d after recovery, want %d", id, obj.Head(), want)
+		}
+		ids = append(ids, id)
 	}
 	mustValid(t, fsys)
 
@@ -112,4 +139,48 @@ func TestOCFLPy(t *testing.T) {
 		}
 	}
 	t.Logf("ocfl-py %s: storage root valid, %d objects valid, no warnings", res.Version, len(res.Objects))
+}
+
+// TestOCFLPyFixtures: ocfl-py and this package's validator agree on every
+// fixture of the OCFL editors: which objects are valid, and which of those
+// draw warnings.
+func TestOCFLPyFixtures(t *testing.T) {
+	py := ocflPython(t)
+	ctx := context.Background()
+	var paths []string
+	for _, kind := range []string{"good-objects", "warn-objects", "bad-objects"} {
+		dirs, err := os.ReadDir(fixtureDir + "/" + kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dirs {
+			paths = append(paths, fixtureDir+"/"+kind+"/"+d.Name())
+		}
+	}
+	out, err := exec.Command(py, append([]string{"testdata/ocflpy_validate.py", "--objects"}, paths...)...).Output()
+	if err != nil {
+		t.Fatalf("ocfl-py: %v", err)
+	}
+	var res []struct {
+		Path     string   `json:"path"`
+		Valid    bool     `json:"valid"`
+		Warnings int      `json:"warnings"`
+		Codes    []string `json:"codes"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("ocfl-py output: %v\n%s", err, out)
+	}
+	if len(res) != len(paths) {
+		t.Fatalf("ocfl-py validated %d objects, want %d", len(res), len(paths))
+	}
+	fsys, err := NewDirFS(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		ours := ValidateObject(ctx, fsys, r.Path)
+		if ours.Valid() != r.Valid || ours.Valid() && (len(ours.Warnings) > 0) != (r.Warnings > 0) {
+			t.Errorf("%s: ocfl-py valid=%v warnings=%d %v; ours:\n%s", r.Path, r.Valid, r.Warnings, r.Codes, ours)
+		}
+	}
 }

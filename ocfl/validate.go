@@ -60,7 +60,8 @@ func fixityHash(alg string) hash.Hash {
 // sha512/256). Paths in the report are relative to dir. Cost: one read of
 // every content file (all its digests are computed in the same pass), every
 // inventory read once (each at most MaxInventorySize), one listing per
-// directory.
+// directory, and the comparison of each version inventory's versions with
+// the root inventory's (versions² × files in all, in memory).
 func ValidateObject(ctx context.Context, fsys FS, dir string) *Report {
 	v := &objectValidator{ctx: ctx, fsys: fsys, dir: dir, r: &Report{}}
 	v.validate()

@@ -17,31 +17,10 @@ import (
 // Cost: one listing per tuple directory and one read of each root
 // inventory.
 func (r *Root) Objects(ctx context.Context, fn func(id string, err error) error) error {
-	return r.walkTuples(ctx, ".", 0, fn)
-}
-
-func (r *Root) walkTuples(ctx context.Context, dir string, depth int, fn func(string, error) error) error {
-	entries, err := r.fsys.ReadDir(ctx, dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Dir || depth == 0 && (e.Name == "extensions" || len(e.Name) != 3) {
-			continue
-		}
-		p := path.Join(dir, e.Name)
-		if depth < 3 {
-			if err := r.walkTuples(ctx, p, depth+1, fn); err != nil {
-				return err
-			}
-			continue
-		}
+	return r.walkTuples(ctx, ".", 0, func(p string) error {
 		data, err := readFile(ctx, r.fsys, path.Join(p, "inventory.json"), MaxInventorySize)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // an object whose first version was never committed
+			return nil // an object whose first version was never committed
 		}
 		var id string
 		if err == nil {
@@ -54,7 +33,56 @@ func (r *Root) walkTuples(ctx context.Context, dir string, depth int, fn func(st
 		if err != nil {
 			err = fmt.Errorf("ocfl: object root %s: %w", p, err)
 		}
-		if err := fn(id, err); err != nil {
+		return fn(id, err)
+	})
+}
+
+// RecoverAll applies to every object root in the storage root the recovery
+// Open does to one (see the package documentation), under each object's
+// lock: it removes what crashed writers left, including the roots of new
+// objects whose first version never committed, which no later Open of
+// their id may come to clean. fn is told of each object root it could not
+// recover, and decides whether to go on (return nil) or stop. Run it at
+// start-up, before validating a whole storage root. Cost: one listing per
+// tuple directory and, per object, a listing of its root and one read of
+// its root inventory.
+func (r *Root) RecoverAll(ctx context.Context, fn func(dir string, err error) error) error {
+	return r.walkTuples(ctx, ".", 0, func(p string) error {
+		unlock, err := r.lock(ctx, p)
+		if err != nil {
+			return err
+		}
+		_, err = r.recover(ctx, p)
+		unlock()
+		if err != nil {
+			return fn(p, err)
+		}
+		return nil
+	})
+}
+
+// walkTuples calls fn with every directory at the object depth of the 0004
+// layout (three tuple directories down), in path order.
+func (r *Root) walkTuples(ctx context.Context, dir string, depth int, fn func(objectRoot string) error) error {
+	entries, err := r.fsys.ReadDir(ctx, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Dir || depth < 3 && len(e.Name) != 3 || depth == 3 && len(e.Name) != 64 {
+			continue
+		}
+		p := path.Join(dir, e.Name)
+		if depth < 3 {
+			if err := r.walkTuples(ctx, p, depth+1, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fn(p); err != nil {
 			return err
 		}
 	}

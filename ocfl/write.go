@@ -97,13 +97,16 @@ func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVer
 		if cur.DigestAlgorithm != "sha512" {
 			return nil, fmt.Errorf("ocfl: commit %q: object uses %s; only sha512 objects are written", id, cur.DigestAlgorithm)
 		}
+		if cur.Type != InventoryType {
+			return nil, fmt.Errorf("ocfl: commit %q: object is not OCFL 1.1 (%s); upgrading it is not supported", id, cur.Type)
+		}
 	}
 	if head != expectedHead {
 		return nil, fmt.Errorf("ocfl: commit %q: head is %d, expected %d: %w", id, head, expectedHead, ErrHeadMismatch)
 	}
 	inv := nextInventory(cur, id)
 	name := versionName(head+1, inv.Head)
-	if cur != nil && len(name) != len(cur.Head) && cur.Head[1] == '0' {
+	if cur != nil && len(cur.Head) > 2 && cur.Head[1] == '0' && (len(name) != len(cur.Head) || name[1] != '0') {
 		return nil, fmt.Errorf("ocfl: commit %q: zero-padded version names of %s have no room for version %d", id, cur.Head, head+1)
 	}
 	inv.Head = name

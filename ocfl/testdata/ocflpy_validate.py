@@ -1,10 +1,12 @@
 """Validate a storage root written by Shelfmark's ocfl package with ocfl-py.
 
 Usage: python ocflpy_validate.py STORAGE_ROOT
+       python ocflpy_validate.py --objects OBJECT_ROOT...
 
 Prints one JSON document: the storage root's validation (errors and
 warnings, with ocfl-py's messages), and for every object found, its path,
 its id, the path the 0004 layout gives that id, and its own validation.
+With --objects, the validation of each object root given.
 
 ocfl-py 2.1.0 implements the 0002 and 0003 storage layouts only; it lets a
 program register others (ocfl.layout_registry.add_layout). The 0004
@@ -86,5 +88,18 @@ def main(root):
     json.dump(out, sys.stdout, indent=1)
 
 
+def objects(paths):
+    out = []
+    for path in paths:
+        v = Validator(log_warnings=True, check_digests=True)
+        ok = v.validate_object(path)
+        out.append({"path": path, "valid": bool(ok), "errors": v.log.num_errors,
+                     "warnings": v.log.num_warnings, "codes": sorted(v.log.codes)})
+    json.dump(out, sys.stdout, indent=1)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--objects":
+        objects(sys.argv[2:])
+    else:
+        main(sys.argv[1])
