@@ -6,51 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/shelfmark/shelfmark/internal/testkit"
 )
-
-// ocflPython returns the interpreter of the test virtualenv, which has
-// ocfl-py (scripts/testdeps.sh installs it). Without SHELFMARK_TEST_PYTHON
-// the test is skipped, unless SHELFMARK_REQUIRE_TOOLS=1 (make test): then
-// it fails.
-func ocflPython(t *testing.T) string {
-	t.Helper()
-	py := os.Getenv("SHELFMARK_TEST_PYTHON")
-	if py == "" {
-		if os.Getenv("SHELFMARK_REQUIRE_TOOLS") == "1" {
-			t.Fatal("SHELFMARK_TEST_PYTHON is not set and SHELFMARK_REQUIRE_TOOLS=1 (scripts/testdeps.sh installs ocfl-py into .build/venv)")
-		}
-		t.Skip("SHELFMARK_TEST_PYTHON is not set: ocfl-py (the independent OCFL validator) is not run (scripts/testdeps.sh installs it into .build/venv)")
-	}
-	out, err := exec.Command(py, "-c", "import ocfl; print(ocfl.__version__)").CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "2.1.0" {
-		t.Fatalf("no Python with ocfl-py 2.1.0 at %s (run scripts/testdeps.sh or set SHELFMARK_TEST_PYTHON): %v %s", py, err, out)
-	}
-	return py
-}
-
-type ocflpyResult struct {
-	Version string `json:"ocfl_py"`
-	Root    struct {
-		Valid       bool     `json:"valid"`
-		Layout      string   `json:"layout"`
-		NumObjects  int      `json:"num_objects"`
-		GoodObjects int      `json:"good_objects"`
-		Errors      int      `json:"errors"`
-		Warnings    int      `json:"warnings"`
-		Messages    []string `json:"messages"`
-	} `json:"root"`
-	Objects []struct {
-		Path       string   `json:"path"`
-		ID         string   `json:"id"`
-		LayoutPath string   `json:"layout_path"`
-		Valid      bool     `json:"valid"`
-		Errors     int      `json:"errors"`
-		Warnings   int      `json:"warnings"`
-		Messages   []string `json:"messages"`
-	} `json:"objects"`
-}
 
 // TestOCFLPy builds a storage root with several objects and versions (a
 // new object, a file added, changed, removed, content shared by two files,
@@ -60,7 +19,7 @@ type ocflpyResult struct {
 // checked: no error, no warning, and every object at the path the 0004
 // layout gives its id.
 func TestOCFLPy(t *testing.T) {
-	py := ocflPython(t)
+	py := testkit.OCFLPython(t)
 	ctx := context.Background()
 	root, fsys := newRoot(t)
 	ids := []string{"https://example.org/works/1", "ark:/99999/fk4shelf", "info:shelfmark/ü-ñ/åß%202"}
@@ -111,18 +70,7 @@ func TestOCFLPy(t *testing.T) {
 	}
 	mustValid(t, fsys)
 
-	out, err := exec.Command(py, "testdata/ocflpy_validate.py", fsys.Dir()).Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("ocfl-py: %v\n%s", err, stderr)
-	}
-	var res ocflpyResult
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("ocfl-py output: %v\n%s", err, out)
-	}
+	res := testkit.OCFLPyRoot(t, py, "testdata/ocflpy_validate.py", fsys.Dir())
 	if !res.Root.Valid || res.Root.Errors+res.Root.Warnings > 0 || len(res.Root.Messages) > 0 ||
 		res.Root.NumObjects != len(ids)+1 || res.Root.GoodObjects != res.Root.NumObjects || res.Root.Layout != LayoutExtension {
 		t.Errorf("ocfl-py on the storage root: %+v", res.Root)
@@ -145,7 +93,7 @@ func TestOCFLPy(t *testing.T) {
 // fixture of the OCFL editors: which objects are valid, and which of those
 // draw warnings.
 func TestOCFLPyFixtures(t *testing.T) {
-	py := ocflPython(t)
+	py := testkit.OCFLPython(t)
 	ctx := context.Background()
 	var paths []string
 	for _, kind := range []string{"good-objects", "warn-objects", "bad-objects"} {

@@ -3,6 +3,7 @@ package preserve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"path/filepath"
 	"strings"
@@ -233,6 +234,60 @@ func TestPreserver(t *testing.T) {
 		}
 		if rep := ocfl.ValidateRoot(context.Background(), s.fsys); !rep.Valid() {
 			t.Fatalf("storage root: %s", rep)
+		}
+		// the independent check: ocfl-py reads what the preserver wrote
+		res := testkit.OCFLPyRoot(t, testkit.OCFLPython(t), "../ocfl/testdata/ocflpy_validate.py", s.fsys.Dir())
+		if !res.Root.Valid || res.Root.Errors+res.Root.Warnings > 0 || res.Root.NumObjects != 3 || res.Root.GoodObjects != 3 {
+			t.Errorf("ocfl-py on the storage root: %+v", res.Root)
+		}
+		for _, o := range res.Objects {
+			if !o.Valid || o.Errors+o.Warnings > 0 {
+				t.Errorf("ocfl-py on %s: %+v", o.ID, o)
+			}
+		}
+	})
+}
+
+// TestOtherRoot: a preserver given a storage root other than the one the
+// database was preserved to writes nothing there and says why.
+func TestOtherRoot(t *testing.T) {
+	stacks(t, func(t *testing.T, s *stack) {
+		if _, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork}); err != nil {
+			t.Fatal(err)
+		}
+		s.clock.Add(DefaultWindow)
+		if _, versions, err := s.p.CatchUp(context.Background()); err != nil || versions != 1 {
+			t.Fatalf("%d versions, %v", versions, err)
+		}
+		fsys, err := ocfl.NewDirFS(filepath.Join(t.TempDir(), "other"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := ocfl.InitRoot(context.Background(), fsys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := New(s.repo.Storage(), s.blobs, other, s.repo.IDs(), Options{Now: s.clock.Now})
+		if _, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork}); err != nil {
+			t.Fatal(err)
+		}
+		s.clock.Add(DefaultWindow)
+		if _, _, err := p.CatchUp(context.Background()); !errors.Is(err, ErrOtherRoot) {
+			t.Fatalf("another root: %v, want ErrOtherRoot", err)
+		}
+		if err := p.Ready(context.Background()); err != nil {
+			t.Fatalf("ready before any run: %v", err)
+		}
+		var n int
+		if err := other.Objects(context.Background(), func(string, error) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Fatalf("the other root holds %d objects", n)
+		}
+		// the right root goes on
+		if _, versions, err := s.p.CatchUp(context.Background()); err != nil || versions != 1 {
+			t.Fatalf("%d versions, %v", versions, err)
 		}
 	})
 }
