@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/ocfl"
+	"github.com/shelfmark/shelfmark/preserve"
 )
 
 // BookConfig configures the book scenario (docs/design.md): one work with Pages
@@ -24,6 +27,10 @@ type BookConfig struct {
 	// Page returns page i's bytes; nil uses deterministic pseudo-random
 	// bytes of PageBytes.
 	Page func(i int) []byte
+	// OCFLDir, when set, is a directory for a preservation copy: the book
+	// is preserved once stored and ordered (version 1) and again after each
+	// edit, and what each version writes is measured.
+	OCFLDir string
 }
 
 // BookResult holds the book scenario's own figures beside its report.
@@ -34,6 +41,9 @@ type BookResult struct {
 	OrderMS    float64   // ordering all pages in one request (target ≤ 50 ms)
 	EditMS     Latency   // editing one field of the book (target ≤ 5 ms)
 	RawWriteMS float64   // plain write + fsync of one page's bytes, the raw limit
+	// OCFLBytes are the bytes each version of the book's preservation
+	// object added to the storage root, version 1 first (with OCFLDir).
+	OCFLBytes []int64
 }
 
 // RunBook stores a book page by page through the repository and the blob
@@ -91,6 +101,15 @@ func RunBook(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.Bl
 		return nil, fmt.Errorf("order: %w", err)
 	}
 	res.OrderMS = ms(time.Since(t0))
+	var keep func() error
+	if c.OCFLDir != "" {
+		if keep, err = bookKeeper(ctx, repo, blobs, c.OCFLDir, res); err != nil {
+			return nil, err
+		}
+		if err := keep(); err != nil {
+			return nil, err
+		}
+	}
 	// edit one field of the book, many times
 	var edits []time.Duration
 	for i := 0; i < c.Edits; i++ {
@@ -105,6 +124,11 @@ func RunBook(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.Bl
 			return nil, fmt.Errorf("edit: %w", err)
 		}
 		edits = append(edits, time.Since(t0))
+		if keep != nil {
+			if err := keep(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	res.EditMS = *percentiles(edits)
 	res.RawWriteMS, err = rawWriteMS(c.Page(0), 20)
@@ -130,7 +154,53 @@ func RunBook(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.Bl
 		r.Steps = append(r.Steps, Step{Items: int64(len(chunk)), Seconds: sum(chunk) / 1000, RatePerS: float64(len(chunk)) / sum(chunk) * 1000})
 	}
 	r.Params["order_ms"], r.Params["edit_p50_ms"], r.Params["edit_p99_ms"], r.Params["last100_over_first100"] = res.OrderMS, res.EditMS.P50, res.EditMS.P99, res.FirstLast
+	if n := len(res.OCFLBytes); n > 1 {
+		r.Params["ocfl_version1_bytes"], r.Params["ocfl_first_edit_bytes"], r.Params["ocfl_last_edit_bytes"] = res.OCFLBytes[0], res.OCFLBytes[1], res.OCFLBytes[n-1]
+	}
 	return res, nil
+}
+
+// bookKeeper returns the step that preserves the book into a storage root
+// in dir and appends to res.OCFLBytes what the step added to the root.
+// Its clock runs an hour ahead, so that every change is due at once.
+func bookKeeper(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.BlobStore, dir string, res *BookResult) (func() error, error) {
+	fsys, err := ocfl.NewDirFS(dir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := ocfl.InitRoot(ctx, fsys)
+	if err != nil {
+		return nil, err
+	}
+	p := preserve.New(repo.Storage(), blobs, root, repo.IDs(), preserve.Options{Now: func() time.Time { return time.Now().Add(time.Hour) }})
+	return func() error {
+		before, err := dirBytes(dir)
+		if err != nil {
+			return err
+		}
+		if _, _, err := p.CatchUp(ctx); err != nil {
+			return err
+		}
+		after, err := dirBytes(dir)
+		res.OCFLBytes = append(res.OCFLBytes, after-before)
+		return err
+	}, nil
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n += info.Size()
+		}
+		return err
+	})
+	return n, err
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

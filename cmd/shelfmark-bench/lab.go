@@ -117,7 +117,7 @@ the time to order (≤ 50 ms) and to edit one field (≤ 5 ms), against a plain
 write + fsync of one page's bytes.`,
 		Args: cobra.NoArgs,
 		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
-			res, err := bench.RunBook(ctx, e.repo, e.blobs, bench.BookConfig{Pages: pages, PageBytes: pageBytes, Seed: 1})
+			res, err := bench.RunBook(ctx, e.repo, e.blobs, bench.BookConfig{Pages: pages, PageBytes: pageBytes, Seed: 1, OCFLDir: filepath.Join(e.dir, "ocfl")})
 			if err != nil {
 				return err
 			}
@@ -129,6 +129,10 @@ write + fsync of one page's bytes.`,
 			r.Backend = e.store.Backend()
 			fmt.Fprintf(out, "book %s: %d pages, %.2f ms/page (last 100 / first 100 = %.2f), order %.1f ms, edit one field p50 %.2f ms p99 %.2f ms; raw write+fsync %.2f ms/page (%.0f%% of it)\n",
 				r.Backend, r.Items, 1000/r.RatePerS, res.FirstLast, res.OrderMS, res.EditMS.P50, res.EditMS.P99, res.RawWriteMS, 100*r.FractionLimit)
+			if n := len(res.OCFLBytes); n > 1 {
+				fmt.Fprintf(out, "preservation copy: version 1 (the stored, ordered book) wrote %d bytes; one edit of one field wrote %d bytes as version 2, %d bytes as version %d (the inventory lists every version's state)\n",
+					res.OCFLBytes[0], res.OCFLBytes[1], res.OCFLBytes[n-1], n)
+			}
 			pageSeries := bench.Series{Name: "time to store each page", Unit: "ms", XLabel: "page"}
 			for i, v := range res.PageMS {
 				pageSeries.X, pageSeries.Y = append(pageSeries.X, float64(i+1)), append(pageSeries.Y, v)
