@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -23,6 +24,8 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/ocfl"
+	"github.com/shelfmark/shelfmark/preserve"
 	"github.com/shelfmark/shelfmark/rdf"
 )
 
@@ -156,7 +159,7 @@ func TestCrash(t *testing.T) {
 	// round, then list the collection for partial or unexpected works.
 	c.verifyAll()
 	stats := c.verifyListing()
-	c.stopChild()
+	objects := c.verifyPreservation()
 
 	var ackedWorks, unknownWorks, ackedFileSets, ackedFiles int
 	for _, w := range c.order {
@@ -177,11 +180,11 @@ func TestCrash(t *testing.T) {
 	temps, _ := os.ReadDir(filepath.Join(c.dir, "blobs", "tmp"))
 	t.Logf("crash test: %d kill rounds in %v; acknowledged %d works, %d file sets, %d files; "+
 		"in flight at a kill: works %d present / %d absent (of %d), file sets %d present / %d absent, files %d present / %d absent; "+
-		"%d temporary blob files left by kills",
+		"%d temporary blob files left by kills; %d objects in the preservation copy, valid",
 		done, time.Since(start).Round(time.Millisecond), ackedWorks, ackedFileSets, ackedFiles,
 		stats.unknownWorksPresent, stats.unknownWorksAbsent, unknownWorks,
 		stats.unknownFileSetsPresent, stats.unknownFileSetsAbsent,
-		stats.unknownFilesPresent, stats.unknownFilesAbsent, len(temps))
+		stats.unknownFilesPresent, stats.unknownFilesAbsent, len(temps), objects)
 	if ackedWorks == 0 || ackedFiles == 0 {
 		t.Errorf("nothing was acknowledged (%d works, %d files): the test exercised nothing", ackedWorks, ackedFiles)
 	}
@@ -217,7 +220,9 @@ func (c *crashTest) startChild(round int) {
 		// background jobs, no blob collection
 		bin := shelfmarkBinary(c.t)
 		cmd := exec.Command(bin, "serve", "--addr", addr, "--data", c.dir, "--durability", "safe",
-			"--max-upload", "1MiB", "--log-level", "warn", "--workers=false", "--blob-gc", "0")
+			"--max-upload", "1MiB", "--log-level", "warn", "--workers=false", "--blob-gc", "0",
+			// the preservation copy writes versions while the kills land
+			"--preservation-window", "100ms")
 		cmd.Env = cleanEnv(filepath.Dir(bin))
 		cmd.Stdout, cmd.Stderr = &c.output, &c.output
 		if err := cmd.Start(); err != nil {
@@ -858,4 +863,82 @@ func parallel(workers, n int, f func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// verifyPreservation waits until the preservation copy has caught up with
+// every change, stops the child, and checks the storage root that the
+// kills interrupted: it validates, and the newest version of every
+// acknowledged work's object lists the work and its acknowledged file
+// sets. It returns how many objects the root holds.
+func (c *crashTest) verifyPreservation() int {
+	c.t.Helper()
+	end := time.Now().Add(60 * time.Second)
+	for {
+		status, b, err := do(c.verify, http.MethodGet, c.base+"/metrics", "", nil, nil)
+		if err == nil && status == http.StatusOK && strings.Contains(string(b), "\nshelfmark_preservation_lag_seconds 0\n") {
+			break
+		}
+		if time.Now().After(end) {
+			c.t.Fatalf("the preservation copy did not catch up within a minute: %d %v", status, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.stopChild()
+	ctx := context.Background()
+	fsys, err := ocfl.NewDirFS(filepath.Join(c.dir, "ocfl"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if rep := ocfl.ValidateRoot(ctx, fsys); !rep.Valid() || len(rep.Warnings) > 0 {
+		c.t.Fatalf("the preservation copy after the kills: %s", rep)
+	}
+	root, err := ocfl.OpenRoot(ctx, fsys)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	sets := map[string][]string{}
+	for _, fs := range c.fileSets {
+		if fs.acked {
+			sets[fs.work.id] = append(sets[fs.work.id], fs.id)
+		}
+	}
+	for _, w := range c.order {
+		if !w.acked {
+			continue
+		}
+		obj, err := root.Open(ctx, preserve.ObjectID(shelfmark.ID(w.id)))
+		if err != nil {
+			c.errorf("work %s (round %d): no object in the preservation copy: %v", w.id, w.round, err)
+			continue
+		}
+		rc, err := obj.Open(ctx, obj.Head(), preserve.RecordPath)
+		if err != nil {
+			c.errorf("work %s: %v", w.id, err)
+			continue
+		}
+		var rec preserve.Record
+		err = json.NewDecoder(rc).Decode(&rec)
+		rc.Close()
+		if err != nil {
+			c.errorf("work %s: %s: %v", w.id, preserve.RecordPath, err)
+			continue
+		}
+		held := map[string]bool{}
+		for _, r := range rec.Resources {
+			held[r.ID] = true
+		}
+		if !held[w.id] {
+			c.errorf("work %s: its object's record does not list it", w.id)
+		}
+		for _, id := range sets[w.id] {
+			if !held[id] {
+				c.errorf("work %s: its object's newest version lacks the acknowledged file set %s", w.id, id)
+			}
+		}
+	}
+	n := 0
+	if err := root.Objects(ctx, func(string, error) error { n++; return nil }); err != nil {
+		c.t.Fatal(err)
+	}
+	return n
 }
