@@ -26,6 +26,9 @@ const (
 	DefaultWindow = 5 * time.Second
 	// DefaultBatch is how many changed rows one step reads.
 	DefaultBatch = 1000
+	// DefaultParallel is how many objects a step writes at once: each
+	// version waits on a few file and directory syncs, which overlap.
+	DefaultParallel = 8
 )
 
 // CounterCheckpoint is the database counter holding the change sequence
@@ -40,6 +43,9 @@ type Options struct {
 	// Batch is how many changed rows a step reads (DefaultBatch); a
 	// commit with more rows is read whole.
 	Batch int
+	// Parallel is how many objects a step writes at once
+	// (DefaultParallel).
+	Parallel int
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Agent is the user of the versions written (Shelfmark).
@@ -75,6 +81,9 @@ func New(store shelfmark.Storage, blobs shelfmark.BlobStore, root *ocfl.Root, id
 	}
 	if opts.Batch <= 0 {
 		opts.Batch = DefaultBatch
+	}
+	if opts.Parallel <= 0 {
+		opts.Parallel = DefaultParallel
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -124,15 +133,8 @@ func (p *Preserver) Step(ctx context.Context) (rows, versions int, err error) {
 	if err != nil || rows == 0 {
 		return 0, 0, wrap(err)
 	}
-	for _, key := range objects {
-		wrote, err := p.Preserve(ctx, key, at[key])
-		if err != nil {
-			return 0, versions, err
-		}
-		if wrote {
-			versions++
-			p.versions.Add(1)
-		}
+	if versions, err = p.preserveAll(ctx, objects, at); err != nil {
+		return 0, versions, err
 	}
 	err = p.store.Update(ctx, func(tx shelfmark.WriteTx) error {
 		v, err := tx.AddCounter(ctx, CounterCheckpoint, upTo-cp)
@@ -187,6 +189,54 @@ func (p *Preserver) due(ctx context.Context, tx shelfmark.ReadTx, cp int64, cuto
 		}
 		limit *= 2 // one commit larger than the batch: read all of it
 	}
+}
+
+// preserveAll preserves objects, Parallel at a time (objects are
+// independent: each has its own lock and files), and returns how many
+// versions it wrote; it stops at the first error.
+func (p *Preserver) preserveAll(ctx context.Context, objects []int64, at map[int64]time.Time) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int64)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		versions int
+		first    error
+	)
+	for range min(p.opts.Parallel, len(objects)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for key := range next {
+				wrote, err := p.Preserve(ctx, key, at[key])
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+					cancel()
+				}
+				if wrote {
+					versions++
+					p.versions.Add(1)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for _, key := range objects {
+		select {
+		case next <- key:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		first = ctx.Err()
+	}
+	return versions, first
 }
 
 // objects maps changed rows to the objects that hold them (works and

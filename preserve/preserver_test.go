@@ -2,6 +2,8 @@ package preserve
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -288,6 +290,55 @@ func TestOtherRoot(t *testing.T) {
 		// the right root goes on
 		if _, versions, err := s.p.CatchUp(context.Background()); err != nil || versions != 1 {
 			t.Fatalf("%d versions, %v", versions, err)
+		}
+	})
+}
+
+// TestPreserverFailureKeepsCheckpoint: when one object cannot be written
+// (its original's bytes are not in the content store yet), the step fails
+// and the checkpoint stays, so that the next step preserves every object
+// of the batch once the bytes are there.
+func TestPreserverFailureKeepsCheckpoint(t *testing.T) {
+	stacks(t, func(t *testing.T, s *stack) {
+		var works []shelfmark.ID
+		for range 5 {
+			w, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork})
+			if err != nil {
+				t.Fatal(err)
+			}
+			works = append(works, w.ID)
+		}
+		body := "bytes stored late"
+		sum := sha256.Sum256([]byte(body))
+		set, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: works[2]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: set.ID, File: &shelfmark.File{
+			Name: "late.txt", Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:]), Use: shelfmark.UseOriginal}}); err != nil {
+			t.Fatal(err)
+		}
+		s.clock.Add(DefaultWindow)
+		if _, _, err := s.p.CatchUp(context.Background()); err == nil {
+			t.Fatal("a step whose original is missing succeeded")
+		}
+		var cp int64
+		if err := s.repo.Storage().View(context.Background(), func(tx shelfmark.ReadTx) error {
+			cp, err = tx.Counter(context.Background(), CounterCheckpoint)
+			return err
+		}); err != nil || cp != 0 {
+			t.Fatalf("checkpoint %d after a failed step, %v", cp, err)
+		}
+		if _, err := s.blobs.Put(s.ctx, strings.NewReader(body), shelfmark.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.p.CatchUp(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range works {
+			if got := s.read(t, s.object(t, w), 1, RecordPath); !strings.Contains(got, string(w)) {
+				t.Fatalf("work %s: %s", w, got)
+			}
 		}
 	})
 }

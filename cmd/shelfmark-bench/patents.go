@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,12 +13,15 @@ import (
 	"github.com/shelfmark/shelfmark/bench"
 	"github.com/shelfmark/shelfmark/ingest"
 	"github.com/shelfmark/shelfmark/internal/setup"
+	"github.com/shelfmark/shelfmark/ocfl"
+	"github.com/shelfmark/shelfmark/preserve"
 )
 
 func newBenchPatentsCommand() *cobra.Command {
 	var inProcess func(*cobra.Command, []string) error
 	var lf labFlags
 	var works, workers, batch, shares, scanBytes int
+	var preservation bool
 	var cf benchClusterFlags
 	cmd := &cobra.Command{
 		Use:   "patents",
@@ -99,6 +104,14 @@ process (the ingest clients). The servers run no background jobs
 		r.Params["raw_file_limit_per_s"], r.Params["raw_file_limit_what"] = rawFiles, "plain write + fsync of the same XML bytes, one new file each"
 		r.Params["fraction_of_file_limit"] = fracFiles
 		out := cmd.OutOrStdout()
+		if preservation && err == nil {
+			if lf.database != "" {
+				return fmt.Errorf("--preservation compares two runs on fresh SQLite stores; it does not take --database")
+			}
+			if err := patentsPreserved(ctx, out, lf, r, bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Seed: 1, ScanBytes: scanBytes}); err != nil {
+				return err
+			}
+		}
 		for i, s := range r.Steps {
 			fmt.Fprintf(out, "bucket %2d  %8.0f works/s\n", i+1, s.RatePerS)
 		}
@@ -121,8 +134,70 @@ process (the ingest clients). The servers run no background jobs
 	f.IntVar(&workers, "workers", 0, "ingest workers storing files (0: the number of cores)")
 	f.IntVar(&batch, "batch", 64, "works per engine call (and per raw-limit transaction)")
 	f.IntVar(&shares, "shares", 0, "with --servers: ingest pipelines run at once, spread over the servers (0: the largest server count), the same for every configuration")
+	f.BoolVar(&preservation, "preservation", false, "ingest the same patents again into a fresh store with the preservation copy kept as serve keeps it (the preserver running beside the ingest, its default window), and report the rate against the run without it, the preserver's lag at the end and its catch-up")
 	f.IntVar(&scanBytes, "scan-bytes", 0, "give each work one more file of this many bytes, unique to it (the others are small or shared, and an S3 store keeps files of at most 64 KiB in the database)")
 	cf.add(f)
 	setup.AnnotateEnv(f)
 	return cmd
+}
+
+// patentsPreserved ingests the patents of cfg again into a fresh lab store
+// while a preserver keeps its OCFL copy (as serve does), and adds to r, the
+// report of the run without it, the rate with it and their ratio, the
+// versions written during the ingest, the lag when the ingest ended and
+// the time the preserver took to catch up after it.
+func patentsPreserved(ctx context.Context, out io.Writer, lf labFlags, r *bench.Report, cfg bench.PatentsConfig) error {
+	e, err := openLab(ctx, lf.database, lf.durability)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	fsys, err := ocfl.NewDirFS(filepath.Join(e.dir, "ocfl"))
+	if err != nil {
+		return err
+	}
+	root, err := ocfl.InitRoot(ctx, fsys)
+	if err != nil {
+		return err
+	}
+	p := preserve.New(e.store, e.blobs, root, e.repo.IDs(), preserve.Options{})
+	pctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(pctx) }()
+	defer func() { stop(); <-done }()
+	bar := setup.NewProgressBar(cfg.Works, "works, preservation on")
+	cfg.Progress = func(s ingest.Stats) { bar.Set(int(s.Stored + s.Skipped + s.Failed)) }
+	on, err := bench.RunPatents(ctx, e.repo, e.blobs, cfg)
+	bar.Finish()
+	fmt.Fprintln(os.Stderr)
+	if err != nil {
+		return err
+	}
+	during := p.Stats().Versions
+	lag, err := p.Lag(ctx)
+	if err != nil {
+		return err
+	}
+	// caught up: nothing waits, and the last window has passed
+	t0 := time.Now()
+	for {
+		l, err := p.Lag(ctx)
+		if err != nil {
+			return err
+		}
+		if l == 0 {
+			break
+		}
+		if time.Since(t0) > 30*time.Minute {
+			return fmt.Errorf("the preserver did not catch up in 30 minutes (lag %s)", l)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	catchUp := time.Since(t0)
+	ratio := on.RatePerS / r.RatePerS
+	r.Params["preservation_on_works_per_s"], r.Params["preservation_ratio"] = on.RatePerS, ratio
+	r.Params["preservation_versions_during_ingest"], r.Params["preservation_lag_at_end_s"], r.Params["preservation_catch_up_s"] = during, lag.Seconds(), catchUp.Seconds()
+	fmt.Fprintf(out, "preservation on: %.0f works/s, %.2f× the run without it (%.0f works/s); %d versions written during the ingest; lag when it ended %.1f s, caught up %.1f s later (%d versions in all)\n",
+		on.RatePerS, ratio, r.RatePerS, during, lag.Seconds(), catchUp.Seconds(), p.Stats().Versions)
+	return nil
 }
