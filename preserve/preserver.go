@@ -92,7 +92,9 @@ func New(store shelfmark.Storage, blobs shelfmark.BlobStore, root *ocfl.Root, id
 		opts.Logger = slog.Default()
 	}
 	if opts.Agent.Name == "" {
-		opts.Agent = ocfl.User{Name: "Shelfmark", Address: "https://shelfmark.org/"}
+		// the address names the repository the root preserves (root.go),
+		// not a web site outside it
+		opts.Agent = ocfl.User{Name: "Shelfmark", Address: RepositoryObject}
 	}
 	return &Preserver{store: store, blobs: blobs, root: root, ids: ids, opts: opts}
 }
@@ -330,10 +332,8 @@ func (p *Preserver) Preserve(ctx context.Context, key int64, at time.Time) (bool
 	state := make(map[string]string, len(contents))
 	byDigest := make(map[string]Content, len(contents))
 	for _, c := range contents {
-		d := ""
-		if c.File != nil {
-			d = st.originalDigest(c.Path)
-		} else {
+		d := c.SHA512
+		if c.File == nil {
 			sum := sha512.Sum512(c.Bytes)
 			d = hex.EncodeToString(sum[:])
 		}
@@ -362,16 +362,6 @@ func (p *Preserver) Preserve(ctx context.Context, key int64, at time.Time) (bool
 		return false, fmt.Errorf("preserve %s: %w", st.Record.ID, err)
 	}
 	return true, nil
-}
-
-// originalDigest is the SHA-512 of the original at path.
-func (st *State) originalDigest(path string) string {
-	for _, o := range st.Originals {
-		if o.Record.Path == path {
-			return o.Record.SHA512
-		}
-	}
-	return ""
 }
 
 // maxSeq is the newest change sequence number among rec's resources.

@@ -36,11 +36,13 @@ type Original struct {
 }
 
 // Content is one logical file of an object: bytes held in memory (the
-// record, the metadata), or an original in the content store.
+// record, the metadata), or an original in the content store with the
+// SHA-512 its record gives (SHA512).
 type Content struct {
-	Path  string
-	Bytes []byte
-	File  *shelfmark.File
+	Path   string
+	Bytes  []byte
+	File   *shelfmark.File
+	SHA512 string
 }
 
 // Contents returns the object's logical files sorted by path: object.json
@@ -56,7 +58,7 @@ func (st *State) Contents() ([]Content, error) {
 		out = append(out, Content{Path: MetadataPath, Bytes: st.Metadata})
 	}
 	for _, o := range st.Originals {
-		out = append(out, Content{Path: o.Record.Path, File: o.File})
+		out = append(out, Content{Path: o.Record.Path, File: o.File, SHA512: o.Record.SHA512})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
@@ -77,9 +79,10 @@ const maxFilesPerSet = 1000
 // its tombstone only: its children and their bytes stay in the object's
 // earlier versions.
 //
-// Cost: one read of the resource, then per pageSize file sets one read of
-// children, one of their files, one of their metadata and one of their
-// memberships: O(file sets / pageSize) statements.
+// Cost: one read of the resource, per pageSize children one read of them
+// and one of their files, then one read of the metadata and one of the
+// memberships of all the object's resources: O(children / pageSize)
+// statements.
 func Build(ctx context.Context, tx shelfmark.ReadTx, ids *shelfmark.IDCodec, key int64) (*State, error) {
 	root, err := tx.Resource(ctx, key)
 	if err != nil {
