@@ -3,13 +3,18 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -390,4 +395,61 @@ func RawFileLimit(dir string, seed uint64, d time.Duration) (float64, error) {
 		n++
 	}
 	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// RawCreateLimit measures how many file system metadata operations a
+// second the disk under dir allows: parallel writers each make a new
+// directory three levels deep under hashed names (as an OCFL storage root
+// with the 0004 layout does) and write one small file in it, without
+// fsync (a batch of versions syncs once). It returns the operations
+// (directories made and files created) per second over d.
+func RawCreateLimit(dir string, parallel int, d time.Duration) (float64, error) {
+	tmp, err := os.MkdirTemp(dir, "shelfmark-rawcreate-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	var (
+		ops   atomic.Int64
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		first error
+		mu    sync.Mutex
+	)
+	start := time.Now()
+	for range max(parallel, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Since(start) < d {
+				n := next.Add(1)
+				sum := sha256.Sum256([]byte(fmt.Sprint(n)))
+				h := hex.EncodeToString(sum[:])
+				p := tmp
+				for _, part := range []string{h[0:3], h[3:6], h[6:9], h} {
+					p = filepath.Join(p, part)
+					if err := os.Mkdir(p, 0o755); err == nil {
+						ops.Add(1)
+					} else if !errors.Is(err, fs.ErrExist) {
+						mu.Lock()
+						first = err
+						mu.Unlock()
+						return
+					}
+				}
+				if err := os.WriteFile(filepath.Join(p, "f"), []byte("0=ocfl_object_1.1\n"), 0o644); err != nil {
+					mu.Lock()
+					first = err
+					mu.Unlock()
+					return
+				}
+				ops.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return 0, first
+	}
+	return float64(ops.Load()) / time.Since(start).Seconds(), nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"testing"
 	"time"
@@ -188,5 +189,18 @@ func TestRawFileLimit(t *testing.T) {
 	r, err := RawFileLimit(t.TempDir(), 1, 100*time.Millisecond)
 	if err != nil || r <= 0 {
 		t.Fatal(r, err)
+	}
+}
+
+// TestRawCreateLimit: the raw create limit makes directories and files,
+// reports a rate, and leaves nothing behind.
+func TestRawCreateLimit(t *testing.T) {
+	dir := t.TempDir()
+	r, err := RawCreateLimit(dir, 2, 100*time.Millisecond)
+	if err != nil || r <= 0 {
+		t.Fatal(r, err)
+	}
+	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
+		t.Fatalf("left behind: %v, %v", left, err)
 	}
 }

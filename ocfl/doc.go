@@ -38,6 +38,14 @@
 // commit point nothing a reader follows has changed; after it the new
 // version is the object's head.
 //
+// A Batch commits versions of many objects with two synchronisations in
+// all: each version is written up to its commit point without syncing
+// (BatchFS.WriteLater; new files are created in place, since no reader
+// follows them yet), then one sync (syncfs(2) on Linux) makes them all
+// durable, then every root inventory is written, then one more sync. It is
+// how the preserver keeps up with a bulk ingest: a version's cost is then
+// the files and directories it makes, not their syncs.
+//
 // # Recovery
 //
 // A crash can leave: temporary files (named .ocfl-tmp-…); a version
@@ -47,7 +55,10 @@
 // detect each under the object's lock and repair it before going on: they
 // remove the first three, and rewrite the sidecar when the root inventory
 // is byte for byte the head version's inventory, whose own sidecar
-// matches. Anything else wrong is reported, never "repaired". So after a
+// matches; and a root inventory that does not parse (torn by a crash
+// during a Batch's commit points) is restored from the newest version
+// inventory that is whole and names itself the head. Anything else wrong
+// is reported, never "repaired". So after a
 // crash at any point an object reads as its last whole version, and the
 // next Commit succeeds. Root.RecoverAll does the same for every object
 // root at once (the root of a new object whose first version never

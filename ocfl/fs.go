@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // FS is the storage a Root lives on: a tree of files named by slash-separated
@@ -70,6 +72,27 @@ const tempPrefix = ".ocfl-tmp-"
 // of every directory a write creates, so a written file survives a crash.
 type DirFS struct {
 	root string
+
+	mu      sync.Mutex
+	pending map[string]bool // files and directories to sync (see Sync)
+	dirs    map[string]bool // directories known to exist, until a removal or Sync
+
+	files, made atomic.Int64 // files written and directories made (Stats)
+}
+
+// FSStats counts what a DirFS created since it was opened.
+type FSStats struct {
+	// Files is the number of files written (each a file creation).
+	Files int64
+	// Dirs is the number of directories made.
+	Dirs int64
+}
+
+// Stats returns the files written and directories made so far: each is
+// a file system metadata operation, the part of a version's cost that
+// does not shrink with its size.
+func (d *DirFS) Stats() FSStats {
+	return FSStats{Files: d.files.Load(), Dirs: d.made.Load()}
 }
 
 // NewDirFS returns the FS of the local directory dir (created if missing).
@@ -139,7 +162,80 @@ func (d *DirFS) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 }
 
 // Write implements FS.
-func (d *DirFS) Write(ctx context.Context, name string, r io.Reader, exclusive bool) (err error) {
+func (d *DirFS) Write(ctx context.Context, name string, r io.Reader, exclusive bool) error {
+	return d.write(ctx, name, r, exclusive, true)
+}
+
+// WriteLater implements BatchFS: Write without the file's and the
+// directories' syncs, which Sync does for all of them at once.
+func (d *DirFS) WriteLater(ctx context.Context, name string, r io.Reader, exclusive bool) error {
+	return d.write(ctx, name, r, exclusive, false)
+}
+
+// later notes local paths a later Sync must make durable.
+func (d *DirFS) later(paths ...string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pending == nil {
+		d.pending = map[string]bool{}
+	}
+	for _, p := range paths {
+		d.pending[p] = true
+	}
+}
+
+// known reports whether dir is known to exist: WriteLater made it or
+// wrote into it since the last Sync and no removal happened since.
+func (d *DirFS) known(dir string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dirs[dir]
+}
+
+// know notes that dir exists (for WriteLater's writes until the next Sync).
+func (d *DirFS) know(dir string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dirs == nil {
+		d.dirs = map[string]bool{}
+	}
+	d.dirs[dir] = true
+}
+
+// forgetDirs forgets which directories exist, after a removal (here, or in
+// another process, which writeNew notices).
+func (d *DirFS) forgetDirs() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dirs = nil
+}
+
+// takePending returns and forgets the paths noted for Sync.
+func (d *DirFS) takePending() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]string, 0, len(d.pending))
+	for p := range d.pending {
+		out = append(out, p)
+	}
+	d.pending, d.dirs = nil, nil
+	sort.Strings(out)
+	return out
+}
+
+// syncPaths fsyncs each of paths (files and directories; a path removed
+// since is skipped).
+func syncPaths(paths []string) error {
+	for _, p := range paths {
+		if err := syncDir(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// write is Write (durable) or WriteLater (not).
+func (d *DirFS) write(ctx context.Context, name string, r io.Reader, exclusive, durable bool) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -148,8 +244,23 @@ func (d *DirFS) Write(ctx context.Context, name string, r io.Reader, exclusive b
 		return err
 	}
 	dir := filepath.Dir(p)
-	if err := d.mkdirAll(dir); err != nil {
+	if err := d.mkdirAll(dir, durable); err != nil {
 		return fmt.Errorf("ocfl: write %s: %w", name, err)
+	}
+	if !durable {
+		// A new file is written in place: no reader follows it before a
+		// later commit point (see BatchFS), and a crash's torn file is in
+		// a version that recovery removes or replaces.
+		done, err := d.writeNew(ctx, p, dir, r)
+		if done || err != nil || exclusive {
+			if err == nil && !done {
+				err = fs.ErrExist
+			}
+			if err != nil {
+				return fmt.Errorf("ocfl: write %s: %w", name, err)
+			}
+			return nil
+		}
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
@@ -158,17 +269,23 @@ func (d *DirFS) Write(ctx context.Context, name string, r io.Reader, exclusive b
 	if err != nil {
 		return fmt.Errorf("ocfl: write %s: %w", name, err)
 	}
+	d.files.Add(1)
+	placed := false
 	defer func() {
 		if f != nil {
 			f.Close()
 		}
-		os.Remove(tmp)
+		if !placed {
+			os.Remove(tmp)
+		}
 	}()
 	if _, err := io.Copy(f, ctxReader{ctx, r}); err != nil {
 		return fmt.Errorf("ocfl: write %s: %w", name, err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("ocfl: write %s: %w", name, err)
+	if durable {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("ocfl: write %s: %w", name, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		f = nil
@@ -184,14 +301,56 @@ func (d *DirFS) Write(ctx context.Context, name string, r io.Reader, exclusive b
 		}
 	} else if err := os.Rename(tmp, p); err != nil {
 		return fmt.Errorf("ocfl: write %s: %w", name, err)
+	} else {
+		placed = true
+	}
+	if !durable {
+		d.later(p, dir)
+		return nil
 	}
 	return syncDir(dir)
 }
 
+// writeNew creates p, which must not exist, and copies r into it, for
+// WriteLater; done is false (and nothing written) when p exists. A failed
+// copy removes p.
+func (d *DirFS) writeNew(ctx context.Context, p, dir string, r io.Reader) (done bool, err error) {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		// a directory noted as made was removed since: make it again
+		d.forgetDirs()
+		if err = d.mkdirAll(dir, false); err == nil {
+			f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		}
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	d.files.Add(1)
+	if _, err = io.Copy(f, ctxReader{ctx, r}); err == nil {
+		err = f.Close()
+	} else {
+		f.Close()
+	}
+	if err != nil {
+		os.Remove(p)
+		return false, err
+	}
+	d.later(p, dir)
+	return true, nil
+}
+
 // mkdirAll makes dir and its missing parents, syncing the parent of each
-// directory it makes, so that a file synced inside is reachable after a
-// crash.
-func (d *DirFS) mkdirAll(dir string) error {
+// directory it makes (or, when not durable, noting it for Sync), so that a
+// file synced inside is reachable after a crash. Directories noted for
+// Sync are known to exist and not looked up again until then.
+func (d *DirFS) mkdirAll(dir string, durable bool) error {
+	if !durable && d.known(dir) {
+		return nil
+	}
 	var missing []string
 	for p := dir; p != d.root && len(p) > len(d.root); p = filepath.Dir(p) {
 		if _, err := os.Stat(p); err == nil {
@@ -199,16 +358,19 @@ func (d *DirFS) mkdirAll(dir string) error {
 		}
 		missing = append(missing, p)
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	for i := len(missing) - 1; i >= 0; i-- {
-		if err := syncDir(filepath.Dir(missing[i])); err != nil {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
+		d.made.Add(1)
+		if !durable {
+			d.later(filepath.Dir(missing[i]))
+		} else if err := syncDir(filepath.Dir(missing[i])); err != nil {
+			return err
+		}
+	}
+	if !durable {
+		d.know(dir)
 	}
 	return nil
 }
@@ -225,6 +387,7 @@ func (d *DirFS) RemoveAll(ctx context.Context, name string) error {
 	if p == d.root {
 		return fmt.Errorf("ocfl: refusing to remove the storage root")
 	}
+	d.forgetDirs()
 	if err := os.RemoveAll(p); err != nil {
 		return fmt.Errorf("ocfl: remove %s: %w", name, err)
 	}

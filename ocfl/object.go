@@ -250,7 +250,10 @@ func (r *Root) Open(ctx context.Context, id string) (*Object, error) {
 //   - a root sidecar that does not match the root inventory is rewritten
 //     when the inventory is byte for byte the head version's inventory,
 //     whose own sidecar matches (a commit cut short between the root
-//     inventory and its sidecar).
+//     inventory and its sidecar);
+//   - a root inventory that is not a valid inventory (torn by a crash
+//     after a Batch's first sync) is replaced by the newest version
+//     inventory that is whole (see newestWhole).
 //
 // Anything else wrong is returned as an error and left alone. The caller
 // holds the object's lock.
@@ -287,7 +290,17 @@ func (r *Root) recover(ctx context.Context, dir string) (*Inventory, error) {
 	rep := &Report{}
 	inv := checkInventory(data, path.Join(dir, "inventory.json"), rep)
 	if !rep.Valid() {
-		return nil, fmt.Errorf("ocfl: object root %s: %w", dir, rep.Err())
+		// A root inventory torn by a crash after a Batch's first sync:
+		// the newest whole version inventory is what it was being
+		// replaced with, or what it was.
+		pinv, pdata, ok := r.newestWhole(ctx, dir, entries)
+		if !ok {
+			return nil, fmt.Errorf("ocfl: object root %s: %w", dir, rep.Err())
+		}
+		if err := r.fsys.Write(ctx, path.Join(dir, "inventory.json"), bytes.NewReader(pdata), false); err != nil {
+			return nil, fmt.Errorf("ocfl: recover %s: %w", dir, err)
+		}
+		inv, data = pinv, pdata
 	}
 	headNum, _ := versionNumber(inv.Head)
 	for _, e := range entries {
@@ -314,6 +327,41 @@ func (r *Root) recover(ctx context.Context, dir string) (*Inventory, error) {
 		}
 	}
 	return inv, nil
+}
+
+// newestWhole finds the newest version directory of the object at dir
+// whose inventory is valid, matches its sidecar, names that version as its
+// head and belongs to the object at dir; it returns that inventory and its
+// bytes. Cost: reading version inventories from the newest down until one
+// is whole (one, unless a crash tore several).
+func (r *Root) newestWhole(ctx context.Context, dir string, entries []Entry) (*Inventory, []byte, bool) {
+	var nums []int
+	names := map[int]string{}
+	for _, e := range entries {
+		if n, ok := versionNumber(e.Name); ok && e.Dir {
+			nums = append(nums, n)
+			names[n] = e.Name
+		}
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(nums)))
+	for _, n := range nums {
+		name := names[n]
+		data, err := readFile(ctx, r.fsys, path.Join(dir, name, "inventory.json"), MaxInventorySize)
+		if err != nil {
+			continue
+		}
+		rep := &Report{}
+		inv := checkInventory(data, path.Join(dir, name, "inventory.json"), rep)
+		if !rep.Valid() || inv.Head != name || ObjectPath(inv.ID) != dir {
+			continue
+		}
+		side, _ := readFile(ctx, r.fsys, path.Join(dir, name, "inventory.json."+inv.DigestAlgorithm), 1024)
+		if sidecarDigest(side) != hexDigest(inv.DigestAlgorithm, data) {
+			continue
+		}
+		return inv, data, true
+	}
+	return nil, nil, false
 }
 
 // removeObjectDir removes an object root and then its parent directories

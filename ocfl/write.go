@@ -53,6 +53,46 @@ type NewVersion struct {
 // version is committed: Commit returns the new Object together with an
 // error, and the next Open or Commit rewrites the sidecar.
 func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVersion) (*Object, error) {
+	pv, err := r.prepare(ctx, id, expectedHead, v, r.fsys.Write)
+	if err != nil {
+		return nil, err
+	}
+	defer pv.unlock()
+	return r.finish(ctx, pv, r.fsys.Write)
+}
+
+// writeFunc writes one file: FS.Write, or BatchFS.WriteLater in a Batch.
+type writeFunc func(ctx context.Context, name string, r io.Reader, exclusive bool) error
+
+// prepared is a version written up to its commit point: its content and
+// its version directory's inventory and sidecar are written, and the
+// object's lock is held until unlock.
+type prepared struct {
+	id, dir, name string
+	cur           *Inventory // the head before this version (nil: a new object)
+	inv           *Inventory // the inventory with this version
+	data          []byte     // inv as written
+	side          string     // its sidecar's text
+	unlock        func()
+}
+
+// discard removes what was written of version name of the object at dir
+// (and the object root, for a new object, cur == nil): nothing of it is
+// referenced. A failure to remove is repaired by the next recover.
+func (r *Root) discard(ctx context.Context, cur *Inventory, dir, name string) {
+	ctx = context.WithoutCancel(ctx)
+	if cur == nil {
+		_ = r.removeObjectDir(ctx, dir)
+	} else {
+		_ = r.fsys.RemoveAll(ctx, path.Join(dir, name))
+	}
+}
+
+// prepare checks v, takes the object's lock, recovers the object, checks
+// its head, and writes the new version's content, inventory and sidecar
+// with write. On error nothing of the version is left and the lock is
+// released; on success the caller owns the lock (prepared.unlock).
+func (r *Root) prepare(ctx context.Context, id string, expectedHead int, v NewVersion, write writeFunc) (*prepared, error) {
 	if id == "" || !utf8.ValidString(id) {
 		return nil, errors.New("ocfl: commit: the object id must be non-empty UTF-8")
 	}
@@ -83,7 +123,12 @@ func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVer
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	ok := false
+	defer func() {
+		if !ok {
+			unlock()
+		}
+	}()
 	cur, err := r.recover(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -110,22 +155,17 @@ func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVer
 		return nil, fmt.Errorf("ocfl: commit %q: zero-padded version names of %s have no room for version %d", id, cur.Head, head+1)
 	}
 	inv.Head = name
+	pv := &prepared{id: id, dir: dir, name: name, cur: cur, inv: inv, unlock: unlock}
 
-	committed := false
+	written := false // the version directory is ours to remove on failure
 	defer func() {
-		if committed {
-			return
-		}
-		// Nothing of this version is referenced: remove it (and a new
-		// object's root); a failure here is repaired by the next recover.
-		if cur == nil {
-			_ = r.removeObjectDir(context.WithoutCancel(ctx), dir)
-		} else {
-			_ = r.fsys.RemoveAll(context.WithoutCancel(ctx), path.Join(dir, name))
+		if !ok && written {
+			r.discard(ctx, cur, dir, name)
 		}
 	}()
+	written = true
 	if cur == nil {
-		if err := r.fsys.Write(ctx, path.Join(dir, objectDeclaration), strings.NewReader("ocfl_object_1.1\n"), false); err != nil {
+		if err := write(ctx, path.Join(dir, objectDeclaration), strings.NewReader("ocfl_object_1.1\n"), false); err != nil {
 			return nil, err
 		}
 	}
@@ -156,48 +196,56 @@ func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVer
 			return nil, fmt.Errorf("ocfl: commit %q: content of %s is new but NewVersion.Content is nil", id, d)
 		}
 		cp := name + "/" + inv.contentDir() + "/" + byDigest[d][0]
-		if err := r.writeContent(ctx, path.Join(dir, cp), d, v.Content); err != nil {
+		if err := writeContent(ctx, write, path.Join(dir, cp), d, v.Content); err != nil {
 			return nil, fmt.Errorf("ocfl: commit %q: %w", id, err)
 		}
 		inv.Manifest[d] = []string{cp}
 	}
 	user := v.User
 	inv.Versions[name] = &Version{Created: v.Created.UTC().Truncate(time.Second), Message: v.Message, User: &user, State: byDigest, hasMessage: true}
-	data, err := inv.Marshal()
-	if err != nil {
+	if pv.data, err = inv.Marshal(); err != nil {
 		return nil, err
 	}
-	side := sidecarText(hexDigest("sha512", data))
-	if err := r.fsys.Write(ctx, path.Join(dir, name, "inventory.json"), bytes.NewReader(data), true); err != nil {
+	pv.side = sidecarText(hexDigest("sha512", pv.data))
+	if err := write(ctx, path.Join(dir, name, "inventory.json"), bytes.NewReader(pv.data), true); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			// Another writer (one that does not share our locks) is
 			// making this version: leave its directory alone.
-			committed = true
+			written = false
 			return nil, fmt.Errorf("ocfl: commit %q: %s is being written by another writer: %w", id, name, ErrHeadMismatch)
 		}
 		return nil, fmt.Errorf("ocfl: commit %q: version inventory: %w", id, err)
 	}
-	if err := r.fsys.Write(ctx, path.Join(dir, name, "inventory.json.sha512"), strings.NewReader(side), false); err != nil {
+	if err := write(ctx, path.Join(dir, name, "inventory.json.sha512"), strings.NewReader(pv.side), false); err != nil {
 		return nil, fmt.Errorf("ocfl: commit %q: %w", id, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// The commit point.
-	if err := r.fsys.Write(ctx, path.Join(dir, "inventory.json"), bytes.NewReader(data), false); err != nil {
-		return nil, fmt.Errorf("ocfl: commit %q: root inventory: %w", id, err)
+	ok = true
+	return pv, nil
+}
+
+// finish writes a prepared version's root inventory (the commit point)
+// and root sidecar with write; the caller releases the lock. If the root
+// inventory's write fails, whether it took place is unknown (a rename may
+// have happened before a failed directory sync), so the version directory
+// is left for the next recover, which keeps it if the root inventory names
+// it and removes it if not.
+func (r *Root) finish(ctx context.Context, pv *prepared, write writeFunc) (*Object, error) {
+	if err := write(ctx, path.Join(pv.dir, "inventory.json"), bytes.NewReader(pv.data), false); err != nil {
+		return nil, fmt.Errorf("ocfl: commit %q: root inventory: %w", pv.id, err)
 	}
-	committed = true
-	obj := &Object{fsys: r.fsys, dir: dir, inv: inv}
-	if err := r.fsys.Write(context.WithoutCancel(ctx), path.Join(dir, "inventory.json.sha512"), strings.NewReader(side), false); err != nil {
-		return obj, fmt.Errorf("ocfl: commit %q: version %s committed, but its root sidecar was not written (the next open rewrites it): %w", id, name, err)
+	obj := &Object{fsys: r.fsys, dir: pv.dir, inv: pv.inv}
+	if err := write(context.WithoutCancel(ctx), path.Join(pv.dir, "inventory.json.sha512"), strings.NewReader(pv.side), false); err != nil {
+		return obj, fmt.Errorf("ocfl: commit %q: version %s committed, but its root sidecar was not written (the next open rewrites it): %w", pv.id, pv.name, err)
 	}
 	return obj, nil
 }
 
 // writeContent writes the bytes of digest d to name, checking the digest
 // as they stream.
-func (r *Root) writeContent(ctx context.Context, name, d string, open func(context.Context, string) (io.ReadCloser, error)) error {
+func writeContent(ctx context.Context, write writeFunc, name, d string, open func(context.Context, string) (io.ReadCloser, error)) error {
 	rc, err := open(ctx, lower(d))
 	if err != nil {
 		return fmt.Errorf("open content %s: %w", d, err)
@@ -205,7 +253,7 @@ func (r *Root) writeContent(ctx context.Context, name, d string, open func(conte
 	defer rc.Close()
 	h, _ := newHash("sha512")
 	vr := &verifyReader{r: rc, h: h, want: lower(d), name: name}
-	if err := r.fsys.Write(ctx, name, vr, false); err != nil {
+	if err := write(ctx, name, vr, false); err != nil {
 		return err
 	}
 	// An FS that stops before the end would skip the check at io.EOF.

@@ -193,35 +193,34 @@ func (p *Preserver) due(ctx context.Context, tx shelfmark.ReadTx, cp int64, cuto
 	}
 }
 
-// preserveAll preserves objects, Parallel at a time (objects are
-// independent: each has its own lock and files), and returns how many
-// versions it wrote; it stops at the first error.
+// preserveAll preserves objects in one ocfl.Batch: each object's new
+// version is written up to its commit point, Parallel objects at a time
+// (objects are independent: each has its own lock and files), and then all
+// are committed with two synchronisations of the storage root in all. It
+// returns how many versions it wrote; on the first error it writes none.
 func (p *Preserver) preserveAll(ctx context.Context, objects []int64, at map[int64]time.Time) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	batch := p.root.NewBatch()
 	next := make(chan int64)
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		versions int
-		first    error
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
 	)
 	for range min(p.opts.Parallel, len(objects)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for key := range next {
-				wrote, err := p.Preserve(ctx, key, at[key])
-				mu.Lock()
-				if err != nil && first == nil {
-					first = err
-					cancel()
+				if _, err := p.add(ctx, batch, key, at[key]); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+						cancel()
+					}
+					mu.Unlock()
 				}
-				if wrote {
-					versions++
-					p.versions.Add(1)
-				}
-				mu.Unlock()
 			}
 		}()
 	}
@@ -238,7 +237,13 @@ feed:
 	if first == nil && ctx.Err() != nil {
 		first = ctx.Err()
 	}
-	return versions, first
+	if first != nil {
+		batch.Abort(ctx)
+		return 0, first
+	}
+	n, err := batch.Commit(ctx)
+	p.versions.Add(int64(n))
+	return n, err
 }
 
 // objects maps changed rows to the objects that hold them (works and
@@ -298,10 +303,25 @@ func (p *Preserver) objects(ctx context.Context, tx shelfmark.ReadTx, rows []*sh
 
 // Preserve writes a version of the object of key (a work or a
 // collection) dated at, unless its state equals its newest version's. It
-// reports whether it wrote one. The originals' SHA-512 digests are taken
+// reports whether it wrote one. It is a batch of one (see add).
+func (p *Preserver) Preserve(ctx context.Context, key int64, at time.Time) (bool, error) {
+	batch := p.root.NewBatch()
+	added, err := p.add(ctx, batch, key, at)
+	if err != nil || !added {
+		batch.Abort(ctx)
+		return false, err
+	}
+	n, err := batch.Commit(ctx)
+	p.versions.Add(int64(n))
+	return n == 1, err
+}
+
+// add adds to batch a version of the object of key (a work or a
+// collection) dated at, unless its state equals its newest version's. It
+// reports whether it added one. The originals' SHA-512 digests are taken
 // from the database, else from the object's newest record, else by
 // reading the bytes once; the record keeps them.
-func (p *Preserver) Preserve(ctx context.Context, key int64, at time.Time) (bool, error) {
+func (p *Preserver) add(ctx context.Context, batch *ocfl.Batch, key int64, at time.Time) (bool, error) {
 	var st *State
 	err := p.store.View(ctx, func(tx shelfmark.ReadTx) error {
 		var err error
@@ -342,7 +362,7 @@ func (p *Preserver) Preserve(ctx context.Context, key int64, at time.Time) (bool
 	if head > 0 && maps.Equal(state, old) {
 		return false, nil
 	}
-	_, err = p.root.Commit(ctx, id, head, ocfl.NewVersion{
+	err = batch.Add(ctx, id, head, ocfl.NewVersion{
 		State: state,
 		Content: func(ctx context.Context, digest string) (io.ReadCloser, error) {
 			c, ok := byDigest[digest]

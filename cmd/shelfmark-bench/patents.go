@@ -165,6 +165,18 @@ func patentsPreserved(ctx context.Context, out io.Writer, lf labFlags, r *bench.
 	done := make(chan error, 1)
 	go func() { done <- p.Run(pctx) }()
 	defer func() { stop(); <-done }()
+	// when the preserver wrote its first version (its working time is from
+	// then to the catch-up)
+	firstAt := make(chan time.Time, 1)
+	go func() {
+		for pctx.Err() == nil {
+			if p.Stats().Versions > 0 {
+				firstAt <- time.Now()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
 	bar := setup.NewProgressBar(cfg.Works, "works, preservation on")
 	cfg.Progress = func(s ingest.Stats) { bar.Set(int(s.Stored + s.Skipped + s.Failed)) }
 	on, err := bench.RunPatents(ctx, e.repo, e.blobs, cfg)
@@ -195,6 +207,27 @@ func patentsPreserved(ctx context.Context, out io.Writer, lf labFlags, r *bench.
 	}
 	catchUp := time.Since(t0)
 	ratio := on.RatePerS / r.RatePerS
+	versions := p.Stats().Versions
+	var working time.Duration
+	select {
+	case t := <-firstAt:
+		working = time.Since(t)
+	default:
+	}
+	// the file system's limit: metadata operations a second, measured now,
+	// over those each version made
+	fst := fsys.Stats()
+	perVersion := float64(fst.Files+fst.Dirs) / float64(max(versions, 1))
+	rawOps, err := bench.RawCreateLimit(e.dir, preserve.DefaultParallel, 2*time.Second)
+	if err != nil {
+		return fmt.Errorf("raw create limit: %w", err)
+	}
+	rate := float64(versions) / max(working.Seconds(), 1e-9)
+	limit := rawOps / max(perVersion, 1)
+	r.Params["preservation_versions_per_s"], r.Params["preservation_fs_ops_per_version"] = rate, perVersion
+	r.Params["raw_create_limit_ops_per_s"], r.Params["preservation_versions_limit_per_s"] = rawOps, limit
+	fmt.Fprintf(out, "preserver: %.0f versions/s while it worked; %.1f files and directories made per version; the file system makes %.0f a second (8 writers, no fsync), a limit of %.0f versions/s: the preserver at %.0f%% of it\n",
+		rate, perVersion, rawOps, limit, 100*rate/limit)
 	r.Params["preservation_on_works_per_s"], r.Params["preservation_ratio"] = on.RatePerS, ratio
 	r.Params["preservation_versions_during_ingest"], r.Params["preservation_lag_at_end_s"], r.Params["preservation_catch_up_s"] = during, lag.Seconds(), catchUp.Seconds()
 	fmt.Fprintf(out, "preservation on: %.0f works/s, %.2f× the run without it (%.0f works/s); %d versions written during the ingest; lag when it ended %.1f s, caught up %.1f s later (%d versions in all)\n",
