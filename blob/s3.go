@@ -120,6 +120,7 @@ type S3Store struct {
 	timeout time.Duration
 	refresh time.Duration
 	observe func(op string, d time.Duration, err error)
+	role    string // what error messages call it ("" : the S3 content store)
 	heads   sync.Pool // of *[]byte, SmallMax+1 long
 
 	// Deferred small blobs wait in pending until Sync (or until they
@@ -175,6 +176,11 @@ func NewS3(ctx context.Context, opts S3Options) (*S3Store, error) {
 	if opts.Small == nil {
 		return nil, errors.New("blob: s3: no store for small blobs given")
 	}
+	return newS3(ctx, opts)
+}
+
+// newS3 is NewS3 without the small blob store, which S3FS does not use.
+func newS3(ctx context.Context, opts S3Options) (*S3Store, error) {
 	if !bucketName.MatchString(opts.Bucket) {
 		return nil, fmt.Errorf("blob: s3: %.80q is not a bucket name", opts.Bucket)
 	}
@@ -436,14 +442,27 @@ func (s *S3Store) fresh(ctx context.Context, sha string, size int64) (bool, erro
 // putObject uploads the spooled bytes with one PutObject, which S3 checks
 // against their SHA-256.
 func (s *S3Store) putObject(ctx context.Context, sha string, f *os.File, size int64) error {
-	key := s.key(sha)
+	return s.putObjectAt(ctx, s.key(sha), sha, f, size, false)
+}
+
+// putObjectAt uploads size bytes of f, whose SHA-256 is sha, as key with
+// one PutObject; with exclusive set only if no object is under key
+// (If-None-Match: *; a 412 answer is an error wrapping fs.ErrExist).
+func (s *S3Store) putObjectAt(ctx context.Context, key, sha string, f *os.File, size int64, exclusive bool) error {
 	sum, _ := hex.DecodeString(sha)
+	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: &key,
+		Body: io.NewSectionReader(f, 0, size), ContentLength: aws.Int64(size),
+		ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum))}
+	if exclusive {
+		in.IfNoneMatch = aws.String("*")
+	}
 	err := s.call(ctx, "PutObject", func(ctx context.Context) error {
-		_, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &key,
-			Body: io.NewSectionReader(f, 0, size), ContentLength: aws.Int64(size),
-			ChecksumSHA256: aws.String(base64.StdEncoding.EncodeToString(sum))}, payloadHash(sha))
+		_, err := s.client.PutObject(ctx, in, payloadHash(sha))
 		return err
 	})
+	if exclusive && preconditionFailed(err) {
+		return fmt.Errorf("blob: s3: %s: %w", key, fs.ErrExist)
+	}
 	if err != nil {
 		return s.fail(ctx, "PutObject", key, err)
 	}
@@ -467,7 +486,11 @@ func payloadHash(sha string) func(*s3.Options) {
 // putMultipart uploads the spooled bytes in parts of s.part bytes, a few at
 // once, and aborts the upload on any failure, so that nothing of it stays.
 func (s *S3Store) putMultipart(ctx context.Context, sha string, f *os.File, size int64) error {
-	key := s.key(sha)
+	return s.putMultipartAt(ctx, s.key(sha), f, size)
+}
+
+// putMultipartAt is putMultipart under any key.
+func (s *S3Store) putMultipartAt(ctx context.Context, key string, f *os.File, size int64) error {
 	var id string
 	err := s.call(ctx, "CreateMultipartUpload", func(ctx context.Context) error {
 		out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &s.bucket, Key: &key})
@@ -772,6 +795,21 @@ func notFoundErr(err error) bool {
 	return false
 }
 
+// what names the store in error messages.
+func (s *S3Store) what() string {
+	if s.role != "" {
+		return s.role
+	}
+	return "S3 content store"
+}
+
+// preconditionFailed reports whether err is S3's 412 answer to a
+// conditional request.
+func preconditionFailed(err error) bool {
+	var re *awshttp.ResponseError
+	return errors.As(err, &re) && re.HTTPStatusCode() == http.StatusPreconditionFailed
+}
+
 // fail turns an error of an S3 request into one a client can act on:
 // EUNAVAILABLE, whose message says whether the store refused the
 // credentials, lacks the bucket, failed, or did not answer in time; the
@@ -794,18 +832,18 @@ func (s *S3Store) fail(ctx context.Context, op, key string, err error) error {
 	}
 	switch {
 	case code == "NoSuchBucket" || (op == "HeadBucket" && status == http.StatusNotFound):
-		msg = fmt.Sprintf("The S3 content store has no bucket %q.", s.bucket)
+		msg = fmt.Sprintf("The %s has no bucket %q.", s.what(), s.bucket)
 	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "AccessDenied" ||
 		code == "InvalidToken" || code == "ExpiredToken" || status == http.StatusForbidden || status == http.StatusUnauthorized:
-		msg = fmt.Sprintf("The S3 content store refused this server's credentials for bucket %q (%s).", s.bucket, firstNonEmpty(code, http.StatusText(status)))
+		msg = fmt.Sprintf("The %s refused this server's credentials for bucket %q (%s).", s.what(), s.bucket, firstNonEmpty(code, http.StatusText(status)))
 	case errors.Is(err, context.DeadlineExceeded):
-		msg = fmt.Sprintf("The S3 content store did not answer within %s.", s.timeout)
+		msg = fmt.Sprintf("The %s did not answer within %s.", s.what(), s.timeout)
 	case status >= 500:
-		msg = fmt.Sprintf("The S3 content store failed (HTTP %d %s).", status, code)
+		msg = fmt.Sprintf("The %s failed (HTTP %d %s).", s.what(), status, code)
 	case status != 0:
-		msg = fmt.Sprintf("The S3 content store rejected a request (HTTP %d %s).", status, code)
+		msg = fmt.Sprintf("The %s rejected a request (HTTP %d %s).", s.what(), status, code)
 	default:
-		msg = "The S3 content store cannot be reached."
+		msg = fmt.Sprintf("The %s cannot be reached.", s.what())
 	}
 	return fmt.Errorf("blob: s3: %s %s: %w (%w)", op, key, &shelfmark.Error{Code: shelfmark.EUNAVAILABLE, Message: msg}, err)
 }

@@ -229,3 +229,49 @@ func TestBatchTornRootInventory(t *testing.T) {
 		t.Fatalf("a torn root with no whole version: %v, want an error naming inventory.json", err)
 	}
 }
+
+// noLocks is an FS without locks (as an S3 store is).
+type noLocks struct{ FS }
+
+// TestOpenWithoutLocksRepairsNothing: on an FS without locks, a reader in
+// another process must not take a version in progress for a crash's
+// leftovers: Open there leaves it alone, and the writer commits it.
+func TestOpenWithoutLocksRepairsNothing(t *testing.T) {
+	ctx := context.Background()
+	_, dirfs := newRoot(t)
+	writer, err := OpenRoot(ctx, noLocks{dirfs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, writer, "info:old", 0, files{"a": "alpha"}, "v1")
+	b := writer.NewBatch()
+	for _, add := range []struct {
+		id   string
+		head int
+	}{{"info:old", 1}, {"info:new", 0}} {
+		if err := b.Add(ctx, add.id, add.head, newVersion(files{"a": "changed"}, "x", nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reader, err := OpenRoot(ctx, noLocks{dirfs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Open(ctx, "info:new"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a new object in progress: %v, want ErrNotFound", err)
+	}
+	if obj, err := reader.Open(ctx, "info:old"); err != nil || obj.Head() != 1 {
+		t.Fatalf("an object with a version in progress: %v, %v; want head 1", obj, err)
+	}
+	if n, err := b.Commit(ctx); err != nil || n != 2 {
+		t.Fatalf("commit after the reads: %d, %v", n, err)
+	}
+	for _, id := range []string{"info:old", "info:new"} {
+		obj, err := reader.Open(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkObject(t, obj, obj.Head(), files{"a": "changed"})
+	}
+	mustValid(t, dirfs)
+}

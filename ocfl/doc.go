@@ -82,7 +82,8 @@
 // creation of the version inventory (If-None-Match: *) still stops two
 // writers from both committing a version, but recovery by one could remove
 // the other's version in progress: run one writing process per storage
-// root, or give the FS a Locker.
+// root, or give the FS a Locker. Readers are safe there: on an FS without
+// locks Root.Open repairs nothing and reads the last committed version.
 //
 // # Validation
 //

@@ -221,8 +221,17 @@ func (v *verifyReader) Close() error {
 // (ErrNotFound if there is none). If a writer stopped part way, the leftovers
 // are removed first (see the package documentation), under the object's
 // lock. Cost: reading the root inventory and listing the object root.
+//
+// On an FS that is not a Locker (S3), Open repairs nothing: another
+// process may be writing the object, and what looks like a crash's
+// leftovers may be its version in progress. It reads the root inventory
+// (or, if that does not parse, the newest whole version inventory) and
+// leaves recovery to the writer's next Commit or RecoverAll.
 func (r *Root) Open(ctx context.Context, id string) (*Object, error) {
 	dir := ObjectPath(id)
+	if _, ok := r.fsys.(Locker); !ok {
+		return r.view(ctx, id, dir)
+	}
 	unlock, err := r.lock(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -234,6 +243,33 @@ func (r *Root) Open(ctx context.Context, id string) (*Object, error) {
 	}
 	if inv == nil {
 		return nil, fmt.Errorf("ocfl: %q: %w", id, ErrNotFound)
+	}
+	if inv.ID != id {
+		return nil, fmt.Errorf("ocfl: object at %s has id %q, not %q", dir, inv.ID, id)
+	}
+	return &Object{fsys: r.fsys, dir: dir, inv: inv}, nil
+}
+
+// view reads the object id at dir without changing anything (see Open).
+func (r *Root) view(ctx context.Context, id, dir string) (*Object, error) {
+	data, err := readFile(ctx, r.fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("ocfl: %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{}
+	inv := checkInventory(data, path.Join(dir, "inventory.json"), rep)
+	if !rep.Valid() {
+		entries, err := r.fsys.ReadDir(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		if inv, _, ok := r.newestWhole(ctx, dir, entries); ok {
+			return &Object{fsys: r.fsys, dir: dir, inv: inv}, nil
+		}
+		return nil, fmt.Errorf("ocfl: object root %s: %w", dir, rep.Err())
 	}
 	if inv.ID != id {
 		return nil, fmt.Errorf("ocfl: object at %s has id %q, not %q", dir, inv.ID, id)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/ocfl"
 	"github.com/shelfmark/shelfmark/preserve"
 )
@@ -23,31 +24,53 @@ type preservationFlags struct {
 }
 
 func (p *preservationFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&p.root, "preservation", "", `the OCFL 1.1 storage root that keeps a version of every work and collection after each change (default: DATA/ocfl); "off": no preservation copy`)
+	f.StringVar(&p.root, "preservation", "", `the OCFL 1.1 storage root that keeps a version of every work and collection after each change: a directory (default: DATA/ocfl) or s3://bucket/prefix (reached with the --s3-* settings); "off": no preservation copy`)
 	f.DurationVar(&p.window, "preservation-window", preserve.DefaultWindow, "how old a change must be before it is preserved: the changes of one window make one version of an object")
 }
 
 // preserver returns the preservation loop of a server, or nil when the
-// copy is off. The storage root is made on first use.
-func (p *preservationFlags) preserver(ctx context.Context, data string, store shelfmark.Storage, blobs shelfmark.BlobStore, ids *shelfmark.IDCodec, log *slog.Logger) (*preserve.Preserver, error) {
+// copy is off. The storage root is made on first use: a directory, or an
+// s3://bucket/prefix reached with the content store's --s3-* settings.
+func (p *preservationFlags) preserver(ctx context.Context, data string, content BlobFlags, store shelfmark.Storage, blobs shelfmark.BlobStore, ids *shelfmark.IDCodec, log *slog.Logger) (*preserve.Preserver, error) {
+	fsys, err := p.fs(ctx, data, content)
+	if fsys == nil || err != nil {
+		return nil, err
+	}
+	root, err := ocfl.InitRoot(ctx, fsys) // made on first use, opened after
+	if err != nil {
+		return nil, fmt.Errorf("--preservation %s: %w", p.root, err)
+	}
+	return preserve.New(store, blobs, root, ids, preserve.Options{Window: p.window, Logger: log}), nil
+}
+
+// fs opens the FS of the storage root (nil when the copy is off).
+func (p *preservationFlags) fs(ctx context.Context, data string, content BlobFlags) (ocfl.FS, error) {
 	dir := p.root
 	switch {
 	case dir == "off":
 		return nil, nil
 	case dir == "":
 		dir = filepath.Join(data, "ocfl")
+	case strings.HasPrefix(dir, "s3://"):
+		bucket, prefix, err := blob.ParseS3URL(dir)
+		if err != nil {
+			return nil, fmt.Errorf("--preservation: %w", err)
+		}
+		fsys, err := blob.NewS3FS(ctx, blob.S3Options{Bucket: bucket, Prefix: prefix, Endpoint: content.endpoint,
+			PathStyle: content.pathStyle, Region: content.region, AccessKey: content.accessKey, SecretKey: content.secretKey,
+			SpoolDir: filepath.Join(data, "ocfl-spool"), Timeout: content.timeout})
+		if err != nil {
+			return nil, fmt.Errorf("--preservation %s: %w", dir, err)
+		}
+		return fsys, nil
 	case strings.Contains(dir, "://"):
-		return nil, fmt.Errorf("--preservation %s: only a directory is supported yet", dir)
+		return nil, fmt.Errorf("--preservation %s: a directory or s3://bucket/prefix", dir)
 	}
 	fsys, err := ocfl.NewDirFS(dir)
 	if err != nil {
 		return nil, fmt.Errorf("--preservation %s: %w", dir, err)
 	}
-	root, err := ocfl.InitRoot(ctx, fsys) // made on first use, opened after
-	if err != nil {
-		return nil, fmt.Errorf("--preservation %s: %w", dir, err)
-	}
-	return preserve.New(store, blobs, root, ids, preserve.Options{Window: p.window, Logger: log}), nil
+	return fsys, nil
 }
 
 // registerPreservationMetrics reports the preservation copy in /metrics:

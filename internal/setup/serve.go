@@ -212,7 +212,7 @@ func serve(ctx context.Context, c ServeConfig) error {
 		return err
 	}
 	opts.AuthFailures = sharedAuthFailures(store) // leader.go
-	keeper, err := c.preservation.preserver(ctx, c.data, store, blobs, ids, log)
+	keeper, err := c.preservation.preserver(ctx, c.data, c.content, store, blobs, ids, log)
 	if err != nil {
 		return err
 	}
