@@ -120,7 +120,7 @@ type S3Store struct {
 	timeout time.Duration
 	refresh time.Duration
 	observe func(op string, d time.Duration, err error)
-	role    string // what error messages call it ("" : the S3 content store)
+	role    string    // what error messages call it ("" : the S3 content store)
 	heads   sync.Pool // of *[]byte, SmallMax+1 long
 
 	// Deferred small blobs wait in pending until Sync (or until they
