@@ -200,6 +200,53 @@ func TestPreserver(t *testing.T) {
 			t.Fatalf("%d content files after one edit, want the 3 originals once and the record and metadata twice", n)
 		}
 
+		// a page's file replaced and the work made private: one version,
+		// whose only new bytes are the new file's
+		s.clock.Add(time.Minute)
+		kids, err := s.repo.ListChildren(s.ctx, pages[0], shelfmark.PageRequest{Limit: 10})
+		if err != nil || len(kids.Items) != 1 {
+			t.Fatalf("the first page's files: %v, %v", kids, err)
+		}
+		b, err := s.blobs.Put(s.ctx, strings.NewReader("first page, rescanned"), shelfmark.PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: pages[0], File: &shelfmark.File{
+			Name: "page.txt", MediaType: "text/plain", Size: b.Size, SHA256: b.Digests[shelfmark.SHA256], Use: shelfmark.UseOriginal}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.repo.DeleteResource(s.ctx, kids.Items[0].ID, 0); err != nil {
+			t.Fatal(err)
+		}
+		private := shelfmark.Private
+		if _, err := s.repo.UpdateResource(s.ctx, work.ID, shelfmark.ResourceUpdate{Visibility: &private}); err != nil {
+			t.Fatal(err)
+		}
+		s.clock.Add(DefaultWindow)
+		if _, versions, err := s.p.CatchUp(context.Background()); err != nil || versions != 1 {
+			t.Fatalf("after a file replaced and a visibility change: %d versions, %v", versions, err)
+		}
+		o = s.object(t, work.ID)
+		if n := len(o.ContentFiles()); o.Head() != 3 || n != 3+2+2+2 {
+			t.Fatalf("head %d with %d content files, want 3 with the new file and the record added (the metadata did not change)", o.Head(), n)
+		}
+		var rec3 Record
+		if err := json.Unmarshal([]byte(s.read(t, o, 3, RecordPath)), &rec3); err != nil {
+			t.Fatal(err)
+		}
+		if rec3.Resources[0].Visibility != string(shelfmark.Private) {
+			t.Fatalf("version 3's work is %q, want private", rec3.Resources[0].Visibility)
+		}
+		found := false
+		for _, r := range rec3.Resources {
+			if r.File != nil && r.Parent == string(pages[0]) {
+				found = s.read(t, o, 3, r.File.Path) == "first page, rescanned"
+			}
+		}
+		if !found {
+			t.Fatalf("version 3 does not hold the first page's new file: %+v", rec3.Resources)
+		}
+
 		// a step repeated from an older checkpoint writes nothing again
 		if err := s.repo.Storage().Update(context.Background(), func(tx shelfmark.WriteTx) error {
 			v, err := tx.Counter(context.Background(), CounterCheckpoint)
