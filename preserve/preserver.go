@@ -446,7 +446,22 @@ func (p *Preserver) digest(ctx context.Context, sha256 string) (string, error) {
 
 // CatchUp runs steps until no change is due, and returns how many rows
 // and versions they took and wrote.
+//
+// Its outcome is what Ready reports until the next catch-up: a failure
+// (the storage root unreachable or full, say) is counted in Stats and
+// makes the copy "behind".
 func (p *Preserver) CatchUp(ctx context.Context) (rows, versions int, err error) {
+	defer func() {
+		if ctx.Err() != nil {
+			return // stopped, not failed
+		}
+		p.mu.Lock()
+		p.lastErr = err
+		p.mu.Unlock()
+		if err != nil {
+			p.failures.Add(1)
+		}
+	}()
 	for {
 		r, v, err := p.Step(ctx)
 		rows, versions = rows+r, versions+v
@@ -467,11 +482,7 @@ func (p *Preserver) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		p.mu.Lock()
-		p.lastErr = err
-		p.mu.Unlock()
 		if err != nil {
-			p.failures.Add(1)
 			p.opts.Logger.Warn("preservation step failed; retrying", "err", err)
 		} else if versions > 0 {
 			p.opts.Logger.Debug("preserved", "changes", rows, "versions", versions)

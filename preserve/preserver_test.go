@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -324,8 +327,8 @@ func TestOtherRoot(t *testing.T) {
 		if _, _, err := p.CatchUp(context.Background()); !errors.Is(err, ErrOtherRoot) {
 			t.Fatalf("another root: %v, want ErrOtherRoot", err)
 		}
-		if err := p.Ready(context.Background()); err != nil {
-			t.Fatalf("ready before any run: %v", err)
+		if err := p.Ready(context.Background()); !errors.Is(err, ErrOtherRoot) {
+			t.Fatalf("ready after a catch-up on another root: %v, want it to say why", err)
 		}
 		var n int
 		if err := other.Objects(context.Background(), func(string, error) error { n++; return nil }); err != nil {
@@ -386,6 +389,99 @@ func TestPreserverFailureKeepsCheckpoint(t *testing.T) {
 			if got := s.read(t, s.object(t, w), 1, RecordPath); !strings.Contains(got, string(w)) {
 				t.Fatalf("work %s: %s", w, got)
 			}
+		}
+	})
+}
+
+// fullFS is a storage root's FS whose disk fills up: while full, every
+// write fails with ENOSPC once its first bytes are written.
+type fullFS struct {
+	*ocfl.DirFS
+	full atomic.Bool
+}
+
+func (f *fullFS) check(name string) error {
+	if f.full.Load() {
+		return fmt.Errorf("write %s: %w", name, syscall.ENOSPC)
+	}
+	return nil
+}
+
+func (f *fullFS) Write(ctx context.Context, name string, r io.Reader, exclusive bool) error {
+	if err := f.check(name); err != nil {
+		return err
+	}
+	return f.DirFS.Write(ctx, name, r, exclusive)
+}
+
+func (f *fullFS) WriteLater(ctx context.Context, name string, r io.Reader, exclusive bool) error {
+	if err := f.check(name); err != nil {
+		return err
+	}
+	return f.DirFS.WriteLater(ctx, name, r, exclusive)
+}
+
+// TestPreserverRootFull: while the storage root's disk is full, a
+// catch-up fails, the copy reports itself behind, the checkpoint stays
+// and no partial version is left; once there is space the copy catches up
+// with everything.
+func TestPreserverRootFull(t *testing.T) {
+	stacks(t, func(t *testing.T, s *stack) {
+		ffs := &fullFS{DirFS: s.fsys}
+		root, err := ocfl.OpenRoot(context.Background(), ffs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := New(s.repo.Storage(), s.blobs, root, s.repo.IDs(), Options{Now: s.clock.Now, Batch: 4})
+		var works []shelfmark.ID
+		for i := range 3 {
+			w, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.page(t, w.ID, fmt.Sprint("page of work ", i))
+			works = append(works, w.ID)
+		}
+		s.clock.Add(DefaultWindow)
+		if _, _, err := p.CatchUp(context.Background()); err != nil { // the repository object
+			t.Fatal(err)
+		}
+		ffs.full.Store(true)
+		w, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork})
+		if err != nil {
+			t.Fatal(err)
+		}
+		works = append(works, w.ID)
+		s.clock.Add(DefaultWindow)
+		if _, _, err := p.CatchUp(context.Background()); !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("catch-up on a full disk: %v, want ENOSPC", err)
+		}
+		if err := p.Ready(context.Background()); err == nil || !strings.Contains(err.Error(), "no space") {
+			t.Fatalf("ready on a full disk: %v", err)
+		}
+		if p.Stats().Failures != 1 {
+			t.Fatalf("failures %d, want 1", p.Stats().Failures)
+		}
+		if rep := ocfl.ValidateRoot(context.Background(), s.fsys); len(rep.Errors)+len(rep.Warnings) > 0 {
+			t.Fatalf("storage root after the failed catch-up:\n%s", rep)
+		}
+		if _, err := s.root.Open(context.Background(), ObjectID(w.ID)); !errors.Is(err, ocfl.ErrNotFound) {
+			t.Fatalf("the work made while full: %v, want no object", err)
+		}
+		ffs.full.Store(false)
+		if _, _, err := p.CatchUp(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Ready(context.Background()); err != nil {
+			t.Fatalf("ready after the catch-up: %v", err)
+		}
+		for _, w := range works {
+			if o := s.object(t, w); o.Head() != 1 {
+				t.Fatalf("work %s at head %d", w, o.Head())
+			}
+		}
+		if rep := ocfl.ValidateRoot(context.Background(), s.fsys); len(rep.Errors)+len(rep.Warnings) > 0 {
+			t.Fatalf("storage root after the catch-up:\n%s", rep)
 		}
 	})
 }
