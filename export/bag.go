@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -88,6 +89,7 @@ func (e *Exporter) Bag(ctx context.Context, id shelfmark.ID, dir string) (*BagRe
 	if err != nil {
 		return nil, err
 	}
+	bagPaths(s.state.Record)
 	contents, err := s.state.Contents()
 	if err != nil {
 		return nil, fmt.Errorf("export %s: %w", id, err)
@@ -183,4 +185,35 @@ func title(stmts []shelfmark.Statement) string {
 // oneLine is s with line breaks as spaces (a bag-info value is one line).
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// bagPaths makes the record's paths of originals safe for every BagIt
+// reader: RFC 8493 asks for %, CR and LF in manifest paths to be
+// percent-encoded, which bagit-python 1.9.0 and most other tools do not
+// decode for %, so a bag holding such a name would be refused by them.
+// Such characters become "_" in the bag's path (and in the bag's record,
+// whose "path" names where the bytes are; "name" keeps the original
+// name); a path so made that another original has already gets the
+// file's id before its name.
+func bagPaths(rec *preserve.Record) {
+	taken := map[string]bool{}
+	for _, r := range rec.Resources {
+		if r.File != nil && r.File.Path != "" && !strings.ContainsAny(r.File.Path, "%\r\n") {
+			taken[r.File.Path] = true
+		}
+	}
+	for _, r := range rec.Resources {
+		f := r.File
+		if f == nil || f.Path == "" || !strings.ContainsAny(f.Path, "%\r\n") {
+			continue
+		}
+		dir, name := path.Split(f.Path)
+		name = strings.NewReplacer("%", "_", "\r", "_", "\n", "_").Replace(name)
+		p := dir + name
+		if taken[p] {
+			p = dir + r.ID + "-" + name
+		}
+		taken[p] = true
+		f.Path = p
+	}
 }

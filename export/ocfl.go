@@ -202,8 +202,10 @@ func (e *Exporter) writeObject(ctx context.Context, root *ocfl.Root, id shelfmar
 			sum := sha512.Sum512(c.Bytes)
 			d = hex.EncodeToString(sum[:])
 		}
-		if d == "" {
-			return fmt.Errorf("%s: the repository holds no SHA-512 of this original", c.Path)
+		if d == "" { // an original stored before SHA-512s were kept
+			if d, err = e.sha512Of(ctx, c.File.SHA256); err != nil {
+				return fmt.Errorf("%s: %w", c.Path, err)
+			}
 		}
 		state[c.Path] = d
 		byDigest[d] = c
@@ -225,4 +227,22 @@ func (e *Exporter) writeObject(ctx context.Context, root *ocfl.Root, id shelfmar
 		User:    ocfl.User{Name: SoftwareName, Address: preserve.RepositoryObject},
 	})
 	return err
+}
+
+// sha512Of reads the blob of sha256 and returns its SHA-512, checking its
+// SHA-256 on the way.
+func (e *Exporter) sha512Of(ctx context.Context, sha256hex string) (string, error) {
+	rc, err := e.blobs.Open(ctx, sha256hex)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	h5, h2 := sha512.New(), sha256.New()
+	if _, err := io.Copy(io.MultiWriter(h5, h2), rc); err != nil {
+		return "", err
+	}
+	if got := hex.EncodeToString(h2.Sum(nil)); got != sha256hex {
+		return "", fmt.Errorf("the content store's bytes of %s have the SHA-256 %s: the content store is damaged", sha256hex, got)
+	}
+	return hex.EncodeToString(h5.Sum(nil)), nil
 }
