@@ -206,7 +206,9 @@ func checkPath(p string) string {
 
 // bytesOpener opens data.
 func bytesOpener(data []byte) func(context.Context) (io.ReadCloser, error) {
-	return func(context.Context) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(string(data))), nil }
+	return func(context.Context) (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader(string(data))), nil
+	}
 }
 
 // writeFile copies f's bytes to root/rel, hashing them with every
