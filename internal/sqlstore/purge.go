@@ -10,7 +10,7 @@ import (
 
 // purgeTreeSQL lists the tree a purge removes: $1, its descendants at any
 // depth (live or deleted) and the files made from any of them, each with
-// its kind and its file's digest (” for none), at most $2 rows. One
+// its kind and its file's digest (empty for none), at most $2 rows. One
 // recursive walk of resources_children.
 const purgeTreeSQL = `WITH RECURSIVE below(key) AS (
     SELECT key FROM resources WHERE key = $1
