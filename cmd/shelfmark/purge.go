@@ -84,7 +84,16 @@ func purge(ctx context.Context, engine *shelfmark.Repository, blobs shelfmark.Bl
 			return nil
 		}
 	}
-	return engine.Purge(ctx, id, reason, opts)
+	res, err := engine.Purge(ctx, id, reason, opts)
+	if shelfmark.ErrorCode(err) == shelfmark.ENOTFOUND && root != nil && engine.IDs().Valid(id) {
+		// purged before: a preserver that was writing a version of it at
+		// that moment may have left its object; remove it again
+		if perr := root.Purge(ctx, preserve.ObjectID(id)); perr != nil {
+			return nil, fmt.Errorf("%w; removing its object from the preservation copy: %v", err, perr)
+		}
+		return nil, fmt.Errorf("%w (not in the database: purged before? its object, if one was left in the preservation copy, is removed now)", err)
+	}
+	return res, err
 }
 
 // printPurge says what a purge removed.

@@ -157,6 +157,19 @@ func TestExportPurge(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantOutput(t, "audit", cli("audit", "--resource", string(book)), "purge", "takedown notice 42", "system:cli")
+
+			// an object a preserver left behind is removed by a second purge
+			if _, err := root.Commit(ctx, preserve.ObjectID(book), 0, ocfl.NewVersion{State: map[string]string{},
+				Created: time.Now(), Message: "left behind", User: ocfl.User{Name: "test"}}); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := runCLI(t, append([]string{"purge", string(book), "--reason", "again"}, store...)...); err == nil ||
+				!regexp.MustCompile(`purged before\?`).MatchString(err.Error()) {
+				t.Fatalf("a second purge: %v\n%s", err, out)
+			}
+			if _, err := root.Open(ctx, preserve.ObjectID(book)); !errors.Is(err, ocfl.ErrNotFound) {
+				t.Fatalf("the object left behind: %v", err)
+			}
 			if _, err := os.Stat(filepath.Join(bags, string(book), "bagit.txt")); err != nil {
 				t.Fatal(err) // an export is the user's: a purge does not reach it
 			}
