@@ -131,6 +131,9 @@ func (b *bagReader) readShelfmarkBag(recordName string, payload map[string]check
 				continue // a derivative or an external file: not in the bag
 			}
 			i, ok := sets[r.Parent]
+			if r.Parent == rec.ID {
+				return nil, b.fail(recordName, nil, "%s: file %s hangs directly on %s, not on a file set: such bags are not ingested yet", recordName, r.ID, rec.ID)
+			}
 			if !ok {
 				return nil, b.fail(recordName, nil, "%s: file %s is not in a file set the record lists before it", recordName, r.ID)
 			}

@@ -103,6 +103,11 @@ func TestShelfmarkBag(t *testing.T) {
 			r.Shelfmark = preserve.FormatVersion + 1
 			return r, files
 		},
+		"a file on the work itself": func() (*preserve.Record, map[string]string) {
+			r := rec()
+			r.Resources[2].Parent = "w1"
+			return r, files
+		},
 		"a file outside a file set": func() (*preserve.Record, map[string]string) {
 			r := rec()
 			r.Resources[2].Parent = "nowhere"
