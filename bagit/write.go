@@ -22,9 +22,9 @@ import (
 // Version is the BagIt version the bags declare in bagit.txt.
 const Version = "1.0"
 
-// Algorithms are the manifest algorithms every bag carries, in the order
+// algorithms are the manifest algorithms every bag carries, in the order
 // their manifests are written.
-var Algorithms = []string{"sha512", "sha256"}
+var algorithms = [...]string{"sha512", "sha256"}
 
 // Field is one "Label: value" line of bag-info.txt.
 type Field struct {
@@ -139,7 +139,7 @@ func Write(ctx context.Context, dest string, b Bag) (res *Result, err error) {
 	for p, ds := range res.Payload {
 		payload["data/"+p] = ds
 	}
-	for _, alg := range Algorithms {
+	for _, alg := range algorithms {
 		if err := put("manifest-"+alg+".txt", manifestText(payload, alg)); err != nil {
 			return nil, err
 		}
@@ -148,7 +148,7 @@ func Write(ctx context.Context, dest string, b Bag) (res *Result, err error) {
 	for k, v := range tags {
 		tagged[k] = v
 	}
-	for _, alg := range Algorithms {
+	for _, alg := range algorithms {
 		name := "tagmanifest-" + alg + ".txt"
 		if _, _, err := writeFile(ctx, tmp, name, File{Path: name, Open: bytesOpener(manifestText(tagged, alg))}, dirs); err != nil {
 			return nil, err

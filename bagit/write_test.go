@@ -56,7 +56,7 @@ func TestWrite(t *testing.T) {
 	if got := read(t, filepath.Join(dest, "data/line\nbreak.txt")); got != "" {
 		t.Fatalf("payload: %q", got)
 	}
-	for _, alg := range Algorithms {
+	for _, alg := range algorithms {
 		tm := read(t, filepath.Join(dest, "tagmanifest-"+alg+".txt"))
 		for _, f := range []string{"bagit.txt", "bag-info.txt", "manifest-sha256.txt", "manifest-sha512.txt"} {
 			if !strings.Contains(tm, "  "+f+"\n") {
