@@ -8,9 +8,11 @@
 //
 // Write builds the bag in a temporary directory beside its destination
 // (".NAME.tmp-…"), syncs every file and directory, and renames it into
-// place last: a bag is at its path whole or not at all, and a crash
-// leaves only a temporary directory, which the next Write to the same
-// parent removes. An existing destination is never replaced.
+// place last: a bag is at its path whole or not at all. A failed Write
+// removes its temporary directory; a crash leaves it (a hidden
+// ".NAME.tmp-…" beside the destination, safe to remove once no export
+// runs: Write does not, since another process may be writing it). An
+// existing destination is never replaced.
 //
 // # Cost
 //

@@ -81,7 +81,6 @@ func Write(ctx context.Context, dest string, b Bag) (res *Result, err error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("bagit: write %s: %w", dest, err)
 	}
-	removeStale(parent, name)
 	tmp, err := os.MkdirTemp(parent, "."+name+tmpInfix)
 	if err != nil {
 		return nil, fmt.Errorf("bagit: write %s: %w", dest, err)
@@ -166,27 +165,6 @@ func Write(ctx context.Context, dest string, b Bag) (res *Result, err error) {
 		return nil, fmt.Errorf("bagit: write %s: %w", dest, err)
 	}
 	return res, nil
-}
-
-// removeStale removes the temporary directories a crashed Write of name
-// left in parent.
-func removeStale(parent, name string) {
-	matches, _ := filepath.Glob(filepath.Join(parent, "."+globEscape(name)+tmpInfix+"*"))
-	for _, m := range matches {
-		os.RemoveAll(m)
-	}
-}
-
-// globEscape escapes the metacharacters of filepath.Match in s.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune(`*?[\`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // checkPath returns why p cannot be a payload path, or "".
