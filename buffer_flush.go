@@ -262,6 +262,11 @@ func (b *bufferedTx) SetPositions(ctx context.Context, parent int64, children []
 	return b.flushed(ctx, func() error { return b.tx.SetPositions(ctx, parent, children) })
 }
 
+// PurgeTree flushes first: it removes rows the buffer may hold.
+func (b *bufferedTx) PurgeTree(ctx context.Context, key int64, limit int) (*Purged, error) {
+	return flushed(ctx, b, func() (*Purged, error) { return b.tx.PurgeTree(ctx, key, limit) })
+}
+
 func (b *bufferedTx) Tombstone(ctx context.Context, key, seq int64, at time.Time) (int64, error) {
 	return flushed(ctx, b, func() (int64, error) { return b.tx.Tombstone(ctx, key, seq, at) })
 }

@@ -135,6 +135,19 @@ type indexPlan struct {
 }
 
 func (x *SearchIndexer) step(ctx context.Context) (int, error) {
+	pl, read, err := x.readStep(ctx)
+	if err != nil || read == 0 {
+		return 0, err
+	}
+	if err := x.writeStep(ctx, pl); err != nil {
+		return 0, err
+	}
+	return read, nil
+}
+
+// readStep reads the next batch of changes and the documents they call
+// for, in a read transaction.
+func (x *SearchIndexer) readStep(ctx context.Context) (*indexPlan, int, error) {
 	var pl indexPlan
 	var read int
 	err := x.store.View(ctx, func(tx ReadTx) error {
@@ -142,10 +155,13 @@ func (x *SearchIndexer) step(ctx context.Context) (int, error) {
 		read, err = x.read(ctx, tx, &pl)
 		return err
 	})
-	if err != nil || read == 0 {
-		return 0, err
-	}
-	err = x.store.Update(ctx, func(tx WriteTx) error {
+	return &pl, read, err
+}
+
+// writeStep writes what readStep read, in a write transaction that fails
+// with errIndexRaced when another step moved the checkpoint meanwhile.
+func (x *SearchIndexer) writeStep(ctx context.Context, pl *indexPlan) error {
+	return x.store.Update(ctx, func(tx WriteTx) error {
 		cp, err := tx.AddCounter(ctx, counterSearchCheckpoint, pl.newCheckpoint-pl.checkpoint)
 		if err != nil {
 			return err
@@ -156,12 +172,12 @@ func (x *SearchIndexer) step(ctx context.Context) (int, error) {
 		if err := tx.DeleteSearchDocs(ctx, pl.drop); err != nil {
 			return err
 		}
-		return tx.PutSearchDocs(ctx, pl.put)
+		put, err := withoutPurged(ctx, tx, pl.put)
+		if err != nil {
+			return err
+		}
+		return tx.PutSearchDocs(ctx, put)
 	})
-	if err != nil {
-		return 0, err
-	}
-	return read, nil
 }
 
 // read gathers the next batch of changes, cut at a change boundary (the
@@ -249,4 +265,24 @@ func searchText(fields []Field) (title, body string) {
 		}
 	}
 	return t.String(), b.String()
+}
+
+// withoutPurged drops the documents of resources purged since they were
+// read (see Existing).
+func withoutPurged(ctx context.Context, tx WriteTx, docs []SearchDoc) ([]SearchDoc, error) {
+	keys := make([]int64, 0, 2*len(docs))
+	for _, d := range docs {
+		keys = append(keys, d.Key, d.Work)
+	}
+	live, err := Existing(ctx, tx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := docs[:0:0]
+	for _, d := range docs {
+		if live[d.Key] && live[d.Work] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }

@@ -194,6 +194,9 @@ type WriteTx interface {
 	// at the given time and sequence number, removes their metadata and
 	// their own memberships, and returns how many resources it marked.
 	Tombstone(ctx context.Context, key, seq int64, at time.Time) (int64, error)
+	// PurgeTree removes key, its descendants (live or deleted) and the
+	// files made from any of them, with every row of them: see purge.go.
+	PurgeTree(ctx context.Context, key int64, limit int) (*Purged, error)
 }
 
 // StatementTracer, when given to a backend, is called after every SQL

@@ -284,6 +284,16 @@ func (b *bagReader) read() (*Item, error) {
 		}
 	}
 
+	var sha *manifest
+	for _, m := range payloadMans {
+		if m.alg == "sha256" {
+			sha = m
+		}
+	}
+	if rec := shelfmarkRecordName(info); rec != "" {
+		return b.readShelfmarkBag(rec, payload, names, sha)
+	}
+
 	// The item.
 	item := &Item{Key: bagKey(b.key, payloadMans, names, info), FormerKey: b.key}
 	for _, f := range info {
@@ -303,12 +313,6 @@ func (b *bagReader) read() (*Item, error) {
 		item.Metadata = append(item.Metadata, shelfmark.Statement{Predicate: dcTitle, Object: shelfmark.NewLiteral(filepath.Base(b.dir))})
 	}
 	item.Metadata = shelfmark.DedupeStatements(item.Metadata)
-	var sha *manifest
-	for _, m := range payloadMans {
-		if m.alg == "sha256" {
-			sha = m
-		}
-	}
 	for _, p := range names {
 		name := strings.TrimPrefix(p, "data/")
 		ref := FileRef{Path: payload[p].path, Name: name, Size: payload[p].size, MediaType: mediaType(name)}

@@ -98,6 +98,16 @@
 // in natural order of their path below data/, which is also their Name;
 // FileRef.SHA256 is set from manifest-sha256.txt when the bag has one.
 //
+// A Shelfmark bag (one written by package export; its bag-info.txt has
+// "Shelfmark-Record: object.json") is verified the same way and then read
+// as the work or collection it was (Item.Structured): its record gives
+// the kind, access and file sets in order, data/metadata.ttl each
+// resource's metadata, and the originals are the payload files the record
+// names, checked against its sizes and SHA-256s; any other payload file,
+// or a disagreement between the record and the payload, is an ItemError.
+// Its key is "shelfmark:" + the id it had; memberships are kept as the
+// source keys of its collections (Item.MemberKeys).
+//
 // OpenBags reads a directory of bags: each subdirectory holding bagit.txt is
 // one item, in natural order; other entries are skipped.
 //

@@ -267,6 +267,9 @@ type pending struct {
 	row   int
 	group *shelfmark.NewGroup
 	bytes int64
+	// files counts the item's files when it states its file sets (a
+	// structured item); otherwise each file set holds one file
+	files int
 	// anyway is set for an item stored before, stored anyway
 	anyway bool
 	// blobs are the item's stored bytes; kept is when they were recorded
@@ -317,6 +320,9 @@ func (p *pipeline) snapshot() *Stats {
 
 // prepare stores an item's bytes and builds its group.
 func (p *pipeline) prepare(ctx context.Context, it *Item) (*pending, error) {
+	if it.Structured {
+		return p.prepareStructured(ctx, it)
+	}
 	ids, err := p.repo.MintIDs(ctx, 1+2*len(it.Files))
 	if err != nil {
 		return nil, err
@@ -496,7 +502,11 @@ func (p *pipeline) create(ctx context.Context, batch []*pending) {
 			if batch[i].anyway {
 				p.anyway.Add(1)
 			}
-			p.files.Add(int64(len(batch[i].group.Order)))
+			if batch[i].files > 0 {
+				p.files.Add(int64(batch[i].files))
+			} else {
+				p.files.Add(int64(len(batch[i].group.Order)))
+			}
 			p.bytes.Add(batch[i].bytes)
 			p.progress()
 			p.settle(ctx, batch[i], false)

@@ -38,6 +38,21 @@ type Item struct {
 	// Row is the CSV row number of the item's first row (the header being
 	// row 1), or 0 for sources without rows.
 	Row int
+	// Structured is set by a source that states the item's resources
+	// (a Shelfmark bag): Kind, Access, Sets and MemberKeys then describe
+	// it, and Files is empty.
+	Structured bool
+	// Kind is the item's resource kind: a work ("" too) or a collection.
+	Kind shelfmark.Kind
+	// Access is the root's visibility, embargo and lease (zero: public).
+	Access Access
+	// Sets are the work's file sets in their order, each with its
+	// metadata, access and files (Structured only).
+	Sets []SetRef
+	// MemberKeys are the source keys of the collections the item was a
+	// member of; those stored before (found by FindSources) become its
+	// collections, the others are left out.
+	MemberKeys []string
 	// anyway is set by the pipeline for an item stored before that is
 	// stored anyway.
 	anyway bool

@@ -595,6 +595,9 @@ func (p *Projector) write(ctx context.Context, tx shelfmark.WriteTx, pl *plan) e
 			return err
 		}
 	}
+	if err := dropPurged(ctx, tx, pl); err != nil {
+		return err
+	}
 	if len(pl.sets) > 0 {
 		if err := tx.PutOAISets(ctx, pl.sets); err != nil {
 			return err
@@ -622,4 +625,35 @@ func (p *Projector) write(ctx context.Context, tx shelfmark.WriteTx, pl *plan) e
 		r.Seq, r.Datestamp = first+int64(i), ds
 	}
 	return tx.PutOAIRecords(ctx, pl.recs)
+}
+
+// dropPurged leaves out of pl the records and sets of resources purged
+// since they were read (shelfmark.Existing): the purge wrote their deleted
+// records itself.
+func dropPurged(ctx context.Context, tx shelfmark.WriteTx, pl *plan) error {
+	keys := make([]int64, 0, len(pl.recs)+len(pl.sets))
+	for _, r := range pl.recs {
+		keys = append(keys, r.Key)
+	}
+	for _, s := range pl.sets {
+		keys = append(keys, s.Key)
+	}
+	live, err := shelfmark.Existing(ctx, tx, keys)
+	if err != nil {
+		return err
+	}
+	recs := pl.recs[:0:0]
+	for _, r := range pl.recs {
+		if live[r.Key] {
+			recs = append(recs, r)
+		}
+	}
+	sets := pl.sets[:0:0]
+	for _, s := range pl.sets {
+		if live[s.Key] {
+			sets = append(sets, s)
+		}
+	}
+	pl.recs, pl.sets = recs, sets
+	return nil
 }

@@ -67,11 +67,13 @@ fi
 #                   validator (ocfl-validate) checks the storage roots and
 #                   objects the ocfl package writes, independently of the
 #                   package's own validator
+#   bagit           the Library of Congress's BagIt implementation (bagit-python);
+#                   it validates the bags shelfmark export writes
 # The virtualenv is kept outside the clone, in the user's cache beside Go's
 # own build cache (one per Python version and set of pins, never changed once
 # complete), and $build/venv links to it: a fresh clone on the same machine
 # reuses it instead of installing everything again.
-python_pins=(sickle==0.7.0 schemathesis==4.32.5 iiif-prezi3==3.1.1 iiif-validator==1.0.5 warcio==1.7.4 surt==0.3.1 ocfl-py==2.1.0)
+python_pins=(sickle==0.7.0 schemathesis==4.32.5 iiif-prezi3==3.1.1 iiif-validator==1.0.5 warcio==1.7.4 surt==0.3.1 ocfl-py==2.1.0 bagit==1.9.0)
 tools=${XDG_CACHE_HOME:-$HOME/.cache}/shelfmark
 mkdir -p "$tools"
 venv=$tools/venv-$({ python3 --version; printf '%s\n' "${python_pins[@]}"; } | sha256sum | cut -c1-16)

@@ -33,7 +33,9 @@ or into a running server over its REST API (--server URL):
 
   shelfmark ingest DIR        one work per folder with files; files in natural order
                               (page_2 before page_10); metadata.json or metadata.ttl beside them
-  shelfmark ingest BAG        a BagIt 1.0 bag, verified (manifests, Payload-Oxum) before storing
+  shelfmark ingest BAG        a BagIt 1.0 bag, verified (manifests, Payload-Oxum) before storing;
+                              a bag of shelfmark export comes back as the work it was (metadata,
+                              access, file sets in order), keyed by its old id
   shelfmark ingest BAGS       a directory whose subdirectories are bags
   shelfmark ingest FILE.csv   a CSV manifest, one row per work or per file
   shelfmark ingest FILE.mrc   MARC 21 records, ISO 2709 in MARC-8 or UTF-8 (also .marc, .dat, .iso)
