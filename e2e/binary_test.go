@@ -105,7 +105,6 @@ var (
 	workMetadata = testkit.WorkMetadata
 	withBearer   = testkit.WithBearer
 	cleanEnv     = testkit.CleanEnv
-	dirKeys      = testkit.DirKeys
 	writeTree    = testkit.WriteTree
 	wantOutput   = testkit.WantOutput
 )

@@ -243,7 +243,36 @@ feed:
 	}
 	n, err := batch.Commit(ctx)
 	p.versions.Add(int64(n))
-	return n, err
+	if err != nil {
+		return n, err
+	}
+	return n, p.purged(ctx, objects)
+}
+
+// purged removes the objects of keys the database no longer holds: a purge
+// that ran while their versions were written (a purge removes the rows
+// before the objects, so either it removed the version, or this sees the
+// rows gone). Cost: one read of the keys' rows.
+func (p *Preserver) purged(ctx context.Context, keys []int64) error {
+	var rows []*shelfmark.ResourceRow
+	if err := p.store.View(ctx, func(tx shelfmark.ReadTx) (err error) {
+		rows, err = tx.Resources(ctx, keys)
+		return err
+	}); err != nil {
+		return err
+	}
+	held := make(map[int64]bool, len(rows))
+	for _, r := range rows {
+		held[r.Key] = true
+	}
+	for _, k := range keys {
+		if !held[k] {
+			if err := p.root.Purge(ctx, ObjectID(p.ids.Encode(k))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // objects maps changed rows to the objects that hold them (works and
@@ -328,6 +357,9 @@ func (p *Preserver) add(ctx context.Context, batch *ocfl.Batch, key int64, at ti
 		st, err = Build(ctx, tx, p.ids, key)
 		return err
 	})
+	if errors.Is(err, ErrAbsent) {
+		return false, nil // purged: nothing to keep
+	}
 	if err != nil {
 		return false, err
 	}

@@ -485,3 +485,16 @@ func TestPreserverRootFull(t *testing.T) {
 		}
 	})
 }
+
+// TestPreserveAbsent: a resource purged after its change was read has
+// nothing to preserve: no version, no error (a step must not stall on it).
+func TestPreserveAbsent(t *testing.T) {
+	stacks(t, func(t *testing.T, s *stack) {
+		if wrote, err := s.p.Preserve(context.Background(), 1<<30, s.clock.Now()); wrote || err != nil {
+			t.Fatalf("preserving a resource the database does not hold: %v, %v", wrote, err)
+		}
+		if err := s.p.purged(context.Background(), []int64{1 << 30}); err != nil {
+			t.Fatalf("removing the object of an absent resource (none there): %v", err)
+		}
+	})
+}

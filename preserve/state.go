@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -72,6 +73,10 @@ const pageSize = 1000
 // original and its derivatives are a handful.
 const maxFilesPerSet = 1000
 
+// ErrAbsent is Build's error for a resource the database does not hold
+// (purged since its change was read): there is nothing to preserve.
+var ErrAbsent = errors.New("no such resource in the database (purged)")
+
 // Build reads in tx the state of the object of key, a work or a
 // collection: its own row, metadata and memberships, and for a work those
 // of its file sets and their files (child works are objects of their
@@ -87,6 +92,9 @@ func Build(ctx context.Context, tx shelfmark.ReadTx, ids *shelfmark.IDCodec, key
 	root, err := tx.Resource(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("preserve: object %d: %w", key, err)
+	}
+	if root == nil {
+		return nil, fmt.Errorf("preserve: object %d: %w", key, ErrAbsent)
 	}
 	if root.Kind != shelfmark.KindWork && root.Kind != shelfmark.KindCollection {
 		return nil, fmt.Errorf("preserve: resource %d is a %s, not a work or a collection", key, root.Kind)

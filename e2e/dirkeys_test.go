@@ -1,4 +1,4 @@
-package testkit
+package e2e
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"github.com/shelfmark/shelfmark/ingest"
 )
 
-// DirKeys reads the directory tree at root and returns the source key of
+// dirKeys reads the directory tree at root and returns the source key of
 // each of its works by the key an earlier version gave it ("dir:book001").
-func DirKeys(t *testing.T, root string) map[string]string {
+func dirKeys(t *testing.T, root string) map[string]string {
 	t.Helper()
 	src, err := ingest.OpenDir(root)
 	if err != nil {
