@@ -504,3 +504,10 @@ func (h *History) metadata(ctx context.Context, obj *ocfl.Object, n int, id shel
 	}
 	return out, nil
 }
+
+// History returns the history of what p preserves, reading the same
+// storage root (so that a read's recovery of an object never races this
+// process's writes to it).
+func (p *Preserver) History(opts HistoryOptions) *History {
+	return NewHistory(p.store, p.root, p.ids, opts)
+}
