@@ -488,10 +488,11 @@ func Restore(ctx context.Context, rs shelfmark.ResourceService, id shelfmark.ID,
 	if rec.Kind != string(shelfmark.KindWork) {
 		return res, notRestored, nil
 	}
-	// the order of the file sets that still exist
+	// the order of the file sets that still exist: the record lists them
+	// in the order they were shown (the ordered ones, then the others)
 	var want []shelfmark.ID
 	for _, c := range m.Children {
-		if c.Kind == string(shelfmark.KindFileSet) && c.Position > 0 {
+		if c.Kind == string(shelfmark.KindFileSet) {
 			want = append(want, shelfmark.ID(c.ID))
 		}
 	}
@@ -535,7 +536,11 @@ func Restore(ctx context.Context, rs shelfmark.ResourceService, id shelfmark.ID,
 	if slices.Equal(order, current) {
 		return res, notRestored, nil
 	}
-	if res, err = rs.SetOrder(ctx, id, order, 0); err != nil {
+	if _, err = rs.SetOrder(ctx, id, order, 0); err != nil {
+		return nil, nil, err
+	}
+	// read again: SetOrder answers without the metadata
+	if res, err = rs.FindResource(ctx, id); err != nil {
 		return nil, nil, err
 	}
 	return res, notRestored, nil
