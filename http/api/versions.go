@@ -17,12 +17,10 @@ package api
 // whose recorded access would let it read them now.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,70 +104,27 @@ func (s *Handler) timeLinks(w http.ResponseWriter, r *http.Request, id shelfmark
 }
 
 // visibleTimeline is the timeline of id with only the versions the caller
-// may read. The access decision comes first: a caller who may not read
-// the resource gets 404 as for a missing one, whatever the copy holds.
+// may read (preserve.History.Visible).
 func (s *Handler) visibleTimeline(r *http.Request, id shelfmark.ID) (*preserve.Timeline, error) {
 	h, pc, err := s.history()
 	if err != nil {
 		return nil, err
 	}
-	if err := id.Check(); err != nil {
-		return nil, err
-	}
-	tl, terr := h.Timeline(r.Context(), id)
-	var recorded []shelfmark.Access
-	if tl != nil {
-		for _, v := range tl.Versions {
-			recorded = append(recorded, v.Access)
-		}
-	}
-	_, readable, err := pc.CheckPast(r.Context(), id, recorded)
-	if err != nil {
-		return nil, err
-	}
-	if terr != nil {
-		return nil, terr
-	}
-	kept := tl.Versions[:0]
-	for i, v := range tl.Versions {
-		if readable[i] {
-			kept = append(kept, v)
-		}
-	}
-	tl.Versions = kept
-	return tl, nil
+	return h.Visible(r.Context(), pc, id)
 }
 
-// visibleMemento is the memento of id at version v if the caller may read
-// it (404 otherwise, as for a missing one).
+// visibleMemento is the memento of id at the path's version if the caller
+// may read it (preserve.History.VisibleMemento).
 func (s *Handler) visibleMemento(r *http.Request, id shelfmark.ID) (*preserve.Memento, error) {
 	h, pc, err := s.history()
 	if err != nil {
-		return nil, err
-	}
-	if err := id.Check(); err != nil {
 		return nil, err
 	}
 	n, err := versionNumber(r.PathValue("v"))
 	if err != nil {
 		return nil, err
 	}
-	m, merr := h.Memento(r.Context(), id, n)
-	var recorded []shelfmark.Access
-	if m != nil {
-		recorded = []shelfmark.Access{m.Version.Access}
-	}
-	_, readable, err := pc.CheckPast(r.Context(), id, recorded)
-	if err != nil {
-		return nil, err
-	}
-	if merr != nil {
-		return nil, merr
-	}
-	if !readable[0] {
-		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "The preservation copy holds no version %d of %s.", n, id)
-	}
-	return m, nil
+	return h.VisibleMemento(r.Context(), pc, id, n)
 }
 
 // versionNumber reads the {v} of a path: a version number, 1 or more.
@@ -433,7 +388,7 @@ func (s *Handler) restoreVersion(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, notRestored, err := Restore(r.Context(), s.deps.Resources, id, m, ifMatch, s.deps.Now())
+	res, notRestored, err := preserve.Restore(r.Context(), s.deps.Resources, id, m, ifMatch, s.deps.Now())
 	if err != nil {
 		return err
 	}
@@ -445,123 +400,4 @@ func (s *Handler) restoreVersion(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
 	return json.NewEncoder(w).Encode(RestoreJSON{Resource: body, NotRestored: notRestored,
 		From: MementoJSON{Version: m.Version.Num, Datetime: kit.TimeString(m.Version.Created), Message: m.Version.Message}})
-}
-
-// Restore makes the resource id equal to the memento m through the
-// ordinary writes of rs, as the caller on ctx (who must be allowed to
-// make them): its metadata, visibility, embargo and lease (an embargo or
-// lease whose date has passed since is written as its effect: no embargo,
-// or private for an ended lease), and for a work the order of its file
-// sets that still exist, followed by the children added since in their
-// order. It returns the resource as it now is and what it did not bring
-// back. ifMatch, when non-zero, must be the resource's current version.
-func Restore(ctx context.Context, rs shelfmark.ResourceService, id shelfmark.ID, m *preserve.Memento, ifMatch int64, now time.Time) (*shelfmark.Resource, []string, error) {
-	if m.Resource.Deleted != nil {
-		return nil, nil, shelfmark.Errorf(shelfmark.ECONFLICT, "Version %d records the deletion of %s; there is nothing to restore from it.", m.Version.Num, id)
-	}
-	notRestored := []string{
-		"memberships in collections",
-		"roles granted on the resource",
-		"files' bytes: a file replaced since keeps its new bytes (the old ones stay readable at " + "/api/v1/resources/{file}/versions/" + strconv.Itoa(m.Version.Num) + "/content)",
-	}
-	rec := m.Resource
-	meta := m.Metadata
-	if meta == nil {
-		meta = []shelfmark.Statement{}
-	}
-	vis := shelfmark.Visibility(rec.Visibility)
-	u := shelfmark.ResourceUpdate{IfMatch: ifMatch, Replace: &meta, Visibility: &vis}
-	embargo, lease := rec.Embargo, rec.Lease
-	if embargo != nil && !embargo.After(now) {
-		notRestored = append(notRestored, "the embargo (it ended on "+kit.TimeString(*embargo)+"; the visibility it led to is restored)")
-		embargo = nil
-	}
-	if lease != nil && !lease.After(now) {
-		notRestored = append(notRestored, "the lease (it ended on "+kit.TimeString(*lease)+"; the resource is private, as the lease's end made it)")
-		lease, vis = nil, shelfmark.Private
-	}
-	u.Embargo, u.Lease = &embargo, &lease
-	res, err := rs.UpdateResource(ctx, id, u)
-	if err != nil {
-		return nil, nil, err
-	}
-	if rec.Kind != string(shelfmark.KindWork) {
-		return res, notRestored, nil
-	}
-	// the order of the file sets that still exist: the record lists them
-	// in the order they were shown (the ordered ones, then the others)
-	var want []shelfmark.ID
-	for _, c := range m.Children {
-		if c.Kind == string(shelfmark.KindFileSet) {
-			want = append(want, shelfmark.ID(c.ID))
-		}
-	}
-	live, err := rs.FindResources(ctx, want)
-	if err != nil {
-		return nil, nil, err
-	}
-	alive := map[shelfmark.ID]bool{}
-	for _, l := range live {
-		alive[l.ID] = true
-	}
-	order := make([]shelfmark.ID, 0, len(want))
-	gone := 0
-	for _, c := range want {
-		if alive[c] {
-			order = append(order, c)
-		} else {
-			gone++
-		}
-	}
-	if gone > 0 {
-		notRestored = append(notRestored, fmt.Sprintf("%d file sets deleted since version %d (they stay deleted)", gone, m.Version.Num))
-	}
-	current, err := allChildren(ctx, rs, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	named := map[shelfmark.ID]bool{}
-	for _, c := range order {
-		named[c] = true
-	}
-	for _, c := range current {
-		if !named[c] {
-			order = append(order, c) // added since: after the restored ones, in their order
-		}
-	}
-	if len(order) > shelfmark.MaxOrderSize {
-		notRestored = append(notRestored, fmt.Sprintf("the order of the file sets (the work has more than %d children)", shelfmark.MaxOrderSize))
-		return res, notRestored, nil
-	}
-	if slices.Equal(order, current) {
-		return res, notRestored, nil
-	}
-	if _, err = rs.SetOrder(ctx, id, order, 0); err != nil {
-		return nil, nil, err
-	}
-	// read again: SetOrder answers without the metadata
-	if res, err = rs.FindResource(ctx, id); err != nil {
-		return nil, nil, err
-	}
-	return res, notRestored, nil
-}
-
-// allChildren lists the children of a work in their order, at most
-// MaxOrderSize+1 of them.
-func allChildren(ctx context.Context, rs shelfmark.ResourceService, id shelfmark.ID) ([]shelfmark.ID, error) {
-	var out []shelfmark.ID
-	p := shelfmark.PageRequest{Limit: shelfmark.MaxPageSize}
-	for {
-		page, err := rs.ListChildren(ctx, id, p)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range page.Items {
-			out = append(out, c.ID)
-		}
-		if page.Next == "" || len(out) > shelfmark.MaxOrderSize {
-			return out, nil
-		}
-		p.After = page.Next
-	}
 }
