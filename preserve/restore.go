@@ -61,15 +61,17 @@ func Restore(ctx context.Context, rs shelfmark.ResourceService, id shelfmark.ID,
 			want = append(want, shelfmark.ID(c.ID))
 		}
 	}
-	live, err := rs.FindResources(ctx, want)
+	// what still exists: the work's children now (those the caller may
+	// read, which for a curator of the work are all of them)
+	current, err := allChildren(ctx, rs, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	alive := map[shelfmark.ID]bool{}
-	for _, l := range live {
-		alive[l.ID] = true
+	alive := make(map[shelfmark.ID]bool, len(current))
+	for _, c := range current {
+		alive[c] = true
 	}
-	order := make([]shelfmark.ID, 0, len(want))
+	order := make([]shelfmark.ID, 0, len(current))
 	gone := 0
 	for _, c := range want {
 		if alive[c] {
@@ -80,10 +82,6 @@ func Restore(ctx context.Context, rs shelfmark.ResourceService, id shelfmark.ID,
 	}
 	if gone > 0 {
 		notRestored = append(notRestored, fmt.Sprintf("%d file sets deleted since version %d (they stay deleted)", gone, m.Version.Num))
-	}
-	current, err := allChildren(ctx, rs, id)
-	if err != nil {
-		return nil, nil, err
 	}
 	named := map[shelfmark.ID]bool{}
 	for _, c := range order {
