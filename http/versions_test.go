@@ -183,11 +183,7 @@ func TestVersions(t *testing.T) {
 			t.Fatalf("version 4 %s, want version 1's %s", m4.Metadata, m1.Metadata)
 		}
 		// the restored file set order is in version 4's record
-		var kids []string
-		for _, s := range mementoChildren(t, e, work, 4) {
-			kids = append(kids, s)
-		}
-		if !slices.Equal(kids, []string{string(a), string(b)}) {
+		if kids := mementoChildren(t, e, work, 4); !slices.Equal(kids, []string{string(a), string(b)}) {
 			t.Fatalf("version 4's file sets %v", kids)
 		}
 	})
