@@ -211,8 +211,10 @@ func mementoChildren(t *testing.T, e *policyEnv, work shelfmark.ID, n int) []str
 // curator; a work public now but private in its first version shows the
 // public only the later version (the TimeMap leaves the first out, its
 // memento and file bytes are 404, and the TimeGate sends a time before the
-// first to the first the caller may see), while a curator sees both; a
-// restore takes a curator (anonymous 401, a viewer 403).
+// first to the first the caller may see), while a curator sees both; an
+// embargo recorded in a version hides it from the public while the
+// embargo runs, though it was lifted since; a restore takes a curator
+// (anonymous 401, a viewer 403).
 func TestVersionsAccess(t *testing.T) {
 	onBackends(t, func(t *testing.T, backend string) {
 		e := newPolicyEnv(t, backend, Options{})
@@ -230,6 +232,18 @@ func TestVersionsAccess(t *testing.T) {
 		e.preserveAt(vt1, priv, pub)
 		e.do("PATCH", resPath(pub, ""), `{"visibility": "public", "add": {"dc:title": "published"}, "remove": {"dc:title": "draft"}}`, "Content-Type", ctJSON).want(t, 200)
 		e.preserveAt(vt2, pub)
+
+		// a work embargoed in its first version, the embargo lifted since
+		until := time.Now().Add(30 * 24 * time.Hour)
+		emb := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Embargo: &until, MemberOf: []shelfmark.ID{coll}, Metadata: titled("embargoed")}})[0].ID
+		e.preserveAt(vt1, emb)
+		e.do("PATCH", resPath(emb, ""), `{"embargo": null}`, "Content-Type", ctJSON).want(t, 200)
+		e.preserveAt(vt2, emb)
+		if tm, _ := e.timeMapOf(emb, as("")...); !slices.Equal(versionsOf(tm), []int{2}) {
+			t.Fatalf("public's timemap of a work embargoed then: %v", versionsOf(tm))
+		}
+		e.do("GET", resPath(emb, "/versions/1"), nil, as("")...).wantError(t, 404, shelfmark.ENOTFOUND)
+		e.do("GET", resPath(emb, "/versions/1"), nil, as(curator)...).want(t, 200)
 
 		anon := as("")
 		// the private work: nothing for the public, everything for its curator
