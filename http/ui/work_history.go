@@ -54,8 +54,17 @@ type historyVersion struct {
 	Created    time.Time
 	Message    string
 	Visibility shelfmark.Visibility
-	Deleted    bool
-	Href       string // the version's JSON (the API's memento)
+	// VisibilityLabel is Visibility in the page's language.
+	VisibilityLabel string
+	Deleted         bool
+	Href            string // the version's JSON (the API's memento)
+}
+
+// visibilityKeys are the catalog keys of the visibilities.
+var visibilityKeys = map[shelfmark.Visibility]string{
+	shelfmark.Public:        "history.vis.public",
+	shelfmark.Authenticated: "history.vis.authenticated",
+	shelfmark.Private:       "history.vis.private",
 }
 
 // historyRow is one row of a comparison: a field's values in A and in B,
@@ -121,8 +130,10 @@ func (s *Handler) historyPage(w http.ResponseWriter, r *http.Request) error {
 	now := s.now()
 	for i := len(tl.Versions) - 1; i >= 0; i-- {
 		v := tl.Versions[i]
+		vis := v.Access.At(now)
 		d.Versions = append(d.Versions, historyVersion{Num: v.Num, Created: v.Created, Message: v.Message,
-			Visibility: v.Access.At(now), Deleted: v.Deleted, Href: "/api/v1/resources/" + string(res.ID) + "/versions/" + strconv.Itoa(v.Num)})
+			Visibility: vis, VisibilityLabel: p.T(visibilityKeys[vis]), Deleted: v.Deleted,
+			Href: "/api/v1/resources/" + string(res.ID) + "/versions/" + strconv.Itoa(v.Num)})
 	}
 	d.None = len(d.Versions) == 0
 	d.MayRestore = pc.CheckCurator(ctx, res.ID) == nil
@@ -171,7 +182,7 @@ func (s *Handler) historyCompare(r *http.Request, p *uiPage, d *historyData, a, 
 		key  string
 		a, b string
 	}{
-		{"history.visibility", string(d.A.Visibility), string(d.B.Visibility)},
+		{"history.visibility", d.A.VisibilityLabel, d.B.VisibilityLabel},
 		{"history.embargo", dateOf(ms[0].Resource.Embargo), dateOf(ms[1].Resource.Embargo)},
 		{"history.lease", dateOf(ms[0].Resource.Lease), dateOf(ms[1].Resource.Lease)},
 		{"history.pages", strconv.Itoa(countSets(ms[0])), strconv.Itoa(countSets(ms[1]))},
