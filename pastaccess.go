@@ -105,3 +105,5 @@ type PastChecker interface {
 	CheckPast(ctx context.Context, id ID, recorded []Access) (editor bool, readable []bool, err error)
 	CheckCurator(ctx context.Context, id ID) error
 }
+
+var _ PastChecker = (*Repository)(nil)
