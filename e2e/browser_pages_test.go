@@ -133,6 +133,7 @@ var browserPages = []browserPage{
 		}, submit: []string{`#edit-form button[type="submit"]:not(.default-submit):not([name])`}, status: http.StatusConflict},
 	{template: "pages", name: "pages", path: func(f *browserFixtures) string { return "/works/" + f.work + "/pages" }, signedIn: true, status: http.StatusOK},
 	{template: "access", name: "access", path: func(f *browserFixtures) string { return "/works/" + f.work + "/access" }, signedIn: true, status: http.StatusOK},
+	{template: "history", name: "history-page", path: func(f *browserFixtures) string { return "/works/" + f.work + "/history" }, signedIn: true, status: http.StatusOK},
 	{template: "delete", name: "delete", path: func(f *browserFixtures) string { return "/works/" + f.work + "/delete" }, signedIn: true, status: http.StatusOK},
 	{template: "collection_new", name: "collection-new", path: fixed("/collections/new"), signedIn: true, status: http.StatusOK},
 	{template: "roles", name: "roles", path: func(f *browserFixtures) string { return "/collections/" + f.collection + "/roles" }, signedIn: true, status: http.StatusOK},

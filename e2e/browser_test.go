@@ -29,7 +29,8 @@ import (
 //     its "more pages" link scrolls into view;
 //   - bulk: a CSV manifest previewed, started and followed until done;
 //   - dashboard: the administrators' dashboard shows a queue paused and
-//     resumed as it happens.
+//     resumed as it happens;
+//   - history: a work's History compares two versions and restores one.
 //
 // Screenshots go to .build/screenshots/, and also to
 // $SHELFMARK_SCREENSHOTS when set (docs/screenshots for the README).
@@ -46,4 +47,5 @@ func TestBrowser(t *testing.T) {
 	t.Run("longwork", func(t *testing.T) { testBrowserLongWork(t, s, axe) })
 	t.Run("bulk", func(t *testing.T) { testBrowserBulk(t, s) })
 	t.Run("dashboard", func(t *testing.T) { testBrowserDashboard(t, s) })
+	t.Run("history", func(t *testing.T) { testBrowserHistory(t, s, axe) })
 }

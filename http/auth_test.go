@@ -278,9 +278,15 @@ func TestCORS(t *testing.T) {
 			t.Errorf("%s %q, want %q", name, got, want)
 		}
 	}
-	for _, h := range []string{"Authorization", "Content-Type", "If-Match"} {
+	for _, h := range []string{"Authorization", "Content-Type", "If-Match", "Accept-Datetime"} {
 		if !strings.Contains(r.Header.Get("Access-Control-Allow-Headers"), h) {
 			t.Errorf("Access-Control-Allow-Headers %q lacks %s", r.Header.Get("Access-Control-Allow-Headers"), h)
+		}
+	}
+	// a memento's time and links are for scripts of listed origins too
+	for _, h := range []string{"Link", "Memento-Datetime"} {
+		if !strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), h) {
+			t.Errorf("Access-Control-Expose-Headers %q lacks %s", r.Header.Get("Access-Control-Expose-Headers"), h)
 		}
 	}
 	if !strings.Contains(r.Header.Get("Access-Control-Allow-Methods"), "PATCH") {

@@ -43,10 +43,10 @@ const (
 )
 
 // corsAllowHeaders are the request headers a listed origin may send.
-const corsAllowHeaders = "Authorization, Content-Type, Content-Digest, Content-Disposition, If-Match, If-None-Match, Link, Range, Repr-Digest, Shelfmark-Position, X-Request-Id"
+const corsAllowHeaders = "Accept-Datetime, Authorization, Content-Type, Content-Digest, Content-Disposition, If-Match, If-None-Match, Link, Range, Repr-Digest, Shelfmark-Position, X-Request-Id"
 
 // corsExposeHeaders are the response headers a listed origin may read.
-const corsExposeHeaders = "ETag, Location, Content-Digest, Repr-Digest, Content-Range, Retry-After, Shelfmark-Position, X-Request-Id, Link"
+const corsExposeHeaders = "ETag, Location, Content-Digest, Repr-Digest, Content-Range, Retry-After, Shelfmark-Position, X-Request-Id, Link, Memento-Datetime"
 
 // isContent reports whether a request reads file content, or an archived
 // web payload (a streamed response, sandboxed and without a write

@@ -416,6 +416,9 @@ func (m *matrix) rows() []row {
 				check: inheritedVisibility},
 			{name: "file", target: rd, build: func(c *cell) req { return req{method: "GET", path: resPath(c.t.F, "")} }, rule: readTarget(200),
 				check: inheritedVisibility},
+			{name: "work at a datetime (TimeGate)", target: rd, build: func(c *cell) req {
+				return req{method: "GET", path: resPath(c.t.W, ""), hdrs: []string{"Accept-Datetime", "Thu, 01 Jan 2026 00:00:00 GMT"}}
+			}, rule: readTarget(302)},
 			{name: "work as Turtle", target: rd, build: func(c *cell) req {
 				return req{method: "GET", path: resPath(c.t.W, ""), hdrs: []string{"Accept", "text/turtle"}}
 			}, rule: readTarget(200)},
@@ -468,6 +471,21 @@ func (m *matrix) rows() []row {
 				return req{method: "GET", path: resPath(c.t.F, "/content"), hdrs: []string{"Range", "bytes=0-3"}}
 			}, rule: readTarget(206)},
 		}},
+		{"GET /api/v1/resources/{id}/versions", []probe{
+			{name: "work", target: rd, build: func(c *cell) req { return req{method: "GET", path: resPath(c.t.W, "/versions")} }, rule: readTarget(200),
+				check: oneMemento},
+			{name: "file", target: rd, build: func(c *cell) req { return req{method: "GET", path: resPath(c.t.F, "/versions")} }, rule: readTarget(200),
+				check: oneMemento},
+		}},
+		{"GET /api/v1/resources/{id}/versions/{v}", []probe{{target: rd, build: func(c *cell) req { return req{method: "GET", path: resPath(c.t.W, "/versions/1")} },
+			rule: readTarget(200)}}},
+		{"GET /api/v1/resources/{id}/versions/{v}/content", []probe{{target: rd, build: func(c *cell) req {
+			return req{method: "GET", path: resPath(c.t.F, "/versions/1/content")}
+		}, rule: readTarget(200)}}},
+		{"POST /api/v1/resources/{id}/versions/{v}/restore", []probe{{target: fr, build: func(c *cell) req {
+			c.e.preserveAt(time.Now(), c.t.W) // its first version, to restore
+			return req{method: "POST", path: resPath(c.t.W, "/versions/1/restore")}
+		}, rule: writeTarget(200, 404, (*who).deletesWork)}}},
 		{"GET /api/v1/search", []probe{{target: rd, build: func(c *cell) req {
 			return req{method: "GET", path: "/api/v1/search?q=" + c.t.titleWord}
 		}, rule: public(200), check: func(c *cell, r *response) string {
@@ -543,6 +561,18 @@ func (m *matrix) extraRows() []row {
 			return req{"POST", "/oai", "verb=Identify", []string{"Content-Type", "application/x-www-form-urlencoded"}}
 		}, rule: public(200)}}},
 	}
+}
+
+// oneMemento: the TimeMap of a read target lists its one version.
+func oneMemento(_ *cell, r *response) string {
+	var tm api.TimeMapJSON
+	if err := json.Unmarshal(r.Body, &tm); err != nil {
+		return err.Error()
+	}
+	if len(tm.Mementos) != 1 || tm.Mementos[0].Version != 1 {
+		return fmt.Sprintf("mementos %+v, want version 1", tm.Mementos)
+	}
+	return ""
 }
 
 // inheritedVisibility: the file set and file of a work that is
@@ -666,6 +696,9 @@ func newMatrix(t *testing.T, backend string) *matrix {
 		{name: "under an embargoed work", eff: shelfmark.Private, make: func(nr *shelfmark.NewResource) { nr.Parent = holders[1].ID }},
 	}
 	m.reads = m.makeTargets(m.C, 1, true)
+	for _, ts := range m.reads { // the versions the versions rows read
+		e.preserveAt(time.Now(), ts.W)
+	}
 	// one fresh target per write cell
 	n := 0
 	for _, r := range slices.Concat(m.rows(), m.uiRows()) {

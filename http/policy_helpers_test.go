@@ -31,6 +31,7 @@ import (
 	"github.com/shelfmark/shelfmark/http/api"
 	"github.com/shelfmark/shelfmark/oai"
 	"github.com/shelfmark/shelfmark/postgres"
+	"github.com/shelfmark/shelfmark/preserve"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
 
@@ -43,6 +44,9 @@ type policyEnv struct {
 	backend string
 	store   shelfmark.Storage
 	proj    *oai.Projector
+	// keeper writes the preservation copy the server serves versions of
+	// (versions_helpers_test.go)
+	keeper *preserve.Preserver
 }
 
 // onBackends runs f on SQLite and, when SHELFMARK_TEST_DATABASE_URL is set,
@@ -138,6 +142,8 @@ func newPolicyEnvSearchTimeout(t testing.TB, backend string, opts Options, searc
 		t.Fatal(err)
 	}
 	opts.Resources, opts.Blobs, opts.Storage, opts.Metrics, opts.Jobs, opts.OAI = repo, blobs, store, metrics, repo, prov
+	keeper := newKeeper(t, dir, store, blobs, repo.IDs())
+	opts.History = keeper.History(preserve.HistoryOptions{})
 	if opts.Logger == nil {
 		opts.Logger = quiet
 	}
@@ -161,7 +167,7 @@ func newPolicyEnvSearchTimeout(t testing.TB, backend string, opts Options, searc
 		store.Close()
 		blobs.Close()
 	})
-	return &policyEnv{testEnv: e, backend: backend, store: store, proj: proj}
+	return &policyEnv{testEnv: e, backend: backend, store: store, proj: proj, keeper: keeper}
 }
 
 // callerOf resolves a token into the caller the server would see.

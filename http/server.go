@@ -24,6 +24,7 @@ import (
 	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/http/ui"
 	"github.com/shelfmark/shelfmark/http/webarchive"
+	"github.com/shelfmark/shelfmark/preserve"
 )
 
 // Options configure a Server.
@@ -43,6 +44,10 @@ type Options struct {
 	// /readyz reports without ever failing on it: the copy catches up
 	// once its storage root is back, and nothing else depends on it.
 	Preservation shelfmark.ReadinessChecker
+	// History, when set, serves the preservation copy's versions of each
+	// resource (Memento, RFC 7089; see api/versions.go); nil: the
+	// versions routes answer 404 and Accept-Datetime is ignored.
+	History *preserve.History
 	// Logger receives one line per failed request (and per request at
 	// debug level).
 	Logger *slog.Logger
@@ -264,7 +269,8 @@ func NewServer(opts Options) *Server {
 	s.ui = u
 	s.iiif = iiif.New(s.deps, u.Catalogs())
 	s.api = api.New(s.deps, api.Options{MaxBodyBytes: opts.MaxBodyBytes, MaxUploadBytes: opts.MaxUploadBytes,
-		ExternalContentAllow: opts.ExternalContentAllow, BlobRedirect: opts.BlobRedirect, Uploads: uploads{s}})
+		ExternalContentAllow: opts.ExternalContentAllow, BlobRedirect: opts.BlobRedirect, Uploads: uploads{s},
+		History: opts.History})
 	gz := newGzip() // see gzip.go
 	s.replica = newReplicaRouting(opts.Storage)
 	for _, rt := range s.routes() {

@@ -300,32 +300,9 @@ func (p *Preserver) objects(ctx context.Context, tx shelfmark.ReadTx, rows []*sh
 			}
 		}
 	}
-	// up to two levels: a file's file set, then its work
-	for range 2 {
-		if len(parents) == 0 {
-			break
-		}
-		keys := make([]int64, 0, len(parents))
-		for k := range parents {
-			keys = append(keys, k)
-		}
-		rs, err := tx.Resources(ctx, keys)
-		if err != nil {
-			return nil, nil, err
-		}
-		next := map[int64]time.Time{}
-		for _, r := range rs {
-			t := parents[r.Key]
-			switch r.Kind {
-			case shelfmark.KindWork, shelfmark.KindCollection:
-				add(r.Key, t)
-			default:
-				if r.Parent != 0 && t.After(next[r.Parent]) {
-					next[r.Parent] = t
-				}
-			}
-		}
-		parents = next
+	// up to two levels: a file's file set, then its work (history.go)
+	if err := holders(ctx, tx, parents, add); err != nil {
+		return nil, nil, err
 	}
 	return out, at, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/preserve"
 )
 
 // Handler serves the REST API routes of this package. It holds nothing
@@ -36,6 +37,9 @@ type Options struct {
 	BlobRedirect time.Duration
 	// Uploads stores and discards the caller's uploads under its quotas.
 	Uploads Uploads
+	// History, when set, is the preservation copy's history, served as
+	// versions (versions.go); nil: the versions routes answer 404.
+	History *preserve.History
 }
 
 // Uploads is the shell's account of the bytes callers send before a work
@@ -55,7 +59,7 @@ func New(deps kit.Deps, opts Options) *Handler { return &Handler{deps: deps, opt
 
 // Routes are the REST API routes of this package.
 func (s *Handler) Routes() []kit.Route {
-	return []kit.Route{
+	routes := []kit.Route{
 		{Method: "POST", Pattern: "/api/v1/collections", Handle: s.createOf(shelfmark.KindCollection)},
 		{Method: "POST", Pattern: "/api/v1/works", Handle: s.createOf(shelfmark.KindWork)},
 		{Method: "POST", Pattern: "/api/v1/filesets", Handle: s.createOf(shelfmark.KindFileSet)},
@@ -87,4 +91,5 @@ func (s *Handler) Routes() []kit.Route {
 		{Method: "GET", Pattern: "/api/v1/jobs/{queue}", Handle: s.listJobs, Admin: true},
 		{Method: "POST", Pattern: "/api/v1/jobs/{queue}/{action}", Handle: s.queueAction, Admin: true},
 	}
+	return append(routes, s.versionRoutes()...)
 }

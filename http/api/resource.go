@@ -33,6 +33,8 @@ type resourceJSON struct {
 	Created    string            `json:"created"`
 	Modified   string            `json:"modified"`
 	Links      map[string]string `json:"links"`
+	// Memento is set on a past state (versions.go).
+	Memento *MementoJSON `json:"memento,omitempty"`
 }
 
 // resourceFields has the fields of resourceJSON without the metadata.
@@ -142,6 +144,9 @@ func (s *Handler) toJSON(r *http.Request, res *shelfmark.Resource) *resourceJSON
 
 // getResource handles GET (and HEAD) /api/v1/resources/{id}.
 func (s *Handler) getResource(w http.ResponseWriter, r *http.Request) error {
+	if ad := r.Header.Get("Accept-Datetime"); ad != "" && s.opts.History != nil {
+		return s.timegate(w, r, ad) // versions.go
+	}
 	mt, ok := negotiate(r)
 	if !ok {
 		return notAcceptable(r)
@@ -154,6 +159,10 @@ func (s *Handler) getResource(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	h.Set("ETag", tag)
 	h.Set("Vary", "Accept")
+	if s.opts.History != nil {
+		h.Set("Vary", "Accept, Accept-Datetime")
+		s.timeLinks(w, r, res.ID)
+	}
 	h.Set("Last-Modified", res.Modified.UTC().Format(http.TimeFormat))
 	h.Add("Link", `<http://pcdm.org/models#`+pcdmClass(res.Kind)+`>; rel="type"`)
 	if match := r.Header.Get("If-None-Match"); match != "" && (match == tag || match == "*") {

@@ -21,6 +21,7 @@ import (
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/http/labels"
+	"github.com/shelfmark/shelfmark/preserve"
 	"github.com/shelfmark/shelfmark/warc"
 )
 
@@ -61,6 +62,10 @@ type Options struct {
 	// which the administrators' dashboard reads its rates from (nil: no
 	// rates).
 	JobSeconds prometheus.Collector
+	// History, when set, is the preservation copy's history, which a
+	// work's History page shows (work_history.go); nil: the page says the
+	// server keeps no copy.
+	History *preserve.History
 }
 
 // Defaults of the bulk ingest limits of Options, which the shell fills

@@ -83,6 +83,9 @@ type uiWorkData struct {
 	// (arranging pages, the viewer) and no page list.
 	Web        []*uiWorkWeb
 	WebArchive bool
+	// History links the work's History page (work_history.go), shown
+	// when the server keeps a preservation copy.
+	History bool
 }
 
 // uiLink is a link with its text.
@@ -228,6 +231,7 @@ func (s *Handler) workPage(w http.ResponseWriter, r *http.Request) error {
 		}
 		d.Items = append(d.Items, item)
 	}
+	d.History = s.opts.History != nil
 	d.MayEdit = s.deps.Resources.CheckEdit(ctx, id) == nil
 	d.MayDelete = d.MayEdit && s.deps.Resources.CheckDelete(ctx, id) == nil
 	d.Meta, d.JSONLD = s.workMeta(p, res, d, files)

@@ -216,6 +216,7 @@ func serve(ctx context.Context, c ServeConfig) error {
 	if err != nil {
 		return err
 	}
+	opts.History = history(keeper) // history.go
 	if keeper != nil {
 		loops["preserve"] = keeper
 		opts.Preservation = keeper
