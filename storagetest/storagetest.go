@@ -129,6 +129,7 @@ var conformance = []struct {
 	{"BulkWrites", testBulkWrites, true},
 	{"Uploads", testUploads, false},
 	{"UploadRights", testUploadRights, false},
+	{"PreservationEvents", testPreservationEvents, false},
 }
 
 // recorder collects traced statements while enabled.
