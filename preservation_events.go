@@ -108,6 +108,15 @@ type FixityPass struct {
 	Repaired int64
 }
 
+// StoredFile is an original whose bytes the content store keeps.
+type StoredFile struct {
+	Key     int64
+	FileSet int64 // the file set holding it
+	SHA256  string
+	SHA512  string // "" when it was not computed
+	Size    int64
+}
+
 // MaxEventPage bounds the events and states one read returns.
 const MaxEventPage = 1000
 
@@ -134,6 +143,10 @@ type PreservationEvents interface {
 	// index of damaged states).
 	DamagedFiles(ctx context.Context, keys []int64) (map[int64]bool, error)
 	CountDamaged(ctx context.Context) (int64, error)
+	// OriginalFiles returns up to limit live originals whose bytes are in
+	// the content store, by file key after after: one statement over the
+	// primary key of files, which also passes over derivatives' rows.
+	OriginalFiles(ctx context.Context, after int64, limit int) ([]StoredFile, error)
 	// FixityPass reads the pass's progress (the zero pass when none ran)
 	// and SaveFixityPass writes it.
 	FixityPass(ctx context.Context) (FixityPass, error)

@@ -186,6 +186,33 @@ func testPreservationEvents(t *testing.T, open Opener) {
 		t.Errorf("FileDamaged after a repair: %v, %v", d, err)
 	}
 
+	// the originals in the content store: not derivatives, external files
+	// or deleted files; paged by key
+	rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID,
+		File: &shelfmark.File{Name: "t.jpg", MediaType: "image/jpeg", Size: 3, SHA256: sha(9), Use: shelfmark.UseThumbnail}}))
+	rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID,
+		File: &shelfmark.File{Name: "x", MediaType: "image/jp2", Size: -1, Use: "original", ExternalURL: "https://images.example.org/x.jp2"}}))
+	second := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID,
+		File: &shelfmark.File{Name: "g.tif", MediaType: "image/tiff", Size: 20, SHA256: sha(5), SHA512: "ab", Use: "original"}}))
+	gone := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID,
+		File: &shelfmark.File{Name: "h.tif", MediaType: "image/tiff", Size: 20, SHA256: sha(6), Use: "original"}}))
+	if err := e.repo.DeleteResource(ctx, gone.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	first, err := pe.OriginalFiles(ctx, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := pe.OriginalFiles(ctx, first[0].Key, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsKey := key(fs.ID)
+	if wantFiles := []shelfmark.StoredFile{{Key: fk, FileSet: fsKey, SHA256: sha(1), Size: 10},
+		{Key: key(second.ID), FileSet: fsKey, SHA256: sha(5), SHA512: "ab", Size: 20}}; !slices.Equal(append(first, rest...), wantFiles) {
+		t.Errorf("the originals: %+v, want %+v", append(first, rest...), wantFiles)
+	}
+
 	// the pass: none yet, then what was saved
 	if p, err := pe.FixityPass(ctx); err != nil || p != (shelfmark.FixityPass{}) {
 		t.Errorf("no pass yet: %+v, %v", p, err)

@@ -23,6 +23,7 @@ type FixitySQL struct {
 	DamagedFiles   string // keys
 	CountDamaged   string
 	FixityPass     string
+	OriginalFiles  string // after, limit
 	SaveFixityPass string // started, finished, cursor, files, bytes, damaged, repaired
 }
 
@@ -52,6 +53,9 @@ ORDER BY resource, copy, item LIMIT $4`,
 	// the partial index fixity_states_damaged
 	DamagedFiles: `SELECT DISTINCT resource FROM fixity_states WHERE damaged = 1 AND resource = ANY($1)`,
 	CountDamaged: `SELECT count(DISTINCT resource) FROM fixity_states WHERE damaged = 1`,
+	OriginalFiles: `SELECT f.resource, r.parent, f.sha256, f.sha512, f.size FROM files f JOIN resources r ON r.key = f.resource
+WHERE f.resource > $1 AND f.use = 'original' AND f.sha256 <> '' AND f.external_url = '' AND r.deleted IS NULL
+ORDER BY f.resource LIMIT $2`,
 	FixityPass:   `SELECT started, finished, cursor, files, bytes, damaged, repaired FROM fixity_pass WHERE id = 1`,
 	SaveFixityPass: `INSERT INTO fixity_pass (id, started, finished, cursor, files, bytes, damaged, repaired)
 VALUES (1, $1, $2, $3, $4, $5, $6, $7)
@@ -223,4 +227,26 @@ func (x *Direct) SaveFixityPass(ctx context.Context, p shelfmark.FixityPass) err
 		return fmt.Errorf("%ssave the fixity pass: %w", x.d.Prefix, err)
 	}
 	return nil
+}
+
+// OriginalFiles implements shelfmark.PreservationEvents in one statement.
+func (x *Direct) OriginalFiles(ctx context.Context, after int64, limit int) ([]shelfmark.StoredFile, error) {
+	limit = min(max(limit, 1), shelfmark.MaxEventPage)
+	var out []shelfmark.StoredFile
+	err := x.with(ctx, false, func(q Execer) (err error) {
+		out, err = Collect(ctx, q, x.d.OriginalFiles, []any{after, limit}, func(r Scanner) (shelfmark.StoredFile, error) {
+			var f shelfmark.StoredFile
+			var parent *int64
+			err := r.Scan(&f.Key, &parent, &f.SHA256, &f.SHA512, &f.Size)
+			if parent != nil {
+				f.FileSet = *parent
+			}
+			return f, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%soriginal files: %w", x.d.Prefix, err)
+	}
+	return out, nil
 }
