@@ -43,6 +43,9 @@ type Options struct {
 	// /readyz reports without ever failing on it: the copy catches up
 	// once its storage root is back, and nothing else depends on it.
 	Preservation shelfmark.ReadinessChecker
+	// Versions, when set, reads the versions of objects in the
+	// preservation copy, which the resources' events list.
+	Versions shelfmark.PreservedVersions
 	// Logger receives one line per failed request (and per request at
 	// debug level).
 	Logger *slog.Logger
@@ -264,7 +267,7 @@ func NewServer(opts Options) *Server {
 	s.ui = u
 	s.iiif = iiif.New(s.deps, u.Catalogs())
 	s.api = api.New(s.deps, api.Options{MaxBodyBytes: opts.MaxBodyBytes, MaxUploadBytes: opts.MaxUploadBytes,
-		ExternalContentAllow: opts.ExternalContentAllow, BlobRedirect: opts.BlobRedirect, Uploads: uploads{s}})
+		ExternalContentAllow: opts.ExternalContentAllow, BlobRedirect: opts.BlobRedirect, Uploads: uploads{s}, Versions: opts.Versions})
 	gz := newGzip() // see gzip.go
 	s.replica = newReplicaRouting(opts.Storage)
 	for _, rt := range s.routes() {

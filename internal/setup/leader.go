@@ -17,7 +17,7 @@ import (
 // servers sharing a database; each is elected on its own, so they may land
 // on different servers. The job runner is not among them: every process
 // works jobs.
-var electedLoops = []string{"oai", "search", "access", "blobgc", "preserve"}
+var electedLoops = []string{"oai", "search", "access", "blobgc", "preserve", "fixity"}
 
 // closer is what an elector needs at shutdown.
 type closer interface{ Close() error }
