@@ -468,6 +468,12 @@ func (m *matrix) rows() []row {
 				return req{method: "GET", path: resPath(c.t.F, "/content"), hdrs: []string{"Range", "bytes=0-3"}}
 			}, rule: readTarget(206)},
 		}},
+		{"GET /api/v1/resources/{id}/events", []probe{
+			{name: "work", target: rd, build: func(c *cell) req { return req{method: "GET", path: resPath(c.t.W, "/events")} }, rule: readTarget(200)},
+			{name: "file xml", target: rd, build: func(c *cell) req {
+				return req{method: "GET", path: resPath(c.t.F, "/events"), hdrs: []string{"Accept", "application/xml"}}
+			}, rule: readTarget(200)},
+		}},
 		{"GET /api/v1/search", []probe{{target: rd, build: func(c *cell) req {
 			return req{method: "GET", path: "/api/v1/search?q=" + c.t.titleWord}
 		}, rule: public(200), check: func(c *cell, r *response) string {

@@ -81,7 +81,7 @@ func electLoops(store shelfmark.Storage, loops map[string]runner, reg prometheus
 		return noCloser{}, nil
 	}
 	gauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "shelfmark_leader",
-		Help: "1 while this server leads the task (oai, search, access, blobgc, preserve), which runs on one server of a database at a time."}, []string{"task"})
+		Help: "1 while this server leads the task (oai, search, access, blobgc, preserve, fixity), which runs on one server of a database at a time."}, []string{"task"})
 	if err := reg.Register(gauge); err != nil {
 		return nil, fmt.Errorf("register shelfmark_leader: %w", err)
 	}
