@@ -56,7 +56,7 @@ ORDER BY resource, copy, item LIMIT $4`,
 	OriginalFiles: `SELECT f.resource, r.parent, f.sha256, f.sha512, f.size FROM files f JOIN resources r ON r.key = f.resource
 WHERE f.resource > $1 AND f.use = 'original' AND f.sha256 <> '' AND f.external_url = '' AND r.deleted IS NULL
 ORDER BY f.resource LIMIT $2`,
-	FixityPass:   `SELECT started, finished, cursor, files, bytes, damaged, repaired FROM fixity_pass WHERE id = 1`,
+	FixityPass: `SELECT started, finished, cursor, files, bytes, damaged, repaired FROM fixity_pass WHERE id = 1`,
 	SaveFixityPass: `INSERT INTO fixity_pass (id, started, finished, cursor, files, bytes, damaged, repaired)
 VALUES (1, $1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (id) DO UPDATE SET started = excluded.started, finished = excluded.finished, cursor = excluded.cursor,
