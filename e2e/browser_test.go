@@ -46,4 +46,5 @@ func TestBrowser(t *testing.T) {
 	t.Run("longwork", func(t *testing.T) { testBrowserLongWork(t, s, axe) })
 	t.Run("bulk", func(t *testing.T) { testBrowserBulk(t, s) })
 	t.Run("dashboard", func(t *testing.T) { testBrowserDashboard(t, s) })
+	t.Run("fixity", func(t *testing.T) { testBrowserFixity(t, s, axe) })
 }
