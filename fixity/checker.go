@@ -180,14 +180,16 @@ func (c *Checker) Pass(ctx context.Context) (Summary, error) {
 		if !strings.HasPrefix(p.Cursor, "ocfl:") {
 			from = ""
 		}
+		// the checks of several objects are written at once, with the
+		// cursor past the last of them
+		b, last := &batch{}, ""
 		err := c.root.Objects(ctx, func(id string, err error) error {
-			b := &batch{}
 			if err != nil {
 				// an object root whose inventory cannot be read: reported;
 				// its files are checked in the content store
 				c.opts.Logger.Error("fixity: an object of the preservation copy cannot be read", "err", err)
 				b.sum.Damaged++
-				return c.flush(ctx, b)
+				return nil
 			}
 			dir := ocfl.ObjectPath(id)
 			if from != "" && dir <= from {
@@ -196,8 +198,20 @@ func (c *Checker) Pass(ctx context.Context) (Summary, error) {
 			if err := c.checkObject(ctx, id, b); err != nil {
 				return err
 			}
-			return save(b, "ocfl:"+dir)
+			last = dir
+			if len(b.states) < c.opts.Page {
+				return nil
+			}
+			err = save(b, "ocfl:"+dir)
+			b = &batch{}
+			return err
 		})
+		if err == nil && (last != "" || b.sum != (Summary{})) {
+			if last == "" {
+				last = from
+			}
+			err = save(b, "ocfl:"+last)
+		}
 		if err != nil {
 			return sum, err
 		}

@@ -7,11 +7,13 @@
 // A pass reads every original the content store keeps (by file key,
 // hashing its bytes with SHA-256 against the database's digest), then
 // every content file of every object in the OCFL preservation copy (in
-// storage-root order, hashing with the inventory's algorithm, SHA-512,
-// against the manifest). Each check is a PREMIS "fixity check" event and
-// the copy's fixity state (last check, outcome, damaged flag); the pass's
-// cursor is saved after each page of files and each object, so that a
-// pass stopped by a crash, a shutdown or a change of leader resumes where
+// storage-root order): an original against the SHA-256 its object's
+// record gives (the record itself read against the inventory's SHA-512),
+// any other content file against the inventory's SHA-512. Each check is a
+// PREMIS "fixity check" event and the copy's fixity state (last check,
+// outcome, damaged flag); the pass's cursor is saved after each page of
+// originals and of objects, so that a pass stopped by a crash, a shutdown
+// or a change of leader resumes where
 // it stopped.
 //
 // # Repair
