@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
+	"strings"
 	"path/filepath"
 	"testing"
 	"time"
@@ -150,4 +152,22 @@ func hasLabel(m *dto.Metric, name, value string) bool {
 		}
 	}
 	return false
+}
+
+// TestServeFixity: serve runs fixity by default: /metrics reports the
+// damaged files (none) and leader election names the fixity task; a
+// work's events answer over the REST API with its ingestion.
+func TestServeFixity(t *testing.T) {
+	base, data := serveInTemp(t, ServeConfig{preservation: preservationFlags{window: 50 * time.Millisecond}, fixity: FixityFlags{Cycle: time.Hour, Rate: -1}})
+	waitServing(t, base)
+	hc := withBearer(&http.Client{Timeout: 10 * time.Second}, adminToken(t, data))
+	status, body, err := do(hc, http.MethodGet, base+"/metrics", "", nil, nil)
+	if err != nil || status != 200 || !strings.Contains(string(body), "\nshelfmark_fixity_damaged_files 0\n") {
+		t.Fatalf("metrics: %d %v", status, err)
+	}
+	w := createWork(t, hc, base, "checked")
+	status, body, err = do(hc, http.MethodGet, base+"/api/v1/resources/"+w.ID+"/events", "", nil, nil)
+	if err != nil || status != 200 || !strings.Contains(string(body), `"type":"ingestion"`) {
+		t.Fatalf("events: %d %s %v", status, body, err)
+	}
 }
