@@ -5,8 +5,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
