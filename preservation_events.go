@@ -126,13 +126,15 @@ const MaxEventPage = 1000
 // the Storage. Every read is one statement over an index, of at most
 // MaxEventPage rows.
 type PreservationEvents interface {
-	// AddEvents stores events, in one transaction.
+	// AddEvents stores events: one statement each (in one transaction on
+	// SQLite).
 	AddEvents(ctx context.Context, events []PreservationEvent) error
 	// Events returns up to limit events of resource whose ID is above
 	// after, oldest first.
 	Events(ctx context.Context, resource, after int64, limit int) ([]PreservationEvent, error)
 	// PutFixity records the states (replacing those of the same
-	// resource, copy and item), in one transaction.
+	// resource, copy and item): one statement each (in one transaction on
+	// SQLite).
 	PutFixity(ctx context.Context, states []FixityState) error
 	// FixityStates returns up to limit states after the given one (by
 	// resource, copy, item; the zero state starts), only those not "ok"

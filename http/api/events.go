@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -97,11 +98,7 @@ func (s *Handler) getEvents(w http.ResponseWriter, r *http.Request) error {
 
 // sortEvents orders events by date, stably.
 func sortEvents(vs []eventView) {
-	for i := 1; i < len(vs); i++ {
-		for j := i; j > 0 && vs[j].Date.Before(vs[j-1].Date); j-- {
-			vs[j], vs[j-1] = vs[j-1], vs[j]
-		}
-	}
+	sort.SliceStable(vs, func(i, j int) bool { return vs[i].Date.Before(vs[j].Date) })
 }
 
 // wantsXML reads Accept: XML when application/xml or text/xml comes
