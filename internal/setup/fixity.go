@@ -26,7 +26,7 @@ type FixityFlags struct {
 // Register adds the fixity flags to f.
 func (x *FixityFlags) Register(f *pflag.FlagSet) {
 	f.DurationVar(&x.Cycle, "fixity-cycle", fixity.DefaultCycle, "time between the starts of two fixity passes over every original in the content store and the preservation copy; 0: no scheduled passes")
-	f.Int64Var(&x.Rate, "fixity-rate", fixity.DefaultRate, "bytes a second a fixity pass reads at most; a negative value: as fast as the disks go")
+	f.Int64Var(&x.Rate, "fixity-rate", fixity.DefaultRate, "bytes a second a fixity pass reads at most (0: the default); a negative value: as fast as the disks go")
 }
 
 // options are the checker's options of x.
