@@ -112,8 +112,8 @@ type adminDashboardData struct {
 	Users, Admins, Disabled int
 	More                    bool
 	// Damaged counts the files fixity found damaged (admin_fixity.go).
-	Damaged int64
-	SparkW, SparkH          int
+	Damaged        int64
+	SparkW, SparkH int
 }
 
 // maxUserCount bounds the accounts the dashboard counts.
