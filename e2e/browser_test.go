@@ -48,4 +48,5 @@ func TestBrowser(t *testing.T) {
 	t.Run("bulk", func(t *testing.T) { testBrowserBulk(t, s) })
 	t.Run("dashboard", func(t *testing.T) { testBrowserDashboard(t, s) })
 	t.Run("history", func(t *testing.T) { testBrowserHistory(t, s, axe) })
+	t.Run("fixity", func(t *testing.T) { testBrowserFixity(t, s, axe) })
 }

@@ -486,6 +486,12 @@ func (m *matrix) rows() []row {
 			c.e.preserveAt(time.Now(), c.t.W) // its first version, to restore
 			return req{method: "POST", path: resPath(c.t.W, "/versions/1/restore")}
 		}, rule: writeTarget(200, 404, (*who).deletesWork)}}},
+		{"GET /api/v1/resources/{id}/events", []probe{
+			{name: "work", target: rd, build: func(c *cell) req { return req{method: "GET", path: resPath(c.t.W, "/events")} }, rule: readTarget(200)},
+			{name: "file xml", target: rd, build: func(c *cell) req {
+				return req{method: "GET", path: resPath(c.t.F, "/events"), hdrs: []string{"Accept", "application/xml"}}
+			}, rule: readTarget(200)},
+		}},
 		{"GET /api/v1/search", []probe{{target: rd, build: func(c *cell) req {
 			return req{method: "GET", path: "/api/v1/search?q=" + c.t.titleWord}
 		}, rule: public(200), check: func(c *cell, r *response) string {

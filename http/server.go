@@ -48,6 +48,9 @@ type Options struct {
 	// resource (Memento, RFC 7089; see api/versions.go); nil: the
 	// versions routes answer 404 and Accept-Datetime is ignored.
 	History *preserve.History
+	// Versions, when set, reads the versions of objects in the
+	// preservation copy, which the resources' events list.
+	Versions shelfmark.PreservedVersions
 	// Logger receives one line per failed request (and per request at
 	// debug level).
 	Logger *slog.Logger
@@ -270,7 +273,7 @@ func NewServer(opts Options) *Server {
 	s.iiif = iiif.New(s.deps, u.Catalogs())
 	s.api = api.New(s.deps, api.Options{MaxBodyBytes: opts.MaxBodyBytes, MaxUploadBytes: opts.MaxUploadBytes,
 		ExternalContentAllow: opts.ExternalContentAllow, BlobRedirect: opts.BlobRedirect, Uploads: uploads{s},
-		History: opts.History})
+		History: opts.History, Versions: opts.Versions})
 	gz := newGzip() // see gzip.go
 	s.replica = newReplicaRouting(opts.Storage)
 	for _, rt := range s.routes() {

@@ -52,5 +52,6 @@ func (m *matrix) uiAdminRows() []row {
 			return formReq("/admin/tokens/"+m.spareToken(&who{})+"/revoke", url.Values{"user": {"viewer"}})
 		}, rule: adminOnly(303)}}},
 		{"GET /admin/audit", []probe{{build: get("/admin/audit"), rule: adminPage(200)}}},
+		{"GET /admin/fixity", []probe{{build: get("/admin/fixity?failed=1"), rule: adminPage(200)}}},
 	}
 }

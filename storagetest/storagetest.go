@@ -130,6 +130,7 @@ var conformance = []struct {
 	{"Uploads", testUploads, false},
 	{"UploadRights", testUploadRights, false},
 	{"Purge", testPurge, false},
+	{"PreservationEvents", testPreservationEvents, false},
 }
 
 // recorder collects traced statements while enabled.

@@ -27,7 +27,8 @@ capitals with - as _ (for example --max-upload is SHELFMARK_MAX_UPLOAD).`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServeCommand(), newWorkerCommand(), newJobsCommand(), newIngestCommand(), newVersionCommand(), newBlobsCommand(),
-		newUserCommand(), newGroupCommand(), newTokenCommand(), newAuditCommand(), newExportCommand(), newPurgeCommand())
+		newUserCommand(), newGroupCommand(), newTokenCommand(), newAuditCommand(), newExportCommand(), newPurgeCommand(),
+		newFixityCommand())
 	return root
 }
 

@@ -196,6 +196,13 @@ func (s *Handler) getContent(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, f.ExternalURL, http.StatusTemporaryRedirect)
 		return nil
 	}
+	if es, ok := s.deps.Resources.(shelfmark.EventService); ok {
+		// fixity found no whole copy: an error before any byte, never
+		// bytes that look whole (damaged.go)
+		if err := refuseDamaged(r.Context(), es, res.ID); err != nil {
+			return err
+		}
+	}
 	if p, ok := s.deps.Blobs.(shelfmark.BlobPresigner); ok && s.opts.BlobRedirect > 0 && r.Method == http.MethodGet && r.Header.Get("Range") == "" {
 		u, err := p.Presign(r.Context(), f.SHA256, shelfmark.PresignOptions{TTL: s.opts.BlobRedirect,
 			ContentType: f.MediaType, ContentDisposition: kit.ContentDisposition(f.Name, f.MediaType)})

@@ -40,6 +40,9 @@ type Options struct {
 	// History, when set, is the preservation copy's history, served as
 	// versions (versions.go); nil: the versions routes answer 404.
 	History *preserve.History
+	// Versions reads the versions of objects in the preservation copy for
+	// the resources' events; nil without a copy.
+	Versions shelfmark.PreservedVersions
 }
 
 // Uploads is the shell's account of the bytes callers send before a work
@@ -73,6 +76,7 @@ func (s *Handler) Routes() []kit.Route {
 		{Method: "DELETE", Pattern: "/api/v1/resources/{id}", Handle: s.deleteResource},
 		{Method: "POST", Pattern: "/api/v1/resources/{id}/files", Handle: s.uploadFile, Upload: true},
 		{Method: "GET", Pattern: "/api/v1/resources/{id}/content", Handle: s.getContent},
+		{Method: "GET", Pattern: "/api/v1/resources/{id}/events", Handle: s.getEvents},
 		{Method: "GET", Pattern: "/api/v1/search", Handle: s.search},
 		{Method: "GET", Pattern: "/api/v1/resources/{id}/members", Handle: s.listMembers},
 		{Method: "POST", Pattern: "/api/v1/resources/{id}/members", Handle: s.addMembers},

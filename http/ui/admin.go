@@ -46,6 +46,7 @@ func (s adminPages) uiAdminRoutes() []kit.Route {
 		{Method: "POST", Pattern: "/admin/tokens", Handle: s.uiForm(s.adminCreateToken)},
 		{Method: "POST", Pattern: "/admin/tokens/{id}/revoke", Handle: s.uiForm(s.adminRevokeToken)},
 		{Method: "GET", Pattern: "/admin/audit", Handle: s.uiWrap(s.adminAudit)},
+		{Method: "GET", Pattern: "/admin/fixity", Handle: s.uiWrap(s.adminFixity)}, // admin_fixity.go
 	}
 }
 
@@ -110,7 +111,9 @@ type adminDashboardData struct {
 	// when there are more); Admins and Disabled count among them.
 	Users, Admins, Disabled int
 	More                    bool
-	SparkW, SparkH          int
+	// Damaged counts the files fixity found damaged (admin_fixity.go).
+	Damaged        int64
+	SparkW, SparkH int
 }
 
 // maxUserCount bounds the accounts the dashboard counts.
@@ -137,7 +140,8 @@ func (s adminPages) adminDashboard(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	d := &adminDashboardData{Section: "dashboard", Status: st, Storage: s.storage(r.Context()), SparkW: sparkW, SparkH: sparkH}
+	d := &adminDashboardData{Section: "dashboard", Status: st, Storage: s.storage(r.Context()), SparkW: sparkW, SparkH: sparkH,
+		Damaged: s.damagedFiles(r.Context())}
 	if acc, err := s.deps.AccountService(); err == nil {
 		users, err := acc.Users(r.Context(), 0, maxUserCount)
 		if err != nil {

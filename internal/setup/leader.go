@@ -17,7 +17,7 @@ import (
 // servers sharing a database; each is elected on its own, so they may land
 // on different servers. The job runner is not among them: every process
 // works jobs.
-var electedLoops = []string{"oai", "search", "access", "blobgc", "preserve"}
+var electedLoops = []string{"oai", "search", "access", "blobgc", "preserve", "fixity"}
 
 // closer is what an elector needs at shutdown.
 type closer interface{ Close() error }
@@ -81,7 +81,7 @@ func electLoops(store shelfmark.Storage, loops map[string]runner, reg prometheus
 		return noCloser{}, nil
 	}
 	gauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "shelfmark_leader",
-		Help: "1 while this server leads the task (oai, search, access, blobgc, preserve), which runs on one server of a database at a time."}, []string{"task"})
+		Help: "1 while this server leads the task (oai, search, access, blobgc, preserve, fixity), which runs on one server of a database at a time."}, []string{"task"})
 	if err := reg.Register(gauge); err != nil {
 		return nil, fmt.Errorf("register shelfmark_leader: %w", err)
 	}

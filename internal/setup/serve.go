@@ -44,6 +44,7 @@ type ServeConfig struct {
 	replica                                                        replicaFlags      // see replica.go
 	uploads                                                        uploadFlags       // see uploads.go
 	preservation                                                   preservationFlags // see preservation.go
+	fixity                                                         FixityFlags       // see fixity.go
 	// Extra, when set, starts more listeners once the server is made,
 	// from its options; they stop when ctx ends. No flag of serve sets
 	// it: it is the comparison listener of shelfmark-bench rest-server
@@ -113,6 +114,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	c.replica.register(f)
 	c.uploads.register(f)
 	c.preservation.register(f)
+	c.fixity.Register(f)
 	AnnotateEnv(f)
 	return cmd, c
 }
@@ -223,6 +225,10 @@ func serve(ctx context.Context, c ServeConfig) error {
 		if err := registerPreservationMetrics(keeper, metrics.Registry()); err != nil {
 			return err
 		}
+		opts.Versions = keeper // the resources' events
+	}
+	if err := c.fixity.start(store, blobs, keeper, ids, loops, metrics.Registry(), log); err != nil {
+		return err
 	}
 	srv := shttp.NewServer(opts)
 	if c.Extra != nil {

@@ -67,4 +67,5 @@ type Dialect struct {
 	SourceSQL
 	FileSQL
 	Reads
+	FixitySQL
 }
