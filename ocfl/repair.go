@@ -2,6 +2,7 @@ package ocfl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -17,7 +18,9 @@ import (
 // reader sees the old bytes or the new, never a mix, and bytes of any
 // other digest change nothing (an error wrapping ErrDigestMismatch). The
 // inventory is not changed: the object holds the same content as before.
-// Cost: one read of the root inventory and one write of the file.
+// On an FS without locks (S3) nothing else of the object is recovered (see
+// Root.Open). Cost: one read of the root inventory and one write of the
+// file.
 func (r *Root) ReplaceContent(ctx context.Context, id, contentPath string, content io.Reader) error {
 	dir := ObjectPath(id)
 	unlock, err := r.lock(ctx, dir)
@@ -25,7 +28,15 @@ func (r *Root) ReplaceContent(ctx context.Context, id, contentPath string, conte
 		return err
 	}
 	defer unlock()
-	inv, err := r.recover(ctx, dir)
+	var inv *Inventory
+	if _, ok := r.fsys.(Locker); ok {
+		inv, err = r.recover(ctx, dir)
+	} else if obj, verr := r.view(ctx, id, dir); verr == nil {
+		// no locks (S3): repair nothing else, a writer may be at work
+		inv = obj.inv
+	} else if !errors.Is(verr, ErrNotFound) {
+		err = verr
+	}
 	if err != nil {
 		return err
 	}
