@@ -129,6 +129,8 @@ var conformance = []struct {
 	{"BulkWrites", testBulkWrites, true},
 	{"Uploads", testUploads, false},
 	{"UploadRights", testUploadRights, false},
+	{"Rebuild", testRebuild, true},
+	{"RebuildDamaged", testRebuildDamaged, false},
 }
 
 // recorder collects traced statements while enabled.
