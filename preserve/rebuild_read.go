@@ -38,6 +38,7 @@ type loaded struct {
 	jobs        []shelfmark.NewJob
 	originals   []original
 	bytes       int64
+	format      int // of the record being added
 }
 
 // original is an original's bytes in the object: the version and logical
@@ -68,7 +69,7 @@ func readObject(ctx context.Context, root *ocfl.Root, ids *shelfmark.IDCodec, id
 	if want := ObjectID(shelfmark.ID(rec.ID)); want != id {
 		return nil, nil, fmt.Errorf("its record is of %s", want)
 	}
-	l := &loaded{id: id, owners: map[int64]string{}}
+	l := &loaded{id: id, owners: map[int64]string{}, format: rec.Shelfmark}
 	if l.key, err = keyOf(ids, rec.ID); err != nil {
 		return nil, nil, err
 	}
@@ -130,6 +131,7 @@ func (l *loaded) history(ctx context.Context, obj *ocfl.Object, ids *shelfmark.I
 		if err != nil {
 			return err
 		}
+		l.format = rec.Shelfmark
 		for i := range rec.Resources {
 			r := rec.Resources[i]
 			if seen[r.ID] || r.Deleted != nil {
@@ -258,7 +260,7 @@ func (l *loaded) add(ids *shelfmark.IDCodec, r *Resource, version int, state map
 	case kind != shelfmark.KindFile && r.File != nil:
 		return errors.New("a file description on a resource that is not a file")
 	case r.File != nil:
-		f, err := fileOf(r.File)
+		f, err := fileOf(r.File, l.format)
 		if err != nil {
 			return err
 		}
@@ -279,10 +281,14 @@ func (l *loaded) add(ids *shelfmark.IDCodec, r *Resource, version int, state map
 	return nil
 }
 
-// fileOf is the file description of a record, checked.
-func fileOf(r *File) (*shelfmark.File, error) {
+// fileOf is the file description of a record of format version,
+// checked.
+func fileOf(r *File, format int) (*shelfmark.File, error) {
 	f := &shelfmark.File{Name: r.Name, MediaType: r.MediaType, Size: r.Size, SHA256: r.SHA256, SHA512: r.SHA512, MD5: r.MD5,
 		Use: r.Use, ExternalURL: r.ExternalURL}
+	if !r.SHA512Stored && format >= 2 {
+		f.SHA512 = "" // the preserver's, not the database's
+	}
 	if r.Use == "" {
 		return nil, errors.New("a file without its use")
 	}

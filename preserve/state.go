@@ -300,7 +300,7 @@ func utc(t *time.Time) *time.Time {
 
 // fileRecord describes f.
 func fileRecord(f *shelfmark.File) *File {
-	out := &File{Name: f.Name, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, SHA512: f.SHA512, MD5: f.MD5,
+	out := &File{Name: f.Name, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, SHA512: f.SHA512, SHA512Stored: f.SHA512 != "", MD5: f.MD5,
 		Use: f.Use, ExternalURL: f.ExternalURL}
 	if f.Format != nil {
 		out.Format = &Format{PRONOM: f.Format.PRONOM, Name: f.Format.Name, Version: f.Format.Version, MediaType: f.Format.MediaType,

@@ -20,11 +20,8 @@ import (
 // its deletion's time, sequence number and version too (a file set or
 // file deleted inside a live work is rebuilt from the version of the copy
 // that first lacked it, whose time is the newest change that version
-// holds). Derivatives (the pipeline makes them again) are left out, and
-// so is the SHA-512 of an original kept in the content store: the copy
-// knows it for every original (its inventory's digest) and a rebuild
-// writes it, where the database has it only when a client sent or asked
-// for it. The id secret is the first line. Cost: every row, read 500 at a time.
+// holds). Derivatives (the pipeline makes them again) are left out. The
+// id secret is the first line. Cost: every row, read 500 at a time.
 func Dump(ctx context.Context, store shelfmark.Storage) (string, error) {
 	var lines []string
 	var secret string
@@ -170,11 +167,7 @@ func dumpRows(ctx context.Context, tx shelfmark.ReadTx, ids *shelfmark.IDCodec, 
 				return nil, err
 			}
 			if f != nil {
-				sha512 := f.SHA512
-				if f.Use == shelfmark.UseOriginal && f.ExternalURL == "" {
-					sha512 = "" // see above
-				}
-				fmt.Fprintf(&b, " file={%s %s %d %s %s %s %s %s}", f.Name, f.MediaType, f.Size, f.SHA256, sha512, f.MD5, f.Use, f.ExternalURL)
+				fmt.Fprintf(&b, " file={%s %s %d %s %s %s %s %s}", f.Name, f.MediaType, f.Size, f.SHA256, f.SHA512, f.MD5, f.Use, f.ExternalURL)
 				if f.Format != nil {
 					fmt.Fprintf(&b, " format=%+v", *f.Format)
 				}

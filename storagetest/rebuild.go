@@ -153,7 +153,7 @@ func testRebuild(t *testing.T, open Opener) {
 			{Predicate: "http://purl.org/dc/terms/date", Object: shelfmark.Term{Kind: shelfmark.Literal, Value: "1901", Datatype: "http://www.w3.org/2001/XMLSchema#gYear"}},
 			{Predicate: "http://purl.org/dc/terms/subject", Object: shelfmark.Term{Kind: shelfmark.IRI, Value: "http://id.loc.gov/authorities/subjects/sh85076502"}},
 			{Predicate: "http://purl.org/dc/terms/description", Object: shelfmark.Term{Kind: shelfmark.Literal, Value: "Un livre\n« deux »", Lang: "fr"}}}}))
-	p1, _ := s.page(t, sys, book.ID, "one")
+	p1, f1 := s.page(t, sys, book.ID, "one")
 	p2, f2 := s.page(t, sys, book.ID, "two")
 	p3, _ := s.page(t, sys, book.ID, "three")
 	rs(t)(s.repo.SetOrder(sys, book.ID, []shelfmark.ID{p3, p1}, 0)) // p2 unordered
@@ -178,7 +178,7 @@ func testRebuild(t *testing.T, open Opener) {
 	if err := s.repo.DeleteResource(sys, f2, 0); err != nil {
 		t.Fatal(err)
 	}
-	s.file(t, sys, p2, "two, rescanned")
+	f2b := s.file(t, sys, p2, "two, rescanned")
 	private := shelfmark.Private
 	rs(t)(s.repo.UpdateResource(sys, hidden.ID, shelfmark.ResourceUpdate{Visibility: &private}))
 	until := s.clock().Add(365 * 24 * time.Hour)
@@ -230,7 +230,7 @@ func testRebuild(t *testing.T, open Opener) {
 		"anonymous": {as(shelfmark.Anonymous()), as(shelfmark.Anonymous())},
 	}
 	for who, c := range callers {
-		for _, id := range []shelfmark.ID{coll.ID, nested.ID, book.ID, p1, p2, child.ID, hidden.ID, embargoed.ID, gone.ID, goneSet, f2} {
+		for _, id := range []shelfmark.ID{coll.ID, nested.ID, book.ID, p1, f1, p2, f2, f2b, child.ID, hidden.ID, embargoed.ID, gone.ID, goneSet} {
 			a, errA := s.repo.FindResource(c[0], id)
 			b, errB := repo2.FindResource(c[1], id)
 			if ja, jb := answer(a, errA), answer(b, errB); ja != jb {

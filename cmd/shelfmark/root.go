@@ -27,7 +27,7 @@ capitals with - as _ (for example --max-upload is SHELFMARK_MAX_UPLOAD).`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServeCommand(), newWorkerCommand(), newJobsCommand(), newIngestCommand(), newVersionCommand(), newBlobsCommand(),
-		newUserCommand(), newGroupCommand(), newTokenCommand(), newAuditCommand())
+		newUserCommand(), newGroupCommand(), newTokenCommand(), newAuditCommand(), newRebuildCommand())
 	return root
 }
 
