@@ -94,21 +94,21 @@ type Grant struct {
 // the object when they are kept there (originals; see Keep), empty when
 // they are not (derivatives, which can be made again, and external files).
 type File struct {
-	Name        string  `json:"name"`
-	MediaType   string  `json:"mediaType,omitempty"`
-	Size        int64   `json:"size"`
-	SHA256      string  `json:"sha256,omitempty"`
-	SHA512      string  `json:"sha512,omitempty"`
+	Name      string `json:"name"`
+	MediaType string `json:"mediaType,omitempty"`
+	Size      int64  `json:"size"`
+	SHA256    string `json:"sha256,omitempty"`
+	SHA512    string `json:"sha512,omitempty"`
 	// SHA512Stored tells that the database holds SHA512 too (a client
 	// sent or asked for it); otherwise the preserver took it from the
 	// bytes for the inventory, and a rebuild leaves it out of the file's
 	// description as the database had it.
-	SHA512Stored bool `json:"sha512Stored,omitempty"`
-	MD5         string  `json:"md5,omitempty"`
-	Use         string  `json:"use"`
-	ExternalURL string  `json:"externalUrl,omitempty"`
-	Format      *Format `json:"format,omitempty"`
-	Path        string  `json:"path,omitempty"`
+	SHA512Stored bool    `json:"sha512Stored,omitempty"`
+	MD5          string  `json:"md5,omitempty"`
+	Use          string  `json:"use"`
+	ExternalURL  string  `json:"externalUrl,omitempty"`
+	Format       *Format `json:"format,omitempty"`
+	Path         string  `json:"path,omitempty"`
 }
 
 // Format is what characterization found.
