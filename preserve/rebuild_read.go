@@ -332,20 +332,32 @@ func readMetadata(ctx context.Context, obj *ocfl.Object, v int, state map[string
 	if err != nil {
 		return nil, err
 	}
-	triples, err := rdf.Parse(bytes.NewReader(data), "application/n-triples", "", rdf.MaxTriples(-1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", MetadataPath, err)
-	}
-	for _, t := range triples {
-		s, ok := strings.CutPrefix(t.Subject.Value, "urn:shelfmark:")
-		if !ok {
-			return nil, fmt.Errorf("%s: subject %q is not a resource", MetadataPath, t.Subject.Value)
-		}
-		k, err := keyOf(ids, s)
+	subjects, stmts, ok := parseOwnNTriples(data)
+	if !ok {
+		// not as Shelfmark writes it: the general parser
+		triples, err := rdf.Parse(bytes.NewReader(data), "application/n-triples", "", rdf.MaxTriples(-1))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", MetadataPath, err)
 		}
-		out[k] = append(out[k], shelfmark.Statement{Predicate: t.Predicate, Object: t.Object})
+		subjects, stmts = make([]string, len(triples)), make([]shelfmark.Statement, len(triples))
+		for i, t := range triples {
+			subjects[i], stmts[i] = t.Subject.Value, shelfmark.Statement{Predicate: t.Predicate, Object: t.Object}
+		}
+	}
+	last, key := "", int64(0)
+	for i, subj := range subjects {
+		if subj != last {
+			s, ok := strings.CutPrefix(subj, "urn:shelfmark:")
+			if !ok {
+				return nil, fmt.Errorf("%s: subject %q is not a resource", MetadataPath, subj)
+			}
+			k, err := keyOf(ids, s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", MetadataPath, err)
+			}
+			last, key = subj, k
+		}
+		out[key] = append(out[key], stmts[i])
 	}
 	return out, nil
 }
