@@ -32,7 +32,7 @@ const (
 
 // ErrNotEmpty is the error of a rebuild into a database that holds
 // resources already and is not a rebuild of the same root in progress.
-var ErrNotEmpty = errors.New("the database holds resources already")
+var ErrNotEmpty = errors.New("the database is not a new one")
 
 // RebuildOptions configure Rebuild. The zero value gives the defaults.
 type RebuildOptions struct {
@@ -198,14 +198,14 @@ func begin(ctx context.Context, store shelfmark.Storage, repo RepositoryRecord) 
 		case from != 0 && from != repo.Root:
 			return fmt.Errorf("rebuild: %w: a rebuild from another storage root (number %d) began in it", ErrNotEmpty, from)
 		case len(rows) > 0 && from == 0:
-			return fmt.Errorf("rebuild: %w: rebuild into a new database", ErrNotEmpty)
+			return fmt.Errorf("rebuild: %w: it holds resources; rebuild into a new database", ErrNotEmpty)
 		}
 		secret, err := tx.InitSetting(ctx, shelfmark.IDSecretSetting, repo.IDSecret)
 		if err != nil {
 			return fmt.Errorf("rebuild: store the id secret: %w", err)
 		}
 		if secret != repo.IDSecret {
-			return fmt.Errorf("rebuild: %w: its id secret is another repository's", ErrNotEmpty)
+			return fmt.Errorf("rebuild: %w: it has an id secret of its own (was a server started on it?); rebuild into a new database", ErrNotEmpty)
 		}
 		if from == 0 {
 			if _, err := tx.AddCounter(ctx, CounterRebuildRoot, repo.Root); err != nil {
