@@ -56,8 +56,10 @@ type RebuildProgress struct {
 	Done, Total int
 	// Skipped counts the damaged objects left out so far.
 	Skipped int
-	// Elapsed is the time since this run started.
-	Elapsed time.Duration
+	// Elapsed is the time since this run started, of which Listing went
+	// to listing the objects of the storage root (before the first
+	// batch).
+	Elapsed, Listing time.Duration
 }
 
 // SkippedObject is a damaged object a rebuild left out, and why.
@@ -145,18 +147,45 @@ func Rebuild(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blob
 		return nil, fmt.Errorf("rebuild: list the objects: %w", err)
 	}
 	sort.Strings(objects)
+	listing := time.Since(start)
 	rep.Objects = len(objects)
 	total := len(objects) + len(rep.Skipped)
 	done := len(rep.Skipped)
-	for i := 0; i < len(objects); i += opts.Batch {
-		batch := objects[i:min(i+opts.Batch, len(objects))]
-		if err := rebuildBatch(ctx, root, store, blobs, ids, batch, opts, rep); err != nil {
-			return rep, err
+	// the next batch is read while this one is made durable and written
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	loads := make(chan loadedBatch, 1)
+	go func() {
+		defer close(loads)
+		for i := 0; i < len(objects); i += opts.Batch {
+			b := loadBatch(lctx, root, store, blobs, ids, objects[i:min(i+opts.Batch, len(objects))], opts)
+			select {
+			case loads <- b:
+			case <-lctx.Done():
+				return
+			}
+			if b.err != nil {
+				return
+			}
 		}
-		done += len(batch)
+	}()
+	for b := range loads {
+		if b.err == nil {
+			b.err = writeBatch(ctx, store, blobs, b, opts, rep)
+		}
+		if b.err != nil {
+			cancel()
+			for range loads {
+			}
+			return rep, b.err
+		}
+		done += b.size
 		if opts.Progress != nil {
-			opts.Progress(RebuildProgress{Done: done, Total: total, Skipped: len(rep.Skipped), Elapsed: time.Since(start)})
+			opts.Progress(RebuildProgress{Done: done, Total: total, Skipped: len(rep.Skipped), Elapsed: time.Since(start), Listing: listing})
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, err
 	}
 	if err := finish(ctx, store, repo, rep); err != nil {
 		return rep, err
@@ -253,16 +282,28 @@ func raise(ctx context.Context, tx shelfmark.WriteTx, name string, want int64) e
 	return nil
 }
 
-// rebuildBatch reads the objects of batch not written yet, copies their
-// originals and writes them in one transaction.
-func rebuildBatch(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blobs shelfmark.BlobStore, ids *shelfmark.IDCodec,
-	batch []string, opts RebuildOptions, rep *RebuildReport) error {
+// loadedBatch is a batch of objects read and checked, their originals
+// copied (not yet durable).
+type loadedBatch struct {
+	size    int // objects in the batch
+	good    []*loaded
+	skipped []SkippedObject
+	resumed int // objects found written by an earlier run
+	err     error
+}
+
+// loadBatch reads the objects of batch that are not written yet and
+// copies their originals, Parallel at a time; a damaged object is put
+// among the skipped with its reason.
+func loadBatch(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blobs shelfmark.BlobStore, ids *shelfmark.IDCodec,
+	batch []string, opts RebuildOptions) loadedBatch {
+	out := loadedBatch{size: len(batch)}
 	keys := make([]int64, 0, len(batch))
 	todo := make([]string, 0, len(batch))
 	for _, id := range batch {
 		k, err := objectKey(ids, id)
 		if err != nil {
-			rep.Skipped = append(rep.Skipped, SkippedObject{ID: id, Reason: err.Error()})
+			out.skipped = append(out.skipped, SkippedObject{ID: id, Reason: err.Error()})
 			continue
 		}
 		keys = append(keys, k)
@@ -277,12 +318,13 @@ func rebuildBatch(ctx context.Context, root *ocfl.Root, store shelfmark.Storage,
 		}
 		return err
 	}); err != nil {
-		return fmt.Errorf("rebuild: read the database: %w", err)
+		out.err = fmt.Errorf("rebuild: read the database: %w", err)
+		return out
 	}
 	var read []string
 	for i, id := range todo {
 		if written[keys[i]] {
-			rep.Resumed++
+			out.resumed++
 		} else {
 			read = append(read, id)
 		}
@@ -306,30 +348,38 @@ func rebuildBatch(ctx context.Context, root *ocfl.Root, store shelfmark.Storage,
 	close(next)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return err
+		out.err = err
+		return out
 	}
-	var good []*loaded
 	taken := map[int64]string{}
 	for i, l := range objs {
 		if errs[i] == nil {
 			errs[i] = unique(l, taken)
 		}
 		if errs[i] != nil {
-			rep.Skipped = append(rep.Skipped, SkippedObject{ID: read[i], Reason: errs[i].Error()})
+			out.skipped = append(out.skipped, SkippedObject{ID: read[i], Reason: errs[i].Error()})
 			continue
 		}
-		good = append(good, l)
+		out.good = append(out.good, l)
 	}
-	if len(good) == 0 {
+	return out
+}
+
+// writeBatch makes the originals of b durable and writes its objects in
+// one transaction.
+func writeBatch(ctx context.Context, store shelfmark.Storage, blobs shelfmark.BlobStore, b loadedBatch, opts RebuildOptions, rep *RebuildReport) error {
+	rep.Skipped = append(rep.Skipped, b.skipped...)
+	rep.Resumed += b.resumed
+	if len(b.good) == 0 {
 		return nil
 	}
 	if err := blobs.Sync(ctx); err != nil {
 		return fmt.Errorf("rebuild: make the originals durable: %w", err)
 	}
-	if err := store.Update(ctx, func(tx shelfmark.WriteTx) error { return write(ctx, tx, good, opts.Now()) }); err != nil {
-		return fmt.Errorf("rebuild: write %d objects from %s on: %w", len(good), good[0].id, err)
+	if err := store.Update(ctx, func(tx shelfmark.WriteTx) error { return write(ctx, tx, b.good, opts.Now()) }); err != nil {
+		return fmt.Errorf("rebuild: write %d objects from %s on: %w", len(b.good), b.good[0].id, err)
 	}
-	for _, l := range good {
+	for _, l := range b.good {
 		rep.Written++
 		rep.Resources += len(l.rows)
 		rep.Originals += len(l.originals)
