@@ -129,6 +129,7 @@ var conformance = []struct {
 	{"BulkWrites", testBulkWrites, true},
 	{"Uploads", testUploads, false},
 	{"UploadRights", testUploadRights, false},
+	{"SourceKeysOf", testSourceKeysOf, true},
 	{"Rebuild", testRebuild, true},
 	{"RebuildDamaged", testRebuildDamaged, false},
 }
