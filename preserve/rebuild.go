@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -52,13 +53,15 @@ type RebuildOptions struct {
 // RebuildProgress is how far a rebuild is.
 type RebuildProgress struct {
 	// Done counts the objects handled so far (written, found written by
-	// an earlier run, or skipped) out of Total.
+	// an earlier run, or skipped) out of Total, the objects listed so far
+	// (all of them once Listed is set).
 	Done, Total int
+	Listed      bool
 	// Skipped counts the damaged objects left out so far.
 	Skipped int
-	// Elapsed is the time since this run started, of which Listing went
-	// to listing the objects of the storage root (before the first
-	// batch).
+	// Elapsed is the time since this run started; Listing, once Listed,
+	// the time listing the storage root's objects took (while the first
+	// batches were read and written).
 	Elapsed, Listing time.Duration
 }
 
@@ -133,32 +136,60 @@ func Rebuild(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blob
 		return nil, err
 	}
 	rep := &RebuildReport{}
-	var objects []string
-	err = root.Objects(ctx, func(id string, err error) error {
-		switch {
-		case err != nil:
-			rep.Skipped = append(rep.Skipped, SkippedObject{Reason: err.Error()})
-		case id != RepositoryObject:
-			objects = append(objects, id)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rebuild: list the objects: %w", err)
-	}
-	sort.Strings(objects)
-	listing := time.Since(start)
-	rep.Objects = len(objects)
-	total := len(objects) + len(rep.Skipped)
-	done := len(rep.Skipped)
-	// the next batch is read while this one is made durable and written
+	// three stages at once: listing the objects, reading a batch (and
+	// copying its originals), writing the batch before it
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var (
+		listed, unreadable atomic.Int64
+		listing            atomic.Int64 // its duration, once done
+		listErr            error
+	)
+	found := make(chan SkippedObject, 2*opts.Batch) // an id, or an unreadable object's reason
+	go func() {
+		defer close(found)
+		listErr = root.Objects(lctx, func(id string, err error) error {
+			item := SkippedObject{ID: id}
+			switch {
+			case err != nil:
+				item.Reason = err.Error()
+				unreadable.Add(1)
+			case id == RepositoryObject:
+				return nil
+			default:
+				listed.Add(1)
+			}
+			select {
+			case found <- item:
+				return nil
+			case <-lctx.Done():
+				return lctx.Err()
+			}
+		})
+		listing.Store(int64(time.Since(start)))
+	}()
 	loads := make(chan loadedBatch, 1)
 	go func() {
 		defer close(loads)
-		for i := 0; i < len(objects); i += opts.Batch {
-			b := loadBatch(lctx, root, store, blobs, ids, objects[i:min(i+opts.Batch, len(objects))], opts)
+		for {
+			var batch []string
+			var bad []SkippedObject
+			for item := range found {
+				if item.Reason != "" {
+					bad = append(bad, item)
+				} else {
+					batch = append(batch, item.ID)
+				}
+				if len(batch)+len(bad) == opts.Batch {
+					break
+				}
+			}
+			if len(batch)+len(bad) == 0 {
+				return
+			}
+			b := loadBatch(lctx, root, store, blobs, ids, batch, opts)
+			b.size += len(bad)
+			b.skipped = append(bad, b.skipped...)
 			select {
 			case loads <- b:
 			case <-lctx.Done():
@@ -169,6 +200,7 @@ func Rebuild(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blob
 			}
 		}
 	}()
+	done := 0
 	for b := range loads {
 		if b.err == nil {
 			b.err = writeBatch(ctx, store, blobs, b, opts, rep)
@@ -181,12 +213,18 @@ func Rebuild(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blob
 		}
 		done += b.size
 		if opts.Progress != nil {
-			opts.Progress(RebuildProgress{Done: done, Total: total, Skipped: len(rep.Skipped), Elapsed: time.Since(start), Listing: listing})
+			l := time.Duration(listing.Load())
+			opts.Progress(RebuildProgress{Done: done, Total: int(listed.Load() + unreadable.Load()), Listed: l > 0,
+				Skipped: len(rep.Skipped), Elapsed: time.Since(start), Listing: l})
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
+	if listErr != nil {
+		return rep, fmt.Errorf("rebuild: list the objects: %w", listErr)
+	}
+	rep.Objects = int(listed.Load())
 	if err := finish(ctx, store, repo, rep); err != nil {
 		return rep, err
 	}
@@ -297,6 +335,9 @@ type loadedBatch struct {
 // among the skipped with its reason.
 func loadBatch(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blobs shelfmark.BlobStore, ids *shelfmark.IDCodec,
 	batch []string, opts RebuildOptions) loadedBatch {
+	if len(batch) == 0 {
+		return loadedBatch{}
+	}
 	out := loadedBatch{size: len(batch)}
 	keys := make([]int64, 0, len(batch))
 	todo := make([]string, 0, len(batch))

@@ -123,6 +123,10 @@ func progressPrinter(w io.Writer, every time.Duration) func(preserve.RebuildProg
 		if s := p.Elapsed.Seconds(); s > 0 {
 			rate = float64(p.Done) / s
 		}
+		if !p.Listed {
+			fmt.Fprintf(w, "rebuild: %d objects of the %d listed so far, %.0f objects/s, %d damaged\n", p.Done, p.Total, rate, p.Skipped)
+			return
+		}
 		fmt.Fprintf(w, "rebuild: %d/%d objects (%.0f%%), %.0f objects/s, %d damaged\n",
 			p.Done, p.Total, 100*float64(p.Done)/float64(max(p.Total, 1)), rate, p.Skipped)
 	}
