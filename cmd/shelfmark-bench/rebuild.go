@@ -22,6 +22,7 @@ func newBenchRebuildCommand() *cobra.Command {
 	var lf labFlags
 	var works, batch, parallel int
 	var noMedia bool
+	var keep, rootDir string
 	cmd := &cobra.Command{
 		Use:   "rebuild",
 		Short: "Rebuild a repository from its OCFL copy: works/s, early against late",
@@ -41,25 +42,36 @@ root's objects runs beside the first batches; its time is reported too.`,
 				return err
 			}
 			ctx := cmd.Context()
-			src, err := openLab(ctx, "", "relaxed")
-			if err != nil {
-				return err
-			}
-			defer src.close()
-			bar := setup.NewProgressBar(works, "works ingested")
-			if _, err := bench.RunPatents(ctx, src.repo, src.blobs, bench.PatentsConfig{Works: works, Seed: 1, NoMedia: noMedia,
-				Progress: func(s ingest.Stats) { bar.Set(int(s.Stored + s.Skipped + s.Failed)) }}); err != nil {
-				return fmt.Errorf("ingest: %w", err)
-			}
-			bar.Finish()
-			fmt.Fprintln(os.Stderr)
-			rootDir := filepath.Join(src.dir, "ocfl")
-			t0 := time.Now()
-			if err := preserveAll(ctx, src, rootDir); err != nil {
-				return err
-			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "preserved %d works in %.1f s\n", works, time.Since(t0).Seconds())
+			if keep != "" {
+				if _, err := os.Stat(filepath.Join(keep, "0=ocfl_1.1")); err == nil {
+					fmt.Fprintf(out, "rebuilding from the storage root in %s as it is\n", keep)
+					rootDir = keep
+				}
+			}
+			if rootDir == "" {
+				src, err := openLab(ctx, "", "relaxed")
+				if err != nil {
+					return err
+				}
+				defer src.close()
+				bar := setup.NewProgressBar(works, "works ingested")
+				if _, err := bench.RunPatents(ctx, src.repo, src.blobs, bench.PatentsConfig{Works: works, Seed: 1, NoMedia: noMedia,
+					Progress: func(s ingest.Stats) { bar.Set(int(s.Stored + s.Skipped + s.Failed)) }}); err != nil {
+					return fmt.Errorf("ingest: %w", err)
+				}
+				bar.Finish()
+				fmt.Fprintln(os.Stderr)
+				rootDir = filepath.Join(src.dir, "ocfl")
+				if keep != "" {
+					rootDir = keep
+				}
+				t0 := time.Now()
+				if err := preserveAll(ctx, src, rootDir); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "preserved %d works in %.1f s\n", works, time.Since(t0).Seconds())
+			}
 			r, err := benchRebuild(ctx, rootDir, lf.database, lf.durability, preserve.RebuildOptions{Batch: batch, Parallel: parallel})
 			if err != nil {
 				return err
@@ -79,6 +91,7 @@ root's objects runs beside the first batches; its time is reported too.`,
 	f.BoolVar(&noMedia, "no-media", false, "patents without their PDFs and TIFFs (each work has its XML full text only)")
 	f.IntVar(&batch, "batch", preserve.DefaultRebuildBatch, "objects per rebuild transaction")
 	f.IntVar(&parallel, "parallel", preserve.DefaultRebuildParallel, "objects the rebuild reads at once")
+	f.StringVar(&keep, "root", "", "keep the storage root in this directory; when it holds one already, rebuild from it as it is (no ingest, --works and --no-media unused)")
 	return cmd
 }
 
