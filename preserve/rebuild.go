@@ -105,8 +105,11 @@ type RebuildReport struct {
 // (ErrNotEmpty).
 //
 // Cost: one listing of the root, then per object the reads of its
-// inventory, records, metadata and originals, and per batch a handful of
-// statements whatever its size.
+// inventory, records (one per version when it has several), metadata and
+// originals; per batch about fifteen statements whatever the number of
+// its objects and resources, and two or three more per depositor and per
+// collection with grants in it. A batch is held in memory while it is
+// written: Batch objects, two batches at once.
 func Rebuild(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blobs shelfmark.BlobStore, opts RebuildOptions) (*RebuildReport, error) {
 	if opts.Batch <= 0 {
 		opts.Batch = DefaultRebuildBatch
