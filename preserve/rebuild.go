@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,7 +27,7 @@ const (
 	// DefaultRebuildBatch is how many objects one transaction writes.
 	DefaultRebuildBatch = 500
 	// DefaultRebuildParallel is how many objects are read at once.
-	DefaultRebuildParallel = 4
+	DefaultRebuildParallel = 8
 )
 
 // ErrNotEmpty is the error of a rebuild into a database that holds
@@ -144,26 +143,21 @@ func Rebuild(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blob
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		listed, unreadable atomic.Int64
-		listing            atomic.Int64 // its duration, once done
-		listErr            error
+		listed, objects atomic.Int64 // object roots listed; objects found in them
+		listing         atomic.Int64 // its duration, once done
+		listErr         error
 	)
-	found := make(chan SkippedObject, 2*opts.Batch) // an id, or an unreadable object's reason
+	found := make(chan string, 2*opts.Batch) // object roots
+	repoDir := ocfl.ObjectPath(RepositoryObject)
 	go func() {
 		defer close(found)
-		listErr = root.Objects(lctx, func(id string, err error) error {
-			item := SkippedObject{ID: id}
-			switch {
-			case err != nil:
-				item.Reason = err.Error()
-				unreadable.Add(1)
-			case id == RepositoryObject:
+		listErr = objectDirs(lctx, root.FS(), ".", 0, func(dir string) error {
+			if dir == repoDir {
 				return nil
-			default:
-				listed.Add(1)
 			}
+			listed.Add(1)
 			select {
-			case found <- item:
+			case found <- dir:
 				return nil
 			case <-lctx.Done():
 				return lctx.Err()
@@ -176,23 +170,16 @@ func Rebuild(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blob
 		defer close(loads)
 		for {
 			var batch []string
-			var bad []SkippedObject
-			for item := range found {
-				if item.Reason != "" {
-					bad = append(bad, item)
-				} else {
-					batch = append(batch, item.ID)
-				}
-				if len(batch)+len(bad) == opts.Batch {
+			for dir := range found {
+				if batch = append(batch, dir); len(batch) == opts.Batch {
 					break
 				}
 			}
-			if len(batch)+len(bad) == 0 {
+			if len(batch) == 0 {
 				return
 			}
 			b := loadBatch(lctx, root, store, blobs, ids, batch, opts)
-			b.size += len(bad)
-			b.skipped = append(bad, b.skipped...)
+			objects.Add(int64(b.objects))
 			select {
 			case loads <- b:
 			case <-lctx.Done():
@@ -217,7 +204,7 @@ func Rebuild(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blob
 		done += b.size
 		if opts.Progress != nil {
 			l := time.Duration(listing.Load())
-			opts.Progress(RebuildProgress{Done: done, Total: int(listed.Load() + unreadable.Load()), Listed: l > 0,
+			opts.Progress(RebuildProgress{Done: done, Total: int(listed.Load()), Listed: l > 0,
 				Skipped: len(rep.Skipped), Elapsed: time.Since(start), Listing: l})
 		}
 	}
@@ -227,7 +214,7 @@ func Rebuild(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blob
 	if listErr != nil {
 		return rep, fmt.Errorf("rebuild: list the objects: %w", listErr)
 	}
-	rep.Objects = int(listed.Load())
+	rep.Objects = int(objects.Load())
 	if err := finish(ctx, store, repo, rep); err != nil {
 		return rep, err
 	}
@@ -326,7 +313,8 @@ func raise(ctx context.Context, tx shelfmark.WriteTx, name string, want int64) e
 // loadedBatch is a batch of objects read and checked, their originals
 // copied (not yet durable).
 type loadedBatch struct {
-	size    int // objects in the batch
+	size    int // object roots in the batch
+	objects int // objects found in them (roots with an inventory)
 	good    []*loaded
 	skipped []SkippedObject
 	resumed int // objects found written by an earlier run
@@ -337,14 +325,27 @@ type loadedBatch struct {
 // copies their originals, Parallel at a time; a damaged object is put
 // among the skipped with its reason.
 func loadBatch(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, blobs shelfmark.BlobStore, ids *shelfmark.IDCodec,
-	batch []string, opts RebuildOptions) loadedBatch {
-	if len(batch) == 0 {
-		return loadedBatch{}
+	dirs []string, opts RebuildOptions) loadedBatch {
+	out := loadedBatch{size: len(dirs)}
+	if len(dirs) == 0 {
+		return out
 	}
-	out := loadedBatch{size: len(batch)}
-	keys := make([]int64, 0, len(batch))
-	todo := make([]string, 0, len(batch))
-	for _, id := range batch {
+	// the ids, from the inventories, many at once
+	objIDs := make([]string, len(dirs))
+	idErrs := make([]error, len(dirs))
+	parallel(len(dirs), opts.Parallel, func(i int) { objIDs[i], idErrs[i] = objectID(ctx, root.FS(), dirs[i]) })
+	keys := make([]int64, 0, len(dirs))
+	todo := make([]string, 0, len(dirs))
+	for i, id := range objIDs {
+		err := idErrs[i]
+		if errors.Is(err, errNoObject) {
+			continue
+		}
+		if err != nil {
+			out.skipped = append(out.skipped, SkippedObject{Reason: err.Error()})
+			continue
+		}
+		out.objects++
 		k, err := objectKey(ids, id)
 		if err != nil {
 			out.skipped = append(out.skipped, SkippedObject{ID: id, Reason: err.Error()})
@@ -375,22 +376,7 @@ func loadBatch(ctx context.Context, root *ocfl.Root, store shelfmark.Storage, bl
 	}
 	objs := make([]*loaded, len(read))
 	errs := make([]error, len(read))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(opts.Parallel, len(read)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				objs[i], errs[i] = loadObject(ctx, root, blobs, ids, read[i])
-			}
-		}()
-	}
-	for i := range read {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel(len(read), opts.Parallel, func(i int) { objs[i], errs[i] = loadObject(ctx, root, blobs, ids, read[i]) })
 	if err := ctx.Err(); err != nil {
 		out.err = err
 		return out
