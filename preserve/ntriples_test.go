@@ -1,6 +1,7 @@
 package preserve
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -48,6 +49,26 @@ func TestParseOwnNTriples(t *testing.T) {
 	for _, other := range []string{"# a comment\n", "_:b <http://p> \"x\" .\n", "<urn:s> <http://p> \"x\"\n", "<urn:s> <http://p> \"x\" ."} {
 		if _, _, ok := parseOwnNTriples([]byte(other)); ok {
 			t.Errorf("%q read as Shelfmark's own", other)
+		}
+	}
+}
+
+// TestTopLevelString: a top-level member is found wherever it is, a
+// nested one of the same name is not taken for it, and a document
+// without it or not an object is an error.
+func TestTopLevelString(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"id": "a", "manifest": {}}`:                    "a",
+		`{"manifest": {"id": "nested"}, "id": "b"}`:      "b",
+		`{"versions": [{"id": 1}], "x": null, "id":"c"}`: "c",
+	} {
+		if got, err := topLevelString(json.NewDecoder(strings.NewReader(doc)), "id"); err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %q", doc, got, err, want)
+		}
+	}
+	for _, doc := range []string{`{"manifest": {"id": "nested"}}`, `["id", "a"]`, `{"id": 3}`, ``} {
+		if got, err := topLevelString(json.NewDecoder(strings.NewReader(doc)), "id"); err == nil {
+			t.Errorf("%s: %q, no error", doc, got)
 		}
 	}
 }

@@ -61,16 +61,39 @@ func objectID(ctx context.Context, fsys ocfl.FS, dir string) (string, error) {
 		return "", fmt.Errorf("object root %s: %w", dir, err)
 	}
 	defer rc.Close()
-	var inv struct {
-		ID string `json:"id"`
-	}
-	if err := json.NewDecoder(io.LimitReader(rc, ocfl.MaxInventorySize)).Decode(&inv); err != nil || inv.ID == "" {
+	id, err := topLevelString(json.NewDecoder(io.LimitReader(rc, ocfl.MaxInventorySize)), "id")
+	if err != nil || id == "" {
 		return "", fmt.Errorf("object root %s: its inventory names no id (%v)", dir, err)
 	}
-	if ocfl.ObjectPath(inv.ID) != dir {
-		return "", fmt.Errorf("object root %s: its inventory is of %q, whose root is %s", dir, inv.ID, ocfl.ObjectPath(inv.ID))
+	if ocfl.ObjectPath(id) != dir {
+		return "", fmt.Errorf("object root %s: its inventory is of %q, whose root is %s", dir, id, ocfl.ObjectPath(id))
 	}
-	return inv.ID, nil
+	return id, nil
+}
+
+// topLevelString reads the JSON object of dec up to its member key, a
+// string, and returns it: an inventory names its id first, so the rest
+// (the manifest and the versions, the bulk of it) is not parsed.
+func topLevelString(dec *json.Decoder, key string) (string, error) {
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", fmt.Errorf("not a JSON object (%v)", err)
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		if name, _ := t.(string); name == key {
+			var v string
+			err := dec.Decode(&v)
+			return v, err
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("no member %q", key)
 }
 
 // parallel runs fn(i) for i in [0, n), at most workers at once.
