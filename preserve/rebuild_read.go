@@ -99,6 +99,9 @@ func readObject(ctx context.Context, root *ocfl.Root, ids *shelfmark.IDCodec, id
 			return nil, nil, fmt.Errorf("resource %s: %w", r.ID, err)
 		}
 	}
+	if rec.Shelfmark < 2 {
+		narrowOwn(l.rows)
+	}
 	if n := countStatements(stmts); n > 0 {
 		return nil, nil, fmt.Errorf("%s has %d statements of resources its record does not hold", MetadataPath, n)
 	}
@@ -421,4 +424,19 @@ func isHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// narrowOwn gives the rows of a record of format 1, which did not give
+// the effective access, the access of what holds them within the object
+// (rows come parents first): a file set and its files are as hidden as
+// their work. A child work's own object cannot see its parent's: it
+// keeps its own access.
+func narrowOwn(rows []*shelfmark.ResourceRow) {
+	byKey := make(map[int64]*shelfmark.ResourceRow, len(rows))
+	for _, r := range rows {
+		if p := byKey[r.Parent]; p != nil {
+			r.Effective = r.Own().Narrow(p.Effective)
+		}
+		byKey[r.Key] = r
+	}
 }
