@@ -49,6 +49,11 @@ func (b *bufferedTx) MemberOf(ctx context.Context, key int64) ([]int64, error) {
 	return flushed(ctx, b, func() ([]int64, error) { return b.tx.MemberOf(ctx, key) })
 }
 
+// SourceKeysOf reads source keys, which may be held back.
+func (b *bufferedTx) SourceKeysOf(ctx context.Context, keys []int64) (map[int64][]string, error) {
+	return flushed(ctx, b, func() (map[int64][]string, error) { return b.tx.SourceKeysOf(ctx, keys) })
+}
+
 func (b *bufferedTx) Members(ctx context.Context, collection, after int64, limit int) ([]*ResourceRow, error) {
 	return flushed(ctx, b, func() ([]*ResourceRow, error) { return b.tx.Members(ctx, collection, after, limit) })
 }

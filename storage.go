@@ -142,6 +142,10 @@ type ReadTx interface {
 	// Sources returns the resource keys of the source keys that were
 	// ingested already; absent keys are not in the map.
 	Sources(ctx context.Context, sourceKeys []string) (map[string]int64, error)
+	// SourceKeysOf returns the source keys each of keys was ingested
+	// from, sorted, for those that have any, in one statement whatever
+	// the number of keys.
+	SourceKeysOf(ctx context.Context, keys []int64) (map[int64][]string, error)
 	// AccessDependents returns the live resources whose effective access
 	// depends directly on one of keys: their children and the files made
 	// from them (Parent or Source among keys), in one statement whatever

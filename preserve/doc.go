@@ -10,9 +10,11 @@
 //	                         work or collection first, then each file set in
 //	                         its order followed by its files: id, kind,
 //	                         parent and position, memberships, visibility,
-//	                         embargo and lease, version, change sequence
-//	                         number, times, tombstone, and for a file its
-//	                         name, media type, size, digests, use and format
+//	                         embargo and lease, effective access, version,
+//	                         change sequence number, times, tombstone,
+//	                         depositor, source keys, a collection's grants,
+//	                         and for a file its name, media type, size,
+//	                         digests, use and format
 //	metadata.nt              the resources' metadata as N-Triples, each
 //	                         resource named by SubjectIRI (urn:shelfmark:ID)
 //	files/SET-ID/NAME        the bytes of each original, under its file
@@ -23,4 +25,8 @@
 // described but not kept: the pipeline makes them again from the
 // originals. External files are described by their URL. A deleted work's
 // newest state is its tombstone alone; its earlier states keep the rest.
+//
+// Rebuild makes a new database and content store from a storage root
+// alone (the repository object carries the id secret, so every resource
+// keeps its id); see docs/preservation.md.
 package preserve

@@ -27,10 +27,15 @@ const (
 	CounterRoot      = "preserve_root"
 )
 
-// repositoryRecord is what repository.json holds.
-type repositoryRecord struct {
-	Shelfmark int   `json:"shelfmark"`
-	Root      int64 `json:"root"`
+// RepositoryRecord is what repository.json holds: the root number, and
+// the secret of the repository's id codec (the setting
+// shelfmark.IDSecretSetting), without which a rebuild could not give its
+// resources back their keys. The secret makes ids unguessable, so the
+// copy needs the protection the database has (docs/preservation.md).
+type RepositoryRecord struct {
+	Shelfmark int    `json:"shelfmark"`
+	Root      int64  `json:"root"`
+	IDSecret  string `json:"idSecret,omitempty"`
 }
 
 // ErrOtherRoot is the error of a preserver whose storage root is not the
@@ -48,18 +53,25 @@ func (p *Preserver) checkRoot(ctx context.Context) error {
 	if ok {
 		return nil
 	}
-	var inDB int64
+	var (
+		inDB   int64
+		secret string
+	)
 	if err := p.store.View(ctx, func(tx shelfmark.ReadTx) error {
 		var err error
-		inDB, err = tx.Counter(ctx, CounterRoot)
+		if inDB, err = tx.Counter(ctx, CounterRoot); err != nil {
+			return err
+		}
+		secret, _, err = tx.Setting(ctx, shelfmark.IDSecretSetting)
 		return err
 	}); err != nil {
 		return err
 	}
-	inRoot, err := p.rootNumber(ctx)
+	rec, head, err := ReadRepository(ctx, p.root)
 	if err != nil {
 		return err
 	}
+	inRoot := rec.Root
 	switch {
 	case inRoot != 0 && inDB == inRoot:
 	case inRoot != 0 && inDB == 0:
@@ -71,14 +83,26 @@ func (p *Preserver) checkRoot(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := p.writeRootNumber(ctx, n); err != nil {
+		if err := p.writeRepository(ctx, 0, RepositoryRecord{Root: n, IDSecret: secret}); err != nil {
 			return err
 		}
 		if err := p.setRootCounter(ctx, n); err != nil {
 			return err
 		}
+		rec.IDSecret = secret
 	default:
 		return fmt.Errorf("%w: it holds root %d, the database was preserved to root %d: give every server the same --preservation", ErrOtherRoot, inRoot, inDB)
+	}
+	switch {
+	case rec.IDSecret == secret:
+	case rec.IDSecret == "" && head > 0:
+		// a root written before the record carried the secret
+		rec.IDSecret = secret
+		if err := p.writeRepository(ctx, head, rec); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w: its id secret is not the database's", ErrOtherRoot)
 	}
 	p.mu.Lock()
 	p.rootChecked = true
@@ -86,37 +110,43 @@ func (p *Preserver) checkRoot(ctx context.Context) error {
 	return nil
 }
 
-// rootNumber reads the root's number, 0 when it has none yet.
-func (p *Preserver) rootNumber(ctx context.Context) (int64, error) {
-	obj, err := p.root.Open(ctx, RepositoryObject)
+// ReadRepository reads the repository object of root: its record and its
+// head version (a zero record and 0 when there is none yet).
+func ReadRepository(ctx context.Context, root *ocfl.Root) (RepositoryRecord, int, error) {
+	var rec RepositoryRecord
+	obj, err := root.Open(ctx, RepositoryObject)
 	if errors.Is(err, ocfl.ErrNotFound) {
-		return 0, nil
+		return rec, 0, nil
 	}
 	if err != nil {
-		return 0, err
+		return rec, 0, err
 	}
 	rc, err := obj.Open(ctx, obj.Head(), RepositoryPath)
 	if err != nil {
-		return 0, err
+		return rec, 0, err
 	}
 	defer rc.Close()
-	var rec repositoryRecord
 	if err := json.NewDecoder(io.LimitReader(rc, 1<<16)).Decode(&rec); err != nil || rec.Root == 0 {
-		return 0, fmt.Errorf("%s: %s holds no root number: %v", RepositoryObject, RepositoryPath, err)
+		return rec, 0, fmt.Errorf("%s: %s holds no root number: %v", RepositoryObject, RepositoryPath, err)
 	}
-	return rec.Root, nil
+	if rec.Shelfmark > FormatVersion {
+		return rec, 0, fmt.Errorf("%s: format %d is newer than this Shelfmark's (%d)", RepositoryObject, rec.Shelfmark, FormatVersion)
+	}
+	return rec, obj.Head(), nil
 }
 
-// writeRootNumber writes the repository object with root number n.
-func (p *Preserver) writeRootNumber(ctx context.Context, n int64) error {
-	js, err := json.MarshalIndent(repositoryRecord{Shelfmark: FormatVersion, Root: n}, "", "  ")
+// writeRepository writes version head+1 of the repository object with
+// rec.
+func (p *Preserver) writeRepository(ctx context.Context, head int, rec RepositoryRecord) error {
+	rec.Shelfmark = FormatVersion
+	js, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
 	js = append(js, '\n')
 	sum := sha512.Sum512(js)
 	digest := hex.EncodeToString(sum[:])
-	_, err = p.root.Commit(ctx, RepositoryObject, 0, ocfl.NewVersion{
+	_, err = p.root.Commit(ctx, RepositoryObject, head, ocfl.NewVersion{
 		State:   map[string]string{RepositoryPath: digest},
 		Content: func(context.Context, string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(js)), nil },
 		Created: p.opts.Now(),

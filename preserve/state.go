@@ -85,9 +85,10 @@ var ErrAbsent = errors.New("no such resource in the database (purged)")
 // earlier versions.
 //
 // Cost: one read of the resource, per pageSize children one read of them
-// and one of their files, then one read of the metadata and one of the
-// memberships of all the object's resources: O(children / pageSize)
-// statements.
+// and one of their files, then one read each of the metadata, the
+// memberships, the depositors and the source keys of all the object's
+// resources, one of a collection's grants, and one per depositor (a
+// handful) of the depositor's name: O(children / pageSize) statements.
 func Build(ctx context.Context, tx shelfmark.ReadTx, ids *shelfmark.IDCodec, key int64) (*State, error) {
 	root, err := tx.Resource(ctx, key)
 	if err != nil {
@@ -118,11 +119,20 @@ func Build(ctx context.Context, tx shelfmark.ReadTx, ids *shelfmark.IDCodec, key
 	if err != nil {
 		return nil, fmt.Errorf("preserve: memberships of object %d: %w", key, err)
 	}
+	acc, err := accountsOf(ctx, tx, root, keys)
+	if err != nil {
+		return nil, err
+	}
 	st := &State{Key: key, Record: &Record{Shelfmark: FormatVersion, ID: string(ids.Encode(key))}}
 	st.Record.Resources = make([]Resource, 0, len(rows))
 	paths := map[string]bool{}
 	for _, r := range rows {
 		rec := record(ids, r, memberOf[r.Key])
+		rec.Depositor = acc.depositors[r.Key]
+		rec.SourceKeys = acc.sourceKeys[r.Key]
+		if r.Key == key {
+			rec.Grants = acc.grants
+		}
 		if stmts := shelfmark.StatementsOf(fields[r.Key]); len(stmts) > 0 {
 			rec.Statements = len(stmts)
 			st.Metadata = rdf.AppendNTriples(st.Metadata, SubjectIRI(ids.Encode(r.Key)), stmts)
@@ -142,6 +152,61 @@ func Build(ctx context.Context, tx shelfmark.ReadTx, ids *shelfmark.IDCodec, key
 		}
 	}
 	return st, nil
+}
+
+// accounts is what the access policy and ingest know of an object's
+// resources beyond their rows: depositors by name, source keys, and the
+// grants on a collection.
+type accounts struct {
+	depositors map[int64]string
+	sourceKeys map[int64][]string
+	grants     []Grant
+}
+
+// accountsOf reads the accounts of keys, the resources of the object of
+// root.
+func accountsOf(ctx context.Context, tx shelfmark.ReadTx, root *shelfmark.ResourceRow, keys []int64) (*accounts, error) {
+	out := &accounts{depositors: map[int64]string{}}
+	owners, err := tx.Owners(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("preserve: depositors of object %d: %w", root.Key, err)
+	}
+	names := map[int64]string{}
+	for k, u := range owners {
+		name, ok := names[u]
+		if !ok {
+			usr, err := tx.UserByKey(ctx, u)
+			if err != nil {
+				return nil, fmt.Errorf("preserve: depositor %d of %d: %w", u, k, err)
+			}
+			if usr != nil {
+				name = usr.Name
+			}
+			names[u] = name
+		}
+		if name != "" {
+			out.depositors[k] = name
+		}
+	}
+	if out.sourceKeys, err = tx.SourceKeysOf(ctx, keys); err != nil {
+		return nil, fmt.Errorf("preserve: source keys of object %d: %w", root.Key, err)
+	}
+	if root.Kind == shelfmark.KindCollection && root.Deleted == nil {
+		gs, err := tx.GrantsOn(ctx, []int64{root.Key})
+		if err != nil {
+			return nil, fmt.Errorf("preserve: grants on %d: %w", root.Key, err)
+		}
+		for _, g := range gs {
+			out.grants = append(out.grants, Grant{Principal: g.Principal, Role: string(g.Role)})
+		}
+		sort.Slice(out.grants, func(i, j int) bool {
+			if out.grants[i].Principal != out.grants[j].Principal {
+				return out.grants[i].Principal < out.grants[j].Principal
+			}
+			return out.grants[i].Role < out.grants[j].Role
+		})
+	}
+	return out, nil
 }
 
 // children appends to rows the work's live file sets and files in their
@@ -223,6 +288,9 @@ func record(ids *shelfmark.IDCodec, r *shelfmark.ResourceRow, memberOf []int64) 
 	if r.Source != 0 {
 		rec.Source = string(ids.Encode(r.Source))
 	}
+	if !r.Effective.Equal(r.Own()) {
+		rec.Effective = &Access{Visibility: string(r.Effective.Visibility), Embargo: utc(r.Effective.Embargo), Lease: utc(r.Effective.Lease)}
+	}
 	for _, c := range memberOf {
 		rec.MemberOf = append(rec.MemberOf, string(ids.Encode(c)))
 	}
@@ -240,7 +308,7 @@ func utc(t *time.Time) *time.Time {
 
 // fileRecord describes f.
 func fileRecord(f *shelfmark.File) *File {
-	out := &File{Name: f.Name, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, SHA512: f.SHA512, MD5: f.MD5,
+	out := &File{Name: f.Name, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, SHA512: f.SHA512, SHA512Stored: f.SHA512 != "", MD5: f.MD5,
 		Use: f.Use, ExternalURL: f.ExternalURL}
 	if f.Format != nil {
 		out.Format = &Format{PRONOM: f.Format.PRONOM, Name: f.Format.Name, Version: f.Format.Version, MediaType: f.Format.MediaType,

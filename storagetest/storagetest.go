@@ -131,6 +131,9 @@ var conformance = []struct {
 	{"UploadRights", testUploadRights, false},
 	{"Purge", testPurge, false},
 	{"PreservationEvents", testPreservationEvents, false},
+	{"SourceKeysOf", testSourceKeysOf, true},
+	{"Rebuild", testRebuild, true},
+	{"RebuildDamaged", testRebuildDamaged, false},
 }
 
 // recorder collects traced statements while enabled.

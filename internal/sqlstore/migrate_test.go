@@ -19,6 +19,7 @@ func TestMigrationsMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ms = upTo(ms, 11) // the shared migrations after 11 are not this test's
 	var got []string
 	for _, m := range ms {
 		got = append(got, m.Name+"="+m.SQL)
@@ -38,6 +39,7 @@ func TestMigrationsMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ms = upTo(ms, 11)
 	if len(ms) != 3 || ms[1].Name != "0008_roots.sql" || ms[1].SQL == "own 8" || ms[1].Version != 8 {
 		t.Fatalf("the shared 0008 is not merged: %+v", ms)
 	}
@@ -53,4 +55,15 @@ func TestMigrationsMerge(t *testing.T) {
 	if _, err := Migrations(own); err == nil {
 		t.Fatal("two files of one number: no error")
 	}
+}
+
+// upTo is the migrations of ms up to version n.
+func upTo(ms []Migration, n int64) []Migration {
+	var out []Migration
+	for _, m := range ms {
+		if m.Version <= n {
+			out = append(out, m)
+		}
+	}
+	return out
 }

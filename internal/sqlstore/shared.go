@@ -135,7 +135,8 @@ WHERE m.member = ANY($1) AND r.deleted IS NULL ORDER BY m.member, m.collection`,
 		NextSeq:       `UPDATE counters SET value = value + $1 WHERE name = 'seq' RETURNING value`,
 	},
 	SourceSQL: SourceSQL{
-		Sources: `SELECT source_key, resource FROM sources WHERE source_key = ANY($1)`,
+		Sources:      `SELECT source_key, resource FROM sources WHERE source_key = ANY($1)`,
+		SourceKeysOf: `SELECT resource, source_key FROM sources WHERE resource = ANY($1) ORDER BY resource, source_key`,
 	},
 	Reads: Reads{
 		FilesOfWorks: `SELECT fs.parent, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url
