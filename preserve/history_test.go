@@ -34,8 +34,8 @@ func (s *stack) fileOf(t *testing.T, set shelfmark.ID) shelfmark.ID {
 	return page.Items[0].ID
 }
 
-// readAll reads a memento's bytes.
-func readAll(t *testing.T, m *Memento) string {
+// mementoBytes reads a memento's bytes.
+func mementoBytes(t *testing.T, m *Memento) string {
 	t.Helper()
 	rc, err := m.Open(context.Background())
 	if err != nil {
@@ -150,14 +150,14 @@ func TestHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := readAll(t, mo); got != "page one" {
+		if got := mementoBytes(t, mo); got != "page one" {
 			t.Fatalf("old file at version 2: %q", got)
 		}
 		mr, err := h.Memento(s.ctx, repl.ID, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := readAll(t, mr); got != "page one, again" {
+		if got := mementoBytes(t, mr); got != "page one, again" {
 			t.Fatalf("new file at version 3: %q", got)
 		}
 		for _, c := range []struct {
