@@ -166,7 +166,7 @@ func (c *Checker) repairBlob(ctx context.Context, f shelfmark.StoredFile) error 
 	if work == 0 {
 		return errors.New("the file belongs to no work")
 	}
-	obj, err := c.root.Open(ctx, ObjectID(c.ids.Encode(work)))
+	obj, err := c.root.View(ctx, ObjectID(c.ids.Encode(work)))
 	if err != nil {
 		return fmt.Errorf("the work's object: %w", err)
 	}
@@ -225,7 +225,7 @@ func (c *Checker) checkObject(ctx context.Context, id string, b *batch) error {
 	if s, ok := strings.CutPrefix(id, "urn:shelfmark:"); ok {
 		objKey, _ = c.ids.Key(shelfmark.ID(s)) // 0 for the repository object
 	}
-	obj, err := c.root.Open(ctx, id)
+	obj, err := c.root.View(ctx, id)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -230,7 +230,7 @@ func (v *verifyReader) Close() error {
 func (r *Root) Open(ctx context.Context, id string) (*Object, error) {
 	dir := ObjectPath(id)
 	if _, ok := r.fsys.(Locker); !ok {
-		return r.view(ctx, id, dir)
+		return r.View(ctx, id)
 	}
 	unlock, err := r.lock(ctx, dir)
 	if err != nil {
@@ -250,8 +250,16 @@ func (r *Root) Open(ctx context.Context, id string) (*Object, error) {
 	return &Object{fsys: r.fsys, dir: dir, inv: inv}, nil
 }
 
-// view reads the object id at dir without changing anything (see Open).
-func (r *Root) view(ctx context.Context, id, dir string) (*Object, error) {
+// View reads the object with identifier id at its last committed version
+// (ErrNotFound if there is none) without taking its lock or repairing
+// anything: what a reader needs, since a version is committed by one
+// atomic replacement of the root inventory. A version in progress (or a
+// crash's leftovers) is not seen; a root inventory a crash tore is read
+// from the newest whole version inventory instead. Readers call View, so
+// that they never wait for a writer; writers (Commit, and Open where the
+// FS has locks) repair. Cost: one read of the root inventory.
+func (r *Root) View(ctx context.Context, id string) (*Object, error) {
+	dir := ObjectPath(id)
 	data, err := readFile(ctx, r.fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("ocfl: %q: %w", id, ErrNotFound)

@@ -31,7 +31,7 @@ func (r *Root) ReplaceContent(ctx context.Context, id, contentPath string, conte
 	var inv *Inventory
 	if _, ok := r.fsys.(Locker); ok {
 		inv, err = r.recover(ctx, dir)
-	} else if obj, verr := r.view(ctx, id, dir); verr == nil {
+	} else if obj, verr := r.View(ctx, id); verr == nil {
 		// no locks (S3): repair nothing else, a writer may be at work
 		inv = obj.inv
 	} else if !errors.Is(verr, ErrNotFound) {

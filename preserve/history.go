@@ -296,7 +296,7 @@ func (h *History) object(ctx context.Context, id shelfmark.ID) (*ocfl.Object, er
 	if holder == 0 {
 		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "No resource has the id %s.", id)
 	}
-	obj, err := h.root.Open(ctx, ObjectID(h.ids.Encode(holder)))
+	obj, err := h.root.View(ctx, ObjectID(h.ids.Encode(holder)))
 	if errors.Is(err, ocfl.ErrNotFound) {
 		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s has no version in the preservation copy yet: changes are preserved a few seconds after they are made.", id)
 	}

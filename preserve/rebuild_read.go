@@ -57,7 +57,7 @@ type original struct {
 // that does not match its digest, a record that does not parse or names
 // impossible things, a missing file) is returned; nothing is written.
 func readObject(ctx context.Context, root *ocfl.Root, ids *shelfmark.IDCodec, id string) (*loaded, *ocfl.Object, error) {
-	obj, err := root.Open(ctx, id)
+	obj, err := root.View(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,7 +20,7 @@ func (p *Preserver) Root() *ocfl.Root { return p.root }
 // resource. Cost: one read of the root inventory and a listing of the
 // object root.
 func (p *Preserver) ObjectVersions(ctx context.Context, id shelfmark.ID) ([]shelfmark.ObjectVersion, error) {
-	obj, err := p.root.Open(ctx, ObjectID(id))
+	obj, err := p.root.View(ctx, ObjectID(id))
 	if errors.Is(err, ocfl.ErrNotFound) {
 		return nil, nil
 	}
