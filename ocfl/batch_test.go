@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestBatchCommit commits new and existing objects in one batch, in
@@ -274,4 +275,51 @@ func TestOpenWithoutLocksRepairsNothing(t *testing.T) {
 		checkObject(t, obj, obj.Head(), files{"a": "changed"})
 	}
 	mustValid(t, dirfs)
+}
+
+// TestViewDuringBatch: a reader's View does not wait for the objects a
+// batch holds, sees their last committed versions, and sees the new ones
+// once the batch is committed; a root inventory that does not match its
+// sidecar is an error.
+func TestViewDuringBatch(t *testing.T) {
+	ctx := context.Background()
+	root, fsys := newRoot(t)
+	commit(t, root, "info:old", 0, files{"a": "alpha"}, "v1")
+	b := root.NewBatch()
+	if err := b.Add(ctx, "info:old", 1, newVersion(files{"a": "changed"}, "v2", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(ctx, "info:new", 0, newVersion(files{"a": "new"}, "v1", nil)); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := OpenRoot(ctx, fsys) // another process's Root
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	obj, err := reader.View(short, "info:old")
+	if err != nil || obj.Head() != 1 {
+		t.Fatalf("view during the batch: %v, %v; want head 1 at once", obj, err)
+	}
+	if _, err := reader.View(short, "info:new"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("view of a new object during the batch: %v, want ErrNotFound", err)
+	}
+	if _, err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if obj, err := reader.View(ctx, "info:old"); err != nil || obj.Head() != 2 {
+		t.Fatalf("view after the batch: %v, %v; want head 2", obj, err)
+	}
+	inv := filepath.Join(fsys.Dir(), filepath.FromSlash(ObjectPath("info:new")), "inventory.json")
+	data, err := os.ReadFile(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inv, append(data, ' '), 0o644); err != nil { // still valid JSON
+		t.Fatal(err)
+	}
+	if _, err := reader.View(ctx, "info:new"); err == nil || !strings.Contains(err.Error(), "does not match") {
+		t.Fatalf("view of an inventory not matching its sidecar: %v", err)
+	}
 }

@@ -257,7 +257,9 @@ func (r *Root) Open(ctx context.Context, id string) (*Object, error) {
 // crash's leftovers) is not seen; a root inventory a crash tore is read
 // from the newest whole version inventory instead. Readers call View, so
 // that they never wait for a writer; writers (Commit, and Open where the
-// FS has locks) repair. Cost: one read of the root inventory.
+// FS has locks) repair. An inventory that does not match its sidecar is
+// an error, as in Open. Cost: one read of the root inventory and of its
+// sidecar.
 func (r *Root) View(ctx context.Context, id string) (*Object, error) {
 	dir := ObjectPath(id)
 	data, err := readFile(ctx, r.fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
@@ -281,6 +283,18 @@ func (r *Root) View(ctx context.Context, id string) (*Object, error) {
 	}
 	if inv.ID != id {
 		return nil, fmt.Errorf("ocfl: object at %s has id %q, not %q", dir, inv.ID, id)
+	}
+	// The sidecar must match, unless a writer is between the root
+	// inventory and its sidecar: then the inventory is the head version's,
+	// whose own sidecar matches.
+	sidecar := "inventory.json." + inv.DigestAlgorithm
+	want := hexDigest(inv.DigestAlgorithm, data)
+	if got, _ := readFile(ctx, r.fsys, path.Join(dir, sidecar), 1024); sidecarDigest(got) != want {
+		vdata, err := readFile(ctx, r.fsys, path.Join(dir, inv.Head, "inventory.json"), MaxInventorySize)
+		vside, _ := readFile(ctx, r.fsys, path.Join(dir, inv.Head, sidecar), 1024)
+		if err != nil || !bytes.Equal(vdata, data) || sidecarDigest(vside) != want {
+			return nil, fmt.Errorf("ocfl: object root %s: %s does not match inventory.json", dir, sidecar)
+		}
 	}
 	return &Object{fsys: r.fsys, dir: dir, inv: inv}, nil
 }
