@@ -36,17 +36,9 @@ func (r *Repository) CheckPast(ctx context.Context, id ID, recorded []Access) (e
 		if err != nil {
 			return err
 		}
-		if row == nil {
-			return g.notFound(key)
-		}
-		a, err := g.accessOf(ctx, row)
+		a, err := g.readableEver(ctx, key, row)
 		if err != nil {
 			return err
-		}
-		if ok, err := g.canRead(ctx, a); err != nil {
-			return err
-		} else if !ok {
-			return g.notFound(key)
 		}
 		if editor, err = g.canEdit(ctx, a); err != nil {
 			return err

@@ -373,6 +373,20 @@ func (g *guard) readable(ctx context.Context, key int64) (*access, error) {
 
 // readableRow is readable for a row already read (nil: no row has key).
 func (g *guard) readableRow(ctx context.Context, key int64, row *ResourceRow) (*access, error) {
+	a, err := g.readableEver(ctx, key, row)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.r.liveRow(key, row); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// readableEver is readableRow that lets a tombstone through: what a
+// resource's history and events need, which outlive its deletion for
+// whoever may read it.
+func (g *guard) readableEver(ctx context.Context, key int64, row *ResourceRow) (*access, error) {
 	if row == nil {
 		return nil, g.notFound(key)
 	}
@@ -385,9 +399,6 @@ func (g *guard) readableRow(ctx context.Context, key int64, row *ResourceRow) (*
 		return nil, err
 	} else if !ok {
 		return nil, g.notFound(key)
-	}
-	if err := g.r.liveRow(key, row); err != nil {
-		return nil, err
 	}
 	return a, nil
 }

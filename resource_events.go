@@ -59,17 +59,9 @@ func (r *Repository) ResourceEvents(ctx context.Context, id ID, after int64, lim
 		if err != nil {
 			return err
 		}
-		if row == nil {
-			return g.notFound(key)
-		}
-		a, err := g.accessOf(ctx, row)
+		_, err = g.readableEver(ctx, key, row)
 		if err != nil {
 			return err
-		}
-		if ok, err := g.canRead(ctx, a); err != nil {
-			return err
-		} else if !ok {
-			return g.notFound(key)
 		}
 		res = r.rowResource(row)
 		if row.Kind == KindFile {
