@@ -163,6 +163,7 @@ var browserPages = []browserPage{
 	{template: "admin_token", name: "admin-token-created", path: fixed("/admin/tokens?user=admin"), signedIn: true, status: http.StatusCreated,
 		submit: []string{`main form[action="/admin/tokens"][method="post"] button[type="submit"]`}},
 	{template: "admin_audit", name: "admin-audit", path: fixed("/admin/audit"), signedIn: true, status: http.StatusOK},
+	{template: "admin_fixity", name: "admin-fixity", path: fixed("/admin/fixity"), signedIn: true, status: http.StatusOK},
 }
 
 // uiTemplates lists the page templates of the interface.
