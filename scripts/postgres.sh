@@ -7,7 +7,10 @@
 #   scripts/postgres.sh stop    stop the server (and its replica) if running
 #   scripts/postgres.sh replica-start
 #                               a streaming replica (hot standby) of the running
-#                               server: pg_basebackup -R once, then started
+#                               server: pg_basebackup -R once (with the
+#                               replication slot shelfmark_replica, so a
+#                               stopped replica can catch up; made again when
+#                               its slot was lost), then started
 #   scripts/postgres.sh replica-url   print the replica's DSN
 #   scripts/postgres.sh replica-stop  stop the replica if it is running
 #
@@ -290,15 +293,31 @@ cmd_replica_start() {
 		echo "/var/tmp/shelfmark-pg-replica-$rport" >"$build/pg-replica.location"
 	fi
 	rdata=$(replica_datadir)
+	local psql=("$bindir/psql" -X -q -h 127.0.0.1 -p "$port" -U "$pguser" -d postgres -v ON_ERROR_STOP=1)
+	# The replica keeps its place on the primary with a replication slot, so
+	# that the WAL it has not replayed while stopped is kept for it (up to
+	# max_slot_wal_keep_size). A stopped replica whose slot is missing or
+	# lost (the primary wrote more meanwhile) can never catch up: it is
+	# made again from the primary.
+	"${psql[@]}" -c "ALTER SYSTEM SET max_slot_wal_keep_size = '4GB'" -c "SELECT pg_reload_conf()" >/dev/null
+	if [[ -f $rdata/PG_VERSION ]] && ! running "$rdata"; then
+		local slot
+		slot=$("${psql[@]}" -tAc "SELECT wal_status FROM pg_replication_slots WHERE slot_name = 'shelfmark_replica'")
+		if [[ -z $slot || $slot == lost ]]; then
+			say "the replica in $rdata is too far behind the primary (slot: ${slot:-none}): making it again"
+			rm -rf "$rdata"
+		fi
+	fi
 	if [[ ! -f $rdata/PG_VERSION ]]; then
 		say "copying the primary into $rdata (pg_basebackup)"
+		"${psql[@]}" -tAc "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'shelfmark_replica' AND NOT active" >/dev/null
 		rm -rf "$rdata"
 		mkdir -p "$rdata"
 		if [[ $(id -u) == 0 ]]; then
 			chown "$pguser:" "$rdata"
 		fi
 		chmod 700 "$rdata"
-		if ! as_owner "$bindir/pg_basebackup" -h 127.0.0.1 -p "$port" -U "$pguser" -D "$rdata" -R -X stream -c fast >"$build/pg-replica-basebackup.log" 2>&1; then
+		if ! as_owner "$bindir/pg_basebackup" -h 127.0.0.1 -p "$port" -U "$pguser" -D "$rdata" -R -X stream -c fast -C -S shelfmark_replica >"$build/pg-replica-basebackup.log" 2>&1; then
 			cat "$build/pg-replica-basebackup.log" >&2
 			rm -rf "$rdata"
 			die "pg_basebackup failed"
