@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path"
@@ -322,4 +323,45 @@ func TestViewDuringBatch(t *testing.T) {
 	if _, err := reader.View(ctx, "info:new"); err == nil || !strings.Contains(err.Error(), "does not match") {
 		t.Fatalf("view of an inventory not matching its sidecar: %v", err)
 	}
+}
+
+// TestBatchSharedLockByte: two objects whose directories lock the same
+// byte of the lock file can be in one batch (the batch does not wait for
+// itself), while a second Root of the same DirFS still waits for an
+// object the batch holds.
+func TestBatchSharedLockByte(t *testing.T) {
+	ctx := context.Background()
+	root, fsys := newRoot(t)
+	byByte := map[uint32]string{}
+	var a, b string
+	for i := 0; a == ""; i++ {
+		id := fmt.Sprint("info:", i)
+		h := fnv.New32a()
+		h.Write([]byte(ObjectPath(id)))
+		if other, ok := byByte[h.Sum32()]; ok {
+			a, b = other, id
+		}
+		byByte[h.Sum32()] = id
+	}
+	short, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	batch := root.NewBatch()
+	for _, id := range []string{a, b} {
+		if err := batch.Add(short, id, 0, newVersion(files{"a": id}, "v1", nil)); err != nil {
+			t.Fatalf("add %s (its lock byte shared with the other): %v", id, err)
+		}
+	}
+	other, err := OpenRoot(ctx, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait, cancelWait := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancelWait()
+	if _, err := other.Commit(wait, a, 0, newVersion(files{"a": "other"}, "v1", nil)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("another Root committing an object the batch holds: %v, want it to wait", err)
+	}
+	if n, err := batch.Commit(ctx); err != nil || n != 2 {
+		t.Fatalf("commit: %d, %v", n, err)
+	}
+	mustValid(t, fsys)
 }

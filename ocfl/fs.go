@@ -74,8 +74,9 @@ type DirFS struct {
 	root string
 
 	mu      sync.Mutex
-	pending map[string]bool // files and directories to sync (see Sync)
-	dirs    map[string]bool // directories known to exist, until a removal or Sync
+	pending map[string]bool     // files and directories to sync (see Sync)
+	dirs    map[string]bool     // directories known to exist, until a removal or Sync
+	held    map[int64]*heldByte // bytes of the lock file held (lock.go)
 
 	files, made atomic.Int64 // files written and directories made (Stats)
 }
