@@ -254,16 +254,12 @@ feed:
 // before the objects, so either it removed the version, or this sees the
 // rows gone). Cost: one read of the keys' rows.
 func (p *Preserver) purged(ctx context.Context, keys []int64) error {
-	var rows []*shelfmark.ResourceRow
+	var held map[int64]bool
 	if err := p.store.View(ctx, func(tx shelfmark.ReadTx) (err error) {
-		rows, err = tx.Resources(ctx, keys)
+		held, err = shelfmark.Existing(ctx, tx, keys)
 		return err
 	}); err != nil {
 		return err
-	}
-	held := make(map[int64]bool, len(rows))
-	for _, r := range rows {
-		held[r.Key] = true
 	}
 	for _, k := range keys {
 		if !held[k] {
