@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/admission"
 	"github.com/shelfmark/shelfmark/http/api"
 	"github.com/shelfmark/shelfmark/http/iiif"
 	"github.com/shelfmark/shelfmark/http/kit"
@@ -175,6 +176,16 @@ type Options struct {
 	// Now is the clock the server reads time from (default time.Now): the
 	// age of sessions and caches, embargoes and leases, request times.
 	Now func() time.Time
+	// Admission sets the budgets requests are admitted against, by what
+	// they cost and who asks (see admission.go and package admission);
+	// unset values take admission.Defaults for Cores processors (default
+	// the processors Go uses).
+	Admission admission.Settings
+	Cores     int
+	// RobotAgents are patterns (regular expressions, matched without
+	// regard to case) of user agents treated as robots beside those of
+	// the COUNTER robots list.
+	RobotAgents []string
 }
 
 // Authenticator resolves the caller of a request (Options.Authenticator).
@@ -213,6 +224,9 @@ type Server struct {
 	webarchive *webarchive.Handler
 	// the read replica behind Storage, if any (see replica.go)
 	replica replicaRouting
+	// admission of requests by cost and client (see admission.go)
+	admission *admission.Controller
+	robots    *admission.Robots
 }
 
 // NewServer builds a Server and its routes.
@@ -262,6 +276,7 @@ func NewServer(opts Options) *Server {
 		limiter: newSharedLimiter(opts.MaxAuthFailures, opts.AuthFailures, opts.Logger, opts.Now), uploads: make(chan struct{}, opts.MaxConcurrentUploads), ids: kit.NewRequestIDs(),
 		parse: newBodyGate(opts.MaxParseBytes, opts.ParseWait)}
 	s.setupOIDC()
+	s.setupAdmission()
 	s.deps = kit.Deps{Resources: opts.Resources, Blobs: opts.Blobs, Storage: opts.Storage, Accounts: opts.Accounts, Jobs: opts.Jobs,
 		Logger: opts.Logger, BaseURL: opts.BaseURL, Now: opts.Now}
 	s.webarchive = webarchive.New(s.deps)
@@ -284,17 +299,17 @@ func NewServer(opts Options) *Server {
 		if !streamsBody(rt.method, rt.pattern) {
 			h = s.parsing(h)
 		}
-		s.mux.Handle(rt.method+" "+rt.pattern, h)
+		s.mux.Handle(rt.method+" "+rt.pattern, s.admitting(rt.method, rt.pattern, h))
 	}
 	for _, rt := range s.uiRoutes() {
 		h := gz(s.replicaRead(rt.method, rt.pattern, rt.handler))
 		if !streamsBody(rt.method, rt.pattern) {
 			h = s.parsing(h)
 		}
-		s.mux.Handle(rt.method+" "+rt.pattern, h)
+		s.mux.Handle(rt.method+" "+rt.pattern, s.admitting(rt.method, rt.pattern, h))
 	}
 	if opts.OAI != nil {
-		s.mux.Handle("/oai", gz(s.replicaRead("", "/oai", opts.OAI)))
+		s.mux.Handle("/oai", s.admitting("", "/oai", gz(s.replicaRead("", "/oai", opts.OAI))))
 	}
 	s.mux.Handle("/", s.wrap(s.unmatched))
 	return s

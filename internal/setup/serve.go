@@ -43,6 +43,7 @@ type ServeConfig struct {
 	sso                                                            shttp.OIDCOptions
 	replica                                                        replicaFlags      // see replica.go
 	uploads                                                        uploadFlags       // see uploads.go
+	admission                                                      admissionFlags    // see admission.go
 	preservation                                                   preservationFlags // see preservation.go
 	fixity                                                         FixityFlags       // see fixity.go
 	// Extra, when set, starts more listeners once the server is made,
@@ -113,6 +114,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	c.content.Register(f)
 	c.replica.register(f)
 	c.uploads.register(f)
+	c.admission.register(f)
 	c.preservation.register(f)
 	c.fixity.Register(f)
 	AnnotateEnv(f)
@@ -210,6 +212,9 @@ func serve(ctx context.Context, c ServeConfig) error {
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo,
 		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots, TrustedProxies: proxies}
 	opts.BlobRedirect = c.content.redirectTTL()
+	if err := c.admission.apply(&opts); err != nil {
+		return err
+	}
 	if err := c.uploads.apply(&opts); err != nil {
 		return err
 	}
