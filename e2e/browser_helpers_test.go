@@ -171,6 +171,9 @@ type browser struct {
 	problems []string
 }
 
+// personUA is the user agent of a person's Chrome on Linux.
+const personUA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+
 // newBrowser starts chromium headless (one at a time: each test closes
 // its own before it ends) with a fresh profile.
 func newBrowser(t *testing.T, base string) *browser {
@@ -189,6 +192,10 @@ func newBrowserIn(t *testing.T, base, dir string) *browser {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("hide-scrollbars", true),
+		// a person's browser: headless chromium names itself
+		// HeadlessChrome, which the COUNTER robots list (and so the
+		// server's admission) takes for a robot
+		chromedp.UserAgent(personUA),
 	)
 	if os.Geteuid() == 0 {
 		// chromium refuses to run as root with its sandbox

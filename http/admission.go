@@ -158,7 +158,7 @@ func (s *Server) refuseAdmission(w http.ResponseWriter, r *http.Request, err err
 		h.Set("Cache-Control", "no-store")
 		h.Set("Retry-After", fmt.Sprint(ref.RetryAfterSeconds()))
 		w.WriteHeader(ref.Status)
-		fmt.Fprintf(w, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Busy</title></head><body><main><h1>Busy</h1><p>%s</p><p><a href=\"%s\">Try again</a></p></main></body></html>\n",
+		fmt.Fprintf(w, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Busy</title></head><body><main id=\"main\"><h1>Busy</h1><p>%s</p><p><a href=\"%s\">Try again</a></p></main></body></html>\n",
 			msg, htmlAttr(r.URL.RequestURI()))
 		s.metrics.observeRequest(r.Method, r.Pattern, ref.Status, 0)
 		return

@@ -29,6 +29,7 @@ import (
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/argon2id"
 	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/http/admission"
 	"github.com/shelfmark/shelfmark/http/api"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
@@ -224,6 +225,7 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 	metrics := NewMetrics(db, nil)
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{Observer: metrics})
 	opts.Resources, opts.Blobs, opts.Storage, opts.Metrics, opts.Jobs = repo, blobs, db, metrics, repo
+	noRateShares(&opts)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -254,6 +256,21 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 		blobs.Close()
 	})
 	return e
+}
+
+// noRateShares leaves admission's budgets and queues on but takes away the
+// anonymous rate shares, unless the test sets them: the harness's tests
+// send a route's requests one after another from one address as fast as
+// they are answered, to check what they answer (admission_test.go checks
+// the rates).
+func noRateShares(opts *Options) {
+	if opts.Admission.Rates != nil {
+		return
+	}
+	opts.Admission.Rates = map[admission.Class]float64{}
+	for _, c := range admission.Classes() {
+		opts.Admission.Rates[c] = 0
+	}
 }
 
 // reconfigure builds the server again with its options changed by

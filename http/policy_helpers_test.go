@@ -142,6 +142,7 @@ func newPolicyEnvSearchTimeout(t testing.TB, backend string, opts Options, searc
 		t.Fatal(err)
 	}
 	opts.Resources, opts.Blobs, opts.Storage, opts.Metrics, opts.Jobs, opts.OAI = repo, blobs, store, metrics, repo, prov
+	noRateShares(&opts)
 	keeper := newKeeper(t, dir, store, blobs, repo.IDs())
 	opts.History = keeper.History(preserve.HistoryOptions{})
 	if opts.Logger == nil {

@@ -57,6 +57,11 @@ func freeAddr() (string, error) {
 
 // runServer runs args (a serve command: "serve" of the shelfmark binary,
 // or this lab's own "rest-server") on addr, and waits until it is ready.
+// Admission is off (SHELFMARK_ADMISSION_OFF=true) unless env says
+// otherwise: a bench that measures the server's own speed drives it from
+// one loopback address as fast as it answers, which is just what
+// admission holds to one client's share; the storm and the soak turn it
+// on, since they measure it.
 func runServer(ctx context.Context, args []string, addr, data, database, durability string, env []string) (*exec.Cmd, string, error) {
 	var exe string
 	var err error
@@ -74,7 +79,7 @@ func runServer(ctx context.Context, args []string, addr, data, database, durabil
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stderr = os.Stderr
-	cmd.Env = append(append(os.Environ(), "SHELFMARK_DATABASE_URL="), env...)
+	cmd.Env = append(append(os.Environ(), "SHELFMARK_DATABASE_URL=", "SHELFMARK_ADMISSION_OFF=true"), env...)
 	if err := cmd.Start(); err != nil {
 		return nil, "", fmt.Errorf("start server: %w", err)
 	}

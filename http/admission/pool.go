@@ -89,7 +89,7 @@ func (p *pool) acquire(ctx context.Context, key string, shareWait, queueWait tim
 	w := &waiter{key: key, client: c, ready: make(chan struct{}), seq: p.granted}
 	c.waiting++
 	p.waiters = append(p.waiters, w)
-	p.dispatch() // a slot may be free for it (those waiting were over their share)
+	p.dispatch()   // a slot may be free for it (those waiting were over their share)
 	if w.granted { // at once: admitted, not queued
 		p.queued--
 		p.admitted++

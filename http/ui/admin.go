@@ -98,6 +98,8 @@ type adminStatus struct {
 	SparkText string
 	// At is when the status was read, for the page's language.
 	At string
+	// Requests is the admission of requests (admin_requests.go).
+	Requests adminRequests
 }
 
 // adminDashboardData is the content of the dashboard.
@@ -184,6 +186,7 @@ func (s adminPages) adminStatus(r *http.Request, p *uiPage) (*adminStatus, error
 		}
 		st.Spark, st.SparkText = sparkline(p, rates)
 	}
+	st.Requests = s.adminRequestStatus(p, now)
 	runs := bulkPages(s).ingestRuns()
 	if len(runs) > maxRuns {
 		runs = runs[:maxRuns]
@@ -231,26 +234,8 @@ func sparkline(p *uiPage, r jobRates) (string, string) {
 	for _, v := range r.Series {
 		top = max(top, v)
 	}
-	var b strings.Builder
 	n := len(r.Series)
-	for i, v := range r.Series {
-		x := 0.0
-		if n > 1 {
-			x = float64(i) * sparkW / float64(n-1)
-		}
-		y := float64(sparkH - 2)
-		if top > 0 {
-			y = 2 + (1-v/top)*(sparkH-4)
-		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%.1f,%.1f", x, y)
-	}
-	if n == 1 {
-		fmt.Fprintf(&b, " %d,%s", sparkW, strings.SplitN(b.String(), ",", 2)[1])
-	}
-	return b.String(), p.T("admin.spark.text", int(math.Round(r.Span)), formatRate(p.Lang, r.Series[n-1]), formatRate(p.Lang, top))
+	return polyline(r.Series, top), p.T("admin.spark.text", int(math.Round(r.Span)), formatRate(p.Lang, r.Series[n-1]), formatRate(p.Lang, top))
 }
 
 // adminEvent is the data of one "status" event: the texts of the
@@ -261,6 +246,9 @@ type adminEvent struct {
 	Flags map[string]bool   `json:"flags"`
 	Runs  []adminEventRun   `json:"runs"`
 	Spark string            `json:"spark"`
+	// ReqAdmitted and ReqRefused are the request chart's lines.
+	ReqAdmitted string `json:"reqAdmitted"`
+	ReqRefused  string `json:"reqRefused"`
 }
 
 // adminEventRun is one ingest run of an event.
@@ -288,6 +276,7 @@ func (st *adminStatus) event() *adminEvent {
 		ev.Flags[k+"paused"] = q.Paused
 		ev.Flags[k+"failed"] = q.Failed > 0
 	}
+	st.Requests.requestEvent(ev)
 	ev.Flags["runs"] = len(st.Runs) > 0
 	for _, run := range st.Runs {
 		ev.Runs = append(ev.Runs, adminEventRun{ID: run.ID, User: run.User, Started: run.Started.UTC().Format("2006-01-02 15:04 UTC"),

@@ -32,10 +32,10 @@ const (
 // adminState is what the dashboard keeps between requests: recent samples
 // of the jobs finished, and the pace of its event streams.
 type adminState struct {
-	mu      sync.Mutex
-	samples []doneSample // oldest first
-	once    sync.Once
-	reg     *prometheus.Registry // gathers the job histogram alone
+	sampler          // the jobs finished
+	requests sampler // the requests admitted and refused (admin_requests.go)
+	once     sync.Once
+	reg      *prometheus.Registry // gathers the job histogram alone
 	// eventsFor and eventsEvery, when not 0, replace defaultEventsFor
 	// and defaultEventsEvery (tests shorten them).
 	eventsFor, eventsEvery atomic.Int64
@@ -56,6 +56,13 @@ func (a *adminState) done() <-chan struct{} {
 func (a *adminState) stop() {
 	a.done()
 	a.stopOnce.Do(func() { close(a.stopped) })
+}
+
+// sampler keeps recent samples of counts that only grow (the jobs
+// finished by queue, the requests admitted by class) to tell their rates.
+type sampler struct {
+	mu      sync.Mutex
+	samples []doneSample // oldest first
 }
 
 // doneSample is the count of jobs finished by queue at a time.
@@ -137,7 +144,7 @@ type jobRates struct {
 
 // observe records the finished counts at now (at most one sample a
 // sampleEvery) and returns the rates over the last rateWindow.
-func (a *adminState) observe(now time.Time, done map[string]float64) jobRates {
+func (a *sampler) observe(now time.Time, done map[string]float64) jobRates {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if n := len(a.samples); n == 0 || now.Sub(a.samples[n-1].at) >= sampleEvery {

@@ -10,6 +10,7 @@ package ui
 
 import (
 	"context"
+	"github.com/shelfmark/shelfmark/http/admission"
 	"io"
 	"log/slog"
 	"net/http"
@@ -62,6 +63,9 @@ type Options struct {
 	// which the administrators' dashboard reads its rates from (nil: no
 	// rates).
 	JobSeconds prometheus.Collector
+	// Admission, when set, reads the state of the server's admission of
+	// requests, which the dashboard shows (nil: not shown).
+	Admission func() []admission.Stats
 	// History, when set, is the preservation copy's history, which a
 	// work's History page shows (work_history.go); nil: the page says the
 	// server keeps no copy.

@@ -80,9 +80,17 @@
         el.hidden = f;
       }
     });
-    var line = root.querySelector(".spark-line");
+    var line = root.querySelector(".spark-line:not(.req-admitted):not(.req-refused)");
     if (line) {
       line.setAttribute("points", d.spark || "");
+    }
+    var admitted = root.querySelector(".req-admitted");
+    if (admitted) {
+      admitted.setAttribute("points", d.reqAdmitted || "");
+    }
+    var refused = root.querySelector(".req-refused");
+    if (refused) {
+      refused.setAttribute("points", d.reqRefused || "");
     }
     runs(d.runs || []);
   }
