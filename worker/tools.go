@@ -15,10 +15,26 @@ import (
 	"time"
 )
 
-// DefaultTimeout is the time limit of one child process when
-// Tools.Limits.Timeout is zero. It is generous because idle-priority
-// children (OCR) only run when the CPU is otherwise free.
-const DefaultTimeout = 5 * time.Minute
+// Default limits of one child process, used where Tools.Limits leaves
+// one zero. A child is bounded by the CPU time it uses and by stalling,
+// not by the time it waits for a CPU: at idle priority (OCR) it only runs
+// when the CPU is otherwise free, which on a machine held busy by ingest
+// may be hours later.
+const (
+	// DefaultCPULimit is the CPU time (user + system, of the child and
+	// everything it starts) after which it is killed: a single-threaded
+	// tesseract reads a dense A4 page at 300 dpi in well under a minute,
+	// vips cuts a 100-megapixel page in a few seconds.
+	DefaultCPULimit = 5 * time.Minute
+	// DefaultStall is how long a child may use no CPU with none of its
+	// threads runnable (hung on a lock, a pipe, a network file) before it
+	// is killed.
+	DefaultStall = 2 * time.Minute
+	// DefaultTimeout is the wall-clock ceiling of a child, the last
+	// resort against what sampling /proc cannot see: a machine held busy
+	// for longer than this fails the attempt, which is retried later.
+	DefaultTimeout = 6 * time.Hour
+)
 
 // ErrToolMissing is wrapped by the errors of operations that need an
 // external program that is absent and have no pure-Go fallback (such as
@@ -38,8 +54,8 @@ type Tools struct {
 	Tesseract     string // OCR
 
 	// Limits are the default limits of each child process. A zero
-	// Timeout means DefaultTimeout; the context's deadline applies when
-	// it is earlier. OCR runs at idle priority (unless OCRNice is set);
+	// CPU, Stall or Timeout means DefaultCPULimit, DefaultStall or
+	// DefaultTimeout; the context's deadline applies when it is earlier. OCR runs at idle priority (unless OCRNice is set);
 	// the other tools do when Limits.Idle is set.
 	Limits Limits
 
@@ -76,8 +92,9 @@ type Tools struct {
 }
 
 // FindTools looks the external programs up on PATH and returns Tools with
-// default limits (DefaultTimeout, normal priority for derivatives and
-// text, 64 MiB of output) and the system's temporary directory.
+// default limits (DefaultCPULimit, DefaultStall, DefaultTimeout, normal
+// priority for derivatives and text, 64 MiB of output) and the system's
+// temporary directory.
 func FindTools() Tools {
 	look := func(name string) string {
 		p, err := exec.LookPath(name)
@@ -92,7 +109,7 @@ func FindTools() Tools {
 		Pdftoppm:      look("pdftoppm"),
 		Pdftotext:     look("pdftotext"),
 		Tesseract:     look("tesseract"),
-		Limits:        Limits{Timeout: DefaultTimeout},
+		Limits:        Limits{CPU: DefaultCPULimit, Stall: DefaultStall, Timeout: DefaultTimeout},
 	}
 }
 
@@ -101,6 +118,12 @@ func (t Tools) toolLimits() Limits {
 	l := t.Limits
 	if l.Timeout <= 0 {
 		l.Timeout = DefaultTimeout
+	}
+	if l.CPU <= 0 {
+		l.CPU = DefaultCPULimit
+	}
+	if l.Stall <= 0 {
+		l.Stall = DefaultStall
 	}
 	return l
 }
