@@ -48,9 +48,9 @@ type Limits struct {
 	// CPU): hung on a lock, a pipe or the network (0: no bound). A child
 	// starved at idle priority is runnable, so it does not stall.
 	Stall     time.Duration
-	Idle      bool // run at idle CPU priority
-	Nice      int           // without Idle: run at this nice value (1–19), normal scheduling
-	MaxOutput int64         // cap on captured stdout bytes (0: 64 MiB)
+	Idle      bool  // run at idle CPU priority
+	Nice      int   // without Idle: run at this nice value (1–19), normal scheduling
+	MaxOutput int64 // cap on captured stdout bytes (0: 64 MiB)
 }
 
 // ErrTimeout is wrapped by errors of children killed at one of their
