@@ -143,10 +143,10 @@ func TestLimitWatchEvery(t *testing.T) {
 	}
 }
 
-// TestReadProcStat reads this process's own stat line, and refuses a
-// malformed one.
+// TestReadProcStat reads the stat line of the thread reading it (which is
+// running), and refuses a malformed one.
 func TestReadProcStat(t *testing.T) {
-	st, err := readProcStat("/proc/self/stat")
+	st, err := readProcStat("/proc/thread-self/stat")
 	if err != nil || st.state != 'R' {
 		t.Fatalf("own stat %+v, %v; want state R", st, err)
 	}
