@@ -51,6 +51,14 @@ func areaTaps(s, d int) [][]areaTap {
 // under it) it is about as sharp as resampling gets without ringing.
 func areaShrink(src []byte, sw, sh, stride, bpp int, dw, dh int) []byte {
 	xt, yt := areaTaps(sw, dw), areaTaps(sh, dh)
+	// the horizontal taps flattened, each output's from first[x] on
+	first := make([]int, dw+1)
+	var flat []areaTap
+	for x, taps := range xt {
+		first[x] = len(flat)
+		flat = append(flat, taps...)
+	}
+	first[dw] = len(flat)
 	n := dw * bpp
 	// along rows: sh rows of dw pixels, scaled by 1 << areaWeightBits
 	// (at most 255 << 12)
@@ -59,24 +67,25 @@ func areaShrink(src []byte, sw, sh, stride, bpp int, dw, dh int) []byte {
 		row := src[y*stride : y*stride+sw*bpp]
 		t := tmp[y*n : (y+1)*n]
 		if bpp == 1 {
-			for x, taps := range xt {
+			for x := range t {
 				var a uint32
-				for _, tp := range taps {
+				for _, tp := range flat[first[x]:first[x+1]] {
 					a += uint32(row[tp.src]) * tp.weight
 				}
 				t[x] = a
 			}
 			continue
 		}
-		for x, taps := range xt {
+		for x := 0; x < dw; x++ {
 			var r, g, b uint32
-			for _, tp := range taps {
-				p := row[tp.src*4 : tp.src*4+3]
+			for _, tp := range flat[first[x]:first[x+1]] {
+				i := tp.src * 4
+				p := row[i : i+3 : i+3]
 				r += uint32(p[0]) * tp.weight
 				g += uint32(p[1]) * tp.weight
 				b += uint32(p[2]) * tp.weight
 			}
-			o := t[x*4 : x*4+4]
+			o := t[x*4 : x*4+3 : x*4+3]
 			o[0], o[1], o[2] = r, g, b
 		}
 	}
