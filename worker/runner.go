@@ -107,12 +107,14 @@ type Options struct {
 	// Grace is added to a job's lease beyond the next renewal (default
 	// 30 s).
 	Grace time.Duration
-	// Renew is how often the runner renews the leases of the jobs it
-	// holds, running or claimed, to Renew + Grace from then (default
-	// 1 min); a claim leases its jobs as long. So a job that runs long
-	// (its tools waiting for a busy CPU) stays with its worker as long as
-	// the worker lives, and one whose worker stopped is taken back
-	// Renew + Grace after the last renewal at the latest.
+	// Renew bounds a job's lease (default 1 min): a claim leases a job
+	// of a queue for the lease term, the smaller of Renew and the queue's
+	// Timeout, plus Grace, and the runner renews the leases of the jobs
+	// it holds (running or claimed) to their term from then, every half
+	// of the shortest term but Grace. So a job that runs long (its tools
+	// waiting for a busy CPU) stays with its worker as long as the worker
+	// lives, and one whose worker stopped is taken back within a term of
+	// the last renewal.
 	Renew time.Duration
 	// Backoff is the wait before attempt n+1 after attempt n failed
 	// (default 10 s × 4^(n-1), ±20%, at most 1 h).
@@ -139,6 +141,8 @@ type Runner struct {
 	queues   []*queueState
 	wake     chan struct{}
 	done     chan *queueState
+
+	renewEvery time.Duration // how often leases are renewed
 
 	mu      sync.Mutex
 	running map[int64]*shelfmark.Job // the jobs started and not yet settled
@@ -201,6 +205,11 @@ func NewRunner(repo *shelfmark.Repository, handlers map[string]Handler, opts Opt
 		q.Reserved = min(max(q.Reserved, 0), q.Concurrency)
 		r.queues = append(r.queues, &queueState{QueueConfig: q, handler: h})
 	}
+	r.renewEvery = opts.Renew
+	for _, q := range r.queues {
+		r.renewEvery = min(r.renewEvery, q.Timeout)
+	}
+	r.renewEvery = max(r.renewEvery/2, time.Millisecond)
 	// the reserved slots leave at least one to the priority order
 	budget := opts.Total - 1
 	for _, q := range r.queues {
@@ -247,7 +256,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer poll.Stop()
 	reap := time.NewTicker(r.opts.Reap)
 	defer reap.Stop()
-	renew := time.NewTicker(r.opts.Renew)
+	renew := time.NewTicker(r.renewEvery)
 	defer renew.Stop()
 	r.reap(ctx)
 	for {
@@ -333,7 +342,7 @@ func (r *Runner) Run(ctx context.Context) error {
 func (r *Runner) fill(ctx context.Context, q *queueState, now time.Time, free int) (empty bool) {
 	if len(q.buf) == 0 && !now.Before(q.idleUntil) {
 		n := max(q.Batch, free)
-		lease := now.Add(r.opts.Renew + r.opts.Grace)
+		lease := now.Add(r.leaseTerm(q))
 		jobs, err := r.repo.ClaimJobs(ctx, shelfmark.Claim{Queue: q.Name, Worker: r.opts.Worker, N: n, Now: now, Lease: lease})
 		if err != nil && ctx.Err() == nil {
 			r.opts.Logger.Error("claim jobs", "queue", q.Name, "err", err)
@@ -371,30 +380,36 @@ func (r *Runner) hold(job *shelfmark.Job, held bool) {
 	}
 }
 
+// leaseTerm is how long a claim or a renewal leases a job of q for.
+func (r *Runner) leaseTerm(q *queueState) time.Duration {
+	return min(q.Timeout, r.opts.Renew) + r.opts.Grace
+}
+
 // renew moves the leases of the jobs the runner holds (running, being
-// settled, or claimed and waiting for a slot) to Renew + Grace from now:
-// one statement. A job lost meanwhile is not renewed; its result will be
-// refused.
+// settled, or claimed and waiting for a slot) to their lease term from
+// now: one statement a queue. A job lost meanwhile is not renewed; its
+// result will be refused.
 func (r *Runner) renew(ctx context.Context) {
+	byQueue := map[string][]*shelfmark.Job{}
 	r.mu.Lock()
-	jobs := make([]*shelfmark.Job, 0, len(r.running))
 	for _, j := range r.running {
-		jobs = append(jobs, j)
+		byQueue[j.Queue] = append(byQueue[j.Queue], j)
 	}
 	r.mu.Unlock()
+	now := time.Now()
 	for _, q := range r.queues {
-		jobs = append(jobs, q.buf...)
-	}
-	if len(jobs) == 0 {
-		return
-	}
-	n, err := r.repo.RenewJobs(ctx, r.opts.Worker, jobs, time.Now().Add(r.opts.Renew+r.opts.Grace))
-	switch {
-	case err != nil && ctx.Err() == nil:
-		r.opts.Logger.Error("renew job leases", "jobs", len(jobs), "err", err)
-	case err == nil && n < int64(len(jobs)):
-		// settled meanwhile, or lost: their leases had ended
-		r.opts.Logger.Debug("job leases renewed", "jobs", n, "held", len(jobs))
+		jobs := append(byQueue[q.Name], q.buf...)
+		if len(jobs) == 0 {
+			continue
+		}
+		n, err := r.repo.RenewJobs(ctx, r.opts.Worker, jobs, now.Add(r.leaseTerm(q)))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.opts.Logger.Error("renew job leases", "queue", q.Name, "jobs", len(jobs), "err", err)
+		case err == nil && n < int64(len(jobs)):
+			// settled meanwhile, or lost: their leases had ended
+			r.opts.Logger.Debug("job leases renewed", "queue", q.Name, "jobs", n, "held", len(jobs))
+		}
 	}
 }
 
