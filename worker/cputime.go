@@ -66,11 +66,17 @@ type groupUsage struct {
 // children's user and system time (/proc/<pid>/stat), found by walking
 // /proc/<pid>/task/<tid>/children. A process that left the tree by being
 // reparented (a daemon) is not counted. Threads' states are read only
-// when withStates is set. Costs a few small reads per process.
+// when withStates is set. Costs a few small reads per process. On a
+// kernel that does not list children (built without
+// CONFIG_PROC_CHILDREN) the members of process group pid are found by
+// reading the stat of every process instead.
 func sampleGroup(pid int, withStates bool) groupUsage {
 	var u groupUsage
 	seen := map[int]bool{}
 	stack := []int{pid}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)); errors.Is(err, os.ErrNotExist) {
+		stack = groupMembers(pid)
+	}
 	for len(stack) > 0 {
 		p := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -110,14 +116,32 @@ func sampleGroup(pid int, withStates bool) groupUsage {
 	return u
 }
 
+// groupMembers lists the processes of process group pgid, leader first,
+// from the stat of every process.
+func groupMembers(pgid int) []int {
+	out := []int{pgid}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || p == pgid {
+			continue
+		}
+		if st, err := readProcStat(fmt.Sprintf("/proc/%d/stat", p)); err == nil && st.pgrp == pgid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // procStat is what sampleGroup reads of one /proc/<pid>/stat line.
 type procStat struct {
 	state byte
+	pgrp  int
 	cpu   time.Duration // utime + stime + cutime + cstime
 }
 
-// readProcStat parses a /proc stat file: the state (field 3) and fields
-// 14–17 (utime, stime, cutime, cstime) after the parenthesised command
+// readProcStat parses a /proc stat file: the state (field 3), the
+// process group (field 5) and fields 14–17 (utime, stime, cutime, cstime) after the parenthesised command
 // name, which may hold spaces and parentheses.
 func readProcStat(path string) (procStat, error) {
 	b, err := os.ReadFile(path)
@@ -133,6 +157,10 @@ func readProcStat(path string) (procStat, error) {
 	if len(f) < 15 || len(f[0]) != 1 {
 		return procStat{}, fmt.Errorf("%s: %d fields", path, len(f)+2)
 	}
+	pgrp, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return procStat{}, fmt.Errorf("%s: %w", path, err)
+	}
 	var ticks int64
 	for _, s := range f[11:15] {
 		n, err := strconv.ParseInt(string(s), 10, 64)
@@ -141,7 +169,7 @@ func readProcStat(path string) (procStat, error) {
 		}
 		ticks += n
 	}
-	return procStat{state: f[0][0], cpu: time.Duration(ticks) * (time.Second / userHZ)}, nil
+	return procStat{state: f[0][0], pgrp: pgrp, cpu: time.Duration(ticks) * (time.Second / userHZ)}, nil
 }
 
 // limitWatch enforces Limits.CPU and Limits.Stall on a running child by

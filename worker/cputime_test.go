@@ -154,3 +154,34 @@ func TestReadProcStat(t *testing.T) {
 		t.Error("status file read as a stat line")
 	}
 }
+
+// TestSampleGroupMembers: the two ways of finding a tool's processes
+// (its tree, listed by the kernel, and its process group, read from every
+// process's stat) find the same processes: the tool and its children.
+func TestSampleGroupMembers(t *testing.T) {
+	sh := toolTestScript(t, "sleep 300 &\nsleep 300 &\necho $$ > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"\nwait\n")
+	pidFile := t.TempDir() + "/pid"
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := RunTool(ctx, Limits{Timeout: time.Minute}, nil, sh, pidFile); errc <- err }()
+	defer func() { cancel(); <-errc }()
+	pid := toolTestReadPID(t, pidFile)
+	var members []int
+	deadline := time.Now().Add(10 * time.Second)
+	for len(members) < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		members = groupMembers(pid)
+	}
+	if len(members) != 3 || members[0] != pid {
+		t.Fatalf("group members %v of %d, want the shell and its two sleeps", members, pid)
+	}
+	// sleeping, once the sleeps have started: alive, nothing runnable
+	u := sampleGroup(pid, true)
+	for u.runnable && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		u = sampleGroup(pid, true)
+	}
+	if !u.alive || u.runnable {
+		t.Errorf("sample %+v: want alive, nothing runnable", u)
+	}
+}
