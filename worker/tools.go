@@ -22,17 +22,20 @@ import (
 // may be hours later.
 const (
 	// DefaultCPULimit is the CPU time (user + system, of the child and
-	// everything it starts) after which it is killed: a single-threaded
-	// tesseract reads a dense A4 page at 300 dpi in well under a minute,
-	// vips cuts a 100-megapixel page in a few seconds.
+	// everything it starts) after which it is killed: far above what a
+	// page takes (OCR of a generated page, rendering included, about
+	// 1.5 s; the derivatives of a 2500×3500 page about 0.3 s), so only a
+	// runaway tool reaches it.
 	DefaultCPULimit = 5 * time.Minute
 	// DefaultStall is how long a child may use no CPU with none of its
 	// threads runnable (hung on a lock, a pipe, a network file) before it
 	// is killed.
 	DefaultStall = 2 * time.Minute
 	// DefaultTimeout is the wall-clock ceiling of a child, the last
-	// resort against what sampling /proc cannot see: a machine held busy
-	// for longer than this fails the attempt, which is retried later.
+	// resort against what sampling /proc cannot see. In the job runner
+	// the attempt's own ceiling (QueueConfig.Timeout, 30 min to an hour
+	// by default) comes first: a machine held busy for longer than that
+	// fails the attempt, which is retried later.
 	DefaultTimeout = 6 * time.Hour
 )
 
@@ -44,8 +47,8 @@ var ErrToolMissing = errors.New("external program not installed")
 
 // Tools are the external programs found on PATH; an empty path means
 // absent (the pure-Go fallback is used where there is one). The zero
-// Tools is usable: every tool is absent, children get DefaultTimeout and
-// temporary files go to os.TempDir().
+// Tools is usable: every tool is absent, children get the default limits
+// and temporary files go to os.TempDir().
 type Tools struct {
 	Vipsthumbnail string // libvips thumbnailer: image derivatives
 	Vips          string // libvips: tile pyramids (dzsave)
@@ -55,8 +58,9 @@ type Tools struct {
 
 	// Limits are the default limits of each child process. A zero
 	// CPU, Stall or Timeout means DefaultCPULimit, DefaultStall or
-	// DefaultTimeout; the context's deadline applies when it is earlier. OCR runs at idle priority (unless OCRNice is set);
-	// the other tools do when Limits.Idle is set.
+	// DefaultTimeout; the context's deadline applies when it is
+	// earlier. OCR runs at idle priority (unless OCRNice is set); the
+	// other tools do when Limits.Idle is set.
 	Limits Limits
 
 	// DeriveNice, when above 0, runs the derivative tools (thumbnails,
