@@ -308,6 +308,10 @@ func (b *bufferedTx) FailJob(ctx context.Context, id int64, msg string) error {
 	return b.flushed(ctx, func() error { return b.tx.FailJob(ctx, id, msg) })
 }
 
+func (b *bufferedTx) RenewJobs(ctx context.Context, worker string, ids []int64, lease time.Time) (int64, error) {
+	return flushed(ctx, b, func() (int64, error) { return b.tx.RenewJobs(ctx, worker, ids, lease) })
+}
+
 func (b *bufferedTx) ReapJobs(ctx context.Context, now time.Time, maxAttempts map[string]int) (int64, error) {
 	return flushed(ctx, b, func() (int64, error) { return b.tx.ReapJobs(ctx, now, maxAttempts) })
 }

@@ -174,6 +174,11 @@ type JobWriteTx interface {
 	RequeueJob(ctx context.Context, id int64, runAt time.Time, msg string) error
 	// FailJob marks a job failed with its error.
 	FailJob(ctx context.Context, id int64, msg string) error
+	// RenewJobs moves the lease of those of ids that are running under
+	// worker to lease and returns how many it moved: one statement over
+	// the primary key, whatever the queue holds. A job given up
+	// meanwhile (reaped, retried, finished) is left as it is.
+	RenewJobs(ctx context.Context, worker string, ids []int64, lease time.Time) (int64, error)
 	// ReapJobs puts running jobs whose lease ended before now back in the
 	// queue (their worker died) and returns how many; those that had
 	// reached maxAttempts are marked failed instead.

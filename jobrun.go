@@ -185,6 +185,33 @@ func (r *Repository) settleJob(ctx context.Context, job *Job, fn func(WriteTx) e
 	return nil
 }
 
+// RenewJobs moves the lease of the jobs worker holds among jobs to lease,
+// so that a job that runs long (a tool waiting for a busy CPU) is not
+// taken for lost, and returns how many it moved (those given up
+// meanwhile are not). One statement, however many jobs the queues hold.
+func (r *Repository) RenewJobs(ctx context.Context, worker string, jobs []*Job, lease time.Time) (int64, error) {
+	if err := requireAdmin(ctx, "manage the job queues"); err != nil {
+		return 0, err
+	}
+	if len(jobs) == 0 {
+		return 0, nil
+	}
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	var n int64
+	err := r.store.UpdateQueue(ctx, func(tx WriteTx) error {
+		var err error
+		n, err = tx.RenewJobs(ctx, worker, ids, lease)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("renew the leases of %d jobs of %s: %w", len(jobs), worker, err)
+	}
+	return n, nil
+}
+
 // ReapJobs returns the jobs of workers that died (lease ended) to their
 // queues, failing those that used their last attempt.
 func (r *Repository) ReapJobs(ctx context.Context, maxAttempts map[string]int) (int64, error) {

@@ -330,3 +330,62 @@ func testJobsRetry(t *testing.T, open Opener) {
 		t.Fatalf("%d failed after the last attempt was lost, want 2", len(f))
 	}
 }
+
+// testJobsRenew: a worker moves the lease of the jobs it still holds (and
+// only those), so that a reap past the first lease leaves them running;
+// once renewals stop, the reaper takes them back.
+func testJobsRenew(t *testing.T, open Opener) {
+	ctx := context.Background()
+	base := time.Now()
+	var clock atomic.Int64
+	clock.Store(base.UnixMicro())
+	e := newEnv(t, open, shelfmark.RepositoryOptions{Now: func() time.Time { return time.UnixMicro(clock.Load()) }})
+	for i := 0; i < 3; i++ {
+		page(t, e, &shelfmark.File{Name: "p.png", MediaType: "image/png", Size: 1, SHA256: sha(i), Use: "original"})
+	}
+	jobs := claim(t, e, shelfmark.QueueCharacterize, "w1", 3, base) // leased for a minute
+	if len(jobs) != 3 {
+		t.Fatalf("claimed %d, want 3", len(jobs))
+	}
+	// one is given up before the renewal: it is not renewed
+	if err := e.repo.RetryJobLater(ctx, jobs[2], base.Add(10*time.Hour), fmt.Errorf("tool crashed")); err != nil {
+		t.Fatal(err)
+	}
+	lease := base.Add(2 * time.Hour)
+	if n, err := e.repo.RenewJobs(ctx, "w1", jobs, lease); err != nil || n != 2 {
+		t.Fatalf("renewed %d, %v; want 2", n, err)
+	}
+	// another worker cannot move them
+	if n, err := e.repo.RenewJobs(ctx, "w2", jobs, base.Add(100*time.Hour)); err != nil || n != 0 {
+		t.Fatalf("another worker renewed %d, %v; want 0", n, err)
+	}
+	if n, err := e.repo.RenewJobs(ctx, "w1", nil, lease); err != nil || n != 0 {
+		t.Fatalf("renewing none: %d, %v", n, err)
+	}
+	// an hour on, past the first lease: nothing to reap
+	clock.Store(base.Add(time.Hour).UnixMicro())
+	if n, err := e.repo.ReapJobs(ctx, map[string]int{shelfmark.QueueCharacterize: 3}); err != nil || n != 0 {
+		t.Fatalf("reaped %d renewed jobs, %v", n, err)
+	}
+	running := jobsOf(t, e, shelfmark.JobFilter{State: shelfmark.JobRunning})
+	if len(running) != 2 {
+		t.Fatalf("%d running after the reap, want 2", len(running))
+	}
+	for _, j := range running {
+		if !j.Lease.Equal(lease.Truncate(time.Microsecond)) || j.Worker != "w1" || j.Attempt != 1 {
+			t.Fatalf("renewed job %+v, want lease %v", *j, lease)
+		}
+	}
+	// the worker still holds them: its result is stored
+	if err := e.repo.FinishJob(ctx, jobs[0], &shelfmark.JobResult{}); err != nil {
+		t.Fatalf("result of a renewed job: %v", err)
+	}
+	// renewals stopped (the worker died): past the renewed lease, reaped
+	clock.Store(base.Add(3 * time.Hour).UnixMicro())
+	if n, err := e.repo.ReapJobs(ctx, map[string]int{shelfmark.QueueCharacterize: 3}); err != nil || n != 1 {
+		t.Fatalf("reaped %d, %v; want 1", n, err)
+	}
+	if err := e.repo.FinishJob(ctx, jobs[1], &shelfmark.JobResult{}); shelfmark.ErrorCode(err) != shelfmark.ECONFLICT {
+		t.Fatalf("late result after the renewed lease ended: %v", err)
+	}
+}

@@ -93,6 +93,7 @@ var conformance = []struct {
 	{"JobsClaim", testJobsClaim, false},
 	{"JobsFinish", testJobsFinish, false},
 	{"JobsRetry", testJobsRetry, false},
+	{"JobsRenew", testJobsRenew, false},
 	{"AccessVisibility", testAccessVisibility, false},
 	{"AccessDates", testAccessDates, false},
 	{"AccessRoles", testAccessRoles, false},

@@ -31,16 +31,31 @@ const toolStderrTail = 1 << 10
 // killed (only a process that left the group can hold them open).
 const toolWaitDelay = 10 * time.Second
 
-// Limits bound one child process.
+// Limits bound one child process. A child is limited by the work it does
+// (CPU) and by waiting on nothing (Stall), not by how long it waits for a
+// CPU: at idle priority on a busy machine it may take hours of real time
+// for seconds of work. Timeout is a last resort against what sampling
+// cannot see.
 type Limits struct {
-	Timeout   time.Duration // kill after this (0: only ctx)
-	Idle      bool          // run at idle CPU priority
-	Nice      int           // without Idle: run at this nice value (1–19), normal scheduling
-	MaxOutput int64         // cap on captured stdout bytes (0: 64 MiB)
+	// Timeout is the wall-clock ceiling: the child is killed this long
+	// after it started, whatever it did (0: only ctx).
+	Timeout time.Duration
+	// CPU bounds the CPU time (user + system) of the child and its
+	// descendants, live and exited, sampled from /proc (0: no bound).
+	CPU time.Duration
+	// Stall kills the child after this long in which its process tree
+	// used no CPU and none of its threads was runnable (waiting for a
+	// CPU): hung on a lock, a pipe or the network (0: no bound). A child
+	// starved at idle priority is runnable, so it does not stall.
+	Stall     time.Duration
+	Idle      bool  // run at idle CPU priority
+	Nice      int   // without Idle: run at this nice value (1–19), normal scheduling
+	MaxOutput int64 // cap on captured stdout bytes (0: 64 MiB)
 }
 
-// ErrTimeout is wrapped by errors of children killed at their time limit:
-// Limits.Timeout, or the deadline of the context passed to RunTool.
+// ErrTimeout is wrapped by errors of children killed at one of their
+// limits of time: Limits.Timeout, CPU or Stall (a *LimitError), or the
+// deadline of the context passed to RunTool.
 var ErrTimeout = errors.New("child process time limit exceeded")
 
 // ErrOutputLimit is wrapped by the error of a child killed because its
@@ -94,8 +109,11 @@ func (e *ToolError) Unwrap() error { return e.Err }
 
 // RunTool runs name with args in its own process group with env added to
 // the current environment (later entries win); returns stdout. On ctx end
-// or timeout it SIGKILLs the whole group, waits, and returns an error
-// wrapping ErrTimeout (or ctx.Err(); a ctx deadline wraps both). A
+// it SIGKILLs the whole group, waits, and returns an error wrapping
+// ctx.Err() (and ErrTimeout for a deadline). At l.CPU, l.Stall or
+// l.Timeout it does the same and returns a *LimitError that names the
+// limit and the CPU time used (the tree is sampled from /proc every
+// limitWatchEvery while either of the first two is set). A
 // non-zero exit returns a *ToolError that quotes the tail (≤ 1 KiB) of
 // stderr. When stdout exceeds l.MaxOutput the group is killed and the
 // first MaxOutput bytes are returned with an error wrapping
@@ -153,28 +171,55 @@ func RunTool(ctx context.Context, l Limits, env []string, name string, args ...s
 		}
 	}
 
+	start := time.Now()
 	var timeout <-chan time.Time
 	if l.Timeout > 0 {
 		t := time.NewTimer(l.Timeout)
 		defer t.Stop()
 		timeout = t.C
 	}
+	watch := &limitWatch{pid: pid, cpuMax: l.CPU, stall: l.Stall, lastProgress: start}
+	var sample <-chan time.Time
+	if l.CPU > 0 || l.Stall > 0 {
+		t := time.NewTicker(limitWatchEvery(l))
+		defer t.Stop()
+		sample = t.C
+	}
 	var cause error
 	var werr error
-	select {
-	case werr = <-done:
-	case <-ctx.Done():
+	limitErr := func(limit error, bound time.Duration) error {
+		if u := sampleGroup(pid, false); u.alive {
+			watch.used = max(watch.used, u.cpu)
+		}
 		kill()
 		werr = <-done
-		cause = fmt.Errorf("worker: %s killed: %w", base, toolCtxErr(ctx))
-	case <-timeout:
-		kill()
-		werr = <-done
-		cause = fmt.Errorf("worker: %s killed after %v: %w", base, l.Timeout, ErrTimeout)
-	case <-stdout.over:
-		kill()
-		werr = <-done
-		cause = fmt.Errorf("worker: %s killed: %w (%d bytes)", base, ErrOutputLimit, maxOut)
+		return &LimitError{Name: base, Limit: limit, Max: bound, CPU: watch.used, Wall: time.Since(start)}
+	}
+wait:
+	for {
+		select {
+		case werr = <-done:
+		case <-ctx.Done():
+			kill()
+			werr = <-done
+			cause = fmt.Errorf("worker: %s killed: %w", base, toolCtxErr(ctx))
+		case <-timeout:
+			cause = limitErr(ErrTimeout, l.Timeout)
+		case now := <-sample:
+			switch err := watch.check(now); err {
+			case nil:
+				continue wait
+			case ErrCPULimit:
+				cause = limitErr(err, l.CPU)
+			default:
+				cause = limitErr(err, l.Stall)
+			}
+		case <-stdout.over:
+			kill()
+			werr = <-done
+			cause = fmt.Errorf("worker: %s killed: %w (%d bytes)", base, ErrOutputLimit, maxOut)
+		}
+		break
 	}
 	out := stdout.buf.Bytes()
 	if cause == nil && stdout.exceeded() {

@@ -164,17 +164,20 @@ func pngHasTRNS(r *bufio.Reader) bool {
 type jpegFrame struct {
 	page        imagePage
 	progressive bool
+	icc         bool // an ICC profile (APP2 ICC_PROFILE) comes before the frame
+	orientation int  // the EXIF orientation (APP1), 0 when there is none
 }
 
 // readJPEGFrame walks a JPEG's marker segments to its first frame
-// header (SOF0–SOF15 but DHT, JPG and DAC). Further images of the file
-// (an MPO's, a thumbnail in EXIF) are not read: the tools decode the
-// first.
+// header (SOF0–SOF15 but DHT, JPG and DAC), noting on the way an ICC
+// profile and the EXIF orientation. Further images of the file (an
+// MPO's, a thumbnail in EXIF) are not read: the tools decode the first.
 func readJPEGFrame(r *bufio.Reader) (jpegFrame, error) {
 	var b [2]byte
 	if _, err := io.ReadFull(r, b[:]); err != nil || b != [2]byte{0xFF, 0xD8} {
 		return jpegFrame{}, errors.New("JPEG: no start of image")
 	}
+	var meta jpegFrame
 	for {
 		c, err := r.ReadByte()
 		if err != nil {
@@ -203,6 +206,19 @@ func readJPEGFrame(r *bufio.Reader) (jpegFrame, error) {
 		if n < 0 {
 			return jpegFrame{}, errors.New("JPEG: bad segment length")
 		}
+		if m == 0xE1 || m == 0xE2 {
+			seg := make([]byte, n)
+			if _, err := io.ReadFull(r, seg); err != nil {
+				return jpegFrame{}, fmt.Errorf("JPEG: %w", err)
+			}
+			if m == 0xE2 && bytes.HasPrefix(seg, []byte("ICC_PROFILE\x00")) {
+				meta.icc = true
+			}
+			if m == 0xE1 && bytes.HasPrefix(seg, []byte("Exif\x00\x00")) && meta.orientation == 0 {
+				meta.orientation = exifOrientation(seg[6:])
+			}
+			continue
+		}
 		if m < 0xC0 || m > 0xCF || m == 0xC4 || m == 0xC8 || m == 0xCC {
 			if _, err := r.Discard(n); err != nil {
 				return jpegFrame{}, fmt.Errorf("JPEG: %w", err)
@@ -218,12 +234,53 @@ func readJPEGFrame(r *bufio.Reader) (jpegFrame, error) {
 			return jpegFrame{}, fmt.Errorf("JPEG: frame header: %w", err)
 		}
 		h, w := binary.BigEndian.Uint16(sof[1:]), binary.BigEndian.Uint16(sof[3:])
-		return jpegFrame{
-			page: imagePage{width: int64(w), height: int64(h), channels: int64(sof[5]),
-				sampleBytes: sampleBytes(int64(sof[0]))},
-			progressive: m == 0xC2 || m == 0xC6 || m == 0xCA || m == 0xCE,
-		}, nil
+		meta.page = imagePage{width: int64(w), height: int64(h), channels: int64(sof[5]),
+			sampleBytes: sampleBytes(int64(sof[0]))}
+		meta.progressive = m == 0xC2 || m == 0xC6 || m == 0xCA || m == 0xCE
+		return meta, nil
 	}
+}
+
+// exifOrientation reads the Orientation tag (0x0112) of IFD0 from a
+// TIFF-structured EXIF block; 0 when it is absent or unreadable.
+func exifOrientation(t []byte) int {
+	if len(t) < 8 {
+		return 0
+	}
+	var bo binary.ByteOrder
+	switch string(t[:2]) {
+	case "II":
+		bo = binary.LittleEndian
+	case "MM":
+		bo = binary.BigEndian
+	default:
+		return 0
+	}
+	off := int64(bo.Uint32(t[4:]))
+	if off < 8 || off+2 > int64(len(t)) {
+		return 0
+	}
+	n := int64(bo.Uint16(t[off:]))
+	for i := int64(0); i < n; i++ {
+		e := off + 2 + 12*i
+		if e+12 > int64(len(t)) {
+			return 0
+		}
+		if bo.Uint16(t[e:]) == 0x0112 && bo.Uint16(t[e+2:]) == 3 { // SHORT
+			return int(bo.Uint16(t[e+8:]))
+		}
+	}
+	return 0
+}
+
+// jpegHead reads a JPEG's first frame header and what comes before it.
+func jpegHead(path string) (jpegFrame, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return jpegFrame{}, fmt.Errorf("worker: input: %w", err)
+	}
+	defer f.Close()
+	return readJPEGFrame(bufio.NewReader(io.LimitReader(f, headerBudget)))
 }
 
 // jpegProgressive reports whether a JPEG's first frame header is

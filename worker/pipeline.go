@@ -206,23 +206,12 @@ func (p *Pipeline) derive(ctx context.Context, job *shelfmark.Job) (*shelfmark.J
 
 func (p *Pipeline) deriveFile(ctx context.Context, jf *jobFile, path string) (*shelfmark.JobResult, error) {
 	mt := jf.mediaType()
-	access, err := p.Tools.Access(ctx, path, mt, AccessSize)
+	pd, err := p.Tools.derivePage(ctx, path, mt)
 	if err != nil {
-		return nil, fmt.Errorf("access copy of %s: %w", jf.file.Name, err)
+		return nil, fmt.Errorf("derivatives of %s: %w", jf.file.Name, err)
 	}
-	var thumb *Derivative
-	var pyr *Pyramid
-	if isImage(mt) && p.Tools.Vips != "" {
-		// deep zoom; the thumbnail comes from the pyramid's tiles
-		pyr, thumb, err = p.Tools.TilesThumbnail(ctx, path, mt, ThumbnailSize,
-			shelfmark.TileSize{Width: access.Width, Height: access.Height, Use: shelfmark.UseAccess})
-		if err != nil {
-			return nil, fmt.Errorf("tiles of %s: %w", jf.file.Name, err)
-		}
-		defer pyr.Close()
-	} else if thumb, err = p.Tools.Thumbnail(ctx, path, mt, ThumbnailSize); err != nil {
-		return nil, fmt.Errorf("thumbnail of %s: %w", jf.file.Name, err)
-	}
+	defer pd.Close()
+	thumb, access, pyr := pd.thumb, pd.access, pd.tiles
 	res := &shelfmark.JobResult{}
 	for _, d := range []struct {
 		d   *Derivative

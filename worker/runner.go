@@ -29,7 +29,11 @@ type QueueConfig struct {
 	Name string
 	// Concurrency is how many of the queue's jobs run at once.
 	Concurrency int
-	// Timeout bounds one attempt; its child processes are killed with it.
+	// Timeout is the wall-clock ceiling of one attempt; its child
+	// processes are killed with it. Child processes are bounded by the
+	// CPU time they use and by stalling (Tools.Limits), not by waiting
+	// for a busy CPU, so it is a generous last resort; the job's lease
+	// does not depend on it (Options.Renew).
 	Timeout time.Duration
 	// MaxAttempts is how many attempts a job gets before it fails.
 	MaxAttempts int
@@ -51,20 +55,26 @@ type QueueConfig struct {
 
 // DefaultQueues returns the pipeline's queues in priority order, with
 // limits derived from the number of cores: identification (in process,
-// half of it waiting on the database) runs two jobs per core;
+// at normal priority, 20 s a file at most) runs two jobs per core
+// (half of it waits on the database);
 // derivatives (single-threaded vips at nice 10, which yields to the
 // foreground) one per core, so that once an ingest stops a book's tiles
 // take the whole machine; text extraction and OCR (child processes at
 // idle CPU priority) on half the cores each. One derivative job always
 // has a slot (Reserved), so thumbnails keep appearing during a long
-// ingest; OCR is Deferrable.
+// ingest; OCR is Deferrable. The attempts of the queues that run child
+// processes have wall-clock ceilings far above the work they do (their
+// tools are bounded by CPU time, see DefaultCPULimit), so that a page
+// waiting for a CPU held by ingest is not failed for it: derivatives and
+// text 30 min, OCR an hour (a scanned PDF reads the pages that fit in
+// it, the rest in the next job).
 func DefaultQueues(cores int) []QueueConfig {
 	half := max(1, cores/2)
 	return []QueueConfig{
 		{Name: shelfmark.QueueCharacterize, Concurrency: max(1, 2*cores), Timeout: 20 * time.Second, MaxAttempts: 3, Batch: 16},
-		{Name: shelfmark.QueueDerive, Concurrency: max(1, cores), Timeout: 2 * time.Minute, MaxAttempts: 3, Reserved: 1},
-		{Name: shelfmark.QueueText, Concurrency: half, Timeout: 2 * time.Minute, MaxAttempts: 3},
-		{Name: shelfmark.QueueOCR, Concurrency: half, Timeout: 10 * time.Minute, MaxAttempts: 3, Deferrable: true},
+		{Name: shelfmark.QueueDerive, Concurrency: max(1, cores), Timeout: 30 * time.Minute, MaxAttempts: 3, Reserved: 1},
+		{Name: shelfmark.QueueText, Concurrency: half, Timeout: 30 * time.Minute, MaxAttempts: 3},
+		{Name: shelfmark.QueueOCR, Concurrency: half, Timeout: time.Hour, MaxAttempts: 3, Deferrable: true},
 	}
 }
 
@@ -94,9 +104,18 @@ type Options struct {
 	// Reap is how often jobs of dead workers are looked for (default 15 s,
 	// or Grace when shorter).
 	Reap time.Duration
-	// Grace is added to a claimed job's lease beyond its time limits
-	// (default 30 s).
+	// Grace is added to a job's lease beyond the next renewal (default
+	// 30 s).
 	Grace time.Duration
+	// Renew bounds a job's lease (default 1 min): a claim leases a job
+	// of a queue for the lease term, the smaller of Renew and the queue's
+	// Timeout, plus Grace, and the runner renews the leases of the jobs
+	// it holds (running or claimed) to their term from then, every half
+	// of the shortest term but Grace. So a job that runs long (its tools
+	// waiting for a busy CPU) stays with its worker as long as the worker
+	// lives, and one whose worker stopped is taken back within a term of
+	// the last renewal.
+	Renew time.Duration
 	// Backoff is the wait before attempt n+1 after attempt n failed
 	// (default 10 s × 4^(n-1), ±20%, at most 1 h).
 	Backoff  func(attempt int) time.Duration
@@ -122,6 +141,11 @@ type Runner struct {
 	queues   []*queueState
 	wake     chan struct{}
 	done     chan *queueState
+
+	renewEvery time.Duration // how often leases are renewed
+
+	mu      sync.Mutex
+	running map[int64]*shelfmark.Job // the jobs started and not yet settled
 }
 
 type queueState struct {
@@ -150,6 +174,9 @@ func NewRunner(repo *shelfmark.Repository, handlers map[string]Handler, opts Opt
 	if opts.Grace <= 0 {
 		opts.Grace = 30 * time.Second
 	}
+	if opts.Renew <= 0 {
+		opts.Renew = time.Minute
+	}
 	if opts.Reap <= 0 {
 		opts.Reap = min(15*time.Second, opts.Grace)
 	}
@@ -159,7 +186,8 @@ func NewRunner(repo *shelfmark.Repository, handlers map[string]Handler, opts Opt
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{repo: repo, handlers: handlers, opts: opts, wake: make(chan struct{}, 1), done: make(chan *queueState, 64)}
+	r := &Runner{repo: repo, handlers: handlers, opts: opts, wake: make(chan struct{}, 1), done: make(chan *queueState, 64),
+		running: map[int64]*shelfmark.Job{}}
 	for _, q := range opts.Queues {
 		h := handlers[q.Name]
 		if h == nil || q.Concurrency <= 0 {
@@ -177,6 +205,11 @@ func NewRunner(repo *shelfmark.Repository, handlers map[string]Handler, opts Opt
 		q.Reserved = min(max(q.Reserved, 0), q.Concurrency)
 		r.queues = append(r.queues, &queueState{QueueConfig: q, handler: h})
 	}
+	r.renewEvery = opts.Renew
+	for _, q := range r.queues {
+		r.renewEvery = min(r.renewEvery, q.Timeout)
+	}
+	r.renewEvery = max(r.renewEvery/2, time.Millisecond)
 	// the reserved slots leave at least one to the priority order
 	budget := opts.Total - 1
 	for _, q := range r.queues {
@@ -223,6 +256,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer poll.Stop()
 	reap := time.NewTicker(r.opts.Reap)
 	defer reap.Stop()
+	renew := time.NewTicker(r.renewEvery)
+	defer renew.Stop()
 	r.reap(ctx)
 	for {
 		now := time.Now()
@@ -259,6 +294,7 @@ func (r *Runner) Run(ctx context.Context) error {
 					total++
 					free--
 					wg.Add(1)
+					r.hold(job, true)
 					go func() {
 						defer wg.Done()
 						start := time.Now()
@@ -269,6 +305,7 @@ func (r *Runner) Run(ctx context.Context) error {
 						settling <- struct{}{}
 						r.done <- q
 						r.settle(jobCtx, q, job, res, err, start)
+						r.hold(job, false)
 						<-settling
 					}()
 				}
@@ -293,6 +330,8 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 		case <-reap.C:
 			r.reap(ctx)
+		case <-renew.C:
+			r.renew(ctx)
 		case <-poll.C:
 		}
 	}
@@ -303,7 +342,7 @@ func (r *Runner) Run(ctx context.Context) error {
 func (r *Runner) fill(ctx context.Context, q *queueState, now time.Time, free int) (empty bool) {
 	if len(q.buf) == 0 && !now.Before(q.idleUntil) {
 		n := max(q.Batch, free)
-		lease := now.Add(q.Timeout*time.Duration((n+q.Concurrency-1)/q.Concurrency) + r.opts.Grace)
+		lease := now.Add(r.leaseTerm(q))
 		jobs, err := r.repo.ClaimJobs(ctx, shelfmark.Claim{Queue: q.Name, Worker: r.opts.Worker, N: n, Now: now, Lease: lease})
 		if err != nil && ctx.Err() == nil {
 			r.opts.Logger.Error("claim jobs", "queue", q.Name, "err", err)
@@ -327,6 +366,50 @@ func (r *Runner) release() {
 			}
 		}
 		q.buf = nil
+	}
+}
+
+// hold records that a job started (held) or was settled (not held).
+func (r *Runner) hold(job *shelfmark.Job, held bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if held {
+		r.running[job.ID] = job
+	} else {
+		delete(r.running, job.ID)
+	}
+}
+
+// leaseTerm is how long a claim or a renewal leases a job of q for.
+func (r *Runner) leaseTerm(q *queueState) time.Duration {
+	return min(q.Timeout, r.opts.Renew) + r.opts.Grace
+}
+
+// renew moves the leases of the jobs the runner holds (running, being
+// settled, or claimed and waiting for a slot) to their lease term from
+// now: one statement a queue. A job lost meanwhile is not renewed; its
+// result will be refused.
+func (r *Runner) renew(ctx context.Context) {
+	byQueue := map[string][]*shelfmark.Job{}
+	r.mu.Lock()
+	for _, j := range r.running {
+		byQueue[j.Queue] = append(byQueue[j.Queue], j)
+	}
+	r.mu.Unlock()
+	now := time.Now()
+	for _, q := range r.queues {
+		jobs := append(byQueue[q.Name], q.buf...)
+		if len(jobs) == 0 {
+			continue
+		}
+		n, err := r.repo.RenewJobs(ctx, r.opts.Worker, jobs, now.Add(r.leaseTerm(q)))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			r.opts.Logger.Error("renew job leases", "queue", q.Name, "jobs", len(jobs), "err", err)
+		case err == nil && n < int64(len(jobs)):
+			// settled meanwhile, or lost: their leases had ended
+			r.opts.Logger.Debug("job leases renewed", "queue", q.Name, "jobs", n, "held", len(jobs))
+		}
 	}
 }
 

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,4 +106,72 @@ func TestRunnerReservedBudget(t *testing.T) {
 			t.Errorf("total %d: reserved %v, want derive %d, text %d", c.total, got, c.derive, c.text)
 		}
 	}
+}
+
+// outcomeLog records how each attempt ended.
+type outcomeLog struct {
+	mu       sync.Mutex
+	outcomes []string
+}
+
+func (o *outcomeLog) ObserveJob(queue, outcome string, d time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.outcomes = append(o.outcomes, outcome)
+}
+
+func (o *outcomeLog) list() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.outcomes)
+}
+
+// TestRunnerRenewsLease: a job that runs several times as long as its
+// lease (a tool waiting for a busy CPU) keeps it, renewed while it runs,
+// though the runner reaps lapsed leases meanwhile; its result is stored.
+// Without the renewals the reaper would hand it back and its result be
+// refused ("lost").
+func TestRunnerRenewsLease(t *testing.T) {
+	backends(t, func(t *testing.T, s *stack) {
+		ctx := context.Background()
+		if err := s.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+			return tx.EnqueueJobs(ctx, []shelfmark.NewJob{{Queue: shelfmark.QueueDerive, Resource: 1}}, time.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
+		const renew, grace = 100 * time.Millisecond, time.Second
+		var ran atomic.Int64
+		handlers := map[string]Handler{shelfmark.QueueDerive: func(ctx context.Context, _ *shelfmark.Job) (*shelfmark.JobResult, error) {
+			ran.Add(1)
+			select { // three leases' worth of waiting
+			case <-time.After(3 * (renew + grace)):
+				return nil, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}}
+		obs := &outcomeLog{}
+		r := NewRunner(s.repo, handlers, Options{
+			Queues: []QueueConfig{{Name: shelfmark.QueueDerive, Concurrency: 1, Timeout: 5 * time.Minute, MaxAttempts: 3}},
+			Poll:   20 * time.Millisecond, Renew: renew, Grace: grace, Observer: obs,
+		})
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- r.Run(rctx) }()
+		deadline := time.Now().Add(2 * time.Minute)
+		for len(obs.list()) == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if got := obs.list(); len(got) != 1 || got[0] != "done" || ran.Load() != 1 {
+			t.Fatalf("outcomes %v after %d attempts, want one attempt, done", got, ran.Load())
+		}
+		left, err := s.repo.ListJobs(ctx, shelfmark.JobFilter{Limit: 10})
+		if err != nil || len(left) != 0 {
+			t.Fatalf("jobs left %v, %v", left, err)
+		}
+	})
 }

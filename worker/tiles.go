@@ -46,7 +46,7 @@ func (p *Pyramid) Close() error { return os.RemoveAll(p.dir) }
 // (Tools.MaxPixels) or bytes decoded (Tools.MaxImageBytes) in any of the
 // images the file holds, is a Permanent error. Without vips: ErrToolMissing.
 func (t Tools) Tiles(ctx context.Context, path, mediaType string, sizes []shelfmark.TileSize) (*Pyramid, error) {
-	p, _, err := t.tiles(ctx, path, mediaType, func(*dzArchive) (*Derivative, []shelfmark.TileSize, error) { return nil, sizes, nil })
+	p, _, err := t.tiles(ctx, path, mediaType, func(*dzArchive) ([]*Derivative, []shelfmark.TileSize, error) { return nil, sizes, nil })
 	return p, err
 }
 
@@ -56,22 +56,58 @@ func (t Tools) Tiles(ctx context.Context, path, mediaType string, sizes []shelfm
 // process instead of one more run of vips over the whole image. The
 // archive lists the thumbnail's size and access, the access copy's.
 func (t Tools) TilesThumbnail(ctx context.Context, path, mediaType string, thumbSize int, access shelfmark.TileSize) (*Pyramid, *Derivative, error) {
-	return t.tiles(ctx, path, mediaType, func(a *dzArchive) (*Derivative, []shelfmark.TileSize, error) {
+	p, d, err := t.tiles(ctx, path, mediaType, func(a *dzArchive) ([]*Derivative, []shelfmark.TileSize, error) {
 		th, err := a.thumbnail(thumbSize)
 		if err != nil {
 			return nil, nil, err
 		}
-		sizes := []shelfmark.TileSize{{Width: th.Width, Height: th.Height, Use: shelfmark.UseThumbnail}, access}
-		if sizes[0].Width > sizes[1].Width {
-			sizes[0], sizes[1] = sizes[1], sizes[0]
-		}
-		return th, sizes, nil
+		return []*Derivative{th}, tileSizes(th, access), nil
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, d[0], nil
+}
+
+// TilesAccessThumbnail is Tiles, and also makes the page's access copy
+// (its longer side at most accessSize pixels) and thumbnail (thumbSize)
+// from the levels of the pyramid just above their sizes, as
+// TilesThumbnail makes the thumbnail: one run of vips for the three
+// instead of two, each decoding the whole image. The copies are made
+// from the tiles as vips wrote them (JPEG of TileQuality), with neither
+// colour management nor EXIF orientation applied: derivePage uses it
+// only for images that need neither.
+func (t Tools) TilesAccessThumbnail(ctx context.Context, path, mediaType string, thumbSize, accessSize int) (p *Pyramid, access, thumb *Derivative, err error) {
+	p, d, err := t.tiles(ctx, path, mediaType, func(a *dzArchive) ([]*Derivative, []shelfmark.TileSize, error) {
+		ac, err := a.access(accessSize)
+		if err != nil {
+			return nil, nil, err
+		}
+		th, err := a.thumbnail(thumbSize)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []*Derivative{ac, th}, tileSizes(th, shelfmark.TileSize{Width: ac.Width, Height: ac.Height, Use: shelfmark.UseAccess}), nil
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return p, d[0], d[1], nil
+}
+
+// tileSizes lists the sizes of the thumbnail th and the access copy,
+// smaller first.
+func tileSizes(th *Derivative, access shelfmark.TileSize) []shelfmark.TileSize {
+	sizes := []shelfmark.TileSize{{Width: th.Width, Height: th.Height, Use: shelfmark.UseThumbnail}, access}
+	if sizes[0].Width > sizes[1].Width {
+		sizes[0], sizes[1] = sizes[1], sizes[0]
+	}
+	return sizes
 }
 
 // tiles runs dzsave, reads its archive, asks extra for what else to make
 // of it and the sizes to list, and packs the pyramid.
-func (t Tools) tiles(ctx context.Context, path, mediaType string, extra func(*dzArchive) (*Derivative, []shelfmark.TileSize, error)) (*Pyramid, *Derivative, error) {
+func (t Tools) tiles(ctx context.Context, path, mediaType string, extra func(*dzArchive) ([]*Derivative, []shelfmark.TileSize, error)) (*Pyramid, []*Derivative, error) {
 	if t.Vips == "" {
 		return nil, nil, fmt.Errorf("worker: tiles of %s: vips: %w", path, ErrToolMissing)
 	}
@@ -95,7 +131,7 @@ func (t Tools) tiles(ctx context.Context, path, mediaType string, extra func(*dz
 		return nil, nil, err
 	}
 	p := &Pyramid{dir: dir, Path: filepath.Join(dir, "tiles.zip")}
-	d, err := func() (*Derivative, error) {
+	d, err := func() ([]*Derivative, error) {
 		if err := t.dzsave(ctx, in.path, format, dir); err != nil {
 			return nil, err
 		}
@@ -225,20 +261,25 @@ func readDZ(src string) (*dzArchive, error) {
 	return a, nil
 }
 
-// thumbnail makes a JPEG whose longer side is size (enlarged when the
-// image is smaller) from the smallest level of the pyramid at least that
-// large, composed of its tiles.
-func (a *dzArchive) thumbnail(size int) (*Derivative, error) {
-	w, h := toolFit(a.info.Width, a.info.Height, size, false)
+// levelFor returns the scale factor of the smallest level of the
+// pyramid that is at least w×h.
+func (a *dzArchive) levelFor(w, h int) int {
 	scale := 1
 	for _, s := range a.info.Tiles[0].ScaleFactors {
 		if (a.info.Width+s-1)/s >= w && (a.info.Height+s-1)/s >= h {
 			scale = max(scale, s)
 		}
 	}
+	return scale
+}
+
+// level decodes the tiles of the pyramid's level at scale into one
+// image: grey (*image.Gray) when its first tile is, else *image.RGBA,
+// on white where no tile covers it.
+func (a *dzArchive) level(scale int) (draw.Image, error) {
 	lw, lh := (a.info.Width+scale-1)/scale, (a.info.Height+scale-1)/scale
-	level := image.NewRGBA(image.Rect(0, 0, lw, lh))
-	draw.Draw(level, level.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
+	r := image.Rect(0, 0, lw, lh)
+	var level draw.Image
 	for _, t := range a.tiles {
 		if t.scale != scale {
 			continue
@@ -252,19 +293,133 @@ func (a *dzArchive) thumbnail(size int) (*Derivative, error) {
 		if err != nil {
 			return nil, fmt.Errorf("decode tile %s: %w", t.name, err)
 		}
+		if level == nil {
+			if _, grey := img.(*image.Gray); grey {
+				level = image.NewGray(r)
+			} else {
+				level = image.NewRGBA(r)
+			}
+			draw.Draw(level, r, image.NewUniform(color.White), image.Point{}, draw.Src)
+		}
 		at := image.Pt(t.x/scale, t.y/scale)
 		draw.Draw(level, image.Rectangle{Min: at, Max: at.Add(img.Bounds().Size())}, img, img.Bounds().Min, draw.Src)
 	}
-	dst := level
-	if lw != w || lh != h {
-		dst = image.NewRGBA(image.Rect(0, 0, w, h))
-		draw.CatmullRom.Scale(dst, dst.Bounds(), level, level.Bounds(), draw.Src, nil)
+	if level == nil {
+		return nil, fmt.Errorf("the pyramid has no tiles at scale %d", scale)
 	}
+	return level, nil
+}
+
+// thumbnail makes the page's thumbnail (longer side size pixels, as
+// Thumbnail makes it) from the smallest level at least that large,
+// scaled with Catmull-Rom: a tile or a few decoded.
+func (a *dzArchive) thumbnail(size int) (*Derivative, error) {
+	w, h := toolFit(a.info.Width, a.info.Height, size, false)
+	level, err := a.level(a.levelFor(w, h))
+	if err != nil {
+		return nil, err
+	}
+	var dst image.Image = level
+	if b := level.Bounds(); b.Dx() != w || b.Dy() != h {
+		rgba := image.NewRGBA(image.Rect(0, 0, w, h))
+		draw.CatmullRom.Scale(rgba, rgba.Bounds(), level, b, draw.Src, nil)
+		dst = rgba
+	}
+	return encodeDerivative(dst, "thumbnail.jpg")
+}
+
+// access makes the page's access copy (longer side at most size pixels,
+// as Access makes it) from the smallest level at least that large: that
+// level's tiles decoded and shrunk by less than half with areaShrink,
+// instead of one more run of a tool that decodes the whole image. For a
+// 2500×3500 page that is 12 tiles.
+func (a *dzArchive) access(size int) (*Derivative, error) {
+	w, h := toolFit(a.info.Width, a.info.Height, size, true)
+	scale := a.levelFor(w, h)
+	if m, err := a.levelYCbCr(scale); err != nil {
+		return nil, err
+	} else if m != nil {
+		// colour tiles as libjpeg writes them: the planes are shrunk as
+		// they are, without a round trip through RGB
+		return encodeDerivative(ycbcrShrink(m, w, h), "access.jpg")
+	}
+	level, err := a.level(scale)
+	if err != nil {
+		return nil, err
+	}
+	var dst image.Image = level
+	if b := level.Bounds(); b.Dx() != w || b.Dy() != h {
+		dst, _ = areaShrinkImage(level, w, h)
+	}
+	return encodeDerivative(dst, "access.jpg")
+}
+
+// levelYCbCr decodes the tiles of the level at scale into one 4:2:0
+// image, copying their planes; nil (and no error) if a tile is not 4:2:0
+// colour or does not start on even coordinates.
+func (a *dzArchive) levelYCbCr(scale int) (*image.YCbCr, error) {
+	lw, lh := (a.info.Width+scale-1)/scale, (a.info.Height+scale-1)/scale
+	level := image.NewYCbCr(image.Rect(0, 0, lw, lh), image.YCbCrSubsampleRatio420)
+	for _, t := range a.tiles {
+		if t.scale != scale {
+			continue
+		}
+		rc, err := t.f.Open()
+		if err != nil {
+			return nil, fmt.Errorf("read tile %s: %w", t.name, err)
+		}
+		img, err := jpeg.Decode(rc)
+		rc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("decode tile %s: %w", t.name, err)
+		}
+		m, ok := img.(*image.YCbCr)
+		ox, oy := t.x/scale, t.y/scale
+		if !ok || m.SubsampleRatio != image.YCbCrSubsampleRatio420 || ox%2 != 0 || oy%2 != 0 {
+			return nil, nil
+		}
+		r := m.Rect.Intersect(image.Rect(0, 0, lw-ox, lh-oy))
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			copy(level.Y[level.YOffset(ox, oy+y):], m.Y[m.YOffset(0, y):m.YOffset(r.Max.X-1, y)+1])
+		}
+		cw := (r.Dx() + 1) / 2
+		for y := r.Min.Y; y < r.Max.Y; y += 2 {
+			d, o := level.COffset(ox, oy+y), m.COffset(0, y)
+			copy(level.Cb[d:d+cw], m.Cb[o:o+cw])
+			copy(level.Cr[d:d+cw], m.Cr[o:o+cw])
+		}
+	}
+	return level, nil
+}
+
+// ycbcrShrink shrinks a 4:2:0 image to w×h with areaShrink, plane by
+// plane.
+func ycbcrShrink(m *image.YCbCr, w, h int) *image.YCbCr {
+	b := m.Rect
+	if b.Dx() == w && b.Dy() == h {
+		return m
+	}
+	cw, ch := (b.Dx()+1)/2, (b.Dy()+1)/2
+	dcw, dch := (w+1)/2, (h+1)/2
+	return &image.YCbCr{
+		Y:              areaShrink(m.Y, b.Dx(), b.Dy(), m.YStride, 1, w, h),
+		Cb:             areaShrink(m.Cb, cw, ch, m.CStride, 1, dcw, dch),
+		Cr:             areaShrink(m.Cr, cw, ch, m.CStride, 1, dcw, dch),
+		YStride:        w,
+		CStride:        dcw,
+		SubsampleRatio: image.YCbCrSubsampleRatio420,
+		Rect:           image.Rect(0, 0, w, h),
+	}
+}
+
+// encodeDerivative encodes m as a JPEG of DerivativeQuality.
+func encodeDerivative(m image.Image, name string) (*Derivative, error) {
 	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, dst, &jpeg.Options{Quality: DerivativeQuality}); err != nil {
-		return nil, fmt.Errorf("encode thumbnail: %w", err)
+	if err := jpeg.Encode(&buf, m, &jpeg.Options{Quality: DerivativeQuality}); err != nil {
+		return nil, fmt.Errorf("encode %s: %w", name, err)
 	}
-	return &Derivative{Data: buf.Bytes(), MediaType: "image/jpeg", Name: "thumbnail.jpg", Width: w, Height: h}, nil
+	b := m.Bounds()
+	return &Derivative{Data: buf.Bytes(), MediaType: "image/jpeg", Name: name, Width: b.Dx(), Height: b.Dy()}, nil
 }
 
 // pack writes the pyramid's archive at p.Path: dzsave's tiles, stored

@@ -15,10 +15,29 @@ import (
 	"time"
 )
 
-// DefaultTimeout is the time limit of one child process when
-// Tools.Limits.Timeout is zero. It is generous because idle-priority
-// children (OCR) only run when the CPU is otherwise free.
-const DefaultTimeout = 5 * time.Minute
+// Default limits of one child process, used where Tools.Limits leaves
+// one zero. A child is bounded by the CPU time it uses and by stalling,
+// not by the time it waits for a CPU: at idle priority (OCR) it only runs
+// when the CPU is otherwise free, which on a machine held busy by ingest
+// may be hours later.
+const (
+	// DefaultCPULimit is the CPU time (user + system, of the child and
+	// everything it starts) after which it is killed: far above what a
+	// page takes (OCR of a generated page, rendering included, about
+	// 1.5 s; the derivatives of a 2500×3500 page about 0.3 s), so only a
+	// runaway tool reaches it.
+	DefaultCPULimit = 5 * time.Minute
+	// DefaultStall is how long a child may use no CPU with none of its
+	// threads runnable (hung on a lock, a pipe, a network file) before it
+	// is killed.
+	DefaultStall = 2 * time.Minute
+	// DefaultTimeout is the wall-clock ceiling of a child, the last
+	// resort against what sampling /proc cannot see. In the job runner
+	// the attempt's own ceiling (QueueConfig.Timeout, 30 min to an hour
+	// by default) comes first: a machine held busy for longer than that
+	// fails the attempt, which is retried later.
+	DefaultTimeout = 6 * time.Hour
+)
 
 // ErrToolMissing is wrapped by the errors of operations that need an
 // external program that is absent and have no pure-Go fallback (such as
@@ -28,8 +47,8 @@ var ErrToolMissing = errors.New("external program not installed")
 
 // Tools are the external programs found on PATH; an empty path means
 // absent (the pure-Go fallback is used where there is one). The zero
-// Tools is usable: every tool is absent, children get DefaultTimeout and
-// temporary files go to os.TempDir().
+// Tools is usable: every tool is absent, children get the default limits
+// and temporary files go to os.TempDir().
 type Tools struct {
 	Vipsthumbnail string // libvips thumbnailer: image derivatives
 	Vips          string // libvips: tile pyramids (dzsave)
@@ -38,9 +57,10 @@ type Tools struct {
 	Tesseract     string // OCR
 
 	// Limits are the default limits of each child process. A zero
-	// Timeout means DefaultTimeout; the context's deadline applies when
-	// it is earlier. OCR runs at idle priority (unless OCRNice is set);
-	// the other tools do when Limits.Idle is set.
+	// CPU, Stall or Timeout means DefaultCPULimit, DefaultStall or
+	// DefaultTimeout; the context's deadline applies when it is
+	// earlier. OCR runs at idle priority (unless OCRNice is set); the
+	// other tools do when Limits.Idle is set.
 	Limits Limits
 
 	// DeriveNice, when above 0, runs the derivative tools (thumbnails,
@@ -76,8 +96,9 @@ type Tools struct {
 }
 
 // FindTools looks the external programs up on PATH and returns Tools with
-// default limits (DefaultTimeout, normal priority for derivatives and
-// text, 64 MiB of output) and the system's temporary directory.
+// default limits (DefaultCPULimit, DefaultStall, DefaultTimeout, normal
+// priority for derivatives and text, 64 MiB of output) and the system's
+// temporary directory.
 func FindTools() Tools {
 	look := func(name string) string {
 		p, err := exec.LookPath(name)
@@ -92,7 +113,7 @@ func FindTools() Tools {
 		Pdftoppm:      look("pdftoppm"),
 		Pdftotext:     look("pdftotext"),
 		Tesseract:     look("tesseract"),
-		Limits:        Limits{Timeout: DefaultTimeout},
+		Limits:        Limits{CPU: DefaultCPULimit, Stall: DefaultStall, Timeout: DefaultTimeout},
 	}
 }
 
@@ -101,6 +122,12 @@ func (t Tools) toolLimits() Limits {
 	l := t.Limits
 	if l.Timeout <= 0 {
 		l.Timeout = DefaultTimeout
+	}
+	if l.CPU <= 0 {
+		l.CPU = DefaultCPULimit
+	}
+	if l.Stall <= 0 {
+		l.Stall = DefaultStall
 	}
 	return l
 }

@@ -34,7 +34,7 @@ type WorkerConfig struct {
 func (c *WorkerConfig) Register(f *pflag.FlagSet) {
 	f.StringSliceVar(&c.queues, "queues", shelfmark.Queues, "job queues this process works, in priority order ("+strings.Join(shelfmark.Queues, ",")+"); other machines may work the rest")
 	f.StringToIntVar(&c.concurrency, "concurrency", nil, "jobs of a queue run at once, for example ocr=2,derive=1 (default: characterize=2×cores, derive=cores, the others cores/2)")
-	f.StringToStringVar(&c.timeouts, "job-timeout", nil, "time limit of one job of a queue, for example ocr=20m (defaults: characterize 20s, derive 2m, text 2m, ocr 10m)")
+	f.StringToStringVar(&c.timeouts, "job-timeout", nil, "wall-clock ceiling of one attempt of a job of a queue, for example ocr=20m (defaults: characterize 20s, derive 30m, text 30m, ocr 1h; the tools a job runs are limited by the CPU time they use, not by waiting for a CPU)")
 	f.IntVar(&c.total, "jobs", 0, "jobs run at once over all queues (0: twice the number of cores; OCR runs at idle CPU priority)")
 	f.Float64Var(&c.busyCores, "busy-cores", worker.DefaultBusyCores, "OCR starts no new job while this process uses more CPU than this many cores (ingest, API, identification); 0 never holds it back")
 	f.Int64Var(&c.maxPixels, "max-image-pixels", worker.DefaultMaxPixels, "derivatives and OCR refuse a file holding an image (any page or frame) of more pixels (width × height, read from its headers) as a possible decompression bomb")

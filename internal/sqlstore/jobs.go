@@ -18,6 +18,9 @@ type Jobs struct {
 	ClaimJobs  string
 	RequeueJob string // id, run_at, error
 	FailJob    string // id, error
+	// RenewJobs moves the lease of running jobs of a worker: a list of
+	// ids, worker, lease.
+	RenewJobs string
 	// QueueCounts counts the jobs of each queue and state, and those
 	// ready at now: now.
 	QueueCounts string
@@ -84,6 +87,19 @@ func (w *WriteTx) FailJob(ctx context.Context, id int64, msg string) error {
 		return fmt.Errorf("%sfail job %d: %w", w.d.Prefix, id, err)
 	}
 	return nil
+}
+
+// RenewJobs moves the lease of the jobs among ids that worker holds, in
+// one statement.
+func (w *WriteTx) RenewJobs(ctx context.Context, worker string, ids []int64, lease time.Time) (int64, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	n, err := w.q.Exec(ctx, w.d.RenewJobs, w.d.Int64s(ids), worker, lease.UnixMicro())
+	if err != nil {
+		return 0, fmt.Errorf("%srenew the leases of %d jobs: %w", w.d.Prefix, len(ids), err)
+	}
+	return n, nil
 }
 
 // QueueCounts counts jobs per queue and state, with the queues' pauses:

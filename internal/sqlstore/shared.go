@@ -92,6 +92,7 @@ WHERE f.sha256 = $1 AND f.sha256 <> '' AND r.deleted IS NULL ORDER BY f.resource
 	Jobs: Jobs{
 		RequeueJob: `UPDATE jobs SET state = 'queued', run_at = $2, lease = 0, error = $3 WHERE id = $1`,
 		FailJob:    `UPDATE jobs SET state = 'failed', lease = 0, error = $2 WHERE id = $1`,
+		RenewJobs:  `UPDATE jobs SET lease = $3 WHERE id = ANY($1) AND worker = $2 AND state = 'running'`,
 		SetQueuePaused: `INSERT INTO job_queues (name, paused) VALUES ($1, $2)
 ON CONFLICT (name) DO UPDATE SET paused = excluded.paused`,
 		ListJobs: `SELECT ` + JobCols + ` FROM jobs WHERE id > $1 AND ($2 = '' OR queue = $2) AND ($3 = '' OR state = $3)

@@ -1,0 +1,199 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"math"
+	"testing"
+
+	"github.com/shelfmark/shelfmark/bench/gen"
+)
+
+// TestAreaShrink compares areaShrink with area averaging done in floating
+// point, on grey and colour images, at integer and fractional ratios: no
+// output sample may be off by more than one.
+func TestAreaShrink(t *testing.T) {
+	for _, c := range []struct{ sw, sh, dw, dh, bpp int }{
+		{8, 6, 4, 3, 1}, {8, 6, 4, 3, 4}, {175, 9, 160, 8, 4}, {37, 23, 20, 19, 1},
+		{31, 17, 31, 17, 4}, {5, 5, 1, 1, 1}, {100, 3, 51, 2, 4},
+	} {
+		stride := c.sw*c.bpp + 3 // rows need not be packed
+		src := make([]byte, c.sh*stride)
+		for i := range src {
+			src[i] = uint8(i*37 + i/7)
+		}
+		got := areaShrink(src, c.sw, c.sh, stride, c.bpp, c.dw, c.dh)
+		if len(got) != c.dw*c.dh*c.bpp {
+			t.Fatalf("%+v: %d bytes", c, len(got))
+		}
+		rx, ry := float64(c.sw)/float64(c.dw), float64(c.sh)/float64(c.dh)
+		for y := range c.dh {
+			for x := range c.dw {
+				for ch := range c.bpp {
+					want := 255.0
+					if c.bpp == 1 || ch < 3 {
+						var sum float64
+						for sy := range c.sh {
+							oy := math.Max(0, math.Min(float64(sy+1), float64(y+1)*ry)-math.Max(float64(sy), float64(y)*ry))
+							for sx := range c.sw {
+								ox := math.Max(0, math.Min(float64(sx+1), float64(x+1)*rx)-math.Max(float64(sx), float64(x)*rx))
+								sum += ox * oy * float64(src[sy*stride+sx*c.bpp+ch])
+							}
+						}
+						want = sum / (rx * ry)
+					}
+					if g := float64(got[(y*c.dw+x)*c.bpp+ch]); math.Abs(g-want) > 1 {
+						t.Fatalf("%+v: sample (%d,%d,%d) = %v, want %.2f", c, x, y, ch, g, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// jpegWithSegments returns the JPEG data with marker segments inserted
+// after its start of image.
+func jpegWithSegments(data []byte, segs ...[]byte) []byte {
+	out := append([]byte{}, data[:2]...)
+	for _, s := range segs {
+		out = append(out, s...)
+	}
+	return append(out, data[2:]...)
+}
+
+// jpegSegment is a marker segment holding payload.
+func jpegSegment(marker byte, payload []byte) []byte {
+	s := []byte{0xFF, marker, 0, 0}
+	binary.BigEndian.PutUint16(s[2:], uint16(len(payload)+2))
+	return append(s, payload...)
+}
+
+// exifWithOrientation is an EXIF APP1 payload whose IFD0 holds one
+// Orientation entry, in byte order bo.
+func exifWithOrientation(bo binary.AppendByteOrder, mark string, o uint16) []byte {
+	b := []byte("Exif\x00\x00" + mark)
+	b = bo.AppendUint16(b, 42)
+	b = bo.AppendUint32(b, 8)
+	b = bo.AppendUint16(b, 1)               // one entry
+	b = bo.AppendUint16(b, 0x0112)          // Orientation
+	b = bo.AppendUint16(b, 3)               // SHORT
+	b = bo.AppendUint32(b, 1)               // one value
+	b = append(bo.AppendUint16(b, o), 0, 0) // in the entry, padded
+	return bo.AppendUint32(b, 0)            // no next IFD
+}
+
+// TestTilesMakeAccess: the access copy comes from the tiles only for a
+// plain JPEG; one that EXIF turns or that carries an ICC profile, or
+// another format, keeps vipsthumbnail.
+func TestTilesMakeAccess(t *testing.T) {
+	plain := gen.JPEG(1, 1, 64, 48)
+	var grey bytes.Buffer
+	if err := jpeg.Encode(&grey, image.NewGray(image.Rect(0, 0, 40, 30)), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want bool
+	}{
+		{"plain", plain, true},
+		{"grey", grey.Bytes(), true},
+		{"upright EXIF", jpegWithSegments(plain, jpegSegment(0xE1, exifWithOrientation(binary.LittleEndian, "II", 1))), true},
+		{"turned EXIF (II)", jpegWithSegments(plain, jpegSegment(0xE1, exifWithOrientation(binary.LittleEndian, "II", 6))), false},
+		{"turned EXIF (MM)", jpegWithSegments(plain, jpegSegment(0xE1, exifWithOrientation(binary.BigEndian, "MM", 8))), false},
+		{"ICC profile", jpegWithSegments(plain, jpegSegment(0xE2, []byte("ICC_PROFILE\x00\x01\x01rest"))), false},
+		{"truncated EXIF", jpegWithSegments(plain, jpegSegment(0xE1, []byte("Exif\x00\x00II*\x00"))), true},
+		{"PNG", gen.PNG(1, 1, 64, 48), false},
+	} {
+		p := toolTestFile(t, "in", c.data)
+		if got := tilesMakeAccess(p); got != c.want {
+			t.Errorf("%s: tilesMakeAccess = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestTilesAccessThumbnail: the access copy and thumbnail made from the
+// pyramid have the sizes Access and Thumbnail give, and the access copy
+// looks like vipsthumbnail's (mean difference of a grey level or two),
+// for a colour and a grey page; the archive lists both sizes.
+func TestTilesAccessThumbnail(t *testing.T) {
+	tools := toolTestTools(t)
+	toolTestNeed(t, tools.Vips, "vips")
+	toolTestNeed(t, tools.Vipsthumbnail, "vipsthumbnail")
+	ctx := context.Background()
+	colour, err := jpeg.Decode(bytes.NewReader(gen.JPEG(1, 3, 1300, 2100)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	greyPage := image.NewGray(colour.Bounds())
+	draw.Draw(greyPage, greyPage.Rect, colour, image.Point{}, draw.Src)
+	var grey bytes.Buffer
+	if err := jpeg.Encode(&grey, greyPage, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"colour", gen.JPEG(1, 1, 2500, 3500)}, {"grey", grey.Bytes()}, {"small", gen.JPEG(1, 2, 900, 700)}} {
+		p := toolTestFile(t, "page.jpg", c.data)
+		pyr, access, thumb, err := tools.TilesAccessThumbnail(ctx, p, "image/jpeg", ThumbnailSize, AccessSize)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		pyr.Close()
+		want, err := tools.Access(ctx, p, "image/jpeg", AccessSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantThumb, err := tools.Thumbnail(ctx, p, "image/jpeg", ThumbnailSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if access.Width != want.Width || access.Height != want.Height || access.Name != "access.jpg" || access.MediaType != "image/jpeg" {
+			t.Errorf("%s: access %s %d×%d, want %d×%d as Access makes it", c.name, access.Name, access.Width, access.Height, want.Width, want.Height)
+		}
+		if thumb.Width != wantThumb.Width || thumb.Height != wantThumb.Height || thumb.Name != "thumbnail.jpg" {
+			t.Errorf("%s: thumbnail %d×%d, want %d×%d", c.name, thumb.Width, thumb.Height, wantThumb.Width, wantThumb.Height)
+		}
+		if len(pyr.Info.Sizes) != 2 || pyr.Info.Sizes[1].Width != access.Width || pyr.Info.Sizes[0].Width != thumb.Width {
+			t.Errorf("%s: archive sizes %+v", c.name, pyr.Info.Sizes)
+		}
+		if d := meanDiff(t, access.Data, want.Data); d > 4 {
+			t.Errorf("%s: access copy from the tiles differs from vipsthumbnail's by %.2f grey levels on average", c.name, d)
+		} else {
+			t.Logf("%s: %d×%d, mean difference from vipsthumbnail's %.2f", c.name, access.Width, access.Height, d)
+		}
+	}
+}
+
+// meanDiff decodes two JPEGs of one size and returns the mean absolute
+// difference of their grey levels.
+func meanDiff(t *testing.T, a, b []byte) float64 {
+	t.Helper()
+	ia, err := jpeg.Decode(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib, err := jpeg.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ia.Bounds()
+	if r != ib.Bounds() {
+		t.Fatalf("sizes %v and %v", r, ib.Bounds())
+	}
+	var sum float64
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			ga := color.GrayModel.Convert(ia.At(x, y)).(color.Gray).Y
+			gb := color.GrayModel.Convert(ib.At(x, y)).(color.Gray).Y
+			sum += math.Abs(float64(ga) - float64(gb))
+		}
+	}
+	return sum / float64(r.Dx()*r.Dy())
+}
