@@ -1,0 +1,320 @@
+package backup
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/ocfl"
+	"github.com/shelfmark/shelfmark/sqlite"
+)
+
+// BlobSource is the content store a backup reads: LocalStore and S3Store
+// are one.
+type BlobSource interface {
+	// Open opens the blob with this SHA-256; a missing one is an error
+	// of code shelfmark.ENOTFOUND.
+	Open(ctx context.Context, sha256 string) (io.ReadSeekCloser, error)
+	// Walk calls fn with every stored blob's SHA-256.
+	Walk(ctx context.Context, fn func(sha256 string) error) error
+}
+
+// Source is the repository a backup copies.
+type Source struct {
+	// SQLite is the database file of the embedded default; empty when
+	// the database is PostgreSQL (Backend), which is backed up with its
+	// own tools.
+	SQLite string
+	// Backend names the database ("sqlite" or "postgresql").
+	Backend string
+	// Blobs is the content store.
+	Blobs BlobSource
+	// OCFL is the preservation copy's storage root (nil: none).
+	OCFL ocfl.FS
+}
+
+// Options configure Run.
+type Options struct {
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Version is the Shelfmark release written in the manifest.
+	Version string
+	// TempDir receives the database snapshot before it is copied to the
+	// destination (default os.TempDir()).
+	TempDir string
+	// Progress, when set, is told of each phase's progress.
+	Progress func(Progress)
+}
+
+// Progress is where a backup or restore run is.
+type Progress struct {
+	Phase string // "database", "blobs", "ocfl"
+	Done  int64  // items done in this phase (pages of the database)
+	Total int64  // items in this phase, -1 when not known yet
+	// Copied counts the files this run wrote so far (the rest were there).
+	Copied int64
+}
+
+// snapshotAttempts bounds the snapshots taken when a blob a snapshot
+// refers to disappears before it is copied (a purge meanwhile).
+const snapshotAttempts = 3
+
+// errBlobGone is wrapped when a blob the snapshot refers to is not in the
+// content store any more.
+var errBlobGone = errors.New("a blob the database refers to is missing from the content store")
+
+// Run backs the repository src up into the destination dst, and returns
+// the new backup's directory and manifest. It copies the database first
+// (for SQLite), then the blobs that copy refers to (for PostgreSQL every
+// blob stored), then the preservation copy, each file only if the pool
+// does not have it yet; the manifest last. Safe while servers run.
+// Cost: one read of the database, one listing of the pool, one read of
+// each new blob and file and of each object's root inventory.
+func Run(ctx context.Context, src Source, dst ocfl.FS, opts Options) (string, *Manifest, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.TempDir == "" {
+		opts.TempDir = os.TempDir()
+	}
+	if opts.Progress == nil {
+		opts.Progress = func(Progress) {}
+	}
+	m := &Manifest{Format: Format, Version: opts.Version, Started: opts.Now().UTC(), Database: Database{Backend: src.Backend}}
+	prevDir, prevOCFL, err := previous(ctx, dst)
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := newBackupDir(ctx, dst, m.Started)
+	if err != nil {
+		return "", nil, err
+	}
+	if prevDir == dir {
+		prevOCFL = nil
+	}
+	p := newPool(dst)
+	var shas []string
+	for attempt := 1; ; attempt++ {
+		shas, err = snapshot(ctx, src, dst, dir, m, opts)
+		if err != nil {
+			return dir, nil, err
+		}
+		err = copyBlobs(ctx, src, p, shas, m, opts)
+		if errors.Is(err, errBlobGone) && src.SQLite != "" && attempt < snapshotAttempts {
+			continue // purged after the snapshot: a new snapshot no longer refers to it
+		}
+		if err != nil {
+			return dir, nil, err
+		}
+		break
+	}
+	if m.Blobs, err = writeListing(ctx, dst, path.Join(dir, "blobs.txt"), shas); err != nil {
+		return dir, nil, err
+	}
+	if src.OCFL != nil {
+		lines, err := copyOCFL(ctx, src.OCFL, p, prevOCFL, m, opts)
+		if err != nil {
+			return dir, nil, err
+		}
+		if m.OCFL, err = writeListing(ctx, dst, path.Join(dir, "ocfl.txt"), lines); err != nil {
+			return dir, nil, err
+		}
+	}
+	m.Finished = opts.Now().UTC()
+	if err := writeManifest(ctx, dst, dir, m); err != nil {
+		return dir, nil, err
+	}
+	return dir, m, nil
+}
+
+// newBackupDir picks the new backup's directory, named for its start.
+func newBackupDir(ctx context.Context, dst ocfl.FS, started time.Time) (string, error) {
+	dirs, err := Backups(ctx, dst)
+	if err != nil {
+		return "", err
+	}
+	name := path.Join(backupsDir, started.Format("20060102T150405Z"))
+	taken := map[string]bool{}
+	for _, d := range dirs {
+		taken[d] = true
+	}
+	for i := 2; taken[name]; i++ {
+		name = path.Join(backupsDir, started.Format("20060102T150405Z")+fmt.Sprintf("-%d", i))
+	}
+	return name, nil
+}
+
+// snapshot copies a SQLite database into dir and returns the blobs it
+// refers to; for PostgreSQL, every blob the content store holds.
+func snapshot(ctx context.Context, src Source, dst ocfl.FS, dir string, m *Manifest, opts Options) ([]string, error) {
+	var shas []string
+	if src.SQLite == "" {
+		opts.Progress(Progress{Phase: "blobs", Total: -1})
+		err := src.Blobs.Walk(ctx, func(sha string) error {
+			shas = append(shas, sha)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list the content store: %w", err)
+		}
+		sort.Strings(shas)
+		return shas, nil
+	}
+	tmp, err := os.MkdirTemp(opts.TempDir, "shelfmark-backup-")
+	if err != nil {
+		return nil, fmt.Errorf("backup: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	file := filepath.Join(tmp, "shelfmark.db")
+	err = sqlite.Snapshot(ctx, src.SQLite, file, func(done, total int) {
+		opts.Progress(Progress{Phase: "database", Done: int64(done), Total: int64(total)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := sqlite.SnapshotBlobs(ctx, file, func(sha string) error {
+		shas = append(shas, sha)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("backup: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	cr := &countReader{r: io.TeeReader(f, h)}
+	if err := dst.Write(ctx, path.Join(dir, "shelfmark.db"), cr, false); err != nil {
+		return nil, fmt.Errorf("copy the database snapshot: %w", err)
+	}
+	m.Database.File, m.Database.Size, m.Database.SHA256 = "shelfmark.db", cr.n, hex.EncodeToString(h.Sum(nil))
+	return shas, nil
+}
+
+// copyBlobs copies the blobs of shas the pool lacks.
+func copyBlobs(ctx context.Context, src Source, p *pool, shas []string, m *Manifest, opts Options) error {
+	total := int64(len(shas))
+	m.Copied.Blobs = 0
+	for i, sha := range shas {
+		if !validDigest(algSHA256, sha) {
+			return fmt.Errorf("the database names a blob %.80q that is not a SHA-256", sha)
+		}
+		ok, err := p.has(ctx, algSHA256, sha)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			rc, err := src.Blobs.Open(ctx, sha)
+			if err != nil && notStored(err) {
+				if src.SQLite == "" {
+					continue // collected since it was listed: no database state to match
+				}
+				return fmt.Errorf("blob %s: %w (purged after the snapshot?)", sha, errBlobGone)
+			}
+			if err != nil {
+				return fmt.Errorf("open blob %s: %w", sha, err)
+			}
+			n, err := p.put(ctx, algSHA256, sha, rc)
+			rc.Close()
+			if err != nil {
+				return fmt.Errorf("blob %s: %w", sha, err)
+			}
+			m.Copied.Blobs++
+			m.Copied.Bytes += n
+		}
+		if (i+1)%256 == 0 || i+1 == len(shas) {
+			opts.Progress(Progress{Phase: "blobs", Done: int64(i + 1), Total: total, Copied: m.Copied.Blobs})
+		}
+	}
+	return nil
+}
+
+// writeListing writes lines, one a line, as name, and describes it.
+func writeListing(ctx context.Context, dst ocfl.FS, name string, lines []string) (Listing, error) {
+	var buf bytes.Buffer
+	for _, l := range lines {
+		buf.WriteString(l)
+		buf.WriteByte('\n')
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	if err := dst.Write(ctx, name, &buf, false); err != nil {
+		return Listing{}, fmt.Errorf("write %s: %w", name, err)
+	}
+	return Listing{List: path.Base(name), SHA256: hex.EncodeToString(sum[:]), Files: int64(len(lines))}, nil
+}
+
+// readListing reads the listing l of the backup dir, verifying its digest.
+func readListing(ctx context.Context, fsys ocfl.FS, dir string, l Listing) ([]string, error) {
+	if l.List == "" {
+		return nil, nil
+	}
+	data, err := readSmall(ctx, fsys, path.Join(dir, l.List), 1<<34)
+	if err != nil {
+		return nil, fmt.Errorf("backup %s: %w", dir, err)
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != l.SHA256 {
+		return nil, fmt.Errorf("backup %s: %s has SHA-256 %s, the manifest says %s", dir, l.List, got, l.SHA256)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(data) == 0 {
+		lines = nil
+	}
+	if int64(len(lines)) != l.Files {
+		return nil, fmt.Errorf("backup %s: %s lists %d files, the manifest says %d", dir, l.List, len(lines), l.Files)
+	}
+	return lines, nil
+}
+
+// previous reads the preservation copy's listing of the newest whole
+// backup: path → its line, for the files OCFL never rewrites.
+func previous(ctx context.Context, dst ocfl.FS) (string, map[string]string, error) {
+	dir, m, err := Latest(ctx, dst)
+	if errors.Is(err, ErrNotWhole) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	lines, err := readListing(ctx, dst, dir, m.OCFL)
+	if err != nil {
+		return "", nil, err
+	}
+	out := make(map[string]string, len(lines))
+	for _, l := range lines {
+		if d, p, ok := strings.Cut(l, " "); ok && immutable(p) {
+			out[p] = d
+		}
+	}
+	return dir, out, nil
+}
+
+// notStored reports whether an error of BlobSource.Open says the blob is
+// not stored.
+func notStored(err error) bool {
+	return shelfmark.ErrorCode(err) == shelfmark.ENOTFOUND || errors.Is(err, os.ErrNotExist)
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}
