@@ -70,7 +70,7 @@ content store and the preservation copy, taken after the base backup began.`,
 			if src.OCFL, err = setup.PreservationFS(ctx, preservation, db.data, content); err != nil {
 				return err
 			}
-			dst, err := setup.BackupFS(ctx, args[0], content, os.TempDir())
+			dst, err := setup.BackupFS(ctx, args[0], content, os.TempDir(), true)
 			if err != nil {
 				return err
 			}

@@ -39,7 +39,7 @@ and WAL archive (docs/backup.md).`,
 				return err
 			}
 			ctx := cmd.Context()
-			from, err := setup.BackupFS(ctx, args[0], content, os.TempDir())
+			from, err := setup.BackupFS(ctx, args[0], content, os.TempDir(), false)
 			if err != nil {
 				return err
 			}

@@ -14,9 +14,10 @@ import (
 )
 
 // BackupFS opens where backups are kept: a local directory (created if
-// missing) or s3://bucket/prefix reached with the content store's --s3-*
-// settings, its uploads spooled under spool.
-func BackupFS(ctx context.Context, target string, content BlobFlags, spool string) (ocfl.FS, error) {
+// missing when create is set, else it must exist) or s3://bucket/prefix
+// reached with the content store's --s3-* settings, its uploads spooled
+// under spool.
+func BackupFS(ctx context.Context, target string, content BlobFlags, spool string, create bool) (ocfl.FS, error) {
 	if strings.HasPrefix(target, "s3://") {
 		bucket, prefix, err := blob.ParseS3URL(target)
 		if err != nil {
@@ -32,6 +33,11 @@ func BackupFS(ctx context.Context, target string, content BlobFlags, spool strin
 	}
 	if target == "" || strings.Contains(target, "://") {
 		return nil, fmt.Errorf("%q: a directory or s3://bucket/prefix", target)
+	}
+	if !create {
+		if _, err := os.Stat(target); err != nil {
+			return nil, fmt.Errorf("%s: %w", target, err)
+		}
 	}
 	fsys, err := ocfl.NewDirFS(target)
 	if err != nil {
