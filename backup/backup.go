@@ -92,16 +92,13 @@ func Run(ctx context.Context, src Source, dst ocfl.FS, opts Options) (string, *M
 		opts.Progress = func(Progress) {}
 	}
 	m := &Manifest{Format: Format, Version: opts.Version, Started: opts.Now().UTC(), Database: Database{Backend: src.Backend}}
-	prevDir, prevOCFL, err := previous(ctx, dst)
+	prevOCFL, err := previous(ctx, dst)
 	if err != nil {
 		return "", nil, err
 	}
 	dir, err := newBackupDir(ctx, dst, m.Started)
 	if err != nil {
 		return "", nil, err
-	}
-	if prevDir == dir {
-		prevOCFL = nil
 	}
 	p := newPool(dst)
 	var shas []string
@@ -280,17 +277,17 @@ func readListing(ctx context.Context, fsys ocfl.FS, dir string, l Listing) ([]st
 
 // previous reads the preservation copy's listing of the newest whole
 // backup: path → its line, for the files OCFL never rewrites.
-func previous(ctx context.Context, dst ocfl.FS) (string, map[string]string, error) {
+func previous(ctx context.Context, dst ocfl.FS) (map[string]string, error) {
 	dir, m, err := Latest(ctx, dst)
 	if errors.Is(err, ErrNotWhole) {
-		return "", nil, nil
+		return nil, nil
 	}
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	lines, err := readListing(ctx, dst, dir, m.OCFL)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	out := make(map[string]string, len(lines))
 	for _, l := range lines {
@@ -298,7 +295,7 @@ func previous(ctx context.Context, dst ocfl.FS) (string, map[string]string, erro
 			out[p] = d
 		}
 	}
-	return dir, out, nil
+	return out, nil
 }
 
 // notStored reports whether an error of BlobSource.Open says the blob is

@@ -10,8 +10,8 @@
 //	pool/sha512/ab/<sha512>        the preservation copy's files (SHA-512,
 //	                               as OCFL digests them)
 //	backups/<time>/shelfmark.db    the database as of one moment
-//	backups/<time>/blobs.txt       "<sha256> <size>" per blob the database refers to
-//	backups/<time>/ocfl.txt        "<sha512> <size> <path>" per file of the storage root
+//	backups/<time>/blobs.txt       the SHA-256 of every blob the database refers to
+//	backups/<time>/ocfl.txt        "<sha512> <path>" per file of the storage root
 //	backups/<time>/backup.json     the manifest, written last
 //
 // A blob or file already in the pool is not copied again, so successive

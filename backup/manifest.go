@@ -53,12 +53,12 @@ type Database struct {
 	SHA256  string `json:"sha256,omitempty"`
 }
 
-// Listing names a listing file of a backup with its digest, and sums it.
+// Listing names a listing file of a backup with its SHA-256 and the
+// number of lines (files) it holds.
 type Listing struct {
 	List   string `json:"list,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
 	Files  int64  `json:"files"`
-	Bytes  int64  `json:"bytes"`
 }
 
 // Copied counts the files one backup run wrote to the pool.
