@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -55,6 +56,9 @@ type Options struct {
 	TempDir string
 	// Progress, when set, is told of each phase's progress.
 	Progress func(Progress)
+	// Parallel is how many files are copied at once (default
+	// DefaultParallel).
+	Parallel int
 }
 
 // Progress is where a backup or restore run is.
@@ -107,7 +111,7 @@ func Run(ctx context.Context, src Source, dst ocfl.FS, opts Options) (string, *M
 		if err != nil {
 			return dir, nil, err
 		}
-		err = copyBlobs(ctx, src, p, shas, m, opts)
+		shas, err = copyBlobs(ctx, src, p, shas, m, opts)
 		if errors.Is(err, errBlobGone) && src.SQLite != "" && attempt < snapshotAttempts {
 			continue // purged after the snapshot: a new snapshot no longer refers to it
 		}
@@ -200,42 +204,62 @@ func snapshot(ctx context.Context, src Source, dst ocfl.FS, dir string, m *Manif
 	return shas, nil
 }
 
-// copyBlobs copies the blobs of shas the pool lacks.
-func copyBlobs(ctx context.Context, src Source, p *pool, shas []string, m *Manifest, opts Options) error {
-	total := int64(len(shas))
-	m.Copied.Blobs = 0
+// copyBlobs copies the blobs of shas the pool lacks, and returns those
+// in the backup: for PostgreSQL, a blob collected since it was listed is
+// left out (no database state to match); for SQLite, a blob the snapshot
+// refers to that is gone fails the run with errBlobGone.
+func copyBlobs(ctx context.Context, src Source, p *pool, shas []string, m *Manifest, opts Options) ([]string, error) {
+	c := newCopier(ctx, p, opts.Parallel)
+	var mu sync.Mutex
+	gone := map[string]bool{}
+	var err error
 	for i, sha := range shas {
 		if !validDigest(algSHA256, sha) {
-			return fmt.Errorf("the database names a blob %.80q that is not a SHA-256", sha)
+			err = fmt.Errorf("the database names a blob %.80q that is not a SHA-256", sha)
+			break
 		}
-		ok, err := p.has(ctx, algSHA256, sha)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			rc, err := src.Blobs.Open(ctx, sha)
-			if err != nil && notStored(err) {
-				if src.SQLite == "" {
-					continue // collected since it was listed: no database state to match
+		_, err = c.submit(copyJob{alg: algSHA256, d: sha,
+			open: func(ctx context.Context) (io.ReadCloser, error) { return src.Blobs.Open(ctx, sha) },
+			fail: func(err error) error {
+				switch {
+				case notStored(err) && src.SQLite == "":
+					mu.Lock()
+					gone[sha] = true
+					mu.Unlock()
+					return nil
+				case notStored(err):
+					return fmt.Errorf("blob %s: %w (purged after the snapshot?)", sha, errBlobGone)
 				}
-				return fmt.Errorf("blob %s: %w (purged after the snapshot?)", sha, errBlobGone)
-			}
-			if err != nil {
 				return fmt.Errorf("open blob %s: %w", sha, err)
-			}
-			n, err := p.put(ctx, algSHA256, sha, rc)
-			rc.Close()
-			if err != nil {
-				return fmt.Errorf("blob %s: %w", sha, err)
-			}
-			m.Copied.Blobs++
-			m.Copied.Bytes += n
+			}})
+		if err != nil {
+			break
 		}
-		if (i+1)%256 == 0 || i+1 == len(shas) {
-			opts.Progress(Progress{Phase: "blobs", Done: int64(i + 1), Total: total, Copied: m.Copied.Blobs})
+		if (i+1)%256 == 0 {
+			files, _ := c.counts()
+			opts.Progress(Progress{Phase: "blobs", Done: int64(i + 1), Total: int64(len(shas)), Copied: m.Copied.Blobs + files})
 		}
 	}
-	return nil
+	if cerr := c.close(); err == nil {
+		err = cerr
+	}
+	files, bytes := c.counts()
+	m.Copied.Blobs += files
+	m.Copied.Bytes += bytes
+	if err != nil {
+		return nil, err
+	}
+	opts.Progress(Progress{Phase: "blobs", Done: int64(len(shas)), Total: int64(len(shas)), Copied: m.Copied.Blobs})
+	if len(gone) == 0 {
+		return shas, nil
+	}
+	kept := make([]string, 0, len(shas)-len(gone))
+	for _, sha := range shas {
+		if !gone[sha] {
+			kept = append(kept, sha)
+		}
+	}
+	return kept, nil
 }
 
 // writeListing writes lines, one a line, as name, and describes it.

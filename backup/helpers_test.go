@@ -27,7 +27,7 @@ import (
 // dir, or the PostgreSQL schema dsn), a local content store and an OCFL
 // preservation copy in dir, as serve lays them out.
 type testRepo struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	store shelfmark.Storage
 	repo  *shelfmark.Repository
@@ -39,7 +39,7 @@ type testRepo struct {
 
 // newTestRepo makes a repository with an administrator and a token (so
 // accounts and the audit log have rows), a collection, and works works.
-func newTestRepo(t *testing.T, dir, dsn string, works int) *testRepo {
+func newTestRepo(t testing.TB, dir, dsn string, works int) *testRepo {
 	t.Helper()
 	ctx := context.Background()
 	store, err := setup.OpenStorage(ctx, dsn, dir, "relaxed", 4)

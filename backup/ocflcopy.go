@@ -7,10 +7,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/shelfmark/shelfmark/ocfl"
 )
@@ -29,8 +31,12 @@ type ocflCopy struct {
 	prev map[string]string // path → digest, of the previous backup's immutable files
 	m    *Manifest
 	opts Options
+	cp   *copier
 
 	lines []string // "<sha512> <path>"
+
+	mu   sync.Mutex
+	gone map[string]bool // object directories purged while they were copied
 }
 
 // copyOCFL copies the storage root src: its own files, then every object
@@ -42,12 +48,34 @@ func copyOCFL(ctx context.Context, src ocfl.FS, p *pool, prev map[string]string,
 	if err != nil {
 		return nil, fmt.Errorf("the preservation copy: %w", err)
 	}
-	c := &ocflCopy{src: src, pool: p, prev: prev, m: m, opts: opts}
-	if err := c.rootFiles(ctx, "."); err != nil {
+	c := &ocflCopy{src: src, pool: p, prev: prev, m: m, opts: opts, cp: newCopier(ctx, p, opts.Parallel), gone: map[string]bool{}}
+	err = c.walk(ctx, root)
+	if cerr := c.cp.close(); err == nil {
+		err = cerr
+	}
+	files, bytes := c.cp.counts()
+	m.Copied.OCFLFiles += files
+	m.Copied.Bytes += bytes
+	if err != nil {
 		return nil, err
 	}
+	lines := c.lines[:0]
+	for _, l := range c.lines {
+		if !c.gone[objectDir(lineName(l))] {
+			lines = append(lines, l)
+		}
+	}
+	sort.Slice(lines, func(i, j int) bool { return lineName(lines[i]) < lineName(lines[j]) })
+	return lines, nil
+}
+
+// walk copies the storage root's own files, then its objects.
+func (c *ocflCopy) walk(ctx context.Context, root *ocfl.Root) error {
+	if err := c.rootFiles(ctx, "."); err != nil {
+		return err
+	}
 	var done int64
-	err = root.Objects(ctx, func(id string, err error) error {
+	err := root.Objects(ctx, func(id string, err error) error {
 		if err != nil {
 			return fmt.Errorf("the preservation copy: %w (repair it with shelfmark fixity run, then back up again)", err)
 		}
@@ -56,16 +84,40 @@ func copyOCFL(ctx context.Context, src ocfl.FS, p *pool, prev map[string]string,
 		}
 		done++
 		if done%64 == 0 {
-			opts.Progress(Progress{Phase: "ocfl", Done: done, Total: -1, Copied: m.Copied.OCFLFiles})
+			files, _ := c.cp.counts()
+			c.opts.Progress(Progress{Phase: "ocfl", Done: done, Total: -1, Copied: c.m.Copied.OCFLFiles + files})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	opts.Progress(Progress{Phase: "ocfl", Done: done, Total: done, Copied: m.Copied.OCFLFiles})
-	sort.Slice(c.lines, func(i, j int) bool { return lineName(c.lines[i]) < lineName(c.lines[j]) })
-	return c.lines, nil
+	files, _ := c.cp.counts()
+	c.opts.Progress(Progress{Phase: "ocfl", Done: done, Total: done, Copied: c.m.Copied.OCFLFiles + files})
+	return nil
+}
+
+// objectDir is the object directory of a path in the storage root (the
+// first four elements), or "" for a file of the root itself.
+func objectDir(p string) string {
+	parts := strings.SplitN(p, "/", 5)
+	if len(parts) < 5 {
+		return ""
+	}
+	return strings.Join(parts[:4], "/")
+}
+
+// goneObject reports whether the object at dir was purged (its root
+// inventory is gone), and notes it.
+func (c *ocflCopy) goneObject(ctx context.Context, dir string) bool {
+	_, err := readSmall(ctx, c.src, path.Join(dir, "inventory.json"), ocfl.MaxInventorySize)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	c.mu.Lock()
+	c.gone[dir] = true
+	c.mu.Unlock()
+	return true
 }
 
 // lineName is the path of a listing line.
@@ -107,13 +159,8 @@ func (c *ocflCopy) rootFiles(ctx context.Context, dir string) error {
 // objectOrGone copies the object at dir, or nothing if it was purged
 // (its root inventory removed) while it was being copied.
 func (c *ocflCopy) objectOrGone(ctx context.Context, dir string) error {
-	n := len(c.lines)
 	err := c.object(ctx, dir)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	if _, statErr := readSmall(ctx, c.src, path.Join(dir, "inventory.json"), ocfl.MaxInventorySize); errors.Is(statErr, fs.ErrNotExist) {
-		c.lines = c.lines[:n]
+	if err != nil && errors.Is(err, fs.ErrNotExist) && c.goneObject(ctx, dir) {
 		return nil
 	}
 	return err
@@ -160,27 +207,23 @@ func (c *ocflCopy) object(ctx context.Context, dir string) error {
 	return nil
 }
 
-// content copies a content file whose digest its inventory gives.
+// content copies a content file whose digest its inventory gives (by a
+// worker of the copier: a file missing then is left out with its object
+// if the object was purged meanwhile).
 func (c *ocflCopy) content(ctx context.Context, name, d string) error {
 	if !validDigest(algSHA512, d) {
 		return fmt.Errorf("%s: digest %.130q is not a SHA-512", name, d)
 	}
-	ok, err := c.pool.has(ctx, algSHA512, d)
+	_, err := c.cp.submit(copyJob{alg: algSHA512, d: d,
+		open: func(ctx context.Context) (io.ReadCloser, error) { return c.src.Open(ctx, name) },
+		fail: func(err error) error {
+			if errors.Is(err, fs.ErrNotExist) && c.goneObject(ctx, objectDir(name)) {
+				return nil
+			}
+			return fmt.Errorf("the preservation copy: open %s: %w", name, err)
+		}})
 	if err != nil {
 		return err
-	}
-	if !ok {
-		rc, err := c.src.Open(ctx, name)
-		if err != nil {
-			return fmt.Errorf("open %s: %w", name, err)
-		}
-		n, err := c.pool.put(ctx, algSHA512, d, rc)
-		rc.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		c.m.Copied.OCFLFiles++
-		c.m.Copied.Bytes += n
 	}
 	c.lines = append(c.lines, d+" "+name)
 	return nil
@@ -212,16 +255,10 @@ func (c *ocflCopy) immutableFile(ctx context.Context, name string) error {
 func (c *ocflCopy) small(ctx context.Context, name string, data []byte) error {
 	sum := sha512.Sum512(data)
 	d := hex.EncodeToString(sum[:])
-	ok, err := c.pool.has(ctx, algSHA512, d)
+	_, err := c.cp.submit(copyJob{alg: algSHA512, d: d,
+		open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }})
 	if err != nil {
-		return err
-	}
-	if !ok {
-		if _, err := c.pool.put(ctx, algSHA512, d, bytes.NewReader(data)); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		c.m.Copied.OCFLFiles++
-		c.m.Copied.Bytes += int64(len(data))
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	c.lines = append(c.lines, d+" "+name)
 	return nil
