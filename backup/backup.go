@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -139,21 +140,21 @@ func Run(ctx context.Context, src Source, dst ocfl.FS, opts Options) (string, *M
 	return dir, m, nil
 }
 
-// newBackupDir picks the new backup's directory, named for its start.
+// newBackupDir claims the new backup's directory, named for its start:
+// its file "started" is written exclusively, so two runs never share one.
 func newBackupDir(ctx context.Context, dst ocfl.FS, started time.Time) (string, error) {
-	dirs, err := Backups(ctx, dst)
-	if err != nil {
-		return "", err
+	base := path.Join(backupsDir, started.Format("20060102T150405Z"))
+	name := base
+	for i := 2; ; i++ {
+		err := dst.Write(ctx, path.Join(name, "started"), strings.NewReader(started.Format(time.RFC3339Nano)+"\n"), true)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 1000 {
+			return "", fmt.Errorf("start the backup %s: %w", name, err)
+		}
+		name = fmt.Sprintf("%s-%d", base, i)
 	}
-	name := path.Join(backupsDir, started.Format("20060102T150405Z"))
-	taken := map[string]bool{}
-	for _, d := range dirs {
-		taken[d] = true
-	}
-	for i := 2; taken[name]; i++ {
-		name = path.Join(backupsDir, started.Format("20060102T150405Z")+fmt.Sprintf("-%d", i))
-	}
-	return name, nil
 }
 
 // snapshot copies a SQLite database into dir and returns the blobs it

@@ -7,7 +7,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/shelfmark/shelfmark/backup"
 	"github.com/shelfmark/shelfmark/internal/testkit"
@@ -246,4 +248,37 @@ func TestBackupPostgres(t *testing.T) {
 	}
 	data, _ = restoreInto(t, dst)
 	checkRestored(t, r, data)
+}
+
+// TestBackupConcurrent: two backups started in the same second into one
+// destination each claim their own directory, and both restore.
+func TestBackupConcurrent(t *testing.T) {
+	r := newTestRepo(t, t.TempDir(), "", 8)
+	want := r.dump()
+	dst := destination(t, t.TempDir())
+	src := source(t, r, "sqlite")
+	at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	dirs := make([]string, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dirs[i], _, errs[i] = backup.Run(context.Background(), src, dst, backup.Options{Now: func() time.Time { return at }})
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil || dirs[0] == dirs[1] {
+		t.Fatalf("two backups at once: %q %v, %q %v", dirs[0], errs[0], dirs[1], errs[1])
+	}
+	for _, dir := range dirs {
+		data := filepath.Join(t.TempDir(), "data")
+		if _, _, err := backup.Restore(context.Background(), dst, data, backup.RestoreOptions{Dir: dir}); err != nil {
+			t.Fatalf("restore %s: %v", dir, err)
+		}
+		if d := storagetest.DiffLines(want, dumpDir(t, data)); d != "" {
+			t.Fatalf("restore of %s differs:\n%s", dir, d)
+		}
+	}
 }

@@ -9,6 +9,7 @@
 //	pool/sha256/ab/<sha256>        the content store's blobs (SHA-256)
 //	pool/sha512/ab/<sha512>        the preservation copy's files (SHA-512,
 //	                               as OCFL digests them)
+//	backups/<time>/started         when the run began (claims the directory)
 //	backups/<time>/shelfmark.db    the database as of one moment
 //	backups/<time>/blobs.txt       the SHA-256 of every blob the database refers to
 //	backups/<time>/ocfl.txt        "<sha512> <path>" per file of the storage root

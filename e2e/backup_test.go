@@ -131,7 +131,7 @@ func TestBackupKilled(t *testing.T) {
 		}
 		break
 	}
-	t.Logf("%d kills interrupted a backup, %d restores after a kill; the last run: %s", interrupted, restored, final)
+	t.Logf("%d kills interrupted a backup, %d restores of an earlier whole one after a kill; the last run: %s", interrupted, restored, final)
 	if interrupted == 0 {
 		t.Fatalf("no kill interrupted a backup:\n%s", log.String())
 	}
