@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark"
@@ -74,8 +74,9 @@ content store and the preservation copy, taken after the base backup began.`,
 			if err != nil {
 				return err
 			}
-			dir, m, err := backup.Run(ctx, src, dst, backup.Options{Version: shelfmark.Version,
-				Progress: backupProgress(cmd.ErrOrStderr(), time.Second)})
+			var bars phaseBars
+			dir, m, err := backup.Run(ctx, src, dst, backup.Options{Version: shelfmark.Version, Progress: bars.update})
+			bars.finish()
 			if err != nil {
 				if dir != "" {
 					return fmt.Errorf("backup %s is not whole: %w", dir, err)
@@ -95,24 +96,39 @@ content store and the preservation copy, taken after the base backup began.`,
 	return cmd
 }
 
-// backupProgress prints a run's progress to w at most once per every, and
-// at the end of each phase.
-func backupProgress(w io.Writer, every time.Duration) func(backup.Progress) {
-	last := time.Now()
-	return func(p backup.Progress) {
-		end := p.Total >= 0 && p.Done >= p.Total
-		if !end && time.Since(last) < every {
-			return
+// phaseBars draws each phase of a backup or a restore (the database's
+// pages, the blobs, the preservation copy's objects or files) as a
+// progress bar on stderr: setup.NewProgressBar, a bar on a terminal and a
+// plain line every few seconds otherwise.
+type phaseBars struct {
+	phase string
+	bar   *progressbar.ProgressBar
+}
+
+// update shows p, starting a new bar when the phase changes.
+func (b *phaseBars) update(p backup.Progress) {
+	if b.bar == nil || p.Phase != b.phase {
+		b.finish()
+		what := p.Phase
+		if what == "database" {
+			what = "database pages"
 		}
-		last = time.Now()
-		switch {
-		case p.Phase == "database":
-			fmt.Fprintf(w, "%s: %d/%d pages\n", p.Phase, p.Done, p.Total)
-		case p.Total < 0:
-			fmt.Fprintf(w, "%s: %d so far, %d copied\n", p.Phase, p.Done, p.Copied)
-		default:
-			fmt.Fprintf(w, "%s: %d/%d (%.0f%%), %d copied\n", p.Phase, p.Done, p.Total, 100*float64(p.Done)/float64(max(p.Total, 1)), p.Copied)
-		}
+		b.phase, b.bar = p.Phase, setup.NewProgressBar(-1, what)
+	}
+	if p.Total >= 0 {
+		b.bar.ChangeMax64(p.Total)
+	}
+	if p.Phase != "database" {
+		b.bar.Describe(fmt.Sprintf("%s (%d copied)", p.Phase, p.Copied))
+	}
+	_ = b.bar.Set64(p.Done)
+}
+
+// finish ends the current bar.
+func (b *phaseBars) finish() {
+	if b.bar != nil {
+		_ = b.bar.Finish()
+		b.bar = nil
 	}
 }
 

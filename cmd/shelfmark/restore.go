@@ -43,8 +43,9 @@ and WAL archive (docs/backup.md).`,
 			if err != nil {
 				return err
 			}
-			got, m, err := backup.Restore(ctx, from, data, backup.RestoreOptions{Dir: dir, Force: force,
-				Progress: backupProgress(cmd.ErrOrStderr(), time.Second)})
+			var bars phaseBars
+			got, m, err := backup.Restore(ctx, from, data, backup.RestoreOptions{Dir: dir, Force: force, Progress: bars.update})
+			bars.finish()
 			if err != nil {
 				return fmt.Errorf("restore %s: %w", args[0], err)
 			}
