@@ -28,7 +28,7 @@ capitals with - as _ (for example --max-upload is SHELFMARK_MAX_UPLOAD).`,
 	}
 	root.AddCommand(newServeCommand(), newWorkerCommand(), newJobsCommand(), newIngestCommand(), newVersionCommand(), newBlobsCommand(),
 		newUserCommand(), newGroupCommand(), newTokenCommand(), newAuditCommand(), newExportCommand(), newPurgeCommand(),
-		newFixityCommand(), newRebuildCommand())
+		newFixityCommand(), newRebuildCommand(), newBackupCommand(), newRestoreCommand())
 	return root
 }
 
