@@ -10,6 +10,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -66,6 +67,9 @@ type Options struct {
 	// work's History page shows (work_history.go); nil: the page says the
 	// server keeps no copy.
 	History *preserve.History
+	// Robots, when set, is served as /robots.txt in place of the default
+	// (robots.go); at most MaxRobotsBytes.
+	Robots []byte
 }
 
 // Defaults of the bulk ingest limits of Options, which the shell fills
@@ -165,6 +169,9 @@ type Handler struct {
 // catalogs (an error there is a fault of the build, which the tests
 // find).
 func New(deps kit.Deps, opts Options) (*Handler, error) {
+	if len(opts.Robots) > MaxRobotsBytes {
+		return nil, fmt.Errorf("ui: robots.txt has %d bytes, more than the %d crawlers read", len(opts.Robots), MaxRobotsBytes)
+	}
 	u, err := newUI()
 	if err != nil {
 		return nil, err
