@@ -20,8 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/shelfmark/shelfmark"
 )
 
 // Validators are what a representation is revalidated by.
@@ -208,17 +206,6 @@ func SetCache(h http.Header, c Cache, maxAge time.Duration) {
 	default:
 		h.Set("Cache-Control", "no-store")
 	}
-}
-
-// Shared is the Cache of an answer built for the request's caller about
-// something whose effective visibility now is vis: CachePublic when the
-// caller is anonymous and vis is public, CachePrivate otherwise (the
-// answer shows what the caller's credential allows).
-func Shared(r *http.Request, vis shelfmark.Visibility) Cache {
-	if vis == shelfmark.Public && !shelfmark.CallerFrom(r.Context()).Authenticated() {
-		return CachePublic
-	}
-	return CachePrivate
 }
 
 // CallerVary are the request headers an answer built for its caller
