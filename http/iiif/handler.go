@@ -36,7 +36,11 @@ type Handler struct {
 // New builds the IIIF face from the shell's dependencies and the message
 // catalogs its labels are written in (every language of them).
 func New(deps kit.Deps, catalogs *labels.Catalogs) *Handler {
-	return &Handler{deps: deps, catalogs: catalogs, tiles: newTileIndexes(tileIndexCache), since: deps.Now()}
+	s := &Handler{deps: deps, catalogs: catalogs, tiles: newTileIndexes(tileIndexCache)}
+	if deps.Now != nil {
+		s.since = deps.Now()
+	}
+	return s
 }
 
 // Routes are the IIIF routes: the Presentation documents, the PDF, the

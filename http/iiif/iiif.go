@@ -240,12 +240,13 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 }
 
 // lastModified is the Last-Modified of an answer unchanged since t: t,
-// or when the handler was built if that is later.
+// or when the handler was built if that is later; zero (none sent) until
+// it has settled (kit.Settled).
 func (s *Handler) lastModified(t time.Time) time.Time {
 	if t.Before(s.since) {
-		return s.since
+		t = s.since
 	}
-	return t
+	return kit.Settled(t, s.deps.Now())
 }
 
 // iiifBuilt is what a manifest was built from, for the cache: the ids of

@@ -34,6 +34,25 @@ type Validators struct {
 	LastModified time.Time
 }
 
+// settle is how long past the second a change falls in a Last-Modified
+// waits before it is sent (Settled): the rest of that second, and a
+// second more for a change stamped before its commit was seen.
+const settle = 2 * time.Second
+
+// Settled is t, the time a representation last changed, as a
+// Last-Modified to send at now; zero (send none) until t's second is
+// over by settle. HTTP dates have whole seconds: a representation that
+// changed again within t's second would carry the same date, and a client
+// holding the first would be told it is current. Once the second is over
+// and the representation is still unchanged, a later change carries a
+// later date.
+func Settled(t, now time.Time) time.Time {
+	if t.IsZero() || now.Before(t.Truncate(time.Second).Add(settle)) {
+		return time.Time{}
+	}
+	return t
+}
+
 // BodyETag is the weak entity tag of a representation made of parts (in
 // order): the first 128 bits of their SHA-256, in URL-safe base64. It
 // changes whenever the bytes do, so a page built from many rows needs no
