@@ -292,19 +292,22 @@ func (s *Handler) iiifImage(w http.ResponseWriter, r *http.Request) error {
 
 // imageHeaders sets the headers every Image API answer shares: any
 // origin may read a public page's (viewers on other sites need it). The
-// answer to an anonymous caller (who reads public pages only) is public;
-// the others are private to the caller. Every answer is revalidated (it is
-// cheap: an unchanged one is 304 without opening the file), so a page made
-// private stops being shown from caches at once.
+// answer to an anonymous caller (who reads public pages only) is public; a
+// public page's, read by a signed-in caller, is the same for everyone but
+// not marked public; the others are private to the caller. Every answer is
+// revalidated (it is cheap: an unchanged one is 304 without opening the
+// file), so a page made private stops being shown from caches at once.
 func imageHeaders(h http.Header, r *http.Request, public bool) {
-	if public {
-		h.Set("Access-Control-Allow-Origin", "*")
-	}
-	if public && !shelfmark.CallerFrom(r.Context()).Authenticated() {
-		kit.SetCache(h, kit.CachePublic, 0)
-	} else {
+	switch {
+	case !public:
 		kit.SetCache(h, kit.CachePrivate, 0)
+		return
+	case shelfmark.CallerFrom(r.Context()).Authenticated():
+		kit.SetCache(h, kit.CacheRevalidate, 0)
+	default:
+		kit.SetCache(h, kit.CachePublic, 0)
 	}
+	h.Set("Access-Control-Allow-Origin", "*")
 }
 
 // tileEntry is where a tile's bytes lie in its archive.

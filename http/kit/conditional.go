@@ -199,14 +199,18 @@ const (
 	// CachePrivate: the caller's browser may keep it, and revalidates it
 	// before each use; shared caches do not keep it.
 	CachePrivate
+	// CacheRevalidate: a cache may keep it but asks the server before
+	// each use, which checks the caller's access again (an answer the same
+	// for every caller who may have it, built for a signed-in one).
+	CacheRevalidate
 	// CachePublic: any cache may keep it for the given max-age (and
 	// revalidate it after); for answers built for an anonymous caller
 	// about what is in public view.
 	CachePublic
 )
 
-// SetCache sets Cache-Control for c: "no-store", "private, no-cache", or
-// "public, max-age=N" (N from maxAge in whole seconds; "public, no-cache"
+// SetCache sets Cache-Control for c: "no-store", "private, no-cache",
+// "no-cache", or "public, max-age=N" (N from maxAge in whole seconds; "public, no-cache"
 // for none). A public answer that sets a cookie is made private: a shared
 // cache must never hand one browser's cookie to another.
 func SetCache(h http.Header, c Cache, maxAge time.Duration) {
@@ -222,6 +226,8 @@ func SetCache(h http.Header, c Cache, maxAge time.Duration) {
 		}
 	case CachePrivate:
 		h.Set("Cache-Control", "private, no-cache")
+	case CacheRevalidate:
+		h.Set("Cache-Control", "no-cache")
 	default:
 		h.Set("Cache-Control", "no-store")
 	}

@@ -129,6 +129,7 @@ func TestSetCache(t *testing.T) {
 		{CachePublic, time.Minute, true, "private, no-cache"},
 		{CachePrivate, time.Minute, false, "private, no-cache"},
 		{CacheNoStore, time.Minute, false, "no-store"},
+		{CacheRevalidate, time.Minute, false, "no-cache"},
 	} {
 		h := http.Header{}
 		if c.cookie {
