@@ -59,7 +59,7 @@ type Options struct {
 	// is taken from each request's Host.
 	BaseURL string
 	// Robots, when set, is served as /robots.txt in place of the default
-	// (ui/robots.go); at most ui.MaxRobotsBytes.
+	// (ui/robots.go), as it is.
 	Robots []byte
 	// MaxBodyBytes caps metadata request bodies (default 16 MiB).
 	MaxBodyBytes int64

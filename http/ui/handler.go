@@ -10,7 +10,6 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -68,7 +67,8 @@ type Options struct {
 	// server keeps no copy.
 	History *preserve.History
 	// Robots, when set, is served as /robots.txt in place of the default
-	// (robots.go); at most MaxRobotsBytes.
+	// (robots.go), as it is (serve's --robots-file refuses a file larger
+	// than MaxRobotsBytes).
 	Robots []byte
 }
 
@@ -169,9 +169,6 @@ type Handler struct {
 // catalogs (an error there is a fault of the build, which the tests
 // find).
 func New(deps kit.Deps, opts Options) (*Handler, error) {
-	if len(opts.Robots) > MaxRobotsBytes {
-		return nil, fmt.Errorf("ui: robots.txt has %d bytes, more than the %d crawlers read", len(opts.Robots), MaxRobotsBytes)
-	}
 	u, err := newUI()
 	if err != nil {
 		return nil, err
