@@ -69,6 +69,14 @@ func TestUIPagesConditional(t *testing.T) {
 				t.Errorf("%s %s 304: %v", method, p, nm.Header)
 			}
 		}
+		// compressed, the page keeps its tag (weak: the same content)
+		gz := anon("GET", p, "Accept-Encoding", "gzip")
+		if gz.Header.Get("Content-Encoding") != "gzip" || gz.Header.Get("ETag") != tag {
+			t.Errorf("%s gzipped: Content-Encoding %q, ETag %q", p, gz.Header.Get("Content-Encoding"), gz.Header.Get("ETag"))
+		}
+		if nm := anon("GET", p, "Accept-Encoding", "gzip", "If-None-Match", tag); nm.Status != http.StatusNotModified || len(nm.Body) != 0 || nm.Header.Get("Content-Encoding") != "" {
+			t.Errorf("%s gzip If-None-Match: %d, %d bytes, Content-Encoding %q", p, nm.Status, len(nm.Body), nm.Header.Get("Content-Encoding"))
+		}
 		// a list of tags, the strong form of the weak one
 		if nm := anon("GET", p, "If-None-Match", `"x", `+strings.TrimPrefix(tag, "W/")); nm.Status != http.StatusNotModified {
 			t.Errorf("%s: a list naming the tag: %d", p, nm.Status)
