@@ -116,6 +116,33 @@ func TestUIPagesConditional(t *testing.T) {
 			}
 		}
 	}
+	// signed in with the sign-in form: the session's pages, once the
+	// browser holds its form key (no cookie set), are still no-store
+	if _, err := e.accounts.AddUser(ctx, "browser", "browser-password", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := newVisitor(t, e.testEnv)
+	b.signIn("browser", "browser-password")
+	for _, p := range []string{workPage, collPage, "/"} {
+		b.get(p)
+		r := b.get(p)
+		if r.Status != http.StatusOK || r.Header.Get("Set-Cookie") != "" || r.Header.Get("Cache-Control") != "no-store" || r.Header.Get("ETag") == tags[p] {
+			t.Errorf("%s in a session: %d, Set-Cookie %q, Cache-Control %q, ETag %q", p, r.Status, r.Header.Get("Set-Cookie"), r.Header.Get("Cache-Control"), r.Header.Get("ETag"))
+		}
+	}
+	// a work's citations: a tag, public to anonymous readers
+	for _, f := range []string{"/cite.bib", "/cite.ris"} {
+		r := anon("GET", workPage+f)
+		if r.Status != http.StatusOK || r.Header.Get("ETag") == "" || r.Header.Get("Cache-Control") != "public, max-age=120" {
+			t.Errorf("%s: %d, ETag %q, Cache-Control %q", f, r.Status, r.Header.Get("ETag"), r.Header.Get("Cache-Control"))
+		}
+		if nm := anon("GET", workPage+f, "If-None-Match", r.Header.Get("ETag")); nm.Status != http.StatusNotModified {
+			t.Errorf("%s If-None-Match: %d", f, nm.Status)
+		}
+		if a := e.do("GET", workPage+f, nil); a.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s signed in: Cache-Control %q", f, a.Header.Get("Cache-Control"))
+		}
+	}
 	// a page that sets a cookie is not public
 	if r := anon("GET", workPage+"?lang=de"); r.Status != http.StatusOK || r.Header.Get("Set-Cookie") == "" || strings.Contains(r.Header.Get("Cache-Control"), "public") {
 		t.Errorf("?lang=de: %d, Set-Cookie %q, Cache-Control %q", r.Status, r.Header.Get("Set-Cookie"), r.Header.Get("Cache-Control"))

@@ -178,7 +178,7 @@ func (s *Handler) page(w http.ResponseWriter, r *http.Request, titleKey string, 
 }
 
 // cachedPage starts the data of a reading page that sends validators and
-// may be cached (see render and cache.go): the page of an anonymous caller
+// may be cached (see render and conditional.go): the page of an anonymous caller
 // carries no form token and sets no cookie of its own, so that it is the
 // same page for every anonymous reader and a shared cache may keep it
 // (it has no form to post; the sign-in page has its own token). The
