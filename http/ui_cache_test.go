@@ -225,3 +225,26 @@ func TestUISitemapConditional(t *testing.T) {
 		t.Errorf("a new public work: %d, ETag %q (was %q)", r.Status, r.Header.Get("ETag"), old)
 	}
 }
+
+// TestUIWebFileConditional: a WARC file's page of captures carries a tag
+// and is public to anonymous readers of a public file; a private file's,
+// read by the administrator, is not.
+func TestUIWebFileConditional(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	wide := e.webIndexWARC(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Public, Metadata: titled("Wide crawl")}, nil,
+		"wide.warc.gz", webWideCrawl(t, "wide.example.net", 3))
+	private := e.webIngest("example.com", shelfmark.Private, "")
+	page := "/web/files/" + string(wide.file)
+	r := e.do("GET", page, nil, "Authorization", "")
+	tag := r.Header.Get("ETag")
+	if r.Status != http.StatusOK || tag == "" || r.Header.Get("Cache-Control") != "public, max-age=120" {
+		t.Fatalf("%s: %d, ETag %q, Cache-Control %q", page, r.Status, tag, r.Header.Get("Cache-Control"))
+	}
+	if nm := e.do("GET", page, nil, "Authorization", "", "If-None-Match", tag); nm.Status != http.StatusNotModified {
+		t.Errorf("%s If-None-Match: %d", page, nm.Status)
+	}
+	a := e.do("GET", "/web/files/"+string(private.file), nil)
+	if a.Status != http.StatusOK || strings.Contains(a.Header.Get("Cache-Control"), "public") {
+		t.Errorf("the private file's page for the administrator: %d, Cache-Control %q", a.Status, a.Header.Get("Cache-Control"))
+	}
+}
