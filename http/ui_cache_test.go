@@ -248,3 +248,26 @@ func TestUIWebFileConditional(t *testing.T) {
 		t.Errorf("the private file's page for the administrator: %d, Cache-Control %q", a.Status, a.Header.Get("Cache-Control"))
 	}
 }
+
+// BenchmarkUIWorkPageConditional measures an anonymous reader's work page
+// (a 60-page book) answered in full and answered 304 for its tag, with
+// the bytes each sends.
+func BenchmarkUIWorkPageConditional(b *testing.B) {
+	e := newPolicyEnv(b, "sqlite", Options{})
+	work, _ := scannedBook(b, e, 60, shelfmark.Public, titled("A herbal"))
+	page := "/works/" + string(work.ID)
+	tag := e.do("GET", page, nil, "Authorization", "").Header.Get("ETag")
+	for _, c := range []struct {
+		name string
+		hdrs []string
+	}{{"full", nil}, {"not-modified", []string{"If-None-Match", tag}}} {
+		b.Run(c.name, func(b *testing.B) {
+			bytes := 0
+			for b.Loop() {
+				r := e.do("GET", page, nil, append([]string{"Authorization", ""}, c.hdrs...)...)
+				bytes += len(r.Body)
+			}
+			b.ReportMetric(float64(bytes)/float64(b.N), "body-bytes/op")
+		})
+	}
+}
