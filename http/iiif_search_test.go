@@ -457,7 +457,7 @@ func TestIIIFSearchAccess(t *testing.T) {
 		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), "secret") {
 			t.Errorf("the admin's search of a private work: %d %s", r.Status, r.Body)
 		}
-		if h := r.Header.Get("Access-Control-Allow-Origin"); h != "" || r.Header.Get("Cache-Control") != "private" {
+		if h := r.Header.Get("Access-Control-Allow-Origin"); h != "" || !strings.HasPrefix(r.Header.Get("Cache-Control"), "private") {
 			t.Errorf("a private work's search: Access-Control-Allow-Origin %q, Cache-Control %q", h, r.Header.Get("Cache-Control"))
 		}
 	}

@@ -863,6 +863,9 @@ func (m *matrix) run(op string, p probe, w *who, t *tset) string {
 		why = p.check(c, r)
 	}
 	if why == "" {
+		why = cacheLeak(op, w, r) // matrix_cache_test.go
+	}
+	if why == "" {
 		return ""
 	}
 	label := op

@@ -59,6 +59,9 @@ type Options struct {
 	// "https://repo.example.org"), used for resource IRIs; when empty it
 	// is taken from each request's Host.
 	BaseURL string
+	// Robots, when set, is served as /robots.txt in place of the default
+	// (ui/robots.go), as it is.
+	Robots []byte
 	// MaxBodyBytes caps metadata request bodies (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxUploadBytes caps uploaded files (default 4 GiB).

@@ -29,7 +29,7 @@ func (s *Server) newUIHandler() (*ui.Handler, error) {
 		MaxBulkUploadBytes: o.MaxBulkUploadBytes, MaxBulkExpandBytes: o.MaxBulkExpandBytes, MaxZipRatio: o.MaxZipRatio,
 		MaxBulkPreviews: o.MaxBulkPreviews, MaxBulkPreviewsPerUser: o.MaxBulkPreviewsPerUser,
 		SignIn: uiSignIn{s}, SingleSignOn: s.oidc != nil, Uploads: uploads{s}, WebArchive: uiWebArchive{s.webarchive},
-		JobSeconds: s.metrics.jobSeconds, History: o.History, Admission: func() []admission.Stats { return s.admission.Snapshot() }})
+		JobSeconds: s.metrics.jobSeconds, History: o.History, Robots: o.Robots, Admission: func() []admission.Stats { return s.admission.Snapshot() }})
 }
 
 // uiRoutes are the interface's routes and IIIF's, which the shell

@@ -7,8 +7,9 @@
 package iiif
 
 import (
-	"github.com/shelfmark/shelfmark/http/kit"
+	"time"
 
+	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/http/labels"
 )
 
@@ -26,12 +27,20 @@ type Handler struct {
 	ocrWords ocrCache
 	// the parsed directories of page images' tile pyramids (see iiif_image.go)
 	tiles *tileIndexes
+	// since is when the handler was built: no answer's Last-Modified is
+	// earlier, since what the server is configured with (its base URL)
+	// and how it writes its answers may have changed then
+	since time.Time
 }
 
 // New builds the IIIF face from the shell's dependencies and the message
 // catalogs its labels are written in (every language of them).
 func New(deps kit.Deps, catalogs *labels.Catalogs) *Handler {
-	return &Handler{deps: deps, catalogs: catalogs, tiles: newTileIndexes(tileIndexCache)}
+	s := &Handler{deps: deps, catalogs: catalogs, tiles: newTileIndexes(tileIndexCache)}
+	if deps.Now != nil {
+		s.since = deps.Now()
+	}
+	return s
 }
 
 // Routes are the IIIF routes: the Presentation documents, the PDF, the

@@ -144,25 +144,41 @@ func (s *Handler) eachChild(ctx context.Context, work shelfmark.ID, metadata boo
 	}
 }
 
-// shareHeaders sets who may read an answer about res built for caller:
-// any origin, as viewers on other sites need, when res is
-// public and the caller anonymous; otherwise the answer shows what the
-// caller's roles allow (a signed-in caller may see pages the public may
-// not), so it is private to its caller and no shared cache keeps it. now
-// is the time of the request.
+// iiifMaxAge is how long a shared cache may keep a public IIIF document
+// before it revalidates it.
+const iiifMaxAge = 2 * time.Minute
+
+// shareHeaders sets who may read and keep an answer about res built for
+// caller: any origin, as viewers on other sites need, and any cache for
+// iiifMaxAge, when res is public and the caller anonymous; otherwise the
+// answer shows what the caller's roles allow (a signed-in caller may see
+// pages the public may not), so it is private to its caller and no shared
+// cache keeps it. Either way it varies by the caller's credential. now is
+// the time of the request.
 func shareHeaders(h http.Header, caller *shelfmark.Caller, res *shelfmark.Resource, now time.Time) {
+	kit.AddVary(h, kit.CallerVary...)
 	if res.VisibilityAt(now) == shelfmark.Public && !caller.Authenticated() {
 		h.Set("Access-Control-Allow-Origin", "*")
+		kit.SetCache(h, kit.CachePublic, iiifMaxAge)
 	} else {
-		h.Set("Cache-Control", "private")
+		kit.SetCache(h, kit.CachePrivate, 0)
 	}
 }
 
-// writeIIIF sends a Presentation 3.0 document about res (shareHeaders).
-func (s *Handler) writeIIIF(ctx context.Context, w http.ResponseWriter, res *shelfmark.Resource, b []byte) error {
+// writeIIIF sends a Presentation 3.0 document about res (shareHeaders)
+// with its validators: the hash of its bytes, and modified when it is
+// known (a cached manifest's), answering 304 when the client holds it.
+func (s *Handler) writeIIIF(w http.ResponseWriter, r *http.Request, res *shelfmark.Resource, b []byte, modified time.Time) error {
 	h := w.Header()
+	shareHeaders(h, shelfmark.CallerFrom(r.Context()), res, s.deps.Now())
+	if kit.NotModified(w, r, kit.Validators{ETag: kit.BodyETag(b), LastModified: modified}) {
+		return nil
+	}
 	h.Set("Content-Type", MediaType)
-	shareHeaders(h, shelfmark.CallerFrom(ctx), res, s.deps.Now())
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	if r.Method == http.MethodHead {
+		return nil
+	}
 	_, err := w.Write(b)
 	return err
 }
@@ -182,12 +198,12 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 	cached := store != nil && !shelfmark.CallerFrom(ctx).Authenticated()
 	var mark int64
 	if cached {
-		body, m, known, err := s.manifests.get(ctx, store, key, res.Version, now)
+		body, built, m, known, err := s.manifests.get(ctx, store, key, res.Version, now)
 		if err != nil {
 			return err
 		}
 		if body != nil {
-			return s.writeIIIF(ctx, w, res, body)
+			return s.writeIIIF(w, r, res, body, s.lastModified(built))
 		}
 		mark, cached = m, known
 	}
@@ -201,7 +217,7 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 	}
 	if cached && built.complete {
 		ids := s.deps.Resources.IDs()
-		e := &iiifEntry{version: res.Version, body: b}
+		e := &iiifEntry{version: res.Version, body: b, built: s.deps.Now()}
 		for _, id := range built.ids {
 			if k, err := ids.Key(id); err == nil {
 				e.keys = append(e.keys, k)
@@ -212,11 +228,25 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 				e.expires = t
 			}
 		}
-		if err := s.manifests.put(ctx, store, key, mark, e); err != nil {
+		kept, err := s.manifests.put(ctx, store, key, mark, e)
+		if err != nil {
 			return err
 		}
+		if kept {
+			return s.writeIIIF(w, r, res, b, s.lastModified(e.built))
+		}
 	}
-	return s.writeIIIF(r.Context(), w, res, b)
+	return s.writeIIIF(w, r, res, b, time.Time{})
+}
+
+// lastModified is the Last-Modified of an answer unchanged since t: t,
+// or when the handler was built if that is later; zero (none sent) until
+// it has settled (kit.Settled).
+func (s *Handler) lastModified(t time.Time) time.Time {
+	if t.Before(s.since) {
+		t = s.since
+	}
+	return kit.Settled(t, s.deps.Now())
 }
 
 // iiifBuilt is what a manifest was built from, for the cache: the ids of
@@ -606,5 +636,5 @@ func (s *Handler) iiifCollection(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeIIIF(r.Context(), w, res, b)
+	return s.writeIIIF(w, r, res, b, time.Time{})
 }

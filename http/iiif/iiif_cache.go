@@ -54,6 +54,10 @@ type iiifEntry struct {
 	expires time.Time // zero: none
 	body    []byte
 	keys    []int64
+	// built is when the manifest was built: as long as the entry is kept,
+	// no change it depends on came after, so it is the manifest's
+	// Last-Modified
+	built time.Time
 }
 
 // newestSeq finds the highest Seq the change sequence holds by halving
@@ -146,31 +150,32 @@ func (c *iiifCache) drop(id string) {
 	}
 }
 
-// get returns the cached manifest of a work at its version, after
-// following the changes since the last look; the mark is where a manifest
-// built now starts from.
-func (c *iiifCache) get(ctx context.Context, store shelfmark.Storage, id string, version int64, now time.Time) (body []byte, mark int64, known bool, err error) {
+// get returns the cached manifest of a work at its version and when it
+// was built, after following the changes since the last look; the mark
+// is where a manifest built now starts from.
+func (c *iiifCache) get(ctx context.Context, store shelfmark.Storage, id string, version int64, now time.Time) (body []byte, built time.Time, mark int64, known bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, err := c.follow(ctx, store, nil); err != nil {
-		return nil, 0, false, err
+		return nil, time.Time{}, 0, false, err
 	}
 	if e := c.entries[id]; e != nil {
 		if e.version == version && (e.expires.IsZero() || now.Before(e.expires)) {
-			return e.body, c.mark, c.known, nil
+			return e.body, e.built, c.mark, c.known, nil
 		}
 		c.drop(id)
 	}
-	return nil, c.mark, c.known, nil
+	return nil, time.Time{}, c.mark, c.known, nil
 }
 
 // put keeps a manifest built from the state at mark, unless a change
-// since mark touches one of keys (the manifest may have missed it).
-func (c *iiifCache) put(ctx context.Context, store shelfmark.Storage, id string, mark int64, e *iiifEntry) error {
+// since mark touches one of keys (the manifest may have missed it); kept
+// reports whether it did.
+func (c *iiifCache) put(ctx context.Context, store shelfmark.Storage, id string, mark int64, e *iiifEntry) (kept bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.known || c.mark < mark {
-		return nil
+		return false, nil
 	}
 	watch := make(map[int64]bool, len(e.keys))
 	for _, k := range e.keys {
@@ -183,7 +188,7 @@ func (c *iiifCache) put(ctx context.Context, store shelfmark.Storage, id string,
 scan:
 	for after < ahead {
 		if n >= iiifChangeBudget {
-			return nil // too busy to tell: not kept
+			return false, nil // too busy to tell: not kept
 		}
 		var rows []*shelfmark.ResourceRow
 		err := store.View(ctx, func(tx shelfmark.ReadTx) error {
@@ -192,7 +197,7 @@ scan:
 			return err
 		})
 		if err != nil {
-			return err
+			return false, err
 		}
 		n += len(rows)
 		for _, row := range rows {
@@ -200,7 +205,7 @@ scan:
 				break scan
 			}
 			if watch[row.Key] || watch[row.Parent] {
-				return nil
+				return false, nil
 			}
 			after = row.Seq
 		}
@@ -210,7 +215,7 @@ scan:
 	}
 	touched, err := c.follow(ctx, store, watch)
 	if err != nil || touched {
-		return err
+		return false, err
 	}
 	if len(c.entries) >= iiifCacheEntries {
 		c.entries, c.byKey = nil, nil
@@ -226,5 +231,5 @@ scan:
 		}
 		c.byKey[k][id] = true
 	}
-	return nil
+	return true, nil
 }

@@ -12,7 +12,6 @@ package iiif
 
 import (
 	"archive/zip"
-	"bytes"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -186,10 +185,20 @@ func (s *Handler) iiifImageInfo(w http.ResponseWriter, r *http.Request) error {
 		ct = `application/ld+json;profile="` + ImageContext + `"`
 	}
 	h := w.Header()
+	kit.AddVary(h, "Accept")
+	imageHeaders(h, r, p.public)
+	// the document is made from the pyramid's file alone (and the base
+	// URL, fixed since the server started)
+	if kit.NotModified(w, r, kit.Validators{ETag: kit.BodyETag([]byte(ct), b), LastModified: s.lastModified(p.tiles.Modified)}) {
+		return nil
+	}
 	h.Set("Content-Type", ct)
-	imageHeaders(h, p.public, `"`+p.tiles.File.SHA256[:24]+"."+strconv.Itoa(p.pdfPage)+`"`)
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
-	return nil
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // infoSizes are the whole-image sizes info.json lists: the pyramid's
@@ -247,44 +256,58 @@ func (s *Handler) iiifImage(w http.ResponseWriter, r *http.Request) error {
 		sha       string
 		off, size int64
 		etag      string
+		modified  time.Time
 	)
 	switch {
 	case target.entry != "":
 		e := idx.entries[target.entry]
-		sha, off, size = p.tiles.File.SHA256, e.offset, e.size
+		// a tile is the pyramid's bytes the URL names: unchanged since
+		// the pyramid's row was
+		sha, off, size, modified = p.tiles.File.SHA256, e.offset, e.size, s.lastModified(p.tiles.Modified)
 		etag = fmt.Sprintf(`"%s.%x"`, sha[:24], off)
 	case target.use == shelfmark.UseThumbnail && p.thumb != nil:
+		// which file serves a whole image depends on the files the page
+		// has (one removed leaves no trace): no Last-Modified
 		sha, size, etag = p.thumb.File.SHA256, p.thumb.File.Size, `"`+p.thumb.File.SHA256[:32]+`"`
 	case target.use == shelfmark.UseAccess && p.access != nil:
 		sha, size, etag = p.access.File.SHA256, p.access.File.Size, `"`+p.access.File.SHA256[:32]+`"`
 	default:
 		return shelfmark.Errorf(shelfmark.ENOTFOUND, "Page %s has no %s file for this size.", p.res.ID, target.use)
 	}
+	h := w.Header()
+	imageHeaders(h, r, p.public)
+	if kit.NotModified(w, r, kit.Validators{ETag: etag, LastModified: modified}) {
+		return nil
+	}
 	rc, err := s.deps.Blobs.Open(ctx, sha)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	h := w.Header()
 	h.Set("Content-Type", "image/jpeg")
-	imageHeaders(h, p.public, etag)
-	http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(kit.ReaderAt(rc), off, size))
+	// ServeContent answers Range (and If-Range) from the headers set
+	http.ServeContent(w, r, "", modified, io.NewSectionReader(kit.ReaderAt(rc), off, size))
 	return nil
 }
 
 // imageHeaders sets the headers every Image API answer shares: any
-// origin may read a public page's (viewers on other sites need it); the
-// others are private to the caller. Every answer is revalidated (it is
-// cheap: an unchanged one is 304), so a page made private stops being
-// shown from caches at once.
-func imageHeaders(h http.Header, public bool, etag string) {
-	h.Set("ETag", etag)
-	if public {
-		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Cache-Control", "no-cache")
-	} else {
-		h.Set("Cache-Control", "private, no-cache")
+// origin may read a public page's (viewers on other sites need it). The
+// answer to an anonymous caller (who reads public pages only) is public; a
+// public page's, read by a signed-in caller, is the same for everyone but
+// not marked public; the others are private to the caller. Every answer is
+// revalidated (it is cheap: an unchanged one is 304 without opening the
+// file), so a page made private stops being shown from caches at once.
+func imageHeaders(h http.Header, r *http.Request, public bool) {
+	switch {
+	case !public:
+		kit.SetCache(h, kit.CachePrivate, 0)
+		return
+	case shelfmark.CallerFrom(r.Context()).Authenticated():
+		kit.SetCache(h, kit.CacheRevalidate, 0)
+	default:
+		kit.SetCache(h, kit.CachePublic, 0)
 	}
+	h.Set("Access-Control-Allow-Origin", "*")
 }
 
 // tileEntry is where a tile's bytes lie in its archive.

@@ -70,6 +70,10 @@ type Options struct {
 	// work's History page shows (work_history.go); nil: the page says the
 	// server keeps no copy.
 	History *preserve.History
+	// Robots, when set, is served as /robots.txt in place of the default
+	// (robots.go), as it is (serve's --robots-file refuses a file larger
+	// than MaxRobotsBytes).
+	Robots []byte
 }
 
 // Defaults of the bulk ingest limits of Options, which the shell fills

@@ -175,8 +175,8 @@ func (s *Handler) homePage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := s.page(w, r, "home.title")
-	p.Nav = "home"
+	p := s.cachedPage(w, r, "home.title")
+	p.Nav, p.public = "home", true // an anonymous caller is shown public collections and works only
 	d := &homeData{Collections: readItems(colls.Items, p), Works: readItems(works.Items, p)}
 	if colls.Next != "" {
 		d.MoreCollections = "/?after=" + url.QueryEscape(string(colls.Next)) + "#collections"
@@ -239,7 +239,8 @@ func (s *Handler) collectionPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := s.page(w, r, "")
+	p := s.cachedPage(w, r, "")
+	p.public = res.VisibilityAt(s.now()) == shelfmark.Public
 	d := &collectionData{ID: id, Title: readTitle(res.Metadata, p.Lang),
 		Description: readValue(res.Metadata, p.Lang, readDescriptionMax, shelfmark.NSDCTerms+"description", shelfmark.NSDC+"description", shelfmark.NSDCTerms+"abstract"),
 		Members:     readItems(members.Items, p), VisLabel: readVisLabel(p, res.Visibility)}

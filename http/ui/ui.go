@@ -107,6 +107,10 @@ type uiPage struct {
 	// elements with (a work page's viewer; see viewer.go).
 	StyleNonce string
 	query      url.Values
+	// cache marks a page that sends validators (see cachedPage); public
+	// that what it shows is in public view, so that the page built for an
+	// anonymous caller may be kept by shared caches.
+	cache, public bool
 }
 
 // LangURL is the address of this page in another language.
@@ -170,6 +174,25 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // page starts the page data of a request.
 func (s *Handler) page(w http.ResponseWriter, r *http.Request, titleKey string, args ...any) *uiPage {
+	return s.newPage(w, r, true, titleKey, args...)
+}
+
+// cachedPage starts the data of a reading page that sends validators and
+// may be cached (see render and conditional.go): the page of an anonymous caller
+// carries no form token and sets no cookie of its own, so that it is the
+// same page for every anonymous reader and a shared cache may keep it
+// (it has no form to post; the sign-in page has its own token). The
+// handler says whether what it shows is in public view (uiPage.public).
+func (s *Handler) cachedPage(w http.ResponseWriter, r *http.Request, titleKey string, args ...any) *uiPage {
+	signedIn := shelfmark.CallerFrom(r.Context()).Authenticated()
+	p := s.newPage(w, r, signedIn, titleKey, args...)
+	p.cache = true
+	return p
+}
+
+// newPage starts the page data of a request, with its form token (and
+// the browser's key, set when it has none) when csrf is set.
+func (s *Handler) newPage(w http.ResponseWriter, r *http.Request, csrf bool, titleKey string, args ...any) *uiPage {
 	lang := s.ui.catalogs.Negotiate(w, r)
 	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.Messages(lang), names: s.ui.catalogs.Names(), Caller: shelfmark.CallerFrom(r.Context()),
 		Path: r.URL.RequestURI(), Base: s.deps.Base(r), Langs: s.ui.catalogs.Langs(), query: r.URL.Query()}
@@ -178,7 +201,9 @@ func (s *Handler) page(w http.ResponseWriter, r *http.Request, titleKey string, 
 		// and the browser forgets the cookie
 		http.SetCookie(w, s.deps.SessionCookie(r, "", -1))
 	}
-	p.CSRF = s.csrfToken(w, r)
+	if csrf {
+		p.CSRF = s.csrfToken(w, r)
+	}
 	if n := r.URL.Query().Get("notice"); n != "" {
 		// a notice a form's redirect asks for: only catalog messages
 		p.Notice = p.msgs["notice."+n]
@@ -202,10 +227,16 @@ func (s *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 		return fmt.Errorf("ui: render %s: %w", name, err)
 	}
 	h := w.Header()
+	kit.AddVary(h, pageVary...)
+	if p.cache && status == http.StatusOK {
+		if s.revalidated(w, r, p, buf.Bytes()) {
+			return nil
+		}
+	} else {
+		kit.SetCache(h, kit.CacheNoStore, 0)
+	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", pageCSP(p.StyleNonce))
-	h.Set("Cache-Control", "no-store")
-	h.Set("Vary", "Cookie, Accept-Language")
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
 	if r.Method == http.MethodHead {

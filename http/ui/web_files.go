@@ -54,8 +54,8 @@ func (s *Handler) webFilePage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := s.page(w, r, "web.file.title", res.File.Name)
-	p.Nav = "web"
+	p := s.cachedPage(w, r, "web.file.title", res.File.Name)
+	p.Nav, p.public = "web", res.VisibilityAt(s.now()) == shelfmark.Public
 	d := &webFileData{Name: res.File.Name, State: state, List: webCaptureList{Page: p, Captures: webCaptureItems(page.Captures)}}
 	webPager(r, &d.List, page.Next)
 	if d.Work, err = s.workOfFile(ctx, res); err != nil {

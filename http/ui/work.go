@@ -168,10 +168,11 @@ func (s *Handler) workPage(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	p := s.page(w, r, "")
+	p := s.cachedPage(w, r, "")
 	now := s.now()
 	d := &uiWorkData{ID: string(id), Visibility: res.VisibilityAt(now), After: after, Next: string(children.Next),
 		Canonical: p.Base + "/works/" + string(id), Fields: labels.Fields(p.msgs, res.Metadata)}
+	p.public = d.Visibility == shelfmark.Public
 	d.Title, d.TitleLang = labels.Title(res.Metadata, p.Lang)
 	if d.Title == "" {
 		d.Title = p.T("work.untitled")

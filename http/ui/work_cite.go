@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 	"github.com/shelfmark/shelfmark/http/labels"
 	"github.com/shelfmark/shelfmark/http/ui/cite"
 )
@@ -31,14 +32,24 @@ func (s *Handler) citedWork(r *http.Request) (*shelfmark.Resource, *cite.Citatio
 	return res, cite.Of(res.Metadata, title, s.deps.Base(r)+"/works/"+string(id)), nil
 }
 
-// writeCitation sends a citation as a file named for the work.
-func writeCitation(w http.ResponseWriter, r *http.Request, id shelfmark.ID, contentType, ext, body string) error {
+// writeCitation sends a citation of res as a file named for the work,
+// with its tag (the hash of its bytes), answering 304 when the client
+// holds it: public for a while to an anonymous reader of a public work,
+// no-store otherwise.
+func (s *Handler) writeCitation(w http.ResponseWriter, r *http.Request, res *shelfmark.Resource, contentType, ext, body string) error {
 	h := w.Header()
+	kit.AddVary(h, kit.CallerVary...)
+	if res.VisibilityAt(s.now()) == shelfmark.Public && !shelfmark.CallerFrom(r.Context()).Authenticated() {
+		kit.SetCache(h, kit.CachePublic, pageMaxAge)
+	} else {
+		kit.SetCache(h, kit.CacheNoStore, 0)
+	}
+	if kit.NotModified(w, r, kit.Validators{ETag: kit.BodyETag([]byte(contentType), []byte(body))}) {
+		return nil
+	}
 	h.Set("Content-Type", contentType)
-	h.Set("Content-Disposition", `attachment; filename="`+string(id)+ext+`"`)
+	h.Set("Content-Disposition", `attachment; filename="`+string(res.ID)+ext+`"`)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Cache-Control", "no-store")
-	h.Set("Vary", "Cookie")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
@@ -54,7 +65,7 @@ func (s *Handler) workBibTeX(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeCitation(w, r, res.ID, "application/x-bibtex; charset=utf-8", ".bib", cite.BibTeX(res.ID, c))
+	return s.writeCitation(w, r, res, "application/x-bibtex; charset=utf-8", ".bib", cite.BibTeX(res.ID, c))
 }
 
 // workRIS handles GET /works/{id}/cite.ris.
@@ -63,5 +74,5 @@ func (s *Handler) workRIS(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeCitation(w, r, res.ID, "application/x-research-info-systems; charset=utf-8", ".ris", cite.RIS(c))
+	return s.writeCitation(w, r, res, "application/x-research-info-systems; charset=utf-8", ".ris", cite.RIS(c))
 }

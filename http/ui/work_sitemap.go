@@ -1,8 +1,8 @@
 package ui
 
 // This file serves what crawlers read to find the public works: a sitemap
-// index at /sitemap.xml (the sitemaps.org protocol), its sitemaps at
-// /sitemaps/{n}.xml, and /robots.txt pointing at it.
+// index at /sitemap.xml (the sitemaps.org protocol) and its sitemaps at
+// /sitemaps/{n}.xml; /robots.txt points at it (robots.go).
 //
 // The public works are those of the OAI-PMH view (the projection that
 // holds exactly the public works, by sequence number), so a sitemap is one
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 const (
@@ -35,6 +36,8 @@ const (
 	sitemapFormat = "oai_dc"
 	// sitemapNS is the namespace of the sitemaps.org protocol.
 	sitemapNS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+	// sitemapMaxAge is how long any cache may keep a sitemap.
+	sitemapMaxAge = 10 * time.Minute
 )
 
 // sitemapIndexXML is a sitemap index document.
@@ -156,7 +159,8 @@ func (s *Handler) sitemapPage(w http.ResponseWriter, r *http.Request) error {
 	return writeXML(w, r, doc)
 }
 
-// writeXML sends an XML document.
+// writeXML sends an XML document, with its validator (the hash of its
+// bytes), answering 304 when the client holds it.
 func writeXML(w http.ResponseWriter, r *http.Request, doc any) error {
 	b, err := xml.Marshal(doc)
 	if err != nil {
@@ -164,38 +168,18 @@ func writeXML(w http.ResponseWriter, r *http.Request, doc any) error {
 	}
 	b = append([]byte(xml.Header), b...)
 	h := w.Header()
+	// a sitemap lists public works only, the same for every caller
+	kit.SetCache(h, kit.CachePublic, sitemapMaxAge)
+	if kit.NotModified(w, r, kit.Validators{ETag: kit.BodyETag(b)}) {
+		return nil
+	}
 	h.Set("Content-Type", "application/xml; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Set("Cache-Control", "public, max-age=600")
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return nil
 	}
 	_, err = w.Write(b)
-	return err
-}
-
-// robots handles GET /robots.txt: crawlers may read everything but the
-// pages of signed-in work and the search pages (endless combinations of
-// the same works), and are pointed at the sitemap.
-func (s *Handler) robots(w http.ResponseWriter, r *http.Request) error {
-	body := "User-agent: *\n" +
-		"Disallow: /login\n" +
-		"Disallow: /deposit\n" +
-		"Disallow: /bulk\n" +
-		"Disallow: /admin\n" +
-		"Disallow: /search\n" +
-		"\n" +
-		"Sitemap: " + s.deps.Base(r) + "/sitemap.xml\n"
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Cache-Control", "public, max-age=3600")
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return nil
-	}
-	_, err := w.Write([]byte(body))
 	return err
 }
 

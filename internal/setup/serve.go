@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,11 +14,13 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark"
 	shttp "github.com/shelfmark/shelfmark/http"
+	"github.com/shelfmark/shelfmark/http/ui"
 	"github.com/shelfmark/shelfmark/oai"
 	"github.com/shelfmark/shelfmark/postgres"
 	"github.com/shelfmark/shelfmark/sqlite"
@@ -27,6 +30,7 @@ import (
 // flags set; only Extra is set by other code.
 type ServeConfig struct {
 	addr, data, database, durability, baseURL, maxUpload, logLevel string
+	robotsFile                                                     string
 	dbMaxConns                                                     int
 	pprof                                                          bool
 	metricsAddr                                                    string
@@ -86,6 +90,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.database, "database", "", "PostgreSQL URL (postgres://user@host/db); empty means SQLite in --data")
 	f.StringVar(&c.durability, "durability", "safe", `"safe": every acknowledged write is on disk; "relaxed": faster, but a power loss (SQLite) or crash (PostgreSQL) may lose the last acknowledged writes`)
 	f.StringVar(&c.baseURL, "base-url", "", "public URL of this server, used in resource IRIs (default: from each request's Host)")
+	f.StringVar(&c.robotsFile, "robots-file", "", "a text file served as /robots.txt as it is, in place of the default (which keeps crawlers out of search, the API and other endless or expensive pages, and names the sitemap); at most 500 KiB")
 	f.StringVar(&c.maxUpload, "max-upload", "4GiB", "largest file accepted by upload")
 	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.IntVar(&c.dbMaxConns, "db-max-conns", 0, "database connections (0: derived from the number of cores)")
@@ -213,6 +218,9 @@ func serve(ctx context.Context, c ServeConfig) error {
 		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots, TrustedProxies: proxies}
 	opts.BlobRedirect = c.content.redirectTTL()
 	if err := c.admission.apply(&opts); err != nil {
+		return err
+	}
+	if opts.Robots, err = readRobots(c.robotsFile); err != nil {
 		return err
 	}
 	if err := c.uploads.apply(&opts); err != nil {
@@ -384,4 +392,27 @@ func relaxedDurability(durability string) (bool, error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("--durability must be safe or relaxed, not %q", durability)
+}
+
+// readRobots reads the file of --robots-file ("": none, nil): at most
+// ui.MaxRobotsBytes of UTF-8 text.
+func readRobots(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--robots-file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, ui.MaxRobotsBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("--robots-file %s: %w", path, err)
+	case len(b) > ui.MaxRobotsBytes:
+		return nil, fmt.Errorf("--robots-file %s is larger than %d bytes, more than crawlers read", path, ui.MaxRobotsBytes)
+	case !utf8.Valid(b):
+		return nil, fmt.Errorf("--robots-file %s is not UTF-8 text", path)
+	}
+	return b, nil
 }
