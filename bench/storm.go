@@ -102,11 +102,11 @@ func (c *StormCounts) Refused() int64 { return c.TooMany + c.Unavailable }
 
 // Storm is a running crawler storm.
 type Storm struct {
-	c      StormConfig
-	stop   chan struct{}
-	wg     sync.WaitGroup
-	start  time.Time
-	tr     *http.Transport
+	c     StormConfig
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	start time.Time
+	tr    *http.Transport
 
 	mu                 sync.Mutex
 	okLat, refusedLat  []time.Duration
