@@ -105,7 +105,7 @@ It talks only to the server it started, on 127.0.0.1.`,
 			defer stopServer(srv)
 			cfg.Base, cfg.PID, cfg.Archive, cfg.Seed = base, srv.Process.Pid, archive, 1
 			cfg.Progress = func(ph bench.StormPhase) { printStormPhase(out, ph) }
-			fmt.Fprintf(out, "%-34s %-16s %8s %8s %8s %8s %7s\n", "phase", "reader's page", "p50 ms", "p95 ms", "p99 ms", "max ms", "errors")
+			fmt.Fprintf(out, "%-34s %-16s %8s %8s %8s %8s %8s %7s\n", "phase", "reader's page", "requests", "p50 ms", "p95 ms", "p99 ms", "max ms", "errors")
 			res, err := bench.RunStorm(ctx, cfg)
 			if err != nil {
 				return err
@@ -164,7 +164,7 @@ func printStormPhase(out io.Writer, ph bench.StormPhase) {
 		if k == 0 {
 			name = ph.Name
 		}
-		fmt.Fprintf(out, "%-34s %-16s %8.1f %8.1f %8.1f %8.1f %7d\n", name, pg.Name, pg.Latency.P50, pg.Latency.P95, pg.Latency.P99, pg.Latency.Max, pg.Errors)
+		fmt.Fprintf(out, "%-34s %-16s %8d %8.1f %8.1f %8.1f %8.1f %7d\n", name, pg.Name, pg.Requests, pg.Latency.P50, pg.Latency.P95, pg.Latency.P99, pg.Latency.Max, pg.Errors)
 		if pg.FirstError != "" {
 			fmt.Fprintf(out, "%-34s   first error: %s\n", "", pg.FirstError)
 		}
