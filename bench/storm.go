@@ -89,7 +89,9 @@ type StormCounts struct {
 	// 200s per second.
 	RatePerS float64 `json:"rate_per_s"`
 	OKPerS   float64 `json:"ok_per_s"`
-	// Latency is that of the answered requests, by kind of answer.
+	// OKLatency and RefusedLatency are those of the answered requests,
+	// by kind of answer, from a uniform sample of at most 4,096 of each
+	// connection's.
 	OKLatency      Latency `json:"ok_latency_ms"`
 	RefusedLatency Latency `json:"refused_latency_ms"`
 	// ByKind counts the requests of each kind (search, prefix, facet,
@@ -199,7 +201,8 @@ func (s *Storm) conn(ctx context.Context, k int) {
 	if s.c.Addrs > 0 {
 		xff = StormAddr(k % s.c.Addrs)
 	}
-	var okLat, refusedLat []time.Duration
+	var okLat, refusedLat []time.Duration // samples of at most stormSamples
+	var nOK, nRefused int64
 	byKind := map[string]int64{}
 	defer func() {
 		s.mu.Lock()
@@ -252,7 +255,8 @@ func (s *Storm) conn(ctx context.Context, k int) {
 		switch resp.StatusCode {
 		case http.StatusOK:
 			s.ok.Add(1)
-			okLat = append(okLat, d)
+			nOK++
+			okLat = keepSample(okLat, nOK, d, r)
 			continue
 		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 			if resp.StatusCode == http.StatusTooManyRequests {
@@ -260,7 +264,8 @@ func (s *Storm) conn(ctx context.Context, k int) {
 			} else {
 				s.unavail.Add(1)
 			}
-			refusedLat = append(refusedLat, d)
+			nRefused++
+			refusedLat = keepSample(refusedLat, nRefused, d, r)
 			ra := resp.Header.Get("Retry-After")
 			if ra == "" {
 				s.noRetry.Add(1)
@@ -324,4 +329,22 @@ func (s *Storm) Stop() StormCounts {
 		s.result = c
 	})
 	return s.result
+}
+
+// stormSamples bounds the latencies a storm connection keeps of each kind
+// of answer, so that a long storm of fast refusals costs bounded memory.
+const stormSamples = 4096
+
+// keepSample adds d, the n-th of its kind, to a uniform sample of at most
+// stormSamples of them (reservoir sampling): it appends while there is
+// room, and then replaces a random element with probability
+// stormSamples/n.
+func keepSample(sample []time.Duration, n int64, d time.Duration, r *rand.Rand) []time.Duration {
+	if len(sample) < stormSamples {
+		return append(sample, d)
+	}
+	if i := r.Int64N(max(n, stormSamples)); i < stormSamples {
+		sample[i] = d
+	}
+	return sample
 }

@@ -195,3 +195,28 @@ func TestStormTargets(t *testing.T) {
 		t.Errorf("%d distinct addresses of 300", len(seen))
 	}
 }
+
+// TestKeepSample: the sample holds at most stormSamples, each of a long
+// sequence with the same chance: about half the sample of 2×stormSamples
+// values is from their first half.
+func TestKeepSample(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	var s []time.Duration
+	n := 2 * stormSamples
+	for i := 1; i <= n; i++ {
+		s = keepSample(s, int64(i), time.Duration(i), r)
+	}
+	if len(s) != stormSamples {
+		t.Fatalf("%d kept", len(s))
+	}
+	first := 0
+	for _, d := range s {
+		if d <= time.Duration(n/2) {
+			first++
+		}
+	}
+	// binomial(4096, 0.5): a standard deviation of 32
+	if first < stormSamples/2-200 || first > stormSamples/2+200 {
+		t.Errorf("%d of %d from the first half", first, stormSamples)
+	}
+}
