@@ -54,8 +54,15 @@ type StormConfig struct {
 	// Timeout bounds each request (default 10 s): a request not answered
 	// by then counts as a timeout, and its connection is dropped.
 	Timeout time.Duration
-	Seed    uint64
+	// UserAgent is the storm's User-Agent (default StormBrowserAgent: a
+	// crawler that passes for a browser, so that only its behaviour can
+	// tell it from a reader).
+	UserAgent string
+	Seed      uint64
 }
+
+// StormBrowserAgent is a desktop browser's User-Agent.
+const StormBrowserAgent = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 
 // StormAddr is the X-Forwarded-For address of the storm's client k:
 // 10.9.x.y, distinct for k below 65,536.
@@ -137,6 +144,9 @@ func StartStorm(ctx context.Context, c StormConfig) (*Storm, error) {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Second
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = StormBrowserAgent
 	}
 	s := &Storm{c: c, stop: make(chan struct{}), start: time.Now(), other: map[string]int64{}, byKind: map[string]int64{},
 		tr: &http.Transport{
@@ -227,7 +237,7 @@ func (s *Storm) conn(ctx context.Context, k int) {
 			return
 		}
 		req.Header.Set("Accept", browserAccept)
-		req.Header.Set("User-Agent", "shelfmark-bench-storm/1 (a crawler that honours nothing)")
+		req.Header.Set("User-Agent", s.c.UserAgent)
 		if xff != "" {
 			req.Header.Set("X-Forwarded-For", xff)
 		}

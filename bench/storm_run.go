@@ -32,13 +32,21 @@ type StormRunConfig struct {
 	Conns, Addrs []int
 	// HonourRetryAfter makes the storms wait as Retry-After says.
 	HonourRetryAfter bool
+	// ReaderPause is the reader's pause between two requests (0: none):
+	// a person reads a page before asking for the next, and a reader
+	// asking without pause may itself pass a server's share of searches
+	// per client.
+	ReaderPause time.Duration
 	// ReaderAddr is the reader's X-Forwarded-For (default 192.0.2.10,
 	// none of the storm's); "-" sends none.
 	ReaderAddr string
 	// StormTimeout bounds each storm request (default 10 s), ReaderTimeout
 	// each of the reader's (default 30 s); a request past it is a timeout.
 	StormTimeout, ReaderTimeout time.Duration
-	Seed                        uint64
+	// StormAgent is the storm's User-Agent (default StormBrowserAgent);
+	// the reader sends StormBrowserAgent.
+	StormAgent string
+	Seed       uint64
 	// Progress, when set, is told of each phase when it ends.
 	Progress func(p StormPhase)
 }
@@ -182,6 +190,15 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 			default:
 				path = "/search?q=" + url.QueryEscape(a.Words[(i/stormReaderKinds)%len(a.Words)])
 			}
+			if i > 0 && c.ReaderPause > 0 {
+				select {
+				case <-done:
+					return
+				case <-ctx.Done():
+					return
+				case <-time.After(c.ReaderPause):
+				}
+			}
 			p := phase.Load()
 			d, err := stormReaderGet(ctx, reader, c.Base+path, c.ReaderAddr)
 			if p < 0 || ctx.Err() != nil {
@@ -219,7 +236,7 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 		if pl.conns > 0 {
 			var err error
 			storm, err = StartStorm(ctx, StormConfig{Base: c.Base, Targets: c.Archive.Targets(), Conns: pl.conns, Addrs: pl.addrs,
-				HonourRetryAfter: c.HonourRetryAfter, Timeout: c.StormTimeout, Seed: c.Seed + uint64(i)})
+				HonourRetryAfter: c.HonourRetryAfter, Timeout: c.StormTimeout, UserAgent: c.StormAgent, Seed: c.Seed + uint64(i)})
 			if err != nil {
 				return nil, err
 			}
@@ -303,6 +320,7 @@ func stormReaderGet(ctx context.Context, client *http.Client, target, xff string
 	}
 	req.Header.Set("Accept", browserAccept)
 	req.Header.Set("Accept-Language", "en")
+	req.Header.Set("User-Agent", StormBrowserAgent)
 	if xff != "-" {
 		req.Header.Set("X-Forwarded-For", xff)
 	}
@@ -393,7 +411,7 @@ func stormGoals(phases []StormPhase) []StormGoal {
 func stormReport(c StormRunConfig, res *StormResult) *Report {
 	rep := &Report{Scenario: "storm", Target: c.Base, Started: time.Now().UTC(),
 		Params: map[string]any{"phase_seconds": c.Phase.Seconds(), "settle_seconds": c.Settle.Seconds(), "storm_conns": c.Conns, "storm_addrs": c.Addrs,
-			"honour_retry_after": c.HonourRetryAfter, "reader_addr": c.ReaderAddr, "archive_works": len(c.Archive.Works), "book_pages": c.Archive.BookPages,
+			"honour_retry_after": c.HonourRetryAfter, "reader_addr": c.ReaderAddr, "reader_pause_seconds": c.ReaderPause.Seconds(), "storm_agent": c.StormAgent, "archive_works": len(c.Archive.Works), "book_pages": c.Archive.BookPages,
 			"steps": "one per phase: items and rate are the storm's answered requests, latency and errors the reader's (client time, all its pages), error codes the storm's answers by status",
 			"goals": fmt.Sprintf("under every storm the reader's p99 of each page ≤ %.0f× the quiet phase's and ≤ %.0f ms, 0 reader errors; abusers refused with 429/503 and Retry-After, not timed out; largest RSS under storms ≤ %.0f× the quiet one",
 				StormGoalRatio, StormGoalP99MS, StormGoalRSSGrowth)}}

@@ -34,8 +34,9 @@ loopback port with a fresh data directory (SQLite, or --database for
 PostgreSQL, in a schema of its own) and runs phases of --phase each:
 
   quiet         a reader alone: one connection looping over a work page, the
-                collection's page and a search page (X-Forwarded-For
-                192.0.2.10, none of the storm's addresses);
+                collection's page and a search page, --reader-pause between
+                two (X-Forwarded-For 192.0.2.10, none of the storm's
+                addresses);
   storms        for each of --storm-conns × --storm-addrs: that many abusive
                 connections from that many addresses (X-Forwarded-For
                 10.9.x.y, which the server takes as the client since it
@@ -43,10 +44,14 @@ PostgreSQL, in a schema of its own) and runs phases of --phase each:
                 searches, prefix searches (a*), facet filters and browsing,
                 and search inside the book (IIIF Content Search 1 and 2), all
                 valid requests; answered 429 or 503 they ask again at once
-                (--honour-retry-after: they wait as Retry-After says);
+                (--honour-retry-after: they wait as Retry-After says); they
+                send a browser's User-Agent unless --storm-agent;
   quiet again   the reader alone once more.
 
-Phases are --settle apart, unmeasured. For each phase it prints the reader's
+Phases are --settle apart, unmeasured. The reader asks for a few pages a
+second, so a phase holds few of each (the table gives their number): with
+the default --phase its p99 is close to its slowest, and a longer --phase
+gives finer percentiles. For each phase it prints the reader's
 p50/p95/p99/max per page and its errors (anything but a 200 with HTML), the
 storm's answers per second and its counts by status (200, 429, 503, other,
 timeouts and connection errors), whether every 429/503 carried Retry-After,
@@ -121,10 +126,12 @@ It talks only to the server it started, on 127.0.0.1.`,
 	f.IntVar(&pages, "pages", 40, "pages of the book with OCR text")
 	f.DurationVar(&cfg.Phase, "phase", 20*time.Second, "how long each phase lasts")
 	f.DurationVar(&cfg.Settle, "settle", time.Second, "unmeasured pause between phases")
+	f.DurationVar(&cfg.ReaderPause, "reader-pause", 250*time.Millisecond, "the reader's pause between two pages (a person reads; without a pause the reader itself may pass the server's share of searches per client)")
 	f.IntSliceVar(&cfg.Conns, "storm-conns", []int{64, 256}, "abusive connections of each storm")
 	f.IntSliceVar(&cfg.Addrs, "storm-addrs", []int{1, 50}, "client addresses (X-Forwarded-For) the storm's connections come from")
 	f.BoolVar(&cfg.HonourRetryAfter, "honour-retry-after", false, "storm connections answered 429/503 wait as Retry-After says (default: they ask again at once)")
 	f.DurationVar(&cfg.StormTimeout, "storm-timeout", 10*time.Second, "a storm request not answered by then counts as a timeout")
+	f.StringVar(&cfg.StormAgent, "storm-agent", bench.StormBrowserAgent, "the storm's User-Agent (the default passes for a browser; a crawler's, such as Googlebot/2.1, lets the server treat it as a robot)")
 	f.StringVar(&database, "database", "", "PostgreSQL URL for the started server, which runs in a new schema of it (empty: SQLite in the fresh data directory)")
 	f.StringVar(&durability, "durability", "safe", "safe or relaxed (see serve --help)")
 	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")

@@ -22,7 +22,7 @@ func TestBenchStormCommand(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath, reportDir := filepath.Join(dir, "storm.json"), filepath.Join(dir, "report")
 	out, err := runCLI(t, "storm", "--works", "3", "--pages", "2", "--phase", "1s", "--settle", "100ms",
-		"--storm-conns", "4", "--storm-addrs", "1,2", "--durability", "relaxed", "--json", jsonPath, "--report", reportDir)
+		"--storm-conns", "4", "--storm-addrs", "1,2", "--reader-pause", "10ms", "--durability", "relaxed", "--json", jsonPath, "--report", reportDir)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
