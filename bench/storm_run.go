@@ -155,8 +155,9 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 
 	// the reader: one connection, always asking, its requests counted to
 	// the phase in which they started (none between phases)
-	var phase atomic.Int64
+	var phase, inFlight atomic.Int64 // inFlight: the phase of the reader's request in flight, or -1
 	phase.Store(-1)
+	inFlight.Store(-1)
 	var mu sync.Mutex
 	reads := make([][]stormRead, len(plans))
 	rss := make([]int64, len(plans))
@@ -199,14 +200,17 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 				case <-time.After(c.ReaderPause):
 				}
 			}
+			mu.Lock() // with the phase's end: a request of the phase is in flight before it ends
 			p := phase.Load()
-			d, err := stormReaderGet(ctx, reader, c.Base+path, c.ReaderAddr)
-			if p < 0 || ctx.Err() != nil {
-				continue
-			}
-			mu.Lock()
-			reads[p] = append(reads[p], stormRead{kind: kind, d: d, err: err})
+			inFlight.Store(p)
 			mu.Unlock()
+			d, err := stormReaderGet(ctx, reader, c.Base+path, c.ReaderAddr)
+			if p >= 0 && ctx.Err() == nil {
+				mu.Lock()
+				reads[p] = append(reads[p], stormRead{kind: kind, d: d, err: err})
+				mu.Unlock()
+			}
+			inFlight.Store(-1)
 		}
 	}()
 	go func() {
@@ -247,11 +251,18 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 		case <-ctx.Done():
 		case <-time.After(c.Phase):
 		}
+		mu.Lock()
 		phase.Store(-1)
+		mu.Unlock()
 		ph := StormPhase{Name: pl.name, Seconds: time.Since(t0).Seconds()}
 		if storm != nil {
 			counts := storm.Stop()
 			ph.Storm = &counts
+		}
+		// the reader's request started in the phase counts to it, however
+		// long it takes (at most ReaderTimeout)
+		for inFlight.Load() == int64(i) && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
