@@ -48,15 +48,26 @@ type SoakConfig struct {
 	// GET JSON, GET Turtle, a members page and a search (default 2);
 	// Harvesters loop full OAI-PMH ListRecords harvests (default 1).
 	Writers, Readers, Harvesters int
-	// UploadEvery uploads a small real file with every n-th work (default
-	// 5; a negative value uploads none): JPEG images mostly, a PDF every
-	// fourth upload, so derivative, OCR and text jobs exist.
+	// UploadEvery uploads a real file with every n-th work (default 5; a
+	// negative value uploads none): a scanned page image mostly (a PNG of
+	// gen.PageWidth×gen.PageHeight whose words OCR reads back), a PDF
+	// every fourth upload, so derivative, OCR and text jobs exist.
 	UploadEvery int
 	// Triples per work (default 54).
 	Triples int
 	// Pause names job queues paused before the load starts (for example
 	// derive, to weigh what derivatives cost the foreground).
 	Pause []string
+	// Storm is how long a crawler storm lasts in the middle of the run
+	// (0: none): StormConns connections (default 64) from StormAddrs
+	// client addresses (default 50; X-Forwarded-For, which counts when
+	// the server trusts 127.0.0.1 as a proxy), anonymous, asking for
+	// searches, prefix searches, facets and search inside a work with a
+	// page image, again at once whatever the answer (StartStorm). It
+	// starts at StormStart (default: centred in the run).
+	Storm                  time.Duration
+	StormStart             time.Duration
+	StormConns, StormAddrs int
 	// Seed makes the generated works the same in every run.
 	Seed uint64
 	// Progress, when set, is told of each sample.
@@ -92,6 +103,10 @@ type SoakSample struct {
 	OtherBytes int64 `json:"other_bytes"`
 	// Backlog is the jobs queued or running per queue.
 	Backlog map[string]int64 `json:"backlog"`
+	// Storm is whether the crawler storm ran during more than a twentieth
+	// of the interval (so that a tick a few milliseconds after the storm
+	// started or ended does not count the whole interval to it).
+	Storm bool `json:"storm,omitempty"`
 }
 
 // SoakResult is a soak run: the common report and its samples (which
@@ -118,6 +133,12 @@ type SoakResult struct {
 	HarvestRecords int64
 	Harvests       int64
 	Uploads        int64
+	// DriftFirst and DriftLast are the spans [from, to] in seconds of the
+	// first and the last tenth that Drift compares: tenths of the samples
+	// after the warm-up that the storm did not touch.
+	DriftFirst, DriftLast [2]float64
+	// Storm is the crawler storm's part of the run (nil without one).
+	Storm *SoakStorm
 }
 
 // soakState is what the clients add to and the sampler takes.
@@ -131,6 +152,11 @@ type soakState struct {
 	errors         int64
 	codes          map[string]int64
 	ids            []string // created works, for the readers
+	paged          string   // a work with a page image, for the storm
+	// storming is set while the crawler storm runs; the readers' and
+	// writers' work is then counted apart too (split[1], else split[0])
+	storming atomic.Bool
+	split    [2]soakSplit
 }
 
 func (s *soakState) fail(code string) {
@@ -164,6 +190,23 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 	}
 	if c.Triples <= 0 {
 		c.Triples = 54
+	}
+	if c.Storm < 0 || c.StormStart < 0 || c.StormConns < 0 || c.StormAddrs < 0 {
+		return nil, errors.New("soak: the storm's duration, start, connections and addresses must be 0 or more")
+	}
+	if c.Storm > 0 {
+		if c.StormStart == 0 {
+			c.StormStart = (c.Duration - c.Storm) / 2
+		}
+		if c.StormStart+c.Storm > c.Duration {
+			return nil, fmt.Errorf("soak: a storm of %s from %s does not end within the run's %s", c.Storm, c.StormStart, c.Duration)
+		}
+		if c.StormConns == 0 {
+			c.StormConns = 64
+		}
+		if c.StormAddrs == 0 {
+			c.StormAddrs = 50
+		}
 	}
 	conns := 2 * (c.Writers + c.Readers + c.Harvesters + 1)
 	tr := &http.Transport{
@@ -200,7 +243,8 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 	st := &soakState{codes: map[string]int64{}}
 	rep := &Report{Scenario: "soak", Target: c.Base, Started: time.Now().UTC(),
 		Params: map[string]any{"minutes": c.Duration.Minutes(), "writers": c.Writers, "readers": c.Readers, "harvesters": c.Harvesters,
-			"upload_every": c.UploadEvery, "triples": c.Triples, "paused": c.Pause, "sample_seconds": c.Sample.Seconds(), "warmup_seconds": c.Warmup.Seconds()}}
+			"upload_every": c.UploadEvery, "triples": c.Triples, "paused": c.Pause, "sample_seconds": c.Sample.Seconds(), "warmup_seconds": c.Warmup.Seconds(),
+			"storm_seconds": c.Storm.Seconds(), "storm_start_seconds": c.StormStart.Seconds(), "storm_conns": c.StormConns, "storm_addrs": c.StormAddrs}}
 
 	runCtx, stop := context.WithTimeout(ctx, c.Duration)
 	defer stop()
@@ -234,6 +278,10 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 	var lastErrors int64
 	start := time.Now()
 	last := start
+	var stormDone chan *SoakStorm
+	if c.Storm > 0 {
+		stormDone = soakStorm(runCtx, c, coll, st, start)
+	}
 	tick := time.NewTicker(c.Sample)
 	defer tick.Stop()
 	// sample takes the state since the last sample; with fold it adds it to
@@ -254,7 +302,8 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 		st.mu.Unlock()
 		allReads = append(allReads, reads...)
 		s := SoakSample{At: now.Sub(start).Seconds(), Seconds: now.Sub(last).Seconds(), Works: works - lastWorks, Uploads: uploads - lastUploads,
-			Reads: int64(len(reads)), HarvestPages: int64(len(pages)), HarvestRecords: records - lastRecords, Errors: errs - lastErrors, Backlog: backlog}
+			Reads: int64(len(reads)), HarvestPages: int64(len(pages)), HarvestRecords: records - lastRecords, Errors: errs - lastErrors, Backlog: backlog,
+			Storm: c.Storm > 0 && soakOverlap(last.Sub(start), now.Sub(start), c.StormStart, c.StormStart+c.Storm) > now.Sub(last)/20}
 		s.ReadMS = *percentiles(reads)
 		s.SearchP99MS = percentiles(search).P99
 		s.HarvestP99MS = percentiles(pages).P99
@@ -263,7 +312,7 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 			p.At, p.Seconds = s.At, p.Seconds+s.Seconds
 			p.Works, p.Uploads, p.Reads = p.Works+s.Works, p.Uploads+s.Uploads, p.Reads+s.Reads
 			p.HarvestPages, p.HarvestRecords, p.Errors = p.HarvestPages+s.HarvestPages, p.HarvestRecords+s.HarvestRecords, p.Errors+s.Errors
-			p.Backlog = backlog
+			p.Backlog, p.Storm = backlog, p.Storm || s.Storm
 			s = *p
 			res.Samples = res.Samples[:len(res.Samples)-1]
 		}
@@ -291,6 +340,9 @@ loop:
 		}
 	}
 	wg.Wait()
+	if stormDone != nil {
+		res.Storm = <-stormDone
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -318,6 +370,11 @@ loop:
 	res.summarize(c.Warmup)
 	rep.Flatness = res.Drift
 	rep.Params["drift"] = res.Drift
+	rep.Params["drift_first_tenth_s"], rep.Params["drift_last_tenth_s"] = res.DriftFirst, res.DriftLast
+	if res.Storm != nil {
+		res.Storm.finish(st, rep.Seconds)
+		rep.Params["storm"] = res.Storm
+	}
 	rep.Params["rss_growth"] = res.RSSGrowth
 	rep.Params["wal_max_bytes"] = res.WALMax
 	rep.Params["backlog_slope_per_min"] = res.BacklogSlope
@@ -334,7 +391,13 @@ func (r *SoakResult) summarize(warmup time.Duration) {
 		r.Warmup++
 	}
 	after := r.Samples[r.Warmup:]
-	tenth := max(1, len(after)/10)
+	// the drift compares the run's calm: samples the storm touched are in
+	// neither tenth
+	calm := slices.DeleteFunc(slices.Clone(after), func(s SoakSample) bool { return s.Storm })
+	if len(calm) == 0 {
+		calm = after
+	}
+	tenth := max(1, len(calm)/10)
 	rate := func(ss []SoakSample) float64 {
 		var n int64
 		var secs float64
@@ -347,9 +410,11 @@ func (r *SoakResult) summarize(warmup time.Duration) {
 		}
 		return float64(n) / secs
 	}
-	if first := rate(after[:tenth]); first > 0 {
-		r.Drift = rate(after[len(after)-tenth:]) / first
+	if first := rate(calm[:tenth]); first > 0 {
+		r.Drift = rate(calm[len(calm)-tenth:]) / first
 	}
+	span := func(ss []SoakSample) [2]float64 { return [2]float64{ss[0].At - ss[0].Seconds, ss[len(ss)-1].At} }
+	r.DriftFirst, r.DriftLast = span(calm[:tenth]), span(calm[len(calm)-tenth:])
 	base := r.Samples[max(0, r.Warmup-1)].RSS
 	if base > 0 {
 		r.RSSGrowth = float64(r.Samples[len(r.Samples)-1].RSS) / float64(base)
@@ -391,14 +456,19 @@ func slope(xs, ys []float64) float64 {
 
 // Series returns the charts of the run over time: write rate, RSS, the
 // database, WAL and blobs on disk, the read and harvest p99 and each
-// queue's backlog.
+// queue's backlog; with a crawler storm, each title names its window and
+// a chart of the storm's connections over time marks it.
 func (r *SoakResult) Series() []Series {
 	var xs []float64
 	for _, s := range r.Samples {
 		xs = append(xs, s.At)
 	}
+	window := ""
+	if r.Storm != nil {
+		window = fmt.Sprintf(" (crawler storm %.0f–%.0f s)", r.Storm.From, r.Storm.To)
+	}
 	of := func(name, unit string, f func(s SoakSample) float64) Series {
-		out := Series{Name: name, Unit: unit, X: xs}
+		out := Series{Name: name + window, Unit: unit, X: xs}
 		for _, s := range r.Samples {
 			out.Y = append(out.Y, f(s))
 		}
@@ -424,6 +494,15 @@ func (r *SoakResult) Series() []Series {
 	for _, q := range queues {
 		out = append(out, of("Backlog of "+q+" jobs (queued and running)", "jobs", func(s SoakSample) float64 { return float64(s.Backlog[q]) }))
 	}
+	if r.Storm != nil {
+		conns := float64(r.Storm.Counts.Conns)
+		out = append(out, of("Crawler storm: its connections during each sample", "connections", func(s SoakSample) float64 {
+			if s.Storm {
+				return conns
+			}
+			return 0
+		}))
+	}
 	return out
 }
 
@@ -446,6 +525,7 @@ func soakWriter(ctx context.Context, client *http.Client, api, coll string, c So
 		}
 		st.mu.Lock()
 		st.works++
+		st.split[st.phase()].works++
 		if len(st.ids) < 1<<20 {
 			st.ids = append(st.ids, id)
 		} else {
@@ -463,18 +543,22 @@ func soakWriter(ctx context.Context, client *http.Client, api, coll string, c So
 		}
 		st.mu.Lock()
 		st.uploads++
+		if st.paged == "" && (i/c.UploadEvery)%4 != 0 { // a page image, not a PDF
+			st.paged = id
+		}
 		st.mu.Unlock()
 	}
 }
 
-// soakUpload adds a file set to work with upload k: a small JPEG, or every
-// fourth a one-page PDF.
+// soakUpload adds a file set to work with upload k: a scanned page image
+// (gen.PageImage: a PNG whose words OCR reads back), or every fourth a
+// one-page PDF.
 func soakUpload(ctx context.Context, client *http.Client, api, work string, seed uint64, k int) error {
 	fs, err := soakCreate(ctx, client, api+"/filesets", "application/json", fmt.Appendf(nil, `{"parent": %q}`, work))
 	if err != nil {
 		return err
 	}
-	name, ctype, data := "page.jpg", "image/jpeg", gen.JPEG(seed, k, 320, 240)
+	name, ctype, data := "page.png", "image/png", gen.PageImage(seed, k, soakPageWords(seed, k))
 	if k%4 == 0 {
 		name, ctype, data = "page.pdf", "application/pdf", gen.PDF(seed, k, fmt.Sprintf("Soak page %d of a harbour survey", k))
 	}
@@ -581,15 +665,20 @@ func soakReader(ctx context.Context, client *http.Client, api, coll string, st *
 			target = api + "/search?q=" + url.QueryEscape(soakWords[r.IntN(len(soakWords))])
 		}
 		t0 := time.Now()
+		during := st.phase()
 		if err := soakGet(ctx, client, target, accept, buf); err != nil {
 			if ctx.Err() == nil {
 				st.fail(soakCode(err))
+				st.mu.Lock()
+				st.split[during].readErrors++
+				st.mu.Unlock()
 			}
 			continue
 		}
 		d := time.Since(t0)
 		st.mu.Lock()
 		st.reads = append(st.reads, d)
+		st.split[during].reads = append(st.split[during].reads, d)
 		if kind == 3 {
 			st.search = append(st.search, d)
 		}

@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +132,67 @@ func TestRunSoak(t *testing.T) {
 	}
 	if err := r.WriteHTML(t.TempDir(), res.Series()...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunSoakStorm: a soak with a crawler storm in its middle reports the
+// storm's window and counts, the readers and writers during it and
+// outside it, marks the samples it touched, leaves them out of both
+// tenths of the drift, and charts the window.
+func TestRunSoakStorm(t *testing.T) {
+	base, data, token := soakServer(t)
+	res, err := RunSoak(context.Background(), SoakConfig{Base: base, Token: token, PID: os.Getpid(), DataDir: data,
+		Duration: 8 * time.Second, Sample: time.Second, Writers: 2, Readers: 1, Harvesters: 1, UploadEvery: 2, Triples: 10,
+		Pause: []string{shelfmark.QueueOCR, shelfmark.QueueDerive}, Storm: 3 * time.Second, StormConns: 4, StormAddrs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Storm
+	if s == nil {
+		t.Fatal("no storm in the result")
+	}
+	// centred: from 2.5 s to 5.5 s
+	if s.From < 2.5 || s.To < s.From+3 || s.To > 8 {
+		t.Errorf("storm from %.2f s to %.2f s", s.From, s.To)
+	}
+	c := s.Counts
+	if c.Conns != 4 || c.Addrs != 2 || c.Requests <= 0 || c.Other != 0 || c.OK+c.Refused()+c.Timeouts+c.ConnErrors != c.Requests {
+		t.Errorf("storm counts %+v", c)
+	}
+	if s.Book == "" {
+		t.Error("the storm had no work with a page image to search inside")
+	}
+	if s.During.Reads <= 0 || s.Outside.Reads <= 0 || s.During.Seconds <= 0 || s.Outside.Seconds <= s.During.Seconds || s.Outside.Works <= 0 {
+		t.Errorf("during %+v, outside %+v", s.During, s.Outside)
+	}
+	if s.During.Works+s.Outside.Works != res.Report.Items {
+		t.Errorf("works during %d and outside %d, of %d", s.During.Works, s.Outside.Works, res.Report.Items)
+	}
+	if s.During.ReadErrors+s.Outside.ReadErrors > res.Report.Errors {
+		t.Errorf("%d read errors during and %d outside, of %d errors", s.During.ReadErrors, s.Outside.ReadErrors, res.Report.Errors)
+	}
+	stormy := 0
+	for _, smp := range res.Samples {
+		if !smp.Storm {
+			continue
+		}
+		stormy++
+		from, to := smp.At-smp.Seconds, smp.At
+		for _, span := range [][2]float64{res.DriftFirst, res.DriftLast} {
+			if from < span[1] && to > span[0] {
+				t.Errorf("the storm's sample %.1f–%.1f s is in a tenth of the drift (%.1f–%.1f s)", from, to, span[0], span[1])
+			}
+		}
+	}
+	if stormy < 3 || res.DriftFirst[1] <= 0 || res.DriftLast[1] <= res.DriftFirst[1] {
+		t.Errorf("%d samples in the storm; drift tenths %v and %v", stormy, res.DriftFirst, res.DriftLast)
+	}
+	if _, ok := res.Report.Params["storm"]; !ok {
+		t.Error("params lack the storm")
+	}
+	series := res.Series()
+	last := series[len(series)-1]
+	if !strings.HasPrefix(last.Name, "Crawler storm") || !strings.Contains(series[0].Name, "crawler storm") || slices.Max(last.Y) != 4 {
+		t.Errorf("charts: first %q, last %q %v", series[0].Name, last.Name, last.Y)
 	}
 }

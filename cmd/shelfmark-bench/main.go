@@ -1,6 +1,6 @@
 // Command shelfmark-bench is Shelfmark's benchmark lab: every scenario of
 // docs/design.md's measurements (rest, patents, collection, book, oai,
-// soak, search, ui, iiif, webindex, scale, ...) as a subcommand, each
+// soak, search, ui, iiif, webindex, scale, storm, ...) as a subcommand, each
 // writing its figures as JSON and an HTML report. It is a binary of its
 // own so that the shelfmark server carries none of it.
 package main
@@ -66,6 +66,6 @@ shelfmark binary named by SHELFMARK_BINARY, else the one beside this one
 		pprof.StopCPUProfile()
 		return profFile.Close()
 	}
-	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand(), newBenchOAICommand(), newBenchCharacterizeCommand(), newBenchIsolationCommand(), newBenchSoakCommand(), newBenchSearchCommand(), newBenchUICommand(), newBenchIIIFCommand(), newBenchWebIndexCommand(), newBenchScaleCommand(), newBenchRestServerCommand(), newBenchFixityCommand(), newBenchRebuildCommand())
+	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand(), newBenchOAICommand(), newBenchCharacterizeCommand(), newBenchIsolationCommand(), newBenchSoakCommand(), newBenchSearchCommand(), newBenchUICommand(), newBenchIIIFCommand(), newBenchWebIndexCommand(), newBenchScaleCommand(), newBenchRestServerCommand(), newBenchFixityCommand(), newBenchRebuildCommand(), newBenchStormCommand())
 	return cmd
 }

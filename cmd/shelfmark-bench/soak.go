@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -21,32 +22,46 @@ func newBenchSoakCommand() *cobra.Command {
 	var (
 		database, durability, jsonPath, reportDir string
 		minutes                                   float64
-		warmup, sample                            time.Duration
+		warmup, sample, storm                     time.Duration
+		stormConns, stormAddrs                    int
 		writers, readers, harvesters, uploadEvery int
 		triples                                   int
 		pause                                     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "soak",
-		Short: "A mixed load held for --minutes: writers, readers, a harvester; drift, memory, disk and job backlog over time",
+		Short: "A mixed load held for --minutes with a crawler storm in its middle: writers, readers, a harvester; drift, memory, disk and job backlog over time",
 		Long: `Starts "shelfmark serve" as a separate process on a free loopback port with a
 fresh data directory (SQLite, or --database for PostgreSQL), with its job
-workers, and holds a mixed load on it for --minutes:
+workers, trusting 127.0.0.1 as a proxy (--trusted-proxy), and holds a mixed
+load on it for --minutes:
 
   --writers     create works over the REST API (JSON, --triples statements),
-                with a small real file for every --upload-every-th work (JPEG
-                images, every fourth a PDF), so derivative, OCR and text jobs
-                exist;
+                with a real file for every --upload-every-th work (scanned
+                page images, PNG, whose words OCR reads back; every fourth a
+                PDF), so derivative, OCR and text jobs exist;
   --readers     loop GET JSON, GET Turtle, a page of a collection's members
                 and a search;
-  --harvesters  loop full OAI-PMH ListRecords (oai_dc) harvests.
+  --harvesters  loop full OAI-PMH ListRecords (oai_dc) harvests;
+  --storm       a crawler storm in the middle of the run, for that long (0:
+                10m when --minutes is 30 or more, else a third of the run):
+                --storm-conns anonymous connections (0: no storm) from
+                --storm-addrs addresses (X-Forwarded-For 10.9.x.y) asking
+                for searches, prefix searches, facets and search inside a
+                work with a page image, again at once whatever the answer
+                (as shelfmark-bench storm does).
 
 Every --sample it prints one line: the write rate, read latency p50/p99, the
 harvest page p99, errors, the server's RSS (VmRSS), the data directory's
 database, WAL and blobs, and the backlog (queued and running) of each job
-queue. At the end: the write rate's drift (the last tenth of the run after
---warmup over the first tenth), RSS growth after the warm-up, the largest WAL,
-and each backlog's trend in jobs per minute. --report draws them over time.
+queue, marking the samples the storm touched. At the end: the readers'
+latency and errors and the writers' rate outside the storm and during it, what
+the storm got back (answers by status, Retry-After, timeouts), the write
+rate's drift (the last tenth of the run after --warmup over the first tenth,
+both taken from the samples the storm did not touch, so that it is in
+neither), RSS growth after the warm-up, the largest WAL, and each backlog's
+trend in jobs per minute. --report draws them over time, the storm's window
+named in each chart's title and charted.
 It talks only to the server it started, on 127.0.0.1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -85,14 +100,25 @@ It talks only to the server it started, on 127.0.0.1.`,
 			if err != nil {
 				return err
 			}
-			srv, base, err := startServer(ctx, data, database, durability)
+			duration := time.Duration(minutes * float64(time.Minute))
+			if stormConns == 0 {
+				storm = 0
+			} else if storm == 0 {
+				storm = soakStormDefault(duration)
+			}
+			addr, err := freeAddr()
+			if err != nil {
+				return err
+			}
+			srv, base, err := runServer(ctx, []string{"serve", "--trusted-proxy", "127.0.0.1"}, addr, data, database, durability, nil)
 			if err != nil {
 				return err
 			}
 			defer stopServer(srv)
 			res, err := bench.RunSoak(ctx, bench.SoakConfig{Base: base, Token: token, PID: srv.Process.Pid, DataDir: data,
-				Duration: time.Duration(minutes * float64(time.Minute)), Warmup: warmup, Sample: sample,
+				Duration: duration, Warmup: warmup, Sample: sample,
 				Writers: writers, Readers: readers, Harvesters: harvesters, UploadEvery: uploadEvery, Triples: triples, Pause: pause, Seed: 1,
+				Storm: storm, StormConns: stormConns, StormAddrs: stormAddrs,
 				Progress: func(s bench.SoakSample) { fmt.Fprintln(out, soakLine(s, backend)) }})
 			if err != nil {
 				return err
@@ -107,8 +133,9 @@ It talks only to the server it started, on 127.0.0.1.`,
 				rep.FractionLimit = rep.RatePerS / rawLimit
 			}
 			last := res.Samples[len(res.Samples)-1]
-			fmt.Fprintf(out, "soak %s: %d works (%d with a file) in %.1f min, %.0f works/s (%.0f%% of the raw limit); drift %.2f (last tenth over first after %s); reads p50 %.2f ms p99 %.2f ms; %d harvested records (%d full harvests); %d errors\n",
-				backend, rep.Items, res.Uploads, rep.Seconds/60, rep.RatePerS, 100*rep.FractionLimit, res.Drift, time.Duration(res.Samples[res.Warmup].At*float64(time.Second)).Round(time.Second),
+			printSoakStorm(out, res)
+			fmt.Fprintf(out, "soak %s: %d works (%d with a file) in %.1f min, %.0f works/s (%.0f%% of the raw limit); drift %.2f (%s); reads p50 %.2f ms p99 %.2f ms; %d harvested records (%d full harvests); %d errors\n",
+				backend, rep.Items, res.Uploads, rep.Seconds/60, rep.RatePerS, 100*rep.FractionLimit, res.Drift, soakDriftNote(res),
 				rep.LatencyMS.P50, rep.LatencyMS.P99, res.HarvestRecords, res.Harvests, rep.Errors)
 			fmt.Fprintf(out, "memory: RSS %s at the end of the warm-up, %s at the end (%.2f×), peak %s; disk: WAL at most %s, at the end database %s, WAL %s, blobs %s\n",
 				mib(res.Samples[max(0, res.Warmup-1)].RSS), mib(last.RSS), res.RSSGrowth, mib(rep.PeakRSSBytes), mib(res.WALMax), mib(last.DBBytes), mib(last.WALBytes), mib(last.BlobBytes))
@@ -134,7 +161,10 @@ It talks only to the server it started, on 127.0.0.1.`,
 	f.IntVar(&writers, "writers", 4, "clients creating works")
 	f.IntVar(&readers, "readers", 2, "clients reading (JSON, Turtle, members, search)")
 	f.IntVar(&harvesters, "harvesters", 1, "clients looping full OAI-PMH harvests")
-	f.IntVar(&uploadEvery, "upload-every", 5, "upload a file with every n-th work (-1: none)")
+	f.IntVar(&uploadEvery, "upload-every", 5, "upload a file (a page image, every fourth a PDF) with every n-th work (-1: none)")
+	f.DurationVar(&storm, "storm", 0, "how long the crawler storm in the middle of the run lasts (0: 10m when --minutes is 30 or more, else a third of the run)")
+	f.IntVar(&stormConns, "storm-conns", 64, "the storm's connections (0: no storm)")
+	f.IntVar(&stormAddrs, "storm-addrs", 50, "the client addresses (X-Forwarded-For) the storm's connections come from")
 	f.IntVar(&triples, "triples", 54, "statements per work")
 	f.StringSliceVar(&pause, "pause", nil, "job queues to pause for the whole run, for example derive (to weigh what derivatives cost the foreground against a run without it)")
 	f.StringVar(&database, "database", "", "PostgreSQL URL for the started server (empty: SQLite in the fresh data directory)")
@@ -154,13 +184,71 @@ func soakLine(s bench.SoakSample, backend string) string {
 		fmt.Fprintf(&b, "  db %s wal %s", mib(s.DBBytes), mib(s.WALBytes))
 	}
 	fmt.Fprintf(&b, "  blobs %s  backlog", mib(s.BlobBytes))
+
 	queues := slices.Sorted(maps.Keys(s.Backlog))
 	slices.SortStableFunc(queues, func(a, b string) int { return slices.Index(shelfmark.Queues, a) - slices.Index(shelfmark.Queues, b) })
 	for _, q := range queues {
 		fmt.Fprintf(&b, " %s %d", q, s.Backlog[q])
+	}
+	if s.Storm {
+		b.WriteString("  STORM")
 	}
 	return b.String()
 }
 
 // mib formats bytes in MiB.
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// soakStormDefault is the storm's length when --storm is not given: 10
+// minutes in a run of 30 minutes or more, else a third of the run.
+func soakStormDefault(run time.Duration) time.Duration {
+	if run >= 30*time.Minute {
+		return 10 * time.Minute
+	}
+	return (run / 3).Round(time.Second)
+}
+
+// printSoakStorm writes the storm's lines: what it got back, and the
+// readers and writers outside it and during it.
+func printSoakStorm(out io.Writer, res *bench.SoakResult) {
+	st := res.Storm
+	if st == nil {
+		return
+	}
+	c := st.Counts
+	ra := "n/a (none refused)"
+	if c.Refused() > 0 {
+		ra = "yes"
+		if c.NoRetryAfter > 0 {
+			ra = fmt.Sprintf("no, %d without", c.NoRetryAfter)
+		}
+	}
+	book := "a work with a page image " + st.Book
+	if st.Book == "" {
+		book = "no work with a page image yet: searches instead"
+	}
+	fmt.Fprintf(out, "crawler storm %s–%s: %d connections from %d addresses, %.0f answers/s (%.0f ok/s): 200 %d, 429 %d, 503 %d, other %d, timeouts %d, connection errors %d; Retry-After on every 429/503: %s; search inside %s\n",
+		fmtSecs(st.From), fmtSecs(st.To), c.Conns, c.Addrs, c.RatePerS, c.OKPerS, c.OK, c.TooMany, c.Unavailable, c.Other, c.Timeouts, c.ConnErrors, ra, book)
+	for _, side := range []struct {
+		name string
+		s    bench.SoakSide
+	}{{"outside the storm", st.Outside}, {"during the storm ", st.During}} {
+		fmt.Fprintf(out, "  %s: readers %d reads p50 %.2f ms p95 %.2f ms p99 %.2f ms max %.2f ms, %d read errors; writers %.0f works/s (%d works in %s)\n",
+			side.name, side.s.Reads, side.s.ReadMS.P50, side.s.ReadMS.P95, side.s.ReadMS.P99, side.s.ReadMS.Max, side.s.ReadErrors, side.s.WritesPerS, side.s.Works, fmtSecs(side.s.Seconds))
+	}
+}
+
+// soakDriftNote says which samples the drift compared, and that the storm
+// is in neither.
+func soakDriftNote(res *bench.SoakResult) string {
+	note := fmt.Sprintf("the last tenth after the warm-up, %s–%s, over the first, %s–%s", fmtSecs(res.DriftLast[0]), fmtSecs(res.DriftLast[1]), fmtSecs(res.DriftFirst[0]), fmtSecs(res.DriftFirst[1]))
+	if res.Storm != nil {
+		note += fmt.Sprintf(", of the samples the storm (%s–%s) did not touch: it is in neither", fmtSecs(res.Storm.From), fmtSecs(res.Storm.To))
+	}
+	return note
+}
+
+// fmtSecs formats seconds since the start as a rounded duration.
+func fmtSecs(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
+}

@@ -1,0 +1,355 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// StormRunConfig configures the storm scenario: one reader measures the
+// pages a person reads while crawler storms of every size in Conns ×
+// Addrs hit the server in turn, each for Phase, between a quiet phase
+// (the reader alone) at the start and another at the end.
+type StormRunConfig struct {
+	// Base is the server's root URL; PID its process id, for its memory
+	// (0: not sampled).
+	Base    string
+	PID     int
+	Archive *StormArchive
+	// Phase is how long each phase lasts (default 20 s); Settle is the
+	// pause between phases, measured by nobody (default 1 s), so that
+	// what a storm left running is not counted to the next phase.
+	Phase, Settle time.Duration
+	// Conns and Addrs are the storms' connections and client addresses
+	// (default 64,256 and 1,50): one storm phase for each pair.
+	Conns, Addrs []int
+	// HonourRetryAfter makes the storms wait as Retry-After says.
+	HonourRetryAfter bool
+	// ReaderPause is the reader's pause between two requests (0: none):
+	// a person reads a page before asking for the next, and a reader
+	// asking without pause may itself pass a server's share of searches
+	// per client.
+	ReaderPause time.Duration
+	// ReaderAddr is the reader's X-Forwarded-For (default 192.0.2.10,
+	// none of the storm's); "-" sends none.
+	ReaderAddr string
+	// StormTimeout bounds each storm request (default 10 s), ReaderTimeout
+	// each of the reader's (default 30 s); a request past it is a timeout.
+	StormTimeout, ReaderTimeout time.Duration
+	// StormAgent is the storm's User-Agent (default StormBrowserAgent);
+	// the reader sends StormBrowserAgent.
+	StormAgent string
+	Seed       uint64
+	// Progress, when set, is told of each phase when it ends.
+	Progress func(p StormPhase)
+}
+
+// Kinds of the reader's pages, in the order it asks for them.
+const (
+	StormReaderWork = iota
+	StormReaderCollection
+	StormReaderSearch
+	stormReaderKinds
+)
+
+// StormReaderNames name the reader's pages.
+var StormReaderNames = [stormReaderKinds]string{"work page", "collection page", "search page"}
+
+// StormReaderPage is what the reader measured of one kind of page in a
+// phase: the time from sending the request to reading the answer's last
+// byte, over its own connection, and the answers that were not a 200
+// with HTML (a refusal, a timeout or a broken connection included).
+type StormReaderPage struct {
+	Name       string  `json:"name"`
+	Requests   int     `json:"requests"`
+	Latency    Latency `json:"latency_ms"`
+	Errors     int64   `json:"errors"`
+	FirstError string  `json:"first_error,omitempty"`
+}
+
+// StormPhase is one phase of the run.
+type StormPhase struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+	// Reader holds the reader's pages, in StormReaderNames' order;
+	// ReaderAll all its requests together.
+	Reader       []StormReaderPage `json:"reader"`
+	ReaderAll    Latency           `json:"reader_all_ms"`
+	ReaderErrors int64             `json:"reader_errors"`
+	// Storm is nil in a quiet phase.
+	Storm *StormCounts `json:"storm,omitempty"`
+	// RSSMax is the largest VmRSS of the server sampled in the phase
+	// (every 200 ms).
+	RSSMax int64 `json:"rss_max_bytes"`
+}
+
+// StormGoal is one goal line of the run.
+type StormGoal struct {
+	Name  string `json:"name"`
+	Goal  string `json:"goal"`
+	Value string `json:"value"`
+	Met   bool   `json:"met"`
+}
+
+// StormResult is a storm run.
+type StormResult struct {
+	Report *Report
+	Phases []StormPhase
+	Goals  []StormGoal
+}
+
+// stormRead is one request of the reader.
+type stormRead struct {
+	kind int
+	d    time.Duration
+	err  string
+}
+
+// RunStorm runs the storm scenario against c.Base, whose archive is
+// c.Archive. It talks only to c.Base.
+func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
+	if c.Archive == nil || len(c.Archive.Works) == 0 {
+		return nil, errors.New("storm: no archive")
+	}
+	if c.Phase <= 0 {
+		c.Phase = 20 * time.Second
+	}
+	if c.Settle <= 0 {
+		c.Settle = time.Second
+	}
+	if len(c.Conns) == 0 {
+		c.Conns = []int{64, 256}
+	}
+	if len(c.Addrs) == 0 {
+		c.Addrs = []int{1, 50}
+	}
+	for _, n := range append(append([]int{}, c.Conns...), c.Addrs...) {
+		if n <= 0 {
+			return nil, fmt.Errorf("storm: connections and addresses must be positive, not %d", n)
+		}
+	}
+	if c.ReaderAddr == "" {
+		c.ReaderAddr = "192.0.2.10"
+	}
+	if c.ReaderTimeout <= 0 {
+		c.ReaderTimeout = 30 * time.Second
+	}
+	type plan struct {
+		name         string
+		conns, addrs int
+	}
+	plans := []plan{{name: "quiet"}}
+	for _, n := range c.Conns {
+		for _, a := range c.Addrs {
+			plans = append(plans, plan{name: fmt.Sprintf("storm %d conns from %d addr", n, a), conns: n, addrs: a})
+		}
+	}
+	plans = append(plans, plan{name: "quiet again"})
+
+	// the reader: one connection, always asking, its requests counted to
+	// the phase in which they started (none between phases)
+	var phase, inFlight atomic.Int64 // inFlight: the phase of the reader's request in flight, or -1
+	phase.Store(-1)
+	inFlight.Store(-1)
+	var mu sync.Mutex
+	reads := make([][]stormRead, len(plans))
+	rss := make([]int64, len(plans))
+	done := make(chan struct{})
+	var stopOnce sync.Once
+	stopReader := func() { stopOnce.Do(func() { close(done) }) }
+	defer stopReader()
+	tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	reader := &http.Client{Transport: tr, Timeout: c.ReaderTimeout}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		a := c.Archive
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			default:
+			}
+			kind := i % stormReaderKinds
+			var path string
+			switch kind {
+			case StormReaderWork:
+				path = "/works/" + url.PathEscape(a.Works[(i/stormReaderKinds)%len(a.Works)])
+			case StormReaderCollection:
+				path = "/collections/" + url.PathEscape(a.Collection)
+			default:
+				path = "/search?q=" + url.QueryEscape(a.Words[(i/stormReaderKinds)%len(a.Words)])
+			}
+			if i > 0 && c.ReaderPause > 0 {
+				select {
+				case <-done:
+					return
+				case <-ctx.Done():
+					return
+				case <-time.After(c.ReaderPause):
+				}
+			}
+			mu.Lock() // with the phase's end: a request of the phase is in flight before it ends
+			p := phase.Load()
+			inFlight.Store(p)
+			mu.Unlock()
+			d, err := stormReaderGet(ctx, reader, c.Base+path, c.ReaderAddr)
+			if p >= 0 && ctx.Err() == nil {
+				mu.Lock()
+				reads[p] = append(reads[p], stormRead{kind: kind, d: d, err: err})
+				mu.Unlock()
+			}
+			inFlight.Store(-1)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if p := phase.Load(); p >= 0 && c.PID != 0 {
+				v := currentRSS(c.PID)
+				mu.Lock()
+				rss[p] = max(rss[p], v)
+				mu.Unlock()
+			}
+		}
+	}()
+
+	res := &StormResult{}
+	for i, pl := range plans {
+		var storm *Storm
+		if pl.conns > 0 {
+			var err error
+			storm, err = StartStorm(ctx, StormConfig{Base: c.Base, Targets: c.Archive.Targets(), Conns: pl.conns, Addrs: pl.addrs,
+				HonourRetryAfter: c.HonourRetryAfter, Timeout: c.StormTimeout, UserAgent: c.StormAgent, Seed: c.Seed + uint64(i)})
+			if err != nil {
+				return nil, err
+			}
+		}
+		t0 := time.Now()
+		phase.Store(int64(i))
+		select {
+		case <-ctx.Done():
+		case <-time.After(c.Phase):
+		}
+		mu.Lock()
+		phase.Store(-1)
+		mu.Unlock()
+		ph := StormPhase{Name: pl.name, Seconds: time.Since(t0).Seconds()}
+		if storm != nil {
+			counts := storm.Stop()
+			ph.Storm = &counts
+		}
+		// the reader's request started in the phase counts to it, however
+		// long it takes (at most ReaderTimeout)
+		for inFlight.Load() == int64(i) && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		mu.Lock()
+		ph.RSSMax = rss[i]
+		rs := reads[i]
+		mu.Unlock()
+		ph.fillReader(rs)
+		if c.PID != 0 && ph.RSSMax == 0 {
+			ph.RSSMax = currentRSS(c.PID)
+		}
+		res.Phases = append(res.Phases, ph)
+		if c.Progress != nil {
+			c.Progress(ph)
+		}
+		if i < len(plans)-1 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(c.Settle):
+			}
+		}
+	}
+	stopReader()
+	wg.Wait()
+	res.Goals = stormGoals(res.Phases)
+	res.Report = stormReport(c, res)
+	return res, nil
+}
+
+// fillReader sums the reader's requests of a phase.
+func (ph *StormPhase) fillReader(rs []stormRead) {
+	var all []time.Duration
+	byKind := make([][]time.Duration, stormReaderKinds)
+	ph.Reader = make([]StormReaderPage, stormReaderKinds)
+	for k := range ph.Reader {
+		ph.Reader[k].Name = StormReaderNames[k]
+	}
+	for _, r := range rs {
+		pg := &ph.Reader[r.kind]
+		pg.Requests++
+		if r.err != "" {
+			pg.Errors++
+			ph.ReaderErrors++
+			if pg.FirstError == "" {
+				pg.FirstError = r.err
+			}
+			continue
+		}
+		byKind[r.kind] = append(byKind[r.kind], r.d)
+		all = append(all, r.d)
+	}
+	for k := range ph.Reader {
+		ph.Reader[k].Latency = *percentiles(byKind[k])
+	}
+	ph.ReaderAll = *percentiles(all)
+}
+
+// stormReaderGet asks for a page as a browser does and reads it all; an
+// answer other than a 200 with HTML is an error, described.
+func stormReaderGet(ctx context.Context, client *http.Client, target, xff string) (time.Duration, string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	req.Header.Set("Accept", browserAccept)
+	req.Header.Set("Accept-Language", "en")
+	req.Header.Set("User-Agent", StormBrowserAgent)
+	if xff != "-" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
+	t0 := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return time.Since(t0), err.Error()
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	d := time.Since(t0)
+	switch {
+	case err != nil:
+		return d, "reading the answer: " + err.Error()
+	case resp.StatusCode != http.StatusOK:
+		return d, fmt.Sprintf("GET %s: status %d (Retry-After %q)", req.URL.RequestURI(), resp.StatusCode, resp.Header.Get("Retry-After"))
+	case !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
+		return d, fmt.Sprintf("GET %s: Content-Type %s", req.URL.RequestURI(), resp.Header.Get("Content-Type"))
+	}
+	return d, ""
+}
