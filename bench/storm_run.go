@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// StormRunConfig configures the storm scenario: one reader measures the
+// StormRunConfig configures the storm scenario: readers measure the
 // pages a person reads while crawler storms of every size in Conns ×
 // Addrs hit the server in turn, each for Phase, between a quiet phase
 // (the reader alone) at the start and another at the end.
@@ -37,9 +37,13 @@ type StormRunConfig struct {
 	// asking without pause may itself pass a server's share of searches
 	// per client.
 	ReaderPause time.Duration
-	// ReaderAddr is the reader's X-Forwarded-For (default 192.0.2.10,
-	// none of the storm's); "-" sends none.
+	// ReaderAddr is the first reader's X-Forwarded-For (default
+	// 192.0.2.10, none of the storm's; the others' follow it, 192.0.2.11
+	// and on); "-" sends none.
 	ReaderAddr string
+	// Readers is how many readers read at once (default 1), each over a
+	// connection and from an address of its own.
+	Readers int
 	// StormTimeout bounds each storm request (default 10 s), ReaderTimeout
 	// each of the reader's (default 30 s); a request past it is a timeout.
 	StormTimeout, ReaderTimeout time.Duration
@@ -138,6 +142,9 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 	if c.ReaderAddr == "" {
 		c.ReaderAddr = "192.0.2.10"
 	}
+	if c.Readers <= 0 {
+		c.Readers = 1
+	}
 	if c.ReaderTimeout <= 0 {
 		c.ReaderTimeout = 30 * time.Second
 	}
@@ -153,11 +160,13 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 	}
 	plans = append(plans, plan{name: "quiet again"})
 
-	// the reader: one connection, always asking, its requests counted to
-	// the phase in which they started (none between phases)
-	var phase, inFlight atomic.Int64 // inFlight: the phase of the reader's request in flight, or -1
+	// the readers: each one connection from an address of its own, asking
+	// in turn for a work page, the collection page and a search, its
+	// requests counted to the phase in which they started (none between
+	// phases)
+	var phase atomic.Int64
 	phase.Store(-1)
-	inFlight.Store(-1)
+	busy := make([]atomic.Int64, len(plans)) // the readers' requests in flight, by phase
 	var mu sync.Mutex
 	reads := make([][]stormRead, len(plans))
 	rss := make([]int64, len(plans))
@@ -165,54 +174,73 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 	var stopOnce sync.Once
 	stopReader := func() { stopOnce.Do(func() { close(done) }) }
 	defer stopReader()
-	tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}
-	defer tr.CloseIdleConnections()
-	reader := &http.Client{Transport: tr, Timeout: c.ReaderTimeout}
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		a := c.Archive
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			default:
+	for j := range c.Readers {
+		tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}
+		defer tr.CloseIdleConnections()
+		reader := &http.Client{Transport: tr, Timeout: c.ReaderTimeout}
+		addr := c.ReaderAddr
+		if addr != "-" && j > 0 {
+			addr = fmt.Sprintf("192.0.2.%d", 10+j)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := c.Archive
+			// readers start a pause apart, so they do not ask in step
+			if j > 0 && c.ReaderPause > 0 {
+				select {
+				case <-done:
+					return
+				case <-time.After(c.ReaderPause * time.Duration(j) / time.Duration(c.Readers)):
+				}
 			}
-			kind := i % stormReaderKinds
-			var path string
-			switch kind {
-			case StormReaderWork:
-				path = "/works/" + url.PathEscape(a.Works[(i/stormReaderKinds)%len(a.Works)])
-			case StormReaderCollection:
-				path = "/collections/" + url.PathEscape(a.Collection)
-			default:
-				path = "/search?q=" + url.QueryEscape(a.Words[(i/stormReaderKinds)%len(a.Words)])
-			}
-			if i > 0 && c.ReaderPause > 0 {
+			for i := j; ; i++ {
 				select {
 				case <-done:
 					return
 				case <-ctx.Done():
 					return
-				case <-time.After(c.ReaderPause):
+				default:
+				}
+				kind := i % stormReaderKinds
+				var path string
+				switch kind {
+				case StormReaderWork:
+					path = "/works/" + url.PathEscape(a.Works[(i/stormReaderKinds)%len(a.Works)])
+				case StormReaderCollection:
+					path = "/collections/" + url.PathEscape(a.Collection)
+				default:
+					path = "/search?q=" + url.QueryEscape(a.Words[(i/stormReaderKinds)%len(a.Words)])
+				}
+				if i > j && c.ReaderPause > 0 {
+					select {
+					case <-done:
+						return
+					case <-ctx.Done():
+						return
+					case <-time.After(c.ReaderPause):
+					}
+				}
+				mu.Lock() // with the phase's end: a request of the phase is in flight before it ends
+				p := phase.Load()
+				if p >= 0 {
+					busy[p].Add(1)
+				}
+				mu.Unlock()
+				d, err := stormReaderGet(ctx, reader, c.Base+path, addr)
+				if p >= 0 {
+					if ctx.Err() == nil {
+						mu.Lock()
+						reads[p] = append(reads[p], stormRead{kind: kind, d: d, err: err})
+						mu.Unlock()
+					}
+					busy[p].Add(-1)
 				}
 			}
-			mu.Lock() // with the phase's end: a request of the phase is in flight before it ends
-			p := phase.Load()
-			inFlight.Store(p)
-			mu.Unlock()
-			d, err := stormReaderGet(ctx, reader, c.Base+path, c.ReaderAddr)
-			if p >= 0 && ctx.Err() == nil {
-				mu.Lock()
-				reads[p] = append(reads[p], stormRead{kind: kind, d: d, err: err})
-				mu.Unlock()
-			}
-			inFlight.Store(-1)
-		}
-	}()
+		}()
+	}
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		t := time.NewTicker(200 * time.Millisecond)
@@ -259,9 +287,9 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 			counts := storm.Stop()
 			ph.Storm = &counts
 		}
-		// the reader's request started in the phase counts to it, however
-		// long it takes (at most ReaderTimeout)
-		for inFlight.Load() == int64(i) && ctx.Err() == nil {
+		// the readers' requests started in the phase count to it, however
+		// long they take (at most ReaderTimeout)
+		for busy[i].Load() > 0 && ctx.Err() == nil {
 			time.Sleep(5 * time.Millisecond)
 		}
 		if ctx.Err() != nil {

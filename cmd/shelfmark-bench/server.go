@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -161,4 +162,10 @@ func serverBinary() (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("the shelfmark binary is neither beside this one nor on the PATH: build it (make builds bin/shelfmark) or set SHELFMARK_BINARY")
+}
+
+// admissionEnv is the environment of a server whose admission is off or
+// on (runServer's default is off).
+func admissionEnv(off bool) []string {
+	return []string{"SHELFMARK_ADMISSION_OFF=" + strconv.FormatBool(off)}
 }

@@ -27,6 +27,7 @@ func newBenchSoakCommand() *cobra.Command {
 		writers, readers, harvesters, uploadEvery int
 		triples                                   int
 		pause                                     []string
+		admissionOff                              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "soak",
@@ -110,7 +111,7 @@ It talks only to the server it started, on 127.0.0.1.`,
 			if err != nil {
 				return err
 			}
-			srv, base, err := runServer(ctx, []string{"serve", "--trusted-proxy", "127.0.0.1"}, addr, data, database, durability, nil)
+			srv, base, err := runServer(ctx, []string{"serve", "--trusted-proxy", "127.0.0.1"}, addr, data, database, durability, admissionEnv(admissionOff))
 			if err != nil {
 				return err
 			}
@@ -156,6 +157,7 @@ It talks only to the server it started, on 127.0.0.1.`,
 	}
 	f := cmd.Flags()
 	f.Float64Var(&minutes, "minutes", 10, "how long the load runs")
+	f.BoolVar(&admissionOff, "admission-off", false, "run the server with its admission of requests off")
 	f.DurationVar(&warmup, "warmup", 0, "start of the run left out of drift and growth (0: a tenth of it)")
 	f.DurationVar(&sample, "sample", 5*time.Second, "time between samples (and progress lines)")
 	f.IntVar(&writers, "writers", 4, "clients creating works")

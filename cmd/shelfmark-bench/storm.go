@@ -23,6 +23,7 @@ func newBenchStormCommand() *cobra.Command {
 		database, durability, jsonPath, reportDir string
 		cfg                                       bench.StormRunConfig
 		works, pages                              int
+		admissionOff                              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "storm",
@@ -33,10 +34,11 @@ images with OCR text, so that search inside the book answers), then starts
 loopback port with a fresh data directory (SQLite, or --database for
 PostgreSQL, in a schema of its own) and runs phases of --phase each:
 
-  quiet         a reader alone: one connection looping over a work page, the
-                collection's page and a search page, --reader-pause between
-                two (X-Forwarded-For 192.0.2.10, none of the storm's
-                addresses);
+  quiet         --readers alone: each one connection from an address of its
+                own (X-Forwarded-For 192.0.2.10 and on, none of the storm's
+                addresses), looping over a work page, the collection's page
+                and a search page with --reader-pause between two, as people
+                read;
   storms        for each of --storm-conns × --storm-addrs: that many abusive
                 connections from that many addresses (X-Forwarded-For
                 10.9.x.y, which the server takes as the client since it
@@ -46,12 +48,12 @@ PostgreSQL, in a schema of its own) and runs phases of --phase each:
                 valid requests; answered 429 or 503 they ask again at once
                 (--honour-retry-after: they wait as Retry-After says); they
                 send a browser's User-Agent unless --storm-agent;
-  quiet again   the reader alone once more.
+  quiet again   the readers alone once more.
 
-Phases are --settle apart, unmeasured. The reader asks for a few pages a
-second, so a phase holds few of each (the table gives their number): with
-the default --phase its p99 is close to its slowest, and a longer --phase
-gives finer percentiles. For each phase it prints the reader's
+Phases are --settle apart, unmeasured. The readers together ask for a few
+pages a second, so a phase holds few of each (the table gives their
+number): with a short --phase the p99 is close to the slowest, and a
+longer --phase (or more --readers) gives finer percentiles. For each phase it prints the reader's
 p50/p95/p99/max per page and its errors (anything but a 200 with HTML), the
 storm's answers per second and its counts by status (200, 429, 503, other,
 timeouts and connection errors), whether every 429/503 carried Retry-After,
@@ -103,7 +105,7 @@ It talks only to the server it started, on 127.0.0.1.`,
 			if err != nil {
 				return err
 			}
-			srv, base, err := runServer(ctx, []string{"serve", "--trusted-proxy", "127.0.0.1"}, addr, data, dsn, durability, nil)
+			srv, base, err := runServer(ctx, []string{"serve", "--trusted-proxy", "127.0.0.1"}, addr, data, dsn, durability, admissionEnv(admissionOff))
 			if err != nil {
 				return err
 			}
@@ -125,8 +127,10 @@ It talks only to the server it started, on 127.0.0.1.`,
 	f.IntVar(&works, "works", 20, "works in the archive's collection")
 	f.IntVar(&pages, "pages", 40, "pages of the book with OCR text")
 	f.DurationVar(&cfg.Phase, "phase", 20*time.Second, "how long each phase lasts")
+	f.BoolVar(&admissionOff, "admission-off", false, "run the server with its admission of requests off (to see the storm without it)")
 	f.DurationVar(&cfg.Settle, "settle", time.Second, "unmeasured pause between phases")
-	f.DurationVar(&cfg.ReaderPause, "reader-pause", 250*time.Millisecond, "the reader's pause between two pages (a person reads; without a pause the reader itself may pass the server's share of searches per client)")
+	f.DurationVar(&cfg.ReaderPause, "reader-pause", time.Second, "each reader's pause between two pages (a person reads; without a pause a reader itself may pass the server's share of searches per client)")
+	f.IntVar(&cfg.Readers, "readers", 4, "readers reading at once, each over a connection and from an address of its own")
 	f.IntSliceVar(&cfg.Conns, "storm-conns", []int{64, 256}, "abusive connections of each storm")
 	f.IntSliceVar(&cfg.Addrs, "storm-addrs", []int{1, 50}, "client addresses (X-Forwarded-For) the storm's connections come from")
 	f.BoolVar(&cfg.HonourRetryAfter, "honour-retry-after", false, "storm connections answered 429/503 wait as Retry-After says (default: they ask again at once)")
