@@ -16,6 +16,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/admission"
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // routeClass returns the class of a route's requests: by its method and
@@ -164,7 +165,10 @@ func (s *Server) refuseAdmission(w http.ResponseWriter, r *http.Request, err err
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	s.refuse(w, r, e, s.now())
+	// not logged: under a storm a refusal is the server working as meant,
+	// and the metrics count each
+	status := kit.WriteError(w, r, e)
+	s.metrics.observeRequest(r.Method, r.Pattern, status, 0)
 }
 
 // htmlAttr escapes s for an attribute.
@@ -208,5 +212,12 @@ func (a *admissionCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(a.running, prometheus.GaugeValue, float64(st.Running), cl, g)
 		ch <- prometheus.MustNewConstMetric(a.waiting, prometheus.GaugeValue, float64(st.Waiting), cl, g)
 		ch <- prometheus.MustNewConstMetric(a.size, prometheus.GaugeValue, float64(st.Limit), cl, g)
+	}
+	// the budget the expensive classes share (class "expensive")
+	for _, g := range []admission.Group{admission.Anonymous, admission.Robot} {
+		st := a.c.SharedStats(g)
+		ch <- prometheus.MustNewConstMetric(a.running, prometheus.GaugeValue, float64(st.Running), "expensive", g.String())
+		ch <- prometheus.MustNewConstMetric(a.waiting, prometheus.GaugeValue, float64(st.Waiting), "expensive", g.String())
+		ch <- prometheus.MustNewConstMetric(a.size, prometheus.GaugeValue, float64(st.Limit), "expensive", g.String())
 	}
 }

@@ -48,7 +48,7 @@ func TestAdmissionStorm(t *testing.T) {
 	e := newEnv(t, Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		Admission: admission.Settings{Budgets: map[admission.Class]int{admission.Search: 2},
 			Shares: map[admission.Class]int{admission.Search: 1}, Rates: map[admission.Class]float64{admission.Search: 0},
-			QueueWait: 50 * time.Millisecond, ShareWait: 50 * time.Millisecond}})
+			Expensive: 100, QueueWait: 50 * time.Millisecond, ShareWait: 50 * time.Millisecond}})
 	e.create("/api/v1/works", `{"visibility": "public"}`)
 	s := e.live.Load()
 	ctx := context.Background()
@@ -100,7 +100,7 @@ func TestAdmissionStorm(t *testing.T) {
 
 	// twenty of the storm wait (long: only a slot lets them in)
 	long := admission.Settings{Budgets: map[admission.Class]int{admission.Search: 2}, Shares: map[admission.Class]int{admission.Search: 2},
-		Rates: map[admission.Class]float64{admission.Search: 0}, QueueWait: time.Hour, ShareWait: time.Hour}
+		Rates: map[admission.Class]float64{admission.Search: 0}, Expensive: 100, QueueWait: time.Hour, ShareWait: time.Hour}
 	e.reconfigure(func(o *Options) { o.Admission = long })
 	s = e.live.Load()
 	storm = storm[:0]

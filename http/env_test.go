@@ -258,12 +258,16 @@ func newEnv(t testing.TB, opts Options) *testEnv {
 	return e
 }
 
-// noRateShares leaves admission's budgets and queues on but takes away the
-// anonymous rate shares, unless the test sets them: the harness's tests
-// send a route's requests one after another from one address as fast as
-// they are answered, to check what they answer (admission_test.go checks
-// the rates).
+// noRateShares leaves admission's class budgets and queues on but takes
+// away the anonymous rate shares and the shared budget of expensive
+// requests, unless the test sets them: the harness's tests send a route's
+// requests from one address as fast as they are answered, some at once,
+// to check what they answer (admission_test.go checks the rates and the
+// shared budget).
 func noRateShares(opts *Options) {
+	if opts.Admission.Expensive == 0 {
+		opts.Admission.Expensive = 64
+	}
 	if opts.Admission.Rates != nil {
 		return
 	}

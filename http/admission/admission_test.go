@@ -21,27 +21,27 @@ func TestPoolShareAndBudget(t *testing.T) {
 	p := newPool(3, 2, 100)
 	ctx := context.Background()
 	for range 2 {
-		if _, why, _ := p.acquire(ctx, "storm", hour, hour); why != reasonNone {
+		if _, why, _ := p.acquire(ctx, "storm", 1, hour, hour); why != reasonNone {
 			t.Fatalf("within share: %v", why)
 		}
 	}
 	// the storm's third waits for its share; the reader takes the last slot at once
 	stormWaits := make(chan int, 1)
 	go func() {
-		pos, why, _ := p.acquire(ctx, "storm", hour, hour)
+		pos, why, _ := p.acquire(ctx, "storm", 1, hour, hour)
 		if why != reasonNone {
 			t.Errorf("storm's third: %v", why)
 		}
 		stormWaits <- pos
 	}()
 	waitFor(t, func() bool { return p.stats().waiting == 1 })
-	if pos, why, _ := p.acquire(ctx, "reader", hour, hour); why != reasonNone || pos != 0 {
+	if pos, why, _ := p.acquire(ctx, "reader", 1, hour, hour); why != reasonNone || pos != 0 {
 		t.Fatalf("reader with a slot free: %v after %d positions", why, pos)
 	}
 	// full: a second reader waits behind nobody it should
 	readerWaits := make(chan int, 1)
 	go func() {
-		pos, why, _ := p.acquire(ctx, "reader2", hour, hour)
+		pos, why, _ := p.acquire(ctx, "reader2", 1, hour, hour)
 		if why != reasonNone {
 			t.Errorf("reader2: %v", why)
 		}
@@ -76,24 +76,24 @@ func TestPoolShareAndBudget(t *testing.T) {
 func TestPoolRefusals(t *testing.T) {
 	p := newPool(2, 1, 1)
 	ctx := context.Background()
-	if _, why, _ := p.acquire(ctx, "a", hour, hour); why != reasonNone {
+	if _, why, _ := p.acquire(ctx, "a", 1, hour, hour); why != reasonNone {
 		t.Fatal(why)
 	}
-	if _, why, _ := p.acquire(ctx, "a", time.Millisecond, hour); why != reasonShare {
+	if _, why, _ := p.acquire(ctx, "a", 1, time.Millisecond, hour); why != reasonShare {
 		t.Errorf("past share: %v, want share", why)
 	}
-	if _, why, _ := p.acquire(ctx, "b", hour, hour); why != reasonNone {
+	if _, why, _ := p.acquire(ctx, "b", 1, hour, hour); why != reasonNone {
 		t.Fatal(why)
 	}
-	if _, why, _ := p.acquire(ctx, "c", hour, time.Millisecond); why != reasonSaturated {
+	if _, why, _ := p.acquire(ctx, "c", 1, hour, time.Millisecond); why != reasonSaturated {
 		t.Errorf("full: %v, want saturated", why)
 	}
 	// one waits; the queue (of 1) is full for the next
 	done := make(chan reason)
 	cctx, cancel := context.WithCancel(ctx)
-	go func() { _, why, _ := p.acquire(cctx, "d", hour, hour); done <- why }()
+	go func() { _, why, _ := p.acquire(cctx, "d", 1, hour, hour); done <- why }()
 	waitFor(t, func() bool { return p.stats().waiting == 1 })
-	if _, why, _ := p.acquire(ctx, "e", hour, hour); why != reasonSaturated {
+	if _, why, _ := p.acquire(ctx, "e", 1, hour, hour); why != reasonSaturated {
 		t.Errorf("queue full: %v, want saturated at once", why)
 	}
 	cancel()
@@ -105,6 +105,36 @@ func TestPoolRefusals(t *testing.T) {
 	}
 }
 
+// TestPoolLightFirst: among waiters whose clients run as many, the
+// lightest (the fullest rate share) goes first, whatever the order of
+// arrival.
+func TestPoolLightFirst(t *testing.T) {
+	p := newPool(1, 1, 100)
+	ctx := context.Background()
+	if _, why, _ := p.acquire(ctx, "x", 1, hour, hour); why != reasonNone {
+		t.Fatal(why)
+	}
+	order := make(chan string, 3)
+	for i, c := range []struct {
+		key   string
+		light float64
+	}{{"heavy", 0}, {"middling", 0.4}, {"reader", 0.9}} {
+		go func() {
+			if _, why, _ := p.acquire(ctx, c.key, c.light, hour, hour); why == reasonNone {
+				order <- c.key
+				p.release(c.key)
+			}
+		}()
+		waitFor(t, func() bool { return p.stats().waiting == i+1 })
+	}
+	p.release("x")
+	for _, want := range []string{"reader", "middling", "heavy"} {
+		if got := <-order; got != want {
+			t.Errorf("%s went before %s", got, want)
+		}
+	}
+}
+
 // TestRates: a client starts burst requests at once, then rate a second;
 // a wait within the bound is reserved, a longer one refused without
 // taking; another client has its own bucket.
@@ -112,26 +142,26 @@ func TestRates(t *testing.T) {
 	r := newRates(2, 3, 16)
 	now := time.Unix(1000, 0)
 	for i := range 3 {
-		if w, ok := r.take("a", now, 0); !ok || w != 0 {
+		if w, _, ok := r.take("a", now, 0); !ok || w != 0 {
 			t.Fatalf("burst %d: %v %v", i, w, ok)
 		}
 	}
-	if w, ok := r.take("a", now, 0); ok || w != 500*time.Millisecond {
+	if w, _, ok := r.take("a", now, 0); ok || w != 500*time.Millisecond {
 		t.Errorf("past burst without waiting: %v %v", w, ok)
 	}
-	if w, ok := r.take("a", now, time.Second); !ok || w != 500*time.Millisecond {
+	if w, _, ok := r.take("a", now, time.Second); !ok || w != 500*time.Millisecond {
 		t.Errorf("past burst, waiting: %v %v", w, ok)
 	}
-	if w, ok := r.take("a", now, time.Second); !ok || w != time.Second {
+	if w, _, ok := r.take("a", now, time.Second); !ok || w != time.Second {
 		t.Errorf("next reserved: %v %v", w, ok)
 	}
-	if _, ok := r.take("a", now, time.Second); ok {
+	if _, _, ok := r.take("a", now, time.Second); ok {
 		t.Error("a third reservation fit within a second")
 	}
-	if _, ok := r.take("b", now, 0); !ok {
+	if _, _, ok := r.take("b", now, 0); !ok {
 		t.Error("another client shares a's bucket")
 	}
-	if _, ok := r.take("a", now.Add(2*time.Second), 0); !ok {
+	if _, _, ok := r.take("a", now.Add(2*time.Second), 0); !ok {
 		t.Error("no token after two seconds")
 	}
 }
@@ -149,11 +179,11 @@ func TestRatesBounded(t *testing.T) {
 	}
 	// all 16 (15 and the overflow) spent their token: the overflow is
 	// empty, so the 101st new client is refused as they are
-	if _, ok := r.take("new", now, 0); ok {
+	if _, _, ok := r.take("new", now, 0); ok {
 		t.Error("a client past the bound got a bucket of its own")
 	}
 	// two seconds on, every bucket is full again and is swept
-	if _, ok := r.take("later", now.Add(2*time.Second), 0); !ok {
+	if _, _, ok := r.take("later", now.Add(2*time.Second), 0); !ok {
 		t.Error("no room after the sweep")
 	}
 	if n := r.size(); n != 1 {
@@ -168,7 +198,7 @@ func TestRatesBounded(t *testing.T) {
 // request of the storm (0 positions), cheap requests hold nothing.
 func TestControllerGroups(t *testing.T) {
 	s := Settings{Budgets: map[Class]int{Search: 2}, Shares: map[Class]int{Search: 2},
-		Rates: map[Class]float64{Search: 0}, QueueWait: hour, ShareWait: hour}
+		Rates: map[Class]float64{Search: 0}, Expensive: 100, QueueWait: hour, ShareWait: hour}
 	c := New(s, 2, nil)
 	ctx := context.Background()
 	var storm []Ticket
@@ -353,5 +383,51 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestControllerExpensive: anonymous searches, listings and book searches
+// together run at most Settings.Expensive at once, whatever each class's
+// own budget; a request that finds it full waits and is refused 503
+// (its class's slot given back); the signed-in have no such cap.
+func TestControllerExpensive(t *testing.T) {
+	s := Settings{Expensive: 2, Rates: map[Class]float64{Search: 0, Facet: 0, BookSearch: 0},
+		QueueWait: 10 * time.Millisecond, ShareWait: 10 * time.Millisecond}
+	c := New(s, 8, nil)
+	ctx := context.Background()
+	a, err := c.Admit(ctx, Search, Anonymous, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Admit(ctx, BookSearch, Anonymous, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Admit(ctx, Facet, Anonymous, "c")
+	var ref *Refusal
+	if !errors.As(err, &ref) || ref.Status != 503 {
+		t.Fatalf("a third expensive request: %v", err)
+	}
+	if st := snap(c, Facet, Anonymous); st.Running != 0 {
+		t.Errorf("the refused request kept its class's slot: %+v", st)
+	}
+	if _, err := c.Admit(ctx, Page, Anonymous, "c"); err != nil {
+		t.Errorf("a page beside them: %v", err)
+	}
+	for i := range 4 {
+		if _, err := c.Admit(ctx, Search, SignedIn, fmt.Sprint("u", i)); err != nil {
+			t.Errorf("signed-in search %d: %v", i, err)
+		}
+	}
+	if st := c.SharedStats(Anonymous); st.Running != 2 || st.Limit != 2 {
+		t.Errorf("shared budget %+v", st)
+	}
+	a.Done()
+	b.Done()
+	if st := c.SharedStats(Anonymous); st.Running != 0 {
+		t.Errorf("after Done: %+v", st)
+	}
+	if st := c.SharedStats(Robot); st.Limit != 1 {
+		t.Errorf("robots' shared budget %d, want 1", st.Limit)
 	}
 }

@@ -34,6 +34,9 @@ type Controller struct {
 	now   func() time.Time
 	pools [numGroups][numClasses]*pool
 	rates [numGroups][numClasses]*rates
+	// expensive is the budget the expensive classes (Expensive) share,
+	// for anonymous callers and for robots; nil for the signed-in
+	expensive [numGroups]*pool
 	held  atomic.Int64 // requests waiting (in a queue, for a share, or before a refusal)
 	// refusals by group, class and reason
 	refused [numGroups][numClasses][numReasons]atomic.Uint64
@@ -80,8 +83,26 @@ func New(s Settings, cores int, now func() time.Time) *Controller {
 				c.rates[g][cl] = newRates(rate, burst, s.MaxClients)
 			}
 		}
+		if g != SignedIn {
+			limit := s.Expensive
+			if g == Robot {
+				limit = max(1, limit/2)
+			}
+			c.expensive[g] = newPool(limit, limit, max(1024, 256*limit))
+		}
 	}
 	return c
+}
+
+// Expensive reports the classes whose anonymous requests also share the
+// budget Settings.Expensive: those that keep a processor busy for their
+// whole time (searches, listings, search inside books, PDFs).
+func Expensive(cl Class) bool {
+	switch cl {
+	case Search, Facet, BookSearch, PDF:
+		return true
+	}
+	return false
 }
 
 // Settings returns the settings in force (defaults filled in).
@@ -89,8 +110,8 @@ func (c *Controller) Settings() Settings { return c.s }
 
 // Ticket is an admitted request's slot, given back by Done.
 type Ticket struct {
-	pool *pool
-	key  string
+	pool, shared *pool
+	key          string
 	// Waited is how long the request waited to be admitted; Positions
 	// how many requests of its class and group were admitted ahead of
 	// it while it waited.
@@ -100,6 +121,9 @@ type Ticket struct {
 
 // Done gives the slot back; call it once, when the response is written.
 func (t Ticket) Done() {
+	if t.shared != nil {
+		t.shared.release(t.key)
+	}
 	if t.pool != nil {
 		t.pool.release(t.key)
 	}
@@ -146,7 +170,8 @@ func (c *Controller) Admit(ctx context.Context, cl Class, g Group, key string) (
 		return Ticket{}, nil
 	}
 	start := c.now()
-	if wait, ok := c.rates[g][cl].take(key, start, c.s.ShareWait); !ok {
+	wait, light, ok := c.rates[g][cl].take(key, start, c.s.ShareWait)
+	if !ok {
 		return Ticket{}, c.refuse(ctx, cl, g, ReasonRate, wait, c.s.ShareWait)
 	} else if wait > 0 {
 		if err := c.hold(ctx, wait); err != nil {
@@ -158,7 +183,22 @@ func (c *Controller) Admit(ctx context.Context, cl Class, g Group, key string) (
 		c.held.Add(-1)
 		return Ticket{}, c.refuse(ctx, cl, g, ReasonSaturated, c.s.QueueWait, 0)
 	}
-	pos, why, err := p.acquire(ctx, key, c.s.ShareWait, c.s.QueueWait)
+	pos, why, err := p.acquire(ctx, key, light, c.s.ShareWait, c.s.QueueWait)
+	t := Ticket{pool: p, key: key}
+	if why == reasonNone && Expensive(cl) && c.expensive[g] != nil {
+		// then the budget the expensive classes share, within what is
+		// left of the wait (the class's slot is held meanwhile)
+		left := max(c.s.QueueWait-c.now().Sub(start), time.Millisecond)
+		var more int
+		more, why, err = c.expensive[g].acquire(ctx, key, light, left, left)
+		pos += more
+		if why != reasonNone {
+			why = reasonSaturated // the shared budget has no share of its own
+			p.release(key)
+		} else {
+			t.shared = c.expensive[g]
+		}
+	}
 	c.held.Add(-1)
 	switch why {
 	case reasonShare:
@@ -166,7 +206,8 @@ func (c *Controller) Admit(ctx context.Context, cl Class, g Group, key string) (
 	case reasonSaturated:
 		return Ticket{}, c.count(&Refusal{Class: cl, Group: g, Reason: ReasonSaturated, Status: 503, RetryAfter: c.s.QueueWait, Err: err})
 	}
-	return Ticket{pool: p, key: key, Waited: c.now().Sub(start), Positions: pos}, nil
+	t.Waited, t.Positions = c.now().Sub(start), pos
+	return t, nil
 }
 
 // refuse refuses a request for reason, after holding it for delay (so a
@@ -240,6 +281,16 @@ func (c *Controller) Snapshot() []Stats {
 		}
 	}
 	return out
+}
+
+// SharedStats is the state of the budget the expensive classes share for
+// group g (the zero Stats for the signed-in, who have none).
+func (c *Controller) SharedStats(g Group) Stats {
+	if c == nil || g < 0 || g >= numGroups || c.expensive[g] == nil {
+		return Stats{Group: g}
+	}
+	ps := c.expensive[g].stats()
+	return Stats{Group: g, Limit: ps.limit, Share: ps.share, Running: ps.running, Waiting: ps.waiting, Admitted: ps.admitted, Queued: ps.queued}
 }
 
 // Reasons lists the refusal reasons.

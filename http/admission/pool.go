@@ -10,8 +10,11 @@ import (
 // at most limit requests run at once, and at most share of them for one
 // client. A request that finds no room waits in the pool's queue, in
 // which a freed slot goes to the waiter whose client runs the fewest
-// requests of the pool (the earliest of those first): a client with many
-// requests running waits behind one with none, however many it sends.
+// requests of the pool, then to the lightest (the one whose rate share
+// is fullest: a person who asks now and then goes ahead of a client that
+// asks as fast as it may), then to the earliest: a client with many
+// requests running, or one that has been asking without pause, waits
+// behind a reader, however many requests it sends.
 //
 // Costs: admitting or releasing is O(1) under the pool's lock when no one
 // waits, and O(waiting) when some do (the queue is scanned for the best
@@ -39,8 +42,9 @@ type waiter struct {
 	client  *poolClient
 	ready   chan struct{} // closed when granted
 	granted bool
-	seq     uint64 // pool.granted when it began to wait
-	pos     int    // slots granted to others while it waited
+	seq     uint64  // pool.granted when it began to wait
+	pos     int     // slots granted to others while it waited
+	light   float64 // how light its client is (0 to 1: the share of its rate bucket left)
 }
 
 func newPool(limit, share, maxWaiting int) *pool {
@@ -58,11 +62,12 @@ const (
 )
 
 // acquire takes a slot for key, waiting at most shareWait when the client
-// already runs its share and at most queueWait when the pool is full. It
+// already runs its share and at most queueWait when the pool is full;
+// light (0 to 1) ranks it among those waiting with as many running. It
 // returns how many slots went to others while it waited (its queue
 // positions), or the reason it was refused; ctx ending also refuses it
 // (reasonSaturated, with ctx's error).
-func (p *pool) acquire(ctx context.Context, key string, shareWait, queueWait time.Duration) (int, reason, error) {
+func (p *pool) acquire(ctx context.Context, key string, light float64, shareWait, queueWait time.Duration) (int, reason, error) {
 	p.mu.Lock()
 	c := p.clients[key]
 	if c == nil {
@@ -86,7 +91,7 @@ func (p *pool) acquire(ctx context.Context, key string, shareWait, queueWait tim
 		return 0, reasonSaturated, nil
 	}
 	overShare := c.running >= p.share
-	w := &waiter{key: key, client: c, ready: make(chan struct{}), seq: p.granted}
+	w := &waiter{key: key, client: c, ready: make(chan struct{}), seq: p.granted, light: light}
 	c.waiting++
 	p.waiters = append(p.waiters, w)
 	p.dispatch()   // a slot may be free for it (those waiting were over their share)
@@ -142,7 +147,7 @@ func (p *pool) release(key string) {
 
 // dispatch grants free slots to the best eligible waiters: those whose
 // client runs fewer than its share, the client running the fewest first,
-// then the earliest. Called with p.mu held.
+// then the lightest, then the earliest. Called with p.mu held.
 func (p *pool) dispatch() {
 	for p.running < p.limit && len(p.waiters) > 0 {
 		best := -1
@@ -150,7 +155,12 @@ func (p *pool) dispatch() {
 			if w.client.running >= p.share {
 				continue
 			}
-			if best < 0 || w.client.running < p.waiters[best].client.running {
+			if best < 0 {
+				best = i
+				continue
+			}
+			b := p.waiters[best]
+			if w.client.running < b.client.running || w.client.running == b.client.running && w.light > b.light {
 				best = i
 			}
 		}

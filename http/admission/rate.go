@@ -47,9 +47,12 @@ func newRates(rate, burst float64, maxClients int) *rates {
 // (at most within) has it reserved (the bucket goes below zero, so those
 // waiting are served in turn); a longer wait is refused and takes
 // nothing. A rate of 0 or less is no limit.
-func (r *rates) take(key string, now time.Time, within time.Duration) (wait time.Duration, ok bool) {
+//
+// light is how much of the client's bucket is left after the take (0 to
+// 1; 1 without a rate share), which ranks it in a queue.
+func (r *rates) take(key string, now time.Time, within time.Duration) (wait time.Duration, light float64, ok bool) {
 	if r == nil || r.rate <= 0 {
-		return 0, true
+		return 0, 1, true
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -74,14 +77,14 @@ func (r *rates) take(key string, now time.Time, within time.Duration) (wait time
 	}
 	if b.tokens >= 1 {
 		b.tokens--
-		return 0, true
+		return 0, b.tokens / r.burst, true
 	}
 	wait = time.Duration((1 - b.tokens) / r.rate * float64(time.Second))
 	if wait > within {
-		return wait, false
+		return wait, 0, false
 	}
 	b.tokens--
-	return wait, true
+	return wait, 0, true
 }
 
 // sweep forgets the buckets that are full again at now. Called with r.mu

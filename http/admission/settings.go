@@ -25,6 +25,12 @@ type Settings struct {
 	// rate share. Signed-in callers have none.
 	Rates  map[Class]float64
 	Bursts map[Class]float64
+	// Expensive is how many requests of the expensive classes (search,
+	// facet, book_search, pdf) anonymous callers may run at once all
+	// together, beside each class's budget; robots get half. It keeps a
+	// storm from many addresses, each within its shares, from taking
+	// every processor: the rest stay for pages and the signed-in.
+	Expensive int
 	// QueueWait is how long a request within its client's share waits
 	// for a slot of a class whose budget is all in use before it is
 	// refused with 503 (default 2 s).
@@ -49,7 +55,7 @@ type Settings struct {
 // budgets of the expensive classes scale with the cores, so a storm of
 // them can keep at most the processors busy and leave the cheap pages
 // and signed-in callers room; the rates let a person browse, search and
-// read freely (two searches a second, sustained) and hold a crawler to the
+// read freely (a search a second, sustained, after ten at once) and hold a crawler to the
 // pace of a polite one.
 func Defaults(cores int) Settings {
 	cores = max(cores, 1)
@@ -63,11 +69,12 @@ func Defaults(cores int) Settings {
 			BookSearch: max(1, cores/2), PDF: 1, Harvest: max(1, cores/2), Write: 16 * cores,
 		},
 		Rates: map[Class]float64{
-			Page: 10, Image: 100, File: 10, Search: 2, Facet: 2, BookSearch: 4, PDF: 0.1, Harvest: 5, Write: 2,
+			Page: 10, Image: 100, File: 10, Search: 1, Facet: 1, BookSearch: 2, PDF: 0.1, Harvest: 5, Write: 2,
 		},
 		Bursts: map[Class]float64{
-			Page: 60, Image: 400, File: 60, Search: 30, Facet: 30, BookSearch: 40, PDF: 3, Harvest: 20, Write: 20,
+			Page: 60, Image: 400, File: 60, Search: 10, Facet: 10, BookSearch: 20, PDF: 3, Harvest: 20, Write: 20,
 		},
+		Expensive:  max(1, cores/2),
 		QueueWait:  2 * time.Second,
 		ShareWait:  time.Second,
 		MaxWaiting: 0,
@@ -84,6 +91,9 @@ func (s Settings) merge(d Settings) Settings {
 	out.Shares = mergeMap(d.Shares, s.Shares)
 	out.Rates = mergeMap(d.Rates, s.Rates)
 	out.Bursts = mergeMap(d.Bursts, s.Bursts)
+	if s.Expensive > 0 {
+		out.Expensive = s.Expensive
+	}
 	if s.QueueWait > 0 {
 		out.QueueWait = s.QueueWait
 	}
