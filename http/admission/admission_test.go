@@ -18,7 +18,7 @@ const hour = time.Hour
 // whose client runs the fewest, before a client that already runs more,
 // whatever their order of arrival.
 func TestPoolShareAndBudget(t *testing.T) {
-	p := newPool(3, 2, 100)
+	p := newPool(3, 2, 100, 0)
 	ctx := context.Background()
 	for range 2 {
 		if _, why, _ := p.acquire(ctx, "storm", 1, hour, hour); why != reasonNone {
@@ -74,7 +74,7 @@ func TestPoolShareAndBudget(t *testing.T) {
 // at the end of its wait, one within its share of a full pool with
 // reasonSaturated, and a full queue refuses at once.
 func TestPoolRefusals(t *testing.T) {
-	p := newPool(2, 1, 1)
+	p := newPool(2, 1, 1, 0)
 	ctx := context.Background()
 	if _, why, _ := p.acquire(ctx, "a", 1, hour, hour); why != reasonNone {
 		t.Fatal(why)
@@ -109,7 +109,7 @@ func TestPoolRefusals(t *testing.T) {
 // lightest (the fullest rate share) goes first, whatever the order of
 // arrival.
 func TestPoolLightFirst(t *testing.T) {
-	p := newPool(1, 1, 100)
+	p := newPool(1, 1, 100, 0)
 	ctx := context.Background()
 	if _, why, _ := p.acquire(ctx, "x", 1, hour, hour); why != reasonNone {
 		t.Fatal(why)
@@ -430,4 +430,35 @@ func TestControllerExpensive(t *testing.T) {
 	if st := c.SharedStats(Robot); st.Limit != 1 {
 		t.Errorf("robots' shared budget %d, want 1", st.Limit)
 	}
+}
+
+// TestPoolReserve: heavy clients (their rate share less than half full)
+// share all but the reserved slot; a light one arriving takes it at once
+// while a heavy one waits, which it keeps waiting until a heavy slot
+// frees.
+func TestPoolReserve(t *testing.T) {
+	p := newPool(2, 2, 100, 1)
+	ctx := context.Background()
+	if _, why, _ := p.acquire(ctx, "storm1", 0.1, hour, hour); why != reasonNone {
+		t.Fatal(why)
+	}
+	heavy := make(chan int, 1)
+	go func() {
+		pos, why, _ := p.acquire(ctx, "storm2", 0.1, hour, hour)
+		if why != reasonNone {
+			t.Error(why)
+		}
+		heavy <- pos
+	}()
+	waitFor(t, func() bool { return p.stats().waiting == 1 })
+	if pos, why, _ := p.acquire(ctx, "reader", 0.9, hour, hour); why != reasonNone || pos != 0 {
+		t.Fatalf("reader: %v, %d positions", why, pos)
+	}
+	p.release("reader") // the reserved slot frees (dispatched within release): still not the heavy one's
+	if st := p.stats(); st.waiting != 1 || st.running != 1 {
+		t.Fatalf("a heavy client took the reserved slot: %+v", st)
+	}
+	p.release("storm1")
+	<-heavy
+	p.release("storm2")
 }

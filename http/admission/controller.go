@@ -78,7 +78,11 @@ func New(s Settings, cores int, now func() time.Time) *Controller {
 			if maxWaiting <= 0 {
 				maxWaiting = max(1024, 256*limit)
 			}
-			c.pools[g][cl] = newPool(limit, share, maxWaiting)
+			reserve := 0
+			if g != SignedIn && limit >= 2 {
+				reserve = 1 // a slot for light clients (pool.go)
+			}
+			c.pools[g][cl] = newPool(limit, share, maxWaiting, reserve)
 			if g != SignedIn && rate > 0 {
 				c.rates[g][cl] = newRates(rate, burst, s.MaxClients)
 			}
@@ -88,7 +92,11 @@ func New(s Settings, cores int, now func() time.Time) *Controller {
 			if g == Robot {
 				limit = max(1, limit/2)
 			}
-			c.expensive[g] = newPool(limit, limit, max(1024, 256*limit))
+			reserve := 0
+			if limit >= 2 {
+				reserve = 1
+			}
+			c.expensive[g] = newPool(limit, limit, max(1024, 256*limit), reserve)
 		}
 	}
 	return c

@@ -16,11 +16,19 @@ import (
 // requests running, or one that has been asking without pause, waits
 // behind a reader, however many requests it sends.
 //
+// Of the limit, reserve slots are kept for light clients (those whose
+// rate share is at least half full): clients that have been asking as
+// fast as their rate allows share the others, so a reader who arrives
+// finds a slot at once unless other light clients hold the reserve.
+//
 // Costs: admitting or releasing is O(1) under the pool's lock when no one
 // waits, and O(waiting) when some do (the queue is scanned for the best
 // waiter; it holds at most maxWaiting).
 type pool struct {
 	limit, share, maxWaiting int
+	// reserve slots are for light clients only (lightAt or lighter): a
+	// reader finds one free however heavy the others are
+	reserve int
 
 	mu       sync.Mutex
 	running  int
@@ -47,9 +55,23 @@ type waiter struct {
 	light   float64 // how light its client is (0 to 1: the share of its rate bucket left)
 }
 
-func newPool(limit, share, maxWaiting int) *pool {
-	return &pool{limit: max(limit, 1), share: min(max(share, 1), max(limit, 1)), maxWaiting: max(maxWaiting, 1),
-		clients: map[string]*poolClient{}}
+// lightAt is how full a client's rate share must be for it to take a
+// reserved slot.
+const lightAt = 0.5
+
+func newPool(limit, share, maxWaiting, reserve int) *pool {
+	limit = max(limit, 1)
+	return &pool{limit: limit, share: min(max(share, 1), limit), maxWaiting: max(maxWaiting, 1),
+		reserve: min(max(reserve, 0), limit-1), clients: map[string]*poolClient{}}
+}
+
+// room reports whether a client as light as light may take a slot now.
+// Called with p.mu held.
+func (p *pool) room(light float64) bool {
+	if light >= lightAt {
+		return p.running < p.limit
+	}
+	return p.running < p.limit-p.reserve
 }
 
 // refusal reasons of acquire.
@@ -74,7 +96,7 @@ func (p *pool) acquire(ctx context.Context, key string, light float64, shareWait
 		c = &poolClient{}
 		p.clients[key] = c
 	}
-	if c.running < p.share && p.running < p.limit && len(p.waiters) == 0 {
+	if c.running < p.share && p.room(light) && len(p.waiters) == 0 {
 		c.running++
 		p.running++
 		p.granted++
@@ -146,13 +168,14 @@ func (p *pool) release(key string) {
 }
 
 // dispatch grants free slots to the best eligible waiters: those whose
-// client runs fewer than its share, the client running the fewest first,
-// then the lightest, then the earliest. Called with p.mu held.
+// client runs fewer than its share (and, for a reserved slot, is light),
+// the client running the fewest first, then the lightest, then the
+// earliest. Called with p.mu held.
 func (p *pool) dispatch() {
 	for p.running < p.limit && len(p.waiters) > 0 {
 		best := -1
 		for i, w := range p.waiters {
-			if w.client.running >= p.share {
+			if w.client.running >= p.share || !p.room(w.light) {
 				continue
 			}
 			if best < 0 {

@@ -29,7 +29,9 @@ type Settings struct {
 	// facet, book_search, pdf) anonymous callers may run at once all
 	// together, beside each class's budget; robots get half. It keeps a
 	// storm from many addresses, each within its shares, from taking
-	// every processor: the rest stay for pages and the signed-in.
+	// every processor: the rest stay for pages and the signed-in. Of it
+	// (as of every anonymous budget of 2 or more) one slot is kept for
+	// light clients (pool.go).
 	Expensive int
 	// QueueWait is how long a request within its client's share waits
 	// for a slot of a class whose budget is all in use before it is
@@ -74,7 +76,7 @@ func Defaults(cores int) Settings {
 		Bursts: map[Class]float64{
 			Page: 60, Image: 400, File: 60, Search: 10, Facet: 10, BookSearch: 20, PDF: 3, Harvest: 20, Write: 20,
 		},
-		Expensive:  max(1, cores/2),
+		Expensive:  max(1, cores/2) + 1,
 		QueueWait:  2 * time.Second,
 		ShareWait:  time.Second,
 		MaxWaiting: 0,
