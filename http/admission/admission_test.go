@@ -432,7 +432,7 @@ func TestControllerExpensive(t *testing.T) {
 	}
 }
 
-// TestPoolReserve: heavy clients (their rate share less than half full)
+// TestPoolReserve: heavy clients (their rate share less than nine tenths full)
 // share all but the reserved slot; a light one arriving takes it at once
 // while a heavy one waits, which it keeps waiting until a heavy slot
 // frees.

@@ -17,7 +17,7 @@ import (
 // behind a reader, however many requests it sends.
 //
 // Of the limit, reserve slots are kept for light clients (those whose
-// rate share is at least half full): clients that have been asking as
+// rate share was nine tenths full or more): clients that have been asking as
 // fast as their rate allows share the others, so a reader who arrives
 // finds a slot at once unless other light clients hold the reserve.
 //
@@ -56,8 +56,10 @@ type waiter struct {
 }
 
 // lightAt is how full a client's rate share must be for it to take a
-// reserved slot.
-const lightAt = 0.5
+// reserved slot: nearly full, as a person's is who searches now and then
+// (a search a second refills it); a client drops below it at its first
+// request in a burst.
+const lightAt = 0.9
 
 func newPool(limit, share, maxWaiting, reserve int) *pool {
 	limit = max(limit, 1)

@@ -48,8 +48,10 @@ func newRates(rate, burst float64, maxClients int) *rates {
 // waiting are served in turn); a longer wait is refused and takes
 // nothing. A rate of 0 or less is no limit.
 //
-// light is how much of the client's bucket is left after the take (0 to
-// 1; 1 without a rate share), which ranks it in a queue.
+// light is how full the client's bucket was before the take (0 to 1; 1
+// without a rate share), which ranks it in a queue: a person who asks
+// now and then finds it full, a client that has just asked for several
+// does not.
 func (r *rates) take(key string, now time.Time, within time.Duration) (wait time.Duration, light float64, ok bool) {
 	if r == nil || r.rate <= 0 {
 		return 0, 1, true
@@ -75,9 +77,10 @@ func (r *rates) take(key string, now time.Time, within time.Duration) (wait time
 		b.tokens = math.Min(r.burst, b.tokens+d.Seconds()*r.rate)
 		b.at = now
 	}
+	light = max(0, b.tokens) / r.burst
 	if b.tokens >= 1 {
 		b.tokens--
-		return 0, b.tokens / r.burst, true
+		return 0, light, true
 	}
 	wait = time.Duration((1 - b.tokens) / r.rate * float64(time.Second))
 	if wait > within {
