@@ -17,8 +17,9 @@ import (
 )
 
 // litestreamBinary finds the litestream binary ($SHELFMARK_LITESTREAM,
-// else <build>/bin/litestream, else on PATH), or skips the test: Litestream
-// is an optional companion (docs/backup.md), installed with
+// else <build>/bin/litestream, else on PATH), or skips the test (fails
+// under SHELFMARK_REQUIRE_TOOLS=1, as the test command sets, which builds
+// it): Litestream is an optional companion (docs/backup.md), installed with
 // go install github.com/benbjohnson/litestream/cmd/litestream@v0.5.18.
 func litestreamBinary(t *testing.T) string {
 	t.Helper()
@@ -31,6 +32,9 @@ func litestreamBinary(t *testing.T) string {
 	}
 	if p, err := exec.LookPath("litestream"); err == nil {
 		return p
+	}
+	if os.Getenv("SHELFMARK_REQUIRE_TOOLS") == "1" {
+		t.Fatal("litestream is not installed (the test command builds it: scripts/test.sh)")
 	}
 	t.Skip("litestream is not installed (optional: see docs/backup.md)")
 	return ""

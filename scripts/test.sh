@@ -53,6 +53,21 @@ if [[ ! -x $staticcheck ]]; then
 fi
 "$staticcheck" ./...
 
+# Litestream, the companion that replicates the SQLite database to S3
+# (docs/backup.md), for the test that replicates and restores with it:
+# pinned, built once per machine and Go version, as staticcheck is
+litestream_version=v0.5.18
+litestream=${XDG_CACHE_HOME:-$HOME/.cache}/shelfmark/litestream-$litestream_version-$(go env GOVERSION)-$(go env GOOS)-$(go env GOARCH)
+if [[ ! -x $litestream ]]; then
+	step "building litestream $litestream_version (once per machine)"
+	mkdir -p "$(dirname "$litestream")"
+	tmp=$(mktemp -d "$(dirname "$litestream")/build.XXXXXX")
+	(cd / && GOFLAGS= GOBIN="$tmp" go install "github.com/benbjohnson/litestream/cmd/litestream@$litestream_version")
+	mv "$tmp/litestream" "$litestream"
+	rm -rf "$tmp"
+fi
+export SHELFMARK_LITESTREAM=$litestream
+
 step "test tools and data: xmllint, vips, poppler, tesseract, sickle, pymarc's MARC records"
 scripts/testdeps.sh
 # tests that need the pipeline's tools fail rather than skip without them
