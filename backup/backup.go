@@ -282,7 +282,7 @@ func readListing(ctx context.Context, fsys ocfl.FS, dir string, l Listing) ([]st
 	if l.List == "" {
 		return nil, nil
 	}
-	data, err := readSmall(ctx, fsys, path.Join(dir, l.List), 1<<34)
+	data, err := ocfl.ReadFile(ctx, fsys, path.Join(dir, l.List), 1<<34)
 	if err != nil {
 		return nil, fmt.Errorf("backup %s: %w", dir, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"sort"
@@ -77,7 +76,7 @@ const backupsDir = "backups"
 
 // ReadManifest reads the manifest of the backup directory dir of fsys.
 func ReadManifest(ctx context.Context, fsys ocfl.FS, dir string) (*Manifest, error) {
-	data, err := readSmall(ctx, fsys, path.Join(dir, ManifestName), maxManifest)
+	data, err := ocfl.ReadFile(ctx, fsys, path.Join(dir, ManifestName), maxManifest)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("backup %s: %w: it has no %s (the run that wrote it was interrupted)", dir, ErrNotWhole, ManifestName)
 	}
@@ -153,21 +152,4 @@ func Latest(ctx context.Context, fsys ocfl.FS) (string, *Manifest, error) {
 		return "", nil, fmt.Errorf("%w: no backup here", ErrNotWhole)
 	}
 	return "", nil, fmt.Errorf("%w: none of the %d backups here has a manifest (every run was interrupted)", ErrNotWhole, len(dirs))
-}
-
-// readSmall reads the file name of fsys, failing past limit bytes.
-func readSmall(ctx context.Context, fsys ocfl.FS, name string, limit int64) ([]byte, error) {
-	rc, err := fsys.Open(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("read %s: larger than %d bytes", name, limit)
-	}
-	return data, nil
 }

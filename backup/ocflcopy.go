@@ -110,7 +110,7 @@ func objectDir(p string) string {
 // goneObject reports whether the object at dir was purged (its root
 // inventory is gone), and notes it.
 func (c *ocflCopy) goneObject(ctx context.Context, dir string) bool {
-	_, err := readSmall(ctx, c.src, path.Join(dir, "inventory.json"), ocfl.MaxInventorySize)
+	_, err := ocfl.ReadFile(ctx, c.src, path.Join(dir, "inventory.json"), ocfl.MaxInventorySize)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
@@ -144,7 +144,7 @@ func (c *ocflCopy) rootFiles(ctx context.Context, dir string) error {
 				return err
 			}
 		default:
-			data, err := readSmall(ctx, c.src, name, maxRootFile)
+			data, err := ocfl.ReadFile(ctx, c.src, name, maxRootFile)
 			if err != nil {
 				return fmt.Errorf("the preservation copy: %w", err)
 			}
@@ -168,7 +168,7 @@ func (c *ocflCopy) objectOrGone(ctx context.Context, dir string) error {
 
 // object copies the object at dir as of its root inventory.
 func (c *ocflCopy) object(ctx context.Context, dir string) error {
-	data, err := readSmall(ctx, c.src, path.Join(dir, "inventory.json"), ocfl.MaxInventorySize)
+	data, err := ocfl.ReadFile(ctx, c.src, path.Join(dir, "inventory.json"), ocfl.MaxInventorySize)
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func (c *ocflCopy) immutableFile(ctx context.Context, name string) error {
 			return nil
 		}
 	}
-	data, err := readSmall(ctx, c.src, name, ocfl.MaxInventorySize)
+	data, err := ocfl.ReadFile(ctx, c.src, name, ocfl.MaxInventorySize)
 	if errors.Is(err, fs.ErrNotExist) && path.Base(name) == objectDeclaration {
 		return fmt.Errorf("%s is missing", name)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/blob"
+	"github.com/shelfmark/shelfmark/internal/iox"
 	"github.com/shelfmark/shelfmark/ocfl"
 )
 
@@ -178,7 +179,7 @@ func restoreDB(ctx context.Context, from ocfl.FS, name string, db Database, dst 
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 	v := newVerifier(rc, algSHA256, db.SHA256)
-	if _, err := io.Copy(tmp, ctxReader{ctx, v}); err != nil {
+	if _, err := io.Copy(tmp, iox.ContextReader(ctx, v)); err != nil {
 		return fmt.Errorf("restore the database: %w", err)
 	}
 	if v.n != db.Size {
@@ -207,17 +208,4 @@ func restoreDB(ctx context.Context, from ocfl.FS, name string, db Database, dst 
 		return fmt.Errorf("restore the database: %w", err)
 	}
 	return nil
-}
-
-// ctxReader stops reading when ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(b []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(b)
 }

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shelfmark/shelfmark/internal/iox"
 )
 
 // Version is the BagIt version the bags declare in bagit.txt.
@@ -214,7 +216,7 @@ func writeFile(ctx context.Context, root, rel string, f File, dirs map[string]bo
 	defer out.Close()
 	hs := map[string]hash.Hash{"sha512": sha512.New(), "sha256": sha256.New()}
 	w := io.MultiWriter(out, hs["sha512"], hs["sha256"])
-	n, err := io.Copy(w, ctxReader{ctx, r})
+	n, err := io.Copy(w, iox.ContextReader(ctx, r))
 	if err != nil {
 		return nil, 0, fmt.Errorf("bagit: %s: copy: %w", rel, err)
 	}
@@ -234,19 +236,6 @@ func writeFile(ctx context.Context, root, rel string, f File, dirs map[string]bo
 		}
 	}
 	return ds, n, nil
-}
-
-// ctxReader stops reading when ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // infoText is bag-info.txt: one "Label: value" line per field. A label

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/iox"
 )
 
 var _ shelfmark.BlobRepairer = (*LocalStore)(nil)
@@ -57,7 +58,7 @@ func (s *LocalStore) ReplaceBlob(ctx context.Context, sha string, r io.Reader) e
 		_ = os.Remove(tmp)
 	}()
 	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(f, h), ctxReader{ctx, r}); err != nil {
+	if _, err := io.Copy(io.MultiWriter(f, h), iox.ContextReader(ctx, r)); err != nil {
 		return fmt.Errorf("blob: replace %s: %w", sha, err)
 	}
 	if got := h.Sum(nil); string(got) != string(want) {
@@ -111,17 +112,4 @@ func withTx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
-}
-
-// ctxReader stops reading once ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

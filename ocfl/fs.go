@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/shelfmark/shelfmark/internal/iox"
 )
 
 // FS is the storage a Root lives on: a tree of files named by slash-separated
@@ -280,7 +282,7 @@ func (d *DirFS) write(ctx context.Context, name string, r io.Reader, exclusive, 
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := io.Copy(f, ctxReader{ctx, r}); err != nil {
+	if _, err := io.Copy(f, iox.ContextReader(ctx, r)); err != nil {
 		return fmt.Errorf("ocfl: write %s: %w", name, err)
 	}
 	if durable {
@@ -331,7 +333,7 @@ func (d *DirFS) writeNew(ctx context.Context, p, dir string, r io.Reader) (done 
 		return false, err
 	}
 	d.files.Add(1)
-	if _, err = io.Copy(f, ctxReader{ctx, r}); err == nil {
+	if _, err = io.Copy(f, iox.ContextReader(ctx, r)); err == nil {
 		err = f.Close()
 	} else {
 		f.Close()
@@ -411,22 +413,10 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// ctxReader stops a copy when its context ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
-// readFile reads a whole file of at most limit bytes; a larger file is an
-// error wrapping errTooLarge.
-func readFile(ctx context.Context, fsys FS, name string, limit int64) ([]byte, error) {
+// ReadFile reads a whole file of fsys of at most limit bytes; a larger
+// file is an error (wrapping errTooLarge), found after reading limit+1
+// bytes at most.
+func ReadFile(ctx context.Context, fsys FS, name string, limit int64) ([]byte, error) {
 	rc, err := fsys.Open(ctx, name)
 	if err != nil {
 		return nil, err

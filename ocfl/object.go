@@ -262,7 +262,7 @@ func (r *Root) Open(ctx context.Context, id string) (*Object, error) {
 // sidecar.
 func (r *Root) View(ctx context.Context, id string) (*Object, error) {
 	dir := ObjectPath(id)
-	data, err := readFile(ctx, r.fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
+	data, err := ReadFile(ctx, r.fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("ocfl: %q: %w", id, ErrNotFound)
 	}
@@ -289,9 +289,9 @@ func (r *Root) View(ctx context.Context, id string) (*Object, error) {
 	// whose own sidecar matches.
 	sidecar := "inventory.json." + inv.DigestAlgorithm
 	want := hexDigest(inv.DigestAlgorithm, data)
-	if got, _ := readFile(ctx, r.fsys, path.Join(dir, sidecar), 1024); sidecarDigest(got) != want {
-		vdata, err := readFile(ctx, r.fsys, path.Join(dir, inv.Head, "inventory.json"), MaxInventorySize)
-		vside, _ := readFile(ctx, r.fsys, path.Join(dir, inv.Head, sidecar), 1024)
+	if got, _ := ReadFile(ctx, r.fsys, path.Join(dir, sidecar), 1024); sidecarDigest(got) != want {
+		vdata, err := ReadFile(ctx, r.fsys, path.Join(dir, inv.Head, "inventory.json"), MaxInventorySize)
+		vside, _ := ReadFile(ctx, r.fsys, path.Join(dir, inv.Head, sidecar), 1024)
 		if err != nil || !bytes.Equal(vdata, data) || sidecarDigest(vside) != want {
 			return nil, fmt.Errorf("ocfl: object root %s: %s does not match inventory.json", dir, sidecar)
 		}
@@ -341,7 +341,7 @@ func (r *Root) recover(ctx context.Context, dir string) (*Inventory, error) {
 		}
 		return nil, nil
 	}
-	data, err := readFile(ctx, r.fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
+	data, err := ReadFile(ctx, r.fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
 	if err != nil {
 		return nil, err
 	}
@@ -370,13 +370,13 @@ func (r *Root) recover(ctx context.Context, dir string) (*Inventory, error) {
 	}
 	sidecar := "inventory.json." + inv.DigestAlgorithm
 	want := hexDigest(inv.DigestAlgorithm, data)
-	got, _ := readFile(ctx, r.fsys, path.Join(dir, sidecar), 1024)
+	got, _ := ReadFile(ctx, r.fsys, path.Join(dir, sidecar), 1024)
 	if sidecarDigest(got) != want {
-		vdata, err := readFile(ctx, r.fsys, path.Join(dir, inv.Head, "inventory.json"), MaxInventorySize)
+		vdata, err := ReadFile(ctx, r.fsys, path.Join(dir, inv.Head, "inventory.json"), MaxInventorySize)
 		if err != nil || !bytes.Equal(vdata, data) {
 			return nil, fmt.Errorf("ocfl: object root %s: %s does not match inventory.json", dir, sidecar)
 		}
-		vside, _ := readFile(ctx, r.fsys, path.Join(dir, inv.Head, sidecar), 1024)
+		vside, _ := ReadFile(ctx, r.fsys, path.Join(dir, inv.Head, sidecar), 1024)
 		if sidecarDigest(vside) != want {
 			return nil, fmt.Errorf("ocfl: object root %s: %s does not match inventory.json", dir, sidecar)
 		}
@@ -404,7 +404,7 @@ func (r *Root) newestWhole(ctx context.Context, dir string, entries []Entry) (*I
 	sort.Sort(sort.Reverse(sort.IntSlice(nums)))
 	for _, n := range nums {
 		name := names[n]
-		data, err := readFile(ctx, r.fsys, path.Join(dir, name, "inventory.json"), MaxInventorySize)
+		data, err := ReadFile(ctx, r.fsys, path.Join(dir, name, "inventory.json"), MaxInventorySize)
 		if err != nil {
 			continue
 		}
@@ -413,7 +413,7 @@ func (r *Root) newestWhole(ctx context.Context, dir string, entries []Entry) (*I
 		if !rep.Valid() || inv.Head != name || ObjectPath(inv.ID) != dir {
 			continue
 		}
-		side, _ := readFile(ctx, r.fsys, path.Join(dir, name, "inventory.json."+inv.DigestAlgorithm), 1024)
+		side, _ := ReadFile(ctx, r.fsys, path.Join(dir, name, "inventory.json."+inv.DigestAlgorithm), 1024)
 		if sidecarDigest(side) != hexDigest(inv.DigestAlgorithm, data) {
 			continue
 		}

@@ -120,11 +120,11 @@ func InitRoot(ctx context.Context, fsys FS) (*Root, error) {
 // its layout is the 0004 extension with this package's configuration
 // (ErrNotRoot otherwise). Cost: three small reads.
 func OpenRoot(ctx context.Context, fsys FS) (*Root, error) {
-	decl, err := readFile(ctx, fsys, rootDeclaration, 64)
+	decl, err := ReadFile(ctx, fsys, rootDeclaration, 64)
 	if err != nil || string(decl) != "ocfl_1.1\n" {
 		return nil, fmt.Errorf("%w: no valid %s", ErrNotRoot, rootDeclaration)
 	}
-	raw, err := readFile(ctx, fsys, layoutFile, 1<<16)
+	raw, err := ReadFile(ctx, fsys, layoutFile, 1<<16)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotRoot, err)
 	}
@@ -134,7 +134,7 @@ func OpenRoot(ctx context.Context, fsys FS) (*Root, error) {
 	if err := json.Unmarshal(raw, &layout); err != nil || layout.Extension != LayoutExtension {
 		return nil, fmt.Errorf("%w: %s does not name %s", ErrNotRoot, layoutFile, LayoutExtension)
 	}
-	cfg, err := readFile(ctx, fsys, layoutConfig, 1<<16)
+	cfg, err := ReadFile(ctx, fsys, layoutConfig, 1<<16)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotRoot, err)
 	}

@@ -276,7 +276,7 @@ func (v *objectValidator) declaration(entries []Entry) {
 		v.r.errorf("E004", name, "declaration is not 0=ocfl_object_1.1 (or 1.0)")
 		return
 	}
-	data, err := readFile(v.ctx, v.fsys, v.p(name), 64)
+	data, err := ReadFile(v.ctx, v.fsys, v.p(name), 64)
 	if err != nil || string(data) != name[2:]+"\n" {
 		v.r.errorf("E007", name, "declaration's content is not %q followed by a newline", name[2:])
 	}
@@ -285,7 +285,7 @@ func (v *objectValidator) declaration(entries []Entry) {
 // readInventory reads and checks the inventory at name (relative to the
 // object root) and its sidecar.
 func (v *objectValidator) readInventory(name string) ([]byte, *Inventory) {
-	data, err := readFile(v.ctx, v.fsys, v.p(name), MaxInventorySize)
+	data, err := ReadFile(v.ctx, v.fsys, v.p(name), MaxInventorySize)
 	if errors.Is(err, errTooLarge) {
 		v.r.errorf("E033", name, "inventory is over the limit of %d bytes; not read", MaxInventorySize)
 		return nil, nil
@@ -299,7 +299,7 @@ func (v *objectValidator) readInventory(name string) ([]byte, *Inventory) {
 		return data, inv
 	}
 	side := name + "." + inv.DigestAlgorithm
-	sdata, err := readFile(v.ctx, v.fsys, v.p(side), 1024)
+	sdata, err := ReadFile(v.ctx, v.fsys, v.p(side), 1024)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		v.r.errorf("E058", side, "no inventory sidecar")

@@ -37,14 +37,14 @@ func ValidateRoot(ctx context.Context, fsys FS) *Report {
 		r.errorf("E077", decls[0], "declaration is not 0=ocfl_1.1")
 	default:
 		rootSpec = decls[0][len("0=ocfl_"):]
-		if data, err := readFile(ctx, fsys, decls[0], 64); err != nil || string(data) != decls[0][2:]+"\n" {
+		if data, err := ReadFile(ctx, fsys, decls[0], 64); err != nil || string(data) != decls[0][2:]+"\n" {
 			r.errorf("E080", decls[0], "declaration's content is not %q followed by a newline", decls[0][2:])
 		}
 	}
 	ourLayout := false
 	if hasEntry(entries, layoutFile) {
 		var layout map[string]any
-		data, err := readFile(ctx, fsys, layoutFile, 1<<20)
+		data, err := ReadFile(ctx, fsys, layoutFile, 1<<20)
 		if err != nil || json.Unmarshal(data, &layout) != nil {
 			r.errorf("E070", layoutFile, "not a JSON object")
 		} else {
@@ -55,7 +55,7 @@ func ValidateRoot(ctx context.Context, fsys FS) *Report {
 			} else if !registeredExtensions[ext] {
 				r.errorf("E071", layoutFile, "extension %q is not a registered extension", ext)
 			} else if ext == LayoutExtension {
-				cfg, err := readFile(ctx, fsys, layoutConfig, 1<<20)
+				cfg, err := ReadFile(ctx, fsys, layoutConfig, 1<<20)
 				ourLayout = err == nil && checkLayoutConfig(cfg) == nil
 			}
 		}
@@ -134,7 +134,7 @@ func validateRootObject(ctx context.Context, fsys FS, dir, decl, rootSpec string
 	if !ourLayout {
 		return
 	}
-	data, err := readFile(ctx, fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
+	data, err := ReadFile(ctx, fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
 	if err != nil {
 		return
 	}

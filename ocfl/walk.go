@@ -18,7 +18,7 @@ import (
 // inventory.
 func (r *Root) Objects(ctx context.Context, fn func(id string, err error) error) error {
 	return r.walkTuples(ctx, ".", 0, func(p string) error {
-		data, err := readFile(ctx, r.fsys, path.Join(p, "inventory.json"), MaxInventorySize)
+		data, err := ReadFile(ctx, r.fsys, path.Join(p, "inventory.json"), MaxInventorySize)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // an object whose first version was never committed
 		}

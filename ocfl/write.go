@@ -302,7 +302,7 @@ func (r *Root) Purge(ctx context.Context, id string) error {
 		return nil // nothing there (or unreadable: RemoveAll below would say)
 	}
 	if hasEntry(entries, "inventory.json") {
-		data, err := readFile(ctx, r.fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
+		data, err := ReadFile(ctx, r.fsys, path.Join(dir, "inventory.json"), MaxInventorySize)
 		if err == nil {
 			rep := &Report{}
 			if inv := checkInventory(data, "inventory.json", rep); inv != nil && inv.ID != "" && inv.ID != id {

@@ -37,7 +37,7 @@ type Controller struct {
 	// expensive is the budget the expensive classes (Expensive) share,
 	// for anonymous callers and for robots; nil for the signed-in
 	expensive [numGroups]*pool
-	held  atomic.Int64 // requests waiting (in a queue, for a share, or before a refusal)
+	held      atomic.Int64 // requests waiting (in a queue, for a share, or before a refusal)
 	// refusals by group, class and reason
 	refused [numGroups][numClasses][numReasons]atomic.Uint64
 }
