@@ -198,6 +198,20 @@ type dzTile struct {
 
 // dzArchive is dzsave's archive, read: its info and its tiles, sorted by
 // name.
+// decode reads and decodes the tile (a JPEG).
+func (t dzTile) decode() (image.Image, error) {
+	rc, err := t.f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("read tile %s: %w", t.name, err)
+	}
+	defer rc.Close()
+	img, err := jpeg.Decode(rc)
+	if err != nil {
+		return nil, fmt.Errorf("decode tile %s: %w", t.name, err)
+	}
+	return img, nil
+}
+
 type dzArchive struct {
 	zr    *zip.ReadCloser
 	info  dzInfo
@@ -284,14 +298,9 @@ func (a *dzArchive) level(scale int) (draw.Image, error) {
 		if t.scale != scale {
 			continue
 		}
-		rc, err := t.f.Open()
+		img, err := t.decode()
 		if err != nil {
-			return nil, fmt.Errorf("read tile %s: %w", t.name, err)
-		}
-		img, err := jpeg.Decode(rc)
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("decode tile %s: %w", t.name, err)
+			return nil, err
 		}
 		if level == nil {
 			if _, grey := img.(*image.Gray); grey {
@@ -364,14 +373,9 @@ func (a *dzArchive) levelYCbCr(scale int) (*image.YCbCr, error) {
 		if t.scale != scale {
 			continue
 		}
-		rc, err := t.f.Open()
+		img, err := t.decode()
 		if err != nil {
-			return nil, fmt.Errorf("read tile %s: %w", t.name, err)
-		}
-		img, err := jpeg.Decode(rc)
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("decode tile %s: %w", t.name, err)
+			return nil, err
 		}
 		m, ok := img.(*image.YCbCr)
 		ox, oy := t.x/scale, t.y/scale
