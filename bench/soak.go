@@ -276,8 +276,26 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 	var allReads []time.Duration
 	var lastWorks, lastUploads, lastRecords int64
 	var lastErrors int64
-	var walked time.Time           // the last walk of the data directory
-	var walkBlobs, walkOther int64 // what it found
+	// the walk of every file of the data directory costs what it holds
+	// (hundreds of thousands of files in an hour, a minute's walk by the
+	// end): it runs beside the samples, never holding one up, and rests
+	// five times as long as it took
+	var walkBlobs, walkOther atomic.Int64
+	if c.DataDir != "" {
+		go func() {
+			for {
+				t0 := time.Now()
+				_, _, b, o := diskUse(c.DataDir)
+				walkBlobs.Store(b)
+				walkOther.Store(o)
+				select {
+				case <-runCtx.Done():
+					return
+				case <-time.After(max(diskWalkEvery, 5*time.Since(t0))):
+				}
+			}
+		}()
+	}
 	start := time.Now()
 	last := start
 	var stormDone chan *SoakStorm
@@ -324,13 +342,7 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 		}
 		if c.DataDir != "" {
 			s.DBBytes, s.WALBytes = fileSize(filepath.Join(c.DataDir, "shelfmark.db")), fileSize(filepath.Join(c.DataDir, "shelfmark.db-wal"))
-			// the walk of every file costs what the data directory holds
-			// (hundreds of thousands of files in an hour): once a minute
-			if walked.IsZero() || now.Sub(walked) >= diskWalkEvery {
-				_, _, walkBlobs, walkOther = diskUse(c.DataDir)
-				walked = now
-			}
-			s.BlobBytes, s.OtherBytes = walkBlobs, walkOther
+			s.BlobBytes, s.OtherBytes = walkBlobs.Load(), walkOther.Load()
 		}
 		lastWorks, lastUploads, lastRecords, lastErrors = works, uploads, records, errs
 		last = now
@@ -777,7 +789,8 @@ func currentRSS(pid int) int64 {
 }
 
 // diskWalkEvery is the least time between two walks of the data
-// directory (the database and its WAL are measured at every sample).
+// directory (the database and its WAL are measured at every sample; the
+// blobs and the rest are what the last walk found).
 const diskWalkEvery = time.Minute
 
 // fileSize is the size of a file (0 when there is none).
