@@ -13,6 +13,7 @@ import (
 
 	"github.com/shelfmark/shelfmark/backup"
 	"github.com/shelfmark/shelfmark/internal/testkit"
+	"github.com/shelfmark/shelfmark/internal/testkit/datadump"
 	"github.com/shelfmark/shelfmark/ocfl"
 	"github.com/shelfmark/shelfmark/storagetest"
 )
@@ -90,7 +91,7 @@ func TestBackupRestoreSQLite(t *testing.T) {
 		t.Fatalf("first backup: %+v", m1)
 	}
 	data, _ := restoreInto(t, dst)
-	if d := storagetest.DiffLines(want, dumpDir(t, data)); d != "" {
+	if d := storagetest.DiffLines(want, datadump.SQLite(t, data)); d != "" {
 		t.Fatalf("the restored repository differs (- original, + restored):\n%s", d)
 	}
 	if a, b := tableDump(t, filepath.Join(r.dir, "shelfmark.db")), tableDump(t, filepath.Join(data, "shelfmark.db")); a != b {
@@ -110,7 +111,7 @@ func TestBackupRestoreSQLite(t *testing.T) {
 		t.Fatalf("second backup copied %d preservation files of %d: want the new ones only", m2.Copied.OCFLFiles, m2.OCFL.Files)
 	}
 	data, _ = restoreInto(t, dst)
-	if d := storagetest.DiffLines(want, dumpDir(t, data)); d != "" {
+	if d := storagetest.DiffLines(want, datadump.SQLite(t, data)); d != "" {
 		t.Fatalf("the second restore differs (- original, + restored):\n%s", d)
 	}
 	checkRestored(t, r, data)
@@ -277,7 +278,7 @@ func TestBackupConcurrent(t *testing.T) {
 		if _, _, err := backup.Restore(context.Background(), dst, data, backup.RestoreOptions{Dir: dir}); err != nil {
 			t.Fatalf("restore %s: %v", dir, err)
 		}
-		if d := storagetest.DiffLines(want, dumpDir(t, data)); d != "" {
+		if d := storagetest.DiffLines(want, datadump.SQLite(t, data)); d != "" {
 			t.Fatalf("restore of %s differs:\n%s", dir, d)
 		}
 	}

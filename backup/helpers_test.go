@@ -151,21 +151,6 @@ func (r *testRepo) dump() string {
 	return d
 }
 
-// dumpDir is the canonical dump of the SQLite repository in dir.
-func dumpDir(t *testing.T, dir string) string {
-	t.Helper()
-	store, err := setup.OpenStorage(context.Background(), "", dir, "safe", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	d, err := storagetest.Dump(context.Background(), store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // tableDump is every row of every table of the SQLite database file (the
 // virtual tables' contents are in their shadow tables), a sorted line a
 // row, so two files holding the same rows give the same text.

@@ -133,6 +133,12 @@ type SoakResult struct {
 	HarvestRecords int64
 	Harvests       int64
 	Uploads        int64
+	// Paced counts the uploads the server refused with 503 and
+	// Retry-After (its background over a backlog limit) and PacedSeconds
+	// the writers' time spent waiting before sending them again: not
+	// errors, but the back-pressure that keeps the backlogs bounded.
+	Paced        int64
+	PacedSeconds float64
 	// DriftFirst and DriftLast are the spans [from, to] in seconds of the
 	// first and the last tenth that Drift compares: tenths of the samples
 	// after the warm-up that the storm did not touch.
@@ -145,6 +151,8 @@ type SoakResult struct {
 type soakState struct {
 	mu             sync.Mutex
 	works, uploads int64
+	paced          int64
+	pacedFor       time.Duration
 	reads, search  []time.Duration
 	pages          []time.Duration
 	records        int64
@@ -371,6 +379,7 @@ loop:
 	sample(now, len(res.Samples) > 0 && now.Sub(last) < c.Sample/4)
 	st.mu.Lock()
 	res.HarvestRecords, res.Harvests, res.Uploads = st.records, st.harvests, st.uploads
+	res.Paced, res.PacedSeconds = st.paced, st.pacedFor.Seconds()
 	rep.Items, rep.Errors = st.works, st.errors
 	codes := st.codes
 	st.mu.Unlock()
@@ -400,6 +409,8 @@ loop:
 	rep.Params["wal_max_bytes"] = res.WALMax
 	rep.Params["backlog_slope_per_min"] = res.BacklogSlope
 	rep.Params["uploads"] = res.Uploads
+	rep.Params["uploads_paced"] = res.Paced
+	rep.Params["paced_seconds"] = res.PacedSeconds
 	rep.Params["harvest_records"] = res.HarvestRecords
 	rep.Params["harvests_complete"] = res.Harvests
 	return res, nil
@@ -556,7 +567,7 @@ func soakWriter(ctx context.Context, client *http.Client, api, coll string, c So
 		if c.UploadEvery < 0 || i%c.UploadEvery != 0 {
 			continue
 		}
-		if err := soakUpload(ctx, client, api, id, c.Seed, i/c.UploadEvery); err != nil {
+		if err := soakUpload(ctx, client, api, id, c.Seed, i/c.UploadEvery, st); err != nil {
 			if ctx.Err() == nil {
 				st.fail(soakCode(err))
 			}
@@ -573,8 +584,9 @@ func soakWriter(ctx context.Context, client *http.Client, api, coll string, c So
 
 // soakUpload adds a file set to work with upload k: a scanned page image
 // (gen.PageImage: a PNG whose words OCR reads back), or every fourth a
-// one-page PDF.
-func soakUpload(ctx context.Context, client *http.Client, api, work string, seed uint64, k int) error {
+// one-page PDF. A file refused with 503 and Retry-After is sent again
+// after that wait (counted in st as paced).
+func soakUpload(ctx context.Context, client *http.Client, api, work string, seed uint64, k int, st *soakState) error {
 	fs, err := soakCreate(ctx, client, api+"/filesets", "application/json", fmt.Appendf(nil, `{"parent": %q}`, work))
 	if err != nil {
 		return err
@@ -583,12 +595,30 @@ func soakUpload(ctx context.Context, client *http.Client, api, work string, seed
 	if k%4 == 0 {
 		name, ctype, data = "page.pdf", "application/pdf", gen.PDF(seed, k, fmt.Sprintf("Soak page %d of a harbour survey", k))
 	}
-	_, err = soakCreate(ctx, client, api+"/resources/"+url.PathEscape(fs)+"/files?name="+name, ctype, data)
-	return err
+	for {
+		_, err = soakCreate(ctx, client, api+"/resources/"+url.PathEscape(fs)+"/files?name="+name, ctype, data)
+		var h *soakHTTPError
+		if !errors.As(err, &h) || h.status != http.StatusServiceUnavailable || h.retryAfter <= 0 {
+			return err
+		}
+		t0 := time.Now()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(h.retryAfter):
+		}
+		st.mu.Lock()
+		st.paced++
+		st.pacedFor += time.Since(t0)
+		st.mu.Unlock()
+	}
 }
 
 // soakHTTPError is an answer other than the one expected.
-type soakHTTPError struct{ status int }
+type soakHTTPError struct {
+	status     int
+	retryAfter time.Duration // its Retry-After, when it had one
+}
 
 func (e *soakHTTPError) Error() string { return "HTTP " + strconv.Itoa(e.status) }
 
@@ -617,7 +647,8 @@ func soakCreate(ctx context.Context, client *http.Client, target, ctype string, 
 		return "", err
 	}
 	if resp.StatusCode != http.StatusCreated {
-		return "", &soakHTTPError{resp.StatusCode}
+		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		return "", &soakHTTPError{status: resp.StatusCode, retryAfter: time.Duration(secs) * time.Second}
 	}
 	var out struct {
 		ID string `json:"id"`
@@ -647,7 +678,7 @@ func soakGet(ctx context.Context, client *http.Client, target, accept string, bu
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return &soakHTTPError{resp.StatusCode}
+		return &soakHTTPError{status: resp.StatusCode}
 	}
 	return nil
 }

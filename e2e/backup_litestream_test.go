@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark/blob/s3test"
+	"github.com/shelfmark/shelfmark/internal/testkit/datadump"
 	"github.com/shelfmark/shelfmark/storagetest"
 )
 
@@ -97,7 +98,7 @@ func TestBackupLitestream(t *testing.T) {
 			t.Fatalf("create a collection: %d %s %v", status, resp, err)
 		}
 	}
-	want := dumpData(t, orig)
+	want := datadump.SQLite(t, orig)
 	if !strings.Contains(want, "replicated 39") {
 		t.Fatal("the writes are not in the original")
 	}
@@ -117,7 +118,7 @@ func TestBackupLitestream(t *testing.T) {
 	if err != nil {
 		t.Fatalf("litestream restore: %v\n%s\n%s", err, out, log.String())
 	}
-	if d := storagetest.DiffLines(want, dumpData(t, restored)); d != "" {
+	if d := storagetest.DiffLines(want, datadump.SQLite(t, restored)); d != "" {
 		t.Fatalf("the database litestream restored differs (- original, + restored):\n%s\n%s", d, log.String())
 	}
 	t.Logf("litestream replicate:\n%s", log.String())

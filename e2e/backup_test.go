@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shelfmark/shelfmark/internal/setup"
+	"github.com/shelfmark/shelfmark/internal/testkit/datadump"
 	"github.com/shelfmark/shelfmark/storagetest"
 )
 
@@ -123,7 +122,7 @@ func TestBackupKilled(t *testing.T) {
 				t.Fatalf("restore of the whole %s failed:\n%s", whole[len(whole)-1], msg)
 			case ok:
 				restored++
-				if d := storagetest.DiffLines(want, dumpData(t, data)); d != "" {
+				if d := storagetest.DiffLines(want, datadump.SQLite(t, data)); d != "" {
 					t.Fatalf("the restored repository differs (- original, + restored):\n%s", d)
 				}
 			}
@@ -154,7 +153,7 @@ func TestBackupKilled(t *testing.T) {
 			}
 			whole = now // the kill came after it finished
 		}
-		if d := storagetest.DiffLines(want, dumpData(t, data)); d != "" {
+		if d := storagetest.DiffLines(want, datadump.SQLite(t, data)); d != "" {
 			t.Fatalf("the restored repository differs (- original, + restored):\n%s", d)
 		}
 	}
@@ -162,7 +161,7 @@ func TestBackupKilled(t *testing.T) {
 	if !ok {
 		t.Fatalf("restore: %s", msg)
 	}
-	if d := storagetest.DiffLines(want, dumpData(t, data)); d != "" {
+	if d := storagetest.DiffLines(want, datadump.SQLite(t, data)); d != "" {
 		t.Fatalf("the restored repository differs (- original, + restored):\n%s", d)
 	}
 	b := serveData(t, data, filepath.Join(data, "ocfl"))
@@ -204,7 +203,7 @@ func TestBackupServeKilled(t *testing.T) {
 		if !ok {
 			t.Fatalf("round %d: restore: %s", round, msg)
 		}
-		if d := storagetest.DiffLines(want, dumpData(t, data)); d != "" {
+		if d := storagetest.DiffLines(want, datadump.SQLite(t, data)); d != "" {
 			t.Fatalf("round %d: the restored repository differs (- original, + restored):\n%s", round, d)
 		}
 	}
@@ -264,7 +263,7 @@ func TestBackupOnline(t *testing.T) {
 	if !ok {
 		t.Fatalf("restore: %s", msg)
 	}
-	got, now := dumpData(t, data), dumpData(t, orig)
+	got, now := datadump.SQLite(t, data), datadump.SQLite(t, orig)
 	have := map[string]bool{}
 	for _, l := range strings.Split(now, "\n") {
 		have[l] = true
@@ -295,19 +294,4 @@ func TestBackupOnline(t *testing.T) {
 			t.Errorf("GET %s on the restored server: %d %.300s %v", id, status, body, err)
 		}
 	}
-}
-
-// dumpData is the canonical dump of the SQLite repository in data.
-func dumpData(t *testing.T, data string) string {
-	t.Helper()
-	store, err := setup.OpenStorage(context.Background(), "", data, "safe", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	d, err := storagetest.Dump(context.Background(), store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }

@@ -90,6 +90,9 @@ func (s *Server) setupAdmission() {
 	s.robots = robots
 	// a registry shared by several servers (tests) keeps the first's
 	_ = s.metrics.reg.Register(newAdmissionCollector(s.admission))
+	if s.opts.Backlog != nil {
+		_ = s.metrics.reg.Register(newBacklogCollector(s.opts.Backlog))
+	}
 }
 
 // Admission returns the server's admission controller (its state, for

@@ -6,6 +6,7 @@ package http
 // keep, and the cap on concurrent uploads.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -240,18 +241,39 @@ func (p *paceReader) extend() {
 	}
 }
 
-// uploading takes a slot for an upload, or answers 503 when all are
-// taken; release gives it back.
+// uploading takes a slot for an upload, or answers 503 with Retry-After,
+// before the body is read, when all are taken or the background is over
+// its backlog limit (admitUpload).
 func (s *Server) uploading(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case s.uploads <- struct{}{}:
-			defer func() { <-s.uploads }()
-			h.ServeHTTP(w, r)
-		default:
-			w.Header().Set("Retry-After", "1")
-			s.refuse(w, r, &shelfmark.Error{Code: shelfmark.EUNAVAILABLE, Message: fmt.Sprintf("The server is receiving %d uploads already; retry in a moment.", cap(s.uploads)),
-				Details: map[string]any{"max_concurrent_uploads": cap(s.uploads)}}, s.now())
+		release, err := s.admitUpload(r.Context())
+		if err != nil {
+			if strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+				// a client that waits to be asked for the body sends
+				// it after an answer on a connection kept open; on one
+				// that closes, it never sends it
+				w.Header().Set("Connection", "close")
+			}
+			s.refuse(w, r, err, s.now())
+			return
 		}
+		defer release()
+		h.ServeHTTP(w, r)
 	})
+}
+
+// admitUpload takes one of the server's upload slots without waiting, once
+// the backlog gate has let the upload through; release gives the slot
+// back. Its errors are EUNAVAILABLE with a retry_after.
+func (s *Server) admitUpload(ctx context.Context) (release func(), err error) {
+	if err := s.opts.Backlog.Admit(ctx); err != nil {
+		return nil, err
+	}
+	select {
+	case s.uploads <- struct{}{}:
+		return func() { <-s.uploads }, nil
+	default:
+		return nil, &shelfmark.Error{Code: shelfmark.EUNAVAILABLE, Message: fmt.Sprintf("The server is receiving %d uploads already; retry in a moment.", cap(s.uploads)),
+			Details: map[string]any{"max_concurrent_uploads": cap(s.uploads), "retry_after": int64(1)}}
+	}
 }

@@ -112,6 +112,10 @@ type Options struct {
 	// /api/v1/resources/{id}/files) served at once; beyond it the answer
 	// is 503 with Retry-After (default 32).
 	MaxConcurrentUploads int
+	// Backlog, when set, refuses those uploads and the deposit form's
+	// files with 503 and Retry-After while a job queue is over its limit
+	// (back-pressure that keeps the background up with ingest).
+	Backlog *shelfmark.BacklogGate
 	// ReadHeaderTimeout bounds the reading of a request's headers
 	// (default 10 s); MaxHeaderBytes their size (default 64 KiB).
 	ReadHeaderTimeout time.Duration
@@ -392,7 +396,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // refuse answers a request the envelope or a route's guard turned away.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error, start time.Time) {
 	status := kit.WriteError(w, r, err)
-	if status >= 500 {
+	if status >= 500 && status != http.StatusServiceUnavailable { // a 503 is the server's choice, not its fault
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	pattern := r.Pattern

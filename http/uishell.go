@@ -85,13 +85,8 @@ func (u uploads) OverQuota(c *shelfmark.Caller, use shelfmark.UploadUsage) error
 
 // Admit implements ui.Uploads: a slot of Options.MaxConcurrentUploads,
 // shared with the API's uploads.
-func (u uploads) Admit() (release func(), slots int, ok bool) {
-	select {
-	case u.s.uploads <- struct{}{}:
-		return func() { <-u.s.uploads }, cap(u.s.uploads), true
-	default:
-		return nil, cap(u.s.uploads), false
-	}
+func (u uploads) Admit(ctx context.Context) (release func(), err error) {
+	return u.s.admitUpload(ctx)
 }
 
 // uiWebArchive hands the interface's web archive pages what they share

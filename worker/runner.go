@@ -124,6 +124,12 @@ type Options struct {
 	// Gate, when set, holds back deferrable queues while it reports the
 	// foreground busy (see CPUGate).
 	Gate interface{ Busy() bool }
+	// Behind, when set, reports a queue over its backlog limit
+	// (shelfmark.BacklogGate): such a deferrable queue runs one job at a
+	// time even while Gate holds it back, since uploads wait for its
+	// backlog to shrink and a busy foreground would otherwise keep it
+	// from ever shrinking.
+	Behind interface{ Over(queue string) bool }
 }
 
 // DefaultBackoff waits 10 s, 40 s, 160 s … (±20%, at most an hour).
@@ -275,11 +281,15 @@ func (r *Runner) Run(ctx context.Context) error {
 					continue
 				}
 				if q.Deferrable && held {
-					// look again soon: the foreground may be done
-					if soon := now.Add(100 * time.Millisecond); soon.Before(next) {
-						next = soon
+					if !reserved && q.running == 0 && r.opts.Behind != nil && r.opts.Behind.Over(q.Name) {
+						free = 1
+					} else {
+						// look again soon: the foreground may be done
+						if soon := now.Add(100 * time.Millisecond); soon.Before(next) {
+							next = soon
+						}
+						continue
 					}
-					continue
 				}
 				if r.fill(ctx, q, now, free) {
 					if q.idleUntil.Before(next) && q.idleUntil.After(now) {

@@ -175,3 +175,51 @@ func TestRunnerRenewsLease(t *testing.T) {
 		}
 	})
 }
+
+// alwaysBehind reports every queue over its backlog limit.
+type alwaysBehind struct{}
+
+func (alwaysBehind) Over(string) bool { return true }
+
+// TestRunnerBehind: OCR whose queue is over its backlog limit runs past a
+// gate that reports the foreground busy, one job at a time though the
+// queue has two slots, until its jobs are done.
+func TestRunnerBehind(t *testing.T) {
+	backends(t, func(t *testing.T, s *stack) {
+		ctx := context.Background()
+		const n = 6
+		var jobs []shelfmark.NewJob
+		for i := range int64(n) {
+			jobs = append(jobs, shelfmark.NewJob{Queue: shelfmark.QueueOCR, Resource: 1 + i})
+		}
+		if err := s.store.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.EnqueueJobs(ctx, jobs, time.Now()) }); err != nil {
+			t.Fatal(err)
+		}
+		var running, most, done atomic.Int64
+		ocr := func(context.Context, *shelfmark.Job) (*shelfmark.JobResult, error) {
+			now := running.Add(1)
+			for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+			}
+			time.Sleep(20 * time.Millisecond)
+			running.Add(-1)
+			done.Add(1)
+			return nil, nil
+		}
+		queues := DefaultQueues(4) // OCR: two at once
+		r := NewRunner(s.repo, map[string]Handler{shelfmark.QueueOCR: ocr}, Options{Queues: queues, Total: 4, Poll: 10 * time.Millisecond, Gate: busyGate{}, Behind: alwaysBehind{}})
+		rctx, stop := context.WithCancel(ctx)
+		exited := make(chan error, 1)
+		go func() { exited <- r.Run(rctx) }()
+		deadline := time.Now().Add(2 * time.Minute)
+		for done.Load() < n && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		stop()
+		if err := <-exited; err != nil {
+			t.Fatal(err)
+		}
+		if done.Load() != n || most.Load() != 1 {
+			t.Errorf("%d of %d OCR jobs done past the busy gate, at most %d at once; want all, one at a time", done.Load(), n, most.Load())
+		}
+	})
+}

@@ -75,7 +75,7 @@ manifest of a 1,200-page book ≤ 20 ms uncached, ≤ 2 ms cached.`,
 			cfg.Vips = tools.Vips
 			cfg.NewRunner = func(conc int, obs worker.Observer) (bench.JobRunner, error) {
 				c := setup.DefaultWorkerConfig(map[string]int{"derive": conc})
-				return setup.NewRunner(e.repo, e.blobs, c, obs, log)
+				return setup.NewRunner(e.repo, e.blobs, c, nil, obs, log)
 			}
 			cfg.Seed = 1
 			var bars stageBars

@@ -147,6 +147,10 @@ It talks only to the server it started, on 127.0.0.1.`,
 				}
 			}
 			fmt.Fprintf(out, "backlog trend after the warm-up: %s\n", strings.Join(trend, ", "))
+			if res.Paced > 0 {
+				fmt.Fprintf(out, "back-pressure: %d uploads refused with 503 and Retry-After while a queue was over its backlog limit, sent again after %.0f s of waiting in all (%.0f%% of the writers' time)\n",
+					res.Paced, res.PacedSeconds, 100*res.PacedSeconds/(float64(writers)*rep.Seconds))
+			}
 			// the HTML page lists the parameters; the samples go to the JSON only
 			if err := finish(out, rep, "", reportDir, res.Series()...); err != nil {
 				return err

@@ -11,7 +11,7 @@ import (
 
 	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/blob/s3test"
-	"github.com/shelfmark/shelfmark/internal/setup"
+	"github.com/shelfmark/shelfmark/internal/testkit/datadump"
 	"github.com/shelfmark/shelfmark/storagetest"
 )
 
@@ -25,21 +25,6 @@ func runCommand(args ...string) (string, error) {
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	return out.String(), err
-}
-
-// dumpOf is the canonical dump of the SQLite repository in data.
-func dumpOf(t *testing.T, data string) string {
-	t.Helper()
-	store, err := setup.OpenStorage(context.Background(), "", data, "safe", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	d, err := storagetest.Dump(context.Background(), store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
 
 // TestBackupS3: shelfmark backup s3://… of a repository whose content
@@ -67,7 +52,7 @@ func TestBackupS3(t *testing.T) {
 	if out, err := runCommand("ingest", src, "--data", data, "--storage", "s3://content/p"); err != nil {
 		t.Fatalf("ingest: %v\n%s", err, out)
 	}
-	want := dumpOf(t, data)
+	want := datadump.SQLite(t, data)
 	out, err := runCommand("backup", "s3://backups/b", "--data", data, "--storage", "s3://content/p")
 	if err != nil || !strings.Contains(out, "whole: database:") || !strings.Contains(out, "6 blobs (6 copied)") {
 		t.Fatalf("backup: %v\n%s", err, out)
@@ -85,7 +70,7 @@ func TestBackupS3(t *testing.T) {
 	if err != nil || !strings.Contains(out, "6 blobs") {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
-	if d := storagetest.DiffLines(want, dumpOf(t, restored)); d != "" {
+	if d := storagetest.DiffLines(want, datadump.SQLite(t, restored)); d != "" {
 		t.Fatalf("the restored repository differs (- original, + restored):\n%s", d)
 	}
 	local, err := blob.NewLocal(filepath.Join(restored, "blobs"))

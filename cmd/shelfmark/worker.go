@@ -80,7 +80,11 @@ func runWorker(ctx context.Context, c workerCmdConfig) error {
 	}
 	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: metrics, IDs: ids})
 	defer repo.Close()
-	jobs, err := setup.NewRunner(repo, blobs, c.jobs, metrics, log)
+	backlog, err := c.jobs.BacklogGate(repo)
+	if err != nil {
+		return err
+	}
+	jobs, err := setup.NewRunner(repo, blobs, c.jobs, backlog, metrics, log)
 	if err != nil {
 		return err
 	}

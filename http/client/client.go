@@ -343,10 +343,49 @@ func encodeGroup(g *shelfmark.NewGroup) ([]byte, error) {
 // that the server refuses (EDIGESTMISMATCH) and keeps nothing when the
 // bytes differ; opts.MaxSize ends the upload (ETOOLARGE) once more bytes
 // came; opts.Deferred changes nothing, as every put is durable at once.
+// The request asks 100-continue: a server that refuses the upload before
+// reading it (503 or 429 with a retry_after, as when its background is
+// over its backlog limit) is asked again after that wait, for as long as
+// ctx lasts, since not a byte of r was read.
 func (c *Client) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
 	if opts.MaxSize < 0 {
 		return nil, fmt.Errorf("put: negative MaxSize %d", opts.MaxSize)
 	}
+	for {
+		blob, sent, err := c.put(ctx, r, opts)
+		wait, ok := retryAfter(err)
+		if !ok || sent > 0 {
+			return blob, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("put: waiting %s to send again (%w): %w", wait, err, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+}
+
+// retryAfter is the wait an EUNAVAILABLE or ETOOMANY error of the server
+// names (its retry_after, at most a minute).
+func retryAfter(err error) (time.Duration, bool) {
+	var se *shelfmark.Error
+	if !errors.As(err, &se) || (se.Code != shelfmark.EUNAVAILABLE && se.Code != shelfmark.ETOOMANY) {
+		return 0, false
+	}
+	if _, noAnswer := err.(*noAnswerError); noAnswer {
+		return 0, false
+	}
+	secs, ok := se.Details["retry_after"].(float64)
+	if !ok || secs <= 0 {
+		return 0, false
+	}
+	return time.Duration(min(secs, 60) * float64(time.Second)), true
+}
+
+// put is one attempt of Put; sent is how many bytes of r it read.
+func (c *Client) put(ctx context.Context, r io.Reader, opts shelfmark.PutOptions) (*shelfmark.Blob, int64, error) {
 	body := &uploadBody{r: r, limit: opts.MaxSize, done: make(chan struct{})}
 	for _, alg := range append(append([]shelfmark.DigestAlgorithm{shelfmark.SHA256}, opts.Compute...), algorithms(opts.Expect)...) {
 		if body.has(alg) {
@@ -354,15 +393,16 @@ func (c *Client) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOptions
 		}
 		h := alg.New()
 		if h == nil {
-			return nil, shelfmark.Errorf(shelfmark.EINVALID, "The digest algorithm %q is not one of sha-256, sha-512, md5, sha.", alg)
+			return nil, 0, shelfmark.Errorf(shelfmark.EINVALID, "The digest algorithm %q is not one of sha-256, sha-512, md5, sha.", alg)
 		}
 		body.hs = append(body.hs, namedHash{alg: alg, h: h})
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/api/v1/blobs", body)
 	if err != nil {
-		return nil, fmt.Errorf("put: %w", err)
+		return nil, 0, fmt.Errorf("put: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/octet-stream")
+	req.Header.Set("Expect", "100-continue")
 	if len(opts.Expect) > 0 {
 		parts := make([]string, len(opts.Expect))
 		for i, d := range opts.Expect {
@@ -377,23 +417,23 @@ func (c *Client) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOptions
 	select {
 	case <-body.done:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("put: %w", context.Cause(ctx))
+		return nil, body.n, fmt.Errorf("put: %w", context.Cause(ctx))
 	}
 	if body.err != nil {
-		return nil, body.err // the reader failed or was too long: not the server's fault
+		return nil, body.n, body.err // the reader failed or was too long: not the server's fault
 	}
 	if err != nil {
-		return nil, err
+		return nil, body.n, err
 	}
 	blob := &shelfmark.Blob{Size: body.n, Digests: make(map[shelfmark.DigestAlgorithm]string, len(body.hs))}
 	for _, h := range body.hs {
 		blob.Digests[h.alg] = hex.EncodeToString(h.h.Sum(nil))
 	}
 	if ans.SHA256 != blob.Digests[shelfmark.SHA256] || ans.Size != blob.Size {
-		return nil, &shelfmark.Error{Code: shelfmark.EINTERNAL,
+		return nil, body.n, &shelfmark.Error{Code: shelfmark.EINTERNAL,
 			Message: fmt.Sprintf("The server stored %d bytes with the SHA-256 %s, but %d bytes with the SHA-256 %s were sent.", ans.Size, ans.SHA256, blob.Size, blob.Digests[shelfmark.SHA256])}
 	}
-	return blob, nil
+	return blob, body.n, nil
 }
 
 // Sync does nothing: the server makes every put durable before it answers.

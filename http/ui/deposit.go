@@ -292,13 +292,12 @@ func (s *Handler) depositPost(w http.ResponseWriter, r *http.Request) (err error
 			return err
 		}
 		// a form carrying files takes an upload slot, as the API's uploads do
-		release, slots, ok := s.opts.Uploads.Admit()
-		if !ok {
-			w.Header().Set("Retry-After", "1")
-			return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "The server is receiving %d uploads already; send the form again in a moment.", slots)
+		release, err := s.opts.Uploads.Admit(r.Context())
+		if err != nil {
+			kit.RetryAfter(w, err)
+			return err
 		}
 		defer release()
-		var err error
 		if form, files, err = s.readDepositMultipart(w, r, &sent); err != nil {
 			return err
 		}

@@ -116,9 +116,9 @@ type Uploads interface {
 	// OverQuota is the EQUOTA error of usage u past a quota, or nil.
 	OverQuota(c *shelfmark.Caller, u shelfmark.UploadUsage) error
 	// Admit takes one of the server's upload slots without waiting:
-	// release gives it back; ok is false when all slots (of slots) are
-	// taken.
-	Admit() (release func(), slots int, ok bool)
+	// release gives it back. Its error (EUNAVAILABLE, with retry_after)
+	// says that all slots are taken or the background is too far behind.
+	Admit(ctx context.Context) (release func(), err error)
 }
 
 // WebIndex is what the web archive pages read of the repository's web

@@ -27,6 +27,7 @@ type WorkerConfig struct {
 	busyCores   float64
 	maxPixels   int64
 	maxBytes    int64
+	backlog     map[string]int64
 }
 
 // Register adds the job flags (--queues, --concurrency, --job-timeout,
@@ -39,6 +40,7 @@ func (c *WorkerConfig) Register(f *pflag.FlagSet) {
 	f.Float64Var(&c.busyCores, "busy-cores", worker.DefaultBusyCores, "OCR starts no new job while this process uses more CPU than this many cores (ingest, API, identification); 0 never holds it back")
 	f.Int64Var(&c.maxPixels, "max-image-pixels", worker.DefaultMaxPixels, "derivatives and OCR refuse a file holding an image (any page or frame) of more pixels (width × height, read from its headers) as a possible decompression bomb")
 	f.Int64Var(&c.maxBytes, "max-image-bytes", 0, fmt.Sprintf("derivatives and OCR refuse a file holding an image (any page or frame) that would take more bytes decoded (pixels × channels × bytes a sample, read from its headers) as a possible decompression bomb (0: %d bytes for each pixel --max-image-pixels allows, %d by default)", worker.DefaultBytesPerPixel, worker.DefaultBytesPerPixel*worker.DefaultMaxPixels))
+	f.StringToInt64Var(&c.backlog, "backlog-limit", nil, fmt.Sprintf("the most jobs a queue may hold (queued and running, for every server and worker of the database), as queue=N,...: past it the API's uploads and the deposit form are refused with 503 and Retry-After, and OCR runs a job even while the process is busy, until the queue is back within it; 0 lifts a queue's limit, and a paused queue never counts (default %d per core for each queue)", shelfmark.DefaultBacklogPerCore))
 	f.DurationVar(&c.grace, "lease-grace", 30*time.Second, "a job held by a worker that stopped (killed, machine lost) is taken back this long after its time limit")
 }
 
@@ -116,6 +118,28 @@ func (c *WorkerConfig) imageLimits(tools worker.Tools) (worker.Tools, error) {
 	return tools, nil
 }
 
+// BacklogGate returns the gate of the --backlog-limit flags over repo's
+// job counts (the default limit for the queues they leave out), shared by
+// a server's uploads and its job runner.
+func (c *WorkerConfig) BacklogGate(repo *shelfmark.Repository) (*shelfmark.BacklogGate, error) {
+	limits := map[string]int64{}
+	for _, q := range shelfmark.Queues {
+		limits[q] = int64(shelfmark.DefaultBacklogPerCore * runtime.NumCPU())
+	}
+	for q, n := range c.backlog {
+		if !shelfmark.ValidQueue(q) {
+			return nil, fmt.Errorf("--backlog-limit: there is no queue %q; the queues are %s", q, strings.Join(shelfmark.Queues, ", "))
+		}
+		if n < 0 {
+			return nil, fmt.Errorf("--backlog-limit %s=%d: a limit is 0 (none) or more", q, n)
+		}
+		limits[q] = n
+	}
+	return &shelfmark.BacklogGate{Limits: limits, Count: func(ctx context.Context) ([]shelfmark.QueueCount, error) {
+		return repo.QueueCounts(shelfmark.WithCaller(ctx, shelfmark.SystemCaller("backlog")))
+	}}, nil
+}
+
 // JobRunner is the job runner of a process with the CPU gate that holds
 // OCR back while the process is busy.
 type JobRunner struct {
@@ -131,8 +155,9 @@ func (j JobRunner) Run(ctx context.Context) error {
 	return j.Runner.Run(ctx)
 }
 
-// NewRunner builds the job runner of a process.
-func NewRunner(repo *shelfmark.Repository, blobs shelfmark.BlobStore, c WorkerConfig, obs worker.Observer, log *slog.Logger) (JobRunner, error) {
+// NewRunner builds the job runner of a process; backlog, when set, lets
+// OCR run past the CPU gate while its queue is over its limit.
+func NewRunner(repo *shelfmark.Repository, blobs shelfmark.BlobStore, c WorkerConfig, backlog *shelfmark.BacklogGate, obs worker.Observer, log *slog.Logger) (JobRunner, error) {
 	queues, err := c.queueConfigs()
 	if err != nil {
 		return JobRunner{}, err
@@ -147,6 +172,9 @@ func NewRunner(repo *shelfmark.Repository, blobs shelfmark.BlobStore, c WorkerCo
 	}
 	p := &worker.Pipeline{Repo: repo, Blobs: blobs, Identify: id, Tools: tools}
 	opts := worker.Options{Queues: queues, Total: c.total, Grace: c.grace, Observer: obs, Logger: log}
+	if backlog != nil {
+		opts.Behind = backlog
+	}
 	var gate *worker.CPUGate
 	if c.busyCores > 0 {
 		gate = worker.NewCPUGate(c.busyCores)

@@ -198,8 +198,12 @@ func serve(ctx context.Context, c ServeConfig) error {
 	// WARC files of deleted works leave the web index (every server may
 	// run it: a change already written is not written again)
 	loops["access"] = &shelfmark.AccessSweeper{Repo: repo, OnError: func(err error) { log.Warn("access sweep failed", "err", err) }}
+	backlog, err := c.jobs.BacklogGate(repo)
+	if err != nil {
+		return err
+	}
 	if c.workers {
-		if jobs, err = NewRunner(repo, blobs, c.jobs, metrics, log); err != nil {
+		if jobs, err = NewRunner(repo, blobs, c.jobs, backlog, metrics, log); err != nil {
 			return err
 		}
 		wake = append(wake, jobs)
@@ -217,6 +221,7 @@ func serve(ctx context.Context, c ServeConfig) error {
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo,
 		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots, TrustedProxies: proxies}
 	opts.BlobRedirect = c.content.redirectTTL()
+	opts.Backlog = backlog
 	if err := c.admission.apply(&opts); err != nil {
 		return err
 	}
