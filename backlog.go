@@ -22,8 +22,9 @@ const DefaultBacklogPerCore = 1000
 // A paused queue does not count (its work was deferred on purpose, rule
 // R5), nor does a queue without a limit. Counting costs one read of the
 // jobs table's counts, taken at most once per Every (a caller that finds
-// the count too old reads it, and callers beside it wait for that read); a failed count admits (the gate protects
-// the background, it must not stop ingest when the count cannot be read).
+// the count too old reads it, and callers beside it wait for that read);
+// a failed count admits (the gate protects the background, it must not
+// stop ingest when the count cannot be read).
 type BacklogGate struct {
 	// Limits is the most jobs each queue may hold before uploads wait (a
 	// queue not named, or named with 0, has none).

@@ -10,8 +10,8 @@ import (
 // counterRobots is the COUNTER robots list (the patterns of user agents
 // of robots and crawlers that COUNTER reports leave out), version of
 // 2024-04-22 (github.com/atmire/COUNTER-Robots, generated/
-// COUNTER_Robots_list.txt, MIT licence; see COUNTER_ROBOTS_LICENSE): one regular
-// expression a line, matched without regard to case.
+// COUNTER_Robots_list.txt, MIT licence; see COUNTER_ROBOTS_LICENSE): one
+// regular expression a line, matched without regard to case.
 //
 //go:embed counter_robots.txt
 var counterRobots string

@@ -374,9 +374,6 @@ func retryAfter(err error) (time.Duration, bool) {
 	if !errors.As(err, &se) || (se.Code != shelfmark.EUNAVAILABLE && se.Code != shelfmark.ETOOMANY) {
 		return 0, false
 	}
-	if _, noAnswer := err.(*noAnswerError); noAnswer {
-		return 0, false
-	}
 	secs, ok := se.Details["retry_after"].(float64)
 	if !ok || secs <= 0 {
 		return 0, false
