@@ -9,10 +9,13 @@ import (
 )
 
 // DefaultBacklogPerCore is the default backlog limit of each queue per
-// processor of the machine (BacklogGate): the jobs a two-core machine
-// works through in a few minutes at its slowest queue (OCR), and a
-// 1,200-page book's worth of pages.
-const DefaultBacklogPerCore = 1000
+// processor of the machine (BacklogGate): about a minute of derivatives
+// and a few minutes of OCR on a busy two-core machine. A small buffer
+// keeps what readers see (thumbnails, tiles, text) minutes behind ingest
+// rather than hours, and lets a machine settle at its sustained rate
+// within minutes of a bulk load's start; an ingest meant to outrun OCR
+// defers it (pauses the queue, which then never counts) instead.
+const DefaultBacklogPerCore = 100
 
 // BacklogGate is back-pressure on new files: while a job queue holds more
 // jobs than its limit (queued and running, of every server of the

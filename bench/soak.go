@@ -32,6 +32,12 @@ type SoakConfig struct {
 	// Token is sent as "Authorization: Bearer TOKEN" with every request:
 	// an admin-scoped one, as the soak creates works and pauses queues.
 	Token string
+	// Tokens, when given, are the writers', readers' and harvesters' own
+	// (in that order; a client past the end uses Token): each of a user of
+	// its own, so that admission control gives each client its own share
+	// of every class, as it would people working side by side, rather than
+	// one share to all of them.
+	Tokens []string
 	// PID is the server's process id, for its memory (0: not sampled).
 	PID int
 	// DataDir is the server's data directory, for disk use ("": not
@@ -225,6 +231,14 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 	}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: bearer{token: c.Token, next: tr}, Timeout: time.Minute}
+	// clientOf is the client of the i-th of the writers, readers and
+	// harvesters: its own token over the shared connections
+	clientOf := func(i int) *http.Client {
+		if i < len(c.Tokens) && c.Tokens[i] != "" {
+			return &http.Client{Transport: bearer{token: c.Tokens[i], next: tr}, Timeout: time.Minute}
+		}
+		return client
+	}
 	api := c.Base + "/api/v1"
 
 	// one collection holds every work: its members page is read, and its
@@ -262,21 +276,21 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			soakWriter(runCtx, client, api, coll, c, &next, st, w)
+			soakWriter(runCtx, clientOf(w), api, coll, c, &next, st, w)
 		}()
 	}
 	for r := range c.Readers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			soakReader(runCtx, client, api, coll, st, rand.New(rand.NewPCG(c.Seed, uint64(r))))
+			soakReader(runCtx, clientOf(c.Writers+r), api, coll, st, rand.New(rand.NewPCG(c.Seed, uint64(r))))
 		}()
 	}
-	for range c.Harvesters {
+	for h := range c.Harvesters {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			soakHarvester(runCtx, client, c.Base+"/oai", st)
+			soakHarvester(runCtx, clientOf(c.Writers+c.Readers+h), c.Base+"/oai", st)
 		}()
 	}
 

@@ -24,6 +24,12 @@ import (
 // a loopback port, with its data in the returned directory, and returns an
 // admin-scoped token of its administrator.
 func soakServer(t *testing.T) (base, data, token string) {
+	base, data, token, _ = soakServerAccounts(t)
+	return base, data, token
+}
+
+// soakServerAccounts is soakServer that also returns the server's accounts.
+func soakServerAccounts(t *testing.T) (base, data, token string, acc *shelfmark.Accounts) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	data = t.TempDir()
@@ -55,7 +61,7 @@ func soakServer(t *testing.T) (base, data, token string) {
 	for _, l := range loops {
 		go func() { _ = l.Run(ctx); done <- struct{}{} }()
 	}
-	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
+	acc = shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
 	if _, err := acc.EnsureAdmin(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +87,7 @@ func soakServer(t *testing.T) (base, data, token string) {
 		blobs.Close()
 		store.Close()
 	})
-	return "http://" + ln.Addr().String(), data, token
+	return "http://" + ln.Addr().String(), data, token, acc
 }
 
 // TestRunSoak: a few seconds of the mixed load fill every field of the
@@ -132,6 +138,43 @@ func TestRunSoak(t *testing.T) {
 	}
 	if err := r.WriteHTML(t.TempDir(), res.Series()...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunSoakOwnTokens: each client sends its own token: with the
+// writers' and the harvester's of another user the soak runs clean, and a
+// reader whose token is no token's errs (a soak that sent the one shared
+// token would pass both).
+func TestRunSoakOwnTokens(t *testing.T) {
+	base, data, token, acc := soakServerAccounts(t)
+	ctx := context.Background()
+	if _, err := acc.AddUser(ctx, "other", "", true, nil); err != nil {
+		t.Fatal(err)
+	}
+	var own []string
+	for range 3 {
+		secret, _, err := acc.CreateToken(ctx, shelfmark.NewToken{User: "other", Scope: shelfmark.ScopeAdmin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		own = append(own, secret)
+	}
+	cfg := SoakConfig{Base: base, Token: token, DataDir: data, Duration: 2 * time.Second, Sample: time.Second,
+		Writers: 1, Readers: 1, Harvesters: 1, UploadEvery: 100, Triples: 5}
+	cfg.Tokens = own
+	res, err := RunSoak(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Report.Errors != 0 || res.Report.Items <= 0 {
+		t.Fatalf("own tokens: %d errors, %d works", res.Report.Errors, res.Report.Items)
+	}
+	cfg.Tokens = []string{own[0], "not-a-token", own[2]}
+	if res, err = RunSoak(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if res.Report.Errors == 0 {
+		t.Fatalf("a reader with no valid token read without an error")
 	}
 }
 

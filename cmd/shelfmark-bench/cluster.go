@@ -324,14 +324,22 @@ func benchVersitygw() (string, error) {
 }
 
 // start runs the configuration's servers, each on its own loopback port,
-// with args added to serve's.
+// with args added to serve's. They run no jobs, and nothing else does in
+// the run: their backlog limits are lifted (0), or the uploads would be
+// refused, waiting for workers that never come, once a queue held its
+// default limit.
 func (c *benchClusterConfig) start(ctx context.Context, durability string, args ...string) error {
+	var lift []string
+	for _, q := range shelfmark.Queues {
+		lift = append(lift, q+"=0")
+	}
 	for i := 0; i < c.servers; i++ {
 		addr, err := freeAddr()
 		if err != nil {
 			return err
 		}
-		srv, u, err := runServer(ctx, append([]string{"serve", "--workers=false"}, args...), addr, c.data, c.dsn, durability, c.env)
+		serve := append([]string{"serve", "--workers=false", "--backlog-limit", strings.Join(lift, ",")}, args...)
+		srv, u, err := runServer(ctx, serve, addr, c.data, c.dsn, durability, c.env)
 		if err != nil {
 			return fmt.Errorf("server %d of %d: %w", i+1, c.servers, err)
 		}
@@ -477,7 +485,7 @@ func benchRestCluster(ctx context.Context, out io.Writer, cf *benchClusterFlags,
 	}
 	rep := benchMergeConfigs("rest", configs, map[string]any{"clients": cfg.Clients, "step_seconds": cfg.StepDuration.Seconds(), "triples": cfg.Triples,
 		"format": cfg.Format, "generator": "go", "token": true, "servers": counts, "storage": stores, "balancing": "round-robin by the load generator, no load balancer",
-		"server_jobs": "off (--workers=false)"})
+		"server_jobs": "off (--workers=false, backlog limits lifted)"})
 	rep.Target = "http://127.0.0.1 (servers started by the run)"
 	rep.RawLimitWhat = "plain inserts of the same rows through the same driver, 256 works per durable transaction, in a scratch schema before each configuration starts"
 	return rep, nil
@@ -570,7 +578,7 @@ func benchPatentsCluster(ctx context.Context, out io.Writer, cf *benchClusterFla
 	}
 	rep := benchMergeConfigs("patents", configs, map[string]any{"works": pc.Works, "workers_per_share": pc.Workers, "batch": pc.Batch, "shares": shares, "scan_bytes": pc.ScanBytes,
 		"servers": counts, "storage": stores, "path": "the servers' bulk API (POST /api/v1/blobs, POST /api/v1/groups), as ingest --server",
-		"balancing": "shares round-robin over the servers, no load balancer", "server_jobs": "off (--workers=false)"})
+		"balancing": "shares round-robin over the servers, no load balancer", "server_jobs": "off (--workers=false, backlog limits lifted)"})
 	rep.Target = "http://127.0.0.1 (servers started by the run)"
 	rep.RawLimitWhat = fmt.Sprintf("plain inserts of the same rows (54 statements), %d works per durable transaction, in a scratch schema before each configuration starts", pc.Batch)
 	return rep, nil

@@ -121,27 +121,52 @@ func stopServer(cmd *exec.Cmd) {
 // bench server is about to open, as the system (a context without a
 // caller), and returns its secret.
 func benchToken(ctx context.Context, database, data, durability string) (string, error) {
-	store, err := setup.OpenStorage(ctx, database, data, durability, 0)
+	tokens, err := benchTokens(ctx, database, data, durability, 1)
 	if err != nil {
 		return "", err
+	}
+	return tokens[0], nil
+}
+
+// benchTokens makes n admin-scoped API tokens, for a day, each of a user of
+// its own: the first of "admin" (created on an empty store, as serve
+// would), the others of administrators bench-1, bench-2 … that it adds, so
+// that a server's admission control sees n signed-in clients, each with
+// its own share, as it would n people. Like benchToken it works in the
+// store before the server opens it, as the system.
+func benchTokens(ctx context.Context, database, data, durability string, n int) ([]string, error) {
+	store, err := setup.OpenStorage(ctx, database, data, durability, 0)
+	if err != nil {
+		return nil, err
 	}
 	defer store.Close()
 	ids, err := shelfmark.LoadIDCodec(ctx, store)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
 	defer repo.Close()
 	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
 	if _, err := acc.EnsureAdmin(ctx); err != nil {
-		return "", err
+		return nil, err
 	}
 	expires := time.Now().Add(24 * time.Hour)
-	secret, _, err := acc.CreateToken(ctx, shelfmark.NewToken{User: "admin", Kind: shelfmark.TokenAPI, Scope: shelfmark.ScopeAdmin, Note: "bench rest", Expires: &expires})
-	if err != nil {
-		return "", fmt.Errorf("bench token for the user admin: %w", err)
+	tokens := make([]string, 0, max(n, 1))
+	for i := range max(n, 1) {
+		user := "admin"
+		if i > 0 {
+			user = fmt.Sprintf("bench-%d", i)
+			if _, err := acc.AddUser(ctx, user, "", true, nil); err != nil {
+				return nil, fmt.Errorf("bench user %s: %w", user, err)
+			}
+		}
+		secret, _, err := acc.CreateToken(ctx, shelfmark.NewToken{User: user, Kind: shelfmark.TokenAPI, Scope: shelfmark.ScopeAdmin, Note: "bench", Expires: &expires})
+		if err != nil {
+			return nil, fmt.Errorf("bench token for the user %s: %w", user, err)
+		}
+		tokens = append(tokens, secret)
 	}
-	return secret, nil
+	return tokens, nil
 }
 
 // serverBinary finds the shelfmark binary whose serve the scenarios

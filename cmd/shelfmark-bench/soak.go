@@ -96,11 +96,13 @@ It talks only to the server it started, on 127.0.0.1.`,
 			os.RemoveAll(filepath.Join(dir, "raw"))
 			fmt.Fprintf(out, "raw limit (same rows, no HTTP/engine, 256 per transaction): %.0f works/s\n", rawLimit)
 			data := filepath.Join(dir, "data")
-			// an admin's token, made as the system before the server opens the store
-			token, err := benchToken(ctx, database, data, durability)
+			// an admin's token, made as the system before the server opens the
+			// store, then one for each client, each of a user of its own
+			tokens, err := benchTokens(ctx, database, data, durability, 1+writers+readers+harvesters)
 			if err != nil {
 				return err
 			}
+			token := tokens[0]
 			duration := time.Duration(minutes * float64(time.Minute))
 			if stormConns == 0 {
 				storm = 0
@@ -116,7 +118,7 @@ It talks only to the server it started, on 127.0.0.1.`,
 				return err
 			}
 			defer stopServer(srv)
-			res, err := bench.RunSoak(ctx, bench.SoakConfig{Base: base, Token: token, PID: srv.Process.Pid, DataDir: data,
+			res, err := bench.RunSoak(ctx, bench.SoakConfig{Base: base, Token: token, Tokens: tokens[1:], PID: srv.Process.Pid, DataDir: data,
 				Duration: duration, Warmup: warmup, Sample: sample,
 				Writers: writers, Readers: readers, Harvesters: harvesters, UploadEvery: uploadEvery, Triples: triples, Pause: pause, Seed: 1,
 				Storm: storm, StormConns: stormConns, StormAddrs: stormAddrs,
