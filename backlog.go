@@ -84,9 +84,20 @@ func (g *BacklogGate) Over(queue string) bool {
 	return g.read(context.Background())[queue] > g.Limits[queue]
 }
 
+// Limit returns queue's backlog limit (0: none).
+func (g *BacklogGate) Limit(queue string) int64 {
+	if g == nil {
+		return 0
+	}
+	return max(g.Limits[queue], 0)
+}
+
 // Refused returns how many uploads the gate refused, by the queue that was
 // over its limit.
 func (g *BacklogGate) Refused() map[string]int64 {
+	if g == nil {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := make(map[string]int64, len(g.refused))

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -59,6 +60,11 @@ func TestAdmissionStorm(t *testing.T) {
 			t.Fatal(err)
 		}
 		storm = append(storm, tk)
+	}
+	// the dashboard shows the shared budget of the expensive classes,
+	// the storm's two searches running in it
+	if p := adminVisitor(t, e).get("/admin"); !strings.Contains(p.Body, "share 100 slots besides each class&#39;s budget: 2 running, 0 waiting.") {
+		t.Errorf("dashboard lacks the shared budget: %s", regexp.MustCompile(`(?s)<section aria-labelledby="h-requests">.*?</section>`).FindString(p.Body))
 	}
 
 	// signed in: admitted at once

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,23 @@ func TestBacklogRefusesUploads(t *testing.T) {
 	m := e.do("GET", "/metrics", nil).want(t, http.StatusOK)
 	if !strings.Contains(string(m.Body), `shelfmark_backlog_refusals_total{queue="characterize"} 2`) || !strings.Contains(string(m.Body), `shelfmark_backlog_limit{queue="characterize"} 3`) {
 		t.Errorf("metrics lack the refusals and the limit")
+	}
+	// the dashboard shows the limit, the refusals and that uploads wait
+	// for the queue, and its live events carry them
+	b := adminVisitor(t, e)
+	page := b.get("/admin")
+	row := regexp.MustCompile(`(?s)<th scope="row">characterize</th>.*?</tr>`).FindString(page.Body)
+	for _, want := range []string{`<span class="badge over" data-show="characterize.over">Pacing uploads</span>`, `<td class="num">3</td>`, `data-k="characterize.refusedup">2<`} {
+		if !strings.Contains(row, want) {
+			t.Errorf("dashboard's characterize row lacks %s: %s", want, row)
+		}
+	}
+	if row := regexp.MustCompile(`(?s)<th scope="row">ocr</th>.*?</tr>`).FindString(page.Body); !strings.Contains(row, `<td class="num">none</td>`) ||
+		!strings.Contains(row, `data-show="ocr.over" hidden`) {
+		t.Errorf("dashboard's ocr row (no limit, not over): %s", row)
+	}
+	if !strings.Contains(page.Body, "Backlog limit") || !strings.Contains(page.Body, "Uploads refused") {
+		t.Errorf("dashboard lacks the backlog columns")
 	}
 
 	// a paused queue was deferred on purpose: it holds nothing back

@@ -29,7 +29,17 @@ func (s *Server) newUIHandler() (*ui.Handler, error) {
 		MaxBulkUploadBytes: o.MaxBulkUploadBytes, MaxBulkExpandBytes: o.MaxBulkExpandBytes, MaxZipRatio: o.MaxZipRatio,
 		MaxBulkPreviews: o.MaxBulkPreviews, MaxBulkPreviewsPerUser: o.MaxBulkPreviewsPerUser,
 		SignIn: uiSignIn{s}, SingleSignOn: s.oidc != nil, Uploads: uploads{s}, WebArchive: uiWebArchive{s.webarchive},
-		JobSeconds: s.metrics.jobSeconds, History: o.History, Robots: o.Robots, Admission: func() []admission.Stats { return s.admission.Snapshot() }})
+		JobSeconds: s.metrics.jobSeconds, History: o.History, Robots: o.Robots, Admission: func() []admission.Stats { return s.admission.Snapshot() },
+		AdmissionShared: func() admission.Stats { return s.admission.SharedStats(admission.Anonymous) }, Backlog: uiBacklog(o.Backlog)})
+}
+
+// uiBacklog is the dashboard's view of the backlog gate: nil without one
+// (a nil *BacklogGate in the interface would not be nil).
+func uiBacklog(g *shelfmark.BacklogGate) ui.Backlog {
+	if g == nil {
+		return nil
+	}
+	return g
 }
 
 // uiRoutes are the interface's routes and IIIF's, which the shell

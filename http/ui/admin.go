@@ -72,6 +72,12 @@ type adminQueue struct {
 	// Rate is the jobs finished a second over the last minute, written
 	// for the page's language ("" until it is known).
 	Rate string
+	// Limit is the queue's backlog limit ("" when there is none or the
+	// server has no back-pressure); Over is set while uploads wait for the
+	// queue; Refused counts the uploads this server refused for it.
+	Limit   string
+	Over    bool
+	Refused int64
 }
 
 // adminRun is one bulk ingest on the dashboard.
@@ -91,6 +97,9 @@ type adminStatus struct {
 	// NoQueue is set when the server has no job queue.
 	NoQueue bool
 	Queues  []adminQueue
+	// Backlog is set when the server holds uploads back for its queues'
+	// backlogs: the table then has their limits and refusals.
+	Backlog bool
 	Runs    []adminRun
 	// Spark is the throughput sparkline (points of an SVG polyline, in a
 	// box of sparkW × sparkH), SparkText says what it shows.
@@ -177,10 +186,20 @@ func (s adminPages) adminStatus(r *http.Request, p *uiPage) (*adminStatus, error
 			return nil, err
 		}
 		rates := s.dash.observe(now, s.dash.doneCounts(s.opts.JobSeconds))
+		var refused map[string]int64
+		if s.opts.Backlog != nil {
+			st.Backlog, refused = true, s.opts.Backlog.Refused()
+		}
 		for _, c := range counts {
 			q := adminQueue{QueueCount: c}
 			if rates.Known {
 				q.Rate = p.T("admin.rate", formatRate(p.Lang, rates.PerQueue[c.Queue]))
+			}
+			if b := s.opts.Backlog; b != nil {
+				if n := b.Limit(c.Queue); n > 0 {
+					q.Limit = strconv.FormatInt(n, 10)
+				}
+				q.Over, q.Refused = b.Over(c.Queue), refused[c.Queue]
 			}
 			st.Queues = append(st.Queues, q)
 		}
@@ -273,7 +292,9 @@ func (st *adminStatus) event() *adminEvent {
 			ev.Text[k+name] = strconv.FormatInt(n, 10)
 		}
 		ev.Text[k+"rate"] = q.Rate
+		ev.Text[k+"refusedup"] = strconv.FormatInt(q.Refused, 10)
 		ev.Flags[k+"paused"] = q.Paused
+		ev.Flags[k+"over"] = q.Over
 		ev.Flags[k+"failed"] = q.Failed > 0
 	}
 	st.Requests.requestEvent(ev)

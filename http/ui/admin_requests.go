@@ -34,6 +34,9 @@ type adminRequests struct {
 	// polylines in a box of sparkW × sparkH, on one scale); Text says
 	// what it shows.
 	Admitted, Refused, Text string
+	// Shared says the state of the budget the expensive classes share for
+	// anonymous callers ("" when there is none).
+	Shared string
 }
 
 // requestCounts turns the admission's state into counts that only grow,
@@ -61,6 +64,11 @@ func (s adminPages) adminRequestStatus(p *uiPage, now time.Time) adminRequests {
 	}
 	rates := s.dash.requests.observe(now, requestCounts(stats))
 	out := adminRequests{}
+	if s.opts.AdmissionShared != nil {
+		if sh := s.opts.AdmissionShared(); sh.Limit > 0 {
+			out.Shared = p.T("admin.requests.shared", sh.Limit, sh.Running, sh.Waiting)
+		}
+	}
 	index := map[admission.Class]int{}
 	for i, c := range admission.Classes() {
 		out.Rows = append(out.Rows, adminRequestRow{Class: c.String()})
@@ -152,6 +160,7 @@ func polyline(values []float64, top float64) string {
 // requestEvent adds the admission's state to a dashboard event.
 func (r adminRequests) requestEvent(ev *adminEvent) {
 	ev.Text["requests"] = r.Text
+	ev.Text["req.shared"] = r.Shared
 	ev.ReqAdmitted, ev.ReqRefused = r.Admitted, r.Refused
 	for _, row := range r.Rows {
 		k := "req." + row.Class + "."

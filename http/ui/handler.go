@@ -26,6 +26,17 @@ import (
 	"github.com/shelfmark/shelfmark/warc"
 )
 
+// Backlog is the back-pressure of job queues on uploads, as the dashboard
+// reads it (shelfmark.BacklogGate).
+type Backlog interface {
+	// Limit is queue's backlog limit (0: none).
+	Limit(queue string) int64
+	// Over reports whether uploads wait for queue now.
+	Over(queue string) bool
+	// Refused counts the uploads refused since the start, by queue.
+	Refused() map[string]int64
+}
+
 // Options is what the shell hands the interface beside kit.Deps: the
 // limits of forms and bulk ingests, and the few services the shell keeps
 // (sign-in, the upload quotas, the web archive routes, the job metrics).
@@ -66,6 +77,15 @@ type Options struct {
 	// Admission, when set, reads the state of the server's admission of
 	// requests, which the dashboard shows (nil: not shown).
 	Admission func() []admission.Stats
+	// AdmissionShared, when set, reads the state of the budget that the
+	// expensive classes share for anonymous callers, which the dashboard
+	// shows beside Admission's table.
+	AdmissionShared func() admission.Stats
+	// Backlog, when set, is the backlog limit of each job queue
+	// (shelfmark.BacklogGate), which the dashboard shows with each queue:
+	// the limit, whether uploads wait for the queue now, and how many
+	// it has refused.
+	Backlog Backlog
 	// History, when set, is the preservation copy's history, which a
 	// work's History page shows (work_history.go); nil: the page says the
 	// server keeps no copy.
