@@ -257,8 +257,8 @@ func TestBackupPostgresPITR(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := "http://127.0.0.1:" + strconv.Itoa(port)
-	srv := exec.Command(bin, "serve", "--addr", "127.0.0.1:"+strconv.Itoa(port), "--database", dsnEnd, "--data", restored,
-		"--log-level", "warn", "--workers=false", "--blob-gc", "0")
+	srv := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--database", dsnEnd, "--data", restored,
+		"--log-level", "warn", "--workers=false", "--blob-gc", "0"}, noBacklogLimit()...)...)
 	srv.Env = cleanEnv(filepath.Dir(bin))
 	var log lockedBuffer
 	srv.Stdout, srv.Stderr = &log, &log

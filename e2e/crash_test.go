@@ -219,10 +219,11 @@ func (c *crashTest) startChild(round int) {
 		// serve with what the test needs of the settings: no
 		// background jobs, no blob collection
 		bin := shelfmarkBinary(c.t)
-		cmd := exec.Command(bin, "serve", "--addr", addr, "--data", c.dir, "--durability", "safe",
+		args := append([]string{"serve", "--addr", addr, "--data", c.dir, "--durability", "safe",
 			"--max-upload", "1MiB", "--log-level", "warn", "--workers=false", "--blob-gc", "0",
 			// the preservation copy writes versions while the kills land
-			"--preservation-window", "100ms")
+			"--preservation-window", "100ms"}, noBacklogLimit()...)
+		cmd := exec.Command(bin, args...)
 		cmd.Env = cleanEnv(filepath.Dir(bin))
 		cmd.Stdout, cmd.Stderr = &c.output, &c.output
 		if err := cmd.Start(); err != nil {

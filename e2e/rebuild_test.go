@@ -271,8 +271,8 @@ func serveData(t *testing.T, data, preservation string) string {
 			t.Fatal(err)
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		cmd := exec.Command(bin, "serve", "--addr", addr, "--data", data, "--preservation", preservation,
-			"--log-level", "warn", "--workers=false", "--blob-gc", "0")
+		cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", data, "--preservation", preservation,
+			"--log-level", "warn", "--workers=false", "--blob-gc", "0"}, noBacklogLimit()...)...)
 		cmd.Env = cleanEnv(filepath.Dir(bin))
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
