@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/bench/gen"
 )
 
@@ -873,4 +874,30 @@ func diskUse(dir string) (db, wal, blobs, other int64) {
 		return nil
 	})
 	return db, wal, blobs, other
+}
+
+// SeedWorks stores n public works of triples statements each (the soak's
+// own kind of work, without files) in repo, in batches of a few hundred,
+// so that a soak starts on a repository in service rather than an empty
+// one: its database larger than its caches, its harvests long from the
+// first. progress, when set, is told the works stored so far.
+func SeedWorks(ctx context.Context, repo *shelfmark.Repository, n, triples int, seed uint64, progress func(done int)) error {
+	const batch = 500
+	nrs := make([]*shelfmark.NewResource, 0, batch)
+	for done := 0; done < n; {
+		k := min(batch, n-done)
+		nrs = nrs[:0]
+		for i := range k {
+			// indexes of their own, past any the writers will use
+			nrs = append(nrs, &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: patentStatements(seed+1, done+i, triples)})
+		}
+		if _, errs := repo.CreateResources(ctx, nrs); errors.Join(errs...) != nil {
+			return fmt.Errorf("seed works %d–%d: %w", done+1, done+k, errors.Join(errs...))
+		}
+		done += k
+		if progress != nil {
+			progress(done)
+		}
+	}
+	return nil
 }

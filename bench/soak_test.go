@@ -141,6 +141,37 @@ func TestRunSoak(t *testing.T) {
 	}
 }
 
+// TestSeedWorks: the seed stores the works it says, in batches, as public
+// works with their statements.
+func TestSeedWorks(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "shelfmark.db"), sqlite.Options{Relaxed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{})
+	defer repo.Close()
+	var last, calls int
+	if err := SeedWorks(ctx, repo, 1203, 5, 1, func(done int) { last, calls = done, calls+1 }); err != nil {
+		t.Fatal(err)
+	}
+	if last != 1203 || calls != 3 {
+		t.Fatalf("progress ended at %d after %d calls, want 1203 after 3", last, calls)
+	}
+	var rows []*shelfmark.ResourceRow
+	err = store.View(ctx, func(tx shelfmark.ReadTx) error {
+		rows, err = tx.Roots(ctx, shelfmark.KindWork, 0, 2000)
+		return err
+	})
+	if err != nil || len(rows) != 1203 {
+		t.Fatalf("%d works stored (%v), want 1203", len(rows), err)
+	}
+	if rows[0].Visibility != shelfmark.Public {
+		t.Errorf("a seed work is %v, want public", rows[0].Visibility)
+	}
+}
+
 // TestRunSoakOwnTokens: each client sends its own token: with the
 // writers' and the harvester's of another user the soak runs clean, and a
 // reader whose token is no token's errs (a soak that sent the one shared

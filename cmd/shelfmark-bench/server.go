@@ -135,17 +135,11 @@ func benchToken(ctx context.Context, database, data, durability string) (string,
 // its own share, as it would n people. Like benchToken it works in the
 // store before the server opens it, as the system.
 func benchTokens(ctx context.Context, database, data, durability string, n int) ([]string, error) {
-	store, err := setup.OpenStorage(ctx, database, data, durability, 0)
+	repo, closeRepo, err := openBenchRepo(ctx, database, data, durability)
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
-	ids, err := shelfmark.LoadIDCodec(ctx, store)
-	if err != nil {
-		return nil, err
-	}
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
-	defer repo.Close()
+	defer closeRepo()
 	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{})
 	if _, err := acc.EnsureAdmin(ctx); err != nil {
 		return nil, err
@@ -167,6 +161,23 @@ func benchTokens(ctx context.Context, database, data, durability string, n int) 
 		tokens = append(tokens, secret)
 	}
 	return tokens, nil
+}
+
+// openBenchRepo opens the repository of the store a bench server is about
+// to open, to prepare it as the system (accounts, seed works); close
+// closes the repository and the store.
+func openBenchRepo(ctx context.Context, database, data, durability string) (repo *shelfmark.Repository, close func(), err error) {
+	store, err := setup.OpenStorage(ctx, database, data, durability, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	repo = shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids})
+	return repo, func() { repo.Close(); store.Close() }, nil
 }
 
 // serverBinary finds the shelfmark binary whose serve the scenarios

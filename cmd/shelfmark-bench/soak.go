@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,7 @@ func newBenchSoakCommand() *cobra.Command {
 		warmup, sample, storm                     time.Duration
 		stormConns, stormAddrs                    int
 		writers, readers, harvesters, uploadEvery int
-		triples                                   int
+		triples, seedWorks                        int
 		pause                                     []string
 		admissionOff                              bool
 	)
@@ -103,6 +104,11 @@ It talks only to the server it started, on 127.0.0.1.`,
 				return err
 			}
 			token := tokens[0]
+			if seedWorks > 0 {
+				if err := soakSeed(ctx, out, database, data, durability, seedWorks, triples); err != nil {
+					return err
+				}
+			}
 			duration := time.Duration(minutes * float64(time.Minute))
 			if stormConns == 0 {
 				storm = 0
@@ -174,6 +180,7 @@ It talks only to the server it started, on 127.0.0.1.`,
 	f.IntVar(&stormConns, "storm-conns", 64, "the storm's connections (0: no storm)")
 	f.IntVar(&stormAddrs, "storm-addrs", 50, "the client addresses (X-Forwarded-For) the storm's connections come from")
 	f.IntVar(&triples, "triples", 54, "statements per work")
+	f.IntVar(&seedWorks, "seed-works", 20000, "works stored before the server starts (metadata only, public), so that the run starts on a repository in service, its database larger than the server's caches (0: an empty one)")
 	f.StringSliceVar(&pause, "pause", nil, "job queues to pause for the whole run, for example derive (to weigh what derivatives cost the foreground against a run without it)")
 	f.StringVar(&database, "database", "", "PostgreSQL URL for the started server (empty: SQLite in the fresh data directory)")
 	f.StringVar(&durability, "durability", "safe", "safe or relaxed (see serve --help)")
@@ -259,4 +266,20 @@ func soakDriftNote(res *bench.SoakResult) string {
 // fmtSecs formats seconds since the start as a rounded duration.
 func fmtSecs(s float64) string {
 	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
+}
+
+// soakSeed stores n works in the store the soak's server is about to open
+// (bench.SeedWorks), as the system, saying how fast.
+func soakSeed(ctx context.Context, out io.Writer, database, data, durability string, n, triples int) error {
+	repo, closeRepo, err := openBenchRepo(ctx, database, data, durability)
+	if err != nil {
+		return err
+	}
+	defer closeRepo()
+	start := time.Now()
+	if err := bench.SeedWorks(ctx, repo, n, triples, 1, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "seeded %d works (metadata only) before the start in %.1f s\n", n, time.Since(start).Seconds())
+	return nil
 }
