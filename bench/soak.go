@@ -888,7 +888,7 @@ func SeedWorks(ctx context.Context, repo *shelfmark.Repository, n, triples int, 
 		k := min(batch, n-done)
 		nrs = nrs[:0]
 		for i := range k {
-			// indexes of their own, past any the writers will use
+			// statements of a seed of their own, unlike the writers' works
 			nrs = append(nrs, &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: patentStatements(seed+1, done+i, triples)})
 		}
 		if _, errs := repo.CreateResources(ctx, nrs); errors.Join(errs...) != nil {

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/internal/setup"
 	"github.com/shelfmark/shelfmark/internal/testkit"
 )
@@ -126,14 +125,8 @@ func adminToken(t testing.TB, data string) string {
 type lockedBuffer = testkit.LockedBuffer
 
 // noBacklogLimit are serve's flags that lift the backlog limit of every
-// queue, for a server run with --workers=false that no worker joins: its
-// jobs are never worked, so under the default limits its uploads would be
-// refused once a queue held its limit (a test of durability or of a
-// rebuild is not a test of back-pressure).
+// queue, for a server run with --workers=false that no worker joins (a test
+// of durability or of a rebuild is not a test of back-pressure).
 func noBacklogLimit() []string {
-	var qs []string
-	for _, q := range shelfmark.Queues {
-		qs = append(qs, q+"=0")
-	}
-	return []string{"--backlog-limit", strings.Join(qs, ",")}
+	return []string{"--backlog-limit", setup.NoBacklogLimits()}
 }

@@ -329,16 +329,12 @@ func benchVersitygw() (string, error) {
 // refused, waiting for workers that never come, once a queue held its
 // default limit.
 func (c *benchClusterConfig) start(ctx context.Context, durability string, args ...string) error {
-	var lift []string
-	for _, q := range shelfmark.Queues {
-		lift = append(lift, q+"=0")
-	}
 	for i := 0; i < c.servers; i++ {
 		addr, err := freeAddr()
 		if err != nil {
 			return err
 		}
-		serve := append([]string{"serve", "--workers=false", "--backlog-limit", strings.Join(lift, ",")}, args...)
+		serve := append([]string{"serve", "--workers=false", "--backlog-limit", setup.NoBacklogLimits()}, args...)
 		srv, u, err := runServer(ctx, serve, addr, c.data, c.dsn, durability, c.env)
 		if err != nil {
 			return fmt.Errorf("server %d of %d: %w", i+1, c.servers, err)

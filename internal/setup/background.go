@@ -118,6 +118,19 @@ func (c *WorkerConfig) imageLimits(tools worker.Tools) (worker.Tools, error) {
 	return tools, nil
 }
 
+// NoBacklogLimits is the --backlog-limit value that lifts the limit of
+// every queue (each queue=0), for a server that runs no jobs and that no
+// worker joins (a benchmark's or a test's): its queues are never worked,
+// so under the default limits its uploads would be refused once a queue
+// held its limit.
+func NoBacklogLimits() string {
+	qs := make([]string, len(shelfmark.Queues))
+	for i, q := range shelfmark.Queues {
+		qs[i] = q + "=0"
+	}
+	return strings.Join(qs, ",")
+}
+
 // BacklogGate returns the gate of the --backlog-limit flags over repo's
 // job counts (the default limit for the queues they leave out), shared by
 // a server's uploads and its job runner.
