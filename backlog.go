@@ -64,9 +64,11 @@ func (g *BacklogGate) Admit(ctx context.Context) error {
 		}
 		g.refused[q]++
 		g.mu.Unlock()
-		// one second, plus one for each tenth of the limit it is over,
-		// at most 30: the queue's own pace decides when room comes
-		wait := min(30, 1+int64(math.Ceil(10*float64(n-limit)/float64(limit))))
+		// one second, plus one for each whole tenth of the limit it is
+		// over, at most 30: the queue's own pace decides when room
+		// comes, and a queue just over its limit (the usual state of a
+		// paced ingest) has room again within the second
+		wait := min(30, 1+int64(math.Floor(10*float64(n-limit)/float64(limit))))
 		return &Error{Code: EUNAVAILABLE,
 			Message: fmt.Sprintf("The server is %d %s jobs behind (it takes new files while it is at most %d behind); send the file again in %d seconds.", n, q, limit, wait),
 			Details: map[string]any{"retry_after": wait, "queue": q, "backlog": n, "limit": limit}}

@@ -33,6 +33,12 @@ func TestBacklogGate(t *testing.T) {
 	if err := g.Admit(ctx); err != nil || reads != 2 {
 		t.Errorf("30 derive jobs: %v after %d reads", err, reads)
 	}
+	// just over: room comes within the second
+	counts[0].Queued = 85
+	now = now.Add(time.Second)
+	if err := g.Admit(ctx); !errors.As(err, &e) || e.Details["backlog"] != int64(105) || e.Details["retry_after"] != int64(1) {
+		t.Errorf("105 derive jobs over a limit of 100: %v", err)
+	}
 	counts[0].Queued = 100000
 	now = now.Add(time.Second)
 	if err := g.Admit(ctx); !errors.As(err, &e) || e.Details["retry_after"] != int64(30) {
@@ -43,7 +49,7 @@ func TestBacklogGate(t *testing.T) {
 	if err := g.Admit(ctx); err != nil {
 		t.Errorf("a count that failed: %v", err)
 	}
-	if r := g.Refused(); r[QueueDerive] != 3 || len(r) != 1 {
+	if r := g.Refused(); r[QueueDerive] != 4 || len(r) != 1 {
 		t.Errorf("refused %v", r)
 	}
 	if err := (*BacklogGate)(nil).Admit(ctx); err != nil {

@@ -128,6 +128,13 @@ type SoakResult struct {
 	// Drift is the write rate of the last tenth of the samples after the
 	// warm-up over that of the first tenth.
 	Drift float64
+	// Trend is the write rate's straight-line trend over the same samples
+	// Drift draws its tenths from (after the warm-up, the storm's left
+	// out): the least-squares line's rate at the last sample over its
+	// rate at the first. Drift compares two windows of a few minutes,
+	// so a paced rate's minute-to-minute noise moves it; Trend weighs
+	// every sample and moves only with a rate that changes over the run.
+	Trend float64
 	// RSSGrowth is the RSS of the last sample over the RSS at the end of
 	// the warm-up.
 	RSSGrowth float64
@@ -415,6 +422,7 @@ loop:
 	res.summarize(c.Warmup)
 	rep.Flatness = res.Drift
 	rep.Params["drift"] = res.Drift
+	rep.Params["drift_trend"] = res.Trend
 	rep.Params["drift_first_tenth_s"], rep.Params["drift_last_tenth_s"] = res.DriftFirst, res.DriftLast
 	if res.Storm != nil {
 		res.Storm.finish(st, rep.Seconds)
@@ -462,6 +470,7 @@ func (r *SoakResult) summarize(warmup time.Duration) {
 	}
 	span := func(ss []SoakSample) [2]float64 { return [2]float64{ss[0].At - ss[0].Seconds, ss[len(ss)-1].At} }
 	r.DriftFirst, r.DriftLast = span(calm[:tenth]), span(calm[len(calm)-tenth:])
+	r.Trend = rateTrend(calm)
 	base := r.Samples[max(0, r.Warmup-1)].RSS
 	if base > 0 {
 		r.RSSGrowth = float64(r.Samples[len(r.Samples)-1].RSS) / float64(base)
@@ -481,6 +490,37 @@ func (r *SoakResult) summarize(warmup time.Duration) {
 		}
 		r.BacklogSlope[q] = slope(xs, ys)
 	}
+}
+
+// rateTrend is the least-squares line of the samples' write rates over
+// time: its rate at the last sample over its rate at the first (0 with
+// fewer than two samples or a line that starts at or below zero).
+func rateTrend(ss []SoakSample) float64 {
+	if len(ss) < 2 {
+		return 0
+	}
+	xs := make([]float64, 0, len(ss))
+	ys := make([]float64, 0, len(ss))
+	var mx, my float64
+	for _, s := range ss {
+		if s.Seconds <= 0 {
+			continue
+		}
+		xs = append(xs, s.At)
+		ys = append(ys, float64(s.Works)/s.Seconds)
+		mx += s.At
+		my += float64(s.Works) / s.Seconds
+	}
+	if len(xs) < 2 {
+		return 0
+	}
+	mx, my = mx/float64(len(xs)), my/float64(len(xs))
+	k := slope(xs, ys)
+	first, last := my+k*(xs[0]-mx), my+k*(xs[len(xs)-1]-mx)
+	if first <= 0 {
+		return 0
+	}
+	return last / first
 }
 
 // slope is the least-squares slope of ys over xs (0 with fewer than two

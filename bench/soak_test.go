@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -268,5 +269,46 @@ func TestRunSoakStorm(t *testing.T) {
 	last := series[len(series)-1]
 	if !strings.HasPrefix(last.Name, "Crawler storm") || !strings.Contains(series[0].Name, "crawler storm") || slices.Max(last.Y) != 4 {
 		t.Errorf("charts: first %q, last %q %v", series[0].Name, last.Name, last.Y)
+	}
+}
+
+// TestSoakTrend: the trend of a rate that only jitters around a level is
+// 1 however far its first and last tenths part, and a rate that falls
+// steadily by a fifth over the run shows a trend of 0.8; the storm's
+// samples count to neither measure.
+func TestSoakTrend(t *testing.T) {
+	samples := func(rate func(i int) float64) []SoakSample {
+		var ss []SoakSample
+		for i := range 200 {
+			ss = append(ss, SoakSample{At: float64(5 * (i + 1)), Seconds: 5, Works: int64(math.Round(5 * rate(i)))})
+		}
+		return ss
+	}
+	// a level of 4 works/s, the first tenth high and the last low by
+	// a step, the middle jittering about the level
+	flat := &SoakResult{Samples: samples(func(i int) float64 {
+		switch {
+		case i < 20:
+			return 4.4
+		case i >= 180:
+			return 3.6
+		}
+		return 4 + 0.8*float64(i%2) - 0.4
+	})}
+	flat.summarize(0)
+	if math.Abs(flat.Drift-3.6/4.4) > 0.01 || math.Abs(flat.Trend-1) > 0.1 {
+		t.Errorf("jitter: drift %.3f, trend %.3f", flat.Drift, flat.Trend)
+	}
+	// a steady fall from 5 to 4 works/s, a storm of zeros in the middle
+	fall := &SoakResult{Samples: samples(func(i int) float64 { return 5 - float64(i)/199 })}
+	for i := 90; i < 110; i++ {
+		fall.Samples[i].Storm, fall.Samples[i].Works = true, 0
+	}
+	fall.summarize(0)
+	if math.Abs(fall.Trend-0.8) > 0.01 {
+		t.Errorf("a fall by a fifth: trend %.3f", fall.Trend)
+	}
+	if rateTrend(nil) != 0 || rateTrend(fall.Samples[:1]) != 0 {
+		t.Error("a trend of fewer than two samples")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,7 +77,27 @@ type StormReaderPage struct {
 	Latency    Latency `json:"latency_ms"`
 	Errors     int64   `json:"errors"`
 	FirstError string  `json:"first_error,omitempty"`
+	// Slowest is the slowest answer of the phase as the server timed it.
+	Slowest *StormSlowest `json:"slowest,omitempty"`
 }
+
+// StormSlowest is a reader's slowest answer of a kind in a phase, split
+// by the server's Server-Timing header: the time the request waited for
+// admission and the handler's time to the answer's header; the rest of
+// the reader's time (Outside) went to the network, the connection and
+// the processors' run queues, outside the handler (a load generator on
+// the server's own processors shows there).
+type StormSlowest struct {
+	MS      float64 `json:"ms"`
+	AdmitMS float64 `json:"admit_ms"`
+	AppMS   float64 `json:"app_ms"`
+	// Timed is false when the answer had no Server-Timing.
+	Timed bool `json:"timed"`
+}
+
+// Outside is the time of the answer outside the server's handler and
+// admission, in milliseconds.
+func (s StormSlowest) Outside() float64 { return max(0, s.MS-s.AdmitMS-s.AppMS) }
 
 // StormPhase is one phase of the run.
 type StormPhase struct {
@@ -114,6 +135,9 @@ type stormRead struct {
 	kind int
 	d    time.Duration
 	err  string
+	// admit and app are the server's Server-Timing, when it sent one
+	admit, app float64
+	timed      bool
 }
 
 // RunStorm runs the storm scenario against c.Base, whose archive is
@@ -228,11 +252,12 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 					busy[p].Add(1)
 				}
 				mu.Unlock()
-				d, err := stormReaderGet(ctx, reader, c.Base+path, addr)
+				rd := stormReaderGet(ctx, reader, c.Base+path, addr)
+				rd.kind = kind
 				if p >= 0 {
 					if ctx.Err() == nil {
 						mu.Lock()
-						reads[p] = append(reads[p], stormRead{kind: kind, d: d, err: err})
+						reads[p] = append(reads[p], rd)
 						mu.Unlock()
 					}
 					busy[p].Add(-1)
@@ -343,6 +368,9 @@ func (ph *StormPhase) fillReader(rs []stormRead) {
 		}
 		byKind[r.kind] = append(byKind[r.kind], r.d)
 		all = append(all, r.d)
+		if sl := pg.Slowest; sl == nil || ms(r.d) > sl.MS {
+			pg.Slowest = &StormSlowest{MS: ms(r.d), AdmitMS: r.admit, AppMS: r.app, Timed: r.timed}
+		}
 	}
 	for k := range ph.Reader {
 		ph.Reader[k].Latency = *percentiles(byKind[k])
@@ -351,11 +379,12 @@ func (ph *StormPhase) fillReader(rs []stormRead) {
 }
 
 // stormReaderGet asks for a page as a browser does and reads it all; an
-// answer other than a 200 with HTML is an error, described.
-func stormReaderGet(ctx context.Context, client *http.Client, target, xff string) (time.Duration, string) {
+// answer other than a 200 with HTML is an error, described. It keeps the
+// answer's Server-Timing.
+func stormReaderGet(ctx context.Context, client *http.Client, target, xff string) stormRead {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return 0, err.Error()
+		return stormRead{err: err.Error()}
 	}
 	req.Header.Set("Accept", browserAccept)
 	req.Header.Set("Accept-Language", "en")
@@ -366,18 +395,45 @@ func stormReaderGet(ctx context.Context, client *http.Client, target, xff string
 	t0 := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		return time.Since(t0), err.Error()
+		return stormRead{d: time.Since(t0), err: err.Error()}
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	d := time.Since(t0)
+	rd := stormRead{d: time.Since(t0)}
+	rd.admit, rd.app, rd.timed = parseServerTiming(resp.Header.Get("Server-Timing"))
 	switch {
 	case err != nil:
-		return d, "reading the answer: " + err.Error()
+		rd.err = "reading the answer: " + err.Error()
 	case resp.StatusCode != http.StatusOK:
-		return d, fmt.Sprintf("GET %s: status %d (Retry-After %q)", req.URL.RequestURI(), resp.StatusCode, resp.Header.Get("Retry-After"))
+		rd.err = fmt.Sprintf("GET %s: status %d (Retry-After %q)", req.URL.RequestURI(), resp.StatusCode, resp.Header.Get("Retry-After"))
 	case !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
-		return d, fmt.Sprintf("GET %s: Content-Type %s", req.URL.RequestURI(), resp.Header.Get("Content-Type"))
+		rd.err = fmt.Sprintf("GET %s: Content-Type %s", req.URL.RequestURI(), resp.Header.Get("Content-Type"))
 	}
-	return d, ""
+	return rd
+}
+
+// parseServerTiming reads the "admit" and "app" durations (milliseconds)
+// of a Server-Timing header; ok is false unless both are there.
+func parseServerTiming(h string) (admit, app float64, ok bool) {
+	var seen int
+	for _, m := range strings.Split(h, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(m), ";")
+		for _, p := range strings.Split(params, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if k != "dur" {
+				continue
+			}
+			d, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				continue
+			}
+			switch name {
+			case "admit":
+				admit, seen = d, seen|1
+			case "app":
+				app, seen = d, seen|2
+			}
+		}
+	}
+	return admit, app, seen == 3
 }

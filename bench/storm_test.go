@@ -168,6 +168,28 @@ func TestStorm(t *testing.T) {
 	}
 }
 
+// TestParseServerTiming reads the admission wait and the handler's time
+// of a Server-Timing header, in any order and beside other metrics, and
+// says when either is missing or unreadable.
+func TestParseServerTiming(t *testing.T) {
+	for _, c := range []struct {
+		h          string
+		admit, app float64
+		ok         bool
+	}{
+		{"admit;dur=0.012, app;dur=3.400", 0.012, 3.4, true},
+		{`db;desc="query";dur=2, app;dur=5.5,admit;dur=1`, 1, 5.5, true},
+		{"app;dur=5.5", 0, 5.5, false},
+		{"admit;dur=x, app;dur=1", 0, 1, false},
+		{"", 0, 0, false},
+	} {
+		admit, app, ok := parseServerTiming(c.h)
+		if admit != c.admit || app != c.app || ok != c.ok {
+			t.Errorf("%q: %v %v %v, want %v %v %v", c.h, admit, app, ok, c.admit, c.app, c.ok)
+		}
+	}
+}
+
 // TestStormTargets: every kind of request names the archive's words, and
 // a prefix search ends in *; the addresses of the storm's clients are
 // distinct.

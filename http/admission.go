@@ -115,7 +115,7 @@ func (s *Server) admitting(method, pattern string, h http.Handler) http.Handler 
 			return
 		}
 		defer t.Done()
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(newTimingWriter(w, s.now, s.now(), t.Waited), r)
 	})
 }
 

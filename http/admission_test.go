@@ -74,8 +74,14 @@ func TestAdmissionStorm(t *testing.T) {
 	if after.Admitted != before.Admitted+1 || after.Queued != before.Queued {
 		t.Errorf("signed-in search: admitted %d→%d, queued %d→%d", before.Admitted, after.Admitted, before.Queued, after.Queued)
 	}
-	// cheap requests and pages: served
-	e.do("GET", "/healthz", nil, from("10.9.0.1")...).want(t, 200)
+	// cheap requests and pages: served; a cheap one is not timed (it
+	// is never held), an admitted one is
+	if h := e.do("GET", "/healthz", nil, from("10.9.0.1")...).want(t, 200).Header.Get("Server-Timing"); h != "" {
+		t.Errorf("a cheap request has Server-Timing %q", h)
+	}
+	if h := e.do("GET", "/api/v1/search?q=whales", nil).want(t, 200).Header.Get("Server-Timing"); !regexp.MustCompile(`^admit;dur=\d+\.\d{3}, app;dur=\d+\.\d{3}$`).MatchString(h) {
+		t.Errorf("a search admitted at once has Server-Timing %q", h)
+	}
 	e.do("GET", "/static/app.css", nil, from("10.9.0.1")...).want(t, 200)
 	e.do("GET", "/", nil, from("10.9.0.1", "Accept", "text/html")...).want(t, 200)
 
@@ -133,16 +139,21 @@ func TestAdmissionStorm(t *testing.T) {
 		}()
 	}
 	waitUntil(t, func() bool { return admissionSnap(s, admission.Search, admission.Anonymous).Waiting == 20 })
-	reader := make(chan int)
+	reader := make(chan *response)
 	go func() {
-		reader <- e.do("GET", "/api/v1/search?q=whales", nil, from("192.0.2.7")...).Status
+		reader <- e.do("GET", "/api/v1/search?q=whales", nil, from("192.0.2.7")...)
 	}()
 	waitUntil(t, func() bool { return admissionSnap(s, admission.Search, admission.Anonymous).Waiting == 21 })
 	storm[0].Done()
 	select {
-	case status := <-reader:
-		if status != 200 {
-			t.Errorf("the reader's search: %d", status)
+	case r := <-reader:
+		if r.Status != 200 {
+			t.Errorf("the reader's search: %d", r.Status)
+		}
+		// its Server-Timing tells its wait for the slot from its handler's time
+		m := regexp.MustCompile(`^admit;dur=(\d+\.\d{3}), app;dur=(\d+\.\d{3})$`).FindStringSubmatch(r.Header.Get("Server-Timing"))
+		if m == nil || m[1] == "0.000" {
+			t.Errorf("the reader's search waited, but its Server-Timing is %q", r.Header.Get("Server-Timing"))
 		}
 	case <-time.After(time.Minute): // bounded: it would wait behind the storm's twenty
 		t.Fatal("the reader's search was not admitted with the first slot freed")

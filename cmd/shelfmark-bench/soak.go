@@ -260,7 +260,7 @@ func soakDriftNote(res *bench.SoakResult) string {
 	if res.Storm != nil {
 		note += fmt.Sprintf(", of the samples the storm (%s–%s) did not touch: it is in neither", fmtSecs(res.Storm.From), fmtSecs(res.Storm.To))
 	}
-	return note
+	return note + fmt.Sprintf("; the straight-line trend of every one of those samples %.2f", res.Trend)
 }
 
 // fmtSecs formats seconds since the start as a rounded duration.

@@ -179,6 +179,9 @@ func printStormPhase(out io.Writer, ph bench.StormPhase) {
 		if pg.FirstError != "" {
 			fmt.Fprintf(out, "%-34s   first error: %s\n", "", pg.FirstError)
 		}
+		if sl := pg.Slowest; sl != nil && sl.Timed && sl.MS >= 2*max(pg.Latency.P95, 1) {
+			fmt.Fprintf(out, "%-34s   slowest %.1f ms: admission wait %.1f ms, handler %.1f ms, outside the handler %.1f ms\n", "", sl.MS, sl.AdmitMS, sl.AppMS, sl.Outside())
+		}
 	}
 	mem := fmt.Sprintf("server RSS max %.0f MiB", float64(ph.RSSMax)/(1<<20))
 	if s := ph.Storm; s != nil {

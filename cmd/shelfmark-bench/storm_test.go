@@ -49,6 +49,12 @@ func TestBenchStormCommand(t *testing.T) {
 					Requests int                `json:"requests"`
 					Latency  map[string]float64 `json:"latency_ms"`
 					Errors   *int64             `json:"errors"`
+					Slowest  *struct {
+						MS      float64 `json:"ms"`
+						AdmitMS float64 `json:"admit_ms"`
+						AppMS   float64 `json:"app_ms"`
+						Timed   bool    `json:"timed"`
+					} `json:"slowest"`
 				} `json:"reader"`
 				ReaderErrors *int64 `json:"reader_errors"`
 				Storm        *struct {
@@ -90,6 +96,11 @@ func TestBenchStormCommand(t *testing.T) {
 		for _, pg := range p.Reader {
 			if pg.Requests <= 0 || pg.Errors == nil {
 				t.Errorf("phase %q, %s: %+v", p.Name, pg.Name, pg)
+			}
+			// the slowest answer, split by the server's Server-Timing: the
+			// server's part lies within what the reader measured
+			if sl := pg.Slowest; *pg.Errors == 0 && (sl == nil || !sl.Timed || sl.AppMS <= 0 || sl.AdmitMS < 0 || sl.AdmitMS+sl.AppMS > sl.MS+0.01 || sl.MS != pg.Latency["max"]) {
+				t.Errorf("phase %q, %s: slowest %+v (max %v)", p.Name, pg.Name, sl, pg.Latency["max"])
 			}
 			for _, k := range []string{"p50", "p95", "p99", "max"} {
 				if _, ok := pg.Latency[k]; !ok {
