@@ -51,7 +51,7 @@ func stormGoals(phases []StormPhase) []StormGoal {
 				Value: fmt.Sprintf("%.1f× (%s)", worstRatio, ratioName), Met: worstRatio <= StormGoalRatio},
 			StormGoal{Name: ph.Name + ": reader p99", Goal: fmt.Sprintf("≤ %.0f ms", StormGoalP99MS),
 				Value: fmt.Sprintf("%.1f ms (%s)", worst, worstName), Met: worst <= StormGoalP99MS},
-			StormGoal{Name: ph.Name + ": reader errors", Goal: "0", Value: fmt.Sprint(ph.ReaderErrors), Met: ph.ReaderErrors == 0})
+			StormGoal{Name: ph.Name + ": reader errors", Goal: "0", Value: fmt.Sprint(ph.ReaderErrors + ph.onsetErrors()), Met: ph.ReaderErrors+ph.onsetErrors() == 0})
 		s := ph.Storm
 		failed := s.Timeouts + s.ConnErrors
 		goals = append(goals, StormGoal{Name: ph.Name + ": abusers refused with Retry-After, not timed out",
@@ -80,7 +80,7 @@ func stormReport(c StormRunConfig, res *StormResult) *Report {
 	for _, ph := range res.Phases {
 		lat := ph.ReaderAll
 		st := Step{Seconds: ph.Seconds, LatencyMS: &lat, Errors: ph.ReaderErrors, PeakRSS: ph.RSSMax}
-		rep.Errors += ph.ReaderErrors
+		rep.Errors += ph.ReaderErrors + ph.onsetErrors()
 		for _, pg := range ph.Reader {
 			rep.Items += int64(pg.Requests)
 		}
@@ -146,4 +146,13 @@ func (r *StormResult) Series() []Series {
 		}),
 		of("Server's largest RSS by phase", "bytes", func(ph StormPhase) float64 { return float64(ph.RSSMax) }))
 	return out
+}
+
+// onsetErrors is the readers' errors in the phase's onset (an error is
+// one, whenever it happens).
+func (ph StormPhase) onsetErrors() int64 {
+	if ph.Onset == nil {
+		return 0
+	}
+	return ph.Onset.Errors
 }

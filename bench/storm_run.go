@@ -28,6 +28,11 @@ type StormRunConfig struct {
 	// pause between phases, measured by nobody (default 1 s), so that
 	// what a storm left running is not counted to the next phase.
 	Phase, Settle time.Duration
+	// Onset is how long each storm runs before its phase begins (0:
+	// none): its connections open and its first requests arrive at
+	// once, a moment of its own that the phase's reader figures leave
+	// out and StormPhase.Onset reports apart.
+	Onset time.Duration
 	// Conns and Addrs are the storms' connections and client addresses
 	// (default 64,256 and 1,50): one storm phase for each pair.
 	Conns, Addrs []int
@@ -88,6 +93,8 @@ type StormReaderPage struct {
 // the processors' run queues, outside the handler (a load generator on
 // the server's own processors shows there).
 type StormSlowest struct {
+	// At is when it was sent, in seconds from the phase's start.
+	At      float64 `json:"at_s"`
 	MS      float64 `json:"ms"`
 	AdmitMS float64 `json:"admit_ms"`
 	AppMS   float64 `json:"app_ms"`
@@ -110,9 +117,22 @@ type StormPhase struct {
 	ReaderErrors int64             `json:"reader_errors"`
 	// Storm is nil in a quiet phase.
 	Storm *StormCounts `json:"storm,omitempty"`
+	// Onset is what the readers saw in the storm's onset, before the
+	// phase began (nil in a quiet phase or without an onset).
+	Onset *StormOnset `json:"onset,omitempty"`
 	// RSSMax is the largest VmRSS of the server sampled in the phase
 	// (every 200 ms).
 	RSSMax int64 `json:"rss_max_bytes"`
+}
+
+// StormOnset is what the readers saw while a storm's connections opened,
+// before its phase began: their requests, errors and slowest answer.
+type StormOnset struct {
+	Seconds    float64       `json:"seconds"`
+	Requests   int           `json:"requests"`
+	Errors     int64         `json:"errors"`
+	FirstError string        `json:"first_error,omitempty"`
+	Slowest    *StormSlowest `json:"slowest,omitempty"`
 }
 
 // StormGoal is one goal line of the run.
@@ -132,9 +152,10 @@ type StormResult struct {
 
 // stormRead is one request of the reader.
 type stormRead struct {
-	kind int
-	d    time.Duration
-	err  string
+	kind  int
+	start time.Time
+	d     time.Duration
+	err   string
 	// admit and app are the server's Server-Timing, when it sent one
 	admit, app float64
 	timed      bool
@@ -190,9 +211,11 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 	// phases)
 	var phase atomic.Int64
 	phase.Store(-1)
-	busy := make([]atomic.Int64, len(plans)) // the readers' requests in flight, by phase
+	// the readers' requests in flight, and done, by phase; those of the
+	// onset of phase i at len(plans)+i
+	busy := make([]atomic.Int64, 2*len(plans))
 	var mu sync.Mutex
-	reads := make([][]stormRead, len(plans))
+	reads := make([][]stormRead, 2*len(plans))
 	rss := make([]int64, len(plans))
 	done := make(chan struct{})
 	var stopOnce sync.Once
@@ -252,8 +275,9 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 					busy[p].Add(1)
 				}
 				mu.Unlock()
+				sent := time.Now()
 				rd := stormReaderGet(ctx, reader, c.Base+path, addr)
-				rd.kind = kind
+				rd.kind, rd.start = kind, sent
 				if p >= 0 {
 					if ctx.Err() == nil {
 						mu.Lock()
@@ -278,7 +302,7 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 				return
 			case <-t.C:
 			}
-			if p := phase.Load(); p >= 0 && c.PID != 0 {
+			if p := phase.Load(); p >= 0 && p < int64(len(plans)) && c.PID != 0 {
 				v := currentRSS(c.PID)
 				mu.Lock()
 				rss[p] = max(rss[p], v)
@@ -298,6 +322,28 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 				return nil, err
 			}
 		}
+		var onset *StormOnset
+		if storm != nil && c.Onset > 0 {
+			o0 := time.Now()
+			phase.Store(int64(len(plans) + i))
+			select {
+			case <-ctx.Done():
+			case <-time.After(c.Onset):
+			}
+			onset = &StormOnset{Seconds: time.Since(o0).Seconds()}
+			mu.Lock()
+			phase.Store(-1)
+			mu.Unlock()
+			// the onset's requests count to it, however long they take
+			onset.fill(func() []stormRead {
+				for busy[len(plans)+i].Load() > 0 && ctx.Err() == nil {
+					time.Sleep(5 * time.Millisecond)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				return reads[len(plans)+i]
+			}(), o0)
+		}
 		t0 := time.Now()
 		phase.Store(int64(i))
 		select {
@@ -307,7 +353,7 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 		mu.Lock()
 		phase.Store(-1)
 		mu.Unlock()
-		ph := StormPhase{Name: pl.name, Seconds: time.Since(t0).Seconds()}
+		ph := StormPhase{Name: pl.name, Seconds: time.Since(t0).Seconds(), Onset: onset}
 		if storm != nil {
 			counts := storm.Stop()
 			ph.Storm = &counts
@@ -324,7 +370,7 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 		ph.RSSMax = rss[i]
 		rs := reads[i]
 		mu.Unlock()
-		ph.fillReader(rs)
+		ph.fillReader(rs, t0)
 		if c.PID != 0 && ph.RSSMax == 0 {
 			ph.RSSMax = currentRSS(c.PID)
 		}
@@ -347,8 +393,8 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 	return res, nil
 }
 
-// fillReader sums the reader's requests of a phase.
-func (ph *StormPhase) fillReader(rs []stormRead) {
+// fillReader sums the reader's requests of a phase that began at t0.
+func (ph *StormPhase) fillReader(rs []stormRead, t0 time.Time) {
 	var all []time.Duration
 	byKind := make([][]time.Duration, stormReaderKinds)
 	ph.Reader = make([]StormReaderPage, stormReaderKinds)
@@ -369,13 +415,30 @@ func (ph *StormPhase) fillReader(rs []stormRead) {
 		byKind[r.kind] = append(byKind[r.kind], r.d)
 		all = append(all, r.d)
 		if sl := pg.Slowest; sl == nil || ms(r.d) > sl.MS {
-			pg.Slowest = &StormSlowest{MS: ms(r.d), AdmitMS: r.admit, AppMS: r.app, Timed: r.timed}
+			pg.Slowest = &StormSlowest{At: max(0, r.start.Sub(t0).Seconds()), MS: ms(r.d), AdmitMS: r.admit, AppMS: r.app, Timed: r.timed}
 		}
 	}
 	for k := range ph.Reader {
 		ph.Reader[k].Latency = *percentiles(byKind[k])
 	}
 	ph.ReaderAll = *percentiles(all)
+}
+
+// fill sums the readers' requests of an onset that began at o0.
+func (o *StormOnset) fill(rs []stormRead, o0 time.Time) {
+	for _, r := range rs {
+		o.Requests++
+		if r.err != "" {
+			o.Errors++
+			if o.FirstError == "" {
+				o.FirstError = r.err
+			}
+			continue
+		}
+		if o.Slowest == nil || ms(r.d) > o.Slowest.MS {
+			o.Slowest = &StormSlowest{At: r.start.Sub(o0).Seconds(), MS: ms(r.d), AdmitMS: r.admit, AppMS: r.app, Timed: r.timed}
+		}
+	}
 }
 
 // stormReaderGet asks for a page as a browser does and reads it all; an

@@ -116,8 +116,8 @@ func TestAdmissionStorm(t *testing.T) {
 	e.reconfigure(func(o *Options) { o.Admission = long })
 	s = e.live.Load()
 	storm = storm[:0]
-	for range 2 {
-		tk, err := s.Admission().Admit(ctx, admission.Search, admission.Anonymous, "ip:10.9.0.1")
+	for _, a := range []string{"ip:10.9.0.1", "ip:10.9.0.2"} { // each alone in the pool as it arrives
+		tk, err := s.Admission().Admit(ctx, admission.Search, admission.Anonymous, a)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,6 +50,10 @@ PostgreSQL, in a schema of its own) and runs phases of --phase each:
                 send a browser's User-Agent unless --storm-agent;
   quiet again   the readers alone once more.
 
+Each storm runs for --onset before its phase begins: its connections open
+and its first requests arrive at once, a moment of its own, whose reader
+requests (count, errors, slowest) are printed on a line of their own and
+left out of the phase's percentiles; their errors count to the goals.
 Phases are --settle apart, unmeasured. The readers together ask for a few
 pages a second, so a phase holds few of each (the table gives their
 number): with a short --phase the p99 is close to the slowest, and a
@@ -129,6 +133,7 @@ It talks only to the server it started, on 127.0.0.1.`,
 	f.DurationVar(&cfg.Phase, "phase", 20*time.Second, "how long each phase lasts")
 	f.BoolVar(&admissionOff, "admission-off", false, "run the server with its admission of requests off (to see the storm without it)")
 	f.DurationVar(&cfg.Settle, "settle", time.Second, "unmeasured pause between phases")
+	f.DurationVar(&cfg.Onset, "onset", time.Second, "how long each storm runs before its phase begins, its readers' requests reported apart (0: none)")
 	f.DurationVar(&cfg.ReaderPause, "reader-pause", time.Second, "each reader's pause between two pages (a person reads; without a pause a reader itself may pass the server's share of searches per client)")
 	f.IntVar(&cfg.Readers, "readers", 4, "readers reading at once, each over a connection and from an address of its own")
 	f.IntSliceVar(&cfg.Conns, "storm-conns", []int{64, 256}, "abusive connections of each storm")
@@ -180,7 +185,7 @@ func printStormPhase(out io.Writer, ph bench.StormPhase) {
 			fmt.Fprintf(out, "%-34s   first error: %s\n", "", pg.FirstError)
 		}
 		if sl := pg.Slowest; sl != nil && sl.Timed && sl.MS >= 2*max(pg.Latency.P95, 1) {
-			fmt.Fprintf(out, "%-34s   slowest %.1f ms: admission wait %.1f ms, handler %.1f ms, outside the handler %.1f ms\n", "", sl.MS, sl.AdmitMS, sl.AppMS, sl.Outside())
+			fmt.Fprintf(out, "%-34s   slowest %.1f ms, sent %.1f s into the phase: admission wait %.1f ms, handler %.1f ms, outside the handler %.1f ms\n", "", sl.MS, sl.At, sl.AdmitMS, sl.AppMS, sl.Outside())
 		}
 	}
 	mem := fmt.Sprintf("server RSS max %.0f MiB", float64(ph.RSSMax)/(1<<20))
@@ -195,6 +200,19 @@ func printStormPhase(out io.Writer, ph bench.StormPhase) {
 		other := ""
 		if len(s.OtherCodes) > 0 {
 			other = fmt.Sprintf(" %v", s.OtherCodes)
+		}
+		if o := ph.Onset; o != nil {
+			slowest := "none answered"
+			if sl := o.Slowest; sl != nil {
+				slowest = fmt.Sprintf("slowest %.1f ms, sent %.1f s into it", sl.MS, sl.At)
+				if sl.Timed {
+					slowest += fmt.Sprintf(" (admission wait %.1f ms, handler %.1f ms, outside the handler %.1f ms)", sl.AdmitMS, sl.AppMS, sl.Outside())
+				}
+			}
+			fmt.Fprintf(out, "%-34s onset (the storm's first %.1f s, before the phase): %d reader requests, %s, %d errors\n", "", o.Seconds, o.Requests, slowest, o.Errors)
+			if o.FirstError != "" {
+				fmt.Fprintf(out, "%-34s   first onset error: %s\n", "", o.FirstError)
+			}
 		}
 		fmt.Fprintf(out, "%-34s storm %.0f answers/s (%.0f ok/s): 200 %d, 429 %d, 503 %d, other %d%s, timeouts %d, connection errors %d; Retry-After on every 429/503: %s; %s\n",
 			"", s.RatePerS, s.OKPerS, s.OK, s.TooMany, s.Unavailable, s.Other, other, s.Timeouts, s.ConnErrors, ra, mem)

@@ -27,7 +27,7 @@ func TestBenchStormCommand(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, want := range []string{"quiet ", "storm 4 conns from 1 addr", "storm 4 conns from 2 addr", "quiet again", "work page", "collection page", "search page",
-		"answers/s", "Retry-After on every 429/503", "server RSS max", "reader p99 / quiet p99", "abusers refused with Retry-After", "memory: largest RSS", "storm sqlite: reader p99"} {
+		"answers/s", "onset (the storm's first", "Retry-After on every 429/503", "server RSS max", "reader p99 / quiet p99", "abusers refused with Retry-After", "memory: largest RSS", "storm sqlite: reader p99"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
@@ -71,6 +71,11 @@ func TestBenchStormCommand(t *testing.T) {
 					RatePerS     float64          `json:"rate_per_s"`
 					ByKind       map[string]int64 `json:"by_kind"`
 				} `json:"storm"`
+				Onset *struct {
+					Seconds  float64 `json:"seconds"`
+					Requests int     `json:"requests"`
+					Errors   int64   `json:"errors"`
+				} `json:"onset"`
 				RSSMax int64 `json:"rss_max_bytes"`
 			} `json:"phases"`
 			Goals []struct {
@@ -109,14 +114,18 @@ func TestBenchStormCommand(t *testing.T) {
 			}
 		}
 		if i == 0 || i == 3 {
-			if *p.ReaderErrors != 0 {
-				t.Errorf("the reader alone got wrong answers: %+v", p.Reader)
+			if *p.ReaderErrors != 0 || p.Onset != nil {
+				t.Errorf("the reader alone got wrong answers (or an onset without a storm): %+v, %+v", p.Reader, p.Onset)
 			}
 			continue
 		}
 		s := p.Storm
 		if s == nil {
 			t.Fatalf("phase %q has no storm", p.Name)
+		}
+		// the storm's onset (--onset, 1 s by default), reported apart
+		if o := p.Onset; o == nil || o.Seconds < 1 || o.Requests <= 0 {
+			t.Errorf("phase %q: onset %+v", p.Name, o)
 		}
 		if s.Conns != 4 || s.Addrs != i || s.Requests <= 0 || s.RatePerS <= 0 || len(s.ByKind) != 4 || s.OK == nil || s.TooMany == nil || s.Unavailable == nil ||
 			s.NoRetryAfter == nil || s.Other == nil || s.Timeouts == nil || s.ConnErrors == nil {

@@ -202,8 +202,8 @@ func TestControllerGroups(t *testing.T) {
 	c := New(s, 2, nil)
 	ctx := context.Background()
 	var storm []Ticket
-	for range 2 {
-		tk, err := c.Admit(ctx, Search, Anonymous, "ip:10.0.0.1")
+	for _, a := range []string{"ip:10.0.0.1", "ip:10.0.0.2"} { // each alone in the pool as it arrives
+		tk, err := c.Admit(ctx, Search, Anonymous, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -461,4 +461,46 @@ func TestPoolReserve(t *testing.T) {
 	p.release("storm1")
 	<-heavy
 	p.release("storm2")
+}
+
+// TestPoolLightAlone: a client is light only while it has nothing else in
+// the pool. A fresh client's second request, sent while its first still
+// runs, neither takes the reserved slot nor goes ahead of a reader,
+// however full its rate share.
+func TestPoolLightAlone(t *testing.T) {
+	p := newPool(3, 3, 100, 1)
+	ctx := context.Background()
+	for _, k := range []string{"storm1", "fresh"} {
+		if _, why, _ := p.acquire(ctx, k, 1, hour, hour); why != reasonNone {
+			t.Fatal(k, why)
+		}
+	}
+	// two running, the reserved slot free: the fresh client's second
+	// request, sent while its first runs, may not take it
+	second := make(chan struct{})
+	go func() {
+		if _, why, _ := p.acquire(ctx, "fresh", 1, hour, hour); why == reasonNone {
+			close(second)
+		}
+	}()
+	waitFor(t, func() bool { return p.stats().waiting == 1 })
+	// a reader, alone in the pool, takes the reserved slot at once
+	if pos, why, _ := p.acquire(ctx, "reader", 1, hour, hour); why != reasonNone || pos != 0 {
+		t.Fatalf("reader: %v, %d positions", why, pos)
+	}
+	// the reserved slot frees: still not the fresh client's second's
+	p.release("reader")
+	if st := p.stats(); st.running != 2 || st.waiting != 1 {
+		t.Fatalf("a client with a request running took the reserved slot: %+v", st)
+	}
+	// a slot of the others frees: it takes that one
+	p.release("storm1")
+	select {
+	case <-second:
+	case <-time.After(time.Minute):
+		t.Fatal("the second request was not admitted when a slot of the others freed")
+	}
+	if st := p.stats(); st.running != 2 || st.waiting != 0 {
+		t.Errorf("stats %+v", st)
+	}
 }

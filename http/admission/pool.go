@@ -17,9 +17,14 @@ import (
 // behind a reader, however many requests it sends.
 //
 // Of the limit, reserve slots are kept for light clients (those whose
-// rate share was nine tenths full or more): clients that have been asking as
-// fast as their rate allows share the others, so a reader who arrives
-// finds a slot at once unless other light clients hold the reserve.
+// rate share was nine tenths full or more and that have no other request
+// running or waiting in the pool): clients that have been asking as fast
+// as their rate allows share the others, so a reader who arrives finds a
+// slot at once unless other light clients hold the reserve. A person
+// waits for one answer before asking the next; a client that asks while
+// its requests are still in the pool is not reading, however full its
+// rate share (a storm from fresh addresses opens many connections per
+// address at once: only the first request of each is light).
 //
 // Costs: admitting or releasing is O(1) under the pool's lock when no one
 // waits, and O(waiting) when some do (the queue is scanned for the best
@@ -97,6 +102,9 @@ func (p *pool) acquire(ctx context.Context, key string, light float64, shareWait
 	if c == nil {
 		c = &poolClient{}
 		p.clients[key] = c
+	}
+	if c.running+c.waiting > 0 {
+		light = 0 // not reading: it asks again before its answers came
 	}
 	if c.running < p.share && p.room(light) && len(p.waiters) == 0 {
 		c.running++
