@@ -121,7 +121,7 @@ type StormPhase struct {
 	// phase began (nil in a quiet phase or without an onset).
 	Onset *StormOnset `json:"onset,omitempty"`
 	// RSSMax is the largest VmRSS of the server sampled in the phase
-	// (every 200 ms).
+	// and its storm's onset (every 200 ms).
 	RSSMax int64 `json:"rss_max_bytes"`
 }
 
@@ -302,7 +302,8 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 				return
 			case <-t.C:
 			}
-			if p := phase.Load(); p >= 0 && p < int64(len(plans)) && c.PID != 0 {
+			if p := phase.Load(); p >= 0 && c.PID != 0 {
+				p %= int64(len(plans)) // an onset's memory counts to its phase
 				v := currentRSS(c.PID)
 				mu.Lock()
 				rss[p] = max(rss[p], v)

@@ -164,6 +164,14 @@ func TestRates(t *testing.T) {
 	if _, _, ok := r.take("a", now.Add(2*time.Second), 0); !ok {
 		t.Error("no token after two seconds")
 	}
+	// a new client is light enough for a reserved slot, but lighter still
+	// is one the server knows, whose bucket filled up while it paused
+	if _, light, _ := r.take("c", now, 0); light != lightAt {
+		t.Errorf("a new client's light %v, want %v", light, lightAt)
+	}
+	if _, light, _ := r.take("c", now.Add(time.Minute), 0); light != 1 {
+		t.Errorf("a known client after a pause: light %v, want 1", light)
+	}
 }
 
 // TestRatesBounded: the clients tracked never pass maxClients; clients

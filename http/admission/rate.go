@@ -51,7 +51,10 @@ func newRates(rate, burst float64, maxClients int) *rates {
 // light is how full the client's bucket was before the take (0 to 1; 1
 // without a rate share), which ranks it in a queue: a person who asks
 // now and then finds it full, a client that has just asked for several
-// does not.
+// does not. A client the map did not hold (new, or forgotten after a
+// pause) is light enough for a reserved slot (lightAt) but ranks behind
+// a full bucket the server knows: in a storm's first moment fifty new
+// addresses do not go ahead of a reader who has been reading.
 func (r *rates) take(key string, now time.Time, within time.Duration) (wait time.Duration, light float64, ok bool) {
 	if r == nil || r.rate <= 0 {
 		return 0, 1, true
@@ -59,6 +62,7 @@ func (r *rates) take(key string, now time.Time, within time.Duration) (wait time
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b := r.buckets[key]
+	fresh := b == nil
 	if b == nil {
 		// one place is kept for the overflow bucket
 		if len(r.buckets) >= r.maxClients-1 {
@@ -78,6 +82,9 @@ func (r *rates) take(key string, now time.Time, within time.Duration) (wait time
 		b.at = now
 	}
 	light = max(0, b.tokens) / r.burst
+	if fresh {
+		light = min(light, lightAt)
+	}
 	if b.tokens >= 1 {
 		b.tokens--
 		return 0, light, true
