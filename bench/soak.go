@@ -492,6 +492,32 @@ func (r *SoakResult) summarize(warmup time.Duration) {
 	}
 }
 
+// minuteRate is the write rate averaged over the minute up to each
+// sample (the works of the samples that end within it over their
+// seconds): a paced rate comes in bursts that the five-second samples
+// show as spikes, and its level is what a reader of the chart wants.
+func (r *SoakResult) minuteRate(window string, xs []float64) Series {
+	out := Series{Name: "Works created per second, one-minute average" + window, Unit: "works/s", X: xs}
+	var works int64
+	var secs float64
+	from := 0
+	for i, s := range r.Samples {
+		works += s.Works
+		secs += s.Seconds
+		for from < i && s.At-r.Samples[from].At >= 60 {
+			works -= r.Samples[from].Works
+			secs -= r.Samples[from].Seconds
+			from++
+		}
+		v := 0.0
+		if secs > 0 {
+			v = float64(works) / secs
+		}
+		out.Y = append(out.Y, v)
+	}
+	return out
+}
+
 // rateTrend is the least-squares line of the samples' write rates over
 // time: its rate at the last sample over its rate at the first (0 with
 // fewer than two samples or a line that starts at or below zero).
@@ -563,6 +589,7 @@ func (r *SoakResult) Series() []Series {
 	}
 	out := []Series{
 		of("Works created per second", "works/s", func(s SoakSample) float64 { return s.WritesPerS }),
+		r.minuteRate(window, xs),
 		of("Server RSS", "bytes", func(s SoakSample) float64 { return float64(s.RSS) }),
 		of("WAL size", "bytes", func(s SoakSample) float64 { return float64(s.WALBytes) }),
 		of("Database size", "bytes", func(s SoakSample) float64 { return float64(s.DBBytes) }),

@@ -311,4 +311,14 @@ func TestSoakTrend(t *testing.T) {
 	if rateTrend(nil) != 0 || rateTrend(fall.Samples[:1]) != 0 {
 		t.Error("a trend of fewer than two samples")
 	}
+	// the chart of the one-minute average: the jittering rate's level
+	avg := flat.minuteRate("", nil)
+	for i := 40; i < 160; i++ {
+		if math.Abs(avg.Y[i]-4) > 0.05 {
+			t.Fatalf("one-minute average at sample %d: %.3f, want 4", i, avg.Y[i])
+		}
+	}
+	if len(avg.Y) != len(flat.Samples) || math.Abs(avg.Y[0]-4.4) > 0.01 {
+		t.Errorf("one-minute average: %d points, first %.3f", len(avg.Y), avg.Y[0])
+	}
 }
