@@ -44,10 +44,10 @@ func TestBacklogRefusesUploads(t *testing.T) {
 	for _, path := range []string{fmt.Sprintf(up, 9), "/api/v1/blobs"} {
 		r := e.do("POST", path, []byte("one page too many"), "Content-Type", "text/plain")
 		eb := r.wantError(t, http.StatusServiceUnavailable, shelfmark.EUNAVAILABLE)
-		// 4 jobs over a limit of 3: a tenth of the limit over, rounded
-		// up, is 4 tenths, so 1 + 4 seconds
-		if got := r.Header.Get("Retry-After"); got != "5" {
-			t.Errorf("%s: Retry-After %q, want 5", path, got)
+		// 4 jobs over a limit of 3: one job over is 3 whole tenths of
+		// the limit (3.3), so 1 + 3 seconds
+		if got := r.Header.Get("Retry-After"); got != "4" {
+			t.Errorf("%s: Retry-After %q, want 4", path, got)
 		}
 		if eb.Details["queue"] != shelfmark.QueueCharacterize || eb.Details["backlog"] != float64(4) || eb.Details["limit"] != float64(3) {
 			t.Errorf("%s: details %v", path, eb.Details)
