@@ -525,21 +525,19 @@ func rateTrend(ss []SoakSample) float64 {
 	if len(ss) < 2 {
 		return 0
 	}
-	xs := make([]float64, 0, len(ss))
-	ys := make([]float64, 0, len(ss))
+	var xs, ys []float64
 	var mx, my float64
 	for _, s := range ss {
 		if s.Seconds <= 0 {
 			continue
 		}
-		xs = append(xs, s.At)
-		ys = append(ys, float64(s.Works)/s.Seconds)
-		mx += s.At
-		my += float64(s.Works) / s.Seconds
+		xs, ys = append(xs, s.At), append(ys, float64(s.Works)/s.Seconds)
+		mx, my = mx+xs[len(xs)-1], my+ys[len(ys)-1]
 	}
 	if len(xs) < 2 {
 		return 0
 	}
+	// the line passes through the means, with the least-squares slope
 	mx, my = mx/float64(len(xs)), my/float64(len(xs))
 	k := slope(xs, ys)
 	first, last := my+k*(xs[0]-mx), my+k*(xs[len(xs)-1]-mx)

@@ -336,14 +336,12 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 			phase.Store(-1)
 			mu.Unlock()
 			// the onset's requests count to it, however long they take
-			onset.fill(func() []stormRead {
-				for busy[len(plans)+i].Load() > 0 && ctx.Err() == nil {
-					time.Sleep(5 * time.Millisecond)
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				return reads[len(plans)+i]
-			}(), o0)
+			for busy[len(plans)+i].Load() > 0 && ctx.Err() == nil {
+				time.Sleep(5 * time.Millisecond)
+			}
+			mu.Lock()
+			onset.fill(reads[len(plans)+i], o0)
+			mu.Unlock()
 		}
 		t0 := time.Now()
 		phase.Store(int64(i))
@@ -416,7 +414,7 @@ func (ph *StormPhase) fillReader(rs []stormRead, t0 time.Time) {
 		byKind[r.kind] = append(byKind[r.kind], r.d)
 		all = append(all, r.d)
 		if sl := pg.Slowest; sl == nil || ms(r.d) > sl.MS {
-			pg.Slowest = &StormSlowest{At: max(0, r.start.Sub(t0).Seconds()), MS: ms(r.d), AdmitMS: r.admit, AppMS: r.app, Timed: r.timed}
+			pg.Slowest = r.slowest(t0)
 		}
 	}
 	for k := range ph.Reader {
@@ -437,9 +435,14 @@ func (o *StormOnset) fill(rs []stormRead, o0 time.Time) {
 			continue
 		}
 		if o.Slowest == nil || ms(r.d) > o.Slowest.MS {
-			o.Slowest = &StormSlowest{At: r.start.Sub(o0).Seconds(), MS: ms(r.d), AdmitMS: r.admit, AppMS: r.app, Timed: r.timed}
+			o.Slowest = r.slowest(o0)
 		}
 	}
+}
+
+// slowest is r as the slowest answer of a span that began at t0.
+func (r stormRead) slowest(t0 time.Time) *StormSlowest {
+	return &StormSlowest{At: max(0, r.start.Sub(t0).Seconds()), MS: ms(r.d), AdmitMS: r.admit, AppMS: r.app, Timed: r.timed}
 }
 
 // stormReaderGet asks for a page as a browser does and reads it all; an
