@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -134,10 +135,22 @@ type SoakResult struct {
 	// rate at the first. Drift compares two windows of a few minutes,
 	// so a paced rate's minute-to-minute noise moves it; Trend weighs
 	// every sample and moves only with a rate that changes over the run.
+	// It is the figure the soak's drift goal is judged by (the report's
+	// Flatness).
 	Trend float64
-	// RSSGrowth is the RSS of the last sample over the RSS at the end of
-	// the warm-up.
-	RSSGrowth float64
+	// TenthsSpread is the standard deviation of the rates of the ten
+	// consecutive tenths Drift's two are taken from, over their mean:
+	// the noise of one tenth, so that two tenths of a rate that does not
+	// change differ by about √2 times it, and a Drift within that of 1
+	// says nothing the Trend does not.
+	TenthsSpread float64
+	// RSSFirst and RSSLast are the server's median RSS over the samples
+	// of the first and of the last tenth Drift compares, and RSSGrowth
+	// the last over the first: medians, because the Go heap swings by
+	// a tenth between collections and one sample catches it anywhere
+	// in the swing.
+	RSSFirst, RSSLast int64
+	RSSGrowth         float64
 	// WALMax is the largest WAL seen.
 	WALMax int64
 	// BacklogSlope is the least-squares trend of each queue's backlog
@@ -420,9 +433,11 @@ loop:
 		rep.Steps[len(rep.Steps)-1].ErrorCodes = codes
 	}
 	res.summarize(c.Warmup)
-	rep.Flatness = res.Drift
+	rep.Flatness = res.Trend
 	rep.Params["drift"] = res.Drift
 	rep.Params["drift_trend"] = res.Trend
+	rep.Params["drift_tenths_spread"] = res.TenthsSpread
+	rep.Params["rss_first_tenth_bytes"], rep.Params["rss_last_tenth_bytes"] = res.RSSFirst, res.RSSLast
 	rep.Params["drift_first_tenth_s"], rep.Params["drift_last_tenth_s"] = res.DriftFirst, res.DriftLast
 	if res.Storm != nil {
 		res.Storm.finish(st, rep.Seconds)
@@ -465,15 +480,23 @@ func (r *SoakResult) summarize(warmup time.Duration) {
 		}
 		return float64(n) / secs
 	}
-	if first := rate(calm[:tenth]); first > 0 {
-		r.Drift = rate(calm[len(calm)-tenth:]) / first
+	firstTenth, lastTenth := calm[:tenth], calm[len(calm)-tenth:]
+	if first := rate(firstTenth); first > 0 {
+		r.Drift = rate(lastTenth) / first
 	}
 	span := func(ss []SoakSample) [2]float64 { return [2]float64{ss[0].At - ss[0].Seconds, ss[len(ss)-1].At} }
-	r.DriftFirst, r.DriftLast = span(calm[:tenth]), span(calm[len(calm)-tenth:])
+	r.DriftFirst, r.DriftLast = span(firstTenth), span(lastTenth)
 	r.Trend = rateTrend(calm)
-	base := r.Samples[max(0, r.Warmup-1)].RSS
-	if base > 0 {
-		r.RSSGrowth = float64(r.Samples[len(r.Samples)-1].RSS) / float64(base)
+	if len(calm) >= 20 {
+		var rates []float64
+		for i := range 10 {
+			rates = append(rates, rate(calm[i*len(calm)/10:(i+1)*len(calm)/10]))
+		}
+		r.TenthsSpread = relativeSD(rates)
+	}
+	r.RSSFirst, r.RSSLast = medianRSS(firstTenth), medianRSS(lastTenth)
+	if r.RSSFirst > 0 {
+		r.RSSGrowth = float64(r.RSSLast) / float64(r.RSSFirst)
 	}
 	r.BacklogSlope = map[string]float64{}
 	queues := map[string]bool{}
@@ -516,6 +539,43 @@ func (r *SoakResult) minuteRate(window string, xs []float64) Series {
 		out.Y = append(out.Y, v)
 	}
 	return out
+}
+
+// medianRSS is the median of the samples' RSS (0 for none).
+func medianRSS(ss []SoakSample) int64 {
+	if len(ss) == 0 {
+		return 0
+	}
+	rss := make([]int64, len(ss))
+	for i, s := range ss {
+		rss[i] = s.RSS
+	}
+	slices.Sort(rss)
+	if len(rss)%2 == 1 {
+		return rss[len(rss)/2]
+	}
+	return (rss[len(rss)/2-1] + rss[len(rss)/2]) / 2
+}
+
+// relativeSD is the standard deviation of xs over their mean (0 for
+// fewer than two or a mean of 0).
+func relativeSD(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(len(xs))
+	if mean == 0 {
+		return 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss/float64(len(xs)-1)) / mean
 }
 
 // rateTrend is the least-squares line of the samples' write rates over

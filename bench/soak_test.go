@@ -295,18 +295,39 @@ func TestSoakTrend(t *testing.T) {
 		}
 		return 4 + 0.8*float64(i%2) - 0.4
 	})}
+	// the heap swings between 500 and 560 MiB from sample to sample and
+	// the last sample catches it at the top: no growth
+	const mib = 1 << 20
+	for i := range flat.Samples {
+		flat.Samples[i].RSS = int64(500+60*(i%2)) * mib
+	}
 	flat.summarize(0)
 	if math.Abs(flat.Drift-3.6/4.4) > 0.01 || math.Abs(flat.Trend-1) > 0.1 {
 		t.Errorf("jitter: drift %.3f, trend %.3f", flat.Drift, flat.Trend)
+	}
+	// tenths of 4.4, eight of 4 and 3.6: sd 0.19 over a mean of 4
+	if math.Abs(flat.TenthsSpread-0.0471) > 0.001 {
+		t.Errorf("jitter: the tenths' spread %.4f, want 0.0471", flat.TenthsSpread)
+	}
+	if flat.RSSFirst != 530*mib || flat.RSSLast != 530*mib || flat.RSSGrowth != 1 {
+		t.Errorf("a swinging heap: RSS %d → %d MiB (%.3f×), want 530 → 530", flat.RSSFirst/mib, flat.RSSLast/mib, flat.RSSGrowth)
 	}
 	// a steady fall from 5 to 4 works/s, a storm of zeros in the middle
 	fall := &SoakResult{Samples: samples(func(i int) float64 { return 5 - float64(i)/199 })}
 	for i := 90; i < 110; i++ {
 		fall.Samples[i].Storm, fall.Samples[i].Works = true, 0
 	}
+	// and memory that grows steadily from 400 to 499 MiB
+	for i := range fall.Samples {
+		fall.Samples[i].RSS = int64(400+i/2) * mib
+	}
 	fall.summarize(0)
 	if math.Abs(fall.Trend-0.8) > 0.01 {
 		t.Errorf("a fall by a fifth: trend %.3f", fall.Trend)
+	}
+	// the calm samples' first tenth is 0–17, the last 182–199
+	if fall.RSSGrowth < 1.2 || fall.RSSGrowth > 1.25 {
+		t.Errorf("growing memory: RSS %d → %d MiB (%.3f×), want about 1.22", fall.RSSFirst/mib, fall.RSSLast/mib, fall.RSSGrowth)
 	}
 	if rateTrend(nil) != 0 || rateTrend(fall.Samples[:1]) != 0 {
 		t.Error("a trend of fewer than two samples")

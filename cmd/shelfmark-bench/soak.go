@@ -59,10 +59,12 @@ database, WAL and blobs, and the backlog (queued and running) of each job
 queue, marking the samples the storm touched. At the end: the readers'
 latency and errors and the writers' rate outside the storm and during it, what
 the storm got back (answers by status, Retry-After, timeouts), the write
-rate's drift (the last tenth of the run after --warmup over the first tenth,
-both taken from the samples the storm did not touch, so that it is in
-neither), RSS growth after the warm-up, the largest WAL, and each backlog's
-trend in jobs per minute. --report draws them over time, the storm's window
+rate's drift (the least-squares line's rate at the end over its rate at the
+start, through the samples after --warmup that the storm did not touch;
+beside it the last tenth of those samples over the first, with the noise of
+one tenth), RSS growth after the warm-up (the median over the last tenth
+over the median over the first), the largest WAL, and each backlog's trend
+in jobs per minute. --report draws them over time, the storm's window
 named in each chart's title and charted.
 It talks only to the server it started, on 127.0.0.1.`,
 		Args: cobra.NoArgs,
@@ -144,10 +146,11 @@ It talks only to the server it started, on 127.0.0.1.`,
 			last := res.Samples[len(res.Samples)-1]
 			printSoakStorm(out, res)
 			fmt.Fprintf(out, "soak %s: %d works (%d with a file) in %.1f min, %.0f works/s (%.0f%% of the raw limit); drift %.2f (%s); reads p50 %.2f ms p99 %.2f ms; %d harvested records (%d full harvests); %d errors\n",
-				backend, rep.Items, res.Uploads, rep.Seconds/60, rep.RatePerS, 100*rep.FractionLimit, res.Drift, soakDriftNote(res),
+				backend, rep.Items, res.Uploads, rep.Seconds/60, rep.RatePerS, 100*rep.FractionLimit, res.Trend, soakDriftNote(res),
 				rep.LatencyMS.P50, rep.LatencyMS.P99, res.HarvestRecords, res.Harvests, rep.Errors)
-			fmt.Fprintf(out, "memory: RSS %s at the end of the warm-up, %s at the end (%.2f×), peak %s; disk: WAL at most %s, at the end database %s, WAL %s, blobs %s\n",
-				mib(res.Samples[max(0, res.Warmup-1)].RSS), mib(last.RSS), res.RSSGrowth, mib(rep.PeakRSSBytes), mib(res.WALMax), mib(last.DBBytes), mib(last.WALBytes), mib(last.BlobBytes))
+			fmt.Fprintf(out, "memory: RSS median %s over the first tenth after the warm-up, %s over the last (%.2f×); %s at the end of the warm-up, %s at the end, peak %s; disk: WAL at most %s, at the end database %s, WAL %s, blobs %s\n",
+				mib(res.RSSFirst), mib(res.RSSLast), res.RSSGrowth, mib(res.Samples[max(0, res.Warmup-1)].RSS), mib(last.RSS), mib(rep.PeakRSSBytes),
+				mib(res.WALMax), mib(last.DBBytes), mib(last.WALBytes), mib(last.BlobBytes))
 			var trend []string
 			for _, q := range shelfmark.Queues {
 				if v, ok := res.BacklogSlope[q]; ok {
@@ -253,14 +256,16 @@ func printSoakStorm(out io.Writer, res *bench.SoakResult) {
 	}
 }
 
-// soakDriftNote says which samples the drift compared, and that the storm
-// is in neither.
+// soakDriftNote says what the drift is (the trend of the samples after
+// the warm-up that the storm did not touch) and gives the two tenths
+// beside it with the noise of one tenth.
 func soakDriftNote(res *bench.SoakResult) string {
-	note := fmt.Sprintf("the last tenth after the warm-up, %s–%s, over the first, %s–%s", fmtSecs(res.DriftLast[0]), fmtSecs(res.DriftLast[1]), fmtSecs(res.DriftFirst[0]), fmtSecs(res.DriftFirst[1]))
+	note := "the straight-line trend of the write rate over the samples after the warm-up"
 	if res.Storm != nil {
-		note += fmt.Sprintf(", of the samples the storm (%s–%s) did not touch: it is in neither", fmtSecs(res.Storm.From), fmtSecs(res.Storm.To))
+		note += fmt.Sprintf(" that the storm (%s–%s) did not touch", fmtSecs(res.Storm.From), fmtSecs(res.Storm.To))
 	}
-	return note + fmt.Sprintf("; the straight-line trend of every one of those samples %.2f", res.Trend)
+	return note + fmt.Sprintf("; the last tenth of them, %s–%s, over the first, %s–%s: %.2f, with one tenth's noise ±%.0f%%",
+		fmtSecs(res.DriftLast[0]), fmtSecs(res.DriftLast[1]), fmtSecs(res.DriftFirst[0]), fmtSecs(res.DriftFirst[1]), res.Drift, 100*res.TenthsSpread)
 }
 
 // fmtSecs formats seconds since the start as a rounded duration.
