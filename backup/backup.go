@@ -53,7 +53,13 @@ type Options struct {
 	// Version is the Shelfmark release written in the manifest.
 	Version string
 	// TempDir receives the database snapshot before it is copied to the
-	// destination (default os.TempDir()).
+	// destination (default os.TempDir()): a directory of its own per run,
+	// named with the process's id, removed when the run ends; a run
+	// removes those that processes no longer running left (a backup
+	// killed mid-copy), so that a killed run's copy of the database does
+	// not stay. The shell gives the repository's own data directory: the
+	// system's temporary directory may be memory (tmpfs), too small for a
+	// copy of the database.
 	TempDir string
 	// Progress, when set, is told of each phase's progress.
 	Progress func(Progress)
@@ -173,7 +179,11 @@ func snapshot(ctx context.Context, src Source, dst ocfl.FS, dir string, m *Manif
 		sort.Strings(shas)
 		return shas, nil
 	}
-	tmp, err := os.MkdirTemp(opts.TempDir, "shelfmark-backup-")
+	if err := os.MkdirAll(opts.TempDir, 0o700); err != nil {
+		return nil, fmt.Errorf("backup: %w", err)
+	}
+	removeStaleSnapshots(opts.TempDir)
+	tmp, err := os.MkdirTemp(opts.TempDir, fmt.Sprintf("%s%d-", snapshotPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("backup: %w", err)
 	}

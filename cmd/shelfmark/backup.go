@@ -75,7 +75,10 @@ content store and the preservation copy, taken after the base backup began.`,
 				return err
 			}
 			var bars phaseBars
-			dir, m, err := backup.Run(ctx, src, dst, backup.Options{Version: shelfmark.Version, Progress: bars.update})
+			// the database's snapshot goes beside the database (the
+			// system's temporary directory may be memory)
+			opts := backup.Options{Version: shelfmark.Version, Progress: bars.update, TempDir: filepath.Join(db.data, "tmp")}
+			dir, m, err := backup.Run(ctx, src, dst, opts)
 			bars.finish()
 			if err != nil {
 				if dir != "" {

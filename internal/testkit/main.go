@@ -14,10 +14,32 @@ func Main(m *testing.M) { os.Exit(Run(m)) }
 // the sqlite_fts5 tag (a plain `go test ./...` builds without it, and every
 // SQLite store would refuse to open): without it, it prints one line
 // saying what to run instead and returns 1 before any test runs.
+//
+// The tests run with TMPDIR set to a directory of their own, removed when
+// they end: a server or backup a crash test kills leaves its scratch
+// files (a tool's working directory, a database snapshot) where no defer
+// removes them, and they go with that directory instead of piling up in
+// the machine's temporary directory.
 func Run(m *testing.M) int {
 	if !fts5 {
 		fmt.Fprintln(os.Stderr, "built without -tags sqlite_fts5 (SQLite full-text search): run make test (it sets -tags sqlite_fts5 and starts PostgreSQL)")
 		return 1
 	}
-	return m.Run()
+	tmp, err := os.MkdirTemp("", "shelfmark-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testkit:", err)
+		return 1
+	}
+	old, had := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", tmp)
+	code := m.Run()
+	if had {
+		os.Setenv("TMPDIR", old)
+	} else {
+		os.Unsetenv("TMPDIR")
+	}
+	if err := os.RemoveAll(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, "testkit: remove the tests' temporary directory:", err)
+	}
+	return code
 }
