@@ -235,15 +235,21 @@ func testBrowserPages(t *testing.T, s *browserServer, axe string) {
 	}
 	b.checkClean("login")
 
-	// every page in English, then in German (longer words: the layout
-	// must hold them too)
+	// every page in English, then in each other language (German's
+	// longer words, French and Spanish: the layout must hold them too)
 	stops := checkBrowserPages(t, b, s, f, axe, "en")
+	rules := b.axeRules
 	b.close()
-	de := newBrowserIn(t, s.base, t.Name()+"-de")
-	de.open("/?lang=de", http.StatusOK)
-	stops += checkBrowserPages(t, de, s, f, axe, "de")
-	t.Logf("checked %d pages of %d templates in English and German (axe-core: %d rule passes in all; %d Tab stops with their focus drawn); screenshots in %s",
-		len(browserPages), len(checked), b.axeRules+de.axeRules, stops, strings.Join(b.shots, ", "))
+	others := []string{"de", "fr", "es"}
+	for _, lang := range others {
+		o := newBrowserIn(t, s.base, t.Name()+"-"+lang)
+		o.open("/?lang="+lang, http.StatusOK)
+		stops += checkBrowserPages(t, o, s, f, axe, lang)
+		rules += o.axeRules
+		o.close()
+	}
+	t.Logf("checked %d pages of %d templates in English and %s (axe-core: %d rule passes in all; %d Tab stops with their focus drawn); screenshots in %s",
+		len(browserPages), len(checked), strings.Join(others, ", "), rules, stops, strings.Join(b.shots, ", "))
 }
 
 // checkBrowserPages shows browserPages in the browser, signed out first,

@@ -151,6 +151,97 @@ func TestBrowserViewer(t *testing.T) {
 	b.open("/works/"+work+"?q="+url.QueryEscape(strings.ToLower(viewerWord)), http.StatusOK)
 	b.waitFor(fmt.Sprintf("?q= opens the viewer at page %d", viewerHitPage), viewerOn(canvas(viewerHitPage)), viewerState, browserStep)
 	b.checkClean("the viewer opened with ?q=")
+
+	viewerLanguages(t, b, work, canvas(1))
+}
+
+// viewerLanguages opens the work's viewer in English and in Spanish (a
+// language the interface has and Mirador does not ship) with its side
+// bar's "about this item" panel, and checks that the viewer's controls
+// and the manifest's labels (the whole work as PDF, among its formats)
+// are in the page's language, and no other language's label shows.
+func viewerLanguages(t *testing.T, b *browser, work, first string) {
+	t.Helper()
+	pdf := map[string]string{}
+	for _, lang := range []string{"en", "de", "fr", "es"} {
+		m := readCatalog(t, lang)
+		if m["iiif.pdf"] == "" {
+			t.Fatalf("%s: no message iiif.pdf", lang)
+		}
+		pdf[lang] = m["iiif.pdf"]
+	}
+	es := viewerTranslations(t)["es"]
+	controls := map[string][2]string{ // toggle the side bar, zoom in
+		"en": {"Toggle sidebar", "Zoom in"},
+		"es": {es["toggleWindowSideBar"], es["zoomIn"]},
+	}
+	for _, lang := range []string{"en", "es"} {
+		c := controls[lang]
+		if c[0] == "" || c[1] == "" || lang != "en" && (c[0] == controls["en"][0] || c[1] == controls["en"][1]) {
+			t.Fatalf("%s: the viewer's labels %q are missing or English", lang, c)
+		}
+		b.open("/works/"+work+"?lang="+lang, http.StatusOK)
+		b.waitFor(lang+": the viewer shows page 1", viewerOn(first), viewerState, browserStep)
+		b.waitFor(lang+": the zoom button in the page's language", fmt.Sprintf(`document.querySelector('#viewer-mount button[aria-label=%q]') !== null`, c[1]),
+			`Array.from(document.querySelectorAll("#viewer-mount [aria-label]")).map(e => e.getAttribute("aria-label"))`, browserStep)
+		b.run(lang+": open the side bar", chromedp.Click(fmt.Sprintf(`#viewer-mount button[aria-label=%q]`, c[0]), chromedp.ByQuery))
+		b.waitFor(lang+": the whole work as PDF among the formats, in the page's language", fmt.Sprintf(`document.querySelector("#viewer-mount").innerText.includes(%q)`, pdf[lang]),
+			`document.querySelector("#viewer-mount").innerText`, browserStep)
+		var text string
+		b.eval(lang+": the viewer's text", `document.querySelector("#viewer-mount").innerText`, &text)
+		for other, label := range pdf {
+			if other != lang && strings.Contains(text, label) {
+				t.Errorf("%s: the viewer shows the %s label %q", lang, other, label)
+			}
+		}
+		b.shotOf("viewer-about-"+lang, "#viewer")
+		b.checkClean("the viewer in " + lang)
+	}
+}
+
+// readCatalog is the interface's message catalog of lang, from the
+// source tree.
+func readCatalog(t *testing.T, lang string) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "http", "ui", "locales", lang, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("catalog %s: %v (%d files)", lang, err, len(files))
+	}
+	m := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part := map[string]string{}
+		if err := json.Unmarshal(b, &part); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for k, v := range part {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// viewerTranslations are the viewer's own translations of the languages
+// Mirador does not ship, from the source tree's static/viewer-lang.js.
+func viewerTranslations(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "http", "ui", "static", "viewer-lang.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	start, end := strings.Index(src, "= {"), strings.LastIndex(src, "};")
+	if start < 0 || end < start {
+		t.Fatal("viewer-lang.js: no translations object")
+	}
+	m := map[string]map[string]string{}
+	if err := json.Unmarshal([]byte(src[start+2:end+1]), &m); err != nil {
+		t.Fatalf("viewer-lang.js: %v", err)
+	}
+	return m
 }
 
 // shotOf saves a PNG screenshot of the element selector matches, named

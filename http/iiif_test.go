@@ -151,8 +151,13 @@ func TestIIIFManifest(t *testing.T) {
 		if c.ID != want || c.Type != "Canvas" || c.Width != 2000 || c.Height != 3000 {
 			t.Errorf("canvas %d: %s %s %d×%d, want %s 2000×3000", i, c.ID, c.Type, c.Width, c.Height, want)
 		}
-		if fmt.Sprint(c.Label) != fmt.Sprintf("map[de:[Seite %d] en:[Page %d]]", i+1, i+1) {
+		if fmt.Sprint(c.Label) != fmt.Sprintf("map[de:[Seite %d] en:[Page %d] es:[Página %d] fr:[Page %d]]", i+1, i+1, i+1, i+1) {
 			t.Errorf("canvas %d label %v", i, c.Label)
+		}
+		// English first (a viewer that does not choose by language shows
+		// the first value), the others after it in order
+		if i == 0 && !strings.Contains(string(r.Body), `"label":{"en":["Page 1"],"de":["Seite 1"],"es":["Página 1"],"fr":["Page 1"]}`) {
+			t.Errorf("the canvas's label map does not begin with English: %.400s", r.Body)
 		}
 		if len(c.Items) != 1 || len(c.Items[0].Items) != 1 {
 			t.Fatalf("canvas %d: annotations %+v", i, c.Items)

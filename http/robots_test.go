@@ -72,3 +72,22 @@ func TestRobotsConfigured(t *testing.T) {
 		t.Errorf("the operator's robots.txt is not revalidated by its tag %q", tag)
 	}
 }
+
+// TestUISiteName: the repository's name (serve --site-name) heads every
+// page and ends its title, and is the home page's heading; the
+// institution (serve --institution) is in every page's footer, escaped;
+// without them the product's name shows and no institution.
+func TestUISiteName(t *testing.T) {
+	e := newEnv(t, Options{SiteName: "Rhine Atlases <Online>", Institution: "Landesbibliothek & Archiv"})
+	v := newVisitor(t, e)
+	home := v.get("/")
+	wantPage(t, home, 200, []string{"<title>Rhine Atlases &lt;Online&gt;</title>", "<h1>Rhine Atlases &lt;Online&gt;</h1>",
+		`<a class="brand" href="/">Rhine Atlases &lt;Online&gt;</a>`, `<p class="institution">Landesbibliothek &amp; Archiv</p>`},
+		[]string{"<title>Shelfmark", ">Shelfmark</a>", "Rhine Atlases <Online>"})
+	login := v.get("/login")
+	wantPage(t, login, 200, []string{" · Rhine Atlases &lt;Online&gt;</title>", `<p class="institution">Landesbibliothek &amp; Archiv</p>`}, nil)
+
+	plain := newVisitor(t, newEnv(t, Options{}))
+	wantPage(t, plain.get("/"), 200, []string{"<title>Shelfmark</title>", "<h1>Shelfmark</h1>", `<a class="brand" href="/">Shelfmark</a>`},
+		[]string{`class="institution"`})
+}

@@ -62,6 +62,9 @@ type Options struct {
 	// Robots, when set, is served as /robots.txt in place of the default
 	// (ui/robots.go), as it is.
 	Robots []byte
+	// SiteName and Institution name the repository and the institution
+	// that runs it on the web interface's pages (ui.Options).
+	SiteName, Institution string
 	// MaxBodyBytes caps metadata request bodies (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxUploadBytes caps uploaded files (default 4 GiB).

@@ -29,7 +29,8 @@ func (s *Server) newUIHandler() (*ui.Handler, error) {
 		MaxBulkUploadBytes: o.MaxBulkUploadBytes, MaxBulkExpandBytes: o.MaxBulkExpandBytes, MaxZipRatio: o.MaxZipRatio,
 		MaxBulkPreviews: o.MaxBulkPreviews, MaxBulkPreviewsPerUser: o.MaxBulkPreviewsPerUser,
 		SignIn: uiSignIn{s}, SingleSignOn: s.oidc != nil, Uploads: uploads{s}, WebArchive: uiWebArchive{s.webarchive},
-		JobSeconds: s.metrics.jobSeconds, History: o.History, Robots: o.Robots, Admission: func() []admission.Stats { return s.admission.Snapshot() },
+		JobSeconds: s.metrics.jobSeconds, History: o.History, Robots: o.Robots,
+		SiteName: o.SiteName, Institution: o.Institution, Admission: func() []admission.Stats { return s.admission.Snapshot() },
 		AdmissionShared: func() admission.Stats { return s.admission.SharedStats(admission.Anonymous) }, Backlog: uiBacklog(o.Backlog)})
 }
 

@@ -10,10 +10,13 @@ package iiif
 // not depend on the reader's language.
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +55,54 @@ func (s *Handler) iiifRoutes() []kit.Route {
 
 // langMap is a IIIF language map: language (or "none") -> values.
 type langMap map[string][]string
+
+// MarshalJSON writes the map with "none" first, then English, then the
+// other languages in byte order: a viewer that does not choose a value by
+// its reader's language shows the first (Mirador does so for a
+// rendering's label), and English is the interface's reference language.
+// The book viewer of the web interface puts its page's language first
+// before Mirador reads a manifest.
+func (m langMap) MarshalJSON() ([]byte, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	rank := func(k string) int {
+		switch k {
+		case "none":
+			return 0
+		case "en":
+			return 1
+		}
+		return 2
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(rank(a), rank(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		vb, err := json.Marshal(m[k])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
 
 // iiifLabels is a catalog message in every language of the catalogs.
 func (s *Handler) iiifLabels(key string, args ...any) langMap {

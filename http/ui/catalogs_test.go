@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,3 +102,85 @@ func fmtInt(n int) string {
 	}
 	return string(b)
 }
+
+// miradorEnglish is Mirador's English translation, read from the served
+// vendor/mirador.min.js (where it is a JSON.parse('…') of a string).
+func miradorEnglish(t *testing.T) (map[string]string, string) {
+	t.Helper()
+	b, err := fs.ReadFile(uiFiles, "static/vendor/mirador.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	const open = `JSON.parse('{"translation":{"aboutMirador":"About Project Mirador"`
+	i := strings.Index(src, open)
+	if i < 0 {
+		t.Fatal("mirador.min.js: no English translation found")
+	}
+	j := strings.Index(src[i:], "')")
+	raw := strings.ReplaceAll(src[i+len("JSON.parse('"):i+j], `\\`, `\`)
+	var doc struct{ Translation map[string]string }
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil || len(doc.Translation) < 100 {
+		t.Fatalf("mirador.min.js: the English translation: %v (%d keys)", err, len(doc.Translation))
+	}
+	return doc.Translation, src
+}
+
+// placeholders are i18next's {{name}} in a Mirador message.
+var placeholders = regexp.MustCompile(`\{\{[^}]*\}\}`)
+
+// TestViewerTranslations: every language of the interface is one the book
+// viewer speaks, Mirador's own or one of static/viewer-lang.js; and each
+// translation there has exactly Mirador's English keys, none empty, with
+// the same {{placeholders}}.
+func TestViewerTranslations(t *testing.T) {
+	en, mirador := miradorEnglish(t)
+	b, err := fs.ReadFile(uiFiles, "static/viewer-lang.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	start, end := strings.Index(src, "= {"), strings.LastIndex(src, "};")
+	if start < 0 || end < start {
+		t.Fatal("viewer-lang.js: no translations object")
+	}
+	ours := map[string]map[string]string{}
+	if err := json.Unmarshal([]byte(src[start+2:end+1]), &ours); err != nil {
+		t.Fatalf("viewer-lang.js: %v", err)
+	}
+	c, err := labels.Load(uiFiles, "locales")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lang := range c.Langs() {
+		_, own := ours[lang]
+		shipped := lang == "en" || strings.Contains(mirador, `availableLanguages:{`) &&
+			regexp.MustCompile(`availableLanguages:\{[^}]*\b`+regexp.QuoteMeta(lang)+`:`).MatchString(mirador)
+		if !own && !shipped {
+			t.Errorf("%s: the interface speaks it, the viewer does not (add it to static/viewer-lang.js)", lang)
+		}
+	}
+	if len(ours) == 0 {
+		t.Fatal("viewer-lang.js: no language")
+	}
+	for lang, m := range ours {
+		for k, v := range en {
+			got, ok := m[k]
+			switch {
+			case !ok:
+				t.Errorf("viewer %s: no message %q (English: %q)", lang, k, v)
+			case strings.TrimSpace(got) == "":
+				t.Errorf("viewer %s: message %q is empty", lang, k)
+			case !slices.Equal(sorted(placeholders.FindAllString(got, -1)), sorted(placeholders.FindAllString(v, -1))):
+				t.Errorf("viewer %s: message %q has %q, English %q", lang, k, got, v)
+			}
+		}
+		for k := range m {
+			if _, ok := en[k]; !ok {
+				t.Errorf("viewer %s: message %q is not Mirador's", lang, k)
+			}
+		}
+	}
+}
+
+func sorted(s []string) []string { slices.Sort(s); return s }

@@ -94,7 +94,18 @@ type Options struct {
 	// (robots.go), as it is (serve's --robots-file refuses a file larger
 	// than MaxRobotsBytes).
 	Robots []byte
+	// SiteName is the repository's name, shown in the header of every
+	// page, in each page's title and as the home page's heading (empty:
+	// DefaultSiteName).
+	SiteName string
+	// Institution is the name of the institution that runs the
+	// repository, shown in the footer of every page (empty: none shown).
+	Institution string
 }
+
+// DefaultSiteName is the repository's name when Options.SiteName is
+// empty.
+const DefaultSiteName = "Shelfmark"
 
 // Defaults of the bulk ingest limits of Options, which the shell fills
 // in for a limit left at zero.

@@ -175,7 +175,8 @@ func (s *Handler) homePage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := s.cachedPage(w, r, "home.title")
+	p := s.cachedPage(w, r, "")
+	p.Title = p.Site
 	p.Nav, p.public = "home", true // an anonymous caller is shown public collections and works only
 	d := &homeData{Collections: readItems(colls.Items, p), Works: readItems(works.Items, p)}
 	if colls.Next != "" {

@@ -11,6 +11,7 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -103,6 +104,9 @@ type uiPage struct {
 	Data any
 	// Langs are the languages the interface ships, for the footer.
 	Langs []string
+	// Site is the repository's name and Institution the name of the
+	// institution that runs it (Options.SiteName, Options.Institution).
+	Site, Institution string
 	// StyleNonce, when set, is a nonce the page's policy allows style
 	// elements with (a work page's viewer; see viewer.go).
 	StyleNonce string
@@ -195,7 +199,8 @@ func (s *Handler) cachedPage(w http.ResponseWriter, r *http.Request, titleKey st
 func (s *Handler) newPage(w http.ResponseWriter, r *http.Request, csrf bool, titleKey string, args ...any) *uiPage {
 	lang := s.ui.catalogs.Negotiate(w, r)
 	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.Messages(lang), names: s.ui.catalogs.Names(), Caller: shelfmark.CallerFrom(r.Context()),
-		Path: r.URL.RequestURI(), Base: s.deps.Base(r), Langs: s.ui.catalogs.Langs(), query: r.URL.Query()}
+		Path: r.URL.RequestURI(), Base: s.deps.Base(r), Langs: s.ui.catalogs.Langs(), query: r.URL.Query(),
+		Site: cmp.Or(s.opts.SiteName, DefaultSiteName), Institution: s.opts.Institution}
 	if !p.Caller.Authenticated() && kit.SessionCookieSent(r) {
 		// the session ended: the page is shown as to anyone signed out,
 		// and the browser forgets the cookie

@@ -31,6 +31,7 @@ import (
 type ServeConfig struct {
 	addr, data, database, durability, baseURL, maxUpload, logLevel string
 	robotsFile                                                     string
+	siteName, institution                                          string
 	dbMaxConns                                                     int
 	pprof                                                          bool
 	metricsAddr                                                    string
@@ -102,6 +103,8 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.MarkDeprecated("pprof", "profiles are served at /debug/pprof/ on --metrics-addr")
 	f.StringVar(&c.metricsAddr, "metrics-addr", "", "a second address (for example 127.0.0.1:9090) that serves /metrics and Go profiles at /debug/pprof/ without authentication, for operators only; on --addr, /metrics needs an admin token and there are no profiles")
 	f.StringArrayVar(&c.corsOrigins, "cors-origin", nil, "an origin (https://app.example.org) whose web pages may call the API from a browser, with a token; repeat for several; none by default (only the server's own pages may write)")
+	f.StringVar(&c.siteName, "site-name", "Shelfmark", "the repository's name, shown in the header and the title of every page of the web interface")
+	f.StringVar(&c.institution, "institution", "", "the name of the institution that runs the repository, shown in the footer of every page of the web interface (empty: none)")
 	f.StringVar(&c.oai.name, "oai-name", "Shelfmark repository", "OAI-PMH: the repository name Identify gives")
 	f.StringVar(&c.oai.domain, "oai-domain", "", "OAI-PMH: the domain in record identifiers oai:DOMAIN:id (default: the host of --base-url, else "+oai.DefaultDomain+"); keep it stable, harvesters key records by it")
 	f.StringSliceVar(&c.oai.emails, "oai-admin-email", nil, "OAI-PMH: administrator email(s) Identify gives (default admin@DOMAIN)")
@@ -222,6 +225,7 @@ func serve(ctx context.Context, c ServeConfig) error {
 		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots, TrustedProxies: proxies}
 	opts.BlobRedirect = c.content.redirectTTL()
 	opts.Backlog = backlog
+	opts.SiteName, opts.Institution = c.siteName, c.institution
 	if err := c.admission.apply(&opts); err != nil {
 		return err
 	}

@@ -60,6 +60,54 @@
     });
   }
 
+  // firstLanguage puts lang first in every IIIF language map of a
+  // manifest (an object whose keys are language tags or "none" and whose
+  // values are lists of strings), then "none", then English: Mirador
+  // picks the reader's language for some labels but shows the first value
+  // of a map for others (a rendering's, a requiredStatement's), so that a
+  // map's order decides what the reader sees. The manifest is the same for
+  // every reader (and kept by caches); its order is made here, for this
+  // page's language.
+  var langTag = /^(none|[a-z]{2,3}(-[A-Za-z0-9]{1,8})*)$/;
+  function isLangMap(o) {
+    var keys = Object.keys(o);
+    if (keys.length === 0) {
+      return false;
+    }
+    return keys.every(function (k) {
+      return langTag.test(k) && Array.isArray(o[k]) && o[k].every(function (v) { return typeof v === "string"; });
+    });
+  }
+  function firstLanguage(o, lang, depth) {
+    if (depth > 64 || o === null || typeof o !== "object") {
+      return o;
+    }
+    if (Array.isArray(o)) {
+      for (var i = 0; i < o.length; i++) {
+        o[i] = firstLanguage(o[i], lang, depth + 1);
+      }
+      return o;
+    }
+    if (isLangMap(o)) {
+      var out = {};
+      [lang, "none", "en"].forEach(function (k) {
+        if (Object.prototype.hasOwnProperty.call(o, k) && !Object.prototype.hasOwnProperty.call(out, k)) {
+          out[k] = o[k];
+        }
+      });
+      Object.keys(o).forEach(function (k) {
+        if (!Object.prototype.hasOwnProperty.call(out, k)) {
+          out[k] = o[k];
+        }
+      });
+      return out;
+    }
+    Object.keys(o).forEach(function (k) {
+      o[k] = firstLanguage(o[k], lang, depth + 1);
+    });
+    return o;
+  }
+
   function mount() {
     var el = document.getElementById("viewer-mount");
     if (!el || !window.Mirador || typeof window.Mirador.viewer !== "function") {
@@ -85,9 +133,25 @@
       fallback.hidden = true;
     }
     var lang = document.documentElement.lang || "en";
+    // the languages of the interface Mirador does not ship
+    // (viewer-lang.js, loaded before this script)
+    var extra = window.shelfmarkViewerTranslations || {};
+    var translations = {};
+    if (Object.prototype.hasOwnProperty.call(extra, lang)) {
+      translations[lang] = extra[lang];
+    }
     var viewer = window.Mirador.viewer({
       id: el.id,
       language: lang,
+      translations: translations,
+      requests: {
+        postprocessors: [function (url, action) {
+          if (action && action.manifestJson) {
+            action.manifestJson = firstLanguage(action.manifestJson, lang, 0);
+          }
+          return action;
+        }]
+      },
       windows: [win],
       window: {
         allowClose: false,
