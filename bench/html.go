@@ -175,9 +175,11 @@ func seriesChart(s Series) chart {
 	if xl == "" {
 		xl = "seconds"
 	}
+	// the title names the series; the axis says its unit (the name
+	// again, rotated along the axis, would run past the chart's edge)
 	yl := s.Name
 	if unit != "" {
-		yl += " (" + unit + ")"
+		yl = unit
 	}
 	return chart{title: s.Name, xlabel: xl, ylabel: yl, lines: []line{l}}
 }

@@ -161,7 +161,7 @@ func TestWriteHTML(t *testing.T) {
 		"<td>rest</td>", "<td>sqlite</td>", "<td>70000</td>", "<td>1000 /s</td>", "0.97", "5000 /s",
 		"20.0%", "300.0 MiB", `class="bad">3<`, "1.2 / 4 / 9.5 / 180 ms", "503×2 timeout×1",
 		"plain inserts &lt;of the same rows&gt;", "&lt;script&gt;", "rate (items/s)", "latency (ms) (log scale)",
-		"clients (log scale)", "RSS (MiB)", "seconds", "2025-01-02 03:04:05 UTC",
+		"clients (log scale)", `)">MiB</text>`, "seconds", "2025-01-02 03:04:05 UTC",
 	} {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %q", s)
