@@ -264,8 +264,12 @@ func soakDriftNote(res *bench.SoakResult) string {
 	if res.Storm != nil {
 		note += fmt.Sprintf(" that the storm (%s–%s) did not touch", fmtSecs(res.Storm.From), fmtSecs(res.Storm.To))
 	}
-	return note + fmt.Sprintf("; the last tenth of them, %s–%s, over the first, %s–%s: %.2f, with one tenth's noise ±%.0f%%",
-		fmtSecs(res.DriftLast[0]), fmtSecs(res.DriftLast[1]), fmtSecs(res.DriftFirst[0]), fmtSecs(res.DriftFirst[1]), res.Drift, 100*res.TenthsSpread)
+	note += fmt.Sprintf("; the last tenth of them, %s–%s, over the first, %s–%s: %.2f",
+		fmtSecs(res.DriftLast[0]), fmtSecs(res.DriftLast[1]), fmtSecs(res.DriftFirst[0]), fmtSecs(res.DriftFirst[1]), res.Drift)
+	if res.TenthsSpread > 0 { // 0: too few samples to tell
+		note += fmt.Sprintf(", with one tenth's noise ±%.0f%%", 100*res.TenthsSpread)
+	}
+	return note
 }
 
 // fmtSecs formats seconds since the start as a rounded duration.
