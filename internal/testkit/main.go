@@ -26,6 +26,12 @@ func Run(m *testing.M) int {
 		return 1
 	}
 	tmp, err := os.MkdirTemp("", "shelfmark-test-")
+	if err == nil {
+		// open to everyone with the sticky bit, as the system's is: some
+		// tests run a server as another user (PostgreSQL's), in
+		// directories made below it
+		err = os.Chmod(tmp, os.ModeSticky|0o777)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testkit:", err)
 		return 1
