@@ -25,30 +25,11 @@ const clockTicks = 100
 // /proc/PID/stat. ok is false when the process cannot be read (gone, or
 // not on this machine).
 func ProcCPU(pid int) (secs float64, ok bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	t, err := procTimes(pid)
 	if err != nil {
 		return 0, false
 	}
-	// the command name, in parentheses, may hold spaces: fields count
-	// from the last ')'
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); utime, stime, cutime, cstime are 14–17
-	if len(f) < 15 {
-		return 0, false
-	}
-	var ticks int64
-	for _, k := range []int{11, 12, 13, 14} {
-		v, err := strconv.ParseInt(f[k], 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		ticks += v
-	}
-	return float64(ticks) / clockTicks, true
+	return t[0] + t[1] + t[2] + t[3], true
 }
 
 // LoadAvg returns the machine's one-minute load average (0 when unknown).

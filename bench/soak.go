@@ -111,6 +111,9 @@ type SoakSample struct {
 	OtherBytes int64 `json:"other_bytes"`
 	// Backlog is the jobs queued or running per queue.
 	Backlog map[string]int64 `json:"backlog"`
+	// CPU is where the interval's CPU time went (zero without /proc or
+	// without the server's PID).
+	CPU SoakCPU `json:"cpu"`
 	// Storm is whether the crawler storm ran during more than a twentieth
 	// of the interval (so that a tick a few milliseconds after the storm
 	// started or ended does not count the whole interval to it).
@@ -151,6 +154,12 @@ type SoakResult struct {
 	// in the swing.
 	RSSFirst, RSSLast int64
 	RSSGrowth         float64
+	// CPUFirst and CPULast are where the CPU went over the first and the
+	// last tenth Drift compares: a write rate paced by OCR at idle
+	// priority moves with the CPU the rest leaves it and with the
+	// machine's speed (the tools' seconds per upload), and these tell
+	// those apart from the server's own cost.
+	CPUFirst, CPULast SoakCPUSpan
 	// WALMax is the largest WAL seen.
 	WALMax int64
 	// BacklogSlope is the least-squares trend of each queue's backlog
@@ -341,6 +350,10 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 	}
 	start := time.Now()
 	last := start
+	var lastCPU cpuTimes
+	if c.PID != 0 {
+		lastCPU = readCPU(c.PID)
+	}
 	var stormDone chan *SoakStorm
 	if c.Storm > 0 {
 		stormDone = soakStorm(runCtx, c, coll, st, start)
@@ -370,8 +383,14 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 		s.ReadMS = *percentiles(reads)
 		s.SearchP99MS = percentiles(search).P99
 		s.HarvestP99MS = percentiles(pages).P99
+		if c.PID != 0 {
+			cpu := readCPU(c.PID)
+			s.CPU = cpuBetween(lastCPU, cpu, s.Seconds)
+			lastCPU = cpu
+		}
 		if fold {
 			p := &res.Samples[len(res.Samples)-1]
+			p.CPU = cpuSpan([]SoakSample{*p, s}).SoakCPU
 			p.At, p.Seconds = s.At, p.Seconds+s.Seconds
 			p.Works, p.Uploads, p.Reads = p.Works+s.Works, p.Uploads+s.Uploads, p.Reads+s.Reads
 			p.HarvestPages, p.HarvestRecords, p.Errors = p.HarvestPages+s.HarvestPages, p.HarvestRecords+s.HarvestRecords, p.Errors+s.Errors
@@ -444,6 +463,7 @@ loop:
 		rep.Params["storm"] = res.Storm
 	}
 	rep.Params["rss_growth"] = res.RSSGrowth
+	rep.Params["cpu_first_tenth"], rep.Params["cpu_last_tenth"] = res.CPUFirst, res.CPULast
 	rep.Params["wal_max_bytes"] = res.WALMax
 	rep.Params["backlog_slope_per_min"] = res.BacklogSlope
 	rep.Params["uploads"] = res.Uploads
@@ -495,6 +515,7 @@ func (r *SoakResult) summarize(warmup time.Duration) {
 		r.TenthsSpread = relativeSD(rates)
 	}
 	r.RSSFirst, r.RSSLast = medianRSS(firstTenth), medianRSS(lastTenth)
+	r.CPUFirst, r.CPULast = cpuSpan(firstTenth), cpuSpan(lastTenth)
 	if r.RSSFirst > 0 {
 		r.RSSGrowth = float64(r.RSSLast) / float64(r.RSSFirst)
 	}
@@ -654,6 +675,13 @@ func (r *SoakResult) Series() []Series {
 		of("Blobs size", "bytes", func(s SoakSample) float64 { return float64(s.BlobBytes) }),
 		of("Read latency p99", "ms", func(s SoakSample) float64 { return s.ReadMS.P99 }),
 		of("Harvest page latency p99", "ms", func(s SoakSample) float64 { return s.HarvestP99MS }),
+	}
+	if slices.ContainsFunc(r.Samples, func(s SoakSample) bool { return s.CPU != SoakCPU{} }) {
+		out = append(out,
+			of("CPU of the server's own threads", "cores", func(s SoakSample) float64 { return s.CPU.Server }),
+			of("CPU of the server's tools (OCR, derivatives), as each ends", "cores", func(s SoakSample) float64 { return s.CPU.Tools }),
+			of("CPU of the load generator", "cores", func(s SoakSample) float64 { return s.CPU.Bench }),
+			of("The machine's busy share of its cores", "fraction", func(s SoakSample) float64 { return s.CPU.Busy }))
 	}
 	var queues []string
 	for _, s := range r.Samples {

@@ -134,6 +134,12 @@ func TestRunSoak(t *testing.T) {
 			t.Errorf("params lack %s", k)
 		}
 	}
+	// the server runs in this process: its CPU and the load generator's
+	// are the same, and more than nothing
+	cpu := cpuSpan(res.Samples)
+	if cpu.Server <= 0 || cpu.Bench <= 0 || cpu.Busy <= 0 || cpu.Busy > 1 || cpu.Steal < 0 || cpu.Tools < 0 {
+		t.Errorf("cpu %+v", cpu)
+	}
 	if len(res.Series()) < 7 {
 		t.Errorf("%d series", len(res.Series()))
 	}
@@ -341,5 +347,42 @@ func TestSoakTrend(t *testing.T) {
 	}
 	if len(avg.Y) != len(flat.Samples) || math.Abs(avg.Y[0]-4.4) > 0.01 {
 		t.Errorf("one-minute average: %d points, first %.3f", len(avg.Y), avg.Y[0])
+	}
+}
+
+// TestSoakCPUSpan: a span's cores are the samples' weighted by their
+// seconds, and the tools' seconds a file are their CPU seconds over the
+// uploads; without readings a span is zero, not a division by zero.
+func TestSoakCPUSpan(t *testing.T) {
+	ss := []SoakSample{
+		{Seconds: 5, Uploads: 4, CPU: SoakCPU{Server: 1, Tools: 0.4, Bench: 0.2, Busy: 0.9, Steal: 0.02}},
+		{Seconds: 15, Uploads: 6, CPU: SoakCPU{Server: 0.6, Tools: 0.8, Bench: 0.2, Busy: 1, Steal: 0}},
+	}
+	got := cpuSpan(ss)
+	want := SoakCPUSpan{SoakCPU: SoakCPU{Server: 0.7, Tools: 0.7, Bench: 0.2, Busy: 0.975, Steal: 0.005}, ToolsPerUpload: 1.4}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if !near(got.Server, want.Server) || !near(got.Tools, want.Tools) || !near(got.Bench, want.Bench) ||
+		!near(got.Busy, want.Busy) || !near(got.Steal, want.Steal) || !near(got.ToolsPerUpload, want.ToolsPerUpload) {
+		t.Errorf("span %+v, want %+v", got, want)
+	}
+	if z := cpuSpan(nil); z != (SoakCPUSpan{}) {
+		t.Errorf("empty span %+v", z)
+	}
+	a := readCPU(os.Getpid())
+	if !a.ok {
+		t.Skip("no /proc")
+	}
+	for x := 0; ; x++ { // spend some CPU
+		if b := readCPU(os.Getpid()); b.Bench > a.Bench && b.Total > a.Total {
+			c := cpuBetween(a, b, 1)
+			if c.Bench <= 0 || c.Server < 0 || c.Busy <= 0 || c.Busy > 1 {
+				t.Errorf("between %+v", c)
+			}
+			break
+		}
+		_ = math.Sqrt(float64(x))
+	}
+	if c := cpuBetween(cpuTimes{}, a, 1); c != (SoakCPU{}) {
+		t.Errorf("a reading missing: %+v", c)
 	}
 }

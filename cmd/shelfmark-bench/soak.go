@@ -151,6 +151,10 @@ It talks only to the server it started, on 127.0.0.1.`,
 			fmt.Fprintf(out, "memory: RSS median %s over the first tenth after the warm-up, %s over the last (%.2f×); %s at the end of the warm-up, %s at the end, peak %s; disk: WAL at most %s, at the end database %s, WAL %s, blobs %s\n",
 				mib(res.RSSFirst), mib(res.RSSLast), res.RSSGrowth, mib(res.Samples[max(0, res.Warmup-1)].RSS), mib(last.RSS), mib(rep.PeakRSSBytes),
 				mib(res.WALMax), mib(last.DBBytes), mib(last.WALBytes), mib(last.BlobBytes))
+			if a, b := res.CPUFirst, res.CPULast; a.Busy > 0 {
+				fmt.Fprintf(out, "cpu, first tenth → last tenth: machine busy %.0f%% → %.0f%% of its cores (stolen %.1f%% → %.1f%%); server %.2f → %.2f cores; its tools (OCR, derivatives) %.2f → %.2f cores, %.2f → %.2f s a file uploaded; load generator %.2f → %.2f cores\n",
+					100*a.Busy, 100*b.Busy, 100*a.Steal, 100*b.Steal, a.Server, b.Server, a.Tools, b.Tools, a.ToolsPerUpload, b.ToolsPerUpload, a.Bench, b.Bench)
+			}
 			var trend []string
 			for _, q := range shelfmark.Queues {
 				if v, ok := res.BacklogSlope[q]; ok {
