@@ -60,6 +60,10 @@ func (res *Resource) VisibilityAt(now time.Time) Visibility {
 // maxChain bounds the walk up a resource's parents (works nest in works).
 const maxChain = 64
 
+// MaxChain is how many parents the access policy walks up from a
+// resource (works nest in works); a search walks the same (SearchReader).
+const MaxChain = maxChain
+
 // guard answers the policy's questions for one caller inside one
 // transaction, reading what it needs once.
 type guard struct {

@@ -208,6 +208,10 @@ type ResourceService interface {
 	// returns each group's root or its error (ECONFLICT with Details["id"]
 	// for a source key stored before).
 	CreateGroups(ctx context.Context, gs []*NewGroup) ([]*Resource, []error)
+	// SearchReader returns who a search within tx is for: what the
+	// caller of ctx may read beyond public view (nil for an anonymous
+	// caller), for SearchQuery.Reader.
+	SearchReader(ctx context.Context, tx ReadTx) (*SearchReader, error)
 	// FindSources returns the root ids of the source keys stored before,
 	// so that a bulk ingest skips them without sending their bytes.
 	FindSources(ctx context.Context, sourceKeys []string) (map[string]ID, error)

@@ -93,6 +93,68 @@ type SearchQuery struct {
 	// Facets asks for facet counts and the total (the first page needs
 	// them; later pages may skip the cost).
 	Facets bool
+	// Reader is who the results are for beyond public view (see
+	// SearchReader); nil shows what is in public view only, as to an
+	// anonymous caller.
+	Reader *SearchReader
+}
+
+// SearchReader is what a signed-in caller's search, browse, facets and
+// counts include beyond public view: exactly the documents the access
+// policy (policy.go) lets that caller read, decided in the statement
+// from each document's resources row, so that a window and its counts
+// hold the caller's documents and no others. Repository.SearchReader
+// makes one from the request's caller.
+//
+// A document whose row is live is shown when its effective access is
+// public now, or authenticated now (to any signed-in caller); or, at
+// any visibility, embargoed or not, when the caller deposited the root
+// work of its work's chain of parents (User), or holds a viewer role or
+// stronger on a collection that a work of that chain, or the collection
+// itself, belongs to or is nested in, up to MaxCollectionNesting levels
+// (Collections). The owner and role tests cost a look-up of the
+// document's work and its parents and of their collections, made only
+// for documents not already shown by their access.
+type SearchReader struct {
+	// All shows every live document: administrators, the system, and a
+	// viewer role (or stronger) on the whole repository.
+	All bool
+	// User is the caller's user key.
+	User int64
+	// Collections are the keys of the collections the caller holds a
+	// viewer role or stronger on, ascending.
+	Collections []int64
+}
+
+// SearchReader returns who a search within tx is for, from the caller of
+// ctx (see SearchQuery.Reader): nil for an anonymous caller; otherwise
+// what the caller may read beyond public view, from the caller's grants
+// (one statement, none for administrators and the system).
+func (r *Repository) SearchReader(ctx context.Context, tx ReadTx) (*SearchReader, error) {
+	g := r.guard(tx, CallerFrom(ctx))
+	if g.all() {
+		return &SearchReader{All: true}, nil
+	}
+	if g.c.User == 0 {
+		return nil, nil
+	}
+	gs, err := g.myGrants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &SearchReader{User: g.c.User}
+	for _, gr := range gs {
+		if !gr.Role.Includes(RoleViewer) {
+			continue
+		}
+		if gr.Resource == 0 {
+			return &SearchReader{All: true}, nil
+		}
+		out.Collections = append(out.Collections, gr.Resource)
+	}
+	slices.Sort(out.Collections)
+	out.Collections = slices.Compact(out.Collections)
+	return out, nil
 }
 
 // Browse reports whether q browses a collection rather than searching

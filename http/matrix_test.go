@@ -495,7 +495,12 @@ func (m *matrix) rows() []row {
 		{"GET /api/v1/search", []probe{{target: rd, build: func(c *cell) req {
 			return req{method: "GET", path: "/api/v1/search?q=" + c.t.titleWord}
 		}, rule: public(200), check: func(c *cell, r *response) string {
-			// search shows public works only, to everyone
+			// search finds the work exactly when the caller may read it
+			// (shelfmark.SearchReader), and a caller's results are no
+			// shared cache's to keep
+			if cc := r.Header.Get("Cache-Control"); c.w.signed && !c.w.bad && cc != "no-store" {
+				return "a signed-in caller's search is cached: Cache-Control " + cc
+			}
 			var b searchBody
 			if err := json.Unmarshal(r.Body, &b); err != nil {
 				return err.Error()
@@ -504,7 +509,7 @@ func (m *matrix) rows() []row {
 			for _, h := range b.Hits {
 				found = found || h.Work == c.t.W
 			}
-			if want := c.t.kind.eff == shelfmark.Public; found != want {
+			if want := c.w.reads(c.t); found != want {
 				return fmt.Sprintf("search finds the work: %v, want %v", found, want)
 			}
 			return ""

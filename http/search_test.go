@@ -102,7 +102,7 @@ func key(t *testing.T, id shelfmark.ID) int64 {
 
 func (f *searchFixture) search(t *testing.T, query string) (*searchBody, *response) {
 	t.Helper()
-	r := f.e.do("GET", "/api/v1/search?"+query, nil).want(t, http.StatusOK)
+	r := f.e.do("GET", "/api/v1/search?"+query, nil, as("")...).want(t, http.StatusOK)
 	var b searchBody
 	r.json(t, &b)
 	r.wantNoWrites(t)
@@ -114,6 +114,24 @@ func TestSearch(t *testing.T) {
 	b, r := f.search(t, "q=whales")
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q", ct)
+	}
+	if cc := r.Header.Get("Cache-Control"); cc == "no-store" {
+		t.Errorf("an anonymous search is no-store")
+	}
+	// an administrator's search holds the private and the embargoed work
+	// too, and no cache keeps it
+	var ab searchBody
+	ar := f.e.do("GET", "/api/v1/search?q=whales", nil).want(t, http.StatusOK)
+	ar.json(t, &ab)
+	var titles []string
+	for _, h := range ab.Hits {
+		titles = append(titles, h.Title)
+	}
+	if !slices.Contains(titles, "Private whales") || !slices.Contains(titles, "Embargoed whales") || *ab.Total != *b.Total+2 {
+		t.Errorf("the administrator's search: %q, total %d", titles, *ab.Total)
+	}
+	if cc, vary := ar.Header.Get("Cache-Control"), strings.Join(ar.Header.Values("Vary"), ", "); cc != "no-store" || !strings.Contains(vary, "Authorization") {
+		t.Errorf("the administrator's search: Cache-Control %q, Vary %q", cc, vary)
 	}
 	var ids []shelfmark.ID
 	for _, h := range b.Hits {

@@ -42,8 +42,9 @@ func (m *matrix) uiReadRows() []row {
 		{"GET /search", []probe{{target: "read", build: func(c *cell) req {
 			return req{method: "GET", path: "/search?q=" + c.t.titleWord}
 		}, rule: public(200), check: func(c *cell, r *response) string {
-			// search shows public works only, to everyone
-			if got, want := links(r, c.t.W), c.t.kind.eff == shelfmark.Public; got != want {
+			// search lists the work exactly when the caller may read it
+			// (shelfmark.SearchReader)
+			if got, want := links(r, c.t.W), c.w.reads(c.t); got != want {
 				return fmt.Sprintf("the search page lists the work: %v, want %v", got, want)
 			}
 			return ""

@@ -329,10 +329,12 @@ func TestUISearch(t *testing.T) {
 	p = b.get("/search?q=whales&collection=" + string(f.coll))
 	wantPage(t, p, 200, []string{"In collection: Logbooks", `name="collection" value="` + string(f.coll) + `"`}, nil)
 
-	// signed in, search still shows public works only
+	// signed in, search shows what the caller may read: to an
+	// administrator, the private and the embargoed work too, and the
+	// private collection in the facets
 	admin := newVisitor(t, f.e)
 	admin.signIn("admin", adminPassword)
-	wantPage(t, admin.get("/search?q=whales"), 200, []string{"Results: 5"}, []string{"Private whales", "Embargoed whales", "Hidden shelf"})
+	wantPage(t, admin.get("/search?q=whales"), 200, []string{"Private whales", "Embargoed whales", "Hidden shelf"}, []string{"Results: 5"})
 
 	// a private collection's title is not shown as a filter's name
 	p = b.get("/search?q=whales&collection=" + string(f.private))
@@ -491,11 +493,12 @@ func TestUICollectionFacets(t *testing.T) {
 		`href="/search?collection=` + coll + `">List all of it</a>`,
 		`id="within-q"`, // the search box stays
 	}, []string{"JPEG", "about"})
-	// the administrator sees the private member in the list, but the
-	// counts are search's: public works only
+	// the administrator sees the private member in the list, and the
+	// counts are search's for the administrator: the private member's
+	// page too
 	admin := newVisitor(t, f.e)
 	admin.signIn("admin", adminPassword)
-	wantPage(t, admin.get(path), 200, []string{"Hidden logbook", facet("format=PDF", "PDF", "2")}, []string{"JPEG"})
+	wantPage(t, admin.get(path), 200, []string{"Hidden logbook", facet("format=PDF", "PDF", "2"), facet("format=JPEG", "JPEG", "1")}, nil)
 
 	// a facet's link lists what it counts
 	p = b.get("/search?collection=" + coll + "&format=PDF")

@@ -19,7 +19,7 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 	Int64s:  func(v []int64) any { return v },
 	Strings: func(v []string) any { return v },
 	Arg:     arg,
-	AnyOf:   func(n int) string { return "= ANY($" + strconv.Itoa(n) + ")" },
+	AnyOf:   anyOf,
 	Web: sqlstore.Web{
 		CapturesRestOfURL: capturesRestOfURLSQL,
 		WebURLCaptures: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url

@@ -94,6 +94,13 @@ func headlineQuery(terms []shelfmark.SearchTerm) string {
 	return b.String()
 }
 
+// lists binds lists as the dialect does (the search statements are part
+// of it, and cannot name it).
+var lists = sqlstore.Lists{Int64s: func(v []int64) any { return v }, AnyOf: anyOf}
+
+// anyOf is the dialect's AnyOf.
+func anyOf(n int) string { return "= ANY($" + strconv.Itoa(n) + ")" }
+
 // tsq is the parsed query whose placeholder is query.
 func tsq(query string) string { return `to_tsquery('simple'::regconfig, ` + query + `)` }
 
@@ -109,14 +116,14 @@ type match struct{ query, headline string }
 // matches it would make a hash join over every row of resources.
 func searchMatches(s *sqlstore.Stmt, q *shelfmark.SearchQuery, query string) {
 	now := s.Arg(q.Now.UnixMicro())
-	s.WriteString(`search_docs d WHERE d.tsv @@ ` + tsq(query) + ` AND EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + sqlstore.Visible("r", now) + ` OFFSET 0)`)
+	s.WriteString(`search_docs d WHERE d.tsv @@ ` + tsq(query) + ` AND EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "d.work", now) + ` OFFSET 0)`)
 	sqlstore.DocFilters(s, q)
 	if q.Collection != 0 {
 		// as a browse: who may not see the collection may not list what
 		// it holds
 		coll := s.Arg(q.Collection)
 		s.WriteString(` AND EXISTS (SELECT 1 FROM memberships m WHERE m.collection = ` + coll + ` AND m.member = d.work OFFSET 0)
-    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = ` + coll + ` AND ` + sqlstore.Visible("r", now) + `)`)
+    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = ` + coll + ` AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "r.key", now) + `)`)
 	}
 }
 
@@ -152,10 +159,10 @@ func searchHits(s *sqlstore.Stmt, m any) string {
 // memberships and each collection's visibility looked up by member and
 // key, the OFFSET 0 keeping PostgreSQL from hash-joining every membership
 // and resource instead.
-func facetCollections(now string) string {
+func facetCollections(s *sqlstore.Stmt, q *shelfmark.SearchQuery, now string) string {
 	return `SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, count(*) AS n
     FROM win m CROSS JOIN LATERAL (SELECT collection FROM memberships WHERE member = m.work OFFSET 0) ms
-    WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = ms.collection AND ` + sqlstore.Visible("r", now) + ` OFFSET 0)
+    WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = ms.collection AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "r.key", now) + ` OFFSET 0)
     GROUP BY ms.collection ORDER BY n DESC, ms.collection`
 }
 
@@ -179,15 +186,15 @@ func (t *readTx) SearchError(ctx context.Context, err error) error { return t.r.
 func browseRange(s *sqlstore.Stmt, q *shelfmark.SearchQuery, member, coll, now string, key int64, lim string) {
 	s.WriteString(`SELECT d.key, d.work, d.kind, d.format FROM memberships m
     CROSS JOIN LATERAL (SELECT key, work, kind, format FROM search_docs d WHERE d.work = m.member
-    AND (d.access = d.work OR EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + sqlstore.Visible("r", now) + `))`)
+    AND (d.access = d.work OR EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "d.work", now) + `))`)
 	if key > 0 {
 		s.WriteString(` AND d.key > ` + s.Arg(key))
 	}
 	sqlstore.DocFilters(s, q)
 	s.WriteString(` ORDER BY d.key LIMIT ` + lim + `) d
     WHERE m.collection = ` + coll + ` AND ` + member + `
-    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = m.member AND ` + sqlstore.Visible("r", now) + ` OFFSET 0)
-    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = ` + coll + ` AND ` + sqlstore.Visible("r", now) + `)
+    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = m.member AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "r.key", now) + ` OFFSET 0)
+    AND EXISTS (SELECT 1 FROM resources r WHERE r.key = ` + coll + ` AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "r.key", now) + `)
     ORDER BY m.member DESC, d.key LIMIT ` + lim)
 }
 

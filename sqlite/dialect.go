@@ -20,7 +20,7 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 	Int64s:  func(v []int64) any { return jsonInts(v) },
 	Strings: func(v []string) any { return jsonStrings(v) },
 	Arg:     arg,
-	AnyOf:   func(n int) string { return "IN (SELECT value FROM json_each(?" + strconv.Itoa(n) + "))" },
+	AnyOf:   anyOf,
 	Web: sqlstore.Web{
 		CapturesRestOfURL: capturesRestOfURLSQL,
 		WebURLCaptures: `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url

@@ -103,6 +103,7 @@ var conformance = []struct {
 	{"EffectiveAccess", testEffectiveAccess, true},
 	{"AccessRelations", testAccessRelations, false},
 	{"SearchHiddenCollection", testSearchHiddenCollection, false},
+	{"SearchReader", testSearchReader, false},
 	{"AuditRedacted", testAuditRedacted, false},
 	{"GroupSourceKeyRefused", testGroupSourceKeyRefused, false},
 	{"CostEffectiveAccess", testCostEffectiveAccess, true},

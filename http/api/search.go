@@ -103,12 +103,13 @@ func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFace
 }
 
 // search handles GET /api/v1/search?q=&collection=&kind=&format=&limit=&cursor=:
-// a page of public hits, best first within windows of
+// a page of the hits the caller may read (public ones for an anonymous
+// caller; see shelfmark.SearchReader), best first within windows of
 // shelfmark.SearchWindow matches (newest window first); the first page (no
 // cursor) also carries the total and the facet counts of every hit, exact
 // up to shelfmark.SearchWindow hits and estimated (estimated: true) above.
 // Without q (or with spaces only) but with a collection, the hits are
-// what the collection holds in public view, newest member first
+// what the collection holds that the caller may read, newest member first
 // (shelfmark.SearchQuery.Browse).
 func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
 	q, err := searchQuery(r, s.deps.Resources.IDs(), s.deps.Now())
@@ -121,11 +122,19 @@ func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
 	var res *shelfmark.SearchResult
 	err = s.deps.Storage.View(r.Context(), func(tx shelfmark.ReadTx) error {
 		var err error
+		if q.Reader, err = s.deps.Resources.SearchReader(r.Context(), tx); err != nil {
+			return err
+		}
 		res, err = tx.Search(r.Context(), q)
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	if q.Reader != nil {
+		// built for this caller: no cache keeps it
+		kit.AddVary(w.Header(), kit.CallerVary...)
+		kit.SetCache(w.Header(), kit.CacheNoStore, 0)
 	}
 	ids := s.deps.Resources.IDs()
 	out := searchJSON{Hits: make([]searchHitJSON, 0, len(res.Hits))}

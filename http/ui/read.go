@@ -266,10 +266,10 @@ func (s *Handler) collectionPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 // collectionFacets fills the facets of a collection page: the kinds and
-// formats of the documents of the collection's public members, as the
-// search engine's browse of the collection counts them (public works only,
-// to everyone, as search shows them; nothing for a collection out of
-// public view; exact up to shelfmark.SearchWindow documents and estimated
+// formats of the documents of the collection's members the caller may
+// read, as the search engine's browse of the collection counts them (the
+// works search shows the caller: public ones to an anonymous reader;
+// exact up to shelfmark.SearchWindow documents and estimated
 // above, from a bounded sample: one statement whatever the collection's
 // size). Without a search index there are none.
 func (s *Handler) collectionFacets(r *http.Request, res *shelfmark.Resource, p *uiPage, d *collectionData) error {
@@ -283,6 +283,9 @@ func (s *Handler) collectionFacets(r *http.Request, res *shelfmark.Resource, p *
 	q := shelfmark.SearchQuery{Collection: key, Limit: 1, Facets: true, Now: s.now()}
 	var found *shelfmark.SearchResult
 	if err := s.deps.Storage.View(r.Context(), func(tx shelfmark.ReadTx) (err error) {
+		if q.Reader, err = s.deps.Resources.SearchReader(r.Context(), tx); err != nil {
+			return err
+		}
 		found, err = tx.Search(r.Context(), q)
 		return err
 	}); err != nil {

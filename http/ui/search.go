@@ -109,6 +109,9 @@ func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
 	if err == nil {
 		err = s.deps.Storage.View(r.Context(), func(tx shelfmark.ReadTx) error {
 			var err error
+			if q.Reader, err = s.deps.Resources.SearchReader(r.Context(), tx); err != nil {
+				return err
+			}
 			if res, err = tx.Search(r.Context(), q); err != nil {
 				return err
 			}

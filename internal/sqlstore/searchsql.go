@@ -33,8 +33,9 @@ type SearchStatements struct {
 	// of the time visibility is judged at.
 	BrowseRange func(s *Stmt, q *shelfmark.SearchQuery, member, coll, now string, key int64, lim string)
 	// Collections returns the statement counting a sample's works (win)
-	// by collection, for FacetRows; now as in BrowseRange.
-	Collections func(now string) string
+	// by collection, the collections q's reader may read (Readable), for
+	// FacetRows; now as in BrowseRange.
+	Collections func(s *Stmt, q *shelfmark.SearchQuery, now string) string
 	// Snippet is the expression of the beginning (BrowseSnippet
 	// characters) of a browse hit's text, over its
 	// document's text x.
@@ -87,7 +88,7 @@ SELECT ` + strconv.Itoa(SearchRowWindow) + `, '', (SELECT count(*) FROM win), (S
     NULL, NULL, NULL, NULL, NULL` + d.Float + `
 UNION ALL SELECT ` + strconv.Itoa(SearchRowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
 	if facets {
-		s.WriteString(d.FacetRows("key", `(SELECT min(key) FROM search_docs)`, s.Arg(q.Now.UnixMicro())))
+		s.WriteString(d.FacetRows(s, q, "key", `(SELECT min(key) FROM search_docs)`, s.Arg(q.Now.UnixMicro())))
 	}
 	return s.String(), append(append([]any(nil), d.FirstArgs...), s.Args...)
 }
@@ -112,7 +113,7 @@ SELECT ` + strconv.Itoa(SearchRowHit) + `, '', 0, p.key, p.work, p.kind, p.forma
 FROM page p LEFT JOIN ` + d.TextTable + ` x ON x.key = p.key LEFT JOIN ` + d.TextTable + ` w ON w.key = p.work`)
 	if facets {
 		low := `(SELECT min(member) FROM memberships WHERE collection = ` + s.Arg(q.Collection) + `)`
-		s.WriteString(d.FacetRows("work", low, s.Arg(q.Now.UnixMicro())))
+		s.WriteString(d.FacetRows(s, q, "work", low, s.Arg(q.Now.UnixMicro())))
 	}
 	return s.String(), append(append([]any(nil), d.FirstArgs...), s.Args...)
 }
@@ -159,15 +160,67 @@ func Visible(alias, now string) string {
 		alias + `.eff_embargo <= ` + now + `) AND (` + alias + `.eff_lease IS NULL OR ` + alias + `.eff_lease > ` + now + `)`
 }
 
+// Lists binds a list of keys as one argument in a dialect's form (its
+// Int64s and AnyOf), for statements built by functions that the dialect
+// itself is made of.
+type Lists struct {
+	Int64s func([]int64) any
+	AnyOf  func(n int) string
+}
+
+// In is the test that col is one of keys, which it binds in s.
+func (l Lists) In(s *Stmt, col string, keys []int64) string {
+	s.Arg(l.Int64s(keys))
+	return col + ` ` + l.AnyOf(len(s.Args))
+}
+
+// Readable keeps the rows of alias (a resources row) that rd may read
+// (shelfmark.SearchReader): Visible for a nil rd (an anonymous caller),
+// every live row for rd.All, and otherwise the live rows whose effective
+// access is public or authenticated now, or whose work (the expression
+// work: the work or collection the row belongs to, or is) has in its
+// chain of parents a root rd.User deposited, or belongs, through that
+// chain and the collections above it, to one of rd.Collections. The
+// chain and the collections are walked by a recursive look-up made only
+// for rows their access does not already show. now is the placeholder
+// of the time (µs), as in Visible.
+func Readable(s *Stmt, l Lists, rd *shelfmark.SearchReader, alias, work, now string) string {
+	switch {
+	case rd == nil:
+		return Visible(alias, now)
+	case rd.All:
+		// now is bound for the statement and must be used (SQLite counts
+		// the arguments): a test that is always true
+		return alias + `.deleted IS NULL AND (` + alias + `.eff_embargo <= ` + now + ` OR true)`
+	}
+	cond := alias + `.deleted IS NULL AND ((` + alias + `.eff_visibility IN ('public', 'authenticated') AND (` + alias + `.eff_embargo IS NULL OR ` +
+		alias + `.eff_embargo <= ` + now + `) AND (` + alias + `.eff_lease IS NULL OR ` + alias + `.eff_lease > ` + now + `))
+    OR EXISTS (WITH RECURSIVE up(k, p, kind, n) AS (SELECT key, parent, kind, 0 FROM resources WHERE key = ` + work + `
+        UNION ALL SELECT ru.key, ru.parent, ru.kind, up.n + 1 FROM resources ru JOIN up ON ru.key = up.p WHERE up.n < ` + strconv.Itoa(shelfmark.MaxChain) + `)`
+	if len(rd.Collections) > 0 {
+		cond += `,
+    gov(c) AS (SELECT k FROM up WHERE kind = 'collection'
+        UNION SELECT mg.collection FROM memberships mg JOIN up ON mg.member = up.k JOIN resources rg ON rg.key = mg.collection WHERE rg.deleted IS NULL
+        UNION SELECT mg.collection FROM memberships mg JOIN gov ON mg.member = gov.c JOIN resources rg ON rg.key = mg.collection WHERE rg.deleted IS NULL)`
+	}
+	cond += `
+        SELECT 1 FROM up JOIN owners o ON o.resource = up.k WHERE up.p IS NULL AND o.user_key = ` + s.Arg(rd.User)
+	if len(rd.Collections) > 0 {
+		cond += ` UNION ALL SELECT 1 FROM gov WHERE ` + l.In(s, `gov.c`, rd.Collections)
+	}
+	return cond + `))`
+}
+
 // FacetRows returns the rows of a search or browse statement that count
 // its sample, the CTE win (key, work, kind, format): the sample's size
 // (shelfmark.FacetTotal), the span of its keys (FacetSampleSpan) and the
 // span from low to its highest key (FacetKeySpan) over win's column col,
 // then its most frequent kinds (FacetKind), formats (FacetFormat) and
-// collections (FacetCollection, Collections, visible at now), at most
+// collections (FacetCollection, Collections, those q's reader may read at
+// now), at most
 // shelfmark.SearchFacetLimit of each, values tied in count in byte order.
 // Each row is followed by Pad. It starts with a newline and a UNION ALL.
-func (d *Dialect) FacetRows(col, low, now string) string {
+func (d *Dialect) FacetRows(s *Stmt, q *shelfmark.SearchQuery, col, low, now string) string {
 	lim, pad := strconv.Itoa(shelfmark.SearchFacetLimit), d.Pad
 	return `
 UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
@@ -177,5 +230,5 @@ UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind)
     GROUP BY kind ORDER BY n DESC, kind` + d.Collate + ` LIMIT ` + lim + `) AS fk
 UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
     GROUP BY format ORDER BY n DESC, format` + d.Collate + ` LIMIT ` + lim + `) AS ff
-UNION ALL SELECT *` + pad + ` FROM (` + d.Collections(now) + ` LIMIT ` + lim + `) AS fc`
+UNION ALL SELECT *` + pad + ` FROM (` + d.Collections(s, q, now) + ` LIMIT ` + lim + `) AS fc`
 }
