@@ -74,7 +74,8 @@ type SearchQuery struct {
 	// Text is what the user typed: words, all of which must match
 	// (prefixes with a trailing *, phrases in double quotes). Empty (or
 	// only spaces) with a Collection, the query browses the collection
-	// (see SearchQuery.Browse).
+	// (see SearchQuery.Browse); empty without one, it lists every
+	// document the caller may read (see SearchQuery.Everything).
 	Text string
 	// Filters: a collection key (direct membership of the document's
 	// work; nothing matches unless the collection itself is in public
@@ -93,10 +94,43 @@ type SearchQuery struct {
 	// Facets asks for facet counts and the total (the first page needs
 	// them; later pages may skip the cost).
 	Facets bool
+	// Sort orders the hits: SearchSortRelevance (also "") or
+	// SearchSortNewest (see CheckSearchSort). A browse ignores it: it is
+	// newest member first.
+	Sort string
 	// Reader is who the results are for beyond public view (see
 	// SearchReader); nil shows what is in public view only, as to an
 	// anonymous caller.
 	Reader *SearchReader
+}
+
+// The orders of search hits (SearchQuery.Sort).
+const (
+	// SearchSortRelevance, the default: the best first within windows of
+	// the newest SearchWindow matches (see SearchCursor).
+	SearchSortRelevance = "relevance"
+	// SearchSortNewest: the most recently added first, across every
+	// match. A window's hits are ordered by key, newest first, and the
+	// windows follow each other by key, so the order is exact at every
+	// depth, at the cost of a relevance page; a hit's Score is then its
+	// key.
+	SearchSortNewest = "newest"
+)
+
+// SearchSorts returns the orders a search offers, the default first.
+func SearchSorts() []string { return []string{SearchSortRelevance, SearchSortNewest} }
+
+// CheckSearchSort returns EINVALID, naming the orders there are, for a
+// sort that is not one of SearchSorts ("" is the default).
+func CheckSearchSort(sort string) error {
+	if sort == "" || slices.Contains(SearchSorts(), sort) {
+		return nil
+	}
+	shown := sort
+	if len(shown) > 40 {
+		shown = shown[:40] + "…"
+	}
+	return Errorf(EINVALID, "sort must be one of %s, not %q.", strings.Join(SearchSorts(), ", "), shown)
 }
 
 // SearchReader is what a signed-in caller's search, browse, facets and
@@ -179,6 +213,17 @@ func (q *SearchQuery) Browse() bool {
 	return q.Collection != 0 && strings.TrimSpace(q.Text) == ""
 }
 
+// Everything reports whether q lists every document rather than
+// searching text: its Text is empty (or only spaces) and it has no
+// Collection. It matches every document the caller may read, under the
+// Kind and Format filters, newest first whatever q.Sort says (as
+// SearchSortNewest: in windows of the newest SearchWindow, each hit's
+// Score its key), with the beginning of the document's text as its
+// Snippet, and costs what a search does.
+func (q *SearchQuery) Everything() bool {
+	return q.Collection == 0 && strings.TrimSpace(q.Text) == ""
+}
+
 // SearchCursor is the keyset position of a hit.
 //
 // A query ranks its matches in windows of at most SearchWindow, so that no
@@ -250,9 +295,10 @@ type SearchResult struct {
 
 // SearchReadTx queries the search index.
 type SearchReadTx interface {
-	// Search returns a page of public hits for q. An empty q.Text or one
-	// without any word is EINVALID, unless q browses a collection
-	// (SearchQuery.Browse).
+	// Search returns a page of the hits q.Reader may read (public ones
+	// for none). A q.Text without any word is EINVALID; an empty one
+	// browses a collection (SearchQuery.Browse) or lists everything
+	// (SearchQuery.Everything).
 	Search(ctx context.Context, q SearchQuery) (*SearchResult, error)
 	// SearchDoc returns the stored document of key, or (nil, nil).
 	SearchDoc(ctx context.Context, key int64) (*SearchDoc, error)

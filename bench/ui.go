@@ -28,7 +28,10 @@ import (
 // each), indexes everything for search, serves the real HTTP server on a
 // loopback port, and asks one page at a time, as an anonymous reader, for
 // the book's work page, the collection's first page and its page at 90%
-// depth, and the search page of the common word and of a rare word.
+// depth, and the search page of the common word and of a rare word; then
+// the search page of the common word again as a signed-in reader with a
+// viewer role on the collection (a search by what its caller may read:
+// shelfmark.SearchReader), to weigh against the anonymous one.
 type UIConfig struct {
 	Pages   int // pages of the book (default 1,200)
 	Members int // works in the collection, all searchable (default 1,000,000)
@@ -93,6 +96,10 @@ type UIPage struct {
 type UIResult struct {
 	Report *Report
 	Pages  []UIPage
+	// StaffOverAnonymous is the server time of the staff search page
+	// over that of the anonymous one of the same word, at p50 and at p99
+	// (target ≤ 1.2); 0 when either is not available.
+	StaffOverAnonymousP50, StaffOverAnonymousP99 float64
 	// DeepOverFirst is the server time of the collection page at 90% depth
 	// over that of its first page, at p50 and at p99 (target ≤ 1.2); 0
 	// when either page is not available.
@@ -109,6 +116,7 @@ const (
 	UICollectionDeep
 	UISearchCommon
 	UISearchRare
+	UISearchStaff
 )
 
 // uiBookTitle is the title of the scenario's book (it holds none of the
@@ -134,9 +142,11 @@ type uiCheck struct {
 // uiKind is one page of the scenario.
 type uiKind struct {
 	name, path string
-	check      uiCheck
-	rawWhat    string
-	raw        func(ctx context.Context) error
+	// token is the bearer token the page is asked with ("": anonymous)
+	token   string
+	check   uiCheck
+	rawWhat string
+	raw     func(ctx context.Context) error
 }
 
 // RunUI runs the ui scenario against a repository, its storage and its
@@ -180,7 +190,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 			"page_size": c.PageSize, "work_page_size": c.WorkPageSize, "rare_every": c.RareEvery, "common_word": SearchCommonWord,
 			"timing": "server time: a wrapper around the server's handler on a real HTTP server on a loopback port times each request from the handler's start to its return " +
 				"(rendering, gzip and writing into the connection included; the client's reading excluded); one request at a time, anonymous, Accept-Encoding: gzip",
-			"goals": "work and collection pages p99 ≤ 30 ms; collection page at 90% depth ≤ 1.2× its first page; search page p99 ≤ 100 ms"}}
+			"goals": "work and collection pages p99 ≤ 30 ms; collection page at 90% depth ≤ 1.2× its first page; search page p99 ≤ 100 ms; a signed-in reader's search page ≤ 1.2× the anonymous one"}}
 	res := &UIResult{Report: rep}
 
 	// the book
@@ -294,13 +304,36 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	search := func(word string) func(context.Context) error {
 		return func(ctx context.Context) error {
 			return store.View(ctx, func(tx shelfmark.ReadTx) error {
-				r, err := tx.Search(ctx, shelfmark.SearchQuery{Text: word, Facets: true, Now: time.Now()})
+				q := shelfmark.SearchQuery{Text: word, Facets: true, Now: time.Now()}
+				var err error
+				if q.Reader, err = repo.SearchReader(ctx, tx); err != nil {
+					return err
+				}
+				r, err := tx.Search(ctx, q)
 				if err == nil && len(r.Hits) == 0 {
 					err = fmt.Errorf("search %q: no hits", word)
 				}
 				return err
 			})
 		}
+	}
+	// the signed-in reader: a user with a viewer role on the collection,
+	// and a read token of hers
+	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{Logger: c.Logger})
+	sys := shelfmark.WithCaller(ctx, shelfmark.SystemCaller("bench"))
+	if _, err := acc.AddUser(sys, "bench-reader", "", false, nil); err != nil {
+		return nil, fmt.Errorf("the signed-in reader: %w", err)
+	}
+	if err := acc.SetRoles(sys, coll.ID, []shelfmark.Grant{{Principal: shelfmark.UserPrincipal("bench-reader"), Role: shelfmark.RoleViewer}}); err != nil {
+		return nil, fmt.Errorf("the signed-in reader's role: %w", err)
+	}
+	staffToken, _, err := acc.CreateToken(sys, shelfmark.NewToken{User: "bench-reader", Scope: shelfmark.ScopeRead})
+	if err != nil {
+		return nil, fmt.Errorf("the signed-in reader's token: %w", err)
+	}
+	staffCaller, err := acc.Authenticate(ctx, staffToken)
+	if err != nil {
+		return nil, fmt.Errorf("the signed-in reader's token: %w", err)
 	}
 	rareCheck := uiCheck{anyOf: rareIDs}
 	if len(rareIDs) <= 10 {
@@ -342,6 +375,14 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 			check:   rareCheck,
 			rawWhat: "the first page of hits with facets (ReadTx.Search)",
 			raw:     search(rare)},
+		UISearchStaff: {name: fmt.Sprintf("search page, a word in all %d works, as a signed-in reader with a role", c.Members), path: "/search?q=" + SearchCommonWord,
+			token: staffToken,
+			// signed in: the page names her
+			check:   uiCheck{links: minLinks, contains: []string{"bench-reader"}},
+			rawWhat: "the first page of hits with facets as the signed-in reader (Repository.SearchReader, ReadTx.Search)",
+			raw: func(ctx context.Context) error {
+				return search(SearchCommonWord)(shelfmark.WithCaller(ctx, staffCaller))
+			}},
 	}
 	for _, k := range kinds {
 		if err := k.raw(anon); err != nil {
@@ -350,7 +391,6 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	}
 
 	// serve
-	acc := shelfmark.NewAccounts(repo, shelfmark.AccountsOptions{Logger: c.Logger})
 	// admission off: the bench measures the server's own time, one
 	// anonymous client asking as fast as it is answered
 	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Accounts: acc, Logger: c.Logger, Jobs: repo,
@@ -368,10 +408,13 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	}()
 	base := "http://" + ln.Addr().String()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}, Timeout: 2 * time.Minute}
-	get := func(path, accept string) (status int, ctype string, body []byte, server serverTime, clientTime time.Duration, err error) {
+	get := func(path, accept, token string) (status int, ctype string, body []byte, server serverTime, clientTime time.Duration, err error) {
 		req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 		if err != nil {
 			return 0, "", nil, serverTime{}, 0, err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		req.Header.Set("Accept", accept)
 		req.Header.Set("Accept-Language", "en")
@@ -401,7 +444,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	for i, k := range kinds {
 		pg := &res.Pages[i]
 		pg.Name, pg.Path, pg.RawWhat = k.name, k.path, k.rawWhat
-		status, ctype, body, _, _, err := get(k.path, "*/*")
+		status, ctype, body, _, _, err := get(k.path, "*/*", k.token)
 		if err != nil {
 			return nil, err
 		}
@@ -415,7 +458,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 
 	// measure: rounds of one request of each available page, each followed
 	// by its raw read
-	var srvT, cpuT, cliT, rawT [5][]time.Duration
+	var srvT, cpuT, cliT, rawT [6][]time.Duration
 	var rounds []time.Duration // server time of each timed round, all pages
 	wall := time.Now()
 	totalRounds := c.Warmup + c.Requests
@@ -436,7 +479,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 			if !pg.Available {
 				continue
 			}
-			status, ctype, body, st, ct, err := get(k.path, browserAccept)
+			status, ctype, body, st, ct, err := get(k.path, browserAccept, k.token)
 			if err != nil {
 				return nil, err
 			}
@@ -515,6 +558,11 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 		"rates here are pages per second of server time (one request at a time), and the raw limit's reads per second of their own time"
 	rep.LatencyMS = *percentiles(all)
 	rep.Flatness = flatnessOf(rounds)
+	anonS, staffS := res.Pages[UISearchCommon], res.Pages[UISearchStaff]
+	if anonS.Available && staffS.Available && anonS.Server.P50 > 0 && anonS.Server.P99 > 0 {
+		res.StaffOverAnonymousP50, res.StaffOverAnonymousP99 = staffS.Server.P50/anonS.Server.P50, staffS.Server.P99/anonS.Server.P99
+		rep.Params["staff_over_anonymous_p50"], rep.Params["staff_over_anonymous_p99"] = res.StaffOverAnonymousP50, res.StaffOverAnonymousP99
+	}
 	first, deepPg := res.Pages[UICollectionFirst], res.Pages[UICollectionDeep]
 	if first.Available && deepPg.Available && first.Server.P50 > 0 && first.Server.P99 > 0 {
 		res.DeepOverFirstP50, res.DeepOverFirstP99 = deepPg.Server.P50/first.Server.P50, deepPg.Server.P99/first.Server.P99

@@ -11,7 +11,8 @@ import (
 // TestRunUI: the scenario stores a small book and collection, serves them,
 // and every page answers 200 with what it should show (the book's title;
 // the collection's first member, and its member at 90% depth; links to the
-// common word's works; the rare word's works) every time it is asked; the
+// common word's works; the rare word's works; the common word's works to
+// the signed-in reader, named on her page) every time it is asked; the
 // report has the fields every report has, one step per page.
 func TestRunUI(t *testing.T) {
 	repo, blobs := labRepo(t)
@@ -20,8 +21,8 @@ func TestRunUI(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := res.Report
-	if len(res.Pages) != 5 || len(r.Steps) != 5 {
-		t.Fatalf("%d pages, %d steps, want 5", len(res.Pages), len(r.Steps))
+	if len(res.Pages) != 6 || len(r.Steps) != 6 {
+		t.Fatalf("%d pages, %d steps, want 6", len(res.Pages), len(r.Steps))
 	}
 	for i, p := range res.Pages {
 		if !p.Available {
@@ -35,8 +36,8 @@ func TestRunUI(t *testing.T) {
 			t.Errorf("step %d (%s): %+v", i, p.Name, s)
 		}
 	}
-	if r.Scenario != "ui" || r.Backend != "sqlite" || r.Items != 25 || r.Errors != 0 || r.RatePerS <= 0 || r.RawLimitPerS <= 0 ||
-		r.FractionLimit <= 0 || r.LatencyMS.P99 <= 0 || res.DeepOverFirstP50 <= 0 {
+	if r.Scenario != "ui" || r.Backend != "sqlite" || r.Items != 30 || r.Errors != 0 || r.RatePerS <= 0 || r.RawLimitPerS <= 0 ||
+		r.FractionLimit <= 0 || r.LatencyMS.P99 <= 0 || res.DeepOverFirstP50 <= 0 || res.StaffOverAnonymousP50 <= 0 {
 		t.Fatalf("report: %+v", r)
 	}
 	// the JSON report holds the fields every scenario's report holds

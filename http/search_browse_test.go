@@ -12,7 +12,8 @@ import (
 // TestSearchBrowse: GET /api/v1/search without q but with a collection
 // lists what the collection holds in public view (the work's record, then
 // its pages), with the total and facets, paged by the cursor; without q
-// and without a collection it is still a 400.
+// and without a collection it lists everything the caller may read,
+// newest first; a q without words is a 400.
 func TestSearchBrowse(t *testing.T) {
 	f := newSearchFixture(t)
 	want := append([]shelfmark.ID{f.work}, f.pages...)
@@ -52,7 +53,24 @@ func TestSearchBrowse(t *testing.T) {
 	if !slices.Equal(walked, want) {
 		t.Fatalf("paged: %v, want %v", walked, want)
 	}
-	for _, q := range []string{"", "q=", "q=+", "kind=work", "q=*&collection=" + string(f.coll)} {
+	for _, q := range []string{"q=*", "q=%22%22&kind=work", "q=*&collection=" + string(f.coll)} {
 		f.e.do("GET", "/api/v1/search?"+q, nil).wantError(t, http.StatusBadRequest, shelfmark.EINVALID)
+	}
+	// everything, newest first: the pages (made after the work) from the
+	// last, then the work, then the collection
+	for _, q := range []string{"", "q=", "q=+", "kind=fileset"} {
+		var b searchBody
+		f.e.do("GET", "/api/v1/search?"+q, nil, as("")...).want(t, http.StatusOK).json(t, &b)
+		var ids []shelfmark.ID
+		for _, h := range b.Hits {
+			ids = append(ids, h.ID)
+		}
+		want := []shelfmark.ID{f.pages[2], f.pages[1], f.pages[0], f.work, f.coll}
+		if q == "kind=fileset" {
+			want = want[:3]
+		}
+		if !slices.Equal(ids, want) || b.Total == nil || *b.Total != int64(len(want)) {
+			t.Errorf("%q: %v (total %v), want %v", q, ids, b.Total, want)
+		}
 	}
 }

@@ -133,6 +133,15 @@ func TestSearch(t *testing.T) {
 	if cc, vary := ar.Header.Get("Cache-Control"), strings.Join(ar.Header.Values("Vary"), ", "); cc != "no-store" || !strings.Contains(vary, "Authorization") {
 		t.Errorf("the administrator's search: Cache-Control %q, Vary %q", cc, vary)
 	}
+	// a signed-in caller's search runs one statement more than an
+	// anonymous one (the caller's grants); an administrator's none more
+	tok := f.e.addUser("reader", shelfmark.ScopeRead)
+	f.e.do("GET", "/api/v1/search?q=whales", nil, as(tok)...).want(t, http.StatusOK) // the token checked once, and cached
+	dr := f.e.do("GET", "/api/v1/search?q=whales", nil, as(tok)...).want(t, http.StatusOK)
+	if len(dr.Stmts) != len(r.Stmts)+1 || len(ar.Stmts) != len(r.Stmts) {
+		t.Errorf("statements: anonymous %d, signed in %d, administrator %d:\n%s", len(r.Stmts), len(dr.Stmts), len(ar.Stmts), strings.Join(dr.Stmts, "\n"))
+	}
+	t.Logf("a search page runs %d statements anonymous, %d signed in, %d as an administrator", len(r.Stmts), len(dr.Stmts), len(ar.Stmts))
 	var ids []shelfmark.ID
 	for _, h := range b.Hits {
 		ids = append(ids, h.ID)
@@ -318,7 +327,7 @@ func TestSearchErrors(t *testing.T) {
 	nan[0] = 1
 	copy(nan[1:], []byte{0x7f, 0xf8, 0, 0, 0, 0, 0, 1})
 	for _, q := range []string{
-		"", "q=", "q=%20%20", "q=*", "q=%22%22", "q=-%20(%20)", "q=" + url.QueryEscape(strings.Repeat("w ", 33)),
+		"q=*", "q=%22%22", "q=*&sort=newest", "q=whales&sort=title", "q=whales&sort=" + strings.Repeat("s", 100), "q=-%20(%20)", "q=" + url.QueryEscape(strings.Repeat("w ", 33)),
 		"q=whales&limit=0", "q=whales&limit=101", "q=whales&limit=x", "q=whales&limit=-1",
 		"q=whales&kind=file-set", "q=whales&kind=" + strings.Repeat("k", 100),
 		"q=whales&collection=nope", "q=whales&collection=" + string(f.coll)[:8] + "x",
@@ -338,5 +347,24 @@ func TestSearchErrors(t *testing.T) {
 	var eb map[string]any
 	if err := json.Unmarshal(r.Body, &eb); err != nil || !strings.Contains(eb["message"].(string), "no words") {
 		t.Fatalf("error body %s", r.Body)
+	}
+}
+
+// TestSearchSort: sort=newest lists the hits newest first (the pages,
+// made after their work, from the last, then the work); an order that is
+// not offered is 400, naming those that are.
+func TestSearchSort(t *testing.T) {
+	f := newSearchFixture(t)
+	b, _ := f.search(t, "q=whales&sort=newest")
+	var ids []shelfmark.ID
+	for _, h := range b.Hits {
+		ids = append(ids, h.ID)
+	}
+	if want := []shelfmark.ID{f.pages[2], f.pages[1], f.pages[0], f.work}; !slices.Equal(ids, want) {
+		t.Fatalf("newest first: %v, want %v", ids, want)
+	}
+	r := f.e.do("GET", "/api/v1/search?q=whales&sort=title", nil, as("")...).want(t, http.StatusBadRequest)
+	if !strings.Contains(string(r.Body), "relevance, newest") {
+		t.Errorf("an unknown sort: %s", r.Body)
 	}
 }

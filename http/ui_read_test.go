@@ -340,16 +340,30 @@ func TestUISearch(t *testing.T) {
 	p = b.get("/search?q=whales&collection=" + string(f.private))
 	wantPage(t, p, 200, []string{"Results: 0"}, []string{"Private whales"})
 
-	// no words: the form alone
+	// newest first: the pages (made after the work, in order) from the
+	// last, then the work; the order named and kept by the form
+	p = b.get("/search?q=whales&sort=newest")
+	wantPage(t, p, 200, []string{`<span aria-current="true">newest first</span>`, "The most recently added first.",
+		`name="sort" value="newest"`, `href="/search?q=whales">relevance</a>`}, nil)
+	last, firstPage, workAt := strings.Index(p.Body, "#page-"+string(f.pages[2])+`"`), strings.Index(p.Body, "#page-"+string(f.pages[0])+`"`),
+		strings.Index(p.Body, `href="/works/`+work+`">`)
+	if last < 0 || firstPage < 0 || workAt < 0 || !(last < firstPage && firstPage < workAt) {
+		t.Errorf("newest first: the last page at %d, the first at %d, the work at %d", last, firstPage, workAt)
+	}
+	wantPage(t, b.get("/search?q=whales"), 200, []string{`<span aria-current="true">relevance</span>`, `href="/search?q=whales&amp;sort=newest">newest first</a>`}, nil)
+
+	// no words: everything the reader may read, newest first, with the
+	// facets
 	p = b.get("/search")
-	wantPage(t, p, 200, []string{`name="q"`}, []string{"Results:"})
+	wantPage(t, p, 200, []string{`name="q"`, "Results: ", "The most recently added first.", `href="/works/` + work + `">`, `href="/search?kind=fileset"`},
+		[]string{"Private whales", "Embargoed whales", `class="sort"`})
 	// no words but a collection: what the collection holds
 	p = b.get("/search?q=+&collection=" + string(f.coll))
 	wantPage(t, p, 200, []string{`name="collection" value="` + string(f.coll) + `"`, "In collection: Logbooks", "Results: 5",
 		"<title>In the collection Logbooks · Shelfmark</title>", "Newest members first"}, []string{"Private whales", "<mark>"})
 
 	// bad input: the form again with the engine's message, 400
-	for _, q := range []string{"q=*", "q=-+-", "q=whales&sort=newest", "q=whales&after=garbage", "q=whales&kind=file", "q=whales&collection=not+an+id",
+	for _, q := range []string{"q=*", "q=-+-", "q=whales&sort=title", "q=whales&after=garbage", "q=whales&kind=file", "q=whales&collection=not+an+id",
 		"q=" + strings.Repeat("a+", shelfmark.MaxSearchTerms+1)} {
 		p := b.get("/search?" + q)
 		wantPage(t, p, 400, []string{`class="error-message"`, `name="q"`}, []string{"Results:"})
@@ -555,4 +569,23 @@ func TestUICollectionFacets(t *testing.T) {
 	}
 	p = b.get(html.UnescapeString(l[1]))
 	wantPage(t, p, 200, []string{`rel="next"`, `href="/search?collection=` + string(big.ID) + `">First page`}, nil)
+}
+
+// TestUIWorkValuesForReaders: the work page names a language given by its
+// code in the page's language (the code kept in a data element), and a
+// creator and a subject link to a phrase search for them.
+func TestUIWorkValuesForReaders(t *testing.T) {
+	f := newReadFixture(t)
+	w, err := f.e.repo.CreateResource(context.Background(), &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{
+		readLit(shelfmark.NSDC+"title", "Tide tables"), readLit(shelfmark.NSDC+"language", "eng"),
+		readLit(shelfmark.NSDC+"creator", "Hydrographic Office"), readLit(shelfmark.NSDC+"subject", "Tides")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newVisitor(t, f.e)
+	wantPage(t, b.get("/works/"+string(w.ID)), 200, []string{`<data value="eng">English</data>`,
+		`<a href="/search?q=%22Hydrographic&#43;Office%22" rel="nofollow">Hydrographic Office</a>`, `<a href="/search?q=%22Tides%22" rel="nofollow">Tides</a>`}, []string{">eng<"})
+	de := newVisitor(t, f.e)
+	de.lang = "de"
+	wantPage(t, de.get("/works/"+string(w.ID)), 200, []string{`<data value="eng">Englisch</data>`}, nil)
 }

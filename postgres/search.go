@@ -135,10 +135,24 @@ const headlineOptions = "StartSel=" + shelfmark.SnippetStart + ", StopSel=" + sh
 // searchWindow is sqlstore.SearchStatements.Window: the matches read by
 // key, newest first, and ranked outside the LIMIT (when the GIN index
 // finds the matches, they are all read and sorted by key, but only the
-// window's are ranked).
+// window's are ranked; by their key for SearchSortNewest).
 func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, m any, top int64, n int) {
+	if m == nil { // everything: the documents by key
+		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, d.key::float8 AS score FROM search_docs d
+    WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "d.work", s.Arg(q.Now.UnixMicro())) + ` OFFSET 0)`)
+		sqlstore.DocFilters(s, q)
+		if top > 0 {
+			s.WriteString(` AND d.key <= ` + s.Arg(top))
+		}
+		s.WriteString(` ORDER BY d.key DESC LIMIT ` + strconv.Itoa(n))
+		return
+	}
 	query := s.Arg(m.(match).query)
-	s.WriteString(`SELECT key, work, kind, format, ts_rank_cd(` + rankWeights + `, tsv, ` + tsq(query) + `)::float8 AS score
+	score := `ts_rank_cd(` + rankWeights + `, tsv, ` + tsq(query) + `)::float8`
+	if q.Sort == shelfmark.SearchSortNewest {
+		score = `key::float8` // the newest first (SearchSortNewest)
+	}
+	s.WriteString(`SELECT key, work, kind, format, ` + score + ` AS score
 FROM (SELECT d.key, d.work, d.kind, d.format, d.tsv FROM `)
 	searchMatches(s, q, query)
 	if top > 0 {

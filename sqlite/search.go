@@ -87,9 +87,24 @@ func searchMatches(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match string) {
 
 // searchWindow is sqlstore.SearchStatements.Window: the newest matches
 // read from FTS5 in rowid order below the window's top, which FTS5 seeks
-// to, scored by -bm25 with a title match worth ten body matches.
+// to, scored by -bm25 with a title match worth ten body matches (by their
+// key for SearchSortNewest).
 func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int64, n int) {
-	s.WriteString(`SELECT d.key, d.work, d.kind, d.format, -bm25(search_fts, 10.0, 1.0) AS score FROM `)
+	score := `-bm25(search_fts, 10.0, 1.0)`
+	if q.Sort == shelfmark.SearchSortNewest {
+		score = `CAST(d.key AS REAL)` // the newest first (SearchSortNewest)
+	}
+	if match == nil { // everything: the documents by key
+		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, CAST(d.key AS REAL) AS score
+		FROM search_docs d JOIN resources r ON r.key = d.access WHERE ` + sqlstore.Readable(s, lists, q.Reader, "r", "d.work", s.Arg(q.Now.UnixMicro())))
+		sqlstore.DocFilters(s, q)
+		if top > 0 {
+			s.WriteString(` AND d.key <= ` + s.Arg(top))
+		}
+		s.WriteString(` ORDER BY d.key DESC LIMIT ` + strconv.Itoa(n))
+		return
+	}
+	s.WriteString(`SELECT d.key, d.work, d.kind, d.format, ` + score + ` AS score FROM `)
 	searchMatches(s, q, match.(string))
 	if top > 0 {
 		s.WriteString(` AND search_fts.rowid <= ` + s.Arg(top))

@@ -104,6 +104,7 @@ var conformance = []struct {
 	{"AccessRelations", testAccessRelations, false},
 	{"SearchHiddenCollection", testSearchHiddenCollection, false},
 	{"SearchReader", testSearchReader, false},
+	{"SearchSortNewest", testSearchSortNewest, false},
 	{"AuditRedacted", testAuditRedacted, false},
 	{"GroupSourceKeyRefused", testGroupSourceKeyRefused, false},
 	{"CostEffectiveAccess", testCostEffectiveAccess, true},

@@ -105,7 +105,11 @@ func printUI(out io.Writer, res *bench.UIResult) {
 	if res.DeepOverFirstP50 > 0 {
 		deep = fmt.Sprintf("%.2f× at p50, %.2f× at p99", res.DeepOverFirstP50, res.DeepOverFirstP99)
 	}
-	fmt.Fprintf(out, "ui %s: %v members, server time: work page (%v pages) %s; collection page 1 %s, at 90%% depth %s (deep/first %s); search common word %s, rare word %s; %.0f pages/s of server time, %.0f%% of the raw reads' %.0f/s; %d errors; peak RSS %.0f MiB\n",
+	staff := "not available"
+	if res.StaffOverAnonymousP50 > 0 {
+		staff = fmt.Sprintf("%s, %.2f× the anonymous one at p50, %.2f× at p99", pg(bench.UISearchStaff), res.StaffOverAnonymousP50, res.StaffOverAnonymousP99)
+	}
+	fmt.Fprintf(out, "ui %s: %v members, server time: work page (%v pages) %s; collection page 1 %s, at 90%% depth %s (deep/first %s); search common word %s, rare word %s; a signed-in reader's search of the common word %s; %.0f pages/s of server time, %.0f%% of the raw reads' %.0f/s; %d errors; peak RSS %.0f MiB\n",
 		r.Backend, r.Params["members"], r.Params["pages"], pg(bench.UIWork), pg(bench.UICollectionFirst), pg(bench.UICollectionDeep), deep,
-		pg(bench.UISearchCommon), pg(bench.UISearchRare), r.RatePerS, 100*r.FractionLimit, r.RawLimitPerS, r.Errors, float64(r.PeakRSSBytes)/(1<<20))
+		pg(bench.UISearchCommon), pg(bench.UISearchRare), staff, r.RatePerS, 100*r.FractionLimit, r.RawLimitPerS, r.Errors, float64(r.PeakRSSBytes)/(1<<20))
 }

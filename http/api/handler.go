@@ -1,5 +1,5 @@
 // Package api serves the REST API's routes that have left the shell (the
-// others are still served by package http): the search of public hits,
+// others are still served by package http): search (of what the caller may read),
 // the job queues, a resource's members, children and order, and the
 // caller's tokens, the roles and the audit trail. Every read goes through the repository with the request's caller
 // on its context, so the engine's access policy decides what is answered.

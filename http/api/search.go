@@ -57,10 +57,15 @@ func searchQuery(r *http.Request, ids *shelfmark.IDCodec, now time.Time) (shelfm
 		}
 		q.Collection = k
 	}
-	if !q.Browse() { // no words with a collection: what it holds
+	// no words with a collection: what it holds; without: everything
+	if !q.Browse() && !q.Everything() {
 		if _, err := shelfmark.ParseSearchText(q.Text); err != nil {
 			return q, err
 		}
+	}
+	q.Sort = v.Get("sort")
+	if err := shelfmark.CheckSearchSort(q.Sort); err != nil {
+		return q, err
 	}
 	if q.Kind != "" && !q.Kind.Valid() {
 		return q, shelfmark.Errorf(shelfmark.EINVALID, "kind must be collection, work or fileset, not %q.", kit.TruncateParam(string(q.Kind)))
@@ -102,7 +107,7 @@ func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFace
 	return f
 }
 
-// search handles GET /api/v1/search?q=&collection=&kind=&format=&limit=&cursor=:
+// search handles GET /api/v1/search?q=&collection=&kind=&format=&sort=&limit=&cursor=:
 // a page of the hits the caller may read (public ones for an anonymous
 // caller; see shelfmark.SearchReader), best first within windows of
 // shelfmark.SearchWindow matches (newest window first); the first page (no
@@ -110,7 +115,8 @@ func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFace
 // up to shelfmark.SearchWindow hits and estimated (estimated: true) above.
 // Without q (or with spaces only) but with a collection, the hits are
 // what the collection holds that the caller may read, newest member first
-// (shelfmark.SearchQuery.Browse).
+// (shelfmark.SearchQuery.Browse); without either, everything the caller
+// may read, newest first (shelfmark.SearchQuery.Everything).
 func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
 	q, err := searchQuery(r, s.deps.Resources.IDs(), s.deps.Now())
 	if err != nil {

@@ -133,12 +133,14 @@ type Field struct {
 	Name   string
 	Values []Value
 	rank   int
+	key    string // the label's message key, "" for an unlabelled field
 }
 
 // Value is one value: text, with its language, and a link when it is
-// an http(s) IRI.
+// an http(s) IRI (or, after ForReaders, a search). Code is the value as
+// stored when Text names it for a reader (a language's code).
 type Value struct {
-	Text, Lang, Href string
+	Text, Lang, Href, Code string
 }
 
 // HTTPIRI reports whether an IRI may be a link (http or https only: no
@@ -166,7 +168,7 @@ func Fields(msgs map[string]string, stmts []shelfmark.Statement) []*Field {
 		}
 		f := byKey[group]
 		if f == nil {
-			f = &Field{Label: name, Name: name, rank: rank}
+			f = &Field{Label: name, Name: name, rank: rank, key: key}
 			if key != "" {
 				f.Label = Translate(msgs, key)
 			}

@@ -214,7 +214,7 @@ type collectionData struct {
 // collectionPage handles GET /collections/{id}?after=: the collection's
 // title and description and one keyset page of its members (as the
 // engine lets the caller see them), with a search box for the collection
-// and the facets of what it holds in public view (collectionFacets). A page deep in a collection of millions costs what the
+// and the facets of what it holds that the caller may read (collectionFacets). A page deep in a collection of millions costs what the
 // first does. A work's id is sent to its own page; what the caller may
 // not read is a 404 page, a deleted collection a 410 tombstone page.
 func (s *Handler) collectionPage(w http.ResponseWriter, r *http.Request) error {

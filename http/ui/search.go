@@ -20,21 +20,18 @@ import (
 	"github.com/shelfmark/shelfmark/http/kit"
 )
 
-// searchSortRelevance is the only order the engine offers: best first
-// within windows of the newest shelfmark.SearchWindow matches.
-const searchSortRelevance = "relevance"
-
 // searchPageData is the content of the search page.
 type searchPageData struct {
 	// the form's values
-	Q, Collection, Kind, Format string
+	Q, Collection, Kind, Format, Sort string
 	// CollectionTitle names the collection filter.
 	CollectionTitle string
 	// Searched is set when there are results to show (a query was run).
 	Searched bool
 	// Browse is set when the results list a collection without words
-	// (newest members first).
-	Browse bool
+	// (newest members first), Everything when they list everything the
+	// reader may read (no words, no collection: newest first).
+	Browse, Everything bool
 	// Error is the message of a query the engine refused (400).
 	Error     string
 	Hits      []searchPageHit
@@ -44,6 +41,10 @@ type searchPageData struct {
 	Filters []searchFilter
 	// the facets, each value with the address that filters by it
 	Kinds, Formats, Collections []searchFacet
+	// Sorts are the orders a search offers, each with its address (the
+	// one in force Active); Newest is set when the newest come first.
+	Sorts  []searchFacet
+	Newest bool
 	// Next is the address of the next page; First that of the first page,
 	// when this is a later one.
 	Next, First string
@@ -83,24 +84,25 @@ type searchFilter struct {
 // searchPage handles GET /search?q=&collection=&kind=&format=&after=&sort=.
 // Without words it shows the form (keeping the filters, so a search box of
 // a collection searches in it) and, with a collection filter, what the
-// collection holds (the engine's browse: its public members' documents,
-// newest first, with facets; the collection page's facets lead here); a
+// collection holds (the engine's browse: its members' documents the reader
+// may read, newest first, with facets; the collection page's facets lead
+// here), without one everything the reader may read, newest first; a
 // query the engine refuses is the form again with its message (400), and
 // so is one stopped at the search's deadline (503, with Retry-After).
 func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	p := s.page(w, r, "search.title")
 	p.Nav = "search"
-	d := &searchPageData{Q: v.Get("q"), Collection: v.Get("collection"), Kind: v.Get("kind"), Format: v.Get("format")}
+	d := &searchPageData{Q: v.Get("q"), Collection: v.Get("collection"), Kind: v.Get("kind"), Format: v.Get("format"), Sort: v.Get("sort")}
+	if shelfmark.CheckSearchSort(d.Sort) != nil {
+		d.Sort = "" // the form does not send a refused order again
+	}
 	p.Data = d
 	q, err := s.searchPageQuery(v)
 	if err == nil && d.Collection != "" {
 		d.CollectionTitle = s.searchCollectionTitle(r.Context(), shelfmark.ID(d.Collection), p)
 	}
 	d.Filters = searchFilters(p, d, v)
-	if err == nil && !q.Browse() && strings.TrimSpace(d.Q) == "" {
-		return s.render(w, r, http.StatusOK, "search", p)
-	}
 	if err == nil && s.deps.Storage == nil {
 		err = shelfmark.Errorf(shelfmark.EUNAVAILABLE, "Search is not available on this server.")
 	}
@@ -137,6 +139,8 @@ func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
 	if q.Browse() {
 		d.Browse = true
 		p.Title = p.T("search.browsetitle", d.CollectionTitle)
+	} else if q.Everything() {
+		d.Everything = true
 	} else if d.Q != "" {
 		p.Title = p.T("search.titlefor", d.Q)
 	}
@@ -163,8 +167,9 @@ func (s *Handler) searchPageQuery(v url.Values) (shelfmark.SearchQuery, error) {
 	if q.Kind != "" && q.Kind != shelfmark.KindCollection && q.Kind != shelfmark.KindWork && q.Kind != shelfmark.KindFileSet {
 		return q, shelfmark.Errorf(shelfmark.EINVALID, "The kind filter must be collection, work or fileset, not %q.", kit.TruncateParam(string(q.Kind)))
 	}
-	if srt := v.Get("sort"); srt != "" && srt != searchSortRelevance {
-		return q, shelfmark.Errorf(shelfmark.EINVALID, "This server sorts search results by relevance only, not by %q.", kit.TruncateParam(srt))
+	q.Sort = v.Get("sort")
+	if err := shelfmark.CheckSearchSort(q.Sort); err != nil {
+		return q, err
 	}
 	if a := v.Get("after"); a != "" {
 		after, err := kit.DecodeSearchCursor(a)
@@ -223,6 +228,14 @@ func searchTitles(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.Searc
 		out[k] = readTitle(shelfmark.StatementsOf(fs), lang)
 	}
 	return nil
+}
+
+// searchSortLabel names an order of the hits.
+func searchSortLabel(p *uiPage, sort string) string {
+	if sort == shelfmark.SearchSortNewest {
+		return p.T("search.sort.newest")
+	}
+	return p.T("search.sort.relevance")
 }
 
 // searchURL is the search page's address for v with the parameters of
@@ -314,6 +327,18 @@ func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q s
 			label = p.T("read.untitled")
 		}
 		d.Collections = append(d.Collections, searchFacet{Label: label, Count: f.Count, Active: cid == d.Collection, URL: searchURL(v, "collection", cid)})
+	}
+	d.Newest = d.Everything
+	if !d.Browse && !d.Everything { // these are newest first, whatever the sort
+		for _, srt := range shelfmark.SearchSorts() {
+			active := srt == q.Sort || (q.Sort == "" && srt == shelfmark.SearchSortRelevance)
+			value := srt
+			if srt == shelfmark.SearchSortRelevance {
+				value = "" // the default: the address without it
+			}
+			d.Sorts = append(d.Sorts, searchFacet{Label: searchSortLabel(p, srt), Active: active, URL: searchURL(v, "sort", value)})
+		}
+		d.Newest = q.Sort == shelfmark.SearchSortNewest
 	}
 	if res.Next != nil {
 		d.Next = searchURL(v, "after", kit.EncodeSearchCursor(*res.Next))

@@ -172,6 +172,7 @@ func (s *Handler) workPage(w http.ResponseWriter, r *http.Request) error {
 	now := s.now()
 	d := &uiWorkData{ID: string(id), Visibility: res.VisibilityAt(now), After: after, Next: string(children.Next),
 		Canonical: p.Base + "/works/" + string(id), Fields: labels.Fields(p.msgs, res.Metadata)}
+	labels.ForReaders(d.Fields, p.Lang) // languages named, creators and subjects searchable
 	p.public = d.Visibility == shelfmark.Public
 	d.Title, d.TitleLang = labels.Title(res.Metadata, p.Lang)
 	if d.Title == "" {

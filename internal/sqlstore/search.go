@@ -135,7 +135,7 @@ func zeroFloat(v *float64) float64 {
 	return *v
 }
 
-// Search returns a page of public hits for q: one statement for the page
+// Search returns a page of the hits q.Reader may read: one statement for the page
 // in its window (with q.Facets on the first page, the total and facet
 // counts too), and a second when the page runs past the end of a full
 // window into the next (or, with q.Facets on a later page, for the
@@ -155,11 +155,16 @@ func (t *Tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 		}
 		what = fmt.Sprintf("browse collection %d", q.Collection)
 	} else {
-		terms, err := shelfmark.ParseSearchText(q.Text)
-		if err != nil {
-			return nil, err
+		var match any // nil: everything (q.Everything), newest first
+		if q.Everything() {
+			q.Sort = shelfmark.SearchSortNewest
+		} else {
+			terms, err := shelfmark.ParseSearchText(q.Text)
+			if err != nil {
+				return nil, err
+			}
+			match = t.d.Match(terms)
 		}
-		match := t.d.Match(terms)
 		pages = p.Start(&q)
 		page = func(top int64, after *shelfmark.SearchCursor, n int, facets bool) (string, []any) {
 			return t.d.SearchSQL(&q, match, top, after, n, facets)

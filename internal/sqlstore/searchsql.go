@@ -17,7 +17,8 @@ type SearchStatements struct {
 	Match func(terms []shelfmark.SearchTerm) any
 	// Window writes the statement of one window of q's matches: the
 	// newest n visible matches at or below top (any key when top is 0),
-	// newest first, as key, work, kind, format and score.
+	// newest first, as key, work, kind, format and score. A nil match is
+	// every visible document, scored by its key (q.Everything).
 	Window func(s *Stmt, q *shelfmark.SearchQuery, match any, top int64, n int)
 	// Hits returns the end of the hits of a page, over its rows p (key,
 	// work, kind, format, score) and their works w: a snippet of each
@@ -83,7 +84,7 @@ page AS ` + d.Materialized + `(SELECT key, work, kind, format, score FROM pw`)
 		s.WriteString(` WHERE score < ` + score + ` OR (score = ` + score + ` AND key > ` + s.Arg(after.Key) + `)`)
 	}
 	s.WriteString(` ORDER BY score DESC, key LIMIT ` + s.Arg(int64(n)) + `),
-hits AS ` + d.Materialized + `(SELECT p.key, p.work, p.kind, p.format, coalesce(w.title, '') AS title, ` + d.Hits(s, match) + `)
+hits AS ` + d.Materialized + `(SELECT p.key, p.work, p.kind, p.format, coalesce(w.title, '') AS title, ` + d.searchHits(s, match) + `)
 SELECT ` + strconv.Itoa(SearchRowWindow) + `, '', (SELECT count(*) FROM win), (SELECT coalesce(min(key), 0) FROM pw), (SELECT coalesce(max(key), 0) FROM pw),
     NULL, NULL, NULL, NULL, NULL` + d.Float + `
 UNION ALL SELECT ` + strconv.Itoa(SearchRowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
@@ -91,6 +92,17 @@ UNION ALL SELECT ` + strconv.Itoa(SearchRowHit) + `, '', 0, key, work, kind, for
 		s.WriteString(d.FacetRows(s, q, "key", `(SELECT min(key) FROM search_docs)`, s.Arg(q.Now.UnixMicro())))
 	}
 	return s.String(), append(append([]any(nil), d.FirstArgs...), s.Args...)
+}
+
+// searchHits is the end of the hits of a search page (Hits), or, for a
+// nil match (everything), the beginning of each hit's text as a browse
+// shows it.
+func (d *Dialect) searchHits(s *Stmt, match any) string {
+	if match == nil {
+		return d.Snippet + ` AS snippet, p.score
+    FROM page p LEFT JOIN ` + d.TextTable + ` x ON x.key = p.key LEFT JOIN ` + d.TextTable + ` w ON w.key = p.work`
+	}
+	return d.Hits(s, match)
 }
 
 // BrowseSQL returns the statement of a browse page (q.Browse()): n hits

@@ -6,6 +6,14 @@
   var meta = document.querySelector('meta[name="csrf-token"]');
   window.shelfmark = { csrf: meta ? meta.content : "" };
 
+  // The facets fold behind their heading on a narrow screen (a phone):
+  // closed there when the page loads; open elsewhere, and without script.
+  if (window.matchMedia && window.matchMedia("(max-width: 48rem)").matches) {
+    document.querySelectorAll("details.fold[open]").forEach(function (d) {
+      d.open = false;
+    });
+  }
+
   // Forms with data-confirm ask before they are sent (deleting, for
   // example); without script the server's confirmation page asks.
   document.addEventListener("submit", function (e) {
