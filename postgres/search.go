@@ -96,7 +96,7 @@ func headlineQuery(terms []shelfmark.SearchTerm) string {
 
 // lists binds lists as the dialect does (the search statements are part
 // of it, and cannot name it).
-var lists = sqlstore.Lists{Int64s: func(v []int64) any { return v }, AnyOf: anyOf}
+var lists = sqlstore.Lists{Int64s: func(v []int64) any { return v }, AnyOf: anyOf, Reads: "shelfmark_search_reads"}
 
 // anyOf is the dialect's AnyOf.
 func anyOf(n int) string { return "= ANY($" + strconv.Itoa(n) + ")" }

@@ -178,6 +178,12 @@ func Visible(alias, now string) string {
 type Lists struct {
 	Int64s func([]int64) any
 	AnyOf  func(n int) string
+	// Reads, when set, is the name of the database's function (work,
+	// user, collections) that Readable calls for its owner and role test
+	// instead of writing the test inline: a statement that calls it is
+	// planned without the recursive test (PostgreSQL plans every search
+	// statement anew, and the inline test added about 1.7 ms to that).
+	Reads string
 }
 
 // In is the test that col is one of keys, which it binds in s.
@@ -206,7 +212,11 @@ func Readable(s *Stmt, l Lists, rd *shelfmark.SearchReader, alias, work, now str
 		return alias + `.deleted IS NULL AND (` + alias + `.eff_embargo <= ` + now + ` OR true)`
 	}
 	cond := alias + `.deleted IS NULL AND ((` + alias + `.eff_visibility IN ('public', 'authenticated') AND (` + alias + `.eff_embargo IS NULL OR ` +
-		alias + `.eff_embargo <= ` + now + `) AND (` + alias + `.eff_lease IS NULL OR ` + alias + `.eff_lease > ` + now + `))
+		alias + `.eff_embargo <= ` + now + `) AND (` + alias + `.eff_lease IS NULL OR ` + alias + `.eff_lease > ` + now + `))`
+	if l.Reads != "" {
+		return cond + ` OR ` + l.Reads + `(` + work + `, ` + s.Arg(rd.User) + `, ` + s.Arg(l.Int64s(rd.Collections)) + `))`
+	}
+	cond += `
     OR EXISTS (WITH RECURSIVE up(k, p, kind, n) AS (SELECT key, parent, kind, 0 FROM resources WHERE key = ` + work + `
         UNION ALL SELECT ru.key, ru.parent, ru.kind, up.n + 1 FROM resources ru JOIN up ON ru.key = up.p WHERE up.n < ` + strconv.Itoa(shelfmark.MaxChain) + `)`
 	if len(rd.Collections) > 0 {
