@@ -54,7 +54,7 @@ func TestBenchUICommand(t *testing.T) {
 			t.Errorf("the JSON report has no %q", k)
 		}
 	}
-	if rep.Scenario != "ui" || rep.Items != 15 || rep.Errors != 0 || len(rep.Steps) != 5 || len(rep.Params.Pages) != 5 {
+	if rep.Scenario != "ui" || rep.Items != 18 || rep.Errors != 0 || len(rep.Steps) != 6 || len(rep.Params.Pages) != 6 {
 		t.Fatalf("report: %s", b)
 	}
 	for _, p := range rep.Params.Pages {
