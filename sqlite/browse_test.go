@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,54 @@ func TestBrowseExamines(t *testing.T) {
 				reads[what] = read
 			} else if read != reads[what] {
 				t.Errorf("%s: %d rows read for %d members, %d for %d", what, reads[what], len(sw), read, len(lw))
+			}
+		}
+	}
+}
+
+// TestEverythingPlan: a query without words and without a collection
+// (everything, newest first) reads its window from search_docs in key
+// order (backwards by rowid, from the window's top when it has one) with
+// each document's access row by key, and sorts nothing there: the window
+// stops at SearchWindow+1 visible documents, whatever the index holds, for
+// an anonymous reader and for a signed-in one.
+func TestEverythingPlan(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []shelfmark.SearchQuery{
+		{Now: time.Now()},
+		{Now: time.Now(), Kind: shelfmark.KindWork},
+		{Now: time.Now(), Reader: &shelfmark.SearchReader{User: 2, Collections: []int64{3}}},
+	} {
+		for _, top := range []int64{0, 5000} {
+			stmt, args := dialect.SearchSQL(&q, nil, top, nil, 21, top == 0)
+			plan := explain(t, db, stmt, args)
+			all := strings.Join(plan, "\n")
+			start := slices.Index(plan, "MATERIALIZE win")
+			end := slices.Index(plan, "SCAN win")
+			if start < 0 || end < start {
+				t.Fatalf("%+v, top %d: no window:\n%s", q.Reader, top, all)
+			}
+			// the window's own reads: up to the signed-in reader's walk (a
+			// correlated subquery over a few rows, made for documents their
+			// access does not show)
+			for i := start; i < end; i++ {
+				if strings.HasPrefix(plan[i], "CORRELATED") {
+					end = i
+				}
+			}
+			win := strings.Join(plan[start:end], "\n")
+			read := "SCAN d"
+			if top > 0 {
+				read = "SEARCH d USING INTEGER PRIMARY KEY (rowid<?)"
+			}
+			if plan[start+1] != read || !strings.Contains(win, "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)") ||
+				strings.Contains(win, "TEMP B-TREE") || strings.Contains(win, "SCAN r") {
+				t.Errorf("%+v, top %d: the window is not read in key order with its access rows by key:\n%s", q.Reader, top, win)
 			}
 		}
 	}
