@@ -126,11 +126,7 @@ func CheckSearchSort(sort string) error {
 	if sort == "" || slices.Contains(SearchSorts(), sort) {
 		return nil
 	}
-	shown := sort
-	if len(shown) > 40 {
-		shown = shown[:40] + "…"
-	}
-	return Errorf(EINVALID, "sort must be one of %s, not %q.", strings.Join(SearchSorts(), ", "), shown)
+	return Errorf(EINVALID, "sort must be one of %s, not %q.", strings.Join(SearchSorts(), ", "), clip(sort, 40))
 }
 
 // SearchReader is what a signed-in caller's search, browse, facets and

@@ -90,10 +90,6 @@ func searchMatches(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match string) {
 // to, scored by -bm25 with a title match worth ten body matches (by their
 // key for SearchSortNewest).
 func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int64, n int) {
-	score := `-bm25(search_fts, 10.0, 1.0)`
-	if q.Sort == shelfmark.SearchSortNewest {
-		score = `CAST(d.key AS REAL)` // the newest first (SearchSortNewest)
-	}
 	if match == nil { // everything: the documents by key
 		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, CAST(d.key AS REAL) AS score
 		FROM search_docs d JOIN resources r ON r.key = d.access WHERE ` + sqlstore.Readable(s, lists, q.Reader, "r", "d.work", s.Arg(q.Now.UnixMicro())))
@@ -103,6 +99,10 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 		}
 		s.WriteString(` ORDER BY d.key DESC LIMIT ` + strconv.Itoa(n))
 		return
+	}
+	score := `-bm25(search_fts, 10.0, 1.0)`
+	if q.Sort == shelfmark.SearchSortNewest {
+		score = `CAST(d.key AS REAL)` // the newest first (SearchSortNewest)
 	}
 	s.WriteString(`SELECT d.key, d.work, d.kind, d.format, ` + score + ` AS score FROM `)
 	searchMatches(s, q, match.(string))

@@ -196,18 +196,11 @@ func testSearchReader(t *testing.T, open Opener) {
 		if got := slices.Sorted(slices.Values(hitKeys(br.Hits))); !slices.Equal(got, wantBrowse) || br.Total != int64(len(wantBrowse)) {
 			t.Errorf("%s: browse shows %v (total %d), the policy %v", tc.name, got, br.Total, wantBrowse)
 		}
-		// and a search within it
-		var wantIn []int64
-		for _, k := range want {
-			for _, d := range docs {
-				if d.Key == k && members[d.Work] && sees(tc.c, top.ID) {
-					wantIn = append(wantIn, k)
-				}
-			}
-		}
+		// and a search within it: every document holds the word, so it
+		// finds what the browse lists
 		in := search(tc.c, shelfmark.SearchQuery{Text: "common", Collection: topKey})
-		if got := slices.Sorted(slices.Values(hitKeys(in.Hits))); !slices.Equal(got, wantIn) {
-			t.Errorf("%s: search in a collection shows %v, the policy %v", tc.name, got, wantIn)
+		if got := slices.Sorted(slices.Values(hitKeys(in.Hits))); !slices.Equal(got, wantBrowse) {
+			t.Errorf("%s: search in a collection shows %v, the policy %v", tc.name, got, wantBrowse)
 		}
 	}
 	// the private collection's own browse: for its viewer, not for others

@@ -53,17 +53,23 @@ func testSearchSortNewest(t *testing.T, open Opener) {
 		})
 		return res
 	}
-	var got []int64
-	q := shelfmark.SearchQuery{Text: "alpha", Sort: shelfmark.SearchSortNewest, Limit: shelfmark.MaxSearchLimit, Facets: true}
-	first := search(q)
-	for r := first; ; {
-		got = append(got, hitKeys(r.Hits)...)
-		if r.Next == nil || len(got) > 2*n {
-			break
+	// walk pages through q from its first, which it returns, with the
+	// keys of every hit (stopping at twice the documents, should the
+	// cursor never end)
+	walk := func(q shelfmark.SearchQuery) (*shelfmark.SearchResult, []int64) {
+		t.Helper()
+		first := search(q)
+		var got []int64
+		for r := first; ; {
+			got = append(got, hitKeys(r.Hits)...)
+			if r.Next == nil || len(got) > 2*n {
+				return first, got
+			}
+			q.After, q.Facets = r.Next, false
+			r = search(q)
 		}
-		q.After, q.Facets = r.Next, false
-		r = search(q)
 	}
+	first, got := walk(shelfmark.SearchQuery{Text: "alpha", Sort: shelfmark.SearchSortNewest, Limit: shelfmark.MaxSearchLimit, Facets: true})
 	if !slices.Equal(got, want) {
 		t.Fatalf("newest first: %d hits, want %d; first %v, want %v", len(got), len(want), got[:min(5, len(got))], want[:5])
 	}
@@ -81,17 +87,7 @@ func testSearchSortNewest(t *testing.T, open Opener) {
 	}
 	// no words: everything, newest first, whatever the sort asked, each
 	// hit with the beginning of its text
-	got = nil
-	q = shelfmark.SearchQuery{Text: " ", Sort: shelfmark.SearchSortRelevance, Limit: shelfmark.MaxSearchLimit, Facets: true}
-	all := search(q)
-	for r := all; ; {
-		got = append(got, hitKeys(r.Hits)...)
-		if r.Next == nil || len(got) > 2*n {
-			break
-		}
-		q.After, q.Facets = r.Next, false
-		r = search(q)
-	}
+	all, got := walk(shelfmark.SearchQuery{Text: " ", Sort: shelfmark.SearchSortRelevance, Limit: shelfmark.MaxSearchLimit, Facets: true})
 	if !slices.Equal(got, want) || all.Total != first.Total || all.Hits[0].Snippet != "alpha" || all.Hits[0].Title != "work" {
 		t.Fatalf("everything: %d hits (total %d, first %+v), want %d newest first", len(got), all.Total, all.Hits[0], len(want))
 	}

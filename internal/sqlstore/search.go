@@ -155,10 +155,8 @@ func (t *Tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 		}
 		what = fmt.Sprintf("browse collection %d", q.Collection)
 	} else {
-		var match any // nil: everything (q.Everything), newest first
-		if q.Everything() {
-			q.Sort = shelfmark.SearchSortNewest
-		} else {
+		var match any // nil: everything (q.Everything), which Window scores by key
+		if !q.Everything() {
 			terms, err := shelfmark.ParseSearchText(q.Text)
 			if err != nil {
 				return nil, err
