@@ -73,6 +73,9 @@ var _ shelfmark.Storage = (*DB)(nil)
 // Open opens (creating if needed) the database file at path and brings its
 // schema up to date.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if err := registerRank(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create database directory: %w", err)
 	}

@@ -20,26 +20,23 @@ import (
 // term gets FTS5's trailing *; the strings are joined by spaces (FTS5's
 // implicit AND). Nothing the user typed is read as FTS5 syntax.
 //
-// The score of a hit is -bm25(search_fts, 10, 1): BM25 with a title match
-// worth ten times a body match, negated so that higher is better.
+// The score of a hit is shelfmark_rank(search_fts, 10, 1) (rank.c): FTS5's
+// BM25 with a title match worth ten times a body match and higher better,
+// but without the inverse document frequency, whose count of each word's
+// documents is a pass over all of them in every statement.
 //
 // Cost is bounded by windows (shelfmark.SearchCursor): FTS5 hands out the
 // matches of an expression in rowid order and a window reads them newest
 // first (ORDER BY search_fts.rowid DESC, below the window's top, which
 // FTS5 seeks to) with the visibility join, and stops at SearchWindow+1
-// visible matches, so bm25() and the join run for at most that many
+// visible matches, so the score and the join run for at most that many
 // documents whatever the number of matches. A page is the window's hits
 // ordered by score (descending) then key, after the cursor's (score,
-// key); bm25() is a pure function of the document and the index
-// statistics, so a score read on one page compares exactly on the next
-// (unless documents were written in between). shelfmark.SearchPager
-// decides which windows a page reads.
-//
-// One part of the cost still grows with the matches: bm25() counts the
-// documents that hold each term of the query, once per statement, for its
-// IDF (FTS5's xQueryPhrase: a pass over the term's list of documents,
-// without reading them; about 3 ms per 100,000 matches on a 2-core
-// machine).
+// key); the score is a pure function of the document and the index's
+// mean document length, so a score read on one page compares exactly on
+// the next (unless documents were written in between, and then only as
+// far as they moved the mean). shelfmark.SearchPager decides which
+// windows a page reads.
 
 // lists binds lists as the dialect does (the search statements are part
 // of it, and cannot name it).
@@ -87,8 +84,8 @@ func searchMatches(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match string) {
 
 // searchWindow is sqlstore.SearchStatements.Window: the newest matches
 // read from FTS5 in rowid order below the window's top, which FTS5 seeks
-// to, scored by -bm25 with a title match worth ten body matches (by their
-// key for SearchSortNewest).
+// to, scored by shelfmark_rank with a title match worth ten body matches
+// (by their key for SearchSortNewest).
 func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int64, n int) {
 	if match == nil { // everything: the documents by key
 		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, CAST(d.key AS REAL) AS score
@@ -100,7 +97,7 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 		s.WriteString(` ORDER BY d.key DESC LIMIT ` + strconv.Itoa(n))
 		return
 	}
-	score := `-bm25(search_fts, 10.0, 1.0)`
+	score := `shelfmark_rank(search_fts, 10.0, 1.0)`
 	if q.Sort == shelfmark.SearchSortNewest {
 		score = `CAST(d.key AS REAL)` // the newest first (SearchSortNewest)
 	}

@@ -943,7 +943,7 @@ func testSearchWindows(t *testing.T, open Opener) {
 
 	// newer documents do not move the first page's window
 	s.put(t, []shelfmark.SearchDoc{{Key: searchBase + n + 5, Work: s.w1, Kind: shelfmark.KindFileSet, Title: "kelp kelp", Body: "kelp"}})
-	// (SQLite's bm25 scores move with the index's statistics, so the
+	// (SQLite's scores move with the index's mean document length, so the
 	// page is compared by window, not hit by hit)
 	r = s.search(t, shelfmark.SearchQuery{Text: "kelp", Limit: 30, After: first})
 	for _, h := range r.Hits {
