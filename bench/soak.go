@@ -147,6 +147,14 @@ type SoakResult struct {
 	// change differ by about √2 times it, and a Drift within that of 1
 	// says nothing the Trend does not.
 	TenthsSpread float64
+	// TrendSE is the standard error of Trend: the scatter of the ten
+	// tenths' rates about their own least-squares line (what is left
+	// when an even change is taken out), carried to the line's change
+	// from the first tenth to the last, over its rate at the first. A
+	// Trend within about twice TrendSE of 1 cannot tell a drift from the
+	// noise; a goal of "at most 5%" is shown only by a Trend whose lower
+	// bound (Trend − 2·TrendSE) stays above 0.95.
+	TrendSE float64
 	// RSSFirst and RSSLast are the server's median RSS over the samples
 	// of the first and of the last tenth Drift compares, and RSSGrowth
 	// the last over the first: medians, because the Go heap swings by
@@ -456,6 +464,7 @@ loop:
 	rep.Params["drift"] = res.Drift
 	rep.Params["drift_trend"] = res.Trend
 	rep.Params["drift_tenths_spread"] = res.TenthsSpread
+	rep.Params["drift_trend_se"] = res.TrendSE
 	rep.Params["rss_first_tenth_bytes"], rep.Params["rss_last_tenth_bytes"] = res.RSSFirst, res.RSSLast
 	rep.Params["drift_first_tenth_s"], rep.Params["drift_last_tenth_s"] = res.DriftFirst, res.DriftLast
 	if res.Storm != nil {
@@ -508,11 +517,17 @@ func (r *SoakResult) summarize(warmup time.Duration) {
 	r.DriftFirst, r.DriftLast = span(firstTenth), span(lastTenth)
 	r.Trend = rateTrend(calm)
 	if len(calm) >= 20 {
-		var rates []float64
+		var at, rates []float64
 		for i := range 10 {
-			rates = append(rates, rate(calm[i*len(calm)/10:(i+1)*len(calm)/10]))
+			part := calm[i*len(calm)/10 : (i+1)*len(calm)/10]
+			var mean float64 // the tenth's time: its samples' mean, a gap (the storm) in it or not
+			for _, s := range part {
+				mean += s.At / float64(len(part))
+			}
+			at, rates = append(at, mean), append(rates, rate(part))
 		}
 		r.TenthsSpread = relativeSD(rates)
+		r.TrendSE = trendSE(at, rates)
 	}
 	r.RSSFirst, r.RSSLast = medianRSS(firstTenth), medianRSS(lastTenth)
 	r.CPUFirst, r.CPULast = cpuSpan(firstTenth), cpuSpan(lastTenth)
@@ -597,6 +612,35 @@ func relativeSD(xs []float64) float64 {
 		ss += (x - mean) * (x - mean)
 	}
 	return math.Sqrt(ss/float64(len(xs)-1)) / mean
+}
+
+// trendSE is the standard error of the least-squares line of ys over xs
+// between its first and last x, over the line's value at the first x:
+// the residuals' variance (n − 2 degrees of freedom) over the xs'
+// spread gives the slope's (0 with fewer than three points or a line
+// that starts at or below zero).
+func trendSE(xs, ys []float64) float64 {
+	n := len(xs)
+	if n < 3 {
+		return 0
+	}
+	var mx, my float64
+	for i := range xs {
+		mx, my = mx+xs[i], my+ys[i]
+	}
+	mx, my = mx/float64(n), my/float64(n)
+	k := slope(xs, ys)
+	var rss, sxx float64
+	for i := range xs {
+		e := ys[i] - (my + k*(xs[i]-mx))
+		rss += e * e
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	first := my + k*(xs[0]-mx)
+	if sxx == 0 || first <= 0 {
+		return 0
+	}
+	return math.Sqrt(rss/float64(n-2)/sxx) * (xs[n-1] - xs[0]) / first
 }
 
 // rateTrend is the least-squares line of the samples' write rates over

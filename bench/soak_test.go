@@ -331,6 +331,17 @@ func TestSoakTrend(t *testing.T) {
 	if math.Abs(fall.Trend-0.8) > 0.01 {
 		t.Errorf("a fall by a fifth: trend %.3f", fall.Trend)
 	}
+	// an even fall leaves no scatter about the line (bar the rounding of
+	// works to whole ones); the jitter's tenths (4.4, eight of 4, 3.6)
+	// have a line that falls 0.0436 a tenth, from 4.196; their scatter
+	// about it (0.163 over 8 degrees of freedom) gives its slope an error
+	// of 0.0157 a tenth: 0.141 over nine tenths, 0.034 of 4.196
+	if fall.TrendSE > 0.01 {
+		t.Errorf("an even fall: the trend's standard error %.4f, want about 0", fall.TrendSE)
+	}
+	if math.Abs(flat.TrendSE-0.0337) > 0.001 {
+		t.Errorf("jitter: the trend's standard error %.4f, want 0.0337", flat.TrendSE)
+	}
 	// the calm samples' first tenth is 0–17, the last 182–199
 	if fall.RSSGrowth < 1.2 || fall.RSSGrowth > 1.25 {
 		t.Errorf("growing memory: RSS %d → %d MiB (%.3f×), want about 1.22", fall.RSSFirst/mib, fall.RSSLast/mib, fall.RSSGrowth)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -170,6 +171,7 @@ func testBrowserFlow(t *testing.T, s *browserServer) {
 	}
 	b.checkHeading(newTitle)
 	b.shot("flow-opened")
+	b.workPageTools(t, s, work, newTitle)
 
 	// make it private
 	b.open("/works/"+work+"/access", http.StatusOK)
@@ -192,6 +194,76 @@ func testBrowserFlow(t *testing.T, s *browserServer) {
 	b.shot("flow-signed-out-search")
 	b.open("/works/"+work, http.StatusNotFound)
 	b.checkClean("the last pages")
+}
+
+// workPageTools checks the work page as staff and as a reader see it:
+// staff get the files' checksums folded under Technical, opened from the
+// keyboard; a reader (another browser, signed out) gets the breadcrumbs,
+// the viewer before the description, the whole work as a PDF, the IIIF
+// manifest's link, no checksums, and a Share button that copies the
+// work's address (from the keyboard), axe clean, on a phone too.
+func (b *browser) workPageTools(t *testing.T, s *browserServer, work, title string) {
+	t.Helper()
+	var open bool
+	b.eval("the technical view folded", `document.querySelector("details.technical").open`, &open)
+	if open {
+		t.Error("the technical view of the files is open when the page loads")
+	}
+	b.tabTo("to the technical view", "details.technical > summary", false, 80)
+	b.press("open it with Enter", []string{"Enter"})
+	b.eval("the technical view open", `document.querySelector("details.technical").open && document.querySelector("details.technical code.sha") !== null`, &open)
+	if !open {
+		t.Error("Enter on Technical does not show the files' checksums")
+	}
+	b.shot("flow-technical")
+
+	r := newBrowserIn(t, s.base, t.Name()+"-reader")
+	defer r.close()
+	r.run("let the page write to the clipboard", cdpbrowser.GrantPermissions([]cdpbrowser.PermissionType{
+		cdpbrowser.PermissionTypeClipboardReadWrite, cdpbrowser.PermissionTypeClipboardSanitizedWrite}).WithOrigin(s.base))
+	r.open("/works/"+work, http.StatusOK)
+	var page struct {
+		Crumb        string
+		ViewerFirst  bool
+		PDF, IIIF    string
+		Technical    int
+		ShareVisible bool
+	}
+	r.eval("the reader's work page", `({
+  crumb: (document.querySelector('nav.breadcrumbs a[aria-current="page"]') || {}).textContent || "",
+  viewerFirst: !!(document.getElementById("viewer") && document.getElementById("meta-h") &&
+    (document.getElementById("viewer").compareDocumentPosition(document.getElementById("meta-h")) & Node.DOCUMENT_POSITION_FOLLOWING)),
+  pdf: (document.querySelector(".work-tools a[download]") || {}).href || "",
+  iiif: (document.querySelector(".work-tools a.iiif") || {}).href || "",
+  technical: document.querySelectorAll("details.technical, code.sha").length,
+  shareVisible: !document.getElementById("work-share").hidden,
+})`, &page)
+	if page.Crumb != title || !page.ViewerFirst || page.Technical != 0 || !page.ShareVisible || !strings.HasSuffix(page.IIIF, "/iiif/"+work+"/manifest") {
+		t.Errorf("the reader's work page: %+v", page)
+	}
+	status, pdf, err := do(s.hc, "GET", page.PDF, "", nil, nil)
+	if err != nil || status != http.StatusOK || !strings.HasPrefix(string(pdf), "%PDF-") {
+		t.Errorf("Download PDF (%s): %d %v %.20q", page.PDF, status, err, pdf)
+	}
+	r.shot("flow-reader")
+	r.checkClean("the reader's work page")
+	r.axe("the reader's work page", axeSource(t))
+	r.tabTo("to Share", "#work-share", false, 80)
+	r.press("share with Enter", []string{"Enter"})
+	r.waitFor("the copy said", `document.getElementById("share-status").textContent.includes("copied")`,
+		`document.getElementById("share-status").textContent`, browserStep)
+	var copied string
+	r.eval("the clipboard", `navigator.clipboard.readText()`, &copied)
+	if copied != s.base+"/works/"+work {
+		t.Errorf("Share copied %q, want the work's address", copied)
+	}
+	if sw, over := r.reflow(); len(over) > 0 {
+		t.Errorf("at 320 px the reader's work page is %d px wide: %v", sw, over)
+	}
+	r.run("a phone's window", chromedp.EmulateViewport(375, 800))
+	r.open("/works/"+work, http.StatusOK)
+	r.shot("flow-reader-phone")
+	r.axe("the reader's work page on a phone", axeSource(t))
 }
 
 // titleInput is the id of the value input of the form's first title row.
@@ -219,7 +291,8 @@ func (b *browser) waitUploads(n int) {
 func (b *browser) waitDerived(n int) {
 	b.t.Helper()
 	b.reloadUntil("the pages identified",
-		fmt.Sprintf(`(document.querySelector("main").innerText.match(/Portable Network Graphics/g) || []).length >= %d`, n),
+		// textContent: for staff the files' table is folded under Technical
+		fmt.Sprintf(`(document.querySelector("main").textContent.match(/Portable Network Graphics/g) || []).length >= %d`, n),
 		`document.querySelector("main").innerText`, browserBackground)
 	// a page's thumbnail is an img once the derivative exists (a
 	// placeholder before); it loads lazily, as it scrolls into view

@@ -120,7 +120,7 @@ func TestUIWorkPage(t *testing.T) {
 	if p.Status != http.StatusOK {
 		t.Fatalf("work page: %d %.500s", p.Status, p.Body)
 	}
-	if !regexp.MustCompile(`download>scan\.tif</a> <span class="badge">held elsewhere</span></td><td>Original</td><td>Not identified yet</td><td class="num">unknown</td><td></td>`).MatchString(p.Body) {
+	if !regexp.MustCompile(`download>scan\.tif</a> <span class="badge">held elsewhere</span></td><td>Original</td><td>Not identified yet</td><td class="num">unknown</td></tr>`).MatchString(p.Body) {
 		t.Error("the external file's row is not as expected")
 	}
 	if !strings.Contains(p.Body, `<script src="/static/work.js?v=`) {
@@ -139,10 +139,16 @@ func TestUIWorkPage(t *testing.T) {
 		// an http(s) IRI is a link, another is text
 		`<a href="https://creativecommons.org/publicdomain/mark/1.0/" rel="nofollow">`,
 		"<dd>javascript:alert(1)</dd>",
-		// files: format, size, checksum, download
-		"Acrobat PDF 1.4 - Portable Document Format 1.4", "(fmt/18)", "Not identified yet", "Media type image/jpeg", // an original waits, a derivative has its type
-		`href="/api/v1/resources/` + string(pdfFile.ID) + `/content" download>book.pdf</a>`,
-		pdfFile.File.SHA256, "21 B",
+		// files: format, size, download (no checksum: that is for staff)
+		"Acrobat PDF 1.4 - Portable Document Format 1.4", "Not identified yet", "Media type image/jpeg", // an original waits, a derivative has its type
+		`href="/api/v1/resources/` + string(pdfFile.ID) + `/content" download>book.pdf</a>`, "21 B",
+		// where the work is, and a reader's tools: the viewer first, the
+		// whole work as PDF, the manifest for other viewers, sharing
+		`<nav class="breadcrumbs" aria-label="You are here">`, `<li><a href="/">Home</a></li>`,
+		`<li><a href="/collections/` + string(coll.ID) + `">Maps &amp; Atlases</a></li>`,
+		`<a class="button" href="/iiif/` + string(w.ID) + `/pdf" rel="nofollow" download>Download PDF</a>`,
+		`<a class="iiif" href="` + e.ts.URL + `/iiif/` + string(w.ID) + `/manifest"`,
+		`id="work-share" data-url="` + e.ts.URL + `/works/` + string(w.ID) + `"`,
 		// thumbnails load as they scroll into view
 		`loading="lazy"`,
 		`id="viewer"`,
@@ -158,6 +164,12 @@ func TestUIWorkPage(t *testing.T) {
 	}
 	if strings.Contains(body, "Secret shelf") || strings.Contains(body, string(hidden.ID)) {
 		t.Error("the page names a collection the visitor may not see")
+	}
+	if strings.Contains(body, pdfFile.File.SHA256) || strings.Contains(body, "(fmt/18)") || strings.Contains(body, `class="technical"`) {
+		t.Error("a reader is shown the technical view of the files")
+	}
+	if v, m := strings.Index(body, `id="viewer"`), strings.Index(body, `id="meta-h"`); v < 0 || m < v {
+		t.Errorf("the viewer (at %d) does not come before the description (at %d)", v, m)
 	}
 	if strings.Contains(body, "/edit\"") {
 		t.Error("an anonymous visitor is offered the edit links")
@@ -216,6 +228,13 @@ func TestUIWorkPage(t *testing.T) {
 	}
 	if !strings.Contains(p.Body, "Secret shelf") {
 		t.Error("the admin does not see the private collection")
+	}
+	// staff get the files' checksums and PRONOM ids, folded under Technical
+	tech := p.Body[max(0, strings.Index(p.Body, `<details class="technical" id="technical">`)):]
+	for _, want := range []string{`<summary><h2 id="files-h">Technical: files, formats and checksums</h2></summary>`, pdfFile.File.SHA256, "(fmt/18)", "SHA-256 checksum"} {
+		if !strings.Contains(tech, want) {
+			t.Errorf("the admin's technical view lacks %q", want)
+		}
 	}
 
 	// a file set's page is its work's

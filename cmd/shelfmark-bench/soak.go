@@ -268,6 +268,9 @@ func soakDriftNote(res *bench.SoakResult) string {
 	if res.Storm != nil {
 		note += fmt.Sprintf(" that the storm (%s–%s) did not touch", fmtSecs(res.Storm.From), fmtSecs(res.Storm.To))
 	}
+	if res.TrendSE > 0 {
+		note += fmt.Sprintf(", ±%.2f (one standard error, from the tenths' scatter about the line)", res.TrendSE)
+	}
 	note += fmt.Sprintf("; the last tenth of them, %s–%s, over the first, %s–%s: %.2f",
 		fmtSecs(res.DriftLast[0]), fmtSecs(res.DriftLast[1]), fmtSecs(res.DriftFirst[0]), fmtSecs(res.DriftFirst[1]), res.Drift)
 	if res.TenthsSpread > 0 { // 0: too few samples to tell

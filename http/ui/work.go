@@ -59,6 +59,12 @@ type uiWorkData struct {
 	// PartOf links the work this one is a part of, when it is one the
 	// caller may read.
 	PartOf *uiLink
+	// Crumbs are the breadcrumbs between the home page and the work: the
+	// work it is a part of, else the first collection it is shown in.
+	Crumbs []uiLink
+	// PDF is the address of the whole work as one PDF (the IIIF
+	// manifest's rendering), "" when no page shown has an image.
+	PDF string
 	// Items are this page's children (file sets, or parts that are works).
 	Items []*uiWorkItem
 	// Files are the files of Items, in order.
@@ -246,6 +252,15 @@ func (s *Handler) workPage(w http.ResponseWriter, r *http.Request) error {
 		if d.Viewer, err = s.workViewer(p, id, shelfmark.ID(r.URL.Query().Get("page")), d.Items, files); err != nil {
 			return err
 		}
+	}
+	switch {
+	case d.PartOf != nil:
+		d.Crumbs = []uiLink{*d.PartOf}
+	case len(d.Collections) > 0:
+		d.Crumbs = d.Collections[:1]
+	}
+	if d.Viewer != nil {
+		d.PDF = "/iiif/" + string(id) + "/pdf"
 	}
 	p.Title = d.Title
 	p.Data = d

@@ -2,7 +2,31 @@
 // "More pages" link scrolls into view, and added to the grid and the
 // files table. Without script (or without IntersectionObserver) the link
 // opens the next page as usual; the link stays until the last page.
+// The Share button (hidden without script, where the permanent link on
+// the page serves) opens the system's share sheet, else copies the
+// work's address and says so.
 "use strict";
+(function () {
+  var share = document.getElementById("work-share");
+  if (!share || !(navigator.share || (navigator.clipboard && window.isSecureContext))) {
+    return;
+  }
+  var said = document.getElementById("share-status");
+  share.hidden = false;
+  share.addEventListener("click", function () {
+    var url = share.dataset.url;
+    if (navigator.share) {
+      navigator.share({ title: share.dataset.title, url: url }).catch(function () {});
+      return;
+    }
+    navigator.clipboard.writeText(url).then(function () {
+      if (said) {
+        said.textContent = share.dataset.copied || "";
+      }
+    });
+  });
+})();
+
 (function () {
   var nav = document.querySelector("[data-more-pages]");
   var grid = document.getElementById("work-pages");
