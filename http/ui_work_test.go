@@ -146,7 +146,6 @@ func TestUIWorkPage(t *testing.T) {
 		// whole work as PDF, the manifest for other viewers, sharing
 		`<nav class="breadcrumbs" aria-label="You are here">`, `<li><a href="/">Home</a></li>`,
 		`<li><a href="/collections/` + string(coll.ID) + `">Maps &amp; Atlases</a></li>`,
-		`<a class="button" href="/iiif/` + string(w.ID) + `/pdf" rel="nofollow" download>Download PDF</a>`,
 		`<a class="iiif" href="` + e.ts.URL + `/iiif/` + string(w.ID) + `/manifest"`,
 		`id="work-share" data-url="` + e.ts.URL + `/works/` + string(w.ID) + `"`,
 		// thumbnails load as they scroll into view
@@ -170,6 +169,18 @@ func TestUIWorkPage(t *testing.T) {
 	}
 	if v, m := strings.Index(body, `id="viewer"`), strings.Index(body, `id="meta-h"`); v < 0 || m < v {
 		t.Errorf("the viewer (at %d) does not come before the description (at %d)", v, m)
+	}
+	// the whole work as a PDF is offered once a page has a JPEG image
+	// to make it of (here only thumbnails: the PDF would be 404)
+	pdfButton := `<a class="button" href="/iiif/` + string(w.ID) + `/pdf" rel="nofollow" download>Download PDF</a>`
+	if strings.Contains(body, "Download PDF") {
+		t.Error("Download PDF is offered for a work without a JPEG page image")
+	}
+	access := *e.putBytes("p2.jpg", "image/jpeg", []byte("an access copy"))
+	access.Use = shelfmark.UseAccess
+	e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindFile, Parent: kids.Items[1].ID, File: &access}})
+	if p := b.get("/works/" + string(w.ID)); !strings.Contains(p.Body, pdfButton) {
+		t.Errorf("a work with a JPEG access copy is not offered its PDF: %.300s", p.Body)
 	}
 	if strings.Contains(body, "/edit\"") {
 		t.Error("an anonymous visitor is offered the edit links")

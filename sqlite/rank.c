@@ -80,10 +80,15 @@ static void shelfmarkRank(const Fts5ExtensionApi *api, Fts5Context *fts,
   sqlite3_result_double(ctx, score);
 }
 
-/* the connection's fts5_api, or 0 where FTS5 is not compiled in */
+/*
+** the connection's fts5_api, or 0 where FTS5 is not compiled in (asked
+** first, so that no statement fails: a failed one would leave its error
+** on the connection being opened)
+*/
 static fts5_api *fts5Api(sqlite3 *db){
   fts5_api *api = 0;
   sqlite3_stmt *stmt = 0;
+  if( !sqlite3_compileoption_used("ENABLE_FTS5") ) return 0;
   if( sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &stmt, 0)==SQLITE_OK ){
     sqlite3_bind_pointer(stmt, 1, (void*)&api, "fts5_api_ptr", 0);
     sqlite3_step(stmt);

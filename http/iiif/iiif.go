@@ -361,7 +361,7 @@ func (s *Handler) buildManifest(r *http.Request, res *shelfmark.Resource) (map[s
 				built.complete = false
 			}
 		}
-		images = images || pageJPEG(files) != nil
+		images = images || kit.PageJPEG(files) != nil
 		c := s.iiifCanvas(base, self, it, n, files)
 		more, err := s.pdfCanvases(ctx, base, c, it, files)
 		if err != nil {

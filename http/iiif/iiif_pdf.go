@@ -63,7 +63,7 @@ func (s *Handler) iiifPDF(w http.ResponseWriter, r *http.Request) error {
 // time (eachChild), and closes it.
 func (s *Handler) writeWorkPDF(r *http.Request, res *shelfmark.Resource, pw *pdf.Writer) error {
 	err := s.eachChild(r.Context(), res.ID, false, func(it *shelfmark.Resource, _ int, files []*shelfmark.Resource) error {
-		f := pageJPEG(files)
+		f := kit.PageJPEG(files)
 		if it.Kind != shelfmark.KindFileSet || f == nil {
 			return nil // no image yet, or not a JPEG: no page
 		}
@@ -95,26 +95,6 @@ func (s *Handler) addPDFPage(r *http.Request, pw *pdf.Writer, f *shelfmark.Resou
 		return fmt.Errorf("PDF page %s: %w", f.ID, err)
 	}
 	return nil
-}
-
-// pageJPEG is the image of a page that goes into its work's PDF: the
-// access copy when it is a JPEG, else an original that is one.
-func pageJPEG(files []*shelfmark.Resource) *shelfmark.Resource {
-	var original *shelfmark.Resource
-	for _, f := range files {
-		if !f.File.Managed() || kit.FileMediaType(f.File) != "image/jpeg" || f.File.Size <= 0 {
-			continue
-		}
-		switch f.File.Use {
-		case shelfmark.UseAccess:
-			return f
-		case shelfmark.UseOriginal, "":
-			if original == nil {
-				original = f
-			}
-		}
-	}
-	return original
 }
 
 // iiifPDFFileName is the download name of a work's PDF: its title (else

@@ -24,6 +24,28 @@ func FileMediaType(f *shelfmark.File) string {
 	return "application/octet-stream"
 }
 
+// PageJPEG is the image of a page (its files) that goes into its work's
+// PDF (GET /iiif/{id}/pdf): the access copy when it is a JPEG, else an
+// original that is one; nil when the page has neither. A work has a PDF
+// when one of its pages has such an image.
+func PageJPEG(files []*shelfmark.Resource) *shelfmark.Resource {
+	var original *shelfmark.Resource
+	for _, f := range files {
+		if !f.File.Managed() || FileMediaType(f.File) != "image/jpeg" || f.File.Size <= 0 {
+			continue
+		}
+		switch f.File.Use {
+		case shelfmark.UseAccess:
+			return f
+		case shelfmark.UseOriginal, "":
+			if original == nil {
+				original = f
+			}
+		}
+	}
+	return original
+}
+
 // ActiveContent reports whether a browser would run content of this media
 // type: HTML, XHTML, SVG, XML (which may carry either), or script. A media
 // type that does not parse counts as active (the safe choice).

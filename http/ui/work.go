@@ -63,7 +63,8 @@ type uiWorkData struct {
 	// work it is a part of, else the first collection it is shown in.
 	Crumbs []uiLink
 	// PDF is the address of the whole work as one PDF (the IIIF
-	// manifest's rendering), "" when no page shown has an image.
+	// manifest's rendering), "" when no page shown has a JPEG image (an
+	// access copy, or an original that is one) to make it of.
 	PDF string
 	// Items are this page's children (file sets, or parts that are works).
 	Items []*uiWorkItem
@@ -259,8 +260,11 @@ func (s *Handler) workPage(w http.ResponseWriter, r *http.Request) error {
 	case len(d.Collections) > 0:
 		d.Crumbs = d.Collections[:1]
 	}
-	if d.Viewer != nil {
-		d.PDF = "/iiif/" + string(id) + "/pdf"
+	for _, set := range sets {
+		if kit.PageJPEG(files[set]) != nil {
+			d.PDF = "/iiif/" + string(id) + "/pdf"
+			break
+		}
 	}
 	p.Title = d.Title
 	p.Data = d
