@@ -22,6 +22,7 @@ typedef unsigned long long int sqlite3_uint64;
 
 int sqlite3_auto_extension(void(*xEntryPoint)(void));
 int sqlite3_compileoption_used(const char *zOptName);
+int sqlite3_busy_timeout(sqlite3*, int ms);
 int sqlite3_prepare_v2(sqlite3 *db, const char *zSql, int nByte, sqlite3_stmt **ppStmt, const char **pzTail);
 int sqlite3_bind_pointer(sqlite3_stmt*, int, void*, const char*, void(*)(void*));
 int sqlite3_step(sqlite3_stmt*);

@@ -89,6 +89,10 @@ static fts5_api *fts5Api(sqlite3 *db){
   fts5_api *api = 0;
   sqlite3_stmt *stmt = 0;
   if( !sqlite3_compileoption_used("ENABLE_FTS5") ) return 0;
+  /* the statement waits for another connection's lock as the store's own
+  ** statements do (the driver sets the same timeout once the connection
+  ** is open; SQLite fails the open if this statement fails) */
+  sqlite3_busy_timeout(db, 10000);
   if( sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &stmt, 0)==SQLITE_OK ){
     sqlite3_bind_pointer(stmt, 1, (void*)&api, "fts5_api_ptr", 0);
     sqlite3_step(stmt);
