@@ -247,7 +247,8 @@ func (b *browser) workPageTools(t *testing.T, s *browserServer, work, title stri
 	}
 	r.shot("flow-reader")
 	r.checkClean("the reader's work page")
-	r.axe("the reader's work page", axeSource(t))
+	axe := axeSource(t)
+	r.axe("the reader's work page", axe)
 	r.tabTo("to Share", "#work-share", false, 80)
 	r.press("share with Enter", []string{"Enter"})
 	r.waitFor("the copy said", `document.getElementById("share-status").textContent.includes("copied")`,
@@ -263,7 +264,7 @@ func (b *browser) workPageTools(t *testing.T, s *browserServer, work, title stri
 	r.run("a phone's window", chromedp.EmulateViewport(375, 800))
 	r.open("/works/"+work, http.StatusOK)
 	r.shot("flow-reader-phone")
-	r.axe("the reader's work page on a phone", axeSource(t))
+	r.axe("the reader's work page on a phone", axe)
 }
 
 // titleInput is the id of the value input of the form's first title row.
