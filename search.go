@@ -102,6 +102,46 @@ type SearchQuery struct {
 	// SearchReader); nil shows what is in public view only, as to an
 	// anonymous caller.
 	Reader *SearchReader
+	// Group makes each hit a work (or collection) rather than a document:
+	// see SearchQuery.Grouped.
+	Group bool
+}
+
+// Grouped reports whether q's hits are works rather than documents (its
+// Group is set).
+//
+// A text query then ranks, within each window of SearchWindow matching
+// documents, the works those documents belong to: a work's score is that
+// of its best document (its metadata, a title match worth ten body
+// matches, or the text of one of its pages), ties by key; each hit is
+// one work, with the title, kind, format and snippet of its best
+// document, Matches the number of its pages that match within the
+// window, and Pages its SearchGroupPages best pages (their Key, Format
+// and Score). A work whose documents fall in two windows is a hit of the
+// newer window only: the later window leaves out each work that has a
+// visible match above the window's top (one look-up per work of the
+// window, in the index of documents by work, from the window's top up
+// to its first visible match). A page reads at most SearchGroupWindows
+// windows, so that a book whose pages fill a window does not leave a
+// page of results nearly empty.
+//
+// Without words (a browse, or everything), and unless a filter asks for
+// pages (WorksOnly), the hits are the works' and collections' own documents:
+// one per work, newest first, as for a text query sorted by
+// SearchSortNewest.
+//
+// The total and the facets of a grouped text query count works (the
+// distinct works of the sample) rather than documents; without words they
+// count the documents listed (one per work unless a filter asks for
+// pages).
+func (q *SearchQuery) Grouped() bool { return q.Group }
+
+// WorksOnly reports whether q matches only the documents of works and
+// collections themselves (not of their pages): a grouped query without
+// words whose filters do not ask for pages (a Kind of fileset, or a
+// Format, which only pages have; see Grouped).
+func (q *SearchQuery) WorksOnly() bool {
+	return q.Group && q.Kind != KindFileSet && q.Format == "" && strings.TrimSpace(q.Text) == ""
 }
 
 // The orders of search hits (SearchQuery.Sort).
@@ -248,6 +288,13 @@ type SearchHit struct {
 	// matched term between SnippetStart and SnippetEnd.
 	Snippet string
 	Score   float64
+	// Matches is, for a work of a grouped query (SearchQuery.Grouped),
+	// how many of its pages match within the window it was ranked in;
+	// Pages are the best of them, at most SearchGroupPages, best first,
+	// each with its Key, Work, Kind, Format and Score (no title or
+	// snippet).
+	Matches int64
+	Pages   []SearchHit
 }
 
 // Markers around matched terms in SearchHit.Snippet: control characters
@@ -340,6 +387,12 @@ const (
 	// MaxSearchText is how many bytes of a document's Title and of its
 	// Body are kept (PostgreSQL cannot index a tsvector above 1 MiB).
 	MaxSearchText = 256 << 10
+	// SearchGroupPages is the most pages a work of a grouped query lists
+	// (SearchHit.Pages).
+	SearchGroupPages = 8
+	// SearchGroupWindows is the most windows one page of a grouped query
+	// reads (two for one of documents).
+	SearchGroupWindows = 4
 )
 
 // SearchLimit returns the page size of a query: DefaultSearchLimit for 0
@@ -508,10 +561,13 @@ type SearchPager struct {
 	browse  bool
 	limit   int
 	res     *SearchResult
-	windows []int64 // the window of each hit
-	round   int     // hits before the current statement's
+	docs    []SearchHit // a grouped query's documents (Hit), by work later
+	windows []int64     // the window of each hit
+	round   int         // hits before the current statement's
 	// the current statement's window row
 	n, lo, hi int64
+	// sample is the size of the sample the facets were counted over
+	sample int64
 }
 
 // Start returns the statements of q, in order; after each, the backend
@@ -530,12 +586,19 @@ func (p *SearchPager) Start(q *SearchQuery) iter.Seq[SearchStatement] {
 			}
 		}
 		facets := q.Facets
-		for range 2 {
+		windows := 2
+		if q.Grouped() && !q.Everything() {
+			windows = SearchGroupWindows
+		}
+		for range windows {
 			st := SearchStatement{Top: top, After: after, Hits: p.limit + 1 - len(p.res.Hits), Facets: facets && top == 0}
 			facets = facets && !st.Facets
 			p.round, p.n, p.lo, p.hi = len(p.res.Hits), 0, 0, 0
 			if !yield(st) {
 				return
+			}
+			if st.Facets {
+				p.sample = p.n
 			}
 			p.sortRound()
 			if top == 0 {
@@ -550,7 +613,10 @@ func (p *SearchPager) Start(q *SearchQuery) iter.Seq[SearchStatement] {
 			top, after = p.lo-1, nil
 		}
 		if facets { // a later page that asks for the facets
-			yield(SearchStatement{Facets: true})
+			p.round = len(p.res.Hits)
+			if yield(SearchStatement{Facets: true}) {
+				p.sample = p.n
+			}
 		}
 	}
 }
@@ -572,8 +638,61 @@ func (p *SearchPager) StartBrowse(q *SearchQuery) SearchStatement {
 // most SearchWindow+1) and the window's lowest and highest keys.
 func (p *SearchPager) Window(n, lo, hi int64) { p.n, p.lo, p.hi = n, lo, hi }
 
-// Hit reports a hit of a statement, in any order.
-func (p *SearchPager) Hit(h SearchHit) { p.res.Hits = append(p.res.Hits, h) }
+// Hit reports a hit of a statement, in any order: for a grouped text
+// query (SearchQuery.Grouped), one of the documents shown for the works
+// Group reports.
+func (p *SearchPager) Hit(h SearchHit) {
+	if p.groups() {
+		p.docs = append(p.docs, h)
+		return
+	}
+	p.res.Hits = append(p.res.Hits, h)
+}
+
+// Group reports a work of a grouped text query, in any order: its key,
+// its score and the number of its pages that match (SearchHit.Matches).
+func (p *SearchPager) Group(work int64, score float64, matches int64) {
+	p.res.Hits = append(p.res.Hits, SearchHit{Key: work, Work: work, Kind: KindWork, Score: score, Matches: matches})
+}
+
+// groups reports whether the hits are works made of documents: a grouped
+// query with words.
+func (p *SearchPager) groups() bool {
+	return p.q.Grouped() && !p.q.Browse() && !p.q.Everything()
+}
+
+// fillGroups gives each work of a grouped page its best document's title,
+// kind, format and snippet, and its best pages.
+func (p *SearchPager) fillGroups() {
+	slices.SortFunc(p.docs, func(a, b SearchHit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Key, b.Key)
+	})
+	at := make(map[int64]int, len(p.res.Hits))
+	for i, h := range p.res.Hits {
+		at[h.Work] = i
+	}
+	seen := make(map[int64]bool, len(p.res.Hits))
+	for _, d := range p.docs {
+		i, ok := at[d.Work]
+		if !ok {
+			continue
+		}
+		g := &p.res.Hits[i]
+		if !seen[d.Work] { // the best document speaks for its work
+			seen[d.Work] = true
+			g.Title, g.Snippet, g.Format = d.Title, d.Snippet, d.Format
+			if d.Key == d.Work {
+				g.Kind = d.Kind
+			}
+		}
+		if d.Key != d.Work && len(g.Pages) < SearchGroupPages {
+			g.Pages = append(g.Pages, SearchHit{Key: d.Key, Work: d.Work, Kind: d.Kind, Format: d.Format, Score: d.Score})
+		}
+	}
+}
 
 // Facet reports one row of the facets: the total (FacetTotal, count in
 // n), a span, or one value of a facet (a facet's values in its order).
@@ -612,6 +731,9 @@ func (p *SearchPager) sortRound() {
 // full.
 func (p *SearchPager) Result() *SearchResult {
 	r := p.res
+	if p.groups() {
+		p.fillGroups()
+	}
 	if p.browse {
 		slices.SortFunc(r.Hits, func(a, b SearchHit) int {
 			if c := cmp.Compare(b.Work, a.Work); c != 0 {
@@ -634,19 +756,22 @@ func (p *SearchPager) Result() *SearchResult {
 		r.Hits = r.Hits[:p.limit]
 	}
 	if p.q.Facets {
-		r.estimateFacets()
+		// a grouped query counts works: the sample is full when its
+		// documents fill it
+		full := r.Total > SearchWindow || p.groups() && p.sample > SearchWindow
+		r.estimateFacets(full)
 	}
 	return r
 }
 
 // estimateFacets finishes the facets of a sample of at most
-// SearchWindow+1 matches: with more than SearchWindow, the total is
+// SearchWindow+1 matches: when it is full (more than SearchWindow), the total is
 // estimated as if the matches were as dense below the sample as within it
 // (n sample matches spanning keys lo to hi, the index's keys from min to
 // hi: 1 + (n−1)·(hi−min)/(hi−lo)), every count is scaled by the same
 // factor, and Estimated is set. Scaling keeps the order of the values.
-func (r *SearchResult) estimateFacets() {
-	if r.Total <= SearchWindow {
+func (r *SearchResult) estimateFacets(full bool) {
+	if !full {
 		return
 	}
 	r.Estimated = true

@@ -159,15 +159,25 @@ func testBrowserFlow(t *testing.T, s *browserServer) {
 	word := strings.ToLower(scans[1].words[0])
 	b.searchUntil(word, work, true)
 	b.shot("flow-search")
-	// the hit is in the text of a page: it links to that page
-	var href string
-	b.eval("the hit's link", fmt.Sprintf(`document.querySelector(%q).getAttribute("href")`, fmt.Sprintf(`main a[href^="/works/%s"]`, work)), &href)
-	if !strings.Contains(href, order[1]) {
-		t.Errorf("the hit links %s, not the page %s whose text has %q", href, order[1], word)
+	// the hit is the work, once, found on its second page: the page's
+	// number links to that page, searching the book for the word
+	if n := b.nodeCount(fmt.Sprintf(`main h3 a[href="/works/%s"]`, work)); n != 1 {
+		t.Errorf("the work is listed %d times", n)
 	}
-	b.expect("open the hit", http.StatusOK, chromedp.Click(fmt.Sprintf(`main a[href^="/works/%s"]`, work), chromedp.ByQuery))
+	pageLink := fmt.Sprintf(`main .found-pages a[href^="/works/%s?page=%s&q="]`, work, order[1])
+	var number string
+	b.eval("the page's number", fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ""`, pageLink), &number)
+	if strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(number), "page")) != "2" {
+		t.Errorf("the hit does not list page 2 (%s) by its number: %q\n%.600s", order[1], number, b.text())
+	}
+	b.expect("open the page the word was found on", http.StatusOK, chromedp.Click(pageLink, chromedp.ByQuery))
 	if got := b.workID(); got != work {
 		t.Fatalf("the hit opened %s, want %s", got, work)
+	}
+	var loc string
+	b.eval("the address", `window.location.search`, &loc)
+	if !strings.Contains(loc, "q="+url.QueryEscape(word)) {
+		t.Errorf("the page opened at %s, without the search's words", loc)
 	}
 	b.checkHeading(newTitle)
 	b.shot("flow-opened")

@@ -28,6 +28,12 @@ type searchBody struct {
 		Title   string       `json:"title"`
 		Snippet string       `json:"snippet"`
 		Score   float64      `json:"score"`
+		Matches *int64       `json:"matches"`
+		Pages   []struct {
+			ID     shelfmark.ID `json:"id"`
+			Format string       `json:"format"`
+			Score  float64      `json:"score"`
+		} `json:"pages"`
 	} `json:"hits"`
 	Total     *int64 `json:"total"`
 	Estimated *bool  `json:"estimated"`
@@ -329,7 +335,7 @@ func TestSearchErrors(t *testing.T) {
 	for _, q := range []string{
 		"q=*", "q=%22%22", "q=*&sort=newest", "q=whales&sort=title", "q=whales&sort=" + strings.Repeat("s", 100), "q=-%20(%20)", "q=" + url.QueryEscape(strings.Repeat("w ", 33)),
 		"q=whales&limit=0", "q=whales&limit=101", "q=whales&limit=x", "q=whales&limit=-1",
-		"q=whales&kind=file-set", "q=whales&kind=" + strings.Repeat("k", 100),
+		"q=whales&kind=file-set", "q=whales&group=page", "q=whales&group=" + strings.Repeat("g", 100), "q=whales&kind=" + strings.Repeat("k", 100),
 		"q=whales&collection=nope", "q=whales&collection=" + string(f.coll)[:8] + "x",
 		"q=whales&cursor=!!!", "q=whales&cursor=" + good[:len(good)-2], "q=whales&cursor=" + good + "AA",
 		"q=whales&cursor=" + raw(make([]byte, 17)), "q=whales&cursor=" + raw(nan), "q=whales&cursor=" + raw(append([]byte{2}, make([]byte, 16)...)),
@@ -366,5 +372,49 @@ func TestSearchSort(t *testing.T) {
 	r := f.e.do("GET", "/api/v1/search?q=whales&sort=title", nil, as("")...).want(t, http.StatusBadRequest)
 	if !strings.Contains(string(r.Body), "relevance, newest") {
 		t.Errorf("an unknown sort: %s", r.Body)
+	}
+}
+
+// TestSearchGroup: group=work gives the book once, with the number of its
+// matching pages and each of them (id, format), the total counting works;
+// without it the same query lists the record and every page.
+func TestSearchGroup(t *testing.T) {
+	f := newSearchFixture(t)
+	flat, _ := f.search(t, "q=whales")
+	if len(flat.Hits) != 4 || flat.Hits[0].Matches != nil || flat.Hits[0].Pages != nil {
+		t.Fatalf("ungrouped: %d hits (the record and three pages), first %+v", len(flat.Hits), flat.Hits[0])
+	}
+	b, r := f.search(t, "q=whales&group=work")
+	if len(b.Hits) != 1 || b.Total == nil || *b.Total != 1 {
+		t.Fatalf("grouped: %d hits, total %v; want the book once: %s", len(b.Hits), b.Total, r.Body)
+	}
+	h := b.Hits[0]
+	if h.ID != f.work || h.Work != f.work || h.Kind != "work" || h.Matches == nil || *h.Matches != 3 || len(h.Pages) != 3 {
+		t.Fatalf("the book: %s", r.Body)
+	}
+	var pages []shelfmark.ID
+	for _, p := range h.Pages {
+		pages = append(pages, p.ID)
+		if p.Format == "" {
+			t.Fatalf("a page without its format: %s", r.Body)
+		}
+	}
+	slices.Sort(pages)
+	if want := slices.Sorted(slices.Values(f.pages)); !slices.Equal(pages, want) {
+		t.Fatalf("pages %v, want %v", pages, want)
+	}
+	// the title ranks the record first: its snippet speaks for the book
+	if !strings.Contains(h.Snippet, "<mark>Whales</mark>") {
+		t.Fatalf("the book's snippet: %q", h.Snippet)
+	}
+	if c := b.Facets.Collection; len(c) != 1 || c[0].Value != string(f.coll) || c[0].Count != 1 {
+		t.Fatalf("the collection facet counts works: %+v", c)
+	}
+	// without words: the works' records only
+	b, r = f.search(t, "group=work")
+	for _, h := range b.Hits {
+		if h.Kind == "fileset" {
+			t.Fatalf("everything, grouped, lists a page: %s", r.Body)
+		}
 	}
 }

@@ -113,6 +113,8 @@ ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNI
 		Match:       func(terms []shelfmark.SearchTerm) any { return match{tsQuery(terms), headlineQuery(terms)} },
 		Window:      searchWindow,
 		Hits:        searchHits,
+		Matches:     docMatches,
+		Lists:       lists,
 		BrowseRange: browseRange,
 		Collections: facetCollections,
 		Snippet:     `btrim(left(coalesce(nullif(x.body, ''), x.title, ''), ` + strconv.Itoa(sqlstore.BrowseSnippet) + `))`,

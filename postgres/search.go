@@ -169,12 +169,18 @@ func searchHits(s *sqlstore.Stmt, m any) string {
     FROM page p JOIN search_docs d ON d.key = p.key LEFT JOIN search_docs w ON w.key = p.work`
 }
 
+// docMatches is sqlstore.SearchStatements.Matches: the document's vector
+// against the query's.
+func docMatches(s *sqlstore.Stmt, m any, alias string) string {
+	return alias + `.tsv @@ ` + tsq(s.Arg(m.(match).query))
+}
+
 // facetCollections is sqlstore.SearchStatements.Collections: each work's
 // memberships and each collection's visibility looked up by member and
 // key, the OFFSET 0 keeping PostgreSQL from hash-joining every membership
 // and resource instead.
-func facetCollections(s *sqlstore.Stmt, q *shelfmark.SearchQuery, now string) string {
-	return `SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, count(*) AS n
+func facetCollections(s *sqlstore.Stmt, q *shelfmark.SearchQuery, count, now string) string {
+	return `SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, ms.collection::text, ` + count + ` AS n
     FROM win m CROSS JOIN LATERAL (SELECT collection FROM memberships WHERE member = m.work OFFSET 0) ms
     WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = ms.collection AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "r.key", now) + ` OFFSET 0)
     GROUP BY ms.collection ORDER BY n DESC, ms.collection`

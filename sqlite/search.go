@@ -119,10 +119,16 @@ func searchHits(s *sqlstore.Stmt, match any) string {
 			WHERE f.rowid = p.key AND f.search_fts MATCH ` + s.Arg(match)
 }
 
+// docMatches is sqlstore.SearchStatements.Matches: FTS5 seeks the
+// expression's match of the one rowid.
+func docMatches(s *sqlstore.Stmt, match any, alias string) string {
+	return `EXISTS (SELECT 1 FROM search_fts fm WHERE fm.rowid = ` + alias + `.key AND fm.search_fts MATCH ` + s.Arg(match) + `)`
+}
+
 // facetCollections is sqlstore.SearchStatements.Collections: each work's
 // memberships, each collection's access from its resources row.
-func facetCollections(s *sqlstore.Stmt, q *shelfmark.SearchQuery, now string) string {
-	return `SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), count(*) AS n
+func facetCollections(s *sqlstore.Stmt, q *shelfmark.SearchQuery, count, now string) string {
+	return `SELECT ` + strconv.Itoa(shelfmark.FacetCollection) + `, CAST(ms.collection AS TEXT), ` + count + ` AS n
 	FROM win m CROSS JOIN memberships ms JOIN resources r ON r.key = ms.collection
 	WHERE ms.member = m.work AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "r.key", now) + ` GROUP BY ms.collection ORDER BY n DESC, ms.collection`
 }

@@ -105,6 +105,8 @@ var conformance = []struct {
 	{"SearchHiddenCollection", testSearchHiddenCollection, false},
 	{"SearchReader", testSearchReader, false},
 	{"SearchSortNewest", testSearchSortNewest, false},
+	{"SearchGroups", testSearchGroups, false},
+	{"SearchGroupWindows", testSearchGroupWindows, false},
 	{"AuditRedacted", testAuditRedacted, false},
 	{"GroupSourceKeyRefused", testGroupSourceKeyRefused, false},
 	{"CostEffectiveAccess", testCostEffectiveAccess, true},

@@ -19,6 +19,17 @@ type searchHitJSON struct {
 	// Snippet is HTML: escaped text with <mark>…</mark> around matches.
 	Snippet string  `json:"snippet"`
 	Score   float64 `json:"score"`
+	// Matches and Pages are a grouped hit's (group=work): how many of the
+	// work's pages match within its window, and the best of them.
+	Matches *int64           `json:"matches,omitempty"`
+	Pages   []searchPageJSON `json:"pages,omitempty"`
+}
+
+// searchPageJSON is one matching page of a grouped hit.
+type searchPageJSON struct {
+	ID     shelfmark.ID `json:"id"`
+	Format string       `json:"format"`
+	Score  float64      `json:"score"`
 }
 
 // FacetJSON is one value of a facet and its number of hits.
@@ -67,6 +78,13 @@ func searchQuery(r *http.Request, ids *shelfmark.IDCodec, now time.Time) (shelfm
 	if err := shelfmark.CheckSearchSort(q.Sort); err != nil {
 		return q, err
 	}
+	switch g := v.Get("group"); g {
+	case "":
+	case "work":
+		q.Group = true
+	default:
+		return q, shelfmark.Errorf(shelfmark.EINVALID, "group must be work (or absent), not %q.", kit.TruncateParam(g))
+	}
 	if q.Kind != "" && !q.Kind.Valid() {
 		return q, shelfmark.Errorf(shelfmark.EINVALID, "kind must be collection, work or fileset, not %q.", kit.TruncateParam(string(q.Kind)))
 	}
@@ -107,7 +125,7 @@ func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFace
 	return f
 }
 
-// search handles GET /api/v1/search?q=&collection=&kind=&format=&sort=&limit=&cursor=:
+// search handles GET /api/v1/search?q=&collection=&kind=&format=&sort=&group=&limit=&cursor=:
 // a page of the hits the caller may read (public ones for an anonymous
 // caller; see shelfmark.SearchReader), best first within windows of
 // shelfmark.SearchWindow matches (newest window first); the first page (no
@@ -116,7 +134,9 @@ func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFace
 // Without q (or with spaces only) but with a collection, the hits are
 // what the collection holds that the caller may read, newest member first
 // (shelfmark.SearchQuery.Browse); without either, everything the caller
-// may read, newest first (shelfmark.SearchQuery.Everything).
+// may read, newest first (shelfmark.SearchQuery.Everything). With
+// group=work, each hit is a work with its matching pages
+// (shelfmark.SearchQuery.Grouped).
 func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
 	q, err := searchQuery(r, s.deps.Resources.IDs(), s.deps.Now())
 	if err != nil {
@@ -148,8 +168,17 @@ func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
 		if !kit.HasID(h.Key) || !kit.HasID(h.Work) {
 			continue // a document of no resource: nothing to link to
 		}
-		out.Hits = append(out.Hits, searchHitJSON{ID: ids.Encode(h.Key), Work: ids.Encode(h.Work), Kind: string(h.Kind),
-			Format: h.Format, Title: h.Title, Snippet: kit.SnippetHTML(h.Snippet), Score: h.Score})
+		hit := searchHitJSON{ID: ids.Encode(h.Key), Work: ids.Encode(h.Work), Kind: string(h.Kind),
+			Format: h.Format, Title: h.Title, Snippet: kit.SnippetHTML(h.Snippet), Score: h.Score}
+		if q.Group && !q.Browse() && !q.Everything() {
+			hit.Matches = &h.Matches
+			for _, pg := range h.Pages {
+				if kit.HasID(pg.Key) {
+					hit.Pages = append(hit.Pages, searchPageJSON{ID: ids.Encode(pg.Key), Format: pg.Format, Score: pg.Score})
+				}
+			}
+		}
+		out.Hits = append(out.Hits, hit)
 	}
 	if q.Facets {
 		out.Total, out.Estimated = &res.Total, &res.Estimated

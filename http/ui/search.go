@@ -1,18 +1,23 @@
 package ui
 
 // The interface's search page: the same engine query as GET
-// /api/v1/search (public works only, to everyone, as the engine decides),
-// with its facets, highlighted snippets, hits inside a book linking to the
-// page, and keyset paging through the search cursor. One page runs the
-// search's statements and one more that reads the titles of the works of
-// page hits and of the collections of the facet, whatever the number of
-// hits: never a request or a statement per hit.
+// /api/v1/search?group=work (what the reader may read, as the engine
+// decides), with its facets, highlighted snippets, each work once with the
+// pages its words were found on (each linking to that page in the viewer,
+// searching the book for the words), and keyset paging through the search
+// cursor. One page runs the search's statements, one more that reads the
+// metadata of the hits' works (title, creator, date) and of the
+// collections of the facet, and one that reads the numbers of the pages
+// listed, whatever the number of hits: never a request or a statement per
+// hit.
 
 import (
+	"cmp"
 	"context"
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,11 +55,13 @@ type searchPageData struct {
 	Next, First string
 }
 
-// searchPageHit is one hit.
+// searchPageHit is one hit: a work (or collection).
 type searchPageHit struct {
 	URL   string
 	Title string
-	Kind  shelfmark.Kind
+	// Creator and Date are the work's, "" when it has none.
+	Creator, Date string
+	Kind          shelfmark.Kind
 	// KindLabel names the kind.
 	KindLabel string
 	// Page is set for a hit in the text of a page: URL then leads to the
@@ -65,6 +72,22 @@ type searchPageHit struct {
 	Format    string
 	// Snippet is escaped text with <mark> around the matches.
 	Snippet template.HTML
+	// Matches is how many of the work's pages the words were found on;
+	// Pages those of them with a number (a place in the work's order),
+	// in page order, and More how many more matched; InBook leads to the
+	// best of them in the viewer, searching the book for the words.
+	Matches int64
+	Pages   []searchPageRef
+	More    int64
+	InBook  string
+}
+
+// searchPageRef is a page of a work that matched, linking into the
+// viewer with the search's words.
+type searchPageRef struct {
+	// Number is its position in the work's order.
+	Number int64
+	URL    string
 }
 
 // searchFacet is one value of a facet.
@@ -107,7 +130,7 @@ func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
 		err = shelfmark.Errorf(shelfmark.EUNAVAILABLE, "Search is not available on this server.")
 	}
 	var res *shelfmark.SearchResult
-	titles := map[int64]string{}
+	info := &searchInfo{meta: map[int64][]shelfmark.Statement{}, numbers: map[int64]int64{}}
 	if err == nil {
 		err = s.deps.Storage.View(r.Context(), func(tx shelfmark.ReadTx) error {
 			var err error
@@ -117,7 +140,7 @@ func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
 			if res, err = tx.Search(r.Context(), q); err != nil {
 				return err
 			}
-			return searchTitles(r.Context(), tx, res, p.Lang, titles)
+			return info.read(r.Context(), tx, res)
 		})
 	}
 	if err != nil {
@@ -144,14 +167,14 @@ func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
 	} else if d.Q != "" {
 		p.Title = p.T("search.titlefor", d.Q)
 	}
-	s.fillSearchPage(p, d, v, q, res, titles)
+	s.fillSearchPage(p, d, v, q, res, info)
 	return s.render(w, r, http.StatusOK, "search", p)
 }
 
 // searchPageQuery reads the page's parameters into an engine query; a
 // parameter the engine would refuse is EINVALID with its message.
 func (s *Handler) searchPageQuery(v url.Values) (shelfmark.SearchQuery, error) {
-	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: s.now(), Facets: true}
+	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: s.now(), Facets: true, Group: true}
 	if strings.TrimSpace(q.Text) != "" {
 		if _, err := shelfmark.ParseSearchText(q.Text); err != nil {
 			return q, err
@@ -194,12 +217,20 @@ func (s *Handler) searchCollectionTitle(ctx context.Context, id shelfmark.ID, p 
 	return p.T("read.untitled")
 }
 
-// searchTitles reads, in one statement, the titles of the works of the
-// hits in pages' text and of the collections of the facet (both public:
-// the engine shows hits of public works only, and counts only collections
-// in public view).
-func searchTitles(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.SearchResult, lang string, out map[int64]string) error {
-	var keys []int64
+// searchInfo is what a results page shows beyond the engine's hits: the
+// metadata of the hits' works and of the facet's collections, and the
+// numbers of the pages listed.
+type searchInfo struct {
+	meta    map[int64][]shelfmark.Statement
+	numbers map[int64]int64
+}
+
+// read reads, in one statement each, the metadata of the hits' works and
+// of the collections of the facet (the engine shows only what the reader
+// may read, and counts only such collections), and the positions of the
+// pages the hits list.
+func (in *searchInfo) read(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.SearchResult) error {
+	var keys, pages []int64
 	seen := map[int64]bool{}
 	add := func(k int64) {
 		if kit.HasID(k) && !seen[k] {
@@ -208,8 +239,9 @@ func searchTitles(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.Searc
 		}
 	}
 	for _, h := range res.Hits {
-		if h.Kind == shelfmark.KindFileSet {
-			add(h.Work)
+		add(h.Work)
+		for _, pg := range h.Pages {
+			pages = append(pages, pg.Key)
 		}
 	}
 	for _, c := range res.Collections {
@@ -217,18 +249,29 @@ func searchTitles(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.Searc
 			add(k)
 		}
 	}
-	if len(keys) == 0 {
-		return nil
+	if len(keys) > 0 {
+		fields, err := tx.FieldsOf(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for k, fs := range fields {
+			in.meta[k] = shelfmark.StatementsOf(fs)
+		}
 	}
-	fields, err := tx.FieldsOf(ctx, keys)
-	if err != nil {
-		return err
-	}
-	for k, fs := range fields {
-		out[k] = readTitle(shelfmark.StatementsOf(fs), lang)
+	if len(pages) > 0 {
+		rows, err := tx.Resources(ctx, pages)
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			in.numbers[row.Key] = row.Position
+		}
 	}
 	return nil
 }
+
+// title is the title of the work or collection k in lang, "" when none.
+func (in *searchInfo) title(k int64, lang string) string { return readTitle(in.meta[k], lang) }
 
 // searchSortLabel names an order of the hits.
 func searchSortLabel(p *uiPage, sort string) string {
@@ -280,7 +323,7 @@ func searchFilters(p *uiPage, d *searchPageData, v url.Values) []searchFilter {
 
 // fillSearchPage turns a result into the page's hits, facets, filters and
 // paging links.
-func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q shelfmark.SearchQuery, res *shelfmark.SearchResult, titles map[int64]string) {
+func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q shelfmark.SearchQuery, res *shelfmark.SearchResult, info *searchInfo) {
 	ids := s.deps.Resources.IDs()
 	d.Searched = true
 	d.Total, d.Estimated = res.Total, res.Estimated
@@ -290,21 +333,51 @@ func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q s
 		}
 		hit := searchPageHit{Kind: h.Kind, KindLabel: readKindLabel(p, h.Kind), Title: cutText(h.Title, readTitleMax), Format: h.Format,
 			Snippet: template.HTML(kit.SnippetHTML(h.Snippet))}
-		id := ids.Encode(h.Key)
+		meta := info.meta[h.Work]
+		hit.Creator = readValue(meta, p.Lang, readTitleMax, shelfmark.NSDCTerms+"creator", shelfmark.NSDC+"creator")
+		hit.Date = readValue(meta, p.Lang, 40, shelfmark.NSDCTerms+"date", shelfmark.NSDC+"date", shelfmark.NSDCTerms+"issued", shelfmark.NSDCTerms+"created")
+		work := ids.Encode(h.Work)
 		switch h.Kind {
 		case shelfmark.KindFileSet:
+			// a page of its own (the search was not grouped: a kind or
+			// format filter without words lists pages)
+			id := ids.Encode(h.Key)
 			hit.Page = true
-			hit.WorkTitle = titles[h.Work]
+			hit.WorkTitle = info.title(h.Work, p.Lang)
 			if hit.WorkTitle == "" {
 				hit.WorkTitle = p.T("read.untitled")
 			}
-			hit.URL = "/works/" + string(ids.Encode(h.Work)) + "?page=" + string(id) + "#page-" + string(id)
+			hit.URL = "/works/" + string(work) + "?page=" + string(id) + "#page-" + string(id)
 		default:
-			hit.URL = readURL(h.Kind, id)
+			hit.URL = readURL(h.Kind, ids.Encode(h.Key))
+		}
+		if hit.Title == "" {
+			hit.Title = info.title(h.Work, p.Lang)
 		}
 		if hit.Title == "" && !hit.Page {
 			hit.Title = p.T("read.untitled")
 		}
+		hit.Matches = h.Matches
+		for i, pg := range h.Pages {
+			if !kit.HasID(pg.Key) {
+				continue
+			}
+			id := string(ids.Encode(pg.Key))
+			u := url.Values{"page": {id}}
+			if strings.TrimSpace(d.Q) != "" {
+				u.Set("q", d.Q) // the viewer searches the book for the words
+			}
+			href := "/works/" + string(work) + "?" + u.Encode() + "#page-" + id
+			if i == 0 {
+				hit.InBook = href // the best page
+			}
+			// an unordered page has no number a reader would find it by
+			if n := info.numbers[pg.Key]; n > 0 && n < shelfmark.UnorderedBase {
+				hit.Pages = append(hit.Pages, searchPageRef{Number: n, URL: href})
+			}
+		}
+		hit.More = max(0, h.Matches-int64(len(hit.Pages)))
+		slices.SortFunc(hit.Pages, func(a, b searchPageRef) int { return cmp.Compare(a.Number, b.Number) })
 		d.Hits = append(d.Hits, hit)
 	}
 	for _, f := range res.Kinds {
@@ -322,7 +395,7 @@ func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q s
 			continue
 		}
 		cid := string(ids.Encode(k))
-		label := titles[k]
+		label := info.title(k, p.Lang)
 		if label == "" {
 			label = p.T("read.untitled")
 		}

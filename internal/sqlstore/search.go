@@ -80,6 +80,7 @@ func (w *WriteTx) DeleteSearchDocs(ctx context.Context, keys []int64) error {
 const (
 	SearchRowHit    = -1 // a hit
 	SearchRowWindow = -2 // the window: the size of its sample, its lowest and highest keys
+	SearchRowGroup  = -3 // a work of a grouped search: its matching pages as count, the work as key and work, its score
 )
 
 // Searcher is what a backend's read transaction adds to Querier for a
@@ -112,6 +113,8 @@ func searchRow(r Scanner, p *shelfmark.SearchPager) error {
 	switch row {
 	case SearchRowWindow:
 		p.Window(n, zeroNil(key), zeroNil(work))
+	case SearchRowGroup:
+		p.Group(zeroNil(key), zeroFloat(score), n)
 	case SearchRowHit:
 		p.Hit(shelfmark.SearchHit{Key: zeroNil(key), Work: zeroNil(work), Kind: shelfmark.Kind(str(kind)), Format: str(format),
 			Title: str(title), Snippet: str(snippet), Score: zeroFloat(score)})

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -20,6 +21,9 @@ type SearchStatements struct {
 	// newest first, as key, work, kind, format and score. A nil match is
 	// every visible document, scored by its key (q.Everything).
 	Window func(s *Stmt, q *shelfmark.SearchQuery, match any, top int64, n int)
+	// Matches returns the condition that the document alias (a
+	// search_docs row) matches, for one document at a time (by its key).
+	Matches func(s *Stmt, match any, alias string) string
 	// Hits returns the end of the hits of a page, over its rows p (key,
 	// work, kind, format, score) and their works w: a snippet of each
 	// hit's text marking the matches, AS snippet, then p.score and the
@@ -33,10 +37,11 @@ type SearchStatements struct {
 	// work, kind and format, at most lim of them. now is the placeholder
 	// of the time visibility is judged at.
 	BrowseRange func(s *Stmt, q *shelfmark.SearchQuery, member, coll, now string, key int64, lim string)
-	// Collections returns the statement counting a sample's works (win)
-	// by collection, the collections q's reader may read (Readable), for
-	// FacetRows; now as in BrowseRange.
-	Collections func(s *Stmt, q *shelfmark.SearchQuery, now string) string
+	// Collections returns the statement counting a sample's rows (win)
+	// by collection of their work, the collections q's reader may read
+	// (Readable), for FacetRows, with the count expression count (over
+	// win's rows m); now as in BrowseRange.
+	Collections func(s *Stmt, q *shelfmark.SearchQuery, count, now string) string
 	// Snippet is the expression of the beginning (BrowseSnippet
 	// characters) of a browse hit's text, over its
 	// document's text x.
@@ -54,6 +59,8 @@ type SearchStatements struct {
 	// Collate is the clause that orders text in byte order, empty where
 	// that is the default.
 	Collate string
+	// Lists binds lists of keys as the dialect does (Readable).
+	Lists Lists
 	// FirstArgs go before every search statement's arguments (pgx's
 	// QueryExecModeExec, which plans each for its values).
 	FirstArgs []any
@@ -77,21 +84,65 @@ func (d *Dialect) SearchSQL(q *shelfmark.SearchQuery, match any, top int64, afte
 	s.WriteString(`WITH win AS MATERIALIZED (`)
 	d.Window(s, q, match, top, shelfmark.SearchWindow+1)
 	s.WriteString(`),
-pw AS MATERIALIZED (SELECT key, work, kind, format, score FROM win ORDER BY key DESC LIMIT ` + strconv.Itoa(shelfmark.SearchWindow) + `),
+pw AS MATERIALIZED (SELECT key, work, kind, format, score FROM win ORDER BY key DESC LIMIT ` + strconv.Itoa(shelfmark.SearchWindow) + `),`)
+	grouped := q.Grouped() && match != nil
+	if grouped {
+		d.groupPage(s, q, match, top, after, n)
+	} else {
+		s.WriteString(`
 page AS ` + d.Materialized + `(SELECT key, work, kind, format, score FROM pw`)
-	if after != nil {
-		score := s.Arg(after.Score) + d.Float
-		s.WriteString(` WHERE score < ` + score + ` OR (score = ` + score + ` AND key > ` + s.Arg(after.Key) + `)`)
+		if after != nil {
+			score := s.Arg(after.Score) + d.Float
+			s.WriteString(` WHERE score < ` + score + ` OR (score = ` + score + ` AND key > ` + s.Arg(after.Key) + `)`)
+		}
+		s.WriteString(` ORDER BY score DESC, key LIMIT ` + s.Arg(int64(n)) + `),`)
 	}
-	s.WriteString(` ORDER BY score DESC, key LIMIT ` + s.Arg(int64(n)) + `),
+	s.WriteString(`
 hits AS ` + d.Materialized + `(SELECT p.key, p.work, p.kind, p.format, coalesce(w.title, '') AS title, ` + d.searchHits(s, match) + `)
 SELECT ` + strconv.Itoa(SearchRowWindow) + `, '', (SELECT count(*) FROM win), (SELECT coalesce(min(key), 0) FROM pw), (SELECT coalesce(max(key), 0) FROM pw),
     NULL, NULL, NULL, NULL, NULL` + d.Float + `
 UNION ALL SELECT ` + strconv.Itoa(SearchRowHit) + `, '', 0, key, work, kind, format, title, snippet, score FROM hits`)
+	if grouped {
+		s.WriteString(`
+UNION ALL SELECT ` + strconv.Itoa(SearchRowHit) + `, '', 0, key, work, kind, format, NULL, NULL, score FROM ranked
+    WHERE rn > 1 AND rn <= ` + strconv.Itoa(shelfmark.SearchGroupPages+1) + ` AND key <> work
+UNION ALL SELECT ` + strconv.Itoa(SearchRowGroup) + `, '', n, work, work, NULL, NULL, NULL, NULL, score FROM gpage`)
+	}
 	if facets {
 		s.WriteString(d.FacetRows(s, q, "key", `(SELECT min(key) FROM search_docs)`, s.Arg(q.Now.UnixMicro())))
 	}
 	return s.String(), append(append([]any(nil), d.FirstArgs...), s.Args...)
+}
+
+// groupPage writes the CTEs of a grouped search page
+// (shelfmark.SearchQuery.Grouped) over the window's matches pw: grp, each
+// work of the window with its best score and its number of matching pages
+// (documents other than the work's own); gpage, the best n works after
+// the cursor's (score, work), leaving out, in a window below the newest
+// (top > 0), each work with a visible match above top (it was a hit of a
+// newer window); ranked, the documents of those works in pw numbered by
+// score within each; and page, the best document of each, whose snippet
+// the hits read.
+func (d *Dialect) groupPage(s *Stmt, q *shelfmark.SearchQuery, match any, top int64, after *shelfmark.SearchCursor, n int) {
+	s.WriteString(`
+grp AS MATERIALIZED (SELECT work, max(score) AS score, sum(CASE WHEN key <> work THEN 1 ELSE 0 END) AS n FROM pw GROUP BY work),
+gpage AS MATERIALIZED (SELECT work, score, n FROM grp g WHERE true`)
+	if after != nil {
+		score := s.Arg(after.Score) + d.Float
+		s.WriteString(` AND (score < ` + score + ` OR (score = ` + score + ` AND work > ` + s.Arg(after.Key) + `))`)
+	}
+	if top > 0 {
+		now := s.Arg(q.Now.UnixMicro())
+		s.WriteString(`
+    AND NOT EXISTS (SELECT 1 FROM search_docs d JOIN resources r ON r.key = d.access
+        WHERE d.work = g.work AND d.key > ` + s.Arg(top) + ` AND ` + Readable(s, d.Lists, q.Reader, "r", "d.work", now))
+		DocFilters(s, q)
+		s.WriteString(` AND ` + d.Matches(s, match, "d") + `)`)
+	}
+	s.WriteString(` ORDER BY score DESC, work LIMIT ` + s.Arg(int64(n)) + `),
+ranked AS MATERIALIZED (SELECT pw.key, pw.work, pw.kind, pw.format, pw.score,
+    row_number() OVER (PARTITION BY pw.work ORDER BY pw.score DESC, pw.key) AS rn FROM pw JOIN gpage g ON g.work = pw.work),
+page AS ` + d.Materialized + `(SELECT key, work, kind, format, score FROM ranked WHERE rn = 1),`)
 }
 
 // searchHits is the end of the hits of a search page (Hits), or, for a
@@ -151,13 +202,18 @@ func (d *Dialect) browseMembers(s *Stmt, q *shelfmark.SearchQuery, after *shelfm
 }
 
 // DocFilters writes the conditions of q's kind and format filters on the
-// documents d, when q has them.
+// documents d, when q has them, and, for a grouped query without words
+// (shelfmark.SearchQuery.WorksOnly), that d is a work's or collection's
+// own document.
 func DocFilters(s *Stmt, q *shelfmark.SearchQuery) {
 	if q.Kind != "" {
 		s.WriteString(` AND d.kind = ` + s.Arg(string(q.Kind)))
 	}
 	if q.Format != "" {
 		s.WriteString(` AND d.format = ` + s.Arg(q.Format))
+	}
+	if q.WorksOnly() {
+		s.WriteString(` AND d.key = d.work`)
 	}
 }
 
@@ -244,13 +300,17 @@ func Readable(s *Stmt, l Lists, rd *shelfmark.SearchReader, alias, work, now str
 // Each row is followed by Pad. It starts with a newline and a UNION ALL.
 func (d *Dialect) FacetRows(s *Stmt, q *shelfmark.SearchQuery, col, low, now string) string {
 	lim, pad := strconv.Itoa(shelfmark.SearchFacetLimit), d.Pad
+	count := `count(*)` // documents: also works, one each, for q.WorksOnly()
+	if q.Grouped() && !q.Browse() && !q.Everything() {
+		count = `count(DISTINCT work)`
+	}
 	return `
-UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', count(*)` + pad + ` FROM win
+UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', ` + count + pad + ` FROM win
 UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetSampleSpan) + `, '', coalesce(max(` + col + `) - min(` + col + `), 0)` + pad + ` FROM win
 UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetKeySpan) + `, '', coalesce((SELECT max(` + col + `) FROM win) - ` + low + `, 0)` + pad + `
-UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, count(*) AS n FROM win
+UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind) + `, kind, ` + count + ` AS n FROM win
     GROUP BY kind ORDER BY n DESC, kind` + d.Collate + ` LIMIT ` + lim + `) AS fk
-UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, count(*) AS n FROM win WHERE format <> ''
+UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, ` + count + ` AS n FROM win WHERE format <> ''
     GROUP BY format ORDER BY n DESC, format` + d.Collate + ` LIMIT ` + lim + `) AS ff
-UNION ALL SELECT *` + pad + ` FROM (` + d.Collections(s, q, now) + ` LIMIT ` + lim + `) AS fc`
+UNION ALL SELECT *` + pad + ` FROM (` + d.Collections(s, q, strings.Replace(count, "work", "m.work", 1), now) + ` LIMIT ` + lim + `) AS fc`
 }
