@@ -343,7 +343,7 @@ func TestUISearch(t *testing.T) {
 	}
 	p = b.get("/search?q=whales")
 	pageLink := func(id shelfmark.ID, n int) string {
-		return `<a href="/works/` + work + `?page=` + string(id) + `&amp;q=whales#page-` + string(id) + `"><span class="visually-hidden">page </span>` + fmt.Sprint(n) + `</a>`
+		return `<a href="/works/` + work + `?page=` + string(id) + `&amp;q=whales#page-` + string(id) + `" aria-label="page ` + fmt.Sprint(n) + `">` + fmt.Sprint(n) + `</a>`
 	}
 	wantPage(t, p, 200, []string{"Found on pages\n" + pageLink(script[0], 1) + ", " + pageLink(f.pages[2], 2) + ", " + pageLink(f.pages[1], 3) + ", " + pageLink(f.pages[0], 4) + " · "}, nil)
 	p = b.get("/search?q=ahoy")
