@@ -415,21 +415,51 @@ type SearchTerm struct {
 	Text string
 	// Prefix makes the last word of Text match any word it begins.
 	Prefix bool
+	// Not makes the term one that must not occur (a leading -).
+	Not bool
+	// Alt makes the term an alternative to the one before it (OR between
+	// them): one of them must occur.
+	Alt bool
+}
+
+// SearchGroups splits terms into what a document must match: groups, all
+// of which must match, each of alternatives any one of which matches
+// (one term unless OR joined several); and the terms that must not occur.
+func SearchGroups(terms []SearchTerm) (groups [][]SearchTerm, not []SearchTerm) {
+	for _, t := range terms {
+		switch {
+		case t.Not:
+			not = append(not, t)
+		case t.Alt && len(groups) > 0:
+			groups[len(groups)-1] = append(groups[len(groups)-1], t)
+		default:
+			groups = append(groups, []SearchTerm{t})
+		}
+	}
+	return groups, not
 }
 
 // ParseSearchText splits what a user typed into terms, all of which must
-// match. The syntax has two devices and nothing else:
+// match (see SearchGroups). The syntax has four devices and nothing else:
 //
 //   - "double quotes" around words make a phrase (an unclosed quote runs
 //     to the end);
 //   - a trailing * makes the word before it (or a phrase's last word) a
-//     prefix: shelf* matches shelfmark.
+//     prefix: shelf* matches shelfmark;
+//   - a leading - before a word or a quoted phrase leaves out what holds
+//     it: whales -ships (a dash inside a word, as in self-evident, is
+//     text);
+//   - OR, in capitals, between two words or phrases, matches either:
+//     whales OR dolphins north finds what holds north and whales or
+//     dolphins. An OR with nothing to join (first, last, or beside a
+//     left-out term) is the word or.
 //
-// Every other character is text: AND, OR, NOT and NEAR are words like any
-// other, and -, :, ( and ) separate words as spaces do. A term without a
-// letter or a digit (a lone *, a dash) is dropped; a text left without
-// terms is EINVALID, and so is one past the limits of searchlimits.go
-// (its bytes, terms, and tokens per term and in all), naming the limit.
+// Every other character is text: AND, NOT, NEAR and a lower-case or are
+// words like any other, and :, ( and ) separate words as spaces do. A
+// term without a letter or a digit (a lone *, a dash) is dropped; a text
+// left without a term to find (none, or only left-out ones) is EINVALID,
+// and so is one past the limits of searchlimits.go (its bytes, terms, and
+// tokens per term and in all), naming the limit.
 func ParseSearchText(s string) ([]SearchTerm, error) {
 	if len(s) > MaxSearchQueryBytes {
 		return nil, searchLimitError(LimitSearchQueryBytes, MaxSearchQueryBytes,
@@ -437,10 +467,22 @@ func ParseSearchText(s string) ([]SearchTerm, error) {
 	}
 	s = CleanSearchText(s)
 	var terms []SearchTerm
+	not, or := false, false // a - before the next term; an OR before it
 	add := func(text string, prefix bool) {
-		if strings.IndexFunc(text, isWordRune) >= 0 {
-			terms = append(terms, SearchTerm{Text: strings.TrimSpace(text), Prefix: prefix})
+		if strings.IndexFunc(text, isWordRune) < 0 {
+			not = false
+			return
 		}
+		t := SearchTerm{Text: strings.TrimSpace(text), Prefix: prefix, Not: not}
+		if or {
+			if !t.Not && len(terms) > 0 && !terms[len(terms)-1].Not {
+				t.Alt = true
+			} else { // nothing to join: the word or
+				terms = append(terms, SearchTerm{Text: "OR"})
+			}
+		}
+		terms = append(terms, t)
+		not, or = false, false
 	}
 	for i := 0; i < len(s); {
 		switch c, size := utf8.DecodeRuneInString(s[i:]); {
@@ -469,12 +511,30 @@ func ParseSearchText(s string) ([]SearchTerm, error) {
 			}
 			word := s[i : i+end]
 			i += end
+			switch {
+			case word == "-" && i < len(s) && s[i] == '"': // -"a phrase"
+				not = true
+				continue
+			case word == "OR" && !or && len(terms) > 0:
+				or = true // joins the terms either side (add)
+				continue
+			case len(word) > 1 && word[0] == '-' && word[1] != '-':
+				if r, _ := utf8.DecodeRuneInString(word[1:]); isWordRune(r) {
+					not, word = true, word[1:]
+				}
+			}
 			trimmed := strings.TrimRight(word, "*")
 			add(trimmed, len(trimmed) < len(word))
 		}
 	}
+	if or { // an OR that nothing followed
+		terms = append(terms, SearchTerm{Text: "OR"})
+	}
 	if len(terms) == 0 {
 		return nil, Errorf(EINVALID, "The search text has no words: give at least one word (letters or digits).")
+	}
+	if !slices.ContainsFunc(terms, func(t SearchTerm) bool { return !t.Not }) {
+		return nil, Errorf(EINVALID, "The search text only leaves words out (-word): give at least one word to find.")
 	}
 	if err := checkSearchLimits(terms); err != nil {
 		return nil, err

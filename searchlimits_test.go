@@ -119,7 +119,8 @@ func TestSearchTokens(t *testing.T) {
 // never panics, and the token count is never below the number of tokens.
 func FuzzParseSearchText(f *testing.F) {
 	for _, s := range []string{"whales", `"the north" sea*`, `"unclosed`, "a-b-c", "***", `""`, "\x00\x02\x03",
-		strings.Repeat("the ", 40), strings.Repeat("the-", 40), "日本語 テキスト*", "e\u0301\u0301"} {
+		strings.Repeat("the ", 40), strings.Repeat("the-", 40), "日本語 テキスト*", "e\u0301\u0301",
+		"a -b", `-"a b" c OR d*`, "OR -a OR", "a OR OR -b -c"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -133,8 +134,15 @@ func FuzzParseSearchText(f *testing.F) {
 		if len(s) > MaxSearchQueryBytes || len(terms) == 0 || len(terms) > MaxSearchTerms {
 			t.Fatalf("%q: %d bytes, %d terms accepted", s, len(s), len(terms))
 		}
+		groups, _ := SearchGroups(terms)
+		if len(groups) == 0 {
+			t.Fatalf("%q: accepted with nothing to find: %+v", s, terms)
+		}
 		total := 0
-		for _, term := range terms {
+		for i, term := range terms {
+			if term.Alt && (i == 0 || term.Not || terms[i-1].Not) {
+				t.Fatalf("%q: term %d joins nothing by OR: %+v", s, i, terms)
+			}
 			n := SearchTokenCount(term.Text)
 			if n > MaxSearchPhraseTokens || n < len(SearchTokens(term.Text)) || n == 0 {
 				t.Fatalf("%q: term %q counts %d tokens (%q)", s, term.Text, n, SearchTokens(term.Text))
@@ -148,4 +156,62 @@ func FuzzParseSearchText(f *testing.F) {
 			t.Fatalf("%q: %d tokens accepted", s, total)
 		}
 	})
+}
+
+// TestParseSearchTextOperators: a leading - leaves a word or phrase out,
+// OR in capitals joins the terms either side, and each is text where it
+// cannot act (a dash inside a word, an OR with nothing to join, a lower
+// case or); a text that only leaves words out is refused.
+func TestParseSearchTextOperators(t *testing.T) {
+	str := func(ts []SearchTerm) string {
+		var parts []string
+		for _, t := range ts {
+			p := t.Text
+			if t.Prefix {
+				p += "*"
+			}
+			if t.Not {
+				p = "-" + p
+			}
+			if t.Alt {
+				p = "|" + p
+			}
+			parts = append(parts, p)
+		}
+		return strings.Join(parts, " ")
+	}
+	for q, want := range map[string]string{
+		"whales -ships":            "whales -ships",
+		`whales -"of the north"`:   "whales -of the north",
+		"whales OR dolphins north": "whales |dolphins north",
+		`"a b" OR c* OR d -e`:      "a b |c* |d -e",
+		"self-evident":             "self-evident",
+		"a - b":                    "a b",
+		"--a b":                    "--a b",
+		"a or b":                   "a or b",
+		"OR a":                     "OR a",
+		"a OR":                     "a OR",
+		"a OR -b":                  "a OR -b",
+		"-b OR a":                  "-b OR a",
+		"a OR *":                   "a OR",
+		"-a* b":                    "-a* b",
+	} {
+		terms, err := ParseSearchText(q)
+		if err != nil {
+			t.Errorf("%q: %v", q, err)
+			continue
+		}
+		if got := str(terms); got != want {
+			t.Errorf("%q: %q, want %q", q, got, want)
+		}
+	}
+	for _, q := range []string{"-whales", `-"a b"`, "-a -b", "-1"} {
+		if _, err := ParseSearchText(q); ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), "leaves words out") {
+			t.Errorf("%q: %v, want EINVALID saying it only leaves words out", q, err)
+		}
+	}
+	groups, not := SearchGroups([]SearchTerm{{Text: "a"}, {Text: "b", Alt: true}, {Text: "c", Not: true}, {Text: "d"}})
+	if len(groups) != 2 || len(groups[0]) != 2 || len(groups[1]) != 1 || len(not) != 1 {
+		t.Errorf("SearchGroups: %+v, %+v", groups, not)
+	}
 }

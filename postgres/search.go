@@ -17,8 +17,9 @@ import (
 // to_tsquery('simple', …): every term becomes one quoted operand ('…',
 // with ' doubled and \ escaped), which to_tsquery splits with the parser
 // that made the documents' vectors (a term of several words becomes a
-// phrase, <->), a prefix term gets :*, and the operands are joined by &.
-// Nothing the user typed is read as tsquery syntax.
+// phrase, <->), a prefix term gets :*, and the operands are joined by &, |
+// and & ! as the terms' groups say (tsQuery). Nothing the user typed is
+// read as tsquery syntax.
 //
 // The score of a hit is ts_rank_cd with the weights {D 0.1, C 0.1, B 0.1,
 // A 1.0} (a title match is worth ten body matches, as on SQLite), cast
@@ -42,14 +43,13 @@ import (
 // rankWeights are ts_rank_cd's weights of D, C, B and A.
 const rankWeights = `'{0.1, 0.1, 0.1, 1.0}'::real[]`
 
-// tsQuery is the to_tsquery input of parsed terms.
+// tsQuery is the to_tsquery input of parsed terms: the groups of
+// shelfmark.SearchGroups joined by &, each in parentheses with its
+// alternatives joined by |, then & ! each term left out.
 func tsQuery(terms []shelfmark.SearchTerm) string {
 	var b strings.Builder
 	esc := strings.NewReplacer(`'`, `''`, `\`, `\\`)
-	for i, t := range terms {
-		if i > 0 {
-			b.WriteString(" & ")
-		}
+	operand := func(t shelfmark.SearchTerm) {
 		b.WriteByte('\'')
 		b.WriteString(esc.Replace(t.Text))
 		b.WriteByte('\'')
@@ -57,11 +57,29 @@ func tsQuery(terms []shelfmark.SearchTerm) string {
 			b.WriteString(":*")
 		}
 	}
+	groups, not := shelfmark.SearchGroups(terms)
+	for i, g := range groups {
+		if i > 0 {
+			b.WriteString(" & ")
+		}
+		b.WriteByte('(')
+		for j, t := range g {
+			if j > 0 {
+				b.WriteString(" | ")
+			}
+			operand(t)
+		}
+		b.WriteByte(')')
+	}
+	for _, t := range not {
+		b.WriteString(" & !")
+		operand(t)
+	}
 	return b.String()
 }
 
 // headlineQuery is the to_tsquery input that marks a hit's headline: every
-// word of terms (a prefix term's last word as a prefix), any of them (|),
+// word of the terms to find (a prefix term's last word as a prefix), any of them (|),
 // not the terms themselves. ts_headline looks for the covers of its query
 // in the whole document, and for a query of phrases that costs many times
 // more (eight two-word phrases: about 60 ms a document of 300 words,
@@ -71,6 +89,9 @@ func headlineQuery(terms []shelfmark.SearchTerm) string {
 	var b strings.Builder
 	seen := map[string]bool{}
 	for _, t := range terms {
+		if t.Not {
+			continue // not in a hit
+		}
 		words := shelfmark.SearchTokens(t.Text)
 		for i, w := range words {
 			w = strings.ToLower(w)

@@ -17,8 +17,9 @@ import (
 // A query is an FTS5 expression built from shelfmark.ParseSearchText:
 // every term becomes one quoted FTS5 string ("…", with " doubled), which
 // FTS5 splits with the table's own tokenizer into a phrase, and a prefix
-// term gets FTS5's trailing *; the strings are joined by spaces (FTS5's
-// implicit AND). Nothing the user typed is read as FTS5 syntax.
+// term gets FTS5's trailing *; the strings are joined by AND, OR and NOT
+// as the terms' groups say (ftsQuery). Nothing the user typed is read as
+// FTS5 syntax.
 //
 // The score of a hit is shelfmark_rank(search_fts, 10, 1) (rank.c): FTS5's
 // BM25 with a title match worth ten times a body match and higher better,
@@ -45,19 +46,38 @@ var lists = sqlstore.Lists{Int64s: func(v []int64) any { return jsonInts(v) }, A
 // anyOf is the dialect's AnyOf.
 func anyOf(n int) string { return "IN (SELECT value FROM json_each(?" + strconv.Itoa(n) + "))" }
 
-// ftsQuery is the FTS5 expression of parsed terms.
+// ftsQuery is the FTS5 expression of parsed terms: the groups of
+// shelfmark.SearchGroups joined by AND, each in parentheses with its
+// alternatives joined by OR, then NOT each term left out.
 func ftsQuery(terms []shelfmark.SearchTerm) string {
 	var b strings.Builder
-	for i, t := range terms {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
+	phrase := func(t shelfmark.SearchTerm) {
 		b.WriteByte('"')
 		b.WriteString(strings.ReplaceAll(t.Text, `"`, `""`))
 		b.WriteByte('"')
 		if t.Prefix {
 			b.WriteString(" *")
 		}
+	}
+	groups, not := shelfmark.SearchGroups(terms)
+	b.WriteByte('(')
+	for i, g := range groups {
+		if i > 0 {
+			b.WriteString(" AND ")
+		}
+		b.WriteByte('(')
+		for j, t := range g {
+			if j > 0 {
+				b.WriteString(" OR ")
+			}
+			phrase(t)
+		}
+		b.WriteByte(')')
+	}
+	b.WriteByte(')')
+	for _, t := range not {
+		b.WriteString(" NOT ")
+		phrase(t)
 	}
 	return b.String()
 }

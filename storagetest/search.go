@@ -270,6 +270,16 @@ func testSearch(t *testing.T, open Opener) {
 		{shelfmark.SearchQuery{Text: `ünïcödé`}, []int64{c.whaling}},
 		// every word must match
 		{shelfmark.SearchQuery{Text: `whales gulls`}, []int64{c.pages[1]}},
+		// a word or phrase left out; alternatives
+		{shelfmark.SearchQuery{Text: `whales -north`}, sortedKeys(c.bodyOnly, c.embPast, c.pages[0], c.pages[1])},
+		{shelfmark.SearchQuery{Text: `whales -"of the north" -calm`}, sortedKeys(c.bodyOnly, c.embPast, c.pages[0])},
+		{shelfmark.SearchQuery{Text: `whales -whal*`}, nil},
+		{shelfmark.SearchQuery{Text: `gulls OR dawn`}, sortedKeys(c.pages[0], c.pages[1])},
+		{shelfmark.SearchQuery{Text: `"three whales" OR gulls -calm`}, []int64{c.pages[0]}},
+		{shelfmark.SearchQuery{Text: `zebra OR gulls whales OR rigging`}, []int64{c.pages[1]}},
+		{shelfmark.SearchQuery{Text: `north OR harbours whales`, Kind: shelfmark.KindWork}, sortedKeys(c.pub, c.bodyOnly)},
+		{shelfmark.SearchQuery{Text: `whales or north`}, nil}, // lower case: the word or
+		{shelfmark.SearchQuery{Text: `self-evident OR voyages`}, []int64{c.whaling}},
 		{shelfmark.SearchQuery{Text: `whales zebra`}, nil},
 		// metadata IRIs are not indexed; private documents never show
 		{shelfmark.SearchQuery{Text: `example`}, nil},
@@ -290,7 +300,7 @@ func testSearch(t *testing.T, open Opener) {
 	// hostile input: never an error but EINVALID for a text without words
 	// or past a limit of ParseSearchText (the backend parses what it runs);
 	// an empty text (or spaces) lists everything (SearchQuery.Everything)
-	invalid := []string{`"`, `""`, `" "`, "*", "**", "-", "()", ":", "-*", "\x00", "\x02\x03", `'`, `\`, "&|!", "<->", "— … ·", ":*", "'':*", "\uFFFD", "\xff\xfe", "😀 🐳",
+	invalid := []string{`"`, `""`, `" "`, "*", "**", "-", "()", ":", "-*", "\x00", "\x02\x03", `'`, `\`, "&|!", "<->", "— … ·", ":*", "'':*", "\uFFFD", "\xff\xfe", "😀 🐳", `-whales`, `-"whales"`, `-1`, `-whales -north`, `- -`,
 		strings.Repeat("w ", shelfmark.MaxSearchTerms+1), strings.Repeat("x", shelfmark.MaxSearchQueryBytes+1),
 		`"` + strings.Repeat("the ", 14000) + `"`, strings.Repeat("the-", shelfmark.MaxSearchPhraseTokens),
 		strings.Repeat(`"`+strings.Repeat("the ", shelfmark.MaxSearchPhraseTokens)+`" `, shelfmark.MaxSearchTokens/shelfmark.MaxSearchPhraseTokens+1)}
@@ -307,7 +317,7 @@ func testSearch(t *testing.T, open Opener) {
 	findsPub := []string{`(whales)`, `whales)`, `"whales`, `+whales`, "\x00whales", "whales\x02", `'whales'`, `whales'`,
 		`whales:of`, `whales -`, `whales *`, `whales*`, `whales**`, `\whales`, `whales\`, `{whales}`, `whales:*`,
 		`whales & north`, `whales | north`, `!whales`, `whales <-> north`, `whales"north"`, "whales\tnorth\n", `whales """`,
-		`-whales`, `whales -north`, `"whales" "of"`}
+		`"whales" "of"`, `whales -ships`, `whales -"of the south"`, `whales OR dolphins`, `dolphins OR whales north`}
 	for _, text := range findsPub {
 		r := c.search(t, shelfmark.SearchQuery{Text: text, Facets: true})
 		if !slices.Contains(hitKeys(r.Hits), c.pub) {
@@ -316,8 +326,9 @@ func testSearch(t *testing.T, open Opener) {
 	}
 	for _, text := range []string{`NOT`, `AND OR`, `NEAR`, `NEAR(whales north)`, `whales AND north`, `whales OR north`, `title:whales`,
 		`whales^2`, `whales:A`, `whales ; DROP TABLE search_docs; --`, `"a" AND "b" OR NOT c`, `a:b`, `col : x`, `x-y-z`, `whales 🐳`,
-		`日本語`, `δοκιμή`, `𝔘𝔫𝔦𝔠𝔬𝔡𝔢`, "\uFFFDx", "\xff\xfewhales", `e\'x`, `1.5`, `3.14159*`, `-1`, `a*b`, `*a`, `x:*`, `'x':*`,
-		`"whales" NEAR/2 "north"`, `whales + north`, `(whales OR north) AND NOT ships`, `whales^`, `^whales`, `-"whales"`,
+		`日本語`, `δοκιμή`, `𝔘𝔫𝔦𝔠𝔬𝔡𝔢`, "\uFFFDx", "\xff\xfewhales", `e\'x`, `1.5`, `3.14159*`, `x -1`, `a*b`, `*a`, `x:*`, `'x':*`,
+		`"whales" NEAR/2 "north"`, `whales + north`, `(whales OR north) AND NOT ships`, `whales^`, `^whales`, `x -"whales"`,
+		`a OR -b`, `a OR OR b`, `whales OR`, `OR whales`, `-a OR b`, `"a OR b"`, `a -"b" OR c`, `-x* y*`, `x OR y* OR "z w"* -"v"*`,
 		strings.Repeat("x", shelfmark.MaxSearchQueryBytes), strings.Repeat("ab ", shelfmark.MaxSearchTerms)} {
 		err := c.e.store.View(ctx, func(tx shelfmark.ReadTx) error {
 			_, err := tx.Search(ctx, shelfmark.SearchQuery{Text: text, Now: c.now, Facets: true})

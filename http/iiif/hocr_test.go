@@ -96,9 +96,10 @@ func TestParseOCR(t *testing.T) {
 	}
 }
 
-// TestMatchPage: all terms must occur; phrases are consecutive tokens;
-// a trailing * is a prefix; hits come in reading order; a word without
-// a letter or digit (a dash) is no word.
+// TestMatchPage: all terms must occur (or one of those joined by OR),
+// and none left out (-word); phrases are consecutive tokens; a trailing *
+// is a prefix; hits come in reading order; a word without a letter or
+// digit (a dash) is no word.
 func TestMatchPage(t *testing.T) {
 	p := parseOCR([]byte(tesseractHOCR))
 	for _, c := range []struct {
@@ -120,6 +121,17 @@ func TestMatchPage(t *testing.T) {
 		{"well-known", "[{4 4}]"},
 		{`"the qu"*`, "[{0 1}]"},
 		{`"the qu*"`, "[]"},
+		// a term left out, alternatives
+		{"quick -absent", "[{1 1}]"},
+		{"quick -naive", "[]"},
+		{`quick -"the quick"`, "[]"},
+		{"absent OR quick", "[{1 1}]"},
+		{"absent OR other", "[]"},
+		{"the absent OR quick", "[{0 0} {1 1}]"},
+		{"absent OR other quick", "[]"},
+		{"quick OR the cafe", "[{0 0} {1 1} {2 2}]"},
+		{"quick OR the -cafe", "[]"},
+		{"-absent quick", "[{1 1}]"},
 	} {
 		terms, err := parseBookQuery(c.q)
 		if err != nil {

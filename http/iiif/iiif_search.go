@@ -18,8 +18,9 @@ package iiif
 // The query is what the search page takes (ParseSearchText, with its
 // limits on bytes, terms and words: shelfmark.MaxSearchQueryBytes and the
 // rest): words, all of which must occur on a page for the page to match,
-// "phrases" whose words must follow each other, and prefixes with a
-// trailing *. Words match as the index matches them (hocr.go). Every
+// "phrases" whose words must follow each other, prefixes with a trailing
+// *, words and phrases left out (-word: a page with one does not match)
+// and alternatives (OR: one of them must occur). Words match as the index matches them (hocr.go). Every
 // occurrence of every term on a matching page is a hit; a hit is one
 // annotation per line it covers (a word, or a phrase's words on one line),
 // whose target is the canvas with #xywh= the words' box in the canvas's
@@ -99,6 +100,9 @@ func iiifSearchServices(base string, work shelfmark.ID) []map[string]any {
 type bookTerm struct {
 	tokens []string
 	prefix bool
+	// not and alt are the term's shelfmark.SearchTerm.Not and Alt: left
+	// out, or an alternative to the term before it.
+	not, alt bool
 }
 
 // parseBookQuery reads q as the search page does.
@@ -110,7 +114,7 @@ func parseBookQuery(q string) ([]bookTerm, error) {
 	out := make([]bookTerm, 0, len(terms))
 	for _, t := range terms {
 		if toks := searchTokens(t.Text); len(toks) > 0 {
-			out = append(out, bookTerm{tokens: toks, prefix: t.Prefix})
+			out = append(out, bookTerm{tokens: toks, prefix: t.Prefix, not: t.Not, alt: t.Alt})
 		}
 	}
 	if len(out) == 0 {
@@ -123,36 +127,58 @@ func parseBookQuery(q string) ([]bookTerm, error) {
 type span struct{ first, last int32 }
 
 // matchPage returns the occurrences of the terms on a page, in reading
-// order (each once), or none when a term does not occur.
+// order (each once), or none when the page does not match: as the index
+// matches (shelfmark.SearchGroups), every term must occur, or one of
+// terms joined by OR, and no term left out may.
 func matchPage(p *ocrPage, terms []bookTerm) []span {
 	var out []span
-	for _, t := range terms {
-		n := len(t.tokens)
-		found := false
-		for i := 0; i+n <= len(p.tokens); i++ {
-			ok := true
-			for j, tok := range t.tokens {
-				got := p.tokens[i+j]
-				if j == n-1 && t.prefix {
-					ok = strings.HasPrefix(got, tok)
-				} else {
-					ok = got == tok
-				}
-				if !ok {
-					break
-				}
-			}
-			if ok {
-				found = true
-				out = append(out, span{p.tokenWord[i], p.tokenWord[i+n-1]})
-			}
+	groupFound := true // the current group of alternatives
+	for i, t := range terms {
+		if i > 0 && !t.alt && !t.not && !groupFound {
+			return nil // the group before this one found nothing
 		}
-		if !found {
+		if !t.alt && !t.not {
+			groupFound = false
+		}
+		spans := occurrences(p, t)
+		switch {
+		case t.not && len(spans) > 0:
 			return nil
+		case t.not:
+		default:
+			groupFound = groupFound || len(spans) > 0
+			out = append(out, spans...)
 		}
+	}
+	if !groupFound || len(out) == 0 {
+		return nil
 	}
 	if len(terms) > 1 {
 		sortSpans(out)
+	}
+	return out
+}
+
+// occurrences returns where term t occurs on a page.
+func occurrences(p *ocrPage, t bookTerm) []span {
+	var out []span
+	n := len(t.tokens)
+	for i := 0; i+n <= len(p.tokens); i++ {
+		ok := true
+		for j, tok := range t.tokens {
+			got := p.tokens[i+j]
+			if j == n-1 && t.prefix {
+				ok = strings.HasPrefix(got, tok)
+			} else {
+				ok = got == tok
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			out = append(out, span{p.tokenWord[i], p.tokenWord[i+n-1]})
+		}
 	}
 	return out
 }
