@@ -110,7 +110,7 @@ errors = EXCLUDED.errors, done = EXCLUDED.done, removed = EXCLUDED.removed`,
 ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNING value`,
 	},
 	SearchStatements: sqlstore.SearchStatements{
-		Match:       func(terms []shelfmark.SearchTerm) any { return match{tsQuery(terms), headlineQuery(terms)} },
+		Match:       func(terms []shelfmark.SearchTerm) any { return match{terms} },
 		Window:      searchWindow,
 		Hits:        searchHits,
 		Matches:     docMatches,

@@ -9,17 +9,20 @@ import (
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
-// Full-text search (search.go in the root package, migration
-// 0005_search.sql): documents in search_docs, whose stored generated column
-// tsv (title weighted A, body B, 'simple' configuration) has a GIN index.
+// Full-text search (search.go in the root package, migrations
+// 0005_search.sql and 0019_stemming.sql): documents in search_docs, whose
+// stored generated column tsv (title weighted A, body B, in the
+// configuration shelfmark: 'simple' with every word folded to its Porter
+// stem) has a GIN index.
 //
-// A query is a tsquery built from shelfmark.ParseSearchText and read by
-// to_tsquery('simple', …): every term becomes one quoted operand ('…',
-// with ' doubled and \ escaped), which to_tsquery splits with the parser
-// that made the documents' vectors (a term of several words becomes a
-// phrase, <->), a prefix term gets :*, and the operands are joined by &, |
-// and & ! as the terms' groups say (tsQuery). Nothing the user typed is
-// read as tsquery syntax.
+// A query is a tsquery expression built from shelfmark.ParseSearchText
+// (tsqExpr): every term becomes one quoted operand of to_tsquery in the
+// configuration shelfmark ('…', with ' doubled and \ escaped), which splits
+// it with the parser that made the documents' vectors (a term of several
+// words becomes a phrase, <->); a prefix term's last word is an operand in
+// 'simple' (not stemmed) with :*; the operands are joined by &&, || and
+// !! as the terms' groups say. Nothing the user typed is read as tsquery
+// syntax.
 //
 // The score of a hit is ts_rank_cd with the weights {D 0.1, C 0.1, B 0.1,
 // A 1.0} (a title match is worth ten body matches, as on SQLite), cast
@@ -43,76 +46,104 @@ import (
 // rankWeights are ts_rank_cd's weights of D, C, B and A.
 const rankWeights = `'{0.1, 0.1, 0.1, 1.0}'::real[]`
 
-// tsQuery is the to_tsquery input of parsed terms: the groups of
-// shelfmark.SearchGroups joined by &, each in parentheses with its
-// alternatives joined by |, then & ! each term left out.
-func tsQuery(terms []shelfmark.SearchTerm) string {
-	var b strings.Builder
-	esc := strings.NewReplacer(`'`, `''`, `\`, `\\`)
-	operand := func(t shelfmark.SearchTerm) {
-		b.WriteByte('\'')
-		b.WriteString(esc.Replace(t.Text))
-		b.WriteByte('\'')
-		if t.Prefix {
-			b.WriteString(":*")
-		}
-	}
-	groups, not := shelfmark.SearchGroups(terms)
-	for i, g := range groups {
-		if i > 0 {
-			b.WriteString(" & ")
-		}
-		b.WriteByte('(')
-		for j, t := range g {
-			if j > 0 {
-				b.WriteString(" | ")
-			}
-			operand(t)
-		}
-		b.WriteByte(')')
-	}
-	for _, t := range not {
-		b.WriteString(" & !")
-		operand(t)
-	}
-	return b.String()
+// tsqOperand quotes text as one operand of to_tsquery ('…', with '
+// doubled and \ escaped), which splits it with the parser into a phrase.
+func tsqOperand(text string) string {
+	return `'` + strings.NewReplacer(`'`, `''`, `\`, `\\`).Replace(text) + `'`
 }
 
-// headlineQuery is the to_tsquery input that marks a hit's headline: every
-// word of the terms to find (a prefix term's last word as a prefix), any of them (|),
+// tsqExpr writes the tsquery of parsed terms, an expression binding its
+// operands in s: the groups of shelfmark.SearchGroups joined by &&, each
+// in parentheses with its alternatives joined by ||, then && !! each term
+// left out. A term is to_tsquery in the configuration shelfmark (its words
+// stemmed, a phrase of several); a prefix term's last word is not stemmed
+// but read in 'simple' as a prefix, or its stem as a prefix
+// (shelfmark.SearchPrefixStem), after the words before it
+// (tsquery_phrase).
+func tsqExpr(s *sqlstore.Stmt, terms []shelfmark.SearchTerm) string {
+	term := func(t shelfmark.SearchTerm) string {
+		words := shelfmark.SearchTokens(t.Text)
+		if !t.Prefix || len(words) == 0 {
+			return tsq(s.Arg(tsqOperand(t.Text)))
+		}
+		last := words[len(words)-1]
+		prefix := `to_tsquery('simple'::regconfig, ` + s.Arg(tsqOperand(last)+":*") + `)`
+		if st := shelfmark.SearchPrefixStem(last); st != "" {
+			prefix = `(` + prefix + ` || to_tsquery('simple'::regconfig, ` + s.Arg(tsqOperand(st)+":*") + `))`
+		}
+		if len(words) == 1 {
+			return prefix
+		}
+		return `tsquery_phrase(` + tsq(s.Arg(tsqOperand(strings.Join(words[:len(words)-1], " ")))) + `, ` + prefix + `)`
+	}
+	groups, not := shelfmark.SearchGroups(terms)
+	var and []string
+	for _, g := range groups {
+		var or []string
+		for _, t := range g {
+			or = append(or, term(t))
+		}
+		and = append(and, `(`+strings.Join(or, ` || `)+`)`)
+	}
+	for _, t := range not {
+		and = append(and, `!!`+term(t))
+	}
+	return `(` + strings.Join(and, ` && `) + `)`
+}
+
+// headlineWords is what marks a hit's headline: every word of the terms
+// to find, any of them (|), as one to_tsquery input in the configuration
+// shelfmark, and the last words of prefix terms as prefixes, each an
+// input in 'simple' (unstemmed; and its stem, shelfmark.SearchPrefixStem);
 // not the terms themselves. ts_headline looks for the covers of its query
 // in the whole document, and for a query of phrases that costs many times
 // more (eight two-word phrases: about 60 ms a document of 300 words,
 // against 0.2 ms for the words on their own); the hits already match the
 // phrases, so marking their words marks the phrases too.
-func headlineQuery(terms []shelfmark.SearchTerm) string {
+func headlineWords(terms []shelfmark.SearchTerm) (words string, prefixes []string) {
 	var b strings.Builder
 	seen := map[string]bool{}
 	for _, t := range terms {
 		if t.Not {
 			continue // not in a hit
 		}
-		words := shelfmark.SearchTokens(t.Text)
-		for i, w := range words {
+		tokens := shelfmark.SearchTokens(t.Text)
+		for i, w := range tokens {
 			w = strings.ToLower(w)
-			prefix := t.Prefix && i == len(words)-1
-			if key := w + map[bool]string{true: ":*"}[prefix]; seen[key] {
+			if t.Prefix && i == len(tokens)-1 {
+				for _, p := range []string{w, shelfmark.SearchPrefixStem(w)} {
+					if p != "" && !seen[p+":*"] {
+						seen[p+":*"] = true
+						prefixes = append(prefixes, tsqOperand(p)+":*")
+					}
+				}
 				continue
-			} else {
-				seen[key] = true
 			}
+			if seen[w] {
+				continue
+			}
+			seen[w] = true
 			if b.Len() > 0 {
 				b.WriteString(" | ")
 			}
-			b.WriteByte('\'')
-			b.WriteString(strings.NewReplacer(`'`, `''`, `\`, `\\`).Replace(w))
-			b.WriteByte('\'')
-			if prefix {
-				b.WriteString(":*")
-			}
+			b.WriteString(tsqOperand(w))
 		}
 	}
-	return b.String()
+	return b.String(), prefixes
+}
+
+// headlineExpr writes the tsquery that marks a hit's headline
+// (headlineWords), binding its inputs in s.
+func headlineExpr(s *sqlstore.Stmt, terms []shelfmark.SearchTerm) string {
+	words, prefixes := headlineWords(terms)
+	var parts []string
+	if words != "" {
+		parts = append(parts, tsq(s.Arg(words)))
+	}
+	for _, p := range prefixes {
+		parts = append(parts, `to_tsquery('simple'::regconfig, `+s.Arg(p)+`)`)
+	}
+	return `(` + strings.Join(parts, ` || `) + `)`
 }
 
 // lists binds lists as the dialect does (the search statements are part
@@ -123,21 +154,27 @@ var lists = sqlstore.Lists{Int64s: func(v []int64) any { return v }, AnyOf: anyO
 func anyOf(n int) string { return "= ANY($" + strconv.Itoa(n) + ")" }
 
 // tsq is the parsed query whose placeholder is query.
-func tsq(query string) string { return `to_tsquery('simple'::regconfig, ` + query + `)` }
+func tsq(query string) string { return `to_tsquery(` + searchConfig + `, ` + query + `)` }
+
+// searchConfig is the text search configuration of the documents'
+// vectors, queries and headlines: words folded to their stems
+// (migration 0019_stemming.sql).
+const searchConfig = `'shelfmark'::regconfig`
 
 // match is what a search matches with (sqlstore.SearchStatements.Match):
-// the tsquery of its terms and the query of its headlines.
-type match struct{ query, headline string }
+// its terms, of which each statement writes the tsquery (tsqExpr) and the
+// query of its headlines (headlineExpr).
+type match struct{ terms []shelfmark.SearchTerm }
 
 // searchMatches writes to s the FROM and WHERE clauses selecting every
-// visible document that matches q (the tsquery whose placeholder is
-// query), as d (search_docs). The visibility of each document's work is a
+// visible document that matches q (the tsquery expression query), as d
+// (search_docs). The visibility of each document's work is a
 // look-up of its resources row by key, one per document read: the OFFSET
 // 0 keeps PostgreSQL from turning it into a join, which for a thousand
 // matches it would make a hash join over every row of resources.
 func searchMatches(s *sqlstore.Stmt, q *shelfmark.SearchQuery, query string) {
 	now := s.Arg(q.Now.UnixMicro())
-	s.WriteString(`search_docs d WHERE d.tsv @@ ` + tsq(query) + ` AND EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "d.work", now) + ` OFFSET 0)`)
+	s.WriteString(`search_docs d WHERE d.tsv @@ ` + query + ` AND EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "d.work", now) + ` OFFSET 0)`)
 	sqlstore.DocFilters(s, q)
 	if q.Collection != 0 {
 		// as a browse: who may not see the collection may not list what
@@ -168,8 +205,8 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, m any, top int64, 
 		s.WriteString(` ORDER BY d.key DESC LIMIT ` + strconv.Itoa(n))
 		return
 	}
-	query := s.Arg(m.(match).query)
-	score := `ts_rank_cd(` + rankWeights + `, tsv, ` + tsq(query) + `)::float8`
+	query := tsqExpr(s, m.(match).terms) // bound once, named twice
+	score := `ts_rank_cd(` + rankWeights + `, tsv, ` + query + `)::float8`
 	if q.Sort == shelfmark.SearchSortNewest {
 		score = `key::float8` // the newest first (SearchSortNewest)
 	}
@@ -184,16 +221,16 @@ FROM (SELECT d.key, d.work, d.kind, d.format, d.tsv FROM `)
 
 // searchHits is sqlstore.SearchStatements.Hits: ts_headline over each
 // hit's title and body, marking the words of the headline query
-// (headlineQuery).
+// (headlineExpr).
 func searchHits(s *sqlstore.Stmt, m any) string {
-	return `ts_headline('simple'::regconfig, d.title || E'\n' || d.body, ` + tsq(s.Arg(m.(match).headline)) + `, ` + s.Arg(headlineOptions) + `) AS snippet, p.score
+	return `ts_headline(` + searchConfig + `, d.title || E'\n' || d.body, ` + headlineExpr(s, m.(match).terms) + `, ` + s.Arg(headlineOptions) + `) AS snippet, p.score
     FROM page p JOIN search_docs d ON d.key = p.key LEFT JOIN search_docs w ON w.key = p.work`
 }
 
 // docMatches is sqlstore.SearchStatements.Matches: the document's vector
 // against the query's.
 func docMatches(s *sqlstore.Stmt, m any, alias string) string {
-	return alias + `.tsv @@ ` + tsq(s.Arg(m.(match).query))
+	return alias + `.tsv @@ ` + tsqExpr(s, m.(match).terms)
 }
 
 // facetCollections is sqlstore.SearchStatements.Collections: each work's

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,7 +111,7 @@ func TestSearchExamines(t *testing.T) {
 	costs := map[string]cost{}
 	for _, word := range []string{"small", "large"} {
 		q := shelfmark.SearchQuery{Text: word, Now: now}
-		query, headline := tsQuery([]shelfmark.SearchTerm{{Text: word}}), headlineQuery([]shelfmark.SearchTerm{{Text: word}})
+		terms := []shelfmark.SearchTerm{{Text: word}}
 		var deep *shelfmark.SearchCursor
 		view(t, db, func(tx shelfmark.ReadTx) error {
 			q := q
@@ -129,7 +130,7 @@ func TestSearchExamines(t *testing.T) {
 		// match (as the facets did before windows) reads them all
 		count := sqlstore.NewStmt(arg)
 		count.WriteString(`SELECT count(*) FROM `)
-		searchMatches(count, &q, count.Arg(query))
+		searchMatches(count, &q, tsqExpr(count, terms))
 		if _, rows := explainSearch(t, schema, count.String(), count.Args); rows < int64(n) {
 			t.Fatalf("%q: counting every match read %d rows, want at least %d", word, rows, n)
 		}
@@ -137,9 +138,9 @@ func TestSearchExamines(t *testing.T) {
 			var sql string
 			var args []any
 			if what == "first page with facets" {
-				sql, args = dialect.SearchSQL(&q, match{query, headline}, 0, nil, limit+1, true)
+				sql, args = dialect.SearchSQL(&q, match{terms}, 0, nil, limit+1, true)
 			} else {
-				sql, args = dialect.SearchSQL(&q, match{query, headline}, deep.Window, deep, limit+1, false)
+				sql, args = dialect.SearchSQL(&q, match{terms}, deep.Window, deep, limit+1, false)
 			}
 			buffers, rows := explainSearch(t, schema, sql, args)
 			t.Logf("%q in %d documents, %s: %d rows of search_docs, resources and memberships, %d buffers", word, n, what, rows, buffers)
@@ -161,26 +162,41 @@ func TestSearchExamines(t *testing.T) {
 }
 
 // TestHeadlineQuery: a hit's headline marks the words of the query's
-// terms, any of them, each once, a prefix term's last word as a prefix,
-// quotes escaped: never the terms' phrases, whose covers ts_headline
-// would look for over the whole document.
+// terms, any of them, each once, a prefix term's last word as a prefix
+// (and its stem as one), quotes escaped: never the terms' phrases, whose
+// covers ts_headline would look for over the whole document; stemmed, so
+// that whale marks whales.
 func TestHeadlineQuery(t *testing.T) {
-	terms, err := shelfmark.ParseSearchText(`"Whales of the north" ice "whales of" ice-floe voy* "o'neil"`)
+	terms, err := shelfmark.ParseSearchText(`"Whales of the north" ice "whales of" ice-floe voy* running* "o'neil" -north -south`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := headlineQuery(terms)
-	want := `'whales' | 'of' | 'the' | 'north' | 'ice' | 'floe' | 'voy':* | 'o' | 'neil'`
-	if got != want {
-		t.Fatalf("headline query %q, want %q", got, want)
+	words, prefixes := headlineWords(terms)
+	if want := `'whales' | 'of' | 'the' | 'north' | 'ice' | 'floe' | 'o' | 'neil'`; words != want {
+		t.Fatalf("headline words %q, want %q", words, want)
+	}
+	if want := []string{`'voy':*`, `'running':*`, `'run':*`}; !slices.Equal(prefixes, want) {
+		t.Fatalf("headline prefixes %q, want %q", prefixes, want)
 	}
 	db, _ := openTest(t, Options{})
-	var text string
-	view(t, db, func(tx shelfmark.ReadTx) error {
-		return tx.(*readTx).r.queryRow(context.Background(), `SELECT ts_headline('simple', 'Notes on whales of the north sea', to_tsquery('simple', $1))`,
-			[]any{got}, &text)
-	})
-	if !strings.Contains(text, "<b>whales</b> <b>of</b> <b>the</b> <b>north</b>") {
-		t.Fatalf("headline %q", text)
+	for _, c := range []struct{ q, text, want string }{
+		{`"whale of the north"`, "Notes on whales of the north sea", "<b>whales</b> <b>of</b> <b>the</b> <b>north</b>"},
+		{`voy*`, "Three voyages south", "<b>voyages</b>"},
+		{`running*`, "He runs on", "<b>runs</b>"},
+	} {
+		terms, err := shelfmark.ParseSearchText(c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sqlstore.NewStmt(arg)
+		expr := headlineExpr(s, terms)
+		doc := s.Arg(c.text)
+		var text string
+		view(t, db, func(tx shelfmark.ReadTx) error {
+			return tx.(*readTx).r.queryRow(context.Background(), `SELECT ts_headline(`+searchConfig+`, `+doc+`::text, `+expr+`)`, s.Args, &text)
+		})
+		if !strings.Contains(text, c.want) {
+			t.Fatalf("%s: headline %q", c.q, text)
+		}
 	}
 }

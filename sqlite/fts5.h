@@ -28,6 +28,7 @@ int sqlite3_bind_pointer(sqlite3_stmt*, int, void*, const char*, void(*)(void*))
 int sqlite3_step(sqlite3_stmt*);
 int sqlite3_finalize(sqlite3_stmt *pStmt);
 void *sqlite3_malloc64(sqlite3_uint64);
+void *sqlite3_realloc64(void*, sqlite3_uint64);
 void sqlite3_free(void*);
 double sqlite3_value_double(sqlite3_value*);
 void sqlite3_result_double(sqlite3_context*, double);

@@ -23,6 +23,8 @@
 */
 #include "fts5.h"
 
+int shelfmarkRegisterStem(fts5_api *api);
+
 #define RANK_K1 1.2
 #define RANK_B 0.75
 
@@ -111,6 +113,7 @@ static int shelfmarkRankInit(sqlite3 *db, char **pzErr, const void *pThunk){
   fts5_api *api = fts5Api(db);
   if( api==0 || api->iVersion<2 ) return SQLITE_OK;
   api->xCreateFunction(api, "shelfmark_rank", 0, shelfmarkRank, 0);
+  shelfmarkRegisterStem(api); /* the tokenizer shelfmark (stem.c) */
   return SQLITE_OK;
 }
 

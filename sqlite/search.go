@@ -17,9 +17,12 @@ import (
 // A query is an FTS5 expression built from shelfmark.ParseSearchText:
 // every term becomes one quoted FTS5 string ("…", with " doubled), which
 // FTS5 splits with the table's own tokenizer into a phrase, and a prefix
-// term gets FTS5's trailing *; the strings are joined by AND, OR and NOT
-// as the terms' groups say (ftsQuery). Nothing the user typed is read as
-// FTS5 syntax.
+// term gets FTS5's trailing * (and, where the stem of its last word
+// differs, an alternative with the stem: searchstem.go in the root
+// package); the strings are joined by AND, OR and NOT as the terms'
+// groups say (ftsQuery). Nothing the user typed is read as FTS5 syntax.
+// The index's tokenizer, shelfmark (stem.c), folds every word to its
+// Porter stem but the last word of a prefix.
 //
 // The score of a hit is shelfmark_rank(search_fts, 10, 1) (rank.c): FTS5's
 // BM25 with a title match worth ten times a body match and higher better,
@@ -51,13 +54,30 @@ func anyOf(n int) string { return "IN (SELECT value FROM json_each(?" + strconv.
 // alternatives joined by OR, then NOT each term left out.
 func ftsQuery(terms []shelfmark.SearchTerm) string {
 	var b strings.Builder
-	phrase := func(t shelfmark.SearchTerm) {
+	quoted := func(text string, prefix bool) {
 		b.WriteByte('"')
-		b.WriteString(strings.ReplaceAll(t.Text, `"`, `""`))
+		b.WriteString(strings.ReplaceAll(text, `"`, `""`))
 		b.WriteByte('"')
-		if t.Prefix {
+		if prefix {
 			b.WriteString(" *")
 		}
+	}
+	phrase := func(t shelfmark.SearchTerm) {
+		words := shelfmark.SearchTokens(t.Text)
+		stem := ""
+		if t.Prefix && len(words) > 0 {
+			stem = shelfmark.SearchPrefixStem(words[len(words)-1])
+		}
+		if stem == "" {
+			quoted(t.Text, t.Prefix)
+			return
+		}
+		// the prefix as typed, or its stem (searchstem.go)
+		b.WriteByte('(')
+		quoted(t.Text, true)
+		b.WriteString(" OR ")
+		quoted(strings.Join(append(words[:len(words)-1:len(words)-1], stem), " "), true)
+		b.WriteByte(')')
 	}
 	groups, not := shelfmark.SearchGroups(terms)
 	b.WriteByte('(')

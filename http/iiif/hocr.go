@@ -15,16 +15,16 @@ package iiif
 // Words are matched as the search index matches them: split into tokens
 // at every character that is not a letter or a digit, lower-cased and
 // without diacritics (SQLite's unicode61 tokenizer with
-// remove_diacritics 2).
+// remove_diacritics 2), each folded to its stem (FTS5's porter tokenizer;
+// shelfmark.SearchStem).
 
 import (
 	"bytes"
 	"html"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
-	"golang.org/x/text/unicode/norm"
+	"github.com/shelfmark/shelfmark"
 )
 
 // ocrWord is one word of a page's OCR.
@@ -75,7 +75,7 @@ func (p *ocrPage) add(w ocrWord) {
 	}
 	idx := int32(len(p.words))
 	if f := foldText(w.text); wordOnly(f) { // most words are one token
-		p.tokens = append(p.tokens, f)
+		p.tokens = append(p.tokens, shelfmark.SearchStem(f))
 		p.tokenWord = append(p.tokenWord, idx)
 	} else {
 		toks := strings.FieldsFunc(f, notWordRune)
@@ -83,7 +83,7 @@ func (p *ocrPage) add(w ocrWord) {
 			return
 		}
 		for _, t := range toks {
-			p.tokens = append(p.tokens, t)
+			p.tokens = append(p.tokens, shelfmark.SearchStem(t))
 			p.tokenWord = append(p.tokenWord, idx)
 		}
 	}
@@ -107,33 +107,18 @@ func wordOnly(s string) bool {
 	return true
 }
 
-// foldText lower-cases s and removes its diacritics (combining marks
-// after canonical decomposition).
-func foldText(s string) string {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
-		return strings.ToLower(s)
-	}
-	var b strings.Builder
-	for _, r := range norm.NFD.String(s) {
-		if unicode.Is(unicode.Mn, r) {
-			continue
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return norm.NFC.String(b.String())
-}
+// foldText folds s as the index does (shelfmark.SearchFold).
+func foldText(s string) string { return shelfmark.SearchFold(s) }
 
-// searchTokens splits text into folded tokens: runs of letters and
-// digits.
+// searchTokens splits text into folded tokens, runs of letters and
+// digits, each folded to its stem as the index folds it
+// (shelfmark.SearchStem).
 func searchTokens(text string) []string {
-	return strings.FieldsFunc(foldText(text), notWordRune)
+	toks := strings.FieldsFunc(foldText(text), notWordRune)
+	for i, t := range toks {
+		toks[i] = shelfmark.SearchStem(t)
+	}
+	return toks
 }
 
 // parsePlainText reads the words of plain text (no boxes, no lines).

@@ -63,17 +63,18 @@ func describeOCR(p *ocrPage) string {
 }
 
 // TestParseOCR reads words, boxes, lines and page sizes of hOCR and ALTO,
-// and tokens as the search index makes them.
+// and tokens as the search index makes them (folded, stemmed: naive is
+// naiv, one is on).
 func TestParseOCR(t *testing.T) {
 	for _, c := range []struct{ name, in, want string }{
 		{"hOCR", tesseractHOCR, "1955x500|The@0[1 2 92 40]|quick@0[114 2 244 50]|Café&Co.@0[266 2 411 40]|naïve@1[1 62 92 100]|well-known@1[130 62 300 100]" +
-			"|the quick cafe co naive well known"},
+			"|the quick cafe co naiv well known"},
 		{"ALTO", altoPage, "1000x1500|Hello@0[10 20 40 60]|Wörld@0[50 20 110 60]|again@1[10 80 40 120]|hello world again"},
 		{"ALTO in tenths of millimetres", strings.Replace(altoPage, ">pixel<", ">mm10<", 1), "0x0|Hello@0|Wörld@0|again@1|hello world again"},
 		{"HTML hOCR", `<html><head><meta charset=utf-8><title>x</title></head><body><div class=ocr_page title="bbox 0 0 10 10"><span class="ocr_line"><span class="ocrx_word" title="bbox 1 1 2 2">A</span> <span class="ocrx_word x" title=bbox>B</span></span></div>`,
 			"10x10|A@0[1 1 2 2]|B@0|a b"},
 		{"several pages", `<div class='ocr_page' title='bbox 0 0 10 10'><span class='ocrx_word' title='bbox 1 1 2 2'>One</span></div>` +
-			`<div class='ocr_page' title='bbox 0 0 20 20'><span class='ocrx_word' title='bbox 1 1 2 2'>Two</span></div>`, "0x0|One@-1|Two@-1|one two"},
+			`<div class='ocr_page' title='bbox 0 0 20 20'><span class='ocrx_word' title='bbox 1 1 2 2'>Two</span></div>`, "0x0|One@-1|Two@-1|on two"},
 		{"empty", "", "0x0|"},
 		{"not markup", "just some words", "0x0|"},
 	} {
@@ -81,7 +82,7 @@ func TestParseOCR(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
 	}
-	if got := describeOCR(parsePlainText([]byte("Ein  Straße\nÉté\xff"))); got != "0x0|Ein@-1|Straße@-1|Été\uFFFD@-1|ein straße ete" {
+	if got := describeOCR(parsePlainText([]byte("Ein  Straße\nÉté\xff"))); got != "0x0|Ein@-1|Straße@-1|Été\uFFFD@-1|ein straße et" {
 		t.Errorf("plain text: %s", got)
 	}
 	// every prefix of a file (a truncated or damaged one) reads without
@@ -132,6 +133,19 @@ func TestMatchPage(t *testing.T) {
 		{"quick OR the cafe", "[{0 0} {1 1} {2 2}]"},
 		{"quick OR the -cafe", "[]"},
 		{"-absent quick", "[{1 1}]"},
+		// words match by their stems, as in the index
+		{"naivety", "[]"},
+		{"naive", "[{3 3}]"},
+		{"naives", "[{3 3}]"},
+		{"quickly", "[]"},
+		{"quicks", "[{1 1}]"},
+		{"naiv*", "[{3 3}]"},
+		{"naive*", "[{3 3}]"},
+		{"quicks*", "[{1 1}]"}, // as typed, or its stem quick
+		{`"the quicks"*`, "[{0 1}]"},
+		{`"the quick"*`, "[{0 1}]"},
+		{`"the quicker"*`, "[]"},
+		{"wel*", "[{4 4}]"},
 	} {
 		terms, err := parseBookQuery(c.q)
 		if err != nil {

@@ -103,6 +103,9 @@ type bookTerm struct {
 	// not and alt are the term's shelfmark.SearchTerm.Not and Alt: left
 	// out, or an alternative to the term before it.
 	not, alt bool
+	// stem is, for a prefix, the stem its last token also matches as a
+	// prefix (shelfmark.SearchPrefixStem); that token is not stemmed.
+	stem string
 }
 
 // parseBookQuery reads q as the search page does.
@@ -114,7 +117,13 @@ func parseBookQuery(q string) ([]bookTerm, error) {
 	out := make([]bookTerm, 0, len(terms))
 	for _, t := range terms {
 		if toks := searchTokens(t.Text); len(toks) > 0 {
-			out = append(out, bookTerm{tokens: toks, prefix: t.Prefix, not: t.Not, alt: t.Alt})
+			bt := bookTerm{tokens: toks, prefix: t.Prefix, not: t.Not, alt: t.Alt}
+			if t.Prefix { // a prefix is the beginning of a word: as typed, or its stem
+				words := strings.FieldsFunc(foldText(t.Text), notWordRune)
+				bt.tokens[len(toks)-1] = words[len(words)-1]
+				bt.stem = shelfmark.SearchPrefixStem(words[len(words)-1])
+			}
+			out = append(out, bt)
 		}
 	}
 	if len(out) == 0 {
@@ -168,7 +177,7 @@ func occurrences(p *ocrPage, t bookTerm) []span {
 		for j, tok := range t.tokens {
 			got := p.tokens[i+j]
 			if j == n-1 && t.prefix {
-				ok = strings.HasPrefix(got, tok)
+				ok = strings.HasPrefix(got, tok) || t.stem != "" && strings.HasPrefix(got, t.stem)
 			} else {
 				ok = got == tok
 			}
