@@ -140,8 +140,8 @@ gpage AS MATERIALIZED (SELECT work, score, n FROM grp g WHERE true`)
 		s.WriteString(` AND ` + d.Matches(s, match, "d") + `)`)
 	}
 	s.WriteString(` ORDER BY score DESC, work LIMIT ` + s.Arg(int64(n)) + `),
-ranked AS MATERIALIZED (SELECT pw.key, pw.work, pw.kind, pw.format, pw.score,
-    row_number() OVER (PARTITION BY pw.work ORDER BY pw.score DESC, pw.key) AS rn FROM pw JOIN gpage g ON g.work = pw.work),
+ranked AS MATERIALIZED (SELECT key, work, kind, format, score,
+    row_number() OVER (PARTITION BY work ORDER BY score DESC, key) AS rn FROM pw WHERE work IN (SELECT work FROM gpage)),
 page AS ` + d.Materialized + `(SELECT key, work, kind, format, score FROM ranked WHERE rn = 1),`)
 }
 
