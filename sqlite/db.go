@@ -71,11 +71,13 @@ type DB struct {
 var _ shelfmark.Storage = (*DB)(nil)
 
 // Open opens (creating if needed) the database file at path and brings its
-// schema up to date.
+// schema up to date. The first Open of the process also has glibc keep
+// freed memory for SQLite's next statement (tuneMalloc).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := registerRank(); err != nil {
 		return nil, err
 	}
+	tuneMalloc()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create database directory: %w", err)
 	}
