@@ -22,8 +22,10 @@ import (
 // 1.85 ms a statement with the default, 1.13 ms keeping 4 MiB, 1.09 ms
 // keeping 8 MiB; a page of documents 1.13 and 0.84 ms. The price is up to
 // that much memory kept per heap (glibc makes one per thread that
-// allocates at once, up to eight a core).
-const mallocKeep = 8 << 20
+// allocates at once, up to eight a core): a half-hour soak keeping 8 MiB
+// ended with 17% more RSS than its first tenth, the heaps a crawler storm
+// had added keeping theirs, so it keeps 4 MiB, which was as fast.
+const mallocKeep = 4 << 20
 
 // tuneMalloc sets mallocKeep once for the process, unless the operator
 // set glibc's MALLOC_TRIM_THRESHOLD_ (which then stands), and reports
