@@ -107,10 +107,11 @@ type SearchQuery struct {
 	Group bool
 }
 
-// Grouped reports whether q's hits are works rather than documents (its
-// Group is set).
+// Grouped reports whether q's hits are works made of documents: its
+// Group is set and it has words (not a browse, not everything; see
+// WorksOnly for those).
 //
-// A text query then ranks, within each window of SearchWindow matching
+// It then ranks, within each window of SearchWindow matching
 // documents, the works those documents belong to: a work's score is that
 // of its best document (its metadata, a title match worth ten body
 // matches, or the text of one of its pages), ties by key; each hit is
@@ -125,8 +126,9 @@ type SearchQuery struct {
 // windows, so that a book whose pages fill a window does not leave a
 // page of results nearly empty.
 //
-// Without words (a browse, or everything), and unless a filter asks for
-// pages (WorksOnly), the hits are the works' and collections' own documents:
+// With Group set but without words (a browse, or everything), and unless a
+// filter asks for pages (WorksOnly), the hits are the works' and
+// collections' own documents:
 // one per work, newest first, as for a text query sorted by
 // SearchSortNewest.
 //
@@ -134,7 +136,7 @@ type SearchQuery struct {
 // distinct works of the sample) rather than documents; without words they
 // count the documents listed (one per work unless a filter asks for
 // pages).
-func (q *SearchQuery) Grouped() bool { return q.Group }
+func (q *SearchQuery) Grouped() bool { return q.Group && !q.Browse() && !q.Everything() }
 
 // WorksOnly reports whether q matches only the documents of works and
 // collections themselves (not of their pages): a grouped query without
@@ -647,7 +649,7 @@ func (p *SearchPager) Start(q *SearchQuery) iter.Seq[SearchStatement] {
 		}
 		facets := q.Facets
 		windows := 2
-		if q.Grouped() && !q.Everything() {
+		if q.Grouped() {
 			windows = SearchGroupWindows
 		}
 		for range windows {
@@ -673,7 +675,6 @@ func (p *SearchPager) Start(q *SearchQuery) iter.Seq[SearchStatement] {
 			top, after = p.lo-1, nil
 		}
 		if facets { // a later page that asks for the facets
-			p.round = len(p.res.Hits)
 			if yield(SearchStatement{Facets: true}) {
 				p.sample = p.n
 			}
@@ -702,7 +703,7 @@ func (p *SearchPager) Window(n, lo, hi int64) { p.n, p.lo, p.hi = n, lo, hi }
 // query (SearchQuery.Grouped), one of the documents shown for the works
 // Group reports.
 func (p *SearchPager) Hit(h SearchHit) {
-	if p.groups() {
+	if p.q.Grouped() {
 		p.docs = append(p.docs, h)
 		return
 	}
@@ -715,21 +716,10 @@ func (p *SearchPager) Group(work int64, score float64, matches int64) {
 	p.res.Hits = append(p.res.Hits, SearchHit{Key: work, Work: work, Kind: KindWork, Score: score, Matches: matches})
 }
 
-// groups reports whether the hits are works made of documents: a grouped
-// query with words.
-func (p *SearchPager) groups() bool {
-	return p.q.Grouped() && !p.q.Browse() && !p.q.Everything()
-}
-
 // fillGroups gives each work of a grouped page its best document's title,
 // kind, format and snippet, and its best pages.
 func (p *SearchPager) fillGroups() {
-	slices.SortFunc(p.docs, func(a, b SearchHit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Key, b.Key)
-	})
+	slices.SortFunc(p.docs, byScore)
 	at := make(map[int64]int, len(p.res.Hits))
 	for i, h := range p.res.Hits {
 		at[h.Work] = i
@@ -775,15 +765,15 @@ func (p *SearchPager) Facet(facet int, value string, n int64) {
 	}
 }
 
-// sortRound orders the hits of the last statement by score (better first)
-// and then by key.
-func (p *SearchPager) sortRound() {
-	slices.SortFunc(p.res.Hits[p.round:], func(a, b SearchHit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Key, b.Key)
-	})
+// sortRound orders the hits of the last statement by score (byScore).
+func (p *SearchPager) sortRound() { slices.SortFunc(p.res.Hits[p.round:], byScore) }
+
+// byScore orders hits by score, better first, and then by key.
+func byScore(a, b SearchHit) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Key, b.Key)
 }
 
 // Result returns the page: the first Limit hits and, when there were
@@ -791,7 +781,7 @@ func (p *SearchPager) sortRound() {
 // full.
 func (p *SearchPager) Result() *SearchResult {
 	r := p.res
-	if p.groups() {
+	if p.q.Grouped() {
 		p.fillGroups()
 	}
 	if p.browse {
@@ -818,7 +808,7 @@ func (p *SearchPager) Result() *SearchResult {
 	if p.q.Facets {
 		// a grouped query counts works: the sample is full when its
 		// documents fill it
-		full := r.Total > SearchWindow || p.groups() && p.sample > SearchWindow
+		full := r.Total > SearchWindow || p.q.Grouped() && p.sample > SearchWindow
 		r.estimateFacets(full)
 	}
 	return r

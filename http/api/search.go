@@ -170,7 +170,7 @@ func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
 		}
 		hit := searchHitJSON{ID: ids.Encode(h.Key), Work: ids.Encode(h.Work), Kind: string(h.Kind),
 			Format: h.Format, Title: h.Title, Snippet: kit.SnippetHTML(h.Snippet), Score: h.Score}
-		if q.Group && !q.Browse() && !q.Everything() {
+		if q.Grouped() {
 			hit.Matches = &h.Matches
 			for _, pg := range h.Pages {
 				if kit.HasID(pg.Key) {

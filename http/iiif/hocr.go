@@ -74,7 +74,7 @@ func (p *ocrPage) add(w ocrWord) {
 		return
 	}
 	idx := int32(len(p.words))
-	if f := foldText(w.text); wordOnly(f) { // most words are one token
+	if f := shelfmark.SearchFold(w.text); wordOnly(f) { // most words are one token
 		p.tokens = append(p.tokens, shelfmark.SearchStem(f))
 		p.tokenWord = append(p.tokenWord, idx)
 	} else {
@@ -107,14 +107,17 @@ func wordOnly(s string) bool {
 	return true
 }
 
-// foldText folds s as the index does (shelfmark.SearchFold).
-func foldText(s string) string { return shelfmark.SearchFold(s) }
+// foldTokens splits text into tokens, runs of letters and digits, folded
+// as the index folds them (shelfmark.SearchFold) but not stemmed.
+func foldTokens(text string) []string {
+	return strings.FieldsFunc(shelfmark.SearchFold(text), notWordRune)
+}
 
 // searchTokens splits text into folded tokens, runs of letters and
 // digits, each folded to its stem as the index folds it
 // (shelfmark.SearchStem).
 func searchTokens(text string) []string {
-	toks := strings.FieldsFunc(foldText(text), notWordRune)
+	toks := foldTokens(text)
 	for i, t := range toks {
 		toks[i] = shelfmark.SearchStem(t)
 	}

@@ -119,7 +119,7 @@ func parseBookQuery(q string) ([]bookTerm, error) {
 		if toks := searchTokens(t.Text); len(toks) > 0 {
 			bt := bookTerm{tokens: toks, prefix: t.Prefix, not: t.Not, alt: t.Alt}
 			if t.Prefix { // a prefix is the beginning of a word: as typed, or its stem
-				words := strings.FieldsFunc(foldText(t.Text), notWordRune)
+				words := foldTokens(t.Text)
 				bt.tokens[len(toks)-1] = words[len(words)-1]
 				bt.stem = shelfmark.SearchPrefixStem(words[len(words)-1])
 			}

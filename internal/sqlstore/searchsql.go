@@ -85,7 +85,7 @@ func (d *Dialect) SearchSQL(q *shelfmark.SearchQuery, match any, top int64, afte
 	d.Window(s, q, match, top, shelfmark.SearchWindow+1)
 	s.WriteString(`),
 pw AS MATERIALIZED (SELECT key, work, kind, format, score FROM win ORDER BY key DESC LIMIT ` + strconv.Itoa(shelfmark.SearchWindow) + `),`)
-	grouped := q.Grouped() && match != nil
+	grouped := q.Grouped() // words: match is not nil
 	if grouped {
 		d.groupPage(s, q, match, top, after, n)
 	} else {
@@ -301,7 +301,7 @@ func Readable(s *Stmt, l Lists, rd *shelfmark.SearchReader, alias, work, now str
 func (d *Dialect) FacetRows(s *Stmt, q *shelfmark.SearchQuery, col, low, now string) string {
 	lim, pad := strconv.Itoa(shelfmark.SearchFacetLimit), d.Pad
 	count := `count(*)` // documents: also works, one each, for q.WorksOnly()
-	if q.Grouped() && !q.Browse() && !q.Everything() {
+	if q.Grouped() {
 		count = `count(DISTINCT work)`
 	}
 	return `
