@@ -20,8 +20,9 @@ package iiif
 // rest): words, all of which must occur on a page for the page to match,
 // "phrases" whose words must follow each other, prefixes with a trailing
 // *, words and phrases left out (-word: a page with one does not match)
-// and alternatives (OR: one of them must occur). Words match as the index matches them (hocr.go). Every
-// occurrence of every term on a matching page is a hit; a hit is one
+// and alternatives (OR: one of them must occur). Words match as the index
+// matches them (hocr.go). Every occurrence of every term on a matching
+// page is a hit; a hit is one
 // annotation per line it covers (a word, or a phrase's words on one line),
 // whose target is the canvas with #xywh= the words' box in the canvas's
 // pixels (the OCR's pixels scaled to the canvas when the OCR read an image
