@@ -19,8 +19,11 @@ type cpuTimes struct {
 	// directory).
 	Server, Tools, Bench float64
 	// Busy, Steal and Total are the whole machine's, summed over its
-	// cores: Busy is every state but idle, I/O wait and steal; Steal the
-	// time the hypervisor gave the cores to someone else.
+	// cores, in clock ticks rather than seconds: whole numbers, which
+	// float64 adds and subtracts exactly, so that a share of busy ticks
+	// is never above 1 by a rounding. Busy is every state but idle, I/O
+	// wait and steal; Steal the time the hypervisor gave the cores to
+	// someone else.
 	Busy, Steal, Total float64
 }
 
@@ -43,25 +46,30 @@ func readCPU(pid int) cpuTimes {
 		return c
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
+	c.Busy, c.Steal, c.Total, c.ok = machineTicks(line)
+	return c
+}
+
+// machineTicks reads the busy, stolen and total clock ticks of all cores
+// from the first line of /proc/stat (ok false when it is not one).
+func machineTicks(line string) (busy, steal, total float64, ok bool) {
 	f := strings.Fields(line)
 	if len(f) < 9 || f[0] != "cpu" {
-		return c
+		return 0, 0, 0, false
 	}
 	// user nice system idle iowait irq softirq steal [guest guest_nice,
 	// already counted in user and nice]
 	var v [8]float64
 	for i := range v {
-		n, err := strconv.ParseFloat(f[i+1], 64)
+		n, err := strconv.ParseUint(f[i+1], 10, 64)
 		if err != nil {
-			return c
+			return 0, 0, 0, false
 		}
-		v[i] = n / clockTicks
+		v[i] = float64(n)
 	}
-	c.Total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7]
-	c.Busy = v[0] + v[1] + v[2] + v[5] + v[6]
-	c.Steal = v[7]
-	c.ok = true
-	return c
+	total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7]
+	busy = v[0] + v[1] + v[2] + v[5] + v[6]
+	return busy, v[7], total, true
 }
 
 // procTimes returns utime, stime, cutime and cstime of process pid in

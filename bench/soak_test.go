@@ -393,6 +393,19 @@ func TestSoakCPUSpan(t *testing.T) {
 		}
 		_ = math.Sqrt(float64(x))
 	}
+	// ticks that, divided into seconds before the difference, made a
+	// share of 1.0000000046
+	var x, y cpuTimes
+	x.Busy, x.Steal, x.Total, x.ok = machineTicks("cpu  748144854 479230859 286970256 775747711 861954509 246631564 635746160 110765575 0 0")
+	y.Busy, y.Steal, y.Total, y.ok = machineTicks("cpu  748145017 479230859 286970256 775747711 861954509 246631564 635746160 110765575 0 0")
+	if c := cpuBetween(x, y, 1); !x.ok || !y.ok || c.Busy != 1 || c.Steal != 0 {
+		t.Errorf("all busy: %+v", c)
+	}
+	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 2 3", "cpu 1 2 3 4 5 6 7 -8 0 0", "cpu 1 2 3 4 5 6 7 x"} {
+		if _, _, _, ok := machineTicks(bad); ok {
+			t.Errorf("%q read as a cpu line", bad)
+		}
+	}
 	if c := cpuBetween(cpuTimes{}, a, 1); c != (SoakCPU{}) {
 		t.Errorf("a reading missing: %+v", c)
 	}
