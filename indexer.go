@@ -230,41 +230,71 @@ func (x *SearchIndexer) read(ctx context.Context, tx ReadTx, pl *indexPlan) (int
 		return 0, err
 	}
 	for _, r := range live {
-		title, body := searchText(fields[r.Key])
-		pl.put = append(pl.put, SearchDoc{Key: r.Key, Work: r.Key, Kind: r.Kind, Title: title, Body: body})
+		d := recordDoc(fields[r.Key])
+		d.Key, d.Work, d.Kind = r.Key, r.Key, r.Kind
+		pl.put = append(pl.put, d)
 	}
 	return len(rows), nil
 }
 
-// searchText returns the text a resource's metadata document indexes: its
-// title, the literals of dc:title and dcterms:title (each value once,
-// joined by " / "), and its body, every other literal joined by spaces.
-// IRIs are left out.
-func searchText(fields []Field) (title, body string) {
-	var t, b strings.Builder
-	seen := map[string]bool{}
+// recordDoc returns the document of a resource's metadata: its title,
+// the literals of dc:title and dcterms:title (each value once, joined by
+// " / "); its creators and subjects likewise, from dc: and dcterms:
+// creator and subject; the span of the years named by dc:date and
+// dcterms: date, created and issued (recordYears); and its body, every
+// literal but the titles joined by spaces. IRIs are left out.
+func recordDoc(fields []Field) SearchDoc {
+	var t, b, c, s strings.Builder
+	seen := map[*strings.Builder]map[string]bool{}
+	once := func(w *strings.Builder, v string) {
+		if seen[w] == nil {
+			seen[w] = map[string]bool{}
+		}
+		if seen[w][v] {
+			return
+		}
+		seen[w][v] = true
+		if w.Len() > 0 {
+			w.WriteString(" / ")
+		}
+		w.WriteString(v)
+	}
+	var dates []string
 	for _, f := range fields {
-		isTitle := f.Predicate == NSDC+"title" || f.Predicate == NSDCTerms+"title"
+		name, ok := strings.CutPrefix(f.Predicate, NSDCTerms)
+		if !ok {
+			name, _ = strings.CutPrefix(f.Predicate, NSDC)
+		}
+		if name == f.Predicate {
+			name = ""
+		}
 		for _, o := range f.Objects {
 			if o.Kind != Literal || strings.TrimSpace(o.Value) == "" {
 				continue
 			}
-			switch {
-			case !isTitle:
-				if b.Len() > 0 {
-					b.WriteByte(' ')
-				}
-				b.WriteString(o.Value)
-			case !seen[o.Value]:
-				seen[o.Value] = true
-				if t.Len() > 0 {
-					t.WriteString(" / ")
-				}
-				t.WriteString(o.Value)
+			if name == "title" {
+				once(&t, o.Value)
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(o.Value)
+			switch name {
+			case "creator":
+				once(&c, o.Value)
+			case "subject":
+				once(&s, o.Value)
+			case "date", "created", "issued":
+				dates = append(dates, o.Value)
 			}
 		}
 	}
-	return t.String(), b.String()
+	d := SearchDoc{Title: t.String(), Body: b.String(), Creator: c.String(), Subject: s.String()}
+	if lo, hi, ok := recordYears(dates); ok {
+		d.DateLo, d.DateHi = lo, hi
+	}
+	return d
 }
 
 // withoutPurged drops the documents of resources purged since they were

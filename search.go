@@ -58,6 +58,14 @@ type SearchDoc struct {
 	Title string
 	// Body is the rest of the text.
 	Body string
+	// Creator and Subject are, for a record, the literals of its creators
+	// and subjects (each value once, joined by " / "; also in Body), which
+	// field terms search (searchfields.go); empty for a page.
+	Creator, Subject string
+	// DateLo and DateHi are, for a record, the span of years its dates
+	// name (dates, created, issued), which date terms and the date sorts
+	// read; 0 and 0 when it names none.
+	DateLo, DateHi int
 }
 
 // AccessKey is the resource whose effective access decides whether d
@@ -94,9 +102,11 @@ type SearchQuery struct {
 	// Facets asks for facet counts and the total (the first page needs
 	// them; later pages may skip the cost).
 	Facets bool
-	// Sort orders the hits: SearchSortRelevance (also "") or
-	// SearchSortNewest (see CheckSearchSort). A browse ignores it: it is
-	// newest member first.
+	// Sort orders the hits: SearchSortRelevance (also ""),
+	// SearchSortNewest, SearchSortDate or SearchSortDateDesc (see
+	// CheckSearchSort). A browse ignores it: it is newest member first; a
+	// query without words (Everything) is newest first unless sorted by
+	// date.
 	Sort string
 	// Reader is who the results are for beyond public view (see
 	// SearchReader); nil shows what is in public view only, as to an
@@ -157,10 +167,25 @@ const (
 	// depth, at the cost of a relevance page; a hit's Score is then its
 	// key.
 	SearchSortNewest = "newest"
+	// SearchSortDate: the earliest date first (of the hit's work's
+	// record: SearchDoc.DateLo), and SearchSortDateDesc the latest
+	// (DateHi); hits without a date last, by key. Like relevance, the
+	// order is exact within each window of the newest SearchWindow
+	// matches, which follow each other by key: exact whenever at most
+	// SearchWindow documents match. A hit's Score is then -DateLo, or
+	// DateHi, or SearchUndated.
+	SearchSortDate     = "date"
+	SearchSortDateDesc = "date-desc"
 )
 
+// SearchUndated is the Score of a hit without a date under a date sort,
+// below every year's.
+const SearchUndated = -100000
+
 // SearchSorts returns the orders a search offers, the default first.
-func SearchSorts() []string { return []string{SearchSortRelevance, SearchSortNewest} }
+func SearchSorts() []string {
+	return []string{SearchSortRelevance, SearchSortNewest, SearchSortDate, SearchSortDateDesc}
+}
 
 // CheckSearchSort returns EINVALID, naming the orders there are, for a
 // sort that is not one of SearchSorts ("" is the default).
@@ -422,6 +447,11 @@ type SearchTerm struct {
 	// Alt makes the term an alternative to the one before it (OR between
 	// them): one of them must occur.
 	Alt bool
+	// Field restricts the term to one field of a record (searchfields.go):
+	// SearchFieldTitle, SearchFieldCreator or SearchFieldSubject, whose
+	// Text is words as for any term, or SearchFieldDate, whose Text is a
+	// span of years (Years). Empty, the term matches anywhere.
+	Field string
 }
 
 // SearchGroups splits terms into what a document must match: groups, all
@@ -442,7 +472,7 @@ func SearchGroups(terms []SearchTerm) (groups [][]SearchTerm, not []SearchTerm) 
 }
 
 // ParseSearchText splits what a user typed into terms, all of which must
-// match (see SearchGroups). The syntax has four devices and nothing else:
+// match (see SearchGroups). The syntax has five devices and nothing else:
 //
 //   - "double quotes" around words make a phrase (an unclosed quote runs
 //     to the end);
@@ -454,14 +484,21 @@ func SearchGroups(terms []SearchTerm) (groups [][]SearchTerm, not []SearchTerm) 
 //   - OR, in capitals, between two words or phrases, matches either:
 //     whales OR dolphins north finds what holds north and whales or
 //     dolphins. An OR with nothing to join (first, last, or beside a
-//     left-out term) is the word or.
+//     left-out term) is the word or;
+//   - title:, creator:, subject: or date: (in any case) before a word or
+//     a quoted phrase, with or without a space between, restricts it to
+//     that field of a record (searchfields.go): creator:"herman melville",
+//     -subject:fiction; date: takes years (date:1851, date:1850..1860,
+//     date:..1860; ParseSearchYears), and a field with nothing after it
+//     or a date: that is no span of years is EINVALID.
 //
 // Every other character is text: AND, NOT, NEAR and a lower-case or are
-// words like any other, and :, ( and ) separate words as spaces do. A
-// term without a letter or a digit (a lone *, a dash) is dropped; a text
-// left without a term to find (none, or only left-out ones) is EINVALID,
-// and so is one past the limits of searchlimits.go (its bytes, terms, and
-// tokens per term and in all), naming the limit.
+// words like any other, and :, ( and ) separate words as spaces do (a
+// colon after any other word too). A term without a letter or a digit (a
+// lone *, a dash) is dropped; a text left without a term to find (none,
+// or only left-out ones) is EINVALID, and so is one past the limits of
+// searchlimits.go (its bytes, terms, and tokens per term and in all),
+// naming the limit.
 func ParseSearchText(s string) ([]SearchTerm, error) {
 	if len(s) > MaxSearchQueryBytes {
 		return nil, searchLimitError(LimitSearchQueryBytes, MaxSearchQueryBytes,
@@ -470,12 +507,27 @@ func ParseSearchText(s string) ([]SearchTerm, error) {
 	s = CleanSearchText(s)
 	var terms []SearchTerm
 	not, or := false, false // a - before the next term; an OR before it
+	field := ""             // a field before the next term
+	var bad error           // a field term that is not one
 	add := func(text string, prefix bool) {
+		if field == SearchFieldDate {
+			if prefix {
+				text += "*"
+			}
+			lo, hi, err := ParseSearchYears(text)
+			if err != nil {
+				bad = cmp.Or(bad, err)
+				not, field = false, ""
+				return
+			}
+			text, prefix = FormatSearchYears(lo, hi), false
+		}
 		if strings.IndexFunc(text, isWordRune) < 0 {
-			not = false
+			not, field = false, ""
 			return
 		}
-		t := SearchTerm{Text: strings.TrimSpace(text), Prefix: prefix, Not: not}
+		t := SearchTerm{Text: strings.TrimSpace(text), Prefix: prefix, Not: not, Field: field}
+		field = ""
 		if or {
 			if !t.Not && len(terms) > 0 && !terms[len(terms)-1].Not {
 				t.Alt = true
@@ -525,12 +577,24 @@ func ParseSearchText(s string) ([]SearchTerm, error) {
 					not, word = true, word[1:]
 				}
 			}
+			if f, rest, ok := searchFieldOf(word); ok && field == "" {
+				field, word = f, rest
+				if rest == "" {
+					continue // the term after it: title: moby, title:"moby dick"
+				}
+			}
 			trimmed := strings.TrimRight(word, "*")
 			add(trimmed, len(trimmed) < len(word))
 		}
 	}
 	if or { // an OR that nothing followed
 		terms = append(terms, SearchTerm{Text: "OR"})
+	}
+	if bad != nil {
+		return nil, bad
+	}
+	if field != "" {
+		return nil, searchFieldError(field)
 	}
 	if len(terms) == 0 {
 		return nil, Errorf(EINVALID, "The search text has no words: give at least one word (letters or digits).")

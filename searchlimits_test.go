@@ -120,7 +120,7 @@ func TestSearchTokens(t *testing.T) {
 func FuzzParseSearchText(f *testing.F) {
 	for _, s := range []string{"whales", `"the north" sea*`, `"unclosed`, "a-b-c", "***", `""`, "\x00\x02\x03",
 		strings.Repeat("the ", 40), strings.Repeat("the-", 40), "日本語 テキスト*", "e\u0301\u0301",
-		"a -b", `-"a b" c OR d*`, "OR -a OR", "a OR OR -b -c"} {
+		"a -b", `-"a b" c OR d*`, "OR -a OR", "a OR OR -b -c", `creator:a date:1850..1860 -title:"x y" subject: z*`, "date:..12 OR date:7-3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -146,6 +146,9 @@ func FuzzParseSearchText(f *testing.F) {
 			n := SearchTokenCount(term.Text)
 			if n > MaxSearchPhraseTokens || n < len(SearchTokens(term.Text)) || n == 0 {
 				t.Fatalf("%q: term %q counts %d tokens (%q)", s, term.Text, n, SearchTokens(term.Text))
+			}
+			if lo, hi := term.Years(); term.Field == SearchFieldDate && (lo < MinSearchYear || hi < lo || hi > MaxSearchYear) {
+				t.Fatalf("%q: date term %q", s, term.Text)
 			}
 			if !utf8.ValidString(term.Text) || strings.ContainsAny(term.Text, SnippetStart+SnippetEnd+"\x00") {
 				t.Fatalf("%q: term %q is not clean text", s, term.Text)

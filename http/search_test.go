@@ -342,6 +342,7 @@ func TestSearchErrors(t *testing.T) {
 		"q=whales&cursor=" + raw(append([]byte{3}, make([]byte, 24)...)), "q=whales&cursor=" + raw(append([]byte{2}, make([]byte, 24)...)),
 		"q=whales&cursor=" + encodeSearchCursor(shelfmark.SearchCursor{Window: -1, Key: 5}),
 		"q=whales&cursor=" + encodeSearchCursor(shelfmark.SearchCursor{Key: -5, Window: 9}),
+		"q=date:soon", "q=date:0..12000", "q=whales+title:", "q=date:185*",
 	} {
 		r := f.e.do("GET", "/api/v1/search?"+q, nil)
 		r.wantError(t, http.StatusBadRequest, shelfmark.EINVALID)
@@ -369,8 +370,14 @@ func TestSearchSort(t *testing.T) {
 	if want := []shelfmark.ID{f.pages[2], f.pages[1], f.pages[0], f.work}; !slices.Equal(ids, want) {
 		t.Fatalf("newest first: %v, want %v", ids, want)
 	}
+	// by date: the pages have their work's date (none here: all last, by
+	// key), and the date sorts are offered
+	b, _ = f.search(t, "q=whales&sort=date-desc")
+	if len(b.Hits) != 4 || b.Hits[0].Score != shelfmark.SearchUndated || b.Hits[0].ID != f.work {
+		t.Fatalf("by date: %+v", b.Hits)
+	}
 	r := f.e.do("GET", "/api/v1/search?q=whales&sort=title", nil, as("")...).want(t, http.StatusBadRequest)
-	if !strings.Contains(string(r.Body), "relevance, newest") {
+	if !strings.Contains(string(r.Body), "relevance, newest, date, date-desc") {
 		t.Errorf("an unknown sort: %s", r.Body)
 	}
 }

@@ -372,11 +372,18 @@ func TestUISearch(t *testing.T) {
 		`name="sort" value="newest"`, `href="/search?q=whales">relevance</a>`}, nil)
 	wantPage(t, b.get("/search?q=whales"), 200, []string{`<span aria-current="true">relevance</span>`, `href="/search?q=whales&amp;sort=newest">newest first</a>`}, nil)
 
+	// by date, either way, the order named
+	wantPage(t, b.get("/search?q=whales&sort=date-desc"), 200, []string{`<span aria-current="true">date, latest first</span>`,
+		"the latest first; works without a date last", `href="/search?q=whales&amp;sort=date">date, earliest first</a>`}, nil)
+
 	// no words: everything the reader may read, newest first, with the
-	// facets
+	// facets; newest first or by date, but no relevance to sort by
 	p = b.get("/search")
-	wantPage(t, p, 200, []string{`name="q"`, "Results: ", "The most recently added first.", `href="/works/` + work + `">`, `href="/search?kind=work"`},
-		[]string{"Private whales", "Embargoed whales", `class="sort"`, "#page-"})
+	wantPage(t, p, 200, []string{`name="q"`, "Results: ", "The most recently added first.", `href="/works/` + work + `">`, `href="/search?kind=work"`,
+		`<span aria-current="true">newest first</span>`, `href="/search?sort=date">date, earliest first</a>`},
+		[]string{"Private whales", "Embargoed whales", ">relevance<", "#page-"})
+	wantPage(t, b.get("/search?sort=date"), 200, []string{`<span aria-current="true">date, earliest first</span>`, `href="/search?">newest first</a>`,
+		"the earliest first"}, nil)
 	// no words but a collection: what the collection holds
 	p = b.get("/search?q=+&collection=" + string(f.coll))
 	wantPage(t, p, 200, []string{`name="collection" value="` + string(f.coll) + `"`, "In collection: Logbooks", "Results: 1",

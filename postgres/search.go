@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -10,10 +11,13 @@ import (
 )
 
 // Full-text search (search.go in the root package, migrations
-// 0005_search.sql and 0019_stemming.sql): documents in search_docs, whose
-// stored generated column tsv (title weighted A, body B, in the
+// 0005_search.sql, 0019_stemming.sql and 0020_fields.sql): documents in
+// search_docs, whose stored generated column tsv (title weighted A, body
+// B, a record's creators C, its subjects and date tokens D, in the
 // configuration shelfmark: 'simple' with every word folded to its Porter
-// stem) has a GIN index.
+// stem) has a GIN index. A field term (searchfields.go in the root
+// package) is an operand restricted to its field's weight ('melville':C),
+// a date term the date tokens of its span joined by |, each :D.
 //
 // A query is a tsquery expression built from shelfmark.ParseSearchText
 // (tsqExpr): every term becomes one quoted operand of to_tsquery in the
@@ -25,7 +29,8 @@ import (
 // syntax.
 //
 // The score of a hit is ts_rank_cd with the weights {D 0.1, C 0.1, B 0.1,
-// A 1.0} (a title match is worth ten body matches, as on SQLite), cast
+// A 1.0} (a title match is worth ten body matches, and a creator's or a
+// subject's, also in the body, one more, as on SQLite), cast
 // from real to double precision: the float64 a page returns is exactly
 // the value the next page's cursor compares with.
 //
@@ -42,6 +47,15 @@ import (
 // window's hits ordered by score (descending) then key, after the
 // cursor's (score, key); shelfmark.SearchPager decides which windows a
 // page reads.
+
+// fieldWeights are the weights of the vector that hold each field a term
+// may name (migration 0020_fields.sql), as a to_tsquery operand ends
+// with them: title A, creator C, subject D (with the date tokens).
+var fieldWeights = map[string]string{
+	shelfmark.SearchFieldTitle:   ":A",
+	shelfmark.SearchFieldCreator: ":C",
+	shelfmark.SearchFieldSubject: ":D",
+}
 
 // rankWeights are ts_rank_cd's weights of D, C, B and A.
 const rankWeights = `'{0.1, 0.1, 0.1, 1.0}'::real[]`
@@ -62,19 +76,24 @@ func tsqOperand(text string) string {
 // (tsquery_phrase).
 func tsqExpr(s *sqlstore.Stmt, terms []shelfmark.SearchTerm) string {
 	term := func(t shelfmark.SearchTerm) string {
+		if t.Field == shelfmark.SearchFieldDate { // any of the span's tokens
+			return `to_tsquery('simple'::regconfig, ` + s.Arg(strings.Join(shelfmark.SearchDateQuery(t.Years()), ":D | ")+":D") + `)`
+		}
+		weight := fieldWeights[t.Field] // "" for any field
 		words := shelfmark.SearchTokens(t.Text)
 		if !t.Prefix || len(words) == 0 {
-			return tsq(s.Arg(tsqOperand(t.Text)))
+			return tsq(s.Arg(tsqOperand(t.Text) + weight))
 		}
+		star := ":*" + strings.TrimPrefix(weight, ":")
 		last := words[len(words)-1]
-		prefix := `to_tsquery('simple'::regconfig, ` + s.Arg(tsqOperand(last)+":*") + `)`
+		prefix := `to_tsquery('simple'::regconfig, ` + s.Arg(tsqOperand(last)+star) + `)`
 		if st := shelfmark.SearchPrefixStem(last); st != "" {
-			prefix = `(` + prefix + ` || to_tsquery('simple'::regconfig, ` + s.Arg(tsqOperand(st)+":*") + `))`
+			prefix = `(` + prefix + ` || to_tsquery('simple'::regconfig, ` + s.Arg(tsqOperand(st)+star) + `))`
 		}
 		if len(words) == 1 {
 			return prefix
 		}
-		return `tsquery_phrase(` + tsq(s.Arg(tsqOperand(strings.Join(words[:len(words)-1], " ")))) + `, ` + prefix + `)`
+		return `tsquery_phrase(` + tsq(s.Arg(tsqOperand(strings.Join(words[:len(words)-1], " "))+fieldWeights[t.Field])) + `, ` + prefix + `)`
 	}
 	groups, not := shelfmark.SearchGroups(terms)
 	var and []string
@@ -104,8 +123,8 @@ func headlineWords(terms []shelfmark.SearchTerm) (words string, prefixes []strin
 	var b strings.Builder
 	seen := map[string]bool{}
 	for _, t := range terms {
-		if t.Not {
-			continue // not in a hit
+		if t.Not || t.Field == shelfmark.SearchFieldDate {
+			continue // not in a hit; or years, not words of its text
 		}
 		tokens := shelfmark.SearchTokens(t.Text)
 		for i, w := range tokens {
@@ -142,6 +161,9 @@ func headlineExpr(s *sqlstore.Stmt, terms []shelfmark.SearchTerm) string {
 	}
 	for _, p := range prefixes {
 		parts = append(parts, `to_tsquery('simple'::regconfig, `+s.Arg(p)+`)`)
+	}
+	if len(parts) == 0 { // only years: the headline is the text's beginning
+		return `''::tsquery`
 	}
 	return `(` + strings.Join(parts, ` || `) + `)`
 }
@@ -196,7 +218,7 @@ const headlineOptions = "StartSel=" + shelfmark.SnippetStart + ", StopSel=" + sh
 // window's are ranked; by their key for SearchSortNewest).
 func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, m any, top int64, n int) {
 	if m == nil { // everything: the documents by key
-		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, d.key::float8 AS score FROM search_docs d
+		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, ` + cmp.Or(sqlstore.DateScore(q), `d.key::float8`) + ` AS score FROM search_docs d
     WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "d.work", s.Arg(q.Now.UnixMicro())) + ` OFFSET 0)`)
 		sqlstore.DocFilters(s, q)
 		if top > 0 {
@@ -209,6 +231,8 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, m any, top int64, 
 	score := `ts_rank_cd(` + rankWeights + `, tsv, ` + query + `)::float8`
 	if q.Sort == shelfmark.SearchSortNewest {
 		score = `key::float8` // the newest first (SearchSortNewest)
+	} else if ds := sqlstore.DateScore(q); ds != "" {
+		score = ds
 	}
 	s.WriteString(`SELECT key, work, kind, format, ` + score + ` AS score
 FROM (SELECT d.key, d.work, d.kind, d.format, d.tsv FROM `)
@@ -278,10 +302,13 @@ func browseRange(s *sqlstore.Stmt, q *shelfmark.SearchQuery, member, coll, now s
 
 // putSearchDocs upserts documents, writing only the rows that change.
 var putSearchDocs = []func(v string) string{func(v string) string {
-	return `INSERT INTO search_docs (key, work, kind, format, title, body, access)
-SELECT key, work, kind, format, title, body, access FROM ` + v + `
+	return `INSERT INTO search_docs (key, work, kind, format, title, body, access, creator, subject, dates, date_lo, date_hi)
+SELECT key, work, kind, format, title, body, access, creator, subject, dates, date_lo, date_hi FROM ` + v + `
 ON CONFLICT (key) DO UPDATE SET work = EXCLUDED.work, kind = EXCLUDED.kind, format = EXCLUDED.format,
-    title = EXCLUDED.title, body = EXCLUDED.body, access = EXCLUDED.access
-WHERE (search_docs.work, search_docs.kind, search_docs.format, search_docs.title, search_docs.body, search_docs.access)
-    IS DISTINCT FROM (EXCLUDED.work, EXCLUDED.kind, EXCLUDED.format, EXCLUDED.title, EXCLUDED.body, EXCLUDED.access)`
+    title = EXCLUDED.title, body = EXCLUDED.body, access = EXCLUDED.access,
+    creator = EXCLUDED.creator, subject = EXCLUDED.subject, dates = EXCLUDED.dates, date_lo = EXCLUDED.date_lo, date_hi = EXCLUDED.date_hi
+WHERE (search_docs.work, search_docs.kind, search_docs.format, search_docs.title, search_docs.body, search_docs.access,
+        search_docs.creator, search_docs.subject, search_docs.dates, search_docs.date_lo, search_docs.date_hi)
+    IS DISTINCT FROM (EXCLUDED.work, EXCLUDED.kind, EXCLUDED.format, EXCLUDED.title, EXCLUDED.body, EXCLUDED.access,
+        EXCLUDED.creator, EXCLUDED.subject, EXCLUDED.dates, EXCLUDED.date_lo, EXCLUDED.date_hi)`
 }}

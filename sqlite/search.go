@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -9,10 +10,14 @@ import (
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
-// Full-text search (search.go in the root package, migration
-// 0005_search.sql): documents in search_docs (work, kind, format) and
-// search_text (title, body), indexed by the FTS5 table search_fts
-// (external content over search_text, kept in sync by triggers).
+// Full-text search (search.go in the root package, migrations
+// 0005_search.sql and 0020_fields.sql): documents in search_docs (work,
+// kind, format, a record's years) and search_text (title, body, and a
+// record's creators, subjects and date tokens), indexed by the FTS5 table
+// search_fts (external content over search_text, kept in sync by
+// triggers), one column each. A field term (searchfields.go in the root
+// package) is its string behind the column filter of its field (creator :
+// "melville"), a date term the date tokens of its span joined by OR.
 //
 // A query is an FTS5 expression built from shelfmark.ParseSearchText:
 // every term becomes one quoted FTS5 string ("…", with " doubled), which
@@ -24,7 +29,7 @@ import (
 // The index's tokenizer, shelfmark (stem.c), folds every word to its
 // Porter stem but the last word of a prefix.
 //
-// The score of a hit is shelfmark_rank(search_fts, 10, 1) (rank.c): FTS5's
+// The score of a hit is searchScore, shelfmark_rank (rank.c): FTS5's
 // BM25 with a title match worth ten times a body match and higher better,
 // but without the inverse document frequency, whose count of each word's
 // documents is a pass over all of them in every statement.
@@ -63,6 +68,20 @@ func ftsQuery(terms []shelfmark.SearchTerm) string {
 		}
 	}
 	phrase := func(t shelfmark.SearchTerm) {
+		if t.Field == shelfmark.SearchFieldDate { // any of the span's tokens
+			b.WriteByte('(')
+			for i, tok := range shelfmark.SearchDateQuery(t.Years()) {
+				if i > 0 {
+					b.WriteString(" OR ")
+				}
+				b.WriteString(`dates : "` + tok + `"`)
+			}
+			b.WriteByte(')')
+			return
+		}
+		if t.Field != "" { // the column of the field (searchfields.go)
+			b.WriteString(t.Field + ` : `)
+		}
 		words := shelfmark.SearchTokens(t.Text)
 		stem := ""
 		if t.Prefix && len(words) > 0 {
@@ -72,7 +91,8 @@ func ftsQuery(terms []shelfmark.SearchTerm) string {
 			quoted(t.Text, t.Prefix)
 			return
 		}
-		// the prefix as typed, or its stem (searchstem.go)
+		// the prefix as typed, or its stem (searchstem.go); a column
+		// filter applies to the bracketed expression after it
 		b.WriteByte('(')
 		quoted(t.Text, true)
 		b.WriteString(" OR ")
@@ -128,7 +148,7 @@ func searchMatches(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match string) {
 // (by their key for SearchSortNewest).
 func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int64, n int) {
 	if match == nil { // everything: the documents by key
-		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, CAST(d.key AS REAL) AS score
+		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, ` + cmp.Or(sqlstore.DateScore(q), `CAST(d.key AS REAL)`) + ` AS score
 		FROM search_docs d JOIN resources r ON r.key = d.access WHERE ` + sqlstore.Readable(s, lists, q.Reader, "r", "d.work", s.Arg(q.Now.UnixMicro())))
 		sqlstore.DocFilters(s, q)
 		if top > 0 {
@@ -137,9 +157,11 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 		s.WriteString(` ORDER BY d.key DESC LIMIT ` + strconv.Itoa(n))
 		return
 	}
-	score := `shelfmark_rank(search_fts, 10.0, 1.0)`
+	score := searchScore
 	if q.Sort == shelfmark.SearchSortNewest {
 		score = `CAST(d.key AS REAL)` // the newest first (SearchSortNewest)
+	} else if ds := sqlstore.DateScore(q); ds != "" {
+		score = ds
 	}
 	s.WriteString(`SELECT d.key, d.work, d.kind, d.format, ` + score + ` AS score FROM `)
 	searchMatches(s, q, match.(string))
@@ -153,11 +175,24 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 // hit, from a second look-up of it in search_fts by rowid (the CROSS
 // JOIN keeps SQLite from reading every match of the expression instead,
 // to join them with the page).
+//
+// The snippet is the body's where it marks a match, else the title's
+// where that does, else the beginning of the body: never of the creator,
+// subject and date columns, which field terms match (the creators and
+// subjects are in the body too; the dates are tokens no reader should
+// see).
 func searchHits(s *sqlstore.Stmt, match any) string {
-	return `snippet(f.search_fts, -1, char(2), char(3), '…', 24) AS snippet, p.score
-			FROM page p CROSS JOIN search_fts f LEFT JOIN search_text w ON w.key = p.work
-			WHERE f.rowid = p.key AND f.search_fts MATCH ` + s.Arg(match)
+	return `CASE WHEN instr(p.sb, char(2)) > 0 OR instr(p.st, char(2)) = 0 THEN p.sb ELSE p.st END AS snippet, p.score
+			FROM (SELECT p.key, p.work, p.kind, p.format, p.score,
+				snippet(f.search_fts, 1, char(2), char(3), '…', 24) AS sb, snippet(f.search_fts, 0, char(2), char(3), '…', 24) AS st
+				FROM page p CROSS JOIN search_fts f WHERE f.rowid = p.key AND f.search_fts MATCH ` + s.Arg(match) + `) p
+			LEFT JOIN search_text w ON w.key = p.work`
 }
+
+// searchScore is the score of a hit: shelfmark_rank with a title match
+// worth ten body matches and a creator's or a subject's one more (they
+// are in the body too); the date tokens count nothing.
+const searchScore = `shelfmark_rank(search_fts, 10.0, 1.0, 1.0, 1.0, 0.0)`
 
 // docMatches is sqlstore.SearchStatements.Matches: FTS5 seeks the
 // expression's match of the one rowid.
@@ -210,16 +245,19 @@ func browseRange(s *sqlstore.Stmt, q *shelfmark.SearchQuery, member, coll, now s
 // parser that ON CONFLICT belongs to the INSERT, not to a join.)
 var putSearchDocs = []func(v string) string{
 	func(v string) string {
-		return `INSERT INTO search_docs (key, work, kind, format, access)
-	SELECT key, work, kind, format, access FROM ` + v + ` WHERE true
-	ON CONFLICT (key) DO UPDATE SET work = excluded.work, kind = excluded.kind, format = excluded.format, access = excluded.access
+		return `INSERT INTO search_docs (key, work, kind, format, access, date_lo, date_hi)
+	SELECT key, work, kind, format, access, date_lo, date_hi FROM ` + v + ` WHERE true
+	ON CONFLICT (key) DO UPDATE SET work = excluded.work, kind = excluded.kind, format = excluded.format, access = excluded.access,
+		date_lo = excluded.date_lo, date_hi = excluded.date_hi
 	WHERE search_docs.work <> excluded.work OR search_docs.kind <> excluded.kind OR search_docs.format <> excluded.format
-		OR search_docs.access IS NOT excluded.access`
+		OR search_docs.access IS NOT excluded.access OR search_docs.date_lo IS NOT excluded.date_lo OR search_docs.date_hi IS NOT excluded.date_hi`
 	},
 	func(v string) string {
-		return `INSERT INTO search_text (key, title, body)
-	SELECT key, title, body FROM ` + v + ` WHERE true
-	ON CONFLICT (key) DO UPDATE SET title = excluded.title, body = excluded.body
-	WHERE search_text.title <> excluded.title OR search_text.body <> excluded.body`
+		return `INSERT INTO search_text (key, title, body, creator, subject, dates)
+	SELECT key, title, body, creator, subject, dates FROM ` + v + ` WHERE true
+	ON CONFLICT (key) DO UPDATE SET title = excluded.title, body = excluded.body,
+		creator = excluded.creator, subject = excluded.subject, dates = excluded.dates
+	WHERE search_text.title <> excluded.title OR search_text.body <> excluded.body
+		OR search_text.creator <> excluded.creator OR search_text.subject <> excluded.subject OR search_text.dates <> excluded.dates`
 	},
 }

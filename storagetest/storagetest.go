@@ -107,6 +107,7 @@ var conformance = []struct {
 	{"SearchSortNewest", testSearchSortNewest, false},
 	{"SearchGroups", testSearchGroups, false},
 	{"SearchGroupWindows", testSearchGroupWindows, false},
+	{"SearchFields", testSearchFields, false},
 	{"AuditRedacted", testAuditRedacted, false},
 	{"GroupSourceKeyRefused", testGroupSourceKeyRefused, false},
 	{"CostEffectiveAccess", testCostEffectiveAccess, true},

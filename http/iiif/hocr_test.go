@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/shelfmark/shelfmark"
 )
 
 // tesseractHOCR is hOCR as tesseract 5.3 writes it (trimmed), with an
@@ -154,6 +156,12 @@ func TestMatchPage(t *testing.T) {
 		got := dedupSpans(matchPage(p, terms))
 		if s := fmt.Sprint(got); s != c.want && !(c.want == "[]" && len(got) == 0) {
 			t.Errorf("%q: %s, want %s", c.q, s, c.want)
+		}
+	}
+	// a page has no record: a field term is refused, saying so
+	for _, q := range []string{"creator:melville", "quick date:1851", "-title:x quick"} {
+		if _, err := parseBookQuery(q); shelfmark.ErrorCode(err) != shelfmark.EINVALID || !strings.Contains(shelfmark.ErrorMessage(err), "words and phrases only") {
+			t.Errorf("%q: %v", q, err)
 		}
 	}
 }

@@ -117,6 +117,10 @@ func parseBookQuery(q string) ([]bookTerm, error) {
 	}
 	out := make([]bookTerm, 0, len(terms))
 	for _, t := range terms {
+		if t.Field != "" { // a page has no record
+			return nil, shelfmark.Errorf(shelfmark.EINVALID,
+				"%s: searches the records of works, not the text of a book's pages: search inside a book for words and phrases only.", t.Field)
+		}
 		if toks := searchTokens(t.Text); len(toks) > 0 {
 			bt := bookTerm{tokens: toks, prefix: t.Prefix, not: t.Not, alt: t.Alt}
 			if t.Prefix { // a prefix is the beginning of a word: as typed, or its stem

@@ -47,9 +47,10 @@ type searchPageData struct {
 	// the facets, each value with the address that filters by it
 	Kinds, Formats, Collections []searchFacet
 	// Sorts are the orders a search offers, each with its address (the
-	// one in force Active); Newest is set when the newest come first.
-	Sorts  []searchFacet
-	Newest bool
+	// one in force Active), and SortedBy that order's name (empty for a
+	// browse).
+	Sorts    []searchFacet
+	SortedBy string
 	// Next is the address of the next page; First that of the first page,
 	// when this is a later one.
 	Next, First string
@@ -275,8 +276,9 @@ func (in *searchInfo) title(k int64, lang string) string { return readTitle(in.m
 
 // searchSortLabel names an order of the hits.
 func searchSortLabel(p *uiPage, sort string) string {
-	if sort == shelfmark.SearchSortNewest {
-		return p.T("search.sort.newest")
+	switch sort {
+	case shelfmark.SearchSortNewest, shelfmark.SearchSortDate, shelfmark.SearchSortDateDesc:
+		return p.T("search.sort." + sort)
 	}
 	return p.T("search.sort.relevance")
 }
@@ -401,17 +403,27 @@ func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q s
 		}
 		d.Collections = append(d.Collections, searchFacet{Label: label, Count: f.Count, Active: cid == d.Collection, URL: searchURL(v, "collection", cid)})
 	}
-	d.Newest = d.Everything
-	if !d.Browse && !d.Everything { // these are newest first, whatever the sort
+	if !d.Browse { // a browse is newest member first, whatever the sort
+		// without words there is nothing to rank: newest first is the
+		// default, and relevance no choice
+		first := shelfmark.SearchSortRelevance
+		if d.Everything {
+			first = shelfmark.SearchSortNewest
+		}
 		for _, srt := range shelfmark.SearchSorts() {
-			active := srt == q.Sort || (q.Sort == "" && srt == shelfmark.SearchSortRelevance)
+			if d.Everything && srt == shelfmark.SearchSortRelevance {
+				continue
+			}
+			active := srt == q.Sort || (q.Sort == "" || q.Sort == shelfmark.SearchSortRelevance) && srt == first
 			value := srt
-			if srt == shelfmark.SearchSortRelevance {
+			if srt == first {
 				value = "" // the default: the address without it
 			}
 			d.Sorts = append(d.Sorts, searchFacet{Label: searchSortLabel(p, srt), Active: active, URL: searchURL(v, "sort", value)})
+			if active {
+				d.SortedBy = srt
+			}
 		}
-		d.Newest = q.Sort == shelfmark.SearchSortNewest
 	}
 	if res.Next != nil {
 		d.Next = searchURL(v, "after", kit.EncodeSearchCursor(*res.Next))

@@ -12,8 +12,8 @@ import (
 // deletion of Tx and WriteTx. Their arguments are those named; a list is
 // one argument bound by Dialect.Int64s.
 type Search struct {
-	// SearchDoc reads key, work, kind, format, title, body, access of the
-	// document key.
+	// SearchDoc reads key, work, kind, format, title, body, access,
+	// creator, subject, date_lo and date_hi of the document key.
 	SearchDoc string
 	// DeleteSearchDocs removes the documents of keys and of the works
 	// among keys: keys.
@@ -24,8 +24,11 @@ type Search struct {
 	PutSearchDocs []func(v string) string
 }
 
-// searchDocCols are the columns of a document as PutSearchDocs sends them.
-var searchDocCols = []Col{{"key", Int64}, {"work", Int64}, {"kind", Text}, {"format", Text}, {"title", Text}, {"body", Text}, {"access", Int64}}
+// searchDocCols are the columns of a document as PutSearchDocs sends them:
+// dates is the record's date tokens (shelfmark.SearchDateTokens), date_lo
+// and date_hi its years or NULL.
+var searchDocCols = []Col{{"key", Int64}, {"work", Int64}, {"kind", Text}, {"format", Text}, {"title", Text}, {"body", Text}, {"access", Int64},
+	{"creator", Text}, {"subject", Text}, {"dates", Text}, {"date_lo", NullInt64}, {"date_hi", NullInt64}}
 
 // PutSearchDocs inserts or replaces documents by key (a later document of
 // the same key wins: one upsert may not touch a row twice), in the
@@ -38,6 +41,10 @@ func (w *WriteTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 	rows := Rows{Cols: searchDocCols, N: len(docs), Row: func(i int, v []any) {
 		d := &docs[i]
 		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = d.Key, d.Work, string(d.Kind), d.Format, d.Title, d.Body, d.AccessKey()
+		v[7], v[8], v[9], v[10], v[11] = d.Creator, d.Subject, shelfmark.SearchDateTokens(d.DateLo, d.DateHi), nil, nil
+		if v[9] != "" {
+			v[10], v[11] = int64(d.DateLo), int64(d.DateHi)
+		}
 	}}
 	for _, stmt := range w.d.PutSearchDocs {
 		if _, err := w.execFrom(ctx, rows, stmt); err != nil {
@@ -53,8 +60,10 @@ func (t *Tx) SearchDoc(ctx context.Context, key int64) (*shelfmark.SearchDoc, er
 	docs, err := Collect(ctx, t.q, t.d.SearchDoc, []any{key}, func(r Scanner) (*shelfmark.SearchDoc, error) {
 		var d shelfmark.SearchDoc
 		var kind string
-		err := r.Scan(&d.Key, &d.Work, &kind, &d.Format, &d.Title, &d.Body, &d.Access)
+		var lo, hi *int64
+		err := r.Scan(&d.Key, &d.Work, &kind, &d.Format, &d.Title, &d.Body, &d.Access, &d.Creator, &d.Subject, &lo, &hi)
 		d.Kind = shelfmark.Kind(kind)
+		d.DateLo, d.DateHi = int(zeroNil(lo)), int(zeroNil(hi))
 		return &d, err
 	})
 	if err != nil {
@@ -203,6 +212,7 @@ func LatestDocs(docs []shelfmark.SearchDoc) []shelfmark.SearchDoc {
 		if last[d.Key] == i {
 			d.Format = shelfmark.CleanSearchText(d.Format)
 			d.Title, d.Body = shelfmark.CleanSearchText(d.Title), shelfmark.CleanSearchText(d.Body)
+			d.Creator, d.Subject = shelfmark.CleanSearchText(d.Creator), shelfmark.CleanSearchText(d.Subject)
 			out = append(out, d)
 		}
 	}

@@ -145,6 +145,25 @@ ranked AS MATERIALIZED (SELECT key, work, kind, format, score,
 page AS ` + d.Materialized + `(SELECT key, work, kind, format, score FROM ranked WHERE rn = 1),`)
 }
 
+// DateScore returns the score of the documents d (search_docs rows)
+// under q's date sort: the earliest year of the record of d's work,
+// negated (shelfmark.SearchSortDate), or its latest
+// (shelfmark.SearchSortDateDesc), shelfmark.SearchUndated without one, as
+// a double; one look-up of the record by key per document. Empty when q
+// is not sorted by date.
+func DateScore(q *shelfmark.SearchQuery) string {
+	var year string
+	switch q.Sort {
+	case shelfmark.SearchSortDate:
+		year = `-wd.date_lo`
+	case shelfmark.SearchSortDateDesc:
+		year = `wd.date_hi`
+	default:
+		return ""
+	}
+	return `CAST(coalesce((SELECT ` + year + ` FROM search_docs wd WHERE wd.key = d.work), ` + strconv.Itoa(shelfmark.SearchUndated) + `) AS DOUBLE PRECISION)`
+}
+
 // searchHits is the end of the hits of a search page (Hits), or, for a
 // nil match (everything), the beginning of each hit's text as a browse
 // shows it.
