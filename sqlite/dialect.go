@@ -111,7 +111,7 @@ RETURNING ` + sqlstore.JobCols,
 		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value RETURNING value`,
 	},
 	SearchStatements: sqlstore.SearchStatements{
-		Match:        func(terms []shelfmark.SearchTerm) any { return ftsQuery(terms) },
+		Match:        func(terms []shelfmark.SearchTerm) any { return ftsMatchOf(terms) },
 		Window:       searchWindow,
 		Hits:         searchHits,
 		Matches:      docMatches,

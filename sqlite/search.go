@@ -3,6 +3,7 @@ package sqlite
 import (
 	"cmp"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,41 @@ var lists = sqlstore.Lists{Int64s: func(v []int64) any { return jsonInts(v) }, A
 
 // anyOf is the dialect's AnyOf.
 func anyOf(n int) string { return "IN (SELECT value FROM json_each(?" + strconv.Itoa(n) + "))" }
+
+// ftsMatch is what a search matches with (sqlstore.SearchStatements.Match):
+// the FTS5 expression of its terms, and that of the phrases its snippets
+// mark (markTerms; the expression itself when there are none).
+type ftsMatch struct{ expr, mark string }
+
+// ftsMatchOf is the match of parsed terms.
+func ftsMatchOf(terms []shelfmark.SearchTerm) ftsMatch {
+	m := ftsMatch{expr: ftsQuery(terms), mark: ftsQuery(markTerms(terms))}
+	if len(markTerms(terms)) == 0 {
+		m.mark = m.expr
+	}
+	return m
+}
+
+// markTerms are the terms whose phrases a hit's snippet marks: the terms
+// to find, each in any column (a field term's words are in the body too),
+// but not a group of alternatives that holds a date term, whose tokens
+// are in no text a reader sees. Every hit matches them, since it matches
+// one alternative of every group of terms, which matches in any column
+// what it matched in one.
+func markTerms(terms []shelfmark.SearchTerm) []shelfmark.SearchTerm {
+	groups, _ := shelfmark.SearchGroups(terms)
+	var out []shelfmark.SearchTerm
+	for _, g := range groups {
+		if slices.ContainsFunc(g, func(t shelfmark.SearchTerm) bool { return t.Field == shelfmark.SearchFieldDate }) {
+			continue
+		}
+		for i, t := range g {
+			t.Field, t.Alt = "", i > 0
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 // ftsQuery is the FTS5 expression of parsed terms: the groups of
 // shelfmark.SearchGroups joined by AND, each in parentheses with its
@@ -164,7 +200,7 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 		score = ds
 	}
 	s.WriteString(`SELECT d.key, d.work, d.kind, d.format, ` + score + ` AS score FROM `)
-	searchMatches(s, q, match.(string))
+	searchMatches(s, q, match.(ftsMatch).expr)
 	if top > 0 {
 		s.WriteString(` AND search_fts.rowid <= ` + s.Arg(top))
 	}
@@ -180,12 +216,13 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 // where that does, else the beginning of the body: never of the creator,
 // subject and date columns, which field terms match (the creators and
 // subjects are in the body too; the dates are tokens no reader should
-// see).
+// see). It marks the phrases of markTerms, so that creator:melville
+// marks Melville in the body.
 func searchHits(s *sqlstore.Stmt, match any) string {
 	return `CASE WHEN instr(p.sb, char(2)) > 0 OR instr(p.st, char(2)) = 0 THEN p.sb ELSE p.st END AS snippet, p.score
 			FROM (SELECT p.key, p.work, p.kind, p.format, p.score,
 				snippet(f.search_fts, 1, char(2), char(3), '…', 24) AS sb, snippet(f.search_fts, 0, char(2), char(3), '…', 24) AS st
-				FROM page p CROSS JOIN search_fts f WHERE f.rowid = p.key AND f.search_fts MATCH ` + s.Arg(match) + `) p
+				FROM page p CROSS JOIN search_fts f WHERE f.rowid = p.key AND f.search_fts MATCH ` + s.Arg(match.(ftsMatch).mark) + `) p
 			LEFT JOIN search_text w ON w.key = p.work`
 }
 
@@ -197,7 +234,7 @@ const searchScore = `shelfmark_rank(search_fts, 10.0, 1.0, 1.0, 1.0, 0.0)`
 // docMatches is sqlstore.SearchStatements.Matches: FTS5 seeks the
 // expression's match of the one rowid.
 func docMatches(s *sqlstore.Stmt, match any, alias string) string {
-	return `EXISTS (SELECT 1 FROM search_fts fm WHERE fm.rowid = ` + alias + `.key AND fm.search_fts MATCH ` + s.Arg(match) + `)`
+	return `EXISTS (SELECT 1 FROM search_fts fm WHERE fm.rowid = ` + alias + `.key AND fm.search_fts MATCH ` + s.Arg(match.(ftsMatch).expr) + `)`
 }
 
 // facetCollections is sqlstore.SearchStatements.Collections: each work's

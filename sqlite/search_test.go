@@ -129,7 +129,7 @@ func TestSearchExamines(t *testing.T) {
 	reads := map[string]int64{}
 	for _, word := range []string{"small", "large"} {
 		q := shelfmark.SearchQuery{Text: word, Now: now}
-		match := ftsQuery([]shelfmark.SearchTerm{{Text: word}})
+		match := ftsMatchOf([]shelfmark.SearchTerm{{Text: word}})
 		// a cursor in the middle of the results
 		var deep *shelfmark.SearchCursor
 		if err := db.View(ctx, func(tx shelfmark.ReadTx) error {
@@ -150,7 +150,7 @@ func TestSearchExamines(t *testing.T) {
 		// match (as the facets did before windows) reads them all
 		count := sqlstore.NewStmt(arg)
 		count.WriteString(`SELECT count(*) FROM `)
-		searchMatches(count, &q, match)
+		searchMatches(count, &q, match.expr)
 		n := map[string]int64{"small": int64(small), "large": int64(large)}[word]
 		if read, _ := examined(t, probe, count.String(), count.Args); read != n {
 			t.Fatalf("%q: counting every match read %d rows, want %d", word, read, n)
@@ -218,7 +218,7 @@ func TestSearchPlan(t *testing.T) {
 	} {
 		for _, top := range []int64{0, 99} {
 			for _, facets := range []bool{false, true} {
-				stmt, args := dialect.SearchSQL(&q, `"x"`, top, &shelfmark.SearchCursor{Window: top, Score: 1, Key: 5}, 21, facets)
+				stmt, args := dialect.SearchSQL(&q, ftsMatch{expr: `"x"`, mark: `"x"`}, top, &shelfmark.SearchCursor{Window: top, Score: 1, Key: 5}, 21, facets)
 				rows, err := db.read.QueryContext(ctx, "EXPLAIN QUERY PLAN "+stmt, args...)
 				if err != nil {
 					t.Fatal(err)

@@ -56,7 +56,7 @@ func TestSearchTimeoutStopsFTS5(t *testing.T) {
 		t := rtx.(*readTx)
 		sctx, cancel := t.db.searchContext(ctx)
 		defer cancel()
-		stmt, args := dialect.SearchSQL(&q, ftsQuery(phrase), 0, nil, shelfmark.DefaultSearchLimit+1, true)
+		stmt, args := dialect.SearchSQL(&q, ftsMatchOf(phrase), 0, nil, shelfmark.DefaultSearchLimit+1, true)
 		return t.db.searchError(sctx, t.query(sctx, stmt, args, func(*sql.Rows) error { return nil }))
 	})
 	if !shelfmark.IsSearchTimeout(err) || shelfmark.ErrorCode(err) != shelfmark.EUNAVAILABLE {

@@ -124,6 +124,22 @@ func testSearchFields(t *testing.T, open Opener) {
 			t.Errorf("%q finds %q, want %q", text, got, want)
 		}
 	}
+	// a field term's words are marked where the body holds them; a date
+	// term marks nothing, and the snippet is the body's beginning
+	for text, marked := range map[string]bool{"creator:melville": true, "date:1840..1860": false} {
+		view(t, e, func(tx shelfmark.ReadTx) error {
+			res, err := tx.Search(ctx, shelfmark.SearchQuery{Text: text, Now: now})
+			if err != nil {
+				return err
+			}
+			for _, h := range res.Hits {
+				if strings.Contains(h.Snippet, shelfmark.SnippetStart) != marked || marked && !strings.Contains(strings.ToLower(h.Snippet), shelfmark.SnippetStart+"melville") {
+					t.Errorf("%q: the snippet of %s is %q", text, name[h.Key], h.Snippet)
+				}
+			}
+			return nil
+		})
+	}
 	// grouped, a page's work comes once with its record
 	if got := strings.Join(find("melville", true), " "); got != "moby study typee" {
 		t.Errorf("melville, grouped: %q", got)
