@@ -231,6 +231,20 @@ func (t SearchTerm) Years() (lo, hi int) {
 	return lo, hi
 }
 
+// SearchRecordsOnly reports whether only records can match terms: when
+// one of the groups they must match (SearchGroups) is made of field terms
+// alone, since a page's document has no field. Such a query matches at
+// most one document of a work, its record.
+func SearchRecordsOnly(terms []SearchTerm) bool {
+	groups, _ := SearchGroups(terms)
+	for _, g := range groups {
+		if !slices.ContainsFunc(g, func(t SearchTerm) bool { return t.Field == "" }) {
+			return true
+		}
+	}
+	return false
+}
+
 // searchFieldError is the EINVALID of a field with no term after it.
 func searchFieldError(field string) error {
 	return Errorf(EINVALID, "%s: needs a word or a \"phrase\" after it (%s:whales); the fields are %s.",

@@ -194,3 +194,25 @@ func TestRecordDoc(t *testing.T) {
 		t.Errorf("%+v", d)
 	}
 }
+
+// TestSearchRecordsOnly: only records can match when some group of terms
+// is made of field terms alone.
+func TestSearchRecordsOnly(t *testing.T) {
+	for q, want := range map[string]bool{
+		"creator:melville":             true,
+		"whale creator:melville":       true,
+		"date:1850..1860":              true,
+		"whale OR creator:melville":    false,
+		"whale -creator:melville":      false,
+		"title:moby OR date:1851 kelp": true,
+		"whale":                        false,
+	} {
+		terms, err := ParseSearchText(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := SearchRecordsOnly(terms); got != want {
+			t.Errorf("%q: %v, want %v", q, got, want)
+		}
+	}
+}

@@ -57,14 +57,14 @@ func anyOf(n int) string { return "IN (SELECT value FROM json_each(?" + strconv.
 
 // ftsMatch is what a search matches with (sqlstore.SearchStatements.Match):
 // the FTS5 expression of its terms, and that of the phrases its snippets
-// mark (markTerms; the expression itself when there are none).
+// mark (markTerms; empty when there are none).
 type ftsMatch struct{ expr, mark string }
 
 // ftsMatchOf is the match of parsed terms.
 func ftsMatchOf(terms []shelfmark.SearchTerm) ftsMatch {
-	m := ftsMatch{expr: ftsQuery(terms), mark: ftsQuery(markTerms(terms))}
-	if len(markTerms(terms)) == 0 {
-		m.mark = m.expr
+	m := ftsMatch{expr: ftsQuery(terms)}
+	if mark := markTerms(terms); len(mark) > 0 {
+		m.mark = ftsQuery(mark)
 	}
 	return m
 }
@@ -219,12 +219,21 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 // see). It marks the phrases of markTerms, so that creator:melville
 // marks Melville in the body.
 func searchHits(s *sqlstore.Stmt, match any) string {
+	m := match.(ftsMatch)
+	if m.mark == "" { // only years: nothing to mark, no look-up in the index
+		return browseSnippet + ` AS snippet, p.score
+			FROM page p LEFT JOIN search_text x ON x.key = p.key LEFT JOIN search_text w ON w.key = p.work`
+	}
 	return `CASE WHEN instr(p.sb, char(2)) > 0 OR instr(p.st, char(2)) = 0 THEN p.sb ELSE p.st END AS snippet, p.score
 			FROM (SELECT p.key, p.work, p.kind, p.format, p.score,
 				snippet(f.search_fts, 1, char(2), char(3), '…', 24) AS sb, snippet(f.search_fts, 0, char(2), char(3), '…', 24) AS st
-				FROM page p CROSS JOIN search_fts f WHERE f.rowid = p.key AND f.search_fts MATCH ` + s.Arg(match.(ftsMatch).mark) + `) p
+				FROM page p CROSS JOIN search_fts f WHERE f.rowid = p.key AND f.search_fts MATCH ` + s.Arg(m.mark) + `) p
 			LEFT JOIN search_text w ON w.key = p.work`
 }
+
+// browseSnippet is sqlstore.SearchStatements.Snippet: the beginning of
+// the document's text x.
+var browseSnippet = `trim(substr(coalesce(nullif(x.body, ''), x.title, ''), 1, ` + strconv.Itoa(sqlstore.BrowseSnippet) + `))`
 
 // searchScore is the score of a hit: shelfmark_rank with a title match
 // worth ten body matches and a creator's or a subject's one more (they

@@ -189,3 +189,67 @@ func testSearchFields(t *testing.T, open Opener) {
 		}
 	}
 }
+
+// testSearchFieldWindows: a query that only records can match (a date
+// range alone, a field term) is grouped without looking for each work's
+// matches in newer windows, since a work has one record: walked a page at
+// a time across two windows and a half, each record comes once, every
+// one of them, by relevance and by date (earliest first, page after page
+// in date order within each window).
+func testSearchFieldWindows(t *testing.T, open Opener) {
+	e := newEnv(t, open, shelfmark.RepositoryOptions{})
+	ctx := context.Background()
+	n := 2*shelfmark.SearchWindow + 500
+	nrs := make([]*shelfmark.NewResource, n)
+	for i := range nrs {
+		nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork}
+	}
+	works, errs := e.repo.CreateResources(ctx, nrs)
+	var docs []shelfmark.SearchDoc
+	for i, w := range works {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		k := keyOf(t, w.ID)
+		y := 1800 + i%150
+		docs = append(docs, shelfmark.SearchDoc{Key: k, Work: k, Kind: shelfmark.KindWork, Title: "record", Creator: "Melville",
+			DateLo: y, DateHi: y},
+			// a page of each, with its record's words: never a hit
+			shelfmark.SearchDoc{Key: k + int64(n)*10, Work: k, Kind: shelfmark.KindFileSet, Format: "JPEG", Body: "record Melville 1850"})
+	}
+	update(t, e, func(tx shelfmark.WriteTx) error { return tx.PutSearchDocs(ctx, docs) })
+	now := time.Now()
+	for _, q := range []shelfmark.SearchQuery{
+		{Text: "date:1800..1949"},
+		{Text: "creator:melville"},
+		{Text: "date:1800..1949", Sort: shelfmark.SearchSortDate},
+	} {
+		q.Now, q.Group, q.Limit = now, true, shelfmark.MaxSearchLimit
+		seen := map[int64]bool{}
+		var last float64
+		for page := 0; ; page++ {
+			var res *shelfmark.SearchResult
+			view(t, e, func(tx shelfmark.ReadTx) (err error) {
+				res, err = tx.Search(ctx, q)
+				return err
+			})
+			for i, h := range res.Hits {
+				if seen[h.Key] || h.Key != h.Work || h.Matches != 0 {
+					t.Fatalf("%q (%s), page %d: hit %+v again, or not a record alone", q.Text, q.Sort, page, h)
+				}
+				seen[h.Key] = true
+				if q.Sort != "" && i > 0 && h.Score > last {
+					t.Fatalf("%q by date, page %d: %v after %v", q.Text, page, h.Score, last)
+				}
+				last = h.Score
+			}
+			if res.Next == nil || page > 2*n/shelfmark.MaxSearchLimit {
+				break
+			}
+			q.After = res.Next
+		}
+		if len(seen) != n {
+			t.Errorf("%q (%s): %d records walked, want %d", q.Text, q.Sort, len(seen), n)
+		}
+	}
+}

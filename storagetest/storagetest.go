@@ -108,6 +108,7 @@ var conformance = []struct {
 	{"SearchGroups", testSearchGroups, false},
 	{"SearchGroupWindows", testSearchGroupWindows, false},
 	{"SearchFields", testSearchFields, false},
+	{"SearchFieldWindows", testSearchFieldWindows, false},
 	{"AuditRedacted", testAuditRedacted, false},
 	{"GroupSourceKeyRefused", testGroupSourceKeyRefused, false},
 	{"CostEffectiveAccess", testCostEffectiveAccess, true},

@@ -120,7 +120,7 @@ UNION ALL SELECT ` + strconv.Itoa(SearchRowGroup) + `, '', n, work, work, NULL, 
 // (documents other than the work's own); gpage, the best n works after
 // the cursor's (score, work), leaving out, in a window below the newest
 // (top > 0), each work with a visible match above top (it was a hit of a
-// newer window); ranked, the documents of those works in pw numbered by
+// newer window; unless only records match, one document a work); ranked, the documents of those works in pw numbered by
 // score within each; and page, the best document of each, whose snippet
 // the hits read.
 func (d *Dialect) groupPage(s *Stmt, q *shelfmark.SearchQuery, match any, top int64, after *shelfmark.SearchCursor, n int) {
@@ -131,7 +131,7 @@ gpage AS MATERIALIZED (SELECT work, score, n FROM grp g WHERE true`)
 		score := s.Arg(after.Score) + d.Float
 		s.WriteString(` AND (score < ` + score + ` OR (score = ` + score + ` AND work > ` + s.Arg(after.Key) + `))`)
 	}
-	if top > 0 {
+	if top > 0 && !recordsOnly(q) {
 		now := s.Arg(q.Now.UnixMicro())
 		s.WriteString(`
     AND NOT EXISTS (SELECT 1 FROM search_docs d JOIN resources r ON r.key = d.access
@@ -162,6 +162,14 @@ func DateScore(q *shelfmark.SearchQuery) string {
 		return ""
 	}
 	return `CAST(coalesce((SELECT ` + year + ` FROM search_docs wd WHERE wd.key = d.work), ` + strconv.Itoa(shelfmark.SearchUndated) + `) AS DOUBLE PRECISION)`
+}
+
+// recordsOnly reports whether only records can match q's text
+// (shelfmark.SearchRecordsOnly): one document a work, so that no work of
+// a window can have a match in a newer one.
+func recordsOnly(q *shelfmark.SearchQuery) bool {
+	terms, err := shelfmark.ParseSearchText(q.Text)
+	return err == nil && shelfmark.SearchRecordsOnly(terms)
 }
 
 // searchHits is the end of the hits of a search page (Hits), or, for a
