@@ -166,3 +166,47 @@ func (r *Repository) FindResources(ctx context.Context, ids []ID) ([]*Resource, 
 	}
 	return out, nil
 }
+
+// Thumbnails returns, read within tx, the thumbnail file of each of
+// filesets (keys of file sets) that the caller may read: a page of search
+// results shows one beside each work. One statement for the files; the
+// policy's own look-ups only for a thumbnail not in public view (or, to a
+// signed-in caller, not open to every signed-in caller), which the
+// effective access on the file's row decides for the rest (it is as
+// hidden as its file set, its work and its source). File sets without a
+// thumbnail, or whose thumbnail the caller may not read, are absent.
+func (r *Repository) Thumbnails(ctx context.Context, tx ReadTx, filesets []int64) (map[int64]ID, error) {
+	out := map[int64]ID{}
+	if len(filesets) == 0 {
+		return out, nil
+	}
+	if len(filesets) > MaxPageSize {
+		return nil, Errorf(EINVALID, "file sets: %d; at most %d are read at once.", len(filesets), MaxPageSize)
+	}
+	files, err := tx.ChildFiles(ctx, filesets, MaxChildFiles)
+	if err != nil {
+		return nil, fmt.Errorf("thumbnails of %d file sets: %w", len(filesets), err)
+	}
+	g := r.guard(tx, CallerFrom(ctx))
+	for _, fr := range files {
+		if _, done := out[fr.Row.Parent]; done || fr.File.Use != UseThumbnail || fr.Row.Deleted != nil {
+			continue
+		}
+		ok := g.all()
+		switch fr.Row.EffectiveAt(g.now) {
+		case Public:
+			ok = true
+		case Authenticated:
+			ok = ok || g.c.Authenticated()
+		}
+		if !ok && g.c.User != 0 { // an owner's or a role's: the policy decides
+			if ok, err = g.readableKey(ctx, fr.Row.Key); err != nil {
+				return nil, err
+			}
+		}
+		if ok {
+			out[fr.Row.Parent] = r.ids.Encode(fr.Row.Key)
+		}
+	}
+	return out, nil
+}

@@ -29,6 +29,10 @@ func (b *bufferedTx) flushed(ctx context.Context, fn func() error) error {
 
 // ReadTx.
 
+func (b *bufferedTx) FirstChildren(ctx context.Context, parents []int64, kind Kind) (map[int64]int64, error) {
+	return flushed(ctx, b, func() (map[int64]int64, error) { return b.tx.FirstChildren(ctx, parents, kind) })
+}
+
 func (b *bufferedTx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]*FileRow, error) {
 	return flushed(ctx, b, func() ([]*FileRow, error) { return b.tx.ChildFiles(ctx, parents, perParent) })
 }

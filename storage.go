@@ -139,6 +139,11 @@ type ReadTx interface {
 	// most perParent of each, in one statement whatever the number of
 	// parents.
 	ChildFiles(ctx context.Context, parents []int64, perParent int) ([]*FileRow, error)
+	// FirstChildren returns the key of the first live child of kind of
+	// each of parents, by position (a work's first page); parents without
+	// one are absent. One statement whatever the number of parents, one
+	// look-up each in the index of children by parent and position.
+	FirstChildren(ctx context.Context, parents []int64, kind Kind) (map[int64]int64, error)
 	// Sources returns the resource keys of the source keys that were
 	// ingested already; absent keys are not in the map.
 	Sources(ctx context.Context, sourceKeys []string) (map[string]int64, error)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/shelfmark/shelfmark/bench/gen"
 )
 
 // TestBrowserSearchFields: a reader types a field search into the search
@@ -15,7 +16,8 @@ import (
 // works whose creator is Melville, not the study whose title and subject
 // name him; sorted by date, earliest first, Typee (1846) comes before
 // Moby Dick (1851), and latest first the other way; a date range and a
-// subject narrow as they say; a date: that is no span of years is
+// subject narrow as they say; Moby Dick's hit shows its page's thumbnail
+// (and nothing sticks out at 320 px); a date: that is no span of years is
 // refused on the page with the engine's message. The pages are clean and
 // axe-core's rules pass.
 func TestBrowserSearchFields(t *testing.T) {
@@ -31,6 +33,10 @@ func TestBrowserSearchFields(t *testing.T) {
 	moby := work(map[string]any{"dc:title": "Moby Dick", "dc:creator": "Melville, Herman", "dc:subject": "Whaling", "dc:date": "1851"})
 	typee := work(map[string]any{"dc:title": "Typee", "dc:creator": "Melville, Herman", "dc:subject": "Travel", "dc:date": "1846"})
 	study := work(map[string]any{"dc:title": "Call me Melville", "dc:creator": "Olson, Charles", "dc:subject": "Melville, Herman", "dc:date": "1947"})
+	// a page image of Moby Dick, whose thumbnail its hit shows
+	s.api(t, "POST", "/filesets", map[string]any{"parent": moby, "visibility": "public"}, http.StatusCreated, &res)
+	s.api(t, "POST", "/resources/"+res.ID+"/files?name=title-page.png",
+		rawBody{"image/png", gen.PageImage(3, 1, strings.Fields("MOBY DICK OR THE WHALE"))}, http.StatusCreated, nil)
 
 	b := newBrowser(t, s.base)
 	b.searchUntil("creator:melville", typee, true)
@@ -69,6 +75,26 @@ func TestBrowserSearchFields(t *testing.T) {
 	b.tabTo("the latest-first sort", `p.sort a[href*="sort=date-desc"]`, false, 60)
 	b.expect("sort latest first with Enter", http.StatusOK, chromedp.KeyEvent(kb.Enter))
 	want("creator:melville, latest first", moby, typee)
+
+	// Moby Dick's hit shows its title page's thumbnail, once the
+	// derivative is made; Typee, without a page, none
+	b.open("/search?q=creator:melville", http.StatusOK)
+	b.reloadUntil("Moby Dick's thumbnail", `(() => { const i = document.querySelector("ul.results img.thumb"); return i !== null && i.complete && i.naturalWidth > 0 })()`,
+		`document.querySelector("main").innerHTML.slice(0, 600)`, browserBackground)
+	if n := b.nodeCount("ul.results img.thumb"); n != 1 {
+		t.Errorf("creator:melville shows %d thumbnails, want Moby Dick's alone", n)
+	}
+	b.shot("search-fields-thumbnail")
+	b.checkClean("the search page with a thumbnail")
+	b.axe("the search page with a thumbnail", axe)
+	// on a phone the thumbnail narrows and nothing sticks out at 320 px
+	if width, out := b.reflow(); width > 320 || len(out) > 0 {
+		t.Errorf("at 320 px the search page is %d px wide: %v", width, out)
+	}
+	b.run("a phone's window", chromedp.EmulateViewport(375, 800))
+	b.open("/search?q=creator:melville", http.StatusOK)
+	b.shot("search-fields-phone")
+	b.run("the window as it was", chromedp.EmulateViewport(1280, 900))
 
 	b.open("/search?q=melville+date:1900..&sort=date", http.StatusOK)
 	want("melville from 1900 on", study)

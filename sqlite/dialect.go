@@ -133,6 +133,9 @@ RETURNING ` + sqlstore.JobCols,
 	},
 	Reads: sqlstore.Reads{
 		ChildFiles: childFilesSQL,
+		// resources_children, one look-up a parent
+		FirstChildren: `SELECT p.value, (SELECT c.key FROM resources c WHERE c.parent = p.value AND c.kind = ?2 AND c.deleted IS NULL
+  ORDER BY c.position LIMIT 1) AS first FROM json_each(?1) p WHERE first IS NOT NULL`,
 	},
 })
 

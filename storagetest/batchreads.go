@@ -201,3 +201,50 @@ func testFindResources(t *testing.T, open Opener) {
 		t.Fatalf("finding 2 resources ran %d statements, 40 ran %d:\n%s\n%s", len(small), len(large), dump(small), dump(large))
 	}
 }
+
+// testFirstChildren: FirstChildren gives each parent its first live child
+// of the kind asked, by position: the first of the order set, an
+// unordered child when none is ordered, the next when the first is
+// deleted, past children of another kind; a parent without one is
+// absent; no parents, no statement's answer but an empty map.
+func testFirstChildren(t *testing.T, open Opener) {
+	e := newEnv(t, open, shelfmark.RepositoryOptions{})
+	ctx := context.Background()
+	mk := func(nr *shelfmark.NewResource) *shelfmark.Resource { return rs(t)(e.repo.CreateResource(ctx, nr)) }
+	k := func(r *shelfmark.Resource) int64 { return keyOf(t, r.ID) }
+	ordered := mk(&shelfmark.NewResource{Kind: shelfmark.KindWork})
+	var sets []shelfmark.ID
+	for range 3 {
+		sets = append(sets, mk(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: ordered.ID}).ID)
+	}
+	if _, err := e.repo.SetOrder(ctx, ordered.ID, []shelfmark.ID{sets[2], sets[0], sets[1]}, 0); err != nil {
+		t.Fatal(err)
+	}
+	unordered := mk(&shelfmark.NewResource{Kind: shelfmark.KindWork})
+	u1 := mk(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: unordered.ID})
+	mk(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: unordered.ID})
+	deleted := mk(&shelfmark.NewResource{Kind: shelfmark.KindWork})
+	d1 := mk(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: deleted.ID})
+	d2 := mk(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: deleted.ID})
+	if err := e.repo.DeleteResource(ctx, d1.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	mixed := mk(&shelfmark.NewResource{Kind: shelfmark.KindWork})
+	mk(&shelfmark.NewResource{Kind: shelfmark.KindWork, Parent: mixed.ID})
+	m2 := mk(&shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: mixed.ID})
+	empty := mk(&shelfmark.NewResource{Kind: shelfmark.KindWork})
+	view(t, e, func(tx shelfmark.ReadTx) error {
+		got, err := tx.FirstChildren(ctx, []int64{k(ordered), k(unordered), k(deleted), k(mixed), k(empty)}, shelfmark.KindFileSet)
+		if err != nil {
+			return err
+		}
+		want := map[int64]int64{k(ordered): keyOf(t, sets[2]), k(unordered): k(u1), k(deleted): k(d2), k(mixed): k(m2)}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("first file sets: %v, want %v", got, want)
+		}
+		if got, err := tx.FirstChildren(ctx, nil, shelfmark.KindFileSet); err != nil || len(got) != 0 {
+			t.Errorf("no parents: %v, %v", got, err)
+		}
+		return nil
+	})
+}

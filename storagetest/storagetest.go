@@ -65,6 +65,7 @@ var conformance = []struct {
 	{"Order", testOrder, false},
 	{"Files", testFiles, false},
 	{"ChildFiles", testChildFiles, true},
+	{"FirstChildren", testFirstChildren, false},
 	{"FindResources", testFindResources, false},
 	{"Groups", testGroups, true},
 	{"GroupsFormerKey", testGroupsFormerKey, true},

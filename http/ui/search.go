@@ -70,7 +70,10 @@ type searchPageHit struct {
 	// work.
 	Page      bool
 	WorkTitle string
-	Format    string
+	// Thumb is the address of the thumbnail of the hit's page (its best
+	// page for a work, else its first), "" when there is none to show.
+	Thumb  string
+	Format string
 	// Snippet is escaped text with <mark> around the matches.
 	Snippet template.HTML
 	// Matches is how many of the work's pages the words were found on;
@@ -131,7 +134,7 @@ func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
 		err = shelfmark.Errorf(shelfmark.EUNAVAILABLE, "Search is not available on this server.")
 	}
 	var res *shelfmark.SearchResult
-	info := &searchInfo{meta: map[int64][]shelfmark.Statement{}, numbers: map[int64]int64{}}
+	info := &searchInfo{meta: map[int64][]shelfmark.Statement{}, numbers: map[int64]int64{}, res: s.deps.Resources}
 	if err == nil {
 		err = s.deps.Storage.View(r.Context(), func(tx shelfmark.ReadTx) error {
 			var err error
@@ -219,18 +222,28 @@ func (s *Handler) searchCollectionTitle(ctx context.Context, id shelfmark.ID, p 
 }
 
 // searchInfo is what a results page shows beyond the engine's hits: the
-// metadata of the hits' works and of the facet's collections, and the
-// numbers of the pages listed.
+// metadata of the hits' works and of the facet's collections, the
+// numbers of the pages listed, and a thumbnail of each hit the reader may
+// see.
 type searchInfo struct {
 	meta    map[int64][]shelfmark.Statement
 	numbers map[int64]int64
+	// thumbs is the thumbnail file of each hit's page (thumbPage): its
+	// best page, or a work's first.
+	thumbs    map[int64]shelfmark.ID
+	thumbPage map[int64]int64 // by hit key
+	res       shelfmark.ResourceService
 }
 
 // read reads, in one statement each, the metadata of the hits' works and
 // of the collections of the facet (the engine shows only what the reader
-// may read, and counts only such collections), and the positions of the
-// pages the hits list.
+// may read, and counts only such collections), the positions of the
+// pages the hits list, the first page of each work hit without one, and
+// the thumbnails of the hits' pages (those the reader may see).
 func (in *searchInfo) read(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.SearchResult) error {
+	if err := in.readThumbs(ctx, tx, res); err != nil {
+		return err
+	}
 	var keys, pages []int64
 	seen := map[int64]bool{}
 	add := func(k int64) {
@@ -269,6 +282,49 @@ func (in *searchInfo) read(ctx context.Context, tx shelfmark.ReadTx, res *shelfm
 		}
 	}
 	return nil
+}
+
+// readThumbs reads the thumbnail of each hit: of a page hit its own, of
+// a work its best page's, or its first page's when its record matched
+// (one statement for the first pages, one for the thumbnails).
+func (in *searchInfo) readThumbs(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.SearchResult) error {
+	in.thumbPage = map[int64]int64{}
+	var firsts, pages []int64
+	for _, h := range res.Hits {
+		switch {
+		case !kit.HasID(h.Key):
+		case h.Kind == shelfmark.KindFileSet:
+			in.thumbPage[h.Key] = h.Key
+		case len(h.Pages) > 0 && kit.HasID(h.Pages[0].Key):
+			in.thumbPage[h.Key] = h.Pages[0].Key
+		case h.Kind == shelfmark.KindWork:
+			firsts = append(firsts, h.Key)
+		}
+	}
+	if len(firsts) > 0 {
+		first, err := tx.FirstChildren(ctx, firsts, shelfmark.KindFileSet)
+		if err != nil {
+			return err
+		}
+		for w, fs := range first {
+			in.thumbPage[w] = fs
+		}
+	}
+	for _, fs := range in.thumbPage {
+		pages = append(pages, fs)
+	}
+	var err error
+	in.thumbs, err = in.res.Thumbnails(ctx, tx, pages)
+	return err
+}
+
+// thumb is the address of hit k's thumbnail, "" when it has none the
+// reader may see.
+func (in *searchInfo) thumb(k int64) string {
+	if id, ok := in.thumbs[in.thumbPage[k]]; ok {
+		return kit.ContentURL(id)
+	}
+	return ""
 }
 
 // title is the title of the work or collection k in lang, "" when none.
@@ -335,6 +391,7 @@ func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q s
 		}
 		hit := searchPageHit{Kind: h.Kind, KindLabel: readKindLabel(p, h.Kind), Title: cutText(h.Title, readTitleMax), Format: h.Format,
 			Snippet: template.HTML(kit.SnippetHTML(h.Snippet))}
+		hit.Thumb = info.thumb(h.Key)
 		meta := info.meta[h.Work]
 		hit.Creator = readValue(meta, p.Lang, readTitleMax, shelfmark.NSDCTerms+"creator", shelfmark.NSDC+"creator")
 		hit.Date = readValue(meta, p.Lang, 40, shelfmark.NSDCTerms+"date", shelfmark.NSDC+"date", shelfmark.NSDCTerms+"issued", shelfmark.NSDCTerms+"created")

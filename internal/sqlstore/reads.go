@@ -16,6 +16,9 @@ type Reads struct {
 	// perParent live files of each parent, by parent and position:
 	// parents, perParent.
 	ChildFiles string
+	// FirstChildren reads the parent and the key of the first live child
+	// of a kind of each parent, by position: parents, kind.
+	FirstChildren string
 	// FilesOfWorks reads the work and the first nine FileCols of the live
 	// files of a use in public view of the works' live file sets: works,
 	// use, now.
@@ -54,6 +57,27 @@ func (t *Tx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%sread files of %d resources: %w", t.d.Prefix, len(parents), err)
+	}
+	return out, nil
+}
+
+// FirstChildren returns the first live child of kind of each of parents,
+// by position, in one statement.
+func (t *Tx) FirstChildren(ctx context.Context, parents []int64, kind shelfmark.Kind) (map[int64]int64, error) {
+	out := map[int64]int64{}
+	if len(parents) == 0 {
+		return out, nil
+	}
+	err := t.q.EachRow(ctx, t.d.FirstChildren, []any{t.d.Int64s(parents), string(kind)}, func(r Scanner) error {
+		var p, c int64
+		if err := r.Scan(&p, &c); err != nil {
+			return err
+		}
+		out[p] = c
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%sfirst children of %d resources: %w", t.d.Prefix, len(parents), err)
 	}
 	return out, nil
 }
