@@ -167,21 +167,66 @@ func (r *Repository) FindResources(ctx context.Context, ids []ID) ([]*Resource, 
 	return out, nil
 }
 
-// Thumbnails returns, read within tx, the thumbnail file of each of
-// filesets (keys of file sets) that the caller may read: a page of search
-// results shows one beside each work. One statement for the files; the
+// HitThumbnails returns, read within tx, a thumbnail file for each of a
+// page of search hits, by hit key, that the caller may read: a page hit's
+// own, a work's best page's (its first Pages), or its first page's when
+// its record matched (FirstChildren). Hits without one the caller may see
+// are absent. Two statements whatever the number of hits (the first
+// pages, the files), and the policy's own look-ups only for a thumbnail
+// not in public view (see thumbnails).
+func (r *Repository) HitThumbnails(ctx context.Context, tx ReadTx, hits []SearchHit) (map[int64]ID, error) {
+	if len(hits) > MaxPageSize {
+		return nil, Errorf(EINVALID, "hits: %d; at most %d are read at once.", len(hits), MaxPageSize)
+	}
+	page := map[int64]int64{} // by hit
+	var firsts []int64
+	for _, h := range hits {
+		switch {
+		case h.Kind == KindFileSet:
+			page[h.Key] = h.Key
+		case len(h.Pages) > 0:
+			page[h.Key] = h.Pages[0].Key
+		case h.Kind == KindWork:
+			firsts = append(firsts, h.Key)
+		}
+	}
+	if len(firsts) > 0 {
+		first, err := tx.FirstChildren(ctx, firsts, KindFileSet)
+		if err != nil {
+			return nil, err
+		}
+		for w, fs := range first {
+			page[w] = fs
+		}
+	}
+	pages := make([]int64, 0, len(page))
+	for _, fs := range page {
+		pages = append(pages, fs)
+	}
+	thumbs, err := r.thumbnails(ctx, tx, pages)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]ID, len(page))
+	for h, fs := range page {
+		if id, ok := thumbs[fs]; ok {
+			out[h] = id
+		}
+	}
+	return out, nil
+}
+
+// thumbnails returns the thumbnail file of each of filesets (keys of file
+// sets) that the caller may read. One statement for the files; the
 // policy's own look-ups only for a thumbnail not in public view (or, to a
 // signed-in caller, not open to every signed-in caller), which the
 // effective access on the file's row decides for the rest (it is as
 // hidden as its file set, its work and its source). File sets without a
 // thumbnail, or whose thumbnail the caller may not read, are absent.
-func (r *Repository) Thumbnails(ctx context.Context, tx ReadTx, filesets []int64) (map[int64]ID, error) {
+func (r *Repository) thumbnails(ctx context.Context, tx ReadTx, filesets []int64) (map[int64]ID, error) {
 	out := map[int64]ID{}
 	if len(filesets) == 0 {
 		return out, nil
-	}
-	if len(filesets) > MaxPageSize {
-		return nil, Errorf(EINVALID, "file sets: %d; at most %d are read at once.", len(filesets), MaxPageSize)
 	}
 	files, err := tx.ChildFiles(ctx, filesets, MaxChildFiles)
 	if err != nil {

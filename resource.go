@@ -212,10 +212,11 @@ type ResourceService interface {
 	// caller of ctx may read beyond public view (nil for an anonymous
 	// caller), for SearchQuery.Reader.
 	SearchReader(ctx context.Context, tx ReadTx) (*SearchReader, error)
-	// Thumbnails returns, within tx, the thumbnail file of each of
-	// filesets (keys) that the caller of ctx may read; the others are
-	// absent. One statement for any number of file sets in public view.
-	Thumbnails(ctx context.Context, tx ReadTx, filesets []int64) (map[int64]ID, error)
+	// HitThumbnails returns, within tx, a thumbnail file the caller of ctx
+	// may read for each of a page of search hits, by hit key (a work's best
+	// page's, or its first page's); the others are absent. Two statements
+	// for any number of hits in public view.
+	HitThumbnails(ctx context.Context, tx ReadTx, hits []SearchHit) (map[int64]ID, error)
 	// FindSources returns the root ids of the source keys stored before,
 	// so that a bulk ingest skips them without sending their bytes.
 	FindSources(ctx context.Context, sourceKeys []string) (map[string]ID, error)

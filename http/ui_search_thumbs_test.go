@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
@@ -90,6 +91,21 @@ func TestUISearchThumbnails(t *testing.T) {
 		admin.signIn("admin", adminPassword)
 		if got := thumbs(admin, "title:rhine"); len(got) != 1 || got[0] != first {
 			t.Errorf("the administrator: %v, want %s", got, first)
+		}
+		// the REST search names the same files
+		var body struct {
+			Hits []struct {
+				ID, Thumbnail string
+			}
+		}
+		r := e.do("GET", "/api/v1/search?group=work&q=kembs", nil, as("")...).want(t, http.StatusOK)
+		if err := json.Unmarshal(r.Body, &body); err != nil || len(body.Hits) != 1 || kit.ContentURL(shelfmark.ID(body.Hits[0].Thumbnail)) != second {
+			t.Errorf("the API's hit: %s, want the thumbnail of %s", r.Body, second)
+		}
+		r = e.do("GET", "/api/v1/search?q=title:rhine", nil, as("")...).want(t, http.StatusOK)
+		body.Hits = nil
+		if err := json.Unmarshal(r.Body, &body); err != nil || len(body.Hits) != 1 || body.Hits[0].Thumbnail != "" {
+			t.Errorf("the API's hit of a private first page to an anonymous caller: %s", r.Body)
 		}
 		// 20 hits with thumbnails cost what one does
 		stmts := func(q string) []string {

@@ -23,6 +23,10 @@ type searchHitJSON struct {
 	// work's pages match within its window, and the best of them.
 	Matches *int64           `json:"matches,omitempty"`
 	Pages   []searchPageJSON `json:"pages,omitempty"`
+	// Thumbnail is the id of a thumbnail file the caller may read: of a
+	// page hit its own, of a work its best page's, or its first page's
+	// (shelfmark.Repository.HitThumbnails); absent without one.
+	Thumbnail shelfmark.ID `json:"thumbnail,omitempty"`
 }
 
 // searchPageJSON is one matching page of a grouped hit.
@@ -146,12 +150,16 @@ func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
 		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "Search is not available on this server.")
 	}
 	var res *shelfmark.SearchResult
+	var thumbs map[int64]shelfmark.ID
 	err = s.deps.Storage.View(r.Context(), func(tx shelfmark.ReadTx) error {
 		var err error
 		if q.Reader, err = s.deps.Resources.SearchReader(r.Context(), tx); err != nil {
 			return err
 		}
-		res, err = tx.Search(r.Context(), q)
+		if res, err = tx.Search(r.Context(), q); err != nil {
+			return err
+		}
+		thumbs, err = s.deps.Resources.HitThumbnails(r.Context(), tx, res.Hits)
 		return err
 	})
 	if err != nil {
@@ -169,7 +177,7 @@ func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
 			continue // a document of no resource: nothing to link to
 		}
 		hit := searchHitJSON{ID: ids.Encode(h.Key), Work: ids.Encode(h.Work), Kind: string(h.Kind),
-			Format: h.Format, Title: h.Title, Snippet: kit.SnippetHTML(h.Snippet), Score: h.Score}
+			Format: h.Format, Title: h.Title, Snippet: kit.SnippetHTML(h.Snippet), Score: h.Score, Thumbnail: thumbs[h.Key]}
 		if q.Grouped() {
 			hit.Matches = &h.Matches
 			for _, pg := range h.Pages {

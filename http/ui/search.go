@@ -228,11 +228,10 @@ func (s *Handler) searchCollectionTitle(ctx context.Context, id shelfmark.ID, p 
 type searchInfo struct {
 	meta    map[int64][]shelfmark.Statement
 	numbers map[int64]int64
-	// thumbs is the thumbnail file of each hit's page (thumbPage): its
-	// best page, or a work's first.
-	thumbs    map[int64]shelfmark.ID
-	thumbPage map[int64]int64 // by hit key
-	res       shelfmark.ResourceService
+	// thumbs is the thumbnail file of each hit, by its key
+	// (HitThumbnails).
+	thumbs map[int64]shelfmark.ID
+	res    shelfmark.ResourceService
 }
 
 // read reads, in one statement each, the metadata of the hits' works and
@@ -241,7 +240,8 @@ type searchInfo struct {
 // pages the hits list, the first page of each work hit without one, and
 // the thumbnails of the hits' pages (those the reader may see).
 func (in *searchInfo) read(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.SearchResult) error {
-	if err := in.readThumbs(ctx, tx, res); err != nil {
+	var err error
+	if in.thumbs, err = in.res.HitThumbnails(ctx, tx, res.Hits); err != nil {
 		return err
 	}
 	var keys, pages []int64
@@ -284,44 +284,10 @@ func (in *searchInfo) read(ctx context.Context, tx shelfmark.ReadTx, res *shelfm
 	return nil
 }
 
-// readThumbs reads the thumbnail of each hit: of a page hit its own, of
-// a work its best page's, or its first page's when its record matched
-// (one statement for the first pages, one for the thumbnails).
-func (in *searchInfo) readThumbs(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.SearchResult) error {
-	in.thumbPage = map[int64]int64{}
-	var firsts, pages []int64
-	for _, h := range res.Hits {
-		switch {
-		case !kit.HasID(h.Key):
-		case h.Kind == shelfmark.KindFileSet:
-			in.thumbPage[h.Key] = h.Key
-		case len(h.Pages) > 0 && kit.HasID(h.Pages[0].Key):
-			in.thumbPage[h.Key] = h.Pages[0].Key
-		case h.Kind == shelfmark.KindWork:
-			firsts = append(firsts, h.Key)
-		}
-	}
-	if len(firsts) > 0 {
-		first, err := tx.FirstChildren(ctx, firsts, shelfmark.KindFileSet)
-		if err != nil {
-			return err
-		}
-		for w, fs := range first {
-			in.thumbPage[w] = fs
-		}
-	}
-	for _, fs := range in.thumbPage {
-		pages = append(pages, fs)
-	}
-	var err error
-	in.thumbs, err = in.res.Thumbnails(ctx, tx, pages)
-	return err
-}
-
 // thumb is the address of hit k's thumbnail, "" when it has none the
 // reader may see.
 func (in *searchInfo) thumb(k int64) string {
-	if id, ok := in.thumbs[in.thumbPage[k]]; ok {
+	if id, ok := in.thumbs[k]; ok {
 		return kit.ContentURL(id)
 	}
 	return ""
