@@ -103,10 +103,10 @@ type SearchQuery struct {
 	// them; later pages may skip the cost).
 	Facets bool
 	// Sort orders the hits: SearchSortRelevance (also ""),
-	// SearchSortNewest, SearchSortDate or SearchSortDateDesc (see
-	// CheckSearchSort). A browse ignores it: it is newest member first; a
+	// SearchSortNewest, SearchSortDate, SearchSortDateDesc or
+	// SearchSortTitle (see CheckSearchSort). A browse ignores it: it is newest member first; a
 	// query without words (Everything) is newest first unless sorted by
-	// date.
+	// date or title.
 	Sort string
 	// Reader is who the results are for beyond public view (see
 	// SearchReader); nil shows what is in public view only, as to an
@@ -176,6 +176,11 @@ const (
 	// DateHi, or SearchUndated.
 	SearchSortDate     = "date"
 	SearchSortDateDesc = "date-desc"
+	// SearchSortTitle: by the title of the hit's work's record, A to Z
+	// (its first letters and digits: SearchTitleKey), untitled last; exact
+	// within each window as the date sorts are. A hit's Score is then the
+	// negated key, or SearchUntitled.
+	SearchSortTitle = "title"
 )
 
 // SearchUndated is the Score of a hit without a date under a date sort,
@@ -184,7 +189,7 @@ const SearchUndated = -100000
 
 // SearchSorts returns the orders a search offers, the default first.
 func SearchSorts() []string {
-	return []string{SearchSortRelevance, SearchSortNewest, SearchSortDate, SearchSortDateDesc}
+	return []string{SearchSortRelevance, SearchSortNewest, SearchSortDate, SearchSortDateDesc, SearchSortTitle}
 }
 
 // CheckSearchSort returns EINVALID, naming the orders there are, for a

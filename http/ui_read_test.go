@@ -375,6 +375,7 @@ func TestUISearch(t *testing.T) {
 	// by date, either way, the order named
 	wantPage(t, b.get("/search?q=whales&sort=date-desc"), 200, []string{`<span aria-current="true">date, latest first</span>`,
 		"the latest first; works without a date last", `href="/search?q=whales&amp;sort=date">date, earliest first</a>`}, nil)
+	wantPage(t, b.get("/search?q=whales&sort=title"), 200, []string{`<span aria-current="true">title</span>`, "A to Z"}, nil)
 
 	// no words: everything the reader may read, newest first, with the
 	// facets; newest first or by date, but no relevance to sort by
@@ -390,7 +391,7 @@ func TestUISearch(t *testing.T) {
 		"<title>In the collection Logbooks · Shelfmark</title>", "Newest members first"}, []string{"Private whales", "<mark>"})
 
 	// bad input: the form again with the engine's message, 400
-	for _, q := range []string{"q=*", "q=-+-", "q=whales&sort=title", "q=whales&after=garbage", "q=whales&kind=file", "q=whales&collection=not+an+id",
+	for _, q := range []string{"q=*", "q=-+-", "q=whales&sort=author", "q=whales&after=garbage", "q=whales&kind=file", "q=whales&collection=not+an+id",
 		"q=" + strings.Repeat("a+", shelfmark.MaxSearchTerms+1)} {
 		p := b.get("/search?" + q)
 		wantPage(t, p, 400, []string{`class="error-message"`, `name="q"`}, []string{"Results:"})

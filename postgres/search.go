@@ -218,7 +218,7 @@ const headlineOptions = "StartSel=" + shelfmark.SnippetStart + ", StopSel=" + sh
 // window's are ranked; by their key for SearchSortNewest).
 func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, m any, top int64, n int) {
 	if m == nil { // everything: the documents by key
-		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, ` + cmp.Or(sqlstore.DateScore(q), `d.key::float8`) + ` AS score FROM search_docs d
+		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, ` + cmp.Or(sqlstore.SortScore(q), `d.key::float8`) + ` AS score FROM search_docs d
     WHERE EXISTS (SELECT 1 FROM resources r WHERE r.key = d.access AND ` + sqlstore.Readable(s, lists, q.Reader, "r", "d.work", s.Arg(q.Now.UnixMicro())) + ` OFFSET 0)`)
 		sqlstore.DocFilters(s, q)
 		if top > 0 {
@@ -231,7 +231,7 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, m any, top int64, 
 	score := `ts_rank_cd(` + rankWeights + `, tsv, ` + query + `)::float8`
 	if q.Sort == shelfmark.SearchSortNewest {
 		score = `key::float8` // the newest first (SearchSortNewest)
-	} else if ds := sqlstore.DateScore(q); ds != "" {
+	} else if ds := sqlstore.SortScore(q); ds != "" {
 		score = ds
 	}
 	s.WriteString(`SELECT key, work, kind, format, ` + score + ` AS score
@@ -302,13 +302,14 @@ func browseRange(s *sqlstore.Stmt, q *shelfmark.SearchQuery, member, coll, now s
 
 // putSearchDocs upserts documents, writing only the rows that change.
 var putSearchDocs = []func(v string) string{func(v string) string {
-	return `INSERT INTO search_docs (key, work, kind, format, title, body, access, creator, subject, dates, date_lo, date_hi)
-SELECT key, work, kind, format, title, body, access, creator, subject, dates, date_lo, date_hi FROM ` + v + `
+	return `INSERT INTO search_docs (key, work, kind, format, title, body, access, creator, subject, dates, date_lo, date_hi, title_key)
+SELECT key, work, kind, format, title, body, access, creator, subject, dates, date_lo, date_hi, title_key FROM ` + v + `
 ON CONFLICT (key) DO UPDATE SET work = EXCLUDED.work, kind = EXCLUDED.kind, format = EXCLUDED.format,
     title = EXCLUDED.title, body = EXCLUDED.body, access = EXCLUDED.access,
-    creator = EXCLUDED.creator, subject = EXCLUDED.subject, dates = EXCLUDED.dates, date_lo = EXCLUDED.date_lo, date_hi = EXCLUDED.date_hi
+    creator = EXCLUDED.creator, subject = EXCLUDED.subject, dates = EXCLUDED.dates, date_lo = EXCLUDED.date_lo, date_hi = EXCLUDED.date_hi,
+    title_key = EXCLUDED.title_key
 WHERE (search_docs.work, search_docs.kind, search_docs.format, search_docs.title, search_docs.body, search_docs.access,
-        search_docs.creator, search_docs.subject, search_docs.dates, search_docs.date_lo, search_docs.date_hi)
+        search_docs.creator, search_docs.subject, search_docs.dates, search_docs.date_lo, search_docs.date_hi, search_docs.title_key)
     IS DISTINCT FROM (EXCLUDED.work, EXCLUDED.kind, EXCLUDED.format, EXCLUDED.title, EXCLUDED.body, EXCLUDED.access,
-        EXCLUDED.creator, EXCLUDED.subject, EXCLUDED.dates, EXCLUDED.date_lo, EXCLUDED.date_hi)`
+        EXCLUDED.creator, EXCLUDED.subject, EXCLUDED.dates, EXCLUDED.date_lo, EXCLUDED.date_hi, EXCLUDED.title_key)`
 }}

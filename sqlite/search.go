@@ -184,7 +184,7 @@ func searchMatches(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match string) {
 // (by their key for SearchSortNewest).
 func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int64, n int) {
 	if match == nil { // everything: the documents by key
-		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, ` + cmp.Or(sqlstore.DateScore(q), `CAST(d.key AS REAL)`) + ` AS score
+		s.WriteString(`SELECT d.key, d.work, d.kind, d.format, ` + cmp.Or(sqlstore.SortScore(q), `CAST(d.key AS REAL)`) + ` AS score
 		FROM search_docs d JOIN resources r ON r.key = d.access WHERE ` + sqlstore.Readable(s, lists, q.Reader, "r", "d.work", s.Arg(q.Now.UnixMicro())))
 		sqlstore.DocFilters(s, q)
 		if top > 0 {
@@ -196,7 +196,7 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 	score := searchScore
 	if q.Sort == shelfmark.SearchSortNewest {
 		score = `CAST(d.key AS REAL)` // the newest first (SearchSortNewest)
-	} else if ds := sqlstore.DateScore(q); ds != "" {
+	} else if ds := sqlstore.SortScore(q); ds != "" {
 		score = ds
 	}
 	s.WriteString(`SELECT d.key, d.work, d.kind, d.format, ` + score + ` AS score FROM `)
@@ -291,12 +291,13 @@ func browseRange(s *sqlstore.Stmt, q *shelfmark.SearchQuery, member, coll, now s
 // parser that ON CONFLICT belongs to the INSERT, not to a join.)
 var putSearchDocs = []func(v string) string{
 	func(v string) string {
-		return `INSERT INTO search_docs (key, work, kind, format, access, date_lo, date_hi)
-	SELECT key, work, kind, format, access, date_lo, date_hi FROM ` + v + ` WHERE true
+		return `INSERT INTO search_docs (key, work, kind, format, access, date_lo, date_hi, title_key)
+	SELECT key, work, kind, format, access, date_lo, date_hi, title_key FROM ` + v + ` WHERE true
 	ON CONFLICT (key) DO UPDATE SET work = excluded.work, kind = excluded.kind, format = excluded.format, access = excluded.access,
-		date_lo = excluded.date_lo, date_hi = excluded.date_hi
+		date_lo = excluded.date_lo, date_hi = excluded.date_hi, title_key = excluded.title_key
 	WHERE search_docs.work <> excluded.work OR search_docs.kind <> excluded.kind OR search_docs.format <> excluded.format
-		OR search_docs.access IS NOT excluded.access OR search_docs.date_lo IS NOT excluded.date_lo OR search_docs.date_hi IS NOT excluded.date_hi`
+		OR search_docs.access IS NOT excluded.access OR search_docs.date_lo IS NOT excluded.date_lo OR search_docs.date_hi IS NOT excluded.date_hi
+		OR search_docs.title_key IS NOT excluded.title_key`
 	},
 	func(v string) string {
 		return `INSERT INTO search_text (key, title, body, creator, subject, dates)

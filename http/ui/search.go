@@ -299,7 +299,7 @@ func (in *searchInfo) title(k int64, lang string) string { return readTitle(in.m
 // searchSortLabel names an order of the hits.
 func searchSortLabel(p *uiPage, sort string) string {
 	switch sort {
-	case shelfmark.SearchSortNewest, shelfmark.SearchSortDate, shelfmark.SearchSortDateDesc:
+	case shelfmark.SearchSortNewest, shelfmark.SearchSortDate, shelfmark.SearchSortDateDesc, shelfmark.SearchSortTitle:
 		return p.T("search.sort." + sort)
 	}
 	return p.T("search.sort.relevance")

@@ -26,9 +26,10 @@ type Search struct {
 
 // searchDocCols are the columns of a document as PutSearchDocs sends them:
 // dates is the record's date tokens (shelfmark.SearchDateTokens), date_lo
-// and date_hi its years or NULL.
+// and date_hi its years or NULL, title_key its title's sort key
+// (shelfmark.SearchTitleKey) or NULL.
 var searchDocCols = []Col{{"key", Int64}, {"work", Int64}, {"kind", Text}, {"format", Text}, {"title", Text}, {"body", Text}, {"access", Int64},
-	{"creator", Text}, {"subject", Text}, {"dates", Text}, {"date_lo", NullInt64}, {"date_hi", NullInt64}}
+	{"creator", Text}, {"subject", Text}, {"dates", Text}, {"date_lo", NullInt64}, {"date_hi", NullInt64}, {"title_key", NullInt64}}
 
 // PutSearchDocs inserts or replaces documents by key (a later document of
 // the same key wins: one upsert may not touch a row twice), in the
@@ -44,6 +45,10 @@ func (w *WriteTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 		v[7], v[8], v[9], v[10], v[11] = d.Creator, d.Subject, shelfmark.SearchDateTokens(d.DateLo, d.DateHi), nil, nil
 		if v[9] != "" {
 			v[10], v[11] = int64(d.DateLo), int64(d.DateHi)
+		}
+		v[12] = nil
+		if k, ok := shelfmark.SearchTitleKey(d.Title); ok {
+			v[12] = k
 		}
 	}}
 	for _, stmt := range w.d.PutSearchDocs {

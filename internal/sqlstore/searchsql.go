@@ -145,23 +145,26 @@ ranked AS MATERIALIZED (SELECT key, work, kind, format, score,
 page AS ` + d.Materialized + `(SELECT key, work, kind, format, score FROM ranked WHERE rn = 1),`)
 }
 
-// DateScore returns the score of the documents d (search_docs rows)
-// under q's date sort: the earliest year of the record of d's work,
-// negated (shelfmark.SearchSortDate), or its latest
-// (shelfmark.SearchSortDateDesc), shelfmark.SearchUndated without one, as
-// a double; one look-up of the record by key per document. Empty when q
-// is not sorted by date.
-func DateScore(q *shelfmark.SearchQuery) string {
-	var year string
+// SortScore returns the score of the documents d (search_docs rows)
+// under q's date or title sort, from the record of d's work: its
+// earliest year negated (shelfmark.SearchSortDate) or its latest
+// (shelfmark.SearchSortDateDesc), shelfmark.SearchUndated without one;
+// its title's sort key negated (shelfmark.SearchSortTitle),
+// shelfmark.SearchUntitled without one; as a double, one look-up of the
+// record by key per document. Empty for the other orders.
+func SortScore(q *shelfmark.SearchQuery) string {
+	var col, none string
 	switch q.Sort {
 	case shelfmark.SearchSortDate:
-		year = `-wd.date_lo`
+		col, none = `-wd.date_lo`, strconv.Itoa(shelfmark.SearchUndated)
 	case shelfmark.SearchSortDateDesc:
-		year = `wd.date_hi`
+		col, none = `wd.date_hi`, strconv.Itoa(shelfmark.SearchUndated)
+	case shelfmark.SearchSortTitle:
+		col, none = `-wd.title_key`, strconv.FormatFloat(shelfmark.SearchUntitled, 'f', 0, 64)
 	default:
 		return ""
 	}
-	return `CAST(coalesce((SELECT ` + year + ` FROM search_docs wd WHERE wd.key = d.work), ` + strconv.Itoa(shelfmark.SearchUndated) + `) AS DOUBLE PRECISION)`
+	return `CAST(coalesce((SELECT ` + col + ` FROM search_docs wd WHERE wd.key = d.work), ` + none + `) AS DOUBLE PRECISION)`
 }
 
 // recordsOnly reports whether only records can match q's text

@@ -1,7 +1,8 @@
 -- Fielded search (searchfields.go in the root package): a record's
 -- creators, subjects and date tokens beside its title and body, each a
 -- column of the index that a field term names (creator : "melville"), and
--- the span of its years, which the date sorts read. A page has none of
+-- the span of its years and its title's sort key, which the date and
+-- title sorts read (searchsort.go). A page has none of
 -- them. The body still holds every literal but the titles, so that a word
 -- without a field finds the same documents as before.
 ALTER TABLE search_text ADD COLUMN creator TEXT NOT NULL DEFAULT '';
@@ -9,6 +10,8 @@ ALTER TABLE search_text ADD COLUMN subject TEXT NOT NULL DEFAULT '';
 ALTER TABLE search_text ADD COLUMN dates TEXT NOT NULL DEFAULT '';
 ALTER TABLE search_docs ADD COLUMN date_lo INTEGER; -- NULL when undated
 ALTER TABLE search_docs ADD COLUMN date_hi INTEGER;
+-- the title's sort key (SearchTitleKey), NULL for a page or an untitled record
+ALTER TABLE search_docs ADD COLUMN title_key INTEGER;
 
 DROP TRIGGER search_text_insert;
 DROP TRIGGER search_text_delete;
