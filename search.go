@@ -104,9 +104,9 @@ type SearchQuery struct {
 	Facets bool
 	// Sort orders the hits: SearchSortRelevance (also ""),
 	// SearchSortNewest, SearchSortDate, SearchSortDateDesc or
-	// SearchSortTitle (see CheckSearchSort). A browse ignores it: it is newest member first; a
-	// query without words (Everything) is newest first unless sorted by
-	// date or title.
+	// SearchSortTitle (see CheckSearchSort). A browse ignores it: it is
+	// newest member first; a query without words (Everything) is newest
+	// first unless sorted by date or title.
 	Sort string
 	// Reader is who the results are for beyond public view (see
 	// SearchReader); nil shows what is in public view only, as to an

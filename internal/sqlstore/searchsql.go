@@ -120,9 +120,9 @@ UNION ALL SELECT ` + strconv.Itoa(SearchRowGroup) + `, '', n, work, work, NULL, 
 // (documents other than the work's own); gpage, the best n works after
 // the cursor's (score, work), leaving out, in a window below the newest
 // (top > 0), each work with a visible match above top (it was a hit of a
-// newer window; unless only records match, one document a work); ranked, the documents of those works in pw numbered by
-// score within each; and page, the best document of each, whose snippet
-// the hits read.
+// newer window; unless only records match, one document a work);
+// ranked, the documents of those works in pw numbered by score within
+// each; and page, the best document of each, whose snippet the hits read.
 func (d *Dialect) groupPage(s *Stmt, q *shelfmark.SearchQuery, match any, top int64, after *shelfmark.SearchCursor, n int) {
 	s.WriteString(`
 grp AS MATERIALIZED (SELECT work, max(score) AS score, sum(CASE WHEN key <> work THEN 1 ELSE 0 END) AS n FROM pw GROUP BY work),
