@@ -49,7 +49,7 @@ func routeClass(method, pattern string) func(*http.Request) admission.Class {
 		return fixed(admission.Search) // the web archive's lookups by address
 	case strings.HasPrefix(pattern, "/iiif/{id}/search/"):
 		return fixed(admission.BookSearch)
-	case pattern == "/iiif/{id}/pdf":
+	case pattern == "/iiif/{id}/pdf" || pattern == "/iiif/{id}/zip": // a whole work as one file
 		return fixed(admission.PDF)
 	case pattern == "/iiif/{id}/image/{region}/{size}/{rotation}/{file}":
 		return fixed(admission.Image)

@@ -231,6 +231,7 @@ func TestRouteClasses(t *testing.T) {
 		{"GET", "/api/v1/search", "q=%20", admission.Facet},
 		{"GET", "/iiif/{id}/search/2", "q=x", admission.BookSearch},
 		{"GET", "/iiif/{id}/pdf", "", admission.PDF},
+		{"GET", "/iiif/{id}/zip", "", admission.PDF},
 		{"GET", "/iiif/{id}/image/{region}/{size}/{rotation}/{file}", "", admission.Image},
 		{"GET", "/api/v1/resources/{id}/content", "", admission.File},
 		{"", "/oai", "verb=ListRecords", admission.Harvest},

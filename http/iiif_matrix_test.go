@@ -113,6 +113,8 @@ func (m *matrix) iiifRows() []row {
 		{"GET /iiif/{id}/search/2", m.iiifSearchProbes(2, notFound)},
 		// the work as one PDF (iiif_pdf.go): read as the work is
 		{"GET /iiif/{id}/pdf", m.iiifPDFProbes(notFound)},
+		// all its files as one ZIP (iiif_zip.go): read as the work is
+		{"GET /iiif/{id}/zip", m.iiifZipProbes(notFound)},
 	}
 }
 

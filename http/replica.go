@@ -82,6 +82,7 @@ var lagTolerant = map[string]bool{
 	"/iiif/{id}/image/info.json":                         true,
 	"/iiif/{id}/image/{region}/{size}/{rotation}/{file}": true,
 	"/iiif/{id}/pdf":                                     true,
+	"/iiif/{id}/zip":                                     true,
 	"/iiif/{id}/search/1":                                true,
 	"/iiif/{id}/search/2":                                true,
 }

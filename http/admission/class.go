@@ -19,7 +19,7 @@ const (
 	Search           // a search with text
 	Facet            // a listing by facet or filter, without text
 	BookSearch       // search inside a book (IIIF content search)
-	PDF              // a PDF made of a work's pages
+	PDF              // a work as one file: its pages as a PDF, its files as a ZIP
 	Harvest          // an OAI-PMH page
 	Write            // a change: any method other than GET and HEAD
 	numClasses

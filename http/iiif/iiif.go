@@ -48,6 +48,8 @@ func (s *Handler) iiifRoutes() []kit.Route {
 		{Method: "GET", Pattern: "/iiif/{id}/collection", Handle: s.iiifCollection},
 		// the work as one PDF (iiif_pdf.go)
 		{Method: "GET", Pattern: "/iiif/{id}/pdf", Handle: s.iiifPDF},
+		// all its files as one ZIP (iiif_zip.go)
+		{Method: "GET", Pattern: "/iiif/{id}/zip", Handle: s.iiifZip},
 		{Method: "GET", Pattern: "/iiif/{id}/search/1", Handle: s.iiifSearch1},
 		{Method: "GET", Pattern: "/iiif/{id}/search/2", Handle: s.iiifSearch2},
 	}

@@ -26,8 +26,8 @@ import (
 	"github.com/shelfmark/shelfmark/pdf"
 )
 
-// iiifPDFName is how long (in bytes) the name of a work's PDF may be,
-// before ".pdf".
+// iiifPDFName is how many bytes the name of a work as one file leaves
+// free in a file name, for its extension (".pdf", ".zip").
 const iiifPDFName = 80
 
 // iiifRendering is the manifest's rendering entry: the work as one PDF.
@@ -45,7 +45,8 @@ func (s *Handler) iiifPDF(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	title, _ := labels.Title(res.Metadata, "")
-	out := &iiifPDFResponse{w: w, res: res, name: iiifPDFFileName(title, res.ID), now: s.deps.Now(), caller: shelfmark.CallerFrom(r.Context())}
+	out := &iiifDownload{w: w, res: res, name: iiifDownloadName(title, res.ID, ".pdf"), mediaType: "application/pdf",
+		now: s.deps.Now(), caller: shelfmark.CallerFrom(r.Context())}
 	pw := pdf.NewWriter(out, pdf.Options{Title: title})
 	if err := s.writeWorkPDF(r, res, pw); err != nil {
 		if !out.started {
@@ -97,9 +98,9 @@ func (s *Handler) addPDFPage(r *http.Request, pw *pdf.Writer, f *shelfmark.Resou
 	return nil
 }
 
-// iiifPDFFileName is the download name of a work's PDF: its title (else
-// its id), made safe as a file name.
-func iiifPDFFileName(title string, id shelfmark.ID) string {
+// iiifDownloadName is the download name of a work as one file: its
+// title (else its id), made safe as a file name, and ext.
+func iiifDownloadName(title string, id shelfmark.ID, ext string) string {
 	name := strings.TrimSpace(title)
 	if name == "" {
 		name = string(id)
@@ -109,27 +110,29 @@ func iiifPDFFileName(title string, id shelfmark.ID) string {
 	if name == "" {
 		name = string(id)
 	}
-	return name + ".pdf"
+	return name + ext
 }
 
-// iiifPDFResponse sends the headers of the PDF with its first bytes, so
-// that an error before any page is written is still an error response.
-type iiifPDFResponse struct {
-	w       http.ResponseWriter
-	res     *shelfmark.Resource
-	name    string
-	now     time.Time         // the time of the request
-	caller  *shelfmark.Caller // who asked (shareHeaders)
-	started bool
+// iiifDownload sends the headers of a work as one file (a PDF, a ZIP)
+// with its first bytes, so that an error before anything is written is
+// still an error response.
+type iiifDownload struct {
+	w         http.ResponseWriter
+	res       *shelfmark.Resource
+	name      string
+	mediaType string
+	now       time.Time         // the time of the request
+	caller    *shelfmark.Caller // who asked (shareHeaders)
+	started   bool
 }
 
 // Write sends the headers with the first bytes, then the bytes.
-func (o *iiifPDFResponse) Write(p []byte) (int, error) {
+func (o *iiifDownload) Write(p []byte) (int, error) {
 	if !o.started {
 		o.started = true
 		h := o.w.Header()
-		h.Set("Content-Type", "application/pdf")
-		cd := kit.ContentDisposition(o.name, "application/pdf")
+		h.Set("Content-Type", o.mediaType)
+		cd := kit.ContentDisposition(o.name, o.mediaType)
 		if rest, ok := strings.CutPrefix(cd, "inline"); ok {
 			cd = "attachment" + rest // a download, not a page to show in place
 		}
@@ -141,4 +144,4 @@ func (o *iiifPDFResponse) Write(p []byte) (int, error) {
 	return o.w.Write(p)
 }
 
-var _ io.Writer = (*iiifPDFResponse)(nil)
+var _ io.Writer = (*iiifDownload)(nil)

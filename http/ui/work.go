@@ -66,6 +66,9 @@ type uiWorkData struct {
 	// manifest's rendering), "" when no page shown has a JPEG image (an
 	// access copy, or an original that is one) to make it of.
 	PDF string
+	// Zip is the address of all the work's files as one ZIP, when its
+	// first pages have files the caller may read.
+	Zip string
 	// Items are this page's children (file sets, or parts that are works).
 	Items []*uiWorkItem
 	// Files are the files of Items, in order.
@@ -263,7 +266,11 @@ func (s *Handler) workPage(w http.ResponseWriter, r *http.Request) error {
 	for _, set := range sets {
 		if kit.PageJPEG(files[set]) != nil {
 			d.PDF = "/iiif/" + string(id) + "/pdf"
-			break
+		}
+		for _, f := range files[set] {
+			if f.File != nil && f.File.Processed() {
+				d.Zip = "/iiif/" + string(id) + "/zip"
+			}
 		}
 	}
 	p.Title = d.Title
