@@ -635,7 +635,8 @@ func TestUICollectionFacets(t *testing.T) {
 
 // TestUIWorkValuesForReaders: the work page names a language given by its
 // code in the page's language (the code kept in a data element), and a
-// creator and a subject link to a phrase search for them.
+// creator and a subject link to a phrase search for them in their field,
+// which finds the work.
 func TestUIWorkValuesForReaders(t *testing.T) {
 	f := newReadFixture(t)
 	w, err := f.e.repo.CreateResource(context.Background(), &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{
@@ -646,7 +647,14 @@ func TestUIWorkValuesForReaders(t *testing.T) {
 	}
 	b := newVisitor(t, f.e)
 	wantPage(t, b.get("/works/"+string(w.ID)), 200, []string{`<data value="eng">English</data>`,
-		`<a href="/search?q=%22Hydrographic&#43;Office%22" rel="nofollow">Hydrographic Office</a>`, `<a href="/search?q=%22Tides%22" rel="nofollow">Tides</a>`}, []string{">eng<"})
+		`<a href="/search?q=creator%3A%22Hydrographic&#43;Office%22" rel="nofollow">Hydrographic Office</a>`, `<a href="/search?q=subject%3A%22Tides%22" rel="nofollow">Tides</a>`}, []string{">eng<"})
+	// the links find the work, by its creator and by its subject
+	if err := shelfmark.NewSearchIndexer(f.e.db, shelfmark.IndexerOptions{}).CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"creator%3A%22Hydrographic+Office%22", "subject%3A%22Tides%22"} {
+		wantPage(t, b.get("/search?q="+q), 200, []string{"Results: 1", `href="/works/` + string(w.ID) + `"`}, nil)
+	}
 	de := newVisitor(t, f.e)
 	de.lang = "de"
 	wantPage(t, de.get("/works/"+string(w.ID)), 200, []string{`<data value="eng">Englisch</data>`}, nil)

@@ -46,13 +46,13 @@ func TestForReaders(t *testing.T) {
 						t.Errorf("%s: %q is named %q", tc.lang, stored, v.Text)
 					}
 				case "work.field.creator":
-					if v.Href != `/search?q=%22Ada+the+Countess+Lovelace%22` {
+					if v.Href != `/search?q=creator%3A%22Ada+the+Countess+Lovelace%22` {
 						t.Errorf("the creator links to %q", v.Href)
 					}
 				case "work.field.subject":
 					switch v.Text {
 					case "Harbours":
-						if v.Href != "/search?q=%22Harbours%22" {
+						if v.Href != "/search?q=subject%3A%22Harbours%22" {
 							t.Errorf("the subject links to %q", v.Href)
 						}
 					case "http://id.loc.gov/authorities/subjects/sh85058950":
