@@ -361,7 +361,11 @@ type SearchResult struct {
 	Collections []FacetCount // Value is the collection's key in decimal
 	Kinds       []FacetCount
 	Formats     []FacetCount
-	Estimated   bool
+	// Decades counts the matches by the decade of their work's record's
+	// earliest year (Value its first year in decimal, "1850"); matches
+	// whose work has no date are not counted.
+	Decades   []FacetCount
+	Estimated bool
 
 	// sampleSpan and keySpan are the key spans of the facets' sample and
 	// of the index up to the sample's top (FacetSampleSpan, FacetKeySpan).
@@ -663,6 +667,7 @@ const (
 	FacetCollection
 	FacetSampleSpan
 	FacetKeySpan
+	FacetDecade
 )
 
 // SearchStatement is what the next statement of a search asks a backend
@@ -829,6 +834,8 @@ func (p *SearchPager) Facet(facet int, value string, n int64) {
 		r.Collections = append(r.Collections, fc)
 	case FacetSampleSpan:
 		r.sampleSpan = n
+	case FacetDecade:
+		r.Decades = append(r.Decades, fc)
 	case FacetKeySpan:
 		r.keySpan = n
 	}
@@ -901,7 +908,7 @@ func (r *SearchResult) estimateFacets(full bool) {
 	factor := (1 + (n-1)*float64(r.keySpan)/float64(r.sampleSpan)) / n
 	scale := func(c int64) int64 { return int64(float64(c)*factor + 0.5) }
 	r.Total = scale(r.Total)
-	for _, f := range [][]FacetCount{r.Kinds, r.Formats, r.Collections} {
+	for _, f := range [][]FacetCount{r.Kinds, r.Formats, r.Collections, r.Decades} {
 		for i := range f {
 			f[i].Count = scale(f[i].Count)
 		}

@@ -636,7 +636,8 @@ func TestUICollectionFacets(t *testing.T) {
 // TestUIWorkValuesForReaders: the work page names a language given by its
 // code in the page's language (the code kept in a data element), and a
 // creator and a subject link to a phrase search for them in their field,
-// which finds the work.
+// which finds the work; once dated, the work's decade is a facet of a
+// search that finds it, in each language.
 func TestUIWorkValuesForReaders(t *testing.T) {
 	f := newReadFixture(t)
 	w, err := f.e.repo.CreateResource(context.Background(), &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{
@@ -655,7 +656,20 @@ func TestUIWorkValuesForReaders(t *testing.T) {
 	for _, q := range []string{"creator%3A%22Hydrographic+Office%22", "subject%3A%22Tides%22"} {
 		wantPage(t, b.get("/search?q="+q), 200, []string{"Results: 1", `href="/works/` + string(w.ID) + `"`}, nil)
 	}
+	// the decade facet: a dated work's decade, linking to the search with
+	// its date: term, shown as in force once it is
+	if _, err := f.e.repo.UpdateResource(context.Background(), w.ID, shelfmark.ResourceUpdate{
+		Add: []shelfmark.Statement{readLit(shelfmark.NSDC+"date", "1893-05")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := shelfmark.NewSearchIndexer(f.e.db, shelfmark.IndexerOptions{}).CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantPage(t, b.get("/search?q=tide"), 200, []string{"<h3>Decade</h3>", `<a href="/search?q=tide&#43;date%3A1890..1899">1890s</a> <span class="count">1</span>`}, nil)
+	wantPage(t, b.get("/search?q=tide+date%3A1890..1899"), 200, []string{"Results: 1", `<span aria-current="true">1890s</span>`}, nil)
+
 	de := newVisitor(t, f.e)
 	de.lang = "de"
 	wantPage(t, de.get("/works/"+string(w.ID)), 200, []string{`<data value="eng">Englisch</data>`}, nil)
+	wantPage(t, de.get("/search?q=tide"), 200, []string{"<h3>Jahrzehnt</h3>", ">1890er</a>"}, nil)
 }

@@ -141,6 +141,23 @@ func testSearchFields(t *testing.T, open Opener) {
 			return nil
 		})
 	}
+	// the decades of the hits' works' records, counted as the other
+	// facets: by document, or by work when grouped; undated works not
+	view(t, e, func(tx shelfmark.ReadTx) error {
+		for _, c := range []struct {
+			group bool
+			want  string
+		}{{false, "[{1850 3} {1840 1} {1940 1}]"}, {true, "[{1850 2} {1840 1} {1940 1}]"}} {
+			res, err := tx.Search(ctx, shelfmark.SearchQuery{Text: "whale OR typee OR ishmael", Now: now, Facets: true, Group: c.group})
+			if err != nil {
+				return err
+			}
+			if got := fmt.Sprint(res.Decades); got != c.want {
+				t.Errorf("decades (grouped %v): %s, want %s", c.group, got, c.want)
+			}
+		}
+		return nil
+	})
 	// grouped, a page's work comes once with its record
 	if got := strings.Join(find("melville", true), " "); got != "moby study typee" {
 		t.Errorf("melville, grouped: %q", got)

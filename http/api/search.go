@@ -47,6 +47,9 @@ type searchFacetsJSON struct {
 	Collection []FacetJSON `json:"collection"`
 	Kind       []FacetJSON `json:"kind"`
 	Format     []FacetJSON `json:"format"`
+	// Decade counts the hits by the decade of their work's record's
+	// earliest year ("1850": 1850–1859); undated works are not counted.
+	Decade []FacetJSON `json:"decade"`
 }
 
 // searchJSON is the body of GET /api/v1/search. Total, Estimated and
@@ -112,7 +115,7 @@ func searchQuery(r *http.Request, ids *shelfmark.IDCodec, now time.Time) (shelfm
 
 // facetsJSON converts facet counts, collection keys to ids.
 func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFacetsJSON {
-	f := &searchFacetsJSON{Collection: []FacetJSON{}, Kind: []FacetJSON{}, Format: []FacetJSON{}}
+	f := &searchFacetsJSON{Collection: []FacetJSON{}, Kind: []FacetJSON{}, Format: []FacetJSON{}, Decade: []FacetJSON{}}
 	for _, c := range res.Collections {
 		k, err := strconv.ParseInt(c.Value, 10, 64)
 		if err != nil || !kit.HasID(k) {
@@ -125,6 +128,9 @@ func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFace
 	}
 	for _, c := range res.Formats {
 		f.Format = append(f.Format, FacetJSON{Value: c.Value, Count: c.Count})
+	}
+	for _, c := range res.Decades {
+		f.Decade = append(f.Decade, FacetJSON{Value: c.Value, Count: c.Count})
 	}
 	return f
 }

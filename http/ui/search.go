@@ -46,6 +46,9 @@ type searchPageData struct {
 	Filters []searchFilter
 	// the facets, each value with the address that filters by it
 	Kinds, Formats, Collections []searchFacet
+	// Decades are the decades of the hits' works, in time order, each
+	// linking to the search with a date: term for it.
+	Decades []searchFacet
 	// Sorts are the orders a search offers, each with its address (the
 	// one in force Active), and SortedBy that order's name (empty for a
 	// browse).
@@ -296,6 +299,32 @@ func (in *searchInfo) thumb(k int64) string {
 // title is the title of the work or collection k in lang, "" when none.
 func (in *searchInfo) title(k int64, lang string) string { return readTitle(in.meta[k], lang) }
 
+// searchDecades lists the decade facet in time order, each value linking
+// to the search narrowed by a date: term for its decade (active when the
+// search holds that term already).
+func searchDecades(p *uiPage, v url.Values, decades []shelfmark.FacetCount) []searchFacet {
+	var out []searchFacet
+	years := make([]int, 0, len(decades))
+	counts := map[int]int64{}
+	for _, f := range decades {
+		y, err := strconv.Atoi(f.Value)
+		if err != nil || y < shelfmark.MinSearchYear-1 || y > shelfmark.MaxSearchYear {
+			continue
+		}
+		years = append(years, y)
+		counts[y] = f.Count
+	}
+	slices.Sort(years)
+	q := strings.TrimSpace(v.Get("q"))
+	for _, y := range years {
+		term := "date:" + shelfmark.FormatSearchYears(max(y, shelfmark.MinSearchYear), y+9)
+		active := slices.Contains(strings.Fields(q), term)
+		out = append(out, searchFacet{Label: p.T("search.decade", strconv.Itoa(y)), Count: counts[y], Active: active,
+			URL: searchURL(v, "q", strings.TrimSpace(q+" "+term))})
+	}
+	return out
+}
+
 // searchSortLabel names an order of the hits.
 func searchSortLabel(p *uiPage, sort string) string {
 	switch sort {
@@ -414,6 +443,7 @@ func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q s
 		}
 		d.Formats = append(d.Formats, searchFacet{Label: f.Value, Count: f.Count, Active: f.Value == d.Format, URL: searchURL(v, "format", f.Value)})
 	}
+	d.Decades = searchDecades(p, v, res.Decades)
 	for _, f := range res.Collections {
 		k, err := strconv.ParseInt(f.Value, 10, 64)
 		if err != nil || !kit.HasID(k) {

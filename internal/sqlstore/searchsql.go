@@ -323,10 +323,12 @@ func Readable(s *Stmt, l Lists, rd *shelfmark.SearchReader, alias, work, now str
 // its sample, the CTE win (key, work, kind, format): the sample's size
 // (shelfmark.FacetTotal), the span of its keys (FacetSampleSpan) and the
 // span from low to its highest key (FacetKeySpan) over win's column col,
-// then its most frequent kinds (FacetKind), formats (FacetFormat) and
+// then its most frequent kinds (FacetKind), formats (FacetFormat),
+// decades (FacetDecade: of the earliest year of each row's work's record,
+// one look-up of the record by key a row; undated works not counted) and
 // collections (FacetCollection, Collections, those q's reader may read at
-// now), at most
-// shelfmark.SearchFacetLimit of each, values tied in count in byte order.
+// now), at most shelfmark.SearchFacetLimit of each, values tied in count
+// in byte order (decades in number order).
 // Each row is followed by Pad. It starts with a newline and a UNION ALL.
 func (d *Dialect) FacetRows(s *Stmt, q *shelfmark.SearchQuery, col, low, now string) string {
 	lim, pad := strconv.Itoa(shelfmark.SearchFacetLimit), d.Pad
@@ -342,5 +344,8 @@ UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind)
     GROUP BY kind ORDER BY n DESC, kind` + d.Collate + ` LIMIT ` + lim + `) AS fk
 UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, ` + count + ` AS n FROM win WHERE format <> ''
     GROUP BY format ORDER BY n DESC, format` + d.Collate + ` LIMIT ` + lim + `) AS ff
+UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetDecade) + `, CAST(dd.decade AS TEXT), ` + count + ` AS n
+    FROM (SELECT work, (SELECT wd.date_lo / 10 * 10 FROM search_docs wd WHERE wd.key = win.work) AS decade FROM win) AS dd
+    WHERE dd.decade IS NOT NULL GROUP BY dd.decade ORDER BY n DESC, dd.decade LIMIT ` + lim + `) AS fd
 UNION ALL SELECT *` + pad + ` FROM (` + d.Collections(s, q, strings.Replace(count, "work", "m.work", 1), now) + ` LIMIT ` + lim + `) AS fc`
 }
