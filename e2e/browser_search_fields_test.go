@@ -15,11 +15,11 @@ import (
 // real browser on a real `shelfmark serve`. creator:melville finds the two
 // works whose creator is Melville, not the study whose title and subject
 // name him; sorted by date, earliest first, Typee (1846) comes before
-// Moby Dick (1851), and latest first the other way; a date range and a
-// subject narrow as they say; Moby Dick's hit shows its page's thumbnail
-// (and nothing sticks out at 320 px); a date: that is no span of years is
-// refused on the page with the engine's message. The pages are clean and
-// axe-core's rules pass.
+// Moby Dick (1851), and latest first the other way; a decade of the
+// facets, a date range and a subject narrow as they say; Moby Dick's hit
+// shows its page's thumbnail (and nothing sticks out at 320 px); a date:
+// that is no span of years is refused on the page with the engine's
+// message. The pages are clean and axe-core's rules pass.
 func TestBrowserSearchFields(t *testing.T) {
 	chromiumPath(t)
 	axe := axeSource(t)
@@ -95,6 +95,15 @@ func TestBrowserSearchFields(t *testing.T) {
 	b.open("/search?q=creator:melville", http.StatusOK)
 	b.shot("search-fields-phone")
 	b.run("the window as it was", chromedp.EmulateViewport(1280, 900))
+
+	// the decade facet narrows the search, from the keyboard
+	b.open("/search?q=creator:melville", http.StatusOK)
+	b.tabTo("the 1840s", `aside.facets a[href*="date%3A1840..1849"]`, false, 40)
+	b.expect("narrow to the 1840s with Enter", http.StatusOK, chromedp.KeyEvent(kb.Enter))
+	want("creator:melville in the 1840s", typee)
+	if b.nodeCount(`aside.facets span[aria-current="true"]`) == 0 {
+		t.Errorf("the decade in force is not marked: %.400s", b.text())
+	}
 
 	b.open("/search?q=melville+date:1900..&sort=date", http.StatusOK)
 	want("melville from 1900 on", study)
