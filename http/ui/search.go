@@ -50,10 +50,10 @@ type searchPageData struct {
 	// linking to the search with a date: term for it.
 	Decades []searchFacet
 	// Sorts are the orders a search offers, each with its address (the
-	// one in force Active), and SortedBy that order's name (empty for a
-	// browse).
-	Sorts    []searchFacet
-	SortedBy string
+	// one in force Active), and Sorted says what that order is (empty for
+	// a browse).
+	Sorts  []searchFacet
+	Sorted string
 	// Next is the address of the next page; First that of the first page,
 	// when this is a later one.
 	Next, First string
@@ -325,11 +325,32 @@ func searchDecades(p *uiPage, v url.Values, decades []shelfmark.FacetCount) []se
 	return out
 }
 
+// searchSortedText says what an order of the hits is.
+func searchSortedText(p *uiPage, sort string) string {
+	switch sort {
+	case shelfmark.SearchSortNewest:
+		return p.T("search.sorted.newest")
+	case shelfmark.SearchSortDate:
+		return p.T("search.sorted.date")
+	case shelfmark.SearchSortDateDesc:
+		return p.T("search.sorted.date-desc")
+	case shelfmark.SearchSortTitle:
+		return p.T("search.sorted.title")
+	}
+	return p.T("search.sorted")
+}
+
 // searchSortLabel names an order of the hits.
 func searchSortLabel(p *uiPage, sort string) string {
 	switch sort {
-	case shelfmark.SearchSortNewest, shelfmark.SearchSortDate, shelfmark.SearchSortDateDesc, shelfmark.SearchSortTitle:
-		return p.T("search.sort." + sort)
+	case shelfmark.SearchSortNewest:
+		return p.T("search.sort.newest")
+	case shelfmark.SearchSortDate:
+		return p.T("search.sort.date")
+	case shelfmark.SearchSortDateDesc:
+		return p.T("search.sort.date-desc")
+	case shelfmark.SearchSortTitle:
+		return p.T("search.sort.title")
 	}
 	return p.T("search.sort.relevance")
 }
@@ -474,7 +495,7 @@ func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q s
 			}
 			d.Sorts = append(d.Sorts, searchFacet{Label: searchSortLabel(p, srt), Active: active, URL: searchURL(v, "sort", value)})
 			if active {
-				d.SortedBy = srt
+				d.Sorted = searchSortedText(p, srt)
 			}
 		}
 	}
