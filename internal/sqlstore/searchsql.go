@@ -325,7 +325,10 @@ func Readable(s *Stmt, l Lists, rd *shelfmark.SearchReader, alias, work, now str
 // span from low to its highest key (FacetKeySpan) over win's column col,
 // then its most frequent kinds (FacetKind), formats (FacetFormat),
 // decades (FacetDecade: of the earliest year of each row's work's record,
-// one look-up of the record by key a row; undated works not counted) and
+// one look-up of the record by key a row, in a subquery its LIMIT (all of
+// win's rows) keeps both planners from merging into the grouping, which
+// would look each up again for the GROUP BY and the ORDER BY; undated
+// works not counted) and
 // collections (FacetCollection, Collections, those q's reader may read at
 // now), at most shelfmark.SearchFacetLimit of each, values tied in count
 // in byte order (decades in number order).
@@ -345,7 +348,8 @@ UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind)
 UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, ` + count + ` AS n FROM win WHERE format <> ''
     GROUP BY format ORDER BY n DESC, format` + d.Collate + ` LIMIT ` + lim + `) AS ff
 UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetDecade) + `, CAST(dd.decade AS TEXT), ` + count + ` AS n
-    FROM (SELECT work, (SELECT wd.date_lo / 10 * 10 FROM search_docs wd WHERE wd.key = win.work) AS decade FROM win) AS dd
+    FROM (SELECT work, (SELECT wd.date_lo / 10 * 10 FROM search_docs wd WHERE wd.key = win.work) AS decade FROM win
+        LIMIT ` + strconv.Itoa(shelfmark.SearchWindow+1) + `) AS dd
     WHERE dd.decade IS NOT NULL GROUP BY dd.decade ORDER BY n DESC, dd.decade LIMIT ` + lim + `) AS fd
 UNION ALL SELECT *` + pad + ` FROM (` + d.Collections(s, q, strings.Replace(count, "work", "m.work", 1), now) + ` LIMIT ` + lim + `) AS fc`
 }
