@@ -324,11 +324,11 @@ func Readable(s *Stmt, l Lists, rd *shelfmark.SearchReader, alias, work, now str
 // (shelfmark.FacetTotal), the span of its keys (FacetSampleSpan) and the
 // span from low to its highest key (FacetKeySpan) over win's column col,
 // then its most frequent kinds (FacetKind), formats (FacetFormat),
-// decades (FacetDecade: of the earliest year of each row's work's record,
-// one look-up of the record by key a row, in a subquery its LIMIT (all of
-// win's rows) keeps both planners from merging into the grouping, which
-// would look each up again for the GROUP BY and the ORDER BY; undated
-// works not counted) and
+// decades (FacetDecade: of the earliest year of the record of each of
+// the sample's works, one look-up of the record by key a work, in a
+// subquery its LIMIT (all of the works) keeps both planners from merging
+// into the grouping, which would look each up again for the GROUP BY and
+// the ORDER BY; undated works not counted) and
 // collections (FacetCollection, Collections, those q's reader may read at
 // now), at most shelfmark.SearchFacetLimit of each, values tied in count
 // in byte order (decades in number order).
@@ -336,8 +336,9 @@ func Readable(s *Stmt, l Lists, rd *shelfmark.SearchReader, alias, work, now str
 func (d *Dialect) FacetRows(s *Stmt, q *shelfmark.SearchQuery, col, low, now string) string {
 	lim, pad := strconv.Itoa(shelfmark.SearchFacetLimit), d.Pad
 	count := `count(*)` // documents: also works, one each, for q.WorksOnly()
+	decades := `sum(dd.n)` // the decades are counted over the sample's works (dd)
 	if q.Grouped() {
-		count = `count(DISTINCT work)`
+		count, decades = `count(DISTINCT work)`, `count(*)`
 	}
 	return `
 UNION ALL SELECT ` + strconv.Itoa(shelfmark.FacetTotal) + `, '', ` + count + pad + ` FROM win
@@ -347,9 +348,9 @@ UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetKind)
     GROUP BY kind ORDER BY n DESC, kind` + d.Collate + ` LIMIT ` + lim + `) AS fk
 UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetFormat) + `, format, ` + count + ` AS n FROM win WHERE format <> ''
     GROUP BY format ORDER BY n DESC, format` + d.Collate + ` LIMIT ` + lim + `) AS ff
-UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetDecade) + `, CAST(dd.decade AS TEXT), ` + count + ` AS n
-    FROM (SELECT work, (SELECT wd.date_lo / 10 * 10 FROM search_docs wd WHERE wd.key = win.work) AS decade FROM win
-        LIMIT ` + strconv.Itoa(shelfmark.SearchWindow+1) + `) AS dd
+UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetDecade) + `, CAST(dd.decade AS TEXT), ` + decades + ` AS n
+    FROM (SELECT ww.n, (SELECT wd.date_lo / 10 * 10 FROM search_docs wd WHERE wd.key = ww.work) AS decade
+        FROM (SELECT work, count(*) AS n FROM win GROUP BY work) AS ww LIMIT ` + strconv.Itoa(shelfmark.SearchWindow+1) + `) AS dd
     WHERE dd.decade IS NOT NULL GROUP BY dd.decade ORDER BY n DESC, dd.decade LIMIT ` + lim + `) AS fd
 UNION ALL SELECT *` + pad + ` FROM (` + d.Collections(s, q, strings.Replace(count, "work", "m.work", 1), now) + ` LIMIT ` + lim + `) AS fc`
 }
