@@ -335,7 +335,7 @@ func Readable(s *Stmt, l Lists, rd *shelfmark.SearchReader, alias, work, now str
 // Each row is followed by Pad. It starts with a newline and a UNION ALL.
 func (d *Dialect) FacetRows(s *Stmt, q *shelfmark.SearchQuery, col, low, now string) string {
 	lim, pad := strconv.Itoa(shelfmark.SearchFacetLimit), d.Pad
-	count := `count(*)` // documents: also works, one each, for q.WorksOnly()
+	count := `count(*)`    // documents: also works, one each, for q.WorksOnly()
 	decades := `sum(dd.n)` // the decades are counted over the sample's works (dd)
 	if q.Grouped() {
 		count, decades = `count(DISTINCT work)`, `count(*)`
