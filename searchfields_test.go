@@ -12,26 +12,6 @@ import (
 // any other word is text; a field with nothing after it and a date: that
 // is no span of years are refused, naming the forms.
 func TestParseSearchFields(t *testing.T) {
-	str := func(ts []SearchTerm) string {
-		var parts []string
-		for _, t := range ts {
-			p := t.Text
-			if t.Field != "" {
-				p = t.Field + ":" + p
-			}
-			if t.Prefix {
-				p += "*"
-			}
-			if t.Not {
-				p = "-" + p
-			}
-			if t.Alt {
-				p = "|" + p
-			}
-			parts = append(parts, p)
-		}
-		return strings.Join(parts, " ")
-	}
 	for q, want := range map[string]string{
 		"creator:melville whale":          "creator:melville whale",
 		`title:"moby dick" Creator:melv*`: "title:moby dick creator:melv*",
@@ -61,7 +41,7 @@ func TestParseSearchFields(t *testing.T) {
 			t.Errorf("%q: %v", q, err)
 			continue
 		}
-		if got := str(terms); got != want {
+		if got := termsString(terms); got != want {
 			t.Errorf("%q: %q, want %q", q, got, want)
 		}
 	}

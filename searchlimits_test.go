@@ -166,23 +166,6 @@ func FuzzParseSearchText(f *testing.F) {
 // cannot act (a dash inside a word, an OR with nothing to join, a lower
 // case or); a text that only leaves words out is refused.
 func TestParseSearchTextOperators(t *testing.T) {
-	str := func(ts []SearchTerm) string {
-		var parts []string
-		for _, t := range ts {
-			p := t.Text
-			if t.Prefix {
-				p += "*"
-			}
-			if t.Not {
-				p = "-" + p
-			}
-			if t.Alt {
-				p = "|" + p
-			}
-			parts = append(parts, p)
-		}
-		return strings.Join(parts, " ")
-	}
 	for q, want := range map[string]string{
 		"whales -ships":            "whales -ships",
 		`whales -"of the north"`:   "whales -of the north",
@@ -204,7 +187,7 @@ func TestParseSearchTextOperators(t *testing.T) {
 			t.Errorf("%q: %v", q, err)
 			continue
 		}
-		if got := str(terms); got != want {
+		if got := termsString(terms); got != want {
 			t.Errorf("%q: %q, want %q", q, got, want)
 		}
 	}
@@ -217,4 +200,28 @@ func TestParseSearchTextOperators(t *testing.T) {
 	if len(groups) != 2 || len(groups[0]) != 2 || len(groups[1]) != 1 || len(not) != 1 {
 		t.Errorf("SearchGroups: %+v, %+v", groups, not)
 	}
+}
+
+// termsString writes parsed terms as the tests expect them: each term's
+// text after its field and a colon, a * after a prefix, a - before a term
+// left out and a | before an alternative, separated by spaces.
+func termsString(ts []SearchTerm) string {
+	var parts []string
+	for _, t := range ts {
+		p := t.Text
+		if t.Field != "" {
+			p = t.Field + ":" + p
+		}
+		if t.Prefix {
+			p += "*"
+		}
+		if t.Not {
+			p = "-" + p
+		}
+		if t.Alt {
+			p = "|" + p
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " ")
 }

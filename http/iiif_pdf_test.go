@@ -233,22 +233,7 @@ func TestIIIFPDFCost(t *testing.T) {
 			w, _ := pdfBook(t, e, shelfmark.Public, "A book", pages...)
 			return w.ID
 		}
-		small, large := book(3), book(60)
-		stmts := func(w shelfmark.ID) []string {
-			mark := e.tr.mark()
-			r := e.do("GET", "/iiif/"+string(w)+"/pdf", nil, anonymously...)
-			if r.Status != http.StatusOK {
-				t.Fatalf("%s: %d", w, r.Status)
-			}
-			return e.tr.since(mark)
-		}
-		stmts(small)
-		a, b := stmts(small), stmts(large)
-		if strings.Join(a, "\n") != strings.Join(b, "\n") || len(a) == 0 {
-			t.Errorf("the PDF of a 3-page work ran %d statements, of a 60-page one %d:\n%s\n---\n%s", len(a), len(b),
-				strings.Join(a, "\n"), strings.Join(b, "\n"))
-		}
-		t.Logf("%s: %d statements for the PDF of a 3-page and of a 60-page work", backend, len(a))
+		sameStatements(t, e, backend, "PDF", "/iiif/{id}/pdf", book(3), book(60))
 	})
 }
 
@@ -277,15 +262,21 @@ func matrixJPEG(t testing.TB) []byte {
 	return b.Bytes()
 }
 
-// iiifPDFProbes probe a work's PDF (read as the work is: 404 when hidden,
-// offered to every origin only when public) and a file set's (404 to
-// whoever asks).
+// iiifPDFProbes probe a work's PDF (workFileProbes).
 func (m *matrix) iiifPDFProbes(notFound rule) []probe {
+	return m.workFileProbes("pdf", "application/pdf", "%PDF-", notFound)
+}
+
+// workFileProbes probe a work as one file, /iiif/{id}/suffix, of media
+// type ctype, whose bytes begin with magic: read as the work is (404 when
+// hidden, offered to every origin and to shared caches only when public),
+// and a file set's (404 to whoever asks).
+func (m *matrix) workFileProbes(suffix, ctype, magic string, notFound rule) []probe {
 	return []probe{
-		{name: "work", target: "read", build: func(c *cell) req { return req{method: "GET", path: "/iiif/" + string(c.t.W) + "/pdf"} },
+		{name: "work", target: "read", build: func(c *cell) req { return req{method: "GET", path: "/iiif/" + string(c.t.W) + "/" + suffix} },
 			rule: readTarget(200), check: func(c *cell, r *response) string {
-				if ct := r.Header.Get("Content-Type"); ct != "application/pdf" || !bytes.HasPrefix(r.Body, []byte("%PDF-")) {
-					return fmt.Sprintf("not a PDF: %s %.40q", ct, r.Body)
+				if ct := r.Header.Get("Content-Type"); ct != ctype || !bytes.HasPrefix(r.Body, []byte(magic)) {
+					return fmt.Sprintf("not a %s: %s %.40q", ctype, ct, r.Body)
 				}
 				cors := r.Header.Get("Access-Control-Allow-Origin") == "*"
 				if want := c.t.kind.eff == "public" && !c.w.signed; cors != want {
@@ -296,9 +287,31 @@ func (m *matrix) iiifPDFProbes(notFound rule) []probe {
 				}
 				return ""
 			}},
-		{name: "file set", target: "read", build: func(c *cell) req { return req{method: "GET", path: "/iiif/" + string(c.t.FS) + "/pdf"} },
+		{name: "file set", target: "read", build: func(c *cell) req { return req{method: "GET", path: "/iiif/" + string(c.t.FS) + "/" + suffix} },
 			rule: notFound},
 	}
+}
+
+// sameStatements checks that GET path of the small work and of the large
+// one run the same statements, anonymously (once for the small one
+// first, so that nothing is read for the first time).
+func sameStatements(t *testing.T, e *policyEnv, backend, what, path string, small, large shelfmark.ID) {
+	t.Helper()
+	stmts := func(w shelfmark.ID) []string {
+		mark := e.tr.mark()
+		r := e.do("GET", strings.ReplaceAll(path, "{id}", string(w)), nil, anonymously...)
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: %d", w, r.Status)
+		}
+		return e.tr.since(mark)
+	}
+	stmts(small)
+	a, b := stmts(small), stmts(large)
+	if strings.Join(a, "\n") != strings.Join(b, "\n") || len(a) == 0 {
+		t.Errorf("the %s of a small work ran %d statements, of a large one %d:\n%s\n---\n%s", what, len(a), len(b),
+			strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+	t.Logf("%s: %d statements for the %s of a small and of a large work", backend, len(a), what)
 }
 
 // BenchmarkIIIFPDF streams the PDF of a 1,200-page book (each page a

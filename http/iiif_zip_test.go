@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -146,28 +145,9 @@ func TestIIIFZipAccess(t *testing.T) {
 	}
 }
 
-// iiifZipProbes probe a work's ZIP (read as the work is: 404 when hidden,
-// offered to every origin only when public) and a file set's (404 to
-// whoever asks).
+// iiifZipProbes probe a work's ZIP (workFileProbes).
 func (m *matrix) iiifZipProbes(notFound rule) []probe {
-	return []probe{
-		{name: "work", target: "read", build: func(c *cell) req { return req{method: "GET", path: "/iiif/" + string(c.t.W) + "/zip"} },
-			rule: readTarget(200), check: func(c *cell, r *response) string {
-				if ct := r.Header.Get("Content-Type"); ct != "application/zip" || !bytes.HasPrefix(r.Body, []byte("PK\x03\x04")) {
-					return fmt.Sprintf("not a ZIP: %s %.40q", ct, r.Body)
-				}
-				cors := r.Header.Get("Access-Control-Allow-Origin") == "*"
-				if want := c.t.kind.eff == "public" && !c.w.signed; cors != want {
-					return fmt.Sprintf("Access-Control-Allow-Origin * sent: %v, want %v", cors, want)
-				}
-				if private := strings.HasPrefix(r.Header.Get("Cache-Control"), "private"); private == cors {
-					return fmt.Sprintf("Cache-Control %q with Access-Control-Allow-Origin * %v", r.Header.Get("Cache-Control"), cors)
-				}
-				return ""
-			}},
-		{name: "file set", target: "read", build: func(c *cell) req { return req{method: "GET", path: "/iiif/" + string(c.t.FS) + "/zip"} },
-			rule: notFound},
-	}
+	return m.workFileProbes("zip", "application/zip", "PK\x03\x04", notFound)
 }
 
 // TestIIIFZipCost: the ZIP of a 60-page work runs the statements the ZIP
@@ -178,20 +158,6 @@ func TestIIIFZipCost(t *testing.T) {
 	onBackends(t, func(t *testing.T, backend string) {
 		e := newPolicyEnv(t, backend, Options{})
 		small, large := book(t, e, 3, shelfmark.Public, titled("A book")), book(t, e, 60, shelfmark.Public, titled("A book"))
-		stmts := func(w shelfmark.ID) []string {
-			mark := e.tr.mark()
-			r := e.do("GET", "/iiif/"+string(w)+"/zip", nil, anonymously...)
-			if r.Status != http.StatusOK {
-				t.Fatalf("%s: %d", w, r.Status)
-			}
-			return e.tr.since(mark)
-		}
-		stmts(small.ID)
-		a, b := stmts(small.ID), stmts(large.ID)
-		if strings.Join(a, "\n") != strings.Join(b, "\n") || len(a) == 0 {
-			t.Errorf("the ZIP of a 3-page work ran %d statements, of a 60-page one %d:\n%s\n---\n%s", len(a), len(b),
-				strings.Join(a, "\n"), strings.Join(b, "\n"))
-		}
-		t.Logf("%s: %d statements for the ZIP of a 3-page and of a 60-page work", backend, len(a))
+		sameStatements(t, e, backend, "ZIP", "/iiif/{id}/zip", small.ID, large.ID)
 	})
 }

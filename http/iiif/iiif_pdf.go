@@ -26,9 +26,9 @@ import (
 	"github.com/shelfmark/shelfmark/pdf"
 )
 
-// iiifPDFName is how many bytes the name of a work as one file leaves
+// iiifDownloadExtRoom is how many bytes the name of a work as one file leaves
 // free in a file name, for its extension (".pdf", ".zip").
-const iiifPDFName = 80
+const iiifDownloadExtRoom = 80
 
 // iiifRendering is the manifest's rendering entry: the work as one PDF.
 func (s *Handler) iiifRendering(base string, res *shelfmark.Resource) []map[string]any {
@@ -106,7 +106,7 @@ func iiifDownloadName(title string, id shelfmark.ID, ext string) string {
 		name = string(id)
 	}
 	name = strings.NewReplacer("/", "-", "\\", "-").Replace(name) // not a path
-	name = strings.TrimRight(shelfmark.SafeFileName(name, shelfmark.MaxFileNameBytes-iiifPDFName), ". ")
+	name = strings.TrimRight(shelfmark.SafeFileName(name, shelfmark.MaxFileNameBytes-iiifDownloadExtRoom), ". ")
 	if name == "" {
 		name = string(id)
 	}

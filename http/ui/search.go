@@ -325,34 +325,20 @@ func searchDecades(p *uiPage, v url.Values, decades []shelfmark.FacetCount) []se
 	return out
 }
 
-// searchSortedText says what an order of the hits is.
-func searchSortedText(p *uiPage, sort string) string {
+// searchSortText names an order of the hits (label) and says what it
+// is (sorted), from the catalog.
+func searchSortText(p *uiPage, sort string) (label, sorted string) {
 	switch sort {
 	case shelfmark.SearchSortNewest:
-		return p.T("search.sorted.newest")
+		return p.T("search.sort.newest"), p.T("search.sorted.newest")
 	case shelfmark.SearchSortDate:
-		return p.T("search.sorted.date")
+		return p.T("search.sort.date"), p.T("search.sorted.date")
 	case shelfmark.SearchSortDateDesc:
-		return p.T("search.sorted.date-desc")
+		return p.T("search.sort.date-desc"), p.T("search.sorted.date-desc")
 	case shelfmark.SearchSortTitle:
-		return p.T("search.sorted.title")
+		return p.T("search.sort.title"), p.T("search.sorted.title")
 	}
-	return p.T("search.sorted")
-}
-
-// searchSortLabel names an order of the hits.
-func searchSortLabel(p *uiPage, sort string) string {
-	switch sort {
-	case shelfmark.SearchSortNewest:
-		return p.T("search.sort.newest")
-	case shelfmark.SearchSortDate:
-		return p.T("search.sort.date")
-	case shelfmark.SearchSortDateDesc:
-		return p.T("search.sort.date-desc")
-	case shelfmark.SearchSortTitle:
-		return p.T("search.sort.title")
-	}
-	return p.T("search.sort.relevance")
+	return p.T("search.sort.relevance"), p.T("search.sorted")
 }
 
 // searchURL is the search page's address for v with the parameters of
@@ -493,9 +479,10 @@ func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q s
 			if srt == first {
 				value = "" // the default: the address without it
 			}
-			d.Sorts = append(d.Sorts, searchFacet{Label: searchSortLabel(p, srt), Active: active, URL: searchURL(v, "sort", value)})
+			label, sorted := searchSortText(p, srt)
+			d.Sorts = append(d.Sorts, searchFacet{Label: label, Active: active, URL: searchURL(v, "sort", value)})
 			if active {
-				d.Sorted = searchSortedText(p, srt)
+				d.Sorted = sorted
 			}
 		}
 	}
