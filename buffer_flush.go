@@ -62,6 +62,16 @@ func (b *bufferedTx) Members(ctx context.Context, collection, after int64, limit
 	return flushed(ctx, b, func() ([]*ResourceRow, error) { return b.tx.Members(ctx, collection, after, limit) })
 }
 
+// MembersBefore reads memberships, which may be held back.
+func (b *bufferedTx) MembersBefore(ctx context.Context, collection, before int64, limit int) ([]*ResourceRow, error) {
+	return flushed(ctx, b, func() ([]*ResourceRow, error) { return b.tx.MembersBefore(ctx, collection, before, limit) })
+}
+
+// Owned reads owners and rows, which may be held back.
+func (b *bufferedTx) Owned(ctx context.Context, user int64, kind Kind, before int64, limit int) ([]*ResourceRow, error) {
+	return flushed(ctx, b, func() ([]*ResourceRow, error) { return b.tx.Owned(ctx, user, kind, before, limit) })
+}
+
 // AccessDependents reads children and derivatives, which may be held back.
 func (b *bufferedTx) AccessDependents(ctx context.Context, keys []int64) ([]*ResourceRow, error) {
 	return flushed(ctx, b, func() ([]*ResourceRow, error) { return b.tx.AccessDependents(ctx, keys) })

@@ -18,25 +18,13 @@ func (r *Repository) ListResources(ctx context.Context, kind Kind, p PageRequest
 	if kind != KindCollection && kind != KindWork {
 		return nil, Errorf(EINVALID, "kind must be collection or work, not %q.", kind)
 	}
-	// positions in visiblePage rise; here keys fall, so a row's position
-	// is its key negated (0, the start, is before every key)
-	var after int64
-	if p.After != "" {
-		var key int64
-		var err error
-		if s, ok := strings.CutPrefix(string(p.After), "~"); ok {
-			key, err = r.hidden.Key(ID(s))
-		} else {
-			key, err = r.ids.Key(ID(p.After))
-		}
-		if err != nil {
-			return nil, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", p.After)
-		}
-		after = -key
+	after, err := r.descCursor(p.After)
+	if err != nil {
+		return nil, err
 	}
 	limit := clampLimit(p.Limit)
 	var page Page
-	err := r.store.View(ctx, func(tx ReadTx) error {
+	err = r.store.View(ctx, func(tx ReadTx) error {
 		g := r.guard(tx, CallerFrom(ctx))
 		nested := map[int64]bool{} // collections in a collection
 		keep := func(row *ResourceRow) (bool, error) {
@@ -84,11 +72,7 @@ func (r *Repository) ListResources(ctx context.Context, kind Kind, p PageRequest
 			}
 		}
 		if more {
-			if len(rows) > 0 && -rows[len(rows)-1].Key == last {
-				page.Next = Cursor(r.ids.Encode(-last))
-			} else {
-				page.Next = Cursor("~" + string(r.hidden.Encode(-last)))
-			}
+			page.Next = r.descNext(rows, last)
 		}
 		return nil
 	})
@@ -116,4 +100,35 @@ func (r *Repository) pageMetadata(ctx context.Context, tx ReadTx, page *Page, ro
 		it.Metadata = StatementsOf(fields[rows[i].Key])
 	}
 	return nil
+}
+
+// descCursor reads the cursor of a list by key, highest first, as
+// visiblePage takes it: positions rise there while keys fall, so a row's
+// position is its key negated (0, the start, is before every key). A
+// cursor is the id of the last row shown, or "~" and the hidden id of the
+// last row read when that row was not shown.
+func (r *Repository) descCursor(c Cursor) (int64, error) {
+	if c == "" {
+		return 0, nil
+	}
+	var key int64
+	var err error
+	if s, ok := strings.CutPrefix(string(c), "~"); ok {
+		key, err = r.hidden.Key(ID(s))
+	} else {
+		key, err = r.ids.Key(ID(c))
+	}
+	if err != nil {
+		return 0, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", c)
+	}
+	return -key, nil
+}
+
+// descNext is the cursor of the page after rows, whose reading stopped at
+// position last (see descCursor).
+func (r *Repository) descNext(rows []*ResourceRow, last int64) Cursor {
+	if len(rows) > 0 && -rows[len(rows)-1].Key == last {
+		return Cursor(r.ids.Encode(-last))
+	}
+	return Cursor("~" + string(r.hidden.Encode(-last)))
 }

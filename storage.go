@@ -125,6 +125,14 @@ type ReadTx interface {
 	// Members returns up to limit live members of collection with keys
 	// greater than after, by key.
 	Members(ctx context.Context, collection, after int64, limit int) ([]*ResourceRow, error)
+	// MembersBefore returns up to limit live members of collection with
+	// keys below before (0: no bound), by key, highest first.
+	MembersBefore(ctx context.Context, collection, before int64, limit int) ([]*ResourceRow, error)
+	// Owned returns up to limit live resources of kind deposited by user
+	// (their owner) with keys below before (0: no bound), by key, highest
+	// first: one range of the index of owners by user, whatever the
+	// number of deposits.
+	Owned(ctx context.Context, user int64, kind Kind, before int64, limit int) ([]*ResourceRow, error)
 	// Roots returns up to limit live resources of kind without a parent
 	// whose keys are below before (0: no bound), by key, highest first.
 	Roots(ctx context.Context, kind Kind, before int64, limit int) ([]*ResourceRow, error)

@@ -62,6 +62,8 @@ ORDER BY key LIMIT $2`,
 		ScanResourceAnd: sqlstore.ScanResourceAnd[nullable],
 		Resources:       `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key = ANY($1) ORDER BY key`,
 		Members:         membersSQL,
+		MembersBefore:   membersBeforeSQL,
+		Owned:           ownedSQL,
 		Roots:           rootsSQL,
 		Children:        childrenSQL,
 	},
@@ -162,6 +164,18 @@ func (n nullable) Get() (int64, bool) { return n.Int64, n.Valid }
 const membersSQL = `SELECT ` + sqlstore.ResourceColsR + ` FROM memberships m CROSS JOIN LATERAL (
 SELECT * FROM resources r WHERE r.key = m.member AND r.deleted IS NULL OFFSET 0) r
 WHERE m.collection = $1 AND m.member > $2 ORDER BY m.member LIMIT $3`
+
+// membersBeforeSQL reads a page of members backwards (newest first), over
+// the memberships primary key.
+const membersBeforeSQL = `SELECT ` + sqlstore.ResourceColsR + ` FROM memberships m CROSS JOIN LATERAL (
+SELECT * FROM resources r WHERE r.key = m.member AND r.deleted IS NULL OFFSET 0) r
+WHERE m.collection = $1 AND m.member < $2 ORDER BY m.member DESC LIMIT $3`
+
+// ownedSQL reads a page of a depositor's resources of a kind, newest
+// first, over owners_user.
+const ownedSQL = `SELECT ` + sqlstore.ResourceColsR + ` FROM owners o CROSS JOIN LATERAL (
+SELECT * FROM resources r WHERE r.key = o.resource AND r.kind = $3 AND r.deleted IS NULL OFFSET 0) r
+WHERE o.user_key = $1 AND o.resource < $2 ORDER BY o.resource DESC LIMIT $4`
 
 // rootsSQL reads a page of roots, over resources_roots.
 const rootsSQL = `SELECT ` + sqlstore.ResourceCols + ` FROM resources

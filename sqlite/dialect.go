@@ -64,6 +64,10 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 		Resources:       `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key IN (SELECT value FROM json_each(?))`,
 		Members: `SELECT ` + sqlstore.ResourceColsR + ` FROM memberships m JOIN resources r ON r.key = m.member
 		WHERE m.collection = ? AND m.member > ? AND r.deleted IS NULL ORDER BY m.member LIMIT ?`,
+		MembersBefore: `SELECT ` + sqlstore.ResourceColsR + ` FROM memberships m JOIN resources r ON r.key = m.member
+		WHERE m.collection = ? AND m.member < ? AND r.deleted IS NULL ORDER BY m.member DESC LIMIT ?`,
+		Owned: `SELECT ` + sqlstore.ResourceColsR + ` FROM owners o JOIN resources r ON r.key = o.resource
+		WHERE o.user_key = ? AND o.resource < ? AND r.kind = ? AND r.deleted IS NULL ORDER BY o.resource DESC LIMIT ?`,
 		Roots: `SELECT ` + sqlstore.ResourceCols + ` FROM resources INDEXED BY resources_roots
 		WHERE kind = ? AND parent IS NULL AND deleted IS NULL AND key < ? ORDER BY key DESC LIMIT ?`,
 		Children: `SELECT ` + sqlstore.ResourceCols + ` FROM resources

@@ -107,6 +107,8 @@ type Resources struct {
 	Resources       string // keys; ResourceCols
 	MemberOf        string // key: collection keys
 	Members         string // collection, after, limit; ResourceColsR
+	MembersBefore   string // collection, before, limit; ResourceColsR
+	Owned           string // user, before, kind, limit; ResourceColsR
 	Roots           string // kind, before, limit; ResourceCols
 	Children        string // parent, after, limit; ResourceCols
 }
@@ -156,6 +158,40 @@ func (t *Tx) Members(ctx context.Context, collection, after int64, limit int) ([
 	rows, err := t.ResourceRows(ctx, t.d.Members, collection, after, int64(limit))
 	if err != nil {
 		return nil, fmt.Errorf("%sread members of %d: %w", t.d.Prefix, collection, err)
+	}
+	return rows, nil
+}
+
+// MembersBefore returns up to limit live members of collection with keys
+// below before (0: no bound), from the highest: a keyset page of the
+// memberships primary key read backwards.
+func (t *Tx) MembersBefore(ctx context.Context, collection, before int64, limit int) ([]*shelfmark.ResourceRow, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	rows, err := t.ResourceRows(ctx, t.d.MembersBefore, collection, before, int64(limit))
+	if err != nil {
+		return nil, fmt.Errorf("%sread members of %d: %w", t.d.Prefix, collection, err)
+	}
+	return rows, nil
+}
+
+// Owned returns up to limit live resources of kind that user deposited,
+// with keys below before (0: no bound), from the highest, over
+// owners_user.
+func (t *Tx) Owned(ctx context.Context, user int64, kind shelfmark.Kind, before int64, limit int) ([]*shelfmark.ResourceRow, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	rows, err := t.ResourceRows(ctx, t.d.Owned, user, before, string(kind), int64(limit))
+	if err != nil {
+		return nil, fmt.Errorf("%sread the %ss of user %d: %w", t.d.Prefix, kind, user, err)
 	}
 	return rows, nil
 }
