@@ -186,6 +186,12 @@ type ResourceService interface {
 	// collections in no collection, newest first, as far as the caller
 	// may see them.
 	ListResources(ctx context.Context, kind Kind, p PageRequest) (*Page, error)
+	// Workspace pages through the works a signed-in caller looks after
+	// (see Repository.Workspace).
+	Workspace(ctx context.Context, q WorkspaceQuery) (*WorkspacePage, error)
+	// ChangeWorks applies one change to chosen works or to every work a
+	// workspace query lists (see Repository.ChangeWorks).
+	ChangeWorks(ctx context.Context, q WorkspaceQuery, ids []ID, ch WorkChange, progress func(WorkChangeProgress)) (WorkChangeProgress, error)
 	// SetOrder orders a work's children in one step (rule R2); children
 	// not named become unordered and follow the ordered ones.
 	SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error)

@@ -198,6 +198,9 @@ type Handler struct {
 	dash adminState
 	// the bulk ingests started from the interface (see bulk_runs.go)
 	bulk bulkRuns
+	// the changes of many works started from the workspace (see
+	// workspace_runs.go)
+	runs workspaceRuns
 }
 
 // New builds the interface: it parses the embedded templates and message
@@ -210,6 +213,7 @@ func New(deps kit.Deps, opts Options) (*Handler, error) {
 	}
 	s := &Handler{deps: deps, opts: opts, log: deps.Logger, ui: u}
 	s.bulk.staged, s.bulk.userStaged, s.bulk.now = opts.MaxBulkPreviews, opts.MaxBulkPreviewsPerUser, deps.Now
+	s.runs.now = deps.Now
 	return s, nil
 }
 
@@ -227,9 +231,13 @@ func (s *Handler) StagedBytes(user int64) (mine, all int64) { return s.bulk.stag
 // requests in flight.
 func (s *Handler) EndStreams() { s.dash.stop() }
 
-// Close stops the bulk ingests in progress, removing what they staged; it
-// waits for them until ctx ends.
-func (s *Handler) Close(ctx context.Context) { s.bulk.close(ctx) }
+// Close stops the bulk ingests in progress, removing what they staged,
+// and the workspace's changes of many works; it waits for them until ctx
+// ends.
+func (s *Handler) Close(ctx context.Context) {
+	s.runs.close(ctx)
+	s.bulk.close(ctx)
+}
 
 // now is the time by the shell's clock.
 func (s *Handler) now() time.Time { return s.deps.Now() }
