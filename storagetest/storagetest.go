@@ -69,6 +69,7 @@ var conformance = []struct {
 	{"OwnedAndMembersBefore", testOwnedAndMembersBefore, false},
 	{"Workspace", testWorkspace, false},
 	{"ChangeWorks", testChangeWorks, false},
+	{"BatchEdit", testBatchEdit, false},
 	{"FindResources", testFindResources, false},
 	{"Groups", testGroups, true},
 	{"GroupsFormerKey", testGroupsFormerKey, true},
