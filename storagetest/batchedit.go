@@ -123,7 +123,7 @@ func testBatchEdit(t *testing.T, open Opener) {
 		{8, shelfmark.EINVALID, ""}, // quiet again
 		{9, shelfmark.EINVALID, ""}, // a secret visibility (and quiet a third time)
 		{10, shelfmark.EINVALID, ""},
-		{11, shelfmark.EINVALID, ""}, // a collection
+		{11, shelfmark.EINVALID, ""},  // a collection
 		{13, shelfmark.ENOTFOUND, ""}, // after a blank line
 	}
 	if fmt.Sprint(gots) != fmt.Sprint(want) {
