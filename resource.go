@@ -2,6 +2,7 @@ package shelfmark
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
@@ -192,6 +193,10 @@ type ResourceService interface {
 	// ChangeWorks applies one change to chosen works or to every work a
 	// workspace query lists (see Repository.ChangeWorks).
 	ChangeWorks(ctx context.Context, q WorkspaceQuery, ids []ID, ch WorkChange, progress func(WorkChangeProgress)) (WorkChangeProgress, error)
+	// PlanBatchEdit reads a batch edit's CSV into what it would change
+	// (see Repository.PlanBatchEdit); ApplyBatchEdit applies a plan.
+	PlanBatchEdit(ctx context.Context, in io.Reader) (*BatchEditPlan, error)
+	ApplyBatchEdit(ctx context.Context, plan *BatchEditPlan, progress func(WorkChangeProgress)) (WorkChangeProgress, error)
 	// SetOrder orders a work's children in one step (rule R2); children
 	// not named become unordered and follow the ordered ones.
 	SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error)

@@ -7,6 +7,7 @@ package http
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"html"
 	"net/url"
@@ -142,4 +143,90 @@ func TestUIWorkspaceChange(t *testing.T) {
 			t.Errorf("a run that is not hers: %d", p.Status)
 		}
 	})
+}
+
+// TestUIWorkspaceSpreadsheet: the works of a list written out as CSV,
+// a cell changed and another row pointed at a work that is not hers,
+// read back into a preview that shows the change and the refusal with
+// nothing applied, then applied; a file with a column that is not one
+// comes back with the reason.
+func TestUIWorkspaceSpreadsheet(t *testing.T) {
+	onBackends(t, func(t *testing.T, backend string) {
+		be := newBulkEnv(t, backend, Options{})
+		writerCtx := shelfmark.WithCaller(context.Background(), be.callerOf(be.writer))
+		works := be.createAll(writerCtx, []*shelfmark.NewResource{
+			{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{be.C}, Metadata: titled("Harbour charts")},
+			{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{be.C}, Metadata: titled("Tide tables")},
+		})
+		theirs := be.createAll(context.Background(), []*shelfmark.NewResource{{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{be.D}, Metadata: titled("Not hers")}})[0]
+		b := be.signedIn("writer")
+		b.get("/workspace")
+
+		p := b.get("/workspace/export.csv")
+		if p.Status != 200 || !strings.HasPrefix(p.Header.Get("Content-Type"), "text/csv") || !strings.Contains(p.Header.Get("Content-Disposition"), "attachment") {
+			t.Fatalf("export: %d %v", p.Status, p.Header)
+		}
+		rows, err := csv.NewReader(strings.NewReader(p.Body)).ReadAll()
+		if err != nil || len(rows) != 3 || rows[1][0] != string(works[1].ID) || rows[2][2] != "Harbour charts" {
+			t.Fatalf("the CSV: %q, %v", rows, err)
+		}
+		// the ticked works only, by the change form
+		p = b.post("/workspace/export.csv", url.Values{"apply": {"chosen"}, "id": {string(works[0].ID)}})
+		if got, _ := csv.NewReader(strings.NewReader(p.Body)).ReadAll(); p.Status != 200 || len(got) != 2 || got[1][0] != string(works[0].ID) {
+			t.Errorf("the ticked works: %d %q", p.Status, got)
+		}
+
+		rows[2][2] = "Harbour charts of the Baltic"
+		rows[2][3] = "Hydrographic Office | Admiralty" // creator
+		rows = append(rows, []string{string(theirs.ID), "1", "Mine now"})
+		var buf strings.Builder
+		csv.NewWriter(&buf).WriteAll(rows)
+		p = b.postMultipart("/workspace/import", nil, map[string]map[string][]byte{"csv": {"works.csv": []byte(buf.String())}})
+		if p.Status != 303 {
+			t.Fatalf("reading the CSV: %d %.600s", p.Status, p.Body)
+		}
+		at := p.Header.Get("Location")
+		preview := b.get(at)
+		body := html.UnescapeString(preview.Body)
+		for _, want := range []string{"1 works would change, 1 are unchanged, 1 rows are refused.", "Harbour charts of the Baltic", "Hydrographic Office | Admiralty",
+			"Line 4", "You may not change", `id="ws-confirm-apply"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the preview lacks %q: %.4000s", want, body)
+			}
+		}
+		if got := find(t, be.testEnv, works[0].ID); titleValue(got) != "Harbour charts" {
+			t.Errorf("the preview applied: %q", titleValue(got))
+		}
+		if p := be.signedIn("other").post(at+"/apply", nil); p.Status != 404 {
+			t.Errorf("another user applies her plan: %d", p.Status)
+		}
+		run, _ := runPage(t, b, b.post(at+"/apply", nil))
+		if !strings.Contains(run.Body, "Done: 1 changed, 0 refused.") {
+			t.Errorf("the run: %.3000s", run.Body)
+		}
+		got := find(t, be.testEnv, works[0].ID)
+		if titleValue(got) != "Harbour charts of the Baltic" || strings.Join(values(got, "creator"), "|") != "Hydrographic Office|Admiralty" {
+			t.Errorf("after: %q %q", titleValue(got), values(got, "creator"))
+		}
+		if p := b.post(at+"/apply", nil); p.Status != 409 {
+			t.Errorf("applying twice: %d", p.Status)
+		}
+		b.get("/workspace")
+		p = b.postMultipart("/workspace/import", nil, map[string]map[string][]byte{"csv": {"works.csv": []byte("id,shelf\n" + string(works[0].ID) + ",A3\n")}})
+		if p.Status != 400 || !strings.Contains(html.UnescapeString(p.Body), `Not a column a batch edit changes: "shelf"`) {
+			t.Errorf("an unknown column: %d %.600s", p.Status, p.Body)
+		}
+		p = b.postMultipart("/workspace/import", url.Values{csrfField: {"forged"}}, map[string]map[string][]byte{"csv": {"works.csv": []byte(buf.String())}})
+		if p.Status != 403 {
+			t.Errorf("a forged form: %d", p.Status)
+		}
+	})
+}
+
+// titleValue is a resource's first dc:title.
+func titleValue(res *shelfmark.Resource) string {
+	if vs := values(res, "title"); len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
 }

@@ -26,6 +26,10 @@ func (s *Handler) uiWorkspaceRoutes() []kit.Route {
 		{Method: "GET", Pattern: "/workspace", Handle: s.uiWrap(s.workspacePage)},
 		{Method: "POST", Pattern: "/workspace/change", Handle: s.uiForm(s.workspaceChange)},
 		{Method: "GET", Pattern: "/workspace/runs/{run}", Handle: s.uiWrap(s.workspaceRunPage)},
+		{Method: "POST", Pattern: "/workspace/runs/{run}/apply", Handle: s.uiForm(s.workspaceApply)},
+		{Method: "GET", Pattern: "/workspace/export.csv", Handle: s.uiWrap(s.workspaceExport)}, // workspace_csv.go
+		{Method: "POST", Pattern: "/workspace/export.csv", Handle: s.uiForm(s.workspaceExport)},
+		{Method: "POST", Pattern: "/workspace/import", Handle: s.uiWrap(s.workspaceImport)},
 	}
 }
 
@@ -43,8 +47,8 @@ type workspaceData struct {
 	Ins, Visibilities, Missing, Changes, Targets []workspaceOption
 	Items                                        []workspaceItem
 	// Next is the address of the next page ("" on the last), First that
-	// of the first ("" on it).
-	Next, First string
+	// of the first ("" on it), Export that of every match as CSV.
+	Next, First, Export string
 	// Error is why the list could not be read (a bad filter), shown in
 	// place of the list; Refused why a change was refused, shown above
 	// its form.
@@ -183,6 +187,10 @@ func (s *Handler) workspaceList(w http.ResponseWriter, r *http.Request, f worksp
 	}
 	d := workspaceOptions(p, f, c.Admin, colls)
 	d.Today, d.Refused = s.now().UTC().Format(time.DateOnly), refused
+	d.Export = "/workspace/export.csv"
+	if v := f.values(); len(v) > 0 {
+		d.Export += "?" + v.Encode()
+	}
 	q := f.query()
 	q.After, q.Limit = after, workspacePageSize
 	status := http.StatusOK

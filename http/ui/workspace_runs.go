@@ -61,13 +61,24 @@ type workspaceRun struct {
 	// Chosen is how many works were chosen (0: every match of Filters).
 	Chosen  int
 	Filters workspaceFilters
-	Started time.Time
-	done    chan struct{}
+	// Plan is a batch edit's plan (Change "csv"), shown until confirmed.
+	Plan   *shelfmark.BatchEditPlan
+	done   chan struct{}
+	caller shelfmark.Caller
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// Started is when the run was started (zero: not yet).
+	Started  time.Time
 	progress shelfmark.WorkChangeProgress
 	ended    time.Time
 	err      string
+}
+
+// running reports whether the run was started and has not ended.
+func (r *workspaceRun) running() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.Started.IsZero() && r.ended.IsZero()
 }
 
 // snapshot returns the run's progress, whether it ended, and its error.
@@ -79,37 +90,59 @@ func (r *workspaceRun) snapshot() (shelfmark.WorkChangeProgress, time.Time, stri
 	return p, r.ended, r.err
 }
 
-// start registers a run and starts it in the background with the
-// caller's identity (a context of its own, so the request's end does not
-// stop it). EUNAVAILABLE when workspaceMaxRunning runs are running.
-func (rs *workspaceRuns) start(ctx context.Context, run *workspaceRun, apply func(context.Context, func(shelfmark.WorkChangeProgress)) (shelfmark.WorkChangeProgress, error)) error {
+// applyFunc applies a run's change as the caller of ctx, telling its
+// progress.
+type applyFunc func(ctx context.Context, progress func(shelfmark.WorkChangeProgress)) (shelfmark.WorkChangeProgress, error)
+
+// add registers a run of the caller of ctx, not yet started (a batch
+// edit's preview waits for its confirmation so), forgetting the oldest
+// run that is not running when the registry is full.
+func (rs *workspaceRuns) add(ctx context.Context, run *workspaceRun) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	var id [10]byte
+	_, _ = rand.Read(id[:])
+	run.ID = strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(id[:]))
+	run.done = make(chan struct{})
+	run.caller = *shelfmark.CallerFrom(ctx)
+	run.caller.Request = "workspace-" + run.ID
+	if len(rs.runs) >= workspaceMaxRuns {
+		if i := slices.IndexFunc(rs.runs, func(r *workspaceRun) bool { return !r.running() }); i >= 0 {
+			rs.runs = slices.Delete(rs.runs, i, i+1)
+		}
+	}
+	rs.runs = append(rs.runs, run)
+}
+
+// launch starts a registered run in the background with the identity of
+// the caller who registered it (a context of its own, so the request's
+// end does not stop it). EUNAVAILABLE when workspaceMaxRunning runs are
+// running; ECONFLICT when the run was started already.
+func (rs *workspaceRuns) launch(run *workspaceRun, apply applyFunc) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	running := 0
 	for _, r := range rs.runs {
-		if r.ended.IsZero() {
+		if r.running() {
 			running++
 		}
 	}
 	if running >= workspaceMaxRunning {
 		return shelfmark.Errorf(shelfmark.EUNAVAILABLE, "%d changes of many works are running on this server; try again when one has ended.", running)
 	}
+	run.mu.Lock()
+	started := !run.Started.IsZero()
+	if !started {
+		run.Started = rs.now()
+	}
+	run.mu.Unlock()
+	if started {
+		return shelfmark.Errorf(shelfmark.ECONFLICT, "This change was started already.")
+	}
 	if rs.ctx == nil {
 		rs.ctx, rs.stop = context.WithCancel(context.Background())
 	}
-	var id [10]byte
-	_, _ = rand.Read(id[:])
-	run.ID = strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(id[:]))
-	run.done = make(chan struct{})
-	if len(rs.runs) >= workspaceMaxRuns {
-		if i := slices.IndexFunc(rs.runs, func(r *workspaceRun) bool { return !r.ended.IsZero() }); i >= 0 {
-			rs.runs = slices.Delete(rs.runs, i, i+1)
-		}
-	}
-	rs.runs = append(rs.runs, run)
-	c := *shelfmark.CallerFrom(ctx)
-	c.Request = "workspace-" + run.ID
-	runCtx := shelfmark.WithCaller(rs.ctx, &c)
+	runCtx := shelfmark.WithCaller(rs.ctx, &run.caller)
 	rs.wg.Add(1)
 	go func() {
 		defer rs.wg.Done()
@@ -177,7 +210,7 @@ func (s *Handler) workspaceChange(w http.ResponseWriter, r *http.Request) error 
 	}
 	f := r.PostForm
 	filters := readWorkspaceFilters(f)
-	run := &workspaceRun{User: c.User, Change: f.Get("change"), Filters: filters, Started: s.now()}
+	run := &workspaceRun{User: c.User, Change: f.Get("change"), Filters: filters}
 	ch, err := s.workspaceChangeOf(f, run)
 	var ids []shelfmark.ID
 	if err == nil {
@@ -187,12 +220,20 @@ func (s *Handler) workspaceChange(w http.ResponseWriter, r *http.Request) error 
 		return s.workspaceRefused(w, r, filters, err)
 	}
 	run.Chosen = len(ids)
-	err = s.runs.start(ctx, run, func(ctx context.Context, progress func(shelfmark.WorkChangeProgress)) (shelfmark.WorkChangeProgress, error) {
+	s.runs.add(ctx, run)
+	err = s.runs.launch(run, func(ctx context.Context, progress func(shelfmark.WorkChangeProgress)) (shelfmark.WorkChangeProgress, error) {
 		return s.deps.Resources.ChangeWorks(ctx, filters.query(), ids, ch, progress)
 	})
 	if err != nil {
 		return err
 	}
+	return s.awaitRun(w, r, run)
+}
+
+// awaitRun waits a little for a run to end (workspaceWait), then sends
+// the browser to its page.
+func (s *Handler) awaitRun(w http.ResponseWriter, r *http.Request, run *workspaceRun) error {
+	ctx := r.Context()
 	select {
 	case <-run.done:
 	case <-time.After(workspaceWait):
@@ -303,6 +344,11 @@ type workspaceRunData struct {
 	TargetTitle string
 	// Back is the list the change was made from.
 	Back string
+	// Preview marks a batch edit's plan waiting for its confirmation;
+	// Changed and Refused are its rows of each kind (at most
+	// workspacePreviewRows each).
+	Preview          bool
+	Changed, Refused []shelfmark.BatchEditRow
 }
 
 // workspaceRunPage handles GET /workspace/runs/{run}: a run's progress,
@@ -322,6 +368,12 @@ func (s *Handler) workspaceRunPage(w http.ResponseWriter, r *http.Request) error
 	d := &workspaceRunData{Run: run, Progress: prog, Ended: !ended.IsZero(), Err: errMsg, Done: prog.Changed + prog.Refused, Back: "/workspace"}
 	if run.Chosen > 0 {
 		d.Percent = 100 * d.Done / run.Chosen
+	}
+	if run.Plan != nil {
+		run.mu.Lock()
+		d.Preview = run.Started.IsZero()
+		run.mu.Unlock()
+		d.Changed, d.Refused = previewRows(run.Plan)
 	}
 	if v := run.Filters.values(); len(v) > 0 {
 		d.Back += "?" + v.Encode()
