@@ -188,7 +188,7 @@ func TestUIWorkspaceSpreadsheet(t *testing.T) {
 		at := p.Header.Get("Location")
 		preview := b.get(at)
 		body := html.UnescapeString(preview.Body)
-		for _, want := range []string{"1 works would change, 1 are unchanged, 1 rows are refused.", "Harbour charts of the Baltic", "Hydrographic Office | Admiralty",
+		for _, want := range []string{"Works that would change: 1. Unchanged: 1. Rows refused: 1.", "Harbour charts of the Baltic", "Hydrographic Office | Admiralty",
 			"Line 4", "You may not change", `id="ws-confirm-apply"`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("the preview lacks %q: %.4000s", want, body)
