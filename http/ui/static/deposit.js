@@ -1,11 +1,10 @@
 // The deposit and edit forms' script. Without it the forms work as they
 // are: "Add another field" sends the form and it comes back with one more
-// row, a picked field (language, licence, rights, type) offers its list
-// as the page made it, and the files go with the form. With it, a row is
-// added at once, a row whose field changes offers the new field's list
-// (and names the value picked), and each file is uploaded as soon as it
-// is chosen or dropped (to POST /api/v1/blobs, with its own progress
-// bar); the form then names the stored bytes instead of carrying them.
+// row, and the files go with the form. With it, a row is added at once,
+// and each file is uploaded as soon as it is chosen or dropped (to POST
+// /api/v1/blobs, with its own progress bar); the form then names the
+// stored bytes instead of carrying them. The pickers of the picked
+// fields are picker.js's.
 "use strict";
 (function () {
   function fill(msg, vals) {
@@ -16,45 +15,6 @@
   var rows = document.getElementById("meta-rows");
   var addBtn = document.querySelector("[data-add-row]");
 
-  // A picked field's value input offers its vocabulary's list (a
-  // datalist the page holds), and the name of a value from the list is
-  // shown under it.
-  function picked(row) {
-    var sel = row.querySelector("select"), val = row.querySelector('input[name="value"]');
-    var name = row.querySelector(".value-name");
-    if (!sel || !val) { return; }
-    var opt = sel.options[sel.selectedIndex];
-    var vocab = opt ? opt.getAttribute("data-vocab") : null;
-    if (vocab && document.getElementById("vocab-" + vocab)) {
-      val.setAttribute("list", "vocab-" + vocab);
-      val.setAttribute("autocomplete", "off");
-    } else {
-      val.removeAttribute("list");
-    }
-    if (!name) { return; }
-    var text = "";
-    if (vocab) {
-      var list = document.getElementById("vocab-" + vocab);
-      var v = val.value.trim();
-      for (var i = 0; list && i < list.options.length; i++) {
-        if (list.options[i].value === v) { text = list.options[i].textContent; break; }
-      }
-      if (!text && v !== "" && val.defaultValue.trim() === v) { text = name.dataset.stored || ""; }
-    }
-    name.textContent = text;
-  }
-  if (rows) {
-    Array.prototype.forEach.call(rows.querySelectorAll(".value-name"), function (n) { n.dataset.stored = n.textContent; });
-    rows.addEventListener("change", function (e) {
-      if (e.target.matches("select")) { picked(e.target.closest("li")); }
-    });
-    rows.addEventListener("input", function (e) {
-      if (e.target.matches('input[name="value"]')) {
-        e.target.removeAttribute("aria-invalid");
-        picked(e.target.closest("li"));
-      }
-    });
-  }
   if (rows && addBtn) {
     addBtn.addEventListener("click", function (e) {
       e.preventDefault();
@@ -81,7 +41,8 @@
       sel.value = last.querySelector("select").value;
       if (!sel.value) { sel.selectedIndex = 0; }
       rows.appendChild(row);
-      picked(row);
+      // the pickers (picker.js) set the new row up for its field
+      sel.dispatchEvent(new Event("change", { bubbles: true }));
       val.focus();
     });
   }
