@@ -195,6 +195,9 @@ func TestUIEditKeepsStoredValues(t *testing.T) {
 			t.Errorf("the edit form lacks %s", want)
 		}
 	}
+	if !regexp.MustCompile(`<select id="field-0" name="field">(?s:.*?)<option value="` + regexp.QuoteMeta(shelfmark.NSDC+"title") + `" selected>`).MatchString(p.Body) {
+		t.Error("the edit form does not start with the title")
+	}
 	fields := regexp.MustCompile(`<select id="field-\d+" name="field">(?s:.*?)<option value="([^"]+)"[^>]* selected>`).FindAllStringSubmatch(p.Body, -1)
 	values := regexp.MustCompile(`<input id="value-\d+" name="value" type="text" value="([^"]*)"`).FindAllStringSubmatch(p.Body, -1)
 	kinds := regexp.MustCompile(`<input type="hidden" name="kind" value="([^"]*)">`).FindAllStringSubmatch(p.Body, -1)

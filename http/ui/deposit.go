@@ -131,10 +131,20 @@ func defaultRows() []metaRow {
 		{Field: shelfmark.NSDC + "description"}, {Field: shelfmark.NSDC + "subject"}}
 }
 
-// rowsOf turns statements into form rows.
+// rowsOf turns statements into form rows, the titles first (the others
+// in their order).
 func rowsOf(stmts []shelfmark.Statement) []metaRow {
 	rows := make([]metaRow, 0, len(stmts)+1)
+	titles := make([]shelfmark.Statement, 0, 1)
+	others := make([]shelfmark.Statement, 0, len(stmts))
 	for _, st := range stmts {
+		if st.Predicate == shelfmark.NSDC+"title" {
+			titles = append(titles, st)
+		} else {
+			others = append(others, st)
+		}
+	}
+	for _, st := range append(titles, others...) {
 		r := metaRow{Field: st.Predicate, Value: st.Object.Value}
 		switch {
 		case st.Object.Kind == shelfmark.IRI:
