@@ -54,14 +54,23 @@ const maxFormRows = 5000
 const maxDepositFiles = 1000
 
 // formFields are the metadata fields the forms offer (Dublin Core's
-// elements), in the order they are listed.
-var formFields = []string{"title", "creator", "contributor", "date", "description", "subject", "language", "publisher",
-	"type", "format", "identifier", "source", "relation", "coverage", "rights"}
+// elements, and DCMI's licence), in the order they are listed, with the
+// catalog keys of their names.
+var formFields = func() []struct{ iri, key string } {
+	out := []struct{ iri, key string }{}
+	for _, name := range []string{"title", "creator", "contributor", "date", "description", "subject", "language", "publisher",
+		"type", "format", "identifier", "source", "relation", "coverage", "rights"} {
+		out = append(out, struct{ iri, key string }{shelfmark.NSDC + name, "deposit.field." + name})
+	}
+	return append(out, struct{ iri, key string }{shelfmark.NSDCTerms + "license", "catalog.field.license"})
+}()
 
-// fieldOption is one choice of a row's field.
+// fieldOption is one choice of a row's field; Vocab is the vocabulary
+// its values are picked from ("" for free values).
 type fieldOption struct {
 	IRI   string
 	Label string
+	Vocab vocabulary
 }
 
 // metaRow is one metadata row of a form: a predicate, a value and how the
@@ -73,6 +82,13 @@ type metaRow struct {
 	Known bool
 	// Required marks the first title row.
 	Required bool
+	// Vocab is the vocabulary the field's values are picked from ("" for
+	// free values); ValueName names the value in the page's language
+	// when it is a term or a language ("" otherwise).
+	Vocab     vocabulary
+	ValueName string
+	// Invalid marks the row a form was refused for.
+	Invalid bool
 }
 
 // metaForm is the metadata part of the deposit, edit and conflict forms.
@@ -80,23 +96,30 @@ type metaForm struct {
 	Page    *uiPage
 	Rows    []metaRow
 	Options []fieldOption
+	// Pickers are the lists of the picked fields' values, in the page's
+	// language.
+	Pickers []*picker
 }
 
-// newMetaForm returns the form of rows, with the field choices in the
-// page's language; the first title row is marked required.
+// newMetaForm returns the form of rows, with the field choices and the
+// pickers in the page's language; the first title row is marked
+// required.
 func newMetaForm(p *uiPage, rows []metaRow) *metaForm {
-	f := &metaForm{Page: p, Rows: rows, Options: make([]fieldOption, len(formFields))}
+	f := &metaForm{Page: p, Rows: rows, Options: make([]fieldOption, len(formFields)), Pickers: p.pickers.List}
 	known := map[string]bool{}
-	for i, name := range formFields {
-		key := "deposit.field." + name
-		f.Options[i] = fieldOption{IRI: shelfmark.NSDC + name, Label: p.T(key)}
-		known[shelfmark.NSDC+name] = true
+	for i, ff := range formFields {
+		f.Options[i] = fieldOption{IRI: ff.iri, Label: p.T(ff.key), Vocab: vocabOf(ff.iri)}
+		known[ff.iri] = true
 	}
 	req := false
 	for i := range f.Rows {
-		f.Rows[i].Known = known[f.Rows[i].Field]
-		if !req && f.Rows[i].Field == shelfmark.NSDC+"title" {
-			f.Rows[i].Required, req = true, true
+		r := &f.Rows[i]
+		r.Known, r.Vocab = known[r.Field], vocabOf(r.Field)
+		if r.Vocab != "" {
+			r.ValueName = p.pickers.label(r.Vocab, strings.TrimSpace(r.Value))
+		}
+		if !req && r.Field == shelfmark.NSDC+"title" {
+			r.Required, req = true, true
 		}
 	}
 	return f
@@ -108,10 +131,20 @@ func defaultRows() []metaRow {
 		{Field: shelfmark.NSDC + "description"}, {Field: shelfmark.NSDC + "subject"}}
 }
 
-// rowsOf turns statements into form rows.
+// rowsOf turns statements into form rows, the titles first (the others
+// in their order).
 func rowsOf(stmts []shelfmark.Statement) []metaRow {
 	rows := make([]metaRow, 0, len(stmts)+1)
+	titles := make([]shelfmark.Statement, 0, 1)
+	others := make([]shelfmark.Statement, 0, len(stmts))
 	for _, st := range stmts {
+		if st.Predicate == shelfmark.NSDC+"title" {
+			titles = append(titles, st)
+		} else {
+			others = append(others, st)
+		}
+	}
+	for _, st := range append(titles, others...) {
 		r := metaRow{Field: st.Predicate, Value: st.Object.Value}
 		switch {
 		case st.Object.Kind == shelfmark.IRI:
@@ -157,17 +190,9 @@ func statementsOf(rows []metaRow) ([]shelfmark.Statement, error) {
 		if r.Field == "" || !strings.Contains(r.Field, ":") || strings.ContainsAny(r.Field, " <>\"{}|\\^`") {
 			return nil, shelfmark.Errorf(shelfmark.EINVALID, "Row %d: %.80q is not a field.", i+1, r.Field)
 		}
-		t := shelfmark.NewLiteral(v)
-		switch k := r.Kind; {
-		case k == "":
-		case k == "iri":
-			t = shelfmark.NewIRI(v)
-		case strings.HasPrefix(k, "lang:") && len(k) > len("lang:"):
-			t = shelfmark.NewLangLiteral(v, strings.TrimPrefix(k, "lang:"))
-		case strings.HasPrefix(k, "type:") && len(k) > len("type:"):
-			t.Datatype = strings.TrimPrefix(k, "type:")
-		default:
-			return nil, shelfmark.Errorf(shelfmark.EINVALID, "Row %d: %.40q is not a kind of value.", i+1, k)
+		t, err := termOf(r, v)
+		if err != nil {
+			return nil, shelfmark.Errorf(shelfmark.EINVALID, "Row %d: %s", i+1, shelfmark.ErrorMessage(err))
 		}
 		if r.Field == shelfmark.NSDC+"title" {
 			title = true
@@ -178,6 +203,23 @@ func statementsOf(rows []metaRow) ([]shelfmark.Statement, error) {
 		return nil, errNoTitle
 	}
 	return out, nil
+}
+
+// termOf is the term of a row's value v (trimmed), as its kind says.
+func termOf(r metaRow, v string) (shelfmark.Term, error) {
+	t := shelfmark.NewLiteral(v)
+	switch k := r.Kind; {
+	case k == "":
+	case k == "iri":
+		t = shelfmark.NewIRI(v)
+	case strings.HasPrefix(k, "lang:") && len(k) > len("lang:"):
+		t = shelfmark.NewLangLiteral(v, strings.TrimPrefix(k, "lang:"))
+	case strings.HasPrefix(k, "type:") && len(k) > len("type:"):
+		t.Datatype = strings.TrimPrefix(k, "type:")
+	default:
+		return t, shelfmark.Errorf(shelfmark.EINVALID, "%.40q is not a kind of value.", k)
+	}
+	return t, nil
 }
 
 // errNoTitle is the error of a form without a title.
@@ -336,7 +378,7 @@ func (s *Handler) depositPost(w http.ResponseWriter, r *http.Request) (err error
 		}
 		return again(status, shelfmark.ErrorMessage(fileErr))
 	}
-	stmts, answered, err := metaStep(p, form, &rows, again)
+	stmts, answered, err := metaStep(p, form, &rows, nil, again)
 	if answered {
 		return err
 	}
@@ -571,12 +613,18 @@ func tooLargeUpload(size, limit int64) error {
 // with one more row, and rows that make no valid metadata (no title, a
 // bad value) show it again with why (400); again shows the form with a
 // status and a message. answered says the page was answered (with err);
-// otherwise stmts are the rows' statements.
-func metaStep(p *uiPage, form url.Values, rows *[]metaRow, again func(int, string) error) (stmts []shelfmark.Statement, answered bool, err error) {
+// otherwise stmts are the rows' statements. The values of picked fields
+// are checked and written as they are stored (pickers.go); stored are
+// the statements the resource holds (none for a new one), whose values
+// are kept as they are.
+func metaStep(p *uiPage, form url.Values, rows *[]metaRow, stored []shelfmark.Statement, again func(int, string) error) (stmts []shelfmark.Statement, answered bool, err error) {
 	if form.Get("add") != "" {
 		*rows = append(*rows, metaRow{})
 		(*rows)[len(*rows)-1].Field = nextField(*rows)
 		return nil, true, again(http.StatusOK, "")
+	}
+	if err := p.pickers.settle(p, *rows, stored); err != nil {
+		return nil, true, again(http.StatusBadRequest, shelfmark.ErrorMessage(err))
 	}
 	stmts, err = statementsOf(*rows)
 	switch {

@@ -104,7 +104,7 @@ func (s *Handler) editPost(w http.ResponseWriter, r *http.Request) error {
 		d.Meta, d.Error = newMetaForm(p, rows), msg
 		return s.render(w, r, status, "edit", p)
 	}
-	stmts, answered, err := metaStep(p, r.PostForm, &rows, again)
+	stmts, answered, err := metaStep(p, r.PostForm, &rows, res.Metadata, again)
 	if answered {
 		return err
 	}

@@ -69,7 +69,7 @@ func (s *Handler) newCollectionPost(w http.ResponseWriter, r *http.Request) erro
 		d.Meta, d.Error = newMetaForm(p, rows), msg
 		return s.render(w, r, status, "collection_new", p)
 	}
-	stmts, answered, err := metaStep(p, r.PostForm, &rows, again)
+	stmts, answered, err := metaStep(p, r.PostForm, &rows, nil, again)
 	if answered {
 		return err
 	}

@@ -44,6 +44,9 @@ type ui struct {
 	pages    map[string]*template.Template
 	catalogs *labels.Catalogs
 	static   *staticFiles
+	// pickers are the cataloguing forms' pickers, by language
+	// (pickers.go)
+	pickers map[string]*pickers
 }
 
 // newUI parses the embedded templates and catalogs; a fault there is a
@@ -57,7 +60,11 @@ func newUI() (*ui, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &ui{pages: map[string]*template.Template{}, catalogs: cats, static: st}
+	u := &ui{pages: map[string]*template.Template{}, catalogs: cats, static: st, pickers: map[string]*pickers{}}
+	enLangs := labels.LanguageChoices("en")
+	for _, lang := range cats.Langs() {
+		u.pickers[lang] = newPickers(cats, lang, enLangs)
+	}
 	base := template.New("layout").Funcs(u.funcs())
 	if base, err = base.ParseFS(uiFiles, "templates/frame/*.html"); err != nil {
 		return nil, fmt.Errorf("ui: parse the layout: %w", err)
@@ -85,6 +92,8 @@ type uiPage struct {
 	Lang  string
 	msgs  map[string]string
 	names map[string]string // language -> its own name
+	// pickers are the cataloguing forms' pickers in Lang (pickers.go)
+	pickers *pickers
 	// Caller is who asks (never nil; anonymous when signed out).
 	Caller *shelfmark.Caller
 	// CSRF is the token every form posts back (see csrf.go).
@@ -198,7 +207,7 @@ func (s *Handler) cachedPage(w http.ResponseWriter, r *http.Request, titleKey st
 // the browser's key, set when it has none) when csrf is set.
 func (s *Handler) newPage(w http.ResponseWriter, r *http.Request, csrf bool, titleKey string, args ...any) *uiPage {
 	lang := s.ui.catalogs.Negotiate(w, r)
-	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.Messages(lang), names: s.ui.catalogs.Names(), Caller: shelfmark.CallerFrom(r.Context()),
+	p := &uiPage{Lang: lang, msgs: s.ui.catalogs.Messages(lang), names: s.ui.catalogs.Names(), pickers: s.ui.pickers[lang], Caller: shelfmark.CallerFrom(r.Context()),
 		Path: r.URL.RequestURI(), Base: s.deps.Base(r), Langs: s.ui.catalogs.Langs(), query: r.URL.Query(),
 		Site: cmp.Or(s.opts.SiteName, DefaultSiteName), Institution: s.opts.Institution}
 	if !p.Caller.Authenticated() && kit.SessionCookieSent(r) {

@@ -3,7 +3,8 @@
 // row, and the files go with the form. With it, a row is added at once,
 // and each file is uploaded as soon as it is chosen or dropped (to POST
 // /api/v1/blobs, with its own progress bar); the form then names the
-// stored bytes instead of carrying them.
+// stored bytes instead of carrying them. The pickers of the picked
+// fields are picker.js's.
 "use strict";
 (function () {
   function fill(msg, vals) {
@@ -13,6 +14,7 @@
   // Repeatable metadata rows.
   var rows = document.getElementById("meta-rows");
   var addBtn = document.querySelector("[data-add-row]");
+
   if (rows && addBtn) {
     addBtn.addEventListener("click", function (e) {
       e.preventDefault();
@@ -22,19 +24,25 @@
       var n = rows.children.length;
       var sel = row.querySelector("select"), val = row.querySelector('input[name="value"]');
       var kind = row.querySelector('input[name="kind"]'), labels = row.querySelectorAll("label");
+      var name = row.querySelector(".value-name");
       sel.id = "field-" + n; val.id = "value-" + n;
       labels[0].htmlFor = sel.id; labels[1].htmlFor = val.id;
       labels[0].textContent = fill(rows.dataset.labelField, { n: n + 1 });
       labels[1].textContent = fill(rows.dataset.labelValue, { n: n + 1 });
-      val.value = ""; val.required = false; kind.value = "";
-      // a field the form does not offer stays with its own row
-      var own = sel.querySelector("option:last-child");
-      if (own && sel.options.length > 1 && !own.value.startsWith("http://purl.org/dc/elements/1.1/")) {
-        own.remove();
+      val.value = ""; val.defaultValue = ""; val.required = false; kind.value = "";
+      val.removeAttribute("aria-invalid");
+      if (name) {
+        name.id = "value-name-" + n; name.textContent = ""; name.dataset.stored = "";
+        val.setAttribute("aria-describedby", "meta-hint " + name.id);
       }
+      // a field the form does not offer stays with its own row
+      var own = sel.querySelector("option[data-own]");
+      if (own) { own.remove(); }
       sel.value = last.querySelector("select").value;
       if (!sel.value) { sel.selectedIndex = 0; }
       rows.appendChild(row);
+      // the pickers (picker.js) set the new row up for its field
+      sel.dispatchEvent(new Event("change", { bubbles: true }));
       val.focus();
     });
   }
