@@ -252,6 +252,7 @@ var readmeShots = map[string]string{
 	"bulk-started":                "bulk-run",
 	"admin":                       "admin",
 	"viewer":                      "viewer",
+	"workspace":                   "workspace",
 }
 
 // screenshotDirs are where screenshots go: .build/screenshots always,
