@@ -70,6 +70,8 @@ var conformance = []struct {
 	{"Workspace", testWorkspace, false},
 	{"ChangeWorks", testChangeWorks, false},
 	{"BatchEdit", testBatchEdit, false},
+	{"UsageStore", testUsageStore, false},
+	{"UsageCounter", testUsageCounter, false},
 	{"FindResources", testFindResources, false},
 	{"Groups", testGroups, true},
 	{"GroupsFormerKey", testGroupsFormerKey, true},

@@ -12,6 +12,7 @@ import (
 // dialect.
 var shared = Dialect{
 	FixitySQL: fixityShared, // fixity.go
+	UsageSQL:  usageShared,  // usage.go
 	Web: Web{
 		WebFile:        `SELECT ` + WebFileCols + ` FROM web_files WHERE file = $1`,
 		WebFiles:       `SELECT ` + WebFileCols + ` FROM web_files WHERE file > $1 ORDER BY file LIMIT $2`,

@@ -68,4 +68,5 @@ type Dialect struct {
 	FileSQL
 	Reads
 	FixitySQL
+	UsageSQL
 }
