@@ -49,6 +49,9 @@ type Options struct {
 	// resource (Memento, RFC 7089; see api/versions.go); nil: the
 	// versions routes answer 404 and Accept-Datetime is ignored.
 	History *preserve.History
+	// Usage, when set, counts the uses of works (usage.go): the pages,
+	// files, PDFs and ZIPs readers are sent.
+	Usage *shelfmark.UsageCounter
 	// Versions, when set, reads the versions of objects in the
 	// preservation copy, which the resources' events list.
 	Versions shelfmark.PreservedVersions
@@ -302,7 +305,7 @@ func NewServer(opts Options) *Server {
 	gz := newGzip() // see gzip.go
 	s.replica = newReplicaRouting(opts.Storage)
 	for _, rt := range s.routes() {
-		h := s.replicaRead(rt.method, rt.pattern, rt.handler)
+		h := s.counting(rt.method, rt.pattern, s.replicaRead(rt.method, rt.pattern, rt.handler))
 		if compressed(rt.pattern) {
 			h = gz(h)
 		}
@@ -312,7 +315,7 @@ func NewServer(opts Options) *Server {
 		s.mux.Handle(rt.method+" "+rt.pattern, s.admitting(rt.method, rt.pattern, h))
 	}
 	for _, rt := range s.uiRoutes() {
-		h := gz(s.replicaRead(rt.method, rt.pattern, rt.handler))
+		h := gz(s.counting(rt.method, rt.pattern, s.replicaRead(rt.method, rt.pattern, rt.handler)))
 		if !streamsBody(rt.method, rt.pattern) {
 			h = s.parsing(h)
 		}

@@ -142,6 +142,50 @@ func testUsageCounter(t *testing.T, open Opener) {
 	if len(one) != len(forty) || len(one) > 8 {
 		t.Errorf("a flush of one work ran %d statements, of forty %d:\n%s\n%s", len(one), len(forty), dump(one), dump(forty))
 	}
+	// the reports (the book and forty works, one of them twice within
+	// the double-click window): a work's month by month, the repository's to
+	// administrators, the most used works (not collections)
+	anon := as(shelfmark.Anonymous())
+	rep, err := e.repo.UsageReport(anon, book.ID, 202610, 202612)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(rep.Months) != "[{202610 {0 0 0 0}} {202611 {5 3 1 1}} {202612 {0 0 0 0}}]" || rep.Total.Investigations != 5 {
+		t.Errorf("the book's report: %v %+v", rep.Months, rep.Total)
+	}
+	if tot, err := e.repo.UsageTotalsOf(anon, coll.ID); err != nil || tot.Investigations != 45 || tot.Requests != 41 {
+		t.Errorf("the collection's totals: %+v %v", tot, err)
+	}
+	if _, err := e.repo.UsageReport(anon, "", 202611, 202611); shelfmark.ErrorCode(err) != shelfmark.EFORBIDDEN {
+		t.Errorf("the repository's report to anonymous: %v", err)
+	}
+	if rep, err := e.repo.UsageReport(ctx, "", 202611, 202611); err != nil || rep.Total.Requests != 41 {
+		t.Errorf("the repository's report: %+v %v", rep, err)
+	}
+	hidden := mk(&shelfmark.NewResource{Kind: shelfmark.KindWork, Visibility: shelfmark.Private})
+	for name, c := range map[string]struct {
+		ctx      context.Context
+		id       shelfmark.ID
+		from, to int
+		code     string
+	}{
+		"a private work": {anon, hidden.ID, 202611, 202611, shelfmark.ENOTFOUND},
+		"a page":         {ctx, page.ID, 202611, 202611, shelfmark.EINVALID},
+		"month 13":       {ctx, book.ID, 202613, 202613, shelfmark.EINVALID},
+		"backwards":      {ctx, book.ID, 202611, 202610, shelfmark.EINVALID},
+		"eleven years":   {ctx, book.ID, 201501, 202612, shelfmark.EINVALID},
+	} {
+		if _, err := e.repo.UsageReport(c.ctx, c.id, c.from, c.to); shelfmark.ErrorCode(err) != c.code {
+			t.Errorf("%s: %v, want %s", name, err, c.code)
+		}
+	}
+	items, err := e.repo.UsageTop(ctx, 202611, shelfmark.TotalInvestigations, 2)
+	if err != nil || len(items) != 2 || items[0].ID != book.ID {
+		t.Errorf("the most looked-at works: %+v %v", items, err)
+	}
+	if _, err := e.repo.UsageTop(anon, 202611, shelfmark.TotalInvestigations, 2); shelfmark.ErrorCode(err) != shelfmark.EFORBIDDEN {
+		t.Errorf("the most used to anonymous: %v", err)
+	}
 	if top, _ := store.TopUsage(ctx, 202611, shelfmark.TotalInvestigations, 3); len(top) != 3 || top[0].Resource != keyOf(t, coll.ID) ||
 		!slices.ContainsFunc(top, func(c shelfmark.UsageCount) bool { return c.Resource == keyOf(t, book.ID) }) {
 		t.Errorf("the most looked at: %v", top)

@@ -26,6 +26,9 @@ import (
 	"github.com/shelfmark/shelfmark/sqlite"
 )
 
+// usageFlushEvery is how often a server writes the uses it counted.
+const usageFlushEvery = 10 * time.Second
+
 // ServeConfig holds the settings of `shelfmark serve`, which ServeCommand's
 // flags set; only Extra is set by other code.
 type ServeConfig struct {
@@ -251,6 +254,16 @@ func serve(ctx context.Context, c ServeConfig) error {
 	}
 	if err := c.fixity.start(store, blobs, keeper, ids, loops, metrics.Registry(), log); err != nil {
 		return err
+	}
+	// the uses of works, counted by every server for its own requests and
+	// flushed as additions (usage_counter.go), the last time when serve
+	// stops, before the database closes
+	if usage, err := repo.NewUsageCounter(); err == nil {
+		opts.Usage = usage
+		uctx, ustop := context.WithCancel(context.Background())
+		udone := make(chan struct{})
+		go func() { usage.Run(uctx, usageFlushEvery); close(udone) }()
+		defer func() { ustop(); <-udone }()
 	}
 	srv := shttp.NewServer(opts)
 	if c.Extra != nil {
