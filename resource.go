@@ -193,6 +193,11 @@ type ResourceService interface {
 	// ChangeWorks applies one change to chosen works or to every work a
 	// workspace query lists (see Repository.ChangeWorks).
 	ChangeWorks(ctx context.Context, q WorkspaceQuery, ids []ID, ch WorkChange, progress func(WorkChangeProgress)) (WorkChangeProgress, error)
+	// UsageTotalsOf, UsageReport and UsageTop read the uses of works
+	// counted by COUNTER's rules (see Repository.UsageReport).
+	UsageTotalsOf(ctx context.Context, id ID) (*UsageTotals, error)
+	UsageReport(ctx context.Context, id ID, from, to int) (*UsageReport, error)
+	UsageTop(ctx context.Context, month int, metric UsageMetric, limit int) ([]UsageItem, error)
 	// PlanBatchEdit reads a batch edit's CSV into what it would change
 	// (see Repository.PlanBatchEdit); ApplyBatchEdit applies a plan.
 	PlanBatchEdit(ctx context.Context, in io.Reader) (*BatchEditPlan, error)

@@ -103,8 +103,8 @@ func (r *Repository) UsageReport(ctx context.Context, id ID, from, to int) (*Usa
 			}
 			return err
 		})
-	} else if c := CallerFrom(ctx); !c.Admin && !c.System {
-		err = Errorf(EFORBIDDEN, "The repository's use is reported to administrators.")
+	} else {
+		err = usageAdmin(ctx, "The repository's use is reported to administrators.")
 	}
 	if err != nil {
 		return nil, err
@@ -146,8 +146,8 @@ func (r *Repository) UsageTop(ctx context.Context, month int, metric UsageMetric
 	if err != nil {
 		return nil, err
 	}
-	if c := CallerFrom(ctx); !c.Admin && !c.System {
-		return nil, Errorf(EFORBIDDEN, "The most used works are reported to administrators.")
+	if err := usageAdmin(ctx, "The most used works are reported to administrators."); err != nil {
+		return nil, err
 	}
 	if err := checkUsageMonths(month, month); err != nil {
 		return nil, err
@@ -191,6 +191,19 @@ func (r *Repository) UsageTop(ctx context.Context, month int, metric UsageMetric
 		return nil, fmt.Errorf("the most used of %d: %w", month, err)
 	}
 	return out, nil
+}
+
+// usageAdmin is nil for an administrator (or the system), EUNAUTHORIZED
+// for an anonymous caller, and EFORBIDDEN saying msg for anyone else.
+func usageAdmin(ctx context.Context, msg string) error {
+	c := CallerFrom(ctx)
+	switch {
+	case c.Admin || c.System:
+		return nil
+	case !c.Authenticated():
+		return Errorf(EUNAUTHORIZED, "%s Sign in.", msg)
+	}
+	return Errorf(EFORBIDDEN, "%s", msg)
 }
 
 // checkUsageMonths checks a range of months (YYYYMM).

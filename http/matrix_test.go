@@ -540,6 +540,12 @@ func (m *matrix) rows() []row {
 		{"PUT /api/v1/resources/{id}/roles", []probe{{build: func(*cell) req {
 			return req{"PUT", resPath(m.C, "/roles"), jsonBody(map[string]any{"grants": m.grants}), []string{"Content-Type", ctJSON}}
 		}, rule: manages(200, true)}}},
+		{"GET /api/v1/usage", []probe{
+			{name: "the repository", build: get("/api/v1/usage?begin_date=2026-01&end_date=2026-12"), rule: adminOnly(200)},
+			{name: "a work", target: "read", build: func(c *cell) req {
+				return req{method: "GET", path: "/api/v1/usage?begin_date=2026-01&end_date=2026-12&item_id=" + string(c.t.W)}
+			}, rule: readTarget(200)},
+		}},
 		{"GET /api/v1/audit", []probe{
 			{name: "whole repository", build: get("/api/v1/audit?limit=5"), rule: adminOnly(200)},
 			{name: "of the collection", build: func(*cell) req { return req{method: "GET", path: "/api/v1/audit?limit=5&resource=" + string(m.C)} },

@@ -154,13 +154,17 @@ func newPolicyEnvSearchTimeout(t testing.TB, backend string, opts Options, searc
 	admin := newAdmin(t, accounts)
 	srv := NewServer(opts)
 	srv.limiter.now = clock.now
-	ts := httptest.NewServer(srv) // 127.0.0.1 only
+	// requests reach the server live holds, which reconfigure replaces
+	var live func() *Server
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { live().ServeHTTP(w, r) })) // 127.0.0.1 only
 	e := &testEnv{t: t, repo: repo, srv: srv, ts: ts, tr: tr, blobDir: blobDir, blobs: blobs,
 		accounts: accounts, admin: admin, clock: clock,
 		client: &http.Client{
 			Transport:     &http.Transport{DisableCompression: true},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}}
+	e.live.Store(srv)
+	live = e.live.Load
 	t.Cleanup(func() {
 		ts.Close()
 		e.client.CloseIdleConnections()

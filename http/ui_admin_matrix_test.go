@@ -53,5 +53,7 @@ func (m *matrix) uiAdminRows() []row {
 		}, rule: adminOnly(303)}}},
 		{"GET /admin/audit", []probe{{build: get("/admin/audit"), rule: adminPage(200)}}},
 		{"GET /admin/fixity", []probe{{build: get("/admin/fixity?failed=1"), rule: adminPage(200)}}},
+		{"GET /admin/usage", []probe{{build: get("/admin/usage?from=2026-01&to=2026-12"), rule: adminPage(200)}}},
+		{"GET /admin/usage.csv", []probe{{build: get("/admin/usage.csv"), rule: adminPage(200)}}},
 	}
 }

@@ -91,6 +91,7 @@ func (s *Handler) Routes() []kit.Route {
 		{Method: "GET", Pattern: "/api/v1/resources/{id}/roles", Handle: s.getRoles},
 		{Method: "PUT", Pattern: "/api/v1/resources/{id}/roles", Handle: s.putRoles},
 		{Method: "GET", Pattern: "/api/v1/audit", Handle: s.audit},
+		{Method: "GET", Pattern: "/api/v1/usage", Handle: s.usage}, // usage.go
 		{Method: "GET", Pattern: "/api/v1/jobs", Handle: s.getJobs, Admin: true},
 		{Method: "GET", Pattern: "/api/v1/jobs/{queue}", Handle: s.listJobs, Admin: true},
 		{Method: "POST", Pattern: "/api/v1/jobs/{queue}/{action}", Handle: s.queueAction, Admin: true},

@@ -47,6 +47,8 @@ func (s adminPages) uiAdminRoutes() []kit.Route {
 		{Method: "POST", Pattern: "/admin/tokens/{id}/revoke", Handle: s.uiForm(s.adminRevokeToken)},
 		{Method: "GET", Pattern: "/admin/audit", Handle: s.uiWrap(s.adminAudit)},
 		{Method: "GET", Pattern: "/admin/fixity", Handle: s.uiWrap(s.adminFixity)}, // admin_fixity.go
+		{Method: "GET", Pattern: "/admin/usage", Handle: s.uiWrap(s.adminUsage)},   // admin_usage.go
+		{Method: "GET", Pattern: "/admin/usage.csv", Handle: s.uiWrap(s.adminUsageCSV)},
 	}
 }
 

@@ -209,6 +209,9 @@ type collectionData struct {
 	// links to its roles and to a new sub-collection); writers may also
 	// deposit into it, as far as their roles allow.
 	Editable bool
+	// Usage is how often the collection's works were looked at and taken
+	// (COUNTER's totals), nil when the server counts none.
+	Usage *shelfmark.UsageTotals
 }
 
 // collectionPage handles GET /collections/{id}?after=: the collection's
@@ -261,6 +264,7 @@ func (s *Handler) collectionPage(w http.ResponseWriter, r *http.Request) error {
 	if err := s.collectionFacets(r, res, p, d); err != nil {
 		return err
 	}
+	d.Usage = s.usageTotals(r, id)
 	p.Data = d
 	return s.render(w, r, http.StatusOK, "collection", p)
 }

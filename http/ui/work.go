@@ -96,6 +96,9 @@ type uiWorkData struct {
 	// History links the work's History page (work_history.go), shown
 	// when the server keeps a preservation copy.
 	History bool
+	// Usage is how often the work was looked at and taken (COUNTER's
+	// totals), nil when the server counts none.
+	Usage *shelfmark.UsageTotals
 }
 
 // uiLink is a link with its text.
@@ -197,6 +200,7 @@ func (s *Handler) workPage(w http.ResponseWriter, r *http.Request) error {
 	if err := s.workCollections(r, p.Lang, res, d); err != nil {
 		return err
 	}
+	d.Usage = s.usageTotals(r, id)
 	if res.Parent != "" {
 		pr, err := s.deps.Resources.FindResource(ctx, res.Parent)
 		switch shelfmark.ErrorCode(err) {
