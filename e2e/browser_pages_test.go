@@ -164,6 +164,13 @@ var browserPages = []browserPage{
 		submit: []string{`main form[action="/admin/tokens"][method="post"] button[type="submit"]`}},
 	{template: "admin_audit", name: "admin-audit", path: fixed("/admin/audit"), signedIn: true, status: http.StatusOK},
 	{template: "admin_fixity", name: "admin-fixity", path: fixed("/admin/fixity"), signedIn: true, status: http.StatusOK},
+	{template: "admin_usage", name: "admin-usage", path: fixed("/admin/usage"), signedIn: true, status: http.StatusOK},
+	{template: "workspace", name: "workspace", path: fixed("/workspace"), signedIn: true, status: http.StatusOK},
+	{template: "workspace_run", name: "workspace-run", path: fixed("/workspace"), signedIn: true, status: http.StatusOK,
+		prepare: func(b *browser, _ *browserServer, f *browserFixtures) {
+			// the public work made public: a change that changes nothing
+			b.run("tick the work", chromedp.Click("#ws-id-"+f.work, chromedp.ByQuery))
+		}, submit: []string{"#ws-apply"}},
 }
 
 // uiTemplates lists the page templates of the interface.

@@ -28,6 +28,8 @@ const (
 	usageChartH   = 160
 	usageChartBar = 14
 	usageChartGap = 12
+	// usageChartLabel is the room under the bars for the months' numbers.
+	usageChartLabel = 18
 )
 
 // adminUsageData is the content of the usage report.
@@ -41,17 +43,21 @@ type adminUsageData struct {
 	Report          *shelfmark.UsageReport
 	Rows            []adminUsageRow
 	Top             []adminUsageItem
-	// ChartW is the chart's width; CSV the address of the months as CSV.
-	ChartW, ChartH int
-	CSV            string
+	// ChartW and ChartH are the chart's size, Axis the height of its base
+	// line; CSV the address of the months as CSV.
+	ChartW, ChartH, Axis int
+	CSV                  string
 }
 
 // adminUsageRow is one month of the report, with its bars.
 type adminUsageRow struct {
 	Month string
 	shelfmark.UsageTotals
-	// ViewBar and TakeBar are the bars of investigations and requests.
+	// ViewBar and TakeBar are the bars of investigations and requests;
+	// Label is the month's number under them, at LabelX.
 	ViewBar, TakeBar usageBar
+	Label            string
+	LabelX           int
 }
 
 // usageBar is one bar of the chart.
@@ -107,7 +113,7 @@ func (s adminPages) adminUsage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	d := &adminUsageData{Section: "usage", From: monthText(from), To: monthText(to), Month: monthText(month), ChartH: usageChartH}
+	d := &adminUsageData{Section: "usage", From: monthText(from), To: monthText(to), Month: monthText(month), ChartH: usageChartH + usageChartLabel}
 	rep, err := s.deps.Resources.UsageReport(ctx, "", from, to)
 	switch {
 	case shelfmark.ErrorCode(err) == shelfmark.EUNAVAILABLE:
@@ -117,6 +123,7 @@ func (s adminPages) adminUsage(w http.ResponseWriter, r *http.Request) error {
 	default:
 		d.Report = rep
 		d.Rows, d.ChartW = usageChart(rep)
+		d.Axis = usageChartH
 		top, err := s.deps.Resources.UsageTop(ctx, month, shelfmark.TotalInvestigations, usageTopN)
 		if err != nil {
 			return err
@@ -159,7 +166,8 @@ func usageChart(rep *shelfmark.UsageReport) ([]adminUsageRow, int) {
 	x := usageChartGap
 	for i, m := range rep.Months {
 		rows[i] = adminUsageRow{Month: monthText(m.Month), UsageTotals: m.UsageTotals,
-			ViewBar: bar(x, m.Investigations), TakeBar: bar(x+usageChartBar, m.Requests)}
+			ViewBar: bar(x, m.Investigations), TakeBar: bar(x+usageChartBar, m.Requests),
+			Label: fmt.Sprintf("%02d", m.Month%100), LabelX: x + usageChartBar}
 		x += 2*usageChartBar + usageChartGap
 	}
 	return rows, x
