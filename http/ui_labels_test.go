@@ -63,7 +63,7 @@ func TestUILabels(t *testing.T) {
 	p := b.get(path)
 	field := func(p *htmlPage, id shelfmark.ID) string {
 		t.Helper()
-		m := regexp.MustCompile(`<input id="lab-` + string(id) + `" name="label" value="([^"]*)"`).FindStringSubmatch(p.Body)
+		m := regexp.MustCompile(`<input id="lab-` + string(id) + `" type="text" name="label" value="([^"]*)"`).FindStringSubmatch(p.Body)
 		if m == nil {
 			t.Fatalf("no label field for %s: %.3000s", id, p.Body)
 		}
