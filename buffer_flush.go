@@ -462,3 +462,8 @@ func (b *bufferedTx) PruneUploads(ctx context.Context, before time.Time, limit i
 func (b *bufferedTx) SetEffectiveAccess(ctx context.Context, rows []*ResourceRow) error {
 	return b.flushed(ctx, func() error { return b.tx.SetEffectiveAccess(ctx, rows) })
 }
+
+// SetVersions writes rows the buffer may hold.
+func (b *bufferedTx) SetVersions(ctx context.Context, rows []*ResourceRow) error {
+	return b.flushed(ctx, func() error { return b.tx.SetVersions(ctx, rows) })
+}

@@ -205,6 +205,9 @@ type ResourceService interface {
 	// SetOrder orders a work's children in one step (rule R2); children
 	// not named become unordered and follow the ordered ones.
 	SetOrder(ctx context.Context, parent ID, children []ID, ifMatch int64) (*Resource, error)
+	// SetPageLabels sets the labels (titles) of pages of a work in one
+	// step (see Repository.SetPageLabels).
+	SetPageLabels(ctx context.Context, work ID, labels []PageLabel, ifMatch int64) (*Resource, error)
 	// ListChildren pages through a resource's children in order.
 	ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error)
 	// ChildCursor is the cursor from which ListChildren starts at child.

@@ -188,6 +188,10 @@ type WriteTx interface {
 	// of rows (nothing else), in statements whose number does not depend
 	// on the number of rows.
 	SetEffectiveAccess(ctx context.Context, rows []*ResourceRow) error
+	// SetVersions writes the Version, Seq and Modified of each of rows
+	// (nothing else), in statements whose number does not depend on the
+	// number of rows.
+	SetVersions(ctx context.Context, rows []*ResourceRow) error
 	// PutFields writes whole fields: fields[i] belongs to keys[i] and
 	// replaces the field of the same predicate, if any; a field without
 	// objects is removed. The number of statements does not depend on the

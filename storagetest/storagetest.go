@@ -63,6 +63,7 @@ var conformance = []struct {
 	{"MembersCycle", testMembersCycle, false},
 	{"ListResources", testListResources, true},
 	{"Order", testOrder, false},
+	{"PageLabels", testPageLabels, true},
 	{"Files", testFiles, false},
 	{"ChildFiles", testChildFiles, true},
 	{"FirstChildren", testFirstChildren, false},

@@ -31,15 +31,19 @@ type reorderItem struct {
 	// Pos is the place shown (1-based in the whole order).
 	Pos int
 	// Name is the name of the page's original file ("" when none); Thumb
-	// the address of its thumbnail ("" when none was made yet).
-	Name, Thumb string
+	// the address of its thumbnail ("" when none was made yet); Label the
+	// page's label (its title, "" when none).
+	Name, Thumb, Label string
 }
 
-// describeItems gives the pages their file names and thumbnails, read
-// for the whole chunk at once (a fixed number of statements).
+// describeItems gives the pages their file names, thumbnails and labels,
+// read for the whole chunk at once (a fixed number of statements).
 func (s *Handler) describeItems(r *http.Request, work shelfmark.ID, items []reorderItem) error {
 	if len(items) == 0 {
 		return nil
+	}
+	if err := s.labelItems(r, items); err != nil {
+		return err
 	}
 	ids := make([]shelfmark.ID, len(items))
 	for i, it := range items {

@@ -80,6 +80,29 @@ FROM ` + v + ` WHERE resources.key = v.key`
 	return nil
 }
 
+// SetVersions writes the version, seq and modified time of rows in one
+// statement whatever their number.
+func (w *WriteTx) SetVersions(ctx context.Context, rows []*shelfmark.ResourceRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := w.execFrom(ctx, Rows{
+		Cols: []Col{{"key", Int64}, {"version", Int64}, {"seq", Int64}, {"modified", Int64}},
+		N:    len(rows),
+		Row: func(i int, v []any) {
+			r := rows[i]
+			v[0], v[1], v[2], v[3] = r.Key, r.Version, r.Seq, r.Modified.UnixMicro()
+		},
+	}, func(v string) string {
+		return `UPDATE resources SET version = v.version, seq = v.seq, modified = v.modified
+FROM ` + v + ` WHERE resources.key = v.key`
+	})
+	if err != nil {
+		return fmt.Errorf("%sversions of %d resources: %w", w.d.Prefix, len(rows), err)
+	}
+	return nil
+}
+
 // AccessDependents returns the live children of keys and the live files
 // made from them, in one statement (resources_children, resources_source).
 func (t *Tx) AccessDependents(ctx context.Context, keys []int64) ([]*shelfmark.ResourceRow, error) {

@@ -2,7 +2,9 @@
 // which comes back with the page moved. With it, pages move at once: by
 // dragging (SortableJS), by their buttons, or by Alt+Up / Alt+Down on a
 // focused page; each move is announced. "Save order" then sends the list's
-// order in one request.
+// order in one request. A page's label field moves with it, so that
+// "Save labels" (the same form, sent to /works/{id}/labels) pairs each
+// page's id with its label whatever the order.
 "use strict";
 (function () {
   var list = document.getElementById("reorder-list");
@@ -21,6 +23,8 @@
     Array.prototype.forEach.call(list.children, function (item, i) {
       var pos = item.querySelector(".pos");
       if (pos) { pos.textContent = fill(d.msgPage, { n: offset + i }); }
+      var lab = item.querySelector(".lab-pos");
+      if (lab) { lab.textContent = fill(d.msgLabel, { n: offset + i }); }
       if (item === li) { at = offset + i; }
     });
     return at;
@@ -62,7 +66,7 @@
     window.Sortable.create(list, {
       animation: 150,
       ghostClass: "sortable-ghost",
-      filter: "button",
+      filter: "button, input",
       preventOnFilter: false,
       onEnd: function (evt) { if (evt.oldIndex !== evt.newIndex) { announce(evt.item); } }
     });
