@@ -199,6 +199,13 @@ func (r *Repository) HitThumbnails(ctx context.Context, tx ReadTx, hits []Search
 			page[w] = fs
 		}
 	}
+	return r.thumbnailsOf(ctx, tx, page)
+}
+
+// thumbnailsOf returns the thumbnail the caller may read of each key's
+// page (page maps a key, a hit or a work, to a file set), by key: one
+// statement for the files (thumbnails).
+func (r *Repository) thumbnailsOf(ctx context.Context, tx ReadTx, page map[int64]int64) (map[int64]ID, error) {
 	pages := make([]int64, 0, len(page))
 	for _, fs := range page {
 		pages = append(pages, fs)
@@ -208,9 +215,9 @@ func (r *Repository) HitThumbnails(ctx context.Context, tx ReadTx, hits []Search
 		return nil, err
 	}
 	out := make(map[int64]ID, len(page))
-	for h, fs := range page {
+	for k, fs := range page {
 		if id, ok := thumbs[fs]; ok {
-			out[h] = id
+			out[k] = id
 		}
 	}
 	return out, nil

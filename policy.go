@@ -299,6 +299,19 @@ func (g *guard) canRead(ctx context.Context, a *access) (bool, error) {
 	return g.owns(ctx, a)
 }
 
+// canReadRow decides whether the caller may read row (everything to
+// those who see all, without a look-up; otherwise as canRead).
+func (g *guard) canReadRow(ctx context.Context, row *ResourceRow) (bool, error) {
+	if g.all() {
+		return true, nil
+	}
+	a, err := g.accessOf(ctx, row)
+	if err != nil {
+		return false, err
+	}
+	return g.canRead(ctx, a)
+}
+
 // readableKey reports whether the caller may read the live resource key.
 func (g *guard) readableKey(ctx context.Context, key int64) (bool, error) {
 	if g.all() {

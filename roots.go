@@ -31,14 +31,7 @@ func (r *Repository) ListResources(ctx context.Context, kind Kind, p PageRequest
 			if nested[row.Key] {
 				return false, nil
 			}
-			if g.all() {
-				return true, nil
-			}
-			a, err := g.accessOf(ctx, row)
-			if err != nil {
-				return false, err
-			}
-			return g.canRead(ctx, a)
+			return g.canReadRow(ctx, row)
 		}
 		// past rows the caller may not see (a bulk ingest of private
 		// works, newer than any public one), each further read takes twice

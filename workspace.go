@@ -198,14 +198,7 @@ func (r *Repository) Workspace(ctx context.Context, q WorkspaceQuery) (*Workspac
 			if row.Kind != KindWork || !workspaceVisible(row, q.Visibility, g) || !lacks.matches(row.Key) {
 				return false, nil
 			}
-			if g.all() {
-				return true, nil
-			}
-			a, err := g.accessOf(ctx, row)
-			if err != nil {
-				return false, err
-			}
-			return g.canRead(ctx, a)
+			return g.canReadRow(ctx, row)
 		}
 		rows, more, last, err := visiblePage(limit, r.maxScan, fetch, func(row *ResourceRow) int64 { return -row.Key }, keep, after)
 		if err != nil {
@@ -355,19 +348,5 @@ func (r *Repository) firstThumbnails(ctx context.Context, tx ReadTx, works []int
 			page[w] = fs
 		}
 	}
-	pages := make([]int64, 0, len(page))
-	for _, fs := range page {
-		pages = append(pages, fs)
-	}
-	thumbs, err := r.thumbnails(ctx, tx, pages)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[int64]ID, len(page))
-	for w, fs := range page {
-		if id, ok := thumbs[fs]; ok {
-			out[w] = id
-		}
-	}
-	return out, nil
+	return r.thumbnailsOf(ctx, tx, page)
 }

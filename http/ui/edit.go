@@ -41,6 +41,20 @@ func (s *Handler) editableWork(r *http.Request) (*shelfmark.Resource, error) {
 	return res, nil
 }
 
+// editableForm reads the work of a form's address that the caller may
+// change (editableWork) and the version the form was made from.
+func (s *Handler) editableForm(r *http.Request) (*shelfmark.Resource, int64, error) {
+	res, err := s.editableWork(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	version, err := formVersion(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	return res, version, nil
+}
+
 // formVersion reads the version a form was made from.
 func formVersion(r *http.Request) (int64, error) {
 	v, err := strconv.ParseInt(r.PostForm.Get("version"), 10, 64)
@@ -84,11 +98,7 @@ func (s *Handler) editPage(w http.ResponseWriter, r *http.Request) error {
 // are written) if the work is still at the form's version, and a stale
 // form is answered 409 with both versions.
 func (s *Handler) editPost(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.editableWork(r)
-	if err != nil {
-		return err
-	}
-	version, err := formVersion(r)
+	res, version, err := s.editableForm(r)
 	if err != nil {
 		return err
 	}
@@ -195,11 +205,7 @@ func (s *Handler) accessPage(w http.ResponseWriter, r *http.Request) error {
 // accessPost handles POST /works/{id}/access: visibility, embargo and
 // lease (an empty date clears it), under the form's version.
 func (s *Handler) accessPost(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.editableWork(r)
-	if err != nil {
-		return err
-	}
-	version, err := formVersion(r)
+	res, version, err := s.editableForm(r)
 	if err != nil {
 		return err
 	}

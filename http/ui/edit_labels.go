@@ -49,11 +49,7 @@ func (s *Handler) labelItems(r *http.Request, items []reorderItem) error {
 // one), saved at once under the form's version; it comes back to the
 // same chunk.
 func (s *Handler) labelsPost(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.editableWork(r)
-	if err != nil {
-		return err
-	}
-	version, err := formVersion(r)
+	res, version, err := s.editableForm(r)
 	if err != nil {
 		return err
 	}

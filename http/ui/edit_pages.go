@@ -123,11 +123,7 @@ func (s *Handler) pagesPage(w http.ResponseWriter, r *http.Request) error {
 // the page at one place of the whole order to another and save at once;
 // otherwise the list's order is saved.
 func (s *Handler) orderPost(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.editableWork(r)
-	if err != nil {
-		return err
-	}
-	version, err := formVersion(r)
+	res, version, err := s.editableForm(r)
 	if err != nil {
 		return err
 	}
