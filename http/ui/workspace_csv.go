@@ -133,7 +133,7 @@ func (s *Handler) workspaceImport(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBatchEditBytes+s.opts.MaxBodyBytes)
-	if err := r.ParseMultipartForm(maxBatchEditBytes + s.opts.MaxBodyBytes); err != nil {
+	if err := r.ParseMultipartForm(1 << 20); err != nil { // a larger file waits on disk, not in memory
 		if strings.Contains(err.Error(), "too large") {
 			return shelfmark.Errorf(shelfmark.ETOOLARGE, "The file is larger than a batch edit takes (%d MiB).", maxBatchEditBytes>>20)
 		}
