@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // WorkspaceScope names the works a staff workspace lists (see Workspace).
@@ -66,6 +67,9 @@ type WorkspaceQuery struct {
 	// Missing keeps the works that lack this (WorkspaceNoTitle,
 	// WorkspaceNoThumbnail, WorkspaceNoOCR); "" keeps every one.
 	Missing string
+	// Since and Before keep the works deposited at or after Since and
+	// before Before; a zero time does not filter.
+	Since, Before time.Time
 	// After continues after the last work of the previous page.
 	After Cursor
 	// Limit is the page size, clamped to [1, MaxPageSize].
@@ -102,6 +106,9 @@ func (q *WorkspaceQuery) Check() error {
 	if q.Missing != "" && !slices.Contains(WorkspaceMissing, q.Missing) {
 		return Errorf(EINVALID, "missing: %q is not something a work may lack here; those are %s.", q.Missing, joinQuoted(WorkspaceMissing))
 	}
+	if !q.Since.IsZero() && !q.Before.IsZero() && !q.Since.Before(q.Before) {
+		return Errorf(EINVALID, "The dates of deposit end (%s) before they begin (%s).", q.Before.Format(time.DateOnly), q.Since.Format(time.DateOnly))
+	}
 	if (q.Scope == WorkspaceCollection) != (q.Collection != "") {
 		return Errorf(EINVALID, "collection: a collection is named with the scope %q, and only with it.", WorkspaceCollection)
 	}
@@ -123,8 +130,8 @@ func joinQuoted[S ~string](values []S) string {
 // Workspace returns a page of the works a signed-in caller looks after,
 // newest first: those the caller deposited, those of one collection the
 // caller may read, or (administrators, and holders of a role on the whole
-// repository) every work; narrowed by visibility and by what a work
-// lacks. Each work comes with its metadata and thumbnail. An anonymous
+// repository) every work; narrowed by visibility, by the dates of deposit
+// and by what a work lacks. Each work comes with its metadata and thumbnail. An anonymous
 // caller is refused (EUNAUTHORIZED), the scope WorkspaceAll to anyone
 // else (EFORBIDDEN), a collection the caller may not read answers
 // ENOTFOUND.
@@ -195,7 +202,7 @@ func (r *Repository) Workspace(ctx context.Context, q WorkspaceQuery) (*Workspac
 			return rows, lacks.read(ctx, rows)
 		}
 		keep := func(row *ResourceRow) (bool, error) {
-			if row.Kind != KindWork || !workspaceVisible(row, q.Visibility, g) || !lacks.matches(row.Key) {
+			if row.Kind != KindWork || !workspaceVisible(row, q.Visibility, g) || !workspaceDeposited(row, q) || !lacks.matches(row.Key) {
 				return false, nil
 			}
 			return g.canReadRow(ctx, row)
@@ -238,6 +245,11 @@ func workspaceVisible(row *ResourceRow, v string, g *guard) bool {
 		return row.Embargo != nil && row.Embargo.After(g.now)
 	}
 	return string(row.Visibility) == v
+}
+
+// workspaceDeposited reports whether row was deposited within q's dates.
+func workspaceDeposited(row *ResourceRow, q WorkspaceQuery) bool {
+	return (q.Since.IsZero() || !row.Created.Before(q.Since)) && (q.Before.IsZero() || row.Created.Before(q.Before))
 }
 
 // workspaceLacks reads, for each batch of rows a workspace page reads,

@@ -81,6 +81,15 @@ func TestUIWorkspaceChange(t *testing.T) {
 		if p := b.get("/workspace?visibility=secret"); p.Status != 400 || !strings.Contains(html.UnescapeString(p.Body), `"secret" is not a visibility`) {
 			t.Errorf("a bad filter: %d %.300s", p.Status, p.Body)
 		}
+		if p := b.get("/workspace?from=2999-01-01"); p.Status != 200 || len(wsListed(p)) != 0 {
+			t.Errorf("deposited from 2999: %d %v", p.Status, wsListed(p))
+		}
+		if p := b.get("/workspace?to=2999-01-01&missing=title"); strings.Join(wsListed(p), " ") != string(works[4].ID) {
+			t.Errorf("deposited until 2999, without a title: %v", wsListed(p))
+		}
+		if p := b.get("/workspace?from=soon"); p.Status != 400 || !strings.Contains(html.UnescapeString(p.Body), `"soon" is not a day`) {
+			t.Errorf("a day that is none: %d", p.Status)
+		}
 		if p := b.get("/workspace?in=all"); p.Status != 403 {
 			t.Errorf("every work to a depositor: %d", p.Status)
 		}

@@ -275,6 +275,21 @@ func testWorkspace(t *testing.T, open Opener) {
 	if got := workspaceIDs(t, e.env, as(dep), shelfmark.WorkspaceQuery{Missing: shelfmark.WorkspaceNoTitle, Limit: 20}); !slices.Equal(got, idsOf(untitled)) {
 		t.Errorf("walking past 3,000 works to the one without a title: %v", got)
 	}
+
+	// the dates of deposit: a work deposited a day later
+	noon := e.now.Add(12 * time.Hour)
+	e.now = e.now.Add(24 * time.Hour)
+	late := mk(&shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{title("Late")}})
+	update(t, e.env, func(tx shelfmark.WriteTx) error { return tx.SetOwners(ctx, []int64{keyOf(t, late.ID)}, dep.User) })
+	if got := workspaceIDs(t, e.env, as(dep), shelfmark.WorkspaceQuery{Since: noon}); !slices.Equal(got, idsOf(late)) {
+		t.Errorf("deposited since noon: %v", got)
+	}
+	if got := workspaceIDs(t, e.env, as(dep), shelfmark.WorkspaceQuery{Before: noon, Missing: shelfmark.WorkspaceNoTitle}); !slices.Equal(got, idsOf(untitled)) {
+		t.Errorf("deposited before noon, without a title: %v", got)
+	}
+	if _, err := e.repo.Workspace(as(dep), shelfmark.WorkspaceQuery{Since: noon, Before: noon}); shelfmark.ErrorCode(err) != shelfmark.EINVALID {
+		t.Errorf("dates that end as they begin: %v", err)
+	}
 }
 
 // testChangeWorks: one change applied to chosen works or to every work a

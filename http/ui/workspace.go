@@ -65,13 +65,14 @@ type workspaceOption struct {
 
 // workspaceFilters are the list's filters, as read from the address and
 // sent back with a change to every match. In is "" (the caller's own
-// works), "all", or a collection's id.
+// works), "all", or a collection's id; From and To are the first and the
+// last day of deposit (YYYY-MM-DD, UTC), "" for none.
 type workspaceFilters struct {
-	In, Visibility, Missing string
+	In, Visibility, Missing, From, To string
 }
 
-// query is the engine's query of f.
-func (f workspaceFilters) query() shelfmark.WorkspaceQuery {
+// query is the engine's query of f (EINVALID for a day that is none).
+func (f workspaceFilters) query() (shelfmark.WorkspaceQuery, error) {
 	q := shelfmark.WorkspaceQuery{Visibility: f.Visibility, Missing: f.Missing}
 	switch f.In {
 	case "":
@@ -80,13 +81,27 @@ func (f workspaceFilters) query() shelfmark.WorkspaceQuery {
 	default:
 		q.Scope, q.Collection = shelfmark.WorkspaceCollection, shelfmark.ID(f.In)
 	}
-	return q
+	for _, d := range []struct {
+		name, value string
+		into        *time.Time
+		next        int
+	}{{"from", f.From, &q.Since, 0}, {"to", f.To, &q.Before, 1}} {
+		if d.value == "" {
+			continue
+		}
+		t, err := time.Parse(time.DateOnly, d.value)
+		if err != nil {
+			return q, shelfmark.Errorf(shelfmark.EINVALID, "%s: %.20q is not a day (YYYY-MM-DD).", d.name, d.value)
+		}
+		*d.into = t.AddDate(0, 0, d.next) // "to" is the last day, its end the bound
+	}
+	return q, nil
 }
 
 // values are f as the address's query.
 func (f workspaceFilters) values() url.Values {
 	v := url.Values{}
-	for _, kv := range [][2]string{{"in", f.In}, {"visibility", f.Visibility}, {"missing", f.Missing}} {
+	for _, kv := range [][2]string{{"in", f.In}, {"visibility", f.Visibility}, {"missing", f.Missing}, {"from", f.From}, {"to", f.To}} {
 		if kv[1] != "" {
 			v.Set(kv[0], kv[1])
 		}
@@ -98,7 +113,7 @@ func (f workspaceFilters) values() url.Values {
 // change's form.
 func readWorkspaceFilters(v url.Values) workspaceFilters {
 	f := workspaceFilters{In: strings.TrimSpace(v.Get("in")), Visibility: strings.TrimSpace(v.Get("visibility")),
-		Missing: strings.TrimSpace(v.Get("missing"))}
+		Missing: strings.TrimSpace(v.Get("missing")), From: strings.TrimSpace(v.Get("from")), To: strings.TrimSpace(v.Get("to"))}
 	if f.In == string(shelfmark.WorkspaceMine) {
 		f.In = ""
 	}
@@ -191,13 +206,16 @@ func (s *Handler) workspaceList(w http.ResponseWriter, r *http.Request, f worksp
 	if v := f.values(); len(v) > 0 {
 		d.Export += "?" + v.Encode()
 	}
-	q := f.query()
+	q, err := f.query()
 	q.After, q.Limit = after, workspacePageSize
 	status := http.StatusOK
 	if refused != "" {
 		status = http.StatusBadRequest
 	}
-	page, err := s.deps.Resources.Workspace(ctx, q)
+	var page *shelfmark.WorkspacePage
+	if err == nil {
+		page, err = s.deps.Resources.Workspace(ctx, q)
+	}
 	switch shelfmark.ErrorCode(err) {
 	case "":
 		for _, it := range page.Items {

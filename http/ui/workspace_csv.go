@@ -51,7 +51,10 @@ func (s *Handler) workspaceExport(w http.ResponseWriter, r *http.Request) error 
 			return err
 		}
 	}
-	q := f.query()
+	q, err := f.query()
+	if err != nil {
+		return err
+	}
 	q.Limit = shelfmark.MaxPageSize
 	// the first page is read before anything is sent, so that a bad
 	// filter is an error page, not a broken file

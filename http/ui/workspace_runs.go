@@ -216,13 +216,17 @@ func (s *Handler) workspaceChange(w http.ResponseWriter, r *http.Request) error 
 	if err == nil {
 		ids, err = workspaceChosen(f)
 	}
+	var q shelfmark.WorkspaceQuery
+	if err == nil {
+		q, err = filters.query()
+	}
 	if err != nil {
 		return s.workspaceRefused(w, r, filters, err)
 	}
 	run.Chosen = len(ids)
 	s.runs.add(ctx, run)
 	err = s.runs.launch(run, func(ctx context.Context, progress func(shelfmark.WorkChangeProgress)) (shelfmark.WorkChangeProgress, error) {
-		return s.deps.Resources.ChangeWorks(ctx, filters.query(), ids, ch, progress)
+		return s.deps.Resources.ChangeWorks(ctx, q, ids, ch, progress)
 	})
 	if err != nil {
 		return err
