@@ -265,31 +265,11 @@ func (r *Repository) planBatchRow(ctx context.Context, cols *batchColumns, n int
 			continue
 		}
 		vals := splitBatchCell(newCell)
-		if slices.Equal(vals, termValues(old)) {
+		remove, add := fieldValuesUpdate(res.Metadata, name, vals)
+		if len(remove)+len(add) == 0 {
 			continue // the same values, written otherwise
 		}
-		pred := NSDC + name
-		if len(old) > 0 && !slices.ContainsFunc(res.Metadata, func(s Statement) bool { return s.Predicate == NSDC+name }) {
-			pred = NSDCTerms + name
-		}
-		// a value kept stays as stored (its language, datatype or kind);
-		// a value gone is removed, a new one added (an http(s) value as
-		// an IRI)
-		for _, s := range res.Metadata {
-			if (s.Predicate == NSDC+name || s.Predicate == NSDCTerms+name) && !slices.Contains(vals, s.Object.Value) {
-				u.Remove = append(u.Remove, s)
-			}
-		}
-		for _, v := range vals {
-			if slices.ContainsFunc(old, func(o Term) bool { return o.Value == v }) {
-				continue
-			}
-			t := NewLiteral(v)
-			if strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://") {
-				t = NewIRI(v)
-			}
-			u.Add = append(u.Add, Statement{Predicate: pred, Object: t})
-		}
+		u.Remove, u.Add = append(u.Remove, remove...), append(u.Add, add...)
 		row.Changes = append(row.Changes, BatchEditChange{Column: name, Old: oldCell, New: strings.Join(vals, BatchEditSeparator)})
 	}
 	if err := validateStatements(fmt.Sprintf("line %d", n), u.Add); err != nil {
@@ -336,6 +316,37 @@ func (r *Repository) planBatchRow(ctx context.Context, cols *batchColumns, n int
 	}
 	row.update = u
 	return row
+}
+
+// fieldValuesUpdate returns the statements to remove from and to add to
+// stmts (a resource's metadata) so that the field name (dc:NAME and
+// dcterms:NAME together) holds exactly vals: a value kept stays as
+// stored (its language, datatype or kind, its predicate), a value gone is
+// removed, a new one is added (an http(s) value as an IRI) under the
+// predicate the field is stored with (dc: unless only dcterms: is used).
+// Both are empty when the field holds vals already.
+func fieldValuesUpdate(stmts []Statement, name string, vals []string) (remove, add []Statement) {
+	old := batchFieldTerms(stmts, name)
+	pred := NSDC + name
+	if len(old) > 0 && !slices.ContainsFunc(stmts, func(s Statement) bool { return s.Predicate == NSDC+name }) {
+		pred = NSDCTerms + name
+	}
+	for _, s := range stmts {
+		if (s.Predicate == NSDC+name || s.Predicate == NSDCTerms+name) && !slices.Contains(vals, s.Object.Value) {
+			remove = append(remove, s)
+		}
+	}
+	for _, v := range vals {
+		if slices.ContainsFunc(old, func(o Term) bool { return o.Value == v }) {
+			continue
+		}
+		t := NewLiteral(v)
+		if strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://") {
+			t = NewIRI(v)
+		}
+		add = append(add, Statement{Predicate: pred, Object: t})
+	}
+	return remove, add
 }
 
 // splitBatchCell splits a cell into its values (BatchEditSeparator).

@@ -3,6 +3,8 @@ package shelfmark
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -17,18 +19,34 @@ type WorkChange struct {
 	AddTo, RemoveFrom ID
 	// Delete leaves a tombstone for each work.
 	Delete bool
+	// Field, one of BatchEditFields, is set to Values in each work (both
+	// dc: and dcterms: of its name; no values removes it).
+	Field  string
+	Values []string
 }
 
 // Check reports whether ch names exactly one change (EINVALID otherwise).
 func (ch *WorkChange) Check() error {
 	n := 0
-	for _, set := range []bool{ch.Visibility != nil, ch.Embargo != nil, ch.AddTo != "", ch.RemoveFrom != "", ch.Delete} {
+	for _, set := range []bool{ch.Visibility != nil, ch.Embargo != nil, ch.AddTo != "", ch.RemoveFrom != "", ch.Delete, ch.Field != ""} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return Errorf(EINVALID, "A change of many works is one change (a visibility, an embargo, a collection to add to or take out of, or deletion), not %d.", n)
+		return Errorf(EINVALID, "A change of many works is one change (a visibility, an embargo, a collection to add to or take out of, deletion, or a field set), not %d.", n)
+	}
+	if ch.Field != "" {
+		if !slices.Contains(BatchEditFields, ch.Field) {
+			return Errorf(EINVALID, "field: %q is not a field set here; the fields are %s.", ch.Field, strings.Join(BatchEditFields, ", "))
+		}
+		stmts := make([]Statement, len(ch.Values))
+		for i, v := range ch.Values {
+			stmts[i] = Statement{Predicate: NSDC + ch.Field, Object: NewLiteral(v)}
+		}
+		if err := validateStatements(ch.Field, stmts); err != nil {
+			return err
+		}
 	}
 	if ch.Visibility != nil {
 		if _, err := ParseVisibility(string(*ch.Visibility)); err != nil {
@@ -63,7 +81,8 @@ const WorkChangePage = 200
 
 // ChangeWork applies ch to the work id, as the caller of ctx, through the
 // operation that makes that change alone (UpdateResource, AddMembers,
-// RemoveMembers, DeleteResource): the same policy decides, and the
+// RemoveMembers, DeleteResource; a field's values are read first and
+// written under the version read): the same policy decides, and the
 // change is audited as that operation is.
 func (r *Repository) ChangeWork(ctx context.Context, id ID, ch WorkChange) error {
 	if err := ch.Check(); err != nil {
@@ -80,6 +99,19 @@ func (r *Repository) ChangeWork(ctx context.Context, id ID, ch WorkChange) error
 		return r.AddMembers(ctx, ch.AddTo, []ID{id})
 	case ch.RemoveFrom != "":
 		return r.RemoveMembers(ctx, ch.RemoveFrom, []ID{id})
+	case ch.Field != "":
+		// under the version read, so that a change made meanwhile is
+		// not undone
+		res, err := r.FindResource(ctx, id)
+		if err != nil {
+			return err
+		}
+		remove, add := fieldValuesUpdate(res.Metadata, ch.Field, ch.Values)
+		if len(remove)+len(add) == 0 {
+			return r.CheckEdit(ctx, id) // nothing to write, but the right to
+		}
+		_, err = r.UpdateResource(ctx, id, ResourceUpdate{IfMatch: res.Version, Remove: remove, Add: add})
+		return err
 	}
 	return r.DeleteResource(ctx, id, 0)
 }

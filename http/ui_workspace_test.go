@@ -125,6 +125,16 @@ func TestUIWorkspaceChange(t *testing.T) {
 			t.Errorf("another user's run: %d", p.Status)
 		}
 
+		// a field set on the ticked works
+		run, _ = runPage(t, b, b.post("/workspace/change", url.Values{"apply": {"chosen"}, "change": {"set"}, "field": {"subject"},
+			"values": {"Charts | Harbours"}, "id": {string(works[2].ID), string(works[3].ID)}}))
+		if !strings.Contains(run.Body, "Done: 2 changed, 0 refused.") {
+			t.Errorf("the field set: %.2000s", run.Body)
+		}
+		if got := values(find(t, be.testEnv, works[2].ID), "subject"); strings.Join(got, "|") != "Charts|Harbours" {
+			t.Errorf("subjects set: %q", got)
+		}
+
 		// bad forms: each comes back with its reason, nothing changed
 		before := b.get("/workspace").Body
 		for _, c := range []struct {
@@ -137,6 +147,7 @@ func TestUIWorkspaceChange(t *testing.T) {
 			{url.Values{"apply": {"chosen"}, "change": {"embargo"}, "until": {"2001-01-01"}, "id": {string(works[3].ID)}}, "has passed"},
 			{url.Values{"apply": {"chosen"}, "change": {"embargo"}, "until": {"soon"}, "id": {string(works[3].ID)}}, "is not a date"},
 			{url.Values{"apply": {"chosen"}, "change": {"add"}, "id": {string(works[3].ID)}}, "choose the collection"},
+			{url.Values{"apply": {"chosen"}, "change": {"set"}, "field": {"shelf"}, "values": {"A3"}, "id": {string(works[3].ID)}}, `"shelf" is not a field`},
 			{url.Values{"apply": {"some"}, "change": {"private"}}, "neither the chosen works"},
 			{url.Values{"apply": {"chosen"}, "change": {"private"}, "id": {"not an id"}}, "not an id"},
 		} {

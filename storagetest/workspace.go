@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -353,8 +354,33 @@ func testChangeWorks(t *testing.T, open Opener) {
 	if left := workspaceIDs(t, e.env, as(dep), shelfmark.WorkspaceQuery{}); !slices.Equal(left, []shelfmark.ID{mine[1].ID, mine[0].ID}) {
 		t.Errorf("left after deleting: %v", left)
 	}
+	// a field set: subjects given to a work of mine, refused for theirs;
+	// set again, nothing is written
+	got, err = e.repo.ChangeWorks(as(dep), shelfmark.WorkspaceQuery{}, []shelfmark.ID{mine[0].ID, theirs.ID},
+		shelfmark.WorkChange{Field: "subject", Values: []string{"Whaling", "Ships"}}, nil)
+	if err != nil || got.Changed != 1 || got.Refused != 1 {
+		t.Errorf("a field set: %+v, %v", got, err)
+	}
+	before := rs(t)(e.repo.FindResource(sys, mine[0].ID))
+	var subjects []string
+	for _, st := range before.Metadata {
+		if st.Predicate == shelfmark.NSDC+"subject" {
+			subjects = append(subjects, st.Object.Value)
+		}
+	}
+	if slices.Sort(subjects); strings.Join(subjects, "|") != "Ships|Whaling" {
+		t.Errorf("subjects after: %v", subjects)
+	}
+	if _, err := e.repo.ChangeWorks(as(dep), shelfmark.WorkspaceQuery{}, []shelfmark.ID{mine[0].ID},
+		shelfmark.WorkChange{Field: "subject", Values: []string{"Ships", "Whaling"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if after := rs(t)(e.repo.FindResource(sys, mine[0].ID)); after.Version != before.Version {
+		t.Errorf("the same values set again wrote version %d (was %d)", after.Version, before.Version)
+	}
 	secret := shelfmark.Visibility("secret")
-	for _, bad := range []shelfmark.WorkChange{{}, {Delete: true, AddTo: coll.ID}, {Visibility: &secret}} {
+	for _, bad := range []shelfmark.WorkChange{{}, {Delete: true, AddTo: coll.ID}, {Visibility: &secret}, {Field: "shelf", Values: []string{"A3"}},
+		{Field: "title", Values: []string{"nul\x00"}}} {
 		if _, err := e.repo.ChangeWorks(as(dep), shelfmark.WorkspaceQuery{}, nil, bad, nil); shelfmark.ErrorCode(err) != shelfmark.EINVALID {
 			t.Errorf("change %+v: %v", bad, err)
 		}

@@ -44,8 +44,8 @@ type workspaceData struct {
 	// collection the caller may read); Visibilities and Missing the
 	// filters; Changes the changes the form offers; Targets the
 	// collections a change may name. The one in force is Selected.
-	Ins, Visibilities, Missing, Changes, Targets []workspaceOption
-	Items                                        []workspaceItem
+	Ins, Visibilities, Missing, Changes, Targets, Fields []workspaceOption
+	Items                                                []workspaceItem
 	// Next is the address of the next page ("" on the last), First that
 	// of the first ("" on it), Export that of every match as CSV.
 	Next, First, Export string
@@ -131,7 +131,7 @@ type workspaceItem struct {
 }
 
 // workspaceChanges are the changes the form offers.
-var workspaceChanges = []string{"public", "authenticated", "private", "embargo", "lift", "add", "remove", "delete"}
+var workspaceChanges = []string{"public", "authenticated", "private", "embargo", "lift", "add", "remove", "set", "delete"}
 
 // options labels the workspace's choices in the page's language.
 func workspaceOptions(p *uiPage, f workspaceFilters, admin bool, colls []collectionChoice) *workspaceData {
@@ -163,7 +163,12 @@ func workspaceOptions(p *uiPage, f workspaceFilters, admin bool, colls []collect
 		opt("lift", p.T("workspace.change.lift"), ""),
 		opt("add", p.T("workspace.change.add"), ""),
 		opt("remove", p.T("workspace.change.remove"), ""),
+		opt("set", p.T("workspace.change.set"), ""),
 		opt("delete", p.T("workspace.change.delete"), "")}
+	for _, name := range shelfmark.BatchEditFields {
+		label := "work.field." + name // the work page's label of the field
+		d.Fields = append(d.Fields, opt(name, p.T(label), ""))
+	}
 	return d
 }
 

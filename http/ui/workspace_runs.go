@@ -314,6 +314,17 @@ func (s *Handler) workspaceChangeOf(f url.Values, run *workspaceRun) (shelfmark.
 		} else {
 			ch.RemoveFrom = target
 		}
+	case "set":
+		ch.Field = strings.TrimSpace(f.Get("field"))
+		for _, v := range strings.Split(f.Get("values"), "|") {
+			if v = strings.TrimSpace(v); v != "" {
+				ch.Values = append(ch.Values, v)
+			}
+		}
+		if err := ch.Check(); err != nil {
+			return ch, err
+		}
+		run.Target = ch.Field + ": " + strings.Join(ch.Values, " | ")
 	case "delete":
 		if f.Get("confirm") != "1" {
 			return ch, shelfmark.Errorf(shelfmark.EINVALID, "confirm: deleting works takes the box that says so ticked.")
