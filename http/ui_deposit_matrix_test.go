@@ -62,6 +62,9 @@ func (m *matrix) uiDepositRows() []row {
 		{"POST /works/{id}/labels", []probe{{target: fr, build: func(c *cell) req {
 			return formReq("/works/"+string(c.t.W)+"/labels", url.Values{"version": {m.versionOf(c.t.W)}, "id": {string(c.t.FS)}, "label": {"p. 1"}})
 		}, rule: writeTarget(303, 404, (*who).edits)}}},
+		{"POST /works/{id}/files", []probe{{target: fr, build: func(c *cell) req {
+			return fileForm("/works/"+string(c.t.W)+"/files", "files", "added.txt", "an added page")
+		}, rule: writeTarget(303, 404, (*who).edits)}}},
 		{"GET /works/{id}/access", []probe{{target: rd, build: workGet("/access"), rule: formPage(writeTarget(200, 404, (*who).edits))}}},
 		{"POST /works/{id}/access", []probe{{target: fr, build: func(c *cell) req {
 			return formReq("/works/"+string(c.t.W)+"/access", url.Values{"version": {m.versionOf(c.t.W)}, "visibility": {"private"}})

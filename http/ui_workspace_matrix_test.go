@@ -6,15 +6,18 @@ import (
 	"net/url"
 )
 
-// csvForm is a multipart form carrying a batch edit's CSV.
-func csvForm(path, content string) req {
+// fileForm is a multipart form carrying one file under field.
+func fileForm(path, field, name, content string) req {
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)
-	fw, _ := mw.CreateFormFile("csv", "works.csv")
+	fw, _ := mw.CreateFormFile(field, name)
 	fw.Write([]byte(content))
 	mw.Close()
 	return req{"POST", path, b.String(), []string{"Content-Type", mw.FormDataContentType()}}
 }
+
+// csvForm is a multipart form carrying a batch edit's CSV.
+func csvForm(path, content string) req { return fileForm(path, "csv", "works.csv", content) }
 
 // uiWorkspaceRows are the matrix rows of the staff workspace
 // (ui/workspace*.go): the list is a signed-in caller's (every work to

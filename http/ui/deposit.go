@@ -35,6 +35,7 @@ func (s *Handler) uiDepositRoutes() []kit.Route {
 		{Method: "POST", Pattern: "/works/{id}/edit", Handle: s.uiForm(s.editPost)},
 		{Method: "GET", Pattern: "/works/{id}/pages", Handle: s.uiWrap(s.pagesPage)},
 		{Method: "POST", Pattern: "/works/{id}/order", Handle: s.uiForm(s.orderPost)},
+		{Method: "POST", Pattern: "/works/{id}/files", Handle: s.uiWrap(s.filesPost)}, // edit_files.go
 		{Method: "POST", Pattern: "/works/{id}/labels", Handle: s.uiForm(s.labelsPost)},
 		{Method: "GET", Pattern: "/works/{id}/access", Handle: s.uiWrap(s.accessPage)},
 		{Method: "POST", Pattern: "/works/{id}/access", Handle: s.uiForm(s.accessPost)},
