@@ -2,6 +2,7 @@ package shelfmark
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -62,6 +63,21 @@ func UsageMonth(t time.Time) int {
 // UsageMonthStart is the first instant of month (YYYYMM), in UTC.
 func UsageMonthStart(month int) time.Time {
 	return time.Date(month/100, time.Month(month%100), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// ParseUsageMonth reads the month a parameter name gives as YYYY-MM, or as
+// a day of it (YYYY-MM-DD, as COUNTER's begin_date and end_date are
+// written), and returns it as YYYYMM; EINVALID naming the parameter
+// otherwise.
+func ParseUsageMonth(name, v string) (int, error) {
+	v = strings.TrimSpace(v)
+	t, err := time.Parse("2006-01", v)
+	if err != nil {
+		if t, err = time.Parse(time.DateOnly, v); err != nil {
+			return 0, Errorf(EINVALID, "%s: %.20q is not a month (YYYY-MM or YYYY-MM-DD).", name, v)
+		}
+	}
+	return UsageMonth(t), nil
 }
 
 // MaxUsageRead bounds the counts one read of a UsageStore returns.

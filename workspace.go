@@ -138,11 +138,12 @@ func joinQuoted[S ~string](values []S) string {
 //
 // Cost: each read of rows (one statement over the index of the scope,
 // doubling in size from the page's limit) brings one statement for their
-// metadata and, when a filter asks about pages, two for their first pages
-// and those pages' files; the page's rows stop at MaxListScan, so the
-// statements of a page are bounded by its logarithm whatever its depth.
-// Then two statements give the page's works their thumbnails, and the
-// policy's own look-ups decide rows not in public view.
+// metadata when the filter is of a missing title, and two for their first
+// pages and those pages' files when it is about pages; the page's rows
+// stop at MaxListScan, so the statements of a page are bounded by its
+// logarithm whatever its depth. Then one statement gives the page's works
+// their metadata (unless the filter read it), two their thumbnails, and
+// the policy's own look-ups decide rows not in public view.
 func (r *Repository) Workspace(ctx context.Context, q WorkspaceQuery) (*WorkspacePage, error) {
 	if err := q.Check(); err != nil {
 		return nil, err
@@ -215,6 +216,11 @@ func (r *Repository) Workspace(ctx context.Context, q WorkspaceQuery) (*Workspac
 		keys := make([]int64, len(rows))
 		for i, row := range rows {
 			keys[i] = row.Key
+		}
+		if err := lacks.readFields(ctx, keys); err != nil {
+			return err
+		}
+		for i, row := range rows {
 			p.Items[i].Metadata = StatementsOf(lacks.fields[row.Key])
 		}
 		thumbs, err := r.firstThumbnails(ctx, tx, keys, lacks.firstPages())
@@ -253,9 +259,10 @@ func workspaceDeposited(row *ResourceRow, q WorkspaceQuery) bool {
 }
 
 // workspaceLacks reads, for each batch of rows a workspace page reads,
-// what its filter of missing things needs: the rows' metadata (which the
-// page shows too) and, for the filters about pages, each work's first
-// page and the uses of that page's files.
+// what its filter of missing things needs: the rows' metadata for the
+// filter of a missing title (which the page then shows too) and, for the
+// filters about pages, each work's first page and the uses of that
+// page's files.
 type workspaceLacks struct {
 	tx      ReadTx
 	missing string
@@ -264,8 +271,9 @@ type workspaceLacks struct {
 	uses    map[int64][]string // file set -> uses of its live files
 }
 
-// read reads what rows need: one statement for their metadata, and two
-// more (first pages, their files) when the filter is about pages.
+// read reads what the filter needs of rows: one statement for their
+// metadata when it is about the title, two (first pages, their files)
+// when it is about pages, none otherwise.
 func (l *workspaceLacks) read(ctx context.Context, rows []*ResourceRow) error {
 	keys := make([]int64, 0, len(rows))
 	for _, row := range rows {
@@ -276,14 +284,11 @@ func (l *workspaceLacks) read(ctx context.Context, rows []*ResourceRow) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	fields, err := l.tx.FieldsOf(ctx, keys)
-	if err != nil {
-		return err
-	}
-	for k, fs := range fields {
-		l.fields[k] = fs
-	}
-	if l.missing != WorkspaceNoThumbnail && l.missing != WorkspaceNoOCR {
+	switch l.missing {
+	case WorkspaceNoTitle:
+		return l.readFields(ctx, keys)
+	case WorkspaceNoThumbnail, WorkspaceNoOCR:
+	default:
 		return nil
 	}
 	first, err := l.tx.FirstChildren(ctx, keys, KindFileSet)
@@ -306,6 +311,28 @@ func (l *workspaceLacks) read(ctx context.Context, rows []*ResourceRow) error {
 		if fr.Row.Deleted == nil {
 			l.uses[fr.Row.Parent] = append(l.uses[fr.Row.Parent], fr.File.Use)
 		}
+	}
+	return nil
+}
+
+// readFields reads the metadata of those of keys not read yet, in one
+// statement (none when all were).
+func (l *workspaceLacks) readFields(ctx context.Context, keys []int64) error {
+	var ask []int64
+	for _, k := range keys {
+		if _, ok := l.fields[k]; !ok {
+			ask = append(ask, k)
+		}
+	}
+	if len(ask) == 0 {
+		return nil
+	}
+	fields, err := l.tx.FieldsOf(ctx, ask)
+	if err != nil {
+		return err
+	}
+	for _, k := range ask {
+		l.fields[k] = fields[k] // nil for a work without metadata: read all the same
 	}
 	return nil
 }

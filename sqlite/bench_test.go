@@ -19,19 +19,29 @@ func benchMetadata(n int) []shelfmark.Statement {
 	return out
 }
 
+// benchRepo opens a repository over a SQLite database of its own in
+// b's temporary directory, closed when b ends.
+func benchRepo(b *testing.B) *shelfmark.Repository {
+	b.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "b.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
+	b.Cleanup(func() {
+		repo.Close()
+		db.Close()
+	})
+	return repo
+}
+
 // BenchmarkCreateWork54 creates works of 54 statements from concurrent
 // goroutines (b.SetParallelism), through the engine and group commit.
 func BenchmarkCreateWork54(b *testing.B) {
 	for _, par := range []int{1, 16} {
 		b.Run(fmt.Sprintf("clients=%d", par), func(b *testing.B) {
 			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "b.db"), sqlite.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
-			defer repo.Close()
+			repo := benchRepo(b)
 			meta := benchMetadata(54)
 			b.ResetTimer()
 			var wg sync.WaitGroup

@@ -3,12 +3,10 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/sqlite"
 )
 
 // BenchmarkUsageRecord measures what counting a use costs the request
@@ -17,13 +15,7 @@ import (
 // works' uses costs the server in the background.
 func BenchmarkUsageRecord(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "b.db"), sqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
-	defer repo.Close()
+	repo := benchRepo(b)
 	nrs := make([]*shelfmark.NewResource, 1000)
 	for i := range nrs {
 		nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork}

@@ -3,12 +3,10 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/sqlite"
 )
 
 // BenchmarkChangeWorks makes every work of a repository of 1,000 and of
@@ -21,13 +19,7 @@ func BenchmarkChangeWorks(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("works=%d", n), func(b *testing.B) {
 			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "b.db"), sqlite.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
-			defer repo.Close()
+			repo := benchRepo(b)
 			meta := benchMetadata(16)
 			for done := 0; done < n; done += shelfmark.MaxPageSize {
 				nrs := make([]*shelfmark.NewResource, shelfmark.MaxPageSize)

@@ -72,21 +72,11 @@ type UsageInstanceJSON struct {
 // left out, as COUNTER's reports do.
 func (s *Handler) usage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	month := func(name string) (int, error) {
-		v := strings.TrimSpace(q.Get(name))
-		t, err := time.Parse("2006-01", v)
-		if err != nil {
-			if t, err = time.Parse(time.DateOnly, v); err != nil {
-				return 0, shelfmark.Errorf(shelfmark.EINVALID, "%s: %.20q is not a month (YYYY-MM or YYYY-MM-DD).", name, v)
-			}
-		}
-		return shelfmark.UsageMonth(t), nil
-	}
-	from, err := month("begin_date")
+	from, err := shelfmark.ParseUsageMonth("begin_date", q.Get("begin_date"))
 	if err != nil {
 		return err
 	}
-	to, err := month("end_date")
+	to, err := shelfmark.ParseUsageMonth("end_date", q.Get("end_date"))
 	if err != nil {
 		return err
 	}

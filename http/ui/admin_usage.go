@@ -70,23 +70,18 @@ type adminUsageItem struct {
 	N     int64
 }
 
-// usageRange reads the months of a report (from, to: YYYY-MM), the last
+// usageRange reads the months of a report (from, to: YYYY-MM,
+// shelfmark.ParseUsageMonth), the last
 // usageMonths by default; the month of its ranking is month, or to.
 func usageRange(r *http.Request, now time.Time) (from, to, month int, err error) {
 	q := r.URL.Query()
 	to = shelfmark.UsageMonth(now)
 	from = shelfmark.UsageMonth(now.UTC().AddDate(0, -(usageMonths - 1), 0))
-	read := func(name string, into *int) error {
-		v := strings.TrimSpace(q.Get(name))
-		if v == "" {
-			return nil
+	read := func(name string, into *int) (err error) {
+		if v := q.Get(name); strings.TrimSpace(v) != "" {
+			*into, err = shelfmark.ParseUsageMonth(name, v)
 		}
-		t, perr := time.Parse("2006-01", v)
-		if perr != nil {
-			return shelfmark.Errorf(shelfmark.EINVALID, "%s: %.20q is not a month (YYYY-MM).", name, v)
-		}
-		*into = shelfmark.UsageMonth(t)
-		return nil
+		return err
 	}
 	if err = read("from", &from); err == nil {
 		err = read("to", &to)

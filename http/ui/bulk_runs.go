@@ -193,6 +193,15 @@ func (b *bulkRuns) stagingDir(configured string) (string, error) {
 	return b.dir, nil
 }
 
+// newRunID returns the random name of a run (a bulk ingest's, a
+// workspace change's): 24 characters of lower-case base32, which no one
+// guesses, fit for a path and an address.
+func newRunID() string {
+	raw := make([]byte, 15)
+	rand.Read(raw)
+	return base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding).EncodeToString(raw)
+}
+
 // newRunDir makes the staging directory of a new run and returns the run's
 // id and directory.
 func (b *bulkRuns) newRunDir(configured string) (string, string, error) {
@@ -200,9 +209,7 @@ func (b *bulkRuns) newRunDir(configured string) (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
-	raw := make([]byte, 15)
-	rand.Read(raw)
-	id := base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding).EncodeToString(raw)
+	id := newRunID()
 	dir := filepath.Join(base, id)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", "", fmt.Errorf("bulk ingest: make the run's directory: %w", err)

@@ -15,8 +15,6 @@ package ui
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"net/http"
 	"net/url"
@@ -100,9 +98,7 @@ type applyFunc func(ctx context.Context, progress func(shelfmark.WorkChangeProgr
 func (rs *workspaceRuns) add(ctx context.Context, run *workspaceRun) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	var id [10]byte
-	_, _ = rand.Read(id[:])
-	run.ID = strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(id[:]))
+	run.ID = newRunID()
 	run.done = make(chan struct{})
 	run.caller = *shelfmark.CallerFrom(ctx)
 	run.caller.Request = "workspace-" + run.ID
