@@ -54,12 +54,21 @@ type Token struct {
 }
 
 // Grant gives a role to a principal ("user:NAME" or "group:NAME") on a
-// collection, or on the whole repository (Resource 0).
+// collection, or on the whole repository (Resource 0); or, made by a
+// decision on a request for access (access_requests.go), the viewer role on
+// one work to one user until Expires.
 type Grant struct {
 	Resource  int64
 	Principal string
 	Role      Role
+	// Expires, when set, ends the grant: from then on the policy ignores
+	// it (and a later decision replaces it). Roles on collections and on
+	// the repository never expire.
+	Expires *time.Time
 }
+
+// ActiveAt reports whether g is in force at now (it has not expired).
+func (g Grant) ActiveAt(now time.Time) bool { return g.Expires == nil || now.Before(*g.Expires) }
 
 // AuditEntry is one line of the append-only audit trail.
 type AuditEntry struct {
@@ -218,4 +227,12 @@ type AccountService interface {
 	SetRoles(ctx context.Context, resource ID, grants []Grant) error
 	// Audit returns a page of the audit trail.
 	Audit(ctx context.Context, q AuditQuery) ([]*AuditEntry, error)
+	// RequestAccess, AccessRequests, DecideAccessRequest,
+	// WorkAccessGrants and RevokeAccess are the requests for the files of
+	// a work whose record shows (access_requests.go).
+	RequestAccess(ctx context.Context, work ID, message string) (*AccessRequest, error)
+	AccessRequests(ctx context.Context, q AccessRequestQuery) ([]*AccessRequest, int64, error)
+	DecideAccessRequest(ctx context.Context, key int64, d AccessDecision) (*AccessRequest, error)
+	WorkAccessGrants(ctx context.Context, work ID) ([]Grant, error)
+	RevokeAccess(ctx context.Context, work ID, principal string) error
 }

@@ -467,3 +467,24 @@ func (b *bufferedTx) SetEffectiveAccess(ctx context.Context, rows []*ResourceRow
 func (b *bufferedTx) SetVersions(ctx context.Context, rows []*ResourceRow) error {
 	return b.flushed(ctx, func() error { return b.tx.SetVersions(ctx, rows) })
 }
+
+func (b *bufferedTx) AccessRequests(ctx context.Context, f AccessRequestFilter) ([]*AccessRequest, error) {
+	return flushed(ctx, b, func() ([]*AccessRequest, error) { return b.tx.AccessRequests(ctx, f) })
+}
+
+func (b *bufferedTx) AccessRequestByKey(ctx context.Context, key int64) (*AccessRequest, error) {
+	return flushed(ctx, b, func() (*AccessRequest, error) { return b.tx.AccessRequestByKey(ctx, key) })
+}
+
+func (b *bufferedTx) InsertAccessRequest(ctx context.Context, q *AccessRequest) error {
+	return b.flushed(ctx, func() error { return b.tx.InsertAccessRequest(ctx, q) })
+}
+
+func (b *bufferedTx) DecideAccessRequest(ctx context.Context, q *AccessRequest) (bool, error) {
+	return flushed(ctx, b, func() (bool, error) { return b.tx.DecideAccessRequest(ctx, q) })
+}
+
+// SetOwnAccess writes rows the buffer may hold.
+func (b *bufferedTx) SetOwnAccess(ctx context.Context, rows []*ResourceRow) error {
+	return b.flushed(ctx, func() error { return b.tx.SetOwnAccess(ctx, rows) })
+}

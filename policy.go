@@ -147,27 +147,23 @@ func (g *guard) myGrants(ctx context.Context) ([]Grant, error) {
 		if err != nil {
 			return nil, fmt.Errorf("grants of %s: %w", g.c.Actor(), err)
 		}
-		g.grants = gs
+		// a grant on a work that a request for access gave ends
+		g.grants = slices.DeleteFunc(gs, func(gr Grant) bool { return !gr.ActiveAt(g.now) })
 	}
 	g.loaded = true
 	return g.grants, nil
 }
 
-// governing returns the collections whose roles apply to a: those the
-// works and collections of its chain belong to (a collection itself
-// included), and every collection above them, up to MaxCollectionNesting
-// levels.
+// governing returns the resources whose grants apply to a: the works and
+// collections of its chain (a work's grant is the viewer role a decision on
+// a request for access gives), the collections they belong to, and every
+// collection above them, up to MaxCollectionNesting levels.
 func (g *guard) governing(ctx context.Context, a *access) (map[int64]bool, error) {
 	out := map[int64]bool{}
 	var frontier []int64
 	for _, row := range a.chain {
-		switch row.Kind {
-		case KindCollection:
-			if !out[row.Key] {
-				out[row.Key] = true
-				frontier = append(frontier, row.Key)
-			}
-		case KindWork:
+		if (row.Kind == KindCollection || row.Kind == KindWork) && !out[row.Key] {
+			out[row.Key] = true
 			frontier = append(frontier, row.Key)
 		}
 	}

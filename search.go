@@ -212,7 +212,8 @@ func CheckSearchSort(sort string) error {
 // public now, or authenticated now (to any signed-in caller); or, at
 // any visibility, embargoed or not, when the caller deposited the root
 // work of its work's chain of parents (User), or holds a viewer role or
-// stronger on a collection that a work of that chain, or the collection
+// stronger on a work of that chain (a request for access granted, until
+// it ends) or on a collection that a work of that chain, or the collection
 // itself, belongs to or is nested in, up to MaxCollectionNesting levels
 // (Collections). The owner and role tests cost a look-up of the
 // document's work and its parents and of their collections, made only
@@ -223,8 +224,8 @@ type SearchReader struct {
 	All bool
 	// User is the caller's user key.
 	User int64
-	// Collections are the keys of the collections the caller holds a
-	// viewer role or stronger on, ascending.
+	// Collections are the keys of the collections (and works) the caller
+	// holds a viewer role or stronger on now, ascending.
 	Collections []int64
 }
 

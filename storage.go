@@ -111,6 +111,7 @@ type ReadTx interface {
 	JobReadTx
 	SearchReadTx
 	AccountReadTx
+	AccessRequestTx
 	WebReadTx
 	UploadReadTx
 	// Resource returns the row for key, or (nil, nil) when there is none.
@@ -173,6 +174,7 @@ type WriteTx interface {
 	JobWriteTx
 	SearchWriteTx
 	AccountWriteTx
+	AccessRequestWriteTx
 	WebWriteTx
 	UploadWriteTx
 	// NextSeq reserves n consecutive change sequence numbers and returns
@@ -192,6 +194,11 @@ type WriteTx interface {
 	// (nothing else), in statements whose number does not depend on the
 	// number of rows.
 	SetVersions(ctx context.Context, rows []*ResourceRow) error
+	// SetOwnAccess writes the own access (Visibility, Embargo, Lease), the
+	// Effective access, Version, Seq and Modified of each of rows (nothing
+	// else), in statements whose number does not depend on the number of
+	// rows.
+	SetOwnAccess(ctx context.Context, rows []*ResourceRow) error
 	// PutFields writes whole fields: fields[i] belongs to keys[i] and
 	// replaces the field of the same predicate, if any; a field without
 	// objects is removed. The number of statements does not depend on the

@@ -77,3 +77,15 @@ func validateStatements(field string, stmts []Statement) error {
 	}
 	return nil
 }
+
+// validText checks a free text that both backends must store (a message,
+// a reply): valid UTF-8 without NUL characters.
+func validText(field, s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return Errorf(EINVALID, "%s: contains a NUL character, which cannot be stored.", field)
+	}
+	if !utf8.ValidString(s) {
+		return Errorf(EINVALID, "%s: is not valid UTF-8.", field)
+	}
+	return nil
+}

@@ -105,6 +105,8 @@ var conformance = []struct {
 	{"AccessVisibility", testAccessVisibility, false},
 	{"AccessDates", testAccessDates, false},
 	{"AccessRoles", testAccessRoles, false},
+	{"FilesAccess", testFilesAccess, false},
+	{"AccessRequests", testAccessRequests, false},
 	{"CostAccess", testCostAccess, false},
 	{"CostMembers", testCostMembers, false},
 	{"AccessPageText", testAccessPageText, false},

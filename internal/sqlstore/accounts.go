@@ -23,8 +23,8 @@ type Accounts struct {
 	Users       string // after, limit; UserCols
 	TokenByHash string // hash; TokenCols
 	Tokens      string // user, kind; TokenCols
-	GrantsOn    string // resources: resource, principal, role
-	GrantsTo    string // principals: resource, principal, role
+	GrantsOn    string // resources: resource, principal, role, expires
+	GrantsTo    string // principals: resource, principal, role, expires
 	Owners      string // keys: resource, user_key
 	Setting     string // name: value
 }
@@ -51,12 +51,13 @@ func ScanToken(r Scanner) (*shelfmark.Token, error) {
 	return &tk, nil
 }
 
-// ScanGrant reads a row of resource, principal, role.
+// ScanGrant reads a row of resource, principal, role, expires.
 func ScanGrant(r Scanner) (shelfmark.Grant, error) {
 	var g shelfmark.Grant
 	var role string
-	err := r.Scan(&g.Resource, &g.Principal, &role)
-	g.Role = shelfmark.Role(role)
+	var expires *int64
+	err := r.Scan(&g.Resource, &g.Principal, &role, &expires)
+	g.Role, g.Expires = shelfmark.Role(role), TimePtr(expires)
 	return g, err
 }
 

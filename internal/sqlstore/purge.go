@@ -37,6 +37,7 @@ var purgeDeletes = []string{
 	`DELETE FROM sources WHERE resource = ANY($1)`,
 	`DELETE FROM jobs WHERE resource = ANY($1)`,
 	`DELETE FROM grants WHERE resource = ANY($1)`,
+	`DELETE FROM access_requests WHERE resource = ANY($1)`,
 	`DELETE FROM owners WHERE resource = ANY($1)`,
 	`DELETE FROM resources WHERE key = ANY($1)`,
 }

@@ -80,6 +80,33 @@ FROM ` + v + ` WHERE resources.key = v.key`
 	return nil
 }
 
+// SetOwnAccess writes the own and effective access, version, seq and
+// modified time of rows in one statement whatever their number.
+func (w *WriteTx) SetOwnAccess(ctx context.Context, rows []*shelfmark.ResourceRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := w.execFrom(ctx, Rows{
+		Cols: []Col{{"key", Int64}, {"own", Text}, {"oemb", NullInt64}, {"olease", NullInt64},
+			{"vis", Text}, {"emb", NullInt64}, {"lease", NullInt64}, {"version", Int64}, {"seq", Int64}, {"modified", Int64}},
+		N: len(rows),
+		Row: func(i int, v []any) {
+			r := rows[i]
+			v[0], v[1], v[2], v[3] = r.Key, string(r.Visibility), NullMicros(r.Embargo), NullMicros(r.Lease)
+			v[4], v[5], v[6] = string(r.Effective.Visibility), NullMicros(r.Effective.Embargo), NullMicros(r.Effective.Lease)
+			v[7], v[8], v[9] = r.Version, r.Seq, r.Modified.UnixMicro()
+		},
+	}, func(v string) string {
+		return `UPDATE resources SET visibility = v.own, embargo = v.oemb, lease = v.olease,
+    eff_visibility = v.vis, eff_embargo = v.emb, eff_lease = v.lease, version = v.version, seq = v.seq, modified = v.modified
+FROM ` + v + ` WHERE resources.key = v.key`
+	})
+	if err != nil {
+		return fmt.Errorf("%saccess of %d resources: %w", w.d.Prefix, len(rows), err)
+	}
+	return nil
+}
+
 // SetVersions writes the version, seq and modified time of rows in one
 // statement whatever their number.
 func (w *WriteTx) SetVersions(ctx context.Context, rows []*shelfmark.ResourceRow) error {
@@ -159,8 +186,10 @@ func (w *WriteTx) SetGrants(ctx context.Context, resource int64, grants []shelfm
 	if _, err := w.q.Exec(ctx, w.d.DeleteGrants, resource); err != nil {
 		return fmt.Errorf("%sclear grants on %d: %w", w.d.Prefix, resource, err)
 	}
-	return w.insert(ctx, "set %d grants", "grants", Rows{Cols: []Col{{"resource", Int64}, {"principal", Text}, {"role", Text}}, N: len(grants),
-		Row: func(i int, v []any) { v[0], v[1], v[2] = resource, grants[i].Principal, string(grants[i].Role) }}, "ON CONFLICT DO NOTHING")
+	return w.insert(ctx, "set %d grants", "grants", Rows{Cols: []Col{{"resource", Int64}, {"principal", Text}, {"role", Text}, {"expires", NullInt64}}, N: len(grants),
+		Row: func(i int, v []any) {
+			v[0], v[1], v[2], v[3] = resource, grants[i].Principal, string(grants[i].Role), NullMicros(grants[i].Expires)
+		}}, "ON CONFLICT DO NOTHING")
 }
 
 // auditCols are the columns of audit that InsertAudit writes.

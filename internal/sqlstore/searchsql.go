@@ -307,7 +307,7 @@ func Readable(s *Stmt, l Lists, rd *shelfmark.SearchReader, alias, work, now str
         UNION ALL SELECT ru.key, ru.parent, ru.kind, up.n + 1 FROM resources ru JOIN up ON ru.key = up.p WHERE up.n < ` + strconv.Itoa(shelfmark.MaxChain) + `)`
 	if len(rd.Collections) > 0 {
 		cond += `,
-    gov(c) AS (SELECT k FROM up WHERE kind = 'collection'
+    gov(c) AS (SELECT k FROM up WHERE kind IN ('collection', 'work')
         UNION SELECT mg.collection FROM memberships mg JOIN up ON mg.member = up.k JOIN resources rg ON rg.key = mg.collection WHERE rg.deleted IS NULL
         UNION SELECT mg.collection FROM memberships mg JOIN gov ON mg.member = gov.c JOIN resources rg ON rg.key = mg.collection WHERE rg.deleted IS NULL)`
 	}

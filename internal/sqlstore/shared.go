@@ -12,6 +12,7 @@ import (
 // dialect.
 var shared = Dialect{
 	FixitySQL: fixityShared, // fixity.go
+	AccessRequestSQL: accessRequestShared, // access_requests.go
 	UsageSQL:  usageShared,  // usage.go
 	Web: Web{
 		WebFile:        `SELECT ` + WebFileCols + ` FROM web_files WHERE file = $1`,
@@ -61,8 +62,8 @@ ORDER BY u.surt, c.time, c.id LIMIT $4`,
 	Accounts: Accounts{
 		TokenByHash: `SELECT ` + TokenCols + ` FROM tokens WHERE hash = $1`,
 		Tokens:      `SELECT ` + TokenCols + ` FROM tokens WHERE user_key = $1 AND kind = $2 ORDER BY key DESC`,
-		GrantsOn:    `SELECT resource, principal, role FROM grants WHERE resource = ANY($1) ORDER BY resource, principal, role`,
-		GrantsTo:    `SELECT resource, principal, role FROM grants WHERE principal = ANY($1) ORDER BY resource, principal, role`,
+		GrantsOn:    `SELECT resource, principal, role, expires FROM grants WHERE resource = ANY($1) ORDER BY resource, principal, role`,
+		GrantsTo:    `SELECT resource, principal, role, expires FROM grants WHERE principal = ANY($1) ORDER BY resource, principal, role`,
 		Owners:      `SELECT resource, user_key FROM owners WHERE resource = ANY($1)`,
 		Setting:     `SELECT value FROM settings WHERE name = $1`,
 	},

@@ -69,4 +69,5 @@ type Dialect struct {
 	Reads
 	FixitySQL
 	UsageSQL
+	AccessRequestSQL
 }
