@@ -11,9 +11,9 @@ import (
 // list bound by Dialect.Int64s or Strings. Shared rewrites them for a
 // dialect.
 var shared = Dialect{
-	FixitySQL: fixityShared, // fixity.go
+	FixitySQL:        fixityShared,        // fixity.go
 	AccessRequestSQL: accessRequestShared, // access_requests.go
-	UsageSQL:  usageShared,  // usage.go
+	UsageSQL:         usageShared,         // usage.go
 	Web: Web{
 		WebFile:        `SELECT ` + WebFileCols + ` FROM web_files WHERE file = $1`,
 		WebFiles:       `SELECT ` + WebFileCols + ` FROM web_files WHERE file > $1 ORDER BY file LIMIT $2`,
