@@ -208,6 +208,11 @@ type ResourceService interface {
 	// SetPageLabels sets the labels (titles) of pages of a work in one
 	// step (see Repository.SetPageLabels).
 	SetPageLabels(ctx context.Context, work ID, labels []PageLabel, ifMatch int64) (*Resource, error)
+	// SetFilesAccess, FilesAccess and FilesRestricted are the access of a
+	// work's files apart from its record's (files_access.go).
+	SetFilesAccess(ctx context.Context, work ID, a Access, ifMatch int64) (*Resource, error)
+	FilesAccess(ctx context.Context, work ID) (Access, bool, error)
+	FilesRestricted(ctx context.Context, work ID) (bool, error)
 	// ListChildren pages through a resource's children in order.
 	ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error)
 	// ChildCursor is the cursor from which ListChildren starts at child.

@@ -166,6 +166,7 @@ var browserPages = []browserPage{
 	{template: "admin_fixity", name: "admin-fixity", path: fixed("/admin/fixity"), signedIn: true, status: http.StatusOK},
 	{template: "admin_usage", name: "admin-usage", path: fixed("/admin/usage"), signedIn: true, status: http.StatusOK},
 	{template: "workspace", name: "workspace", path: fixed("/workspace"), signedIn: true, status: http.StatusOK},
+	{template: "access_requests", name: "access-requests", path: fixed("/access-requests"), signedIn: true, status: http.StatusOK},
 	{template: "workspace_run", name: "workspace-run", path: fixed("/workspace"), signedIn: true, status: http.StatusOK,
 		prepare: func(b *browser, _ *browserServer, f *browserFixtures) {
 			// the public work made public: a change that changes nothing

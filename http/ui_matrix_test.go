@@ -13,7 +13,7 @@ import (
 
 // uiRows are the rows of every file of pages.
 func (m *matrix) uiRows() []row {
-	return slices.Concat(m.uiFrameRows(), m.uiReadRows(), m.uiWorkRows(), m.uiDepositRows(), m.uiWorkspaceRows(), m.uiBulkRows(), m.uiAdminRows(), m.iiifRows(), m.uiWebRows())
+	return slices.Concat(m.uiFrameRows(), m.uiReadRows(), m.uiWorkRows(), m.uiDepositRows(), m.uiWorkspaceRows(), m.uiAccessRows(), m.uiBulkRows(), m.uiAdminRows(), m.iiifRows(), m.uiWebRows())
 }
 
 // formReq is a form post.

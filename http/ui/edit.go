@@ -175,6 +175,9 @@ type accessData struct {
 	// Conflict is set when the work changed since the form was made; the
 	// form then shows the stored settings.
 	Conflict bool
+	// Files is who may read the work's files (access_files.go), nil for a
+	// work without pages.
+	Files *filesAccessData
 }
 
 // dateOf writes an optional date as a date input wants it.
@@ -197,6 +200,9 @@ func (s *Handler) accessPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d := newAccessData(res)
+	if err := s.filesAccessOf(r, d); err != nil {
+		return err
+	}
 	p := s.page(w, r, "access.title", d.Title)
 	p.Data = d
 	return s.render(w, r, http.StatusOK, "access", p)
@@ -214,6 +220,13 @@ func (s *Handler) accessPost(w http.ResponseWriter, r *http.Request) error {
 		Embargo: strings.TrimSpace(f.Get("embargo")), Lease: strings.TrimSpace(f.Get("lease"))}
 	p := s.page(w, r, "access.title", d.Title)
 	p.Data = d
+	files, err := s.filesAccessForm(r, p, d)
+	if err != nil {
+		return err
+	}
+	if d.Error != "" {
+		return s.render(w, r, http.StatusBadRequest, "access", p)
+	}
 	u := shelfmark.ResourceUpdate{IfMatch: version}
 	vis := shelfmark.Visibility(d.Visibility)
 	if !vis.Valid() {
@@ -239,7 +252,11 @@ func (s *Handler) accessPost(w http.ResponseWriter, r *http.Request) error {
 		}
 		*dt.to = &t
 	}
-	_, err = s.deps.Resources.UpdateResource(r.Context(), res.ID, u)
+	saved, err := s.deps.Resources.UpdateResource(r.Context(), res.ID, u)
+	if err == nil && files != nil {
+		// the record's change is saved; the files' goes under its version
+		_, err = s.deps.Resources.SetFilesAccess(r.Context(), res.ID, *files, saved.Version)
+	}
 	switch shelfmark.ErrorCode(err) {
 	case "":
 		http.Redirect(w, r, "/works/"+string(res.ID)+"?notice=accesssaved", http.StatusSeeOther)
@@ -250,6 +267,9 @@ func (s *Handler) accessPost(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		nd := newAccessData(cur)
+		if err := s.filesAccessOf(r, nd); err != nil {
+			return err
+		}
 		nd.Conflict = true
 		nd.Error = p.T("access.conflict", d.Visibility, orNone(p, d.Embargo), orNone(p, d.Lease))
 		p.Data = nd

@@ -274,7 +274,8 @@ func (s *Handler) Routes() []kit.Route {
 	rs = append(rs, s.uiWorkRoutes()...)
 	rs = append(rs, s.uiHistoryRoutes()...) // work_history.go
 	rs = append(rs, s.uiDepositRoutes()...)
-	rs = append(rs, s.uiWorkspaceRoutes()...) // workspace.go
+	rs = append(rs, s.uiWorkspaceRoutes()...)   // workspace.go
+	rs = append(rs, s.accessRequestRoutes()...) // access_requests.go
 	rs = append(rs, bulkPages{s}.uiBulkRoutes()...)
 	rs = append(rs, adminPages{s}.uiAdminRoutes()...)
 	rs = append(rs, s.uiWebRoutes()...) // web archives (web.go)

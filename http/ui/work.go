@@ -99,6 +99,9 @@ type uiWorkData struct {
 	// Usage is how often the work was looked at and taken (COUNTER's
 	// totals), nil when the server counts none.
 	Usage *shelfmark.UsageTotals
+	// Restricted is set when the reader reads the record but not the
+	// files (access_requests.go).
+	Restricted *uiRestricted
 }
 
 // uiLink is a link with its text.
@@ -246,6 +249,11 @@ func (s *Handler) workPage(w http.ResponseWriter, r *http.Request) error {
 			item.Href = original
 		}
 		d.Items = append(d.Items, item)
+	}
+	if after == "" && len(sets) == 0 {
+		if d.Restricted, err = s.workRestricted(r, id); err != nil {
+			return err
+		}
 	}
 	d.History = s.opts.History != nil
 	d.MayEdit = s.deps.Resources.CheckEdit(ctx, id) == nil
