@@ -153,3 +153,62 @@ func TestUIFilesAccessAndRequests(t *testing.T) {
 		t.Fatalf("the work page after a refusal: %.4000s", p.Body)
 	}
 }
+
+// TestUIDepositFilesClosed: a deposit whose form closes the files to
+// signed-in readers until a date shows its record to everyone and its
+// page to no one signed out; a file added later becomes a page as closed
+// as the first; a choice that is not one, or a date that is not one, is a
+// 400 that stores nothing.
+func TestUIDepositFilesClosed(t *testing.T) {
+	be := newBulkEnv(t, "sqlite", Options{})
+	b := be.signedIn("writer")
+	b.get("/deposit")
+	if p := b.get("/deposit"); !strings.Contains(p.Body, `id="files-public" name="files_access" value="public" checked`) {
+		t.Fatalf("the deposit form has no choice of who may read the files: %.3000s", p.Body)
+	}
+	until := time.Now().AddDate(0, 6, 0).UTC().Format(time.DateOnly)
+	form := func(access, embargo string) url.Values {
+		f := metaFields("title", "A closed thesis")
+		f.Set("collection", string(be.C))
+		f.Set("visibility", "public")
+		f.Set("files_access", access)
+		f.Set("files_embargo", embargo)
+		return f
+	}
+	file := []namedBytes{{name: "thesis.txt", mediaType: "text/plain", data: []byte("the text of the thesis")}}
+	for _, bad := range [][2]string{{"everyone", ""}, {"authenticated", "soon"}} {
+		b.get("/deposit")
+		if p := postDeposit(b, form(bad[0], bad[1]), file, true); p.Status != 400 {
+			t.Errorf("files %v: %d, want 400", bad, p.Status)
+		}
+	}
+	b.get("/deposit")
+	p := postDeposit(b, form("authenticated", until), file, true)
+	id := locationID(t, p)
+	anonSees := func(id shelfmark.ID) bool {
+		t.Helper()
+		return be.do("GET", "/api/v1/resources/"+string(id), nil, anonymously...).Status == 200
+	}
+	kids := children(t, be.testEnv, id)
+	if len(kids) != 1 || !anonSees(id) || anonSees(kids[0]) {
+		t.Fatalf("after the deposit: pages %v, record shown %v, page shown %v", kids, anonSees(id), len(kids) == 1 && anonSees(kids[0]))
+	}
+	// (the page is shown private while its embargo runs)
+	if page := find(t, be.testEnv, kids[0]); page.Embargo == nil || page.Embargo.UTC().Format(time.DateOnly) != until {
+		t.Fatalf("the page's own access: %s until %v", page.Visibility, page.Embargo)
+	}
+	if a, ok, err := be.repo.FilesAccess(shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test")), id); err != nil || !ok || a.Visibility != shelfmark.Authenticated {
+		t.Fatalf("the files' access as stored: %+v, %v, %v", a, ok, err)
+	}
+	b.get("/works/" + string(id) + "/pages")
+	if p := b.postMultipart("/works/"+string(id)+"/files", nil, map[string]map[string][]byte{"files": {"appendix.txt": []byte("an appendix")}}); p.Status != 303 {
+		t.Fatalf("adding a file: %d", p.Status)
+	}
+	kids = children(t, be.testEnv, id)
+	if len(kids) != 2 {
+		t.Fatalf("pages after adding: %v", kids)
+	}
+	if page := find(t, be.testEnv, kids[1]); page.Embargo == nil || page.Embargo.UTC().Format(time.DateOnly) != until || anonSees(kids[1]) {
+		t.Fatalf("the added page's own access: %s until %v", page.Visibility, page.Embargo)
+	}
+}

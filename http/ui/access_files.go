@@ -122,3 +122,38 @@ func (s *Handler) revokePost(w http.ResponseWriter, r *http.Request) error {
 	http.Redirect(w, r, "/works/"+string(id)+"/access?notice=accessrevoked", http.StatusSeeOther)
 	return nil
 }
+
+// depositFilesAccess reads the deposit form's choice of who may read the
+// files (EINVALID for a choice that is not one, or an embargo date that is
+// not one; the engine refuses a date passed).
+func depositFilesAccess(d *depositData) (shelfmark.Access, error) {
+	vis := shelfmark.Visibility(d.FilesVisibility)
+	if !vis.Valid() {
+		return shelfmark.Access{}, shelfmark.Errorf(shelfmark.EINVALID, "files_access: %.40q is not one of public, authenticated, private.", d.FilesVisibility)
+	}
+	a := shelfmark.Access{Visibility: vis}
+	if d.FilesEmbargo != "" {
+		t, err := time.Parse(time.DateOnly, d.FilesEmbargo)
+		if err != nil {
+			return shelfmark.Access{}, shelfmark.Errorf(shelfmark.EINVALID, "files_embargo: %.40q is not a date (2030-01-31).", d.FilesEmbargo)
+		}
+		a.Embargo = &t
+	}
+	return a, nil
+}
+
+// addedPagesAccess is the access of pages added to work after its
+// deposit: its first page's, so that pages added keep the files as closed
+// as those there (an embargo passed is left out: it no longer closes
+// anything, and the engine refuses a new one in the past).
+func (s *Handler) addedPagesAccess(r *http.Request, work shelfmark.ID) (shelfmark.Access, error) {
+	a, ok, err := s.deps.Resources.FilesAccess(r.Context(), work)
+	if err != nil || !ok {
+		return shelfmark.Access{}, err
+	}
+	if a.Embargo != nil && !a.Embargo.After(s.now()) {
+		a.Embargo = nil
+	}
+	a.Lease = nil
+	return a, nil
+}

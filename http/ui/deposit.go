@@ -12,6 +12,7 @@ package ui
 // ui_edit*.go.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -247,7 +248,10 @@ type depositData struct {
 	Choices      []collectionChoice
 	Visibility   string
 	Visibilities []string
-	Files        []depositFile
+	// FilesVisibility and FilesEmbargo are who may read the files (their
+	// pages' own access, access_files.go): as the record by default.
+	FilesVisibility, FilesEmbargo string
+	Files                         []depositFile
 	MaxUpload    int64
 	Error        string
 }
@@ -264,7 +268,7 @@ func (s *Handler) depositPage(w http.ResponseWriter, r *http.Request) error {
 	p := s.page(w, r, "deposit.title")
 	p.Nav = "deposit"
 	d := &depositData{Meta: newMetaForm(p, defaultRows()), Collection: strings.TrimSpace(r.URL.Query().Get("collection")),
-		Visibility: string(shelfmark.Public), Visibilities: visibilities, MaxUpload: s.opts.MaxUploadBytes}
+		Visibility: string(shelfmark.Public), Visibilities: visibilities, FilesVisibility: string(shelfmark.Public), MaxUpload: s.opts.MaxUploadBytes}
 	s.collectionTitle(r, d)
 	p.Data = d
 	return s.render(w, r, http.StatusOK, "deposit", p)
@@ -363,7 +367,8 @@ func (s *Handler) depositPost(w http.ResponseWriter, r *http.Request) (err error
 	p := s.page(w, r, "deposit.title")
 	p.Nav = "deposit"
 	d := &depositData{Collection: strings.TrimSpace(form.Get("collection")), Visibility: form.Get("visibility"),
-		Visibilities: visibilities, Files: files, MaxUpload: s.opts.MaxUploadBytes}
+		Visibilities: visibilities, Files: files, MaxUpload: s.opts.MaxUploadBytes,
+		FilesVisibility: cmp.Or(form.Get("files_access"), string(shelfmark.Public)), FilesEmbargo: strings.TrimSpace(form.Get("files_embargo"))}
 	if d.Visibility == "" {
 		d.Visibility = string(shelfmark.Public) // as the API's default
 	}
@@ -425,6 +430,10 @@ func (s *Handler) storeDeposit(r *http.Request, d *depositData, stmts []shelfmar
 	if !vis.Valid() {
 		return "", shelfmark.Errorf(shelfmark.EINVALID, "visibility: %.40q is not one of public, authenticated, private.", d.Visibility)
 	}
+	files, err := depositFilesAccess(d)
+	if err != nil {
+		return "", err
+	}
 	ids, err := s.deps.Resources.MintIDs(ctx, 1+2*len(d.Files))
 	if err != nil {
 		return "", err
@@ -441,7 +450,7 @@ func (s *Handler) storeDeposit(r *http.Request, d *depositData, stmts []shelfmar
 	for i, f := range d.Files {
 		fs, file := ids[1+2*i], ids[2+2*i]
 		g.Resources = append(g.Resources,
-			&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: work.ID,
+			&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: work.ID, Visibility: files.Visibility, Embargo: files.Embargo,
 				Metadata: []shelfmark.Statement{{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral(f.Name)}}},
 			&shelfmark.NewResource{ID: file, Kind: shelfmark.KindFile, Parent: fs,
 				File: &shelfmark.File{Name: f.Name, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, Use: "original"}})

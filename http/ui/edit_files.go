@@ -52,11 +52,15 @@ func (s *Handler) filesPost(w http.ResponseWriter, r *http.Request) (err error) 
 	if err != nil {
 		return err
 	}
+	access, err := s.addedPagesAccess(r, res.ID)
+	if err != nil {
+		return err
+	}
 	nrs := make([]*shelfmark.NewResource, 0, 2*len(files))
 	for i, f := range files {
 		fs := ids[2*i]
 		nrs = append(nrs,
-			&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: res.ID,
+			&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: res.ID, Visibility: access.Visibility, Embargo: access.Embargo,
 				Metadata: []shelfmark.Statement{{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral(f.Name)}}},
 			&shelfmark.NewResource{ID: ids[2*i+1], Kind: shelfmark.KindFile, Parent: fs,
 				File: &shelfmark.File{Name: f.Name, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, Use: shelfmark.UseOriginal}})
