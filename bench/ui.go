@@ -48,6 +48,10 @@ type UIConfig struct {
 	PageSize     int
 	WorkPageSize int
 	RareEvery    int // a rare word is in about this many works (default 10)
+	// UsageSeconds is how long the reader asks for the work page of each
+	// of two servers, one counting uses and one not (UIUsage; default
+	// 20; less than 0 leaves the measure out).
+	UsageSeconds int
 	Seed         uint64
 	// Progress, when set, is told what is happening and how far it is.
 	Progress func(stage string, done, total int)
@@ -107,6 +111,8 @@ type UIResult struct {
 	// FillPerS and IndexPerS are the rates of storing the members and of
 	// indexing them for search.
 	FillPerS, IndexPerS float64
+	// Usage is what counting uses costs the reader, nil when not measured.
+	Usage *UIUsage
 }
 
 // The pages of the scenario, in the order of its steps.
@@ -117,6 +123,7 @@ const (
 	UISearchCommon
 	UISearchRare
 	UISearchStaff
+	UISearchBook
 )
 
 // uiBookTitle is the title of the scenario's book (it holds none of the
@@ -178,6 +185,9 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	if c.RareEvery <= 0 {
 		c.RareEvery = 10
 	}
+	if c.UsageSeconds == 0 {
+		c.UsageSeconds = 20
+	}
 	progress := c.Progress
 	if progress == nil {
 		progress = func(string, int, int) {}
@@ -190,11 +200,11 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 			"page_size": c.PageSize, "work_page_size": c.WorkPageSize, "rare_every": c.RareEvery, "common_word": SearchCommonWord,
 			"timing": "server time: a wrapper around the server's handler on a real HTTP server on a loopback port times each request from the handler's start to its return " +
 				"(rendering, gzip and writing into the connection included; the client's reading excluded); one request at a time, anonymous, Accept-Encoding: gzip",
-			"goals": "work and collection pages p99 ≤ 30 ms; collection page at 90% depth ≤ 1.2× its first page; search page p99 ≤ 100 ms; a signed-in reader's search page ≤ 1.2× the anonymous one"}}
+			"goals": "work and collection pages p99 ≤ 30 ms; collection page at 90% depth ≤ 1.2× its first page; search pages (grouped by work) p99 ≤ 100 ms; a signed-in reader's search page ≤ 1.2× the anonymous one; counting 1,000 views/s costs the reader ≤ 5% of its pages a second"}}
 	res := &UIResult{Report: rep}
 
 	// the book
-	book, err := uiBook(ctx, repo, blobs, c, progress)
+	book, pages, err := uiBook(ctx, repo, blobs, c, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -211,6 +221,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	deepAt := c.Members * 9 / 10
 	var firstID, deepID shelfmark.ID
 	var rareIDs []string
+	var viewIDs []shelfmark.ID
 	start := time.Now()
 	nrs := make([]*shelfmark.NewResource, 0, c.Batch)
 	for done := 0; done < c.Members; {
@@ -243,6 +254,9 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 		for _, k := range rareAt {
 			rareIDs = append(rareIDs, string(out[k].ID))
 		}
+		if len(viewIDs) < 5000 {
+			viewIDs = append(viewIDs, out[0].ID) // the works the other views are of
+		}
 		done += n
 		progress("store members", done, c.Members)
 	}
@@ -265,6 +279,9 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	}
 	res.IndexPerS = float64(c.Members) / time.Since(start).Seconds()
 	rep.Params["fill_per_s"], rep.Params["index_per_s"] = res.FillPerS, res.IndexPerS
+	if err := uiBookText(ctx, repo, store, book, pages); err != nil {
+		return nil, err
+	}
 
 	// the cursor at 90% depth: the members list walked as the anonymous
 	// reader, through the same keyset listing the pages use
@@ -304,7 +321,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	search := func(word string) func(context.Context) error {
 		return func(ctx context.Context) error {
 			return store.View(ctx, func(tx shelfmark.ReadTx) error {
-				q := shelfmark.SearchQuery{Text: word, Facets: true, Now: time.Now()}
+				q := shelfmark.SearchQuery{Text: word, Facets: true, Group: true, Now: time.Now()} // as the search page asks
 				var err error
 				if q.Reader, err = repo.SearchReader(ctx, tx); err != nil {
 					return err
@@ -375,6 +392,10 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 			check:   rareCheck,
 			rawWhat: "the first page of hits with facets (ReadTx.Search)",
 			raw:     search(rare)},
+		UISearchBook: {name: fmt.Sprintf("search page, a word on every page of the %d-page book", c.Pages), path: "/search?q=" + uiBookWord,
+			check:   uiCheck{contains: []string{string(book)}},
+			rawWhat: "the first page of hits with facets, grouped by work (ReadTx.Search)",
+			raw:     search(uiBookWord)},
 		UISearchStaff: {name: fmt.Sprintf("search page, a word in all %d works, as a signed-in reader with a role", c.Members), path: "/search?q=" + SearchCommonWord,
 			token: staffToken,
 			// signed in: the page names her
@@ -393,8 +414,9 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 	// serve
 	// admission off: the bench measures the server's own time, one
 	// anonymous client asking as fast as it is answered
-	srv := shttp.NewServer(shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Accounts: acc, Logger: c.Logger, Jobs: repo,
-		Admission: admission.Settings{Off: true}})
+	srvOpts := shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Accounts: acc, Logger: c.Logger, Jobs: repo,
+		Admission: admission.Settings{Off: true}}
+	srv := shttp.NewServer(srvOpts)
 	timed := &serverTimer{next: srv, took: make(chan serverTime, 16)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -458,7 +480,7 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 
 	// measure: rounds of one request of each available page, each followed
 	// by its raw read
-	var srvT, cpuT, cliT, rawT [6][]time.Duration
+	var srvT, cpuT, cliT, rawT [7][]time.Duration
 	var rounds []time.Duration // server time of each timed round, all pages
 	wall := time.Now()
 	totalRounds := c.Warmup + c.Requests
@@ -563,6 +585,15 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 		res.StaffOverAnonymousP50, res.StaffOverAnonymousP99 = staffS.Server.P50/anonS.Server.P50, staffS.Server.P99/anonS.Server.P99
 		rep.Params["staff_over_anonymous_p50"], rep.Params["staff_over_anonymous_p99"] = res.StaffOverAnonymousP50, res.StaffOverAnonymousP99
 	}
+	if c.UsageSeconds > 0 {
+		progress("the cost of counting uses", 0, 1)
+		if res.Usage, err = uiUsageCost(ctx, repo, srvOpts, "/works/"+string(book), viewIDs, time.Duration(c.UsageSeconds)*time.Second, 2*time.Second); err != nil {
+			return nil, fmt.Errorf("the cost of counting uses: %w", err)
+		}
+		rep.Params["usage"] = res.Usage
+		rep.Errors += res.Usage.Errors
+		progress("the cost of counting uses", 1, 1)
+	}
 	first, deepPg := res.Pages[UICollectionFirst], res.Pages[UICollectionDeep]
 	if first.Available && deepPg.Available && first.Server.P50 > 0 && first.Server.P99 > 0 {
 		res.DeepOverFirstP50, res.DeepOverFirstP99 = deepPg.Server.P50/first.Server.P50, deepPg.Server.P99/first.Server.P99
@@ -575,15 +606,16 @@ func RunUI(ctx context.Context, repo *shelfmark.Repository, store shelfmark.Stor
 }
 
 // uiBook stores the scenario's book: a work with pages file sets of one
-// small file each (the bytes are in the content store), in order.
-func uiBook(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.BlobStore, c UIConfig, progress func(string, int, int)) (shelfmark.ID, error) {
+// small file each (the bytes are in the content store), in order, and
+// returns it and its pages.
+func uiBook(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.BlobStore, c UIConfig, progress func(string, int, int)) (shelfmark.ID, []shelfmark.ID, error) {
 	md := patentStatements(c.Seed, 0, 54)
 	md[0] = shelfmark.Statement{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLangLiteral(uiBookTitle(c.Pages), "en")}
 	md = slices.DeleteFunc(md, func(s shelfmark.Statement) bool { return s.Predicate == shelfmark.NSDC+"type" })
 	md = append(md, shelfmark.Statement{Predicate: shelfmark.NSDC + "type", Object: shelfmark.NewLiteral("Book")})
 	book, err := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: md})
 	if err != nil {
-		return "", fmt.Errorf("book: %w", err)
+		return "", nil, fmt.Errorf("book: %w", err)
 	}
 	const per = 100
 	order := make([]shelfmark.ID, 0, c.Pages)
@@ -591,13 +623,13 @@ func uiBook(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.Blo
 		hi := min(lo+per, c.Pages)
 		ids, err := repo.MintIDs(ctx, 2*(hi-lo))
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		var nrs []*shelfmark.NewResource
 		for i := lo; i < hi; i++ {
 			b, err := blobs.Put(ctx, bytes.NewReader(pseudoRandom(c.Seed, i, 2048)), shelfmark.PutOptions{Deferred: true})
 			if err != nil {
-				return "", fmt.Errorf("page %d: %w", i+1, err)
+				return "", nil, fmt.Errorf("page %d: %w", i+1, err)
 			}
 			fs, f := ids[2*(i-lo)], ids[2*(i-lo)+1]
 			nrs = append(nrs,
@@ -608,17 +640,17 @@ func uiBook(ctx context.Context, repo *shelfmark.Repository, blobs shelfmark.Blo
 			order = append(order, fs)
 		}
 		if err := blobs.Sync(ctx); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if _, errs := repo.CreateResources(ctx, nrs); errors.Join(errs...) != nil {
-			return "", fmt.Errorf("pages %d–%d: %w", lo+1, hi, errors.Join(errs...))
+			return "", nil, fmt.Errorf("pages %d–%d: %w", lo+1, hi, errors.Join(errs...))
 		}
 		progress("store the book's pages", hi, c.Pages)
 	}
 	if _, err := repo.SetOrder(ctx, book.ID, order, 0); err != nil {
-		return "", fmt.Errorf("order the book's pages: %w", err)
+		return "", nil, fmt.Errorf("order the book's pages: %w", err)
 	}
-	return book.ID, nil
+	return book.ID, order, nil
 }
 
 // judge returns why an answer is wrong, or "".

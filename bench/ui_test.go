@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"github.com/shelfmark/shelfmark"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,17 +13,20 @@ import (
 // and every page answers 200 with what it should show (the book's title;
 // the collection's first member, and its member at 90% depth; links to the
 // common word's works; the rare word's works; the common word's works to
-// the signed-in reader, named on her page) every time it is asked; the
-// report has the fields every report has, one step per page.
+// the signed-in reader, named on her page; the book, once, for the word
+// on each of its pages) every time it is asked; the report has the fields
+// every report has, one step per page; the two servers of the cost of
+// counting both answered, and the counting one stored the reader's views
+// of the book.
 func TestRunUI(t *testing.T) {
 	repo, blobs := labRepo(t)
-	res, err := RunUI(context.Background(), repo, repo.Storage(), blobs, UIConfig{Pages: 30, Members: 500, Batch: 100, Requests: 5, Warmup: 1, PageSize: 20})
+	res, err := RunUI(context.Background(), repo, repo.Storage(), blobs, UIConfig{Pages: 30, Members: 500, Batch: 100, Requests: 5, Warmup: 1, PageSize: 20, UsageSeconds: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := res.Report
-	if len(res.Pages) != 6 || len(r.Steps) != 6 {
-		t.Fatalf("%d pages, %d steps, want 6", len(res.Pages), len(r.Steps))
+	if len(res.Pages) != 7 || len(r.Steps) != 7 {
+		t.Fatalf("%d pages, %d steps, want 7", len(res.Pages), len(r.Steps))
 	}
 	for i, p := range res.Pages {
 		if !p.Available {
@@ -36,7 +40,19 @@ func TestRunUI(t *testing.T) {
 			t.Errorf("step %d (%s): %+v", i, p.Name, s)
 		}
 	}
-	if r.Scenario != "ui" || r.Backend != "sqlite" || r.Items != 30 || r.Errors != 0 || r.RatePerS <= 0 || r.RawLimitPerS <= 0 ||
+	if u := res.Usage; u == nil || u.PlainPerS <= 0 || u.CountedPerS <= 0 || u.Ratio <= 0 || u.Recorded < UIUsageRate/2 || u.Errors != 0 {
+		t.Fatalf("the cost of counting: %+v", u)
+	}
+	var book shelfmark.ID
+	if m := uiWorkLink.FindString(res.Pages[UIWork].Path); m != "" {
+		book = shelfmark.ID(m[len("/works/"):])
+	}
+	sys := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
+	totals, err := repo.UsageTotalsOf(sys, book)
+	if err != nil || totals == nil || totals.Investigations == 0 {
+		t.Fatalf("the views of the book stored by the counting server: %+v, %v", totals, err)
+	}
+	if r.Scenario != "ui" || r.Backend != "sqlite" || r.Items != 35 || r.Errors != 0 || r.RatePerS <= 0 || r.RawLimitPerS <= 0 ||
 		r.FractionLimit <= 0 || r.LatencyMS.P99 <= 0 || res.DeepOverFirstP50 <= 0 || res.StaffOverAnonymousP50 <= 0 {
 		t.Fatalf("report: %+v", r)
 	}

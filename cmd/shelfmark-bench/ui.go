@@ -29,6 +29,16 @@ loopback port and asks for pages one at a time, as an anonymous reader:
   the collection's page at 90% depth    /collections/{id}?after=CURSOR
   the search page of the common word    /search?q=` + bench.SearchCommonWord + `
   the search page of a rare word        /search?q=WORD
+  a word on every page of the book      /search?q=harbour
+  the common word, signed in            /search?q=` + bench.SearchCommonWord + ` (a viewer of the collection)
+
+Search pages group hits by work, as the interface does: the book is one
+hit, its 1,200 pages its matches. Then the cost of counting uses: the same
+reader asks for the work page of two servers over the same repository, one
+counting uses by COUNTER's rules while 1,000 other views a second are
+recorded beside it and flushed every 2 s, one counting nothing, in
+alternating 2-second slices (--usage-seconds each); the goal is at least
+0.95 of the pages a second.
 
 The cursor at 90% depth is found by walking the members list through the
 same keyset listing the API and the pages use. Each page is asked --requests
@@ -74,6 +84,7 @@ available, and nothing is timed for it.`,
 	f.IntVar(&cfg.Requests, "requests", 300, "timed requests of each page")
 	f.IntVar(&cfg.Warmup, "warmup", 20, "rounds (one request of each page) before the timed ones")
 	f.IntVar(&cfg.PageSize, "page-size", 50, "members or children the raw reads take per page (what the pages show)")
+	f.IntVar(&cfg.UsageSeconds, "usage-seconds", 20, "seconds the reader asks each of two servers, counting uses (1,000 other views a second) and not; -1 leaves it out")
 	setup.AnnotateEnv(f)
 	return cmd
 }
@@ -112,4 +123,9 @@ func printUI(out io.Writer, res *bench.UIResult) {
 	fmt.Fprintf(out, "ui %s: %v members, server time: work page (%v pages) %s; collection page 1 %s, at 90%% depth %s (deep/first %s); search common word %s, rare word %s; a signed-in reader's search of the common word %s; %.0f pages/s of server time, %.0f%% of the raw reads' %.0f/s; %d errors; peak RSS %.0f MiB\n",
 		r.Backend, r.Params["members"], r.Params["pages"], pg(bench.UIWork), pg(bench.UICollectionFirst), pg(bench.UICollectionDeep), deep,
 		pg(bench.UISearchCommon), pg(bench.UISearchRare), staff, r.RatePerS, 100*r.FractionLimit, r.RawLimitPerS, r.Errors, float64(r.PeakRSSBytes)/(1<<20))
+	fmt.Fprintf(out, "search, a word on every page of the book (grouped under the one work): %s\n", pg(bench.UISearchBook))
+	if u := res.Usage; u != nil {
+		fmt.Fprintf(out, "counting uses (%d other views/s recorded, flushed every %v): the work page %.0f/s counted against %.0f/s not, %.3f× (goal ≥ 0.95), %d slices of each, %d flushes taking %.2f s, %d errors\n",
+			bench.UIUsageRate, bench.UIUsageFlush, u.CountedPerS, u.PlainPerS, u.Ratio, u.Slices, u.Flushes, u.FlushSeconds, u.Errors)
+	}
 }
