@@ -125,6 +125,7 @@ var browserPages = []browserPage{
 			b.run("type a blank title", chromedp.SendKeys("#value-0", "   ", chromedp.ByQuery))
 		}, submit: []string{"#deposit-submit"}},
 	{template: "edit", name: "edit", path: func(f *browserFixtures) string { return "/works/" + f.work + "/edit" }, signedIn: true, status: http.StatusOK},
+	{template: "edit", name: "collection-edit", path: func(f *browserFixtures) string { return "/collections/" + f.collection + "/edit" }, signedIn: true, status: http.StatusOK},
 	{template: "conflict", name: "conflict", path: func(f *browserFixtures) string { return "/works/" + f.work + "/edit" }, signedIn: true,
 		prepare: func(b *browser, s *browserServer, f *browserFixtures) {
 			// someone else changes the work while the form is open

@@ -80,6 +80,12 @@ func (m *matrix) uiDepositRows() []row {
 			f.Set("visibility", "public")
 			return formReq("/collections/new", f)
 		}, rule: deposit(303, shelfmark.RoleCurator)}}},
+		{"GET /collections/{id}/edit", []probe{{build: get("/collections/" + string(m.C) + "/edit"), rule: formPage(editsCollection(200))}}},
+		{"POST /collections/{id}/edit", []probe{{build: func(*cell) req {
+			f := metaFields("title", "C") // its title as it is: nothing changes
+			f.Set("version", m.versionOf(m.C))
+			return formReq("/collections/"+string(m.C)+"/edit", f)
+		}, rule: editsCollection(303)}}},
 		{"GET /collections/{id}/roles", []probe{{build: get("/collections/" + string(m.C) + "/roles"), rule: formPage(manages(200, false))}}},
 		{"POST /collections/{id}/roles", []probe{{build: func(*cell) req {
 			f := url.Values{}
@@ -91,5 +97,22 @@ func (m *matrix) uiDepositRows() []row {
 			}
 			return formReq("/collections/"+string(m.C)+"/roles", f)
 		}, rule: manages(303, true)}}},
+	}
+}
+
+// editsCollection: changing the fixture's collection C (public), which
+// takes the curator role on it (or an administrator) and a credential
+// that writes.
+func editsCollection(ok int) rule {
+	return func(w *who, _ *tset) int {
+		switch {
+		case w.bad || !w.signed:
+			return 401
+		case !w.write:
+			return 403
+		case w.admin || w.role.Includes(shelfmark.RoleCurator):
+			return ok
+		}
+		return 403
 	}
 }

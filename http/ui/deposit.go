@@ -44,6 +44,8 @@ func (s *Handler) uiDepositRoutes() []kit.Route {
 		{Method: "POST", Pattern: "/works/{id}/delete", Handle: s.uiForm(s.deletePost)},
 		{Method: "GET", Pattern: "/collections/new", Handle: s.uiWrap(s.newCollectionPage)},
 		{Method: "POST", Pattern: "/collections/new", Handle: s.uiForm(s.newCollectionPost)},
+		{Method: "GET", Pattern: "/collections/{id}/edit", Handle: s.uiWrap(s.collectionEditPage)},
+		{Method: "POST", Pattern: "/collections/{id}/edit", Handle: s.uiForm(s.collectionEditPost)},
 		{Method: "GET", Pattern: "/collections/{id}/roles", Handle: s.uiWrap(s.rolesPage)},
 		{Method: "POST", Pattern: "/collections/{id}/roles", Handle: s.uiForm(s.rolesPost)},
 	}

@@ -20,13 +20,19 @@ import (
 // callers who may not write at all are refused first (a signed-out
 // browser is sent to sign in), then the engine judges the work.
 func (s *Handler) editableWork(r *http.Request) (*shelfmark.Resource, error) {
+	return s.editableOf(r, shelfmark.KindWork)
+}
+
+// editableOf reads the resource of kind that the request's address names
+// and the caller may change (ENOTFOUND for another kind).
+func (s *Handler) editableOf(r *http.Request, kind shelfmark.Kind) (*shelfmark.Resource, error) {
 	ctx := r.Context()
-	if err := shelfmark.RequireWrite(ctx, "change works"); err != nil {
+	if err := shelfmark.RequireWrite(ctx, "change "+string(kind)+"s"); err != nil {
 		return nil, err
 	}
 	id := shelfmark.ID(r.PathValue("id"))
 	if err := id.Check(); err != nil {
-		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no work %.80q.", r.PathValue("id"))
+		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no %s %.80q.", kind, r.PathValue("id"))
 	}
 	if err := s.deps.Resources.CheckEdit(ctx, id); err != nil {
 		return nil, err
@@ -35,10 +41,19 @@ func (s *Handler) editableWork(r *http.Request) (*shelfmark.Resource, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res.Kind != shelfmark.KindWork {
-		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a work.", id, res.Kind)
+	if res.Kind != kind {
+		return nil, shelfmark.Errorf(shelfmark.ENOTFOUND, "%s is a %s, not a %s.", id, res.Kind, kind)
 	}
 	return res, nil
+}
+
+// pagePath is the address of a resource's page: a collection's or a
+// work's.
+func pagePath(res *shelfmark.Resource) string {
+	if res.Kind == shelfmark.KindCollection {
+		return "/collections/" + string(res.ID)
+	}
+	return "/works/" + string(res.ID)
 }
 
 // editableForm reads the work of a form's address that the caller may
@@ -66,7 +81,10 @@ func formVersion(r *http.Request) (int64, error) {
 
 // editData is the content of the edit page and of the conflict page.
 type editData struct {
-	Work    *shelfmark.Resource
+	Work *shelfmark.Resource
+	// Base is the address of the resource's page (a work's or a
+	// collection's); the form posts to Base/edit.
+	Base    string
 	Title   string
 	Version int64
 	Meta    *metaForm
@@ -79,7 +97,23 @@ type editData struct {
 
 // editPage handles GET /works/{id}/edit.
 func (s *Handler) editPage(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.editableWork(r)
+	return s.editPageOf(w, r, shelfmark.KindWork)
+}
+
+// collectionEditPage handles GET /collections/{id}/edit: a collection's
+// description (title, description and any other field), as a work's.
+func (s *Handler) collectionEditPage(w http.ResponseWriter, r *http.Request) error {
+	return s.editPageOf(w, r, shelfmark.KindCollection)
+}
+
+// collectionEditPost handles POST /collections/{id}/edit, as editPost.
+func (s *Handler) collectionEditPost(w http.ResponseWriter, r *http.Request) error {
+	return s.editPostOf(w, r, shelfmark.KindCollection)
+}
+
+// editPageOf is the edit page of a resource of kind.
+func (s *Handler) editPageOf(w http.ResponseWriter, r *http.Request, kind shelfmark.Kind) error {
+	res, err := s.editableOf(r, kind)
 	if err != nil {
 		return err
 	}
@@ -89,7 +123,7 @@ func (s *Handler) editPage(w http.ResponseWriter, r *http.Request) error {
 	t := titleOf(res)
 	p := s.page(w, r, "edit.title", t)
 	rows := append(rowsOf(res.Metadata), metaRow{Field: shelfmark.NSDC + "subject"})
-	p.Data = &editData{Work: res, Title: t, Version: res.Version, Meta: newMetaForm(p, rows)}
+	p.Data = &editData{Work: res, Base: pagePath(res), Title: t, Version: res.Version, Meta: newMetaForm(p, rows)}
 	return s.render(w, r, http.StatusOK, "edit", p)
 }
 
@@ -98,7 +132,16 @@ func (s *Handler) editPage(w http.ResponseWriter, r *http.Request) error {
 // are written) if the work is still at the form's version, and a stale
 // form is answered 409 with both versions.
 func (s *Handler) editPost(w http.ResponseWriter, r *http.Request) error {
-	res, version, err := s.editableForm(r)
+	return s.editPostOf(w, r, shelfmark.KindWork)
+}
+
+// editPostOf is editPost for a resource of kind.
+func (s *Handler) editPostOf(w http.ResponseWriter, r *http.Request, kind shelfmark.Kind) error {
+	res, err := s.editableOf(r, kind)
+	if err != nil {
+		return err
+	}
+	version, err := formVersion(r)
 	if err != nil {
 		return err
 	}
@@ -108,7 +151,7 @@ func (s *Handler) editPost(w http.ResponseWriter, r *http.Request) error {
 	}
 	t := titleOf(res)
 	p := s.page(w, r, "edit.title", t)
-	d := &editData{Work: res, Title: t, Version: version}
+	d := &editData{Work: res, Base: pagePath(res), Title: t, Version: version}
 	p.Data = d
 	again := func(status int, msg string) error {
 		d.Meta, d.Error = newMetaForm(p, rows), msg
@@ -121,7 +164,7 @@ func (s *Handler) editPost(w http.ResponseWriter, r *http.Request) error {
 	_, err = s.deps.Resources.UpdateResource(r.Context(), res.ID, shelfmark.ResourceUpdate{IfMatch: version, Replace: &stmts})
 	switch shelfmark.ErrorCode(err) {
 	case "":
-		http.Redirect(w, r, "/works/"+string(res.ID)+"?notice=saved", http.StatusSeeOther)
+		http.Redirect(w, r, pagePath(res)+"?notice=saved", http.StatusSeeOther)
 		return nil
 	case shelfmark.EPRECONDITION:
 		// someone saved meanwhile: both versions, and the form again
