@@ -55,11 +55,11 @@ type searchFacetsJSON map[string][]FacetJSON
 // and the facet counts are estimates (more hits than
 // shelfmark.SearchWindow).
 type searchJSON struct {
-	Hits      []searchHitJSON   `json:"hits"`
-	Total     *int64            `json:"total,omitempty"`
-	Estimated *bool             `json:"estimated,omitempty"`
-	Facets    searchFacetsJSON  `json:"facets,omitempty"`
-	Next      string            `json:"next,omitempty"`
+	Hits      []searchHitJSON  `json:"hits"`
+	Total     *int64           `json:"total,omitempty"`
+	Estimated *bool            `json:"estimated,omitempty"`
+	Facets    searchFacetsJSON `json:"facets,omitempty"`
+	Next      string           `json:"next,omitempty"`
 }
 
 // SearchFilters reads the facet filters of a search's f parameters, each
