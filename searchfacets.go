@@ -368,6 +368,24 @@ func ParseSearchFilter(s string, facets []SearchFacet) (SearchFilter, error) {
 	return f, nil
 }
 
+// ParseSearchFilters reads the facet filters of a search's f parameters
+// (ParseSearchFilter each): EINVALID, naming the facets, for one that is
+// not one, and for more than MaxSearchFilters.
+func ParseSearchFilters(fs []string, facets []SearchFacet) ([]SearchFilter, error) {
+	if len(fs) > MaxSearchFilters {
+		return nil, Errorf(EINVALID, "%d facet filters are given; at most %d are allowed.", len(fs), MaxSearchFilters)
+	}
+	var out []SearchFilter
+	for _, f := range fs {
+		sf, err := ParseSearchFilter(f, facets)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sf)
+	}
+	return out, nil
+}
+
 // facetNames lists the names of the metadata facets of facets, or says
 // there are none.
 func facetNames(facets []SearchFacet) string {

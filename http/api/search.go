@@ -62,31 +62,12 @@ type searchJSON struct {
 	Next      string           `json:"next,omitempty"`
 }
 
-// SearchFilters reads the facet filters of a search's f parameters, each
-// name:value for a metadata facet of facets (shelfmark.ParseSearchFilter):
-// EINVALID, naming the facets, for one that is not, and for more than
-// shelfmark.MaxSearchFilters.
-func SearchFilters(fs []string, facets []shelfmark.SearchFacet) ([]shelfmark.SearchFilter, error) {
-	if len(fs) > shelfmark.MaxSearchFilters {
-		return nil, shelfmark.Errorf(shelfmark.EINVALID, "f is given %d times; at most %d facet filters are allowed.", len(fs), shelfmark.MaxSearchFilters)
-	}
-	var out []shelfmark.SearchFilter
-	for _, f := range fs {
-		sf, err := shelfmark.ParseSearchFilter(f, facets)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sf)
-	}
-	return out, nil
-}
-
 // searchQuery reads the parameters of GET /api/v1/search; facets are the
 // repository's.
 func searchQuery(r *http.Request, ids *shelfmark.IDCodec, now time.Time, facets []shelfmark.SearchFacet) (shelfmark.SearchQuery, error) {
 	v := r.URL.Query()
 	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: now, FacetSet: facets}
-	filters, err := SearchFilters(v["f"], facets)
+	filters, err := shelfmark.ParseSearchFilters(v["f"], facets)
 	if err != nil {
 		return q, err
 	}
