@@ -13,8 +13,9 @@ import (
 // name and DCMI types by the catalog's name in the page's language; a
 // value links to the search narrowed by it (f=name:value), which the form
 // keeps and the filters list offers to remove; a filter on a facet there
-// is not is the form again (400) naming the facets; and the page runs
-// the statements of one without metadata facets.
+// is not is the form again (400) naming the facets; the administrators'
+// dashboard lists the facets; and the page runs the statements of one
+// without metadata facets.
 func TestUISearchFacets(t *testing.T) {
 	f := newFacetsFixture(t, testFacets())
 	b := newVisitor(t, f.e)
@@ -77,6 +78,14 @@ func TestUISearchFacets(t *testing.T) {
 	only := html.UnescapeString(b.get("/search?f=language:ger").Body)
 	if !strings.Contains(only, "Seevögel") || strings.Contains(only, "Kittiwakes of the north") {
 		t.Errorf("f=language:ger without words:\n%s", only)
+	}
+	// the dashboard lists the facets, an administrator's with its predicate
+	dash := html.UnescapeString(adminVisitor(t, f.e).get("/admin").Body)
+	for _, want := range []string{`<h2 id="h-facets">Search facets</h2>`, `<code>genre</code></th><td>Genre</td><td><code>` + testGenre + `</code>`,
+		`<code>kind</code></th><td>Kind</td><td>built in</td>`} {
+		if !strings.Contains(dash, want) {
+			t.Errorf("the dashboard lacks %s", want)
+		}
 	}
 	// as many statements as a page of a repository without metadata facets
 	plain := newFacetsFixture(t, testFacets()[4:8])
