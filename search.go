@@ -503,6 +503,8 @@ type SearchTerm struct {
 	// SearchFieldFacet makes it a facet filter (searchfacets.go): Facet
 	// names the facet and Text is the value it must hold.
 	Field string
+	// Facet is the name of the facet of a facet term (Field
+	// SearchFieldFacet); empty for any other term.
 	Facet string
 }
 
