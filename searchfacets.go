@@ -143,7 +143,7 @@ func CheckSearchFacets(facets []SearchFacet) error {
 		seen[f.Name] = true
 		if !f.Metadata() {
 			if !slices.Contains(BuiltinSearchFacets(), f.Name) {
-				return Errorf(EINVALID, "The facet %q names no predicate and is not built in (%s); give it predicates (%s=http://purl.org/dc/terms/%s).",
+				return Errorf(EINVALID, "The facet %q names no predicate and is neither one of the default facets (creator, subject, language, type) nor a built-in one (%s); give it predicates (%s=http://purl.org/dc/terms/%s).",
 					f.Name, strings.Join(BuiltinSearchFacets(), ", "), f.Name, f.Name)
 			}
 			continue
