@@ -1,6 +1,7 @@
 package shelfmark
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,10 @@ import (
 // crash never loses or repeats a change.
 const counterSearchCheckpoint = "search_checkpoint"
 
+// counterSearchFacets is the fingerprint of the metadata facets the
+// records were indexed with (searchFacetsFingerprint); 0 before any.
+const counterSearchFacets = "search_facets_config"
+
 // IndexerOptions configure a SearchIndexer.
 type IndexerOptions struct {
 	// Batch is how many changes one step reads (default 1,000).
@@ -25,6 +30,12 @@ type IndexerOptions struct {
 	// Logger receives failed steps (Run goes on after them) and progress
 	// of long catch-ups; default slog.Default().
 	Logger *slog.Logger
+	// Facets is the repository's list of search facets, whose metadata
+	// facets each record is indexed with (searchfacets.go); nil is
+	// DefaultSearchFacets. When it differs from the list the index was
+	// made with, the first step starts the index again from the beginning
+	// of the change sequence.
+	Facets []SearchFacet
 }
 
 // SearchIndexer keeps the metadata documents of the search index current:
@@ -42,6 +53,9 @@ type SearchIndexer struct {
 	store Storage
 	opts  IndexerOptions
 	wake  chan struct{}
+	// checked is set once the facets' fingerprint was compared
+	// (checkFacets).
+	checked bool
 }
 
 // NewSearchIndexer returns an indexer of store's changes into its search
@@ -55,6 +69,9 @@ func NewSearchIndexer(store Storage, opts IndexerOptions) *SearchIndexer {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Facets == nil {
+		opts.Facets = DefaultSearchFacets()
 	}
 	return &SearchIndexer{store: store, opts: opts, wake: make(chan struct{}, 1)}
 }
@@ -115,6 +132,12 @@ var errIndexRaced = errors.New("search: another indexer advanced the index")
 // Step indexes the next batch of changes and returns how many it read; 0
 // means the index is up to date.
 func (x *SearchIndexer) Step(ctx context.Context) (n int, err error) {
+	if !x.checked {
+		if err := x.checkFacets(ctx); err != nil {
+			return 0, fmt.Errorf("search: compare the facets indexed: %w", err)
+		}
+		x.checked = true
+	}
 	for attempt := 0; ; attempt++ {
 		n, err = x.step(ctx)
 		if errors.Is(err, errIndexRaced) && attempt < 3 {
@@ -125,6 +148,45 @@ func (x *SearchIndexer) Step(ctx context.Context) (n int, err error) {
 		}
 		return n, nil
 	}
+}
+
+// checkFacets compares the fingerprint of the indexer's facets with the
+// one the index was made with and, when they differ, records the new one
+// and moves the checkpoint back to the beginning of the change sequence,
+// in one transaction (two counter reads, and two writes when they
+// differ): the next steps index every record again, in batches, with
+// the new facets. The first start of an index made before facets were
+// configurable does the same.
+func (x *SearchIndexer) checkFacets(ctx context.Context) error {
+	want := searchFacetsFingerprint(x.opts.Facets)
+	var same bool
+	if err := x.store.View(ctx, func(tx ReadTx) error {
+		have, err := tx.Counter(ctx, counterSearchFacets)
+		same = have == want
+		return err
+	}); err != nil || same {
+		return err
+	}
+	return x.store.Update(ctx, func(tx WriteTx) error {
+		have, err := tx.Counter(ctx, counterSearchFacets)
+		if err != nil || have == want {
+			return err
+		}
+		if v, err := tx.AddCounter(ctx, counterSearchFacets, want-have); err != nil || v != want {
+			return cmp.Or(err, errIndexRaced) // another indexer wrote it meanwhile: roll back, compare again
+		}
+		cp, err := tx.Counter(ctx, counterSearchCheckpoint)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.AddCounter(ctx, counterSearchCheckpoint, -cp); err != nil {
+			return err
+		}
+		if cp > 0 {
+			x.opts.Logger.Info("search: the facets changed; indexing every record again", "from_change", cp)
+		}
+		return nil
+	})
 }
 
 // indexPlan is what one step read, ready to write.
@@ -231,6 +293,7 @@ func (x *SearchIndexer) read(ctx context.Context, tx ReadTx, pl *indexPlan) (int
 	}
 	for _, r := range live {
 		d := recordDoc(fields[r.Key])
+		d.Facets = recordFacets(fields[r.Key], x.opts.Facets)
 		d.Key, d.Work, d.Kind = r.Key, r.Key, r.Kind
 		pl.put = append(pl.put, d)
 	}

@@ -66,6 +66,10 @@ type SearchDoc struct {
 	// name (dates, created, issued), which date terms and the date sorts
 	// read; 0 and 0 when it names none.
 	DateLo, DateHi int
+	// Facets are, for a record (Key equal to Work), its values of the
+	// repository's metadata facets (searchfacets.go), which replace those
+	// it had; a page's document has none and leaves its work's alone.
+	Facets []SearchFacetValue
 }
 
 // AccessKey is the resource whose effective access decides whether d
@@ -92,6 +96,15 @@ type SearchQuery struct {
 	Collection int64
 	Kind       Kind
 	Format     string
+	// FacetSet is the repository's list of facets (searchfacets.go): with
+	// Facets, its metadata facets are counted (SearchResult.Metadata); a
+	// word of Text may filter by one (language:eng); and Filters must
+	// name them. Nil counts and filters by none.
+	FacetSet []SearchFacet
+	// Filters narrow the search to the works whose record holds each
+	// value (all of them); with an empty Text, to every such work the
+	// caller may read. See SearchQuery.Terms.
+	Filters []SearchFilter
 	// After continues after the last hit of the previous page.
 	After *SearchCursor
 	// Limit is the page size: DefaultSearchLimit when 0 or less, at most
@@ -153,7 +166,28 @@ func (q *SearchQuery) Grouped() bool { return q.Group && !q.Browse() && !q.Every
 // words whose filters do not ask for pages (a Kind of fileset, or a
 // Format, which only pages have; see Grouped).
 func (q *SearchQuery) WorksOnly() bool {
-	return q.Group && q.Kind != KindFileSet && q.Format == "" && strings.TrimSpace(q.Text) == ""
+	return q.Group && q.Kind != KindFileSet && q.Format == "" && q.blank()
+}
+
+// blank reports whether q has nothing to match: no words (an empty Text,
+// or only spaces) and no Filters.
+func (q *SearchQuery) blank() bool { return strings.TrimSpace(q.Text) == "" && len(q.Filters) == 0 }
+
+// ByKey reports whether q's hits are ordered by key, newest first:
+// sorted by SearchSortNewest, or under the default order without words
+// (only Filters, or facet terms: nothing to rank).
+func (q *SearchQuery) ByKey() bool {
+	if q.Sort == SearchSortNewest {
+		return true
+	}
+	if q.Sort != "" && q.Sort != SearchSortRelevance {
+		return false
+	}
+	if strings.TrimSpace(q.Text) == "" {
+		return true
+	}
+	terms, err := q.Terms()
+	return err == nil && !slices.ContainsFunc(terms, func(t SearchTerm) bool { return !t.Not && t.Field != SearchFieldFacet })
 }
 
 // The orders of search hits (SearchQuery.Sort).
@@ -279,7 +313,7 @@ func (r *Repository) SearchReader(ctx context.Context, tx ReadTx) (*SearchReader
 // hits after the cursor, so a collection of a million members costs what
 // one of a hundred does.
 func (q *SearchQuery) Browse() bool {
-	return q.Collection != 0 && strings.TrimSpace(q.Text) == ""
+	return q.Collection != 0 && q.blank()
 }
 
 // Everything reports whether q lists every document rather than
@@ -290,7 +324,7 @@ func (q *SearchQuery) Browse() bool {
 // Score its key), with the beginning of the document's text as its
 // Snippet, and costs what a search does.
 func (q *SearchQuery) Everything() bool {
-	return q.Collection == 0 && strings.TrimSpace(q.Text) == ""
+	return q.Collection == 0 && q.blank()
 }
 
 // SearchCursor is the keyset position of a hit.
@@ -365,7 +399,13 @@ type SearchResult struct {
 	// Decades counts the matches by the decade of their work's record's
 	// earliest year (Value its first year in decimal, "1850"); matches
 	// whose work has no date are not counted.
-	Decades   []FacetCount
+	Decades []FacetCount
+	// Metadata counts the matches by the values of their work's record
+	// for each metadata facet of SearchQuery.FacetSet, in its order (a
+	// facet without values too): grouped queries count works, the others
+	// documents, as Decades does; matches whose work has no value are not
+	// counted.
+	Metadata  []FacetValues
 	Estimated bool
 
 	// sampleSpan and keySpan are the key spans of the facets' sample and
@@ -461,7 +501,12 @@ type SearchTerm struct {
 	// SearchFieldTitle, SearchFieldCreator or SearchFieldSubject, whose
 	// Text is words as for any term, or SearchFieldDate, whose Text is a
 	// span of years (Years). Empty, the term matches anywhere.
+	// SearchFieldFacet makes it a facet filter (searchfacets.go): Facet
+	// names the facet and Text is the value it must hold.
 	Field string
+	// Facet is the name of the facet of a facet term (Field
+	// SearchFieldFacet); empty for any other term.
+	Facet string
 }
 
 // SearchGroups splits terms into what a document must match: groups, all
@@ -509,7 +554,13 @@ func SearchGroups(terms []SearchTerm) (groups [][]SearchTerm, not []SearchTerm) 
 // or only left-out ones) is EINVALID, and so is one past the limits of
 // searchlimits.go (its bytes, terms, and tokens per term and in all),
 // naming the limit.
-func ParseSearchText(s string) ([]SearchTerm, error) {
+func ParseSearchText(s string) ([]SearchTerm, error) { return parseSearchText(s, nil, nil) }
+
+// parseSearchText is ParseSearchText where a word name:value, for one of
+// facets, is a facet term (SearchFieldFacet) of that value (a phrase's
+// text, or a word's; a trailing * is part of it), and extra terms (facet
+// filters) follow the text's; with extra, the text may be empty.
+func parseSearchText(s string, facets []string, extra []SearchTerm) ([]SearchTerm, error) {
 	if len(s) > MaxSearchQueryBytes {
 		return nil, searchLimitError(LimitSearchQueryBytes, MaxSearchQueryBytes,
 			"The search text is %d bytes long; at most %d are allowed.", len(s), MaxSearchQueryBytes)
@@ -518,8 +569,20 @@ func ParseSearchText(s string) ([]SearchTerm, error) {
 	var terms []SearchTerm
 	not, or := false, false // a - before the next term; an OR before it
 	field := ""             // a field before the next term
+	facet := ""             // with field SearchFieldFacet, its facet
 	var bad error           // a field term that is not one
 	add := func(text string, prefix bool) {
+		if field == SearchFieldFacet {
+			if prefix {
+				text += "*"
+			}
+			if text = FacetValue(text); text == "" {
+				bad = cmp.Or(bad, error(Errorf(EINVALID, "%s: needs a value after it (%s:value, or %s:\"a value\").", facet, facet, facet)))
+				not, field = false, ""
+				return
+			}
+			prefix = false
+		}
 		if field == SearchFieldDate {
 			if prefix {
 				text += "*"
@@ -537,6 +600,9 @@ func ParseSearchText(s string) ([]SearchTerm, error) {
 			return
 		}
 		t := SearchTerm{Text: strings.TrimSpace(text), Prefix: prefix, Not: not, Field: field}
+		if field == SearchFieldFacet {
+			t.Facet = facet
+		}
 		field = ""
 		if or {
 			if !t.Not && len(terms) > 0 && !terms[len(terms)-1].Not {
@@ -587,8 +653,8 @@ func ParseSearchText(s string) ([]SearchTerm, error) {
 					not, word = true, word[1:]
 				}
 			}
-			if f, rest, ok := searchFieldOf(word); ok && field == "" {
-				field, word = f, rest
+			if f, fc, rest, ok := searchFieldOf(word, facets); ok && field == "" {
+				field, facet, word = f, fc, rest
 				if rest == "" {
 					continue // the term after it: title: moby, title:"moby dick"
 				}
@@ -600,8 +666,12 @@ func ParseSearchText(s string) ([]SearchTerm, error) {
 	if or { // an OR that nothing followed
 		terms = append(terms, SearchTerm{Text: "OR"})
 	}
+	terms = append(terms, extra...)
 	if bad != nil {
 		return nil, bad
+	}
+	if field == SearchFieldFacet {
+		return nil, Errorf(EINVALID, "%s: needs a value after it (%s:value, or %s:\"a value\").", facet, facet, facet)
 	}
 	if field != "" {
 		return nil, searchFieldError(field)
@@ -613,6 +683,9 @@ func ParseSearchText(s string) ([]SearchTerm, error) {
 		return nil, Errorf(EINVALID, "The search text only leaves words out (-word): give at least one word to find.")
 	}
 	if err := checkSearchLimits(terms); err != nil {
+		return nil, err
+	}
+	if err := countFacetTerms(terms); err != nil {
 		return nil, err
 	}
 	return terms, nil
@@ -669,6 +742,10 @@ const (
 	FacetSampleSpan
 	FacetKeySpan
 	FacetDecade
+	// FacetMeta is the number of the first metadata facet counted
+	// (SearchQuery.FacetSet's MetadataFacets, in order): the ith is
+	// FacetMeta+i.
+	FacetMeta = 100
 )
 
 // SearchStatement is what the next statement of a search asks a backend
@@ -713,6 +790,7 @@ type SearchPager struct {
 func (p *SearchPager) Start(q *SearchQuery) iter.Seq[SearchStatement] {
 	p.q, p.limit = q, SearchLimit(q.Limit)
 	p.res = &SearchResult{Hits: make([]SearchHit, 0, p.limit+1)}
+	p.res.Metadata = metadataResult(q)
 	return func(yield func(SearchStatement) bool) {
 		var top int64
 		var after *SearchCursor
@@ -766,7 +844,7 @@ func (p *SearchPager) Start(q *SearchQuery) iter.Seq[SearchStatement] {
 // collection's lowest member key to the sample's highest (FacetKeySpan).
 func (p *SearchPager) StartBrowse(q *SearchQuery) SearchStatement {
 	p.q, p.limit, p.browse = q, SearchLimit(q.Limit), true
-	p.res = &SearchResult{Hits: make([]SearchHit, 0, p.limit+1)}
+	p.res = &SearchResult{Hits: make([]SearchHit, 0, p.limit+1), Metadata: metadataResult(q)}
 	return SearchStatement{After: q.After, Hits: p.limit + 1, Facets: q.Facets}
 }
 
@@ -839,7 +917,25 @@ func (p *SearchPager) Facet(facet int, value string, n int64) {
 		r.Decades = append(r.Decades, fc)
 	case FacetKeySpan:
 		r.keySpan = n
+	default:
+		if i := facet - FacetMeta; i >= 0 && i < len(r.Metadata) {
+			r.Metadata[i].Values = append(r.Metadata[i].Values, fc)
+		}
 	}
+}
+
+// metadataResult is the metadata facets of q's result before their
+// values are reported: one a metadata facet of q.FacetSet, with q.Facets;
+// nil without.
+func metadataResult(q *SearchQuery) []FacetValues {
+	if !q.Facets {
+		return nil
+	}
+	var out []FacetValues
+	for _, f := range MetadataFacets(q.FacetSet) {
+		out = append(out, FacetValues{Name: f.Name})
+	}
+	return out
 }
 
 // sortRound orders the hits of the last statement by score (byScore).
@@ -909,7 +1005,11 @@ func (r *SearchResult) estimateFacets(full bool) {
 	factor := (1 + (n-1)*float64(r.keySpan)/float64(r.sampleSpan)) / n
 	scale := func(c int64) int64 { return int64(float64(c)*factor + 0.5) }
 	r.Total = scale(r.Total)
-	for _, f := range [][]FacetCount{r.Kinds, r.Formats, r.Collections, r.Decades} {
+	lists := [][]FacetCount{r.Kinds, r.Formats, r.Collections, r.Decades}
+	for _, m := range r.Metadata {
+		lists = append(lists, m.Values)
+	}
+	for _, f := range lists {
 		for i := range f {
 			f[i].Count = scale(f[i].Count)
 		}

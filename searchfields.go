@@ -54,18 +54,22 @@ const (
 )
 
 // searchFieldOf returns the field a word names before a colon (title:,
-// in any case) and the rest of the word after it; ok is false for a
-// word that names none, whose colon is text.
-func searchFieldOf(word string) (field, rest string, ok bool) {
+// in any case) and the rest of the word after it; for the name of one of
+// facets (language:), the field SearchFieldFacet and the facet; ok is
+// false for a word that names none, whose colon is text.
+func searchFieldOf(word string, facets []string) (field, facet, rest string, ok bool) {
 	name, rest, found := strings.Cut(word, ":")
 	if !found {
-		return "", "", false
+		return "", "", "", false
 	}
 	name = strings.ToLower(name)
-	if !slices.Contains(SearchFields(), name) {
-		return "", "", false
+	switch {
+	case slices.Contains(SearchFields(), name):
+		return name, "", rest, true
+	case slices.Contains(facets, name):
+		return SearchFieldFacet, name, rest, true
 	}
-	return name, rest, true
+	return "", "", "", false
 }
 
 // ParseSearchYears reads the years of a date term: a year (1851), a

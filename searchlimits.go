@@ -63,6 +63,9 @@ func checkSearchLimits(terms []SearchTerm) error {
 	total := 0
 	for _, t := range terms {
 		n := SearchTokenCount(t.Text)
+		if t.Field == SearchFieldFacet {
+			n = 1 // one hidden token (SearchFacetToken)
+		}
 		if n > MaxSearchPhraseTokens {
 			return searchLimitError(LimitSearchPhraseTokens, MaxSearchPhraseTokens,
 				"The phrase %s has %d words as the index counts them (every run of letters or digits; a hyphenated word also counts whole); at most %d are allowed in one phrase or word.",

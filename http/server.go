@@ -68,6 +68,11 @@ type Options struct {
 	// SiteName and Institution name the repository and the institution
 	// that runs it on the web interface's pages (ui.Options).
 	SiteName, Institution string
+	// SearchFacets is the repository's list of search facets
+	// (shelfmark.SearchFacet: the search page and GET /api/v1/search
+	// count and filter by them); nil is shelfmark.DefaultSearchFacets.
+	// The search indexer must be given the same list.
+	SearchFacets []shelfmark.SearchFacet
 	// MaxBodyBytes caps metadata request bodies (default 16 MiB).
 	MaxBodyBytes int64
 	// MaxUploadBytes caps uploaded files (default 4 GiB).
@@ -291,7 +296,10 @@ func NewServer(opts Options) *Server {
 	s.setupOIDC()
 	s.setupAdmission()
 	s.deps = kit.Deps{Resources: opts.Resources, Blobs: opts.Blobs, Storage: opts.Storage, Accounts: opts.Accounts, Jobs: opts.Jobs,
-		Logger: opts.Logger, BaseURL: opts.BaseURL, Now: opts.Now}
+		Logger: opts.Logger, BaseURL: opts.BaseURL, Now: opts.Now, SearchFacets: opts.SearchFacets}
+	if s.deps.SearchFacets == nil {
+		s.deps.SearchFacets = shelfmark.DefaultSearchFacets()
+	}
 	s.webarchive = webarchive.New(s.deps)
 	u, err := s.newUIHandler()
 	if err != nil {

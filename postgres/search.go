@@ -17,7 +17,9 @@ import (
 // configuration shelfmark: 'simple' with every word folded to its Porter
 // stem) has a GIN index. A field term (searchfields.go in the root
 // package) is an operand restricted to its field's weight ('melville':C),
-// a date term the date tokens of its span joined by |, each :D.
+// a date term the date tokens of its span joined by |, each :D, and a
+// facet term its value's hidden token :D (searchfacets.go in the root
+// package; the tokens are in the column dates).
 //
 // A query is a tsquery expression built from shelfmark.ParseSearchText
 // (tsqExpr): every term becomes one quoted operand of to_tsquery in the
@@ -76,6 +78,9 @@ func tsqOperand(text string) string {
 // (tsquery_phrase).
 func tsqExpr(s *sqlstore.Stmt, terms []shelfmark.SearchTerm) string {
 	term := func(t shelfmark.SearchTerm) string {
+		if t.Field == shelfmark.SearchFieldFacet { // the value's hidden token (searchfacets.go)
+			return `to_tsquery('simple'::regconfig, ` + s.Arg(t.FacetToken()+":D") + `)`
+		}
 		if t.Field == shelfmark.SearchFieldDate { // any of the span's tokens
 			return `to_tsquery('simple'::regconfig, ` + s.Arg(strings.Join(shelfmark.SearchDateQuery(t.Years()), ":D | ")+":D") + `)`
 		}
@@ -123,8 +128,8 @@ func headlineWords(terms []shelfmark.SearchTerm) (words string, prefixes []strin
 	var b strings.Builder
 	seen := map[string]bool{}
 	for _, t := range terms {
-		if t.Not || t.Field == shelfmark.SearchFieldDate {
-			continue // not in a hit; or years, not words of its text
+		if t.Not || t.Field == shelfmark.SearchFieldDate || t.Field == shelfmark.SearchFieldFacet {
+			continue // not in a hit; or years or a facet's value, not words of its text
 		}
 		tokens := shelfmark.SearchTokens(t.Text)
 		for i, w := range tokens {
@@ -229,8 +234,8 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, m any, top int64, 
 	}
 	query := tsqExpr(s, m.(match).terms) // bound once, named twice
 	score := `ts_rank_cd(` + rankWeights + `, tsv, ` + query + `)::float8`
-	if q.Sort == shelfmark.SearchSortNewest {
-		score = `key::float8` // the newest first (SearchSortNewest)
+	if q.ByKey() {
+		score = `key::float8` // the newest first (SearchSortNewest, or only filters)
 	} else if ds := sqlstore.SortScore(q); ds != "" {
 		score = ds
 	}

@@ -14,7 +14,8 @@ import (
 // Full-text search (search.go in the root package, migrations
 // 0005_search.sql and 0020_fields.sql): documents in search_docs (work,
 // kind, format, a record's years) and search_text (title, body, and a
-// record's creators, subjects and date tokens), indexed by the FTS5 table
+// record's creators, subjects and hidden tokens: of its dates and of its
+// facet values), indexed by the FTS5 table
 // search_fts (external content over search_text, kept in sync by
 // triggers), one column each. A field term (searchfields.go in the root
 // package) is its string behind the column filter of its field (creator :
@@ -71,15 +72,17 @@ func ftsMatchOf(terms []shelfmark.SearchTerm) ftsMatch {
 
 // markTerms are the terms whose phrases a hit's snippet marks: the terms
 // to find, each in any column (a field term's words are in the body too),
-// but not a group of alternatives that holds a date term, whose tokens
-// are in no text a reader sees. Every hit matches them, since it matches
+// but not a group of alternatives that holds a date or facet term, whose
+// tokens are in no text a reader sees. Every hit matches them, since it matches
 // one alternative of every group of terms, which matches in any column
 // what it matched in one.
 func markTerms(terms []shelfmark.SearchTerm) []shelfmark.SearchTerm {
 	groups, _ := shelfmark.SearchGroups(terms)
 	var out []shelfmark.SearchTerm
 	for _, g := range groups {
-		if slices.ContainsFunc(g, func(t shelfmark.SearchTerm) bool { return t.Field == shelfmark.SearchFieldDate }) {
+		if slices.ContainsFunc(g, func(t shelfmark.SearchTerm) bool {
+			return t.Field == shelfmark.SearchFieldDate || t.Field == shelfmark.SearchFieldFacet
+		}) {
 			continue
 		}
 		for i, t := range g {
@@ -113,6 +116,10 @@ func ftsQuery(terms []shelfmark.SearchTerm) string {
 				b.WriteString(`dates : "` + tok + `"`)
 			}
 			b.WriteByte(')')
+			return
+		}
+		if t.Field == shelfmark.SearchFieldFacet { // the value's hidden token (searchfacets.go)
+			b.WriteString(`dates : "` + t.FacetToken() + `"`)
 			return
 		}
 		if t.Field != "" { // the column of the field (searchfields.go)
@@ -194,8 +201,8 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 		return
 	}
 	score := searchScore
-	if q.Sort == shelfmark.SearchSortNewest {
-		score = `CAST(d.key AS REAL)` // the newest first (SearchSortNewest)
+	if q.ByKey() {
+		score = `CAST(d.key AS REAL)` // the newest first (SearchSortNewest, or only filters)
 	} else if ds := sqlstore.SortScore(q); ds != "" {
 		score = ds
 	}

@@ -119,6 +119,7 @@ var conformance = []struct {
 	{"SearchGroupWindows", testSearchGroupWindows, false},
 	{"SearchFields", testSearchFields, false},
 	{"SearchFieldWindows", testSearchFieldWindows, false},
+	{"SearchFacets", testSearchFacets, true},
 	{"AuditRedacted", testAuditRedacted, false},
 	{"GroupSourceKeyRefused", testGroupSourceKeyRefused, false},
 	{"CostEffectiveAccess", testCostEffectiveAccess, true},

@@ -42,32 +42,36 @@ type FacetJSON struct {
 	Count int64  `json:"count"`
 }
 
-// searchFacetsJSON are the facet counts of every hit.
-type searchFacetsJSON struct {
-	Collection []FacetJSON `json:"collection"`
-	Kind       []FacetJSON `json:"kind"`
-	Format     []FacetJSON `json:"format"`
-	// Decade counts the hits by the decade of their work's record's
-	// earliest year ("1850": 1850–1859); undated works are not counted.
-	Decade []FacetJSON `json:"decade"`
-}
+// searchFacetsJSON are the facet counts of every hit, by facet name: the
+// built-in collection, kind, format and decade (the hits by the decade of
+// their work's record's earliest year, "1850": 1850–1859; undated works
+// are not counted), and each metadata facet of the repository
+// (shelfmark.SearchResult.Metadata: creator, subject, language, type and
+// those an administrator named).
+type searchFacetsJSON map[string][]FacetJSON
 
 // searchJSON is the body of GET /api/v1/search. Total, Estimated and
 // Facets are given on the first page only; Estimated says that the total
 // and the facet counts are estimates (more hits than
 // shelfmark.SearchWindow).
 type searchJSON struct {
-	Hits      []searchHitJSON   `json:"hits"`
-	Total     *int64            `json:"total,omitempty"`
-	Estimated *bool             `json:"estimated,omitempty"`
-	Facets    *searchFacetsJSON `json:"facets,omitempty"`
-	Next      string            `json:"next,omitempty"`
+	Hits      []searchHitJSON  `json:"hits"`
+	Total     *int64           `json:"total,omitempty"`
+	Estimated *bool            `json:"estimated,omitempty"`
+	Facets    searchFacetsJSON `json:"facets,omitempty"`
+	Next      string           `json:"next,omitempty"`
 }
 
-// searchQuery reads the parameters of GET /api/v1/search.
-func searchQuery(r *http.Request, ids *shelfmark.IDCodec, now time.Time) (shelfmark.SearchQuery, error) {
+// searchQuery reads the parameters of GET /api/v1/search; facets are the
+// repository's.
+func searchQuery(r *http.Request, ids *shelfmark.IDCodec, now time.Time, facets []shelfmark.SearchFacet) (shelfmark.SearchQuery, error) {
 	v := r.URL.Query()
-	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: now}
+	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: now, FacetSet: facets}
+	filters, err := shelfmark.ParseSearchFilters(v["f"], facets)
+	if err != nil {
+		return q, err
+	}
+	q.Filters = filters
 	if c := v.Get("collection"); c != "" {
 		k, err := ids.Key(shelfmark.ID(c))
 		if err != nil {
@@ -77,7 +81,7 @@ func searchQuery(r *http.Request, ids *shelfmark.IDCodec, now time.Time) (shelfm
 	}
 	// no words with a collection: what it holds; without: everything
 	if !q.Browse() && !q.Everything() {
-		if _, err := shelfmark.ParseSearchText(q.Text); err != nil {
+		if _, err := q.Terms(); err != nil {
 			return q, err
 		}
 	}
@@ -114,28 +118,30 @@ func searchQuery(r *http.Request, ids *shelfmark.IDCodec, now time.Time) (shelfm
 }
 
 // facetsJSON converts facet counts, collection keys to ids.
-func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFacetsJSON {
-	f := &searchFacetsJSON{Collection: []FacetJSON{}, Kind: []FacetJSON{}, Format: []FacetJSON{}, Decade: []FacetJSON{}}
+func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) searchFacetsJSON {
+	f := searchFacetsJSON{shelfmark.SearchFacetCollection: {}}
 	for _, c := range res.Collections {
 		k, err := strconv.ParseInt(c.Value, 10, 64)
 		if err != nil || !kit.HasID(k) {
 			continue
 		}
-		f.Collection = append(f.Collection, FacetJSON{Value: string(ids.Encode(k)), Count: c.Count})
+		f[shelfmark.SearchFacetCollection] = append(f[shelfmark.SearchFacetCollection], FacetJSON{Value: string(ids.Encode(k)), Count: c.Count})
 	}
-	for _, c := range res.Kinds {
-		f.Kind = append(f.Kind, FacetJSON{Value: c.Value, Count: c.Count})
+	counts := func(fs []shelfmark.FacetCount) []FacetJSON {
+		out := make([]FacetJSON, 0, len(fs))
+		for _, c := range fs {
+			out = append(out, FacetJSON{Value: c.Value, Count: c.Count})
+		}
+		return out
 	}
-	for _, c := range res.Formats {
-		f.Format = append(f.Format, FacetJSON{Value: c.Value, Count: c.Count})
-	}
-	for _, c := range res.Decades {
-		f.Decade = append(f.Decade, FacetJSON{Value: c.Value, Count: c.Count})
+	f[shelfmark.SearchFacetKind], f[shelfmark.SearchFacetFormat], f[shelfmark.SearchFacetDecade] = counts(res.Kinds), counts(res.Formats), counts(res.Decades)
+	for _, m := range res.Metadata {
+		f[m.Name] = counts(m.Values)
 	}
 	return f
 }
 
-// search handles GET /api/v1/search?q=&collection=&kind=&format=&sort=&group=&limit=&cursor=:
+// search handles GET /api/v1/search?q=&collection=&kind=&format=&f=&sort=&group=&limit=&cursor=:
 // a page of the hits the caller may read (public ones for an anonymous
 // caller; see shelfmark.SearchReader), best first within windows of
 // shelfmark.SearchWindow matches (newest window first); the first page (no
@@ -146,9 +152,11 @@ func facetsJSON(res *shelfmark.SearchResult, ids *shelfmark.IDCodec) *searchFace
 // (shelfmark.SearchQuery.Browse); without either, everything the caller
 // may read, newest first (shelfmark.SearchQuery.Everything). With
 // group=work, each hit is a work with its matching pages
-// (shelfmark.SearchQuery.Grouped).
+// (shelfmark.SearchQuery.Grouped). Each f=name:value narrows the hits to
+// the works whose record holds the value for that metadata facet, as
+// name:value in q does for a facet that is not a search field.
 func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
-	q, err := searchQuery(r, s.deps.Resources.IDs(), s.deps.Now())
+	q, err := searchQuery(r, s.deps.Resources.IDs(), s.deps.Now(), s.deps.SearchFacets)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,10 @@ type Deps struct {
 	BaseURL string
 	// Now is the clock every face reads time from.
 	Now func() time.Time
+	// SearchFacets is the repository's list of search facets, in the
+	// order they are shown (shelfmark.SearchFacet); a search counts and
+	// filters by its metadata facets.
+	SearchFacets []shelfmark.SearchFacet
 }
 
 // Base is the public URL prefix of the server for a request: BaseURL when

@@ -127,6 +127,17 @@ type adminDashboardData struct {
 	// Damaged counts the files fixity found damaged (admin_fixity.go).
 	Damaged        int64
 	SparkW, SparkH int
+	// Facets are the repository's search facets, in their order
+	// (kit.Deps.SearchFacets).
+	Facets []adminFacet
+}
+
+// adminFacet is a search facet as the dashboard lists it: its name, its
+// label on the search page and the predicates of its values (none for a
+// built-in facet).
+type adminFacet struct {
+	Name, Label string
+	Predicates  []string
 }
 
 // maxUserCount bounds the accounts the dashboard counts.
@@ -155,6 +166,9 @@ func (s adminPages) adminDashboard(w http.ResponseWriter, r *http.Request) error
 	}
 	d := &adminDashboardData{Section: "dashboard", Status: st, Storage: s.storage(r.Context()), SparkW: sparkW, SparkH: sparkH,
 		Damaged: s.damagedFiles(r.Context())}
+	for _, f := range s.deps.SearchFacets {
+		d.Facets = append(d.Facets, adminFacet{Name: f.Name, Label: searchFacetLabel(p, f), Predicates: f.Predicates})
+	}
 	if acc, err := s.deps.AccountService(); err == nil {
 		users, err := acc.Users(r.Context(), 0, maxUserCount)
 		if err != nil {

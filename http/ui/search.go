@@ -49,6 +49,12 @@ type searchPageData struct {
 	// Decades are the decades of the hits' works, in time order, each
 	// linking to the search with a date: term for it.
 	Decades []searchFacet
+	// F are the facet filters in force (the f parameters, name:value),
+	// which the form sends again.
+	F []string
+	// Groups are the facets in the repository's order, the built-in ones
+	// above among them, each with its values (searchFacetGroups).
+	Groups []searchFacetGroup
 	// Sorts are the orders a search offers, each with its address (the
 	// one in force Active), and Sorted says what that order is (empty for
 	// a browse).
@@ -111,7 +117,7 @@ type searchFilter struct {
 	Remove string
 }
 
-// searchPage handles GET /search?q=&collection=&kind=&format=&after=&sort=.
+// searchPage handles GET /search?q=&collection=&kind=&format=&f=&after=&sort=.
 // Without words it shows the form (keeping the filters, so a search box of
 // a collection searches in it) and, with a collection filter, what the
 // collection holds (the engine's browse: its members' documents the reader
@@ -123,7 +129,8 @@ func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	p := s.page(w, r, "search.title")
 	p.Nav = "search"
-	d := &searchPageData{Q: v.Get("q"), Collection: v.Get("collection"), Kind: v.Get("kind"), Format: v.Get("format"), Sort: v.Get("sort")}
+	d := &searchPageData{Q: v.Get("q"), Collection: v.Get("collection"), Kind: v.Get("kind"), Format: v.Get("format"), Sort: v.Get("sort"),
+		F: searchFilterParams(v)}
 	if shelfmark.CheckSearchSort(d.Sort) != nil {
 		d.Sort = "" // the form does not send a refused order again
 	}
@@ -132,7 +139,7 @@ func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
 	if err == nil && d.Collection != "" {
 		d.CollectionTitle = s.searchCollectionTitle(r.Context(), shelfmark.ID(d.Collection), p)
 	}
-	d.Filters = searchFilters(p, d, v)
+	d.Filters = append(searchFilters(p, d, v), facetFilters(p, v, s.deps.SearchFacets)...)
 	if err == nil && s.deps.Storage == nil {
 		err = shelfmark.Errorf(shelfmark.EUNAVAILABLE, "Search is not available on this server.")
 	}
@@ -171,7 +178,7 @@ func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
 		p.Title = p.T("search.browsetitle", d.CollectionTitle)
 	} else if q.Everything() {
 		d.Everything = true
-	} else if d.Q != "" {
+	} else if strings.TrimSpace(d.Q) != "" {
 		p.Title = p.T("search.titlefor", d.Q)
 	}
 	s.fillSearchPage(p, d, v, q, res, info)
@@ -181,9 +188,15 @@ func (s *Handler) searchPage(w http.ResponseWriter, r *http.Request) error {
 // searchPageQuery reads the page's parameters into an engine query; a
 // parameter the engine would refuse is EINVALID with its message.
 func (s *Handler) searchPageQuery(v url.Values) (shelfmark.SearchQuery, error) {
-	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: s.now(), Facets: true, Group: true}
-	if strings.TrimSpace(q.Text) != "" {
-		if _, err := shelfmark.ParseSearchText(q.Text); err != nil {
+	q := shelfmark.SearchQuery{Text: v.Get("q"), Kind: shelfmark.Kind(v.Get("kind")), Format: v.Get("format"), Now: s.now(), Facets: true, Group: true,
+		FacetSet: s.deps.SearchFacets}
+	filters, err := shelfmark.ParseSearchFilters(searchFilterParams(v), q.FacetSet)
+	if err != nil {
+		return q, err
+	}
+	q.Filters = filters
+	if strings.TrimSpace(q.Text) != "" || len(q.Filters) > 0 {
+		if _, err := q.Terms(); err != nil {
 			return q, err
 		}
 	}
@@ -343,13 +356,16 @@ func searchSortText(p *uiPage, sort string) (label, sorted string) {
 
 // searchURL is the search page's address for v with the parameters of
 // set changed ("" removes one); paging starts again unless set names
-// after.
+// after. The facet filters (f, any number) are kept.
 func searchURL(v url.Values, set ...string) string {
 	out := url.Values{}
 	for _, k := range []string{"q", "collection", "kind", "format", "sort"} {
 		if x := v.Get(k); x != "" {
 			out.Set(k, x)
 		}
+	}
+	if fs := searchFilterParams(v); len(fs) > 0 {
+		out["f"] = fs
 	}
 	for i := 0; i+1 < len(set); i += 2 {
 		if set[i+1] == "" {
@@ -463,15 +479,20 @@ func (s *Handler) fillSearchPage(p *uiPage, d *searchPageData, v url.Values, q s
 		}
 		d.Collections = append(d.Collections, searchFacet{Label: label, Count: f.Count, Active: cid == d.Collection, URL: searchURL(v, "collection", cid)})
 	}
+	d.Groups = searchFacetGroups(p, d, v, s.deps.SearchFacets, res)
 	if !d.Browse { // a browse is newest member first, whatever the sort
-		// without words there is nothing to rank: newest first is the
-		// default, and relevance no choice
+		// without words (everything, or only facet filters) there is
+		// nothing to rank: newest first is the default, and relevance no
+		// choice
 		first := shelfmark.SearchSortRelevance
-		if d.Everything {
+		unsorted := q
+		unsorted.Sort = ""
+		noWords := d.Everything || unsorted.ByKey()
+		if noWords {
 			first = shelfmark.SearchSortNewest
 		}
 		for _, srt := range shelfmark.SearchSorts() {
-			if d.Everything && srt == shelfmark.SearchSortRelevance {
+			if noWords && srt == shelfmark.SearchSortRelevance {
 				continue
 			}
 			active := srt == q.Sort || (q.Sort == "" || q.Sort == shelfmark.SearchSortRelevance) && srt == first

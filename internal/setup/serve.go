@@ -35,6 +35,7 @@ type ServeConfig struct {
 	addr, data, database, durability, baseURL, maxUpload, logLevel string
 	robotsFile                                                     string
 	siteName, institution                                          string
+	searchFacets                                                   string
 	dbMaxConns                                                     int
 	pprof                                                          bool
 	metricsAddr                                                    string
@@ -108,6 +109,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringArrayVar(&c.corsOrigins, "cors-origin", nil, "an origin (https://app.example.org) whose web pages may call the API from a browser, with a token; repeat for several; none by default (only the server's own pages may write)")
 	f.StringVar(&c.siteName, "site-name", "Shelfmark", "the repository's name, shown in the header and the title of every page of the web interface")
 	f.StringVar(&c.institution, "institution", "", "the name of the institution that runs the repository, shown in the footer of every page of the web interface (empty: none)")
+	f.StringVar(&c.searchFacets, "search-facets", "", "the facets of search, in the order shown: facets separated by semicolons, each a name (creator, subject, language, type; or the built-in collection, decade, format, kind), name=IRI|IRI (the values of those metadata predicates) or name(Label)=IRI|IRI; empty: creator;subject;language;type;collection;decade;format;kind (the first four from dc: and dcterms:). A changed list is applied to every record by the search indexer in the background (every server of one database must be given the same list)")
 	f.StringVar(&c.oai.name, "oai-name", "Shelfmark repository", "OAI-PMH: the repository name Identify gives")
 	f.StringVar(&c.oai.domain, "oai-domain", "", "OAI-PMH: the domain in record identifiers oai:DOMAIN:id (default: the host of --base-url, else "+oai.DefaultDomain+"); keep it stable, harvesters key records by it")
 	f.StringSliceVar(&c.oai.emails, "oai-admin-email", nil, "OAI-PMH: administrator email(s) Identify gives (default admin@DOMAIN)")
@@ -194,7 +196,11 @@ func serve(ctx context.Context, c ServeConfig) error {
 	RegisterBlobMetrics(blobs, metrics.Registry())
 	formats := oai.DefaultRegistry()
 	projector := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{Logger: log, IDs: ids})
-	indexer := shelfmark.NewSearchIndexer(store, shelfmark.IndexerOptions{Logger: log})
+	facets, err := shelfmark.ParseSearchFacets(c.searchFacets)
+	if err != nil {
+		return fmt.Errorf("--search-facets: %w", err)
+	}
+	indexer := shelfmark.NewSearchIndexer(store, shelfmark.IndexerOptions{Logger: log, Facets: facets})
 	wake := notifier{projector, indexer}
 	loops := map[string]runner{"oai": projector, "search": indexer}
 	var repo *shelfmark.Repository
@@ -228,7 +234,7 @@ func serve(ctx context.Context, c ServeConfig) error {
 		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots, TrustedProxies: proxies}
 	opts.BlobRedirect = c.content.redirectTTL()
 	opts.Backlog = backlog
-	opts.SiteName, opts.Institution = c.siteName, c.institution
+	opts.SiteName, opts.Institution, opts.SearchFacets = c.siteName, c.institution, facets
 	if err := c.admission.apply(&opts); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -22,28 +23,43 @@ type Search struct {
 	// order, each given the table expression v of searchDocCols (bound by
 	// Dialect.From) and taking only its arguments.
 	PutSearchDocs []func(v string) string
+	// DeleteSearchFacets removes the facet values of the works keys
+	// (search_facets): keys.
+	DeleteSearchFacets string
 }
 
 // searchDocCols are the columns of a document as PutSearchDocs sends them:
-// dates is the record's date tokens (shelfmark.SearchDateTokens), date_lo
+// dates is the record's hidden tokens, those of its dates
+// (shelfmark.SearchDateTokens) and of its facet values
+// (shelfmark.SearchFacetTokens), date_lo
 // and date_hi its years or NULL, title_key its title's sort key
 // (shelfmark.SearchTitleKey) or NULL.
 var searchDocCols = []Col{{"key", Int64}, {"work", Int64}, {"kind", Text}, {"format", Text}, {"title", Text}, {"body", Text}, {"access", Int64},
 	{"creator", Text}, {"subject", Text}, {"dates", Text}, {"date_lo", NullInt64}, {"date_hi", NullInt64}, {"title_key", NullInt64}}
 
+// searchFacetCols are the columns of search_facets.
+var searchFacetCols = []Col{{"work", Int64}, {"facet", Text}, {"value", Text}}
+
 // PutSearchDocs inserts or replaces documents by key (a later document of
 // the same key wins: one upsert may not touch a row twice), in the
-// dialect's statements, whose number does not depend on the documents'.
+// dialect's statements, whose number does not depend on the documents';
+// and replaces the facet values of the records among them (documents
+// whose Key is their Work): one statement deleting those of their works
+// and one inserting theirs (none without records or values).
 func (w *WriteTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc) error {
 	if len(docs) == 0 {
 		return nil
 	}
 	docs = LatestDocs(docs)
+	if err := w.putSearchFacets(ctx, docs); err != nil {
+		return err
+	}
 	rows := Rows{Cols: searchDocCols, N: len(docs), Row: func(i int, v []any) {
 		d := &docs[i]
 		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = d.Key, d.Work, string(d.Kind), d.Format, d.Title, d.Body, d.AccessKey()
-		v[7], v[8], v[9], v[10], v[11] = d.Creator, d.Subject, shelfmark.SearchDateTokens(d.DateLo, d.DateHi), nil, nil
-		if v[9] != "" {
+		dates := shelfmark.SearchDateTokens(d.DateLo, d.DateHi)
+		v[7], v[8], v[9], v[10], v[11] = d.Creator, d.Subject, strings.TrimSpace(dates+" "+shelfmark.SearchFacetTokens(d.Facets)), nil, nil
+		if dates != "" {
 			v[10], v[11] = int64(d.DateLo), int64(d.DateHi)
 		}
 		v[12] = nil
@@ -57,6 +73,33 @@ func (w *WriteTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 		}
 	}
 	return nil
+}
+
+// putSearchFacets replaces the facet values of the records among docs
+// (cleaned by LatestDocs: one document a key): one delete of their works'
+// rows, one insert of their values.
+func (w *WriteTx) putSearchFacets(ctx context.Context, docs []shelfmark.SearchDoc) error {
+	var works []int64
+	var vals []shelfmark.SearchFacetValue
+	var of []int64
+	for _, d := range docs {
+		if d.Key != d.Work {
+			continue // a page: its work's values stay
+		}
+		works = append(works, d.Work)
+		for _, f := range d.Facets {
+			vals, of = append(vals, f), append(of, d.Work)
+		}
+	}
+	if len(works) == 0 {
+		return nil
+	}
+	if _, err := w.q.Exec(ctx, w.d.DeleteSearchFacets, w.d.Int64s(works)); err != nil {
+		return fmt.Errorf("%sdelete the facet values of %d records: %w", w.d.Prefix, len(works), err)
+	}
+	return w.insert(ctx, "insert %d facet values", "search_facets", Rows{Cols: searchFacetCols, N: len(vals), Row: func(i int, v []any) {
+		v[0], v[1], v[2] = of[i], vals[i].Facet, vals[i].Value
+	}}, "")
 }
 
 // SearchDoc returns the stored document of key, or nil: one primary key
@@ -78,13 +121,16 @@ func (t *Tx) SearchDoc(ctx context.Context, key int64) (*shelfmark.SearchDoc, er
 }
 
 // DeleteSearchDocs removes the documents of keys and those of the works
-// among keys, in one statement.
+// among keys, and the facet values of those works, in two statements.
 func (w *WriteTx) DeleteSearchDocs(ctx context.Context, keys []int64) error {
 	if len(keys) == 0 {
 		return nil
 	}
 	if _, err := w.q.Exec(ctx, w.d.DeleteSearchDocs, w.d.Int64s(keys)); err != nil {
 		return fmt.Errorf("%sdelete the search documents of %d keys: %w", w.d.Prefix, len(keys), err)
+	}
+	if _, err := w.q.Exec(ctx, w.d.DeleteSearchFacets, w.d.Int64s(keys)); err != nil {
+		return fmt.Errorf("%sdelete the facet values of %d keys: %w", w.d.Prefix, len(keys), err)
 	}
 	return nil
 }
@@ -174,7 +220,7 @@ func (t *Tx) Search(ctx context.Context, q shelfmark.SearchQuery) (*shelfmark.Se
 	} else {
 		var match any // nil: everything (q.Everything), which Window scores by key
 		if !q.Everything() {
-			terms, err := shelfmark.ParseSearchText(q.Text)
+			terms, err := q.Terms()
 			if err != nil {
 				return nil, err
 			}
@@ -217,9 +263,29 @@ func LatestDocs(docs []shelfmark.SearchDoc) []shelfmark.SearchDoc {
 		if last[d.Key] == i {
 			d.Format = shelfmark.CleanSearchText(d.Format)
 			d.Title, d.Body = shelfmark.CleanSearchText(d.Title), shelfmark.CleanSearchText(d.Body)
+			d.Facets = cleanFacets(d.Facets)
 			d.Creator, d.Subject = shelfmark.CleanSearchText(d.Creator), shelfmark.CleanSearchText(d.Subject)
 			out = append(out, d)
 		}
+	}
+	return out
+}
+
+// cleanFacets returns values as search_facets stores them
+// (shelfmark.FacetValue), each (facet, value) once, without empty ones.
+func cleanFacets(values []shelfmark.SearchFacetValue) []shelfmark.SearchFacetValue {
+	if len(values) == 0 {
+		return nil
+	}
+	seen := make(map[shelfmark.SearchFacetValue]bool, len(values))
+	out := make([]shelfmark.SearchFacetValue, 0, len(values))
+	for _, v := range values {
+		v.Value = shelfmark.FacetValue(v.Value)
+		if v.Value == "" || v.Facet == "" || seen[v] {
+			continue
+		}
+		seen[v] = true
+		out = append(out, v)
 	}
 	return out
 }

@@ -171,7 +171,7 @@ func SortScore(q *shelfmark.SearchQuery) string {
 // (shelfmark.SearchRecordsOnly): one document a work, so that no work of
 // a window can have a match in a newer one.
 func recordsOnly(q *shelfmark.SearchQuery) bool {
-	terms, err := shelfmark.ParseSearchText(q.Text)
+	terms, err := q.Terms()
 	return err == nil && shelfmark.SearchRecordsOnly(terms)
 }
 
@@ -352,5 +352,41 @@ UNION ALL SELECT *` + pad + ` FROM (SELECT ` + strconv.Itoa(shelfmark.FacetDecad
     FROM (SELECT ww.n, (SELECT wd.date_lo / 10 * 10 FROM search_docs wd WHERE wd.key = ww.work) AS decade
         FROM (SELECT work, count(*) AS n FROM win GROUP BY work) AS ww LIMIT ` + strconv.Itoa(shelfmark.SearchWindow+1) + `) AS dd
     WHERE dd.decade IS NOT NULL GROUP BY dd.decade ORDER BY n DESC, dd.decade LIMIT ` + lim + `) AS fd
-UNION ALL SELECT *` + pad + ` FROM (` + d.Collections(s, q, strings.Replace(count, "work", "m.work", 1), now) + ` LIMIT ` + lim + `) AS fc`
+UNION ALL SELECT *` + pad + ` FROM (` + d.Collections(s, q, strings.Replace(count, "work", "m.work", 1), now) + ` LIMIT ` + lim + `) AS fc` +
+		d.metadataFacetRows(s, q, decades)
+}
+
+// metadataFacetRows returns the rows of FacetRows that count the sample
+// win by the values of the metadata facets of q.FacetSet
+// (shelfmark.MetadataFacets), the ith numbered shelfmark.FacetMeta+i:
+// the sample's works (as many as its documents at most), each looked up
+// once in the primary key of search_facets (work, facet, value) for the
+// rows of every facet counted, the values counted by count over the works
+// (dd.n, each work's documents in the sample, summed; count(*), works,
+// for a grouped query), and the first shelfmark.SearchFacetLimit of each
+// facet kept by count and then value in byte order. Empty without
+// metadata facets. It starts with a newline and a UNION ALL.
+func (d *Dialect) metadataFacetRows(s *Stmt, q *shelfmark.SearchQuery, count string) string {
+	facets := shelfmark.MetadataFacets(q.FacetSet)
+	if len(facets) == 0 {
+		return ""
+	}
+	var num, in strings.Builder
+	for i, f := range facets {
+		name := s.Arg(f.Name)
+		num.WriteString(` WHEN ` + name + ` THEN ` + strconv.Itoa(shelfmark.FacetMeta+i))
+		if i > 0 {
+			in.WriteString(`, `)
+		}
+		in.WriteString(name)
+	}
+	return `
+UNION ALL SELECT *` + d.Pad + ` FROM (SELECT fm.f, fm.value, fm.n FROM (
+    SELECT fv.f, fv.value, fv.n, row_number() OVER (PARTITION BY fv.f ORDER BY fv.n DESC, fv.value` + d.Collate + `) AS rn
+    FROM (SELECT CASE sf.facet` + num.String() + ` END AS f, sf.value, ` + strings.ReplaceAll(count, "dd.", "ww.") + ` AS n
+        FROM (SELECT work, count(*) AS n FROM win GROUP BY work LIMIT ` + strconv.Itoa(shelfmark.SearchWindow+1) + `) AS ww
+        CROSS JOIN search_facets sf WHERE sf.work = ww.work AND sf.facet IN (` + in.String() + `)
+        GROUP BY sf.facet, sf.value) AS fv) AS fm
+    WHERE fm.rn <= ` + strconv.Itoa(shelfmark.SearchFacetLimit) + ` ORDER BY fm.f, fm.n DESC, fm.value` + d.Collate + `
+    LIMIT ` + strconv.Itoa(len(facets)*shelfmark.SearchFacetLimit) + `) AS fx`
 }

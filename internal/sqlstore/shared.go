@@ -38,6 +38,10 @@ ORDER BY u.surt, c.time, c.id LIMIT $4`,
 		// the first entries of web_domains_top
 		WebTopDomains: `SELECT ` + WebDomainCols + ` FROM web_domains WHERE inbound > 0 ORDER BY inbound DESC, id LIMIT $1`,
 	},
+	Search: Search{
+		// the primary key (work, facet, value)
+		DeleteSearchFacets: `DELETE FROM search_facets WHERE work = ANY($1)`,
+	},
 	OAI: OAI{
 		OAIRecord:      `SELECT ` + OAIColsPayload + ` FROM oai_records WHERE key = $1 AND prefix = $2`,
 		OAIRecordsOf:   `SELECT ` + OAICols + ` FROM oai_records WHERE key = ANY($1) ORDER BY key, prefix`,
