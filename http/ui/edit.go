@@ -56,8 +56,12 @@ func (s *Handler) editableForm(r *http.Request) (*shelfmark.Resource, int64, err
 }
 
 // formVersion reads the version a form was made from.
-func formVersion(r *http.Request) (int64, error) {
-	v, err := strconv.ParseInt(r.PostForm.Get("version"), 10, 64)
+func formVersion(r *http.Request) (int64, error) { return parseVersion(r.PostForm.Get("version")) }
+
+// parseVersion reads the version field of a form (a multipart form's
+// too).
+func parseVersion(s string) (int64, error) {
+	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v <= 0 {
 		return 0, shelfmark.Errorf(shelfmark.EINVALID, "The form does not say which version of the work it was made from; reload the page.")
 	}
