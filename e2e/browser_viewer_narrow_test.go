@@ -126,4 +126,3 @@ const viewerBoxesJS = `(() => { const p = document.querySelector('#viewer-mount 
   const a = p.getBoundingClientRect(), b = c.getBoundingClientRect();
   const ox = Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)), oy = Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top));
   return {panel: [a.left, a.top, a.width, a.height], canvas: [b.left, b.top, b.width, b.height], overlap: ox * oy, missing: ""} })()`
-

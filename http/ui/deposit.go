@@ -38,7 +38,7 @@ func (s *Handler) uiDepositRoutes() []kit.Route {
 		{Method: "POST", Pattern: "/works/{id}/files", Handle: s.uiWrap(s.filesPost)}, // edit_files.go
 		{Method: "POST", Pattern: "/works/{id}/labels", Handle: s.uiForm(s.labelsPost)},
 		{Method: "POST", Pattern: "/works/{id}/pages/{page}/file", Handle: s.uiWrap(s.replacePost)}, // edit_replace.go
-		{Method: "POST", Pattern: "/works/{id}/thumbnail", Handle: s.uiForm(s.thumbnailPost)},        // edit_thumbnail.go
+		{Method: "POST", Pattern: "/works/{id}/thumbnail", Handle: s.uiForm(s.thumbnailPost)},       // edit_thumbnail.go
 		{Method: "GET", Pattern: "/works/{id}/access", Handle: s.uiWrap(s.accessPage)},
 		{Method: "POST", Pattern: "/works/{id}/access", Handle: s.uiForm(s.accessPost)},
 		{Method: "GET", Pattern: "/works/{id}/delete", Handle: s.uiWrap(s.deletePage)},
