@@ -11,6 +11,7 @@ package http
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -118,9 +119,30 @@ func TestUIThumbnailPage(t *testing.T) {
 		if r := be.do("GET", "/api/v1/search?q=title:rhine", nil, as("")...).want(t, http.StatusOK); !strings.Contains(string(r.Body), strings.TrimSuffix(strings.TrimPrefix(third, "/api/v1/resources/"), "/content")) {
 			t.Errorf("the API's hit does not name the chosen page's thumbnail: %s", r.Body)
 		}
-		// the work page's record leaves the choice out of the metadata shown
-		if p := anon.get("/works/" + string(atlas.ID)); strings.Contains(p.Body, "urn:shelfmark:") {
+		// the work page leaves the choice out of the metadata it lists, and
+		// describes the work with the chosen page's thumbnail
+		wp := anon.get("/works/" + string(atlas.ID))
+		if strings.Contains(wp.Body, "urn:shelfmark:") {
 			t.Errorf("the work page shows the chosen page's IRI")
+		}
+		var ld struct {
+			Thumbnail string `json:"thumbnailUrl"`
+		}
+		if m := regexp.MustCompile(`(?s)<script type="application/ld\+json"[^>]*>(.*?)</script>`).FindStringSubmatch(wp.Body); m == nil {
+			t.Errorf("the work page has no JSON-LD")
+		} else if err := json.Unmarshal([]byte(m[1]), &ld); err != nil || !strings.HasSuffix(ld.Thumbnail, third) {
+			t.Errorf("the work page's JSON-LD thumbnail: %q (%v), want the chosen page's %s", ld.Thumbnail, err, third)
+		}
+		// the edit form neither shows the choice nor drops it
+		if p := admin.get("/works/" + string(atlas.ID) + "/edit"); p.Status != 200 || strings.Contains(p.Body, "urn:shelfmark:") || strings.Contains(p.Body, shelfmark.PredThumbnailPage) {
+			t.Errorf("the edit form shows the chosen page: %d", p.Status)
+		}
+		if p := admin.post("/works/"+string(atlas.ID)+"/edit", url.Values{"version": {version()}, "field": {shelfmark.NSDC + "title"},
+			"value": {"Atlas of the Rhine, revised"}, "kind": {""}}); p.Status != 303 {
+			t.Fatalf("saving the edit form: %d %.300s", p.Status, p.Body)
+		}
+		if res := find(t, be.testEnv, atlas.ID); shelfmark.ThumbnailPageOf(res.Metadata) != pages[2] || titleValue(res) != "Atlas of the Rhine, revised" {
+			t.Errorf("after the edit form: title %q, chosen page %q", titleValue(res), shelfmark.ThumbnailPageOf(res.Metadata))
 		}
 
 		// the chosen page made private: the first page's to who may not see it

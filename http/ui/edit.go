@@ -92,7 +92,8 @@ func (s *Handler) editPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	t := titleOf(res)
 	p := s.page(w, r, "edit.title", t)
-	rows := append(rowsOf(res.Metadata), metaRow{Field: shelfmark.NSDC + "subject"})
+	shown, _ := splitPageChoice(res.Metadata)
+	rows := append(rowsOf(shown), metaRow{Field: shelfmark.NSDC + "subject"})
 	p.Data = &editData{Work: res, Title: t, Version: res.Version, Meta: newMetaForm(p, rows)}
 	return s.render(w, r, http.StatusOK, "edit", p)
 }
@@ -122,6 +123,9 @@ func (s *Handler) editPost(w http.ResponseWriter, r *http.Request) error {
 	if answered {
 		return err
 	}
+	// the page chosen to represent the work is the pages page's to change
+	_, kept := splitPageChoice(res.Metadata)
+	stmts = append(stmts, kept...)
 	_, err = s.deps.Resources.UpdateResource(r.Context(), res.ID, shelfmark.ResourceUpdate{IfMatch: version, Replace: &stmts})
 	switch shelfmark.ErrorCode(err) {
 	case "":
@@ -135,7 +139,8 @@ func (s *Handler) editPost(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		p.Title = p.T("conflict.title", t)
-		d.Version, d.Theirs, d.Mine = cur.Version, rowsOf(cur.Metadata), nonEmpty(rows)
+		theirs, _ := splitPageChoice(cur.Metadata)
+		d.Version, d.Theirs, d.Mine = cur.Version, rowsOf(theirs), nonEmpty(rows)
 		d.Meta = newMetaForm(p, rows)
 		return s.render(w, r, http.StatusConflict, "conflict", p)
 	case shelfmark.EINVALID:

@@ -43,3 +43,17 @@ func (s *Handler) thumbnailPost(w http.ResponseWriter, r *http.Request) error {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 	return nil
 }
+
+// splitPageChoice splits a work's metadata into what the edit form shows
+// and the statement of the page chosen to represent the work, which the
+// form keeps as it is (the pages page changes it).
+func splitPageChoice(meta []shelfmark.Statement) (shown, kept []shelfmark.Statement) {
+	for _, st := range meta {
+		if st.Predicate == shelfmark.PredThumbnailPage {
+			kept = append(kept, st)
+		} else {
+			shown = append(shown, st)
+		}
+	}
+	return shown, kept
+}
