@@ -19,7 +19,10 @@ import (
 // is kept in the OCFL copy with the rest of the metadata and holds in a
 // repository rebuilt from that copy alone. A page is an image of the
 // work, which is what FOAF's depiction says ("an image that depicts some
-// thing").
+// thing"). SetThumbnailPage names only a page of the work; a statement
+// written otherwise (the API's metadata, a record imported) is honoured
+// only as far as the reader may see a thumbnail of the page it names,
+// and the first page's is shown when there is none.
 
 // PredThumbnailPage is the predicate of the page that represents a work.
 const PredThumbnailPage = "http://xmlns.com/foaf/0.1/depiction"
