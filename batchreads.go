@@ -3,6 +3,7 @@ package shelfmark
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // MaxChildFiles caps the files ChildFiles returns for one child (a file
@@ -169,55 +170,73 @@ func (r *Repository) FindResources(ctx context.Context, ids []ID) ([]*Resource, 
 
 // HitThumbnails returns, read within tx, a thumbnail file for each of a
 // page of search hits, by hit key, that the caller may read: a page hit's
-// own, a work's best page's (its first Pages), or its first page's when
-// its record matched (FirstChildren). Hits without one the caller may see
-// are absent. Two statements whatever the number of hits (the first
-// pages, the files), and the policy's own look-ups only for a thumbnail
-// not in public view (see thumbnails).
-func (r *Repository) HitThumbnails(ctx context.Context, tx ReadTx, hits []SearchHit) (map[int64]ID, error) {
+// own, a work's best page's (its first Pages), or, when its record
+// matched, the thumbnail of the page that represents it (the page its
+// metadata names, else its first page: see workThumbnails). meta, when
+// not nil, holds the metadata of the hits' works read already; nil, that
+// of the works found by their records is read here (one statement more).
+// Hits without a thumbnail the caller may see are absent. Two statements
+// whatever the number of hits (the first pages, the files), and the
+// policy's own look-ups only for a thumbnail not in public view (see
+// thumbnails).
+func (r *Repository) HitThumbnails(ctx context.Context, tx ReadTx, hits []SearchHit, meta map[int64][]Statement) (map[int64]ID, error) {
 	if len(hits) > MaxPageSize {
 		return nil, Errorf(EINVALID, "hits: %d; at most %d are read at once.", len(hits), MaxPageSize)
 	}
-	page := map[int64]int64{} // by hit
-	var firsts []int64
+	tries := map[int64][]int64{} // by hit
+	var works []int64
 	for _, h := range hits {
 		switch {
 		case h.Kind == KindFileSet:
-			page[h.Key] = h.Key
+			tries[h.Key] = []int64{h.Key}
 		case len(h.Pages) > 0:
-			page[h.Key] = h.Pages[0].Key
+			tries[h.Key] = []int64{h.Pages[0].Key}
 		case h.Kind == KindWork:
-			firsts = append(firsts, h.Key)
+			works = append(works, h.Key)
 		}
 	}
-	if len(firsts) > 0 {
-		first, err := tx.FirstChildren(ctx, firsts, KindFileSet)
-		if err != nil {
-			return nil, err
-		}
-		for w, fs := range first {
-			page[w] = fs
-		}
+	if len(works) == 0 {
+		return r.thumbnailsOf(ctx, tx, tries)
 	}
-	return r.thumbnailsOf(ctx, tx, page)
-}
-
-// thumbnailsOf returns the thumbnail the caller may read of each key's
-// page (page maps a key, a hit or a work, to a file set), by key: one
-// statement for the files (thumbnails).
-func (r *Repository) thumbnailsOf(ctx context.Context, tx ReadTx, page map[int64]int64) (map[int64]ID, error) {
-	pages := make([]int64, 0, len(page))
-	for _, fs := range page {
-		pages = append(pages, fs)
-	}
-	thumbs, err := r.thumbnails(ctx, tx, pages)
+	first, err := tx.FirstChildren(ctx, works, KindFileSet)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int64]ID, len(page))
-	for k, fs := range page {
-		if id, ok := thumbs[fs]; ok {
-			out[k] = id
+	if meta == nil {
+		fields, err := tx.FieldsOf(ctx, works)
+		if err != nil {
+			return nil, err
+		}
+		meta = make(map[int64][]Statement, len(fields))
+		for k, fs := range fields {
+			meta[k] = StatementsOf(fs)
+		}
+	}
+	r.representTries(tries, works, first, meta)
+	return r.thumbnailsOf(ctx, tx, tries)
+}
+
+// thumbnailsOf returns, by key (a hit or a work), the thumbnail the
+// caller may read of the first of its pages (tries maps a key to file
+// sets, in the order they are tried) that has one: one statement for the
+// files of all of them (thumbnails).
+func (r *Repository) thumbnailsOf(ctx context.Context, tx ReadTx, tries map[int64][]int64) (map[int64]ID, error) {
+	var pages []int64
+	for _, fss := range tries {
+		pages = append(pages, fss...)
+	}
+	slices.Sort(pages)
+	thumbs, err := r.thumbnails(ctx, tx, slices.Compact(pages))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]ID, len(tries))
+	for k, fss := range tries {
+		for _, fs := range fss {
+			if id, ok := thumbs[fs]; ok {
+				out[k] = id
+				break
+			}
 		}
 	}
 	return out, nil

@@ -213,6 +213,14 @@ type ResourceService interface {
 	SetFilesAccess(ctx context.Context, work ID, a Access, ifMatch int64) (*Resource, error)
 	FilesAccess(ctx context.Context, work ID) (Access, bool, error)
 	FilesRestricted(ctx context.Context, work ID) (bool, error)
+	// ReplacePageFile makes a file the original of a page of a work, the
+	// page's files before it deleted, in one step under the work's version
+	// (see Repository.ReplacePageFile).
+	ReplacePageFile(ctx context.Context, work, page ID, f *File, ifMatch int64) (*Resource, error)
+	// SetThumbnailPage chooses the page that represents a work (its
+	// thumbnail), or none for its first page, under the work's version
+	// (see Repository.SetThumbnailPage).
+	SetThumbnailPage(ctx context.Context, work, page ID, ifMatch int64) (*Resource, error)
 	// ListChildren pages through a resource's children in order.
 	ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error)
 	// ChildCursor is the cursor from which ListChildren starts at child.
@@ -238,9 +246,11 @@ type ResourceService interface {
 	SearchReader(ctx context.Context, tx ReadTx) (*SearchReader, error)
 	// HitThumbnails returns, within tx, a thumbnail file the caller of ctx
 	// may read for each of a page of search hits, by hit key (a work's best
-	// page's, or its first page's); the others are absent. Two statements
-	// for any number of hits in public view.
-	HitThumbnails(ctx context.Context, tx ReadTx, hits []SearchHit) (map[int64]ID, error)
+	// page's, or the page's that represents it); the others are absent.
+	// meta is the metadata of the hits' works when read already (nil: it
+	// is read). Two statements for any number of hits in public view
+	// (three without meta).
+	HitThumbnails(ctx context.Context, tx ReadTx, hits []SearchHit, meta map[int64][]Statement) (map[int64]ID, error)
 	// FindSources returns the root ids of the source keys stored before,
 	// so that a bulk ingest skips them without sending their bytes.
 	FindSources(ctx context.Context, sourceKeys []string) (map[string]ID, error)

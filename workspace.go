@@ -220,10 +220,12 @@ func (r *Repository) Workspace(ctx context.Context, q WorkspaceQuery) (*Workspac
 		if err := lacks.readFields(ctx, keys); err != nil {
 			return err
 		}
+		meta := make(map[int64][]Statement, len(rows))
 		for i, row := range rows {
 			p.Items[i].Metadata = StatementsOf(lacks.fields[row.Key])
+			meta[row.Key] = p.Items[i].Metadata
 		}
-		thumbs, err := r.firstThumbnails(ctx, tx, keys, lacks.firstPages())
+		thumbs, err := r.listThumbnails(ctx, tx, keys, lacks.firstPages(), meta)
 		if err != nil {
 			return err
 		}
@@ -370,22 +372,17 @@ func (l *workspaceLacks) matches(key int64) bool {
 	return true
 }
 
-// firstThumbnails returns the thumbnail the caller may read of the first
-// page of each of works that has one. first, when not nil, holds the
-// first pages read already (a work absent from it has none); nil, they
-// are read (FirstChildren). Two statements at most.
-func (r *Repository) firstThumbnails(ctx context.Context, tx ReadTx, works []int64, first map[int64]int64) (map[int64]ID, error) {
-	page := map[int64]int64{}
+// listThumbnails returns the thumbnail the caller may read of the page
+// that represents each of works (workThumbnails) that has one. first,
+// when not nil, holds the first pages read already (a work absent from
+// it has none); nil, they are read (FirstChildren). meta is the works'
+// metadata, read already. Two statements at most.
+func (r *Repository) listThumbnails(ctx context.Context, tx ReadTx, works []int64, first map[int64]int64, meta map[int64][]Statement) (map[int64]ID, error) {
 	if first == nil && len(works) > 0 {
 		var err error
 		if first, err = tx.FirstChildren(ctx, works, KindFileSet); err != nil {
 			return nil, err
 		}
 	}
-	for _, w := range works {
-		if fs, ok := first[w]; ok {
-			page[w] = fs
-		}
-	}
-	return r.thumbnailsOf(ctx, tx, page)
+	return r.workThumbnails(ctx, tx, works, first, meta)
 }

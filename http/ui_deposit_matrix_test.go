@@ -65,6 +65,12 @@ func (m *matrix) uiDepositRows() []row {
 		{"POST /works/{id}/files", []probe{{target: fr, build: func(c *cell) req {
 			return fileForm("/works/"+string(c.t.W)+"/files", "files", "added.txt", "an added page")
 		}, rule: writeTarget(303, 404, (*who).edits)}}},
+		{"POST /works/{id}/pages/{page}/file", []probe{{target: fr, build: func(c *cell) req {
+			return fileFormWith("/works/"+string(c.t.W)+"/pages/"+string(c.t.FS)+"/file", url.Values{"version": {m.versionOf(c.t.W)}}, "files", "replaced.txt", "a replaced page")
+		}, rule: writeTarget(303, 404, (*who).edits)}}},
+		{"POST /works/{id}/thumbnail", []probe{{target: fr, build: func(c *cell) req {
+			return formReq("/works/"+string(c.t.W)+"/thumbnail", url.Values{"version": {m.versionOf(c.t.W)}, "page": {string(c.t.FS)}})
+		}, rule: writeTarget(303, 404, (*who).edits)}}},
 		{"GET /works/{id}/access", []probe{{target: rd, build: workGet("/access"), rule: formPage(writeTarget(200, 404, (*who).edits))}}},
 		{"POST /works/{id}/access", []probe{{target: fr, build: func(c *cell) req {
 			return formReq("/works/"+string(c.t.W)+"/access", url.Values{"version": {m.versionOf(c.t.W)}, "visibility": {"private"}})

@@ -8,8 +8,19 @@ import (
 
 // fileForm is a multipart form carrying one file under field.
 func fileForm(path, field, name, content string) req {
+	return fileFormWith(path, nil, field, name, content)
+}
+
+// fileFormWith is a multipart form carrying fields, then one file under
+// field.
+func fileFormWith(path string, fields url.Values, field, name, content string) req {
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)
+	for k, vs := range fields {
+		for _, v := range vs {
+			mw.WriteField(k, v)
+		}
+	}
 	fw, _ := mw.CreateFormFile(field, name)
 	fw.Write([]byte(content))
 	mw.Close()

@@ -137,8 +137,10 @@ func (s *stack) read(t *testing.T, o *ocfl.Object, v int, path string) string {
 // TestPreserver: changes are preserved once they are Window old, one
 // version per object for the changes of a window; an edit writes only the
 // record and the metadata again; a step repeated from an older checkpoint
-// writes nothing; a deleted work's newest version is its tombstone and
-// its earlier versions still read.
+// writes nothing; a page's file replaced (ReplacePageFile) stays in the
+// versions before; the page chosen to represent a work is named in its
+// metadata; a deleted work's newest version is its tombstone and its
+// earlier versions still read.
 func TestPreserver(t *testing.T) {
 	stacks(t, func(t *testing.T, s *stack) {
 		title := func(v string) []shelfmark.Statement {
@@ -214,11 +216,8 @@ func TestPreserver(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.repo.CreateResource(s.ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: pages[0], File: &shelfmark.File{
-			Name: "page.txt", MediaType: "text/plain", Size: b.Size, SHA256: b.Digests[shelfmark.SHA256], Use: shelfmark.UseOriginal}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.repo.DeleteResource(s.ctx, kids.Items[0].ID, 0); err != nil {
+		if _, err := s.repo.ReplacePageFile(s.ctx, work.ID, pages[0], &shelfmark.File{
+			Name: "page.txt", MediaType: "text/plain", Size: b.Size, SHA256: b.Digests[shelfmark.SHA256]}, 0); err != nil {
 			t.Fatal(err)
 		}
 		private := shelfmark.Private
@@ -248,6 +247,29 @@ func TestPreserver(t *testing.T) {
 		}
 		if !found {
 			t.Fatalf("version 3 does not hold the first page's new file: %+v", rec3.Resources)
+		}
+		// the replaced file stays in the history
+		for _, r := range rec.Resources {
+			if r.File != nil && r.Parent == string(pages[0]) {
+				if got := s.read(t, o, 2, r.File.Path); got != "first page" {
+					t.Fatalf("version 2's first page after its file was replaced: %q", got)
+				}
+			}
+		}
+
+		// the page chosen to represent the work: a version whose metadata
+		// names the page by its IRI
+		s.clock.Add(time.Minute)
+		if _, err := s.repo.SetThumbnailPage(s.ctx, work.ID, pages[2], 0); err != nil {
+			t.Fatal(err)
+		}
+		s.clock.Add(DefaultWindow)
+		if _, versions, err := s.p.CatchUp(context.Background()); err != nil || versions != 1 {
+			t.Fatalf("after the thumbnail's page was chosen: %d versions, %v", versions, err)
+		}
+		o = s.object(t, work.ID)
+		if meta := s.read(t, o, o.Head(), MetadataPath); !strings.Contains(meta, "<"+shelfmark.PredThumbnailPage+"> <"+SubjectIRI(pages[2])+">") {
+			t.Fatalf("version %d's metadata does not name the chosen page:\n%s", o.Head(), meta)
 		}
 
 		// a step repeated from an older checkpoint writes nothing again

@@ -125,7 +125,7 @@ type Format struct {
 
 // SubjectIRI is the IRI that stands for the resource id in metadata.nt:
 // a URN that does not depend on where the repository is served.
-func SubjectIRI(id shelfmark.ID) string { return "urn:shelfmark:" + string(id) }
+func SubjectIRI(id shelfmark.ID) string { return shelfmark.ResourceIRI(id) }
 
 // Keep reports whether a file's bytes are kept in the object: originals
 // stored in the content store are; derivatives (thumbnails, access copies,

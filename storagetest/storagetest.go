@@ -64,6 +64,8 @@ var conformance = []struct {
 	{"ListResources", testListResources, true},
 	{"Order", testOrder, false},
 	{"PageLabels", testPageLabels, true},
+	{"ReplacePageFile", testReplacePageFile, false},
+	{"ThumbnailPage", testThumbnailPage, false},
 	{"Files", testFiles, false},
 	{"ChildFiles", testChildFiles, true},
 	{"FirstChildren", testFirstChildren, false},

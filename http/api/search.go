@@ -173,7 +173,7 @@ func (s *Handler) search(w http.ResponseWriter, r *http.Request) error {
 		if res, err = tx.Search(r.Context(), q); err != nil {
 			return err
 		}
-		thumbs, err = s.deps.Resources.HitThumbnails(r.Context(), tx, res.Hits)
+		thumbs, err = s.deps.Resources.HitThumbnails(r.Context(), tx, res.Hits, nil)
 		return err
 	})
 	if err != nil {

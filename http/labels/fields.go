@@ -153,11 +153,16 @@ func HTTPIRI(s string) bool {
 // Fields groups metadata by label, labelled fields first in their
 // order, then the others by compact name; labels are the messages of
 // msgs (one language's catalog, Catalogs.Messages). It allocates a field
-// per distinct predicate and a value per statement.
+// per distinct predicate and a value per statement. The page chosen to
+// represent a work (shelfmark.PredThumbnailPage) is left out: it says
+// which page is the work's thumbnail, not what the work is.
 func Fields(msgs map[string]string, stmts []shelfmark.Statement) []*Field {
 	byKey := map[string]*Field{}
 	var out []*Field
 	for _, st := range stmts {
+		if st.Predicate == shelfmark.PredThumbnailPage {
+			continue
+		}
 		key, name, rank := "", CompactIRI(st.Predicate), len(fieldKeys)
 		if l, ok := labelOf[st.Predicate]; ok {
 			key, rank = l.key, l.rank

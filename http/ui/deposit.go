@@ -38,6 +38,8 @@ func (s *Handler) uiDepositRoutes() []kit.Route {
 		{Method: "POST", Pattern: "/works/{id}/order", Handle: s.uiForm(s.orderPost)},
 		{Method: "POST", Pattern: "/works/{id}/files", Handle: s.uiWrap(s.filesPost)}, // edit_files.go
 		{Method: "POST", Pattern: "/works/{id}/labels", Handle: s.uiForm(s.labelsPost)},
+		{Method: "POST", Pattern: "/works/{id}/pages/{page}/file", Handle: s.uiWrap(s.replacePost)}, // edit_replace.go
+		{Method: "POST", Pattern: "/works/{id}/thumbnail", Handle: s.uiForm(s.thumbnailPost)},       // edit_thumbnail.go
 		{Method: "GET", Pattern: "/works/{id}/access", Handle: s.uiWrap(s.accessPage)},
 		{Method: "POST", Pattern: "/works/{id}/access", Handle: s.uiForm(s.accessPost)},
 		{Method: "GET", Pattern: "/works/{id}/delete", Handle: s.uiWrap(s.deletePage)},
@@ -235,6 +237,11 @@ var errNoTitle = shelfmark.Errorf(shelfmark.EINVALID, "A title is required.")
 type depositFile struct {
 	Name, MediaType, SHA256 string
 	Size                    int64
+}
+
+// file is the description of a stored file as a page's original.
+func (f depositFile) file() *shelfmark.File {
+	return &shelfmark.File{Name: f.Name, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, Use: shelfmark.UseOriginal}
 }
 
 // depositData is the content of the deposit page.
@@ -454,8 +461,7 @@ func (s *Handler) storeDeposit(r *http.Request, d *depositData, stmts []shelfmar
 		g.Resources = append(g.Resources,
 			&shelfmark.NewResource{ID: fs, Kind: shelfmark.KindFileSet, Parent: work.ID, Visibility: files.Visibility, Embargo: files.Embargo,
 				Metadata: []shelfmark.Statement{{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral(f.Name)}}},
-			&shelfmark.NewResource{ID: file, Kind: shelfmark.KindFile, Parent: fs,
-				File: &shelfmark.File{Name: f.Name, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, Use: "original"}})
+			&shelfmark.NewResource{ID: file, Kind: shelfmark.KindFile, Parent: fs, File: f.file()})
 		g.Order = append(g.Order, fs)
 	}
 	_, errs := s.deps.Resources.CreateGroups(ctx, []*shelfmark.NewGroup{g})

@@ -71,8 +71,12 @@ func (s *Handler) editableForm(r *http.Request) (*shelfmark.Resource, int64, err
 }
 
 // formVersion reads the version a form was made from.
-func formVersion(r *http.Request) (int64, error) {
-	v, err := strconv.ParseInt(r.PostForm.Get("version"), 10, 64)
+func formVersion(r *http.Request) (int64, error) { return parseVersion(r.PostForm.Get("version")) }
+
+// parseVersion reads the version field of a form (a multipart form's
+// too).
+func parseVersion(s string) (int64, error) {
+	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v <= 0 {
 		return 0, shelfmark.Errorf(shelfmark.EINVALID, "The form does not say which version of the work it was made from; reload the page.")
 	}
@@ -122,7 +126,8 @@ func (s *Handler) editPageOf(w http.ResponseWriter, r *http.Request, kind shelfm
 	}
 	t := titleOf(res)
 	p := s.page(w, r, "edit.title", t)
-	rows := append(rowsOf(res.Metadata), metaRow{Field: shelfmark.NSDC + "subject"})
+	shown, _ := splitPageChoice(res.Metadata)
+	rows := append(rowsOf(shown), metaRow{Field: shelfmark.NSDC + "subject"})
 	p.Data = &editData{Work: res, Base: pagePath(res), Title: t, Version: res.Version, Meta: newMetaForm(p, rows)}
 	return s.render(w, r, http.StatusOK, "edit", p)
 }
@@ -161,6 +166,9 @@ func (s *Handler) editPostOf(w http.ResponseWriter, r *http.Request, kind shelfm
 	if answered {
 		return err
 	}
+	// the page chosen to represent the work is the pages page's to change
+	_, kept := splitPageChoice(res.Metadata)
+	stmts = append(stmts, kept...)
 	_, err = s.deps.Resources.UpdateResource(r.Context(), res.ID, shelfmark.ResourceUpdate{IfMatch: version, Replace: &stmts})
 	switch shelfmark.ErrorCode(err) {
 	case "":
@@ -174,7 +182,8 @@ func (s *Handler) editPostOf(w http.ResponseWriter, r *http.Request, kind shelfm
 			return err
 		}
 		p.Title = p.T("conflict.title", t)
-		d.Version, d.Theirs, d.Mine = cur.Version, rowsOf(cur.Metadata), nonEmpty(rows)
+		theirs, _ := splitPageChoice(cur.Metadata)
+		d.Version, d.Theirs, d.Mine = cur.Version, rowsOf(theirs), nonEmpty(rows)
 		d.Meta = newMetaForm(p, rows)
 		return s.render(w, r, http.StatusConflict, "conflict", p)
 	case shelfmark.EINVALID:

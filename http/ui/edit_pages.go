@@ -34,13 +34,24 @@ type reorderItem struct {
 	// the address of its thumbnail ("" when none was made yet); Label the
 	// page's label (its title, "" when none).
 	Name, Thumb, Label string
+	// Represents is set on the page that represents the work (its
+	// thumbnail): the one chosen, else the first page; Chosen when it was
+	// chosen.
+	Represents, Chosen bool
 }
 
-// describeItems gives the pages their file names, thumbnails and labels,
-// read for the whole chunk at once (a fixed number of statements).
-func (s *Handler) describeItems(r *http.Request, work shelfmark.ID, items []reorderItem) error {
+// describeItems gives the pages of work their file names, thumbnails and
+// labels, read for the whole chunk at once (a fixed number of
+// statements), and marks the page that represents the work.
+func (s *Handler) describeItems(r *http.Request, res *shelfmark.Resource, items []reorderItem) error {
 	if len(items) == 0 {
 		return nil
+	}
+	work := res.ID
+	chosen := shelfmark.ThumbnailPageOf(res.Metadata)
+	for i := range items {
+		items[i].Chosen = items[i].ID == chosen
+		items[i].Represents = items[i].Chosen || (chosen == "" && items[i].Pos == 1)
 	}
 	if err := s.labelItems(r, items); err != nil {
 		return err
@@ -110,7 +121,7 @@ func (s *Handler) pagesPage(w http.ResponseWriter, r *http.Request) error {
 		d.Items = append(d.Items, reorderItem{ID: it.ID, Pos: d.Offset + i})
 	}
 	d.NextOffset = d.Offset + len(d.Items)
-	if err := s.describeItems(r, res.ID, d.Items); err != nil {
+	if err := s.describeItems(r, res, d.Items); err != nil {
 		return err
 	}
 	p := s.page(w, r, "pages.title", d.Title)
@@ -155,7 +166,7 @@ func (s *Handler) orderPost(w http.ResponseWriter, r *http.Request) error {
 		for i, id := range ids {
 			d.Items = append(d.Items, reorderItem{ID: id, Pos: offset + i})
 		}
-		if err := s.describeItems(r, res.ID, d.Items); err != nil {
+		if err := s.describeItems(r, res, d.Items); err != nil {
 			return err
 		}
 		p := s.page(w, r, "pages.title", d.Title)

@@ -254,12 +254,9 @@ type searchInfo struct {
 // of the collections of the facet (the engine shows only what the reader
 // may read, and counts only such collections), the positions of the
 // pages the hits list, the first page of each work hit without one, and
-// the thumbnails of the hits' pages (those the reader may see).
+// the thumbnails of the hits' pages (those the reader may see; a work
+// found by its record shows the page its metadata names, else its first).
 func (in *searchInfo) read(ctx context.Context, tx shelfmark.ReadTx, res *shelfmark.SearchResult) error {
-	var err error
-	if in.thumbs, err = in.res.HitThumbnails(ctx, tx, res.Hits); err != nil {
-		return err
-	}
 	var keys, pages []int64
 	seen := map[int64]bool{}
 	add := func(k int64) {
@@ -297,7 +294,10 @@ func (in *searchInfo) read(ctx context.Context, tx shelfmark.ReadTx, res *shelfm
 			in.numbers[row.Key] = row.Position
 		}
 	}
-	return nil
+	// the works' metadata names the page that represents each
+	var err error
+	in.thumbs, err = in.res.HitThumbnails(ctx, tx, res.Hits, in.meta)
+	return err
 }
 
 // thumb is the address of hit k's thumbnail, "" when it has none the

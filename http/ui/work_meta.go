@@ -53,16 +53,25 @@ func (s *Handler) workMeta(p *uiPage, res *shelfmark.Resource, d *uiWorkData, fi
 	add("citation_firstpage", c.FirstPage)
 	add("citation_lastpage", c.LastPage)
 	add("citation_abstract_html_url", d.Canonical)
-	var pdf, thumb string
+	// the thumbnail of the page chosen to represent the work, when it is
+	// among the pages shown and the reader may see it; else the first
+	// page's that is
+	chosen := shelfmark.ThumbnailPageOf(res.Metadata)
+	var pdf, thumb, chosenThumb string
 	for _, it := range d.Items {
 		for _, f := range files[it.ID] {
 			switch {
 			case pdf == "" && (f.File.Use == shelfmark.UseOriginal || f.File.Use == "") && pdfFile(f.File):
 				pdf = p.Base + kit.ContentURL(f.ID)
+			case f.File.Use == shelfmark.UseThumbnail && it.ID == chosen && chosenThumb == "":
+				chosenThumb = p.Base + kit.ContentURL(f.ID)
 			case thumb == "" && f.File.Use == shelfmark.UseThumbnail:
 				thumb = p.Base + kit.ContentURL(f.ID)
 			}
 		}
+	}
+	if chosenThumb != "" {
+		thumb = chosenThumb
 	}
 	add("citation_pdf_url", pdf)
 

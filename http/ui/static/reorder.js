@@ -66,7 +66,7 @@
     window.Sortable.create(list, {
       animation: 150,
       ghostClass: "sortable-ghost",
-      filter: "button, input",
+      filter: "button, input, summary, label",
       preventOnFilter: false,
       onEnd: function (evt) { if (evt.oldIndex !== evt.newIndex) { announce(evt.item); } }
     });

@@ -36,8 +36,13 @@
   // a paragraph; the side bar's tabs say their orientation on a box
   // without a role instead of on the tab list; and a search hit's scroll
   // wrapper (a div) comes between the results' list and its item, so the
-  // wrapper becomes the list item.
+  // wrapper becomes the list item; and a side panel's scrolling box (the
+  // search's results, which scroll when the panel lies below the image on
+  // a narrow screen) takes the focus, so that the keyboard scrolls it.
   function mend(root) {
+    root.querySelectorAll(".mirador-scrollto-scrollable:not([tabindex])").forEach(function (box) {
+      box.setAttribute("tabindex", "0");
+    });
     root.querySelectorAll("h1").forEach(function (h) {
       var p = document.createElement("p");
       p.className = h.className;
