@@ -202,7 +202,7 @@ func uiUsageCost(ctx context.Context, repo *shelfmark.Repository, opts shttp.Opt
 	if err := counter.Flush(context.WithoutCancel(ctx)); err != nil {
 		return nil, fmt.Errorf("the last flush of the counts: %w", err)
 	}
-	out.Slices, out.Seconds = slices, (plainT + countedT).Seconds()/2
+	out.Slices, out.Seconds = slices, (plainT+countedT).Seconds()/2
 	if plainT > 0 && countedT > 0 && plainN > 0 {
 		out.PlainPerS, out.CountedPerS = float64(plainN)/plainT.Seconds(), float64(countedN)/countedT.Seconds()
 		out.Ratio = out.CountedPerS / out.PlainPerS

@@ -261,8 +261,8 @@ type depositData struct {
 	// pages' own access, access_files.go): as the record by default.
 	FilesVisibility, FilesEmbargo string
 	Files                         []depositFile
-	MaxUpload    int64
-	Error        string
+	MaxUpload                     int64
+	Error                         string
 }
 
 // visibilities are the choices of a visibility.
