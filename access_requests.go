@@ -241,8 +241,9 @@ func (a *Accounts) RequestAccess(ctx context.Context, work ID, message string) (
 // with q.Mine the caller's own (on q.Work, when set); otherwise those in
 // q.State (default open) on works the caller may decide for (manages),
 // reading at most accessRequestScan requests to fill the page, so the
-// cost is bounded whatever the number of requests; next is the Before of
-// the following page, 0 at the end.
+// cost is bounded whatever the number of requests (a page may then hold
+// fewer than its limit, or none, with a next page still to read); next is
+// the Before of the following page, 0 at the end.
 func (a *Accounts) AccessRequests(ctx context.Context, q AccessRequestQuery) (out []*AccessRequest, next int64, err error) {
 	c := CallerFrom(ctx)
 	if c.User == 0 && !c.System {
@@ -307,9 +308,7 @@ func (a *Accounts) AccessRequests(ctx context.Context, q AccessRequestQuery) (ou
 				return nil
 			}
 		}
-		if len(out) > 0 {
-			next = before // the scan stopped: go on below what it read
-		}
+		next = before // the scan's budget is spent: go on below what it read
 		return nil
 	})
 	return out, next, err
