@@ -10,17 +10,19 @@ import (
 
 // TestBenchUICommand: bench ui at a tiny size prints its table and summary,
 // and writes a JSON report with the fields every report has (one step per
-// page, each page answered right) and an HTML report.
+// page, each page answered right) and an HTML report; it measures the cost
+// of counting uses.
 func TestBenchUICommand(t *testing.T) {
 	t.Setenv("SHELFMARK_DATABASE_URL", "")
 	dir := t.TempDir()
 	jsonPath, reportDir := filepath.Join(dir, "ui.json"), filepath.Join(dir, "report")
 	out, err := runCLI(t, "ui", "--pages", "12", "--members", "300", "--requests", "3", "--warmup", "1", "--durability", "relaxed",
-		"--json", jsonPath, "--report", reportDir)
+		"--usage-seconds", "2", "--json", jsonPath, "--report", reportDir)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !strings.Contains(out, "ui sqlite: 300 members, server time: work page (12 pages) p99 ") || !strings.Contains(out, "collection page at 90% depth") {
+	if !strings.Contains(out, "ui sqlite: 300 members, server time: work page (12 pages) p99 ") || !strings.Contains(out, "collection page at 90% depth") ||
+		!strings.Contains(out, "search, a word on every page of the book (grouped under the one work): p99 ") || !strings.Contains(out, "counting uses (1000 other views/s recorded") {
 		t.Fatalf("output:\n%s", out)
 	}
 	b, err := os.ReadFile(jsonPath)
@@ -54,7 +56,7 @@ func TestBenchUICommand(t *testing.T) {
 			t.Errorf("the JSON report has no %q", k)
 		}
 	}
-	if rep.Scenario != "ui" || rep.Items != 18 || rep.Errors != 0 || len(rep.Steps) != 6 || len(rep.Params.Pages) != 6 {
+	if rep.Scenario != "ui" || rep.Items != 21 || rep.Errors != 0 || len(rep.Steps) != 7 || len(rep.Params.Pages) != 7 {
 		t.Fatalf("report: %s", b)
 	}
 	for _, p := range rep.Params.Pages {
