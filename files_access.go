@@ -60,15 +60,9 @@ func (r *Repository) SetFilesAccess(ctx context.Context, work ID, a Access, ifMa
 	o.check = func(tx WriteTx) error {
 		ctx := context.Background()
 		changed = nil
-		wa, err := r.guard(tx, CallerFrom(o.ctx)).editable(ctx, wkey, "set who may read the files of")
+		var err error
+		wrow, err = r.editableWorkAt(ctx, tx, CallerFrom(o.ctx), wkey, "set who may read the files of", "the files of a work have their own access", ifMatch)
 		if err != nil {
-			return err
-		}
-		wrow = wa.row
-		if wrow.Kind != KindWork {
-			return Errorf(EINVALID, "%s is a %s; the files of a work have their own access.", work, wrow.Kind)
-		}
-		if err := r.checkVersion(wrow, ifMatch); err != nil {
 			return err
 		}
 		if err := r.checkAccessDates(a.Embargo, nil); err != nil {

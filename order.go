@@ -41,15 +41,9 @@ func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifM
 	*o = op{
 		check: func(tx WriteTx) error {
 			ctx := context.Background()
-			pa, err := r.guard(tx, CallerFrom(o.ctx)).editable(ctx, pkey, "order the children of")
+			var err error
+			prow, err = r.editableWorkAt(ctx, tx, CallerFrom(o.ctx), pkey, "order the children of", "only works have ordered children", ifMatch)
 			if err != nil {
-				return err
-			}
-			prow = pa.row
-			if prow.Kind != KindWork {
-				return Errorf(EINVALID, "%s is a %s; only works have ordered children.", parent, prow.Kind)
-			}
-			if err := r.checkVersion(prow, ifMatch); err != nil {
 				return err
 			}
 			rows, err := tx.Resources(ctx, keys)

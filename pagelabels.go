@@ -79,15 +79,9 @@ func (r *Repository) SetPageLabels(ctx context.Context, work ID, labels []PageLa
 	o.check = func(tx WriteTx) error {
 		ctx := context.Background()
 		changed, fields, fkeys = nil, nil, nil
-		a, err := r.guard(tx, CallerFrom(o.ctx)).editable(ctx, wkey, "label the pages of")
+		var err error
+		wrow, err = r.editableWorkAt(ctx, tx, CallerFrom(o.ctx), wkey, "label the pages of", "only the pages of a work have labels", ifMatch)
 		if err != nil {
-			return err
-		}
-		wrow = a.row
-		if wrow.Kind != KindWork {
-			return Errorf(EINVALID, "%s is a %s; only the pages of a work have labels.", work, wrow.Kind)
-		}
-		if err := r.checkVersion(wrow, ifMatch); err != nil {
 			return err
 		}
 		if len(keys) == 0 {

@@ -804,3 +804,21 @@ func hiddenCursorCodec() *IDCodec {
 	}
 	return NewIDCodec(secret)
 }
+
+// editableWorkAt reads the work key that c may change (as editable
+// decides), at version ifMatch (0: any; EPRECONDITION otherwise): the
+// check every change of a work's pages starts with. A resource of another
+// kind is EINVALID, saying notWork ("only works have ordered children").
+func (r *Repository) editableWorkAt(ctx context.Context, tx ReadTx, c *Caller, key int64, what, notWork string, ifMatch int64) (*ResourceRow, error) {
+	a, err := r.guard(tx, c).editable(ctx, key, what)
+	if err != nil {
+		return nil, err
+	}
+	if a.row.Kind != KindWork {
+		return nil, Errorf(EINVALID, "%s is a %s; %s.", r.ids.Encode(key), a.row.Kind, notWork)
+	}
+	if err := r.checkVersion(a.row, ifMatch); err != nil {
+		return nil, err
+	}
+	return a.row, nil
+}

@@ -69,15 +69,9 @@ func (r *Repository) ReplacePageFile(ctx context.Context, work, page ID, f *File
 	o := &op{}
 	o.check = func(tx WriteTx) error {
 		ctx := context.Background()
-		a, err := r.guard(tx, CallerFrom(o.ctx)).editable(ctx, wkey, "replace a file of")
+		var err error
+		wrow, err = r.editableWorkAt(ctx, tx, CallerFrom(o.ctx), wkey, "replace a file of", "only the pages of a work have their files replaced", ifMatch)
 		if err != nil {
-			return err
-		}
-		wrow = a.row
-		if wrow.Kind != KindWork {
-			return Errorf(EINVALID, "%s is a %s; only the pages of a work have their files replaced.", work, wrow.Kind)
-		}
-		if err := r.checkVersion(wrow, ifMatch); err != nil {
 			return err
 		}
 		if prow, err = tx.Resource(ctx, pkey); err != nil {

@@ -94,15 +94,9 @@ func (r *Repository) SetThumbnailPage(ctx context.Context, work, page ID, ifMatc
 	o := &op{}
 	o.check = func(tx WriteTx) error {
 		ctx := context.Background()
-		a, err := r.guard(tx, CallerFrom(o.ctx)).editable(ctx, wkey, "choose the thumbnail of")
+		var err error
+		wrow, err = r.editableWorkAt(ctx, tx, CallerFrom(o.ctx), wkey, "choose the thumbnail of", "only a work is represented by one of its pages", ifMatch)
 		if err != nil {
-			return err
-		}
-		wrow = a.row
-		if wrow.Kind != KindWork {
-			return Errorf(EINVALID, "%s is a %s; only a work is represented by one of its pages.", work, wrow.Kind)
-		}
-		if err := r.checkVersion(wrow, ifMatch); err != nil {
 			return err
 		}
 		var want []Term

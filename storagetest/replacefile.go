@@ -19,14 +19,7 @@ import (
 // bytes the caller may not name and a caller who may not change the work
 // are refused with nothing written.
 func testReplacePageFile(t *testing.T, open Opener) {
-	e := newAccessEnv(t, open)
-	ctx := context.Background()
-	sys := shelfmark.WithCaller(ctx, shelfmark.SystemCaller("test"))
-	coll := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection}))
-	dep := e.user(t, "dep", shelfmark.ScopeWrite)
-	other := e.user(t, "other", shelfmark.ScopeWrite)
-	e.grant(t, coll, shelfmark.UserPrincipal("dep"), shelfmark.RoleDepositor)
-	e.grant(t, coll, shelfmark.UserPrincipal("other"), shelfmark.RoleDepositor)
+	e, ctx, sys, coll, dep, other := twoDepositors(t, open)
 	book := rs(t)(e.repo.CreateResource(as(dep), &shelfmark.NewResource{Kind: shelfmark.KindWork, MemberOf: []shelfmark.ID{coll.ID}}))
 	page := rs(t)(e.repo.CreateResource(as(dep), &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: book.ID}))
 	second := rs(t)(e.repo.CreateResource(as(dep), &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: book.ID}))
@@ -175,4 +168,20 @@ func searchFor(t *testing.T, e *accessEnv, text string) []shelfmark.SearchHit {
 		t.Fatal(err)
 	}
 	return hits
+}
+
+// twoDepositors is the fixture of the tests of a work's pages: a
+// collection where the users dep and other hold the depositor role, on a
+// store of its own, with a context and the system's.
+func twoDepositors(t *testing.T, open Opener) (e *accessEnv, ctx, sys context.Context, coll *shelfmark.Resource, dep, other *shelfmark.Caller) {
+	t.Helper()
+	e = newAccessEnv(t, open)
+	ctx = context.Background()
+	sys = shelfmark.WithCaller(ctx, shelfmark.SystemCaller("test"))
+	coll = rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection}))
+	dep = e.user(t, "dep", shelfmark.ScopeWrite)
+	other = e.user(t, "other", shelfmark.ScopeWrite)
+	e.grant(t, coll, shelfmark.UserPrincipal("dep"), shelfmark.RoleDepositor)
+	e.grant(t, coll, shelfmark.UserPrincipal("other"), shelfmark.RoleDepositor)
+	return e, ctx, sys, coll, dep, other
 }

@@ -19,14 +19,7 @@ import (
 // the thumbnails of works with a chosen page costs the statements of
 // works without one.
 func testThumbnailPage(t *testing.T, open Opener) {
-	e := newAccessEnv(t, open)
-	ctx := context.Background()
-	sys := shelfmark.WithCaller(ctx, shelfmark.SystemCaller("test"))
-	coll := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindCollection}))
-	dep := e.user(t, "dep", shelfmark.ScopeWrite)
-	other := e.user(t, "other", shelfmark.ScopeWrite)
-	e.grant(t, coll, shelfmark.UserPrincipal("dep"), shelfmark.RoleDepositor)
-	e.grant(t, coll, shelfmark.UserPrincipal("other"), shelfmark.RoleDepositor)
+	e, ctx, sys, coll, dep, other := twoDepositors(t, open)
 	n := 100
 	thumbed := func(work *shelfmark.Resource, vis shelfmark.Visibility) (page, thumb shelfmark.ID) {
 		t.Helper()

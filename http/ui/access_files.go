@@ -108,13 +108,9 @@ func (s *Handler) filesAccessForm(r *http.Request, p *uiPage, d *accessData) (*s
 // a request gave; only those who manage the work may (the engine
 // decides).
 func (s *Handler) revokePost(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.deps.AccountService()
+	acc, id, err := s.accountsAndWork(r)
 	if err != nil {
 		return err
-	}
-	id := shelfmark.ID(r.PathValue("id"))
-	if err := id.Check(); err != nil {
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no work %.80q.", r.PathValue("id"))
 	}
 	if err := acc.RevokeAccess(r.Context(), id, r.PostForm.Get("principal")); err != nil {
 		return err

@@ -88,19 +88,29 @@ func (s *Handler) workRestricted(r *http.Request, id shelfmark.ID) (*uiRestricte
 // requestAccessPost handles POST /works/{id}/access-requests: the
 // signed-in reader asks for the work's files with the field message.
 func (s *Handler) requestAccessPost(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.deps.AccountService()
+	acc, id, err := s.accountsAndWork(r)
 	if err != nil {
 		return err
-	}
-	id := shelfmark.ID(r.PathValue("id"))
-	if err := id.Check(); err != nil {
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no work %.80q.", r.PathValue("id"))
 	}
 	if _, err := acc.RequestAccess(r.Context(), id, r.PostForm.Get("message")); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/works/"+string(id)+"?notice=accessrequested", http.StatusSeeOther)
 	return nil
+}
+
+// accountsAndWork is the account service and the work the address
+// names, for the forms of requests for access.
+func (s *Handler) accountsAndWork(r *http.Request) (shelfmark.AccountService, shelfmark.ID, error) {
+	acc, err := s.deps.AccountService()
+	if err != nil {
+		return nil, "", err
+	}
+	id := shelfmark.ID(r.PathValue("id"))
+	if err := id.Check(); err != nil {
+		return nil, "", shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no work %.80q.", r.PathValue("id"))
+	}
+	return acc, id, nil
 }
 
 // accessRequestsData is the content of the requests page.
