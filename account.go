@@ -167,6 +167,8 @@ type AccountWriteTx interface {
 	// InitSetting stores value under name unless a value is there
 	// already, and returns the stored value.
 	InitSetting(ctx context.Context, name, value string) (string, error)
+	// PutSetting stores value under name, replacing any.
+	PutSetting(ctx context.Context, name, value string) error
 }
 
 // PasswordHasher hashes passwords for storage and checks them (argon2id/).

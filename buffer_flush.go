@@ -488,3 +488,7 @@ func (b *bufferedTx) DecideAccessRequest(ctx context.Context, q *AccessRequest) 
 func (b *bufferedTx) SetOwnAccess(ctx context.Context, rows []*ResourceRow) error {
 	return b.flushed(ctx, func() error { return b.tx.SetOwnAccess(ctx, rows) })
 }
+
+func (b *bufferedTx) PutSetting(ctx context.Context, name, value string) error {
+	return b.flushed(ctx, func() error { return b.tx.PutSetting(ctx, name, value) })
+}

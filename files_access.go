@@ -3,6 +3,7 @@ package shelfmark
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -154,4 +155,76 @@ func (r *Repository) FilesAccess(ctx context.Context, work ID) (Access, bool, er
 		return nil
 	})
 	return out, ok, err
+}
+
+// filesDefaultSetting names the repository setting that holds the
+// default files' access of the works deposited into the collection key.
+func filesDefaultSetting(key int64) string { return "files-default/" + strconv.FormatInt(key, 10) }
+
+// CollectionFilesDefault returns who may read the files of a work
+// deposited into coll unless the depositor chooses otherwise: a
+// visibility its curators set (SetCollectionFilesDefault), or Public (as
+// the record) when none is set. The caller must be allowed to read the
+// collection. One statement beside the policy's.
+func (r *Repository) CollectionFilesDefault(ctx context.Context, coll ID) (Visibility, error) {
+	key, err := r.ids.Key(coll)
+	if err != nil {
+		return "", err
+	}
+	out := Public
+	err = r.store.View(ctx, func(tx ReadTx) error {
+		a, err := r.guard(tx, CallerFrom(ctx)).readable(ctx, key)
+		if err != nil {
+			return err
+		}
+		if a.row.Kind != KindCollection {
+			return Errorf(EINVALID, "%s is a %s; the default access of files is a collection's.", coll, a.row.Kind)
+		}
+		v, ok, err := tx.Setting(ctx, filesDefaultSetting(key))
+		if err != nil || !ok {
+			return err
+		}
+		if vis := Visibility(v); vis.Valid() {
+			out = vis
+		}
+		return nil
+	})
+	return out, err
+}
+
+// SetCollectionFilesDefault sets who may read the files of the works
+// deposited into coll by default (the deposit form's choice, which the
+// depositor may change): Public (as the record), Authenticated or
+// Private. It takes the right to change the collection (its curators and
+// administrators), and one audit entry ("files.default"). Works deposited
+// before keep their files' access.
+func (r *Repository) SetCollectionFilesDefault(ctx context.Context, coll ID, v Visibility) error {
+	key, err := r.ids.Key(coll)
+	if err != nil {
+		return err
+	}
+	if !v.Valid() {
+		return Errorf(EINVALID, "files_default: %q is not one of public, authenticated, private.", clip(string(v), 40))
+	}
+	c := CallerFrom(ctx)
+	err = r.store.Update(ctx, func(tx WriteTx) error {
+		a, err := r.guard(tx, c).editable(ctx, key, "set the default access of the files in")
+		if err != nil {
+			return err
+		}
+		if a.row.Kind != KindCollection {
+			return Errorf(EINVALID, "%s is a %s; the default access of files is a collection's.", coll, a.row.Kind)
+		}
+		if err := tx.PutSetting(ctx, filesDefaultSetting(key), string(v)); err != nil {
+			return err
+		}
+		e := auditEntry(ctx, "files.default", key, nil)
+		e.At, e.Detail = r.now(), string(v)
+		return tx.InsertAudit(ctx, []*AuditEntry{e})
+	})
+	if err != nil {
+		r.auditDenied(ctx, "files.default", key, err)
+		return fmt.Errorf("default access of the files in %s: %w", coll, err)
+	}
+	return nil
 }

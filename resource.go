@@ -213,6 +213,10 @@ type ResourceService interface {
 	SetFilesAccess(ctx context.Context, work ID, a Access, ifMatch int64) (*Resource, error)
 	FilesAccess(ctx context.Context, work ID) (Access, bool, error)
 	FilesRestricted(ctx context.Context, work ID) (bool, error)
+	// CollectionFilesDefault and SetCollectionFilesDefault are who may
+	// read the files of works deposited into a collection, by default.
+	CollectionFilesDefault(ctx context.Context, coll ID) (Visibility, error)
+	SetCollectionFilesDefault(ctx context.Context, coll ID, v Visibility) error
 	// ReplacePageFile makes a file the original of a page of a work, the
 	// page's files before it deleted, in one step under the work's version
 	// (see Repository.ReplacePageFile).

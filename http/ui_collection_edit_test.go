@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,8 +15,10 @@ import (
 // description on its edit page (linked from the collection's page), with
 // the form works use; the page shows the new description; a form made
 // from an older version answers the conflict page (409) and stores
-// nothing; a reader without a role gets 403 and no link; a work's id in a
-// collection's address is not found.
+// nothing; the curator sets who may read the files of works deposited
+// into the collection by default, and the deposit form into it offers
+// that first; a reader without a role gets 403 and no link; a work's id
+// in a collection's address is not found.
 func TestUICollectionEdit(t *testing.T) {
 	e := newPolicyEnv(t, "sqlite", Options{})
 	ctx := context.Background()
@@ -51,6 +54,29 @@ func TestUICollectionEdit(t *testing.T) {
 	}
 	if got := titleValue(find(t, e.testEnv, c.ID)); got != "Maps and charts" {
 		t.Fatalf("a stale form stored %q", got)
+	}
+	// the default access of the files of works deposited here
+	if p := b.get(path + "/edit"); !strings.Contains(p.Body, `name="files_default" value="public" checked`) {
+		t.Fatalf("the edit page has no default for the files: %.3000s", p.Body)
+	}
+	if p := b.post(path+"/files-default", url.Values{"files_default": {"everyone"}}); p.Status != 400 {
+		t.Errorf("a default that is not one: %d", p.Status)
+	}
+	if p := b.post(path+"/files-default", url.Values{"files_default": {"private"}}); p.Status != 303 || !strings.Contains(p.Header.Get("Location"), "notice=filesdefaultsaved") {
+		t.Fatalf("saving the default: %d %s", p.Status, p.Header.Get("Location"))
+	}
+	if p := b.get(path + "/edit"); !strings.Contains(p.Body, `name="files_default" value="private" checked`) {
+		t.Fatal("the edit page does not show the default saved")
+	}
+	e.addUser("dep", shelfmark.ScopeWrite)
+	e.grantRoles(c.ID, []api.GrantJSON{{Principal: "user:cura", Role: "curator"}, {Principal: "user:dep", Role: "depositor"}})
+	d := newVisitor(t, e.testEnv)
+	d.signIn("dep", "dep-password")
+	if p := d.get("/deposit?collection=" + string(c.ID)); !strings.Contains(p.Body, `name="files_access" value="private" checked`) {
+		t.Fatalf("the deposit form into the collection does not offer its default: %.3000s", p.Body)
+	}
+	if p := d.get("/deposit"); !strings.Contains(p.Body, `name="files_access" value="public" checked`) {
+		t.Fatal("the deposit form into no collection does not offer files as the record")
 	}
 	if p := b.get("/collections/" + string(w.ID) + "/edit"); p.Status != 404 {
 		t.Errorf("a work's id as a collection: %d", p.Status)

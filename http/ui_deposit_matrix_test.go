@@ -92,6 +92,9 @@ func (m *matrix) uiDepositRows() []row {
 			f.Set("version", m.versionOf(m.C))
 			return formReq("/collections/"+string(m.C)+"/edit", f)
 		}, rule: editsCollection(303)}}},
+		{"POST /collections/{id}/files-default", []probe{{build: func(*cell) req {
+			return formReq("/collections/"+string(m.C)+"/files-default", url.Values{"files_default": {"public"}})
+		}, rule: editsCollection(303)}}},
 		{"GET /collections/{id}/roles", []probe{{build: get("/collections/" + string(m.C) + "/roles"), rule: formPage(manages(200, false))}}},
 		{"POST /collections/{id}/roles", []probe{{build: func(*cell) req {
 			f := url.Values{}

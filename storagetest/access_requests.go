@@ -371,3 +371,55 @@ func testAccessRequests(t *testing.T, open Opener) {
 		t.Fatalf("audit counts = %v", count)
 	}
 }
+
+// testCollectionFilesDefault: a collection's default access of the files
+// of works deposited into it is public (as the record) until its curator
+// sets another, which any reader of the collection reads back; someone
+// without the right to change the collection, a visibility that is not
+// one and a work are refused, and the setting stays as it was.
+func testCollectionFilesDefault(t *testing.T, open Opener) {
+	e := newAccessEnv(t, open)
+	sys := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
+	coll := rs(t)(e.repo.CreateResource(sys, &shelfmark.NewResource{Kind: shelfmark.KindCollection}))
+	hidden := rs(t)(e.repo.CreateResource(sys, &shelfmark.NewResource{Kind: shelfmark.KindCollection, Visibility: shelfmark.Private}))
+	work := rs(t)(e.repo.CreateResource(sys, &shelfmark.NewResource{Kind: shelfmark.KindWork}))
+	cura := e.user(t, "cura", shelfmark.ScopeWrite)
+	plain := e.user(t, "plain", shelfmark.ScopeWrite)
+	e.grant(t, coll, shelfmark.UserPrincipal("cura"), shelfmark.RoleCurator)
+	anon := as(shelfmark.Anonymous())
+	if v, err := e.repo.CollectionFilesDefault(anon, coll.ID); err != nil || v != shelfmark.Public {
+		t.Fatalf("the default before = %q, %v", v, err)
+	}
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		id   shelfmark.ID
+		v    shelfmark.Visibility
+		code string
+	}{
+		{"a user without a role", as(plain), coll.ID, shelfmark.Private, shelfmark.EFORBIDDEN},
+		{"anonymous", anon, coll.ID, shelfmark.Private, shelfmark.EUNAUTHORIZED},
+		{"not a visibility", as(cura), coll.ID, "secret", shelfmark.EINVALID},
+		{"a work", sys, work.ID, shelfmark.Private, shelfmark.EINVALID},
+		{"a hidden collection", as(plain), hidden.ID, shelfmark.Private, shelfmark.ENOTFOUND},
+	} {
+		if err := e.repo.SetCollectionFilesDefault(c.ctx, c.id, c.v); shelfmark.ErrorCode(err) != c.code {
+			t.Errorf("%s: %v, want %s", c.name, err, c.code)
+		}
+	}
+	if err := e.repo.SetCollectionFilesDefault(as(cura), coll.ID, shelfmark.Private); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := e.repo.CollectionFilesDefault(anon, coll.ID); err != nil || v != shelfmark.Private {
+		t.Fatalf("the default after = %q, %v", v, err)
+	}
+	if err := e.repo.SetCollectionFilesDefault(as(cura), coll.ID, shelfmark.Authenticated); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := e.repo.CollectionFilesDefault(anon, coll.ID); err != nil || v != shelfmark.Authenticated {
+		t.Fatalf("the default set again = %q, %v", v, err)
+	}
+	if _, err := e.repo.CollectionFilesDefault(anon, hidden.ID); shelfmark.ErrorCode(err) != shelfmark.ENOTFOUND {
+		t.Fatalf("the default of a hidden collection: %v", err)
+	}
+}

@@ -109,6 +109,7 @@ var conformance = []struct {
 	{"AccessRoles", testAccessRoles, false},
 	{"FilesAccess", testFilesAccess, false},
 	{"AccessRequests", testAccessRequests, false},
+	{"CollectionFilesDefault", testCollectionFilesDefault, false},
 	{"CostAccess", testCostAccess, false},
 	{"CostMembers", testCostMembers, false},
 	{"AccessPageText", testAccessPageText, false},

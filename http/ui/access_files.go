@@ -153,3 +153,19 @@ func (s *Handler) addedPagesAccess(r *http.Request, work shelfmark.ID) (shelfmar
 	a.Lease = nil
 	return a, nil
 }
+
+// filesDefaultPost handles POST /collections/{id}/files-default: who may
+// read the files of the works deposited into the collection, by default
+// (the field files_default); the engine decides who may set it (those who
+// may change the collection).
+func (s *Handler) filesDefaultPost(w http.ResponseWriter, r *http.Request) error {
+	id := shelfmark.ID(r.PathValue("id"))
+	if err := id.Check(); err != nil {
+		return shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no collection %.80q.", r.PathValue("id"))
+	}
+	if err := s.deps.Resources.SetCollectionFilesDefault(r.Context(), id, shelfmark.Visibility(r.PostForm.Get("files_default"))); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/collections/"+string(id)+"?notice=filesdefaultsaved", http.StatusSeeOther)
+	return nil
+}

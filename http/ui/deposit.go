@@ -48,6 +48,7 @@ func (s *Handler) uiDepositRoutes() []kit.Route {
 		{Method: "POST", Pattern: "/collections/new", Handle: s.uiForm(s.newCollectionPost)},
 		{Method: "GET", Pattern: "/collections/{id}/edit", Handle: s.uiWrap(s.collectionEditPage)},
 		{Method: "POST", Pattern: "/collections/{id}/edit", Handle: s.uiForm(s.collectionEditPost)},
+		{Method: "POST", Pattern: "/collections/{id}/files-default", Handle: s.uiForm(s.filesDefaultPost)}, // access_files.go
 		{Method: "GET", Pattern: "/collections/{id}/roles", Handle: s.uiWrap(s.rolesPage)},
 		{Method: "POST", Pattern: "/collections/{id}/roles", Handle: s.uiForm(s.rolesPost)},
 	}
@@ -279,6 +280,12 @@ func (s *Handler) depositPage(w http.ResponseWriter, r *http.Request) error {
 	d := &depositData{Meta: newMetaForm(p, defaultRows()), Collection: strings.TrimSpace(r.URL.Query().Get("collection")),
 		Visibility: string(shelfmark.Public), Visibilities: visibilities, FilesVisibility: string(shelfmark.Public), MaxUpload: s.opts.MaxUploadBytes}
 	s.collectionTitle(r, d)
+	if d.CollectionTitle != "" {
+		// the collection's default for the files of works deposited there
+		if v, err := s.deps.Resources.CollectionFilesDefault(r.Context(), shelfmark.ID(d.Collection)); err == nil {
+			d.FilesVisibility = string(v)
+		}
+	}
 	p.Data = d
 	return s.render(w, r, http.StatusOK, "deposit", p)
 }

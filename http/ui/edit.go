@@ -88,11 +88,14 @@ type editData struct {
 	Work *shelfmark.Resource
 	// Base is the address of the resource's page (a work's or a
 	// collection's); the form posts to Base/edit.
-	Base    string
-	Title   string
-	Version int64
-	Meta    *metaForm
-	Error   string
+	Base string
+	// FilesDefault is, for a collection, who may read the files of the
+	// works deposited into it by default (access_files.go).
+	FilesDefault string
+	Title        string
+	Version      int64
+	Meta         *metaForm
+	Error        string
 	// Theirs is what is stored now (conflict page only).
 	Theirs []metaRow
 	// Mine is what the form sent (conflict page only).
@@ -128,7 +131,15 @@ func (s *Handler) editPageOf(w http.ResponseWriter, r *http.Request, kind shelfm
 	p := s.page(w, r, "edit.title", t)
 	shown, _ := splitPageChoice(res.Metadata)
 	rows := append(rowsOf(shown), metaRow{Field: shelfmark.NSDC + "subject"})
-	p.Data = &editData{Work: res, Base: pagePath(res), Title: t, Version: res.Version, Meta: newMetaForm(p, rows)}
+	d := &editData{Work: res, Base: pagePath(res), Title: t, Version: res.Version, Meta: newMetaForm(p, rows)}
+	if res.Kind == shelfmark.KindCollection {
+		v, err := s.deps.Resources.CollectionFilesDefault(r.Context(), res.ID)
+		if err != nil {
+			return err
+		}
+		d.FilesDefault = string(v)
+	}
+	p.Data = d
 	return s.render(w, r, http.StatusOK, "edit", p)
 }
 

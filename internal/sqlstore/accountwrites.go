@@ -22,6 +22,7 @@ type AccountWrites struct {
 	RevokeToken string // key, user, at
 	SetOwners   string // keys, user
 	InitSetting string // name, value: inserts unless the name has a value
+	PutSetting  string // name, value: inserts or replaces
 	// AccessDue reads ResourceCols of the live resources whose embargo
 	// or lease ends at or before now, by key: now, limit.
 	AccessDue string
@@ -123,6 +124,14 @@ func (w *WriteTx) InitSetting(ctx context.Context, name, value string) (string, 
 		err = fmt.Errorf("%ssetting %q vanished after it was stored", w.d.Prefix, name)
 	}
 	return v, err
+}
+
+// PutSetting stores value under name, replacing any: one statement.
+func (w *WriteTx) PutSetting(ctx context.Context, name, value string) error {
+	if _, err := w.q.Exec(ctx, w.d.PutSetting, name, value); err != nil {
+		return fmt.Errorf("%sstore setting %q: %w", w.d.Prefix, name, err)
+	}
+	return nil
 }
 
 // MaxAuditPage caps the entries of one page of the audit trail.

@@ -81,6 +81,7 @@ ON CONFLICT (name) DO NOTHING RETURNING key`,
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING key`,
 		RevokeToken: `UPDATE tokens SET revoked = $3 WHERE key = $1 AND user_key = $2 AND revoked IS NULL`,
 		InitSetting: `INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+		PutSetting:  `INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
 	},
 	Resources: Resources{
 		Resource: `SELECT ` + ResourceCols + ` FROM resources WHERE key = $1`,
