@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -422,4 +423,37 @@ func testCollectionFilesDefault(t *testing.T, open Opener) {
 	if _, err := e.repo.CollectionFilesDefault(anon, hidden.ID); shelfmark.ErrorCode(err) != shelfmark.ENOTFOUND {
 		t.Fatalf("the default of a hidden collection: %v", err)
 	}
+}
+
+// testCostFilesAccess: closing the files of a work of 60 pages (each with
+// a file, whose effective access follows) runs the statements of closing
+// those of a work of 3.
+func testCostFilesAccess(t *testing.T, open Opener) {
+	e := newEnv(t, open, shelfmark.RepositoryOptions{})
+	ctx := context.Background()
+	work := func(pages int) shelfmark.ID {
+		w := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork}))
+		for i := range pages {
+			p := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: w.ID}))
+			rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: p.ID,
+				File: &shelfmark.File{Name: fmt.Sprintf("p%d.txt", i), MediaType: "text/plain", Size: 1, SHA256: sha(300 + i), Use: shelfmark.UseOriginal}}))
+		}
+		return w.ID
+	}
+	statements := func(id shelfmark.ID) []string {
+		var qs []string
+		for _, c := range e.rec.capture(func() {
+			if _, err := e.repo.SetFilesAccess(ctx, id, shelfmark.Access{Visibility: shelfmark.Private}, 0); err != nil {
+				t.Fatal(err)
+			}
+		}) {
+			qs = append(qs, c.query)
+		}
+		return qs
+	}
+	small, large := statements(work(3)), statements(work(60))
+	if !slices.Equal(small, large) {
+		t.Fatalf("closing the files of 3 vs 60 pages ran different statements:\n%v\n%v", small, large)
+	}
+	t.Logf("close the files of a work: %d statements for 3 pages and for 60", len(small))
 }

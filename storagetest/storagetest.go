@@ -110,6 +110,7 @@ var conformance = []struct {
 	{"FilesAccess", testFilesAccess, false},
 	{"AccessRequests", testAccessRequests, false},
 	{"CollectionFilesDefault", testCollectionFilesDefault, false},
+	{"CostFilesAccess", testCostFilesAccess, false},
 	{"CostAccess", testCostAccess, false},
 	{"CostMembers", testCostMembers, false},
 	{"AccessPageText", testAccessPageText, false},
