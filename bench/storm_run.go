@@ -24,7 +24,10 @@ type StormRunConfig struct {
 	Base    string
 	PID     int
 	Archive *StormArchive
-	// Phase is how long each phase lasts (default 20 s); Settle is the
+	// Phase is how long each phase lasts (default 20 s), and longer when
+	// the readers have not yet started a request of each kind of page in
+	// it (a machine so busy that a page takes most of a short phase), by
+	// at most ReaderTimeout a kind; Settle is the
 	// pause between phases, measured by nobody (default 1 s), so that
 	// what a storm left running is not counted to the next phase.
 	Phase, Settle time.Duration
@@ -214,6 +217,8 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 	// the readers' requests in flight, and done, by phase; those of the
 	// onset of phase i at len(plans)+i
 	busy := make([]atomic.Int64, 2*len(plans))
+	// the kinds of page the readers started a request of, by phase
+	asked := make([][stormReaderKinds]atomic.Int64, 2*len(plans))
 	var mu sync.Mutex
 	reads := make([][]stormRead, 2*len(plans))
 	rss := make([]int64, len(plans))
@@ -273,6 +278,7 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 				p := phase.Load()
 				if p >= 0 {
 					busy[p].Add(1)
+					asked[p][kind].Add(1)
 				}
 				mu.Unlock()
 				sent := time.Now()
@@ -348,6 +354,18 @@ func RunStorm(ctx context.Context, c StormRunConfig) (*StormResult, error) {
 		select {
 		case <-ctx.Done():
 		case <-time.After(c.Phase):
+		}
+		// every kind of page asked in the phase, unless the machine holds
+		// the readers past any sense
+		for limit := c.Phase + stormReaderKinds*c.ReaderTimeout; ctx.Err() == nil && time.Since(t0) < limit; {
+			all := true
+			for k := range asked[i] {
+				all = all && asked[i][k].Load() > 0
+			}
+			if all {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 		mu.Lock()
 		phase.Store(-1)
