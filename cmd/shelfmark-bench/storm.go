@@ -130,7 +130,7 @@ It talks only to the server it started, on 127.0.0.1.`,
 	f := cmd.Flags()
 	f.IntVar(&works, "works", 20, "works in the archive's collection")
 	f.IntVar(&pages, "pages", 40, "pages of the book with OCR text")
-	f.DurationVar(&cfg.Phase, "phase", 20*time.Second, "how long each phase lasts")
+	f.DurationVar(&cfg.Phase, "phase", 20*time.Second, "how long each phase lasts (longer, by at most the reader timeout a page, until the readers asked for each kind of page in it)")
 	f.BoolVar(&admissionOff, "admission-off", false, "run the server with its admission of requests off (to see the storm without it)")
 	f.DurationVar(&cfg.Settle, "settle", time.Second, "unmeasured pause between phases")
 	f.DurationVar(&cfg.Onset, "onset", time.Second, "how long each storm runs before its phase begins, its readers' requests reported apart (0: none)")
