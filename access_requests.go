@@ -116,47 +116,68 @@ type AccessRequestQuery struct {
 }
 
 // FilesRestricted reports whether the caller may read the record of work
-// but not the files of its first page: what a reader's request for access
-// would open. Beside the policy's look-ups for the work, one statement
-// finds the first page and one reads it.
-func (r *Repository) FilesRestricted(ctx context.Context, work ID) (bool, error) {
+// but not the files of its first page (what a reader's request for access
+// would open), and, when so, that page's own access (the files' access as
+// the forms show it: FilesAccess). Beside the policy's look-ups for the
+// work, one statement finds the first page and one reads it.
+func (r *Repository) FilesRestricted(ctx context.Context, work ID) (bool, Access, error) {
 	key, err := r.ids.Key(work)
 	if err != nil {
-		return false, err
+		return false, Access{}, err
 	}
-	var out bool
+	var closed bool
+	var files Access
 	err = r.store.View(ctx, func(tx ReadTx) error {
 		g := r.guard(tx, CallerFrom(ctx))
 		a, err := g.readable(ctx, key)
 		if err != nil {
 			return err
 		}
-		out, err = g.filesHidden(ctx, a)
-		return err
+		page, err := g.firstPage(ctx, a)
+		if err != nil || page == nil {
+			return err
+		}
+		ok, err := g.canRead(ctx, g.childAccess(a, page))
+		if err != nil || ok {
+			return err
+		}
+		closed, files = true, page.Own()
+		return nil
 	})
-	return out, err
+	return closed, files, err
+}
+
+// firstPage reads the first page of the work of wa, nil for a work without
+// pages, a resource that is not a work, or a caller who sees everything
+// (to whom no file is closed).
+func (g *guard) firstPage(ctx context.Context, wa *access) (*ResourceRow, error) {
+	if wa.row.Kind != KindWork || g.all() {
+		return nil, nil
+	}
+	first, err := g.tx.FirstChildren(ctx, []int64{wa.row.Key}, KindFileSet)
+	if err != nil {
+		return nil, fmt.Errorf("first page of %s: %w", g.r.ids.Encode(wa.row.Key), err)
+	}
+	fs, ok := first[wa.row.Key]
+	if !ok {
+		return nil, nil
+	}
+	rows, err := g.tx.Resources(ctx, []int64{fs})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	return rows[0], nil
 }
 
 // filesHidden reports whether the first page of the work of wa (whose
 // record the caller reads) is hidden from the caller; false for a work
 // without pages or a resource that is not a work.
 func (g *guard) filesHidden(ctx context.Context, wa *access) (bool, error) {
-	if wa.row.Kind != KindWork || g.all() {
-		return false, nil
-	}
-	first, err := g.tx.FirstChildren(ctx, []int64{wa.row.Key}, KindFileSet)
-	if err != nil {
-		return false, fmt.Errorf("first page of %s: %w", g.r.ids.Encode(wa.row.Key), err)
-	}
-	fs, ok := first[wa.row.Key]
-	if !ok {
-		return false, nil
-	}
-	rows, err := g.tx.Resources(ctx, []int64{fs})
-	if err != nil || len(rows) == 0 {
+	page, err := g.firstPage(ctx, wa)
+	if err != nil || page == nil {
 		return false, err
 	}
-	ok, err = g.canRead(ctx, g.childAccess(wa, rows[0]))
+	ok, err := g.canRead(ctx, g.childAccess(wa, page))
 	return !ok, err
 }
 

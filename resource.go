@@ -212,7 +212,7 @@ type ResourceService interface {
 	// work's files apart from its record's (files_access.go).
 	SetFilesAccess(ctx context.Context, work ID, a Access, ifMatch int64) (*Resource, error)
 	FilesAccess(ctx context.Context, work ID) (Access, bool, error)
-	FilesRestricted(ctx context.Context, work ID) (bool, error)
+	FilesRestricted(ctx context.Context, work ID) (bool, Access, error)
 	// CollectionFilesDefault and SetCollectionFilesDefault are who may
 	// read the files of works deposited into a collection, by default.
 	CollectionFilesDefault(ctx context.Context, coll ID) (Visibility, error)

@@ -173,10 +173,10 @@ func testAccessRequests(t *testing.T, open Opener) {
 	if got := found(reader); !slices.Equal(got, []int64{wk}) {
 		t.Fatalf("the reader's search before a grant finds %v, want the record %d alone", got, wk)
 	}
-	if r, err := e.repo.FilesRestricted(as(reader), work.ID); err != nil || !r {
+	if r, _, err := e.repo.FilesRestricted(as(reader), work.ID); err != nil || !r {
 		t.Fatalf("files restricted to the reader = %v, %v", r, err)
 	}
-	if r, err := e.repo.FilesRestricted(as(reader), open2.ID); err != nil || r {
+	if r, _, err := e.repo.FilesRestricted(as(reader), open2.ID); err != nil || r {
 		t.Fatalf("files of an open work restricted = %v, %v", r, err)
 	}
 
@@ -286,7 +286,7 @@ func testAccessRequests(t *testing.T, open Opener) {
 	if got := found(plain); !slices.Equal(got, []int64{wk}) {
 		t.Fatalf("another user's search after the grant finds %v", got)
 	}
-	if r, err := e.repo.FilesRestricted(as(reader), work.ID); err != nil || r {
+	if r, _, err := e.repo.FilesRestricted(as(reader), work.ID); err != nil || r {
 		t.Fatalf("files restricted to the granted reader = %v, %v", r, err)
 	}
 	gs, err := acc.WorkAccessGrants(as(manager), work.ID)

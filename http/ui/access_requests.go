@@ -61,16 +61,12 @@ func (u *uiRestricted) Refused() *shelfmark.AccessRequest {
 // reader.
 func (s *Handler) workRestricted(r *http.Request, id shelfmark.ID) (*uiRestricted, error) {
 	ctx := r.Context()
-	closed, err := s.deps.Resources.FilesRestricted(ctx, id)
+	closed, a, err := s.deps.Resources.FilesRestricted(ctx, id)
 	if err != nil || !closed {
 		return nil, err
 	}
 	out := &uiRestricted{SignedIn: shelfmark.CallerFrom(ctx).User != 0}
-	a, ok, err := s.deps.Resources.FilesAccess(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if ok && a.Embargo != nil && a.Embargo.After(s.now()) {
+	if a.Embargo != nil && a.Embargo.After(s.now()) {
 		out.Embargo = a.Embargo
 	}
 	if acc, err := s.deps.AccountService(); err == nil && out.SignedIn {
