@@ -89,7 +89,7 @@ func activeSessions(t *testing.T, dsn, app string) int {
 }
 
 // TestSearchTimeoutCancelsStatement: the server cancels a search
-// statement at the search timeout (minutes of ranking and headlines
+// statement at the search timeout (some 650 ms of ranking and headlines
 // otherwise): the search answers the timeout, no statement of the store's
 // sessions is left running, and the one connection of the pool, not
 // closed but rolled back, answers the next read.

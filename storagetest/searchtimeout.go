@@ -18,16 +18,16 @@ import (
 type SearchTimeoutOpener func(t *testing.T, timeout time.Duration) shelfmark.Storage
 
 // searchTimeoutTest is the timeout RunSearchTimeout opens stores with:
-// tiny beside what its query costs (hundreds of milliseconds on SQLite,
-// minutes on PostgreSQL, on a 2-core machine), so that the outcome does not
-// depend on the machine's speed or load.
+// tiny beside what its query costs (some 400 milliseconds on SQLite, 650
+// on PostgreSQL, on a 2-core machine), so that the outcome does not depend
+// on the machine's speed or load. The suite runs no cheap search under it.
 const searchTimeoutTest = 10 * time.Millisecond
 
 // ExpensiveSearchDocs returns n page documents of work (keys from
 // searchBase up) whose text is 300 words drawn from a dozen, a quarter of
 // them "the", and ExpensiveSearchText is a query within every limit of
-// ParseSearchText that costs hundreds of milliseconds on them on SQLite
-// and minutes on PostgreSQL (mostly its headlines) for n = 3,000: 32
+// ParseSearchText that costs some 400 milliseconds on them on SQLite and
+// 650 on PostgreSQL for n = 3,000 on a 2-core machine: 32
 // phrases of two words, each of which matches almost every document.
 func ExpensiveSearchDocs(work int64, n int) []shelfmark.SearchDoc {
 	words := []string{"the", "the", "the", "of", "and", "a", "to", "in", "ship", "whale", "sea", "north"}
