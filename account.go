@@ -160,6 +160,10 @@ type AccountWriteTx interface {
 	RevokeToken(ctx context.Context, user, key int64, at time.Time) (bool, error)
 	// SetGrants replaces every grant on resource (0: the repository).
 	SetGrants(ctx context.Context, resource int64, grants []Grant) error
+	// PruneGrants deletes up to limit grants whose expiry is at or before
+	// before, the earliest first, and returns them; the roles, which
+	// never expire, stay.
+	PruneGrants(ctx context.Context, before time.Time, limit int) ([]Grant, error)
 	// SetOwners records user as the depositor of keys.
 	SetOwners(ctx context.Context, keys []int64, user int64) error
 	// InsertAudit appends entries to the audit trail.

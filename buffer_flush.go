@@ -370,6 +370,10 @@ func (b *bufferedTx) InsertUser(ctx context.Context, u *User) error {
 	return b.flushed(ctx, func() error { return b.tx.InsertUser(ctx, u) })
 }
 
+func (b *bufferedTx) PruneGrants(ctx context.Context, before time.Time, limit int) ([]Grant, error) {
+	return flushed(ctx, b, func() ([]Grant, error) { return b.tx.PruneGrants(ctx, before, limit) })
+}
+
 func (b *bufferedTx) RevokeToken(ctx context.Context, user, key int64, at time.Time) (bool, error) {
 	return flushed(ctx, b, func() (bool, error) { return b.tx.RevokeToken(ctx, user, key, at) })
 }

@@ -49,6 +49,41 @@ func (r *Repository) SweepAccess(ctx context.Context) (int, error) {
 	}
 }
 
+// SweepGrants deletes the grants that requests for access gave once they
+// have ended (the access policy ignores them from their expiry on; the
+// sweep keeps the table, and what a reader's every request reads of it,
+// to the grants in force), sweepBatch a transaction, each audited as
+// "access.expire" on its work. It returns how many it deleted.
+func (r *Repository) SweepGrants(ctx context.Context) (int, error) {
+	ctx = WithCaller(ctx, SystemCaller("access"))
+	total := 0
+	for {
+		var gone []Grant
+		err := r.store.Update(ctx, func(tx WriteTx) error {
+			var err error
+			now := r.now()
+			if gone, err = tx.PruneGrants(ctx, now, sweepBatch); err != nil || len(gone) == 0 {
+				return err
+			}
+			entries := make([]*AuditEntry, len(gone))
+			for i, g := range gone {
+				e := auditEntry(ctx, "access.expire", g.Resource, nil)
+				e.At = now
+				e.Detail = fmt.Sprintf("the %s role of %s ended on %s", g.Role, g.Principal, g.Expires.UTC().Format(time.RFC3339))
+				entries[i] = e
+			}
+			return tx.InsertAudit(ctx, entries)
+		})
+		if err != nil {
+			return total, fmt.Errorf("grant sweep: %w", err)
+		}
+		total += len(gone)
+		if len(gone) < sweepBatch {
+			return total, nil
+		}
+	}
+}
+
 // sweepOp ends the lapsed embargo or lease of one resource.
 func (r *Repository) sweepOp(key int64) *op {
 	o := &op{}
@@ -80,7 +115,7 @@ func (r *Repository) sweepOp(key int64) *op {
 	return o
 }
 
-// AccessSweeper runs SweepAccess, then SweepWebFiles (which takes the
+// AccessSweeper runs SweepAccess, SweepGrants, then SweepWebFiles (which takes the
 // WARC files of deleted works out of the web index), every Interval until
 // its context ends.
 type AccessSweeper struct {
@@ -100,6 +135,9 @@ func (s *AccessSweeper) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		if _, err := s.Repo.SweepAccess(ctx); err != nil && ctx.Err() == nil && s.OnError != nil {
+			s.OnError(err)
+		}
+		if _, err := s.Repo.SweepGrants(ctx); err != nil && ctx.Err() == nil && s.OnError != nil {
 			s.OnError(err)
 		}
 		if _, err := s.Repo.SweepWebFiles(ctx); err != nil && ctx.Err() == nil && s.OnError != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -310,6 +311,25 @@ func testAccessRequests(t *testing.T, open Opener) {
 	}
 	if gs, err := acc.WorkAccessGrants(as(manager), work.ID); err != nil || len(gs) != 0 {
 		t.Fatalf("grants in force after the end = %+v, %v", gs, err)
+	}
+	// the sweep deletes the ended grant, once, audited; the manager's
+	// role on the collection, which never ends, stays
+	if n, err := e.repo.SweepGrants(ctx); err != nil || n != 1 {
+		t.Fatalf("grant sweep = %d, %v; want 1", n, err)
+	}
+	if n, err := e.repo.SweepGrants(ctx); err != nil || n != 0 {
+		t.Fatalf("grant sweep again = %d, %v; want 0", n, err)
+	}
+	view(t, e.env, func(tx shelfmark.ReadTx) error {
+		gs, err := tx.(shelfmark.AccountReadTx).GrantsOn(ctx, []int64{wk, keyOf(t, coll.ID)})
+		if err != nil || len(gs) != 1 || gs[0].Principal != "user:manager" || gs[0].Role != shelfmark.RoleManager {
+			t.Fatalf("grants after the sweep = %+v, %v; want the manager's role only", gs, err)
+		}
+		return nil
+	})
+	if audit, err := acc.Audit(sys, shelfmark.AuditQuery{Limit: 5}); err != nil || len(audit) == 0 ||
+		audit[0].Action != "access.expire" || audit[0].Resource != wk || !strings.Contains(audit[0].Detail, "user:reader") {
+		t.Fatalf("the sweep's audit entry: %+v, %v", audit, err)
 	}
 
 	// refused

@@ -23,6 +23,10 @@ type AccountWrites struct {
 	SetOwners   string // keys, user
 	InitSetting string // name, value: inserts unless the name has a value
 	PutSetting  string // name, value: inserts or replaces
+	// PruneGrants deletes up to limit grants whose expiry is at or
+	// before a time, the earliest first, and returns them: before,
+	// limit; resource, principal, role, expires.
+	PruneGrants string
 	// AccessDue reads ResourceCols of the live resources whose embargo
 	// or lease ends at or before now, by key: now, limit.
 	AccessDue string
@@ -97,6 +101,16 @@ func (w *WriteTx) RevokeToken(ctx context.Context, user, key int64, at time.Time
 		return false, fmt.Errorf("%srevoke token %d: %w", w.d.Prefix, key, err)
 	}
 	return n == 1, nil
+}
+
+// PruneGrants deletes up to limit grants whose expiry is at or before
+// before, the earliest first, in one statement, and returns them.
+func (w *WriteTx) PruneGrants(ctx context.Context, before time.Time, limit int) ([]shelfmark.Grant, error) {
+	gs, err := Collect(ctx, w.q, w.d.PruneGrants, []any{before.UnixMicro(), limit}, ScanGrant)
+	if err != nil {
+		return nil, fmt.Errorf("%sprune grants expired by %s: %w", w.d.Prefix, before.UTC().Format(time.RFC3339), err)
+	}
+	return gs, nil
 }
 
 // SetOwners records user as the depositor of keys, replacing any other,

@@ -82,6 +82,11 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING key`,
 		RevokeToken: `UPDATE tokens SET revoked = $3 WHERE key = $1 AND user_key = $2 AND revoked IS NULL`,
 		InitSetting: `INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
 		PutSetting:  `INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+		// the partial index grants_expires finds them without reading the
+		// roles, which never expire
+		PruneGrants: `DELETE FROM grants WHERE (resource, principal, role) IN
+    (SELECT resource, principal, role FROM grants WHERE expires IS NOT NULL AND expires <= $1 ORDER BY expires LIMIT $2)
+RETURNING resource, principal, role, expires`,
 	},
 	Resources: Resources{
 		Resource: `SELECT ` + ResourceCols + ` FROM resources WHERE key = $1`,
