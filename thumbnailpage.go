@@ -19,10 +19,12 @@ import (
 // is kept in the OCFL copy with the rest of the metadata and holds in a
 // repository rebuilt from that copy alone. A page is an image of the
 // work, which is what FOAF's depiction says ("an image that depicts some
-// thing"). SetThumbnailPage names only a page of the work; a statement
-// written otherwise (the API's metadata, a record imported) is honoured
-// only as far as the reader may see a thumbnail of the page it names,
-// and the first page's is shown when there is none.
+// thing"). SetThumbnailPage names only a page of the work, and so does a
+// change of the work's metadata (UpdateResource, which the API's
+// metadata and batch edits use: checkThumbnailPage); a statement that
+// arrives otherwise (a record created with it, a repository rebuilt) is
+// honoured only as far as the reader may see a thumbnail of the page it
+// names, and the first page's is shown when there is none.
 
 // PredThumbnailPage is the predicate of the page that represents a work.
 const PredThumbnailPage = "http://xmlns.com/foaf/0.1/depiction"
@@ -144,6 +146,42 @@ func (r *Repository) SetThumbnailPage(ctx context.Context, work, page ID, ifMatc
 		return nil, fmt.Errorf("choose the thumbnail of %s: %w", work, err)
 	}
 	return r.findResource(ctx, wkey, work)
+}
+
+// checkThumbnailPage refuses a change of work's metadata (changes, the
+// fields UpdateResource writes) that names, as the page that represents
+// it (foaf:depiction with an IRI urn:shelfmark:ID), anything but a live
+// page of that work, as SetThumbnailPage does: EINVALID naming the
+// object. Other objects of foaf:depiction (an image elsewhere, named by
+// its address) are statements like any other and pass.
+//
+// Cost: one statement per such IRI, only when the field changes.
+func (r *Repository) checkThumbnailPage(ctx context.Context, tx ReadTx, work int64, changes []Field) error {
+	for _, f := range changes {
+		if f.Predicate != PredThumbnailPage {
+			continue
+		}
+		for _, o := range f.Objects {
+			if o.Kind != IRI || !strings.HasPrefix(o.Value, resourceIRIPrefix) {
+				continue
+			}
+			id := ID(strings.TrimPrefix(o.Value, resourceIRIPrefix))
+			bad := &Error{Code: EINVALID, Message: fmt.Sprintf("%s: %s is not a page of %s.", PredThumbnailPage, o.Value, r.ids.Encode(work)),
+				Details: map[string]any{"predicate": PredThumbnailPage, "object": o.Value}}
+			k, err := r.ids.Key(id)
+			if err != nil {
+				return bad
+			}
+			row, err := tx.Resource(ctx, k)
+			if err != nil {
+				return err
+			}
+			if row == nil || row.Parent != work || row.Kind != KindFileSet || row.Deleted != nil {
+				return bad
+			}
+		}
+	}
+	return nil
 }
 
 // workThumbnails returns the thumbnail the caller may read of the page

@@ -53,6 +53,9 @@ func (r *Repository) UpdateResource(ctx context.Context, id ID, u ResourceUpdate
 		if err != nil {
 			return err
 		}
+		if err := r.checkThumbnailPage(ctx, tx, key, changes); err != nil {
+			return err
+		}
 		fieldsChanged = false
 		if u.Visibility != nil && *u.Visibility != row.Visibility {
 			row.Visibility, fieldsChanged = *u.Visibility, true

@@ -131,6 +131,18 @@ func testThumbnailPage(t *testing.T, open Opener) {
 			t.Fatalf("%s: error %v, want code %s", tc.name, err, tc.code)
 		}
 	}
+	// the statement written as metadata (the API's, a batch edit's) is
+	// held to the same rule; an image elsewhere is a statement like any
+	// other
+	depicts := func(iri string) shelfmark.ResourceUpdate {
+		st := shelfmark.Statement{Predicate: shelfmark.PredThumbnailPage, Object: shelfmark.NewIRI(iri)}
+		return shelfmark.ResourceUpdate{Add: []shelfmark.Statement{st}}
+	}
+	for _, iri := range []string{shelfmark.ResourceIRI(stranger.ID), shelfmark.ResourceIRI(book.ID), "urn:shelfmark:not-an-id", shelfmark.ResourceIRI(p2) + "x"} {
+		if _, err := e.repo.UpdateResource(as(dep), book.ID, depicts(iri)); shelfmark.ErrorCode(err) != shelfmark.EINVALID {
+			t.Fatalf("foaf:depiction %s as metadata: %v, want code %s", iri, err, shelfmark.EINVALID)
+		}
+	}
 	if now := rs(t)(e.repo.FindResource(ctx, book.ID)); now.Version != res.Version || shelfmark.ThumbnailPageOf(now.Metadata) != p3 {
 		t.Fatalf("refusals changed the work: version %d (was %d), page %q", now.Version, res.Version, shelfmark.ThumbnailPageOf(now.Metadata))
 	}
@@ -146,6 +158,12 @@ func testThumbnailPage(t *testing.T, open Opener) {
 		t.Fatalf("thumbnails: %d statements with a chosen page, %d without", chosen, none)
 	}
 	want("the choice taken back", t1, t1)
+	rs(t)(e.repo.UpdateResource(as(dep), book.ID, depicts(shelfmark.ResourceIRI(p2))))
+	want("the second page, chosen as metadata", t2, t2)
+	rs(t)(e.repo.UpdateResource(as(dep), book.ID, shelfmark.ResourceUpdate{Remove: depicts(shelfmark.ResourceIRI(p2)).Add,
+		Add: depicts("https://images.example.org/cover.jpg").Add}))
+	want("an image elsewhere", t1, t1)
+	rs(t)(e.repo.UpdateResource(as(dep), book.ID, shelfmark.ResourceUpdate{Remove: depicts("https://images.example.org/cover.jpg").Add}))
 
 	// a chosen page deleted: the first page's again
 	rs(t)(e.repo.SetThumbnailPage(as(dep), book.ID, p2, 0))
