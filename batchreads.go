@@ -32,7 +32,7 @@ func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (
 		}
 		keys = append(keys, k)
 	}
-	out := map[ID][]*Resource{}
+	var out map[ID][]*Resource
 	err = r.store.View(ctx, func(tx ReadTx) error {
 		g := r.guard(tx, CallerFrom(ctx))
 		pa, err := g.readable(ctx, pkey)
@@ -47,8 +47,7 @@ func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (
 		if err != nil {
 			return err
 		}
-		shown := map[int64]*access{}
-		var parents []int64
+		var shown []*ResourceRow
 		for _, row := range rows {
 			if row.Parent != pkey || row.Deleted != nil {
 				continue
@@ -58,40 +57,60 @@ func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (
 				return err
 			}
 			if ok {
-				shown[row.Key] = g.childAccess(pa, row)
-				parents = append(parents, row.Key)
+				shown = append(shown, row)
 			}
 		}
-		files, err := tx.ChildFiles(ctx, parents, MaxChildFiles)
-		if err != nil {
-			return err
-		}
-		for _, fr := range files {
-			ca := shown[fr.Row.Parent]
-			if ca == nil {
-				continue
-			}
-			// readable through its file set and on its own: a file is
-			// as hidden as the most hidden of its chain
-			ok, err := keep(fr.Row)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			res := r.rowResource(fr.Row)
-			res.File = fr.File
-			if v := g.childAccess(ca, fr.Row).vis; visRank(v) > visRank(res.Visibility) {
-				res.Visibility = v
-			}
-			id := r.ids.Encode(fr.Row.Parent)
-			out[id] = append(out[id], res)
-		}
-		return nil
+		out, err = r.filesOf(g, pa, keep, shown, func(parents []int64) ([]*FileRow, error) {
+			return tx.ChildFiles(ctx, parents, MaxChildFiles)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("files of the children of %s: %w", parent, err)
+	}
+	return out, nil
+}
+
+// filesOf returns the files of children (rows the caller may read, of the
+// parent whose access is pa), by child id, those keep accepts: read reads
+// them, at most MaxChildFiles a child, in one statement. A file is as
+// hidden as the most hidden of its chain.
+func (r *Repository) filesOf(g *guard, pa *access, keep func(*ResourceRow) (bool, error), children []*ResourceRow,
+	read func(parents []int64) ([]*FileRow, error)) (map[ID][]*Resource, error) {
+	out := map[ID][]*Resource{}
+	if len(children) == 0 {
+		return out, nil
+	}
+	shown := make(map[int64]*access, len(children))
+	parents := make([]int64, len(children))
+	for i, row := range children {
+		shown[row.Key] = g.childAccess(pa, row)
+		parents[i] = row.Key
+	}
+	files, err := read(parents)
+	if err != nil {
+		return nil, err
+	}
+	for _, fr := range files {
+		ca := shown[fr.Row.Parent]
+		if ca == nil {
+			continue
+		}
+		// readable through its file set and on its own
+		ok, err := keep(fr.Row)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		res := r.rowResource(fr.Row)
+		res.File = fr.File
+		if v := g.childAccess(ca, fr.Row).vis; visRank(v) > visRank(res.Visibility) {
+			res.Visibility = v
+		}
+		id := r.ids.Encode(fr.Row.Parent)
+		out[id] = append(out[id], res)
 	}
 	return out, nil
 }

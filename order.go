@@ -85,19 +85,11 @@ func (r *Repository) SetOrder(ctx context.Context, parent ID, children []ID, ifM
 // ListChildren pages through a resource's live children: ordered ones by
 // position, then unordered ones by creation.
 func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest) (*Page, error) {
-	pkey, err := r.ids.Key(parent)
+	pkey, after, err := r.childCursor(parent, p.After)
 	if err != nil {
 		return nil, err
 	}
-	var after int64
-	if p.After != "" {
-		s, ok := strings.CutPrefix(string(p.After), "p")
-		if after, err = strconv.ParseInt(s, 36, 64); !ok || err != nil || after < 0 {
-			return nil, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", p.After)
-		}
-	}
-	limit := clampLimit(p.Limit)
-	var page Page
+	var page *Page
 	err = r.store.View(ctx, func(tx ReadTx) error {
 		g := r.guard(tx, CallerFrom(ctx))
 		pa, err := g.readable(ctx, pkey)
@@ -108,32 +100,112 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 		if err != nil {
 			return err
 		}
-		fetch := func(after int64, n int) ([]*ResourceRow, error) { return tx.Children(ctx, pkey, after, n) }
-		rows, more, last, err := visiblePage(limit, r.maxScan, fetch, func(row *ResourceRow) int64 { return row.Position }, keep, after)
-		if err != nil {
-			return err
-		}
-		page = r.pageOf(rows)
-		for i, it := range page.Items {
-			// a child is as hidden as its parent
-			if v := g.childAccess(pa, rows[i]).vis; visRank(v) > visRank(it.Visibility) {
-				it.Visibility = v
-			}
-		}
-		if p.Metadata {
-			if err := r.pageMetadata(ctx, tx, &page, rows); err != nil {
-				return err
-			}
-		}
-		if more {
-			page.Next = Cursor("p" + strconv.FormatInt(last, 36))
-		}
-		return nil
+		page, _, err = r.childrenPage(ctx, tx, g, pa, keep, pkey, after, p)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("children of %s: %w", parent, err)
 	}
-	return &page, nil
+	return page, nil
+}
+
+// childrenPage reads the page of ListChildren (the children of pkey,
+// whose access is pa, after the position after) and returns it with the
+// rows of its items.
+func (r *Repository) childrenPage(ctx context.Context, tx ReadTx, g *guard, pa *access, keep func(*ResourceRow) (bool, error),
+	pkey, after int64, p PageRequest) (*Page, []*ResourceRow, error) {
+	fetch := func(after int64, n int) ([]*ResourceRow, error) { return tx.Children(ctx, pkey, after, n) }
+	rows, more, last, err := visiblePage(clampLimit(p.Limit), r.maxScan, fetch, func(row *ResourceRow) int64 { return row.Position }, keep, after)
+	if err != nil {
+		return nil, nil, err
+	}
+	page := r.pageOf(rows)
+	for i, it := range page.Items {
+		// a child is as hidden as its parent
+		if v := g.childAccess(pa, rows[i]).vis; visRank(v) > visRank(it.Visibility) {
+			it.Visibility = v
+		}
+	}
+	if p.Metadata {
+		if err := r.pageMetadata(ctx, tx, &page, rows); err != nil {
+			return nil, nil, err
+		}
+	}
+	if more {
+		page.Next = Cursor("p" + strconv.FormatInt(last, 36))
+	}
+	return &page, rows, nil
+}
+
+// PagesPage is a page of a work's children with the files of its pages.
+type PagesPage struct {
+	Page
+	// Files are the files of each file set among Items that the caller
+	// may read, by the file set's id, in order, at most MaxChildFiles
+	// each, with what ReadTx.PageFiles reads of them: their ids, access,
+	// times of change and descriptions, not their checksums other than
+	// the SHA-256, their versions or their other times.
+	Files map[ID][]*Resource
+}
+
+// ListPages is ListChildren of work with the files of its pages (file
+// sets), as a viewer or a IIIF manifest shows a book: in one read, the
+// statements of ListChildren and one more for the files, whatever the
+// number of pages and files, and of each file only what a viewer reads
+// (ReadTx.PageFiles), since taking the columns out of the rows is most of
+// what reading a book of 1,200 pages and 4,800 files costs. The files the
+// caller may not read are left out.
+func (r *Repository) ListPages(ctx context.Context, work ID, p PageRequest) (*PagesPage, error) {
+	pkey, after, err := r.childCursor(work, p.After)
+	if err != nil {
+		return nil, err
+	}
+	var out PagesPage
+	err = r.store.View(ctx, func(tx ReadTx) error {
+		g := r.guard(tx, CallerFrom(ctx))
+		pa, err := g.readable(ctx, pkey)
+		if err != nil {
+			return err
+		}
+		keep, err := g.childFilter(ctx, pa)
+		if err != nil {
+			return err
+		}
+		page, rows, err := r.childrenPage(ctx, tx, g, pa, keep, pkey, after, p)
+		if err != nil {
+			return err
+		}
+		out.Page = *page
+		var sets []*ResourceRow
+		for _, row := range rows {
+			if row.Kind == KindFileSet {
+				sets = append(sets, row)
+			}
+		}
+		out.Files, err = r.filesOf(g, pa, keep, sets, func(parents []int64) ([]*FileRow, error) {
+			return tx.PageFiles(ctx, parents, MaxChildFiles)
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pages of %s: %w", work, err)
+	}
+	return &out, nil
+}
+
+// childCursor returns the key of parent and the position a cursor of
+// ListChildren goes on after (0 for none).
+func (r *Repository) childCursor(parent ID, c Cursor) (pkey, after int64, err error) {
+	if pkey, err = r.ids.Key(parent); err != nil {
+		return 0, 0, err
+	}
+	if c != "" {
+		s, ok := strings.CutPrefix(string(c), "p")
+		if after, err = strconv.ParseInt(s, 36, 64); !ok || err != nil || after < 0 {
+			return 0, 0, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", c)
+		}
+	}
+	return pkey, after, nil
 }
 
 // ChildCursor returns the cursor from which ListChildren of child's parent

@@ -239,6 +239,10 @@ type ResourceService interface {
 	// by child id, in order: at most MaxChildFiles of each, read in a
 	// number of statements that does not depend on the number of children.
 	ChildFiles(ctx context.Context, parent ID, children []ID) (map[ID][]*Resource, error)
+	// ListPages is ListChildren of a work with the files of its pages,
+	// of each file only what a viewer reads, in one read of a fixed
+	// number of statements (see Repository.ListPages).
+	ListPages(ctx context.Context, work ID, p PageRequest) (*PagesPage, error)
 	// CreateGroups stores groups (an ingest item each: a work with its file
 	// sets, files and order), each atomically, sharing group commits; it
 	// returns each group's root or its error (ECONFLICT with Details["id"]

@@ -148,6 +148,14 @@ type ReadTx interface {
 	// most perParent of each, in one statement whatever the number of
 	// parents.
 	ChildFiles(ctx context.Context, parents []int64, perParent int) ([]*FileRow, error)
+	// PageFiles is ChildFiles with only what a viewer reads of a page's
+	// files: of each row its Key, Kind, Visibility, Parent, Position,
+	// Modified and Effective access (not its own embargo or lease); of
+	// each file its Name, MediaType, Size, SHA256, Use,
+	// ExternalURL and, when characterized, its Format's PRONOM,
+	// MediaType, Width, Height and Pages. Everything else is zero. It
+	// reads about half the columns, for the pages of a book.
+	PageFiles(ctx context.Context, parents []int64, perParent int) ([]*FileRow, error)
 	// FirstChildren returns the key of the first live child of kind of
 	// each of parents, by position (a work's first page); parents without
 	// one are absent. One statement whatever the number of parents, one

@@ -133,7 +133,9 @@ ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNI
 		DeleteSearchDocs: `DELETE FROM search_docs WHERE key = ANY($1) OR work = ANY($1)`,
 	},
 	Reads: sqlstore.Reads{
-		ChildFiles: childFilesSQL,
+		ChildFiles:   childFilesSQL,
+		PageFiles:    pageFilesSQL,
+		ScanPageFile: sqlstore.ScanPageFile[nullable],
 		// resources_children, one look-up a parent
 		FirstChildren: `SELECT p.key, c.key FROM unnest($1::bigint[]) AS p(key) CROSS JOIN LATERAL (
   SELECT key FROM resources c WHERE c.parent = p.key AND c.kind = $2 AND c.deleted IS NULL ORDER BY c.position LIMIT 1) c`,
@@ -205,7 +207,15 @@ RETURNING j.id, j.queue, j.resource, j.state, j.attempt, j.run_at, j.lease, j.wo
 // childFilesSQL reads each parent's first files through the index on
 // (parent, position): one short index range per parent.
 const childFilesSQL = `SELECT ` + sqlstore.ResourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
-  f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note
+  f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note` + childFilesFrom
+
+// pageFilesSQL reads sqlstore.PageFileCols of the rows childFilesSQL
+// reads, in its order.
+const pageFilesSQL = `SELECT ` + sqlstore.PageFileCols + childFilesFrom
+
+// childFilesFrom is where and in what order childFilesSQL and
+// pageFilesSQL read.
+const childFilesFrom = `
 FROM unnest($1::bigint[]) AS p(key) CROSS JOIN LATERAL (
   SELECT * FROM resources c WHERE c.parent = p.key AND c.kind = 'file' AND c.deleted IS NULL ORDER BY c.position LIMIT $2) r
 JOIN files f ON f.resource = r.key

@@ -136,7 +136,9 @@ RETURNING ` + sqlstore.JobCols,
 		UNION ALL SELECT key FROM search_docs WHERE work IN (SELECT value FROM json_each(?1)))`,
 	},
 	Reads: sqlstore.Reads{
-		ChildFiles: childFilesSQL,
+		ChildFiles:   childFilesSQL,
+		PageFiles:    pageFilesSQL,
+		ScanPageFile: sqlstore.ScanPageFile[nullable],
 		// resources_children, one look-up a parent
 		FirstChildren: `SELECT p.value, (SELECT c.key FROM resources c WHERE c.parent = p.value AND c.kind = ?2 AND c.deleted IS NULL
   ORDER BY c.position LIMIT 1) AS first FROM json_each(?1) p WHERE first IS NOT NULL`,
@@ -187,7 +189,15 @@ func (n nullable) Get() (int64, bool) { return n.Int64, n.Valid }
 // which unlike a window function over all the parents' files needs no
 // temporary table of them).
 const childFilesSQL = `SELECT ` + sqlstore.ResourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
-  f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note
+  f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note` + childFilesFrom
+
+// pageFilesSQL reads sqlstore.PageFileCols of the rows childFilesSQL
+// reads, in its order.
+const pageFilesSQL = `SELECT ` + sqlstore.PageFileCols + childFilesFrom
+
+// childFilesFrom is where and in what order childFilesSQL and
+// pageFilesSQL read.
+const childFilesFrom = `
 FROM json_each(?1) p JOIN resources r ON r.key IN (
   SELECT c.key FROM resources c WHERE c.parent = p.value AND c.kind = 'file' AND c.deleted IS NULL ORDER BY c.position LIMIT ?2)
 JOIN files f ON f.resource = r.key

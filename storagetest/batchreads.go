@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -247,4 +248,116 @@ func testFirstChildren(t *testing.T, open Opener) {
 		}
 		return nil
 	})
+}
+
+// testListPages: a page of a work's children comes with the files of its
+// pages in one read (ListPages), the same children ListChildren gives and
+// of each file what ChildFiles gives of the fields ListPages promises, as
+// far as the caller may see them; its statements do not grow with the
+// work or with the depth of the page.
+func testListPages(t *testing.T, open Opener) {
+	e := newAccessEnv(t, open)
+	ctx := context.Background()
+	w, sets := bookWithFiles(t, e.env, 5)
+	part := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Parent: w.ID}))
+	key, _ := e.repo.IDs().Key(got2(t, e.repo, w.ID, sets[1])[0].ID)
+	if err := e.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+		return tx.SetFileFormats(ctx, []int64{key}, []*shelfmark.Format{{PRONOM: "fmt/43", Name: "JPEG File Interchange Format",
+			MediaType: "image/jpeg", Width: 2000, Height: 3000, Pages: 0}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	priv := shelfmark.Private
+	rs(t)(e.repo.UpdateResource(ctx, sets[0], shelfmark.ResourceUpdate{Visibility: &priv}))
+	rs(t)(e.repo.UpdateResource(ctx, got2(t, e.repo, w.ID, sets[2])[1].ID, shelfmark.ResourceUpdate{Visibility: &priv}))
+
+	brief := func(f *shelfmark.Resource) string {
+		fm := "none"
+		if f.File.Format != nil {
+			fm = fmt.Sprintf("%s %s %dx%d %d", f.File.Format.PRONOM, f.File.Format.MediaType, f.File.Format.Width, f.File.Format.Height, f.File.Format.Pages)
+		}
+		return fmt.Sprintf("%s %s %s %s %s %s %s %d %s %s %q %s", f.ID, f.Kind, f.Parent, f.Visibility, f.Modified.UTC().Format(time.RFC3339Nano),
+			f.File.Name, f.File.MediaType, f.File.Size, f.File.SHA256, f.File.Use, f.File.ExternalURL, fm)
+	}
+	for _, c := range []struct {
+		name  string
+		ctx   context.Context
+		pages int // file sets shown
+	}{{"the system", ctx, 5}, {"anonymous", as(shelfmark.Anonymous()), 4}} {
+		for _, limit := range []int{2, 100} {
+			var ids []shelfmark.ID
+			after := shelfmark.Cursor("")
+			for {
+				pg, err := e.repo.ListPages(c.ctx, w.ID, shelfmark.PageRequest{After: after, Limit: limit, Metadata: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := e.repo.ListChildren(c.ctx, w.ID, shelfmark.PageRequest{After: after, Limit: limit, Metadata: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(pg.Items) != len(want.Items) || pg.Next != want.Next {
+					t.Fatalf("%s, %d a page: %d items, next %q; ListChildren %d, %q", c.name, limit, len(pg.Items), pg.Next, len(want.Items), want.Next)
+				}
+				var sets []shelfmark.ID
+				for i, it := range pg.Items {
+					if it.ID != want.Items[i].ID || it.Visibility != want.Items[i].Visibility || len(it.Metadata) != len(want.Items[i].Metadata) {
+						t.Fatalf("%s: item %d is %+v, ListChildren's %+v", c.name, i, it, want.Items[i])
+					}
+					if it.Kind == shelfmark.KindFileSet {
+						sets = append(sets, it.ID)
+					}
+					ids = append(ids, it.ID)
+				}
+				files, err := e.repo.ChildFiles(c.ctx, w.ID, sets)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(pg.Files) != len(files) {
+					t.Fatalf("%s: files of %d pages, ChildFiles gives %d", c.name, len(pg.Files), len(files))
+				}
+				for fs, fl := range files {
+					got := pg.Files[fs]
+					if len(got) != len(fl) {
+						t.Fatalf("%s: %d files of %s, ChildFiles gives %d", c.name, len(got), fs, len(fl))
+					}
+					for i := range fl {
+						if g, w := brief(got[i]), brief(fl[i]); g != w {
+							t.Fatalf("%s: file %d of %s is\n%s\nChildFiles gives\n%s", c.name, i, fs, g, w)
+						}
+					}
+				}
+				if after = pg.Next; after == "" {
+					break
+				}
+			}
+			if len(ids) != c.pages+1 || ids[len(ids)-1] != part.ID {
+				t.Fatalf("%s, %d a page: children %v", c.name, limit, ids)
+			}
+		}
+	}
+	if _, err := e.repo.ListPages(ctx, w.ID, shelfmark.PageRequest{After: "x"}); shelfmark.ErrorCode(err) != shelfmark.EINVALID {
+		t.Fatalf("a cursor not given out: %v", err)
+	}
+	rs(t)(e.repo.UpdateResource(ctx, w.ID, shelfmark.ResourceUpdate{Visibility: &priv}))
+	if _, err := e.repo.ListPages(as(shelfmark.Anonymous()), w.ID, shelfmark.PageRequest{}); shelfmark.ErrorCode(err) != shelfmark.ENOTFOUND {
+		t.Fatalf("pages of a private work, anonymous: %v", err)
+	}
+
+	// cost: the first page of 10 and one deep in a 300-page book
+	large, largeSets := bookWithFiles(t, e.env, 300)
+	anon := as(shelfmark.Anonymous())
+	read := func(after shelfmark.Cursor) []call {
+		return e.rec.capture(func() {
+			pg, err := e.repo.ListPages(anon, large.ID, shelfmark.PageRequest{After: after, Limit: 10, Metadata: true})
+			if err != nil || len(pg.Items) != 10 || len(pg.Files) != 10 {
+				t.Fatalf("a page of 10: %+v, %v", pg, err)
+			}
+		})
+	}
+	deep, err := e.repo.ChildCursor(rs(t)(e.repo.FindResource(ctx, largeSets[200])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameWork(t, "a page of a book with its files", read(""), read(deep))
 }

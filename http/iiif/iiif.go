@@ -162,31 +162,19 @@ func (s *Handler) iiifWork(r *http.Request, what string) (*shelfmark.Resource, e
 
 // eachChild calls fn with each child of a work the caller may read, in
 // the work's order, numbered from 1, with the files of the file sets
-// (nil for other children). Children are read a page (ChildPage) at
-// a time and their files in one more read a page, so the statements do
-// not grow with the work.
+// (nil for other children), of each file what ListPages reads. Children
+// are read with their files a page (ChildPage) at a time, in one read
+// each, so the statements do not grow with the work.
 func (s *Handler) eachChild(ctx context.Context, work shelfmark.ID, metadata bool, fn func(it *shelfmark.Resource, n int, files []*shelfmark.Resource) error) error {
 	after := shelfmark.Cursor("")
 	for n := 0; ; {
-		page, err := s.deps.Resources.ListChildren(ctx, work, shelfmark.PageRequest{After: after, Limit: ChildPage, Metadata: metadata})
+		page, err := s.deps.Resources.ListPages(ctx, work, shelfmark.PageRequest{After: after, Limit: ChildPage, Metadata: metadata})
 		if err != nil {
 			return err
 		}
-		var sets []shelfmark.ID
-		for _, it := range page.Items {
-			if it.Kind == shelfmark.KindFileSet {
-				sets = append(sets, it.ID)
-			}
-		}
-		var files map[shelfmark.ID][]*shelfmark.Resource
-		if len(sets) > 0 {
-			if files, err = s.deps.Resources.ChildFiles(ctx, work, sets); err != nil {
-				return err
-			}
-		}
 		for _, it := range page.Items {
 			n++
-			if err := fn(it, n, files[it.ID]); err != nil {
+			if err := fn(it, n, page.Files[it.ID]); err != nil {
 				return err
 			}
 		}

@@ -16,6 +16,11 @@ type Reads struct {
 	// perParent live files of each parent, by parent and position:
 	// parents, perParent.
 	ChildFiles string
+	// PageFiles reads PageFileCols of what ChildFiles reads, by parent
+	// and position: parents, perParent.
+	PageFiles string
+	// ScanPageFile is ScanPageFile of the dialect's NullInt.
+	ScanPageFile func(Scanner) (*shelfmark.FileRow, error)
 	// FirstChildren reads the parent and the key of the first live child
 	// of a kind of each parent, by position: parents, kind.
 	FirstChildren string
@@ -57,6 +62,54 @@ func (t *Tx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%sread files of %d resources: %w", t.d.Prefix, len(parents), err)
+	}
+	return out, nil
+}
+
+// PageFileCols are the columns PageFiles reads, of the file's row (as r)
+// and its description (as f): what a viewer or a manifest needs of a
+// page's files, about half of what ChildFiles reads, since the time a
+// book of 1,200 pages and 4,800 files takes to read goes mostly into
+// taking the columns out of the rows and making Go values of them.
+const PageFileCols = `r.key, r.kind, r.visibility, r.parent, r.position, r.modified, r.eff_visibility, r.eff_embargo, r.eff_lease,
+  f.name, f.media_type, f.size, f.sha256, f.use, f.external_url, f.format_id, f.format_mime, f.width, f.height, f.pages`
+
+// ScanPageFile reads a row of PageFileCols. N is the backend's NullInt.
+func ScanPageFile[N NullInt](r Scanner) (*shelfmark.FileRow, error) {
+	var (
+		row              shelfmark.ResourceRow
+		f                shelfmark.File
+		fm               shelfmark.Format
+		kind, vis        string
+		effVis           string
+		effEmb, effLease N
+		modified         int64
+		id               *string
+	)
+	if err := r.Scan(&row.Key, &kind, &vis, &row.Parent, &row.Position, &modified, &effVis, &effEmb, &effLease,
+		&f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.Use, &f.ExternalURL, &id, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages); err != nil {
+		return nil, err
+	}
+	row.Kind = shelfmark.Kind(kind)
+	row.Visibility = shelfmark.Visibility(vis)
+	row.Modified = FromMicros(modified)
+	row.Effective = shelfmark.Access{Visibility: shelfmark.Visibility(effVis), Embargo: nullTime(effEmb), Lease: nullTime(effLease)}
+	if id != nil {
+		fm.PRONOM = *id
+		f.Format = &fm
+	}
+	return &shelfmark.FileRow{Row: &row, File: &f}, nil
+}
+
+// PageFiles is ChildFiles with only PageFileCols: one statement, the same
+// index ranges.
+func (t *Tx) PageFiles(ctx context.Context, parents []int64, perParent int) ([]*shelfmark.FileRow, error) {
+	if len(parents) == 0 || perParent <= 0 {
+		return nil, nil
+	}
+	out, err := Collect(ctx, t.q, t.d.PageFiles, []any{t.d.Int64s(parents), int64(perParent)}, t.d.ScanPageFile)
+	if err != nil {
+		return nil, fmt.Errorf("%sread the page files of %d resources: %w", t.d.Prefix, len(parents), err)
 	}
 	return out, nil
 }
