@@ -27,6 +27,10 @@ type IndexerOptions struct {
 	// (default 1 s; changes made through another process or server are
 	// found this way).
 	Poll time.Duration
+	// Coalesce is how long Run waits after a notification before it
+	// reads the changes, so that those of the next commits join the step
+	// (0: DefaultCoalesce; less than 0: none).
+	Coalesce time.Duration
 	// Logger receives failed steps (Run goes on after them) and progress
 	// of long catch-ups; default slog.Default().
 	Logger *slog.Logger
@@ -67,6 +71,9 @@ func NewSearchIndexer(store Storage, opts IndexerOptions) *SearchIndexer {
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
 	}
+	if opts.Coalesce == 0 {
+		opts.Coalesce = DefaultCoalesce
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -98,6 +105,9 @@ func (x *SearchIndexer) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-x.wake:
+			if err := Coalesce(ctx, x.opts.Coalesce); err != nil {
+				return err
+			}
 		case <-t.C:
 		}
 	}

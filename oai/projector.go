@@ -30,6 +30,10 @@ type ProjectorOptions struct {
 	// (default 1 s; changes made through another process or server are
 	// found this way).
 	Poll time.Duration
+	// Coalesce is how long Run waits after a notification before it
+	// reads the changes, so that those of the next commits join the step
+	// (0: shelfmark.DefaultCoalesce; less than 0: none).
+	Coalesce time.Duration
 	// Logger receives records that fail to render (they are skipped, not
 	// retried forever).
 	Logger *slog.Logger
@@ -62,6 +66,9 @@ func NewProjector(store shelfmark.Storage, blobs shelfmark.BlobStore, formats *R
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
+	}
+	if opts.Coalesce == 0 {
+		opts.Coalesce = shelfmark.DefaultCoalesce
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -100,6 +107,9 @@ func (p *Projector) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-p.wake:
+			if err := shelfmark.Coalesce(ctx, p.opts.Coalesce); err != nil {
+				return err
+			}
 		case <-t.C:
 		}
 	}
