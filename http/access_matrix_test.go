@@ -57,15 +57,14 @@ func (m *matrix) accessRows() []row {
 }
 
 // managesWork: what takes the manager role on t's work (its requests'
-// grants): what the caller may not read is 404; a reader who does not
-// manage it is refused (401 anonymous, 403 signed in); write also takes a
-// credential that writes, refused before the work is looked at.
+// grants): anonymous callers are refused before the work is looked at, as
+// for the roles, and so are read-scoped credentials when write is set;
+// what the caller may not read is 404; a reader who does not manage it is
+// refused (403).
 func managesWork(ok int, write bool) rule {
 	return func(w *who, t *tset) int {
 		switch {
-		case w.bad:
-			return 401
-		case write && !w.signed:
+		case w.bad || !w.signed:
 			return 401
 		case write && !w.write:
 			return 403
@@ -73,8 +72,6 @@ func managesWork(ok int, write bool) rule {
 			return 404
 		case w.admin || w.role.Includes(shelfmark.RoleManager):
 			return ok
-		case !w.signed:
-			return 401
 		}
 		return 403
 	}

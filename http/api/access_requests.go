@@ -241,11 +241,15 @@ func (s *Handler) revokeAccessGrant(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-// grantsRequest reads what both grants routes need: the account service
-// and the work named.
+// grantsRequest reads what both grants routes need: the account service,
+// a signed-in caller (the grants are for managers alone, as the roles
+// are), and the work named.
 func (s *Handler) grantsRequest(r *http.Request) (shelfmark.AccountService, shelfmark.ID, error) {
 	acc, err := s.deps.AccountService()
 	if err != nil {
+		return nil, "", err
+	}
+	if _, err := kit.SignedIn(r, r.Pattern); err != nil {
 		return nil, "", err
 	}
 	id := shelfmark.ID(r.PathValue("id"))
