@@ -555,7 +555,8 @@ func (m *matrix) rows() []row {
 		{"GET /auth/oidc/login", []probe{{build: get("/auth/oidc/login"), rule: public(404)}}},
 		{"GET /auth/oidc/callback", []probe{{build: get("/auth/oidc/callback?code=x&state=y"), rule: public(404)}}},
 	}
-	return append(rows, m.webRows()...) // web archives (web_matrix_test.go)
+	rows = append(rows, m.accessRows()...) // a work's files (access_matrix_test.go)
+	return append(rows, m.webRows()...)    // web archives (web_matrix_test.go)
 }
 
 // extraRows are the routes the OpenAPI document does not describe.

@@ -91,21 +91,44 @@ func (s *Handler) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	if err := s.deps.Resources.CheckEdit(r.Context(), parent); err != nil {
 		return err
 	}
-	use := r.URL.Query().Get("use")
-	if use == "" {
-		use = "original"
-	}
-	name, err := fileName(r)
+	f, storedAt, err := s.receiveFile(r)
 	if err != nil {
 		return err
 	}
-	f := &shelfmark.File{Name: name, MediaType: kit.MediaTypeOf(r), Use: use}
-	if err := shelfmark.CheckFile(f); err != nil { // a bad media type or use, before any byte is stored
+	res, err := s.deps.Resources.CreateResource(r.Context(), &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: parent, File: f})
+	if err != nil {
+		s.discard(r, f, storedAt) // refused: its bytes go at once
 		return err
+	}
+	w.Header().Set("Location", "/api/v1/resources/"+string(res.ID))
+	w.Header().Set("ETag", kit.ETag(res.Version))
+	return writeResource(w, http.StatusCreated, s.toJSON(r, res))
+}
+
+// receiveFile reads the file a request sends, under the rules of every
+// route that takes one (POST …/files, PUT …/pages/{page}/file): its name
+// (?name=, else Content-Disposition), its media type (Content-Type) and
+// use (?use=, original by default) are checked before any byte is
+// stored; the body is then streamed to the content store (putBlob), or,
+// with a Link rel=ExternalContent header, the file names bytes held at a
+// URL the allow-list allows, which are not fetched. storedAt is when the
+// bytes were stored (zero for external content), for discard.
+func (s *Handler) receiveFile(r *http.Request) (f *shelfmark.File, storedAt time.Time, err error) {
+	use := r.URL.Query().Get("use")
+	if use == "" {
+		use = shelfmark.UseOriginal
+	}
+	name, err := fileName(r)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	f = &shelfmark.File{Name: name, MediaType: kit.MediaTypeOf(r), Use: use}
+	if err := shelfmark.CheckFile(f); err != nil { // a bad media type or use, before any byte is stored
+		return nil, time.Time{}, err
 	}
 	if target, typ, ok := externalLink(r.Header); ok {
 		if err := shelfmark.CheckExternalURL(s.opts.ExternalContentAllow, target); err != nil {
-			return err
+			return nil, time.Time{}, err
 		}
 		u, _ := url.Parse(target) // CheckExternalURL parsed it: an absolute http(s) URL
 		f.ExternalURL, f.Size = u.String(), -1
@@ -116,11 +139,10 @@ func (s *Handler) uploadFile(w http.ResponseWriter, r *http.Request) error {
 			f.Name = urlFileName(u)
 		}
 	}
-	var storedAt time.Time
 	if f.ExternalURL == "" {
 		blob, at, err := s.putBlob(r)
 		if err != nil {
-			return err
+			return nil, time.Time{}, err
 		}
 		storedAt = at
 		f.Size = blob.Size
@@ -129,16 +151,15 @@ func (s *Handler) uploadFile(w http.ResponseWriter, r *http.Request) error {
 	if f.MediaType == "" {
 		f.MediaType = "application/octet-stream"
 	}
-	res, err := s.deps.Resources.CreateResource(r.Context(), &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: parent, File: f})
-	if err != nil {
-		if !storedAt.IsZero() {
-			s.opts.Uploads.Discard(r.Context(), []string{f.SHA256}, storedAt) // refused: its bytes go at once
-		}
-		return err
+	return f, storedAt, nil
+}
+
+// discard forgets the bytes receiveFile stored for a request that was
+// then refused (nothing for external content).
+func (s *Handler) discard(r *http.Request, f *shelfmark.File, storedAt time.Time) {
+	if !storedAt.IsZero() {
+		s.opts.Uploads.Discard(r.Context(), []string{f.SHA256}, storedAt)
 	}
-	w.Header().Set("Location", "/api/v1/resources/"+string(res.ID))
-	w.Header().Set("ETag", kit.ETag(res.Version))
-	return writeResource(w, http.StatusCreated, s.toJSON(r, res))
 }
 
 // putBlob streams a request body to the content store, durably, under the

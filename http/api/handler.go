@@ -1,7 +1,9 @@
 // Package api serves the REST API's routes that have left the shell (the
 // others are still served by package http): search (of what the caller may read),
 // the job queues, a resource's members, children and order, and the
-// caller's tokens, the roles and the audit trail. Every read goes through the repository with the request's caller
+// caller's tokens, the roles, who may read a work's files and the
+// requests for access to them, a page's file and a work's thumbnail, and
+// the audit trail. Every read goes through the repository with the request's caller
 // on its context, so the engine's access policy decides what is answered.
 package api
 
@@ -90,6 +92,17 @@ func (s *Handler) Routes() []kit.Route {
 		{Method: "PUT", Pattern: "/api/v1/roles", Handle: s.putRoles},
 		{Method: "GET", Pattern: "/api/v1/resources/{id}/roles", Handle: s.getRoles},
 		{Method: "PUT", Pattern: "/api/v1/resources/{id}/roles", Handle: s.putRoles},
+		{Method: "GET", Pattern: "/api/v1/resources/{id}/files-access", Handle: s.getFilesAccess}, // files_access.go
+		{Method: "PUT", Pattern: "/api/v1/resources/{id}/files-access", Handle: s.putFilesAccess},
+		{Method: "GET", Pattern: "/api/v1/resources/{id}/files-default", Handle: s.getFilesDefault},
+		{Method: "PUT", Pattern: "/api/v1/resources/{id}/files-default", Handle: s.putFilesDefault},
+		{Method: "POST", Pattern: "/api/v1/resources/{id}/access-requests", Handle: s.requestAccess}, // access_requests.go
+		{Method: "GET", Pattern: "/api/v1/access-requests", Handle: s.listAccessRequests},
+		{Method: "POST", Pattern: "/api/v1/access-requests/{id}", Handle: s.decideAccessRequest},
+		{Method: "GET", Pattern: "/api/v1/resources/{id}/access-grants", Handle: s.accessGrants},
+		{Method: "DELETE", Pattern: "/api/v1/resources/{id}/access-grants/{principal}", Handle: s.revokeAccessGrant},
+		{Method: "PUT", Pattern: "/api/v1/resources/{id}/pages/{page}/file", Handle: s.replacePageFile, Upload: true}, // pages.go
+		{Method: "PUT", Pattern: "/api/v1/resources/{id}/thumbnail", Handle: s.putThumbnail},
 		{Method: "GET", Pattern: "/api/v1/audit", Handle: s.audit},
 		{Method: "GET", Pattern: "/api/v1/usage", Handle: s.usage}, // usage.go
 		{Method: "GET", Pattern: "/api/v1/jobs", Handle: s.getJobs, Admin: true},
