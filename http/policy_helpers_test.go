@@ -132,7 +132,9 @@ func newPolicyEnvSearchTimeout(t testing.TB, backend string, opts Options, searc
 		t.Fatal(err)
 	}
 	metrics := NewMetrics(store, nil)
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: metrics})
+	// the repository reads the server's clock when a test gives one
+	// (opts.Now), so that a test can move both past a date
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: metrics, Now: opts.Now})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	formats := oai.DefaultRegistry()
 	proj := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{Logger: quiet, IDs: repo.IDs()})
