@@ -193,7 +193,7 @@ func TestHeadlineQuery(t *testing.T) {
 		doc := s.Arg(c.text)
 		var text string
 		view(t, db, func(tx shelfmark.ReadTx) error {
-			return tx.(*readTx).r.queryRow(context.Background(), `SELECT ts_headline(`+searchConfig+`, `+doc+`::text, `+expr+`)`, s.Args, &text)
+			return tx.(*readTx).r.queryRow(context.Background(), `SELECT ts_headline(`+searchConfigs[0]+`, `+doc+`::text, `+expr+`)`, s.Args, &text)
 		})
 		if !strings.Contains(text, c.want) {
 			t.Fatalf("%s: headline %q", c.q, text)
