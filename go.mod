@@ -12,6 +12,7 @@ require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
 	github.com/coreos/go-oidc/v3 v3.21.0
+	github.com/tebeka/snowball v0.4.2
 	golang.org/x/crypto v0.57.0
 	golang.org/x/oauth2 v0.37.0
 )
@@ -30,7 +31,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sso v1.39.4 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.4 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.9 // indirect
-	github.com/tebeka/snowball v0.4.2 // indirect
 )
 
 require (

@@ -200,3 +200,42 @@ func TestHeadlineQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchConfigs: a document's configuration (shelfmark_config,
+// migration 0027_stem_languages.sql) is shelfmark for English and any
+// language without a stemmer, and shelfmark_<language> for each of
+// shelfmark.SearchLanguages, whose dictionary stems the language's words;
+// a query is made in all of them (searchConfigs).
+func TestSearchConfigs(t *testing.T) {
+	db, _ := openTest(t, Options{})
+	if len(searchConfigs) != len(shelfmark.SearchLanguages())+1 {
+		t.Fatalf("searchConfigs %q", searchConfigs)
+	}
+	for i, lang := range append([]string{"", "latin"}, shelfmark.SearchLanguages()...) {
+		want := `'shelfmark'::regconfig`
+		if i >= 2 {
+			want = searchConfigs[i-1]
+		}
+		var got string
+		view(t, db, func(tx shelfmark.ReadTx) error {
+			return tx.(*readTx).r.queryRow(context.Background(), `SELECT '''' || shelfmark_config($1)::text || '''::regconfig'`, []any{lang}, &got)
+		})
+		if got != want {
+			t.Errorf("shelfmark_config(%q) = %s, want %s", lang, got, want)
+		}
+	}
+	for _, c := range []struct{ lang, text, want string }{
+		{"french", "les chevaux", "'cheval':2 'le':1"},
+		{"german", "Häuser", "'haus':1"},
+		{"spanish", "ciudades", "'ciudad':1"},
+		{"", "harbours", "'harbour':1"},
+	} {
+		var got string
+		view(t, db, func(tx shelfmark.ReadTx) error {
+			return tx.(*readTx).r.queryRow(context.Background(), `SELECT to_tsvector(shelfmark_config($1), $2)::text`, []any{c.lang, c.text}, &got)
+		})
+		if got != c.want {
+			t.Errorf("%s %q: %s, want %s", c.lang, c.text, got, c.want)
+		}
+	}
+}
