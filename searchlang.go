@@ -86,17 +86,35 @@ func SearchLang(code string) (lang string, ok bool) {
 // SearchLang knows, "" (English) when none does.
 func recordLang(fields []Field) string {
 	for _, f := range fields {
-		if f.Predicate != NSDCTerms+"language" && f.Predicate != NSDC+"language" {
-			continue
+		if isLanguage(f.Predicate) {
+			for _, o := range f.Objects {
+				if lang, ok := SearchLang(o.Value); ok {
+					return lang
+				}
+			}
 		}
-		for _, o := range f.Objects {
-			if lang, ok := SearchLang(o.Value); ok {
+	}
+	return ""
+}
+
+// SearchLangOf is the language of a work's documents as the search
+// indexer gives it (SearchDoc.Lang) from the work's metadata: that of the
+// first of its dc:language and dcterms:language values that SearchLang
+// knows, "" (English) when none does. Search inside a book stems in it.
+func SearchLangOf(md []Statement) string {
+	for _, s := range md {
+		if isLanguage(s.Predicate) {
+			if lang, ok := SearchLang(s.Object.Value); ok {
 				return lang
 			}
 		}
 	}
 	return ""
 }
+
+// isLanguage reports whether a predicate is dc:language or
+// dcterms:language.
+func isLanguage(p string) bool { return p == NSDCTerms+"language" || p == NSDC+"language" }
 
 // stemmers holds Snowball stemmers by language; a stemmer is not safe
 // for concurrent use, so each is taken from its pool for one word.
