@@ -11,19 +11,23 @@ import (
 )
 
 // Full-text search (search.go in the root package, migrations
-// 0005_search.sql, 0019_stemming.sql and 0020_fields.sql): documents in
-// search_docs, whose stored generated column tsv (title weighted A, body
-// B, a record's creators C, its subjects and date tokens D, in the
-// configuration shelfmark: 'simple' with every word folded to its Porter
-// stem) has a GIN index. A field term (searchfields.go in the root
+// 0005_search.sql, 0019_stemming.sql, 0020_fields.sql and
+// 0027_stem_languages.sql): documents in search_docs, whose stored
+// generated column tsv (title weighted A, body B, a record's creators C,
+// its subjects and date tokens D, in the configuration of the document's
+// language, shelfmark_config(lang): shelfmark, 'simple' with every word
+// folded to its Porter stem, or shelfmark_french, shelfmark_german …
+// with Snowball's stems of the language; the date tokens always in
+// shelfmark) has a GIN index. A field term (searchfields.go in the root
 // package) is an operand restricted to its field's weight ('melville':C),
 // a date term the date tokens of its span joined by |, each :D, and a
 // facet term its value's hidden token :D (searchfacets.go in the root
 // package; the tokens are in the column dates).
 //
 // A query is a tsquery expression built from shelfmark.ParseSearchText
-// (tsqExpr): every term becomes one quoted operand of to_tsquery in the
-// configuration shelfmark ('…', with ' doubled and \ escaped), which splits
+// (tsqExpr): every term becomes one quoted operand ('…', with ' doubled
+// and \ escaped) of to_tsquery in every configuration of searchConfigs,
+// joined by || (the query's language is not known), each of which splits
 // it with the parser that made the documents' vectors (a term of several
 // words becomes a phrase, <->); a prefix term's last word is an operand in
 // 'simple' (not stemmed) with :*; the operands are joined by &&, || and
@@ -71,8 +75,9 @@ func tsqOperand(text string) string {
 // tsqExpr writes the tsquery of parsed terms, an expression binding its
 // operands in s: the groups of shelfmark.SearchGroups joined by &&, each
 // in parentheses with its alternatives joined by ||, then && !! each term
-// left out. A term is to_tsquery in the configuration shelfmark (its words
-// stemmed, a phrase of several); a prefix term's last word is not stemmed
+// left out. A term is to_tsquery in every configuration (tsq: its words
+// stemmed in each language, a phrase of several); a prefix term's last
+// word is not stemmed
 // but read in 'simple' as a prefix, or its stem as a prefix
 // (shelfmark.SearchPrefixStem), after the words before it
 // (tsquery_phrase).
@@ -116,8 +121,9 @@ func tsqExpr(s *sqlstore.Stmt, terms []shelfmark.SearchTerm) string {
 }
 
 // headlineWords is what marks a hit's headline: every word of the terms
-// to find, any of them (|), as one to_tsquery input in the configuration
-// shelfmark, and the last words of prefix terms as prefixes, each an
+// to find, any of them (|), as one to_tsquery input in every
+// configuration (tsq; the headline is made in the document's), and the
+// last words of prefix terms as prefixes, each an
 // input in 'simple' (unstemmed; and its stem, shelfmark.SearchPrefixStem);
 // not the terms themselves. ts_headline looks for the covers of its query
 // in the whole document, and for a query of phrases that costs many times

@@ -12,12 +12,14 @@ import (
 )
 
 // Full-text search (search.go in the root package, migrations
-// 0005_search.sql and 0020_fields.sql): documents in search_docs (work,
-// kind, format, a record's years) and search_text (title, body, and a
-// record's creators, subjects and hidden tokens: of its dates and of its
-// facet values), indexed by the FTS5 table
-// search_fts (external content over search_text, kept in sync by
-// triggers), one column each. A field term (searchfields.go in the root
+// 0005_search.sql, 0020_fields.sql and 0027_stem_languages.sql):
+// documents in search_docs (work, kind, format, a record's years) and
+// search_text (title, body, a record's creators, subjects and hidden
+// tokens: of its dates and of its facet values; and the language its
+// words are stemmed in, lang), indexed by the FTS5 table search_fts
+// (external content over the view search_text_fts, which gives the text
+// with its language as its FTS5 locale, kept in sync by triggers), one
+// column each. A field term (searchfields.go in the root
 // package) is its string behind the column filter of its field (creator :
 // "melville"), a date term the date tokens of its span joined by OR.
 //
@@ -28,8 +30,10 @@ import (
 // differs, an alternative with the stem: searchstem.go in the root
 // package); the strings are joined by AND, OR and NOT as the terms'
 // groups say (ftsQuery). Nothing the user typed is read as FTS5 syntax.
-// The index's tokenizer, shelfmark (stem.c), folds every word to its
-// Porter stem but the last word of a prefix.
+// The index's tokenizer, shelfmark (stem.c), folds every word of a
+// document to its stem in the document's language, and every word of a
+// query but the last word of a prefix to its stems in every language
+// (searchstem.go in the root package).
 //
 // The score of a hit is searchScore, shelfmark_rank (rank.c): FTS5's
 // BM25 with a title match worth ten times a body match and higher better,
