@@ -337,7 +337,7 @@ func browseRange(s *sqlstore.Stmt, q *shelfmark.SearchQuery, member, coll, now s
 // before the statement: a page written with its record is given the
 // record's language by the second statement); the second gives the pages
 // of the records written their record's language where they have
-// another (one look-up of search_docs_work_key a record), which makes
+// another (one look-up of an index on work a record), which makes
 // their vectors again.
 var putSearchDocs = []func(v string) string{func(v string) string {
 	return `INSERT INTO search_docs (key, work, kind, format, title, body, access, creator, subject, dates, date_lo, date_hi, title_key, lang)

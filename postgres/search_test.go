@@ -239,3 +239,54 @@ func TestSearchConfigs(t *testing.T) {
 		}
 	}
 }
+
+// TestPutSearchDocsPlan: the statement that gives the pages of the
+// records written their record's language finds them through an index on
+// work (search_docs_work_key or search_docs_work_kind), one look-up a
+// record, not by reading every document (seq scans off, as on a table
+// too large for them).
+func TestPutSearchDocsPlan(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTest(t, Options{})
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	rows := sqlstore.Rows{Cols: sqlstore.SearchDocCols, N: 2, Row: func(i int, v []any) {
+		for j := range v {
+			v[j] = nil
+		}
+		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = int64(i+1), int64(1), "work", "", "t", "b", int64(1)
+		v[7], v[8], v[9], v[13] = "", "", "", "french"
+	}}
+	from, args, err := fromRows(rows, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tx.Query(ctx, `EXPLAIN `+putSearchDocs[len(putSearchDocs)-1](from), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for r.Next() {
+		var line string
+		if err := r.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	r.Close()
+	all := strings.Join(plan, "\n")
+	if !strings.Contains(all, "Index Cond: (work = v.key)") || strings.Contains(all, "Seq Scan on search_docs") {
+		t.Errorf("the plan does not look the pages up by work:\n%s", all)
+	}
+}

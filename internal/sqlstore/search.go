@@ -20,7 +20,7 @@ type Search struct {
 	// among keys: keys.
 	DeleteSearchDocs string
 	// PutSearchDocs are the statements that upsert documents, run in
-	// order, each given the table expression v of searchDocCols (bound by
+	// order, each given the table expression v of SearchDocCols (bound by
 	// Dialect.From) and taking only its arguments. A page's document
 	// (key other than work) takes the language of its work's record as
 	// stored (lang in v is the record's own, and "" for a page), and the
@@ -32,14 +32,14 @@ type Search struct {
 	DeleteSearchFacets string
 }
 
-// searchDocCols are the columns of a document as PutSearchDocs sends them:
+// SearchDocCols are the columns of a document as PutSearchDocs sends them:
 // dates is the record's hidden tokens, those of its dates
 // (shelfmark.SearchDateTokens) and of its facet values
 // (shelfmark.SearchFacetTokens), date_lo
 // and date_hi its years or NULL, title_key its title's sort key
 // (shelfmark.SearchTitleKey) or NULL, lang a record's language
 // (shelfmark.SearchDoc.Lang; "" for a page, which takes its work's).
-var searchDocCols = []Col{{"key", Int64}, {"work", Int64}, {"kind", Text}, {"format", Text}, {"title", Text}, {"body", Text}, {"access", Int64},
+var SearchDocCols = []Col{{"key", Int64}, {"work", Int64}, {"kind", Text}, {"format", Text}, {"title", Text}, {"body", Text}, {"access", Int64},
 	{"creator", Text}, {"subject", Text}, {"dates", Text}, {"date_lo", NullInt64}, {"date_hi", NullInt64}, {"title_key", NullInt64}, {"lang", Text}}
 
 // searchFacetCols are the columns of search_facets.
@@ -59,7 +59,7 @@ func (w *WriteTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 	if err := w.putSearchFacets(ctx, docs); err != nil {
 		return err
 	}
-	rows := Rows{Cols: searchDocCols, N: len(docs), Row: func(i int, v []any) {
+	rows := Rows{Cols: SearchDocCols, N: len(docs), Row: func(i int, v []any) {
 		d := &docs[i]
 		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = d.Key, d.Work, string(d.Kind), d.Format, d.Title, d.Body, d.AccessKey()
 		dates := shelfmark.SearchDateTokens(d.DateLo, d.DateHi)
