@@ -15,8 +15,11 @@ package iiif
 // Words are matched as the search index matches them: split into tokens
 // at every character that is not a letter or a digit, lower-cased and
 // without diacritics (SQLite's unicode61 tokenizer with
-// remove_diacritics 2), each folded to its stem (FTS5's porter tokenizer;
-// shelfmark.SearchStem).
+// remove_diacritics 2), each folded to its stem in the language of the
+// book (its work's dcterms:language: shelfmark.SearchStemLang, the
+// Snowball stemmer SQLite's tokenizer shelfmark runs, or Porter's
+// English one, FTS5's porter tokenizer, for English and every other
+// language). The query is stemmed in the book's language too.
 
 import (
 	"bytes"
