@@ -12,6 +12,7 @@ require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
 	github.com/coreos/go-oidc/v3 v3.21.0
+	github.com/tebeka/snowball v0.4.2
 	golang.org/x/crypto v0.57.0
 	golang.org/x/oauth2 v0.37.0
 )

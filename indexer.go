@@ -304,6 +304,7 @@ func (x *SearchIndexer) read(ctx context.Context, tx ReadTx, pl *indexPlan) (int
 	for _, r := range live {
 		d := recordDoc(fields[r.Key])
 		d.Facets = recordFacets(fields[r.Key], x.opts.Facets)
+		d.Lang = recordLang(fields[r.Key])
 		d.Key, d.Work, d.Kind = r.Key, r.Key, r.Kind
 		pl.put = append(pl.put, d)
 	}

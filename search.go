@@ -70,6 +70,13 @@ type SearchDoc struct {
 	// repository's metadata facets (searchfacets.go), which replace those
 	// it had; a page's document has none and leaves its work's alone.
 	Facets []SearchFacetValue
+	// Lang is the language whose stemmer folds the document's words
+	// (searchstem.go): one of SearchLanguages (french, german …), or ""
+	// for English and every other language, stemmed with Porter's
+	// English algorithm. The indexer gives a record its work's
+	// dcterms:language (SearchLang); a page's document takes its work's,
+	// whatever it says (the backends copy it from the work's record).
+	Lang string
 }
 
 // AccessKey is the resource whose effective access decides whether d

@@ -409,6 +409,38 @@ for a in annos:
 	}
 }
 
+// TestIIIFSearchLanguage: a book's words are stemmed in its work's
+// language (dcterms:language), as the index stems them, and so is the
+// query: a French book's chevaux is found by cheval, the same OCR in a
+// book without a language (English) is not.
+func TestIIIFSearchLanguage(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	ctx := context.Background()
+	fr, _ := ocrBook(t, e, shelfmark.Public, "Un livre", []bookPage{{text: "Les grands chevaux\nblancs du village"}})
+	if _, err := e.repo.UpdateResource(ctx, fr.ID, shelfmark.ResourceUpdate{Add: []shelfmark.Statement{
+		{Predicate: shelfmark.NSDCTerms + "language", Object: shelfmark.NewLiteral("fre")}}}); err != nil {
+		t.Fatal(err)
+	}
+	en, _ := ocrBook(t, e, shelfmark.Public, "A book", []bookPage{{text: "Les grands chevaux\nblancs du village"}})
+	for _, c := range []struct {
+		work shelfmark.ID
+		q    string
+		want int
+	}{
+		{fr.ID, "cheval", 1},
+		{fr.ID, "chevaux", 1},
+		{fr.ID, "%22grand%20cheval%22", 1},
+		{en.ID, "chevaux", 1},
+		{en.ID, "cheval", 0},
+		{fr.ID, "cheval", 1}, // the OCR of both is the same file: cached apart by language
+	} {
+		d, _ := search2(t, e, "/iiif/"+string(c.work)+"/search/2?q="+c.q, anonymously...)
+		if len(d.Items) != c.want {
+			t.Errorf("%s in %s: %d hits, want %d", c.q, c.work, len(d.Items), c.want)
+		}
+	}
+}
+
 // TestIIIFSearchPaging: more hits than a response holds are paged, with
 // next and prev, the total and each page's start.
 func TestIIIFSearchPaging(t *testing.T) {

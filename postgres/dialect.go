@@ -128,7 +128,7 @@ ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNI
 	},
 	Search: sqlstore.Search{
 		PutSearchDocs: putSearchDocs,
-		SearchDoc:     `SELECT key, work, kind, format, title, body, coalesce(access, 0), creator, subject, date_lo, date_hi FROM search_docs WHERE key = $1`,
+		SearchDoc:     `SELECT key, work, kind, format, title, body, coalesce(access, 0), creator, subject, date_lo, date_hi, lang FROM search_docs WHERE key = $1`,
 		// the primary key and search_docs_work_key
 		DeleteSearchDocs: `DELETE FROM search_docs WHERE key = ANY($1) OR work = ANY($1)`,
 	},

@@ -11,19 +11,23 @@ import (
 )
 
 // Full-text search (search.go in the root package, migrations
-// 0005_search.sql, 0019_stemming.sql and 0020_fields.sql): documents in
-// search_docs, whose stored generated column tsv (title weighted A, body
-// B, a record's creators C, its subjects and date tokens D, in the
-// configuration shelfmark: 'simple' with every word folded to its Porter
-// stem) has a GIN index. A field term (searchfields.go in the root
+// 0005_search.sql, 0019_stemming.sql, 0020_fields.sql and
+// 0027_stem_languages.sql): documents in search_docs, whose stored
+// generated column tsv (title weighted A, body B, a record's creators C,
+// its subjects and date tokens D, in the configuration of the document's
+// language, shelfmark_config(lang): shelfmark, 'simple' with every word
+// folded to its Porter stem, or shelfmark_french, shelfmark_german …
+// with Snowball's stems of the language; the date tokens always in
+// shelfmark) has a GIN index. A field term (searchfields.go in the root
 // package) is an operand restricted to its field's weight ('melville':C),
 // a date term the date tokens of its span joined by |, each :D, and a
 // facet term its value's hidden token :D (searchfacets.go in the root
 // package; the tokens are in the column dates).
 //
 // A query is a tsquery expression built from shelfmark.ParseSearchText
-// (tsqExpr): every term becomes one quoted operand of to_tsquery in the
-// configuration shelfmark ('…', with ' doubled and \ escaped), which splits
+// (tsqExpr): every term becomes one quoted operand ('…', with ' doubled
+// and \ escaped) of to_tsquery in every configuration of searchConfigs,
+// joined by || (the query's language is not known), each of which splits
 // it with the parser that made the documents' vectors (a term of several
 // words becomes a phrase, <->); a prefix term's last word is an operand in
 // 'simple' (not stemmed) with :*; the operands are joined by &&, || and
@@ -71,8 +75,9 @@ func tsqOperand(text string) string {
 // tsqExpr writes the tsquery of parsed terms, an expression binding its
 // operands in s: the groups of shelfmark.SearchGroups joined by &&, each
 // in parentheses with its alternatives joined by ||, then && !! each term
-// left out. A term is to_tsquery in the configuration shelfmark (its words
-// stemmed, a phrase of several); a prefix term's last word is not stemmed
+// left out. A term is to_tsquery in every configuration (tsq: its words
+// stemmed in each language, a phrase of several); a prefix term's last
+// word is not stemmed
 // but read in 'simple' as a prefix, or its stem as a prefix
 // (shelfmark.SearchPrefixStem), after the words before it
 // (tsquery_phrase).
@@ -116,8 +121,9 @@ func tsqExpr(s *sqlstore.Stmt, terms []shelfmark.SearchTerm) string {
 }
 
 // headlineWords is what marks a hit's headline: every word of the terms
-// to find, any of them (|), as one to_tsquery input in the configuration
-// shelfmark, and the last words of prefix terms as prefixes, each an
+// to find, any of them (|), as one to_tsquery input in every
+// configuration (tsq; the headline is made in the document's), and the
+// last words of prefix terms as prefixes, each an
 // input in 'simple' (unstemmed; and its stem, shelfmark.SearchPrefixStem);
 // not the terms themselves. ts_headline looks for the covers of its query
 // in the whole document, and for a query of phrases that costs many times
@@ -180,13 +186,34 @@ var lists = sqlstore.Lists{Int64s: func(v []int64) any { return v }, AnyOf: anyO
 // anyOf is the dialect's AnyOf.
 func anyOf(n int) string { return "= ANY($" + strconv.Itoa(n) + ")" }
 
-// tsq is the parsed query whose placeholder is query.
-func tsq(query string) string { return `to_tsquery(` + searchConfig + `, ` + query + `)` }
+// tsq is the parsed query whose placeholder is query: its text parsed
+// in every configuration of searchConfigs, joined by || (a query's
+// language is not known: searchstem.go in the root package), the
+// placeholder bound once.
+func tsq(query string) string {
+	parts := make([]string, len(searchConfigs))
+	for i, c := range searchConfigs {
+		parts[i] = `to_tsquery(` + c + `, ` + query + `)`
+	}
+	return `(` + strings.Join(parts, ` || `) + `)`
+}
 
-// searchConfig is the text search configuration of the documents'
-// vectors, queries and headlines: words folded to their stems
-// (migration 0019_stemming.sql).
-const searchConfig = `'shelfmark'::regconfig`
+// searchConfigs are the text search configurations of the documents'
+// vectors, by language (migrations 0019_stemming.sql and
+// 0027_stem_languages.sql): shelfmark (English, Porter's stems, and every
+// language without a stemmer), then shelfmark_french, shelfmark_german …
+// for shelfmark.SearchLanguages. A document's is shelfmark_config(lang).
+var searchConfigs = func() []string {
+	out := []string{`'shelfmark'::regconfig`}
+	for _, l := range shelfmark.SearchLanguages() {
+		out = append(out, `'shelfmark_`+l+`'::regconfig`)
+	}
+	return out
+}()
+
+// docConfig is the text search configuration of the document d's
+// vector, whose headline is made in it.
+const docConfig = `shelfmark_config(d.lang)`
 
 // match is what a search matches with (sqlstore.SearchStatements.Match):
 // its terms, of which each statement writes the tsquery (tsqExpr) and the
@@ -252,7 +279,7 @@ FROM (SELECT d.key, d.work, d.kind, d.format, d.tsv FROM `)
 // hit's title and body, marking the words of the headline query
 // (headlineExpr).
 func searchHits(s *sqlstore.Stmt, m any) string {
-	return `ts_headline(` + searchConfig + `, d.title || E'\n' || d.body, ` + headlineExpr(s, m.(match).terms) + `, ` + s.Arg(headlineOptions) + `) AS snippet, p.score
+	return `ts_headline(` + docConfig + `, d.title || E'\n' || d.body, ` + headlineExpr(s, m.(match).terms) + `, ` + s.Arg(headlineOptions) + `) AS snippet, p.score
     FROM page p JOIN search_docs d ON d.key = p.key LEFT JOIN search_docs w ON w.key = p.work`
 }
 
@@ -305,16 +332,26 @@ func browseRange(s *sqlstore.Stmt, q *shelfmark.SearchQuery, member, coll, now s
     ORDER BY m.member DESC, d.key LIMIT ` + lim)
 }
 
-// putSearchDocs upserts documents, writing only the rows that change.
+// putSearchDocs upserts documents, writing only the rows that change. A
+// page's language is its work's record's, read by key (in the snapshot
+// before the statement: a page written with its record is given the
+// record's language by the second statement); the second gives the pages
+// of the records written their record's language where they have
+// another (one look-up of an index on work a record), which makes
+// their vectors again.
 var putSearchDocs = []func(v string) string{func(v string) string {
-	return `INSERT INTO search_docs (key, work, kind, format, title, body, access, creator, subject, dates, date_lo, date_hi, title_key)
-SELECT key, work, kind, format, title, body, access, creator, subject, dates, date_lo, date_hi, title_key FROM ` + v + `
+	return `INSERT INTO search_docs (key, work, kind, format, title, body, access, creator, subject, dates, date_lo, date_hi, title_key, lang)
+SELECT key, work, kind, format, title, body, access, creator, subject, dates, date_lo, date_hi, title_key,
+    CASE WHEN key = work THEN lang ELSE coalesce((SELECT w.lang FROM search_docs w WHERE w.key = v.work), '') END FROM ` + v + `
 ON CONFLICT (key) DO UPDATE SET work = EXCLUDED.work, kind = EXCLUDED.kind, format = EXCLUDED.format,
     title = EXCLUDED.title, body = EXCLUDED.body, access = EXCLUDED.access,
     creator = EXCLUDED.creator, subject = EXCLUDED.subject, dates = EXCLUDED.dates, date_lo = EXCLUDED.date_lo, date_hi = EXCLUDED.date_hi,
-    title_key = EXCLUDED.title_key
+    title_key = EXCLUDED.title_key, lang = EXCLUDED.lang
 WHERE (search_docs.work, search_docs.kind, search_docs.format, search_docs.title, search_docs.body, search_docs.access,
-        search_docs.creator, search_docs.subject, search_docs.dates, search_docs.date_lo, search_docs.date_hi, search_docs.title_key)
+        search_docs.creator, search_docs.subject, search_docs.dates, search_docs.date_lo, search_docs.date_hi, search_docs.title_key, search_docs.lang)
     IS DISTINCT FROM (EXCLUDED.work, EXCLUDED.kind, EXCLUDED.format, EXCLUDED.title, EXCLUDED.body, EXCLUDED.access,
-        EXCLUDED.creator, EXCLUDED.subject, EXCLUDED.dates, EXCLUDED.date_lo, EXCLUDED.date_hi, EXCLUDED.title_key)`
+        EXCLUDED.creator, EXCLUDED.subject, EXCLUDED.dates, EXCLUDED.date_lo, EXCLUDED.date_hi, EXCLUDED.title_key, EXCLUDED.lang)`
+}, func(v string) string {
+	return `UPDATE search_docs p SET lang = v.lang FROM ` + v + `
+WHERE v.key = v.work AND p.work = v.key AND p.key <> p.work AND p.lang <> v.lang`
 }}

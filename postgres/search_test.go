@@ -193,10 +193,100 @@ func TestHeadlineQuery(t *testing.T) {
 		doc := s.Arg(c.text)
 		var text string
 		view(t, db, func(tx shelfmark.ReadTx) error {
-			return tx.(*readTx).r.queryRow(context.Background(), `SELECT ts_headline(`+searchConfig+`, `+doc+`::text, `+expr+`)`, s.Args, &text)
+			return tx.(*readTx).r.queryRow(context.Background(), `SELECT ts_headline(`+searchConfigs[0]+`, `+doc+`::text, `+expr+`)`, s.Args, &text)
 		})
 		if !strings.Contains(text, c.want) {
 			t.Fatalf("%s: headline %q", c.q, text)
 		}
+	}
+}
+
+// TestSearchConfigs: a document's configuration (shelfmark_config,
+// migration 0027_stem_languages.sql) is shelfmark for English and any
+// language without a stemmer, and shelfmark_<language> for each of
+// shelfmark.SearchLanguages, whose dictionary stems the language's words;
+// a query is made in all of them (searchConfigs).
+func TestSearchConfigs(t *testing.T) {
+	db, _ := openTest(t, Options{})
+	if len(searchConfigs) != len(shelfmark.SearchLanguages())+1 {
+		t.Fatalf("searchConfigs %q", searchConfigs)
+	}
+	for i, lang := range append([]string{"", "latin"}, shelfmark.SearchLanguages()...) {
+		want := `'shelfmark'::regconfig`
+		if i >= 2 {
+			want = searchConfigs[i-1]
+		}
+		var got string
+		view(t, db, func(tx shelfmark.ReadTx) error {
+			return tx.(*readTx).r.queryRow(context.Background(), `SELECT '''' || shelfmark_config($1)::text || '''::regconfig'`, []any{lang}, &got)
+		})
+		if got != want {
+			t.Errorf("shelfmark_config(%q) = %s, want %s", lang, got, want)
+		}
+	}
+	for _, c := range []struct{ lang, text, want string }{
+		{"french", "les chevaux", "'cheval':2 'le':1"},
+		{"german", "Häuser", "'haus':1"},
+		{"spanish", "ciudades", "'ciudad':1"},
+		{"", "harbours", "'harbour':1"},
+	} {
+		var got string
+		view(t, db, func(tx shelfmark.ReadTx) error {
+			return tx.(*readTx).r.queryRow(context.Background(), `SELECT to_tsvector(shelfmark_config($1), $2)::text`, []any{c.lang, c.text}, &got)
+		})
+		if got != c.want {
+			t.Errorf("%s %q: %s, want %s", c.lang, c.text, got, c.want)
+		}
+	}
+}
+
+// TestPutSearchDocsPlan: the statement that gives the pages of the
+// records written their record's language finds them through an index on
+// work (search_docs_work_key or search_docs_work_kind), one look-up a
+// record, not by reading every document (seq scans off, as on a table
+// too large for them).
+func TestPutSearchDocsPlan(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTest(t, Options{})
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	rows := sqlstore.Rows{Cols: sqlstore.SearchDocCols, N: 2, Row: func(i int, v []any) {
+		for j := range v {
+			v[j] = nil
+		}
+		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = int64(i+1), int64(1), "work", "", "t", "b", int64(1)
+		v[7], v[8], v[9], v[13] = "", "", "", "french"
+	}}
+	from, args, err := fromRows(rows, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tx.Query(ctx, `EXPLAIN `+putSearchDocs[len(putSearchDocs)-1](from), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for r.Next() {
+		var line string
+		if err := r.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	r.Close()
+	all := strings.Join(plan, "\n")
+	if !strings.Contains(all, "Index Cond: (work = v.key)") || strings.Contains(all, "Seq Scan on search_docs") {
+		t.Errorf("the plan does not look the pages up by work:\n%s", all)
 	}
 }

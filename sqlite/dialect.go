@@ -129,7 +129,7 @@ RETURNING ` + sqlstore.JobCols,
 	},
 	Search: sqlstore.Search{
 		PutSearchDocs: putSearchDocs,
-		SearchDoc: `SELECT d.key, d.work, d.kind, d.format, x.title, x.body, coalesce(d.access, 0), x.creator, x.subject, d.date_lo, d.date_hi
+		SearchDoc: `SELECT d.key, d.work, d.kind, d.format, x.title, x.body, coalesce(d.access, 0), x.creator, x.subject, d.date_lo, d.date_hi, x.lang
 		FROM search_docs d JOIN search_text x ON x.key = d.key WHERE d.key = ?`,
 		// the primary key and search_docs_work; a trigger removes the text
 		DeleteSearchDocs: `DELETE FROM search_docs WHERE key IN (SELECT value FROM json_each(?1)

@@ -12,12 +12,14 @@ import (
 )
 
 // Full-text search (search.go in the root package, migrations
-// 0005_search.sql and 0020_fields.sql): documents in search_docs (work,
-// kind, format, a record's years) and search_text (title, body, and a
-// record's creators, subjects and hidden tokens: of its dates and of its
-// facet values), indexed by the FTS5 table
-// search_fts (external content over search_text, kept in sync by
-// triggers), one column each. A field term (searchfields.go in the root
+// 0005_search.sql, 0020_fields.sql and 0027_stem_languages.sql):
+// documents in search_docs (work, kind, format, a record's years) and
+// search_text (title, body, a record's creators, subjects and hidden
+// tokens: of its dates and of its facet values; and the language its
+// words are stemmed in, lang), indexed by the FTS5 table search_fts
+// (external content over the view search_text_fts, which gives the text
+// with its language as its FTS5 locale, kept in sync by triggers), one
+// column each. A field term (searchfields.go in the root
 // package) is its string behind the column filter of its field (creator :
 // "melville"), a date term the date tokens of its span joined by OR.
 //
@@ -28,8 +30,10 @@ import (
 // differs, an alternative with the stem: searchstem.go in the root
 // package); the strings are joined by AND, OR and NOT as the terms'
 // groups say (ftsQuery). Nothing the user typed is read as FTS5 syntax.
-// The index's tokenizer, shelfmark (stem.c), folds every word to its
-// Porter stem but the last word of a prefix.
+// The index's tokenizer, shelfmark (stem.c), folds every word of a
+// document to its stem in the document's language, and every word of a
+// query but the last word of a prefix to its stems in every language
+// (searchstem.go in the root package).
 //
 // The score of a hit is searchScore, shelfmark_rank (rank.c): FTS5's
 // BM25 with a title match worth ten times a body match and higher better,
@@ -294,7 +298,13 @@ func browseRange(s *sqlstore.Stmt, q *shelfmark.SearchQuery, member, coll, now s
 
 // putSearchDocs upsert documents into search_docs and search_text. A row
 // whose columns are all unchanged is not written; the triggers re-index a
-// text only when its title or body changed. ("WHERE true" tells SQLite's
+// text only when its title, body or language changed. A page's language
+// is its work's record's, read by key (in the snapshot before the
+// statement: a page written with its record is given the record's
+// language by the third statement); the third gives the pages of the
+// records written their record's language where they have another (one
+// look-up of search_docs_work a record, one of the page's text a page),
+// and the triggers index them again. ("WHERE true" tells SQLite's
 // parser that ON CONFLICT belongs to the INSERT, not to a join.)
 var putSearchDocs = []func(v string) string{
 	func(v string) string {
@@ -307,11 +317,17 @@ var putSearchDocs = []func(v string) string{
 		OR search_docs.title_key IS NOT excluded.title_key`
 	},
 	func(v string) string {
-		return `INSERT INTO search_text (key, title, body, creator, subject, dates)
-	SELECT key, title, body, creator, subject, dates FROM ` + v + ` WHERE true
+		return `INSERT INTO search_text (key, title, body, creator, subject, dates, lang)
+	SELECT key, title, body, creator, subject, dates,
+		CASE WHEN key = work THEN lang ELSE coalesce((SELECT w.lang FROM search_text w WHERE w.key = v.work), '') END FROM ` + v + ` WHERE true
 	ON CONFLICT (key) DO UPDATE SET title = excluded.title, body = excluded.body,
-		creator = excluded.creator, subject = excluded.subject, dates = excluded.dates
+		creator = excluded.creator, subject = excluded.subject, dates = excluded.dates, lang = excluded.lang
 	WHERE search_text.title <> excluded.title OR search_text.body <> excluded.body
-		OR search_text.creator <> excluded.creator OR search_text.subject <> excluded.subject OR search_text.dates <> excluded.dates`
+		OR search_text.creator <> excluded.creator OR search_text.subject <> excluded.subject OR search_text.dates <> excluded.dates
+		OR search_text.lang <> excluded.lang`
+	},
+	func(v string) string {
+		return `UPDATE search_text SET lang = w.lang FROM ` + v + ` JOIN search_docs d ON d.work = v.key JOIN search_text w ON w.key = v.key
+	WHERE v.key = v.work AND d.key <> d.work AND search_text.key = d.key AND search_text.lang <> w.lang`
 	},
 }

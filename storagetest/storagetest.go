@@ -125,6 +125,7 @@ var conformance = []struct {
 	{"SearchFields", testSearchFields, false},
 	{"SearchFieldWindows", testSearchFieldWindows, false},
 	{"SearchFacets", testSearchFacets, true},
+	{"SearchLanguages", testSearchLanguages, false},
 	{"AuditRedacted", testAuditRedacted, false},
 	{"GroupSourceKeyRefused", testGroupSourceKeyRefused, false},
 	{"CostEffectiveAccess", testCostEffectiveAccess, true},

@@ -15,8 +15,11 @@ package iiif
 // Words are matched as the search index matches them: split into tokens
 // at every character that is not a letter or a digit, lower-cased and
 // without diacritics (SQLite's unicode61 tokenizer with
-// remove_diacritics 2), each folded to its stem (FTS5's porter tokenizer;
-// shelfmark.SearchStem).
+// remove_diacritics 2), each folded to its stem in the language of the
+// book (its work's dcterms:language: shelfmark.SearchStemLang, the
+// Snowball stemmer SQLite's tokenizer shelfmark runs, or Porter's
+// English one, FTS5's porter tokenizer, for English and every other
+// language). The query is stemmed in the book's language too.
 
 import (
 	"bytes"
@@ -50,6 +53,9 @@ type ocrPage struct {
 	// tokenWord[i] is the index of the word tokens[i] comes from.
 	tokens    []string
 	tokenWord []int32
+	// lang is the language the tokens are stemmed in
+	// (shelfmark.SearchLang).
+	lang string
 }
 
 // maxOCRWords bounds the words read from one page.
@@ -75,7 +81,7 @@ func (p *ocrPage) add(w ocrWord) {
 	}
 	idx := int32(len(p.words))
 	if f := shelfmark.SearchFold(w.text); wordOnly(f) { // most words are one token
-		p.tokens = append(p.tokens, shelfmark.SearchStem(f))
+		p.tokens = append(p.tokens, shelfmark.SearchStemLang(f, p.lang))
 		p.tokenWord = append(p.tokenWord, idx)
 	} else {
 		toks := strings.FieldsFunc(f, notWordRune)
@@ -83,7 +89,7 @@ func (p *ocrPage) add(w ocrWord) {
 			return
 		}
 		for _, t := range toks {
-			p.tokens = append(p.tokens, shelfmark.SearchStem(t))
+			p.tokens = append(p.tokens, shelfmark.SearchStemLang(t, p.lang))
 			p.tokenWord = append(p.tokenWord, idx)
 		}
 	}
@@ -114,19 +120,20 @@ func foldTokens(text string) []string {
 }
 
 // searchTokens splits text into folded tokens, runs of letters and
-// digits, each folded to its stem as the index folds it
-// (shelfmark.SearchStem).
-func searchTokens(text string) []string {
+// digits, each folded to its stem in the language lang as the index
+// folds it (shelfmark.SearchStemLang).
+func searchTokens(text, lang string) []string {
 	toks := foldTokens(text)
 	for i, t := range toks {
-		toks[i] = shelfmark.SearchStem(t)
+		toks[i] = shelfmark.SearchStemLang(t, lang)
 	}
 	return toks
 }
 
-// parsePlainText reads the words of plain text (no boxes, no lines).
-func parsePlainText(b []byte) *ocrPage {
-	p := &ocrPage{}
+// parsePlainText reads the words of plain text (no boxes, no lines),
+// their tokens stemmed in the language lang.
+func parsePlainText(b []byte, lang string) *ocrPage {
+	p := &ocrPage{lang: lang}
 	for _, w := range strings.Fields(strings.ToValidUTF8(string(b), "\uFFFD")) {
 		p.add(ocrWord{text: w, line: -1})
 	}
@@ -134,9 +141,10 @@ func parsePlainText(b []byte) *ocrPage {
 }
 
 // parseOCR reads the words of hOCR or ALTO. What it cannot read it
-// skips: a damaged file gives the words before the damage.
-func parseOCR(b []byte) *ocrPage {
-	p := &ocrPage{}
+// skips: a damaged file gives the words before the damage. The tokens
+// are stemmed in the language lang.
+func parseOCR(b []byte, lang string) *ocrPage {
+	p := &ocrPage{lang: lang}
 	if n := bytes.Count(b, []byte("ocrx_word")) + bytes.Count(b, []byte("<String")); n > 0 {
 		n = min(n, maxOCRWords)
 		p.words, p.tokens, p.tokenWord = make([]ocrWord, 0, n), make([]string, 0, n), make([]int32, 0, n)

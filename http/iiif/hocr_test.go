@@ -80,19 +80,19 @@ func TestParseOCR(t *testing.T) {
 		{"empty", "", "0x0|"},
 		{"not markup", "just some words", "0x0|"},
 	} {
-		if got := describeOCR(parseOCR([]byte(c.in))); got != c.want {
+		if got := describeOCR(parseOCR([]byte(c.in), "")); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
 	}
-	if got := describeOCR(parsePlainText([]byte("Ein  Straße\nÉté\xff"))); got != "0x0|Ein@-1|Straße@-1|Été\uFFFD@-1|ein straße et" {
+	if got := describeOCR(parsePlainText([]byte("Ein  Straße\nÉté\xff"), "")); got != "0x0|Ein@-1|Straße@-1|Été\uFFFD@-1|ein straße et" {
 		t.Errorf("plain text: %s", got)
 	}
 	// every prefix of a file (a truncated or damaged one) reads without
 	// failing, and gives at most the whole file's words
 	for _, in := range []string{tesseractHOCR, altoPage} {
-		all := len(parseOCR([]byte(in)).words)
+		all := len(parseOCR([]byte(in), "").words)
 		for i := range len(in) {
-			if n := len(parseOCR([]byte(in[:i])).words); n > all {
+			if n := len(parseOCR([]byte(in[:i]), "").words); n > all {
 				t.Fatalf("a prefix of %d bytes gave %d words, the whole %d", i, n, all)
 			}
 		}
@@ -104,7 +104,7 @@ func TestParseOCR(t *testing.T) {
 // is a prefix; hits come in reading order; a word without a letter or
 // digit (a dash) is no word.
 func TestMatchPage(t *testing.T) {
-	p := parseOCR([]byte(tesseractHOCR))
+	p := parseOCR([]byte(tesseractHOCR), "")
 	for _, c := range []struct {
 		q    string
 		want string
@@ -149,7 +149,7 @@ func TestMatchPage(t *testing.T) {
 		{`"the quicker"*`, "[]"},
 		{"wel*", "[{4 4}]"},
 	} {
-		terms, err := parseBookQuery(c.q)
+		terms, err := parseBookQuery(c.q, "")
 		if err != nil {
 			t.Fatalf("%q: %v", c.q, err)
 		}
@@ -160,7 +160,7 @@ func TestMatchPage(t *testing.T) {
 	}
 	// a page has no record: a field term is refused, saying so
 	for _, q := range []string{"creator:melville", "quick date:1851", "-title:x quick"} {
-		if _, err := parseBookQuery(q); shelfmark.ErrorCode(err) != shelfmark.EINVALID || !strings.Contains(shelfmark.ErrorMessage(err), "words and phrases only") {
+		if _, err := parseBookQuery(q, ""); shelfmark.ErrorCode(err) != shelfmark.EINVALID || !strings.Contains(shelfmark.ErrorMessage(err), "words and phrases only") {
 			t.Errorf("%q: %v", q, err)
 		}
 	}
@@ -174,7 +174,7 @@ func FuzzParseOCR(f *testing.F) {
 	f.Add([]byte(altoPage))
 	f.Add([]byte(`<span class="ocrx_word" title="bbox 9 9 1 1">x</span><String CONTENT="&#xffff;" HPOS="-1" VPOS="1e9" WIDTH="" HEIGHT="2"/>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p := parseOCR(b)
+		p := parseOCR(b, "")
 		if len(p.tokens) != len(p.tokenWord) || len(p.words) > maxOCRWords {
 			t.Fatalf("%d tokens, %d token words, %d words", len(p.tokens), len(p.tokenWord), len(p.words))
 		}

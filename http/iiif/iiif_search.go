@@ -109,8 +109,9 @@ type bookTerm struct {
 	stem string
 }
 
-// parseBookQuery reads q as the search page does.
-func parseBookQuery(q string) ([]bookTerm, error) {
+// parseBookQuery reads q as the search page does, its words stemmed in
+// the book's language lang (shelfmark.SearchLang).
+func parseBookQuery(q, lang string) ([]bookTerm, error) {
 	terms, err := shelfmark.ParseSearchText(q)
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func parseBookQuery(q string) ([]bookTerm, error) {
 			return nil, shelfmark.Errorf(shelfmark.EINVALID,
 				"%s: searches the records of works, not the text of a book's pages: search inside a book for words and phrases only.", t.Field)
 		}
-		if toks := searchTokens(t.Text); len(toks) > 0 {
+		if toks := searchTokens(t.Text, lang); len(toks) > 0 {
 			bt := bookTerm{tokens: toks, prefix: t.Prefix, not: t.Not, alt: t.Alt}
 			if t.Prefix { // a prefix is the beginning of a word: as typed, or its stem
 				words := foldTokens(t.Text)
@@ -345,8 +346,9 @@ func (h *bookHit) annoID(r run) string {
 
 // searchBook finds the hits of terms in a work's pages, as the caller
 // may read them, and keeps those from the from-th (0-based) on, at most
-// limit of them.
-func (s *Handler) searchBook(ctx context.Context, base string, work shelfmark.ID, terms []bookTerm, from, limit int) (*bookResult, error) {
+// limit of them; the pages' words are stemmed in the work's language
+// lang, as terms are.
+func (s *Handler) searchBook(ctx context.Context, base string, work shelfmark.ID, lang string, terms []bookTerm, from, limit int) (*bookResult, error) {
 	res := &bookResult{}
 	canvasBase := base + "/iiif/" + string(work) + "/canvas/"
 	err := s.eachChild(ctx, work, false, func(it *shelfmark.Resource, _ int, files []*shelfmark.Resource) error {
@@ -388,7 +390,7 @@ func (s *Handler) searchBook(ctx context.Context, base string, work shelfmark.ID
 		if src == nil {
 			return nil
 		}
-		p, err := s.ocrWords.page(ctx, s.deps.Blobs, src.File, src != text)
+		p, err := s.ocrWords.page(ctx, s.deps.Blobs, src.File, src != text, lang)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -454,7 +456,8 @@ func (s *Handler) iiifSearch(w http.ResponseWriter, r *http.Request, version int
 	case q == "":
 		return shelfmark.Errorf(shelfmark.EINVALID, "Give the words to search for as q (/iiif/%s/search/%d?q=word).", res.ID, version)
 	}
-	terms, err := parseBookQuery(q)
+	lang := shelfmark.SearchLangOf(res.Metadata) // the book's language
+	terms, err := parseBookQuery(q, lang)
 	if err != nil {
 		return err
 	}
@@ -484,7 +487,7 @@ func (s *Handler) iiifSearch(w http.ResponseWriter, r *http.Request, version int
 	base := s.deps.Base(r)
 	found := &bookResult{}
 	if painting {
-		if found, err = s.searchBook(r.Context(), base, res.ID, terms, (pageNo-1)*SearchPage, SearchPage); err != nil {
+		if found, err = s.searchBook(r.Context(), base, res.ID, lang, terms, (pageNo-1)*SearchPage, SearchPage); err != nil {
 			return err
 		}
 	}
@@ -657,11 +660,15 @@ type ocrEntry struct {
 }
 
 // page returns the words of an OCR file (boxed: hOCR or ALTO) or of a
-// text file, from the cache or read from the blob store.
-func (c *ocrCache) page(ctx context.Context, blobs shelfmark.BlobStore, f *shelfmark.File, boxed bool) (*ocrPage, error) {
+// text file, their tokens stemmed in the language lang, from the cache
+// (by file and language) or read from the blob store.
+func (c *ocrCache) page(ctx context.Context, blobs shelfmark.BlobStore, f *shelfmark.File, boxed bool, lang string) (*ocrPage, error) {
 	key := f.SHA256
 	if !boxed {
 		key = "text " + key
+	}
+	if lang != "" {
+		key = lang + " " + key
 	}
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {
@@ -686,9 +693,9 @@ func (c *ocrCache) page(ctx context.Context, blobs shelfmark.BlobStore, f *shelf
 	}
 	var p *ocrPage
 	if boxed {
-		p = parseOCR(b)
+		p = parseOCR(b, lang)
 	} else {
-		p = parsePlainText(b)
+		p = parsePlainText(b, lang)
 	}
 	c.put(key, p)
 	return p, nil

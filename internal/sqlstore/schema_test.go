@@ -54,10 +54,10 @@ var (
 	// pgOnlyTables: small blobs are stored in the database only on
 	// PostgreSQL (0011_small_blobs.sql).
 	pgOnlyTables = []string{"small_blobs"}
-	// pgOnlyColumns: the text of search documents and its vector (see
-	// sqliteOnlyTables); the version and time PostgreSQL records of each
+	// pgOnlyColumns: the text of search documents, its language and its
+	// vector (see sqliteOnlyTables); the version and time PostgreSQL records of each
 	// migration, which SQLite records by name alone.
-	pgOnlyColumns = []string{"search_docs.body", "search_docs.creator", "search_docs.dates", "search_docs.subject", "search_docs.title", "search_docs.tsv",
+	pgOnlyColumns = []string{"search_docs.body", "search_docs.creator", "search_docs.dates", "search_docs.lang", "search_docs.subject", "search_docs.title", "search_docs.tsv",
 		"schema_migrations.applied", "schema_migrations.version"}
 	// sqliteOnlyIndexes and pgOnlyIndexes: the index of documents by work
 	// is (work) in SQLite, whose rowid is the key, and (work, key) in

@@ -14,28 +14,33 @@ import (
 // one argument bound by Dialect.Int64s.
 type Search struct {
 	// SearchDoc reads key, work, kind, format, title, body, access,
-	// creator, subject, date_lo and date_hi of the document key.
+	// creator, subject, date_lo, date_hi and lang of the document key.
 	SearchDoc string
 	// DeleteSearchDocs removes the documents of keys and of the works
 	// among keys: keys.
 	DeleteSearchDocs string
 	// PutSearchDocs are the statements that upsert documents, run in
-	// order, each given the table expression v of searchDocCols (bound by
-	// Dialect.From) and taking only its arguments.
+	// order, each given the table expression v of SearchDocCols (bound by
+	// Dialect.From) and taking only its arguments. A page's document
+	// (key other than work) takes the language of its work's record as
+	// stored (lang in v is the record's own, and "" for a page), and the
+	// last statement gives the pages of every record of v its language
+	// where they have another (shelfmark.SearchDoc.Lang).
 	PutSearchDocs []func(v string) string
 	// DeleteSearchFacets removes the facet values of the works keys
 	// (search_facets): keys.
 	DeleteSearchFacets string
 }
 
-// searchDocCols are the columns of a document as PutSearchDocs sends them:
+// SearchDocCols are the columns of a document as PutSearchDocs sends them:
 // dates is the record's hidden tokens, those of its dates
 // (shelfmark.SearchDateTokens) and of its facet values
 // (shelfmark.SearchFacetTokens), date_lo
 // and date_hi its years or NULL, title_key its title's sort key
-// (shelfmark.SearchTitleKey) or NULL.
-var searchDocCols = []Col{{"key", Int64}, {"work", Int64}, {"kind", Text}, {"format", Text}, {"title", Text}, {"body", Text}, {"access", Int64},
-	{"creator", Text}, {"subject", Text}, {"dates", Text}, {"date_lo", NullInt64}, {"date_hi", NullInt64}, {"title_key", NullInt64}}
+// (shelfmark.SearchTitleKey) or NULL, lang a record's language
+// (shelfmark.SearchDoc.Lang; "" for a page, which takes its work's).
+var SearchDocCols = []Col{{"key", Int64}, {"work", Int64}, {"kind", Text}, {"format", Text}, {"title", Text}, {"body", Text}, {"access", Int64},
+	{"creator", Text}, {"subject", Text}, {"dates", Text}, {"date_lo", NullInt64}, {"date_hi", NullInt64}, {"title_key", NullInt64}, {"lang", Text}}
 
 // searchFacetCols are the columns of search_facets.
 var searchFacetCols = []Col{{"work", Int64}, {"facet", Text}, {"value", Text}}
@@ -54,7 +59,7 @@ func (w *WriteTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 	if err := w.putSearchFacets(ctx, docs); err != nil {
 		return err
 	}
-	rows := Rows{Cols: searchDocCols, N: len(docs), Row: func(i int, v []any) {
+	rows := Rows{Cols: SearchDocCols, N: len(docs), Row: func(i int, v []any) {
 		d := &docs[i]
 		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = d.Key, d.Work, string(d.Kind), d.Format, d.Title, d.Body, d.AccessKey()
 		dates := shelfmark.SearchDateTokens(d.DateLo, d.DateHi)
@@ -65,6 +70,10 @@ func (w *WriteTx) PutSearchDocs(ctx context.Context, docs []shelfmark.SearchDoc)
 		v[12] = nil
 		if k, ok := shelfmark.SearchTitleKey(d.Title); ok {
 			v[12] = k
+		}
+		v[13] = ""
+		if d.Key == d.Work {
+			v[13] = d.Lang
 		}
 	}}
 	for _, stmt := range w.d.PutSearchDocs {
@@ -109,7 +118,7 @@ func (t *Tx) SearchDoc(ctx context.Context, key int64) (*shelfmark.SearchDoc, er
 		var d shelfmark.SearchDoc
 		var kind string
 		var lo, hi *int64
-		err := r.Scan(&d.Key, &d.Work, &kind, &d.Format, &d.Title, &d.Body, &d.Access, &d.Creator, &d.Subject, &lo, &hi)
+		err := r.Scan(&d.Key, &d.Work, &kind, &d.Format, &d.Title, &d.Body, &d.Access, &d.Creator, &d.Subject, &lo, &hi, &d.Lang)
 		d.Kind = shelfmark.Kind(kind)
 		d.DateLo, d.DateHi = int(zeroNil(lo)), int(zeroNil(hi))
 		return &d, err
