@@ -294,7 +294,9 @@ func parseSize(info *shelfmark.TileInfo, lim imageLimits, q *imageRequest, size 
 	up := strings.HasPrefix(size, "^")
 	body := strings.TrimPrefix(size, "^")
 	mw, mh := maxSize(info, lim, r)
-	bad := func() error { return badImage("Size %q is not max, w,, ,h, pct:n, w,h or !w,h (optionally after ^).", size) }
+	bad := func() error {
+		return badImage("Size %q is not max, w,, ,h, pct:n, w,h or !w,h (optionally after ^).", size)
+	}
 	switch {
 	case body == "max":
 		if up && (mw > r.w || mh > r.h || (r.w < lim.maxWidth && r.h < lim.maxHeight && r.w*r.h < lim.maxArea)) {
