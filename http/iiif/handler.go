@@ -78,12 +78,13 @@ func (s *Handler) Routes() []kit.Route {
 // the blob store (its cache's misses) since the handler was built.
 func (s *Handler) OCRReads() int64 { return s.ocrWords.fileReads() }
 
-// ImagesComposedAtOnce is the most images the Image API has composed at
-// the same time since the handler was built (never more than GOMAXPROCS).
-func (s *Handler) ImagesComposedAtOnce() int {
+// ImagesComposed is how many images the Image API has composed since the
+// handler was built (the cache's misses), and the most at the same time
+// (never more than GOMAXPROCS).
+func (s *Handler) ImagesComposed() (count, atOnce int) {
 	s.images.mu.Lock()
 	defer s.images.mu.Unlock()
-	return s.images.peak
+	return s.images.count, s.images.peak
 }
 
 // ImageCacheSize is how many bytes of composed images the handler keeps now.

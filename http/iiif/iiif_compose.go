@@ -121,9 +121,10 @@ func (c *imageCache) bytes() int64 {
 type composer struct {
 	sem   chan struct{}
 	cache *imageCache
-	// busy is the most images composed at once so far (for tests)
-	mu         sync.Mutex
-	busy, peak int
+	// busy is how many images are being composed, peak the most at once
+	// so far and count how many were (for tests and benchmarks)
+	mu                sync.Mutex
+	busy, peak, count int
 }
 
 // newComposer makes a composer of GOMAXPROCS slots and a cache of
@@ -141,6 +142,7 @@ func (c *composer) acquire(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.busy++
+	c.count++
 	c.peak = max(c.peak, c.busy)
 	c.mu.Unlock()
 	return nil
