@@ -46,6 +46,11 @@ const (
 	ImageCacheBytes = 64 << 20
 	// imageQuality is the JPEG quality of composed images (as the tiles').
 	imageQuality = 85
+	// decodedTileBytes is the memory kept for decoded tiles (about 85
+	// tiles of 512 × 512 in colour): a region next to one just composed,
+	// or the same region in another quality, rotation or format, decodes
+	// only the tiles it does not share with it.
+	decodedTileBytes = 32 << 20
 	// imageMaxSide and imageMaxArea are the server's limits on a composed
 	// image: a page whose largest listed size (its access copy) is smaller
 	// than its full size is served at most at that size.
@@ -53,43 +58,46 @@ const (
 	imageMaxArea = 4 << 20
 )
 
-// imageCache keeps composed images, by key, up to a number of bytes;
-// least recently used out first. Safe for concurrent use.
-type imageCache struct {
-	mu    sync.Mutex
-	max   int64
-	size  int64
-	order *list.List // of *imageCacheEntry, most recent first
-	byKey map[string]*list.Element
+// lru keeps values by key up to a number of bytes (as sizeOf counts
+// them); least recently used out first. Safe for concurrent use.
+type lru[V any] struct {
+	mu     sync.Mutex
+	max    int64
+	size   int64
+	sizeOf func(V) int64
+	order  *list.List // of *lruEntry[V], most recent first
+	byKey  map[string]*list.Element
 }
 
-// imageCacheEntry is one composed image.
-type imageCacheEntry struct {
+// lruEntry is one value and its size.
+type lruEntry[V any] struct {
 	key  string
-	body []byte
+	val  V
+	size int64
 }
 
-// newImageCache makes a cache of at most max bytes (0: none kept).
-func newImageCache(max int64) *imageCache {
-	return &imageCache{max: max, order: list.New(), byKey: map[string]*list.Element{}}
+// newLRU makes a cache of at most max bytes (0: none kept).
+func newLRU[V any](max int64, sizeOf func(V) int64) *lru[V] {
+	return &lru[V]{max: max, sizeOf: sizeOf, order: list.New(), byKey: map[string]*list.Element{}}
 }
 
-// get returns the image kept under key, or nil.
-func (c *imageCache) get(key string) []byte {
+// get returns the value kept under key.
+func (c *lru[V]) get(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byKey[key]
 	if !ok {
-		return nil
+		var zero V
+		return zero, false
 	}
 	c.order.MoveToFront(el)
-	return el.Value.(*imageCacheEntry).body
+	return el.Value.(*lruEntry[V]).val, true
 }
 
-// put keeps an image under key, dropping the least recently used past the
-// cache's size; an image larger than an eighth of the cache is not kept.
-func (c *imageCache) put(key string, body []byte) {
-	n := int64(len(body) + len(key))
+// put keeps a value under key, dropping the least recently used past the
+// cache's size; a value larger than an eighth of the cache is not kept.
+func (c *lru[V]) put(key string, val V) {
+	n := c.sizeOf(val) + int64(len(key))
 	if n > c.max/8 {
 		return
 	}
@@ -98,22 +106,50 @@ func (c *imageCache) put(key string, body []byte) {
 	if _, ok := c.byKey[key]; ok {
 		return
 	}
-	c.byKey[key] = c.order.PushFront(&imageCacheEntry{key: key, body: body})
+	c.byKey[key] = c.order.PushFront(&lruEntry[V]{key: key, val: val, size: n})
 	c.size += n
 	for c.size > c.max {
 		last := c.order.Back()
-		e := last.Value.(*imageCacheEntry)
+		e := last.Value.(*lruEntry[V])
 		c.order.Remove(last)
 		delete(c.byKey, e.key)
-		c.size -= int64(len(e.body) + len(e.key))
+		c.size -= e.size
 	}
 }
 
 // bytes is what the cache holds now.
-func (c *imageCache) bytes() int64 {
+func (c *lru[V]) bytes() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.size
+}
+
+// imageCache keeps composed images (their encoded bytes).
+type imageCache = lru[[]byte]
+
+// newImageCache makes a cache of composed images of at most max bytes.
+func newImageCache(max int64) *imageCache {
+	return newLRU(max, func(b []byte) int64 { return int64(len(b)) })
+}
+
+// tileCache keeps decoded tiles, which are never written to once
+// decoded (compose only reads them).
+type tileCache = lru[image.Image]
+
+// newTileCache makes a cache of decoded tiles of at most max bytes.
+func newTileCache(max int64) *tileCache {
+	return newLRU(max, func(m image.Image) int64 {
+		switch m := m.(type) {
+		case *image.YCbCr:
+			return int64(len(m.Y) + len(m.Cb) + len(m.Cr))
+		case *image.Gray:
+			return int64(len(m.Pix))
+		case *image.RGBA:
+			return int64(len(m.Pix))
+		}
+		b := m.Bounds()
+		return 4 * int64(b.Dx()*b.Dy())
+	})
 }
 
 // composer composes images, at most as many at once as its semaphore
@@ -121,6 +157,7 @@ func (c *imageCache) bytes() int64 {
 type composer struct {
 	sem   chan struct{}
 	cache *imageCache
+	tiles *tileCache
 	// busy is how many images are being composed, peak the most at once
 	// so far and count how many were (for tests and benchmarks)
 	mu                sync.Mutex
@@ -130,7 +167,7 @@ type composer struct {
 // newComposer makes a composer of GOMAXPROCS slots and a cache of
 // cacheBytes.
 func newComposer(cacheBytes int64) *composer {
-	return &composer{sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))), cache: newImageCache(cacheBytes)}
+	return &composer{sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))), cache: newImageCache(cacheBytes), tiles: newTileCache(decodedTileBytes)}
 }
 
 // acquire takes a slot, waiting for one until ctx ends.
@@ -192,15 +229,24 @@ func levelFor(info *shelfmark.TileInfo, r imageRect, w, h int) int {
 	return 1
 }
 
-// pyramidArchive reads tiles of one pyramid from its archive.
+// pyramidArchive reads tiles of one pyramid from its archive, and keeps
+// them decoded in decoded (nil: none kept).
 type pyramidArchive struct {
-	idx    *tileIndex
-	prefix string
-	ra     io.ReaderAt
+	idx     *tileIndex
+	prefix  string
+	ra      io.ReaderAt
+	decoded *tileCache
 }
 
-// tile reads and decodes the entry name (after the prefix).
+// tile reads and decodes the entry name (after the prefix), or finds it
+// decoded.
 func (a pyramidArchive) tile(name string) (image.Image, error) {
+	key := a.idx.sha + "/" + a.prefix + name
+	if a.decoded != nil {
+		if img, ok := a.decoded.get(key); ok {
+			return img, nil
+		}
+	}
 	e, ok := a.idx.entries[a.prefix+name]
 	if !ok {
 		return nil, fmt.Errorf("tiles %s: no tile %s%s", a.idx.sha, a.prefix, name)
@@ -208,6 +254,9 @@ func (a pyramidArchive) tile(name string) (image.Image, error) {
 	img, err := jpeg.Decode(io.NewSectionReader(a.ra, e.offset, e.size))
 	if err != nil {
 		return nil, fmt.Errorf("tiles %s: decode %s%s: %w", a.idx.sha, a.prefix, name, err)
+	}
+	if a.decoded != nil {
+		a.decoded.put(key, img)
 	}
 	return img, nil
 }
@@ -246,7 +295,7 @@ func compose(info *shelfmark.TileInfo, a pyramidArchive, q *imageRequest) ([]byt
 		out = canvas
 	} else {
 		out = image.NewRGBA(image.Rect(0, 0, ow, oh))
-		draw.BiLinear.Scale(out, out.Rect, canvas, canvas.Rect, draw.Src, nil)
+		draw.ApproxBiLinear.Scale(out, out.Rect, canvas, canvas.Rect, draw.Src, nil)
 	}
 	out = rotate(out, q.mirror, q.degrees)
 	var m image.Image = out
@@ -352,7 +401,7 @@ func (s *Handler) openPyramid(ctx context.Context, p *iiifPage, idx *tileIndex, 
 	if err != nil {
 		return pyramidArchive{}, nil, err
 	}
-	return pyramidArchive{idx: idx, prefix: prefix, ra: kit.ReaderAt(rc)}, rc, nil
+	return pyramidArchive{idx: idx, prefix: prefix, ra: kit.ReaderAt(rc), decoded: s.images.tiles}, rc, nil
 }
 
 // isGray reports whether a pyramid's tiles are grayscale JPEGs, from the

@@ -365,8 +365,8 @@ func (s *Handler) serveComposed(w http.ResponseWriter, r *http.Request, p *iiifP
 	if q.format == "png" {
 		ct = "image/png"
 	}
-	body := s.images.cache.get(key)
-	if body == nil {
+	body, ok := s.images.cache.get(key)
+	if !ok {
 		ctx := r.Context()
 		if err := s.images.acquire(ctx); err != nil {
 			return err

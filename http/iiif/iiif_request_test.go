@@ -417,20 +417,26 @@ func TestImageCache(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		c.put(fmt.Sprint(i), make([]byte, 900))
 	}
-	if c.bytes() > 8000 || c.get("0") != nil || c.get("9") == nil {
-		t.Errorf("%d bytes kept; 0 %v, 9 %v", c.bytes(), c.get("0") != nil, c.get("9") != nil)
+	has := func(k string) bool { _, ok := c.get(k); return ok }
+	if c.bytes() > 8000 || has("0") || !has("9") {
+		t.Errorf("%d bytes kept; 0 %v, 9 %v", c.bytes(), has("0"), has("9"))
 	}
-	c.get("2") // now the most recent of the oldest
+	has("2") // now the most recent of the oldest
 	c.put("10", make([]byte, 900))
-	if c.get("2") == nil || c.get("3") != nil {
+	if !has("2") || has("3") {
 		t.Errorf("least recently used is not the one dropped")
 	}
 	c.put("big", make([]byte, 1000))
-	if c.get("big") != nil {
+	if has("big") {
 		t.Errorf("an image above an eighth of the cache was kept")
 	}
 	none := newImageCache(0)
-	if none.put("x", []byte{1}); none.get("x") != nil {
+	if none.put("x", []byte{1}); none.bytes() != 0 {
 		t.Errorf("a cache of 0 bytes kept an image")
+	}
+	tiles := newTileCache(8 << 20)
+	tiles.put("t", image.NewYCbCr(image.Rect(0, 0, 512, 512), image.YCbCrSubsampleRatio420))
+	if tiles.bytes() != 512*512*3/2+1 {
+		t.Errorf("a decoded tile counted as %d bytes", tiles.bytes())
 	}
 }
