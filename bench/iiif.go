@@ -173,6 +173,10 @@ type IIIFResult struct {
 	RegionsServer    Latency
 	RegionErrors     int64
 	FirstRegionError string
+	// RegionsAlone is other random regions asked by one viewer at a
+	// time (a tenth as many): the cost of composing one, without waiting
+	// for the cores others hold.
+	RegionsAlone Side
 }
 
 // iiifWords are the words on generated pages, with the page's number.
@@ -376,11 +380,20 @@ func RunIIIF(ctx context.Context, repo *shelfmark.Repository, store shelfmark.St
 	// regions: random regions of random pages at random sizes, composed
 	// from the pyramids (level 2), by as many viewers
 	rreqs := iiifRegionReqs(r, books, archives, c.Regions)
+	alone := iiifServe(ctx, client, base, iiifRegionReqs(r, books, archives, max(c.Regions/10, 1)), 1, c.Duration)
+	res.RegionsAlone = alone.side()
+	res.RegionErrors += alone.errors
+	rep.Params["regions_one_viewer_http"] = res.RegionsAlone
+	progress("regions, one viewer", len(alone.lat), max(c.Regions/10, 1))
 	timer.start()
 	regions := iiifServe(ctx, client, base, rreqs, c.Viewers, c.Duration)
 	res.RegionsServer = *percentiles(timer.stop())
 	progress("regions over HTTP", len(regions.lat), c.Regions)
-	res.Regions, res.RegionErrors, res.FirstRegionError = regions.side(), regions.errors, regions.first
+	res.Regions, res.FirstRegionError = regions.side(), regions.first
+	res.RegionErrors += regions.errors
+	if res.FirstRegionError == "" {
+		res.FirstRegionError = alone.first
+	}
 	rep.Params["regions_http"], rep.Params["regions_server_ms"] = res.Regions, res.RegionsServer
 	if res.FirstRegionError != "" {
 		rep.Params["regions_first_error"] = res.FirstRegionError

@@ -51,8 +51,10 @@ func newBenchIIIFCommand() *cobra.Command {
     half the page on each side, off the tile grid) of random pages of the
     books at random sizes (64 to 800 pixels wide) as JPEG: images the level 2
     service composes from the pyramids' tiles, not stored ones. Regions/s,
-    the viewers' latency (p99 beside the tiles') and the server time; every
-    answer is checked (200, image/jpeg).
+    the viewers' latency (p99 beside the tiles') and the server time; and a
+    tenth as many other regions asked by one viewer at a time (the cost of
+    one, without waiting for the cores). Every answer is checked (200,
+    image/jpeg).
  5. The first book's manifest, one request at a time: as a signed-in caller
     (never served from the cache) and anonymously (cached), gzipped as
     browsers ask and uncompressed; server time and the client's time.
@@ -113,7 +115,8 @@ uncached, ≤ 2 ms cached.`,
 			}
 			series = append(series, pct("tiles over HTTP, as the viewers saw them", res.Tiles.LatencyMS), pct("tiles, server time", res.TilesServer),
 				pct("the same bytes read from disk (pread)", res.Raw.LatencyMS),
-				pct("regions composed, as the viewers saw them", res.Regions.LatencyMS), pct("regions composed, server time", res.RegionsServer))
+				pct("regions composed, as the viewers saw them", res.Regions.LatencyMS), pct("regions composed, server time", res.RegionsServer),
+				pct("regions composed, one viewer at a time", res.RegionsAlone.LatencyMS))
 			for _, m := range res.Manifests {
 				series = append(series, pct("manifest, "+m.Name+", server time", m.Server))
 			}
@@ -178,6 +181,8 @@ func printIIIF(out io.Writer, res *bench.IIIFResult) {
 	fmt.Fprintf(out, "regions composed over HTTP: %d in %.1f s, %.0f regions/s, p50 %.2f ms p99 %.2f ms max %.2f ms (server time p50 %.2f ms p99 %.2f ms), beside tiles p99 %.2f ms; %d errors\n",
 		res.Regions.Items, res.Regions.Seconds, res.Regions.RatePerS, res.Regions.LatencyMS.P50, res.Regions.LatencyMS.P99, res.Regions.LatencyMS.Max,
 		res.RegionsServer.P50, res.RegionsServer.P99, res.Tiles.LatencyMS.P99, res.RegionErrors)
+	fmt.Fprintf(out, "regions composed, one viewer at a time: %d, p50 %.2f ms p99 %.2f ms max %.2f ms\n",
+		res.RegionsAlone.Items, res.RegionsAlone.LatencyMS.P50, res.RegionsAlone.LatencyMS.P99, res.RegionsAlone.LatencyMS.Max)
 	if res.FirstRegionError != "" {
 		fmt.Fprintf(out, "  first wrong region: %s\n", res.FirstRegionError)
 	}

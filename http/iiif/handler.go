@@ -45,7 +45,7 @@ type Options struct {
 	// composes (regions, sizes, rotations and qualities that are not a
 	// stored tile or a listed size): 0 is ImageCacheBytes, below 0 none
 	// is kept. It costs that much memory at most; a hit saves a compose
-	// (10 to 40 ms of a core for a viewer's region).
+	// (10 to 60 ms of a core for a viewer's region).
 	ImageCacheBytes int64
 }
 

@@ -100,7 +100,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.baseURL, "base-url", "", "public URL of this server, used in resource IRIs (default: from each request's Host)")
 	f.StringVar(&c.robotsFile, "robots-file", "", "a text file served as /robots.txt as it is, in place of the default (which keeps crawlers out of search, the API and other endless or expensive pages, and names the sitemap); at most 500 KiB")
 	f.StringVar(&c.maxUpload, "max-upload", "4GiB", "largest file accepted by upload")
-	f.StringVar(&c.iiifImageCache, "iiif-image-cache", "64MiB", "memory for the IIIF Image API's cache of composed images (regions, sizes, rotations and qualities that are not a stored tile or a listed size; a repeated one is then a copy, not 10 to 40 ms of a core); 0: none kept")
+	f.StringVar(&c.iiifImageCache, "iiif-image-cache", "64MiB", "memory for the IIIF Image API's cache of composed images (regions, sizes, rotations and qualities that are not a stored tile or a listed size; a repeated one is then a copy, not 10 to 60 ms of a core); 0: none kept")
 	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.IntVar(&c.dbMaxConns, "db-max-conns", 0, "database connections (0: derived from the number of cores)")
 	f.DurationVar(&c.blobGC, "blob-gc", 24*time.Hour, "remove stored bytes no file refers to, and last stored over a day ago, at this interval (as shelfmark blobs gc does); 0 never")
