@@ -383,7 +383,8 @@ func TestIIIFImageValidator(t *testing.T) {
 
 // TestIIIFImagePDF: a page whose original is a PDF gets a canvas per PDF
 // page, each painted from that page's image service (/iiif/{page}~n/image),
-// which serves the page's tiles and the rendered page as max.
+// which serves the page's tiles and the rendered page as max, and composes
+// other requests from that page's tiles.
 func TestIIIFImagePDF(t *testing.T) {
 	tools := needVips(t)
 	if tools.Pdftoppm == "" {
@@ -445,6 +446,9 @@ func TestIIIFImagePDF(t *testing.T) {
 	for path, want := range map[string][2]int{
 		"full/max/0/default.jpg":            {info.Width, info.Height},
 		"0,0,512,512/512,512/0/default.jpg": {512, 512},
+		// composed from page 2's own tiles (level 2)
+		"0,0,300,200/150,/90/gray.png": {100, 150},
+		"full/pct:10/0/default.jpg":    {(info.Width + 5) / 10, (info.Height + 5) / 10},
 	} {
 		r := e.do("GET", svc+"/"+path, nil, anonymously...)
 		cfg, _, err := image.DecodeConfig(bytes.NewReader(r.Body))
