@@ -162,6 +162,10 @@ type composer struct {
 	sem   chan struct{}
 	cache *imageCache
 	tiles *tileCache
+	// flights are the images being composed, by cache key: a request for
+	// one waits for it instead of composing it again
+	flightMu sync.Mutex
+	flights  map[string]*flight
 	// busy is how many images are being composed, peak the most at once
 	// so far and count how many were (for tests and benchmarks)
 	mu                sync.Mutex
@@ -171,7 +175,70 @@ type composer struct {
 // newComposer makes a composer of GOMAXPROCS slots and a cache of
 // cacheBytes.
 func newComposer(cacheBytes int64) *composer {
-	return &composer{sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))), cache: newImageCache(cacheBytes), tiles: newTileCache(decodedTileBytes)}
+	return &composer{sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))), cache: newImageCache(cacheBytes), tiles: newTileCache(decodedTileBytes),
+		flights: map[string]*flight{}}
+}
+
+// flight is one image being composed; done is closed when body and err
+// are set.
+type flight struct {
+	done chan struct{}
+	body []byte
+	err  error
+}
+
+// image returns the image kept under key, or the one being composed
+// under it, or composes it with build (in a slot of the semaphore) and
+// keeps it. Requests for the same key at the same time compose it once;
+// when the one composing it fails (its client gave up, say), a waiter
+// still waiting composes it itself, once.
+func (c *composer) image(ctx context.Context, key string, build func() ([]byte, error)) ([]byte, error) {
+	for try := 0; ; try++ {
+		if body, ok := c.cache.get(key); ok {
+			return body, nil
+		}
+		c.flightMu.Lock()
+		f, ok := c.flights[key]
+		if !ok {
+			// kept by a composition that ended since the look above (it
+			// keeps its image before it ends its flight)
+			if body, ok := c.cache.get(key); ok {
+				c.flightMu.Unlock()
+				return body, nil
+			}
+			break
+		}
+		c.flightMu.Unlock()
+		select {
+		case <-f.done:
+			if f.err == nil || try > 0 {
+				return f.body, f.err
+			}
+		case <-ctx.Done():
+			return nil, fmt.Errorf("iiif: waiting for an image being composed: %w", ctx.Err())
+		}
+	}
+	// c.flightMu is held
+	f := &flight{done: make(chan struct{})}
+	c.flights[key] = f
+	c.flightMu.Unlock()
+	defer func() {
+		c.flightMu.Lock()
+		delete(c.flights, key)
+		c.flightMu.Unlock()
+		close(f.done)
+	}()
+	if f.err = c.acquire(ctx); f.err != nil {
+		return nil, f.err
+	}
+	f.body, f.err = func() ([]byte, error) {
+		defer c.release()
+		return build()
+	}()
+	if f.err == nil {
+		c.cache.put(key, f.body)
+	}
+	return f.body, f.err
 }
 
 // acquire takes a slot, waiting for one until ctx ends.

@@ -365,26 +365,17 @@ func (s *Handler) serveComposed(w http.ResponseWriter, r *http.Request, p *iiifP
 	if q.format == "png" {
 		ct = "image/png"
 	}
-	body, ok := s.images.cache.get(key)
-	if !ok {
-		ctx := r.Context()
-		if err := s.images.acquire(ctx); err != nil {
-			return err
-		}
-		err := func() error {
-			defer s.images.release()
-			a, c, err := s.openPyramid(ctx, p, idx, prefix)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			body, ct, err = compose(pi, a, q)
-			return err
-		}()
+	body, err := s.images.image(r.Context(), key, func() ([]byte, error) {
+		a, c, err := s.openPyramid(r.Context(), p, idx, prefix)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		s.images.cache.put(key, body)
+		defer c.Close()
+		b, _, err := compose(pi, a, q)
+		return b, err
+	})
+	if err != nil {
+		return err
 	}
 	h.Set("Content-Type", ct)
 	http.ServeContent(w, r, "", modified, bytes.NewReader(body))

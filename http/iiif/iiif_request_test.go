@@ -3,11 +3,15 @@ package iiif
 import (
 	"archive/zip"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
@@ -241,8 +245,14 @@ func memPyramid(t testing.TB, m image.Image) (*shelfmark.TileInfo, pyramidArchiv
 	for s := 1; ; s *= 2 {
 		info.Tiles[0].ScaleFactors = append(info.Tiles[0].ScaleFactors, s)
 		lw, lh := (W+s-1)/s, (H+s-1)/s
-		level := image.NewRGBA(image.Rect(0, 0, lw, lh))
-		draw.BiLinear.Scale(level, level.Rect, m, m.Bounds(), draw.Src, nil)
+		var level interface {
+			draw.Image
+			SubImage(image.Rectangle) image.Image
+		} = image.NewRGBA(image.Rect(0, 0, lw, lh))
+		if _, gray := m.(*image.Gray); gray {
+			level = image.NewGray(image.Rect(0, 0, lw, lh))
+		}
+		draw.BiLinear.Scale(level, level.Bounds(), m, m.Bounds(), draw.Src, nil)
 		for row := 0; row*512 < lh; row++ {
 			for col := 0; col*512 < lw; col++ {
 				r := image.Rect(col*512, row*512, min(col*512+512, lw), min(row*512+512, lh))
@@ -438,5 +448,85 @@ func TestImageCache(t *testing.T) {
 	tiles.put("t", image.NewYCbCr(image.Rect(0, 0, 512, 512), image.YCbCrSubsampleRatio420))
 	if tiles.bytes() != 512*512*3/2+1 {
 		t.Errorf("a decoded tile counted as %d bytes", tiles.bytes())
+	}
+}
+
+// TestComposerOnce: requests for the same image at the same time compose
+// it once, and keep it; a failed composition is tried again by a waiter,
+// once.
+func TestComposerOnce(t *testing.T) {
+	c := newComposer(1 << 20)
+	var mu sync.Mutex
+	builds := 0
+	release := make(chan struct{})
+	build := func() ([]byte, error) {
+		mu.Lock()
+		builds++
+		mu.Unlock()
+		<-release
+		return []byte("image"), nil
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if b, err := c.image(context.Background(), "k", build); err != nil || string(b) != "image" {
+				t.Errorf("%q, %v", b, err)
+			}
+		}()
+	}
+	for {
+		c.flightMu.Lock()
+		n := len(c.flights)
+		c.flightMu.Unlock()
+		if n == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	wg.Wait()
+	if builds != 1 || c.count != 1 {
+		t.Errorf("%d builds, %d composed", builds, c.count)
+	}
+	if _, err := c.image(context.Background(), "k", build); err != nil || builds != 1 {
+		t.Errorf("kept image composed again: %d builds, %v", builds, err)
+	}
+	// a failed one is not kept
+	fail := func() ([]byte, error) { return nil, errors.New("broken tile") }
+	if _, err := c.image(context.Background(), "bad", fail); err == nil {
+		t.Error("a failed composition succeeded")
+	}
+	if _, ok := c.cache.get("bad"); ok {
+		t.Error("a failed composition was kept")
+	}
+}
+
+// TestComposeGray: a pyramid of grayscale tiles composes to a grayscale
+// image in the default quality, and to colour only when asked.
+func TestComposeGray(t *testing.T) {
+	g := image.NewGray(image.Rect(0, 0, 700, 600))
+	for i := range g.Pix {
+		g.Pix[i] = uint8(i % 251)
+	}
+	info, a := memPyramid(t, g)
+	lim := limitsOf(info, testLimits)
+	for file, gray := range map[string]bool{"default.jpg": true, "default.png": true, "color.jpg": false, "bitonal.png": false} {
+		q, err := parseImage(info, lim, "100,100,500,400", "250,", "90", file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _, err := compose(info, a, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _, err := image.Decode(bytes.NewReader(body))
+		if err != nil || m.Bounds().Dx() != 200 || m.Bounds().Dy() != 250 {
+			t.Fatalf("%s: %v, %v", file, m.Bounds(), err)
+		}
+		if _, isGray := m.(*image.Gray); isGray != gray {
+			t.Errorf("%s: a %T", file, m)
+		}
 	}
 }
