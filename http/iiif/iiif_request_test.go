@@ -530,3 +530,40 @@ func TestComposeGray(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCompose: any request the parser accepts on a small odd-sized
+// pyramid composes to a decodable image of exactly the size it resolved
+// to (turned by 90 or 270 degrees, its sides swapped), in the format and
+// channels it asked for.
+func FuzzCompose(f *testing.F) {
+	for _, s := range [][4]string{
+		{"full", "max", "0", "default.jpg"}, {"square", "pct:33.3", "!90", "gray.png"}, {"pct:99,99,1,1", "max", "270", "bitonal.png"},
+		{"600,200,500,500", "7,", "180", "color.jpg"}, {"0,0,701,301", "!50,50", "!0", "default.png"}, {"350,150,1,1", "^max", "90", "gray.jpg"},
+		{"1,1,699,299", "699,1", "0", "default.jpg"},
+	} {
+		f.Add(s[0], s[1], s[2], s[3])
+	}
+	info, a := memPyramid(f, quadrants(701, 301))
+	lim := limitsOf(info, testLimits)
+	f.Fuzz(func(t *testing.T, region, size, rotation, file string) {
+		q, err := parseImage(info, lim, region, size, rotation, file)
+		if err != nil {
+			return
+		}
+		body, ct, err := compose(info, a, q)
+		if err != nil {
+			t.Fatalf("%s/%s/%s/%s: %v", region, size, rotation, file, err)
+		}
+		m, format, err := image.Decode(bytes.NewReader(body))
+		w, h := q.sizes[0][0], q.sizes[0][1]
+		if q.degrees%180 == 90 {
+			w, h = h, w
+		}
+		if err != nil || ct != "image/"+format || m.Bounds().Dx() != w || m.Bounds().Dy() != h {
+			t.Fatalf("%s/%s/%s/%s: %s %v, %v; want %d × %d", region, size, rotation, file, ct, m, err, w, h)
+		}
+		if _, gray := m.(*image.Gray); gray != (q.quality == "gray" || q.quality == "bitonal" && q.format == "jpg") {
+			t.Fatalf("%s/%s/%s/%s: a %T", region, size, rotation, file, m)
+		}
+	})
+}
