@@ -39,6 +39,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/kit"
@@ -256,6 +257,17 @@ func (c *composer) acquire(ctx context.Context) error {
 	return nil
 }
 
+// trySlot takes a slot if one is idle, for more decoding within an image
+// being composed (not counted as an image); release gives it back.
+func (c *composer) trySlot() (release func(), ok bool) {
+	select {
+	case c.sem <- struct{}{}:
+		return func() { <-c.sem }, true
+	default:
+		return nil, false
+	}
+}
+
 // release gives a slot back.
 func (c *composer) release() {
 	c.mu.Lock()
@@ -307,6 +319,9 @@ type pyramidArchive struct {
 	prefix  string
 	ra      io.ReaderAt
 	decoded *tileCache
+	// spare takes an idle slot of the semaphore, if there is one, for
+	// one more goroutine decoding tiles; nil: none
+	spare func() (release func(), ok bool)
 }
 
 // tile reads and decodes the entry name (after the prefix), or finds it
@@ -347,20 +362,54 @@ func compose(info *shelfmark.TileInfo, a pyramidArchive, q *imageRequest) ([]byt
 	lx0, ly0 := r.x/s, r.y/s
 	lx1, ly1 := min((r.x+r.w+s-1)/s, lw), min((r.y+r.h+s-1)/s, lh)
 	canvas := image.NewRGBA(image.Rect(0, 0, lx1-lx0, ly1-ly0))
-	gray := true
+	var at []image.Point // of each tile, in the canvas
+	var names []string
 	for row := ly0 / th; row*th < ly1; row++ {
 		for col := lx0 / tw; col*tw < lx1; col++ {
-			img, err := a.tile(tileName(info, tw, th, s, col, row))
-			if err != nil {
-				return nil, "", err
-			}
-			if _, ok := img.(*image.Gray); !ok {
-				gray = false
-			}
-			at := image.Pt(col*tw-lx0, row*th-ly0)
-			draw.Draw(canvas, image.Rectangle{Min: at, Max: at.Add(img.Bounds().Size())}, img, img.Bounds().Min, draw.Src)
+			at = append(at, image.Pt(col*tw-lx0, row*th-ly0))
+			names = append(names, tileName(info, tw, th, s, col, row))
 		}
 	}
+	// the tiles are decoded and drawn by this goroutine and as many more
+	// as there are idle slots of the semaphore (each tile writes its own
+	// part of the canvas)
+	var (
+		next   atomic.Int64
+		failed atomic.Pointer[error]
+		colour atomic.Bool // a tile not grayscale
+		wg     sync.WaitGroup
+	)
+	work := func() {
+		for i := int(next.Add(1)) - 1; i < len(names) && failed.Load() == nil; i = int(next.Add(1)) - 1 {
+			img, err := a.tile(names[i])
+			if err != nil {
+				failed.CompareAndSwap(nil, &err)
+				return
+			}
+			if _, ok := img.(*image.Gray); !ok {
+				colour.Store(true)
+			}
+			draw.Draw(canvas, image.Rectangle{Min: at[i], Max: at[i].Add(img.Bounds().Size())}, img, img.Bounds().Min, draw.Src)
+		}
+	}
+	for extra := 1; extra < len(names) && a.spare != nil; extra++ {
+		release, ok := a.spare()
+		if !ok {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer release()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		return nil, "", *err
+	}
+	gray := !colour.Load()
 	var out *image.RGBA
 	if canvas.Rect.Dx() == ow && canvas.Rect.Dy() == oh {
 		out = canvas
@@ -472,7 +521,7 @@ func (s *Handler) openPyramid(ctx context.Context, p *iiifPage, idx *tileIndex, 
 	if err != nil {
 		return pyramidArchive{}, nil, err
 	}
-	return pyramidArchive{idx: idx, prefix: prefix, ra: kit.ReaderAt(rc), decoded: s.images.tiles}, rc, nil
+	return pyramidArchive{idx: idx, prefix: prefix, ra: kit.ReaderAt(rc), decoded: s.images.tiles, spare: s.images.trySlot}, rc, nil
 }
 
 // isGray reports whether a pyramid's tiles are grayscale JPEGs, from the

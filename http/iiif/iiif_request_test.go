@@ -567,3 +567,30 @@ func FuzzCompose(f *testing.F) {
 		}
 	})
 }
+
+// TestComposeParallel: tiles decoded by several goroutines (idle slots of
+// the semaphore) make the same image as one goroutine does.
+func TestComposeParallel(t *testing.T) {
+	info, a := memPyramid(t, noisy(1500, 1300))
+	lim := limitsOf(info, testLimits)
+	q, err := parseImage(info, lim, "100,100,1300,1100", "900,", "90", "default.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _, err := compose(info, a, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	spares := 0
+	a.spare = func() (func(), bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		spares++
+		return func() {}, true
+	}
+	many, _, err := compose(info, a, q)
+	if err != nil || !bytes.Equal(one, many) || spares < 2 {
+		t.Errorf("%d more goroutines: %d bytes against %d, %v", spares, len(many), len(one), err)
+	}
+}
