@@ -19,12 +19,15 @@ package iiif
 // less than twice the output on each side, so about four times the
 // output's area is decoded (and the rest of the tiles at its edges); no
 // more images are composed at once than the semaphore allows (one per
-// core, GOMAXPROCS), the others waiting their turn; and the results are
-// kept in a cache bounded by bytes, least recently used out first, keyed
-// by the page, its pyramid's digest and the canonical request, so a
-// repeated request is a copy from memory. The cache is looked up only after the caller's access
-// to the page was checked, as for every request, so it never serves a
-// result to a caller who may not read the page.
+// core, GOMAXPROCS), the others waiting their turn, and an image's tiles
+// are decoded on more cores only while their slots are idle; requests
+// for the same image at the same time compose it once; and the results
+// are kept in a cache bounded by bytes, least recently used out first,
+// keyed by the page, its pyramid's digest and the canonical request, so a
+// repeated request is a copy from memory. The cache is looked up only
+// after the caller's access to the page was checked, as for every
+// request, so it never serves a result to a caller who may not read the
+// page.
 
 import (
 	"bytes"
