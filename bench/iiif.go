@@ -47,6 +47,10 @@ type IIIFConfig struct {
 	Requests int
 	Duration time.Duration
 	Warmup   int
+	// Regions is how many random regions at random sizes the viewers ask
+	// for after the tiles (default Requests/4), within Duration: images
+	// the Image API composes from the pyramids (level 2), not stored.
+	Regions int
 	// ManifestRequests is how many times each kind of manifest request is
 	// timed (default 200), one at a time.
 	ManifestRequests int
@@ -162,6 +166,17 @@ type IIIFResult struct {
 	// TileErrors and FirstError tell of wrong tile answers.
 	TileErrors int64
 	FirstError string
+	// Regions is random regions of random pages at random sizes served
+	// over HTTP (composed from the pyramids), RegionsServer their server
+	// time; RegionErrors and FirstRegionError tell of wrong answers.
+	Regions          Side
+	RegionsServer    Latency
+	RegionErrors     int64
+	FirstRegionError string
+	// RegionsAlone is other random regions asked by one viewer at a
+	// time (a tenth as many): the cost of composing one, without waiting
+	// for the cores others hold.
+	RegionsAlone Side
 }
 
 // iiifWords are the words on generated pages, with the page's number.
@@ -187,6 +202,9 @@ func RunIIIF(ctx context.Context, repo *shelfmark.Repository, store shelfmark.St
 	}
 	if c.Warmup <= 0 {
 		c.Warmup = min(c.Requests/10, 2000)
+	}
+	if c.Regions <= 0 {
+		c.Regions = max(c.Requests/4, 1)
 	}
 	if c.ManifestRequests <= 0 {
 		c.ManifestRequests = 200
@@ -220,12 +238,12 @@ func RunIIIF(ctx context.Context, repo *shelfmark.Repository, store shelfmark.St
 		pageKind = fmt.Sprintf("colour JPEG %d×%d (gen.JPEG)", c.ScanWidth, c.ScanHeight)
 	}
 	rep := &Report{Scenario: "iiif", Backend: store.Backend(), Started: time.Now().UTC(),
-		Params: map[string]any{"pages": c.Pages, "books": c.Books, "viewers": c.Viewers, "requests": c.Requests, "warmup_requests": c.Warmup,
+		Params: map[string]any{"pages": c.Pages, "books": c.Books, "viewers": c.Viewers, "requests": c.Requests, "warmup_requests": c.Warmup, "region_requests": c.Regions,
 			"duration_s": c.Duration.Seconds(), "manifest_requests": c.ManifestRequests, "page_images": pageKind, "cores": cores,
 			"derive_concurrency": c.Derive,
 			"books_share_images": fmt.Sprintf("the %d books after the first are works of their own, with pages of their own, whose files are the first book's "+
 				"(the same blobs, so the same tile archives): every tile request finds and checks its own page", c.Books-1),
-			"goals": "Plum's job ≤ 60 s for 1,200 pages on 2 cores; tiles p99 ≤ 20 ms; manifest of a 1,200-page book ≤ 20 ms uncached, ≤ 2 ms cached"}}
+			"goals": "Plum's job ≤ 60 s for 1,200 pages on 2 cores; tiles p99 ≤ 20 ms; arbitrary regions p99 ≤ 50 ms; manifest of a 1,200-page book ≤ 20 ms uncached, ≤ 2 ms cached"}}
 	res := &IIIFResult{Report: rep}
 
 	dir, err := os.MkdirTemp("", "shelfmark-iiif-")
@@ -359,6 +377,31 @@ func RunIIIF(ctx context.Context, repo *shelfmark.Repository, store shelfmark.St
 	rep.RawLimitPerS, rep.FractionLimit = res.Raw.RatePerS, tileStep.Fraction
 	rep.RawLimitWhat = fmt.Sprintf("the same tile byte ranges read (pread) from the tile archives' blob files, opened beforehand, by %d readers, in the same run", c.Viewers)
 
+	// regions: random regions of random pages at random sizes, composed
+	// from the pyramids (level 2), by as many viewers
+	rreqs := iiifRegionReqs(r, books, archives, c.Regions)
+	alone := iiifServe(ctx, client, base, iiifRegionReqs(r, books, archives, max(c.Regions/10, 1)), 1, c.Duration)
+	res.RegionsAlone = alone.side()
+	res.RegionErrors += alone.errors
+	rep.Params["regions_one_viewer_http"] = res.RegionsAlone
+	progress("regions, one viewer", len(alone.lat), max(c.Regions/10, 1))
+	timer.start()
+	regions := iiifServe(ctx, client, base, rreqs, c.Viewers, c.Duration)
+	res.RegionsServer = *percentiles(timer.stop())
+	progress("regions over HTTP", len(regions.lat), c.Regions)
+	res.Regions, res.FirstRegionError = regions.side(), regions.first
+	res.RegionErrors += regions.errors
+	if res.FirstRegionError == "" {
+		res.FirstRegionError = alone.first
+	}
+	rep.Params["regions_http"], rep.Params["regions_server_ms"] = res.Regions, res.RegionsServer
+	if res.FirstRegionError != "" {
+		rep.Params["regions_first_error"] = res.FirstRegionError
+	}
+	regionStep := Step{Clients: c.Viewers, Items: res.Regions.Items, Seconds: res.Regions.Seconds, RatePerS: res.Regions.RatePerS,
+		LatencyMS: &res.Regions.LatencyMS, Errors: res.RegionErrors}
+	rep.Errors += res.RegionErrors
+
 	// the manifest of the first book: signed in (never cached) and
 	// anonymous (cached), gzipped as browsers ask, then uncompressed
 	kinds := []struct {
@@ -384,11 +427,13 @@ func RunIIIF(ctx context.Context, repo *shelfmark.Repository, store shelfmark.St
 		progress("manifests", i+1, len(kinds))
 	}
 	rep.Params["manifests"] = res.Manifests
+	rep.Steps = append(rep.Steps, regionStep)
 	var names []string
 	for _, run := range res.Runs {
 		names = append(names, fmt.Sprintf("Plum's job, derive concurrency %d (pages/s)", run.DeriveConcurrency))
 	}
-	names = append(names, fmt.Sprintf("tiles, %d viewers (client latency)", c.Viewers), "manifest, signed in (uncached), gzip (server time)", "manifest, anonymous (cached), gzip (server time)")
+	names = append(names, fmt.Sprintf("tiles, %d viewers (client latency)", c.Viewers), "manifest, signed in (uncached), gzip (server time)", "manifest, anonymous (cached), gzip (server time)",
+		fmt.Sprintf("regions at random sizes, composed, %d viewers (client latency)", c.Viewers))
 	rep.Params["steps"] = names
 	return res, nil
 }
@@ -945,7 +990,8 @@ func iiifCopyBook(ctx context.Context, repo *shelfmark.Repository, pages []iiifP
 }
 
 // iiifTileReq is one tile request: its path, and the page and byte range
-// it reads in the first book's archives.
+// it reads in the first book's archives (size -1: a composed image, of a
+// size not known beforehand).
 type iiifTileReq struct {
 	path      string
 	page      int
@@ -1065,7 +1111,7 @@ func iiifServe(ctx context.Context, client *http.Client, base string, reqs []iii
 			return fmt.Sprintf("status %d", resp.StatusCode)
 		case resp.Header.Get("Content-Type") != "image/jpeg":
 			return "Content-Type " + resp.Header.Get("Content-Type")
-		case n != q.size:
+		case q.size >= 0 && n != q.size:
 			return fmt.Sprintf("%d bytes, want %d", n, q.size)
 		case head != [2]byte{0xff, 0xd8}:
 			return "not a JPEG"
@@ -1176,4 +1222,38 @@ func iiifBookKey(ctx context.Context, root string) (string, error) {
 		return "", fmt.Errorf("iiif: list the book: %w", err)
 	}
 	return it.Key, nil
+}
+
+// iiifRegionReqs makes n requests for random regions of random pages of
+// the books at random sizes, as a viewer zooming freely asks for them: a
+// region from 64 pixels to half the page on each side, at least a quarter
+// of it on the screen, shown from 64 to 800 pixels wide (never larger
+// than the region), as a JPEG of the default quality. No region is a
+// stored tile (its corner is off the tile grid), so each is composed.
+func iiifRegionReqs(r *rand.Rand, books [][]shelfmark.ID, archives []iiifArchive, n int) []iiifTileReq {
+	out := make([]iiifTileReq, n)
+	for i := range out {
+		b, p := r.IntN(len(books)), r.IntN(len(archives))
+		w, h := archives[p].size()
+		rw := 64 + r.IntN(max(w/2-64, 1))
+		rh := min(64+r.IntN(max(h/2-64, 1)), 2*rw)
+		x, y := 1+r.IntN(max(w-rw-1, 1)), 1+r.IntN(max(h-rh-1, 1))
+		if x%512 == 0 {
+			x++
+		}
+		ow := min(rw, 64+r.IntN(800-64+1))
+		out[i] = iiifTileReq{path: fmt.Sprintf("/iiif/%s/image/%d,%d,%d,%d/%d,/0/default.jpg", books[b][p], x, y, rw, rh, ow), page: p, size: -1}
+	}
+	return out
+}
+
+// size is the page's full size, from its tiles' regions.
+func (a iiifArchive) size() (w, h int) {
+	for _, e := range a.entries {
+		var x, y, tw, th int
+		if _, err := fmt.Sscanf(e.name, "%d,%d,%d,%d/", &x, &y, &tw, &th); err == nil {
+			w, h = max(w, x+tw), max(h, y+th)
+		}
+	}
+	return w, h
 }

@@ -83,6 +83,11 @@ type Options struct {
 	// (default 5 s) is 503 with Retry-After. See parse.go.
 	MaxParseBytes int64
 	ParseWait     time.Duration
+	// IIIFImageCacheBytes is the size of the cache of images the IIIF
+	// Image API composes from page pyramids (default 64 MiB; below 0,
+	// none): memory spent to answer a repeated region without decoding
+	// its tiles again.
+	IIIFImageCacheBytes int64
 	// ExternalContentAllow lists the URL prefixes external content
 	// (Link rel=ExternalContent) may point into, as
 	// shelfmark.CheckExternalURL reads them; empty refuses all external
@@ -306,7 +311,7 @@ func NewServer(opts Options) *Server {
 		panic(err) // the embedded templates are faulty: a fault of the build
 	}
 	s.ui = u
-	s.iiif = iiif.New(s.deps, u.Catalogs())
+	s.iiif = iiif.New(s.deps, u.Catalogs(), iiif.Options{ImageCacheBytes: opts.IIIFImageCacheBytes})
 	s.api = api.New(s.deps, api.Options{MaxBodyBytes: opts.MaxBodyBytes, MaxUploadBytes: opts.MaxUploadBytes,
 		ExternalContentAllow: opts.ExternalContentAllow, BlobRedirect: opts.BlobRedirect, Uploads: uploads{s},
 		History: opts.History, Versions: opts.Versions})

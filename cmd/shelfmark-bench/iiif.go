@@ -24,7 +24,7 @@ func newBenchIIIFCommand() *cobra.Command {
 	var derive, scan string
 	cmd := &cobra.Command{
 		Use:   "iiif",
-		Short: "IIIF: a directory of 1,200 page images to a ready book, pyramids against vips alone, tiles to 16 viewers, the book's manifest",
+		Short: "IIIF: a directory of 1,200 page images to a ready book, pyramids against vips alone, tiles and composed regions to 16 viewers, the book's manifest",
 		Long: `Plum's whole job, then the IIIF services of its result, on a fresh repository:
 
  1. Writes a directory of --pages page images and ingests it as one work, as
@@ -47,12 +47,21 @@ func newBenchIIIFCommand() *cobra.Command {
     handler's start to its return) against the raw limit: the same byte
     ranges read (pread) from the archives' blob files by as many readers, in
     the same run. Every answer is checked (200, image/jpeg, the tile's size).
- 4. The first book's manifest, one request at a time: as a signed-in caller
+ 4. Regions: as many viewers ask for --regions random regions (64 pixels to
+    half the page on each side, off the tile grid) of random pages of the
+    books at random sizes (64 to 800 pixels wide) as JPEG: images the level 2
+    service composes from the pyramids' tiles, not stored ones. Regions/s,
+    the viewers' latency (p99 beside the tiles') and the server time; and a
+    tenth as many other regions asked by one viewer at a time (the cost of
+    one, without waiting for the cores). Every answer is checked (200,
+    image/jpeg).
+ 5. The first book's manifest, one request at a time: as a signed-in caller
     (never served from the cache) and anonymously (cached), gzipped as
     browsers ask and uncompressed; server time and the client's time.
 
 Goals: Plum's job ≤ 60 s for 1,200 pages on 2 cores; tiles p99 ≤ 20 ms;
-manifest of a 1,200-page book ≤ 20 ms uncached, ≤ 2 ms cached.`,
+arbitrary regions p99 ≤ 50 ms; manifest of a 1,200-page book ≤ 20 ms
+uncached, ≤ 2 ms cached.`,
 		Args: cobra.NoArgs,
 		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
 			var err error
@@ -105,7 +114,9 @@ manifest of a 1,200-page book ≤ 20 ms uncached, ≤ 2 ms cached.`,
 				return bench.Series{Name: name + ": p50, p95, p99, max", Unit: "ms", XLabel: "percentile", X: []float64{50, 95, 99, 100}, Y: []float64{l.P50, l.P95, l.P99, l.Max}}
 			}
 			series = append(series, pct("tiles over HTTP, as the viewers saw them", res.Tiles.LatencyMS), pct("tiles, server time", res.TilesServer),
-				pct("the same bytes read from disk (pread)", res.Raw.LatencyMS))
+				pct("the same bytes read from disk (pread)", res.Raw.LatencyMS),
+				pct("regions composed, as the viewers saw them", res.Regions.LatencyMS), pct("regions composed, server time", res.RegionsServer),
+				pct("regions composed, one viewer at a time", res.RegionsAlone.LatencyMS))
 			for _, m := range res.Manifests {
 				series = append(series, pct("manifest, "+m.Name+", server time", m.Server))
 			}
@@ -118,6 +129,7 @@ manifest of a 1,200-page book ≤ 20 ms uncached, ≤ 2 ms cached.`,
 	f.IntVar(&cfg.Books, "books", 10, "books the viewers read (the first ingested, the others sharing its files)")
 	f.IntVar(&cfg.Viewers, "viewers", 16, "viewers asking for tiles at once")
 	f.IntVar(&cfg.Requests, "requests", 20000, "tile requests timed (and as many raw reads)")
+	f.IntVar(&cfg.Regions, "regions", 5000, "requests for random regions at random sizes timed (composed from the pyramids)")
 	f.DurationVar(&cfg.Duration, "duration", time.Minute, "at most this long for the timed tile requests (and for the raw reads)")
 	f.IntVar(&cfg.ManifestRequests, "manifest-requests", 200, "manifest requests timed, signed in and anonymous each")
 	f.IntVar(&cfg.VipsPages, "vips-pages", 200, "pages vips alone cuts, per derive concurrency")
@@ -166,6 +178,14 @@ func printIIIF(out io.Writer, res *bench.IIIFResult) {
 	if res.FirstError != "" {
 		fmt.Fprintf(out, "  first wrong tile: %s\n", res.FirstError)
 	}
+	fmt.Fprintf(out, "regions composed over HTTP: %d in %.1f s, %.0f regions/s, p50 %.2f ms p99 %.2f ms max %.2f ms (server time p50 %.2f ms p99 %.2f ms), beside tiles p99 %.2f ms; %d errors\n",
+		res.Regions.Items, res.Regions.Seconds, res.Regions.RatePerS, res.Regions.LatencyMS.P50, res.Regions.LatencyMS.P99, res.Regions.LatencyMS.Max,
+		res.RegionsServer.P50, res.RegionsServer.P99, res.Tiles.LatencyMS.P99, res.RegionErrors)
+	fmt.Fprintf(out, "regions composed, one viewer at a time: %d, p50 %.2f ms p99 %.2f ms max %.2f ms\n",
+		res.RegionsAlone.Items, res.RegionsAlone.LatencyMS.P50, res.RegionsAlone.LatencyMS.P99, res.RegionsAlone.LatencyMS.Max)
+	if res.FirstRegionError != "" {
+		fmt.Fprintf(out, "  first wrong region: %s\n", res.FirstRegionError)
+	}
 	for _, m := range res.Manifests {
 		fmt.Fprintf(out, "manifest (%d pages, %d bytes), %-36s server time p50 %7.2f ms p99 %7.2f ms; client p50 %7.2f ms p99 %7.2f ms; %d errors\n",
 			r.Params["pages"], m.Bytes, m.Name+":", m.Server.P50, m.Server.P99, m.Client.P50, m.Client.P99, m.Errors)
@@ -184,7 +204,7 @@ func printIIIF(out io.Writer, res *bench.IIIFResult) {
 		}
 		plum = strings.Join(parts, ", ")
 	}
-	fmt.Fprintf(out, "iiif %s: %v pages: ready in %s; tiles %.0f/s p99 %.2f ms (%.2f%% of the raw reads' %.0f/s); manifest server time p99 %.2f ms uncached, %.2f ms cached (gzip); %d errors; peak RSS %.0f MiB\n",
-		r.Backend, r.Params["pages"], plum, r.RatePerS, r.LatencyMS.P99, 100*r.FractionLimit, r.RawLimitPerS,
+	fmt.Fprintf(out, "iiif %s: %v pages: ready in %s; tiles %.0f/s p99 %.2f ms (%.2f%% of the raw reads' %.0f/s); regions %.0f/s p99 %.2f ms; manifest server time p99 %.2f ms uncached, %.2f ms cached (gzip); %d errors; peak RSS %.0f MiB\n",
+		r.Backend, r.Params["pages"], plum, r.RatePerS, r.LatencyMS.P99, 100*r.FractionLimit, r.RawLimitPerS, res.Regions.RatePerS, res.Regions.LatencyMS.P99,
 		manifest(0), manifest(1), r.Errors, float64(r.PeakRSSBytes)/(1<<20))
 }

@@ -474,7 +474,7 @@ func (s *Handler) iiifCanvas(base, manifest string, it *shelfmark.Resource, n in
 		svc := base + "/iiif/" + string(it.ID) + "/image"
 		page.Items = append(page.Items, iiifAnno{ID: cid + "/painting", Type: "Annotation", Motivation: "painting", Target: cid,
 			Body: iiifContent{ID: svc + "/full/max/0/default.jpg", Type: "Image", Format: "image/jpeg",
-				Service: []iiifService{{ID: svc, Type: "ImageService3", Profile: "level0"}}}})
+				Service: []iiifService{{ID: svc, Type: "ImageService3", Profile: ImageProfile}}}})
 	case painted != nil:
 		mt := kit.FileMediaType(painted.File)
 		body := iiifContent{ID: base + kit.ContentURL(painted.ID), Type: iiifType(mt), Format: mt}
@@ -525,7 +525,7 @@ func (s *Handler) pdfCanvases(ctx context.Context, base string, c *iiifCanvasDoc
 		c.Items = []iiifAnnoPage{{ID: c.ID + "/page", Type: "AnnotationPage", Items: []iiifAnno{{
 			ID: c.ID + "/painting", Type: "Annotation", Motivation: "painting", Target: c.ID,
 			Body: iiifContent{ID: svc + "/full/max/0/default.jpg", Type: "Image", Format: "image/jpeg",
-				Service: []iiifService{{ID: svc, Type: "ImageService3", Profile: "level0"}}}}}}}
+				Service: []iiifService{{ID: svc, Type: "ImageService3", Profile: ImageProfile}}}}}}}
 	}
 	var out []*iiifCanvasDoc
 	for i := range idx.info.Pages {

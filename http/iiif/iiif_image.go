@@ -2,18 +2,25 @@ package iiif
 
 // This file serves the IIIF Image API 3.0 (https://iiif.io/api/image/3.0/)
 // for every page image: the image service of a page (file set) is
-// /iiif/{page}/image. It is a level 0 service: the derive job cuts each
-// page image once into a pyramid of 512-pixel JPEG tiles with libvips
-// (shelfmark.TileInfo), and a request reads a tile's bytes from the
-// pyramid's archive at their offset, with no image decoding at request
-// time. The whole image at its listed sizes is the page's thumbnail or
-// access copy. Every request checks that the caller may read the page
-// now, so a page that becomes private stops being served at once.
+// /iiif/{page}/image. It is a level 2 service built on a pyramid made
+// once: the derive job cuts each page image into a pyramid of 512-pixel
+// JPEG tiles with libvips (shelfmark.TileInfo), stored as one archive. A
+// request for a tile the pyramid holds reads the tile's bytes from the
+// archive at their offset, and a request for the whole image at a listed
+// size is the page's thumbnail or access copy: neither decodes an image.
+// Any other region, size, rotation, quality or format is composed from the
+// tiles that cover it (iiif_compose.go), within the limits info.json
+// states. Every request checks that the caller may read the page now, so
+// a page that becomes private stops being served at once, from the cache
+// of composed images too.
 
 import (
 	"archive/zip"
+	"bytes"
 	"container/list"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,6 +37,10 @@ import (
 const (
 	// ImageContext is the JSON-LD context of Image API 3.0.
 	ImageContext = "http://iiif.io/api/image/3/context.json"
+	// ImageProfile is the compliance level every image service claims.
+	ImageProfile = "level2"
+	// imageProfileURI is the level's URI, sent in a Link rel="profile".
+	imageProfileURI = "http://iiif.io/api/image/3/level2.json"
 	// tileIndexCache is how many pyramids' archive directories a server
 	// keeps parsed (a few kilobytes each).
 	tileIndexCache = 4096
@@ -155,26 +166,37 @@ func (s *Handler) iiifImageInfo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pi, _, err := p.pyramid(idx)
+	pi, prefix, err := p.pyramid(idx)
 	if err != nil {
 		return err
 	}
+	lim := limitsOf(pi, s.limits)
+	gray, err := s.isGray(r.Context(), p, idx, pi, prefix)
+	if err != nil {
+		return err
+	}
+	qualities := []string{"color", "gray", "bitonal"}
+	if gray {
+		qualities = qualities[1:] // the spec: no color for an image without
+	}
 	info := map[string]any{
-		"@context": ImageContext,
-		"id":       s.deps.Base(r) + "/iiif/" + p.service + "/image",
-		"type":     "ImageService3",
-		"protocol": "http://iiif.io/api/image",
-		"profile":  "level0",
-		"width":    pi.Width,
-		"height":   pi.Height,
-		"tiles":    pi.Tiles,
+		"@context":  ImageContext,
+		"id":        s.deps.Base(r) + "/iiif/" + p.service + "/image",
+		"type":      "ImageService3",
+		"protocol":  "http://iiif.io/api/image",
+		"profile":   ImageProfile,
+		"width":     pi.Width,
+		"height":    pi.Height,
+		"tiles":     pi.Tiles,
+		"maxWidth":  lim.maxWidth,
+		"maxHeight": lim.maxHeight,
+		"maxArea":   lim.maxArea,
+		// beyond level 2: png and jpg are level 2's formats, so no extraFormats
+		"extraQualities": qualities,
+		"extraFeatures":  []string{"canonicalLinkHeader", "mirroring", "profileLinkHeader"},
 	}
 	if sizes := infoSizes(pi); len(sizes) > 0 {
 		info["sizes"] = sizes
-	}
-	if big := largestSize(pi); big != nil && (big.Width < pi.Width || big.Height < pi.Height) {
-		// "max" of the whole image is the largest listed size
-		info["maxWidth"], info["maxHeight"] = big.Width, big.Height
 	}
 	b, err := json.Marshal(info)
 	if err != nil {
@@ -226,7 +248,8 @@ func infoSizes(info *shelfmark.TileInfo) []map[string]int {
 	return out
 }
 
-// iiifImage handles GET /iiif/{id}/image/{region}/{size}/{rotation}/{file}.
+// iiifImage handles GET /iiif/{id}/image/{region}/{size}/{rotation}/{file}:
+// a stored tile or listed size as stored, anything else composed.
 func (s *Handler) iiifImage(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.iiifFindPage(r)
 	if err != nil {
@@ -241,52 +264,121 @@ func (s *Handler) iiifImage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	has := func(entry string) bool { return idx.has(prefix + entry) }
-	target, err := resolveImage(pi, has, r.PathValue("region"), r.PathValue("size"), r.PathValue("rotation"), r.PathValue("file"))
+	q, err := parseImage(pi, limitsOf(pi, s.limits), r.PathValue("region"), r.PathValue("size"), r.PathValue("rotation"), r.PathValue("file"))
 	if err != nil {
 		return err
 	}
-	switch {
-	case target.entry != "":
-		target.entry = prefix + target.entry
-	case target.use == shelfmark.UsePage:
-		target.entry = prefix + shelfmark.TilePageName
+	canon := q.canonical(pi)
+	h := w.Header()
+	svc := s.deps.Base(r) + "/iiif/" + p.service + "/image"
+	h.Set("Link", "<"+svc+"/"+canon+`>;rel="canonical", <`+imageProfileURI+`>;rel="profile"`)
+	if q.quality == "default" && q.format == "jpg" && q.degrees == 0 && !q.mirror {
+		if ok, err := s.serveStored(w, r, p, idx, pi, prefix, q); ok || err != nil {
+			return err
+		}
 	}
+	return s.serveComposed(w, r, p, idx, pi, prefix, q, canon)
+}
+
+// serveStored answers a request that is exactly a tile of the pyramid or
+// a listed size of the whole image with its stored bytes, undecoded;
+// false when it is neither (or the page lacks the size's file).
+func (s *Handler) serveStored(w http.ResponseWriter, r *http.Request, p *iiifPage, idx *tileIndex, pi *shelfmark.TileInfo, prefix string, q *imageRequest) (bool, error) {
 	var (
 		sha       string
 		off, size int64
 		etag      string
 		modified  time.Time
+		use       string
+		entry     string
 	)
+	for _, c := range q.sizes {
+		if q.whole(pi) {
+			for _, ls := range pi.Sizes {
+				if ls.Width == c[0] && ls.Height == c[1] {
+					use = ls.Use
+				}
+			}
+		}
+		if use != "" {
+			break
+		}
+		name := fmt.Sprintf("%s%d,%d,%d,%d/%d,%d/0/default.jpg", prefix, q.region.x, q.region.y, q.region.w, q.region.h, c[0], c[1])
+		if idx.has(name) {
+			entry = name
+			break
+		}
+	}
+	if use == shelfmark.UsePage {
+		entry = prefix + shelfmark.TilePageName
+	}
 	switch {
-	case target.entry != "":
-		e := idx.entries[target.entry]
+	case entry != "" && idx.has(entry):
+		e := idx.entries[entry]
 		// a tile is the pyramid's bytes the URL names: unchanged since
 		// the pyramid's row was
 		sha, off, size, modified = p.tiles.File.SHA256, e.offset, e.size, s.lastModified(p.tiles.Modified)
 		etag = fmt.Sprintf(`"%s.%x"`, sha[:24], off)
-	case target.use == shelfmark.UseThumbnail && p.thumb != nil:
+	case use == shelfmark.UseThumbnail && p.thumb != nil:
 		// which file serves a whole image depends on the files the page
 		// has (one removed leaves no trace): no Last-Modified
 		sha, size, etag = p.thumb.File.SHA256, p.thumb.File.Size, `"`+p.thumb.File.SHA256[:32]+`"`
-	case target.use == shelfmark.UseAccess && p.access != nil:
+	case use == shelfmark.UseAccess && p.access != nil:
 		sha, size, etag = p.access.File.SHA256, p.access.File.Size, `"`+p.access.File.SHA256[:32]+`"`
 	default:
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "Page %s has no %s file for this size.", p.res.ID, target.use)
+		return false, nil
 	}
 	h := w.Header()
 	imageHeaders(h, r, p.public)
 	if kit.NotModified(w, r, kit.Validators{ETag: etag, LastModified: modified}) {
-		return nil
+		return true, nil
 	}
-	rc, err := s.deps.Blobs.Open(ctx, sha)
+	rc, err := s.deps.Blobs.Open(r.Context(), sha)
 	if err != nil {
-		return err
+		return true, err
 	}
 	defer rc.Close()
 	h.Set("Content-Type", "image/jpeg")
 	// ServeContent answers Range (and If-Range) from the headers set
 	http.ServeContent(w, r, "", modified, io.NewSectionReader(kit.ReaderAt(rc), off, size))
+	return true, nil
+}
+
+// serveComposed answers a request by composing its image from the
+// pyramid, or from the cache of composed images. The caller's access to
+// the page was checked before (iiifFindPage), so the cache is looked in
+// only for a caller who may read the page; its key is the page's service,
+// its pyramid's digest and the canonical request. The image is made from
+// the pyramid alone, so it is as new as the pyramid's row.
+func (s *Handler) serveComposed(w http.ResponseWriter, r *http.Request, p *iiifPage, idx *tileIndex, pi *shelfmark.TileInfo, prefix string, q *imageRequest, canon string) error {
+	sha := p.tiles.File.SHA256
+	key := p.service + "/" + sha + "/" + canon
+	sum := sha256.Sum256([]byte(key))
+	etag := `"` + sha[:24] + "-" + hex.EncodeToString(sum[:8]) + `"`
+	modified := s.lastModified(p.tiles.Modified)
+	h := w.Header()
+	imageHeaders(h, r, p.public)
+	if kit.NotModified(w, r, kit.Validators{ETag: etag, LastModified: modified}) {
+		return nil
+	}
+	ct := "image/jpeg"
+	if q.format == "png" {
+		ct = "image/png"
+	}
+	body, err := s.images.image(r.Context(), key, func() ([]byte, error) {
+		a, c, err := s.openPyramid(r.Context(), p, idx, prefix)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		b, _, err := compose(pi, a, q)
+		return b, err
+	})
+	if err != nil {
+		return err
+	}
+	h.Set("Content-Type", ct)
+	http.ServeContent(w, r, "", modified, bytes.NewReader(body))
 	return nil
 }
 
@@ -318,6 +410,10 @@ type tileIndex struct {
 	sha     string
 	info    shelfmark.TileInfo
 	entries map[string]tileEntry
+	// gray tells, by pyramid prefix, whether its tiles are grayscale
+	// (isGray reads it once)
+	mu   sync.Mutex
+	gray map[string]bool
 }
 
 func (t *tileIndex) has(entry string) bool { _, ok := t.entries[entry]; return ok }

@@ -16,7 +16,7 @@ func TestIIIFOCRSeeAlso(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(kit.Deps{}, cats)
+	h := New(kit.Deps{}, cats, Options{})
 	for _, c := range []struct {
 		use, name, mediaType, profile string
 	}{

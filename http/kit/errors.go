@@ -35,7 +35,14 @@ var statusOf = map[string]int{
 	EMETHOD:                   http.StatusMethodNotAllowed,
 	ERANGE:                    http.StatusRequestedRangeNotSatisfiable,
 	ETIMEOUT:                  http.StatusRequestTimeout,
+	ENOTIMPLEMENTED:           http.StatusNotImplemented,
 }
+
+// ENOTIMPLEMENTED is the code of a valid request for a feature the
+// server does not offer, where the protocol asks for 501 rather than 400
+// (the IIIF Image API's sizes with ^ that need upscaling); it is the HTTP
+// layer's own, not the domain's.
+const ENOTIMPLEMENTED = "not_implemented"
 
 // ERANGE is the code of a Range outside the file (416), which
 // http.ServeContent detects.

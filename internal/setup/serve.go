@@ -33,28 +33,31 @@ const usageFlushEvery = 10 * time.Second
 // flags set; only Extra is set by other code.
 type ServeConfig struct {
 	addr, data, database, durability, baseURL, maxUpload, logLevel string
-	robotsFile                                                     string
-	siteName, institution                                          string
-	searchFacets                                                   string
-	dbMaxConns                                                     int
-	pprof                                                          bool
-	metricsAddr                                                    string
-	corsOrigins                                                    []string
-	externalAllow                                                  []string
-	trustedProxies                                                 []string
-	importRoots                                                    []string
-	blobGC                                                         time.Duration
-	content                                                        BlobFlags
-	oai                                                            oaiConfig
-	workers                                                        bool
-	webLinksPublic                                                 bool
-	jobs                                                           WorkerConfig
-	sso                                                            shttp.OIDCOptions
-	replica                                                        replicaFlags      // see replica.go
-	uploads                                                        uploadFlags       // see uploads.go
-	admission                                                      admissionFlags    // see admission.go
-	preservation                                                   preservationFlags // see preservation.go
-	fixity                                                         FixityFlags       // see fixity.go
+	// iiifImageCache is the size of the IIIF Image API's cache of
+	// composed images (--iiif-image-cache)
+	iiifImageCache        string
+	robotsFile            string
+	siteName, institution string
+	searchFacets          string
+	dbMaxConns            int
+	pprof                 bool
+	metricsAddr           string
+	corsOrigins           []string
+	externalAllow         []string
+	trustedProxies        []string
+	importRoots           []string
+	blobGC                time.Duration
+	content               BlobFlags
+	oai                   oaiConfig
+	workers               bool
+	webLinksPublic        bool
+	jobs                  WorkerConfig
+	sso                   shttp.OIDCOptions
+	replica               replicaFlags      // see replica.go
+	uploads               uploadFlags       // see uploads.go
+	admission             admissionFlags    // see admission.go
+	preservation          preservationFlags // see preservation.go
+	fixity                FixityFlags       // see fixity.go
 	// Extra, when set, starts more listeners once the server is made,
 	// from its options; they stop when ctx ends. No flag of serve sets
 	// it: it is the comparison listener of shelfmark-bench rest-server
@@ -97,6 +100,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.baseURL, "base-url", "", "public URL of this server, used in resource IRIs (default: from each request's Host)")
 	f.StringVar(&c.robotsFile, "robots-file", "", "a text file served as /robots.txt as it is, in place of the default (which keeps crawlers out of search, the API and other endless or expensive pages, and names the sitemap); at most 500 KiB")
 	f.StringVar(&c.maxUpload, "max-upload", "4GiB", "largest file accepted by upload")
+	f.StringVar(&c.iiifImageCache, "iiif-image-cache", "64MiB", "memory for the IIIF Image API's cache of composed images (regions, sizes, rotations and qualities that are not a stored tile or a listed size; a repeated one is then a copy, not 10 to 60 ms of a core); 0: none kept")
 	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.IntVar(&c.dbMaxConns, "db-max-conns", 0, "database connections (0: derived from the number of cores)")
 	f.DurationVar(&c.blobGC, "blob-gc", 24*time.Hour, "remove stored bytes no file refers to, and last stored over a day ago, at this interval (as shelfmark blobs gc does); 0 never")
@@ -160,6 +164,12 @@ func serve(ctx context.Context, c ServeConfig) error {
 	maxUpload, err := ParseSize(c.maxUpload)
 	if err != nil {
 		return fmt.Errorf("--max-upload: %w", err)
+	}
+	imageCache := int64(-1) // "0": none kept
+	if strings.TrimSpace(c.iiifImageCache) != "0" {
+		if imageCache, err = ParseSize(c.iiifImageCache); err != nil {
+			return fmt.Errorf("--iiif-image-cache: %w", err)
+		}
 	}
 	if err := shttp.CheckOIDC(c.sso); err != nil {
 		return fmt.Errorf("--oidc-*: %w", err)
@@ -231,7 +241,8 @@ func serve(ctx context.Context, c ServeConfig) error {
 	}
 	opts := shttp.Options{Resources: repo, Blobs: blobs, Storage: store, Logger: log, CORSOrigins: c.corsOrigins,
 		BaseURL: c.baseURL, MaxUploadBytes: maxUpload, ExternalContentAllow: c.externalAllow, Metrics: metrics, OAI: provider, Jobs: repo,
-		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots, TrustedProxies: proxies}
+		Accounts: accounts, OIDC: c.sso, StagingDir: filepath.Join(c.data, "staging"), ImportRoots: roots, TrustedProxies: proxies,
+		IIIFImageCacheBytes: imageCache}
 	opts.BlobRedirect = c.content.redirectTTL()
 	opts.Backlog = backlog
 	opts.SiteName, opts.Institution, opts.SearchFacets = c.siteName, c.institution, facets
