@@ -34,12 +34,7 @@ func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (
 	}
 	var out map[ID][]*Resource
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		g := r.guard(tx, CallerFrom(ctx))
-		pa, err := g.readable(ctx, pkey)
-		if err != nil {
-			return err
-		}
-		keep, err := g.childFilter(ctx, pa)
+		g, pa, keep, err := r.childScope(ctx, tx, pkey)
 		if err != nil {
 			return err
 		}

@@ -91,12 +91,7 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 	}
 	var page *Page
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		g := r.guard(tx, CallerFrom(ctx))
-		pa, err := g.readable(ctx, pkey)
-		if err != nil {
-			return err
-		}
-		keep, err := g.childFilter(ctx, pa)
+		g, pa, keep, err := r.childScope(ctx, tx, pkey)
 		if err != nil {
 			return err
 		}
@@ -107,6 +102,22 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 		return nil, fmt.Errorf("children of %s: %w", parent, err)
 	}
 	return page, nil
+}
+
+// childScope is what reading the children of pkey takes: the caller's
+// guard, pkey's access (ENOTFOUND unless the caller may read it) and the
+// filter of the children the caller may read.
+func (r *Repository) childScope(ctx context.Context, tx ReadTx, pkey int64) (*guard, *access, func(*ResourceRow) (bool, error), error) {
+	g := r.guard(tx, CallerFrom(ctx))
+	pa, err := g.readable(ctx, pkey)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	keep, err := g.childFilter(ctx, pa)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return g, pa, keep, nil
 }
 
 // childrenPage reads the page of ListChildren (the children of pkey,
@@ -162,12 +173,7 @@ func (r *Repository) ListPages(ctx context.Context, work ID, p PageRequest) (*Pa
 	}
 	var out PagesPage
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		g := r.guard(tx, CallerFrom(ctx))
-		pa, err := g.readable(ctx, pkey)
-		if err != nil {
-			return err
-		}
-		keep, err := g.childFilter(ctx, pa)
+		g, pa, keep, err := r.childScope(ctx, tx, pkey)
 		if err != nil {
 			return err
 		}
