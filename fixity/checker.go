@@ -97,7 +97,7 @@ func New(store shelfmark.Storage, blobs shelfmark.BlobStore, root *ocfl.Root, id
 		opts.Now = time.Now
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = shelfmark.Sleep
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -32,17 +32,6 @@ func (p *pacer) take(ctx context.Context, n int) error {
 	return nil
 }
 
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // pacedReader reads through a pacer.
 type pacedReader struct {
