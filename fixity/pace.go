@@ -32,7 +32,6 @@ func (p *pacer) take(ctx context.Context, n int) error {
 	return nil
 }
 
-
 // pacedReader reads through a pacer.
 type pacedReader struct {
 	ctx context.Context
