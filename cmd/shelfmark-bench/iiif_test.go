@@ -20,7 +20,7 @@ func TestBenchIIIFCommand(t *testing.T) {
 	t.Setenv("SHELFMARK_DATABASE_URL", "")
 	dir := t.TempDir()
 	jsonPath, reportDir := filepath.Join(dir, "iiif.json"), filepath.Join(dir, "report")
-	out, err := runCLI(t, "iiif", "--pages", "6", "--books", "2", "--viewers", "2", "--requests", "60", "--manifest-requests", "5",
+	out, err := runCLI(t, "iiif", "--pages", "6", "--books", "2", "--viewers", "2", "--requests", "60", "--regions", "40", "--manifest-requests", "5",
 		"--vips-pages", "2", "--derive", "1", "--durability", "relaxed", "--json", jsonPath, "--report", reportDir)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -86,8 +86,10 @@ func TestBenchIIIFCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := rep.Params
-	// steps: the run of Plum's job, the tiles, the manifest uncached and cached
-	if rep.Scenario != "iiif" || rep.Items != 60 || rep.Errors != 0 || len(rep.Steps) != 4 || rep.RawLimitPerS <= 0 {
+	// steps: the run of Plum's job, the tiles, the manifest uncached and
+	// cached, the composed regions
+	if rep.Scenario != "iiif" || rep.Items != 60 || rep.Errors != 0 || len(rep.Steps) != 5 || rep.RawLimitPerS <= 0 ||
+		rep.Steps[4].Items != 40 || rep.Steps[4].Errors != 0 {
 		t.Fatalf("report: %s", b)
 	}
 	if p.Tiles.Items != 60 || p.Tiles.Errors != 0 || p.Raw.Items != 60 || p.FirstError != "" {
