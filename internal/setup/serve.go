@@ -31,6 +31,10 @@ const usageFlushEvery = 10 * time.Second
 
 // ServeConfig holds the settings of `shelfmark serve`, which ServeCommand's
 // flags set; only Extra is set by other code.
+// defaultIIIFImageCache is the size of the IIIF Image API's cache of
+// composed images when --iiif-image-cache is not given (or is empty).
+const defaultIIIFImageCache = "64MiB"
+
 type ServeConfig struct {
 	addr, data, database, durability, baseURL, maxUpload, logLevel string
 	// iiifImageCache is the size of the IIIF Image API's cache of
@@ -100,7 +104,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.baseURL, "base-url", "", "public URL of this server, used in resource IRIs (default: from each request's Host)")
 	f.StringVar(&c.robotsFile, "robots-file", "", "a text file served as /robots.txt as it is, in place of the default (which keeps crawlers out of search, the API and other endless or expensive pages, and names the sitemap); at most 500 KiB")
 	f.StringVar(&c.maxUpload, "max-upload", "4GiB", "largest file accepted by upload")
-	f.StringVar(&c.iiifImageCache, "iiif-image-cache", "64MiB", "memory for the IIIF Image API's cache of composed images (regions, sizes, rotations and qualities that are not a stored tile or a listed size; a repeated one is then a copy, not 10 to 60 ms of a core); 0: none kept")
+	f.StringVar(&c.iiifImageCache, "iiif-image-cache", defaultIIIFImageCache, "memory for the IIIF Image API's cache of composed images (regions, sizes, rotations and qualities that are not a stored tile or a listed size; a repeated one is then a copy, not 10 to 60 ms of a core); 0: none kept")
 	f.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.IntVar(&c.dbMaxConns, "db-max-conns", 0, "database connections (0: derived from the number of cores)")
 	f.DurationVar(&c.blobGC, "blob-gc", 24*time.Hour, "remove stored bytes no file refers to, and last stored over a day ago, at this interval (as shelfmark blobs gc does); 0 never")
@@ -166,6 +170,9 @@ func serve(ctx context.Context, c ServeConfig) error {
 		return fmt.Errorf("--max-upload: %w", err)
 	}
 	imageCache := int64(-1) // "0": none kept
+	if strings.TrimSpace(c.iiifImageCache) == "" {
+		c.iiifImageCache = defaultIIIFImageCache
+	}
 	if strings.TrimSpace(c.iiifImageCache) != "0" {
 		if imageCache, err = ParseSize(c.iiifImageCache); err != nil {
 			return fmt.Errorf("--iiif-image-cache: %w", err)
