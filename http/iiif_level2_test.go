@@ -16,27 +16,13 @@ import (
 	"testing"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 )
 
-// quarters is a w × h PNG whose quarters are red, green (top), blue and
-// white (bottom).
+// quarters is testkit.Quadrants as a PNG.
 func quarters(t *testing.T, w, h int) []byte {
 	t.Helper()
-	m := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			c := color.RGBA{255, 0, 0, 255}
-			switch {
-			case x >= w/2 && y < h/2:
-				c = color.RGBA{0, 255, 0, 255}
-			case x < w/2 && y >= h/2:
-				c = color.RGBA{0, 0, 255, 255}
-			case x >= w/2:
-				c = color.RGBA{255, 255, 255, 255}
-			}
-			m.SetRGBA(x, y, c)
-		}
-	}
+	m := testkit.Quadrants(w, h)
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, m); err != nil {
 		t.Fatal(err)

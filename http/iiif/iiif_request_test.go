@@ -16,6 +16,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 	"golang.org/x/image/draw"
 )
 
@@ -213,27 +214,6 @@ func TestInfoSizes(t *testing.T) {
 	}
 }
 
-// quadrants is a w × h image whose quarters are red, green (top), blue
-// and white (bottom).
-func quadrants(w, h int) *image.RGBA {
-	m := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			c := color.RGBA{255, 0, 0, 255}
-			switch {
-			case x >= w/2 && y < h/2:
-				c = color.RGBA{0, 255, 0, 255}
-			case x < w/2 && y >= h/2:
-				c = color.RGBA{0, 0, 255, 255}
-			case x >= w/2:
-				c = color.RGBA{255, 255, 255, 255}
-			}
-			m.SetRGBA(x, y, c)
-		}
-	}
-	return m
-}
-
 // memPyramid cuts m into a pyramid as dzsave does (512-pixel JPEG tiles
 // at scales 1, 2, 4…, down to one tile), in an archive in memory.
 func memPyramid(t testing.TB, m image.Image) (*shelfmark.TileInfo, pyramidArchive) {
@@ -296,7 +276,7 @@ func near(c color.Color, want color.RGBA) bool {
 // picks its quarter, at every level; rotation and mirroring move the
 // corners; gray is gray and bitonal black and white.
 func TestCompose(t *testing.T) {
-	info, a := memPyramid(t, quadrants(1300, 700))
+	info, a := memPyramid(t, testkit.Quadrants(1300, 700))
 	red, green, blue, white := color.RGBA{255, 0, 0, 255}, color.RGBA{0, 255, 0, 255}, color.RGBA{0, 0, 255, 255}, color.RGBA{255, 255, 255, 255}
 	black := color.RGBA{0, 0, 0, 255}
 	lim := limitsOf(info, testLimits)
@@ -543,7 +523,7 @@ func FuzzCompose(f *testing.F) {
 	} {
 		f.Add(s[0], s[1], s[2], s[3])
 	}
-	info, a := memPyramid(f, quadrants(701, 301))
+	info, a := memPyramid(f, testkit.Quadrants(701, 301))
 	lim := limitsOf(info, testLimits)
 	f.Fuzz(func(t *testing.T, region, size, rotation, file string) {
 		q, err := parseImage(info, lim, region, size, rotation, file)
