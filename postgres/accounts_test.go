@@ -83,19 +83,7 @@ VALUES ($1, 'work', $2, NULL, NULL, NULL, 1, 1, $3, $3, NULL)`, key, vis, now); 
 func TestAccessDuePlan(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openTest(t, Options{})
-	conn, err := db.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
-		t.Fatal(err)
-	}
+	tx := noSeqScanTx(t, db)
 	rows, err := tx.Query(ctx, `EXPLAIN `+dialect.AccessDue, int64(1), int64(10))
 	if err != nil {
 		t.Fatal(err)

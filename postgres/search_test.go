@@ -248,19 +248,7 @@ func TestSearchConfigs(t *testing.T) {
 func TestPutSearchDocsPlan(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openTest(t, Options{})
-	conn, err := db.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
-		t.Fatal(err)
-	}
+	tx := noSeqScanTx(t, db)
 	rows := sqlstore.Rows{Cols: sqlstore.SearchDocCols, N: 2, Row: func(i int, v []any) {
 		for j := range v {
 			v[j] = nil

@@ -99,3 +99,28 @@ SET LOCAL enable_material = off; SET LOCAL enable_hashjoin = off; SET LOCAL enab
 		t.Logf("%s:\n%s", c.name, all)
 	}
 }
+
+// noSeqScanTx is a transaction of db's in which sequential scans are
+// priced out (as they are on tables too large for them), for the plan
+// tests; it is rolled back and its connection released when t ends.
+func noSeqScanTx(t *testing.T, db *DB) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		conn.Release()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		tx.Rollback(ctx)
+		conn.Release()
+	})
+	if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
