@@ -335,6 +335,42 @@ func (a *Accounts) AccessRequests(ctx context.Context, q AccessRequestQuery) (ou
 	return out, next, err
 }
 
+// AccessRequest returns the request key to the reader who made it or to
+// one who may decide it (manages its work): two statements, the request's
+// row and, for another caller than its reader, the work's access. To
+// anyone else it is ENOTFOUND, as an unknown key is, so that its
+// existence shows to no one who may not see it; signed out, it is
+// EUNAUTHORIZED.
+func (a *Accounts) AccessRequest(ctx context.Context, key int64) (*AccessRequest, error) {
+	c := CallerFrom(ctx)
+	if c.User == 0 && !c.System {
+		return nil, refusal(c, false, "see a request for access")
+	}
+	var out *AccessRequest
+	err := a.view(ctx, func(tx ReadTx, _ AccountReadTx) error {
+		q, err := tx.AccessRequestByKey(ctx, key)
+		if err != nil {
+			return err
+		}
+		if q != nil && (q.User != c.User || c.User == 0) {
+			if ok, err := a.repo.guard(tx, c).mayDecide(ctx, q.Resource); err != nil {
+				return err
+			} else if !ok {
+				q = nil
+			}
+		}
+		if q == nil {
+			return Errorf(ENOTFOUND, "There is no request for access %d that you may see.", key)
+		}
+		out = q
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("request for access %d: %w", key, err)
+	}
+	return out, nil
+}
+
 // mayDecide reports whether the caller manages the live work key (reads
 // it and holds the manager role on it, or sees everything).
 func (g *guard) mayDecide(ctx context.Context, key int64) (bool, error) {

@@ -233,11 +233,12 @@ type AccountService interface {
 	SetRoles(ctx context.Context, resource ID, grants []Grant) error
 	// Audit returns a page of the audit trail.
 	Audit(ctx context.Context, q AuditQuery) ([]*AuditEntry, error)
-	// RequestAccess, AccessRequests, DecideAccessRequest,
+	// RequestAccess, AccessRequests, AccessRequest, DecideAccessRequest,
 	// WorkAccessGrants and RevokeAccess are the requests for the files of
 	// a work whose record shows (access_requests.go).
 	RequestAccess(ctx context.Context, work ID, message string) (*AccessRequest, error)
 	AccessRequests(ctx context.Context, q AccessRequestQuery) ([]*AccessRequest, int64, error)
+	AccessRequest(ctx context.Context, key int64) (*AccessRequest, error)
 	DecideAccessRequest(ctx context.Context, key int64, d AccessDecision) (*AccessRequest, error)
 	WorkAccessGrants(ctx context.Context, work ID) ([]Grant, error)
 	RevokeAccess(ctx context.Context, work ID, principal string) error

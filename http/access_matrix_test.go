@@ -38,6 +38,9 @@ func (m *matrix) accessRows() []row {
 			{name: "mine", build: func(*cell) req { return req{method: "GET", path: "/api/v1/access-requests?mine=true"} }, rule: anySignedIn(200)},
 			{name: "to decide", build: func(*cell) req { return req{method: "GET", path: "/api/v1/access-requests?state=granted"} }, rule: anySignedIn(200)},
 		}},
+		{"GET /api/v1/access-requests/{id}", []probe{{build: func(*cell) req {
+			return req{method: "GET", path: "/api/v1/access-requests/999999"}
+		}, rule: anySignedIn(404)}}},
 		{"POST /api/v1/access-requests/{id}", []probe{{build: func(*cell) req {
 			return req{"POST", "/api/v1/access-requests/999999", `{"decision": "refuse"}`, []string{"Content-Type", ctJSON}}
 		}, rule: writer(404)}}},

@@ -253,6 +253,25 @@ func TestAPIAccessRequests(t *testing.T) {
 		e.do("GET", "/api/v1/access-requests", nil, anonymously...).wantError(t, 401, shelfmark.EUNAUTHORIZED)
 
 		decide := "/api/v1/access-requests/" + strconv.FormatInt(q.ID, 10)
+		// one request: to its reader and its work's manager; to another
+		// user as to no request at all
+		for _, token := range []string{f.reader, f.keeper} {
+			var one accessRequest
+			e.do("GET", decide, nil, as(token)...).want(t, 200).json(t, &one)
+			if one.ID != q.ID || one.User != "reader" || one.State != "open" || one.Message != q.Message {
+				t.Errorf("the request read by one of its own: %+v", one)
+			}
+		}
+		other := e.do("GET", decide, nil, as(f.editor)...)
+		other.wantError(t, 404, shelfmark.ENOTFOUND)
+		none := e.do("GET", "/api/v1/access-requests/999999", nil, as(f.editor)...)
+		if a, b := strings.ReplaceAll(string(other.Body), strconv.FormatInt(q.ID, 10), "N"), strings.ReplaceAll(string(none.Body), "999999", "N"); a != b {
+			t.Errorf("the 404 for a request one may not see (%s) differs from the one for no request (%s)", other.Body, none.Body)
+		}
+		e.do("GET", decide, nil, anonymously...).wantError(t, 401, shelfmark.EUNAUTHORIZED)
+		for _, missing := range []string{"abc", "0", "-1"} {
+			e.do("GET", "/api/v1/access-requests/"+missing, nil, as(f.keeper)...).wantError(t, 404, shelfmark.ENOTFOUND)
+		}
 		in14 := time.Now().Add(14 * 24 * time.Hour).UTC().Format(time.RFC3339)
 		e.do("POST", decide, `{"decision": "grant", "until": "`+in14+`"}`, jsonAs(f.reader)...).wantError(t, 403, shelfmark.EFORBIDDEN)
 		e.do("POST", decide, `{"decision": "grant", "until": "`+in14+`"}`, jsonAs(f.editor)...).wantError(t, 403, shelfmark.EFORBIDDEN)

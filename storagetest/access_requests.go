@@ -240,6 +240,21 @@ func testAccessRequests(t *testing.T, open Opener) {
 	if _, _, err := acc.AccessRequests(as(manager), shelfmark.AccessRequestQuery{State: "maybe"}); shelfmark.ErrorCode(err) != shelfmark.EINVALID {
 		t.Fatalf("requests in an unknown state: %v", err)
 	}
+	// one request: its reader and its work's manager see it, no one else
+	for _, c := range []*shelfmark.Caller{reader, manager} {
+		if got, err := acc.AccessRequest(as(c), q.Key); err != nil || got.Key != q.Key || got.UserName != "reader" || got.Message != "For my thesis." {
+			t.Fatalf("the request as %s = %+v, %v", c.Actor(), got, err)
+		}
+	}
+	if _, err := acc.AccessRequest(as(plain), q.Key); shelfmark.ErrorCode(err) != shelfmark.ENOTFOUND {
+		t.Fatalf("the request as a user without a role: %v, want ENOTFOUND", err)
+	}
+	if _, err := acc.AccessRequest(as(manager), q.Key+1000); shelfmark.ErrorCode(err) != shelfmark.ENOTFOUND {
+		t.Fatalf("an unknown request: %v, want ENOTFOUND", err)
+	}
+	if _, err := acc.AccessRequest(as(shelfmark.Anonymous()), q.Key); shelfmark.ErrorCode(err) != shelfmark.EUNAUTHORIZED {
+		t.Fatalf("the request as anonymous: %v, want EUNAUTHORIZED", err)
+	}
 	rs, _, err := acc.AccessRequests(as(manager), shelfmark.AccessRequestQuery{})
 	if err != nil || len(rs) != 1 || rs[0].UserName != "reader" || rs[0].Resource != wk {
 		t.Fatalf("the manager's request = %+v, %v", rs, err)

@@ -4,12 +4,14 @@ package api
 // signed-in reader of a work's record who may not read its files asks
 // for them (POST /api/v1/resources/{id}/access-requests); the caller's
 // own requests, and those the caller may decide, are listed (GET
-// /api/v1/access-requests); those who manage the work grant a request
+// /api/v1/access-requests) and read one by one (GET
+// /api/v1/access-requests/{id}); those who manage the work grant a request
 // until a time or refuse it (POST /api/v1/access-requests/{id}), list
 // the grants in force on the work (GET /api/v1/resources/{id}/access-grants)
 // and end one (DELETE …/access-grants/{principal}). The engine decides
 // who may do what (shelfmark.AccountService: RequestAccess,
-// AccessRequests, DecideAccessRequest, WorkAccessGrants, RevokeAccess).
+// AccessRequests, AccessRequest, DecideAccessRequest, WorkAccessGrants,
+// RevokeAccess).
 
 import (
 	"net/http"
@@ -145,6 +147,38 @@ func (s *Handler) listAccessRequests(w http.ResponseWriter, r *http.Request) err
 	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
+// accessRequestKey is the request a path's {id} names; an id that is not
+// a whole number names none (404).
+func accessRequestKey(r *http.Request) (int64, error) {
+	key, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || key <= 0 {
+		return 0, shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no request for access %.40q; their ids are whole numbers (GET /api/v1/access-requests lists them).", r.PathValue("id"))
+	}
+	return key, nil
+}
+
+// getAccessRequest handles GET /api/v1/access-requests/{id}: the request,
+// to the reader who made it and to those who may decide it; 404 to anyone
+// else, as for a request that does not exist.
+func (s *Handler) getAccessRequest(w http.ResponseWriter, r *http.Request) error {
+	acc, err := s.deps.AccountService()
+	if err != nil {
+		return err
+	}
+	key, err := accessRequestKey(r)
+	if err != nil {
+		return err
+	}
+	if _, err := kit.SignedIn(r, "GET /api/v1/access-requests/{id}"); err != nil {
+		return err
+	}
+	q, err := acc.AccessRequest(r.Context(), key)
+	if err != nil {
+		return err
+	}
+	return kit.WriteJSON(w, http.StatusOK, s.accessRequestJSON(q))
+}
+
 // decideAccessRequest handles POST /api/v1/access-requests/{id}:
 // {"decision": "grant", "until": "2030-01-31T00:00:00Z", "reply": "…"}
 // gives the reader the work's files until then (at most 366 days
@@ -155,9 +189,9 @@ func (s *Handler) decideAccessRequest(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	key, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || key <= 0 {
-		return shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no request for access %.40q; their ids are whole numbers (GET /api/v1/access-requests lists them).", r.PathValue("id"))
+	key, err := accessRequestKey(r)
+	if err != nil {
+		return err
 	}
 	if _, err := kit.SignedIn(r, "POST /api/v1/access-requests/{id}"); err != nil {
 		return err

@@ -98,6 +98,7 @@ func (s *Handler) Routes() []kit.Route {
 		{Method: "PUT", Pattern: "/api/v1/resources/{id}/files-default", Handle: s.putFilesDefault},
 		{Method: "POST", Pattern: "/api/v1/resources/{id}/access-requests", Handle: s.requestAccess}, // access_requests.go
 		{Method: "GET", Pattern: "/api/v1/access-requests", Handle: s.listAccessRequests},
+		{Method: "GET", Pattern: "/api/v1/access-requests/{id}", Handle: s.getAccessRequest},
 		{Method: "POST", Pattern: "/api/v1/access-requests/{id}", Handle: s.decideAccessRequest},
 		{Method: "GET", Pattern: "/api/v1/resources/{id}/access-grants", Handle: s.accessGrants},
 		{Method: "DELETE", Pattern: "/api/v1/resources/{id}/access-grants/{principal}", Handle: s.revokeAccessGrant},
