@@ -218,10 +218,16 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 	s.WriteString(` ORDER BY search_fts.rowid DESC LIMIT ` + strconv.Itoa(n))
 }
 
-// searchHits is sqlstore.SearchStatements.Hits: FTS5's snippet of each
-// hit, from a second look-up of it in search_fts by rowid (the CROSS
-// JOIN keeps SQLite from reading every match of the expression instead,
-// to join them with the page).
+// searchHits is sqlstore.SearchStatements.Hits: FTS5's snippets of the
+// page's hits, from one more look-up of the expression in search_fts over
+// the range of the page's keys, newest first, which reads the matches of
+// that range (all within the window, so at most those the window read)
+// and makes snippets for the page's hits only (the IN filter runs before
+// the snippets). One look-up for the page, not one per hit: each start
+// of an FTS5 query seeks every word (and each of its stems) in every
+// segment of the index, which cost more than the snippets themselves
+// (OFFSET 0 keeps SQLite from merging the look-up into the join, which
+// would start it once per hit again).
 //
 // The snippet is the body's where it marks a match, else the title's
 // where that does, else the beginning of the body: never of the creator,
@@ -235,10 +241,12 @@ func searchHits(s *sqlstore.Stmt, match any) string {
 		return browseSnippet + ` AS snippet, p.score
 			FROM page p LEFT JOIN search_text x ON x.key = p.key LEFT JOIN search_text w ON w.key = p.work`
 	}
-	return `CASE WHEN instr(p.sb, char(2)) > 0 OR instr(p.st, char(2)) = 0 THEN p.sb ELSE p.st END AS snippet, p.score
-			FROM (SELECT p.key, p.work, p.kind, p.format, p.score,
-				snippet(f.search_fts, 1, char(2), char(3), '…', 24) AS sb, snippet(f.search_fts, 0, char(2), char(3), '…', 24) AS st
-				FROM page p CROSS JOIN search_fts f WHERE f.rowid = p.key AND f.search_fts MATCH ` + s.Arg(m.mark) + `) p
+	return `CASE WHEN instr(f.sb, char(2)) > 0 OR instr(f.st, char(2)) = 0 THEN f.sb ELSE f.st END AS snippet, p.score
+			FROM page p JOIN (SELECT rowid AS key,
+				snippet(search_fts, 1, char(2), char(3), '…', 24) AS sb, snippet(search_fts, 0, char(2), char(3), '…', 24) AS st
+				FROM search_fts WHERE search_fts MATCH ` + s.Arg(m.mark) + `
+					AND rowid >= (SELECT min(key) FROM page) AND rowid <= (SELECT max(key) FROM page) AND rowid IN (SELECT key FROM page)
+				ORDER BY rowid DESC LIMIT -1 OFFSET 0) f ON f.key = p.key
 			LEFT JOIN search_text w ON w.key = p.work`
 }
 
