@@ -147,29 +147,30 @@ func (s *Handler) listAccessRequests(w http.ResponseWriter, r *http.Request) err
 	return kit.WriteJSON(w, http.StatusOK, out)
 }
 
-// accessRequestKey is the request a path's {id} names; an id that is not
-// a whole number names none (404).
-func accessRequestKey(r *http.Request) (int64, error) {
+// accessRequestOf is the account service and the request a path's {id}
+// names, for a signed-in caller of route: an id that is not a whole
+// number names none (404), and a caller signed out is refused (401).
+func (s *Handler) accessRequestOf(r *http.Request, route string) (shelfmark.AccountService, int64, error) {
+	acc, err := s.deps.AccountService()
+	if err != nil {
+		return nil, 0, err
+	}
 	key, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || key <= 0 {
-		return 0, shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no request for access %.40q; their ids are whole numbers (GET /api/v1/access-requests lists them).", r.PathValue("id"))
+		return nil, 0, shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no request for access %.40q; their ids are whole numbers (GET /api/v1/access-requests lists them).", r.PathValue("id"))
 	}
-	return key, nil
+	if _, err := kit.SignedIn(r, route); err != nil {
+		return nil, 0, err
+	}
+	return acc, key, nil
 }
 
 // getAccessRequest handles GET /api/v1/access-requests/{id}: the request,
 // to the reader who made it and to those who may decide it; 404 to anyone
 // else, as for a request that does not exist.
 func (s *Handler) getAccessRequest(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.deps.AccountService()
+	acc, key, err := s.accessRequestOf(r, "GET /api/v1/access-requests/{id}")
 	if err != nil {
-		return err
-	}
-	key, err := accessRequestKey(r)
-	if err != nil {
-		return err
-	}
-	if _, err := kit.SignedIn(r, "GET /api/v1/access-requests/{id}"); err != nil {
 		return err
 	}
 	q, err := acc.AccessRequest(r.Context(), key)
@@ -185,15 +186,8 @@ func (s *Handler) getAccessRequest(w http.ResponseWriter, r *http.Request) error
 // ahead); {"decision": "refuse", "reply": "…"} refuses. It answers the
 // request as decided; a request decided already is 409.
 func (s *Handler) decideAccessRequest(w http.ResponseWriter, r *http.Request) error {
-	acc, err := s.deps.AccountService()
+	acc, key, err := s.accessRequestOf(r, "POST /api/v1/access-requests/{id}")
 	if err != nil {
-		return err
-	}
-	key, err := accessRequestKey(r)
-	if err != nil {
-		return err
-	}
-	if _, err := kit.SignedIn(r, "POST /api/v1/access-requests/{id}"); err != nil {
 		return err
 	}
 	var in struct {
