@@ -157,7 +157,9 @@ func (s *Handler) accessRequestOf(r *http.Request, route string) (shelfmark.Acco
 	}
 	key, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || key <= 0 {
-		return nil, 0, shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no request for access %.40q; their ids are whole numbers (GET /api/v1/access-requests lists them).", r.PathValue("id"))
+		// the path's id is not repeated: a resource's id there would
+		// show in the answer to anyone
+		return nil, 0, shelfmark.Errorf(shelfmark.ENOTFOUND, "There is no request for access with that id; their ids are whole numbers (GET /api/v1/access-requests lists them).")
 	}
 	if _, err := kit.SignedIn(r, route); err != nil {
 		return nil, 0, err
