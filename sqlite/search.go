@@ -219,15 +219,16 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 }
 
 // searchHits is sqlstore.SearchStatements.Hits: FTS5's snippets of the
-// page's hits, from one more look-up of the expression in search_fts over
-// the range of the page's keys, newest first, which reads the matches of
-// that range (all within the window, so at most those the window read)
-// and makes snippets for the page's hits only (the IN filter runs before
-// the snippets). One look-up for the page, not one per hit: each start
-// of an FTS5 query seeks every word (and each of its stems) in every
-// segment of the index, which cost more than the snippets themselves
-// (OFFSET 0 keeps SQLite from merging the look-up into the join, which
-// would start it once per hit again).
+// page's hits, from look-ups of the expression in search_fts for the
+// page's keys, made in a subquery of their own before the join (OFFSET 0
+// keeps SQLite from merging it into the join). SQLite hands FTS5 the IN
+// list as rowid equalities, so it is still one FTS5 start per hit (=M in
+// the plan, which TestSearchPlan checks), and each start seeks every word
+// of the expression, and each of its stems, in every segment of the
+// index. (The range conditions only filter here;
+// with the IN filter kept from FTS5, "+rowid IN", the look-up becomes one
+// start over that range, measured at about half the cost of a page,
+// which would change what that test expects.)
 //
 // The snippet is the body's where it marks a match, else the title's
 // where that does, else the beginning of the body: never of the creator,
