@@ -336,8 +336,8 @@ func (a *Accounts) AccessRequests(ctx context.Context, q AccessRequestQuery) (ou
 }
 
 // AccessRequest returns the request key to the reader who made it or to
-// one who may decide it (manages its work): two statements, the request's
-// row and, for another caller than its reader, the work's access. To
+// one who may decide it (manages its work): the request's row and, for
+// another caller than its reader, what mayDecide reads of its work. To
 // anyone else it is ENOTFOUND, as an unknown key is, so that its
 // existence shows to no one who may not see it; signed out, it is
 // EUNAUTHORIZED.
