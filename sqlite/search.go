@@ -219,16 +219,15 @@ func searchWindow(s *sqlstore.Stmt, q *shelfmark.SearchQuery, match any, top int
 }
 
 // searchHits is sqlstore.SearchStatements.Hits: FTS5's snippets of the
-// page's hits, from look-ups of the expression in search_fts for the
-// page's keys, made in a subquery of their own before the join (OFFSET 0
-// keeps SQLite from merging it into the join). SQLite hands FTS5 the IN
-// list as rowid equalities, so it is still one FTS5 start per hit (=M in
-// the plan, which TestSearchPlan checks), and each start seeks every word
-// of the expression, and each of its stems, in every segment of the
-// index. (The range conditions only filter here;
-// with the IN filter kept from FTS5, "+rowid IN", the look-up becomes one
-// start over that range, measured at about half the cost of a page,
-// which would change what that test expects.)
+// page's hits, from one read of the expression in search_fts over the
+// range of the page's keys, in a subquery of its own before the join
+// (OFFSET 0 keeps SQLite from merging it into the join). The IN filter
+// is kept from FTS5 ("+rowid IN"): handed to FTS5, SQLite would pass it as
+// rowid equalities, one FTS5 start per hit, and each start seeks every
+// word of the expression, and each of its stems, in every segment of the
+// index. One start walks instead the matches between the page's lowest
+// and highest key, which the window's own read has walked already, and
+// makes snippets only of the page's (TestSearchPlan checks the shape).
 //
 // The snippet is the body's where it marks a match, else the title's
 // where that does, else the beginning of the body: never of the creator,
@@ -246,7 +245,7 @@ func searchHits(s *sqlstore.Stmt, match any) string {
 			FROM page p JOIN (SELECT rowid AS key,
 				snippet(search_fts, 1, char(2), char(3), '…', 24) AS sb, snippet(search_fts, 0, char(2), char(3), '…', 24) AS st
 				FROM search_fts WHERE search_fts MATCH ` + s.Arg(m.mark) + `
-					AND rowid >= (SELECT min(key) FROM page) AND rowid <= (SELECT max(key) FROM page) AND rowid IN (SELECT key FROM page)
+					AND rowid >= (SELECT min(key) FROM page) AND rowid <= (SELECT max(key) FROM page) AND +rowid IN (SELECT key FROM page)
 				ORDER BY rowid DESC LIMIT -1 OFFSET 0) f ON f.key = p.key
 			LEFT JOIN search_text w ON w.key = p.work`
 }

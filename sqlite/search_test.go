@@ -200,9 +200,9 @@ func TestSearchExamines(t *testing.T) {
 
 // TestSearchPlan: a search reads search_fts twice: the window in rowid
 // order (newest first, from the window's top), stopping at its LIMIT with
-// no sort of every match; and the page's hits by rowid, for their
-// snippets (never every match of the expression, to join them with the
-// page).
+// no sort of every match; and the page's hits, for their snippets, in one
+// start over the range of the page's keys (never every match of the
+// expression, and never one start per hit).
 func TestSearchPlan(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"), Options{})
@@ -253,8 +253,34 @@ func TestSearchPlan(t *testing.T) {
 				if len(fts) != want || !strings.HasPrefix(fts[0], "SCAN search_fts VIRTUAL TABLE") {
 					t.Errorf("%+v, top %d: search_fts is not read once in order and then only by rowid:\n%s", q, top, all)
 				}
+				// the page's snippets: one FTS5 start over the page's range
+				// of keys (>< and no rowid equality, which would be one
+				// start per hit), never sorted; every other look-up is by
+				// rowid
+				hits := 0
+				for i, d := range plan {
+					if !strings.HasSuffix(d, "MATERIALIZE f") {
+						continue
+					}
+					hits++
+					if i+1 == len(plan) || !strings.HasPrefix(plan[i+1], "SCAN search_fts VIRTUAL TABLE") ||
+						!strings.HasSuffix(plan[i+1], "><") || strings.Contains(plan[i+1], "=") {
+						t.Errorf("%+v, top %d: the snippets are not one read over the page's range:\n%s", q, top, all)
+					}
+					for _, after := range plan[i+1:] {
+						if strings.Contains(after, "TEMP B-TREE") {
+							t.Errorf("%+v, top %d: the snippets are sorted:\n%s", q, top, all)
+						}
+						if strings.HasPrefix(after, "SCAN hits") {
+							break
+						}
+					}
+				}
+				if hits != 1 {
+					t.Errorf("%+v, top %d: %d snippet look-ups, want 1:\n%s", q, top, hits, all)
+				}
 				for _, f := range fts[1:] {
-					if !strings.Contains(f, "=M") {
+					if !strings.Contains(f, "=M") && !strings.HasSuffix(f, "><") {
 						t.Errorf("%+v, top %d: search_fts is read other than by rowid: %s\n%s", q, top, f, all)
 					}
 				}
