@@ -19,10 +19,12 @@ typedef unsigned long long int sqlite3_uint64;
 #define SQLITE_ERROR 1
 #define SQLITE_NOMEM 7
 #define SQLITE_ROW 100
+#define SQLITE_DBCONFIG_ENABLE_QPSG 1007
 
 int sqlite3_auto_extension(void(*xEntryPoint)(void));
 int sqlite3_compileoption_used(const char *zOptName);
 int sqlite3_busy_timeout(sqlite3*, int ms);
+int sqlite3_db_config(sqlite3*, int op, ...);
 int sqlite3_prepare_v2(sqlite3 *db, const char *zSql, int nByte, sqlite3_stmt **ppStmt, const char **pzTail);
 int sqlite3_bind_pointer(sqlite3_stmt*, int, void*, const char*, void(*)(void*));
 int sqlite3_step(sqlite3_stmt*);
