@@ -39,6 +39,9 @@ func TestPlannedOnce(t *testing.T) {
 		q := shelfmark.SearchQuery{Text: "kelp", Now: now, Facets: true, Group: true}
 		return dialect.SearchSQL(&q, ftsMatch{expr: `"kelp"`, mark: `"kelp"`}, 0, nil, n, true)
 	}
+	query, at21 := search(21)
+	_, at11 := search(11)
+	_, at1 := search(1)
 	conn, err := db.read.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -55,12 +58,7 @@ func TestPlannedOnce(t *testing.T) {
 			args  [][]any
 		}{
 			{"children", dialect.Resources.Children, [][]any{{int64(1), int64(0), int64(10)}, {int64(2), int64(5), int64(1000)}, {int64(1), int64(0), int64(1)}}},
-			{"search", func() string { q, _ := search(21); return q }(), func() [][]any {
-				_, a := search(21)
-				_, b := search(11)
-				_, c := search(1)
-				return [][]any{a, b, c, a}
-			}()},
+			{"search", query, [][]any{at21, at11, at1, at21}},
 		} {
 			st, err := c.Prepare(s.query)
 			if err != nil {

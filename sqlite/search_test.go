@@ -251,7 +251,7 @@ func TestSearchPlan(t *testing.T) {
 					want = 3
 				}
 				if len(fts) != want || !strings.HasPrefix(fts[0], "SCAN search_fts VIRTUAL TABLE") {
-					t.Errorf("%+v, top %d: search_fts is not read once in order and then only by rowid:\n%s", q, top, all)
+					t.Errorf("%+v, top %d: search_fts is not read once in order and then only by rowid or over the page's range:\n%s", q, top, all)
 				}
 				// the page's snippets: one FTS5 start over the page's range
 				// of keys (>< and no rowid equality, which would be one
@@ -281,7 +281,7 @@ func TestSearchPlan(t *testing.T) {
 				}
 				for _, f := range fts[1:] {
 					if !strings.Contains(f, "=M") && !strings.HasSuffix(f, "><") {
-						t.Errorf("%+v, top %d: search_fts is read other than by rowid: %s\n%s", q, top, f, all)
+						t.Errorf("%+v, top %d: search_fts is read other than by rowid or over the page's range: %s\n%s", q, top, f, all)
 					}
 				}
 				if q.Group && top > 0 && !strings.Contains(all, "search_docs_work") {
