@@ -210,13 +210,12 @@ const childFilesSQL = `SELECT ` + sqlstore.ResourceColsR + `, f.name, f.media_ty
   f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note` + childFilesFrom
 
 // pageFilesSQL reads sqlstore.PageFileCols of the rows childFilesSQL
-// reads, in its order.
+// reads.
 const pageFilesSQL = `SELECT ` + sqlstore.PageFileCols + childFilesFrom
 
-// childFilesFrom is where and in what order childFilesSQL and
-// pageFilesSQL read.
+// childFilesFrom is where childFilesSQL and pageFilesSQL read, in no
+// order: sqlstore.Tx orders the rows.
 const childFilesFrom = `
 FROM unnest($1::bigint[]) AS p(key) CROSS JOIN LATERAL (
   SELECT * FROM resources c WHERE c.parent = p.key AND c.kind = 'file' AND c.deleted IS NULL ORDER BY c.position LIMIT $2) r
-JOIN files f ON f.resource = r.key
-ORDER BY r.parent, r.position`
+JOIN files f ON f.resource = r.key`

@@ -184,21 +184,26 @@ type nullable struct{ sql.NullInt64 }
 func (n nullable) Get() (int64, bool) { return n.Int64, n.Valid }
 
 // childFilesSQL takes the first live files of each parent by position,
-// found through the index resources_children, up to a limit a parent
-// (SQLite's form of a lateral join: a correlated subquery with LIMIT,
-// which unlike a window function over all the parents' files needs no
-// temporary table of them).
+// up to a limit a parent, as one walk of the index resources_children per
+// parent, bounded by the position of the parent's last file to take
+// (SQLite's form of a lateral join: a correlated subquery finds that
+// position, at most the limit's entries into the same index, and the walk
+// stops there). No temporary table is built: taking the keys in a
+// subquery and then each row by its key, as this did before, built an
+// index of the keys a parent and sought every row twice, at a fifth more
+// time for a book's pages.
 const childFilesSQL = `SELECT ` + sqlstore.ResourceColsR + `, f.name, f.media_type, f.size, f.sha256, f.sha512, f.md5, f.use, f.external_url,
   f.format_id, f.format_name, f.format_version, f.format_mime, f.width, f.height, f.pages, f.format_note` + childFilesFrom
 
 // pageFilesSQL reads sqlstore.PageFileCols of the rows childFilesSQL
-// reads, in its order.
+// reads.
 const pageFilesSQL = `SELECT ` + sqlstore.PageFileCols + childFilesFrom
 
-// childFilesFrom is where and in what order childFilesSQL and
-// pageFilesSQL read.
+// childFilesFrom is where childFilesSQL and pageFilesSQL read, in no
+// order: sqlstore.Tx orders the rows (an ORDER BY here would copy them
+// all into a temporary B-tree before returning the first).
 const childFilesFrom = `
-FROM json_each(?1) p JOIN resources r ON r.key IN (
-  SELECT c.key FROM resources c WHERE c.parent = p.value AND c.kind = 'file' AND c.deleted IS NULL ORDER BY c.position LIMIT ?2)
-JOIN files f ON f.resource = r.key
-ORDER BY r.parent, r.position`
+FROM json_each(?1) p JOIN resources r ON r.parent = p.value AND r.kind = 'file' AND r.deleted IS NULL
+  AND r.position <= coalesce((SELECT c.position FROM resources c WHERE c.parent = p.value AND c.kind = 'file' AND c.deleted IS NULL
+    ORDER BY c.position LIMIT 1 OFFSET ?2 - 1), 9223372036854775807)
+JOIN files f ON f.resource = r.key`

@@ -2,8 +2,8 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 	"time"
 )
 
@@ -19,7 +19,7 @@ func (t *writeTx) ReapJobs(ctx context.Context, now time.Time, maxAttempts map[s
 	}
 	var ls []lost
 	err := t.query(ctx, `SELECT id, queue, attempt, worker FROM jobs WHERE state = 'running' AND lease < ? LIMIT 1000`,
-		[]any{now.UnixMicro()}, func(r *sql.Rows) error {
+		[]any{now.UnixMicro()}, func(r sqlstore.Scanner) error {
 			var l lost
 			err := r.Scan(&l.id, &l.queue, &l.attempt, &l.worker)
 			ls = append(ls, l)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -178,7 +177,7 @@ func replaceOAIRecords(ctx context.Context, q sqlstore.Execer, recs []*shelfmark
 	var old []oldRow
 	err = t.query(ctx, `SELECT o.seq, o.prefix, o.sets FROM json_each(?) j
 		JOIN oai_records o ON o.key = json_extract(j.value, '$[0]') AND o.prefix = json_extract(j.value, '$[1]')`,
-		[]any{string(b)}, func(r *sql.Rows) error {
+		[]any{string(b)}, func(r sqlstore.Scanner) error {
 			var o oldRow
 			err := r.Scan(&o.seq, &o.prefix, &o.sets)
 			old = append(old, o)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 	"github.com/shelfmark/shelfmark/storagetest"
 )
 
@@ -57,7 +57,7 @@ func TestSearchTimeoutStopsFTS5(t *testing.T) {
 		sctx, cancel := t.db.searchContext(ctx)
 		defer cancel()
 		stmt, args := dialect.SearchSQL(&q, ftsMatchOf(phrase), 0, nil, shelfmark.DefaultSearchLimit+1, true)
-		return t.db.searchError(sctx, t.query(sctx, stmt, args, func(*sql.Rows) error { return nil }))
+		return t.db.searchError(sctx, t.query(sctx, stmt, args, func(sqlstore.Scanner) error { return nil }))
 	})
 	if !shelfmark.IsSearchTimeout(err) || shelfmark.ErrorCode(err) != shelfmark.EUNAVAILABLE {
 		t.Fatalf("the 14,000-word phrase: %v, want the search timeout", err)

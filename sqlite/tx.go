@@ -70,7 +70,7 @@ func (t *readTx) exec(ctx context.Context, query string, args ...any) (int64, er
 }
 
 // query runs a query and calls scan for each row.
-func (t *readTx) query(ctx context.Context, query string, args []any, scan func(*sql.Rows) error) error {
+func (t *readTx) query(ctx context.Context, query string, args []any, scan func(sqlstore.Scanner) error) error {
 	s, err := t.stmt(ctx, query)
 	if err != nil {
 		return err
@@ -81,9 +81,10 @@ func (t *readTx) query(ctx context.Context, query string, args []any, scan func(
 	}
 	defer rows.Close()
 	var n int64
+	rs := &rowScanner{rows: rows}
 	for rows.Next() {
 		n++
-		if err := scan(rows); err != nil {
+		if err := scan(rs); err != nil {
 			return fmt.Errorf("%s: scan: %w", firstLine(query), err)
 		}
 	}
@@ -100,7 +101,7 @@ func (t *readTx) query(ctx context.Context, query string, args []any, scan func(
 // there is none.
 func (t *readTx) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
 	found := false
-	err := t.query(ctx, query, args, func(r *sql.Rows) error {
+	err := t.query(ctx, query, args, func(r sqlstore.Scanner) error {
 		found = true
 		return r.Scan(dest...)
 	})
@@ -116,7 +117,7 @@ func (t *readTx) queryRow(ctx context.Context, query string, args []any, dest ..
 // EachRow runs a query and calls each for every row: sqlstore.Querier
 // over query.
 func (t *readTx) EachRow(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
-	return t.query(ctx, query, args, func(r *sql.Rows) error { return each(r) })
+	return t.query(ctx, query, args, each)
 }
 
 // Exec runs a statement and returns the rows it affected:

@@ -3,6 +3,7 @@ package storagetest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,36 @@ func testChildFiles(t *testing.T, open Opener) {
 		t.Fatalf("format: %+v", f)
 	}
 
+	// the files come in their file set's order, not that of their keys,
+	// whatever the order of the file sets asked (files are ordered only
+	// by storage, as a rebuild from the preservation copy may order them)
+	fl := got2(t, e.repo, w.ID, sets[3])
+	if err := e.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+		return tx.SetPositions(ctx, keyOf(t, sets[3]), []int64{keyOf(t, fl[1].ID), keyOf(t, fl[0].ID)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = e.repo.ChildFiles(ctx, w.ID, []shelfmark.ID{sets[4], sets[3], sets[2]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := e.repo.ListPages(ctx, w.ID, shelfmark.PageRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, files := range []map[shelfmark.ID][]*shelfmark.Resource{got, pages.Files} {
+		for i, want := range [][]string{2: {shelfmark.UseOriginal, shelfmark.UseThumbnail}, 3: {shelfmark.UseThumbnail, shelfmark.UseOriginal},
+			4: {shelfmark.UseOriginal, shelfmark.UseThumbnail}} {
+			var uses []string
+			for _, f := range files[sets[i]] {
+				uses = append(uses, f.File.Use)
+			}
+			if want != nil && !slices.Equal(uses, want) {
+				t.Errorf("the files of file set %d, in order: %v, want %v", i+1, uses, want)
+			}
+		}
+	}
+
 	// not a child of the work: left out; a malformed id: EINVALID
 	other, otherSets := bookWithFiles(t, e.env, 1)
 	got, err = e.repo.ChildFiles(ctx, w.ID, otherSets)
@@ -131,6 +162,69 @@ func testChildFiles(t *testing.T, open Opener) {
 	a, b := read(large.ID, largeSets[:10]), read(large.ID, largeSets[200:260])
 	if len(a) != len(b) {
 		t.Fatalf("files of 10 file sets ran %d statements, of 60 ran %d", len(a), len(b))
+	}
+}
+
+// testChildFilesBound: ChildFiles and PageFiles take the first perParent
+// live files of each parent by position, and all of a parent with fewer,
+// skipping deleted files and children of another kind.
+func testChildFilesBound(t *testing.T, open Opener) {
+	e := newAccessEnv(t, open)
+	ctx := context.Background()
+	w, sets := bookWithFiles(t, e.env, 2)
+	var extra []*shelfmark.NewResource
+	for i := range 4 {
+		extra = append(extra, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: sets[0], File: &shelfmark.File{
+			Name: fmt.Sprintf("extra%d.txt", i), MediaType: "text/plain", Size: 1, SHA256: strings.Repeat("c", 64), Use: shelfmark.UseOriginal}})
+	}
+	made, errs := e.repo.CreateResources(ctx, extra)
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// the file set's files by position: p0.original, p0.thumbnail, extra0..3;
+	// extra0 deleted, and the order reversed
+	if err := e.repo.DeleteResource(ctx, made[0].ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	first := got2(t, e.repo, w.ID, sets[0])
+	var reversed []int64
+	for i := len(first) - 1; i >= 0; i-- {
+		reversed = append(reversed, keyOf(t, first[i].ID))
+	}
+	if err := e.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+		return tx.SetPositions(ctx, keyOf(t, sets[0]), reversed)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"extra3.txt", "extra2.txt", "extra1.txt", "p0.thumbnail", "p0.original"}
+	parents := []int64{keyOf(t, sets[1]), keyOf(t, sets[0])}
+	for _, per := range []int{1, 3, 5, 6, 32} {
+		err := e.store.View(ctx, func(tx shelfmark.ReadTx) error {
+			for name, read := range map[string]func(context.Context, []int64, int) ([]*shelfmark.FileRow, error){"ChildFiles": tx.ChildFiles, "PageFiles": tx.PageFiles} {
+				rows, err := read(ctx, parents, per)
+				if err != nil {
+					return err
+				}
+				var got []string
+				for _, r := range rows {
+					if r.Row.Parent == parents[1] {
+						got = append(got, r.File.Name)
+					}
+				}
+				if want := names[:min(per, len(names))]; !slices.Equal(got, want) {
+					t.Errorf("%s, %d a parent: %v, want %v", name, per, got, want)
+				}
+				if n := len(rows) - len(got); n != min(per, 2) {
+					t.Errorf("%s, %d a parent: %d files of the other file set, want %d", name, per, n, min(per, 2))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -68,6 +68,7 @@ var conformance = []struct {
 	{"ThumbnailPage", testThumbnailPage, false},
 	{"Files", testFiles, false},
 	{"ChildFiles", testChildFiles, true},
+	{"ChildFilesBound", testChildFilesBound, false},
 	{"ListPages", testListPages, false},
 	{"FirstChildren", testFirstChildren, false},
 	{"OwnedAndMembersBefore", testOwnedAndMembersBefore, false},

@@ -10,13 +10,11 @@ package iiif
 // not depend on the reader's language.
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,11 +62,11 @@ type langMap map[string][]string
 // rendering's label), and English is the interface's reference language.
 // The book viewer of the web interface puts its page's language first
 // before Mirador reads a manifest.
-func (m langMap) MarshalJSON() ([]byte, error) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
+func (m langMap) MarshalJSON() ([]byte, error) { return m.appendJSON(nil), nil }
+
+// compareLang orders a language map's keys: "none", "en", then the others
+// in byte order.
+func compareLang(a, b string) int {
 	rank := func(k string) int {
 		switch k {
 		case "none":
@@ -78,32 +76,7 @@ func (m langMap) MarshalJSON() ([]byte, error) {
 		}
 		return 2
 	}
-	slices.SortFunc(keys, func(a, b string) int {
-		if c := cmp.Compare(rank(a), rank(b)); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		vb, err := json.Marshal(m[k])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
 }
 
 // iiifLabels is a catalog message in every language of the catalogs.
@@ -252,7 +225,7 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(doc)
+	b, err := marshalManifest(doc)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,190 @@
+package iiif
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// A manifest of a 1,200-page book is 1,200 canvases of about twenty
+// strings each. encoding/json writes them by reflection and then checks
+// again the bytes each MarshalJSON returns, which cost a fifth of building
+// the manifest; the canvases write themselves here instead, byte for byte
+// as encoding/json would (its escaping, its omitempty, its nulls), and
+// marshalManifest puts them after the rest of the document.
+
+// marshalManifest encodes a document whose "items" are canvases: the
+// other members as encoding/json encodes a map (by key), then the items,
+// each appended by iiifCanvasDoc.appendJSON.
+func marshalManifest(doc map[string]any) ([]byte, error) {
+	canvases, ok := doc["items"].([]*iiifCanvasDoc)
+	if !ok {
+		return json.Marshal(doc)
+	}
+	rest := make(map[string]any, len(doc)-1)
+	for k, v := range doc {
+		if k != "items" {
+			rest[k] = v
+		}
+	}
+	head, err := json.Marshal(rest)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(head)+len(canvases)*1024)
+	b = append(b, head[:len(head)-1]...) // without its }
+	if len(rest) > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, `"items":`...)
+	if canvases == nil {
+		return append(b, "null}"...), nil
+	}
+	b = append(b, '[')
+	for i, c := range canvases {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = c.appendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, "]}"...), nil
+}
+
+// MarshalJSON implements json.Marshaler with appendJSON.
+func (c *iiifCanvasDoc) MarshalJSON() ([]byte, error) { return c.appendJSON(nil) }
+
+// appendJSON appends the canvas as encoding/json encodes its struct.
+func (c *iiifCanvasDoc) appendJSON(b []byte) ([]byte, error) {
+	b = appendMember(b, '{', "id", c.ID)
+	b = appendMember(b, ',', "type", c.Type)
+	b = append(b, `,"label":`...)
+	b = c.Label.appendJSON(b)
+	b = appendInt(b, "width", c.Width)
+	b = appendInt(b, "height", c.Height)
+	b = append(b, `,"items":`...)
+	b = appendList(b, c.Items, func(b []byte, p iiifAnnoPage) []byte {
+		b = appendMember(b, '{', "id", p.ID)
+		b = appendMember(b, ',', "type", p.Type)
+		b = append(b, `,"items":`...)
+		b = appendList(b, p.Items, func(b []byte, a iiifAnno) []byte {
+			b = appendMember(b, '{', "id", a.ID)
+			b = appendMember(b, ',', "type", a.Type)
+			b = appendMember(b, ',', "motivation", a.Motivation)
+			b = append(b, `,"body":`...)
+			b = a.Body.appendJSON(b)
+			b = appendMember(b, ',', "target", a.Target)
+			return append(b, '}')
+		})
+		return append(b, '}')
+	})
+	if len(c.Thumbnail) > 0 {
+		b = append(b, `,"thumbnail":`...)
+		b = appendList(b, c.Thumbnail, func(b []byte, t iiifContent) []byte { return t.appendJSON(b) })
+	}
+	if len(c.SeeAlso) > 0 {
+		sa, err := json.Marshal(c.SeeAlso)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"seeAlso":`...), sa...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the content resource as encoding/json encodes it.
+func (t *iiifContent) appendJSON(b []byte) []byte {
+	b = appendMember(b, '{', "id", t.ID)
+	b = appendMember(b, ',', "type", t.Type)
+	b = appendMember(b, ',', "format", t.Format)
+	b = appendInt(b, "width", t.Width)
+	b = appendInt(b, "height", t.Height)
+	if len(t.Service) > 0 {
+		b = append(b, `,"service":`...)
+		b = appendList(b, t.Service, func(b []byte, s iiifService) []byte {
+			b = appendMember(b, '{', "id", s.ID)
+			b = appendMember(b, ',', "type", s.Type)
+			b = appendMember(b, ',', "profile", s.Profile)
+			return append(b, '}')
+		})
+	}
+	return append(b, '}')
+}
+
+// appendJSON appends the language map in langMap's order (MarshalJSON);
+// an empty or nil one is {}.
+func (m langMap) appendJSON(b []byte) []byte {
+	b = append(b, '{')
+	for i, k := range m.keys() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendList(b, m[k], appendString)
+	}
+	return append(b, '}')
+}
+
+// appendList appends a JSON array of list, each element by each; a nil
+// list is null, as encoding/json writes it.
+func appendList[T any](b []byte, list []T, each func([]byte, T) []byte) []byte {
+	if list == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, v := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = each(b, v)
+	}
+	return append(b, ']')
+}
+
+// appendMember appends sep, then "name":value.
+func appendMember(b []byte, sep byte, name, value string) []byte {
+	b = append(b, sep, '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return appendString(b, value)
+}
+
+// appendInt appends ,"name":n unless n is 0 (omitempty).
+func appendInt(b []byte, name string, n int) []byte {
+	if n == 0 {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return strconv.AppendInt(b, int64(n), 10)
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json
+// escapes it (HTML's <, > and & too). Printable ASCII, which URLs and
+// most labels are, is copied as it is; anything else goes to
+// encoding/json.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// keys are the map's languages in the order MarshalJSON writes them.
+func (m langMap) keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareLang)
+	return keys
+}

@@ -1,0 +1,91 @@
+package iiif
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// plainCanvas is iiifCanvasDoc without its methods: what encoding/json
+// makes of it by reflection.
+type plainCanvas iiifCanvasDoc
+
+// jsonCanvases are canvases with every member empty and set, with text
+// that encoding/json escapes (quotes, HTML, control characters, non-ASCII,
+// invalid UTF-8).
+func jsonCanvases() []*iiifCanvasDoc {
+	svc := []iiifService{{ID: "http://x/iiif/p1/image", Type: "ImageService3", Profile: "level0"}}
+	return []*iiifCanvasDoc{
+		{},
+		{ID: "http://x/iiif/w/canvas/p1", Type: "Canvas", Label: langMap{"en": {"Page 1"}, "de": {"Seite 1"}, "none": {"1"}},
+			Width: 2000, Height: 3000,
+			Items: []iiifAnnoPage{{ID: "http://x/p", Type: "AnnotationPage", Items: []iiifAnno{{ID: "a", Type: "Annotation", Motivation: "painting",
+				Body: iiifContent{ID: "http://x/iiif/p1/image/full/max/0/default.jpg", Type: "Image", Format: "image/jpeg", Service: svc}, Target: "t"}}}},
+			Thumbnail: []iiifContent{{ID: "http://x/t.jpg", Type: "Image", Format: "image/jpeg", Width: 150, Height: -1}},
+			SeeAlso:   []map[string]any{{"id": "http://x/ocr", "type": "Text", "profile": "http://kba.cloud/hocr-spec/1.2/"}}},
+		{ID: `a "quoted" <b>&amp;</b>`, Type: "é\u2028\x01\t\n", Label: langMap{"fr": {"Page \xff", "two"}, "en": nil},
+			Items: []iiifAnnoPage{{Items: []iiifAnno{}}}, Thumbnail: []iiifContent{}, SeeAlso: []map[string]any{}},
+		{Label: langMap{}, Items: []iiifAnnoPage{}},
+	}
+}
+
+// TestCanvasJSONAsEncodingJSON: a canvas writes itself byte for byte as
+// encoding/json writes its struct.
+func TestCanvasJSONAsEncodingJSON(t *testing.T) {
+	for i, c := range jsonCanvases() {
+		want, err := json.Marshal((*plainCanvas)(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.appendJSON([]byte("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got[1:]) != string(want) {
+			t.Errorf("canvas %d:\n got %s\nwant %s", i, got[1:], want)
+		}
+	}
+}
+
+// TestManifestJSON: a manifest with its canvases after its other members
+// reads as encoding/json's encoding of it, with or without canvases.
+func TestManifestJSON(t *testing.T) {
+	for _, items := range [][]*iiifCanvasDoc{jsonCanvases(), {}, nil} {
+		for _, doc := range []map[string]any{
+			{"@context": Context, "id": "http://x/iiif/w/manifest", "type": "Manifest", "label": langMap{"none": {"<A> & B"}}, "items": items},
+			{"items": items},
+		} {
+			got, err := marshalManifest(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("%s: %v", got, err)
+			}
+			if err := json.Unmarshal(want, &w); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("manifest:\n got %s\nwant %s", got, want)
+			}
+		}
+	}
+}
+
+// FuzzAppendString: any string is written as encoding/json writes it.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", `"\<>&`, "\x00\x1f\x7f", "é\u2028\u2029", "\xff\xfe", "\ufffd"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Errorf("%q: %s, want %s", s, got, want)
+		}
+	})
+}
