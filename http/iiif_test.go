@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -360,7 +362,7 @@ json.loads(m.json())
 
 // BenchmarkIIIFManifest serves the manifest of a 1,200-page scanned book:
 // built from the stored rows (to the admin, who is never served from the
-// cache) and cached (to anonymous callers).
+// cache) and cached (to anonymous callers), plain and gzipped.
 func BenchmarkIIIFManifest(b *testing.B) {
 	e := newPolicyEnv(b, "sqlite", Options{})
 	w, _ := scannedBook(b, e, 1200, shelfmark.Public, titled("Twelve hundred pages"))
@@ -368,7 +370,7 @@ func BenchmarkIIIFManifest(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		hdrs []string
-	}{{"built", nil}, {"cached", anonymously}} {
+	}{{"built", nil}, {"cached", anonymously}, {"cached-gzip", append([]string{"Accept-Encoding", "gzip"}, anonymously...)}} {
 		b.Run(c.name, func(b *testing.B) {
 			e.do("GET", path, nil, c.hdrs...)
 			b.ResetTimer()
@@ -378,6 +380,63 @@ func BenchmarkIIIFManifest(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestIIIFCachedGzip: a cached manifest is gzipped once and sent as it
+// is to every client that accepts gzip: the same bytes each time, the
+// manifest once decompressed, with the uncompressed form's ETag and 304;
+// a client that refuses gzip gets it plain, and a signed-in caller's
+// built manifest is compressed as any response is.
+func TestIIIFCachedGzip(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	w, _ := scannedBook(t, e, 30, shelfmark.Public, titled("A gazetteer"))
+	path := "/iiif/" + string(w.ID) + "/manifest"
+	anonGzip := append([]string{"Accept-Encoding", "gzip"}, anonymously...)
+	plain := e.do("GET", path, nil, anonymously...).want(t, http.StatusOK)
+	cached := e.do("GET", path, nil, anonymously...).want(t, http.StatusOK)
+	if !bytes.Equal(plain.Body, cached.Body) || cached.Header.Get("Content-Encoding") != "" {
+		t.Fatalf("the cached manifest differs from the built one, or is encoded %q", cached.Header.Get("Content-Encoding"))
+	}
+	etag := cached.Header.Get("ETag")
+	var first []byte
+	for i := range 3 {
+		z := e.do("GET", path, nil, anonGzip...).want(t, http.StatusOK)
+		if z.Header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("request %d accepting gzip: Content-Encoding %q", i, z.Header.Get("Content-Encoding"))
+		}
+		if got := gunzip(t, z.Body); !bytes.Equal(got, plain.Body) {
+			t.Fatalf("request %d: the gzipped manifest differs once decompressed (%d vs %d bytes)", i, len(got), len(plain.Body))
+		}
+		// a Content-Length: the bytes were kept, not compressed on the way out
+		if z.Header.Get("Content-Length") != strconv.Itoa(len(z.Body)) || z.Header.Get("ETag") != etag ||
+			z.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(z.Header.Get("Cache-Control"), "public") {
+			t.Errorf("request %d: Content-Length %q for %d bytes, ETag %q (plain %q), headers %v", i,
+				z.Header.Get("Content-Length"), len(z.Body), z.Header.Get("ETag"), etag, z.Header)
+		}
+		wantVary(t, z)
+		if first == nil {
+			first = z.Body
+		} else if !bytes.Equal(z.Body, first) {
+			t.Errorf("request %d: other gzipped bytes than the first (compressed again)", i)
+		}
+	}
+	if len(first) >= len(plain.Body)/4 {
+		t.Errorf("%d bytes gzipped from %d", len(first), len(plain.Body))
+	}
+	e.do("GET", path, nil, append([]string{"If-None-Match", etag}, anonGzip...)...).want(t, http.StatusNotModified)
+	head := e.do("HEAD", path, nil, anonGzip...).want(t, http.StatusOK)
+	if len(head.Body) != 0 || head.Header.Get("Content-Length") != strconv.Itoa(len(first)) || head.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("HEAD: %d bytes, Content-Length %s, Content-Encoding %q", len(head.Body), head.Header.Get("Content-Length"), head.Header.Get("Content-Encoding"))
+	}
+	refused := e.do("GET", path, nil, append([]string{"Accept-Encoding", "gzip;q=0, identity"}, anonymously...)...).want(t, http.StatusOK)
+	if refused.Header.Get("Content-Encoding") != "" || !bytes.Equal(refused.Body, plain.Body) {
+		t.Errorf("gzip refused: Content-Encoding %q", refused.Header.Get("Content-Encoding"))
+	}
+	signed := e.do("GET", path, nil, "Accept-Encoding", "gzip").want(t, http.StatusOK)
+	if signed.Header.Get("Content-Encoding") != "gzip" || !bytes.Equal(gunzip(t, signed.Body), plain.Body) ||
+		!strings.Contains(signed.Header.Get("Cache-Control"), "private") {
+		t.Errorf("signed in: Content-Encoding %q, Cache-Control %q", signed.Header.Get("Content-Encoding"), signed.Header.Get("Cache-Control"))
 	}
 }
 

@@ -183,12 +183,28 @@ func shareHeaders(h http.Header, caller *shelfmark.Caller, res *shelfmark.Resour
 // with its validators: the hash of its bytes, and modified when it is
 // known (a cached manifest's), answering 304 when the client holds it.
 func (s *Handler) writeIIIF(w http.ResponseWriter, r *http.Request, res *shelfmark.Resource, b []byte, modified time.Time) error {
+	return s.writeIIIFAs(w, r, res, b, kit.BodyETag(b), modified, nil)
+}
+
+// writeIIIFAs is writeIIIF of a document whose ETag is known, with gz,
+// when not nil, the document gzipped: sent as it is to a client that
+// accepts gzip (the compressing wrapper leaves a response that has a
+// Content-Encoding alone), so a cached manifest is compressed once, not
+// at every request.
+func (s *Handler) writeIIIFAs(w http.ResponseWriter, r *http.Request, res *shelfmark.Resource, b []byte, etag string, modified time.Time, gz func() []byte) error {
 	h := w.Header()
 	shareHeaders(h, shelfmark.CallerFrom(r.Context()), res, s.deps.Now())
-	if kit.NotModified(w, r, kit.Validators{ETag: kit.BodyETag(b), LastModified: modified}) {
+	if kit.NotModified(w, r, kit.Validators{ETag: etag, LastModified: modified}) {
 		return nil
 	}
 	h.Set("Content-Type", MediaType)
+	if gz != nil && kit.AcceptsGzip(r) {
+		if z := gz(); z != nil {
+			h.Set("Content-Encoding", "gzip")
+			kit.AddVary(h, "Accept-Encoding")
+			b = z
+		}
+	}
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	if r.Method == http.MethodHead {
 		return nil
@@ -212,12 +228,12 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 	cached := store != nil && !shelfmark.CallerFrom(ctx).Authenticated()
 	var mark int64
 	if cached {
-		body, built, m, known, err := s.manifests.get(ctx, store, key, res.Version, now)
+		e, m, known, err := s.manifests.get(ctx, store, key, res.Version, now)
 		if err != nil {
 			return err
 		}
-		if body != nil {
-			return s.writeIIIF(w, r, res, body, s.lastModified(built))
+		if e != nil {
+			return s.writeIIIFAs(w, r, res, e.body, e.etag, s.lastModified(e.built), e.gzipped)
 		}
 		mark, cached = m, known
 	}
@@ -231,7 +247,7 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 	}
 	if cached && built.complete {
 		ids := s.deps.Resources.IDs()
-		e := &iiifEntry{version: res.Version, body: b, built: s.deps.Now()}
+		e := &iiifEntry{version: res.Version, body: b, etag: kit.BodyETag(b), built: s.deps.Now()}
 		for _, id := range built.ids {
 			if k, err := ids.Key(id); err == nil {
 				e.keys = append(e.keys, k)
@@ -247,7 +263,7 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if kept {
-			return s.writeIIIF(w, r, res, b, s.lastModified(e.built))
+			return s.writeIIIFAs(w, r, res, b, e.etag, s.lastModified(e.built), nil)
 		}
 	}
 	return s.writeIIIF(w, r, res, b, time.Time{})

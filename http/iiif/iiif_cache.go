@@ -17,9 +17,12 @@ package iiif
 // see what their roles allow and are never served from the cache.
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/shelfmark/shelfmark"
 )
@@ -48,16 +51,41 @@ type iiifCache struct {
 	byKey   map[int64]map[string]bool
 }
 
-// iiifEntry is one cached manifest.
+// iiifEntry is one cached manifest. Only gz changes once it is kept, and
+// only through gzipped.
 type iiifEntry struct {
 	version int64
 	expires time.Time // zero: none
 	body    []byte
-	keys    []int64
+	// etag is the body's ETag (kit.BodyETag), hashed once rather than at
+	// every request (a book's manifest is near a megabyte)
+	etag string
+	keys []int64
 	// built is when the manifest was built: as long as the entry is kept,
 	// no change it depends on came after, so it is the manifest's
 	// Last-Modified
 	built time.Time
+	// gz is the body gzipped, made at the first request that accepts it
+	// and served as it is from then on
+	gzOnce sync.Once
+	gz     []byte
+}
+
+// gzipped returns the body gzipped (at the default level: it is made once
+// per entry), or nil if it could not be.
+func (e *iiifEntry) gzipped() []byte {
+	e.gzOnce.Do(func() {
+		var b bytes.Buffer
+		zw, err := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
+		if err != nil {
+			return
+		}
+		if _, err := zw.Write(e.body); err != nil || zw.Close() != nil {
+			return
+		}
+		e.gz = b.Bytes()
+	})
+	return e.gz
 }
 
 // newestSeq finds the highest Seq the change sequence holds by halving
@@ -150,22 +178,22 @@ func (c *iiifCache) drop(id string) {
 	}
 }
 
-// get returns the cached manifest of a work at its version and when it
-// was built, after following the changes since the last look; the mark
-// is where a manifest built now starts from.
-func (c *iiifCache) get(ctx context.Context, store shelfmark.Storage, id string, version int64, now time.Time) (body []byte, built time.Time, mark int64, known bool, err error) {
+// get returns the cached manifest of a work at its version (nil when
+// none), after following the changes since the last look; the mark is
+// where a manifest built now starts from.
+func (c *iiifCache) get(ctx context.Context, store shelfmark.Storage, id string, version int64, now time.Time) (entry *iiifEntry, mark int64, known bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, err := c.follow(ctx, store, nil); err != nil {
-		return nil, time.Time{}, 0, false, err
+		return nil, 0, false, err
 	}
 	if e := c.entries[id]; e != nil {
 		if e.version == version && (e.expires.IsZero() || now.Before(e.expires)) {
-			return e.body, e.built, c.mark, c.known, nil
+			return e, c.mark, c.known, nil
 		}
 		c.drop(id)
 	}
-	return nil, time.Time{}, c.mark, c.known, nil
+	return nil, c.mark, c.known, nil
 }
 
 // put keeps a manifest built from the state at mark, unless a change

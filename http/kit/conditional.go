@@ -254,3 +254,34 @@ func AddVary(h http.Header, names ...string) {
 		}
 	}
 }
+
+// AcceptsGzip reports whether the request's Accept-Encoding accepts gzip
+// (RFC 9110 §12.5.3): gzip, x-gzip or * with a weight above zero, unless
+// gzip itself is refused with q=0.
+func AcceptsGzip(r *http.Request) bool {
+	ok := false
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for part := range strings.SplitSeq(v, ",") {
+			name, params, _ := strings.Cut(part, ";")
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name != "gzip" && name != "x-gzip" && name != "*" {
+				continue
+			}
+			weight := 1.0
+			for p := range strings.SplitSeq(params, ";") {
+				if k, val, found := strings.Cut(strings.TrimSpace(p), "="); found && strings.EqualFold(strings.TrimSpace(k), "q") {
+					if q, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+						weight = q
+					}
+				}
+			}
+			switch {
+			case weight <= 0 && name != "*":
+				return false // gzip refused outright
+			case weight > 0:
+				ok = true
+			}
+		}
+	}
+	return ok
+}

@@ -151,3 +151,37 @@ func TestAddVary(t *testing.T) {
 		t.Errorf("Vary %q", got)
 	}
 }
+
+// TestAcceptsGzip: gzip is taken when Accept-Encoding names it (or x-gzip,
+// or *) with a weight above zero, and not when gzip is refused with q=0.
+func TestAcceptsGzip(t *testing.T) {
+	for ae, want := range map[string]bool{
+		"":                            false,
+		"identity":                    false,
+		"gzip":                        true,
+		"GZIP":                        true,
+		"x-gzip":                      true,
+		"*":                           true,
+		"deflate, br":                 false,
+		"gzip, deflate, br":           true,
+		"deflate;q=0.5, gzip;q=0.8":   true,
+		"gzip;q=0":                    false,
+		"gzip; q=0.000":               false,
+		"gzip;q=0, identity":          false,
+		"*, gzip;q=0":                 false,
+		"*;q=0":                       false,
+		"*;q=0, gzip":                 true,
+		"br;q=1.0, gzip ; q=0.1":      true,
+		"gzip;level=1;q=0.5":          true,
+		"gzip;q=nonsense":             true,
+		"compress, x-gzip;q=0, gzip ": false,
+	} {
+		r, _ := http.NewRequest("GET", "/", nil)
+		if ae != "" {
+			r.Header.Set("Accept-Encoding", ae)
+		}
+		if got := AcceptsGzip(r); got != want {
+			t.Errorf("Accept-Encoding %q: %v, want %v", ae, got, want)
+		}
+	}
+}
