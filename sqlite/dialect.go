@@ -188,7 +188,9 @@ func (n nullable) Get() (int64, bool) { return n.Int64, n.Valid }
 // parent, bounded by the position of the parent's last file to take
 // (SQLite's form of a lateral join: a correlated subquery finds that
 // position, at most the limit's entries into the same index, and the walk
-// stops there). No temporary table is built: taking the keys in a
+// stops there; a parent's live children have distinct positions, 1..n
+// once ordered and UnorderedBase+key otherwise, so the walk takes exactly
+// the first limit). No temporary table is built: taking the keys in a
 // subquery and then each row by its key, as this did before, built an
 // index of the keys a parent and sought every row twice, at a fifth more
 // time for a book's pages.

@@ -81,9 +81,12 @@ func (t *readTx) query(ctx context.Context, query string, args []any, scan func(
 	}
 	defer rows.Close()
 	var n int64
-	rs := &rowScanner{rows: rows}
+	var rs *rowScanner // made at the first row: an empty answer costs nothing
 	for rows.Next() {
 		n++
+		if rs == nil {
+			rs = &rowScanner{rows: rows}
+		}
 		if err := scan(rs); err != nil {
 			return fmt.Errorf("%s: scan: %w", firstLine(query), err)
 		}
