@@ -1,5 +1,6 @@
 # The common commands, with the build tag SQLite's full-text search needs
-# (sqlite_fts5) so that nobody has to remember it:
+# (sqlite_fts5) so that nobody has to remember it, and nolibjpeg on a machine
+# without libjpeg-turbo's header (scripts/tags.sh says which):
 #
 #   make            build ./bin/shelfmark
 #   make serve      build, then run it with zero configuration (data in ./shelfmark-data)
@@ -9,7 +10,7 @@
 #   make bench      make lab, then run the lab at full size, SQLite then PostgreSQL (OUT=dir)
 
 GO      ?= go
-TAGS    := sqlite_fts5
+TAGS    := $(shell scripts/tags.sh)
 BIN     := bin/shelfmark
 LAB     := bin/shelfmark-bench
 OUT     ?= bench-out

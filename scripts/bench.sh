@@ -16,8 +16,8 @@ size=${SIZE:-1000000}
 mkdir -p "$out"
 lab=${LAB:-}
 if [ -z "$lab" ]; then
-	go build -tags sqlite_fts5 -o "$out/shelfmark" ./cmd/shelfmark
-	go build -tags sqlite_fts5 -o "$out/shelfmark-bench" ./cmd/shelfmark-bench
+	go build -tags "$(scripts/tags.sh)" -o "$out/shelfmark" ./cmd/shelfmark
+	go build -tags "$(scripts/tags.sh)" -o "$out/shelfmark-bench" ./cmd/shelfmark-bench
 	lab=$out/shelfmark-bench
 fi
 bash scripts/postgres.sh start >/dev/null

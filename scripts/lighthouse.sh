@@ -36,7 +36,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== building shelfmark" >&2
-go build -tags sqlite_fts5 -o "$tmp/shelfmark" ./cmd/shelfmark
+go build -tags "$(scripts/tags.sh)" -o "$tmp/shelfmark" ./cmd/shelfmark
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 base=http://127.0.0.1:$port
 (cd "$tmp" && exec ./shelfmark serve --addr "127.0.0.1:$port" >serve.log 2>&1) &

@@ -16,10 +16,15 @@ mkdir -p "$SHELFMARK_BUILD_DIR"
 
 step() { echo "== $*" >&2; }
 
-# a C compiler for the SQLite driver (cgo)
+# a C compiler for the SQLite driver (cgo), and libjpeg-turbo's header: the
+# suite tests the build that uses it (and, below, the one that does not)
 if ! command -v gcc >/dev/null 2>&1; then
 	step "installing gcc"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >&2
+fi
+if ! printf '#include <stdio.h>\n#include <jpeglib.h>\n' | gcc -E -x c - >/dev/null 2>&1; then
+	step "installing libjpeg-dev"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libjpeg-dev >&2
 fi
 
 step "gofmt"
@@ -37,6 +42,8 @@ fi
 
 step "go vet"
 go vet ./...
+# the build without libjpeg-turbo (make chooses it where jpeglib.h is missing)
+go vet -tags sqlite_fts5,nolibjpeg ./libjpeg/ ./http/iiif/ ./worker/
 
 step "staticcheck"
 # pinned, and built once per machine and Go version, outside the clone (in
@@ -88,3 +95,5 @@ export SHELFMARK_TEST_REPLICA_URL
 
 step "go test"
 go test -count=1 -timeout 25m "$@" ./...
+step "go test, the JPEG code without libjpeg-turbo (nolibjpeg)"
+go test -count=1 -tags sqlite_fts5,nolibjpeg "$@" ./libjpeg/ ./http/iiif/

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shelfmark/shelfmark/libjpeg"
 	_ "golang.org/x/image/bmp" // registers the BMP decoder for the fallback
 	"golang.org/x/image/draw"
 	_ "golang.org/x/image/tiff" // registers the TIFF decoder for the fallback
@@ -266,11 +267,11 @@ func toolGoThumbnail(ctx context.Context, path string, size int, shrinkOnly bool
 		}
 		draw.CatmullRom.Scale(dst, dst.Bounds(), src, sb, draw.Over, nil)
 	}
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, dst, &jpeg.Options{Quality: DerivativeQuality}); err != nil {
+	data, err := libjpeg.Encode(dst, DerivativeQuality)
+	if err != nil {
 		return nil, fmt.Errorf("encode JPEG: %w", err)
 	}
-	return buf.Bytes(), nil
+	return data, nil
 }
 
 // toolFit returns w×h scaled so that the longer side is size (at most

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"archive/zip"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
+	"github.com/shelfmark/shelfmark/libjpeg"
 	"golang.org/x/image/draw"
 )
 
@@ -418,12 +418,12 @@ func ycbcrShrink(m *image.YCbCr, w, h int) *image.YCbCr {
 
 // encodeDerivative encodes m as a JPEG of DerivativeQuality.
 func encodeDerivative(m image.Image, name string) (*Derivative, error) {
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, m, &jpeg.Options{Quality: DerivativeQuality}); err != nil {
+	data, err := libjpeg.Encode(m, DerivativeQuality)
+	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", name, err)
 	}
 	b := m.Bounds()
-	return &Derivative{Data: buf.Bytes(), MediaType: "image/jpeg", Name: name, Width: b.Dx(), Height: b.Dy()}, nil
+	return &Derivative{Data: data, MediaType: "image/jpeg", Name: name, Width: b.Dx(), Height: b.Dy()}, nil
 }
 
 // pack writes the pyramid's archive at p.Path: dzsave's tiles, stored

@@ -46,6 +46,7 @@ import (
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/kit"
+	"github.com/shelfmark/shelfmark/libjpeg"
 	"golang.org/x/image/draw"
 )
 
@@ -64,6 +65,10 @@ const (
 	// than its full size is served at most at that size.
 	imageMaxSide = 4096
 	imageMaxArea = 4 << 20
+	// maxTilePixels is the most pixels a tile may have to be decoded
+	// (dzsave's tiles are 512 × 512 here; a stored archive is trusted no
+	// further than that, with room to spare)
+	maxTilePixels = 4096 * 4096
 )
 
 // lru keeps values by key up to a number of bytes (as sizeOf counts
@@ -340,7 +345,11 @@ func (a pyramidArchive) tile(name string) (image.Image, error) {
 	if !ok {
 		return nil, fmt.Errorf("tiles %s: no tile %s%s", a.idx.sha, a.prefix, name)
 	}
-	img, err := jpeg.Decode(io.NewSectionReader(a.ra, e.offset, e.size))
+	data := make([]byte, e.size)
+	if _, err := a.ra.ReadAt(data, e.offset); err != nil {
+		return nil, fmt.Errorf("tiles %s: read %s%s: %w", a.idx.sha, a.prefix, name, err)
+	}
+	img, err := libjpeg.Decode(data, maxTilePixels)
 	if err != nil {
 		return nil, fmt.Errorf("tiles %s: decode %s%s: %w", a.idx.sha, a.prefix, name, err)
 	}
@@ -449,10 +458,11 @@ func compose(info *shelfmark.TileInfo, a pyramidArchive, q *imageRequest) ([]byt
 		}
 		return buf.Bytes(), "image/png", nil
 	default:
-		if err := jpeg.Encode(&buf, m, &jpeg.Options{Quality: imageQuality}); err != nil {
-			return nil, "", fmt.Errorf("iiif: encode jpeg: %w", err)
+		b, err := libjpeg.Encode(m, imageQuality)
+		if err != nil {
+			return nil, "", fmt.Errorf("iiif: %w", err)
 		}
-		return buf.Bytes(), "image/jpeg", nil
+		return b, "image/jpeg", nil
 	}
 }
 

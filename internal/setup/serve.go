@@ -21,6 +21,7 @@ import (
 	"github.com/shelfmark/shelfmark"
 	shttp "github.com/shelfmark/shelfmark/http"
 	"github.com/shelfmark/shelfmark/http/ui"
+	"github.com/shelfmark/shelfmark/libjpeg"
 	"github.com/shelfmark/shelfmark/oai"
 	"github.com/shelfmark/shelfmark/postgres"
 	"github.com/shelfmark/shelfmark/sqlite"
@@ -326,6 +327,9 @@ func serve(ctx context.Context, c ServeConfig) error {
 		go msrv.Serve(mln)
 		defer msrv.Close()
 		log.Info("metrics and profiles", "url", "http://"+mln.Addr().String()+"/metrics", "profiles", "http://"+mln.Addr().String()+"/debug/pprof/")
+	}
+	if !libjpeg.Turbo {
+		log.Warn("built without libjpeg-turbo (the nolibjpeg tag): IIIF images composed from tiles and thumbnails decode and encode with Go's image/jpeg, several times slower; install libjpeg-dev and rebuild")
 	}
 	log.Info("shelfmark serving", "version", shelfmark.Version, "url", "http://"+ln.Addr().String()+"/", "api", "http://"+ln.Addr().String()+"/api/v1",
 		"backend", store.Backend(), "data", c.data, "durability", c.durability)
