@@ -427,7 +427,7 @@ func compose(info *shelfmark.TileInfo, a pyramidArchive, q *imageRequest) ([]byt
 		out = canvas
 	} else {
 		out = image.NewRGBA(image.Rect(0, 0, ow, oh))
-		draw.ApproxBiLinear.Scale(out, out.Rect, canvas, canvas.Rect, draw.Src, nil)
+		bilinear(out, canvas)
 	}
 	out = rotate(out, q.mirror, q.degrees)
 	var m image.Image = out
