@@ -44,11 +44,14 @@ func areaTaps(s, d int) [][]areaTap {
 // *image.Gray, 4 for opaque *image.RGBA, whose alpha it sets to 255), from
 // sw×sh to dw×dh (each no larger) by area averaging: each output pixel is
 // the mean of the source area it covers, in 32-bit fixed point, in two
-// passes (along rows, then adding whole rows). That is about
+// passes (each source row averaged along itself once, then the rows an
+// output row covers added with their weights). That is about
 // (sw/dw + 1) + (sh/dh + 1) multiply-adds an output sample, far fewer
 // than a Catmull-Rom kernel's and without floating point; for the small
 // ratios it is used at (below 2: from a pyramid level to the size just
 // under it) it is about as sharp as resampling gets without ringing.
+// Besides the output it keeps two rows of dw samples (three a pixel in
+// colour: the alpha is not averaged).
 func areaShrink(src []byte, sw, sh, stride, bpp int, dw, dh int) []byte {
 	xt, yt := areaTaps(sw, dw), areaTaps(sh, dh)
 	// the horizontal taps flattened, each output's from first[x] on
@@ -59,39 +62,47 @@ func areaShrink(src []byte, sw, sh, stride, bpp int, dw, dh int) []byte {
 		flat = append(flat, taps...)
 	}
 	first[dw] = len(flat)
-	n := dw * bpp
-	// along rows: sh rows of dw pixels, scaled by 1 << areaWeightBits
-	// (at most 255 << 12)
-	tmp := make([]uint32, sh*n)
-	for y := range sh {
-		row := src[y*stride : y*stride+sw*bpp]
-		t := tmp[y*n : (y+1)*n]
+	lanes := 1 // samples a pixel averaged
+	if bpp == 4 {
+		lanes = 3
+	}
+	n := dw * lanes
+	// along a row: dw pixels, scaled by 1 << areaWeightBits (at most
+	// 255 << 12); the row last averaged is kept, as an output row's last
+	// source row may be the next one's first
+	row := make([]uint32, n)
+	last := -1
+	along := func(y int) {
+		if y == last {
+			return
+		}
+		last = y
+		line := src[y*stride : y*stride+sw*bpp]
 		if bpp == 1 {
-			for x := range t {
+			for x := range row {
 				var a uint32
 				for _, tp := range flat[first[x]:first[x+1]] {
-					a += uint32(row[tp.src]) * tp.weight
+					a += uint32(line[tp.src]) * tp.weight
 				}
-				t[x] = a
+				row[x] = a
 			}
-			continue
+			return
 		}
 		for x := 0; x < dw; x++ {
 			var r, g, b uint32
 			for _, tp := range flat[first[x]:first[x+1]] {
 				i := tp.src * 4
-				p := row[i : i+3 : i+3]
+				p := line[i : i+3 : i+3]
 				r += uint32(p[0]) * tp.weight
 				g += uint32(p[1]) * tp.weight
 				b += uint32(p[2]) * tp.weight
 			}
-			o := t[x*4 : x*4+3 : x*4+3]
+			o := row[x*3 : x*3+3 : x*3+3]
 			o[0], o[1], o[2] = r, g, b
 		}
 	}
-	// down columns, a whole row at a time: at most 255 << 24 plus the
-	// rounding, within 32 bits
-	dst := make([]byte, dh*n)
+	// down columns: at most 255 << 24 plus the rounding, within 32 bits
+	dst := make([]byte, dh*dw*bpp)
 	acc := make([]uint32, n)
 	const round = 1 << (2*areaWeightBits - 1)
 	for y, taps := range yt {
@@ -99,19 +110,26 @@ func areaShrink(src []byte, sw, sh, stride, bpp int, dw, dh int) []byte {
 			acc[i] = round
 		}
 		for _, tp := range taps {
-			t := tmp[tp.src*n : (tp.src+1)*n]
-			for i, v := range t {
-				acc[i] += v * tp.weight
+			along(tp.src)
+			w := tp.weight
+			for i, v := range row {
+				acc[i] += v * w
 			}
 		}
-		d := dst[y*n : (y+1)*n]
-		for i, a := range acc {
-			d[i] = uint8(a >> (2 * areaWeightBits))
-		}
-		if bpp == 4 {
-			for i := 3; i < len(d); i += 4 {
-				d[i] = 0xff
+		d := dst[y*dw*bpp : (y+1)*dw*bpp]
+		if bpp == 1 {
+			for i, a := range acc {
+				d[i] = uint8(a >> (2 * areaWeightBits))
 			}
+			continue
+		}
+		for x := range dw {
+			a := acc[x*3 : x*3+3 : x*3+3]
+			o := d[x*4 : x*4+4 : x*4+4]
+			o[0] = uint8(a[0] >> (2 * areaWeightBits))
+			o[1] = uint8(a[1] >> (2 * areaWeightBits))
+			o[2] = uint8(a[2] >> (2 * areaWeightBits))
+			o[3] = 0xff
 		}
 	}
 	return dst

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/jpeg"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,6 +23,14 @@ import (
 
 // TileQuality is the JPEG quality of tiles.
 const TileQuality = 85
+
+const (
+	// maxTileBytes and maxTilePixels bound what one tile of dzsave's
+	// archive may hold to be decoded (its tiles are 512 pixels a
+	// side; the bounds leave room and refuse only a broken archive).
+	maxTileBytes  = 16 << 20
+	maxTilePixels = 4096 * 4096
+)
 
 // Pyramid is a page image's tiles, made by Tools.Tiles: a ZIP archive at
 // Path (see shelfmark.TileInfo for its layout) in a temporary directory
@@ -205,7 +212,14 @@ func (t dzTile) decode() (image.Image, error) {
 		return nil, fmt.Errorf("read tile %s: %w", t.name, err)
 	}
 	defer rc.Close()
-	img, err := jpeg.Decode(rc)
+	if t.f.UncompressedSize64 > maxTileBytes {
+		return nil, fmt.Errorf("read tile %s: %d bytes, more than a tile's %d", t.name, t.f.UncompressedSize64, maxTileBytes)
+	}
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, fmt.Errorf("read tile %s: %w", t.name, err)
+	}
+	img, err := libjpeg.Decode(data, maxTilePixels)
 	if err != nil {
 		return nil, fmt.Errorf("decode tile %s: %w", t.name, err)
 	}
@@ -344,15 +358,7 @@ func (a *dzArchive) thumbnail(size int) (*Derivative, error) {
 // 2500×3500 page that is 12 tiles.
 func (a *dzArchive) access(size int) (*Derivative, error) {
 	w, h := toolFit(a.info.Width, a.info.Height, size, true)
-	scale := a.levelFor(w, h)
-	if m, err := a.levelYCbCr(scale); err != nil {
-		return nil, err
-	} else if m != nil {
-		// colour tiles as libjpeg writes them: the planes are shrunk as
-		// they are, without a round trip through RGB
-		return encodeDerivative(ycbcrShrink(m, w, h), "access.jpg")
-	}
-	level, err := a.level(scale)
+	level, err := a.level(a.levelFor(w, h))
 	if err != nil {
 		return nil, err
 	}
@@ -361,59 +367,6 @@ func (a *dzArchive) access(size int) (*Derivative, error) {
 		dst, _ = areaShrinkImage(level, w, h)
 	}
 	return encodeDerivative(dst, "access.jpg")
-}
-
-// levelYCbCr decodes the tiles of the level at scale into one 4:2:0
-// image, copying their planes; nil (and no error) if a tile is not 4:2:0
-// colour or does not start on even coordinates.
-func (a *dzArchive) levelYCbCr(scale int) (*image.YCbCr, error) {
-	lw, lh := (a.info.Width+scale-1)/scale, (a.info.Height+scale-1)/scale
-	level := image.NewYCbCr(image.Rect(0, 0, lw, lh), image.YCbCrSubsampleRatio420)
-	for _, t := range a.tiles {
-		if t.scale != scale {
-			continue
-		}
-		img, err := t.decode()
-		if err != nil {
-			return nil, err
-		}
-		m, ok := img.(*image.YCbCr)
-		ox, oy := t.x/scale, t.y/scale
-		if !ok || m.SubsampleRatio != image.YCbCrSubsampleRatio420 || ox%2 != 0 || oy%2 != 0 {
-			return nil, nil
-		}
-		r := m.Rect.Intersect(image.Rect(0, 0, lw-ox, lh-oy))
-		for y := r.Min.Y; y < r.Max.Y; y++ {
-			copy(level.Y[level.YOffset(ox, oy+y):], m.Y[m.YOffset(0, y):m.YOffset(r.Max.X-1, y)+1])
-		}
-		cw := (r.Dx() + 1) / 2
-		for y := r.Min.Y; y < r.Max.Y; y += 2 {
-			d, o := level.COffset(ox, oy+y), m.COffset(0, y)
-			copy(level.Cb[d:d+cw], m.Cb[o:o+cw])
-			copy(level.Cr[d:d+cw], m.Cr[o:o+cw])
-		}
-	}
-	return level, nil
-}
-
-// ycbcrShrink shrinks a 4:2:0 image to w×h with areaShrink, plane by
-// plane.
-func ycbcrShrink(m *image.YCbCr, w, h int) *image.YCbCr {
-	b := m.Rect
-	if b.Dx() == w && b.Dy() == h {
-		return m
-	}
-	cw, ch := (b.Dx()+1)/2, (b.Dy()+1)/2
-	dcw, dch := (w+1)/2, (h+1)/2
-	return &image.YCbCr{
-		Y:              areaShrink(m.Y, b.Dx(), b.Dy(), m.YStride, 1, w, h),
-		Cb:             areaShrink(m.Cb, cw, ch, m.CStride, 1, dcw, dch),
-		Cr:             areaShrink(m.Cr, cw, ch, m.CStride, 1, dcw, dch),
-		YStride:        w,
-		CStride:        dcw,
-		SubsampleRatio: image.YCbCrSubsampleRatio420,
-		Rect:           image.Rect(0, 0, w, h),
-	}
 }
 
 // encodeDerivative encodes m as a JPEG of DerivativeQuality.
