@@ -335,7 +335,7 @@ func (a *dzArchive) level(scale int) (draw.Image, error) {
 
 // thumbnail makes the page's thumbnail (longer side size pixels, as
 // Thumbnail makes it) from the smallest level at least that large,
-// scaled with Catmull-Rom: a tile or a few decoded.
+// shrunk by less than half with areaShrink: a tile or a few decoded.
 func (a *dzArchive) thumbnail(size int) (*Derivative, error) {
 	w, h := toolFit(a.info.Width, a.info.Height, size, false)
 	level, err := a.level(a.levelFor(w, h))
@@ -344,9 +344,7 @@ func (a *dzArchive) thumbnail(size int) (*Derivative, error) {
 	}
 	var dst image.Image = level
 	if b := level.Bounds(); b.Dx() != w || b.Dy() != h {
-		rgba := image.NewRGBA(image.Rect(0, 0, w, h))
-		draw.CatmullRom.Scale(rgba, rgba.Bounds(), level, b, draw.Src, nil)
-		dst = rgba
+		dst, _ = areaShrinkImage(level, w, h)
 	}
 	return encodeDerivative(dst, "thumbnail.jpg")
 }
