@@ -57,15 +57,25 @@ func (t Tools) derivePage(ctx context.Context, path, mt string) (*pageDerivative
 }
 
 // tilesMakeAccess reports whether the access copy of the image at path
-// may be made from its pyramid's tiles: a JPEG of 8-bit grey or colour
-// samples without an ICC profile (dzsave does no colour management,
-// vipsthumbnail converts to sRGB) nor an EXIF orientation that turns it
-// (dzsave does not turn, vipsthumbnail does).
+// may be made from its pyramid's tiles: the tiles must show what
+// vipsthumbnail would, so the image has 8-bit grey or colour samples, no
+// ICC profile (dzsave does no colour management, vipsthumbnail converts
+// to sRGB), no EXIF orientation that turns it (dzsave does not turn,
+// vipsthumbnail does) and no transparency. That holds for such a JPEG
+// and such a PNG (grey or RGB, without tRNS, iCCP or eXIf chunks); other
+// formats keep vipsthumbnail.
 func tilesMakeAccess(path string) bool {
-	if format, err := toolImageFormat(path); err != nil || format != "jpeg" {
+	format, err := toolImageFormat(path)
+	if err != nil {
 		return false
 	}
-	fr, err := jpegHead(path)
-	return err == nil && !fr.icc && fr.orientation <= 1 && fr.page.sampleBytes == 1 &&
-		(fr.page.channels == 1 || fr.page.channels == 3)
+	switch format {
+	case "jpeg":
+		fr, err := jpegHead(path)
+		return err == nil && !fr.icc && fr.orientation <= 1 && fr.page.sampleBytes == 1 &&
+			(fr.page.channels == 1 || fr.page.channels == 3)
+	case "png":
+		return pngPlain(path)
+	}
+	return false
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/draw"
 	"image/jpeg"
+	"image/png"
 	"math"
 	"testing"
 
@@ -87,11 +89,36 @@ func exifWithOrientation(bo binary.AppendByteOrder, mark string, o uint16) []byt
 	return bo.AppendUint32(b, 0)            // no next IFD
 }
 
+// pngOf encodes m as image/png does (RGB for an opaque RGBA image).
+func pngOf(t *testing.T, m image.Image) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// pngWithChunk returns the PNG data with a chunk of the type and payload
+// (and its CRC) inserted at byte at (33: just after IHDR).
+func pngWithChunk(data []byte, at int, typ string, payload []byte) []byte {
+	c := binary.BigEndian.AppendUint32(nil, uint32(len(payload)))
+	c = append(append(c, typ...), payload...)
+	c = binary.BigEndian.AppendUint32(c, crc32.ChecksumIEEE(c[4:]))
+	return append(append(append([]byte{}, data[:at]...), c...), data[at:]...)
+}
+
 // TestTilesMakeAccess: the access copy comes from the tiles only for a
-// plain JPEG; one that EXIF turns or that carries an ICC profile, or
-// another format, keeps vipsthumbnail.
+// plain JPEG or PNG; one that EXIF turns or that carries an ICC profile
+// or transparency, one of 16-bit samples or a palette, or another
+// format, keeps vipsthumbnail.
 func TestTilesMakeAccess(t *testing.T) {
 	plain := gen.JPEG(1, 1, 64, 48)
+	greyPNG := pngOf(t, image.NewGray(image.Rect(0, 0, 40, 30)))
+	opaque := image.NewRGBA(image.Rect(0, 0, 40, 30))
+	draw.Draw(opaque, opaque.Rect, image.NewUniform(color.RGBA{10, 20, 30, 255}), image.Point{}, draw.Src)
+	rgbPNG := pngOf(t, opaque)
+	translucent := image.NewRGBA(image.Rect(0, 0, 8, 8))
 	var grey bytes.Buffer
 	if err := jpeg.Encode(&grey, image.NewGray(image.Rect(0, 0, 40, 30)), nil); err != nil {
 		t.Fatal(err)
@@ -108,7 +135,16 @@ func TestTilesMakeAccess(t *testing.T) {
 		{"turned EXIF (MM)", jpegWithSegments(plain, jpegSegment(0xE1, exifWithOrientation(binary.BigEndian, "MM", 8))), false},
 		{"ICC profile", jpegWithSegments(plain, jpegSegment(0xE2, []byte("ICC_PROFILE\x00\x01\x01rest"))), false},
 		{"truncated EXIF", jpegWithSegments(plain, jpegSegment(0xE1, []byte("Exif\x00\x00II*\x00"))), true},
-		{"PNG", gen.PNG(1, 1, 64, 48), false},
+		{"palette PNG", gen.PNG(1, 1, 64, 48), false},
+		{"grey PNG", greyPNG, true},
+		{"RGB PNG", rgbPNG, true},
+		{"RGBA PNG", pngOf(t, translucent), false},
+		{"16-bit PNG", pngOf(t, image.NewGray16(image.Rect(0, 0, 8, 8))), false},
+		{"PNG with tRNS", pngWithChunk(greyPNG, 33, "tRNS", []byte{0, 0}), false},
+		{"PNG with iCCP", pngWithChunk(rgbPNG, 33, "iCCP", []byte("sRGB\x00\x00rest")), false},
+		{"PNG with eXIf after IDAT", pngWithChunk(rgbPNG, len(rgbPNG)-12, "eXIf", exifWithOrientation(binary.BigEndian, "MM", 1)), false},
+		{"PNG with a text chunk", pngWithChunk(rgbPNG, 33, "tEXt", []byte("Title\x00a page")), true},
+		{"PNG without IEND", greyPNG[:len(greyPNG)-12], false},
 	} {
 		p := toolTestFile(t, "in", c.data)
 		if got := tilesMakeAccess(p); got != c.want {
@@ -136,21 +172,29 @@ func TestTilesAccessThumbnail(t *testing.T) {
 	if err := jpeg.Encode(&grey, greyPage, &jpeg.Options{Quality: 90}); err != nil {
 		t.Fatal(err)
 	}
+	colourPNG := image.NewRGBA(colour.Bounds())
+	draw.Draw(colourPNG, colourPNG.Rect, colour, image.Point{}, draw.Src)
 	for _, c := range []struct {
-		name string
-		data []byte
-	}{{"colour", gen.JPEG(1, 1, 2500, 3500)}, {"grey", grey.Bytes()}, {"small", gen.JPEG(1, 2, 900, 700)}} {
-		p := toolTestFile(t, "page.jpg", c.data)
-		pyr, access, thumb, err := tools.TilesAccessThumbnail(ctx, p, "image/jpeg", ThumbnailSize, AccessSize)
+		name, mt string
+		data     []byte
+	}{
+		{"colour", "image/jpeg", gen.JPEG(1, 1, 2500, 3500)}, {"grey", "image/jpeg", grey.Bytes()}, {"small", "image/jpeg", gen.JPEG(1, 2, 900, 700)},
+		{"grey PNG", "image/png", gen.PageImage(1, 1, []string{"a", "page", "of", "words"})}, {"colour PNG", "image/png", pngOf(t, colourPNG)},
+	} {
+		p := toolTestFile(t, "page", c.data)
+		if !tilesMakeAccess(p) {
+			t.Fatalf("%s: not a page whose access copy comes from its tiles", c.name)
+		}
+		pyr, access, thumb, err := tools.TilesAccessThumbnail(ctx, p, c.mt, ThumbnailSize, AccessSize)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		pyr.Close()
-		want, err := tools.Access(ctx, p, "image/jpeg", AccessSize)
+		want, err := tools.Access(ctx, p, c.mt, AccessSize)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantThumb, err := tools.Thumbnail(ctx, p, "image/jpeg", ThumbnailSize)
+		wantThumb, err := tools.Thumbnail(ctx, p, c.mt, ThumbnailSize)
 		if err != nil {
 			t.Fatal(err)
 		}

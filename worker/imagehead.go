@@ -159,6 +159,46 @@ func pngHasTRNS(r *bufio.Reader) bool {
 	}
 }
 
+// pngChunkBudget is the most chunks pngPlain walks: a PNG of more is not
+// plain (encoders write IDAT chunks of 8 KiB and up, so that is gigabytes).
+const pngChunkBudget = 1 << 18
+
+// pngPlain reports whether the PNG at path is 8-bit grey or RGB (colour
+// types 0 and 2) without a transparency (tRNS), an ICC profile (iCCP) or
+// EXIF (eXIf, which may turn it) anywhere: one whose pixels need no
+// conversion but to JPEG. It walks the chunks to IEND by their lengths,
+// reading 8 bytes of each (and IHDR's 13).
+func pngPlain(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [8 + 8 + 13]byte
+	if _, err := f.ReadAt(b[:], 0); err != nil || string(b[:8]) != "\x89PNG\r\n\x1a\n" ||
+		string(b[12:16]) != "IHDR" || binary.BigEndian.Uint32(b[8:]) != 13 {
+		return false
+	}
+	if depth, colour := b[24], b[25]; depth != 8 || (colour != 0 && colour != 2) {
+		return false
+	}
+	off := int64(8 + 8 + 13 + 4)
+	for range pngChunkBudget {
+		var head [8]byte
+		if _, err := f.ReadAt(head[:], off); err != nil {
+			return false // no IEND
+		}
+		switch string(head[4:]) {
+		case "tRNS", "iCCP", "eXIf":
+			return false
+		case "IEND":
+			return true
+		}
+		off += 12 + int64(binary.BigEndian.Uint32(head[:4]))
+	}
+	return false
+}
+
 // jpegFrame is a JPEG's frame header: its size and samples, and whether
 // it is progressive.
 type jpegFrame struct {

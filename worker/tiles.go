@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/color"
 	"io"
 	"os"
 	"path/filepath"
@@ -317,15 +316,32 @@ func (a *dzArchive) level(scale int) (draw.Image, error) {
 			return nil, err
 		}
 		if level == nil {
+			// white (and opaque) where no tile covers it
+			var pix []byte
 			if _, grey := img.(*image.Gray); grey {
-				level = image.NewGray(r)
+				g := image.NewGray(r)
+				level, pix = g, g.Pix
 			} else {
-				level = image.NewRGBA(r)
+				c := image.NewRGBA(r)
+				level, pix = c, c.Pix
 			}
-			draw.Draw(level, r, image.NewUniform(color.White), image.Point{}, draw.Src)
+			for i := range pix {
+				pix[i] = 0xff
+			}
 		}
 		at := image.Pt(t.x/scale, t.y/scale)
-		draw.Draw(level, image.Rectangle{Min: at, Max: at.Add(img.Bounds().Size())}, img, img.Bounds().Min, draw.Src)
+		dst := image.Rectangle{Min: at, Max: at.Add(img.Bounds().Size())}
+		if g, ok := level.(*image.Gray); ok {
+			if tg, ok := img.(*image.Gray); ok {
+				// row by row: image/draw has no fast path for grey
+				dst = dst.Intersect(g.Rect)
+				for y := dst.Min.Y; y < dst.Max.Y; y++ {
+					copy(g.Pix[g.PixOffset(dst.Min.X, y):g.PixOffset(dst.Max.X, y)], tg.Pix[tg.PixOffset(tg.Rect.Min.X, tg.Rect.Min.Y+y-at.Y):])
+				}
+				continue
+			}
+		}
+		draw.Draw(level, dst, img, img.Bounds().Min, draw.Src)
 	}
 	if level == nil {
 		return nil, fmt.Errorf("the pyramid has no tiles at scale %d", scale)
