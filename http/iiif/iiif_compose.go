@@ -4,15 +4,17 @@ package iiif
 // stored tile nor a listed size, from the page's pyramid: it picks the
 // smallest level of the pyramid at or above the output's resolution,
 // reads from the archive only the tiles of that level that cover the
-// region, decodes them (JPEG), draws them into one image, scales it to
-// the output size (approximate bilinear, two samples a side, which reads
-// every source pixel since the level is less than twice the output in
-// each direction), mirrors and rotates it, converts its quality and
-// encodes it (JPEG or PNG).
+// region, decodes them (JPEG, with libjpeg-turbo: package libjpeg),
+// draws them into one image, scales it to the output size (bilinear, two
+// samples a side, which reads every source pixel since the level is less
+// than twice the output in each direction: iiif_scale.go), mirrors and
+// rotates it, converts its quality and encodes it (JPEG with
+// libjpeg-turbo, or PNG).
 //
-// Cost: a decode of about 4 ms per 512-pixel tile on one core, and an
-// encode of about as much per 512 × 512 output, so a region seen at a
-// viewer's size (a few tiles) takes 10 to 60 ms of a core; 32 MiB of
+// Cost: a decode of 1 to 2 ms per 512-pixel tile of a scan on one core,
+// and an encode of about 1 ms per 512 × 512 output (three and seven times
+// that with image/jpeg, under the nolibjpeg tag), so a region seen at a
+// viewer's size (a few tiles) takes 2 to 20 ms of a core; 32 MiB of
 // decoded tiles are kept, so a neighbouring region decodes only the tiles
 // it does not share. What bounds it: the output is at most the limits
 // info.json states (maxWidth, maxHeight, maxArea), and the level read is
