@@ -61,9 +61,10 @@ func (t Tools) derivePage(ctx context.Context, path, mt string) (*pageDerivative
 // vipsthumbnail would, so the image has 8-bit grey or colour samples, no
 // ICC profile (dzsave does no colour management, vipsthumbnail converts
 // to sRGB), no EXIF orientation that turns it (dzsave does not turn,
-// vipsthumbnail does) and no transparency. That holds for such a JPEG
-// and such a PNG (grey or RGB, without tRNS, iCCP or eXIf chunks); other
-// formats keep vipsthumbnail.
+// vipsthumbnail does) and no transparency. That holds for such a JPEG,
+// such a PNG (grey or RGB, without tRNS, iCCP or eXIf chunks) and such a
+// TIFF (its first page grey or RGB, without extra samples, an ICC profile
+// or an orientation that turns it); other formats keep vipsthumbnail.
 func tilesMakeAccess(path string) bool {
 	format, err := toolImageFormat(path)
 	if err != nil {
@@ -76,6 +77,8 @@ func tilesMakeAccess(path string) bool {
 			(fr.page.channels == 1 || fr.page.channels == 3)
 	case "png":
 		return pngPlain(path)
+	case "tiff":
+		return tiffPlain(path)
 	}
 	return false
 }

@@ -11,6 +11,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/shelfmark/shelfmark/bench/gen"
@@ -108,6 +109,59 @@ func pngWithChunk(data []byte, at int, typ string, payload []byte) []byte {
 	return append(append(append([]byte{}, data[:at]...), c...), data[at:]...)
 }
 
+// tiffOf writes m (*image.Gray or opaque *image.RGBA) as a baseline,
+// uncompressed, little-endian TIFF of photometric interpretation
+// photometric, with extra entries of one SHORT each (tag: value).
+func tiffOf(m image.Image, photometric uint16, extra map[uint16]uint16) []byte {
+	b := m.Bounds()
+	w, h := b.Dx(), b.Dy()
+	var pix []byte
+	samples := uint16(1)
+	switch m := m.(type) {
+	case *image.Gray:
+		for y := range h {
+			pix = append(pix, m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):m.PixOffset(b.Max.X, b.Min.Y+y)]...)
+		}
+	case *image.RGBA:
+		samples = 3
+		for i := 0; i < len(m.Pix); i += 4 {
+			pix = append(pix, m.Pix[i:i+3]...)
+		}
+	}
+	type entry struct {
+		tag, typ     uint16
+		count, value uint32
+	}
+	entries := []entry{{256, 4, 1, uint32(w)}, {257, 4, 1, uint32(h)}, {258, 3, uint32(samples), 8}, {259, 3, 1, 1},
+		{262, 3, 1, uint32(photometric)}, {273, 4, 1, 0}, {277, 3, 1, uint32(samples)}, {278, 4, 1, uint32(h)}, {279, 4, 1, uint32(len(pix))}}
+	for tag, v := range extra {
+		entries = append(entries, entry{tag, 3, 1, uint32(v)})
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return int(a.tag) - int(b.tag) })
+	le := binary.LittleEndian
+	ifdEnd := 8 + 2 + 12*len(entries) + 4
+	bitsAt, pixAt := ifdEnd, ifdEnd+6
+	out := le.AppendUint32([]byte("II*\x00"), 8)
+	out = le.AppendUint16(out, uint16(len(entries)))
+	for _, e := range entries {
+		out = le.AppendUint16(le.AppendUint16(out, e.tag), e.typ)
+		out = le.AppendUint32(out, e.count)
+		switch {
+		case e.tag == 258 && samples == 3:
+			out = le.AppendUint32(out, uint32(bitsAt))
+		case e.tag == 273:
+			out = le.AppendUint32(out, uint32(pixAt))
+		case e.typ == 3:
+			out = le.AppendUint16(le.AppendUint16(out, uint16(e.value)), 0) // a SHORT, left-justified
+		default:
+			out = le.AppendUint32(out, e.value)
+		}
+	}
+	out = le.AppendUint32(out, 0) // no next directory
+	out = le.AppendUint16(le.AppendUint16(le.AppendUint16(out, 8), 8), 8)
+	return append(out, pix...)
+}
+
 // TestTilesMakeAccess: the access copy comes from the tiles only for a
 // plain JPEG or PNG; one that EXIF turns or that carries an ICC profile
 // or transparency, one of 16-bit samples or a palette, or another
@@ -145,6 +199,16 @@ func TestTilesMakeAccess(t *testing.T) {
 		{"PNG with eXIf after IDAT", pngWithChunk(rgbPNG, len(rgbPNG)-12, "eXIf", exifWithOrientation(binary.BigEndian, "MM", 1)), false},
 		{"PNG with a text chunk", pngWithChunk(rgbPNG, 33, "tEXt", []byte("Title\x00a page")), true},
 		{"PNG without IEND", greyPNG[:len(greyPNG)-12], false},
+		{"grey TIFF", tiffOf(image.NewGray(image.Rect(0, 0, 40, 30)), 1, nil), true},
+		{"grey TIFF, min-is-white", tiffOf(image.NewGray(image.Rect(0, 0, 40, 30)), 0, nil), true},
+		{"RGB TIFF", tiffOf(opaque, 2, nil), true},
+		{"RGB TIFF, upright", tiffOf(opaque, 2, map[uint16]uint16{274: 1}), true},
+		{"RGB TIFF, turned", tiffOf(opaque, 2, map[uint16]uint16{274: 6}), false},
+		{"RGB TIFF with alpha", tiffOf(opaque, 2, map[uint16]uint16{338: 2}), false},
+		{"RGB TIFF with an ICC profile", tiffOf(opaque, 2, map[uint16]uint16{34675: 0}), false},
+		{"CMYK TIFF", tiffOf(opaque, 5, nil), false},
+		{"palette TIFF", tiffOf(image.NewGray(image.Rect(0, 0, 40, 30)), 3, nil), false},
+		{"TIFF cut short", tiffOf(opaque, 2, nil)[:20], false},
 	} {
 		p := toolTestFile(t, "in", c.data)
 		if got := tilesMakeAccess(p); got != c.want {
@@ -180,6 +244,7 @@ func TestTilesAccessThumbnail(t *testing.T) {
 	}{
 		{"colour", "image/jpeg", gen.JPEG(1, 1, 2500, 3500)}, {"grey", "image/jpeg", grey.Bytes()}, {"small", "image/jpeg", gen.JPEG(1, 2, 900, 700)},
 		{"grey PNG", "image/png", gen.PageImage(1, 1, []string{"a", "page", "of", "words"})}, {"colour PNG", "image/png", pngOf(t, colourPNG)},
+		{"colour TIFF", "image/tiff", tiffOf(colourPNG, 2, nil)}, {"grey TIFF", "image/tiff", tiffOf(greyPage, 1, nil)},
 	} {
 		p := toolTestFile(t, "page", c.data)
 		if !tilesMakeAccess(p) {

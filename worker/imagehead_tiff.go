@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // TIFF tags the page check reads.
@@ -16,6 +17,9 @@ const (
 	tiffSamplesPerPixel = 277
 	tiffSubIFDs         = 330
 	tiffPaletteColour   = 3 // Photometric: a palette
+	tiffOrientation     = 274
+	tiffExtraSamples    = 338
+	tiffICCProfile      = 34675
 )
 
 // tiffReader walks a TIFF's image directories (IFDs), classic or BigTIFF,
@@ -52,19 +56,15 @@ func (t *tiffReader) offset(b []byte) uint64 {
 	return uint64(t.order.Uint32(b))
 }
 
-// tiffPages reads every page of a TIFF (the chain of IFDs) and every
-// sub-image a page lists (SubIFDs), each as an image: tesseract reads
-// every page, and libvips can read any page or sub-image. EXIF and GPS
-// directories hold no image and are not read. It refuses a chain that
-// loops, more than maxImagePages images, and directories of more than
-// headerBudget bytes in all.
-func tiffPages(r io.ReaderAt, size int64) ([]imagePage, error) {
+// newTIFFReader reads a TIFF's header: its byte order, whether it is a
+// BigTIFF, and the offset of its first image directory.
+func newTIFFReader(r io.ReaderAt, size int64) (*tiffReader, uint64, error) {
 	head := make([]byte, 16)
 	if size < 8 {
-		return nil, errors.New("TIFF: header cut short")
+		return nil, 0, errors.New("TIFF: header cut short")
 	}
 	if _, err := r.ReadAt(head[:min(size, 16)], 0); err != nil && err != io.EOF {
-		return nil, fmt.Errorf("TIFF: %w", err)
+		return nil, 0, fmt.Errorf("TIFF: %w", err)
 	}
 	t := &tiffReader{r: r, size: size, budget: headerBudget}
 	switch string(head[:2]) {
@@ -73,7 +73,7 @@ func tiffPages(r io.ReaderAt, size int64) ([]imagePage, error) {
 	case "MM":
 		t.order = binary.BigEndian
 	default:
-		return nil, errors.New("TIFF: no byte order mark")
+		return nil, 0, errors.New("TIFF: no byte order mark")
 	}
 	var first uint64
 	switch t.order.Uint16(head[2:]) {
@@ -81,11 +81,25 @@ func tiffPages(r io.ReaderAt, size int64) ([]imagePage, error) {
 		first = uint64(t.order.Uint32(head[4:]))
 	case 43:
 		if size < 16 || t.order.Uint16(head[4:]) != 8 {
-			return nil, errors.New("BigTIFF: header cut short or offsets not of 8 bytes")
+			return nil, 0, errors.New("BigTIFF: header cut short or offsets not of 8 bytes")
 		}
 		t.big, first = true, t.order.Uint64(head[8:])
 	default:
-		return nil, errors.New("TIFF: not version 42 or 43")
+		return nil, 0, errors.New("TIFF: not version 42 or 43")
+	}
+	return t, first, nil
+}
+
+// tiffPages reads every page of a TIFF (the chain of IFDs) and every
+// sub-image a page lists (SubIFDs), each as an image: tesseract reads
+// every page, and libvips can read any page or sub-image. EXIF and GPS
+// directories hold no image and are not read. It refuses a chain that
+// loops, more than maxImagePages images, and directories of more than
+// headerBudget bytes in all.
+func tiffPages(r io.ReaderAt, size int64) ([]imagePage, error) {
+	t, first, err := newTIFFReader(r, size)
+	if err != nil {
+		return nil, err
 	}
 	var pages []imagePage
 	seen := map[uint64]bool{}
@@ -130,24 +144,7 @@ func tiffPages(r io.ReaderAt, size int64) ([]imagePage, error) {
 // ifd reads the directory at off: its image, the offset of the next
 // directory and the offsets of its sub-images.
 func (t *tiffReader) ifd(off uint64) (imagePage, uint64, []uint64, error) {
-	countSize, entrySize, offsetSize := int64(2), int64(12), int64(4)
-	if t.big {
-		countSize, entrySize, offsetSize = 8, 20, 8
-	}
-	b, err := t.read(off, countSize)
-	if err != nil {
-		return imagePage{}, 0, nil, err
-	}
-	var n uint64
-	if t.big {
-		n = t.order.Uint64(b)
-	} else {
-		n = uint64(t.order.Uint16(b))
-	}
-	if n > uint64(t.budget/entrySize) {
-		return imagePage{}, 0, nil, fmt.Errorf("TIFF: image directories beyond %d MiB", headerBudget>>20)
-	}
-	body, err := t.read(off+uint64(countSize), int64(n)*entrySize+offsetSize) // entries and the next offset
+	body, n, entrySize, err := t.entries(off)
 	if err != nil {
 		return imagePage{}, 0, nil, err
 	}
@@ -196,6 +193,95 @@ func (t *tiffReader) ifd(off uint64) (imagePage, uint64, []uint64, error) {
 		return imagePage{}, 0, nil, fmt.Errorf("TIFF: %w", err)
 	}
 	return p, t.offset(body[int64(n)*entrySize:]), subs, nil
+}
+
+// entries reads the directory at off: its n entries of entrySize bytes
+// each, followed by the offset of the next directory.
+func (t *tiffReader) entries(off uint64) (body []byte, n uint64, entrySize int64, err error) {
+	countSize, entrySize, offsetSize := int64(2), int64(12), int64(4)
+	if t.big {
+		countSize, entrySize, offsetSize = 8, 20, 8
+	}
+	b, err := t.read(off, countSize)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if t.big {
+		n = t.order.Uint64(b)
+	} else {
+		n = uint64(t.order.Uint16(b))
+	}
+	if n > uint64(t.budget/entrySize) {
+		return nil, 0, 0, fmt.Errorf("TIFF: image directories beyond %d MiB", headerBudget>>20)
+	}
+	body, err = t.read(off+uint64(countSize), int64(n)*entrySize+offsetSize)
+	return body, n, entrySize, err
+}
+
+// plain reports whether the image of the directory at off is 8-bit grey
+// (photometric 0 or 1, one sample) or RGB (photometric 2, three samples),
+// with no extra samples (alpha), no ICC profile and no orientation that
+// turns it.
+func (t *tiffReader) plain(off uint64) (bool, error) {
+	body, n, entrySize, err := t.entries(off)
+	if err != nil {
+		return false, err
+	}
+	photometric, samples, eight := uint64(1<<32), uint64(1), false
+	for i := range int64(n) {
+		e := body[i*entrySize : (i+1)*entrySize]
+		tag := t.order.Uint16(e)
+		switch tag {
+		case tiffICCProfile, tiffExtraSamples:
+			return false, nil
+		case tiffOrientation, tiffBitsPerSample, tiffPhotometric, tiffSamplesPerPixel:
+		default:
+			continue
+		}
+		vals, err := t.values(e)
+		if err != nil || len(vals) == 0 {
+			return false, err
+		}
+		switch tag {
+		case tiffOrientation:
+			if vals[0] > 1 {
+				return false, nil
+			}
+		case tiffBitsPerSample:
+			for _, v := range vals {
+				if v != 8 {
+					return false, nil
+				}
+			}
+			eight = true
+		case tiffPhotometric:
+			photometric = vals[0]
+		case tiffSamplesPerPixel:
+			samples = vals[0]
+		}
+	}
+	return eight && ((photometric <= 1 && samples == 1) || (photometric == 2 && samples == 3)), nil
+}
+
+// tiffPlain reports whether the first image of the TIFF at path is
+// plain (tiffReader.plain): one that dzsave's tiles show as vipsthumbnail
+// would (both read the first page only).
+func tiffPlain(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	t, first, err := newTIFFReader(f, fi.Size())
+	if err != nil {
+		return false
+	}
+	ok, err := t.plain(first)
+	return err == nil && ok
 }
 
 // values decodes an entry's values of an unsigned integer type (BYTE,
