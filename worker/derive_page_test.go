@@ -11,6 +11,8 @@ import (
 	"image/jpeg"
 	"image/png"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -91,7 +93,7 @@ func exifWithOrientation(bo binary.AppendByteOrder, mark string, o uint16) []byt
 }
 
 // pngOf encodes m as image/png does (RGB for an opaque RGBA image).
-func pngOf(t *testing.T, m image.Image) []byte {
+func pngOf(t testing.TB, m image.Image) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := png.Encode(&b, m); err != nil {
@@ -305,4 +307,22 @@ func meanDiff(t *testing.T, a, b []byte) float64 {
 		}
 	}
 	return sum / float64(r.Dx()*r.Dy())
+}
+
+// FuzzTilesMakeAccess reads the headers of any bytes as a page's
+// (JPEG, PNG or TIFF, by their magic): an answer, never a crash.
+func FuzzTilesMakeAccess(f *testing.F) {
+	grey := image.NewGray(image.Rect(0, 0, 6, 5))
+	f.Add(gen.JPEG(1, 1, 16, 12))
+	f.Add(pngOf(f, grey))
+	f.Add(tiffOf(grey, 1, map[uint16]uint16{274: 1}))
+	f.Add(pngWithChunk(pngOf(f, grey), 33, "iCCP", []byte("p\x00\x00")))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "page")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		tilesMakeAccess(p)
+	})
 }
