@@ -9,6 +9,7 @@ import (
 	"image/jpeg"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -229,12 +230,40 @@ func TestDecodeRefuses(t *testing.T) {
 	}
 }
 
+// TestDecodeCMYK decodes a CMYK JPEG (written by vips, kept in
+// testdata): what image/jpeg makes of it, which libjpeg-turbo does not
+// convert.
+func TestDecodeCMYK(t *testing.T) {
+	data, err := os.ReadFile("testdata/cmyk.jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := jpeg.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := got.(*image.CMYK)
+	if !ok || c.Rect != image.Rect(0, 0, 24, 16) {
+		t.Fatalf("decoded %T %v, want a 24 × 16 *image.CMYK", got, got.Bounds())
+	}
+	if !bytes.Equal(c.Pix, want.(*image.CMYK).Pix) {
+		t.Error("the pixels differ from image/jpeg's")
+	}
+}
+
 // FuzzDecode decodes any bytes: an error or an image the size its
 // header states, never a crash.
 func FuzzDecode(f *testing.F) {
 	f.Add(goJPEG(f, scan(16, 16, false), 80))
 	f.Add(goJPEG(f, scan(9, 20, true), 50))
 	f.Add([]byte{0xFF, 0xD8, 0xFF, 0xC0, 0, 11, 8, 0xFF, 0xFF, 0xFF, 0xFF, 1, 1, 0x11, 0})
+	if cmyk, err := os.ReadFile("testdata/cmyk.jpg"); err == nil {
+		f.Add(cmyk)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Decode(data, 1<<20)
 		if err != nil {
