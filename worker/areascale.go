@@ -54,6 +54,9 @@ func areaTaps(s, d int) [][]areaTap {
 // colour: the alpha is not averaged).
 func areaShrink(src []byte, sw, sh, stride, bpp int, dw, dh int) []byte {
 	xt, yt := areaTaps(sw, dw), areaTaps(sh, dh)
+	if most(xt) <= 3 && most(yt) <= 3 {
+		return areaShrink3(src, sw, stride, bpp, dw, dh, xt, yt)
+	}
 	// the horizontal taps flattened, each output's from first[x] on
 	first := make([]int, dw+1)
 	var flat []areaTap
@@ -149,4 +152,122 @@ func areaShrinkImage(m image.Image, w, h int) (image.Image, bool) {
 		return &image.RGBA{Pix: areaShrink(m.Pix[m.PixOffset(b.Min.X, b.Min.Y):], b.Dx(), b.Dy(), m.Stride, 4, w, h), Stride: 4 * w, Rect: r}, true
 	}
 	return m, false
+}
+
+// most is the largest number of taps an output sample has.
+func most(taps [][]areaTap) int {
+	n := 0
+	for _, t := range taps {
+		n = max(n, len(t))
+	}
+	return n
+}
+
+// tap3 is an output sample's taps when it has at most three: the byte
+// offsets of their source pixels and their weights, an absent tap
+// weighing 0 at the first's offset.
+type tap3 struct {
+	off [3]int
+	w   [3]uint32
+}
+
+// taps3 makes tap3s of taps (each of at most three), offsets in units of
+// unit bytes.
+func taps3(taps [][]areaTap, unit int) []tap3 {
+	out := make([]tap3, len(taps))
+	for i, t := range taps {
+		for k := range 3 {
+			if k < len(t) {
+				out[i].off[k], out[i].w[k] = t[k].src*unit, t[k].weight
+			} else {
+				out[i].off[k] = t[0].src * unit
+			}
+		}
+	}
+	return out
+}
+
+// areaShrink3 is areaShrink when no output sample takes more than three
+// source samples on either axis (a shrink by less than half, as from a
+// pyramid level to the size just under it): each sample is three
+// multiply-adds along its row and three down its column, in one pass
+// each, with no inner loop over taps; the three source rows an output row
+// takes are kept averaged along (3 × dw samples, three a pixel in colour).
+func areaShrink3(src []byte, sw, stride, bpp int, dw, dh int, xt, yt [][]areaTap) []byte {
+	lanes := 1 // samples a pixel averaged
+	if bpp == 4 {
+		lanes = 3
+	}
+	n := dw * lanes
+	xs := taps3(xt, bpp)
+	var rows [3][]uint32
+	have := [3]int{-1, -1, -1}
+	for i := range rows {
+		rows[i] = make([]uint32, n)
+	}
+	// along returns source row y averaged along, from the kept rows or
+	// into the one of the lowest row (rows are asked for in order)
+	along := func(y int) []uint32 {
+		low := 0
+		for i, h := range have {
+			if h == y {
+				return rows[i]
+			}
+			if h < have[low] {
+				low = i
+			}
+		}
+		have[low] = y
+		row := rows[low]
+		line := src[y*stride : y*stride+sw*bpp]
+		if bpp == 1 {
+			for x := range row {
+				t := &xs[x]
+				row[x] = uint32(line[t.off[0]])*t.w[0] + uint32(line[t.off[1]])*t.w[1] + uint32(line[t.off[2]])*t.w[2]
+			}
+			return row
+		}
+		for x := range dw {
+			t := &xs[x]
+			a := line[t.off[0] : t.off[0]+3 : t.off[0]+3]
+			b := line[t.off[1] : t.off[1]+3 : t.off[1]+3]
+			c := line[t.off[2] : t.off[2]+3 : t.off[2]+3]
+			o := row[x*3 : x*3+3 : x*3+3]
+			o[0] = uint32(a[0])*t.w[0] + uint32(b[0])*t.w[1] + uint32(c[0])*t.w[2]
+			o[1] = uint32(a[1])*t.w[0] + uint32(b[1])*t.w[1] + uint32(c[1])*t.w[2]
+			o[2] = uint32(a[2])*t.w[0] + uint32(b[2])*t.w[1] + uint32(c[2])*t.w[2]
+		}
+		return row
+	}
+	dst := make([]byte, dh*dw*bpp)
+	const round = 1 << (2*areaWeightBits - 1)
+	for y, taps := range yt {
+		var r [3][]uint32
+		var w [3]uint32
+		for k := range 3 {
+			if k < len(taps) {
+				r[k], w[k] = along(taps[k].src), taps[k].weight
+			} else {
+				r[k] = r[0]
+			}
+		}
+		r0, r1, r2 := r[0][:n], r[1][:n], r[2][:n]
+		d := dst[y*dw*bpp : (y+1)*dw*bpp]
+		if bpp == 1 {
+			d = d[:n]
+			for i := range d {
+				d[i] = uint8((r0[i]*w[0] + r1[i]*w[1] + r2[i]*w[2] + round) >> (2 * areaWeightBits))
+			}
+			continue
+		}
+		for x := range dw {
+			i := x * 3
+			o := d[x*4 : x*4+4 : x*4+4]
+			o[0] = uint8((r0[i]*w[0] + r1[i]*w[1] + r2[i]*w[2] + round) >> (2 * areaWeightBits))
+			o[1] = uint8((r0[i+1]*w[0] + r1[i+1]*w[1] + r2[i+1]*w[2] + round) >> (2 * areaWeightBits))
+			o[2] = uint8((r0[i+2]*w[0] + r1[i+2]*w[1] + r2[i+2]*w[2] + round) >> (2 * areaWeightBits))
+			o[3] = 0xff
+		}
+	}
+	return dst
 }

@@ -25,7 +25,8 @@ import (
 func TestAreaShrink(t *testing.T) {
 	for _, c := range []struct{ sw, sh, dw, dh, bpp int }{
 		{8, 6, 4, 3, 1}, {8, 6, 4, 3, 4}, {175, 9, 160, 8, 4}, {37, 23, 20, 19, 1},
-		{31, 17, 31, 17, 4}, {5, 5, 1, 1, 1}, {100, 3, 51, 2, 4},
+		{31, 17, 31, 17, 4}, {5, 5, 1, 1, 1}, {100, 3, 51, 2, 4}, {50, 40, 12, 9, 4}, {130, 9, 119, 8, 4},
+		{90, 90, 89, 46, 1}, {64, 64, 63, 20, 4},
 	} {
 		stride := c.sw*c.bpp + 3 // rows need not be packed
 		src := make([]byte, c.sh*stride)
