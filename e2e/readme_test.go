@@ -116,12 +116,12 @@ func readMakefile(t *testing.T) makefile {
 	var serve []string
 	lines := strings.Split(string(b), "\n")
 	for i, line := range lines {
-		if f := strings.Fields(line); len(f) == 3 && f[1] == ":=" {
+		if f := strings.Fields(line); len(f) >= 3 && f[1] == ":=" {
 			switch f[0] {
 			case "BIN":
-				mk.bin = f[2]
+				mk.bin = strings.Join(f[2:], " ")
 			case "TAGS":
-				mk.tags = f[2]
+				mk.tags = makeValue(t, strings.Join(f[2:], " "))
 			}
 		}
 		if strings.HasPrefix(line, "serve:") {
@@ -137,6 +137,27 @@ func readMakefile(t *testing.T) makefile {
 		t.Fatalf("the Makefile: BIN %q, TAGS %q, serve runs %q; TestReadmeWalk starts ./$(BIN) serve", mk.bin, mk.tags, serve)
 	}
 	return mk
+}
+
+// makeValue is what make makes of a variable's value: the output of the
+// command of a $(shell …), run in the clone, or the value itself.
+func makeValue(t *testing.T, v string) string {
+	t.Helper()
+	cmd, ok := strings.CutPrefix(v, "$(shell ")
+	if !ok {
+		return v
+	}
+	cmd, ok = strings.CutSuffix(cmd, ")")
+	if !ok {
+		t.Fatalf("the Makefile: %q is not a whole $(shell …)", v)
+	}
+	c := exec.Command("sh", "-c", cmd)
+	c.Dir = ".."
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("the Makefile's %s: %v", cmd, err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // newcomerEnv is the environment of a newcomer's shell: this process's
