@@ -41,32 +41,12 @@ static void sm_errors(sm_error *e) {
 	e->msg[0] = 0;
 }
 
-// sm_header reads a JPEG's header: its size and colour space.
-static int sm_header(const unsigned char *data, unsigned long len, int *w, int *h, int *space, char *msg) {
-	struct jpeg_decompress_struct d;
-	sm_error e;
-	sm_errors(&e);
-	d.err = &e.pub;
-	d.mem = NULL;
-	if (setjmp(e.jump)) {
-		jpeg_destroy_decompress(&d);
-		memcpy(msg, e.msg, JMSG_LENGTH_MAX);
-		return -1;
-	}
-	jpeg_create_decompress(&d);
-	jpeg_mem_src(&d, data, len);
-	jpeg_read_header(&d, TRUE);
-	*w = (int)d.image_width;
-	*h = (int)d.image_height;
-	*space = (int)d.jpeg_color_space;
-	jpeg_destroy_decompress(&d);
-	return 0;
-}
-
-// sm_decode decodes a JPEG of w × h into out, gray (one byte a pixel) or
-// RGBA (four), rows stride bytes apart. It returns -1 on an error, -2
-// when libjpeg warned (the image is then incomplete).
-static int sm_decode(const unsigned char *data, unsigned long len, unsigned char *out, int stride, int w, int h, int gray, char *msg) {
+// sm_decode reads a JPEG's header: its size and colour space; then,
+// unless out is NULL, decodes it into out, gray (one byte a pixel) or
+// RGBA (four), rows stride bytes apart, if it is still *w × *h. It
+// returns -1 on an error, -2 when libjpeg warned (the image is then
+// incomplete).
+static int sm_decode(const unsigned char *data, unsigned long len, unsigned char *out, int stride, int *w, int *h, int *space, int gray, char *msg) {
 	struct jpeg_decompress_struct d;
 	sm_error e;
 	int warned;
@@ -81,7 +61,14 @@ static int sm_decode(const unsigned char *data, unsigned long len, unsigned char
 	jpeg_create_decompress(&d);
 	jpeg_mem_src(&d, data, len);
 	jpeg_read_header(&d, TRUE);
-	if ((int)d.image_width != w || (int)d.image_height != h) {
+	if (out == NULL) {
+		*w = (int)d.image_width;
+		*h = (int)d.image_height;
+		*space = (int)d.jpeg_color_space;
+		jpeg_destroy_decompress(&d);
+		return 0;
+	}
+	if ((int)d.image_width != *w || (int)d.image_height != *h) {
 		jpeg_destroy_decompress(&d);
 		snprintf(msg, JMSG_LENGTH_MAX, "the image's size changed between two reads");
 		return -1;
@@ -209,7 +196,7 @@ func decode(data []byte, maxPixels int) (image.Image, error) {
 	var msg [C.JMSG_LENGTH_MAX]C.char
 	p := (*C.uchar)(unsafe.Pointer(&data[0]))
 	n := C.ulong(len(data))
-	if C.sm_header(p, n, &w, &h, &space, &msg[0]) != 0 {
+	if C.sm_decode(p, n, nil, 0, &w, &h, &space, 0, &msg[0]) != 0 {
 		return nil, errors.New(C.GoString(&msg[0]))
 	}
 	if w <= 0 || h <= 0 {
@@ -235,7 +222,7 @@ func decode(data []byte, maxPixels int) (image.Image, error) {
 	default:
 		return jpeg.Decode(bytes.NewReader(data))
 	}
-	if C.sm_decode(p, n, (*C.uchar)(unsafe.Pointer(&pix[0])), C.int(stride), w, h, gray, &msg[0]) != 0 {
+	if C.sm_decode(p, n, (*C.uchar)(unsafe.Pointer(&pix[0])), C.int(stride), &w, &h, &space, gray, &msg[0]) != 0 {
 		return nil, errors.New(C.GoString(&msg[0]))
 	}
 	return m, nil
