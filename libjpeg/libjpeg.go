@@ -40,9 +40,28 @@ func Decode(data []byte, maxPixels int) (image.Image, error) {
 	if maxPixels <= 0 {
 		maxPixels = MaxPixels
 	}
-	m, err := decode(data, maxPixels)
+	m, err := decode(data, image.Rectangle{}, maxPixels)
 	if err != nil {
 		return nil, fmt.Errorf("libjpeg: decode: %w", err)
+	}
+	return m, nil
+}
+
+// DecodeRect decodes the part of a JPEG that r covers (in the image's
+// pixels): an image as Decode's whose bounds hold r within the image's,
+// at the same coordinates, with the same pixels there as Decode's. The
+// rows below r are not decoded at all, those above are skipped without
+// their colour conversion, and the columns outside r (beyond libjpeg's
+// whole blocks) are neither transformed nor converted; built with
+// nolibjpeg, or for a CMYK JPEG, the whole image is decoded. An empty r
+// (or one outside the image) decodes the whole image.
+func DecodeRect(data []byte, r image.Rectangle, maxPixels int) (image.Image, error) {
+	if maxPixels <= 0 {
+		maxPixels = MaxPixels
+	}
+	m, err := decode(data, r, maxPixels)
+	if err != nil {
+		return nil, fmt.Errorf("libjpeg: decode %v: %w", r, err)
 	}
 	return m, nil
 }

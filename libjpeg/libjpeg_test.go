@@ -188,6 +188,65 @@ func TestEncodeReadByImageJPEG(t *testing.T) {
 	}
 }
 
+// TestDecodeRect decodes parts of JPEGs (colour with 4:2:0 chroma, grey,
+// odd sizes, progressive): each image covers the part asked for, within
+// the image, with exactly the pixels the whole image's decoding has
+// there.
+func TestDecodeRect(t *testing.T) {
+	prog, err := os.ReadFile("testdata/progressive.jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := map[string][]byte{
+		"colour":      goJPEG(t, scan(517, 300, false), 85),
+		"grey":        goJPEG(t, scan(300, 517, true), 85),
+		"progressive": prog,
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for name, data := range images {
+		whole, err := Decode(data, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := whole.Bounds()
+		narrower := 0
+		for range 40 {
+			x0, y0 := r.IntN(b.Dx()), r.IntN(b.Dy())
+			want := image.Rect(x0, y0, x0+1+r.IntN(b.Dx()-x0), y0+1+r.IntN(b.Dy()-y0))
+			part, err := DecodeRect(data, want, 0)
+			if err != nil {
+				t.Fatalf("%s %v: %v", name, want, err)
+			}
+			got := part.Bounds()
+			if !want.In(got) || !got.In(b) {
+				t.Fatalf("%s %v: decoded %v", name, want, got)
+			}
+			if Turbo && (got.Min.Y != want.Min.Y || got.Max.Y != want.Max.Y) {
+				t.Errorf("%s %v: decoded rows %d to %d", name, want, got.Min.Y, got.Max.Y)
+			}
+			if got.Dx() < b.Dx() {
+				narrower++
+			}
+			for y := got.Min.Y; y < got.Max.Y; y++ {
+				for x := got.Min.X; x < got.Max.X; x++ {
+					if part.At(x, y) != whole.At(x, y) {
+						t.Fatalf("%s %v: pixel (%d, %d) is %v, the whole image's %v", name, want, x, y, part.At(x, y), whole.At(x, y))
+					}
+				}
+			}
+		}
+		if Turbo && narrower == 0 {
+			t.Errorf("%s: no part was decoded narrower than the image", name)
+		}
+	}
+	if m, err := DecodeRect(images["colour"], image.Rect(600, 0, 700, 10), 0); err != nil || m.Bounds() != image.Rect(0, 0, 517, 300) {
+		t.Errorf("a part outside the image: %v %v, want the whole image", m, err)
+	}
+	if _, err := DecodeRect(images["colour"][:len(images["colour"])/2], image.Rect(0, 250, 10, 300), 0); err == nil {
+		t.Error("the rows of the missing half decoded")
+	}
+}
+
 // TestDecodeRefuses gives Decode what is not a whole JPEG: each is an
 // error, none a crash or an image with parts missing.
 func TestDecodeRefuses(t *testing.T) {

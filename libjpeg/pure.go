@@ -14,8 +14,8 @@ import (
 // here, under the nolibjpeg tag: image/jpeg does the work.
 const Turbo = false
 
-// decode decodes data with image/jpeg.
-func decode(data []byte, maxPixels int) (image.Image, error) {
+// decode decodes all of data with image/jpeg, whatever part r asks for.
+func decode(data []byte, r image.Rectangle, maxPixels int) (image.Image, error) {
 	cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
 		return nil, err

@@ -43,13 +43,19 @@ static void sm_errors(sm_error *e) {
 
 // sm_decode reads a JPEG's header: its size and colour space; then,
 // unless out is NULL, decodes it into out, gray (one byte a pixel) or
-// RGBA (four), rows stride bytes apart, if it is still *w × *h. It
+// RGBA (four), rows stride bytes apart, if it is still *w × *h: only
+// rows y0 to y1 (excluded), and of them at least columns x0 to x1, as
+// libjpeg crops them (to whole blocks): *ox and *ow are the columns
+// decoded, row y0 going to out's first row and column c to byte c ×
+// (1 or 4) of a row. The rows after y1 are not decoded at all. It
 // returns -1 on an error, -2 when libjpeg warned (the image is then
 // incomplete).
-static int sm_decode(const unsigned char *data, unsigned long len, unsigned char *out, int stride, int *w, int *h, int *space, int gray, char *msg) {
+static int sm_decode(const unsigned char *data, unsigned long len, unsigned char *out, int stride, int *w, int *h, int *space, int gray,
+	int x0, int y0, int x1, int y1, int *ox, int *ow, char *msg) {
 	struct jpeg_decompress_struct d;
 	sm_error e;
-	int warned;
+	int warned, bpp = gray ? 1 : 4;
+	JDIMENSION xoff, width;
 	sm_errors(&e);
 	d.err = &e.pub;
 	d.mem = NULL;
@@ -75,13 +81,28 @@ static int sm_decode(const unsigned char *data, unsigned long len, unsigned char
 	}
 	d.out_color_space = gray ? JCS_GRAYSCALE : JCS_EXT_RGBA;
 	// the chroma is replicated, as image/jpeg does, not interpolated
+	// (which also keeps a crop's pixels those of the whole image)
 	d.do_fancy_upsampling = FALSE;
 	jpeg_start_decompress(&d);
-	while (d.output_scanline < d.output_height) {
-		JSAMPROW row = out + (size_t)d.output_scanline * (size_t)stride;
+	xoff = (JDIMENSION)x0;
+	width = (JDIMENSION)(x1 - x0);
+	if (x0 > 0 || x1 < *w) {
+		jpeg_crop_scanline(&d, &xoff, &width);
+	}
+	*ox = (int)xoff;
+	*ow = (int)width;
+	if (y0 > 0) {
+		jpeg_skip_scanlines(&d, (JDIMENSION)y0);
+	}
+	while (d.output_scanline < (JDIMENSION)y1) {
+		JSAMPROW row = out + (size_t)(d.output_scanline - y0) * (size_t)stride + (size_t)xoff * bpp;
 		jpeg_read_scanlines(&d, &row, 1);
 	}
-	jpeg_finish_decompress(&d);
+	if (d.output_scanline < d.output_height) {
+		jpeg_abort_decompress(&d);
+	} else {
+		jpeg_finish_decompress(&d);
+	}
 	warned = e.pub.num_warnings > 0;
 	jpeg_destroy_decompress(&d);
 	if (warned) {
@@ -186,17 +207,19 @@ import (
 // here; false under the nolibjpeg tag, where image/jpeg does the work.
 const Turbo = true
 
-// decode decodes data with libjpeg-turbo, or with image/jpeg for the
-// colour spaces libjpeg does not convert to RGB.
-func decode(data []byte, maxPixels int) (image.Image, error) {
+// decode decodes the rows of data that r covers with libjpeg-turbo
+// (columns cropped to whole blocks), or all of it with image/jpeg for the
+// colour spaces libjpeg does not convert to RGB; r is within the image,
+// or empty for all of it.
+func decode(data []byte, r image.Rectangle, maxPixels int) (image.Image, error) {
 	if len(data) == 0 {
 		return nil, errors.New("no data")
 	}
-	var w, h, space C.int
+	var w, h, space, ox, ow C.int
 	var msg [C.JMSG_LENGTH_MAX]C.char
 	p := (*C.uchar)(unsafe.Pointer(&data[0]))
 	n := C.ulong(len(data))
-	if C.sm_decode(p, n, nil, 0, &w, &h, &space, 0, &msg[0]) != 0 {
+	if C.sm_decode(p, n, nil, 0, &w, &h, &space, 0, 0, 0, 0, 0, &ox, &ow, &msg[0]) != 0 {
 		return nil, errors.New(C.GoString(&msg[0]))
 	}
 	if w <= 0 || h <= 0 {
@@ -205,27 +228,37 @@ func decode(data []byte, maxPixels int) (image.Image, error) {
 	if int64(w)*int64(h) > int64(maxPixels) {
 		return nil, fmt.Errorf("%d × %d: %w", w, h, ErrTooLarge)
 	}
-	r := image.Rect(0, 0, int(w), int(h))
+	full := image.Rect(0, 0, int(w), int(h))
+	if r = r.Intersect(full); r.Empty() {
+		r = full
+	}
+	// the rows asked for, as wide as the image: the crop's columns are
+	// known only once libjpeg has rounded them to its blocks
+	rows := image.Rect(0, r.Min.Y, int(w), r.Max.Y)
 	var (
-		m      image.Image
+		m      interface{ SubImage(image.Rectangle) image.Image }
 		pix    []byte
 		stride int
 		gray   C.int
 	)
 	switch space {
 	case C.JCS_GRAYSCALE:
-		g := image.NewGray(r)
+		g := image.NewGray(rows)
 		m, pix, stride, gray = g, g.Pix, g.Stride, 1
 	case C.JCS_YCbCr, C.JCS_RGB:
-		c := image.NewRGBA(r)
+		c := image.NewRGBA(rows)
 		m, pix, stride = c, c.Pix, c.Stride
 	default:
 		return jpeg.Decode(bytes.NewReader(data))
 	}
-	if C.sm_decode(p, n, (*C.uchar)(unsafe.Pointer(&pix[0])), C.int(stride), &w, &h, &space, gray, &msg[0]) != 0 {
+	if C.sm_decode(p, n, (*C.uchar)(unsafe.Pointer(&pix[0])), C.int(stride), &w, &h, &space, gray,
+		C.int(r.Min.X), C.int(r.Min.Y), C.int(r.Max.X), C.int(r.Max.Y), &ox, &ow, &msg[0]) != 0 {
 		return nil, errors.New(C.GoString(&msg[0]))
 	}
-	return m, nil
+	if rows.Min.X == int(ox) && rows.Max.X == int(ox+ow) {
+		return m.(image.Image), nil
+	}
+	return m.SubImage(image.Rect(int(ox), rows.Min.Y, int(ox+ow), rows.Max.Y)), nil
 }
 
 // encode encodes m with libjpeg-turbo.

@@ -334,9 +334,12 @@ type pyramidArchive struct {
 	spare func() (release func(), ok bool)
 }
 
-// tile reads and decodes the entry name (after the prefix), or finds it
-// decoded.
-func (a pyramidArchive) tile(name string) (image.Image, error) {
+// tile reads and decodes the entry name (after the prefix), a tile of
+// size pixels, or finds it decoded: the part need of it (in the tile's
+// pixels) at least. A tile needed whole is decoded whole and kept; of
+// one needed in part only the rows of that part are decoded (and about
+// its columns), not kept, unless the whole tile was kept before.
+func (a pyramidArchive) tile(name string, size image.Point, need image.Rectangle) (image.Image, error) {
 	key := a.idx.sha + "/" + a.prefix + name
 	if a.decoded != nil {
 		if img, ok := a.decoded.get(key); ok {
@@ -351,11 +354,15 @@ func (a pyramidArchive) tile(name string) (image.Image, error) {
 	if _, err := a.ra.ReadAt(data, e.offset); err != nil {
 		return nil, fmt.Errorf("tiles %s: read %s%s: %w", a.idx.sha, a.prefix, name, err)
 	}
-	img, err := libjpeg.Decode(data, maxTilePixels)
+	whole := image.Rectangle{Max: size}
+	if whole.In(need) {
+		need = whole
+	}
+	img, err := libjpeg.DecodeRect(data, need, maxTilePixels)
 	if err != nil {
 		return nil, fmt.Errorf("tiles %s: decode %s%s: %w", a.idx.sha, a.prefix, name, err)
 	}
-	if a.decoded != nil {
+	if a.decoded != nil && img.Bounds() == whole {
 		a.decoded.put(key, img)
 	}
 	return img, nil
@@ -376,11 +383,12 @@ func compose(info *shelfmark.TileInfo, a pyramidArchive, q *imageRequest) ([]byt
 	lx0, ly0 := r.x/s, r.y/s
 	lx1, ly1 := min((r.x+r.w+s-1)/s, lw), min((r.y+r.h+s-1)/s, lh)
 	canvas := image.NewRGBA(image.Rect(0, 0, lx1-lx0, ly1-ly0))
-	var at []image.Point // of each tile, in the canvas
+	var at, size []image.Point // of each tile: its place in the canvas, its size
 	var names []string
 	for row := ly0 / th; row*th < ly1; row++ {
 		for col := lx0 / tw; col*tw < lx1; col++ {
 			at = append(at, image.Pt(col*tw-lx0, row*th-ly0))
+			size = append(size, image.Pt(min(tw, lw-col*tw), min(th, lh-row*th)))
 			names = append(names, tileName(info, tw, th, s, col, row))
 		}
 	}
@@ -395,7 +403,7 @@ func compose(info *shelfmark.TileInfo, a pyramidArchive, q *imageRequest) ([]byt
 	)
 	work := func() {
 		for i := int(next.Add(1)) - 1; i < len(names) && failed.Load() == nil; i = int(next.Add(1)) - 1 {
-			img, err := a.tile(names[i])
+			img, err := a.tile(names[i], size[i], canvas.Rect.Sub(at[i]))
 			if err != nil {
 				failed.CompareAndSwap(nil, &err)
 				return
@@ -403,7 +411,7 @@ func compose(info *shelfmark.TileInfo, a pyramidArchive, q *imageRequest) ([]byt
 			if _, ok := img.(*image.Gray); !ok {
 				colour.Store(true)
 			}
-			draw.Draw(canvas, image.Rectangle{Min: at[i], Max: at[i].Add(img.Bounds().Size())}, img, img.Bounds().Min, draw.Src)
+			draw.Draw(canvas, img.Bounds().Add(at[i]), img, img.Bounds().Min, draw.Src)
 		}
 	}
 	for extra := 1; extra < len(names) && a.spare != nil; extra++ {
