@@ -207,6 +207,12 @@ import (
 // here; false under the nolibjpeg tag, where image/jpeg does the work.
 const Turbo = true
 
+// subImager is an image that shares its pixels with its parts.
+type subImager interface {
+	image.Image
+	SubImage(image.Rectangle) image.Image
+}
+
 // decode decodes the rows of data that r covers with libjpeg-turbo
 // (columns cropped to whole blocks), or all of it with image/jpeg for the
 // colour spaces libjpeg does not convert to RGB; r is within the image,
@@ -236,7 +242,7 @@ func decode(data []byte, r image.Rectangle, maxPixels int) (image.Image, error) 
 	// known only once libjpeg has rounded them to its blocks
 	rows := image.Rect(0, r.Min.Y, int(w), r.Max.Y)
 	var (
-		m      interface{ SubImage(image.Rectangle) image.Image }
+		m      subImager
 		pix    []byte
 		stride int
 		gray   C.int
@@ -256,7 +262,7 @@ func decode(data []byte, r image.Rectangle, maxPixels int) (image.Image, error) 
 		return nil, errors.New(C.GoString(&msg[0]))
 	}
 	if rows.Min.X == int(ox) && rows.Max.X == int(ox+ow) {
-		return m.(image.Image), nil
+		return m, nil
 	}
 	return m.SubImage(image.Rect(int(ox), rows.Min.Y, int(ox+ow), rows.Max.Y)), nil
 }
