@@ -4,8 +4,9 @@ package iiif
 // stored tile nor a listed size, from the page's pyramid: it picks the
 // smallest level of the pyramid at or above the output's resolution,
 // reads from the archive only the tiles of that level that cover the
-// region, decodes them (JPEG, with libjpeg-turbo: package libjpeg),
-// draws them into one image, scales it to the output size (bilinear, two
+// region, decodes them (JPEG, with libjpeg-turbo: package libjpeg; of a
+// tile at the region's edge only the rows it takes, and about its
+// columns), draws them into one image, scales it to the output size (bilinear, two
 // samples a side, which reads every source pixel since the level is less
 // than twice the output in each direction: iiif_scale.go), mirrors and
 // rotates it, converts its quality and encodes it (JPEG with
