@@ -314,8 +314,8 @@ func TestDecodeCMYK(t *testing.T) {
 	}
 }
 
-// FuzzDecode decodes any bytes: an error or an image the size its
-// header states, never a crash.
+// FuzzDecode decodes any bytes, whole and in part: an error or an image
+// the size its header states, never a crash.
 func FuzzDecode(f *testing.F) {
 	f.Add(goJPEG(f, scan(16, 16, false), 80))
 	f.Add(goJPEG(f, scan(9, 20, true), 50))
@@ -324,6 +324,15 @@ func FuzzDecode(f *testing.F) {
 		f.Add(cmyk)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// a part too, chosen by the data's last bytes: an error or an
+		// image, never a crash
+		if len(data) >= 4 {
+			x, y := int(data[len(data)-1]), int(data[len(data)-2])
+			part := image.Rect(x, y, x+1+int(data[len(data)-3]), y+1+int(data[len(data)-4]))
+			if m, err := DecodeRect(data, part, 1<<20); err == nil && (m.Bounds().Empty() || m.Bounds().Min.X < 0 || m.Bounds().Min.Y < 0) {
+				t.Fatalf("asked %v, decoded %v", part, m.Bounds())
+			}
+		}
 		m, err := Decode(data, 1<<20)
 		if err != nil {
 			return
