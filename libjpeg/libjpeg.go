@@ -33,18 +33,11 @@ var ErrTooLarge = errors.New("libjpeg: image too large")
 // JPEG, an *image.RGBA (opaque) for a colour one, or, for CMYK and YCCK
 // JPEGs, what image/jpeg returns. The chroma of a colour JPEG is
 // replicated, not interpolated, as image/jpeg does, so both builds give
-// the same pixels but for the rounding of their IDCTs. An image of more than maxPixels pixels
-// (0: MaxPixels) is refused with ErrTooLarge before it is decoded.
-// Cost: one pass over the data and 1 or 4 bytes a pixel.
+// the same pixels but for the rounding of their IDCTs. An image of more
+// than maxPixels pixels (0: MaxPixels) is refused with ErrTooLarge before
+// it is decoded. Cost: one pass over the data and 1 or 4 bytes a pixel.
 func Decode(data []byte, maxPixels int) (image.Image, error) {
-	if maxPixels <= 0 {
-		maxPixels = MaxPixels
-	}
-	m, err := decode(data, image.Rectangle{}, maxPixels)
-	if err != nil {
-		return nil, fmt.Errorf("libjpeg: decode: %w", err)
-	}
-	return m, nil
+	return DecodeRect(data, image.Rectangle{}, maxPixels)
 }
 
 // DecodeRect decodes the part of a JPEG that r covers (in the image's
@@ -60,7 +53,9 @@ func DecodeRect(data []byte, r image.Rectangle, maxPixels int) (image.Image, err
 		maxPixels = MaxPixels
 	}
 	m, err := decode(data, r, maxPixels)
-	if err != nil {
+	if err != nil && r.Empty() {
+		return nil, fmt.Errorf("libjpeg: decode: %w", err)
+	} else if err != nil {
 		return nil, fmt.Errorf("libjpeg: decode %v: %w", r, err)
 	}
 	return m, nil

@@ -22,7 +22,7 @@ if ! command -v gcc >/dev/null 2>&1; then
 	step "installing gcc"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >&2
 fi
-if ! printf '#include <stdio.h>\n#include <jpeglib.h>\n' | gcc -E -x c - >/dev/null 2>&1; then
+if [[ $(scripts/tags.sh 2>/dev/null) == *nolibjpeg* ]]; then
 	step "installing libjpeg-dev"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libjpeg-dev >&2
 fi

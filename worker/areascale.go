@@ -51,7 +51,8 @@ func areaTaps(s, d int) [][]areaTap {
 // ratios it is used at (below 2: from a pyramid level to the size just
 // under it) it is about as sharp as resampling gets without ringing.
 // Besides the output it keeps two rows of dw samples (three a pixel in
-// colour: the alpha is not averaged).
+// colour: the alpha is not averaged); a shrink by less than half, three
+// rows, in areaShrink3.
 func areaShrink(src []byte, sw, sh, stride, bpp int, dw, dh int) []byte {
 	xt, yt := areaTaps(sw, dw), areaTaps(sh, dh)
 	if most(xt) <= 3 && most(yt) <= 3 {
