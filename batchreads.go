@@ -76,10 +76,15 @@ func (r *Repository) filesOf(g *guard, pa *access, keep func(*ResourceRow) (bool
 	if len(children) == 0 {
 		return out, nil
 	}
-	shown := make(map[int64]*access, len(children))
+	// each child's access and id, found once for all its files
+	type child struct {
+		a  *access
+		id ID
+	}
+	shown := make(map[int64]child, len(children))
 	parents := make([]int64, len(children))
 	for i, row := range children {
-		shown[row.Key] = g.childAccess(pa, row)
+		shown[row.Key] = child{g.childAccess(pa, row), r.ids.Encode(row.Key)}
 		parents[i] = row.Key
 	}
 	files, err := read(parents)
@@ -87,8 +92,8 @@ func (r *Repository) filesOf(g *guard, pa *access, keep func(*ResourceRow) (bool
 		return nil, err
 	}
 	for _, fr := range files {
-		ca := shown[fr.Row.Parent]
-		if ca == nil {
+		c, ok := shown[fr.Row.Parent]
+		if !ok || c.a == nil {
 			continue
 		}
 		// readable through its file set and on its own
@@ -99,13 +104,12 @@ func (r *Repository) filesOf(g *guard, pa *access, keep func(*ResourceRow) (bool
 		if !ok {
 			continue
 		}
-		res := r.rowResource(fr.Row)
+		res := r.rowResourceIn(fr.Row, c.id)
 		res.File = fr.File
-		if v := g.childAccess(ca, fr.Row).vis; visRank(v) > visRank(res.Visibility) {
+		if v := fr.Row.EffectiveAt(g.now); visRank(v) > visRank(res.Visibility) { // g.childAccess(c.a, fr.Row).vis
 			res.Visibility = v
 		}
-		id := r.ids.Encode(fr.Row.Parent)
-		out[id] = append(out[id], res)
+		out[c.id] = append(out[c.id], res)
 	}
 	return out, nil
 }

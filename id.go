@@ -144,11 +144,14 @@ func (c *IDCodec) Encode(k int64) ID {
 	}
 	v := c.permute(uint64(k))
 	var b [idDigits + 1]byte
+	sum := 0 // checkChar's, from the digits at hand
 	for i := idDigits - 1; i >= 0; i-- {
-		b[i] = idAlphabet[v%29]
+		d := int(v % 29)
+		b[i] = idAlphabet[d]
+		sum += (i + 1) * d
 		v /= 29
 	}
-	b[idDigits] = checkChar(b[:idDigits])
+	b[idDigits] = idAlphabet[sum%29]
 	return ID(b[:])
 }
 
@@ -250,14 +253,19 @@ func LoadIDCodec(ctx context.Context, store Storage) (*IDCodec, error) {
 	return NewIDCodec(secret), nil
 }
 
-func alphabetIndex(c byte) int {
-	for i := 0; i < len(idAlphabet); i++ {
-		if idAlphabet[i] == c {
-			return i
-		}
+func alphabetIndex(c byte) int { return int(idIndex[c]) }
+
+// idIndex is alphabetIndex as a table: every id a request names is
+// decoded, and a page of them is checked character by character.
+var idIndex = func() (t [256]int8) {
+	for i := range t {
+		t[i] = -1
 	}
-	return -1
-}
+	for i := 0; i < len(idAlphabet); i++ {
+		t[idAlphabet[i]] = int8(i)
+	}
+	return t
+}()
 
 // checkChar is the NOID check character: the sum of each character's
 // ordinal times its 1-based position, modulo 29. It detects every single

@@ -66,6 +66,8 @@ type DB struct {
 	stmts map[string]*sql.Stmt // prepared statements of the write and read pools, by pool+SQL
 
 	searchTimeout time.Duration // see Options.SearchTimeout; 0: none
+
+	chunked map[string]bool // the statements read in chunks (chunks.go)
 }
 
 var _ shelfmark.Storage = (*DB)(nil)
@@ -75,6 +77,9 @@ var _ shelfmark.Storage = (*DB)(nil)
 // freed memory for SQLite's next statement (tuneMalloc).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := registerRank(); err != nil {
+		return nil, err
+	}
+	if err := registerChunks(); err != nil {
 		return nil, err
 	}
 	tuneMalloc()
@@ -128,7 +133,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	w.SetMaxIdleConns(2)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{path: path, tracer: opts.Tracer, write: w, stmts: map[string]*sql.Stmt{}, searchTimeout: sqlstore.SearchTimeout(opts.SearchTimeout)}
+	db := &DB{path: path, tracer: opts.Tracer, write: w, stmts: map[string]*sql.Stmt{}, searchTimeout: sqlstore.SearchTimeout(opts.SearchTimeout),
+		chunked: chunkedStatements()}
 	db.Direct = sqlstore.NewDirect(&dialect, db.direct)
 	if err := requireFTS5(ctx, w); err != nil {
 		w.Close()

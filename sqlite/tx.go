@@ -71,6 +71,9 @@ func (t *readTx) exec(ctx context.Context, query string, args ...any) (int64, er
 
 // query runs a query and calls scan for each row.
 func (t *readTx) query(ctx context.Context, query string, args []any, scan func(sqlstore.Scanner) error) error {
+	if t.db.chunked[query] && len(args) <= maxChunkArgs {
+		return t.queryChunks(ctx, query, args, scan)
+	}
 	s, err := t.stmt(ctx, query)
 	if err != nil {
 		return err

@@ -1,0 +1,132 @@
+/*
+** The declarations of SQLite's public-domain header sqlite3.h (3.54) that
+** chunks.c needs: the opaque types, the virtual table objects, and the
+** functions it calls. The functions are those of the SQLite that
+** github.com/mattn/go-sqlite3 compiles into the same binary.
+*/
+#ifndef SHELFMARK_CHUNKS_H
+#define SHELFMARK_CHUNKS_H
+
+typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_stmt sqlite3_stmt;
+typedef struct sqlite3_context sqlite3_context;
+typedef struct sqlite3_value sqlite3_value;
+typedef struct sqlite3_vtab sqlite3_vtab;
+typedef struct sqlite3_vtab_cursor sqlite3_vtab_cursor;
+typedef struct sqlite3_index_info sqlite3_index_info;
+typedef struct sqlite3_module sqlite3_module;
+typedef long long int sqlite3_int64;
+typedef unsigned long long int sqlite3_uint64;
+
+#define SQLITE_OK 0
+#define SQLITE_ERROR 1
+#define SQLITE_NOMEM 7
+#define SQLITE_CONSTRAINT 19
+#define SQLITE_ROW 100
+#define SQLITE_DONE 101
+#define SQLITE_INTEGER 1
+#define SQLITE_FLOAT 2
+#define SQLITE_TEXT 3
+#define SQLITE_BLOB 4
+#define SQLITE_NULL 5
+#define SQLITE_PREPARE_PERSISTENT 0x01
+#define SQLITE_INDEX_CONSTRAINT_EQ 2
+#define SQLITE_VTAB_DIRECTONLY 3
+#define SQLITE_TRANSIENT ((void(*)(void*))-1)
+
+struct sqlite3_module {
+  int iVersion;
+  int (*xCreate)(sqlite3*, void *pAux, int argc, const char *const*argv, sqlite3_vtab **ppVTab, char**);
+  int (*xConnect)(sqlite3*, void *pAux, int argc, const char *const*argv, sqlite3_vtab **ppVTab, char**);
+  int (*xBestIndex)(sqlite3_vtab *pVTab, sqlite3_index_info*);
+  int (*xDisconnect)(sqlite3_vtab *pVTab);
+  int (*xDestroy)(sqlite3_vtab *pVTab);
+  int (*xOpen)(sqlite3_vtab *pVTab, sqlite3_vtab_cursor **ppCursor);
+  int (*xClose)(sqlite3_vtab_cursor*);
+  int (*xFilter)(sqlite3_vtab_cursor*, int idxNum, const char *idxStr, int argc, sqlite3_value **argv);
+  int (*xNext)(sqlite3_vtab_cursor*);
+  int (*xEof)(sqlite3_vtab_cursor*);
+  int (*xColumn)(sqlite3_vtab_cursor*, sqlite3_context*, int);
+  int (*xRowid)(sqlite3_vtab_cursor*, sqlite3_int64 *pRowid);
+  int (*xUpdate)(sqlite3_vtab *, int, sqlite3_value **, sqlite3_int64 *);
+  int (*xBegin)(sqlite3_vtab *pVTab);
+  int (*xSync)(sqlite3_vtab *pVTab);
+  int (*xCommit)(sqlite3_vtab *pVTab);
+  int (*xRollback)(sqlite3_vtab *pVTab);
+  int (*xFindFunction)(sqlite3_vtab *pVtab, int nArg, const char *zName,
+                       void (**pxFunc)(sqlite3_context*,int,sqlite3_value**), void **ppArg);
+  int (*xRename)(sqlite3_vtab *pVtab, const char *zNew);
+  int (*xSavepoint)(sqlite3_vtab *pVTab, int);
+  int (*xRelease)(sqlite3_vtab *pVTab, int);
+  int (*xRollbackTo)(sqlite3_vtab *pVTab, int);
+  int (*xShadowName)(const char*);
+  int (*xIntegrity)(sqlite3_vtab *pVTab, const char *zSchema, const char *zTabName, int mFlags, char **pzErr);
+};
+
+struct sqlite3_index_info {
+  int nConstraint;
+  struct sqlite3_index_constraint {
+     int iColumn;
+     unsigned char op;
+     unsigned char usable;
+     int iTermOffset;
+  } *aConstraint;
+  int nOrderBy;
+  struct sqlite3_index_orderby {
+     int iColumn;
+     unsigned char desc;
+  } *aOrderBy;
+  struct sqlite3_index_constraint_usage {
+    int argvIndex;
+    unsigned char omit;
+  } *aConstraintUsage;
+  int idxNum;
+  char *idxStr;
+  int needToFreeIdxStr;
+  int orderByConsumed;
+  double estimatedCost;
+  sqlite3_int64 estimatedRows;
+  int idxFlags;
+  sqlite3_uint64 colUsed;
+};
+
+struct sqlite3_vtab {
+  const sqlite3_module *pModule;
+  int nRef;
+  char *zErrMsg;
+};
+
+struct sqlite3_vtab_cursor {
+  sqlite3_vtab *pVtab;
+};
+
+int sqlite3_auto_extension(void(*xEntryPoint)(void));
+int sqlite3_create_module_v2(sqlite3 *db, const char *zName, const sqlite3_module *p, void *pClientData, void(*xDestroy)(void*));
+int sqlite3_declare_vtab(sqlite3*, const char *zSQL);
+int sqlite3_vtab_config(sqlite3*, int op, ...);
+int sqlite3_prepare_v3(sqlite3 *db, const char *zSql, int nByte, unsigned int prepFlags, sqlite3_stmt **ppStmt, const char **pzTail);
+int sqlite3_stmt_readonly(sqlite3_stmt *pStmt);
+int sqlite3_reset(sqlite3_stmt *pStmt);
+int sqlite3_clear_bindings(sqlite3_stmt*);
+int sqlite3_bind_value(sqlite3_stmt*, int, const sqlite3_value*);
+int sqlite3_bind_parameter_count(sqlite3_stmt*);
+int sqlite3_step(sqlite3_stmt*);
+int sqlite3_finalize(sqlite3_stmt *pStmt);
+int sqlite3_column_count(sqlite3_stmt *pStmt);
+int sqlite3_column_type(sqlite3_stmt*, int iCol);
+sqlite3_int64 sqlite3_column_int64(sqlite3_stmt*, int iCol);
+double sqlite3_column_double(sqlite3_stmt*, int iCol);
+const unsigned char *sqlite3_column_text(sqlite3_stmt*, int iCol);
+const void *sqlite3_column_blob(sqlite3_stmt*, int iCol);
+int sqlite3_column_bytes(sqlite3_stmt*, int iCol);
+const unsigned char *sqlite3_value_text(sqlite3_value*);
+int sqlite3_value_bytes(sqlite3_value*);
+void sqlite3_result_blob64(sqlite3_context*, const void*, sqlite3_uint64, void(*)(void*));
+void sqlite3_result_null(sqlite3_context*);
+char *sqlite3_mprintf(const char*, ...);
+const char *sqlite3_errmsg(sqlite3*);
+void *sqlite3_malloc64(sqlite3_uint64);
+void *sqlite3_realloc64(void*, sqlite3_uint64);
+void sqlite3_free(void*);
+
+#endif
