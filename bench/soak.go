@@ -56,6 +56,13 @@ type SoakConfig struct {
 	// GET JSON, GET Turtle, a members page and a search (default 2);
 	// Harvesters loop full OAI-PMH ListRecords harvests (default 1).
 	Writers, Readers, Harvesters int
+	// ReadRate paces each reader to this many requests a second, and
+	// HarvestRate each harvester to this many pages a second (0: as fast
+	// as the server answers). An unpaced client takes whatever the cores
+	// leave, so on a saturated machine every change in its cost moves the
+	// share of everything else, the idle-priority tools first; a paced one
+	// asks what people and harvesters ask in service, whatever the speed.
+	ReadRate, HarvestRate float64
 	// UploadEvery uploads a real file with every n-th work (default 5; a
 	// negative value uploads none): a scanned page image mostly (a PNG of
 	// gen.PageWidth×gen.PageHeight whose words OCR reads back), a PDF
@@ -237,6 +244,9 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 	if c.Readers < 0 || c.Harvesters < 0 {
 		return nil, errors.New("soak: readers and harvesters must be 0 or more")
 	}
+	if c.ReadRate < 0 || c.HarvestRate < 0 {
+		return nil, errors.New("soak: the read and harvest rates must be 0 (unpaced) or more")
+	}
 	if c.UploadEvery == 0 {
 		c.UploadEvery = 5
 	}
@@ -303,7 +313,7 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 	st := &soakState{codes: map[string]int64{}}
 	rep := &Report{Scenario: "soak", Target: c.Base, Started: time.Now().UTC(),
 		Params: map[string]any{"minutes": c.Duration.Minutes(), "writers": c.Writers, "readers": c.Readers, "harvesters": c.Harvesters,
-			"upload_every": c.UploadEvery, "triples": c.Triples, "paused": c.Pause, "sample_seconds": c.Sample.Seconds(), "warmup_seconds": c.Warmup.Seconds(),
+			"read_rate": c.ReadRate, "harvest_rate": c.HarvestRate, "upload_every": c.UploadEvery, "triples": c.Triples, "paused": c.Pause, "sample_seconds": c.Sample.Seconds(), "warmup_seconds": c.Warmup.Seconds(),
 			"storm_seconds": c.Storm.Seconds(), "storm_start_seconds": c.StormStart.Seconds(), "storm_conns": c.StormConns, "storm_addrs": c.StormAddrs}}
 
 	runCtx, stop := context.WithTimeout(ctx, c.Duration)
@@ -321,14 +331,14 @@ func RunSoak(ctx context.Context, c SoakConfig) (*SoakResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			soakReader(runCtx, clientOf(c.Writers+r), api, coll, st, rand.New(rand.NewPCG(c.Seed, uint64(r))))
+			soakReader(runCtx, clientOf(c.Writers+r), api, coll, st, rand.New(rand.NewPCG(c.Seed, uint64(r))), newPacer(c.ReadRate))
 		}()
 	}
 	for h := range c.Harvesters {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			soakHarvester(runCtx, clientOf(c.Writers+c.Readers+h), c.Base+"/oai", st)
+			soakHarvester(runCtx, clientOf(c.Writers+c.Readers+h), c.Base+"/oai", st, newPacer(c.HarvestRate))
 		}()
 	}
 
@@ -899,10 +909,10 @@ func soakGet(ctx context.Context, client *http.Client, target, accept string, bu
 var soakWords = []string{"apparatus", "storage", "shelfmarks", "variant"}
 
 // soakReader loops GET JSON, GET Turtle, a members page and a search
-// until ctx ends.
-func soakReader(ctx context.Context, client *http.Client, api, coll string, st *soakState, r *rand.Rand) {
+// until ctx ends, at pace's rate.
+func soakReader(ctx context.Context, client *http.Client, api, coll string, st *soakState, r *rand.Rand, pace *pacer) {
 	buf := &bytes.Buffer{}
-	for k := 0; ctx.Err() == nil; k++ {
+	for k := 0; pace.wait(ctx); k++ {
 		var target, accept string
 		kind := k % 4
 		switch kind {
@@ -950,12 +960,13 @@ func soakReader(ctx context.Context, client *http.Client, api, coll string, st *
 	}
 }
 
-// soakHarvester loops full ListRecords (oai_dc) harvests until ctx ends.
-func soakHarvester(ctx context.Context, client *http.Client, base string, st *soakState) {
+// soakHarvester loops full ListRecords (oai_dc) harvests until ctx ends,
+// a page at pace's rate.
+func soakHarvester(ctx context.Context, client *http.Client, base string, st *soakState, pace *pacer) {
 	buf := &bytes.Buffer{}
 	for ctx.Err() == nil {
 		q := "verb=ListRecords&metadataPrefix=oai_dc"
-		for ctx.Err() == nil {
+		for pace.wait(ctx) {
 			t0 := time.Now()
 			if err := soakGet(ctx, client, base+"?"+q, "", buf); err != nil {
 				if ctx.Err() == nil {
@@ -1097,4 +1108,43 @@ func SeedWorks(ctx context.Context, repo *shelfmark.Repository, n, triples int, 
 		}
 	}
 	return nil
+}
+
+// pacer spaces a client's requests 1/rate apart; nil (rate 0) does not
+// wait. A client that fell behind (the server slower than the rate) goes
+// on at once but does not then ask in a burst to catch up: it is paced
+// from where it is.
+type pacer struct {
+	every time.Duration
+	next  time.Time
+}
+
+// newPacer returns the pacer of rate requests a second (nil for 0).
+func newPacer(rate float64) *pacer {
+	if rate <= 0 {
+		return nil
+	}
+	return &pacer{every: time.Duration(float64(time.Second) / rate)}
+}
+
+// wait waits for the next request's time; false once ctx has ended.
+func (p *pacer) wait(ctx context.Context) bool {
+	if p == nil || ctx.Err() != nil {
+		return ctx.Err() == nil
+	}
+	now := time.Now()
+	if p.next.IsZero() || now.Sub(p.next) > p.every {
+		p.next = now
+	}
+	if d := p.next.Sub(now); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+	p.next = p.next.Add(p.every)
+	return ctx.Err() == nil
 }

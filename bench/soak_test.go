@@ -410,3 +410,24 @@ func TestSoakCPUSpan(t *testing.T) {
 		t.Errorf("a reading missing: %+v", c)
 	}
 }
+
+// TestPacer: a paced client never asks more often than its rate (over a
+// span of 300 ms at 100 a second, at most 31 requests, on a machine of
+// any speed), and stops when its context ends; an unpaced one does not
+// wait.
+func TestPacer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	p := newPacer(100)
+	n := 0
+	for p.wait(ctx) {
+		n++
+	}
+	if n < 1 || n > 31 {
+		t.Errorf("%d requests in 300 ms at 100 a second", n)
+	}
+	var none *pacer
+	if newPacer(0) != nil || !none.wait(context.Background()) || none.wait(ctx) {
+		t.Error("an unpaced client waits, or goes on after its context ended")
+	}
+}

@@ -260,22 +260,26 @@ static int chunksFill(ChunksCursor *c){
       return chunksFail(&c->base, rc, sqlite3_errmsg(((ChunksVtab*)c->base.pVtab)->db));
     }
     for(int i=0; i<nCol; i++){
-      int t = sqlite3_column_type(st, i);
+      /* the column's value, read through the value interface: each
+      ** sqlite3_column_ call takes the connection's mutex again, which the
+      ** step of shelfmark_chunks holds for all of this already */
+      sqlite3_value *pVal = sqlite3_column_value(st, i);
+      int t = sqlite3_value_type(pVal);
       if( t==SQLITE_INTEGER || t==SQLITE_FLOAT ){
         if( chunksRoom(c, 9)!=SQLITE_OK ) return SQLITE_NOMEM;
         sqlite3_uint64 v;
         if( t==SQLITE_INTEGER ){
-          v = (sqlite3_uint64)sqlite3_column_int64(st, i);
+          v = (sqlite3_uint64)sqlite3_value_int64(pVal);
         }else{
-          double d = sqlite3_column_double(st, i);
+          double d = sqlite3_value_double(pVal);
           memcpy(&v, &d, 8);
         }
         c->a[c->n] = (unsigned char)t;
         chunksPut64(c->a+c->n+1, v);
         c->n += 9;
       }else if( t==SQLITE_TEXT || t==SQLITE_BLOB ){
-        const void *z = t==SQLITE_TEXT ? (const void*)sqlite3_column_text(st, i) : sqlite3_column_blob(st, i);
-        int nz = sqlite3_column_bytes(st, i);
+        const void *z = t==SQLITE_TEXT ? (const void*)sqlite3_value_text(pVal) : sqlite3_value_blob(pVal);
+        int nz = sqlite3_value_bytes(pVal);
         if( z==0 && nz>0 ) return SQLITE_NOMEM;
         if( chunksRoom(c, 5+(sqlite3_int64)nz)!=SQLITE_OK ) return SQLITE_NOMEM;
         c->a[c->n] = (unsigned char)t;

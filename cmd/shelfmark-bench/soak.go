@@ -27,6 +27,7 @@ func newBenchSoakCommand() *cobra.Command {
 		stormConns, stormAddrs                    int
 		writers, readers, harvesters, uploadEvery int
 		triples, seedWorks                        int
+		readRate, harvestRate                     float64
 		pause                                     []string
 		admissionOff                              bool
 	)
@@ -43,8 +44,10 @@ load on it for --minutes:
                 page images, PNG, whose words OCR reads back; every fourth a
                 PDF), so derivative, OCR and text jobs exist;
   --readers     loop GET JSON, GET Turtle, a page of a collection's members
-                and a search;
-  --harvesters  loop full OAI-PMH ListRecords (oai_dc) harvests;
+                and a search, each --read-rate requests a second (0: as
+                fast as the server answers);
+  --harvesters  loop full OAI-PMH ListRecords (oai_dc) harvests, each
+                --harvest-rate pages a second (0: as fast as it answers);
   --storm       a crawler storm in the middle of the run, for that long (0:
                 10m when --minutes is 30 or more, else a third of the run):
                 --storm-conns anonymous connections (0: no storm) from
@@ -128,7 +131,7 @@ It talks only to the server it started, on 127.0.0.1.`,
 			defer stopServer(srv)
 			res, err := bench.RunSoak(ctx, bench.SoakConfig{Base: base, Token: token, Tokens: tokens[1:], PID: srv.Process.Pid, DataDir: data,
 				Duration: duration, Warmup: warmup, Sample: sample,
-				Writers: writers, Readers: readers, Harvesters: harvesters, UploadEvery: uploadEvery, Triples: triples, Pause: pause, Seed: 1,
+				Writers: writers, Readers: readers, Harvesters: harvesters, ReadRate: readRate, HarvestRate: harvestRate, UploadEvery: uploadEvery, Triples: triples, Pause: pause, Seed: 1,
 				Storm: storm, StormConns: stormConns, StormAddrs: stormAddrs,
 				Progress: func(s bench.SoakSample) { fmt.Fprintln(out, soakLine(s, backend)) }})
 			if err != nil {
@@ -182,6 +185,8 @@ It talks only to the server it started, on 127.0.0.1.`,
 	f.IntVar(&writers, "writers", 4, "clients creating works")
 	f.IntVar(&readers, "readers", 2, "clients reading (JSON, Turtle, members, search)")
 	f.IntVar(&harvesters, "harvesters", 1, "clients looping full OAI-PMH harvests")
+	f.Float64Var(&readRate, "read-rate", 0, "requests a second of each reader (0: as fast as the server answers)")
+	f.Float64Var(&harvestRate, "harvest-rate", 0, "pages a second of each harvester (0: as fast as the server answers)")
 	f.IntVar(&uploadEvery, "upload-every", 5, "upload a file (a page image, every fourth a PDF) with every n-th work (-1: none)")
 	f.DurationVar(&storm, "storm", 0, "how long the crawler storm in the middle of the run lasts (0: 10m when --minutes is 30 or more, else a third of the run)")
 	f.IntVar(&stormConns, "storm-conns", 64, "the storm's connections (0: no storm)")
