@@ -1,28 +1,19 @@
 /*
 ** The declarations of SQLite's public-domain header sqlite3.h (3.54) that
-** chunks.c needs: the opaque types, the virtual table objects, and the
+** chunks.c needs beyond sqlite3api.h's: the virtual table objects and the
 ** functions it calls. The functions are those of the SQLite that
 ** github.com/mattn/go-sqlite3 compiles into the same binary.
 */
 #ifndef SHELFMARK_CHUNKS_H
 #define SHELFMARK_CHUNKS_H
 
-typedef struct sqlite3 sqlite3;
-typedef struct sqlite3_stmt sqlite3_stmt;
-typedef struct sqlite3_context sqlite3_context;
-typedef struct sqlite3_value sqlite3_value;
+#include "sqlite3api.h"
+
 typedef struct sqlite3_vtab sqlite3_vtab;
 typedef struct sqlite3_vtab_cursor sqlite3_vtab_cursor;
 typedef struct sqlite3_index_info sqlite3_index_info;
-typedef struct sqlite3_module sqlite3_module;
-typedef long long int sqlite3_int64;
-typedef unsigned long long int sqlite3_uint64;
 
-#define SQLITE_OK 0
-#define SQLITE_ERROR 1
-#define SQLITE_NOMEM 7
 #define SQLITE_CONSTRAINT 19
-#define SQLITE_ROW 100
 #define SQLITE_DONE 101
 #define SQLITE_INTEGER 1
 #define SQLITE_FLOAT 2
@@ -100,7 +91,6 @@ struct sqlite3_vtab_cursor {
   sqlite3_vtab *pVtab;
 };
 
-int sqlite3_auto_extension(void(*xEntryPoint)(void));
 int sqlite3_create_module_v2(sqlite3 *db, const char *zName, const sqlite3_module *p, void *pClientData, void(*xDestroy)(void*));
 int sqlite3_declare_vtab(sqlite3*, const char *zSQL);
 int sqlite3_vtab_config(sqlite3*, int op, ...);
@@ -110,8 +100,6 @@ int sqlite3_reset(sqlite3_stmt *pStmt);
 int sqlite3_clear_bindings(sqlite3_stmt*);
 int sqlite3_bind_value(sqlite3_stmt*, int, const sqlite3_value*);
 int sqlite3_bind_parameter_count(sqlite3_stmt*);
-int sqlite3_step(sqlite3_stmt*);
-int sqlite3_finalize(sqlite3_stmt *pStmt);
 int sqlite3_column_count(sqlite3_stmt *pStmt);
 sqlite3_value *sqlite3_column_value(sqlite3_stmt*, int iCol);
 int sqlite3_value_type(sqlite3_value*);
@@ -124,8 +112,5 @@ void sqlite3_result_blob64(sqlite3_context*, const void*, sqlite3_uint64, void(*
 void sqlite3_result_null(sqlite3_context*);
 char *sqlite3_mprintf(const char*, ...);
 const char *sqlite3_errmsg(sqlite3*);
-void *sqlite3_malloc64(sqlite3_uint64);
-void *sqlite3_realloc64(void*, sqlite3_uint64);
-void sqlite3_free(void*);
 
 #endif

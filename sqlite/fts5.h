@@ -1,37 +1,21 @@
 /*
 ** The declarations of SQLite's public-domain header sqlite3.h (3.54) that
-** rank.c needs: the opaque types and the handful of functions it calls,
+** rank.c needs beyond sqlite3api.h's: the handful of functions it calls,
 ** then SQLite's fts5.h unchanged. The functions are those of the SQLite
 ** that github.com/mattn/go-sqlite3 compiles into the same binary.
 */
 #ifndef SHELFMARK_FTS5_H
 #define SHELFMARK_FTS5_H
 
-typedef struct sqlite3 sqlite3;
-typedef struct sqlite3_stmt sqlite3_stmt;
-typedef struct sqlite3_context sqlite3_context;
-typedef struct sqlite3_value sqlite3_value;
-typedef struct sqlite3_module sqlite3_module;
-typedef long long int sqlite3_int64;
-typedef unsigned long long int sqlite3_uint64;
+#include "sqlite3api.h"
 
-#define SQLITE_OK 0
-#define SQLITE_ERROR 1
-#define SQLITE_NOMEM 7
-#define SQLITE_ROW 100
 #define SQLITE_DBCONFIG_ENABLE_QPSG 1007
 
-int sqlite3_auto_extension(void(*xEntryPoint)(void));
 int sqlite3_compileoption_used(const char *zOptName);
 int sqlite3_busy_timeout(sqlite3*, int ms);
 int sqlite3_db_config(sqlite3*, int op, ...);
 int sqlite3_prepare_v2(sqlite3 *db, const char *zSql, int nByte, sqlite3_stmt **ppStmt, const char **pzTail);
 int sqlite3_bind_pointer(sqlite3_stmt*, int, void*, const char*, void(*)(void*));
-int sqlite3_step(sqlite3_stmt*);
-int sqlite3_finalize(sqlite3_stmt *pStmt);
-void *sqlite3_malloc64(sqlite3_uint64);
-void *sqlite3_realloc64(void*, sqlite3_uint64);
-void sqlite3_free(void*);
 double sqlite3_value_double(sqlite3_value*);
 void sqlite3_result_double(sqlite3_context*, double);
 void sqlite3_result_error_code(sqlite3_context*, int);
