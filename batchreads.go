@@ -34,7 +34,7 @@ func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (
 	}
 	var out map[ID][]*Resource
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		g, pa, keep, err := r.childScope(ctx, tx, pkey)
+		g, _, keep, err := r.childScope(ctx, tx, pkey)
 		if err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (
 				shown = append(shown, row)
 			}
 		}
-		out, err = r.filesOf(g, pa, keep, shown, func(parents []int64) ([]*FileRow, error) {
+		out, err = r.filesOf(g, keep, shown, func(parents []int64) ([]*FileRow, error) {
 			return tx.ChildFiles(ctx, parents, MaxChildFiles)
 		})
 		return err
@@ -66,25 +66,21 @@ func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (
 	return out, nil
 }
 
-// filesOf returns the files of children (rows the caller may read, of the
-// parent whose access is pa), by child id, those keep accepts: read reads
-// them, at most MaxChildFiles a child, in one statement. A file is as
-// hidden as the most hidden of its chain.
-func (r *Repository) filesOf(g *guard, pa *access, keep func(*ResourceRow) (bool, error), children []*ResourceRow,
+// filesOf returns the files of children (rows the caller may read), by
+// child id, those keep accepts: read reads them, at most MaxChildFiles a
+// child, in one statement. A file is as hidden as the most hidden of its
+// chain (its effective access, which is its chain's).
+func (r *Repository) filesOf(g *guard, keep func(*ResourceRow) (bool, error), children []*ResourceRow,
 	read func(parents []int64) ([]*FileRow, error)) (map[ID][]*Resource, error) {
 	out := map[ID][]*Resource{}
 	if len(children) == 0 {
 		return out, nil
 	}
-	// each child's access and id, found once for all its files
-	type child struct {
-		a  *access
-		id ID
-	}
-	shown := make(map[int64]child, len(children))
+	// each child's id, encoded once for all its files
+	shown := make(map[int64]ID, len(children))
 	parents := make([]int64, len(children))
 	for i, row := range children {
-		shown[row.Key] = child{g.childAccess(pa, row), r.ids.Encode(row.Key)}
+		shown[row.Key] = r.ids.Encode(row.Key)
 		parents[i] = row.Key
 	}
 	files, err := read(parents)
@@ -92,8 +88,8 @@ func (r *Repository) filesOf(g *guard, pa *access, keep func(*ResourceRow) (bool
 		return nil, err
 	}
 	for _, fr := range files {
-		c, ok := shown[fr.Row.Parent]
-		if !ok || c.a == nil {
+		id, ok := shown[fr.Row.Parent]
+		if !ok {
 			continue
 		}
 		// readable through its file set and on its own
@@ -104,12 +100,12 @@ func (r *Repository) filesOf(g *guard, pa *access, keep func(*ResourceRow) (bool
 		if !ok {
 			continue
 		}
-		res := r.rowResourceIn(fr.Row, c.id)
+		res := r.rowResourceIn(fr.Row, id)
 		res.File = fr.File
-		if v := fr.Row.EffectiveAt(g.now); visRank(v) > visRank(res.Visibility) { // g.childAccess(c.a, fr.Row).vis
+		if v := fr.Row.EffectiveAt(g.now); visRank(v) > visRank(res.Visibility) {
 			res.Visibility = v
 		}
-		out[c.id] = append(out[c.id], res)
+		out[id] = append(out[id], res)
 	}
 	return out, nil
 }

@@ -188,7 +188,7 @@ func (r *Repository) ListPages(ctx context.Context, work ID, p PageRequest) (*Pa
 				sets = append(sets, row)
 			}
 		}
-		out.Files, err = r.filesOf(g, pa, keep, sets, func(parents []int64) ([]*FileRow, error) {
+		out.Files, err = r.filesOf(g, keep, sets, func(parents []int64) ([]*FileRow, error) {
 			return tx.PageFiles(ctx, parents, MaxChildFiles)
 		})
 		return err

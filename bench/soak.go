@@ -1110,21 +1110,18 @@ func SeedWorks(ctx context.Context, repo *shelfmark.Repository, n, triples int, 
 	return nil
 }
 
-// pacer spaces a client's requests 1/rate apart; nil (rate 0) does not
-// wait. A client that fell behind (the server slower than the rate) goes
-// on at once but does not then ask in a burst to catch up: it is paced
-// from where it is.
-type pacer struct {
-	every time.Duration
-	next  time.Time
-}
+// pacer spaces a client's requests 1/rate apart with a ticker, as the
+// ingest pipeline paces its reads; nil (rate 0) does not wait. A client
+// that fell behind (the server slower than the rate) goes on at once, the
+// ticker having kept one tick, but does not ask in a burst to catch up.
+type pacer struct{ tick *time.Ticker }
 
 // newPacer returns the pacer of rate requests a second (nil for 0).
 func newPacer(rate float64) *pacer {
 	if rate <= 0 {
 		return nil
 	}
-	return &pacer{every: time.Duration(float64(time.Second) / rate)}
+	return &pacer{time.NewTicker(time.Duration(float64(time.Second) / rate))}
 }
 
 // wait waits for the next request's time; false once ctx has ended.
@@ -1132,19 +1129,10 @@ func (p *pacer) wait(ctx context.Context) bool {
 	if p == nil || ctx.Err() != nil {
 		return ctx.Err() == nil
 	}
-	now := time.Now()
-	if p.next.IsZero() || now.Sub(p.next) > p.every {
-		p.next = now
+	select {
+	case <-ctx.Done():
+		return false
+	case <-p.tick.C:
+		return ctx.Err() == nil
 	}
-	if d := p.next.Sub(now); d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return false
-		case <-t.C:
-		}
-	}
-	p.next = p.next.Add(p.every)
-	return ctx.Err() == nil
 }

@@ -10,7 +10,8 @@
 ** costs a crossing from Go into C, a Go value per column (boxed into an
 ** interface), and database/sql's conversion of each into its destination.
 ** For a page of a book's file rows (thousands of rows of twenty columns)
-** that is about three times the B-tree work itself. A chunk is one
+** that was several times the B-tree work itself (10.4 ms to read a
+** book's 3,601 file rows into Go, 1.5 ms for SQLite to count them). A chunk is one
 ** crossing for hundreds of rows, and Go decodes it straight into the
 ** destinations.
 **

@@ -22,8 +22,8 @@ import (
 //
 // The driver hands a statement's rows to Go one at a time: a crossing
 // into C, a boxed Go value per column and database/sql's conversion of
-// each into its destination, about three times the B-tree work for a
-// page of a book's file rows. The statements that read hundreds of rows
+// each into its destination, several times the B-tree work for a page
+// of a book's file rows. The statements that read hundreds of rows
 // at a time (chunked) run instead inside shelfmark_chunks, which steps
 // them in C and returns their rows packed into BLOBs of about 64 KiB, and
 // chunkScanner decodes those straight into the scan's destinations: one
