@@ -87,7 +87,22 @@ func (r *Repository) filesOf(g *guard, keep func(*ResourceRow) (bool, error), ch
 	if err != nil {
 		return nil, err
 	}
-	for _, fr := range files {
+	// the files are allocated together, and a file set's list is a part
+	// of one list of them all (read returns them by parent): three
+	// objects for the collector, not two a file
+	all := make([]Resource, len(files))
+	list := make([]*Resource, 0, len(files))
+	var (
+		cur   ID
+		start int
+	)
+	flush := func() {
+		if len(list) > start {
+			out[cur] = append(out[cur], list[start:len(list):len(list)]...)
+		}
+		start = len(list)
+	}
+	for i, fr := range files {
 		id, ok := shown[fr.Row.Parent]
 		if !ok {
 			continue
@@ -100,13 +115,19 @@ func (r *Repository) filesOf(g *guard, keep func(*ResourceRow) (bool, error), ch
 		if !ok {
 			continue
 		}
-		res := r.rowResourceIn(fr.Row, id)
+		if id != cur {
+			flush()
+			cur = id
+		}
+		res := &all[i]
+		r.fillResource(res, fr.Row, id)
 		res.File = fr.File
 		if v := fr.Row.EffectiveAt(g.now); visRank(v) > visRank(res.Visibility) {
 			res.Visibility = v
 		}
-		out[id] = append(out[id], res)
+		list = append(list, res)
 	}
+	flush()
 	return out, nil
 }
 

@@ -258,8 +258,14 @@ func clampLimit(n int) int {
 func (r *Repository) pageOf(rows []*ResourceRow) Page {
 	var p Page
 	p.Items = make([]*Resource, len(rows))
+	items := make([]Resource, len(rows)) // one object for the collector, not one an item
 	for i, row := range rows {
-		p.Items[i] = r.rowResource(row)
+		var parent ID
+		if row.Parent != 0 {
+			parent = r.ids.Encode(row.Parent)
+		}
+		r.fillResource(&items[i], row, parent)
+		p.Items[i] = &items[i]
 	}
 	return p
 }

@@ -133,7 +133,7 @@ func (r *Repository) childrenPage(ctx context.Context, tx ReadTx, g *guard, pa *
 	page := r.pageOf(rows)
 	for i, it := range page.Items {
 		// a child is as hidden as its parent
-		if v := g.childAccess(pa, rows[i]).vis; visRank(v) > visRank(it.Visibility) {
+		if v := rows[i].EffectiveAt(g.now); visRank(v) > visRank(it.Visibility) {
 			it.Visibility = v
 		}
 	}

@@ -603,11 +603,15 @@ func (g *guard) childFilter(ctx context.Context, pa *access) (func(row *Resource
 		decided, staff bool
 	)
 	return func(row *ResourceRow) (bool, error) {
-		ca := g.childAccess(pa, row)
+		// the child's own effective visibility decides, or else the
+		// caller's standing on the parent (its access, pa): no access of
+		// the child is built, since a page of a book asks this of each of
+		// thousands of rows
+		vis := row.EffectiveAt(g.now)
 		switch {
-		case ca.vis == Public:
+		case vis == Public:
 			return true, nil
-		case ca.vis == Authenticated && g.c.Authenticated():
+		case vis == Authenticated && g.c.Authenticated():
 			return true, nil
 		case g.c.User == 0:
 			return false, nil

@@ -162,7 +162,15 @@ func (r *Repository) rowResource(row *ResourceRow) *Resource {
 // page of file sets' files would otherwise encode each file set's once
 // per file.
 func (r *Repository) rowResourceIn(row *ResourceRow, parent ID) *Resource {
-	res := &Resource{
+	res := new(Resource)
+	r.fillResource(res, row, parent)
+	return res
+}
+
+// fillResource sets *res to rowResourceIn of row and parent, for
+// resources allocated together (a page's, in one slice).
+func (r *Repository) fillResource(res *Resource, row *ResourceRow, parent ID) {
+	*res = Resource{
 		ID: r.ids.Encode(row.Key), Kind: row.Kind, Visibility: row.Visibility, Embargo: row.Embargo, Lease: row.Lease,
 		Version: row.Version, Seq: row.Seq, Created: row.Created, Modified: row.Modified, Deleted: row.Deleted,
 	}
@@ -172,7 +180,6 @@ func (r *Repository) rowResourceIn(row *ResourceRow, parent ID) *Resource {
 			res.Position = int(row.Position)
 		}
 	}
-	return res
 }
 
 func (r *Repository) encodeKeys(keys []int64) []ID {

@@ -133,9 +133,9 @@ ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNI
 		DeleteSearchDocs: `DELETE FROM search_docs WHERE key = ANY($1) OR work = ANY($1)`,
 	},
 	Reads: sqlstore.Reads{
-		ChildFiles:   childFilesSQL,
-		PageFiles:    pageFilesSQL,
-		ScanPageFile: sqlstore.ScanPageFile[nullable],
+		ChildFiles:      childFilesSQL,
+		PageFiles:       pageFilesSQL,
+		PageFileScanner: sqlstore.PageFileScanner[nullable],
 		// resources_children, one look-up a parent
 		FirstChildren: `SELECT p.key, c.key FROM unnest($1::bigint[]) AS p(key) CROSS JOIN LATERAL (
   SELECT key FROM resources c WHERE c.parent = p.key AND c.kind = $2 AND c.deleted IS NULL ORDER BY c.position LIMIT 1) c`,

@@ -11,15 +11,70 @@ import (
 // strings each. encoding/json writes them by reflection and then checks
 // again the bytes each MarshalJSON returns, which cost a fifth of building
 // the manifest; the canvases write themselves here instead, byte for byte
-// as encoding/json would (its escaping, its omitempty, its nulls), and
-// marshalManifest puts them after the rest of the document.
+// as encoding/json would (its escaping, its omitempty, its nulls), each as
+// soon as it is made (canvasList), and marshalManifest puts them after the
+// rest of the document.
 
-// marshalManifest encodes a document whose "items" are canvases: the
-// other members as encoding/json encodes a map (by key), then the items,
-// each appended by iiifCanvasDoc.appendJSON.
+// canvasList is a manifest's canvases written as they are made, their
+// JSON comma-separated in segments of about canvasSegment bytes. A
+// canvas, and the rows it was made from, are garbage once added, so the
+// collector does not trace a whole book's worth of them again and again
+// while the rest of it is read; the segments hold no pointers, and since
+// none is ever copied to grow, a book's canvases are written twice (here
+// and into the document), not the four times a doubling buffer can take.
+type canvasList struct {
+	segs [][]byte
+	size int // bytes in segs
+	n    int
+}
+
+// canvasSegment is the size of a segment of a canvasList: a few hundred
+// canvases.
+const canvasSegment = 256 << 10
+
+// add appends c's JSON (appendJSON).
+func (l *canvasList) add(c *iiifCanvasDoc) error {
+	last := len(l.segs) - 1
+	if last < 0 || cap(l.segs[last])-len(l.segs[last]) < canvasSegment/16 {
+		l.segs = append(l.segs, make([]byte, 0, canvasSegment))
+		last++
+	}
+	seg := l.segs[last]
+	before := len(seg)
+	if l.n > 0 {
+		seg = append(seg, ',')
+	}
+	seg, err := c.appendJSON(seg)
+	if err != nil {
+		return err
+	}
+	l.segs[last] = seg
+	l.size += len(seg) - before
+	l.n++
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler: the JSON array of the canvases.
+func (l *canvasList) MarshalJSON() ([]byte, error) {
+	return l.appendJSON(make([]byte, 0, l.size+2)), nil
+}
+
+// appendJSON appends the JSON array of the canvases.
+func (l *canvasList) appendJSON(b []byte) []byte {
+	b = append(b, '[')
+	for _, seg := range l.segs {
+		b = append(b, seg...)
+	}
+	return append(b, ']')
+}
+
+// marshalManifest encodes a document whose "items" are a canvasList: the
+// other members as encoding/json encodes a map (by key), then the items.
+// The result is what json.Marshal gives for the same document, in one
+// copy of the canvases rather than encoding/json's second look at them.
 func marshalManifest(doc map[string]any) ([]byte, error) {
-	canvases, ok := doc["items"].([]*iiifCanvasDoc)
-	if !ok {
+	canvases, ok := doc["items"].(*canvasList)
+	if !ok || canvases == nil {
 		return json.Marshal(doc)
 	}
 	rest := make(map[string]any, len(doc)-1)
@@ -32,25 +87,14 @@ func marshalManifest(doc map[string]any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(head)+len(canvases)*1024)
+	b := make([]byte, 0, len(head)+len(`,"items":[]}`)+canvases.size)
 	b = append(b, head[:len(head)-1]...) // without its }
 	if len(rest) > 0 {
 		b = append(b, ',')
 	}
 	b = append(b, `"items":`...)
-	if canvases == nil {
-		return append(b, "null}"...), nil
-	}
-	b = append(b, '[')
-	for i, c := range canvases {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if b, err = c.appendJSON(b); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, "]}"...), nil
+	b = canvases.appendJSON(b)
+	return append(b, '}'), nil
 }
 
 // MarshalJSON implements json.Marshaler with appendJSON.

@@ -47,31 +47,48 @@ func TestCanvasJSONAsEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestManifestJSON: a manifest with its canvases after its other members
-// reads as encoding/json's encoding of it, with or without canvases.
+// TestManifestJSON: a manifest with its canvases (a canvasList) after
+// its other members reads as encoding/json's encoding of it with the
+// canvases as they are, with or without canvases, whether marshalManifest
+// or encoding/json writes it.
 func TestManifestJSON(t *testing.T) {
-	for _, items := range [][]*iiifCanvasDoc{jsonCanvases(), {}, nil} {
+	for _, items := range [][]*iiifCanvasDoc{jsonCanvases(), {}} {
+		list := &canvasList{}
+		for _, c := range items {
+			if err := list.add(c); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for _, doc := range []map[string]any{
-			{"@context": Context, "id": "http://x/iiif/w/manifest", "type": "Manifest", "label": langMap{"none": {"<A> & B"}}, "items": items},
-			{"items": items},
+			{"@context": Context, "id": "http://x/iiif/w/manifest", "type": "Manifest", "label": langMap{"none": {"<A> & B"}}},
+			{},
 		} {
+			doc["items"] = list
 			got, err := marshalManifest(doc)
 			if err != nil {
 				t.Fatal(err)
 			}
+			viaJSON, err := json.Marshal(doc) // the list's MarshalJSON
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc["items"] = items
 			want, err := json.Marshal(doc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var g, w any
-			if err := json.Unmarshal(got, &g); err != nil {
-				t.Fatalf("%s: %v", got, err)
-			}
+			var w any
 			if err := json.Unmarshal(want, &w); err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(g, w) {
-				t.Errorf("manifest:\n got %s\nwant %s", got, want)
+			for _, got := range [][]byte{got, viaJSON} {
+				var g any
+				if err := json.Unmarshal(got, &g); err != nil {
+					t.Fatalf("%s: %v", got, err)
+				}
+				if !reflect.DeepEqual(g, w) {
+					t.Errorf("manifest:\n got %s\nwant %s", got, want)
+				}
 			}
 		}
 	}

@@ -21,8 +21,8 @@ type Reads struct {
 	// PageFiles reads PageFileCols of what ChildFiles reads, in any
 	// order: parents, perParent.
 	PageFiles string
-	// ScanPageFile is ScanPageFile of the dialect's NullInt.
-	ScanPageFile func(Scanner) (*shelfmark.FileRow, error)
+	// PageFileScanner is PageFileScanner of the dialect's NullInt.
+	PageFileScanner func() func(Scanner) (*shelfmark.FileRow, error)
 	// FirstChildren reads the parent and the key of the first live child
 	// of a kind of each parent, by position: parents, kind.
 	FirstChildren string
@@ -77,28 +77,42 @@ func (t *Tx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]
 const PageFileCols = `r.key, r.kind, r.visibility, r.parent, r.position, r.modified, r.eff_visibility, r.eff_embargo, r.eff_lease,
   f.name, f.media_type, f.size, f.sha256, f.use, f.external_url, f.format_id, f.format_mime, f.width, f.height, f.pages`
 
-// ScanPageFile reads a row of PageFileCols. N is the backend's NullInt.
-// A row is one allocation (pageFileScan), since a book reads thousands.
-func ScanPageFile[N NullInt](r Scanner) (*shelfmark.FileRow, error) {
-	p := new(pageFileScan[N])
-	row, f, fm := &p.row, &p.f, &p.fm
-	if err := r.Scan(&row.Key, &p.kind, &p.vis, &row.Parent, &row.Position, &p.modified, &p.effVis, &p.effEmb, &p.effLease,
-		&f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.Use, &f.ExternalURL, &p.id, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages); err != nil {
-		return nil, err
+// PageFileScanner returns a scanner of rows of PageFileCols. N is the
+// backend's NullInt. The rows it returns are allocated SlabRows at a time
+// (Slab): a book reads thousands, and the collector's cost grows with the
+// number of objects it traces as well as with their bytes. Each row is
+// scanned into the same destinations, then copied into its place: the
+// list of destinations passed to Scan escapes, and one a row would cost
+// more than the row.
+func PageFileScanner[N NullInt]() func(Scanner) (*shelfmark.FileRow, error) {
+	var (
+		slab Slab[pageFileScan[N]]
+		in   pageFileScan[N]
+	)
+	row, f, fm := &in.row, &in.f, &in.fm
+	dest := []any{&row.Key, &in.kind, &in.vis, &row.Parent, &row.Position, &in.modified, &in.effVis, &in.effEmb, &in.effLease,
+		&f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.Use, &f.ExternalURL, &in.id, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages}
+	return func(r Scanner) (*shelfmark.FileRow, error) {
+		if err := r.Scan(dest...); err != nil {
+			return nil, err
+		}
+		p := slab.Next()
+		*p = in
+		row, f, fm := &p.row, &p.f, &p.fm
+		row.Kind = shelfmark.Kind(p.kind)
+		row.Visibility = shelfmark.Visibility(p.vis)
+		row.Modified = FromMicros(p.modified)
+		row.Effective = shelfmark.Access{Visibility: shelfmark.Visibility(p.effVis), Embargo: nullTime(p.effEmb), Lease: nullTime(p.effLease)}
+		if p.id != nil {
+			fm.PRONOM = *p.id
+			f.Format = fm
+		}
+		p.fr = shelfmark.FileRow{Row: row, File: f}
+		return &p.fr, nil
 	}
-	row.Kind = shelfmark.Kind(p.kind)
-	row.Visibility = shelfmark.Visibility(p.vis)
-	row.Modified = FromMicros(p.modified)
-	row.Effective = shelfmark.Access{Visibility: shelfmark.Visibility(p.effVis), Embargo: nullTime(p.effEmb), Lease: nullTime(p.effLease)}
-	if p.id != nil {
-		fm.PRONOM = *p.id
-		f.Format = fm
-	}
-	p.fr = shelfmark.FileRow{Row: row, File: f}
-	return &p.fr, nil
 }
 
-// pageFileScan is a row of ScanPageFile with the destinations of its
+// pageFileScan is a row of PageFileScanner with the destinations of its
 // columns, which would each be allocated on their own (a destination
 // passed to Scan escapes).
 type pageFileScan[N NullInt] struct {
@@ -118,7 +132,7 @@ func (t *Tx) PageFiles(ctx context.Context, parents []int64, perParent int) ([]*
 	if len(parents) == 0 || perParent <= 0 {
 		return nil, nil
 	}
-	out, err := Collect(ctx, t.q, t.d.PageFiles, []any{t.d.Int64s(parents), int64(perParent)}, t.d.ScanPageFile)
+	out, err := Collect(ctx, t.q, t.d.PageFiles, []any{t.d.Int64s(parents), int64(perParent)}, t.d.PageFileScanner())
 	if err != nil {
 		return nil, fmt.Errorf("%sread the page files of %d resources: %w", t.d.Prefix, len(parents), err)
 	}
