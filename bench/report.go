@@ -185,6 +185,9 @@ type Report struct {
 	// AuthCost, in a rest report, compares the whole run with and without
 	// authentication (each step's comparison is in its step).
 	AuthCost *AuthCost `json:"auth_cost,omitempty"`
+	// Versus, in a rest report, is the same ramp against another
+	// repository in the same run, step by step (RunVersusFedora).
+	Versus *Versus `json:"versus,omitempty"`
 	// Configurations, in a run that compares several servers or content
 	// stores, holds each with its own steps (Steps holds them all, in
 	// order, each naming its configuration).

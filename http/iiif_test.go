@@ -9,9 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/http/labels"
@@ -315,6 +317,18 @@ func TestIIIFManifestCost(t *testing.T) {
 		}
 		if c.Width != 0 || c.Height != 0 {
 			t.Fatalf("canvas %d has a size without a characterized image: %d×%d", i, c.Width, c.Height)
+		}
+	}
+	// the read that ran a page ahead has ended with the build (it may
+	// still be returning from its last step as the answer is written)
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(st, "eachChild") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a reader of the manifest's pages outlived it:\n%s", st)
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 func newBenchRestCommand() *cobra.Command {
 	var (
-		target, fedora, database, durability, clients, format, jsonPath, generator, reportDir, token string
+		target, fedora, versus, database, durability, clients, format, jsonPath, generator, reportDir, token string
 		step, warmup, round                                                                          time.Duration
 		triples                                                                                      int
 		compare                                                                                      bool
@@ -39,7 +39,11 @@ request the token's user; the report gives both and their ratio, the cost
 of authentication (--compare-noauth=false measures with the token only).
 
 With --fedora URL it aims the same Turtle, as LDP POSTs, at a Fedora container
-instead, so both can be compared with the same load generator.
+instead, so both can be compared with the same load generator. With
+--versus-fedora URL it measures the started server and then, in the same
+run, the same ramp against that Fedora container, and reports Shelfmark's
+throughput over Fedora's at each client count (credentials, if Fedora asks
+for them, go in the URL: http://fedoraAdmin:secret@127.0.0.1:8080/fcrepo/rest).
 
 With --servers (and --database) it starts that many "shelfmark serve"
 processes on one PostgreSQL and spreads the clients over them round-robin,
@@ -71,8 +75,8 @@ and there is no comparison without authentication.`,
 			}
 			out := cmd.OutOrStdout()
 			if cluster {
-				if target != "" || fedora != "" {
-					return fmt.Errorf("--servers and --storage start their own servers: not with --target or --fedora")
+				if target != "" || fedora != "" || versus != "" {
+					return fmt.Errorf("--servers and --storage start their own servers: not with --target, --fedora or --versus-fedora")
 				}
 				if generator != "go" {
 					return fmt.Errorf("--servers and --storage need the go generator (it spreads the clients over the servers)")
@@ -107,6 +111,9 @@ and there is no comparison without authentication.`,
 			}
 			var pid int
 			var rawLimit, rawSingle float64
+			if versus != "" && (target != "" || fedora != "") {
+				return fmt.Errorf("--versus-fedora compares the server this command starts: not with --target or --fedora")
+			}
 			switch {
 			case fedora != "":
 				cfg.Target, cfg.Fedora, cfg.Token, backend = fedora, true, "", "fedora"
@@ -189,6 +196,19 @@ and there is no comparison without authentication.`,
 					a.Auth.RatePerS, a.Auth.LatencyMS.P50, a.Auth.LatencyMS.P99, a.NoAuth.RatePerS, a.NoAuth.LatencyMS.P50, a.NoAuth.LatencyMS.P99,
 					a.RateRatio, a.RateRatioLow, a.RateRatioHigh, a.P50Ratio, a.P99Ratio, a.Rounds, a.RoundSeconds)
 			}
+			if versus != "" {
+				rep.Versus, err = bench.RunVersusFedora(ctx, cfg, rep, versus, func(s bench.Step) {
+					fmt.Fprintf(out, "fedora  %3d  %8.0f works/s  p50 %6.2f ms  p95 %6.2f ms  p99 %6.2f ms  max %7.2f ms  errors %d %v\n",
+						s.Clients, s.RatePerS, s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99, s.LatencyMS.Max, s.Errors, s.ErrorCodes)
+				})
+				if err != nil {
+					return err
+				}
+				for _, s := range rep.Versus.Steps {
+					fmt.Fprintf(out, "versus fedora, %3d clients: %.1f× its throughput (%.0f against %.0f works/s), p99 %.2f of its\n",
+						s.Clients, s.Ratio, s.Ratio*s.RatePerS, s.RatePerS, s.P99Ratio)
+				}
+			}
 			return finish(out, rep, jsonPath, reportDir)
 		},
 	}
@@ -198,6 +218,7 @@ and there is no comparison without authentication.`,
 	f.BoolVar(&compare, "compare-noauth", true, "measure each step also without authentication, in alternating rounds, against the same server (not with --target or --fedora)")
 	f.DurationVar(&round, "round", time.Second, "length of one round of the comparison with and without authentication")
 	f.StringVar(&fedora, "fedora", "", "aim LDP POSTs of the same Turtle at this Fedora container URL")
+	f.StringVar(&versus, "versus-fedora", "", "after the started server, run the same ramp against this Fedora container URL and report the ratio at each client count")
 	f.StringVar(&database, "database", "", "PostgreSQL URL for the started server (empty: SQLite)")
 	f.StringVar(&durability, "durability", "safe", "safe or relaxed (see serve --help)")
 	f.StringVar(&clients, "clients", "1,2,4,8,16,32,64", "client counts, one step each")
