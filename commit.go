@@ -14,6 +14,31 @@ type CommitObserver interface {
 	ObserveCommit(ops int, d time.Duration, err error)
 }
 
+// JobsObserver is a CommitObserver that is also told, after a successful
+// group commit, that the commit enqueued jobs (ObserveJobs), so that a
+// job runner is woken for jobs, not for every commit: most commits (a
+// work's metadata, a job's result without a next job) enqueue none, and a
+// runner woken by each would claim from its queues, a write transaction,
+// after each.
+type JobsObserver interface {
+	ObserveJobs()
+}
+
+// jobWatch is the write transaction the ops of a batch see: it notes
+// whether any of them enqueued jobs.
+type jobWatch struct {
+	WriteTx
+	jobs bool
+}
+
+// EnqueueJobs implements WriteTx.
+func (w *jobWatch) EnqueueJobs(ctx context.Context, jobs []NewJob, now time.Time) error {
+	if len(jobs) > 0 {
+		w.jobs = true
+	}
+	return w.WriteTx.EnqueueJobs(ctx, jobs, now)
+}
+
 // op is one write operation waiting for a group commit. check reads and
 // validates without writing; apply writes. They run back to back inside
 // the batch's transaction, so an op sees the writes of the ops before it.
@@ -185,6 +210,7 @@ func (c *committer) commit(batch []*op) {
 	// be blamed, so the batch runs again unbuffered, where a failing op is
 	// found and dropped.
 	buffered := true
+	watch := &jobWatch{}
 	for len(pending) > 0 {
 		start := c.now()
 		failed := -1
@@ -201,6 +227,9 @@ func (c *committer) commit(batch []*op) {
 				buf = newBufferedTx(wtx)
 				tx = buf
 			}
+			watch.jobs = false // a retried batch starts over
+			watch.WriteTx = tx
+			tx = watch
 			now := c.now()
 			// a flush of the buffer may fail inside any op's check or
 			// apply (most reads flush first); its error is the batch's,
@@ -257,6 +286,9 @@ func (c *committer) commit(batch []*op) {
 			err = nil // every op failed its check; each carries its error
 		} else if c.observer != nil {
 			c.observer.ObserveCommit(len(pending), c.now().Sub(start), err)
+			if jo, ok := c.observer.(JobsObserver); ok && err == nil && watch.jobs {
+				jo.ObserveJobs()
+			}
 		}
 		if errors.Is(err, errApply) {
 			close(pending[failed].done)

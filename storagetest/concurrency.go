@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,6 +103,56 @@ func (b *batchObserver) ObserveCommit(ops int, _ time.Duration, _ error) {
 			return
 		}
 	}
+}
+
+// jobsObserver counts commits, and those that enqueued jobs.
+type jobsObserver struct {
+	commits, jobs atomic.Int64
+}
+
+func (o *jobsObserver) ObserveCommit(_ int, _ time.Duration, err error) {
+	if err == nil {
+		o.commits.Add(1)
+	}
+}
+
+func (o *jobsObserver) ObserveJobs() { o.jobs.Add(1) }
+
+// testCommitJobsObserved: a commit observer that is a JobsObserver is told
+// of the commits that enqueued jobs and of no other: a work's metadata or a
+// thumbnail (a derivative, processed by no job) enqueues none, an original
+// its identification; a batch whose op enqueued a job and another failed
+// counts once, for the commit that stored it.
+func testCommitJobsObserved(t *testing.T, open Opener) {
+	obs := &jobsObserver{}
+	e := newEnv(t, open, shelfmark.RepositoryOptions{Observer: obs})
+	ctx := context.Background()
+	step := func(what string, wantJobs int64, f func()) {
+		t.Helper()
+		c, j := obs.commits.Load(), obs.jobs.Load()
+		f()
+		if dc, dj := obs.commits.Load()-c, obs.jobs.Load()-j; dc == 0 || dj != wantJobs {
+			t.Fatalf("%s: %d commits, %d told of jobs, want %d", what, dc, dj, wantJobs)
+		}
+	}
+	var w, fs *shelfmark.Resource
+	step("a work", 0, func() {
+		w = rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{title("observed")}}))
+		fs = rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: w.ID}))
+	})
+	file := func(use string) *shelfmark.NewResource {
+		return &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &shelfmark.File{
+			Name: "p." + use, MediaType: "image/jpeg", Size: 1, SHA256: strings.Repeat("c", 64), Use: use}}
+	}
+	step("a thumbnail", 0, func() { rs(t)(e.repo.CreateResource(ctx, file(shelfmark.UseThumbnail))) })
+	step("an original", 1, func() { rs(t)(e.repo.CreateResource(ctx, file(shelfmark.UseOriginal))) })
+	step("an original beside a failing create", 1, func() {
+		_, errs := e.repo.CreateResources(ctx, []*shelfmark.NewResource{file(shelfmark.UseOriginal),
+			{Kind: shelfmark.KindFile, Parent: "nosuchid", File: &shelfmark.File{Name: "x", MediaType: "text/plain", SHA256: strings.Repeat("d", 64), Use: shelfmark.UseOriginal}}})
+		if errs[0] != nil || errs[1] == nil {
+			t.Fatalf("errors %v", errs)
+		}
+	})
 }
 
 // testGroupCommit: many concurrent writers are acknowledged through fewer

@@ -69,6 +69,7 @@ var conformance = []struct {
 	{"Files", testFiles, false},
 	{"ChildFiles", testChildFiles, true},
 	{"ChildFilesBound", testChildFilesBound, false},
+	{"CommitJobsObserved", testCommitJobsObserved, false},
 	{"ListPages", testListPages, false},
 	{"FirstChildren", testFirstChildren, false},
 	{"OwnedAndMembersBefore", testOwnedAndMembersBefore, false},

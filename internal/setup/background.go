@@ -252,15 +252,26 @@ func (b *background) stop() {
 }
 
 // notifier wakes loops after each successful commit: the OAI-PMH
-// projector and the search indexer to follow changes, the job runner to
-// claim jobs just enqueued.
-type notifier []interface{ Notify() }
+// projector and the search indexer to follow changes, and jobs, after a
+// commit that enqueued jobs (shelfmark.JobsObserver), the job runner to
+// claim them.
+type notifier struct {
+	commits []interface{ Notify() }
+	jobs    []interface{ Notify() }
+}
 
 // ObserveCommit implements shelfmark.CommitObserver.
-func (n notifier) ObserveCommit(_ int, _ time.Duration, err error) {
+func (n *notifier) ObserveCommit(_ int, _ time.Duration, err error) {
 	if err == nil {
-		for _, l := range n {
+		for _, l := range n.commits {
 			l.Notify()
 		}
+	}
+}
+
+// ObserveJobs implements shelfmark.JobsObserver.
+func (n *notifier) ObserveJobs() {
+	for _, l := range n.jobs {
+		l.Notify()
 	}
 }

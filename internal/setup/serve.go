@@ -219,7 +219,7 @@ func serve(ctx context.Context, c ServeConfig) error {
 		return fmt.Errorf("--search-facets: %w", err)
 	}
 	indexer := shelfmark.NewSearchIndexer(store, shelfmark.IndexerOptions{Logger: log, Facets: facets})
-	wake := notifier{projector, indexer}
+	wake := notifier{commits: []interface{ Notify() }{projector, indexer}}
 	loops := map[string]runner{"oai": projector, "search": indexer}
 	var repo *shelfmark.Repository
 	var jobs JobRunner
@@ -236,7 +236,7 @@ func serve(ctx context.Context, c ServeConfig) error {
 		if jobs, err = NewRunner(repo, blobs, c.jobs, backlog, metrics, log); err != nil {
 			return err
 		}
-		wake = append(wake, jobs)
+		wake.jobs = append(wake.jobs, jobs)
 		loops["jobs"] = jobs
 	}
 	accounts, err := NewAccounts(ctx, repo, c.data, c.database, log, os.Stderr)
@@ -428,6 +428,16 @@ type commitObservers []shelfmark.CommitObserver
 func (os commitObservers) ObserveCommit(ops int, d time.Duration, err error) {
 	for _, o := range os {
 		o.ObserveCommit(ops, d, err)
+	}
+}
+
+// ObserveJobs implements shelfmark.JobsObserver: it tells those of the
+// observers that are JobsObservers.
+func (os commitObservers) ObserveJobs() {
+	for _, o := range os {
+		if jo, ok := o.(shelfmark.JobsObserver); ok {
+			jo.ObserveJobs()
+		}
 	}
 }
 
