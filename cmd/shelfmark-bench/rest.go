@@ -18,10 +18,10 @@ import (
 func newBenchRestCommand() *cobra.Command {
 	var (
 		target, fedora, versus, database, durability, clients, format, jsonPath, generator, reportDir, token string
-		step, warmup, round                                                                          time.Duration
-		triples                                                                                      int
-		compare                                                                                      bool
-		cf                                                                                           benchClusterFlags
+		step, warmup, round                                                                                  time.Duration
+		triples                                                                                              int
+		compare                                                                                              bool
+		cf                                                                                                   benchClusterFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "rest",
