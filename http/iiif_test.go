@@ -548,3 +548,40 @@ func TestIIIFManifestPDFPage(t *testing.T) {
 	}
 	validatePrezi3(t, "Manifest", r.Body)
 }
+
+// TestIIIFManifestReaderStops: a build that fails on its first page (a PDF
+// page whose tiles are not in the store) answers an error, and the reader
+// that ran a page ahead of it stops with it, though it was waiting to hand
+// on the next page.
+func TestIIIFManifestReaderStops(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	ctx := context.Background()
+	// three reads: the third waits to be taken when the first fails
+	n := 2*iiifChildPage + 5
+	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Metadata: titled("A broken book")}})[0]
+	sets := make([]*shelfmark.NewResource, n)
+	for i := range sets {
+		sets[i] = &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: w.ID}
+	}
+	fss := e.createAll(ctx, sets)
+	// the first page: a PDF whose tiles archive is not in the store
+	e.createAll(ctx, []*shelfmark.NewResource{
+		{Kind: shelfmark.KindFile, Parent: fss[0].ID, File: &shelfmark.File{Name: "p.pdf", MediaType: "application/pdf", Size: 100,
+			SHA256: strings.Repeat("e", 64), Use: shelfmark.UseOriginal}},
+		{Kind: shelfmark.KindFile, Parent: fss[0].ID, File: &shelfmark.File{Name: "p.tiles.zip", MediaType: "application/zip", Size: 100,
+			SHA256: strings.Repeat("f", 64), Use: shelfmark.UseTiles}},
+	})
+	if r := e.do("GET", "/iiif/"+string(w.ID)+"/manifest", nil); r.Status == http.StatusOK {
+		t.Fatalf("a manifest whose first page cannot be read: %d %s", r.Status, r.Body)
+	}
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(st, "eachChild") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the reader of the failed manifest's pages did not stop:\n%s", st)
+		}
+	}
+}
