@@ -5,6 +5,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +18,19 @@ import (
 // authentication, and each client count is compared with ours; the
 // report never shows the password.
 func TestRunVersusFedora(t *testing.T) {
+	t.Run("go", func(t *testing.T) { testRunVersusFedora(t, "go") })
+	t.Run("wrk", func(t *testing.T) {
+		if _, err := exec.LookPath("wrk"); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatal("wrk is not installed (scripts/testdeps.sh installs it)")
+			}
+			t.Skip("wrk is not installed (scripts/testdeps.sh installs it)")
+		}
+		testRunVersusFedora(t, "wrk")
+	})
+}
+
+func testRunVersusFedora(t *testing.T, generator string) {
 	var created, refused atomic.Int64
 	ldp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, pass, ok := r.BasicAuth()
@@ -35,7 +50,7 @@ func TestRunVersusFedora(t *testing.T) {
 	defer ldp.Close()
 	target := strings.Replace(ldp.URL, "http://", "http://fedoraAdmin:s3cret@", 1) + "/fcrepo/rest"
 	ours := &Report{Steps: []Step{{Clients: 1, RatePerS: 1e9, LatencyMS: &Latency{P99: 1}}, {Clients: 2, RatePerS: 0, LatencyMS: &Latency{P99: 2}}}}
-	c := RestConfig{Clients: []int{1, 2}, StepDuration: 100 * time.Millisecond, Triples: 5, Format: "json", Token: "ours", NoAuthTarget: "http://127.0.0.1:1/nowhere"}
+	c := RestConfig{Clients: []int{1, 2}, StepDuration: time.Second, Triples: 5, Format: "json", Token: "ours", NoAuthTarget: "http://127.0.0.1:1/nowhere", Generator: generator}
 	var seen []int
 	v, err := RunVersusFedora(context.Background(), c, ours, target, func(s Step) { seen = append(seen, s.Clients) })
 	if err != nil {

@@ -43,6 +43,8 @@ command -v jq >/dev/null 2>&1 || missing+=(jq)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 # iiif-validator's python-magic loads libmagic
 [[ -n $(ls /usr/lib/*/libmagic.so.1 2>/dev/null) ]] || missing+=(libmagic1)
+# bench rest's other load generator (the Fedora comparison's credentials test)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 # the cluster fault test's load balancer
 command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
 if (( ${#missing[@]} )); then
