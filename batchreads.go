@@ -34,7 +34,7 @@ func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (
 	}
 	var out map[ID][]*Resource
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		g, _, keep, err := r.childScope(ctx, tx, pkey)
+		g, keep, err := r.childScope(ctx, tx, pkey)
 		if err != nil {
 			return err
 		}

@@ -259,10 +259,16 @@ func (r *Repository) pageOf(rows []*ResourceRow) Page {
 	var p Page
 	p.Items = make([]*Resource, len(rows))
 	items := make([]Resource, len(rows)) // one object for the collector, not one an item
+	var (
+		parentKey int64
+		parent    ID
+	)
 	for i, row := range rows {
-		var parent ID
-		if row.Parent != 0 {
-			parent = r.ids.Encode(row.Parent)
+		if row.Parent != parentKey { // the rows of a listing mostly share one
+			parentKey, parent = row.Parent, ""
+			if row.Parent != 0 {
+				parent = r.ids.Encode(row.Parent)
+			}
 		}
 		r.fillResource(&items[i], row, parent)
 		p.Items[i] = &items[i]

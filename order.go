@@ -91,11 +91,11 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 	}
 	var page *Page
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		g, pa, keep, err := r.childScope(ctx, tx, pkey)
+		g, keep, err := r.childScope(ctx, tx, pkey)
 		if err != nil {
 			return err
 		}
-		page, _, err = r.childrenPage(ctx, tx, g, pa, keep, pkey, after, p)
+		page, _, err = r.childrenPage(ctx, tx, g, keep, pkey, after, p)
 		return err
 	})
 	if err != nil {
@@ -105,25 +105,25 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 }
 
 // childScope is what reading the children of pkey takes: the caller's
-// guard, pkey's access (ENOTFOUND unless the caller may read it) and the
-// filter of the children the caller may read.
-func (r *Repository) childScope(ctx context.Context, tx ReadTx, pkey int64) (*guard, *access, func(*ResourceRow) (bool, error), error) {
+// guard and the filter of the children the caller may read (ENOTFOUND
+// unless the caller may read pkey).
+func (r *Repository) childScope(ctx context.Context, tx ReadTx, pkey int64) (*guard, func(*ResourceRow) (bool, error), error) {
 	g := r.guard(tx, CallerFrom(ctx))
 	pa, err := g.readable(ctx, pkey)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	keep, err := g.childFilter(ctx, pa)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return g, pa, keep, nil
+	return g, keep, nil
 }
 
-// childrenPage reads the page of ListChildren (the children of pkey,
-// whose access is pa, after the position after) and returns it with the
-// rows of its items.
-func (r *Repository) childrenPage(ctx context.Context, tx ReadTx, g *guard, pa *access, keep func(*ResourceRow) (bool, error),
+// childrenPage reads the page of ListChildren (the children of pkey that
+// keep accepts, after the position after) and returns it with the rows of
+// its items.
+func (r *Repository) childrenPage(ctx context.Context, tx ReadTx, g *guard, keep func(*ResourceRow) (bool, error),
 	pkey, after int64, p PageRequest) (*Page, []*ResourceRow, error) {
 	fetch := func(after int64, n int) ([]*ResourceRow, error) { return tx.Children(ctx, pkey, after, n) }
 	rows, more, last, err := visiblePage(clampLimit(p.Limit), r.maxScan, fetch, func(row *ResourceRow) int64 { return row.Position }, keep, after)
@@ -173,11 +173,11 @@ func (r *Repository) ListPages(ctx context.Context, work ID, p PageRequest) (*Pa
 	}
 	var out PagesPage
 	err = r.store.View(ctx, func(tx ReadTx) error {
-		g, pa, keep, err := r.childScope(ctx, tx, pkey)
+		g, keep, err := r.childScope(ctx, tx, pkey)
 		if err != nil {
 			return err
 		}
-		page, rows, err := r.childrenPage(ctx, tx, g, pa, keep, pkey, after, p)
+		page, rows, err := r.childrenPage(ctx, tx, g, keep, pkey, after, p)
 		if err != nil {
 			return err
 		}

@@ -154,21 +154,17 @@ func (r *Repository) rowResource(row *ResourceRow) *Resource {
 	if row.Parent != 0 {
 		parent = r.ids.Encode(row.Parent)
 	}
-	return r.rowResourceIn(row, parent)
-}
-
-// rowResourceIn is rowResource of a row whose parent's id is known
-// (empty without a parent): encoding an id costs ten AES blocks, and a
-// page of file sets' files would otherwise encode each file set's once
-// per file.
-func (r *Repository) rowResourceIn(row *ResourceRow, parent ID) *Resource {
 	res := new(Resource)
 	r.fillResource(res, row, parent)
 	return res
 }
 
-// fillResource sets *res to rowResourceIn of row and parent, for
-// resources allocated together (a page's, in one slice).
+// fillResource sets *res to the Resource of row, whose parent's id is
+// parent (empty without a parent), for resources allocated together (a
+// page's, in one slice) whose parents' ids are encoded once for all:
+// encoding an id costs ten AES blocks, and a page of a book's children or
+// of its file sets' files would otherwise encode the same parent once a
+// row.
 func (r *Repository) fillResource(res *Resource, row *ResourceRow, parent ID) {
 	*res = Resource{
 		ID: r.ids.Encode(row.Key), Kind: row.Kind, Visibility: row.Visibility, Embargo: row.Embargo, Lease: row.Lease,

@@ -204,9 +204,13 @@ and there is no comparison without authentication.`,
 				if err != nil {
 					return err
 				}
+				ours := map[int]float64{}
+				for _, s := range rep.Steps {
+					ours[s.Clients] = s.RatePerS
+				}
 				for _, s := range rep.Versus.Steps {
 					fmt.Fprintf(out, "versus fedora, %3d clients: %.1f× its throughput (%.0f against %.0f works/s), p99 %.2f of its\n",
-						s.Clients, s.Ratio, s.Ratio*s.RatePerS, s.RatePerS, s.P99Ratio)
+						s.Clients, s.Ratio, ours[s.Clients], s.RatePerS, s.P99Ratio)
 				}
 			}
 			return finish(out, rep, jsonPath, reportDir)
