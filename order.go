@@ -205,13 +205,36 @@ func (r *Repository) childCursor(parent ID, c Cursor) (pkey, after int64, err er
 	if pkey, err = r.ids.Key(parent); err != nil {
 		return 0, 0, err
 	}
-	if c != "" {
-		s, ok := strings.CutPrefix(string(c), "p")
-		if after, err = strconv.ParseInt(s, 36, 64); !ok || err != nil || after < 0 {
-			return 0, 0, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", c)
-		}
+	if after, err = CursorPosition(c); err != nil {
+		return 0, 0, err
 	}
 	return pkey, after, nil
+}
+
+// PositionCursor returns the cursor from which ListChildren and ListPages
+// go on after position pos of a parent's children: those ordered are at
+// 1..n, so a reader may ask for two ranges of a book at once (after 0 and
+// after 500, 500 each), as a manifest's build does.
+func PositionCursor(pos int64) Cursor {
+	if pos <= 0 {
+		return ""
+	}
+	return Cursor("p" + strconv.FormatInt(pos, 36))
+}
+
+// CursorPosition returns the position a cursor of ListChildren or
+// ListPages goes on after (0 for the first page), or EINVALID for a cursor
+// these lists do not give out.
+func CursorPosition(c Cursor) (int64, error) {
+	if c == "" {
+		return 0, nil
+	}
+	s, ok := strings.CutPrefix(string(c), "p")
+	after, err := strconv.ParseInt(s, 36, 64)
+	if !ok || err != nil || after < 0 {
+		return 0, Errorf(EINVALID, "after: %q is not a cursor this list gave out.", c)
+	}
+	return after, nil
 }
 
 // ChildCursor returns the cursor from which ListChildren of child's parent

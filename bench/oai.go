@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -316,17 +317,35 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// rssEvery is how many pages a harvest fetches between two samples of
+// the process's resident size (a sample reads /proc: tens of
+// microseconds).
+const rssEvery = 20
+
+// RSSGrowth is the largest resident size sampled in the last step over
+// that of the first (1: memory stayed flat); 0 without samples.
+func RSSGrowth(steps []Step) float64 {
+	if len(steps) == 0 || steps[0].PeakRSS <= 0 {
+		return 0
+	}
+	return float64(steps[len(steps)-1].PeakRSS) / float64(steps[0].PeakRSS)
+}
+
 // harvest walks ListRecords (oai_dc) to its end as a harvester does: one
 // request at a time, each with the token of the page before; with gz it
 // asks for gzip and decompresses each page. It reads each page whole,
 // counts its records and takes the token by scanning the bytes (the
 // provider's XML is validated by the test suite, not here). It keeps the
-// query of page deepPage (numbered from 1; 0 for none).
+// query of page deepPage (numbered from 1; 0 for none). Each step holds
+// the largest resident size of this process sampled in it: the provider
+// runs here, so a harvest whose memory grows with its depth shows.
 func harvest(ctx context.Context, client *http.Client, base string, expect, buckets int, gz bool, deepPage int, progress func(int)) (*harvested, error) {
 	h := &harvested{}
 	per := max(1, expect/buckets)
 	start := time.Now()
 	bucketStart, inBucket := start, 0
+	var bucketRSS int64 // the largest resident size sampled in the bucket
+	pid := os.Getpid()
 	q := "verb=ListRecords&metadataPrefix=oai_dc"
 	buf := &bytes.Buffer{}
 	var zr *gzip.Reader
@@ -382,10 +401,14 @@ func harvest(ctx context.Context, client *http.Client, base string, expect, buck
 		n := bytes.Count(body2, []byte("<record>"))
 		h.records += int64(n)
 		inBucket += n
+		if len(h.pages)%rssEvery == 0 {
+			bucketRSS = max(bucketRSS, currentRSS(pid))
+		}
 		if inBucket >= per {
 			secs := time.Since(bucketStart).Seconds()
-			h.steps = append(h.steps, Step{Items: int64(inBucket), Seconds: secs, RatePerS: float64(inBucket) / secs})
-			bucketStart, inBucket = time.Now(), 0
+			h.steps = append(h.steps, Step{Items: int64(inBucket), Seconds: secs, RatePerS: float64(inBucket) / secs,
+				PeakRSS: max(bucketRSS, currentRSS(pid))})
+			bucketStart, inBucket, bucketRSS = time.Now(), 0, 0
 		}
 		progress(int(h.records))
 		tok := tokenOf(body2)
@@ -396,7 +419,8 @@ func harvest(ctx context.Context, client *http.Client, base string, expect, buck
 	}
 	if inBucket > 0 {
 		secs := time.Since(bucketStart).Seconds()
-		h.steps = append(h.steps, Step{Items: int64(inBucket), Seconds: secs, RatePerS: float64(inBucket) / secs})
+		h.steps = append(h.steps, Step{Items: int64(inBucket), Seconds: secs, RatePerS: float64(inBucket) / secs,
+			PeakRSS: max(bucketRSS, currentRSS(pid))})
 	}
 	h.seconds = time.Since(start).Seconds()
 	return h, nil

@@ -38,4 +38,12 @@ func TestRunOAI(t *testing.T) {
 	if res.DeepPage != 22 || res.Page1.P50 <= 0 || res.Deep.P50 <= 0 {
 		t.Errorf("page 1 %+v against page %d %+v", res.Page1, res.DeepPage, res.Deep)
 	}
+	for i, s := range res.Report.Steps {
+		if s.PeakRSS <= 0 {
+			t.Errorf("step %d holds no resident size: %+v", i+1, s)
+		}
+	}
+	if g := RSSGrowth(res.Report.Steps); g <= 0 {
+		t.Errorf("RSS growth %v", g)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -139,6 +140,16 @@ func (tr *tracer) since(mark int) []string {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	return append([]string(nil), tr.stmts[mark:]...)
+}
+
+// sinceSorted is since, sorted: what a request that reads a book ran, as
+// a manifest, a PDF or a search inside it reads the book's two halves at
+// once (eachChild), so that the order of their statements between them
+// varies while the statements do not.
+func (tr *tracer) sinceSorted(mark int) []string {
+	st := tr.since(mark)
+	slices.Sort(st)
+	return st
 }
 
 // keyReservation is the one write a failed request may make: reserving a

@@ -303,7 +303,7 @@ func sameStatements(t *testing.T, e *policyEnv, backend, what, path string, smal
 		if r.Status != http.StatusOK {
 			t.Fatalf("%s: %d", w, r.Status)
 		}
-		return e.tr.since(mark)
+		return e.tr.sinceSorted(mark)
 	}
 	stmts(small)
 	a, b := stmts(small), stmts(large)

@@ -556,7 +556,7 @@ func TestIIIFSearchCost(t *testing.T) {
 			reads := e.srv.iiif.OCRReads()
 			mark := e.tr.mark()
 			d, _ := search1(t, e, "/iiif/"+string(w)+"/search/1?q=the", anonymously...)
-			return e.tr.since(mark), e.srv.iiif.OCRReads() - reads, d.Within.Total
+			return e.tr.sinceSorted(mark), e.srv.iiif.OCRReads() - reads, d.Within.Total
 		}
 		for _, c := range []struct {
 			w shelfmark.ID

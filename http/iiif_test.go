@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -281,7 +282,7 @@ func TestIIIFManifestCost(t *testing.T) {
 			if r := e.do("GET", "/iiif/"+string(w)+"/manifest", nil); r.Status != http.StatusOK {
 				t.Fatalf("%s: %d", w, r.Status)
 			}
-			return e.tr.since(mark)
+			return e.tr.sinceSorted(mark)
 		}
 		built(small.ID) // the admin's session, alike
 		c, d := built(small.ID), built(large.ID)
@@ -323,15 +324,105 @@ func TestIIIFManifestCost(t *testing.T) {
 	pageReaderStops(t)
 }
 
+// TestIIIFManifestHalves: a manifest reads a book's children as two
+// halves at once, split at a position (eachChild), and still lists each
+// child the caller may see once, in order: with pages deleted and hidden
+// on both sides of the split and at it, and with children not yet
+// ordered after the ordered ones, for a reader who sees every page and
+// for one who does not. The listing's scan bound is lowered below a half
+// and below the run of hidden pages past the split, so that a half's read
+// returns fewer children than it asked for and goes on from where its
+// scan stopped.
+func TestIIIFManifestHalves(t *testing.T) {
+	e := newPolicyEnvTuned(t, "sqlite", Options{}, envTuning{maxListScan: 20})
+	ctx := context.Background()
+	half := iiifChildPage / 2
+	n := iiifChildPage + half + 7 // three halves and a bit
+	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Metadata: titled("A ragged book"), Visibility: shelfmark.Public}})[0]
+	hidden := map[int]bool{2: true, half - 1: true, half + 1: true, half + 2: true, 2 * half: true, 2*half + 1: true}
+	for i := half + 10; i < half+40; i++ {
+		hidden[i] = true // a run of hidden pages just past the split
+	}
+	sets := make([]*shelfmark.NewResource, n)
+	for i := range sets {
+		v := shelfmark.Public
+		if hidden[i+1] {
+			v = shelfmark.Private
+		}
+		sets[i] = &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: w.ID, Visibility: v}
+	}
+	fss := e.createAll(ctx, sets)
+	ids := make([]shelfmark.ID, n)
+	for i := range fss {
+		ids[i] = fss[i].ID
+	}
+	if _, err := e.repo.SetOrder(ctx, w.ID, ids, 0); err != nil {
+		t.Fatal(err)
+	}
+	// deleted at positions on both sides of the split and at it
+	deleted := map[int]bool{1: true, 5: true, half: true, half + 3: true, 2*half - 1: true, 2*half + 2: true}
+	for p := range deleted {
+		if err := e.repo.DeleteResource(ctx, ids[p-1], 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// children added after the order: after the ordered ones, by key
+	more := make([]*shelfmark.NewResource, 12)
+	for i := range more {
+		v := shelfmark.Public
+		if i%4 == 1 {
+			v = shelfmark.Private
+		}
+		more[i] = &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: w.ID, Visibility: v}
+	}
+	extra := e.createAll(ctx, more)
+	for _, c := range []struct {
+		who     string
+		hdrs    []string
+		private bool
+	}{{"anonymous", anonymously, false}, {"admin", nil, true}} {
+		var want []shelfmark.ID
+		for i, id := range ids {
+			if !deleted[i+1] && (c.private || !hidden[i+1]) {
+				want = append(want, id)
+			}
+		}
+		for i, r := range extra {
+			if c.private || i%4 != 1 {
+				want = append(want, r.ID)
+			}
+		}
+		d := readIIIF(t, e.do("GET", "/iiif/"+string(w.ID)+"/manifest", nil, c.hdrs...))
+		got := make([]shelfmark.ID, len(d.Items))
+		for i, it := range d.Items {
+			got[i] = shelfmark.ID(it.ID[strings.LastIndex(it.ID, "/")+1:])
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %d canvases, want %d; first difference at %d", c.who, len(got), len(want), firstDiff(got, want))
+		}
+	}
+	pageReaderStops(t)
+}
+
+// firstDiff is the first index at which a and b differ.
+func firstDiff[T comparable](a, b []T) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
 // pageReaderStops fails unless no goroutine is in a manifest's page reader
-// (eachChild) within a few seconds: it may still be returning from its
+// (eachChild and its readChildren) within a few seconds: it may still be returning from its
 // last step as the answer is written, but never waiting beyond it.
 func pageReaderStops(t *testing.T) {
 	t.Helper()
 	buf := make([]byte, 1<<20)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		st := string(buf[:runtime.Stack(buf, true)])
-		if !strings.Contains(st, "eachChild") {
+		if !strings.Contains(st, "eachChild") && !strings.Contains(st, "readChildren") {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -108,6 +108,20 @@ func newPolicyEnv(t testing.TB, backend string, opts Options) *policyEnv {
 // statements at searchTimeout (0: the backend's default).
 func newPolicyEnvSearchTimeout(t testing.TB, backend string, opts Options, searchTimeout time.Duration) *policyEnv {
 	t.Helper()
+	return newPolicyEnvTuned(t, backend, opts, envTuning{searchTimeout: searchTimeout})
+}
+
+// envTuning are the limits of a policy env's storage and repository that
+// a test may lower (0: their defaults).
+type envTuning struct {
+	searchTimeout time.Duration // the storage's SearchTimeout
+	maxListScan   int           // the repository's MaxListScan
+}
+
+// newPolicyEnvTuned is newPolicyEnv with the limits of tune.
+func newPolicyEnvTuned(t testing.TB, backend string, opts Options, tune envTuning) *policyEnv {
+	t.Helper()
+	searchTimeout := tune.searchTimeout
 	ctx := context.Background()
 	tr := &tracer{}
 	dir := t.TempDir()
@@ -134,7 +148,7 @@ func newPolicyEnvSearchTimeout(t testing.TB, backend string, opts Options, searc
 	metrics := NewMetrics(store, nil)
 	// the repository reads the server's clock when a test gives one
 	// (opts.Now), so that a test can move both past a date
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: metrics, Now: opts.Now})
+	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{Observer: metrics, Now: opts.Now, MaxListScan: tune.maxListScan})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	formats := oai.DefaultRegistry()
 	proj := oai.NewProjector(store, blobs, formats, oai.ProjectorOptions{Logger: quiet, IDs: repo.IDs()})

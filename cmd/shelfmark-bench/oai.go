@@ -13,7 +13,7 @@ import (
 
 func newBenchOAICommand() *cobra.Command {
 	var lf labFlags
-	var records, pageSize int
+	var records, pageSize, triples int
 	cmd := &cobra.Command{
 		Use:   "oai",
 		Short: "A full OAI-PMH ListRecords harvest: records/s, with gzip, page latency by depth, and again while ingesting",
@@ -30,7 +30,7 @@ interface in process.`,
 		Args: cobra.NoArgs,
 		RunE: lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
 			var bars stageBars
-			res, err := bench.RunOAI(ctx, e.repo, e.store, e.blobs, bench.OAIConfig{Records: records, PageSize: pageSize, Seed: 1,
+			res, err := bench.RunOAI(ctx, e.repo, e.store, e.blobs, bench.OAIConfig{Records: records, PageSize: pageSize, Triples: triples, Seed: 1,
 				Progress: bars.progress})
 			bars.finish()
 			if err != nil {
@@ -39,7 +39,7 @@ interface in process.`,
 			r := res.Report
 			out := cmd.OutOrStdout()
 			for i, s := range r.Steps {
-				fmt.Fprintf(out, "bucket %2d  %8.0f records/s\n", i+1, s.RatePerS)
+				fmt.Fprintf(out, "bucket %2d  %8.0f records/s  RSS %6.0f MiB\n", i+1, s.RatePerS, float64(s.PeakRSS)/(1<<20))
 			}
 			fmt.Fprintf(out, "stored %d works at %.0f/s; rendered their records at %.0f/s\n", r.Items, res.FillPerS, res.ProjectPerS)
 			fmt.Fprintf(out, "oai %s: %d records in %.1f s, %.0f records/s (%.0f%% of reading the rows in process, %.0f/s), flatness %.2f; page p50 %.2f ms p99 %.2f ms max %.2f ms; first pages p50 %.2f ms, middle %.2f ms, last %.2f ms (last/first %.2f)\n",
@@ -53,6 +53,11 @@ interface in process.`,
 			if res.DeepPage > 0 {
 				fmt.Fprintf(out, "oai %s page 1 (list range and completeListSize) p50 %.2f ms p99 %.2f ms; page %d p50 %.2f ms p99 %.2f ms (page 1/deep %.2f)\n",
 					r.Backend, res.Page1.P50, res.Page1.P99, res.DeepPage, res.Deep.P50, res.Deep.P99, res.Page1.P50/max(res.Deep.P50, 1e-9))
+			}
+			if g := bench.RSSGrowth(r.Steps); g > 0 {
+				fmt.Fprintf(out, "oai %s memory: %.0f MiB in the harvest's first bucket, %.0f MiB in its last (%.2f×)\n",
+					r.Backend, float64(r.Steps[0].PeakRSS)/(1<<20), float64(r.Steps[len(r.Steps)-1].PeakRSS)/(1<<20), g)
+				r.Params["rss_growth"] = g
 			}
 			d := res.During
 			fmt.Fprintf(out, "oai %s while ingesting %.0f works/s: %d records in %.1f s, %.0f records/s; page p50 %.2f ms p95 %.2f ms p99 %.2f ms max %.2f ms\n",
@@ -71,14 +76,21 @@ interface in process.`,
 				t += s.Seconds
 				rate.X, rate.Y = append(rate.X, t), append(rate.Y, s.RatePerS)
 			}
+			rss := bench.Series{Name: "resident memory by time bucket, quiet harvest", Unit: "MiB", XLabel: "seconds"}
+			t = 0.0
+			for _, s := range r.Steps {
+				t += s.Seconds
+				rss.X, rss.Y = append(rss.X, t), append(rss.Y, float64(s.PeakRSS)/(1<<20))
+			}
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
-			return finish(out, r, lf.jsonPath, lf.reportDir, rate, pages, during)
+			return finish(out, r, lf.jsonPath, lf.reportDir, rate, pages, during, rss)
 		}),
 	}
 	f := cmd.Flags()
 	lf.add(f)
 	f.IntVar(&records, "objects", 1000000, "works to store and harvest")
 	f.IntVar(&pageSize, "page-size", 100, "records per ListRecords page")
+	f.IntVar(&triples, "triples", 54, "statements per work (the first 15 are one of each Dublin Core element, the rest references); fewer make smaller records")
 	setup.AnnotateEnv(f)
 	return cmd
 }

@@ -33,6 +33,10 @@ type Handler struct {
 	images *composer
 	// the server's limits on a composed image, before a pyramid narrows them
 	limits imageLimits
+	// the labels of a page and of an unordered child in every language,
+	// cut around their number (iiif_label.go); nil when a catalog's
+	// message is not of that form
+	pageLabel, unorderedLabel *numberLabel
 	// since is when the handler was built: no answer's Last-Modified is
 	// earlier, since what the server is configured with (its base URL)
 	// and how it writes its answers may have changed then
@@ -61,7 +65,8 @@ func New(deps kit.Deps, catalogs *labels.Catalogs, opts Options) *Handler {
 		cache = 0
 	}
 	s := &Handler{deps: deps, catalogs: catalogs, tiles: newTileIndexes(tileIndexCache), images: newComposer(cache),
-		limits: imageLimits{maxWidth: imageMaxSide, maxHeight: imageMaxSide, maxArea: imageMaxArea}}
+		limits:    imageLimits{maxWidth: imageMaxSide, maxHeight: imageMaxSide, maxArea: imageMaxArea},
+		pageLabel: newNumberLabel(catalogs, "work.page"), unorderedLabel: newNumberLabel(catalogs, "work.unordered")}
 	if deps.Now != nil {
 		s.since = deps.Now()
 	}

@@ -105,7 +105,11 @@ func (c *iiifCanvasDoc) appendJSON(b []byte) ([]byte, error) {
 	b = appendMember(b, '{', "id", c.ID)
 	b = appendMember(b, ',', "type", c.Type)
 	b = append(b, `,"label":`...)
-	b = c.Label.appendJSON(b)
+	if c.numLabel != nil {
+		b = c.numLabel.appendJSON(b, c.num)
+	} else {
+		b = c.Label.appendJSON(b)
+	}
 	b = appendInt(b, "width", c.Width)
 	b = appendInt(b, "height", c.Height)
 	b = append(b, `,"items":`...)
