@@ -237,7 +237,6 @@ func (s *Handler) readChildren(ctx context.Context, work shelfmark.ID, metadata 
 			second, secondErr = list(mid, half)
 		}()
 		first, err := list(after, half)
-		<-done
 		var end int64
 		if err == nil {
 			end, err = next(first)
@@ -245,19 +244,23 @@ func (s *Handler) readChildren(ctx context.Context, work shelfmark.ID, metadata 
 		if err != nil || (end >= 0 && end < mid) {
 			// the first half ended before mid: go on from its end
 			// (positions are distinct, so only an error comes here)
+			<-done
 			if !send(childRead{first, err}) {
 				return
 			}
 			after = end
 			continue
 		}
-		// the first half's children up to mid; the second has those after
+		// the first half's children up to mid, handed on while the second
+		// (those after) may still be read
 		keep := 0
 		for keep < len(first.Items) && first.Items[keep].Position > 0 && int64(first.Items[keep].Position) <= mid {
 			keep++
 		}
 		first.Items = first.Items[:keep]
-		if !send(childRead{first, nil}) {
+		ok := send(childRead{first, nil})
+		<-done
+		if !ok {
 			return
 		}
 		if secondErr == nil {
@@ -492,6 +495,12 @@ type iiifCanvasDoc struct {
 	// num (labelMap makes the map of it)
 	numLabel  *numberLabel
 	num       int
+	// what Items, its annotation, its service and Thumbnail hold for a
+	// canvas of one image (iiifCanvas): one allocation a canvas, not five
+	pages    [1]iiifAnnoPage
+	annos    [1]iiifAnno
+	services [1]iiifService
+	thumbs   [1]iiifContent
 	Width     int              `json:"width,omitempty"`
 	Height    int              `json:"height,omitempty"`
 	Items     []iiifAnnoPage   `json:"items"`
@@ -577,14 +586,15 @@ func (s *Handler) iiifCanvas(base, manifest string, it *shelfmark.Resource, n in
 	if painted == nil {
 		painted = original
 	}
-	page := iiifAnnoPage{ID: cid + "/page", Type: "AnnotationPage", Items: []iiifAnno{}}
+	page := &c.pages[0]
+	*page = iiifAnnoPage{ID: cid + "/page", Type: "AnnotationPage", Items: c.annos[:0:1]}
 	switch {
 	case tiles != nil && c.Width > 0:
 		// deep zoom: the page's image service (iiif_image.go)
 		svc := base + "/iiif/" + string(it.ID) + "/image"
+		c.services[0] = iiifService{ID: svc, Type: "ImageService3", Profile: ImageProfile}
 		page.Items = append(page.Items, iiifAnno{ID: cid + "/painting", Type: "Annotation", Motivation: "painting", Target: cid,
-			Body: iiifContent{ID: svc + "/full/max/0/default.jpg", Type: "Image", Format: "image/jpeg",
-				Service: []iiifService{{ID: svc, Type: "ImageService3", Profile: ImageProfile}}}})
+			Body: iiifContent{ID: svc + "/full/max/0/default.jpg", Type: "Image", Format: "image/jpeg", Service: c.services[:1:1]}})
 	case painted != nil:
 		mt := kit.FileMediaType(painted.File)
 		body := iiifContent{ID: base + kit.ContentURL(painted.ID), Type: iiifType(mt), Format: mt}
@@ -593,10 +603,11 @@ func (s *Handler) iiifCanvas(base, manifest string, it *shelfmark.Resource, n in
 		}
 		page.Items = append(page.Items, iiifAnno{ID: cid + "/painting", Type: "Annotation", Motivation: "painting", Target: cid, Body: body})
 	}
-	c.Items = []iiifAnnoPage{page}
+	c.Items = c.pages[:1:1]
 	if thumb != nil {
 		mt := kit.FileMediaType(thumb.File)
-		c.Thumbnail = []iiifContent{{ID: base + kit.ContentURL(thumb.ID), Type: iiifType(mt), Format: mt}}
+		c.thumbs[0] = iiifContent{ID: base + kit.ContentURL(thumb.ID), Type: iiifType(mt), Format: mt}
+		c.Thumbnail = c.thumbs[:1:1]
 	}
 	return c
 }
