@@ -493,14 +493,14 @@ type iiifCanvasDoc struct {
 	Label langMap `json:"label"`
 	// numLabel, when set, is the label instead of Label: its message for
 	// num (labelMap makes the map of it)
-	numLabel  *numberLabel
-	num       int
+	numLabel *numberLabel
+	num      int
 	// what Items, its annotation, its service and Thumbnail hold for a
 	// canvas of one image (iiifCanvas): one allocation a canvas, not five
-	pages    [1]iiifAnnoPage
-	annos    [1]iiifAnno
-	services [1]iiifService
-	thumbs   [1]iiifContent
+	pages     [1]iiifAnnoPage
+	annos     [1]iiifAnno
+	services  [1]iiifService
+	thumbs    [1]iiifContent
 	Width     int              `json:"width,omitempty"`
 	Height    int              `json:"height,omitempty"`
 	Items     []iiifAnnoPage   `json:"items"`
