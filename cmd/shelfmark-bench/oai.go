@@ -71,15 +71,11 @@ interface in process.`,
 				during.X, during.Y = append(during.X, float64(i+1)), append(during.Y, v)
 			}
 			rate := bench.Series{Name: "records harvested per second, by time bucket", Unit: "records/s", XLabel: "seconds"}
+			rss := bench.Series{Name: "resident memory by time bucket, quiet harvest", Unit: "MiB", XLabel: "seconds"}
 			t := 0.0
 			for _, s := range r.Steps {
 				t += s.Seconds
 				rate.X, rate.Y = append(rate.X, t), append(rate.Y, s.RatePerS)
-			}
-			rss := bench.Series{Name: "resident memory by time bucket, quiet harvest", Unit: "MiB", XLabel: "seconds"}
-			t = 0.0
-			for _, s := range r.Steps {
-				t += s.Seconds
 				rss.X, rss.Y = append(rss.X, t), append(rss.Y, float64(s.PeakRSS)/(1<<20))
 			}
 			r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process

@@ -12,7 +12,7 @@ import (
 // language of the catalogs, cut around its verb once, as JSON: a
 // manifest writes each page's label from it without formatting the
 // message in each language, a map and a sort of its keys a page, which
-// took a third of making a 1,200-page book's canvases.
+// took two fifths of making a 1,200-page book's canvases.
 type numberLabel struct {
 	key   string // the catalog message's key
 	langs []numberLabelPart
