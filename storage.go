@@ -52,6 +52,11 @@ type WALStats struct {
 	Failed   int64 // checkpoints that returned an error
 	// Waited is the time those checkpoints held the writers back.
 	Waited time.Duration
+	// Passive counts the checkpoints that copy the log into the database
+	// while writers go on; CatchUps those of them that copied the rest
+	// holding the writers back, so that the log could be rewound; and
+	// PassiveFailed those that returned an error.
+	Passive, CatchUps, PassiveFailed int64
 }
 
 // WALReporter is implemented by a Storage that reports its write-ahead log.

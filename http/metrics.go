@@ -87,6 +87,16 @@ func NewMetrics(storage shelfmark.Storage, now func() time.Time) *Metrics {
 					ConstLabels: prometheus.Labels{"backend": storage.Backend(), "result": result}},
 					func() float64 { return float64(f(wal.WALStats())) }))
 			}
+			for result, f := range map[string]func(shelfmark.WALStats) int64{
+				"copied":   func(s shelfmark.WALStats) int64 { return s.Passive - s.PassiveFailed },
+				"catch_up": func(s shelfmark.WALStats) int64 { return s.CatchUps },
+				"failed":   func(s shelfmark.WALStats) int64 { return s.PassiveFailed },
+			} {
+				m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shelfmark_db_wal_passive_checkpoints_total",
+					Help:        "Checkpoints that copy the write-ahead log into the database while writers go on: copied (done), catch_up (of those, the ones that copied the last frames holding the writers back, so that the log could be rewound), failed.",
+					ConstLabels: prometheus.Labels{"backend": storage.Backend(), "result": result}},
+					func() float64 { return float64(f(wal.WALStats())) }))
+			}
 		}
 	}
 	return m

@@ -110,24 +110,16 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	rparams.Set("_cache_size", "-16384") // 16 MiB per read connection
 
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
-	// SQLite's automatic checkpoint stays on: it runs on the write
-	// connection between transactions, where it can complete, so the WAL is
-	// rewound and stays small. (A checkpoint from another connection while
-	// writes continue never catches up with the newest frames: the WAL then
-	// grows without bound and every fsync also journals its new size.)
-	// Checkpoint every 100 pages instead of SQLite's 1,000: each checkpoint
-	// runs inside a commit and holds the writer while it flushes, so smaller
-	// ones keep the tail short (bench rest, relaxed mode: p95 110 ms at
-	// 1,000 pages, 6.8 ms at 250, 2.4 ms at 100).
-	// That checkpoint copies only the frames no reader may still need, so
-	// with readers always active the log is never rewound: past WALLimit
-	// the checkpointer waits for those readers (checkpoint.go), and
-	// journal_size_limit truncates the rewound file back to the limit.
+	// SQLite's automatic checkpoint is off on the write connection: the
+	// checkpointer copies the log into the database file from a connection
+	// of its own while writers go on, and past WALLimit waits for the
+	// readers of old frames (checkpoint.go); journal_size_limit truncates
+	// the rewound file back to the limit.
 	limit := opts.WALLimit
 	if limit <= 0 {
 		limit = DefaultWALLimit
 	}
-	onConnect := fmt.Sprintf("PRAGMA wal_autocheckpoint = 100; PRAGMA journal_size_limit = %d", limit)
+	onConnect := fmt.Sprintf("PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = %d", limit)
 	w := openPool(dsn+wparams.Encode(), onConnect)
 	w.SetMaxOpenConns(2)
 	w.SetMaxIdleConns(2)
@@ -160,7 +152,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	c.SetMaxIdleConns(1)
 	c.SetConnMaxLifetime(0)
 	c.SetConnMaxIdleTime(0)
-	db.ckptDB, db.ckpt = c, newCheckpointer(c, path+"-wal", limit)
+	db.ckptDB, db.ckpt = c, newCheckpointer(c, path+"-wal", limit, &db.writeMu)
 	return db, nil
 }
 
@@ -193,6 +185,7 @@ func (db *DB) close() error {
 	db.stmts = map[string]*sql.Stmt{}
 	db.mu.Unlock()
 	err1 := db.read.Close()
+	db.ckpt.close()
 	db.ckptDB.Close()
 	err2 := db.write.Close()
 	if err1 != nil {
