@@ -19,13 +19,15 @@ import (
 
 // preservationFlags are the settings of the preservation copy.
 type preservationFlags struct {
-	root   string
-	window time.Duration
+	root     string
+	window   time.Duration
+	parallel int
 }
 
 func (p *preservationFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&p.root, "preservation", "", `the OCFL 1.1 storage root that keeps a version of every work and collection after each change: a directory (default: DATA/ocfl) or s3://bucket/prefix (reached with the --s3-* settings); "off": no preservation copy`)
 	f.DurationVar(&p.window, "preservation-window", preserve.DefaultWindow, "how old a change must be before it is preserved: the changes of one window make one version of an object")
+	f.IntVar(&p.parallel, "preservation-parallel", 0, fmt.Sprintf("objects written at once (0: %d to a directory, where more take CPU from requests and ingest; %d to S3, whose round trips overlap)", preserve.DefaultLocalParallel, preserve.DefaultParallel))
 }
 
 // preserver returns the preservation loop of a server, or nil when the
@@ -40,7 +42,7 @@ func (p *preservationFlags) preserver(ctx context.Context, data string, content 
 	if err != nil {
 		return nil, fmt.Errorf("--preservation %s: %w", p.root, err)
 	}
-	return preserve.New(store, blobs, root, ids, preserve.Options{Window: p.window, Logger: log}), nil
+	return preserve.New(store, blobs, root, ids, preserve.Options{Window: p.window, Parallel: p.parallel, Logger: log}), nil
 }
 
 // fs opens the FS of the storage root (nil when the copy is off).
