@@ -77,26 +77,28 @@ func NewMetrics(storage shelfmark.Storage, now func() time.Time) *Metrics {
 				func() float64 { return float64(wal.WALStats().Bytes) }))
 			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shelfmark_db_wal_checkpoint_seconds_total", Help: "Time writers waited for checkpoints run because the write-ahead log passed its limit (cumulative).", ConstLabels: backend},
 				func() float64 { return wal.WALStats().Waited.Seconds() }))
-			for result, f := range map[string]func(shelfmark.WALStats) int64{
-				"restart": func(s shelfmark.WALStats) int64 { return s.Restarts },
-				"busy":    func(s shelfmark.WALStats) int64 { return s.Busy },
-				"failed":  func(s shelfmark.WALStats) int64 { return s.Failed },
-			} {
-				m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shelfmark_db_wal_checkpoints_total",
-					Help:        "Checkpoints run because the write-ahead log passed its limit: restart (the log was rewound), busy (readers of old frames outlasted the wait), failed.",
-					ConstLabels: prometheus.Labels{"backend": storage.Backend(), "result": result}},
-					func() float64 { return float64(f(wal.WALStats())) }))
+			// counters of WALStats by result, under one name
+			byResult := func(name, help string, results map[string]func(shelfmark.WALStats) int64) {
+				for result, f := range results {
+					m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help,
+						ConstLabels: prometheus.Labels{"backend": storage.Backend(), "result": result}},
+						func() float64 { return float64(f(wal.WALStats())) }))
+				}
 			}
-			for result, f := range map[string]func(shelfmark.WALStats) int64{
-				"copied":   func(s shelfmark.WALStats) int64 { return s.Passive - s.PassiveFailed },
-				"catch_up": func(s shelfmark.WALStats) int64 { return s.CatchUps },
-				"failed":   func(s shelfmark.WALStats) int64 { return s.PassiveFailed },
-			} {
-				m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shelfmark_db_wal_passive_checkpoints_total",
-					Help:        "Checkpoints that copy the write-ahead log into the database while writers go on: copied (done), catch_up (of those, the ones that copied the last frames holding the writers back, so that the log could be rewound), failed.",
-					ConstLabels: prometheus.Labels{"backend": storage.Backend(), "result": result}},
-					func() float64 { return float64(f(wal.WALStats())) }))
-			}
+			byResult("shelfmark_db_wal_checkpoints_total",
+				"Checkpoints run because the write-ahead log passed its limit: restart (the log was rewound), busy (readers of old frames outlasted the wait), failed.",
+				map[string]func(shelfmark.WALStats) int64{
+					"restart": func(s shelfmark.WALStats) int64 { return s.Restarts },
+					"busy":    func(s shelfmark.WALStats) int64 { return s.Busy },
+					"failed":  func(s shelfmark.WALStats) int64 { return s.Failed },
+				})
+			byResult("shelfmark_db_wal_passive_checkpoints_total",
+				"Checkpoints that copy the write-ahead log into the database while writers go on: copied (done), catch_up (of those, the ones that copied the last frames holding the writers back, so that the log could be rewound), failed.",
+				map[string]func(shelfmark.WALStats) int64{
+					"copied":   func(s shelfmark.WALStats) int64 { return s.Passive - s.PassiveFailed },
+					"catch_up": func(s shelfmark.WALStats) int64 { return s.CatchUps },
+					"failed":   func(s shelfmark.WALStats) int64 { return s.PassiveFailed },
+				})
 		}
 	}
 	return m

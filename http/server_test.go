@@ -137,6 +137,8 @@ func TestHealthReadyMetrics(t *testing.T) {
 		`shelfmark_db_pool_max_connections{backend="sqlite"}`,
 		`shelfmark_db_wal_bytes{backend="sqlite"}`,
 		`shelfmark_db_wal_checkpoints_total{backend="sqlite",result="busy"} 0`,
+		`shelfmark_db_wal_passive_checkpoints_total{backend="sqlite",result="failed"} 0`,
+		`shelfmark_db_wal_passive_checkpoints_total{backend="sqlite",result="catch_up"}`,
 	} {
 		if !strings.Contains(text, want+"\n") && !strings.Contains(text, want+" ") {
 			t.Errorf("/metrics lacks %q", want)

@@ -163,19 +163,11 @@ func TestWALReaderOutlastsWait(t *testing.T) {
 	defer db.Close()
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
 	defer repo.Close()
-	meta := benchMetadata(54)
 	batch := 0
 	write := func() {
 		t.Helper()
-		nrs := make([]*shelfmark.NewResource, 100)
-		for i := range nrs {
-			nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: append(meta[:53:53],
-				shelfmark.Statement{Predicate: shelfmark.NSDC + "identifier", Object: shelfmark.NewLiteral(fmt.Sprint(batch, "/", i))})}
-		}
+		writeBatch(ctx, t, repo, batch)
 		batch++
-		if _, errs := repo.CreateResources(ctx, nrs); errs[0] != nil {
-			t.Fatal(errs[0])
-		}
 	}
 	walSize := func() int64 {
 		fi, err := os.Stat(filepath.Join(dir, "w.db-wal"))
@@ -240,17 +232,9 @@ func TestWALReaderOutlastsWait(t *testing.T) {
 // after a batch.
 func writeBatches(ctx context.Context, t *testing.T, repo *shelfmark.Repository, walPath string) int64 {
 	t.Helper()
-	meta := benchMetadata(54)
 	var largest int64
 	for batch := 0; batch < 60; batch++ {
-		nrs := make([]*shelfmark.NewResource, 100)
-		for i := range nrs {
-			nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: append(meta[:53:53],
-				shelfmark.Statement{Predicate: shelfmark.NSDC + "identifier", Object: shelfmark.NewLiteral(fmt.Sprint(batch, "/", i))})}
-		}
-		if _, errs := repo.CreateResources(ctx, nrs); errs[0] != nil {
-			t.Fatal(errs[0])
-		}
+		writeBatch(ctx, t, repo, batch)
 		if fi, err := os.Stat(walPath); err == nil {
 			largest = max(largest, fi.Size())
 		}
@@ -281,17 +265,7 @@ func TestWALCopiedBesideWriter(t *testing.T) {
 		}
 		return fi.Size()
 	}
-	meta := benchMetadata(54)
-	write := func(batch int) {
-		nrs := make([]*shelfmark.NewResource, 100)
-		for i := range nrs {
-			nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: append(meta[:53:53],
-				shelfmark.Statement{Predicate: shelfmark.NSDC + "identifier", Object: shelfmark.NewLiteral(fmt.Sprint(batch, "/", i))})}
-		}
-		if _, errs := repo.CreateResources(ctx, nrs); errs[0] != nil {
-			t.Fatal(errs[0])
-		}
-	}
+	write := func(batch int) { writeBatch(ctx, t, repo, batch) }
 	write(0)
 	resume := db.HoldPassiveCheckpoints()
 	before := dbSize()
@@ -315,4 +289,19 @@ func TestWALCopiedBesideWriter(t *testing.T) {
 		t.Fatalf("the log passed its limit: %+v", wal)
 	}
 	t.Logf("database %d → %d bytes; %+v", before, dbSize(), db.WALStats())
+}
+
+// writeBatch commits 100 works of 54 statements (about 420 KB of pages),
+// their identifiers made unique by batch.
+func writeBatch(ctx context.Context, t *testing.T, repo *shelfmark.Repository, batch int) {
+	t.Helper()
+	meta := benchMetadata(54)
+	nrs := make([]*shelfmark.NewResource, 100)
+	for i := range nrs {
+		nrs[i] = &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: append(meta[:53:53],
+			shelfmark.Statement{Predicate: shelfmark.NSDC + "identifier", Object: shelfmark.NewLiteral(fmt.Sprint(batch, "/", i))})}
+	}
+	if _, errs := repo.CreateResources(ctx, nrs); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
 }
