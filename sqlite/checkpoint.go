@@ -45,13 +45,14 @@ const (
 // SQLite's automatic checkpoint is off on the write connection: it runs
 // inside COMMIT, after the transaction is durable, so every client of a
 // commit that met it waited for a copy of the log and an fsync of the
-// database file that its own write did not need (a third of the time of
-// one client's create, one work per request). Instead each commit wakes a
+// database file that its own write did not need, and so did the committer,
+// the one serial stage of the writes. Instead each commit wakes a
 // goroutine (run) that runs wal_checkpoint(PASSIVE) on a connection of its
 // own, at most every passiveEvery, while writers go on. Commits made while
-// it copies leave frames behind; once the log passes walCatchUp, it copies
-// those holding the writer's turn, a short copy, so that the next commit
-// rewinds the log to its start.
+// it copies leave frames behind, and a writer that began before the copy
+// ended appends to the log rather than rewinding it; so once the log holds
+// more than walCatchUp frames, it copies once more holding the writer's
+// turn, a short copy, and the next commit rewinds the log to its start.
 //
 // A passive checkpoint copies to the database file only the frames no open
 // read transaction may still need, and the next writer rewinds the log only
@@ -118,9 +119,9 @@ func (c *checkpointer) close() {
 
 // run copies the log into the database file after commits: one passive
 // checkpoint at most every passiveEvery, and a second holding the writer's
-// turn when the log has passed walCatchUp frames. A
-// failed checkpoint is counted and tried again after the next commit; it
-// loses nothing, since every frame stays in the log until copied.
+// turn when the log has passed walCatchUp frames. A failed checkpoint is
+// counted and tried again after the next commit; it loses nothing, since
+// every frame stays in the log until copied.
 func (c *checkpointer) run() {
 	defer close(c.done)
 	ctx := context.Background()
