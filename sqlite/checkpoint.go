@@ -71,8 +71,8 @@ const (
 // waits twice as long; after an attempt that worked the wait shrinks by a
 // quarter.
 //
-// All its fields but the counters, wake and stop are used under the
-// writer's turn.
+// nextAt and wait are used under the writer's turn only; the other fields
+// are set once or safe for concurrent use.
 type checkpointer struct {
 	conn    *sql.DB // one connection, whose busy timeout each attempt sets
 	walPath string
