@@ -36,8 +36,8 @@ const (
 	// file system metadata operation, CPU in the kernel, and several
 	// writers at once only take CPU and the file system's locks from
 	// requests and ingest (rule R5). On 2 cores, creating one work per
-	// request from 8 clients, 8 writers held the server to 209–250 works/s
-	// where one gave 350–537 (and 315–427 against 178–390 from 1 client).
+	// request from 8 clients, 8 writers held the server to 234–250 works/s
+	// where one gave 350–537 (and 315–427 against 347–390 from 1 client).
 	DefaultLocalParallel = 1
 )
 
