@@ -234,7 +234,9 @@ func (g *commitGate) arm() {
 // must see it, or the file set is refused as forbidden.
 func TestDepositorWorkAndFileSetInOneCommit(t *testing.T) {
 	gate := &commitGate{}
-	backendsWith(t, shelfmark.RepositoryOptions{Observer: gate}, func(t *testing.T, e *acctEnv) {
+	// one committer, held by the gate, so that the two resources make one
+	// batch on either backend
+	backendsWith(t, shelfmark.RepositoryOptions{Observer: gate, Committers: 1}, func(t *testing.T, e *acctEnv) {
 		ctx := context.Background()
 		admin := e.user(t, "root", true, shelfmark.ScopeAdmin)
 		dee := e.user(t, "dee", false, shelfmark.ScopeWrite)

@@ -59,6 +59,10 @@ type op struct {
 	// files (set by its check): their records go when it is applied, by
 	// the op itself or, in a group, by the group once every member is.
 	uploads []string
+	// parallel marks an op that only creates rows under keys of its own
+	// (a create, an ingest group): a batch of such ops alone may commit
+	// beside others on a ParallelStorage.
+	parallel bool
 }
 
 // errApply marks a batch that must be retried without the op whose apply
@@ -75,6 +79,7 @@ var errNothing = errors.New("nothing to commit")
 // still means "on disk".
 type committer struct {
 	store    Storage
+	par      ParallelStorage // store, when its transactions may commit at once
 	queue    chan *op
 	maxBatch int
 	observer CommitObserver
@@ -87,6 +92,7 @@ type committer struct {
 
 func newCommitter(store Storage, workers, maxBatch int, observer CommitObserver, now func() time.Time) *committer {
 	c := &committer{store: store, queue: make(chan *op, maxBatch*4), maxBatch: maxBatch, observer: observer, now: now}
+	c.par, _ = store.(ParallelStorage)
 	for i := 0; i < workers; i++ {
 		c.wg.Add(1)
 		go c.loop()
@@ -210,12 +216,20 @@ func (c *committer) commit(batch []*op) {
 	// be blamed, so the batch runs again unbuffered, where a failing op is
 	// found and dropped.
 	buffered := true
+	// a batch of creates alone first runs beside the other committers'
+	// (see ParallelStorage); whatever fails there runs again alone, where
+	// the failing op is found as below
+	shared := c.par != nil && allParallel(pending)
 	watch := &jobWatch{}
 	for len(pending) > 0 {
 		start := c.now()
 		failed := -1
 		flushFailed := false
-		err := c.store.Update(context.Background(), func(wtx WriteTx) error {
+		update := c.store.Update
+		if shared {
+			update = c.par.UpdateParallel
+		}
+		err := update(context.Background(), func(wtx WriteTx) error {
 			ctx := context.Background()
 			// the sequence numbers are taken when the first op passes its
 			// check: a batch in which every op fails writes nothing and
@@ -275,6 +289,10 @@ func (c *committer) commit(batch []*op) {
 			}
 			return writeAudit(ctx, tx, pending, now)
 		})
+		if shared && err != nil && !errors.Is(err, errNothing) {
+			shared = false
+			continue
+		}
 		if flushFailed && len(pending) > 1 {
 			if c.observer != nil {
 				c.observer.ObserveCommit(len(pending), c.now().Sub(start), err)
@@ -303,6 +321,17 @@ func (c *committer) commit(batch []*op) {
 		}
 		return
 	}
+}
+
+// allParallel reports whether every op of a batch may commit beside other
+// batches (op.parallel).
+func allParallel(ops []*op) bool {
+	for _, o := range ops {
+		if !o.parallel {
+			return false
+		}
+	}
+	return true
 }
 
 // writeAudit appends the audit entries of a batch's ops in one call, so the

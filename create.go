@@ -54,6 +54,7 @@ func (r *Repository) CreateResources(ctx context.Context, nrs []*NewResource) ([
 			errs[i] = err
 			continue
 		}
+		o.parallel = true // a new row under a key of its own
 		out[i] = res
 		ops = append(ops, o)
 		idx = append(idx, i)

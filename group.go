@@ -243,6 +243,9 @@ func (r *Repository) groupOp(ctx context.Context, g *NewGroup) (*op, *Resource, 
 	record := "" // the key the root is recorded under, decided by check
 	o := &op{}
 	*o = op{
+		// new rows under keys of their own; two groups storing one source
+		// key at once meet at the sources table's key (see ParallelStorage)
+		parallel: true,
 		check: func(tx WriteTx) error {
 			ctx := context.Background()
 			record, out.adopted = "", false

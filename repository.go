@@ -14,9 +14,9 @@ type RepositoryOptions struct {
 	MintBlock int
 	// MaxBatch caps the operations of one group commit (default 256).
 	MaxBatch int
-	// Committers is how many transactions may be open at once (default 1:
-	// right for SQLite's single writer; PostgreSQL serialises sequence
-	// numbers anyway).
+	// Committers is how many transactions may be open at once (default 1
+	// on a store whose writers take turns, SQLite's single writer;
+	// DefaultParallelCommitters on a ParallelStorage, PostgreSQL).
 	Committers int
 	// Observer learns of every group commit.
 	Observer CommitObserver
@@ -60,6 +60,11 @@ type Repository struct {
 
 var _ ResourceService = (*Repository)(nil)
 
+// DefaultParallelCommitters is how many group commits may be open at once
+// on a ParallelStorage: batches of creates commit side by side, while any
+// other batch waits its turn (see ParallelStorage).
+const DefaultParallelCommitters = 4
+
 // NewRepository starts an engine over store. Close stops it.
 func NewRepository(store Storage, opts RepositoryOptions) *Repository {
 	if opts.MintBlock <= 0 {
@@ -70,6 +75,9 @@ func NewRepository(store Storage, opts RepositoryOptions) *Repository {
 	}
 	if opts.Committers <= 0 {
 		opts.Committers = 1
+		if _, ok := store.(ParallelStorage); ok {
+			opts.Committers = DefaultParallelCommitters
+		}
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

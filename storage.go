@@ -33,6 +33,23 @@ type Storage interface {
 	Close() error
 }
 
+// ParallelStorage is a Storage whose write transactions may commit at
+// once (PostgreSQL). UpdateParallel runs fn as Update does, except that it
+// may run beside other UpdateParallel transactions (never beside an
+// Update), each taking its own change numbers: the change feed (Changes)
+// then shows a change only once every transaction that took a lower number
+// has ended, so a reader that has read every change up to X never sees one
+// at or below X appear later.
+//
+// Two parallel transactions are not serialised: a read of one may miss
+// what the other is writing. The committer sends here only batches of ops
+// that create new rows under keys of their own (creates, ingest groups),
+// whose only contention is a table's uniqueness (a source key stored
+// twice at once), and runs a batch again under Update when it fails here.
+type ParallelStorage interface {
+	UpdateParallel(ctx context.Context, fn func(WriteTx) error) error
+}
+
 // PoolStats describes a backend's connection pool (rule R9).
 type PoolStats struct {
 	MaxOpen      int

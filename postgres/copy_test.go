@@ -355,7 +355,9 @@ func TestCopyFlushFailureRetried(t *testing.T) {
 				t.Fatal(err)
 			}
 			obs := &failures{}
-			repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{Observer: obs})
+			// one committer: the 200 ops queue behind the collection's
+			// transaction and make one batch
+			repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{Observer: obs, Committers: 1})
 			defer repo.Close()
 			ids, err := repo.MintIDs(ctx, 1)
 			if err != nil {

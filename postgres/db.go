@@ -156,6 +156,7 @@ type DB struct {
 	copyMin int // bulk inserts of at least this many rows use COPY
 
 	searchTimeout time.Duration // see Options.SearchTimeout; 0: none
+	horizon       *horizonTicker
 }
 
 var _ shelfmark.Storage = (*DB)(nil)
@@ -214,6 +215,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 			return nil, err
 		}
 	}
+	db.horizon = startHorizonTicker(db.tickHorizon)
 	return db, nil
 }
 
@@ -225,6 +227,7 @@ func (db *DB) Close() error {
 	if db.replica != nil {
 		db.replica.close()
 	}
+	db.horizon.stop()
 	db.pool.Close()
 	return nil
 }
@@ -294,8 +297,14 @@ func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx
 	if err != nil {
 		return fmt.Errorf("postgres: begin write transaction: %w", unavailable(err))
 	}
-	defer rollback(tx)
-	if err := fn(db.newWriteTx(tx)); err != nil {
+	wtx := db.newWriteTx(tx)
+	defer func() {
+		rollback(tx)
+		if wtx.claimed {
+			db.advanceHorizon()
+		}
+	}()
+	if err := fn(wtx); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

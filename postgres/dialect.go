@@ -34,6 +34,10 @@ WHERE c.url = $1 AND (c.time, c.id) < ($2, $3) ORDER BY c.time DESC, c.id DESC L
 		WebInbound:      `SELECT src FROM web_links WHERE dst = $1 AND src > $2 ORDER BY src LIMIT $3`,
 	},
 	OAI: sqlstore.OAI{
+		// the counter "seq" is the last change number taken (change_seq,
+		// see tx.go)
+		Counter: `SELECT value FROM counters WHERE name = $1
+UNION ALL SELECT last_value FROM change_seq WHERE $1 = 'seq'`,
 		OAIRecordsInSets: oaiRecordsInSets,
 		OAISetTree: `SELECT key, true FROM oai_sets WHERE spec = $1
 UNION ALL SELECT key, false FROM oai_sets WHERE spec >= $2 AND spec < $3`,
@@ -56,6 +60,13 @@ ON CONFLICT (resource) DO UPDATE SET user_key = excluded.user_key`,
 SELECT key FROM resources WHERE embargo IS NOT NULL AND deleted IS NULL AND embargo <= $1
 UNION SELECT key FROM resources WHERE lease IS NOT NULL AND deleted IS NULL AND lease <= $1)
 ORDER BY key LIMIT $2`,
+	},
+	Fields: sqlstore.Fields{
+		// the shared statement, read up to the change horizon: a change
+		// whose transaction took a lower number and is still open holds
+		// back every later one (see tx.go)
+		Changes: `SELECT ` + sqlstore.ResourceCols + ` FROM resources
+WHERE seq > $1 AND seq <= (SELECT value FROM counters WHERE name = 'seq_horizon') ORDER BY seq, key LIMIT $2`,
 	},
 	Resources: sqlstore.Resources{
 		ScanResource:    sqlstore.ScanResource[nullable],
@@ -107,6 +118,8 @@ errors = EXCLUDED.errors, done = EXCLUDED.done, removed = EXCLUDED.removed`,
 		DeleteWebCaptures: `DELETE FROM web_captures WHERE id = ANY($1)`,
 	},
 	OAIWrites: sqlstore.OAIWrites{
+		// a claim (see tx.go and the migration 0028_parallel_commits)
+		NextSeq:           `SELECT shelfmark_claim_seq($1) + $1 - 1`,
 		ReplaceOAIRecords: replaceOAIRecords,
 		AddCounter: `INSERT INTO counters (name, value) VALUES ($1, $2)
 ON CONFLICT (name) DO UPDATE SET value = counters.value + EXCLUDED.value RETURNING value`,

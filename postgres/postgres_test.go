@@ -810,13 +810,18 @@ func TestUpdateErrorRollsBack(t *testing.T) {
 		}
 		return nil
 	})
+	// the numbers a rolled-back transaction took are a gap: the next is
+	// after them, and the horizon passes them once the claim is gone
 	update(t, db, func(tx shelfmark.WriteTx) error {
 		seq, err := tx.NextSeq(ctx, 1)
-		if seq != 1 {
-			t.Errorf("seq after rollback = %d, want 1", seq)
+		if seq != 6 {
+			t.Errorf("seq after rollback = %d, want 6", seq)
 		}
 		return err
 	})
+	if h := horizonOf(t, db); h != 6 {
+		t.Errorf("horizon after the rolled-back claim and a commit = %d, want 6", h)
+	}
 	// a panic in fn rolls back and releases the connection
 	func() {
 		defer func() { _ = recover() }()
@@ -1344,4 +1349,14 @@ func TestLockSQLKeepsPublicKey(t *testing.T) {
 			t.Errorf("schema %s: the lock is (%d, %d, %d)", c.schema, classid, objid, sub)
 		}
 	}
+}
+
+// horizonOf reads the change horizon readers of the change feed stop at.
+func horizonOf(t testing.TB, db *DB) int64 {
+	t.Helper()
+	var h int64
+	if err := db.pool.QueryRow(context.Background(), `SELECT value FROM counters WHERE name = 'seq_horizon'`).Scan(&h); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

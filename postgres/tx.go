@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,6 +21,7 @@ type writeTx struct {
 	readTx
 	sqlstore.WriteTx
 	savepoints int // savepoints opened for COPY (see copyInSavepoint)
+	claimed    bool // took change numbers: the horizon moves when it ends
 }
 
 // newReadTx returns the read transaction of q.
@@ -49,6 +51,34 @@ func (t *readTx) EachRow(ctx context.Context, sql string, args []any, each func(
 func (t *writeTx) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
 	return t.r.exec(ctx, sql, args...)
 }
+
+// NextSeq implements shelfmark.WriteTx: it claims n numbers (see the
+// package documentation, "Parallel commits and the change horizon"). The
+// claim is held until the transaction ends; the horizon is advanced then.
+func (t *writeTx) NextSeq(ctx context.Context, n int) (int64, error) {
+	t.claimed = true
+	return t.WriteTx.NextSeq(ctx, n)
+}
+
+// AddCounter implements shelfmark.WriteTx. The counter "seq" is the last
+// change number taken: adding to it claims that many numbers (as a
+// rebuild does to raise it), so it moves only forward.
+func (t *writeTx) AddCounter(ctx context.Context, name string, delta int64) (int64, error) {
+	if name != seqCounter {
+		return t.WriteTx.AddCounter(ctx, name, delta)
+	}
+	if delta < 1 {
+		return 0, fmt.Errorf("postgres: add %d to the counter seq: change numbers only move forward", delta)
+	}
+	first, err := t.NextSeq(ctx, int(delta))
+	if err != nil {
+		return 0, err
+	}
+	return first + delta - 1, nil
+}
+
+// seqCounter is the counter that names the last change number taken.
+const seqCounter = "seq"
 
 var (
 	_ shelfmark.ReadTx  = (*readTx)(nil)
