@@ -3,7 +3,9 @@ package shelfmark
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -80,7 +82,8 @@ var errNothing = errors.New("nothing to commit")
 type committer struct {
 	store    Storage
 	par      ParallelStorage // store, when its transactions may commit at once
-	queue    chan *op
+	queue    chan []*op      // chunks of ops, each at most maxBatch
+	queued   atomic.Int64    // ops in queue
 	maxBatch int
 	observer CommitObserver
 	now      func() time.Time
@@ -91,7 +94,7 @@ type committer struct {
 }
 
 func newCommitter(store Storage, workers, maxBatch int, observer CommitObserver, now func() time.Time) *committer {
-	c := &committer{store: store, queue: make(chan *op, maxBatch*4), maxBatch: maxBatch, observer: observer, now: now}
+	c := &committer{store: store, queue: make(chan []*op, maxBatch*4), maxBatch: maxBatch, observer: observer, now: now}
 	c.par, _ = store.(ParallelStorage)
 	for i := 0; i < workers; i++ {
 		c.wg.Add(1)
@@ -102,7 +105,10 @@ func newCommitter(store Storage, workers, maxBatch int, observer CommitObserver,
 
 // submit queues ops and waits until each is committed or failed. It returns
 // early with the context's error if ctx ends while the ops are still queued;
-// once a transaction has taken them they run to completion.
+// once a transaction has taken them they run to completion. The ops go in
+// chunks of at most maxBatch, and a committer takes a chunk whole: the ops
+// of one call commit together unless there are more than maxBatch of
+// them, rather than spread over the committers at work.
 func (c *committer) submit(ctx context.Context, ops ...*op) error {
 	c.mu.RLock()
 	if c.closed {
@@ -112,9 +118,13 @@ func (c *committer) submit(ctx context.Context, ops ...*op) error {
 	for _, o := range ops {
 		o.ctx = ctx
 		o.done = make(chan struct{})
+	}
+	for chunk := range slices.Chunk(ops, c.maxBatch) {
+		c.queued.Add(int64(len(chunk)))
 		select {
-		case c.queue <- o:
+		case c.queue <- chunk:
 		case <-ctx.Done():
+			c.queued.Add(-int64(len(chunk)))
 			c.mu.RUnlock()
 			return ctx.Err()
 		}
@@ -153,9 +163,19 @@ const gatherWait = 500 * time.Microsecond
 func (c *committer) loop() {
 	defer c.wg.Done()
 	batch := make([]*op, 0, c.maxBatch)
-	last := 1 // size of the previous batch: more than 1 means concurrent writers
-	for first := range c.queue {
-		batch = append(batch[:0], first)
+	var held []*op // a chunk that did not fit in the previous batch
+	last := 1      // size of the previous batch: more than 1 means concurrent writers
+	for {
+		first := held
+		held = nil
+		if first == nil {
+			var ok bool
+			if first, ok = <-c.queue; !ok {
+				return
+			}
+			c.queued.Add(-int64(len(first)))
+		}
+		batch = append(batch[:0], first...)
 		var deadline <-chan time.Time
 		var timer *time.Timer
 		if last > 1 {
@@ -167,14 +187,24 @@ func (c *committer) loop() {
 			deadline = timer.C
 		}
 		want := min(c.maxBatch, max(2*last, 2))
+		// add takes a chunk into the batch, or holds it for the next one
+		// when it does not fit; it reports whether the batch is full
+		add := func(chunk []*op) bool {
+			c.queued.Add(-int64(len(chunk)))
+			if len(batch)+len(chunk) > c.maxBatch {
+				held = chunk
+				return true
+			}
+			batch = append(batch, chunk...)
+			return false
+		}
 	drain:
 		for len(batch) < c.maxBatch {
 			select {
-			case o, ok := <-c.queue:
-				if !ok {
+			case chunk, ok := <-c.queue:
+				if !ok || add(chunk) {
 					break drain
 				}
-				batch = append(batch, o)
 				continue
 			default:
 			}
@@ -182,11 +212,10 @@ func (c *committer) loop() {
 				break
 			}
 			select {
-			case o, ok := <-c.queue:
-				if !ok {
+			case chunk, ok := <-c.queue:
+				if !ok || add(chunk) {
 					break drain
 				}
-				batch = append(batch, o)
 			case <-deadline:
 				break drain
 			}

@@ -14,4 +14,4 @@ func NewBufferedTx(tx WriteTx) *BufferedTx { return newBufferedTx(tx) }
 func (b *bufferedTx) Pending() bool { return b.pending() }
 
 // QueuedOps is how many write operations wait in r's committer queue.
-func QueuedOps(r *Repository) int { return len(r.commit.queue) }
+func QueuedOps(r *Repository) int { return int(r.commit.queued.Load()) }

@@ -156,8 +156,11 @@ type PatentsConfig struct {
 	Works   int // default 1,000,000
 	Workers int // ingest workers storing files (default: the number of cores)
 	Batch   int // items per engine call (default 64, ingest's default)
-	Buckets int // wall-time buckets for the rate over time (default 20)
-	Seed    uint64
+	// Creators is how many engine calls are in flight at once (ingest's
+	// Options.Creators; 0: its default).
+	Creators int
+	Buckets  int // wall-time buckets for the rate over time (default 20)
+	Seed     uint64
 	// First is the number of the first patent (EP number), so that runs
 	// over one store can ingest different patents (default 0).
 	First int
@@ -250,7 +253,7 @@ func RunPatentsOn(ctx context.Context, targets []PatentsTarget, c PatentsConfig)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := ingest.Run(ctx, t.Repo, t.Blobs, src, ingest.Options{Workers: c.Workers, Batch: c.Batch,
+			st, err := ingest.Run(ctx, t.Repo, t.Blobs, src, ingest.Options{Workers: c.Workers, Batch: c.Batch, Creators: c.Creators,
 				Progress: func(s ingest.Stats) {
 					at := time.Since(start)
 					mu.Lock()

@@ -23,6 +23,10 @@ type Repository interface {
 	FindSources(ctx context.Context, sourceKeys []string) (map[string]shelfmark.ID, error)
 }
 
+// DefaultCreators is Options.Creators when unset: with one engine call in
+// flight the engine waited for the next batch after each commit.
+const DefaultCreators = 4
+
 // Options control an ingest run.
 type Options struct {
 	// Collection, when set, puts every work in this collection.
@@ -34,6 +38,12 @@ type Options struct {
 	// Batch is how many items go to the engine in one call (default 64);
 	// each item is stored atomically either way.
 	Batch int
+	// Creators is how many engine calls may be in flight at once
+	// (DefaultCreators). While one batch commits, the next ones wait in
+	// the engine's queue and join its next group commit, or, where
+	// batches of creates commit side by side (PostgreSQL), commit beside
+	// it. Batches are then stored in no particular order.
+	Creators int
 	// FailFast stops at the first bad item instead of going on.
 	FailFast bool
 	// StoreAnyway stores the items whose key was stored before as new
@@ -116,6 +126,9 @@ type Stats struct {
 func Run(ctx context.Context, repo Repository, blobs shelfmark.BlobStore, src Source, opts Options) (*Stats, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.NumCPU()
+	}
+	if opts.Creators <= 0 {
+		opts.Creators = DefaultCreators
 	}
 	if opts.Batch <= 0 {
 		opts.Batch = 64
@@ -414,17 +427,18 @@ func unwrapPathError(err error) error {
 // overlap: while the engine commits one batch, the bytes of the next are
 // made durable.
 func (p *pipeline) commit(ctx context.Context, groups <-chan *pending) {
-	synced := make(chan []*pending, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for batch := range synced {
-			p.create(ctx, batch)
-		}
-	}()
+	synced := make(chan []*pending, p.opts.Creators)
+	var creators sync.WaitGroup
+	for range p.opts.Creators {
+		creators.Go(func() {
+			for batch := range synced {
+				p.create(ctx, batch)
+			}
+		})
+	}
 	p.batches(ctx, groups, synced)
 	close(synced)
-	<-done
+	creators.Wait()
 }
 
 // batches gathers ready items into batches of up to opts.Batch, makes each

@@ -6,15 +6,37 @@
 // View runs in a REPEATABLE READ, READ ONLY transaction, so one call sees one
 // snapshot. Update runs in a READ COMMITTED transaction that first takes a
 // transaction-scoped advisory lock (the "writer lock"), in the same round trip
-// as BEGIN. Write transactions therefore run one at a time, as they do on
-// SQLite, and every statement of an Update sees everything committed before
-// it began: an engine that reads a resource, checks its version (If-Match)
-// and writes it back cannot lose a concurrent update, whatever the order in
-// which it reads and calls NextSeq. This costs no throughput that the
-// sequence counter does not already cost: every committed change takes a
-// sequence number, and NextSeq holds the counter's row lock until the
-// transaction ends, so write transactions were serialised from NextSeq to
-// commit anyway. Readers (View) never wait for writers.
+// as BEGIN. Updates therefore run one at a time, as they do on SQLite, and
+// every statement of an Update sees everything committed before it began:
+// an engine that reads a resource, checks its version (If-Match) and writes
+// it back cannot lose a concurrent update, whatever the order in which it
+// reads and calls NextSeq. Only UpdateParallel transactions run side by
+// side (below). Readers (View) never wait for writers.
+//
+// # Parallel commits and the change horizon
+//
+// UpdateParallel (shelfmark.ParallelStorage) takes the writer lock in shared
+// mode: the engine's batches of creates, whose writes are new rows under
+// keys of their own, commit side by side, while every Update still runs
+// alone. Their change numbers therefore no longer come from a row lock
+// held until the commit: they come from the sequence change_seq, taken
+// under a lock held only while a transaction takes them
+// (shelfmark_claim_seq). So numbers are no longer in commit order, and a
+// reader of "seq > X" could move past a number whose transaction commits
+// later. To prevent that, each transaction that takes numbers marks the
+// first with a claim, a transaction-scoped advisory lock in pg_locks, taken
+// before the sequence moves. The horizon is the highest number below every
+// claim still held. After a transaction that took numbers ends, committed
+// or not, one statement raises the counter seq_horizon to it
+// (shelfmark_advance_horizon, not waiting for its own flush), and a ticker
+// of each process does the same every second for claims whose transaction
+// ended without it (a process that died). The change feed (Changes) reads
+// only up to seq_horizon, so the search indexer, the OAI-PMH projector, the
+// preserver and every other follower of the feed never skip a change that
+// commits late; they see it once every transaction numbered before it has
+// ended. A rolled-back transaction leaves a gap in the numbers, which the
+// horizon passes. The counter "seq" of Counter and AddCounter is the last
+// number taken (change_seq).
 //
 // Consequence for callers: do not call AllocateKeys (or anything else that
 // needs a second pooled connection) from inside an Update's fn while other

@@ -20,7 +20,7 @@ type readTx struct {
 type writeTx struct {
 	readTx
 	sqlstore.WriteTx
-	savepoints int // savepoints opened for COPY (see copyInSavepoint)
+	savepoints int  // savepoints opened for COPY (see copyInSavepoint)
 	claimed    bool // took change numbers: the horizon moves when it ends
 }
 

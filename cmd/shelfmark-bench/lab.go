@@ -26,7 +26,9 @@ type labEnv struct {
 	blobs *blob.LocalStore
 }
 
-func openLab(ctx context.Context, database, durability string) (*labEnv, error) {
+// openLab opens a fresh lab repository; committers is
+// RepositoryOptions.Committers (0: the store's default).
+func openLab(ctx context.Context, database, durability string, committers int) (*labEnv, error) {
 	dir, err := os.MkdirTemp("", "shelfmark-bench-")
 	if err != nil {
 		return nil, err
@@ -48,7 +50,7 @@ func openLab(ctx context.Context, database, durability string) (*labEnv, error) 
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	return &labEnv{dir: dir, store: store, repo: shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids}), blobs: blobs}, nil
+	return &labEnv{dir: dir, store: store, repo: shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids, Committers: committers}), blobs: blobs}, nil
 }
 
 func (e *labEnv) close() {
@@ -61,6 +63,7 @@ func (e *labEnv) close() {
 // labFlags are the settings every in-process scenario takes.
 type labFlags struct {
 	database, durability, jsonPath, reportDir string
+	committers                                int
 }
 
 // add registers the flags.
@@ -69,6 +72,7 @@ func (lf *labFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&lf.durability, "durability", "safe", "safe or relaxed")
 	f.StringVar(&lf.reportDir, "report", "", "write an HTML report with charts to this directory")
 	f.StringVar(&lf.jsonPath, "json", "", "write the report as JSON to this file")
+	f.IntVar(&lf.committers, "committers", 0, "group commits open at once (0: the store's default, 1 on SQLite, more on PostgreSQL, whose batches of creates commit side by side)")
 }
 
 // run returns a RunE that reads the environment, opens a fresh lab store
@@ -79,7 +83,7 @@ func (lf *labFlags) run(fn func(ctx context.Context, cmd *cobra.Command, e *labE
 			return err
 		}
 		ctx := cmd.Context()
-		e, err := openLab(ctx, lf.database, lf.durability)
+		e, err := openLab(ctx, lf.database, lf.durability, lf.committers)
 		if err != nil {
 			return err
 		}

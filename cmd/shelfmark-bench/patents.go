@@ -20,7 +20,7 @@ import (
 func newBenchPatentsCommand() *cobra.Command {
 	var inProcess func(*cobra.Command, []string) error
 	var lf labFlags
-	var works, workers, batch, shares, scanBytes int
+	var works, workers, batch, shares, scanBytes, creators int
 	var preservation bool
 	var cf benchClusterFlags
 	cmd := &cobra.Command{
@@ -82,7 +82,7 @@ process (the ingest clients). The servers run no background jobs
 			return fmt.Errorf("raw file limit: %w", err)
 		}
 		bar := setup.NewProgressBar(works, "works")
-		r, err := bench.RunPatents(ctx, e.repo, e.blobs, bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Seed: 1, ScanBytes: scanBytes,
+		r, err := bench.RunPatents(ctx, e.repo, e.blobs, bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Creators: creators, Seed: 1, ScanBytes: scanBytes,
 			Progress: func(s ingest.Stats) { bar.Set(int(s.Stored + s.Skipped + s.Failed)) }})
 		bar.Finish()
 		fmt.Fprintln(os.Stderr)
@@ -133,6 +133,7 @@ process (the ingest clients). The servers run no background jobs
 	f.IntVar(&works, "objects", 1000000, "patents to ingest")
 	f.IntVar(&workers, "workers", 0, "ingest workers storing files (0: the number of cores)")
 	f.IntVar(&batch, "batch", 64, "works per engine call (and per raw-limit transaction)")
+	f.IntVar(&creators, "creators", 0, "engine calls of the ingest in flight at once (0: the ingest's default)")
 	f.IntVar(&shares, "shares", 0, "with --servers: ingest pipelines run at once, spread over the servers (0: the largest server count), the same for every configuration")
 	f.BoolVar(&preservation, "preservation", false, "ingest the same patents again into a fresh store with the preservation copy kept as serve keeps it (the preserver running beside the ingest, its default window), and report the rate against the run without it, the preserver's lag at the end and its catch-up")
 	f.IntVar(&scanBytes, "scan-bytes", 0, "give each work one more file of this many bytes, unique to it (the others are small or shared, and an S3 store keeps files of at most 64 KiB in the database)")
@@ -147,7 +148,7 @@ process (the ingest clients). The servers run no background jobs
 // versions written during the ingest, the lag when the ingest ended and
 // the time the preserver took to catch up after it.
 func patentsPreserved(ctx context.Context, out io.Writer, lf labFlags, r *bench.Report, cfg bench.PatentsConfig) error {
-	e, err := openLab(ctx, lf.database, lf.durability)
+	e, err := openLab(ctx, lf.database, lf.durability, lf.committers)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ root's objects runs beside the first batches; its time is reported too.`,
 				}
 			}
 			if rootDir == "" {
-				src, err := openLab(ctx, "", "relaxed")
+				src, err := openLab(ctx, "", "relaxed", 0)
 				if err != nil {
 					return err
 				}
