@@ -51,7 +51,8 @@ type Options struct {
 	// StoreAnyway): their bytes are read again, and an item whose content
 	// was stored anyway before is skipped, naming that work.
 	StoreAnyway bool
-	// Progress, when set, is called as items finish. Its Stats share the
+	// Progress, when set, is called as items finish, by one goroutine at
+	// a time. Its Stats share the
 	// run's list of failures so far (a call costs the same at the
 	// millionth failure as at the first): read them, do not change them.
 	Progress func(Stats)
@@ -263,6 +264,7 @@ type pipeline struct {
 
 	stored, skipped, failed, anyway, files, bytes atomic.Int64
 	mu                                            sync.Mutex
+	pmu                                           sync.Mutex // held for each call of Options.Progress
 	failures                                      []Failure
 	skips                                         []Skip
 
@@ -315,6 +317,10 @@ func (p *pipeline) skip(s Skip) {
 
 func (p *pipeline) progress() {
 	if p.opts.Progress != nil {
+		// one call at a time, each with counts at least those of the one
+		// before
+		p.pmu.Lock()
+		defer p.pmu.Unlock()
 		p.mu.Lock()
 		n, k := len(p.failures), len(p.skips)
 		st := Stats{Stored: p.stored.Load(), Skipped: p.skipped.Load(), Failed: p.failed.Load(), Anyway: p.anyway.Load(),

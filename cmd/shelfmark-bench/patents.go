@@ -20,8 +20,9 @@ import (
 func newBenchPatentsCommand() *cobra.Command {
 	var inProcess func(*cobra.Command, []string) error
 	var lf labFlags
-	var works, workers, batch, shares, scanBytes, creators int
+	var works, workers, batch, shares, scanBytes, creators, rounds int
 	var preservation bool
+	var compareCommitters string
 	var cf benchClusterFlags
 	cmd := &cobra.Command{
 		Use:   "patents",
@@ -47,9 +48,39 @@ versitygw on a loopback port). Each configuration gets a new schema
 the fraction of that limit, and the CPU time per work of the servers, of
 the PostgreSQL processes serving them, of the S3 server and of this
 process (the ingest clients). The servers run no background jobs
-(--workers=false on serve).`,
+(--workers=false on serve).
+
+With --compare-committers 1,2,4 (and --database) the patents are ingested in
+this process once per committer count (RepositoryOptions.Committers: group
+commits open at once, which on PostgreSQL commit batches of creates side by
+side) in each of --rounds rounds, each run in a new schema with its raw insert
+limit measured just before; the report gives each run's rate and the share
+of the machine's CPU left idle, --json the runs, and --chart FILE.svg their
+chart.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if compareCommitters != "" {
+				if err := setup.ApplyEnv(cmd.Flags()); err != nil {
+					return err
+				}
+				counts, err := parseCounts(compareCommitters)
+				if err != nil {
+					return err
+				}
+				runs, err := benchPatentsCommitters(cmd.Context(), cmd.OutOrStdout(), lf.database, lf.durability, counts, rounds,
+					bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Creators: creators, Seed: 1, ScanBytes: scanBytes})
+				if lf.jsonPath != "" && len(runs) > 0 {
+					if err := writeCommittersJSON(lf.jsonPath, runs); err != nil {
+						return err
+					}
+				}
+				if cf.chart != "" && len(runs) > 0 {
+					if err := bench.WriteCommittersSVG(cf.chart, "PostgreSQL", runs); err != nil {
+						return err
+					}
+				}
+				return err
+			}
 			if !cf.clusterMode(cmd.Flags()) {
 				return inProcess(cmd, args)
 			}
@@ -133,6 +164,8 @@ process (the ingest clients). The servers run no background jobs
 	f.IntVar(&works, "objects", 1000000, "patents to ingest")
 	f.IntVar(&workers, "workers", 0, "ingest workers storing files (0: the number of cores)")
 	f.IntVar(&batch, "batch", 64, "works per engine call (and per raw-limit transaction)")
+	f.StringVar(&compareCommitters, "compare-committers", "", "with --database: ingest once per committer count of this list (\"1,2,4\") in each round, each in a new schema")
+	f.IntVar(&rounds, "rounds", 2, "with --compare-committers: rounds over the counts")
 	f.IntVar(&creators, "creators", 0, "engine calls of the ingest in flight at once (0: the ingest's default)")
 	f.IntVar(&shares, "shares", 0, "with --servers: ingest pipelines run at once, spread over the servers (0: the largest server count), the same for every configuration")
 	f.BoolVar(&preservation, "preservation", false, "ingest the same patents again into a fresh store with the preservation copy kept as serve keeps it (the preserver running beside the ingest, its default window), and report the rate against the run without it, the preserver's lag at the end and its catch-up")

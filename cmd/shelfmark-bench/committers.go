@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/shelfmark/shelfmark/bench"
+)
+
+// parseCounts reads a list of positive counts ("1,2,4").
+func parseCounts(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a list of counts of at least 1", list)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// benchPatentsCommitters ingests the patents of pc once per committer
+// count per round, each into a new schema of database with the raw insert
+// limit measured in it just before, the counts in rising order in odd
+// rounds and falling in even ones (so that a machine growing busier or
+// quieter during the run favours none), and reports each run's rate and
+// the machine's idle CPU while it ran.
+func benchPatentsCommitters(ctx context.Context, out io.Writer, database, durability string, counts []int, rounds int, pc bench.PatentsConfig) ([]bench.CommittersRun, error) {
+	if !strings.HasPrefix(database, "postgres://") && !strings.HasPrefix(database, "postgresql://") {
+		return nil, fmt.Errorf("--compare-committers needs --database postgres://…: SQLite has one writer")
+	}
+	env, err := openBenchClusterEnv(ctx, &benchClusterFlags{}, database)
+	if err != nil {
+		return nil, err
+	}
+	defer env.close()
+	var runs []bench.CommittersRun
+	for round := 1; round <= rounds; round++ {
+		order := slices.Clone(counts)
+		if round%2 == 0 {
+			slices.Reverse(order)
+		}
+		for _, n := range order {
+			run, err := patentsWithCommitters(ctx, env, durability, n, pc)
+			if err != nil {
+				return runs, fmt.Errorf("%d committers: %w", n, err)
+			}
+			run.Repeat = round
+			runs = append(runs, run)
+			fmt.Fprintf(out, "round %d, %d committers: %.0f works/s, raw insert limit %.0f works/s (%.0f%%), flatness %.2f, CPU idle %.0f%%\n",
+				round, n, run.RatePerS, run.RawLimit, 100*run.RatePerS/max(run.RawLimit, 1), run.Flatness, 100*run.Idle)
+		}
+	}
+	return runs, nil
+}
+
+// patentsWithCommitters runs one configuration in a new schema.
+func patentsWithCommitters(ctx context.Context, env *benchClusterEnv, durability string, n int, pc bench.PatentsConfig) (bench.CommittersRun, error) {
+	run := bench.CommittersRun{Committers: n}
+	dsn, _, drop, err := env.schema(ctx, "committers")
+	if err != nil {
+		return run, err
+	}
+	defer drop()
+	if run.RawLimit, err = rawLimit(ctx, dsn, durability, pc.Batch); err != nil {
+		return run, fmt.Errorf("raw insert limit: %w", err)
+	}
+	e, err := openLab(ctx, dsn, durability, n)
+	if err != nil {
+		return run, err
+	}
+	defer e.close()
+	busy0, total0, ok := bench.MachineTicks()
+	r, err := bench.RunPatents(ctx, e.repo, e.blobs, pc)
+	if err != nil {
+		return run, err
+	}
+	if busy1, total1, ok1 := bench.MachineTicks(); ok && ok1 && total1 > total0 {
+		run.Idle = 1 - (busy1-busy0)/(total1-total0)
+	}
+	run.RatePerS, run.Flatness = r.RatePerS, r.Flatness
+	return run, nil
+}
+
+// writeCommittersJSON writes the runs as JSON to path.
+func writeCommittersJSON(path string, runs []bench.CommittersRun) error {
+	b, err := json.MarshalIndent(runs, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
