@@ -138,7 +138,11 @@ type OAIWriteTx interface {
 // follow: changes in sequence order and the batches of rows they need.
 type ChangeReadTx interface {
 	// Changes returns up to limit resources, live or tombstoned, whose
-	// Seq is greater than after, by Seq.
+	// Seq is greater than after, by Seq. It never returns a change while a
+	// transaction that took a lower number is still open (on a
+	// ParallelStorage, whose numbers are not taken in commit order), so a
+	// reader that has read every change up to X never sees one at or
+	// below X appear later.
 	Changes(ctx context.Context, after int64, limit int) ([]*ResourceRow, error)
 	// FieldsOf returns the metadata of each of keys (as Fields does for
 	// one); keys without metadata are absent from the map.

@@ -208,8 +208,10 @@ type WriteTx interface {
 	WebWriteTx
 	UploadWriteTx
 	// NextSeq reserves n consecutive change sequence numbers and returns
-	// the first. Sequence numbers are handed out in commit order: a
-	// transaction that takes a number holds the counter until it ends.
+	// the first. Where writers take turns the numbers are handed out in
+	// commit order; on a ParallelStorage a transaction holds a claim on
+	// its numbers until it ends, and Changes reads no further than the
+	// oldest claim (numbers of a transaction that rolls back are a gap).
 	NextSeq(ctx context.Context, n int) (int64, error)
 	// InsertResources inserts new rows.
 	InsertResources(ctx context.Context, rows []*ResourceRow) error

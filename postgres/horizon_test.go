@@ -74,15 +74,14 @@ func claimAndHold(t *testing.T, db *DB, key int64, fail bool, took, release chan
 	return done
 }
 
-// TestHorizonHoldsBackLaterCommits: a change committed with a higher
-// number while a transaction holding a lower one is still open stays out
-// of the change feed until that transaction commits; then both show, in
-// number order. A harvester that read the feed in between could not have
-// moved past the lower number.
-func TestHorizonHoldsBackLaterCommits(t *testing.T) {
-	db, _ := openTest(t, Options{})
+// overtaken makes a transaction that claims number 1 and holds it open
+// (to roll back when fail is set), and a second one that claims 2 and
+// commits; it checks that the feed shows neither, and returns the first's
+// release and outcome.
+func overtaken(t *testing.T, db *DB, fail bool) (chan struct{}, chan error) {
+	t.Helper()
 	took1, release1 := make(chan struct{}), make(chan struct{})
-	first := claimAndHold(t, db, 1, false, took1, release1)
+	first := claimAndHold(t, db, 1, fail, took1, release1)
 	<-took1
 	took2, release2 := make(chan struct{}), make(chan struct{})
 	second := claimAndHold(t, db, 2, false, took2, release2)
@@ -92,8 +91,19 @@ func TestHorizonHoldsBackLaterCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	if keys := changeKeys(t, db); len(keys) != 0 {
-		t.Fatalf("the feed shows %v while the change numbered before them is uncommitted", keys)
+		t.Fatalf("the feed shows %v while number 1 is claimed", keys)
 	}
+	return release1, first
+}
+
+// TestHorizonHoldsBackLaterCommits: a change committed with a higher
+// number while a transaction holding a lower one is still open stays out
+// of the change feed until that transaction commits; then both show, in
+// number order. A harvester that read the feed in between could not have
+// moved past the lower number.
+func TestHorizonHoldsBackLaterCommits(t *testing.T) {
+	db, _ := openTest(t, Options{})
+	release1, first := overtaken(t, db, false)
 	if h := horizonOf(t, db); h != 0 {
 		t.Fatalf("horizon %d with number 1 still claimed", h)
 	}
@@ -114,19 +124,7 @@ func TestHorizonHoldsBackLaterCommits(t *testing.T) {
 // changes committed after it are not held back for ever.
 func TestHorizonPassesRolledBackClaim(t *testing.T) {
 	db, _ := openTest(t, Options{})
-	took1, release1 := make(chan struct{}), make(chan struct{})
-	first := claimAndHold(t, db, 1, true, took1, release1)
-	<-took1
-	took2, release2 := make(chan struct{}), make(chan struct{})
-	second := claimAndHold(t, db, 2, false, took2, release2)
-	<-took2
-	close(release2)
-	if err := <-second; err != nil {
-		t.Fatal(err)
-	}
-	if keys := changeKeys(t, db); len(keys) != 0 {
-		t.Fatalf("the feed shows %v while number 1 is claimed", keys)
-	}
+	release1, first := overtaken(t, db, true)
 	close(release1)
 	if err := <-first; err == nil {
 		t.Fatal("the first transaction committed")

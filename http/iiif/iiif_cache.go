@@ -3,8 +3,9 @@ package iiif
 // This file caches the manifests served to anonymous callers (what
 // viewers on other sites ask for), and keeps them from going stale by
 // following the repository's change sequence: every committed change of a
-// resource gives its row a new Seq, handed out in commit order, and
-// ChangeReadTx.Changes lists the rows changed after a Seq. Before a cached
+// resource gives its row a new Seq, and ChangeReadTx.Changes lists the
+// rows changed after a Seq, never one before every lower number's
+// transaction has ended. Before a cached
 // manifest is served the cache reads the changes committed since it last
 // looked (one statement when there are none) and drops every manifest one
 // of them touches: a change of the work, of one of its pages (the work is
