@@ -12,12 +12,15 @@ import (
 // limit measured just before it on the same database, and the share of
 // the machine's CPU left idle while it ran.
 type CommittersRun struct {
-	Committers int     `json:"committers"`
-	Repeat     int     `json:"repeat"`
-	RatePerS   float64 `json:"rate_per_s"`
-	RawLimit   float64 `json:"raw_limit_per_s"`
-	Idle       float64 `json:"idle_fraction"`
-	Flatness   float64 `json:"flatness"`
+	Committers int `json:"committers"`
+	// Creators is the ingest's engine calls in flight (ingest.Options.
+	// Creators as the run set it; 0: the ingest's default).
+	Creators int     `json:"creators"`
+	Repeat   int     `json:"repeat"`
+	RatePerS float64 `json:"rate_per_s"`
+	RawLimit float64 `json:"raw_limit_per_s"`
+	Idle     float64 `json:"idle_fraction"`
+	Flatness float64 `json:"flatness"`
 }
 
 // WriteCommittersSVG draws the rate of each repetition against the number
@@ -27,29 +30,43 @@ func WriteCommittersSVG(path, backend string, runs []CommittersRun) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("no runs to draw")
 	}
+	type key struct{ creators, repeat int }
 	var ticks []float64
-	rates := map[int]map[float64]float64{} // repeat → committers → rate
+	rates := map[key]map[float64]float64{} // committers → rate
 	rawSum, rawN := map[float64]float64{}, map[float64]float64{}
-	var repeats []int
+	var keys []key
 	for _, r := range runs {
 		x := float64(r.Committers)
 		if !slices.Contains(ticks, x) {
 			ticks = append(ticks, x)
 		}
-		if rates[r.Repeat] == nil {
-			rates[r.Repeat] = map[float64]float64{}
-			repeats = append(repeats, r.Repeat)
+		k := key{r.Creators, r.Repeat}
+		if rates[k] == nil {
+			rates[k] = map[float64]float64{}
+			keys = append(keys, k)
 		}
-		rates[r.Repeat][x] = r.RatePerS
+		rates[k][x] = r.RatePerS
 		rawSum[x] += r.RawLimit
 		rawN[x]++
 	}
 	slices.Sort(ticks)
-	slices.Sort(repeats)
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.creators != b.creators {
+			return b.creators - a.creators
+		}
+		return a.repeat - b.repeat
+	})
 	c := chart{title: "Patents ingested on " + backend + " by number of committers", xlabel: "committers (group commits open at once)",
 		ylabel: "works/s", xticks: ticks}
-	for _, k := range repeats {
-		l := line{name: fmt.Sprintf("ingest, round %d", k)}
+	for _, k := range keys {
+		what := "ingest"
+		switch {
+		case k.creators == 1:
+			what = "1 batch in the engine at a time"
+		case k.creators > 1:
+			what = fmt.Sprintf("%d batches in the engine at once", k.creators)
+		}
+		l := line{name: fmt.Sprintf("%s, round %d", what, k.repeat), dashed: k.creators == 1}
 		for _, x := range ticks {
 			if v, ok := rates[k][x]; ok {
 				l.xs, l.ys = append(l.xs, x), append(l.ys, v)

@@ -63,7 +63,7 @@ func benchPatentsCommitters(ctx context.Context, out io.Writer, database, durabi
 
 // patentsWithCommitters runs one configuration in a new schema.
 func patentsWithCommitters(ctx context.Context, env *benchClusterEnv, durability string, n int, pc bench.PatentsConfig) (bench.CommittersRun, error) {
-	run := bench.CommittersRun{Committers: n}
+	run := bench.CommittersRun{Committers: n, Creators: pc.Creators}
 	dsn, _, drop, err := env.schema(ctx, "committers")
 	if err != nil {
 		return run, err
@@ -87,6 +87,25 @@ func patentsWithCommitters(ctx context.Context, env *benchClusterEnv, durability
 	}
 	run.RatePerS, run.Flatness = r.RatePerS, r.Flatness
 	return run, nil
+}
+
+// readCommittersJSON reads the runs of one or more reports written by
+// writeCommittersJSON (files separated by commas), the rounds of each
+// after those of the ones before.
+func readCommittersJSON(paths string) ([]bench.CommittersRun, error) {
+	var all []bench.CommittersRun
+	for _, path := range strings.Split(paths, ",") {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		var runs []bench.CommittersRun
+		if err := json.Unmarshal(b, &runs); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		all = append(all, runs...)
+	}
+	return all, nil
 }
 
 // writeCommittersJSON writes the runs as JSON to path.

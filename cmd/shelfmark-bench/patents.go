@@ -56,12 +56,19 @@ commits open at once, which on PostgreSQL commit batches of creates side by
 side) in each of --rounds rounds, each run in a new schema with its raw insert
 limit measured just before; the report gives each run's rate and the share
 of the machine's CPU left idle, --json the runs, and --chart FILE.svg their
-chart.`,
+chart (with --replot A.json,B.json: the chart of earlier runs, nothing run).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if compareCommitters != "" {
 				if err := setup.ApplyEnv(cmd.Flags()); err != nil {
 					return err
+				}
+				if cf.replot != "" {
+					runs, err := readCommittersJSON(cf.replot)
+					if err != nil {
+						return err
+					}
+					return bench.WriteCommittersSVG(cf.chart, "PostgreSQL", runs)
 				}
 				counts, err := parseCounts(compareCommitters)
 				if err != nil {
