@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 )
 
@@ -61,9 +62,13 @@ type Repository struct {
 var _ ResourceService = (*Repository)(nil)
 
 // DefaultParallelCommitters is how many group commits may be open at once
-// on a ParallelStorage: batches of creates commit side by side, while any
-// other batch waits its turn (see ParallelStorage).
-const DefaultParallelCommitters = 4
+// on a ParallelStorage, where batches of creates commit side by side while
+// any other batch waits its turn (see ParallelStorage): one per two cores.
+// On two cores one committer did best for one work per request (its
+// batches are larger: 650–750 works/s at 32 clients against 530–650 with
+// 2 or 4), while bulk ingest gained 7–21% from 2 and 4; with cores to
+// spare, the commits of separate batches overlap instead of queueing.
+func DefaultParallelCommitters() int { return max(1, runtime.NumCPU()/2) }
 
 // NewRepository starts an engine over store. Close stops it.
 func NewRepository(store Storage, opts RepositoryOptions) *Repository {
@@ -76,7 +81,7 @@ func NewRepository(store Storage, opts RepositoryOptions) *Repository {
 	if opts.Committers <= 0 {
 		opts.Committers = 1
 		if _, ok := store.(ParallelStorage); ok {
-			opts.Committers = DefaultParallelCommitters
+			opts.Committers = DefaultParallelCommitters()
 		}
 	}
 	if opts.Now == nil {

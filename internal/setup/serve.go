@@ -124,7 +124,7 @@ serve processes may share it; files still go to --data (a shared volume).`,
 	f.StringVar(&c.oai.domain, "oai-domain", "", "OAI-PMH: the domain in record identifiers oai:DOMAIN:id (default: the host of --base-url, else "+oai.DefaultDomain+"); keep it stable, harvesters key records by it")
 	f.StringSliceVar(&c.oai.emails, "oai-admin-email", nil, "OAI-PMH: administrator email(s) Identify gives (default admin@DOMAIN)")
 	f.IntVar(&c.oai.pageSize, "oai-page-size", 100, "OAI-PMH: records or headers per list page")
-	f.IntVar(&c.committers, "committers", 0, "group commits open at once (0: 1 on SQLite, whose writer is one; 4 on PostgreSQL, where batches of new works commit side by side while every other write takes its turn)")
+	f.IntVar(&c.committers, "committers", 0, "group commits open at once (0: 1 on SQLite, whose writer is one; one per two cores on PostgreSQL, where batches of new works commit side by side while every other write takes its turn)")
 	f.BoolVar(&c.webLinksPublic, "web-links-public", false, "show the web archives' link index (inbound counts, links, top pages and domains) to everyone; it spans every crawl, so by default only users with a role on the whole repository see it: set this when every crawl is public")
 	f.BoolVar(&c.workers, "workers", true, "run the background jobs (identification, derivatives, text, OCR) in this process; --workers=false leaves them to \"shelfmark worker\" processes")
 	f.StringVar(&c.sso.Issuer, "oidc-issuer", "", "OpenID Connect single sign-on: the identity provider's issuer URL (https://login.example.edu/realms/staff); empty: off, and /auth/oidc/* answer 404")
