@@ -139,9 +139,10 @@ func DefaultMaxConns() int {
 // same statement (schemaLockKey). In public, the schema of a repository
 // whose connection string names none, it is the one-key lock earlier
 // versions took in every schema (migrateLockKey, writerLockKey), so that
-// servers of an earlier version and of this one still exclude each other
-// during a rolling upgrade. (A repository in another schema must have its
-// servers of earlier versions stopped before this version starts.)
+// servers of an earlier version and of this one exclude each other. (Since
+// the migration 0028_parallel_commits removed the counter earlier versions
+// took change numbers from, their writes fail: servers of earlier versions
+// are stopped before this version starts, in any schema.)
 const (
 	migrateLockClass int32 = 0x53684d67 // "ShMg"
 	writerLockClass  int32 = 0x53685772 // "ShWr"
