@@ -65,7 +65,7 @@ var _ ResourceService = (*Repository)(nil)
 // on a ParallelStorage, where batches of creates commit side by side while
 // any other batch waits its turn (see ParallelStorage): one per two cores.
 // On two cores one committer did best for one work per request (its
-// batches are larger: 650–750 works/s at 32 clients against 530–650 with
+// batches are larger: 639–749 works/s at 32 clients against 532–649 with
 // 2 or 4), while bulk ingest gained 7–21% from 2 and 4; with cores to
 // spare, the commits of separate batches overlap instead of queueing.
 func DefaultParallelCommitters() int { return max(1, runtime.NumCPU()/2) }

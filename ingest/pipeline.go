@@ -51,10 +51,10 @@ type Options struct {
 	// StoreAnyway): their bytes are read again, and an item whose content
 	// was stored anyway before is skipped, naming that work.
 	StoreAnyway bool
-	// Progress, when set, is called as items finish, by one goroutine at
-	// a time. Its Stats share the
-	// run's list of failures so far (a call costs the same at the
-	// millionth failure as at the first): read them, do not change them.
+	// Progress, when set, is called as items finish, one call at a time.
+	// Its Stats share the run's list of failures so far (a call costs the
+	// same at the millionth failure as at the first): read them, do not
+	// change them.
 	Progress func(Stats)
 	// Uploads, when set, is told of the bytes a run stores for a user: a
 	// batch's, once durable and before the batch is committed (an error
@@ -430,8 +430,8 @@ func unwrapPathError(err error) error {
 }
 
 // commit sends ready items to the engine in batches, in two stages that
-// overlap: while the engine commits one batch, the bytes of the next are
-// made durable.
+// overlap: while the engine commits batches (Options.Creators of them in
+// flight), the bytes of the next are made durable.
 func (p *pipeline) commit(ctx context.Context, groups <-chan *pending) {
 	synced := make(chan []*pending, p.opts.Creators)
 	var creators sync.WaitGroup

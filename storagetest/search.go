@@ -670,8 +670,8 @@ func testSearchIndexer(t *testing.T, open Opener) {
 		cp, err = tx.Counter(ctx, "search_checkpoint")
 		return err
 	})
-	// the last change: the ops of one call may commit in several
-	// transactions, side by side on a backend whose commits run at once
+	// the last change: the highest number among the works, whatever
+	// order their ops took numbers in
 	var last int64
 	for _, id := range works {
 		last = max(last, rs(t)(e.repo.FindResource(ctx, id)).Seq)

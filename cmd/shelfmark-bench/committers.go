@@ -7,24 +7,10 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/shelfmark/shelfmark/bench"
 )
-
-// parseCounts reads a list of positive counts ("1,2,4").
-func parseCounts(list string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a list of counts of at least 1", list)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
 
 // benchPatentsCommitters ingests the patents of pc once per committer
 // count per round, each into a new schema of database with the raw insert
@@ -35,6 +21,11 @@ func parseCounts(list string) ([]int, error) {
 func benchPatentsCommitters(ctx context.Context, out io.Writer, database, durability string, counts []int, rounds int, pc bench.PatentsConfig) ([]bench.CommittersRun, error) {
 	if !strings.HasPrefix(database, "postgres://") && !strings.HasPrefix(database, "postgresql://") {
 		return nil, fmt.Errorf("--compare-committers needs --database postgres://…: SQLite has one writer")
+	}
+	for _, n := range counts {
+		if n < 1 {
+			return nil, fmt.Errorf("--compare-committers: %d is not a count of committers", n)
+		}
 	}
 	env, err := openBenchClusterEnv(ctx, &benchClusterFlags{}, database)
 	if err != nil {

@@ -72,7 +72,7 @@ func (lf *labFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&lf.durability, "durability", "safe", "safe or relaxed")
 	f.StringVar(&lf.reportDir, "report", "", "write an HTML report with charts to this directory")
 	f.StringVar(&lf.jsonPath, "json", "", "write the report as JSON to this file")
-	f.IntVar(&lf.committers, "committers", 0, "group commits open at once (0: the store's default, 1 on SQLite, more on PostgreSQL, whose batches of creates commit side by side)")
+	f.IntVar(&lf.committers, "committers", 0, "group commits open at once (0: the store's default, 1 on SQLite, one per two cores on PostgreSQL, whose batches of creates commit side by side)")
 }
 
 // run returns a RunE that reads the environment, opens a fresh lab store

@@ -22,7 +22,7 @@ func newBenchPatentsCommand() *cobra.Command {
 	var lf labFlags
 	var works, workers, batch, shares, scanBytes, creators, rounds int
 	var preservation bool
-	var compareCommitters string
+	var compareCommitters []int
 	var cf benchClusterFlags
 	cmd := &cobra.Command{
 		Use:   "patents",
@@ -59,7 +59,7 @@ of the machine's CPU left idle, --json the runs, and --chart FILE.svg their
 chart (with --replot A.json,B.json: the chart of earlier runs, nothing run).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if compareCommitters != "" {
+			if len(compareCommitters) > 0 {
 				if err := setup.ApplyEnv(cmd.Flags()); err != nil {
 					return err
 				}
@@ -70,11 +70,7 @@ chart (with --replot A.json,B.json: the chart of earlier runs, nothing run).`,
 					}
 					return bench.WriteCommittersSVG(cf.chart, "PostgreSQL", runs)
 				}
-				counts, err := parseCounts(compareCommitters)
-				if err != nil {
-					return err
-				}
-				runs, err := benchPatentsCommitters(cmd.Context(), cmd.OutOrStdout(), lf.database, lf.durability, counts, rounds,
+				runs, err := benchPatentsCommitters(cmd.Context(), cmd.OutOrStdout(), lf.database, lf.durability, compareCommitters, rounds,
 					bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Creators: creators, Seed: 1, ScanBytes: scanBytes})
 				if lf.jsonPath != "" && len(runs) > 0 {
 					if err := writeCommittersJSON(lf.jsonPath, runs); err != nil {
@@ -171,7 +167,7 @@ chart (with --replot A.json,B.json: the chart of earlier runs, nothing run).`,
 	f.IntVar(&works, "objects", 1000000, "patents to ingest")
 	f.IntVar(&workers, "workers", 0, "ingest workers storing files (0: the number of cores)")
 	f.IntVar(&batch, "batch", 64, "works per engine call (and per raw-limit transaction)")
-	f.StringVar(&compareCommitters, "compare-committers", "", "with --database: ingest once per committer count of this list (\"1,2,4\") in each round, each in a new schema")
+	f.IntSliceVar(&compareCommitters, "compare-committers", nil, "with --database: ingest once per committer count of this list (1,2,4) in each round, each in a new schema")
 	f.IntVar(&rounds, "rounds", 2, "with --compare-committers: rounds over the counts")
 	f.IntVar(&creators, "creators", 0, "engine calls of the ingest in flight at once (0: the ingest's default)")
 	f.IntVar(&shares, "shares", 0, "with --servers: ingest pipelines run at once, spread over the servers (0: the largest server count), the same for every configuration")
