@@ -123,6 +123,15 @@ type WebIndexReport struct {
 	IngestErrors []string `json:"ingest_errors,omitempty"`
 }
 
+// BytesPerLink is the index's size on disk over the links the ingest
+// indexed (re-captures' included); 0 when the size is unknown.
+func (r *WebIndexReport) BytesPerLink() float64 {
+	if r.Rows == nil || r.Rows.Bytes <= 0 || r.Items <= 0 {
+		return 0
+	}
+	return float64(r.Rows.Bytes) / float64(r.Items)
+}
+
 // WebIndexBucket is one time bucket of the run beside its Step.
 type WebIndexBucket struct {
 	EndS      float64  `json:"end_s"`

@@ -259,8 +259,19 @@ func testWebIndexScenario(t *testing.T, db shelfmark.Storage, database, path str
 		}
 	}
 	want := WebRows{Domains: int64(len(doms)), URLs: int64(len(urls)), Captures: 3000, Links: linkRows}
+	if rep.Rows != nil {
+		want.Bytes = rep.Rows.Bytes
+	}
 	if rep.Rows == nil || *rep.Rows != want {
 		t.Errorf("index rows %+v, want %+v", rep.Rows, want)
+	}
+	// a link row holds two ids, a capture row a record's metadata: the
+	// size on disk lies between their bare bytes and a page per link
+	if min, max := 16*linkRows, 4096*linkRows; rep.Rows != nil && (rep.Rows.Bytes < min || rep.Rows.Bytes > max) {
+		t.Errorf("index size %d bytes for %d link rows, want between %d and %d", rep.Rows.Bytes, linkRows, min, max)
+	}
+	if b := rep.BytesPerLink(); b != float64(rep.Rows.Bytes)/float64(rep.Items) {
+		t.Errorf("BytesPerLink %v, want %d / %d", b, rep.Rows.Bytes, rep.Items)
 	}
 	hc, _ := warc.Canonical(g.HomePage(0))
 	info, err := repo.WebLinks(shelfmark.WithCaller(ctx, shelfmark.SystemCaller("test")), shelfmark.WebLinkQuery{SURT: hc.SURT, Limit: 10})

@@ -348,6 +348,10 @@ type WebRows struct {
 	URLs     int64 `json:"urls"`
 	Captures int64 `json:"captures"`
 	Links    int64 `json:"links"`
+	// Bytes is the index's size on disk: on PostgreSQL the web_ tables
+	// with their indexes and TOAST; on SQLite the database file's pages in
+	// use (the web index is nearly all of a bench store).
+	Bytes int64 `json:"bytes"`
 }
 
 // CountWebRows counts the web index's rows of a store: the SQLite file
@@ -373,6 +377,14 @@ func CountWebRows(ctx context.Context, database, sqlitePath string) (*WebRows, e
 		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+c.table).Scan(c.n); err != nil {
 			return nil, fmt.Errorf("count %s: %w", c.table, err)
 		}
+	}
+	size := `SELECT (page_count - freelist_count) * page_size FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()`
+	if database != "" {
+		size = `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname LIKE 'web\_%'`
+	}
+	if err := db.QueryRowContext(ctx, size).Scan(&out.Bytes); err != nil {
+		return nil, fmt.Errorf("size of the web index: %w", err)
 	}
 	return out, nil
 }

@@ -77,6 +77,10 @@ links) into scratch tables of the same definitions on the same backend for
 		}
 		if r.Rows != nil {
 			fmt.Fprintf(out, "index rows: %d domains, %d URLs, %d captures, %d links\n", r.Rows.Domains, r.Rows.URLs, r.Rows.Captures, r.Rows.Links)
+			if b := r.BytesPerLink(); b > 0 {
+				fmt.Fprintf(out, "index on disk: %.2f GiB, %.0f bytes per link indexed; %.0f links (%.0f pages) would take %.2f TiB\n",
+					float64(r.Rows.Bytes)/(1<<30), b, projectLinks, projectPages, b*projectLinks/(1<<40))
+			}
 		}
 		if r.GenerateSeconds > 0 {
 			fmt.Fprintf(out, "generated %d WARC files (%.0f MiB) in %.1f s\n", r.WARCFiles, float64(r.WARCBytes)/(1<<20), r.GenerateSeconds)
@@ -110,6 +114,13 @@ links) into scratch tables of the same definitions on the same backend for
 	setup.AnnotateEnv(f)
 	return cmd
 }
+
+// The crawl the report projects its bytes per link onto: a web-scale
+// crawl of 273.6 million pages and 3.54 billion links.
+const (
+	projectPages = 273.6e6
+	projectLinks = 3.54e9
+)
 
 // webIndexOutputs writes the JSON report, the HTML report and the chart
 // asked for.
