@@ -479,10 +479,11 @@ func readBatches(ctx context.Context, r io.ReaderAt, size int64, file shelfmark.
 			}
 		}
 		rec, err := rd.Next(ctx)
-		// The reader never waits while the writer keeps up: on a server
-		// that indexes while it answers, a request would otherwise wait
-		// for the scheduler to preempt it (up to 10 ms). One yield a
-		// record (tens of microseconds of parsing) bounds that wait.
+		// While the channel has room the reader never blocks, so it would
+		// keep its core until the scheduler preempts it (up to 10 ms),
+		// and a request to a server that indexes while it answers would
+		// wait that long. One yield a record (tens of microseconds of
+		// parsing) bounds that wait.
 		runtime.Gosched()
 		var re *warc.RecordError
 		switch {
