@@ -270,8 +270,8 @@ func testWebIndexScenario(t *testing.T, db shelfmark.Storage, database, path str
 	if min, max := 16*linkRows, 4096*linkRows; rep.Rows != nil && (rep.Rows.Bytes < min || rep.Rows.Bytes > max) {
 		t.Errorf("index size %d bytes for %d link rows, want between %d and %d", rep.Rows.Bytes, linkRows, min, max)
 	}
-	if b := rep.BytesPerLink(); b != float64(rep.Rows.Bytes)/float64(rep.Items) {
-		t.Errorf("BytesPerLink %v, want %d / %d", b, rep.Rows.Bytes, rep.Items)
+	if b := rep.BytesPerLink(); rep.Rows != nil && b != float64(rep.Rows.Bytes)/float64(links) {
+		t.Errorf("BytesPerLink %v, want %d bytes over the crawl's %d links", b, rep.Rows.Bytes, links)
 	}
 	hc, _ := warc.Canonical(g.HomePage(0))
 	info, err := repo.WebLinks(shelfmark.WithCaller(ctx, shelfmark.SystemCaller("test")), shelfmark.WebLinkQuery{SURT: hc.SURT, Limit: 10})
