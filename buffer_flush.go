@@ -251,6 +251,10 @@ func (b *bufferedTx) WebInbound(ctx context.Context, dst, after int64, limit int
 	return flushed(ctx, b, func() ([]int64, error) { return b.tx.WebInbound(ctx, dst, after, limit) })
 }
 
+func (b *bufferedTx) WebLinkLogged(ctx context.Context) (bool, error) {
+	return flushed(ctx, b, func() (bool, error) { return b.tx.WebLinkLogged(ctx) })
+}
+
 func (b *bufferedTx) WebTopDomains(ctx context.Context, n int) ([]*WebDomainRow, error) {
 	return flushed(ctx, b, func() ([]*WebDomainRow, error) { return b.tx.WebTopDomains(ctx, n) })
 }
@@ -398,6 +402,29 @@ func (b *bufferedTx) UpdateUser(ctx context.Context, u *User) error {
 
 func (b *bufferedTx) AddWebCounts(ctx context.Context, urlInbound, domainInbound, domainURLs map[int64]int64) error {
 	return b.flushed(ctx, func() error { return b.tx.AddWebCounts(ctx, urlInbound, domainInbound, domainURLs) })
+}
+
+func (b *bufferedTx) AddWebInbound(ctx context.Context, urlInbound map[int64]int64) error {
+	return b.flushed(ctx, func() error { return b.tx.AddWebInbound(ctx, urlInbound) })
+}
+
+func (b *bufferedTx) LogWebLinks(ctx context.Context, changes []WebLinkChange) error {
+	return b.flushed(ctx, func() error { return b.tx.LogWebLinks(ctx, changes) })
+}
+
+func (b *bufferedTx) TakeWebLinkLog(ctx context.Context, from, to WebLink) ([]WebLinkChange, error) {
+	return flushed(ctx, b, func() ([]WebLinkChange, error) { return b.tx.TakeWebLinkLog(ctx, from, to) })
+}
+
+func (b *bufferedTx) WebLinkLogAt(ctx context.Context, from WebLink, skip int) (WebLink, bool, error) {
+	var at WebLink
+	var ok bool
+	err := b.flushed(ctx, func() (err error) { at, ok, err = b.tx.WebLinkLogAt(ctx, from, skip); return err })
+	return at, ok, err
+}
+
+func (b *bufferedTx) LockWebMerge(ctx context.Context) error {
+	return b.flushed(ctx, func() error { return b.tx.LockWebMerge(ctx) })
 }
 
 func (b *bufferedTx) AddWebLinks(ctx context.Context, links []WebLink) error {

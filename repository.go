@@ -38,6 +38,14 @@ type RepositoryOptions struct {
 	// readers of the whole repository see it; set it when every crawl is
 	// public.
 	WebLinksPublic bool
+	// WebMergeLinks is how many link changes a repository's web ingests
+	// log before it merges the log into the link index (default
+	// DefaultWebMergeLinks); a file's last batch always merges.
+	WebMergeLinks int
+	// WebMergeChunk is how many logged link changes one merge
+	// transaction takes (default DefaultWebMergeChunk): it bounds how
+	// long a merge holds the database's write lock.
+	WebMergeChunk int
 }
 
 // Repository is the repository engine: it implements ResourceService over
@@ -54,9 +62,12 @@ type Repository struct {
 	maxScan int
 	// webLinksPublic opens the link index to everyone.
 	webLinksPublic bool
-	log            *slog.Logger
-	commit         *committer
-	now            func() time.Time
+	// web holds the link log's merge settings and what this repository
+	// logged since its last merge.
+	web    webMerge
+	log    *slog.Logger
+	commit *committer
+	now    func() time.Time
 }
 
 var _ ResourceService = (*Repository)(nil)
@@ -96,12 +107,19 @@ func NewRepository(store Storage, opts RepositoryOptions) *Repository {
 	if opts.IDs == nil {
 		opts.IDs = LegacyIDCodec()
 	}
+	if opts.WebMergeLinks <= 0 {
+		opts.WebMergeLinks = DefaultWebMergeLinks
+	}
+	if opts.WebMergeChunk <= 0 {
+		opts.WebMergeChunk = DefaultWebMergeChunk
+	}
 	return &Repository{
 		store:   store,
 		minter:  NewMinter(store, opts.MintBlock),
 		ids:     opts.IDs,
 		hidden:  hiddenCursorCodec(),
 		maxScan: opts.MaxListScan, webLinksPublic: opts.WebLinksPublic,
+		web:    webMerge{every: int64(opts.WebMergeLinks), chunk: opts.WebMergeChunk},
 		log:    opts.Logger,
 		commit: newCommitter(store, opts.Committers, opts.MaxBatch, opts.Observer, opts.Now),
 		now:    opts.Now,

@@ -145,6 +145,13 @@ type WebLink struct {
 	Dst, Src int64
 }
 
+// WebLinkChange is a logged change of one link: Delta +1 adds it, -1
+// removes it, 0 (added and removed again before a merge) leaves it.
+type WebLinkChange struct {
+	WebLink
+	Delta int64
+}
+
 // CaptureScan selects captures by SURT range, in (SURT, time, id) order.
 type CaptureScan struct {
 	// From and To bound the SURT: From <= SURT < To; To "" is no bound.
@@ -188,6 +195,9 @@ type WebReadTx interface {
 	// WebInbound returns up to limit pages (URL ids) that link to dst,
 	// with ids above after, ascending.
 	WebInbound(ctx context.Context, dst, after int64, limit int) ([]int64, error)
+	// WebLinkLogged reports whether the link log holds a change not yet
+	// merged: one read of its first key.
+	WebLinkLogged(ctx context.Context) (bool, error)
 	// WebTopURLs returns the n URLs of a domain with the most inbound
 	// links (ties by id), with at least one.
 	WebTopURLs(ctx context.Context, domain int64, n int) ([]*WebURLRow, error)
@@ -228,6 +238,23 @@ type WebWriteTx interface {
 	// AddWebCounts adds deltas to URLs' inbound counts, domains' inbound
 	// counts and domains' URL counts, in id order.
 	AddWebCounts(ctx context.Context, urlInbound, domainInbound, domainURLs map[int64]int64) error
+	// AddWebInbound adds deltas to URLs' inbound counts and the sum of
+	// each domain's to the domain's, in two statements: the domains are
+	// those of the URLs' count rows.
+	AddWebInbound(ctx context.Context, urlInbound map[int64]int64) error
+	// LogWebLinks adds changes (distinct links) to the link log, summing
+	// the deltas of a link logged before: one statement, in key order.
+	LogWebLinks(ctx context.Context, changes []WebLinkChange) error
+	// WebLinkLogAt returns the key of the log's row skip rows from the
+	// first at or after from, in key order, and false when there is none:
+	// one range of the log's key.
+	WebLinkLogAt(ctx context.Context, from WebLink, skip int) (WebLink, bool, error)
+	// TakeWebLinkLog removes from the log and returns its rows with keys
+	// from <= (dst, src) < to, in key order: one statement.
+	TakeWebLinkLog(ctx context.Context, from, to WebLink) ([]WebLinkChange, error)
+	// LockWebMerge makes merges take turns: it writes the one row every
+	// merge transaction writes first.
+	LockWebMerge(ctx context.Context) error
 }
 
 // EncodeLinkIDs packs ascending ids as varint deltas, the form both

@@ -17,7 +17,9 @@ import (
 // StartWebFile registers the WARC file (a file resource holding the bytes)
 // for indexing and returns its state: a new file starts at offset 0; a file
 // indexed before returns where it stopped. The caller must be allowed to
-// change the file.
+// change the file. For a file indexed completely before, it merges the
+// link log when the log holds anything: what a killed ingest logged but
+// did not merge.
 func (r *Repository) StartWebFile(ctx context.Context, file ID) (*WebFileRow, error) {
 	key, err := r.ids.Key(file)
 	if err != nil {
@@ -43,6 +45,11 @@ func (r *Repository) StartWebFile(ctx context.Context, file ID) (*WebFileRow, er
 	if err != nil {
 		return nil, fmt.Errorf("start web file %s: %w", file, err)
 	}
+	if state.Done {
+		if err := r.mergeWebLinksIfLogged(ctx); err != nil {
+			return nil, fmt.Errorf("start web file %s: %w", file, err)
+		}
+	}
 	return state, nil
 }
 
@@ -65,15 +72,19 @@ type WebBatch struct {
 }
 
 // IndexWebBatch indexes one batch in one transaction: captures, the
-// current links of the pages it captures again or for the first time, the
-// counters, and the file's new offset. It returns false when the file's
-// state is not at b.From (the batch was indexed already).
+// changes of the current links of the pages it captures again or for the
+// first time (logged, see MergeWebLinks), the domains' URL counts, and
+// the file's new offset. It returns false when the file's state is not at
+// b.From (the batch was indexed already). After the file's last batch, or
+// once this repository has logged WebMergeLinks changes, it merges the
+// log; a merge that fails returns true with the error, the batch indexed
+// and its changes left in the log for the next merge.
 func (r *Repository) IndexWebBatch(ctx context.Context, b *WebBatch) (bool, error) {
 	key, err := r.ids.Key(b.File)
 	if err != nil {
 		return false, Errorf(ENOTFOUND, "No resource has the id %s.", b.File)
 	}
-	applied := false
+	applied, logged := false, 0
 	err = r.store.Update(ctx, func(tx WriteTx) error {
 		wt := tx
 		state, err := wt.LockWebFile(ctx, key)
@@ -92,7 +103,7 @@ func (r *Repository) IndexWebBatch(ctx context.Context, b *WebBatch) (bool, erro
 		if _, err := r.guard(tx, CallerFrom(ctx)).editable(ctx, state.File, "index this web archive"); err != nil {
 			return err
 		}
-		if err := r.indexRecords(ctx, wt, key, b.Records); err != nil {
+		if logged, err = r.indexRecords(ctx, wt, key, b.Records); err != nil {
 			return err
 		}
 		state.Offset, state.Done = b.Next, b.Done
@@ -104,18 +115,27 @@ func (r *Repository) IndexWebBatch(ctx context.Context, b *WebBatch) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("index web batch of %s at %d: %w", b.File, b.From, err)
 	}
-	return applied, nil
+	if !applied {
+		return false, nil
+	}
+	if due := r.web.logged(logged); due || b.Done {
+		if _, err := r.MergeWebLinks(ctx); err != nil {
+			// the batch stands; the log waits for the next merge
+			return true, fmt.Errorf("web batch of %s at %d indexed, but: %w", b.File, b.From, err)
+		}
+	}
+	return true, nil
 }
 
-// webDeltas gathers a transaction's counter changes.
+// webDeltas gathers a transaction's link changes and the changes of its
+// domains' URL counts.
 type webDeltas struct {
-	urlInbound, domainInbound, domainURLs map[int64]int64
-	domainOf                              map[int64]int64 // URL id -> domain id, where known
-	add, del                              []WebLink
+	domainURLs map[int64]int64
+	changes    []WebLinkChange
 }
 
 func newWebDeltas() *webDeltas {
-	return &webDeltas{urlInbound: map[int64]int64{}, domainInbound: map[int64]int64{}, domainURLs: map[int64]int64{}, domainOf: map[int64]int64{}}
+	return &webDeltas{domainURLs: map[int64]int64{}}
 }
 
 // relink replaces page src's links old by new (both ascending).
@@ -124,12 +144,10 @@ func (d *webDeltas) relink(src int64, old, new []int64) {
 	for i < len(old) || j < len(new) {
 		switch {
 		case j == len(new) || (i < len(old) && old[i] < new[j]):
-			d.del = append(d.del, WebLink{Dst: old[i], Src: src})
-			d.urlInbound[old[i]]--
+			d.changes = append(d.changes, WebLinkChange{WebLink{Dst: old[i], Src: src}, -1})
 			i++
 		case i == len(old) || new[j] < old[i]:
-			d.add = append(d.add, WebLink{Dst: new[j], Src: src})
-			d.urlInbound[new[j]]++
+			d.changes = append(d.changes, WebLinkChange{WebLink{Dst: new[j], Src: src}, 1})
 			j++
 		default:
 			i++
@@ -138,54 +156,26 @@ func (d *webDeltas) relink(src int64, old, new []int64) {
 	}
 }
 
-// apply writes the deltas: links, then counters (domains' inbound sums
-// follow their URLs').
-func (d *webDeltas) apply(ctx context.Context, wt WebWriteTx) error {
-	var unknown []int64
-	for id, n := range d.urlInbound {
-		if n == 0 {
-			delete(d.urlInbound, id)
-			continue
-		}
-		if _, ok := d.domainOf[id]; !ok {
-			unknown = append(unknown, id)
-		}
+// apply logs the link changes (which a merge takes into the links and
+// inbound counts), then writes the domains' URL counts. It returns how
+// many changes it logged. The order is a merge's, log rows before domain
+// rows, so that a batch and a merge never wait for each other in a cycle
+// where writers run side by side.
+func (d *webDeltas) apply(ctx context.Context, wt WebWriteTx) (int, error) {
+	if err := wt.LogWebLinks(ctx, d.changes); err != nil {
+		return 0, err
 	}
-	if len(unknown) > 0 {
-		rows, err := wt.WebURLRows(ctx, unknown)
-		if err != nil {
-			return err
-		}
-		for _, u := range rows {
-			d.domainOf[u.ID] = u.Domain
+	if len(d.domainURLs) > 0 {
+		if err := wt.AddWebCounts(ctx, nil, nil, d.domainURLs); err != nil {
+			return 0, err
 		}
 	}
-	for id, n := range d.urlInbound {
-		d.domainInbound[d.domainOf[id]] += n
-	}
-	for id, n := range d.domainInbound {
-		if n == 0 {
-			delete(d.domainInbound, id)
-		}
-	}
-	if len(d.del) > 0 {
-		if err := wt.DeleteWebLinks(ctx, d.del); err != nil {
-			return err
-		}
-	}
-	if len(d.add) > 0 {
-		if err := wt.AddWebLinks(ctx, d.add); err != nil {
-			return err
-		}
-	}
-	if len(d.urlInbound)+len(d.domainInbound)+len(d.domainURLs) == 0 {
-		return nil
-	}
-	return wt.AddWebCounts(ctx, d.urlInbound, d.domainInbound, d.domainURLs)
+	return len(d.changes), nil
 }
 
-// indexRecords stores one batch's captures and moves current links.
-func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64, recs []*WebRecord) error {
+// indexRecords stores one batch's captures and logs the changes of the
+// current links; it returns how many it logged.
+func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64, recs []*WebRecord) (int, error) {
 	// intern domains and URLs
 	domains := map[string]*WebDomainRow{}
 	urls := map[string]*WebURLRow{}
@@ -215,7 +205,7 @@ func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64
 	}
 	slices.SortFunc(drows, func(a, b *WebDomainRow) int { return strings.Compare(a.Name, b.Name) })
 	if err := wt.InternWebDomains(ctx, drows); err != nil {
-		return fmt.Errorf("domains: %w", err)
+		return 0, fmt.Errorf("domains: %w", err)
 	}
 	urows := make([]*WebURLRow, 0, len(urls))
 	for s, u := range urls {
@@ -224,18 +214,17 @@ func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64
 	}
 	slices.SortFunc(urows, func(a, b *WebURLRow) int { return strings.Compare(a.SURT, b.SURT) })
 	if err := wt.InternWebURLs(ctx, urows); err != nil {
-		return fmt.Errorf("urls: %w", err)
+		return 0, fmt.Errorf("urls: %w", err)
 	}
 	d := newWebDeltas()
 	for _, u := range urows {
-		d.domainOf[u.ID] = u.Domain
 		if u.New {
 			d.domainURLs[u.Domain]++
 		}
 	}
 	named, err := rowURLs(ctx, wt, recs, urls)
 	if err != nil {
-		return fmt.Errorf("urls: %w", err)
+		return 0, fmt.Errorf("urls: %w", err)
 	}
 	// captures
 	caps := make([]*CaptureRow, 0, len(recs))
@@ -268,7 +257,7 @@ func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64
 		return d.apply(ctx, wt)
 	}
 	if err := wt.InsertWebCaptures(ctx, caps); err != nil {
-		return fmt.Errorf("captures: %w", err)
+		return 0, fmt.Errorf("captures: %w", err)
 	}
 	// current links: the newest capture with links wins
 	var srcs []int64
@@ -283,7 +272,7 @@ func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64
 	srcs = sortedUnique(srcs, 0)
 	cur, err := r.currentCaptures(ctx, wt, srcs)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	orig := make(map[int64][]int64, len(srcs))
 	for _, s := range srcs {
@@ -309,7 +298,7 @@ func (r *Repository) indexRecords(ctx context.Context, wt WebWriteTx, file int64
 		}
 	}
 	if err := wt.SetWebCurrent(ctx, changed); err != nil {
-		return fmt.Errorf("current captures: %w", err)
+		return 0, fmt.Errorf("current captures: %w", err)
 	}
 	return d.apply(ctx, wt)
 }
@@ -388,7 +377,8 @@ const webRemoveChunk = 1000
 // the pages whose current links came from a removed capture fall back to
 // their newest remaining capture with links. It returns how many files it
 // finished. It is idempotent and resumable: an interrupted sweep goes on
-// where it stopped.
+// where it stopped. It ends by merging the link log when the log holds
+// anything (see MergeWebLinks).
 func (r *Repository) SweepWebFiles(ctx context.Context) (int, error) {
 	done := 0
 	var after int64
@@ -424,6 +414,11 @@ func (r *Repository) SweepWebFiles(ctx context.Context) (int, error) {
 			done++
 		}
 		if len(files) < 256 {
+			// the removed files' link changes, and any an interrupted
+			// ingest left in the log
+			if err := r.mergeWebLinksIfLogged(ctx); err != nil {
+				return done, fmt.Errorf("web sweep: %w", err)
+			}
 			return done, nil
 		}
 		after = files[len(files)-1].File
@@ -508,7 +503,8 @@ func (r *Repository) removeCaptures(ctx context.Context, wt WebWriteTx, file int
 	if err := wt.DeleteWebCaptures(ctx, ids); err != nil {
 		return err
 	}
-	return d.apply(ctx, wt)
+	_, err := d.apply(ctx, wt)
+	return err
 }
 
 // newestLinked is the newest capture with links of URL url outside file.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
 // TestWebPlans: the reads of the web index walk the indexes meant for
@@ -43,6 +45,8 @@ SET LOCAL enable_material = off; SET LOCAL enable_hashjoin = off; SET LOCAL enab
 	}{
 		{"top urls", dialect.WebTopURLs, []any{int64(1), 10}, []string{"Limit", "web_url_counts_top", "web_urls_pkey"}},
 		{"top domains", dialect.WebTopDomains, []any{10}, []string{"Limit", "web_domains_top"}},
+		{"log at", sqlstore.WebLinkLogAtSQL(dialect.Arg), []any{int64(1), int64(0), 10}, []string{"Limit", "web_link_log_pkey"}},
+		{"take the log", sqlstore.TakeWebLinkLogSQL(dialect.Arg), []any{int64(1), int64(0), int64(5), int64(0)}, []string{"Delete on web_link_log", "web_link_log_pkey"}},
 		{"inbound", `SELECT src FROM web_links WHERE dst = $1 AND src > $2 ORDER BY src LIMIT $3`, []any{int64(1), int64(0), 10},
 			[]string{"Limit", "web_links_pkey"}},
 		{"captures of a url", dialect.WebURLCaptures, []any{int64(1), int64(5), int64(3), 10}, []string{"Limit", "web_captures_url"}},

@@ -31,6 +31,18 @@ func TestWebPlans(t *testing.T) {
 		if err := tx.SetWebCurrent(ctx, map[int64]int64{1: 1}); err != nil {
 			return err
 		}
+		if err := tx.LogWebLinks(ctx, []shelfmark.WebLinkChange{{WebLink: shelfmark.WebLink{Dst: 1, Src: 2}, Delta: 1}}); err != nil {
+			return err
+		}
+		if _, _, err := tx.WebLinkLogAt(ctx, shelfmark.WebLink{Dst: 1}, 10); err != nil {
+			return err
+		}
+		if _, err := tx.TakeWebLinkLog(ctx, shelfmark.WebLink{Dst: 1}, shelfmark.WebLink{Dst: 5}); err != nil {
+			return err
+		}
+		if err := tx.AddWebInbound(ctx, map[int64]int64{1: 1}); err != nil {
+			return err
+		}
 		return tx.DeleteWebLinks(ctx, []shelfmark.WebLink{{Dst: 1, Src: 2}})
 	}); err != nil {
 		t.Fatal(err)
@@ -69,6 +81,14 @@ func TestWebPlans(t *testing.T) {
 			[]string{"SCAN json_each", "SEARCH web_urls USING INTEGER PRIMARY KEY (rowid=?)"}},
 		{"delete links", statement("DELETE FROM web_links"), []any{pairs},
 			[]string{"SEARCH web_links USING PRIMARY KEY (dst=? AND src=?)"}},
+		{"log links", statement("INSERT INTO web_link_log"), []any{`[[1,2,1]]`},
+			[]string{"SCAN json_each"}},
+		{"log at", statement("SELECT dst, src FROM web_link_log"), []any{1, 0, 10},
+			[]string{"SEARCH web_link_log USING PRIMARY KEY ((dst,src)>(?,?))"}},
+		{"take the log", statement("DELETE FROM web_link_log"), []any{1, 0, 5, 0},
+			[]string{"SEARCH web_link_log USING PRIMARY KEY ((dst,src)>(?,?) AND (dst,src)<(?,?))"}},
+		{"add inbound", statement("UPDATE web_url_counts SET inbound = web_url_counts.inbound + v.delta FROM (SELECT value ->> 0 AS id, value ->> 1 AS delta FROM json_each(?1)) AS v\nWHERE"), []any{pairs},
+			[]string{"SCAN json_each", "SEARCH web_url_counts USING INTEGER PRIMARY KEY (rowid=?)"}},
 		{"delete captures", deleteCapturesSQL, []any{`[1]`},
 			[]string{"SEARCH web_captures USING INTEGER PRIMARY KEY (rowid=?)"}},
 		{"captures of a url", dialect.WebURLCaptures, []any{1, 5, 3, 10},
@@ -116,7 +136,7 @@ func TestWebPlans(t *testing.T) {
 			if strings.Contains(d, "TEMP B-TREE") {
 				t.Errorf("%s sorts:\n%s", c.name, all)
 			}
-			for _, table := range []string{"web_urls", "web_url_counts", "web_domains", "web_captures", "web_links", "u", "c", "n"} {
+			for _, table := range []string{"web_urls", "web_url_counts", "web_domains", "web_captures", "web_links", "web_link_log", "u", "c", "n"} {
 				if d == "SCAN "+table || strings.HasPrefix(d, "SCAN "+table+" ") {
 					t.Errorf("%s scans %s:\n%s", c.name, table, all)
 				}

@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -181,12 +180,7 @@ func SortedPairs(m map[int64]int64, skipZero bool) (keys, vals []int64) {
 // the web_links key, in which writers visit (and lock) its pages.
 func SortLinks(links []shelfmark.WebLink) []shelfmark.WebLink {
 	links = slices.Clone(links)
-	slices.SortFunc(links, func(a, b shelfmark.WebLink) int {
-		if a.Dst != b.Dst {
-			return cmp.Compare(a.Dst, b.Dst)
-		}
-		return cmp.Compare(a.Src, b.Src)
-	})
+	slices.SortFunc(links, compareLinks)
 	return links
 }
 

@@ -153,6 +153,16 @@ func (t *Tx) WebInbound(ctx context.Context, dst, after int64, limit int) ([]int
 	return out, nil
 }
 
+// WebLinkLogged reports whether web_link_log has a row: one read of its
+// first key.
+func (t *Tx) WebLinkLogged(ctx context.Context) (bool, error) {
+	n, err := Int64s(ctx, t.q, `SELECT 1 FROM web_link_log LIMIT 1`)
+	if err != nil {
+		return false, fmt.Errorf("%sweb link log: %w", t.d.Prefix, err)
+	}
+	return len(n) > 0, nil
+}
+
 // WebTopURLs returns the n URLs of domain with the most inbound links:
 // the first n entries of the domain's range of a partial index.
 func (t *Tx) WebTopURLs(ctx context.Context, domain int64, n int) ([]*shelfmark.WebURLRow, error) {
