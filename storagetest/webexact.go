@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -149,20 +148,8 @@ func testWebConcurrentIngest(t *testing.T, open Opener) {
 func testWebBatchOnce(t *testing.T, open Opener) {
 	e := newEnv(t, open, shelfmark.RepositoryOptions{})
 	ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
-	work, err := e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: work.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, err := e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID,
-		File: &shelfmark.File{Name: "a.warc", Size: 100, SHA256: strings.Repeat("ab", 32), MediaType: "application/warc"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.repo.StartWebFile(ctx, file.ID); err != nil {
+	file := newWARCFile(t, e)
+	if _, err := e.repo.StartWebFile(ctx, file); err != nil {
 		t.Fatal(err)
 	}
 	u := shelfmark.WebURL{URL: "http://a.example/x.png", SURT: "example,a)/x.png", Domain: "a.example"}
@@ -177,7 +164,7 @@ func testWebBatchOnce(t *testing.T, open Opener) {
 	for range writers {
 		go func() {
 			<-start
-			ok, err := e.repo.IndexWebBatch(ctx, &shelfmark.WebBatch{File: file.ID, From: 0, Next: 100, Records: recs, Done: true})
+			ok, err := e.repo.IndexWebBatch(ctx, &shelfmark.WebBatch{File: file, From: 0, Next: 100, Records: recs, Done: true})
 			if err != nil {
 				t.Error(err)
 			}
