@@ -44,13 +44,9 @@ type webMerge struct {
 }
 
 // logged counts n changes a batch logged and reports whether the log is
-// due for a merge.
+// due for a merge (MergeWebLinks starts the count again).
 func (m *webMerge) logged(n int) bool {
-	if m.pending.Add(int64(n)) < m.every {
-		return false
-	}
-	m.pending.Store(0)
-	return true
+	return m.pending.Add(int64(n)) >= m.every
 }
 
 // webLogEnd is past every key of the log.
@@ -65,6 +61,7 @@ var webLogEnd = WebLink{Dst: math.MaxInt64, Src: math.MaxInt64}
 // position wait for the next merge. Its cost is one pass over the log and
 // over the pages of the index it changes.
 func (r *Repository) MergeWebLinks(ctx context.Context) (int64, error) {
+	r.web.pending.Store(0)
 	var total int64
 	from := WebLink{}
 	for {
@@ -133,13 +130,13 @@ func applyWebChanges(ctx context.Context, wt WebWriteTx, changes []WebLinkChange
 // interrupted ingest left behind. Its cost when the log is empty is one
 // read of the log's first key.
 func (r *Repository) mergeWebLinksIfLogged(ctx context.Context) error {
-	var any bool
+	var logged bool
 	err := r.store.View(ctx, func(tx ReadTx) error {
 		var err error
-		any, err = tx.WebLinkLogged(ctx)
+		logged, err = tx.WebLinkLogged(ctx)
 		return err
 	})
-	if err != nil || !any {
+	if err != nil || !logged {
 		return err
 	}
 	_, err = r.MergeWebLinks(ctx)

@@ -81,8 +81,8 @@ func testWebLinkLog(t *testing.T, open Opener) {
 		return tx.AddWebInbound(ctx, map[int64]int64{ua[0]: 3, ua[1]: 2, ub[0]: 1, ua[2]: 0})
 	})
 	webView(t, s, func(tx shelfmark.ReadTx) error {
-		if any, err := tx.WebLinkLogged(ctx); err != nil || any {
-			t.Errorf("an empty log is logged: %v %v", any, err)
+		if logged, err := tx.WebLinkLogged(ctx); err != nil || logged {
+			t.Errorf("an empty log is logged: %v %v", logged, err)
 		}
 		urls, err := tx.WebURLRows(ctx, append(slices.Clone(ua), ub...))
 		if err != nil {
@@ -177,7 +177,7 @@ func testWebMerge(t *testing.T, open Opener) {
 			}
 		}
 		webView(t, s, func(tx shelfmark.ReadTx) error {
-			if any, err := tx.WebLinkLogged(ctx); err != nil || any {
+			if logged, err := tx.WebLinkLogged(ctx); err != nil || logged {
 				t.Errorf("%s: the log holds changes after a merge (%v)", what, err)
 			}
 			for _, dst := range urls {

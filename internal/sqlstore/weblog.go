@@ -19,7 +19,7 @@ func (w *WriteTx) LogWebLinks(ctx context.Context, changes []shelfmark.WebLinkCh
 		return nil
 	}
 	changes = slices.Clone(changes)
-	slices.SortFunc(changes, func(a, b shelfmark.WebLinkChange) int { return compareLinks(a.WebLink, b.WebLink) })
+	slices.SortFunc(changes, compareChanges)
 	rows := Rows{Cols: intCols("dst", "src", "delta"), N: len(changes), Row: func(i int, v []any) {
 		v[0], v[1], v[2] = changes[i].Dst, changes[i].Src, changes[i].Delta
 	}}
@@ -73,7 +73,7 @@ func (w *WriteTx) TakeWebLinkLog(ctx context.Context, from, to shelfmark.WebLink
 		return nil, fmt.Errorf("%stake the web link log from %v to %v: %w", w.d.Prefix, from, to, err)
 	}
 	// RETURNING gives no order
-	slices.SortFunc(out, func(a, b shelfmark.WebLinkChange) int { return compareLinks(a.WebLink, b.WebLink) })
+	slices.SortFunc(out, compareChanges)
 	return out, nil
 }
 
@@ -87,7 +87,7 @@ func (w *WriteTx) LockWebMerge(ctx context.Context) error {
 
 // AddWebInbound adds the deltas to the URLs' counts in id order, learning
 // their domains from the rows it updates, then each domain's sum to the
-// domain: two statements. Zero deltas are left out.
+// domain (AddWebCounts): two statements. Zero deltas are left out.
 func (w *WriteTx) AddWebInbound(ctx context.Context, urlInbound map[int64]int64) error {
 	keys, vals := SortedPairs(urlInbound, true)
 	if len(keys) == 0 {
@@ -107,16 +107,7 @@ WHERE web_url_counts.id = v.id RETURNING web_url_counts.id, web_url_counts.domai
 	}); err != nil {
 		return fmt.Errorf("%sadd inbound counts of %d web urls: %w", w.d.Prefix, len(keys), err)
 	}
-	ids, sums := SortedPairs(domains, true)
-	if len(ids) == 0 {
-		return nil
-	}
-	if _, err := w.execFrom(ctx, pairs("id", "delta", ids, sums), func(v string) string {
-		return `UPDATE web_domains SET inbound = web_domains.inbound + v.delta FROM ` + v + ` WHERE web_domains.id = v.id`
-	}); err != nil {
-		return fmt.Errorf("%sadd inbound counts of %d web domains: %w", w.d.Prefix, len(ids), err)
-	}
-	return nil
+	return w.AddWebCounts(ctx, nil, domains, nil)
 }
 
 // compareLinks orders links by (dst, src), the order of the web_links and
@@ -127,3 +118,6 @@ func compareLinks(a, b shelfmark.WebLink) int {
 	}
 	return cmp.Compare(a.Src, b.Src)
 }
+
+// compareChanges orders changes by their links' key.
+func compareChanges(a, b shelfmark.WebLinkChange) int { return compareLinks(a.WebLink, b.WebLink) }
