@@ -1,0 +1,152 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// readTxOptions are the options of every View's transaction.
+var readTxOptions = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+
+// lazyRead is the querier of a View: a connection on which the read
+// transaction begins with the first statement, in the same network write
+// (pgx.Batch.BeginTx), not a round trip before it. A read of a few
+// statements answers sooner for it, most of all on a busy machine, where
+// every round trip waits for the reader to be scheduled again on both
+// sides; a View that runs no statement costs none. The snapshot is the
+// same as with BEGIN first: a REPEATABLE READ transaction takes it at its
+// first statement.
+type lazyRead struct {
+	conn *pgx.Conn
+	tx   pgx.Tx // once begun
+}
+
+// begin begins the transaction alone (for a statement that cannot go in a
+// batch: one that names its own pgx execution mode, or a COPY).
+func (q *lazyRead) begin(ctx context.Context) error {
+	if q.tx != nil {
+		return nil
+	}
+	tx, err := q.conn.BeginTx(ctx, readTxOptions)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errBegin, err)
+	}
+	q.tx = tx
+	return nil
+}
+
+// send begins the transaction with sql in one batch and returns the
+// batch, whose next result is sql's.
+func (q *lazyRead) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+	b := &pgx.Batch{}
+	b.BeginTx(readTxOptions)
+	b.Queue(sql, args...)
+	br := q.conn.SendBatch(ctx, b)
+	q.tx = br.Tx()
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return nil, fmt.Errorf("%w: %w", errBegin, err)
+	}
+	return br, nil
+}
+
+// batchable reports whether a statement's arguments may go in a batch:
+// not when the first is a pgx option (a batch runs every statement in the
+// connection's default mode).
+func batchable(args []any) bool {
+	if len(args) == 0 {
+		return true
+	}
+	_, mode := args[0].(pgx.QueryExecMode)
+	return !mode
+}
+
+// Query implements querier.
+func (q *lazyRead) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if q.tx == nil && batchable(args) {
+		br, err := q.send(ctx, sql, args)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			br.Close()
+			return nil, err
+		}
+		return &batchRows{Rows: rows, br: br}, nil
+	}
+	if err := q.begin(ctx); err != nil {
+		return nil, err
+	}
+	return q.tx.Query(ctx, sql, args...)
+}
+
+// Exec implements querier.
+func (q *lazyRead) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if q.tx == nil && batchable(args) {
+		br, err := q.send(ctx, sql, args)
+		if err != nil {
+			return pgconn.CommandTag{}, err
+		}
+		tag, err := br.Exec()
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		return tag, err
+	}
+	if err := q.begin(ctx); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return q.tx.Exec(ctx, sql, args...)
+}
+
+// CopyFrom implements querier.
+func (q *lazyRead) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	if err := q.begin(ctx); err != nil {
+		return 0, err
+	}
+	return q.tx.CopyFrom(ctx, table, columns, src)
+}
+
+// commit ends the transaction, if one began.
+func (q *lazyRead) commit(ctx context.Context) error {
+	if q.tx == nil {
+		return nil
+	}
+	return q.tx.Commit(ctx)
+}
+
+// rollback ends the transaction if it is still open (see rollback).
+func (q *lazyRead) rollback() {
+	if q.tx != nil {
+		rollback(q.tx)
+	}
+}
+
+// batchRows are the rows of a batch's one query: closing them closes the
+// batch, after which the transaction takes the next statement.
+type batchRows struct {
+	pgx.Rows
+	br  pgx.BatchResults
+	err error
+}
+
+// Close implements pgx.Rows.
+func (r *batchRows) Close() {
+	r.Rows.Close()
+	if r.br != nil {
+		r.err = r.br.Close()
+		r.br = nil
+	}
+}
+
+// Err implements pgx.Rows: the rows' error, else the batch's.
+func (r *batchRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
