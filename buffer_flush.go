@@ -259,7 +259,7 @@ func (b *bufferedTx) WebTopDomains(ctx context.Context, n int) ([]*WebDomainRow,
 	return flushed(ctx, b, func() ([]*WebDomainRow, error) { return b.tx.WebTopDomains(ctx, n) })
 }
 
-func (b *bufferedTx) WebTopURLs(ctx context.Context, domain int64, n int) ([]*WebURLRow, error) {
+func (b *bufferedTx) WebTopURLs(ctx context.Context, domain string, n int) ([]*WebURLRow, error) {
 	return flushed(ctx, b, func() ([]*WebURLRow, error) { return b.tx.WebTopURLs(ctx, domain, n) })
 }
 

@@ -198,9 +198,11 @@ type WebReadTx interface {
 	// WebLinkLogged reports whether the link log holds a change not yet
 	// merged: one read of its first key.
 	WebLinkLogged(ctx context.Context) (bool, error)
-	// WebTopURLs returns the n URLs of a domain with the most inbound
-	// links (ties by id), with at least one.
-	WebTopURLs(ctx context.Context, domain int64, n int) ([]*WebURLRow, error)
+	// WebTopURLs returns the n URLs of the domain named domain with the
+	// most inbound links (ties by id), with at least one; none for a
+	// domain the index does not know. One statement finds the domain and
+	// its top: a query on a server is as many round trips as statements.
+	WebTopURLs(ctx context.Context, domain string, n int) ([]*WebURLRow, error)
 	// WebTopDomains returns the n domains with the most inbound links
 	// (ties by id), with at least one.
 	WebTopDomains(ctx context.Context, n int) ([]*WebDomainRow, error)

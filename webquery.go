@@ -539,11 +539,7 @@ func (r *Repository) WebTop(ctx context.Context, domain string, n int) ([]WebCou
 			}
 			return err
 		}
-		d, err := tx.WebDomain(ctx, domain)
-		if err != nil || d == nil {
-			return err
-		}
-		us, err := tx.WebTopURLs(ctx, d.ID, n)
+		us, err := tx.WebTopURLs(ctx, domain, n)
 		for _, u := range us {
 			out = append(out, WebCount{Name: u.URL, SURT: u.SURT, Inbound: u.Inbound})
 		}

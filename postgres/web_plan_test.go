@@ -43,7 +43,7 @@ SET LOCAL enable_material = off; SET LOCAL enable_hashjoin = off; SET LOCAL enab
 		args  []any
 		want  []string // in the plan, in this order
 	}{
-		{"top urls", dialect.WebTopURLs, []any{int64(1), 10}, []string{"Limit", "web_url_counts_top", "web_urls_pkey"}},
+		{"top urls", dialect.WebTopURLs, []any{"a.example", 10}, []string{"Limit", "web_domains_name_key", "web_url_counts_top", "web_urls_pkey"}},
 		{"top domains", dialect.WebTopDomains, []any{10}, []string{"Limit", "web_domains_top"}},
 		{"log at", sqlstore.WebLinkLogAtSQL(dialect.Arg), []any{int64(1), int64(0), 10}, []string{"Limit", "web_link_log_pkey"}},
 		{"take the log", sqlstore.TakeWebLinkLogSQL(dialect.Arg), []any{int64(1), int64(0), int64(5), int64(0)}, []string{"Delete on web_link_log", "web_link_log_pkey"}},

@@ -63,8 +63,8 @@ func TestWebPlans(t *testing.T) {
 		args  []any
 		want  []string // in the plan, in this order
 	}{
-		{"top urls", dialect.WebTopURLs, []any{1, 10},
-			[]string{"SEARCH n USING COVERING INDEX web_url_counts_top (domain=? AND inbound>?)", "SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},
+		{"top urls", dialect.WebTopURLs, []any{"a.example", 10},
+			[]string{"SEARCH n USING COVERING INDEX web_url_counts_top (domain=? AND inbound>?)", "SCALAR SUBQUERY", "SEARCH web_domains USING COVERING INDEX sqlite_autoindex_web_domains_1 (name=?)", "SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},
 		{"top domains", dialect.WebTopDomains, []any{10},
 			[]string{"SEARCH web_domains USING INDEX web_domains_top (inbound>?)"}},
 		{"inbound", webInboundSQL, []any{1, 0, 10},

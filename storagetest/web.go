@@ -747,7 +747,7 @@ func testWebLinks(t *testing.T, open Opener) {
 		return tx.AddWebCounts(ctx, nil, nil, nil)
 	})
 	webView(t, s, func(tx shelfmark.ReadTx) error {
-		top, err := tx.WebTopURLs(ctx, doms[0], 10)
+		top, err := tx.WebTopURLs(ctx, "a.example", 10)
 		if err != nil {
 			return err
 		}
@@ -763,15 +763,18 @@ func testWebLinks(t *testing.T, open Opener) {
 		if top[0].SURT != surts[7] || top[0].Domain != doms[0] || top[1].Current != 0 {
 			t.Fatalf("top url row: %+v %+v", *top[0], *top[1])
 		}
-		top, err = tx.WebTopURLs(ctx, doms[0], 2)
+		top, err = tx.WebTopURLs(ctx, "a.example", 2)
 		if err != nil {
 			return err
 		}
 		if len(top) != 2 || top[1].ID != ua[2] {
 			t.Fatalf("top 2 urls: %v", top)
 		}
-		if top, err := tx.WebTopURLs(ctx, doms[2], 10); err != nil || len(top) != 0 {
+		if top, err := tx.WebTopURLs(ctx, "c.example", 10); err != nil || len(top) != 0 {
 			t.Fatalf("top urls of a domain without links: %v %v", top, err)
+		}
+		if top, err := tx.WebTopURLs(ctx, "unknown.example", 10); err != nil || len(top) != 0 {
+			t.Fatalf("top urls of a domain the index does not know: %v %v", top, err)
 		}
 		tops, err := tx.WebTopDomains(ctx, 10)
 		if err != nil {
@@ -1023,7 +1026,7 @@ func testCostWeb(t *testing.T, open Opener) {
 
 	var popular int64
 	webView(t, s, func(tx shelfmark.ReadTx) error {
-		top, err := tx.WebTopURLs(ctx, mustDomain(t, tx, "d0.example"), 1)
+		top, err := tx.WebTopURLs(ctx, "d0.example", 1)
 		if err != nil {
 			return err
 		}
@@ -1036,7 +1039,7 @@ func testCostWeb(t *testing.T, open Opener) {
 				if _, err := tx.WebTopDomains(ctx, 10); err != nil {
 					return err
 				}
-				if _, err := tx.WebTopURLs(ctx, mustDomain(t, tx, "d0.example"), 10); err != nil {
+				if _, err := tx.WebTopURLs(ctx, "d0.example", 10); err != nil {
 					return err
 				}
 				_, err := tx.WebInbound(ctx, popular, 0, 20)
@@ -1052,7 +1055,7 @@ func testCostWeb(t *testing.T, open Opener) {
 	webUpdate(t, e2.store, func(tx shelfmark.WriteTx) error { _, err := b.write(ctx, tx, 1); return err })
 	var popular2 int64
 	webView(t, e2.store, func(tx shelfmark.ReadTx) error {
-		top, err := tx.WebTopURLs(ctx, mustDomain(t, tx, "d0.example"), 1)
+		top, err := tx.WebTopURLs(ctx, "d0.example", 1)
 		if err != nil {
 			return err
 		}
@@ -1064,7 +1067,7 @@ func testCostWeb(t *testing.T, open Opener) {
 			if _, err := tx.WebTopDomains(ctx, 10); err != nil {
 				return err
 			}
-			if _, err := tx.WebTopURLs(ctx, mustDomain(t, tx, "d0.example"), 10); err != nil {
+			if _, err := tx.WebTopURLs(ctx, "d0.example", 10); err != nil {
 				return err
 			}
 			_, err := tx.WebInbound(ctx, popular2, 0, 20)

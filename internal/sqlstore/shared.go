@@ -20,9 +20,10 @@ var shared = Dialect{
 		WebDomain:      `SELECT ` + WebDomainCols + ` FROM web_domains WHERE name = $1`,
 		WebDomainRows:  `SELECT ` + WebDomainCols + ` FROM web_domains WHERE id = ANY($1) ORDER BY id`,
 		WebCaptureRows: `SELECT ` + CaptureCols + CapturesFrom + ` WHERE c.id = ANY($1) ORDER BY c.id`,
-		// the domain's range of the partial index web_url_counts_top
+		// the domain's range of the partial index web_url_counts_top, the
+		// domain found by name once (a join would lose the index's order)
 		WebTopURLs: `SELECT ` + WebURLCols + ` FROM web_url_counts n JOIN web_urls u ON u.id = n.id
-WHERE n.domain = $1 AND n.inbound > 0 ORDER BY n.inbound DESC, n.id LIMIT $2`,
+WHERE n.domain = (SELECT id FROM web_domains WHERE name = $1) AND n.inbound > 0 ORDER BY n.inbound DESC, n.id LIMIT $2`,
 		CapturesFrom: `SELECT ` + CaptureCols + ` FROM web_urls u JOIN web_captures c ON c.url = u.id
 WHERE u.surt >= $1 AND u.surt < $2 AND c.time >= $3 AND c.time < $4
 ORDER BY u.surt, c.time, c.id LIMIT $5`,

@@ -165,10 +165,10 @@ func (t *Tx) WebLinkLogged(ctx context.Context) (bool, error) {
 
 // WebTopURLs returns the n URLs of domain with the most inbound links:
 // the first n entries of the domain's range of a partial index.
-func (t *Tx) WebTopURLs(ctx context.Context, domain int64, n int) ([]*shelfmark.WebURLRow, error) {
+func (t *Tx) WebTopURLs(ctx context.Context, domain string, n int) ([]*shelfmark.WebURLRow, error) {
 	rows, err := WebURLs(ctx, t.q, t.d.WebTopURLs, domain, n)
 	if err != nil {
-		return nil, fmt.Errorf("%stop urls of web domain %d: %w", t.d.Prefix, domain, err)
+		return nil, fmt.Errorf("%stop urls of web domain %q: %w", t.d.Prefix, domain, err)
 	}
 	return rows, nil
 }
