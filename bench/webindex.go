@@ -43,6 +43,15 @@ type WebIndexConfig struct {
 	// ParseOnly runs the WARC reader alone over the files before the
 	// ingest, to time the read and parse stage.
 	ParseOnly bool
+	// QueryCommand, when set, is the command (name and arguments) of a
+	// process that asks the queries instead of this one: the scenario
+	// adds --rate, --start and each --domain and --surt, reads one line
+	// a query from it (WriteWebQuery) and ends it by closing its input.
+	// A server answers the queries of readers in a process of its own
+	// beside "shelfmark ingest-warc", and a query's round trips to
+	// PostgreSQL wait far longer in a process whose every processor the
+	// ingest keeps busy (docs/web-index.md).
+	QueryCommand []string
 	// Database is the PostgreSQL URL of the store ("" for SQLite, then
 	// StorePath is the store's file); both serve to count the index's
 	// rows and to place the raw limit's scratch tables.
@@ -209,15 +218,46 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 	var once sync.Once
 	start := time.Now()
 	qctx, stopQueries := context.WithCancel(ctx)
+	ictx, stopIngest := context.WithCancelCause(ctx)
+	defer stopIngest(nil)
 	var qwg sync.WaitGroup
 	var tops, linkQs []webQuery
 	var notFound, qerrs int64
 	var firstQErr error
 	popular := 10
-	query := func(kind string, out *[]webQuery, do func(k int) error) {
+	targets := WebQueryTargets{}
+	for r := 0; r < popular; r++ {
+		u, err := warc.Canonical(g.HomePage(r))
+		if err != nil {
+			stopQueries()
+			return nil, err
+		}
+		targets.Domains, targets.SURTs = append(targets.Domains, g.DomainName(r)), append(targets.SURTs, u.SURT)
+	}
+	record := func(q WebQueryResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case q.Err == nil:
+		case q.NotFound:
+			notFound++
+		default:
+			qerrs++
+			if firstQErr == nil {
+				firstQErr = fmt.Errorf("%s: %w", q.Kind, q.Err)
+			}
+		}
+		if q.Kind == "top" {
+			tops = append(tops, webQuery{at: q.At, took: q.Took})
+		} else {
+			linkQs = append(linkQs, webQuery{at: q.At, took: q.Took})
+		}
+	}
+	var procErr error
+	qwg.Add(1)
+	go func() {
 		defer qwg.Done()
-		// from the first batch indexed on: one query at once (so that a
-		// short run has one at least), then one a tick until the ingest ends
+		// from the first batch indexed on, until the ingest ends
 		select {
 		case <-started:
 		case <-qctx.Done():
@@ -227,53 +267,15 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 				return
 			}
 		}
-		tick := time.NewTicker(time.Duration(float64(time.Second) / c.QRate))
-		defer tick.Stop()
-		for k := 0; ; k++ {
-			if k > 0 {
-				select {
-				case <-tick.C:
-				case <-qctx.Done():
-					return
-				}
-			}
-			t0 := time.Now()
-			err := do(k % popular)
-			took := time.Since(t0)
-			mu.Lock()
-			switch {
-			case err == nil:
-			case shelfmark.ErrorCode(err) == shelfmark.ENOTFOUND:
-				notFound++
-			default:
-				qerrs++
-				if firstQErr == nil {
-					firstQErr = fmt.Errorf("%s: %w", kind, err)
-				}
-			}
-			*out = append(*out, webQuery{at: t0.Sub(start), took: took})
-			mu.Unlock()
+		if c.QueryCommand == nil {
+			RunWebQueries(ctx, qctx.Done(), repo, targets, c.QRate, start, record)
+			return
 		}
-	}
-	surts := make([]string, popular)
-	for r := range surts {
-		u, err := warc.Canonical(g.HomePage(r))
-		if err != nil {
-			stopQueries()
-			return nil, err
+		if procErr = webQueryProcess(qctx.Done(), c.QueryCommand, targets, c.QRate, start, os.Stderr, record); procErr != nil {
+			stopIngest(procErr) // no run without its queries
 		}
-		surts[r] = u.SURT
-	}
-	qwg.Add(2)
-	go query("top", &tops, func(k int) error {
-		_, err := repo.WebTop(ctx, g.DomainName(k), 10)
-		return err
-	})
-	go query("links", &linkQs, func(k int) error {
-		_, err := repo.WebLinks(ctx, shelfmark.WebLinkQuery{SURT: surts[k], Limit: 100})
-		return err
-	})
-	st, err := ingest.IngestWARC(ctx, repo, blobs, []string{dir}, ingest.WARCOptions{Crawl: "bench-webindex", Batch: c.Batch, Merge: c.Merge,
+	}()
+	st, err := ingest.IngestWARC(ictx, repo, blobs, []string{dir}, ingest.WARCOptions{Crawl: "bench-webindex", Batch: c.Batch, Merge: c.Merge,
 		Progress: func(s ingest.WARCStats) {
 			at := time.Since(start)
 			mu.Lock()
@@ -292,6 +294,13 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 	stopQueries()
 	qwg.Wait()
 	rep.PeakRSSBytes = PeakRSS(os.Getpid())
+	if procErr != nil {
+		return nil, procErr
+	}
+	rep.Params["queries_from"] = "the ingesting process"
+	if c.QueryCommand != nil {
+		rep.Params["queries_from"] = "a process of their own"
+	}
 	if st == nil {
 		return nil, err
 	}

@@ -66,6 +66,6 @@ shelfmark binary named by SHELFMARK_BINARY, else the one beside this one
 		pprof.StopCPUProfile()
 		return profFile.Close()
 	}
-	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand(), newBenchOAICommand(), newBenchCharacterizeCommand(), newBenchIsolationCommand(), newBenchSoakCommand(), newBenchSearchCommand(), newBenchUICommand(), newBenchIIIFCommand(), newBenchWebIndexCommand(), newBenchScaleCommand(), newBenchRestServerCommand(), newBenchFixityCommand(), newBenchRebuildCommand(), newBenchStormCommand())
+	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand(), newBenchOAICommand(), newBenchCharacterizeCommand(), newBenchIsolationCommand(), newBenchSoakCommand(), newBenchSearchCommand(), newBenchUICommand(), newBenchIIIFCommand(), newBenchWebIndexCommand(), newBenchScaleCommand(), newBenchRestServerCommand(), newBenchWebQueriesCommand(), newBenchFixityCommand(), newBenchRebuildCommand(), newBenchStormCommand())
 	return cmd
 }

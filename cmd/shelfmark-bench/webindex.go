@@ -17,6 +17,7 @@ func newBenchWebIndexCommand() *cobra.Command {
 	var lf labFlags
 	var c bench.WebIndexConfig
 	var chart, replot string
+	var apart bool
 	var run func(*cobra.Command, []string) error
 	cmd := &cobra.Command{
 		Use:   "webindex",
@@ -32,7 +33,11 @@ and some added, so the index replaces links as well as adding them.
 Then times the WARC reader alone over the files (one goroutine, no database),
 and ingests them as "shelfmark ingest" does into a fresh store while two
 clients ask, --query-rate times a second each, for the top 10 pages of a
-popular domain and for the inbound links of a popular URL.
+popular domain and for the inbound links of a popular URL. The clients run
+in a process of their own (this program, run again), as a server answers
+readers beside "shelfmark ingest-warc"; --queries-apart=false runs them in
+the ingesting process, where on PostgreSQL each of a query's round trips
+can wait for the ingest's goroutines to leave the runtime a processor.
 
 Reports links/s (the items) and pages/s overall and per time bucket, the
 flatness (last tenth over first tenth, flat: ≥ 0.9), the rates before and
@@ -57,6 +62,13 @@ links) into scratch tables of the same definitions on the same backend for
 		c.Database, c.StorePath, c.Relaxed = lf.database, filepath.Join(e.dir, "data", "shelfmark.db"), lf.durability == "relaxed"
 		c.Progress = bars.progress
 		c.Seed = 1
+		if apart {
+			cmd, err := webQueryCommand(lf.database, filepath.Join(e.dir, "data"), lf.durability)
+			if err != nil {
+				return err
+			}
+			c.QueryCommand = cmd
+		}
 		r, err := bench.RunWebIndex(ctx, e.repo, e.blobs, c)
 		bars.finish()
 		if err != nil {
@@ -106,6 +118,7 @@ links) into scratch tables of the same definitions on the same backend for
 	f.IntVar(&c.Merge, "merge", 0, "batches waiting for the database that one index transaction may take (0: the ingest's default)")
 	f.IntVar(&c.Buckets, "buckets", 40, "time buckets of the rate over time")
 	f.Float64Var(&c.QRate, "query-rate", 20, "queries per second of each kind while ingesting")
+	f.BoolVar(&apart, "queries-apart", true, "ask the queries from a process of their own, as a server answers readers beside \"shelfmark ingest-warc\" (false: from the ingesting process)")
 	f.BoolVar(&c.ParseOnly, "parse-only", true, "time the WARC reader alone over the files before the ingest")
 	f.Float64Var(&c.RawSeconds, "raw-seconds", 10, "how long the raw limit inserts (negative: skip it)")
 	f.IntVar(&c.RawBatch, "raw-batch", 0, "pages per raw-limit transaction (0: --batch)")
