@@ -209,20 +209,31 @@ func TestWebIndexScenario(t *testing.T) {
 	})
 }
 
-func testWebIndexScenario(t *testing.T, db shelfmark.Storage, database, path string) {
-	ctx := context.Background()
-	dir := t.TempDir()
+// webIndexRepo returns a repository on db and a content store in dir,
+// and what closes them both (before db is closed).
+func webIndexRepo(t *testing.T, db shelfmark.Storage, dir string) (*shelfmark.Repository, *blob.LocalStore, func()) {
+	t.Helper()
 	blobs, err := blob.NewLocal(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer blobs.Close()
-	ids, err := shelfmark.LoadIDCodec(ctx, db)
+	ids, err := shelfmark.LoadIDCodec(context.Background(), db)
 	if err != nil {
+		blobs.Close()
 		t.Fatal(err)
 	}
 	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{IDs: ids})
-	defer repo.Close()
+	return repo, blobs, func() {
+		repo.Close()
+		blobs.Close()
+	}
+}
+
+func testWebIndexScenario(t *testing.T, db shelfmark.Storage, database, path string) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	repo, blobs, done := webIndexRepo(t, db, dir)
+	defer done()
 	cfg := WebIndexConfig{Pages: 3000, PagesPerFile: 1000, Batch: 200, Buckets: 10, QRate: 50, ParseOnly: true,
 		Database: database, StorePath: path, Relaxed: true, RawSeconds: 0.5, Seed: 9, Dir: filepath.Join(dir, "crawl")}
 	stages := map[string]bool{}

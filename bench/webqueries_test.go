@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/sqlite"
 )
 
@@ -132,17 +131,8 @@ func TestWebIndexQueryProcessFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	blobs, err := blob.NewLocal(filepath.Join(dir, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blobs.Close()
-	ids, err := shelfmark.LoadIDCodec(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{IDs: ids})
-	defer repo.Close()
+	repo, blobs, done := webIndexRepo(t, db, dir)
+	defer done()
 	t.Setenv(queryChildEnv, "fail")
 	_, err = RunWebIndex(ctx, repo, blobs, WebIndexConfig{Pages: 2000, PagesPerFile: 500, Batch: 100, RawSeconds: -1, Seed: 3,
 		Dir: filepath.Join(dir, "crawl"), StorePath: filepath.Join(dir, "store.db"), Relaxed: true,
