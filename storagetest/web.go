@@ -1077,15 +1077,6 @@ func testCostWeb(t *testing.T, open Opener) {
 	sameWork(t, "top domains, top pages of a domain, a page of inbound links (200 pages vs 6,000)", smallQ, query())
 }
 
-func mustDomain(t *testing.T, tx shelfmark.ReadTx, name string) int64 {
-	t.Helper()
-	d, err := tx.WebDomain(context.Background(), name)
-	if err != nil || d == nil {
-		t.Fatalf("domain %s: %v, %v", name, d, err)
-	}
-	return d.ID
-}
-
 // BenchWebBatch writes batches of pages new pages with 13 links each (to
 // URLs drawn from a Zipf distribution over 2,000,000 targets, as a crawl's
 // links are: a few very popular URLs and domains, a long tail), one batch
