@@ -227,10 +227,6 @@ func (b *bufferedTx) WebCaptures(ctx context.Context, q CaptureScan) ([]*Capture
 	return flushed(ctx, b, func() ([]*CaptureRow, error) { return b.tx.WebCaptures(ctx, q) })
 }
 
-func (b *bufferedTx) WebDomain(ctx context.Context, name string) (*WebDomainRow, error) {
-	return flushed(ctx, b, func() (*WebDomainRow, error) { return b.tx.WebDomain(ctx, name) })
-}
-
 func (b *bufferedTx) WebDomainRows(ctx context.Context, ids []int64) ([]*WebDomainRow, error) {
 	return flushed(ctx, b, func() ([]*WebDomainRow, error) { return b.tx.WebDomainRows(ctx, ids) })
 }

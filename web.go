@@ -175,8 +175,6 @@ type WebReadTx interface {
 	WebURLsBySURT(ctx context.Context, surts []string) (map[string]*WebURLRow, error)
 	// WebURLRows returns the URL rows of ids that exist, in any order.
 	WebURLRows(ctx context.Context, ids []int64) ([]*WebURLRow, error)
-	// WebDomain returns a domain by name, or (nil, nil).
-	WebDomain(ctx context.Context, name string) (*WebDomainRow, error)
 	// WebDomainRows returns the domain rows of ids that exist.
 	WebDomainRows(ctx context.Context, ids []int64) ([]*WebDomainRow, error)
 	// WebCaptureRows returns the captures of ids that exist, with SURT

@@ -17,7 +17,6 @@ var shared = Dialect{
 	Web: Web{
 		WebFile:        `SELECT ` + WebFileCols + ` FROM web_files WHERE file = $1`,
 		WebFiles:       `SELECT ` + WebFileCols + ` FROM web_files WHERE file > $1 ORDER BY file LIMIT $2`,
-		WebDomain:      `SELECT ` + WebDomainCols + ` FROM web_domains WHERE name = $1`,
 		WebDomainRows:  `SELECT ` + WebDomainCols + ` FROM web_domains WHERE id = ANY($1) ORDER BY id`,
 		WebCaptureRows: `SELECT ` + CaptureCols + CapturesFrom + ` WHERE c.id = ANY($1) ORDER BY c.id`,
 		// the domain's range of the partial index web_url_counts_top, the

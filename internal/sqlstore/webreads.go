@@ -24,7 +24,6 @@ type Web struct {
 	WebFiles        string // after, limit
 	WebURLsBySURT   string // surts
 	WebURLRows      string // ids
-	WebDomain       string // name
 	WebDomainRows   string // ids
 	WebCaptureRows  string // ids
 	WebFileCaptures string // file, after, limit
@@ -93,18 +92,6 @@ func (t *Tx) WebURLRows(ctx context.Context, ids []int64) ([]*shelfmark.WebURLRo
 		return nil, fmt.Errorf("%sweb urls (%d): %w", t.d.Prefix, len(ids), err)
 	}
 	return rows, nil
-}
-
-// WebDomain returns a domain by name, or nil: one statement.
-func (t *Tx) WebDomain(ctx context.Context, name string) (*shelfmark.WebDomainRow, error) {
-	rows, err := WebDomains(ctx, t.q, t.d.WebDomain, name)
-	if err != nil {
-		return nil, fmt.Errorf("%sweb domain %q: %w", t.d.Prefix, name, err)
-	}
-	if len(rows) == 0 {
-		return nil, nil
-	}
-	return rows[0], nil
 }
 
 // WebDomainRows returns the domains of ids that exist, by id: one
