@@ -308,15 +308,15 @@ func TestCopyFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "postgres: put 2 fields") || !strings.Contains(err.Error(), "23514") {
 		t.Fatalf("check violation: %v", err)
 	}
+	if s := db.Stats(); s.InUse != 0 {
+		t.Fatalf("connection held after a failed COPY: %+v", s)
+	}
 	view(t, db, func(tx shelfmark.ReadTx) error {
 		if rows, err := tx.Resources(ctx, []int64{1, 2, 3}); len(rows) != 0 || err != nil {
 			t.Errorf("rolled-back rows visible: %v, %v", rows, err)
 		}
 		return nil
 	})
-	if s := db.Stats(); s.InUse != 0 {
-		t.Fatalf("connection held after a failed COPY: %+v", s)
-	}
 	update(t, db, func(tx shelfmark.WriteTx) error {
 		return tx.InsertResources(ctx, []*shelfmark.ResourceRow{row(1, 0, 0), row(2, 0, 0)})
 	})

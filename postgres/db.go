@@ -289,22 +289,37 @@ func (db *DB) View(ctx context.Context, fn func(shelfmark.ReadTx) error) error {
 // errBegin marks the failure to begin a read transaction.
 var errBegin = errors.New("begin read transaction")
 
-// view runs fn in a read transaction on pool.
-func (db *DB) view(ctx context.Context, pool *pgxpool.Pool, fn func(shelfmark.ReadTx) error) error {
+// view runs fn in a read transaction on pool. The transaction ends after
+// view returns, on the connection's own goroutine (lazyRead.end): a read
+// answers one round trip sooner, and the end of a READ ONLY transaction
+// cannot change what it read (at REPEATABLE READ no commit of a read
+// fails for serialization). The connection goes back to the pool once the
+// end is answered; Close waits for that (pgxpool.Pool.Close waits
+// for every connection).
+func (db *DB) view(ctx context.Context, pool *pgxpool.Pool, fn func(shelfmark.ReadTx) error) (err error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: %w: %w", errBegin, unavailable(err))
 	}
-	defer conn.Release()
 	q := &lazyRead{conn: conn.Conn()}
-	defer q.rollback()
-	if err := fn(db.newReadTx(q)); err != nil {
+	ended := false
+	defer func() {
+		if !ended { // fn panicked
+			q.rollback()
+			conn.Release()
+		}
+	}()
+	err = fn(db.newReadTx(q))
+	ended = true
+	if q.tx == nil {
+		conn.Release()
 		return err
 	}
-	if err := q.commit(ctx); err != nil {
-		return fmt.Errorf("postgres: end read transaction: %w", unavailable(err))
-	}
-	return nil
+	go func() {
+		q.end(err == nil)
+		conn.Release()
+	}()
+	return err
 }
 
 // Update runs fn in a write transaction and commits it. An error from fn
@@ -350,11 +365,15 @@ func (db *DB) UpdateQueue(ctx context.Context, fn func(shelfmark.WriteTx) error)
 	return db.write(ctx, beginQueue, fn)
 }
 
+// endTimeout bounds the COMMIT or ROLLBACK that ends a transaction off
+// its caller's context.
+const endTimeout = 10 * time.Second
+
 // rollback ends tx if it is still open (after an error or a panic in fn).
 // It runs even when the caller's context is done; a connection whose
 // rollback fails is closed by pgx and not returned to the pool.
 func rollback(tx pgx.Tx) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
 	defer cancel()
 	_ = tx.Rollback(ctx) // ErrTxClosed after a commit: nothing to do
 }

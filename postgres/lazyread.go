@@ -111,12 +111,22 @@ func (q *lazyRead) CopyFrom(ctx context.Context, table pgx.Identifier, columns [
 	return q.tx.CopyFrom(ctx, table, columns, src)
 }
 
-// commit ends the transaction, if one began.
-func (q *lazyRead) commit(ctx context.Context) error {
+// end ends the transaction, if one began: a COMMIT after a read that
+// succeeded, else a ROLLBACK. A failure to end it is not the read's (its
+// rows were read in its snapshot, and a READ ONLY transaction has nothing
+// to lose): pgx closes a connection left in a transaction rather than
+// return it to the pool.
+func (q *lazyRead) end(ok bool) {
 	if q.tx == nil {
-		return nil
+		return
 	}
-	return q.tx.Commit(ctx)
+	if !ok {
+		rollback(q.tx)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
+	defer cancel()
+	_ = q.tx.Commit(ctx)
 }
 
 // rollback ends the transaction if it is still open (see rollback).

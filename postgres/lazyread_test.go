@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -84,5 +86,75 @@ func TestViewBeginsWithFirstStatement(t *testing.T) {
 	var n int64
 	if err := db.View(ctx, func(rt shelfmark.ReadTx) error { n = count(rt.(*readTx)); return nil }); err != nil || n != 3 {
 		t.Errorf("after a failed View, the next reads %d rows (%v), want 3", n, err)
+	}
+}
+
+// TestViewEndsItsTransaction: a View returns before its transaction's
+// COMMIT or ROLLBACK is answered, and the transaction still ends, on
+// every way out of fn (a result, an error, a panic): a lock that waits
+// for every reader of the table is granted, and the pool's one connection
+// serves the next View (the same backend: a connection released still in
+// its transaction would have been closed by the pool).
+func TestViewEndsItsTransaction(t *testing.T) {
+	db, _ := openTest(t, Options{MaxConns: 1})
+	ctx := context.Background()
+	insert(t, db, 1)
+	var pid int32 // the backend of the last read
+	read := func(rt shelfmark.ReadTx) {
+		var n int64
+		if err := rt.(*readTx).r.queryRow(ctx, "SELECT count(*), pg_backend_pid() FROM resources", nil, &n, &pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errFn := errors.New("fn's own error")
+	for _, c := range []struct {
+		name string
+		fn   func(shelfmark.ReadTx) error
+	}{
+		{"result", func(rt shelfmark.ReadTx) error { read(rt); return nil }},
+		{"error", func(rt shelfmark.ReadTx) error { read(rt); return errFn }},
+		{"panic", func(rt shelfmark.ReadTx) error { read(rt); panic(errFn) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			func() {
+				defer func() {
+					if r := recover(); r != nil && r != errFn {
+						panic(r)
+					}
+				}()
+				if err := db.View(ctx, c.fn); err != nil && err != errFn {
+					t.Fatal(err)
+				}
+			}()
+			// the View's AccessShareLock on resources goes with its transaction
+			other, err := pgx.Connect(ctx, db.pool.Config().ConnConfig.ConnString())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close(ctx)
+			tx, err := other.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '20s'"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, "LOCK TABLE resources IN ACCESS EXCLUSIVE MODE"); err != nil {
+				t.Fatalf("the View's transaction did not end: %v", err)
+			}
+			if err := tx.Rollback(ctx); err != nil {
+				t.Fatal(err)
+			}
+			before := pid
+			next, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			if err := db.View(next, func(rt shelfmark.ReadTx) error { read(rt); return nil }); err != nil {
+				t.Fatalf("the View's connection did not come back to the pool: %v", err)
+			}
+			if pid != before {
+				t.Errorf("the next View ran on backend %d, not on the View's %d: its connection was closed, not ended", pid, before)
+			}
+		})
 	}
 }
