@@ -179,7 +179,7 @@ func (r *Repository) FindResources(ctx context.Context, ids []ID) ([]*Resource, 
 			}
 			res := r.rowResource(row)
 			a.showIn(res)
-			if err := g.hideUnseen(ctx, res, row, nil); err != nil {
+			if err := g.hideUnseen(ctx, res, row, a.chain[1:], nil); err != nil {
 				return err
 			}
 			out = append(out, res)

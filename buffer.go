@@ -255,6 +255,28 @@ func (b *bufferedTx) Resource(ctx context.Context, key int64) (*ResourceRow, err
 	return b.tx.Resource(ctx, key)
 }
 
+// ResourceChain reads the chain from the store when the buffer holds no
+// resource, else a level at a time through Resource, which answers for the
+// held-back rows.
+func (b *bufferedTx) ResourceChain(ctx context.Context, key int64, n int) ([]*ResourceRow, error) {
+	if len(b.byKey) == 0 {
+		return b.tx.ResourceChain(ctx, key, n)
+	}
+	var out []*ResourceRow
+	for k := key; k != 0 && len(out) < n; {
+		r, err := b.Resource(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			break
+		}
+		out = append(out, r)
+		k = r.Parent
+	}
+	return out, nil
+}
+
 func (b *bufferedTx) Resources(ctx context.Context, keys []int64) ([]*ResourceRow, error) {
 	var out []*ResourceRow
 	var rest []int64

@@ -45,6 +45,13 @@ var bufferAnswers = map[string]func(ctx context.Context, b shelfmark.WriteTx, p 
 		}
 		return nil
 	},
+	"ResourceChain": func(ctx context.Context, b shelfmark.WriteTx, p bufferPending) error {
+		rs, err := b.ResourceChain(ctx, p.work, shelfmark.MaxChain)
+		if err != nil || len(rs) != 1 || rs[0].Key != p.work {
+			return fmt.Errorf("ResourceChain(work) = %d rows, %v", len(rs), err)
+		}
+		return nil
+	},
 	"Resources": func(ctx context.Context, b shelfmark.WriteTx, p bufferPending) error {
 		rs, err := b.Resources(ctx, []int64{p.coll, p.work})
 		if err != nil || len(rs) != 2 {

@@ -223,7 +223,7 @@ func (r *Repository) ListMembers(ctx context.Context, collection ID, p PageReque
 		}
 		page = r.pageOf(rows)
 		for i, it := range page.Items {
-			if err := g.hideUnseen(ctx, it, rows[i], nil); err != nil {
+			if err := g.hideUnseen(ctx, it, rows[i], nil, nil); err != nil {
 				return err
 			}
 		}

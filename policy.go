@@ -115,19 +115,20 @@ func (a *access) showIn(res *Resource) {
 // accessOf walks up row's parents, whose roles and depositor reach it;
 // who may see it is its stored effective access.
 func (g *guard) accessOf(ctx context.Context, row *ResourceRow) (*access, error) {
-	a := &access{row: row, chain: []*ResourceRow{row}, vis: row.EffectiveAt(g.now)}
-	for cur := row; cur.Parent != 0 && len(a.chain) < maxChain; {
-		p, err := g.tx.Resource(ctx, cur.Parent)
-		if err != nil {
-			return nil, err
-		}
-		if p == nil {
-			break
-		}
-		a.chain = append(a.chain, p)
-		cur = p
+	if row.Parent == 0 {
+		return chainAccess(g.now, []*ResourceRow{row}), nil
 	}
-	return a, nil
+	up, err := g.tx.ResourceChain(ctx, row.Parent, maxChain-1)
+	if err != nil {
+		return nil, err
+	}
+	return chainAccess(g.now, append([]*ResourceRow{row}, up...)), nil
+}
+
+// chainAccess is the access of chain[0], whose parents are the rest of
+// chain, nearest first (ReadTx.ResourceChain).
+func chainAccess(now time.Time, chain []*ResourceRow) *access {
+	return &access{row: chain[0], chain: chain, vis: chain[0].EffectiveAt(now)}
 }
 
 // childAccess is the access of a child of parent (whose access is known)
@@ -327,21 +328,36 @@ func (g *guard) readableKey(ctx context.Context, key int64) (bool, error) {
 // name what the caller may not read: its parent (a resource readable
 // through a role may sit under one that is not) and the collections it
 // is a member of (res.MemberOf, whose keys are keys). A relation to what
-// the caller may not read is answered as if absent. The rows named are
-// read in one statement.
-func (g *guard) hideUnseen(ctx context.Context, res *Resource, row *ResourceRow, keys []int64) error {
+// the caller may not read is answered as if absent. up is row's parents,
+// nearest first, when the caller has read them (its access's chain after
+// row), else nil; the rows named that it does not hold are read in one
+// statement.
+func (g *guard) hideUnseen(ctx context.Context, res *Resource, row *ResourceRow, up []*ResourceRow, keys []int64) error {
 	if g.all() || (row.Parent == 0 && len(keys) == 0) {
 		return nil
 	}
+	seen := make(map[int64]bool, len(keys)+1)
 	named := keys
 	if row.Parent != 0 {
-		named = append(slices.Clone(keys), row.Parent)
+		if len(up) > 0 && up[0].Key == row.Parent {
+			if p := up[0]; p.Deleted == nil {
+				ok, err := g.canRead(ctx, chainAccess(g.now, up))
+				if err != nil {
+					return err
+				}
+				seen[p.Key] = ok
+			}
+		} else {
+			named = append(slices.Clone(keys), row.Parent)
+		}
 	}
-	rows, err := g.tx.Resources(ctx, named)
-	if err != nil {
-		return err
+	var rows []*ResourceRow
+	if len(named) > 0 {
+		var err error
+		if rows, err = g.tx.Resources(ctx, named); err != nil {
+			return err
+		}
 	}
-	seen := make(map[int64]bool, len(rows))
 	for _, r := range rows {
 		if r.Deleted != nil {
 			continue
@@ -377,11 +393,21 @@ func (g *guard) notFound(key int64) error { return g.r.liveRow(key, nil) }
 // is none or the caller may not see it, EGONE for a tombstone the caller
 // could have seen.
 func (g *guard) readable(ctx context.Context, key int64) (*access, error) {
-	row, err := g.tx.Resource(ctx, key)
+	chain, err := g.tx.ResourceChain(ctx, key, maxChain)
 	if err != nil {
 		return nil, err
 	}
-	return g.readableRow(ctx, key, row)
+	if len(chain) == 0 {
+		return nil, g.notFound(key)
+	}
+	a, err := g.mayRead(ctx, key, chainAccess(g.now, chain))
+	if err != nil {
+		return nil, err
+	}
+	if err := g.r.liveRow(key, a.row); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // readableRow is readable for a row already read (nil: no row has key).
@@ -407,6 +433,11 @@ func (g *guard) readableEver(ctx context.Context, key int64, row *ResourceRow) (
 	if err != nil {
 		return nil, err
 	}
+	return g.mayRead(ctx, key, a)
+}
+
+// mayRead returns a when the caller may read it, else key's not found.
+func (g *guard) mayRead(ctx context.Context, key int64, a *access) (*access, error) {
 	ok, err := g.canRead(ctx, a)
 	if err != nil {
 		return nil, err

@@ -254,7 +254,7 @@ func (r *Repository) findResource(ctx context.Context, key int64, id ID) (*Resou
 			}
 			res.MemberOf = r.encodeKeys(colls)
 		}
-		if err := g.hideUnseen(ctx, res, row, colls); err != nil {
+		if err := g.hideUnseen(ctx, res, row, a.chain[1:], colls); err != nil {
 			return err
 		}
 		if row.Kind == KindFile {

@@ -140,6 +140,11 @@ type ReadTx interface {
 	Resource(ctx context.Context, key int64) (*ResourceRow, error)
 	// Resources returns the rows that exist among keys, in any order.
 	Resources(ctx context.Context, keys []int64) ([]*ResourceRow, error)
+	// ResourceChain returns the row for key and the rows of its parents,
+	// nearest first, at most n rows (deleted or not): the chain an access
+	// decision reads, in one statement whatever its length. It stops at a
+	// parent that has no row; it is empty when key has none.
+	ResourceChain(ctx context.Context, key int64, n int) ([]*ResourceRow, error)
 	// Fields returns the resource's metadata, one Field per predicate,
 	// sorted by predicate; with predicates, only those fields.
 	Fields(ctx context.Context, key int64, predicates ...string) ([]Field, error)

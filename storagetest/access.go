@@ -352,7 +352,8 @@ func testAccessRoles(t *testing.T, open Opener) {
 }
 
 // testCostAccess: reading a public file costs anonymous callers no
-// account reads, and a signed-in caller's checks do not grow with the
+// account reads, the file and the parents above it are read in one
+// statement, and a signed-in caller's checks do not grow with the
 // number of grants and collections elsewhere.
 func testCostAccess(t *testing.T, open Opener) {
 	e := newAccessEnv(t, open)
@@ -363,6 +364,17 @@ func testCostAccess(t *testing.T, open Opener) {
 	file := rs(t)(e.repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID,
 		File: &shelfmark.File{Name: "a", MediaType: "text/plain", Size: 1, SHA256: strings.Repeat("b", 64), Use: "original"}}))
 	calls := e.rec.capture(func() { rs(t)(e.repo.FindResource(as(shelfmark.Anonymous()), file.ID)) })
+	// the file, its file set and its work: one statement, read once for
+	// the file's access and its parent's
+	reads := 0
+	for _, c := range calls {
+		if strings.Contains(c.query, "FROM resources") {
+			reads++
+		}
+	}
+	if reads != 1 {
+		t.Errorf("an anonymous read of a file two levels down read resources in %d statements, want 1:\n%s", reads, dump(calls))
+	}
 	for _, c := range calls {
 		if strings.Contains(c.query, "grants") || strings.Contains(c.query, "owners") {
 			t.Errorf("anonymous read of a public file ran %q", c.query)

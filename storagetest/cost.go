@@ -10,11 +10,21 @@ import (
 	"github.com/shelfmark/shelfmark"
 )
 
+// isWrite reports whether q writes: a statement that begins with a write,
+// or a WITH whose parts write (a recursive read such as
+// ReadTx.ResourceChain's does not).
 func isWrite(q string) bool {
 	q = strings.ToUpper(strings.TrimSpace(q))
-	for _, w := range []string{"INSERT", "UPDATE", "DELETE", "WITH", "COPY"} {
+	for _, w := range []string{"INSERT", "UPDATE", "DELETE", "COPY"} {
 		if strings.HasPrefix(q, w) {
 			return true
+		}
+	}
+	if strings.HasPrefix(q, "WITH") {
+		for _, w := range []string{"INSERT INTO", "UPDATE ", "DELETE FROM"} {
+			if strings.Contains(q, w) {
+				return true
+			}
 		}
 	}
 	return false

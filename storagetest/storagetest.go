@@ -62,6 +62,7 @@ var conformance = []struct {
 	{"Members", testMembers, true},
 	{"MembersCycle", testMembersCycle, false},
 	{"ListResources", testListResources, true},
+	{"ResourceChain", testResourceChain, true},
 	{"Order", testOrder, false},
 	{"PageLabels", testPageLabels, true},
 	{"ReplacePageFile", testReplacePageFile, false},

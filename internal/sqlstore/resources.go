@@ -105,6 +105,7 @@ type Resources struct {
 	ScanResourceAnd func(Scanner, ...any) (*shelfmark.ResourceRow, error)
 	Resource        string // key; ResourceCols
 	Resources       string // keys; ResourceCols
+	Chain           string // key, n; ResourceCols, key first, then its parents
 	MemberOf        string // key: collection keys
 	Members         string // collection, after, limit; ResourceColsR
 	MembersBefore   string // collection, before, limit; ResourceColsR
@@ -135,6 +136,19 @@ func (t *Tx) Resources(ctx context.Context, keys []int64) ([]*shelfmark.Resource
 	rows, err := t.ResourceRows(ctx, t.d.Resources.Resources, t.d.Int64s(keys))
 	if err != nil {
 		return nil, fmt.Errorf("%sread %d resources: %w", t.d.Prefix, len(keys), err)
+	}
+	return rows, nil
+}
+
+// ResourceChain returns key's row and its parents' rows, nearest first, at
+// most n: one statement, a primary-key read a level.
+func (t *Tx) ResourceChain(ctx context.Context, key int64, n int) ([]*shelfmark.ResourceRow, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	rows, err := t.ResourceRows(ctx, t.d.Resources.Chain, key, n)
+	if err != nil {
+		return nil, fmt.Errorf("%sread resource %d and its parents: %w", t.d.Prefix, key, err)
 	}
 	return rows, nil
 }

@@ -18,6 +18,8 @@ var shared = Dialect{
 		WebFile:        `SELECT ` + WebFileCols + ` FROM web_files WHERE file = $1`,
 		WebFiles:       `SELECT ` + WebFileCols + ` FROM web_files WHERE file > $1 ORDER BY file LIMIT $2`,
 		WebDomainRows:  `SELECT ` + WebDomainCols + ` FROM web_domains WHERE id = ANY($1) ORDER BY id`,
+		WebURLView:     WebURLViewSQL,
+		WebInbound:     WebInboundSQL,
 		WebCaptureRows: `SELECT ` + CaptureCols + CapturesFrom + ` WHERE c.id = ANY($1) ORDER BY c.id`,
 		// the domain's range of the partial index web_url_counts_top, the
 		// domain found by name once (a join would lose the index's order)
@@ -90,6 +92,12 @@ RETURNING resource, principal, role, expires`,
 	},
 	Resources: Resources{
 		Resource: `SELECT ` + ResourceCols + ` FROM resources WHERE key = $1`,
+		// up holds each level's key and parent (a primary-key read a
+		// level), the rows are read by key once the chain is known
+		Chain: `WITH RECURSIVE up(k, p, n) AS (
+    SELECT key, parent, 1 FROM resources WHERE key = $1
+    UNION ALL SELECT r.key, r.parent, up.n + 1 FROM up JOIN resources r ON r.key = up.p WHERE up.n < $2)
+SELECT ` + ResourceCols + ` FROM up JOIN resources ON key = up.k ORDER BY up.n`,
 		MemberOf: `SELECT m.collection FROM memberships m JOIN resources r ON r.key = m.collection
 WHERE m.member = $1 AND r.deleted IS NULL ORDER BY m.collection`,
 	},
