@@ -243,8 +243,12 @@ func (b *bufferedTx) WebFiles(ctx context.Context, after int64, limit int) ([]*W
 	return flushed(ctx, b, func() ([]*WebFileRow, error) { return b.tx.WebFiles(ctx, after, limit) })
 }
 
-func (b *bufferedTx) WebInbound(ctx context.Context, dst, after int64, limit int) ([]int64, error) {
-	return flushed(ctx, b, func() ([]int64, error) { return b.tx.WebInbound(ctx, dst, after, limit) })
+func (b *bufferedTx) WebInbound(ctx context.Context, dst, after int64, limit int) ([]*WebURLRow, error) {
+	return flushed(ctx, b, func() ([]*WebURLRow, error) { return b.tx.WebInbound(ctx, dst, after, limit) })
+}
+
+func (b *bufferedTx) WebURLView(ctx context.Context, surt string) (*WebURLView, error) {
+	return flushed(ctx, b, func() (*WebURLView, error) { return b.tx.WebURLView(ctx, surt) })
 }
 
 func (b *bufferedTx) WebLinkLogged(ctx context.Context) (bool, error) {

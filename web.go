@@ -104,6 +104,15 @@ type WebURLRow struct {
 	New bool
 }
 
+// WebURLView is a URL's row with its domain's name and the capture its
+// outbound links come from.
+type WebURLView struct {
+	WebURLRow
+	DomainName string
+	// Capture is the row of Current (nil when the URL has none).
+	Capture *CaptureRow
+}
+
 // CaptureRow is one indexed WARC record.
 type CaptureRow struct {
 	ID   int64
@@ -190,9 +199,14 @@ type WebReadTx interface {
 	// WebFileCaptures returns up to limit captures of a file with ids
 	// above after, by id.
 	WebFileCaptures(ctx context.Context, file, after int64, limit int) ([]*CaptureRow, error)
-	// WebInbound returns up to limit pages (URL ids) that link to dst,
-	// with ids above after, ascending.
-	WebInbound(ctx context.Context, dst, after int64, limit int) ([]int64, error)
+	// WebURLView returns what a page of the links of the URL surt shows
+	// beside them, or (nil, nil) when the index does not know it: one
+	// statement.
+	WebURLView(ctx context.Context, surt string) (*WebURLView, error)
+	// WebInbound returns up to limit pages (their URL rows) that link to
+	// dst, with ids above after, ascending by id: one range of the links'
+	// key, and a primary-key read of each page's row.
+	WebInbound(ctx context.Context, dst, after int64, limit int) ([]*WebURLRow, error)
 	// WebLinkLogged reports whether the link log holds a change not yet
 	// merged: one read of its first key.
 	WebLinkLogged(ctx context.Context) (bool, error)

@@ -423,62 +423,50 @@ func (r *Repository) WebLinks(ctx context.Context, q WebLinkQuery) (*WebLinkInfo
 		if err := r.mayReadLinks(ctx, tx); err != nil {
 			return err
 		}
-		us, err := tx.WebURLsBySURT(ctx, []string{q.SURT})
+		u, err := tx.WebURLView(ctx, q.SURT)
 		if err != nil {
 			return err
 		}
-		u := us[q.SURT]
 		if u == nil {
 			return Errorf(ENOTFOUND, "The link index does not know %s.", q.SURT)
 		}
-		ds, err := tx.WebDomainRows(ctx, []int64{u.Domain})
-		if err != nil {
-			return err
-		}
-		out = &WebLinkInfo{URL: u.URL, SURT: u.SURT, InboundCount: u.Inbound, Inbound: []string{}, Outbound: []string{}}
-		if len(ds) == 1 {
-			out.Domain = ds[0].Name
-		}
+		out = &WebLinkInfo{URL: u.URL, SURT: u.SURT, Domain: u.DomainName, InboundCount: u.Inbound, Inbound: []string{}, Outbound: []string{}}
 		in, err := tx.WebInbound(ctx, u.ID, inAfter, limit+1)
 		if err != nil {
 			return err
 		}
 		if len(in) > limit {
 			in = in[:limit]
-			out.NextInbound = strconv.FormatInt(in[limit-1], 10)
+			out.NextInbound = strconv.FormatInt(in[limit-1].ID, 10)
 		}
+		for _, s := range in {
+			out.Inbound = append(out.Inbound, s.URL)
+		}
+		c := u.Capture
+		if c == nil {
+			return nil
+		}
+		out.OutboundKnow = true
 		var outIDs []int64
-		if u.Current != 0 {
-			cs, err := tx.WebCaptureRows(ctx, []int64{u.Current})
-			if err != nil {
-				return err
-			}
-			if len(cs) == 1 {
-				out.OutboundKnow = true
-				for _, id := range cs[0].Links {
-					if id > outAfter {
-						outIDs = append(outIDs, id)
-					}
-				}
-				if len(outIDs) > limit {
-					outIDs = outIDs[:limit]
-					out.NextOutbound = strconv.FormatInt(outIDs[limit-1], 10)
-				}
-				a, err := r.fileReader(tx, CallerFrom(ctx)).readable(ctx, cs[0].File)
-				if err != nil {
-					return err
-				}
-				if a != nil {
-					out.Current = r.capture(cs[0], a)
-				}
+		for _, id := range c.Links {
+			if id > outAfter {
+				outIDs = append(outIDs, id)
 			}
 		}
-		names, err := urlNames(ctx, tx, append(in, outIDs...))
+		if len(outIDs) > limit {
+			outIDs = outIDs[:limit]
+			out.NextOutbound = strconv.FormatInt(outIDs[limit-1], 10)
+		}
+		a, err := r.fileReader(tx, CallerFrom(ctx)).readable(ctx, c.File)
 		if err != nil {
 			return err
 		}
-		for _, id := range in {
-			out.Inbound = append(out.Inbound, names[id])
+		if a != nil {
+			out.Current = r.capture(c, a)
+		}
+		names, err := urlNames(ctx, tx, outIDs)
+		if err != nil {
+			return err
 		}
 		for _, id := range outIDs {
 			out.Outbound = append(out.Outbound, names[id])

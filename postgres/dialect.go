@@ -31,7 +31,6 @@ WHERE c.url = $1 AND (c.time, c.id) < ($2, $3) ORDER BY c.time DESC, c.id DESC L
 		LockWebFile:     `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file = $1 FOR UPDATE`,
 		LockWebURLs:     `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.id = ANY($1) ORDER BY u.id FOR UPDATE`,
 		WebFileCaptures: `SELECT ` + sqlstore.CaptureCols + sqlstore.CapturesFrom + ` WHERE c.file = $1 AND c.id > $2 ORDER BY c.id LIMIT $3`,
-		WebInbound:      `SELECT src FROM web_links WHERE dst = $1 AND src > $2 ORDER BY src LIMIT $3`,
 	},
 	OAI: sqlstore.OAI{
 		// the counter "seq" is the last change number taken (change_seq,

@@ -47,8 +47,11 @@ SET LOCAL enable_material = off; SET LOCAL enable_hashjoin = off; SET LOCAL enab
 		{"top domains", dialect.WebTopDomains, []any{10}, []string{"Limit", "web_domains_top"}},
 		{"log at", sqlstore.WebLinkLogAtSQL(dialect.Arg), []any{int64(1), int64(0), 10}, []string{"Limit", "web_link_log_pkey"}},
 		{"take the log", sqlstore.TakeWebLinkLogSQL(dialect.Arg), []any{int64(1), int64(0), int64(5), int64(0)}, []string{"Delete on web_link_log", "web_link_log_pkey"}},
-		{"inbound", `SELECT src FROM web_links WHERE dst = $1 AND src > $2 ORDER BY src LIMIT $3`, []any{int64(1), int64(0), 10},
-			[]string{"Limit", "web_links_pkey"}},
+		{"inbound", dialect.WebInbound, []any{int64(1), int64(0), 10},
+			// then each page's URL and count by primary key, in either order
+			[]string{"Limit", "web_links_pkey", "_pkey", "_pkey"}},
+		{"url view", dialect.WebURLView, []any{"a"},
+			[]string{"web_urls_surt_key", "web_url_counts_pkey", "web_domains_pkey", "web_captures_pkey"}},
 		{"captures of a url", dialect.WebURLCaptures, []any{int64(1), int64(5), int64(3), 10}, []string{"Limit", "web_captures_url"}},
 		{"captures of a url, descending", dialect.WebURLCapturesDesc, []any{int64(1), int64(5), int64(3), 10},
 			[]string{"Limit", "Index Scan Backward using web_captures_url"}},

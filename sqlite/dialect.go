@@ -33,7 +33,6 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 		LockWebFile:     `SELECT ` + sqlstore.WebFileCols + ` FROM web_files WHERE file = ?`,
 		LockWebURLs:     webURLRowsSQL,
 		WebFileCaptures: fileCapturesSQL,
-		WebInbound:      webInboundSQL,
 	},
 	OAI: sqlstore.OAI{
 		OAIRecordsInSets: oaiRecordsInSets,

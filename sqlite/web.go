@@ -30,7 +30,6 @@ func jsonStrings(s []string) string {
 const (
 	webURLsBySURTSQL  = `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.surt IN (SELECT value FROM json_each(?))`
 	webURLRowsSQL     = `SELECT ` + sqlstore.WebURLCols + sqlstore.WebURLsFrom + ` WHERE u.id IN (SELECT value FROM json_each(?)) ORDER BY u.id`
-	webInboundSQL     = `SELECT src FROM web_links WHERE dst = ? AND src > ? ORDER BY src LIMIT ?`
 	fileCapturesSQL   = `SELECT ` + sqlstore.CaptureCols + ` FROM web_captures c JOIN web_urls u ON u.id = c.url WHERE c.file = ? AND c.id > ? ORDER BY c.id LIMIT ?`
 	deleteCapturesSQL = `DELETE FROM web_captures WHERE id IN (SELECT value FROM json_each(?))`
 )

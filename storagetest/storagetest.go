@@ -147,6 +147,8 @@ var conformance = []struct {
 	{"WebFiles", testWebFiles, false},
 	{"WebCaptures", testWebCaptures, true},
 	{"WebLinks", testWebLinks, true},
+	{"WebURLView", testWebURLView, false},
+	{"CostWebLinks", testCostWebLinks, false},
 	{"CostWeb", testCostWeb, true},
 	{"WebLinkLog", testWebLinkLog, false},
 	{"WebMerge", testWebMerge, true},

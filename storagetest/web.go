@@ -662,11 +662,16 @@ func testWebLinks(t *testing.T, open Opener) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, page...)
+			for _, u := range page {
+				if u.URL == "" || u.SURT == "" {
+					t.Fatalf("inbound of %d: row %+v without its URL", dst, u)
+				}
+				out = append(out, u.ID)
+			}
 			if len(page) < size {
 				break
 			}
-			after = page[len(page)-1]
+			after = page[len(page)-1].ID
 		}
 		return out
 	}
@@ -1022,12 +1027,13 @@ func testCostWeb(t *testing.T, open Opener) {
 	sameWork(t, "write a batch of 50 pages and 650 links (index of 200 pages vs 6,000)", small, large)
 
 	var popular int64
+	var popularSURT string
 	webView(t, s, func(tx shelfmark.ReadTx) error {
 		top, err := tx.WebTopURLs(ctx, "d0.example", 1)
 		if err != nil {
 			return err
 		}
-		popular = top[0].ID
+		popular, popularSURT = top[0].ID, top[0].SURT
 		return nil
 	})
 	query := func() []call {
@@ -1037,6 +1043,9 @@ func testCostWeb(t *testing.T, open Opener) {
 					return err
 				}
 				if _, err := tx.WebTopURLs(ctx, "d0.example", 10); err != nil {
+					return err
+				}
+				if _, err := tx.WebURLView(ctx, popularSURT); err != nil {
 					return err
 				}
 				_, err := tx.WebInbound(ctx, popular, 0, 20)
@@ -1051,12 +1060,13 @@ func testCostWeb(t *testing.T, open Opener) {
 	b := newWebBatch(rnd2, 0, 200, 13, 20000)
 	webUpdate(t, e2.store, func(tx shelfmark.WriteTx) error { _, err := b.write(ctx, tx, 1); return err })
 	var popular2 int64
+	var popular2SURT string
 	webView(t, e2.store, func(tx shelfmark.ReadTx) error {
 		top, err := tx.WebTopURLs(ctx, "d0.example", 1)
 		if err != nil {
 			return err
 		}
-		popular2 = top[0].ID
+		popular2, popular2SURT = top[0].ID, top[0].SURT
 		return nil
 	})
 	smallQ := e2.rec.capture(func() {
@@ -1065,6 +1075,9 @@ func testCostWeb(t *testing.T, open Opener) {
 				return err
 			}
 			if _, err := tx.WebTopURLs(ctx, "d0.example", 10); err != nil {
+				return err
+			}
+			if _, err := tx.WebURLView(ctx, popular2SURT); err != nil {
 				return err
 			}
 			_, err := tx.WebInbound(ctx, popular2, 0, 20)

@@ -181,9 +181,13 @@ func testWebMerge(t *testing.T, open Opener) {
 				t.Errorf("%s: the log holds changes after a merge (%v)", what, err)
 			}
 			for _, dst := range urls {
-				got, err := tx.WebInbound(ctx, dst, 0, 1000)
+				rows, err := tx.WebInbound(ctx, dst, 0, 1000)
 				if err != nil {
 					return err
+				}
+				var got []int64
+				for _, u := range rows {
+					got = append(got, u.ID)
 				}
 				want := wantSrc[dst]
 				slices.Sort(want)

@@ -100,23 +100,72 @@ func ScanCapture(r Scanner) (*shelfmark.CaptureRow, error) {
 		return nil, err
 	}
 	c.Time = FromWebNanos(ns)
+	if err := scanLinks(&c, links); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// scanLinks decodes the links column into c: NULL (none recorded), or a
+// BLOB that SQLite may return as text when empty.
+func scanLinks(c *shelfmark.CaptureRow, links any) error {
 	var b []byte
 	switch v := links.(type) {
 	case nil:
-		return &c, nil
+		return nil
 	case []byte:
 		b = v
 	case string:
 		b = []byte(v)
 	default:
-		return nil, fmt.Errorf("capture %d: links of type %T", c.ID, links)
+		return fmt.Errorf("capture %d: links of type %T", c.ID, links)
 	}
 	ids, err := shelfmark.DecodeLinkIDs(b)
 	if err != nil {
-		return nil, fmt.Errorf("capture %d: %w", c.ID, err)
+		return fmt.Errorf("capture %d: %w", c.ID, err)
 	}
 	c.HasLinks, c.Links = true, ids
-	return &c, nil
+	return nil
+}
+
+// WebURLViewSQL is Web.WebURLView of both dialects: the URL by its unique
+// SURT, its count and domain by primary key, and its current capture, if
+// any, by primary key (the capture's columns are zero without one).
+const WebURLViewSQL = `SELECT ` + WebURLCols + `, COALESCE(d.name, ''),
+    COALESCE(c.id, 0), COALESCE(c.url, 0), COALESCE(c.file, 0), COALESCE(c.byte_offset, 0), COALESCE(c.byte_length, 0),
+    COALESCE(c.time, 0), COALESCE(c.type, ''), COALESCE(c.mime, ''), COALESCE(c.status, 0), COALESCE(c.digest, ''),
+    COALESCE(c.record_id, ''), c.links, u.surt, COALESCE(c.target, u.url)` + WebURLsFrom + `
+LEFT JOIN web_domains d ON d.id = u.domain LEFT JOIN web_captures c ON c.id = u.current
+WHERE u.surt = $1`
+
+// WebInboundSQL is Web.WebInbound of both dialects: a range of the key of
+// web_links, each source's row by primary key.
+const WebInboundSQL = `SELECT ` + WebURLCols + ` FROM web_links l JOIN web_urls u ON u.id = l.src JOIN web_url_counts n ON n.id = u.id
+WHERE l.dst = $1 AND l.src > $2 ORDER BY l.src LIMIT $3`
+
+// ScanWebURLView reads a row of WebURLViewSQL.
+func ScanWebURLView(r Scanner) (*shelfmark.WebURLView, error) {
+	var (
+		v     shelfmark.WebURLView
+		c     shelfmark.CaptureRow
+		ns    int64
+		links any
+	)
+	u := &v.WebURLRow
+	if err := r.Scan(&u.ID, &u.SURT, &u.URL, &u.Domain, &u.Inbound, &u.Current, &v.DomainName,
+		&c.ID, &c.URL, &c.File, &c.Offset, &c.Length, &ns, &c.Type, &c.MIME, &c.Status,
+		&c.Digest, &c.RecordID, &links, &c.SURT, &c.Target); err != nil {
+		return nil, err
+	}
+	if c.ID == 0 {
+		return &v, nil
+	}
+	c.Time = FromWebNanos(ns)
+	if err := scanLinks(&c, links); err != nil {
+		return nil, err
+	}
+	v.Capture = &c
+	return &v, nil
 }
 
 // WebURLs runs a query of WebURLCols rows.

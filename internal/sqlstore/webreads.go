@@ -27,6 +27,7 @@ type Web struct {
 	WebDomainRows   string // ids
 	WebCaptureRows  string // ids
 	WebFileCaptures string // file, after, limit
+	WebURLView      string // surt
 	WebInbound      string // dst, after, limit
 	WebTopURLs      string // domain, n
 	WebTopDomains   string // n
@@ -130,10 +131,23 @@ func (t *Tx) WebFileCaptures(ctx context.Context, file, after int64, limit int) 
 	return rows, nil
 }
 
+// WebURLView returns the URL surt with its domain's name and current
+// capture, or nil: one statement.
+func (t *Tx) WebURLView(ctx context.Context, surt string) (*shelfmark.WebURLView, error) {
+	rows, err := Collect(ctx, t.q, t.d.WebURLView, []any{surt}, ScanWebURLView)
+	if err != nil {
+		return nil, fmt.Errorf("%sweb url %s: %w", t.d.Prefix, surt, err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	return rows[0], nil
+}
+
 // WebInbound returns up to limit pages linking to dst with ids above
 // after, ascending: one range of the web_links key.
-func (t *Tx) WebInbound(ctx context.Context, dst, after int64, limit int) ([]int64, error) {
-	out, err := Int64s(ctx, t.q, t.d.WebInbound, dst, after, limit)
+func (t *Tx) WebInbound(ctx context.Context, dst, after int64, limit int) ([]*shelfmark.WebURLRow, error) {
+	out, err := WebURLs(ctx, t.q, t.d.WebInbound, dst, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("%sinbound links of web url %d: %w", t.d.Prefix, dst, err)
 	}
