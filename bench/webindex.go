@@ -116,9 +116,13 @@ type WebIndexReport struct {
 	RecapturePhaseLinksPerS float64 `json:"recapture_phase_links_per_s"`
 	QueryTopMS              Latency `json:"query_top_ms"`
 	QueryLinksMS            Latency `json:"query_links_ms"`
-	Queries                 struct {
+	// QueryReadMS is the floor the queries are judged against: a read
+	// of one row by primary key, asked as often beside them.
+	QueryReadMS Latency `json:"query_read_ms"`
+	Queries     struct {
 		Top      int64 `json:"top"`
 		Links    int64 `json:"links"`
+		Reads    int64 `json:"reads"`
 		NotFound int64 `json:"not_found"`
 		Errors   int64 `json:"errors"`
 	} `json:"queries"`
@@ -149,6 +153,7 @@ type WebIndexBucket struct {
 	Recapture bool     `json:"recapture"` // re-captures were indexed in the bucket
 	TopMS     *Latency `json:"query_top_ms,omitempty"`
 	LinksMS   *Latency `json:"query_links_ms,omitempty"`
+	ReadMS    *Latency `json:"query_read_ms,omitempty"`
 }
 
 // webSample is the ingest's count at a time into the run.
@@ -221,7 +226,7 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 	ictx, stopIngest := context.WithCancelCause(ctx)
 	defer stopIngest(nil)
 	var qwg sync.WaitGroup
-	var tops, linkQs []webQuery
+	var tops, linkQs, reads []webQuery
 	var notFound, qerrs int64
 	var firstQErr error
 	popular := 10
@@ -247,9 +252,12 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 				firstQErr = fmt.Errorf("%s: %w", q.Kind, q.Err)
 			}
 		}
-		if q.Kind == "top" {
+		switch q.Kind {
+		case "top":
 			tops = append(tops, webQuery{at: q.At, took: q.Took})
-		} else {
+		case "read":
+			reads = append(reads, webQuery{at: q.At, took: q.Took})
+		default:
 			linkQs = append(linkQs, webQuery{at: q.At, took: q.Took})
 		}
 	}
@@ -309,7 +317,8 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 	}
 	rep.Pages, rep.Items, rep.Seconds = st.Records, st.Links, elapsed.Seconds()
 	rep.RatePerS, rep.PagesPerS = float64(st.Links)/rep.Seconds, float64(st.Records)/rep.Seconds
-	rep.Queries.Top, rep.Queries.Links, rep.Queries.NotFound, rep.Queries.Errors = int64(len(tops)), int64(len(linkQs)), notFound, qerrs
+	rep.Queries.Top, rep.Queries.Links, rep.Queries.Reads = int64(len(tops)), int64(len(linkQs)), int64(len(reads))
+	rep.Queries.NotFound, rep.Queries.Errors = notFound, qerrs
 	rep.Errors = st.Errors + qerrs
 	for _, f := range st.Failures {
 		if len(rep.IngestErrors) == 10 {
@@ -325,7 +334,7 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 	// several batches a bucket, or the rate per bucket is noise
 	buckets := max(2, min(c.Buckets, (len(samples)-1)/6))
 	rep.Params["buckets"] = buckets
-	rep.timeline(samples, tops, linkQs, elapsed, buckets, recapAt)
+	rep.timeline(samples, tops, linkQs, reads, elapsed, buckets, recapAt)
 	rep.Flatness = flatness(rep.Steps)
 	all := make([]time.Duration, 0, len(tops)+len(linkQs))
 	for _, qs := range [][]webQuery{tops, linkQs} {
@@ -334,7 +343,7 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 		}
 	}
 	rep.LatencyMS = *percentiles(all)
-	rep.QueryTopMS, rep.QueryLinksMS = *latencyOf(tops), *latencyOf(linkQs)
+	rep.QueryTopMS, rep.QueryLinksMS, rep.QueryReadMS = *latencyOf(tops), *latencyOf(linkQs), *latencyOf(reads)
 
 	// 4. the index's rows, and the raw limit of the same rows
 	if rows, err := CountWebRows(ctx, c.Database, c.StorePath); err == nil {
@@ -421,7 +430,7 @@ func latencyOf(qs []webQuery) *Latency {
 
 // timeline fills the steps (links per time bucket), the phases' rates and
 // the per-bucket pages and query latencies.
-func (rep *WebIndexReport) timeline(samples []webSample, tops, links []webQuery, total time.Duration, n int, recapAt time.Duration) {
+func (rep *WebIndexReport) timeline(samples []webSample, tops, links, reads []webQuery, total time.Duration, n int, recapAt time.Duration) {
 	linkSamples := make([]progressSample, len(samples))
 	pageSamples := make([]progressSample, len(samples))
 	for i, s := range samples {
@@ -449,7 +458,7 @@ func (rep *WebIndexReport) timeline(samples []webSample, tops, links []webQuery,
 			to = total + time.Second // the queries stopped after the ingest's end
 		}
 		bk := WebIndexBucket{EndS: to.Seconds(), Pages: pages[b].Items, PagesPerS: pages[b].RatePerS,
-			TopMS: inBucket(tops, from, to), LinksMS: inBucket(links, from, to)}
+			TopMS: inBucket(tops, from, to), LinksMS: inBucket(links, from, to), ReadMS: inBucket(reads, from, to)}
 		if b == n-1 {
 			bk.EndS = total.Seconds()
 		}
@@ -563,9 +572,9 @@ func (rep *WebIndexReport) WriteJSON(path string) error {
 
 // Summary is the report's one-line summary.
 func (rep *WebIndexReport) Summary() string {
-	return fmt.Sprintf("webindex %s: %d pages, %d links in %.1f s: %.0f links/s (%.0f pages/s), flatness %.2f (first captures %.0f links/s, re-captures %.0f links/s); raw limit %.0f links/s (%.0f%% of it); parse only %.0f links/s; top-10 p99 %.2f ms, inbound p99 %.2f ms; peak RSS %.0f MiB; %d errors",
+	return fmt.Sprintf("webindex %s: %d pages, %d links in %.1f s: %.0f links/s (%.0f pages/s), flatness %.2f (first captures %.0f links/s, re-captures %.0f links/s); raw limit %.0f links/s (%.0f%% of it); parse only %.0f links/s; top-10 p99 %.2f ms, inbound p99 %.2f ms (a one-row read's %.2f ms); peak RSS %.0f MiB; %d errors",
 		rep.Backend, rep.Pages, rep.Items, rep.Seconds, rep.RatePerS, rep.PagesPerS, rep.Flatness, rep.FirstPhaseLinksPerS, rep.RecapturePhaseLinksPerS,
-		rep.RawLimitPerS, 100*rep.FractionLimit, rep.ParseOnlyLinksPerS, rep.QueryTopMS.P99, rep.QueryLinksMS.P99, float64(rep.PeakRSSBytes)/(1<<20), rep.Errors)
+		rep.RawLimitPerS, 100*rep.FractionLimit, rep.ParseOnlyLinksPerS, rep.QueryTopMS.P99, rep.QueryLinksMS.P99, rep.QueryReadMS.P99, float64(rep.PeakRSSBytes)/(1<<20), rep.Errors)
 }
 
 // stepMid is the middle of each step in seconds into the ingest.
@@ -622,10 +631,11 @@ func (rep *WebIndexReport) LinksChart() chart {
 func (rep *WebIndexReport) LatencyChart() chart {
 	xs := rep.stepMid()
 	c := chart{title: "Query latency while ingesting (p50, p99 per time bucket)", xlabel: "seconds into the ingest", ylabel: "latency (ms)"}
-	ls := []line{{name: "top 10 of a domain p50"}, {name: "top 10 p99"}, {name: "inbound links p50"}, {name: "inbound p99"}}
+	ls := []line{{name: "top 10 of a domain p50"}, {name: "top 10 p99"}, {name: "inbound links p50"}, {name: "inbound p99"},
+		{name: "one-row read p50"}, {name: "one-row read p99"}}
 	lo, hi := 1e18, 0.0
 	for i, b := range rep.Timeline {
-		for j, l := range []*Latency{b.TopMS, b.TopMS, b.LinksMS, b.LinksMS} {
+		for j, l := range []*Latency{b.TopMS, b.TopMS, b.LinksMS, b.LinksMS, b.ReadMS, b.ReadMS} {
 			if l == nil {
 				continue
 			}
@@ -639,7 +649,7 @@ func (rep *WebIndexReport) LatencyChart() chart {
 			}
 		}
 	}
-	ls[1].dashed, ls[3].dashed = true, true
+	ls[1].dashed, ls[3].dashed, ls[5].dashed = true, true, true
 	c.lines = ls
 	c.logY = hi > 0 && hi/lo > 20
 	return c

@@ -300,8 +300,9 @@ func testWebIndexScenario(t *testing.T, db shelfmark.Storage, database, path str
 	if rep.Raw == nil || rep.Raw.Pages == 0 || rep.Raw.LinkRows == 0 || rep.Raw.URLRows == 0 || r.RawLimitPerS != rep.Raw.LinksPerS || r.FractionLimit <= 0 || r.RawLimitWhat == "" {
 		t.Errorf("raw limit: %+v, %v %v", rep.Raw, r.RawLimitPerS, r.FractionLimit)
 	}
-	if rep.Queries.Top == 0 || rep.Queries.Links == 0 || rep.Queries.Errors != 0 || rep.QueryTopMS.Max <= 0 || rep.QueryLinksMS.Max <= 0 || r.LatencyMS.Max <= 0 {
-		t.Errorf("queries: %+v, top %+v, links %+v", rep.Queries, rep.QueryTopMS, rep.QueryLinksMS)
+	if rep.Queries.Top == 0 || rep.Queries.Links == 0 || rep.Queries.Reads == 0 || rep.Queries.Errors != 0 ||
+		rep.QueryTopMS.Max <= 0 || rep.QueryLinksMS.Max <= 0 || rep.QueryReadMS.Max <= 0 || r.LatencyMS.Max <= 0 {
+		t.Errorf("queries: %+v, top %+v, links %+v, read %+v", rep.Queries, rep.QueryTopMS, rep.QueryLinksMS, rep.QueryReadMS)
 	}
 	if len(r.Steps) < 2 || len(rep.Timeline) != len(r.Steps) {
 		t.Fatalf("%d steps, %d buckets", len(r.Steps), len(rep.Timeline))

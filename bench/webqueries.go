@@ -31,7 +31,7 @@ type WebQueryTargets struct {
 
 // WebQueryResult is one query a client asked.
 type WebQueryResult struct {
-	Kind string // "top" or "links"
+	Kind string // "top", "links" or "read" (see RunWebQueries)
 	// At is when it was asked, from the scenario's start; Took how long
 	// it took to answer.
 	At, Took time.Duration
@@ -41,11 +41,14 @@ type WebQueryResult struct {
 	NotFound bool
 }
 
-// RunWebQueries runs the two query clients against repo until stop is
-// closed: one query of each kind at once (so that a short run has one at
-// least), then one a tick, rate times a second each, reporting every one
-// to record (called by one client at a time). The queries run in ctx; At
-// is measured from start.
+// RunWebQueries runs the query clients against repo until stop is closed:
+// the top pages of a domain ("top"), the links of a URL ("links"), and a
+// read of one resource row by its primary key ("read"): one statement in
+// a read transaction, the least a query costs on the store and machine,
+// against which the others are judged. Each asks once at first (so that a
+// short run has one of each at least), then once a tick, rate times a
+// second, reporting every query to record (called by one client at a
+// time). The queries run in ctx; At is measured from start.
 func RunWebQueries(ctx context.Context, stop <-chan struct{}, repo *shelfmark.Repository, t WebQueryTargets, rate float64, start time.Time, record func(WebQueryResult)) {
 	if len(t.Domains) == 0 || len(t.SURTs) == 0 || rate <= 0 {
 		return
@@ -74,7 +77,13 @@ func RunWebQueries(ctx context.Context, stop <-chan struct{}, repo *shelfmark.Re
 			mu.Unlock()
 		}
 	}
-	wg.Add(2)
+	wg.Add(3)
+	go client("read", 1, func(int) error {
+		return repo.Storage().View(ctx, func(tx shelfmark.ReadTx) error {
+			_, err := tx.Resource(ctx, 1)
+			return err
+		})
+	})
 	go client("top", len(t.Domains), func(k int) error {
 		_, err := repo.WebTop(ctx, t.Domains[k], 10)
 		return err
@@ -103,7 +112,7 @@ func WriteWebQuery(w io.Writer, r WebQueryResult) error {
 // parseWebQuery reads a line WriteWebQuery wrote.
 func parseWebQuery(line string) (WebQueryResult, error) {
 	f := strings.SplitN(line, " ", 4)
-	if len(f) != 4 || (f[0] != "top" && f[0] != "links") {
+	if len(f) != 4 || (f[0] != "top" && f[0] != "links" && f[0] != "read") {
 		return WebQueryResult{}, fmt.Errorf("query process: %q is not a query's line", line)
 	}
 	at, err1 := strconv.ParseInt(f[1], 10, 64)

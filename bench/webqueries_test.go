@@ -23,6 +23,7 @@ import (
 func TestWebQueryLine(t *testing.T) {
 	for _, r := range []WebQueryResult{
 		{Kind: "top", At: 1500 * time.Millisecond, Took: 2300 * time.Microsecond},
+		{Kind: "read", At: 7, Took: 8},
 		{Kind: "links", At: time.Second, Took: time.Millisecond, Err: shelfmark.Errorf(shelfmark.ENOTFOUND, "no such URL"), NotFound: true},
 		{Kind: "links", At: 3, Took: 4, Err: errors.New("links of x: the database\nwent away")},
 	} {

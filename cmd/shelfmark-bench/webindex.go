@@ -84,6 +84,9 @@ links) into scratch tables of the same definitions on the same backend for
 			lat := ""
 			if b.TopMS != nil && b.LinksMS != nil {
 				lat = fmt.Sprintf("  top p99 %6.2f ms  inbound p99 %6.2f ms", b.TopMS.P99, b.LinksMS.P99)
+				if b.ReadMS != nil {
+					lat += fmt.Sprintf("  one-row read p99 %6.2f ms", b.ReadMS.P99)
+				}
 			}
 			fmt.Fprintf(out, "bucket %2d  %8.0f links/s  %7.0f pages/s%s%s\n", i+1, s.RatePerS, b.PagesPerS, lat, phase)
 		}
