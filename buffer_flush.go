@@ -247,6 +247,10 @@ func (b *bufferedTx) WebInbound(ctx context.Context, dst, after int64, limit int
 	return flushed(ctx, b, func() ([]*WebURLRow, error) { return b.tx.WebInbound(ctx, dst, after, limit) })
 }
 
+func (b *bufferedTx) WebLinkRows(ctx context.Context, q WebLinkRowsQuery) (*WebLinkRows, error) {
+	return flushed(ctx, b, func() (*WebLinkRows, error) { return b.tx.WebLinkRows(ctx, q) })
+}
+
 func (b *bufferedTx) WebURLView(ctx context.Context, surt string) (*WebURLView, error) {
 	return flushed(ctx, b, func() (*WebURLView, error) { return b.tx.WebURLView(ctx, surt) })
 }

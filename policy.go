@@ -397,7 +397,13 @@ func (g *guard) readable(ctx context.Context, key int64) (*access, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(chain) == 0 {
+	return g.readableChain(ctx, key, chain)
+}
+
+// readableChain is readable for the chain of key already read
+// (ReadTx.ResourceChain, maxChain rows at most).
+func (g *guard) readableChain(ctx context.Context, key int64, chain []*ResourceRow) (*access, error) {
+	if len(chain) == 0 || chain[0].Key != key {
 		return nil, g.notFound(key)
 	}
 	a, err := g.mayRead(ctx, key, chainAccess(g.now, chain))

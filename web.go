@@ -113,6 +113,28 @@ type WebURLView struct {
 	Capture *CaptureRow
 }
 
+// WebLinkRowsQuery names the rows of a page of a URL's links.
+type WebLinkRowsQuery struct {
+	// Dst is the URL; its inbound page is up to InboundLimit pages with
+	// ids above InboundAfter, as WebInbound reads them.
+	Dst, InboundAfter int64
+	InboundLimit      int
+	// Outbound are the ids of the outbound page, whose rows are read as
+	// WebURLRows reads them (none: no statement).
+	Outbound []int64
+	// File is the WARC file of the URL's current capture, whose chain is
+	// read as ResourceChain reads it, MaxChain rows at most (0: no
+	// statement).
+	File int64
+}
+
+// WebLinkRows are the rows WebLinkRowsQuery names.
+type WebLinkRows struct {
+	Inbound   []*WebURLRow
+	Outbound  []*WebURLRow // those that exist, in any order
+	FileChain []*ResourceRow
+}
+
 // CaptureRow is one indexed WARC record.
 type CaptureRow struct {
 	ID   int64
@@ -203,6 +225,10 @@ type WebReadTx interface {
 	// beside them, or (nil, nil) when the index does not know it: one
 	// statement.
 	WebURLView(ctx context.Context, surt string) (*WebURLView, error)
+	// WebLinkRows reads what a page of a URL's links needs once the URL
+	// is known (see WebLinkRowsQuery): up to three statements that do
+	// not depend on each other, sent in one round trip on a server.
+	WebLinkRows(ctx context.Context, q WebLinkRowsQuery) (*WebLinkRows, error)
 	// WebInbound returns up to limit pages (their URL rows) that link to
 	// dst, with ids above after, ascending by id: one range of the links'
 	// key, and a primary-key read of each page's row.

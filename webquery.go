@@ -129,6 +129,22 @@ func (f *fileReader) readable(ctx context.Context, file int64) (*access, error) 
 		return f.files[file], nil
 	}
 	a, err := f.g.readable(ctx, file)
+	return f.remember(file, a, err)
+}
+
+// readableChain is readable with the file's chain already read
+// (ReadTx.ResourceChain).
+func (f *fileReader) readableChain(ctx context.Context, file int64, chain []*ResourceRow) (*access, error) {
+	if f.seen[file] {
+		return f.files[file], nil
+	}
+	a, err := f.g.readableChain(ctx, file, chain)
+	return f.remember(file, a, err)
+}
+
+// remember keeps the answer for file: its access, or nil for a file the
+// caller may not read or that is gone.
+func (f *fileReader) remember(file int64, a *access, err error) (*access, error) {
 	switch ErrorCode(err) {
 	case "":
 	case ENOTFOUND, EGONE:
@@ -431,10 +447,27 @@ func (r *Repository) WebLinks(ctx context.Context, q WebLinkQuery) (*WebLinkInfo
 			return Errorf(ENOTFOUND, "The link index does not know %s.", q.SURT)
 		}
 		out = &WebLinkInfo{URL: u.URL, SURT: u.SURT, Domain: u.DomainName, InboundCount: u.Inbound, Inbound: []string{}, Outbound: []string{}}
-		in, err := tx.WebInbound(ctx, u.ID, inAfter, limit+1)
+		q := WebLinkRowsQuery{Dst: u.ID, InboundAfter: inAfter, InboundLimit: limit + 1}
+		c := u.Capture
+		if c != nil {
+			out.OutboundKnow = true
+			for _, id := range c.Links {
+				if id > outAfter {
+					q.Outbound = append(q.Outbound, id)
+				}
+			}
+			if len(q.Outbound) > limit {
+				q.Outbound = q.Outbound[:limit]
+				out.NextOutbound = strconv.FormatInt(q.Outbound[limit-1], 10)
+			}
+			q.File = c.File
+		}
+		// the rest in one round trip on a server
+		rows, err := tx.WebLinkRows(ctx, q)
 		if err != nil {
 			return err
 		}
+		in := rows.Inbound
 		if len(in) > limit {
 			in = in[:limit]
 			out.NextInbound = strconv.FormatInt(in[limit-1].ID, 10)
@@ -442,54 +475,27 @@ func (r *Repository) WebLinks(ctx context.Context, q WebLinkQuery) (*WebLinkInfo
 		for _, s := range in {
 			out.Inbound = append(out.Inbound, s.URL)
 		}
-		c := u.Capture
 		if c == nil {
 			return nil
 		}
-		out.OutboundKnow = true
-		var outIDs []int64
-		for _, id := range c.Links {
-			if id > outAfter {
-				outIDs = append(outIDs, id)
-			}
-		}
-		if len(outIDs) > limit {
-			outIDs = outIDs[:limit]
-			out.NextOutbound = strconv.FormatInt(outIDs[limit-1], 10)
-		}
-		a, err := r.fileReader(tx, CallerFrom(ctx)).readable(ctx, c.File)
+		a, err := r.fileReader(tx, CallerFrom(ctx)).readableChain(ctx, c.File, rows.FileChain)
 		if err != nil {
 			return err
 		}
 		if a != nil {
 			out.Current = r.capture(c, a)
 		}
-		names, err := urlNames(ctx, tx, outIDs)
-		if err != nil {
-			return err
+		names := make(map[int64]string, len(rows.Outbound))
+		for _, u := range rows.Outbound {
+			names[u.ID] = u.URL
 		}
-		for _, id := range outIDs {
+		for _, id := range q.Outbound {
 			out.Outbound = append(out.Outbound, names[id])
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("links of %s: %w", q.SURT, err)
-	}
-	return out, nil
-}
-
-func urlNames(ctx context.Context, tx ReadTx, ids []int64) (map[int64]string, error) {
-	out := make(map[int64]string, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := tx.WebURLRows(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	for _, u := range rows {
-		out[u.ID] = u.URL
 	}
 	return out, nil
 }

@@ -439,6 +439,77 @@ func (r runner) query(ctx context.Context, sql string, args []any, each func(pgx
 	return n, unavailable(full(err))
 }
 
+// batch runs statements in one round trip (sqlstore.Batcher), each
+// reported as query reports it. A statement that names its own pgx
+// execution mode cannot go in a batch: then they run one after another.
+func (r runner) batch(ctx context.Context, qs []sqlstore.Batch) error {
+	var send func(*pgx.Batch) (pgx.BatchResults, error)
+	switch q := r.q.(type) {
+	case *lazyRead:
+		send = func(b *pgx.Batch) (pgx.BatchResults, error) { return q.sendBatch(ctx, b) }
+	case interface {
+		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+	}:
+		send = func(b *pgx.Batch) (pgx.BatchResults, error) { return q.SendBatch(ctx, b), nil }
+	}
+	b := &pgx.Batch{}
+	for _, s := range qs {
+		if !batchable(s.Args) {
+			send = nil
+		}
+		b.Queue(s.Query, s.Args...)
+	}
+	if send == nil {
+		for _, s := range qs {
+			if _, err := r.query(ctx, s.Query, s.Args, func(rows pgx.Rows) error { return s.Each(rows) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	br, err := send(b)
+	if err != nil {
+		for _, s := range qs {
+			r.trace(s.Query, 0)
+		}
+		return unavailable(full(err))
+	}
+	for i, s := range qs {
+		if err = r.batchResult(br, s); err != nil {
+			for _, s := range qs[i+1:] {
+				r.trace(s.Query, 0)
+			}
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return unavailable(full(err))
+}
+
+// batchResult reads the rows of the batch's next statement into s.Each.
+func (r runner) batchResult(br pgx.BatchResults, s sqlstore.Batch) error {
+	rows, err := br.Query()
+	if err != nil {
+		r.trace(s.Query, 0)
+		return err
+	}
+	var n int64
+	for rows.Next() {
+		if err = s.Each(rows); err != nil {
+			break
+		}
+		n++
+	}
+	rows.Close()
+	if err == nil {
+		err = rows.Err()
+	}
+	r.trace(s.Query, n)
+	return err
+}
+
 // queryRow runs a query that returns exactly one row and scans it into dest.
 func (r runner) queryRow(ctx context.Context, sql string, args []any, dest ...any) error {
 	n, err := r.query(ctx, sql, args, func(rows pgx.Rows) error { return rows.Scan(dest...) })

@@ -53,6 +53,24 @@ func (q *lazyRead) send(ctx context.Context, sql string, args []any) (pgx.BatchR
 	return br, nil
 }
 
+// sendBatch sends b, begun by the transaction's BEGIN when it has not
+// begun: the batch's results are then those of b's statements.
+func (q *lazyRead) sendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
+	if q.tx != nil {
+		return q.tx.SendBatch(ctx, b), nil
+	}
+	nb := &pgx.Batch{}
+	nb.BeginTx(readTxOptions)
+	nb.QueuedQueries = append(nb.QueuedQueries, b.QueuedQueries...)
+	br := q.conn.SendBatch(ctx, nb)
+	q.tx = br.Tx()
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return nil, fmt.Errorf("%w: %w", errBegin, err)
+	}
+	return br, nil
+}
+
 // batchable reports whether a statement's arguments may go in a batch:
 // not when the first is a pgx option (a batch runs every statement in the
 // connection's default mode).

@@ -46,6 +46,12 @@ func (t *readTx) EachRow(ctx context.Context, sql string, args []any, each func(
 	return err
 }
 
+// EachRowOf runs statements in one round trip: sqlstore.Batcher over the
+// runner.
+func (t *readTx) EachRowOf(ctx context.Context, qs []sqlstore.Batch) error {
+	return t.r.batch(ctx, qs)
+}
+
 // Exec runs a statement and returns the rows it affected:
 // sqlstore.Execer over the runner.
 func (t *writeTx) Exec(ctx context.Context, sql string, args ...any) (int64, error) {

@@ -9,6 +9,18 @@ import (
 	"github.com/shelfmark/shelfmark"
 )
 
+var chainAt = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+// chainRow is a public resource row of key under parent (0: none).
+func chainRow(key, parent int64, kind shelfmark.Kind) *shelfmark.ResourceRow {
+	r := &shelfmark.ResourceRow{Key: key, Kind: kind, Parent: parent, Visibility: shelfmark.Public,
+		Version: 1, Seq: 1, Created: chainAt, Modified: chainAt, Effective: shelfmark.Access{Visibility: shelfmark.Public}}
+	if parent != 0 {
+		r.Position = 1
+	}
+	return r
+}
+
 // testResourceChain: ReadTx.ResourceChain reads a resource and its
 // parents, nearest first, as Resource reads each of them: tombstones
 // included, cut at n rows, ended by a parent that has no row, empty for a
@@ -16,15 +28,8 @@ import (
 func testResourceChain(t *testing.T, open Opener) {
 	e := newEnv(t, open, shelfmark.RepositoryOptions{})
 	ctx := context.Background()
-	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	row := func(key, parent int64, kind shelfmark.Kind) *shelfmark.ResourceRow {
-		r := &shelfmark.ResourceRow{Key: key, Kind: kind, Parent: parent, Visibility: shelfmark.Public,
-			Version: 1, Seq: 1, Created: at, Modified: at, Effective: shelfmark.Access{Visibility: shelfmark.Public}}
-		if parent != 0 {
-			r.Position = 1
-		}
-		return r
-	}
+	at := chainAt
+	row := chainRow
 	work, set, file := row(7001, 0, shelfmark.KindWork), row(7002, 7001, shelfmark.KindFileSet), row(7003, 7002, shelfmark.KindFile)
 	orphan := row(7004, 6999, shelfmark.KindFile) // its parent has no row
 	gone := row(7005, 7001, shelfmark.KindFileSet)

@@ -12,7 +12,8 @@ import (
 // does, its domain's name, and its current capture as WebCaptureRows
 // does, whatever the capture recorded of links; no capture for a URL
 // without a current one or whose current one is gone; nil for a SURT the
-// index does not know.
+// index does not know. ReadTx.WebLinkRows reads what WebInbound,
+// WebURLRows and ResourceChain read for the same query.
 func testWebURLView(t *testing.T, open Opener) {
 	e := newEnv(t, open, shelfmark.RepositoryOptions{})
 	ctx := context.Background()
@@ -90,4 +91,55 @@ func testWebURLView(t *testing.T, open Opener) {
 	if gone == 0 {
 		t.Fatal("no URL was left for a current capture that is gone")
 	}
+
+	// WebLinkRows reads what WebInbound, WebURLRows and ResourceChain read
+	a, b, c := f.urls[webFixtureSURTs[0]], f.urls[webFixtureSURTs[1]], f.urls[webFixtureSURTs[2]]
+	file := int64(8803)
+	update(t, e, func(tx shelfmark.WriteTx) error {
+		if err := tx.AddWebLinks(ctx, []shelfmark.WebLink{{Dst: a, Src: b}, {Dst: a, Src: c}, {Dst: b, Src: c}}); err != nil {
+			return err
+		}
+		return tx.InsertResources(ctx, []*shelfmark.ResourceRow{chainRow(8801, 0, shelfmark.KindWork),
+			chainRow(8802, 8801, shelfmark.KindFileSet), chainRow(file, 8802, shelfmark.KindFile)})
+	})
+	webView(t, s, func(tx shelfmark.ReadTx) error {
+		for _, q := range []shelfmark.WebLinkRowsQuery{
+			{Dst: a, InboundLimit: 10, Outbound: []int64{c, b, 1 << 40}, File: file},
+			{Dst: a, InboundAfter: b, InboundLimit: 1, Outbound: []int64{a}, File: 1 << 40},
+			{Dst: a, InboundLimit: 1},
+			{Dst: 1 << 40, InboundLimit: 10},
+		} {
+			got, err := tx.WebLinkRows(ctx, q)
+			if err != nil {
+				return err
+			}
+			in, err := tx.WebInbound(ctx, q.Dst, q.InboundAfter, q.InboundLimit)
+			if err != nil {
+				return err
+			}
+			var out []*shelfmark.WebURLRow
+			if len(q.Outbound) > 0 {
+				if out, err = tx.WebURLRows(ctx, q.Outbound); err != nil {
+					return err
+				}
+			}
+			var chain []*shelfmark.ResourceRow
+			if q.File != 0 {
+				if chain, err = tx.ResourceChain(ctx, q.File, shelfmark.MaxChain); err != nil {
+					return err
+				}
+			}
+			byID := func(rows []*shelfmark.WebURLRow) map[int64]shelfmark.WebURLRow {
+				m := map[int64]shelfmark.WebURLRow{}
+				for _, r := range rows {
+					m[r.ID] = *r
+				}
+				return m
+			}
+			if !reflect.DeepEqual(got.Inbound, in) || !reflect.DeepEqual(byID(got.Outbound), byID(out)) || !reflect.DeepEqual(got.FileChain, chain) {
+				t.Errorf("WebLinkRows(%+v):\n got %v %v %v\nwant %v %v %v", q, got.Inbound, got.Outbound, got.FileChain, in, out, chain)
+			}
+		}
+		return nil
+	})
 }

@@ -82,3 +82,33 @@ func (s *Slab[T]) Next() *T {
 	s.free = s.free[1:]
 	return p
 }
+
+// Batch is one statement of RunBatch, with the function its rows go to.
+type Batch struct {
+	Query string
+	Args  []any
+	Each  func(Scanner) error
+}
+
+// Batcher is a Querier that sends several statements in one round trip
+// and hands their rows back in order (PostgreSQL's pipeline). Each
+// statement runs as it would alone; an error ends the batch.
+type Batcher interface {
+	EachRowOf(ctx context.Context, qs []Batch) error
+}
+
+// RunBatch runs statements that do not depend on each other's rows: in one
+// round trip where q is a Batcher, else one after another. It is how a
+// read that knows its next statements up front saves the round trips
+// between them on a server.
+func RunBatch(ctx context.Context, q Querier, qs []Batch) error {
+	if b, ok := q.(Batcher); ok && len(qs) > 1 {
+		return b.EachRowOf(ctx, qs)
+	}
+	for _, s := range qs {
+		if err := q.EachRow(ctx, s.Query, s.Args, s.Each); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -144,6 +144,35 @@ func (t *Tx) WebURLView(ctx context.Context, surt string) (*shelfmark.WebURLView
 	return rows[0], nil
 }
 
+// WebLinkRows reads the inbound page, the outbound page's rows and the
+// file's chain: up to three statements, in one round trip where the
+// querier is a Batcher.
+func (t *Tx) WebLinkRows(ctx context.Context, q shelfmark.WebLinkRowsQuery) (*shelfmark.WebLinkRows, error) {
+	out := &shelfmark.WebLinkRows{}
+	urls := func(dst *[]*shelfmark.WebURLRow) func(Scanner) error {
+		return func(r Scanner) error {
+			u, err := ScanWebURL(r)
+			*dst = append(*dst, u)
+			return err
+		}
+	}
+	qs := []Batch{{Query: t.d.WebInbound, Args: []any{q.Dst, q.InboundAfter, q.InboundLimit}, Each: urls(&out.Inbound)}}
+	if len(q.Outbound) > 0 {
+		qs = append(qs, Batch{Query: t.d.WebURLRows, Args: []any{t.d.Int64s(q.Outbound)}, Each: urls(&out.Outbound)})
+	}
+	if q.File != 0 {
+		qs = append(qs, Batch{Query: t.d.Resources.Chain, Args: []any{q.File, shelfmark.MaxChain}, Each: func(r Scanner) error {
+			row, err := t.d.ScanResource(r)
+			out.FileChain = append(out.FileChain, row)
+			return err
+		}})
+	}
+	if err := RunBatch(ctx, t.q, qs); err != nil {
+		return nil, fmt.Errorf("%slinks of web url %d: %w", t.d.Prefix, q.Dst, err)
+	}
+	return out, nil
+}
+
 // WebInbound returns up to limit pages linking to dst with ids above
 // after, ascending: one range of the web_links key.
 func (t *Tx) WebInbound(ctx context.Context, dst, after int64, limit int) ([]*shelfmark.WebURLRow, error) {
