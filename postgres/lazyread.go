@@ -42,15 +42,8 @@ func (q *lazyRead) begin(ctx context.Context) error {
 // batch, whose next result is sql's.
 func (q *lazyRead) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
-	b.BeginTx(readTxOptions)
 	b.Queue(sql, args...)
-	br := q.conn.SendBatch(ctx, b)
-	q.tx = br.Tx()
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return nil, fmt.Errorf("%w: %w", errBegin, err)
-	}
-	return br, nil
+	return q.sendBatch(ctx, b)
 }
 
 // sendBatch sends b, begun by the transaction's BEGIN when it has not

@@ -80,38 +80,14 @@ func TestElectorConnection(t *testing.T) {
 // bytes without closing anything, as a network that drops every packet
 // would look to the client.
 type freezer struct {
-	ln     net.Listener
-	target string
+	*proxy
 	mu     sync.Mutex
 	frozen bool
-	conns  []net.Conn
 }
 
 func newFreezer(t *testing.T, target string) *freezer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &freezer{ln: ln, target: target}
-	t.Cleanup(f.close)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			f.mu.Lock()
-			f.conns = append(f.conns, c, up)
-			f.mu.Unlock()
-			go f.pipe(c, up)
-			go f.pipe(up, c)
-		}
-	}()
+	f := &freezer{}
+	f.proxy = newProxy(t, target, func(dst, src net.Conn, _ bool) { f.pipe(dst, src) })
 	return f
 }
 
@@ -139,15 +115,6 @@ func (f *freezer) pipe(dst, src net.Conn) {
 }
 
 func (f *freezer) freeze() { f.mu.Lock(); f.frozen = true; f.mu.Unlock() }
-
-func (f *freezer) close() {
-	f.ln.Close()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, c := range f.conns {
-		c.Close()
-	}
-}
 
 // TestElectorCutOff: a leader whose connection stops answering (the
 // network dropped, nothing closed) takes its leadership as lost after its

@@ -9,12 +9,10 @@ package postgres
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -281,63 +279,6 @@ func replaceHost(t *testing.T, dsn, addr string) string {
 	return out
 }
 
-// proxy forwards TCP connections to a server until it is closed, which
-// closes every connection it forwarded: to a client the server is gone.
-type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
-	closed bool
-}
-
-func newProxy(t *testing.T, target string) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: target}
-	go p.serve()
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		s, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			c.Close()
-			s.Close()
-			return
-		}
-		p.conns = append(p.conns, c, s)
-		p.mu.Unlock()
-		go func() { io.Copy(s, c); s.Close() }()
-		go func() { io.Copy(c, s); c.Close() }()
-	}
-}
-
-func (p *proxy) close() {
-	p.ln.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	for _, c := range p.conns {
-		c.Close()
-	}
-}
-
 // TestPrimaryUnreachable reaches the primary through a proxy and then
 // closes it: writes fail at once with EUNAVAILABLE (not when a context
 // ends), and marked reads are served by the replica.
@@ -348,7 +289,7 @@ func TestPrimaryUnreachable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p = newProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
+		p = newProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), nil)
 		return replaceHost(t, dsn, p.ln.Addr().String())
 	})
 	s := newReplicaServer(t, db)

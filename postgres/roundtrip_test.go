@@ -11,50 +11,19 @@ import (
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
 
-// turnCounter is a TCP proxy to the database that counts the client's
-// turns: each time the client sends after the server has (or first) is
-// the start of a round trip.
+// turnCounter is a proxy to the database that counts the client's turns:
+// each time the client sends after the server has (or first) is the start
+// of a round trip.
 type turnCounter struct {
-	ln     net.Listener
-	target string
+	*proxy
 	mu     sync.Mutex
 	server bool // the server spoke last
 	turns  int
-	conns  []net.Conn
 }
 
 func newTurnCounter(t *testing.T, target string) *turnCounter {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &turnCounter{ln: ln, target: target, server: true}
-	t.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go p.pipe(up, c, false)
-			go p.pipe(c, up, true)
-		}
-	}()
+	p := &turnCounter{server: true}
+	p.proxy = newProxy(t, target, p.pipe)
 	return p
 }
 

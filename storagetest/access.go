@@ -366,13 +366,7 @@ func testCostAccess(t *testing.T, open Opener) {
 	calls := e.rec.capture(func() { rs(t)(e.repo.FindResource(as(shelfmark.Anonymous()), file.ID)) })
 	// the file, its file set and its work: one statement, read once for
 	// the file's access and its parent's
-	reads := 0
-	for _, c := range calls {
-		if strings.Contains(c.query, "FROM resources") {
-			reads++
-		}
-	}
-	if reads != 1 {
+	if reads := countCalls(calls, "FROM resources"); reads != 1 {
 		t.Errorf("an anonymous read of a file two levels down read resources in %d statements, want 1:\n%s", reads, dump(calls))
 	}
 	for _, c := range calls {

@@ -30,6 +30,17 @@ func isWrite(q string) bool {
 	return false
 }
 
+// countCalls is how many of calls ran a statement holding part.
+func countCalls(calls []call, part string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.Contains(c.query, part) {
+			n++
+		}
+	}
+	return n
+}
+
 func isCounter(q string) bool { return strings.Contains(q, "counters") }
 
 // sameWork fails unless two traces ran the same statements touching the

@@ -45,11 +45,7 @@ func testWebExact(t *testing.T, open Opener) {
 	for i, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
 			e := newEnv(t, open, shelfmark.RepositoryOptions{WebMergeLinks: run.every, WebMergeChunk: run.chunk})
-			blobs, err := blob.NewLocal(filepath.Join(t.TempDir(), "blobs"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { blobs.Close() })
+			blobs := localBlobs(t)
 			ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
 			for _, f := range run.order {
 				st, err := ingest.IngestWARC(ctx, e.repo, blobs, []string{paths[f]}, ingest.WARCOptions{Crawl: "exact", Batch: run.batch, Merge: run.merge})
@@ -118,11 +114,7 @@ func testWebConcurrentIngest(t *testing.T, open Opener) {
 	// merges often, in small transactions: the two ingests' merges and
 	// batches interleave
 	e := newEnv(t, open, shelfmark.RepositoryOptions{WebMergeLinks: 30, WebMergeChunk: 5})
-	blobs, err := blob.NewLocal(filepath.Join(t.TempDir(), "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { blobs.Close() })
+	blobs := localBlobs(t)
 	ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
 	errs := make(chan error, 2)
 	for range 2 {
@@ -188,4 +180,16 @@ func testWebBatchOnce(t *testing.T, open Opener) {
 	if len(p.Captures) != len(recs) {
 		t.Fatalf("%d captures, want %d", len(p.Captures), len(recs))
 	}
+}
+
+// localBlobs is a content store in the test's temporary directory, closed
+// when the test ends.
+func localBlobs(t *testing.T) *blob.LocalStore {
+	t.Helper()
+	blobs, err := blob.NewLocal(filepath.Join(t.TempDir(), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { blobs.Close() })
+	return blobs
 }

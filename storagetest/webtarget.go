@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/blob"
 	"github.com/shelfmark/shelfmark/ingest"
 	"github.com/shelfmark/shelfmark/warc"
 )
@@ -73,11 +72,7 @@ func testWebCaptureTarget(t *testing.T, open Opener) {
 // theirs.
 func checkCaptureTargets(t *testing.T, open Opener, path string, batch int, want []string, home, visit, target string) {
 	e := newEnv(t, open, shelfmark.RepositoryOptions{})
-	blobs, err := blob.NewLocal(filepath.Join(t.TempDir(), "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { blobs.Close() })
+	blobs := localBlobs(t)
 	ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
 	st, err := ingest.IngestWARC(ctx, e.repo, blobs, []string{path}, ingest.WARCOptions{Crawl: "portelwyn", Batch: batch, Merge: 1})
 	if err != nil || st.Files != 1 || st.Errors != 0 {
