@@ -447,23 +447,23 @@ func (r *Repository) WebLinks(ctx context.Context, q WebLinkQuery) (*WebLinkInfo
 			return Errorf(ENOTFOUND, "The link index does not know %s.", q.SURT)
 		}
 		out = &WebLinkInfo{URL: u.URL, SURT: u.SURT, Domain: u.DomainName, InboundCount: u.Inbound, Inbound: []string{}, Outbound: []string{}}
-		q := WebLinkRowsQuery{Dst: u.ID, InboundAfter: inAfter, InboundLimit: limit + 1}
+		lq := WebLinkRowsQuery{Dst: u.ID, InboundAfter: inAfter, InboundLimit: limit + 1}
 		c := u.Capture
 		if c != nil {
 			out.OutboundKnow = true
 			for _, id := range c.Links {
 				if id > outAfter {
-					q.Outbound = append(q.Outbound, id)
+					lq.Outbound = append(lq.Outbound, id)
 				}
 			}
-			if len(q.Outbound) > limit {
-				q.Outbound = q.Outbound[:limit]
-				out.NextOutbound = strconv.FormatInt(q.Outbound[limit-1], 10)
+			if len(lq.Outbound) > limit {
+				lq.Outbound = lq.Outbound[:limit]
+				out.NextOutbound = strconv.FormatInt(lq.Outbound[limit-1], 10)
 			}
-			q.File = c.File
+			lq.File = c.File
 		}
 		// the rest in one round trip on a server
-		rows, err := tx.WebLinkRows(ctx, q)
+		rows, err := tx.WebLinkRows(ctx, lq)
 		if err != nil {
 			return err
 		}
@@ -486,10 +486,10 @@ func (r *Repository) WebLinks(ctx context.Context, q WebLinkQuery) (*WebLinkInfo
 			out.Current = r.capture(c, a)
 		}
 		names := make(map[int64]string, len(rows.Outbound))
-		for _, u := range rows.Outbound {
-			names[u.ID] = u.URL
+		for _, o := range rows.Outbound {
+			names[o.ID] = o.URL
 		}
-		for _, id := range q.Outbound {
+		for _, id := range lq.Outbound {
 			out.Outbound = append(out.Outbound, names[id])
 		}
 		return nil

@@ -15,9 +15,10 @@ import (
 	"github.com/shelfmark/shelfmark"
 )
 
-// The query clients of the webindex scenario: two of them, one asking for
-// the top 10 pages of a popular domain and one for the inbound links of a
-// popular URL, each a fixed number of times a second while the crawl is
+// The query clients of the webindex scenario: one asking for the top 10
+// pages of a popular domain, one for the links of a popular URL, and one
+// reading a row by primary key (the floor the other two are judged
+// against), each a fixed number of times a second while the crawl is
 // indexed. They run in the ingesting process, or in a process of their
 // own (WebIndexConfig.QueryCommand), as a server answers them beside
 // "shelfmark ingest-warc".

@@ -6,10 +6,10 @@
 // View runs in a REPEATABLE READ, READ ONLY transaction, so one call sees one
 // snapshot. Its BEGIN goes with its first statement and its COMMIT after it
 // has returned, and statements that do not depend on each other's rows go
-// in one pipeline (sqlstore.RunBatch): on a busy machine a read's latency is
-// its round trips. Update runs in a READ COMMITTED transaction that first takes a
-// transaction-scoped advisory lock (the "writer lock"), in the same round trip
-// as BEGIN. Updates therefore run one at a time, as they do on SQLite, and
+// in one pipeline (sqlstore.RunBatch): on a busy machine a read's latency
+// is its round trips. Update runs in a READ COMMITTED transaction that
+// first takes a transaction-scoped advisory lock (the "writer lock"), in
+// the same round trip as BEGIN. Updates therefore run one at a time, as they do on SQLite, and
 // every statement of an Update sees everything committed before it began:
 // an engine that reads a resource, checks its version (If-Match) and writes
 // it back cannot lose a concurrent update, whatever the order in which it
@@ -264,10 +264,11 @@ func (db *DB) Stats() shelfmark.PoolStats { return poolStats(db.pool) }
 // View runs fn in a REPEATABLE READ, READ ONLY transaction: every read of fn
 // sees the same snapshot. The transaction begins with fn's first statement,
 // sent with it (lazyRead): one round trip fewer a read, none for a fn that
-// reads nothing; it ends after View returns (see view). With a read replica, a read whose context is
-// marked with shelfmark.WithReplicaRead runs there when the replica may
-// answer it (see replica.go); when the replica cannot even begin the
-// transaction, fn runs on the primary instead.
+// reads nothing; it ends after View returns (see view). With a read
+// replica, a read whose context is marked with shelfmark.WithReplicaRead
+// runs there when the replica may answer it (see replica.go); when the
+// replica cannot even begin the transaction, fn runs on the primary
+// instead.
 func (db *DB) View(ctx context.Context, fn func(shelfmark.ReadTx) error) error {
 	rp := db.replica
 	if rp == nil {
