@@ -25,3 +25,25 @@ int shelfmark_glibc(void){
   return 0;
 #endif
 }
+
+#include "sqlite3api.h"
+
+int sqlite3_config(int, ...);
+#define SQLITE_CONFIG_MEMSTATUS 9
+
+/*
+** shelfmark_memstatus_off: stop SQLite counting its allocations
+** (malloc.go). SQLite's result code: SQLITE_MISUSE (21) once SQLite is
+** initialized, when it can no longer be changed.
+*/
+int shelfmark_memstatus_off(void){
+  return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
+sqlite3_int64 sqlite3_memory_used(void);
+
+/* shelfmark_memory_used: the bytes SQLite counts as allocated (0 while
+** it counts nothing). */
+sqlite3_int64 shelfmark_memory_used(void){
+  return sqlite3_memory_used();
+}

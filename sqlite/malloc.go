@@ -2,6 +2,8 @@ package sqlite
 
 // int shelfmark_malloc_keep(int bytes);
 // int shelfmark_glibc(void);
+// int shelfmark_memstatus_off(void);
+// long long shelfmark_memory_used(void);
 import "C"
 
 import (
@@ -39,3 +41,20 @@ var tuneMalloc = sync.OnceValue(func() bool {
 
 // glibc reports whether the C library is glibc.
 func glibc() bool { return C.shelfmark_glibc() == 1 }
+
+// memstatusOff stops SQLite from counting the memory it allocates, once
+// for the process, and reports whether it did. Counting takes a lock
+// that every connection shares at each of SQLite's allocations (a read
+// of a book's rows makes thousands), and Shelfmark reads none of the
+// counts (no soft heap limit is set). SQLite takes the setting only
+// before it is initialized, so Open calls this before anything else
+// touches SQLite (registering shelfmark_rank or shelfmark_chunks
+// initializes it); if another package opened a database first, SQLite
+// goes on counting, as it did before.
+var memstatusOff = sync.OnceValue(func() bool {
+	return C.shelfmark_memstatus_off() == 0
+})
+
+// memoryUsed is the memory SQLite counts as allocated, in bytes: 0 once
+// memstatusOff has stopped the counting.
+func memoryUsed() int64 { return int64(C.shelfmark_memory_used()) }

@@ -1,7 +1,9 @@
 package sqlite
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -19,5 +21,28 @@ func TestTuneMalloc(t *testing.T) {
 	}
 	if !tuneMalloc() {
 		t.Fatal("glibc, but the allocator's trim threshold was not set")
+	}
+}
+
+// TestMemstatusOff: opening a store stops SQLite counting its memory
+// (memstatusOff), so that no allocation of any connection takes the lock
+// the counters share: after a store has been written and read, SQLite
+// has counted nothing.
+func TestMemstatusOff(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if !memstatusOff() {
+		t.Fatal("SQLite was initialized before the first store opened: its memory is still counted")
+	}
+	var n int
+	if err := db.read.QueryRowContext(ctx, "SELECT count(*) FROM resources").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if used := memoryUsed(); used != 0 {
+		t.Errorf("SQLite counts %d bytes allocated", used)
 	}
 }
