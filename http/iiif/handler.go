@@ -24,6 +24,8 @@ type Handler struct {
 	catalogs *labels.Catalogs
 	// the manifests kept for anonymous callers (see iiif_cache.go)
 	manifests iiifCache
+	// the byte buffers of built manifests, kept for the next (iiif_json.go)
+	bufs manifestBuffers
 	// the words of OCR files searched inside books (see iiif_search.go)
 	ocrWords ocrCache
 	// the parsed directories of page images' tile pyramids (see iiif_image.go)

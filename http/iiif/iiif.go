@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -355,7 +356,10 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := marshalManifest(doc)
+	b, err := marshalManifest(doc, s.bufs.body())
+	if canvases, ok := doc["items"].(*canvasList); ok {
+		canvases.release() // copied into b
+	}
 	if err != nil {
 		return err
 	}
@@ -380,7 +384,9 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 			return s.writeIIIFAs(w, r, res, b, e.etag, s.lastModified(e.built), nil)
 		}
 	}
-	return s.writeIIIF(w, r, res, b, time.Time{})
+	err = s.writeIIIF(w, r, res, b, time.Time{})
+	s.bufs.putBody(b) // written (a writer keeps none of what it is given)
+	return err
 }
 
 // lastModified is the Last-Modified of an answer unchanged since t: t,
@@ -441,9 +447,12 @@ func (s *Handler) buildManifest(r *http.Request, res *shelfmark.Resource) (map[s
 	if rs := s.requiredStatement(res.Metadata); rs != nil {
 		m["requiredStatement"] = rs
 	}
-	canvases := &canvasList{} // written as they are made (iiif_json.go)
-	images := false           // a page has an image for the PDF (iiif_pdf.go)
+	canvases := &canvasList{bufs: &s.bufs} // written as they are made (iiif_json.go)
+	images := false                        // a page has an image for the PDF (iiif_pdf.go)
 	var thumbnail []iiifContent
+	// one canvas made a page, written out and then made again for the
+	// next (a book's pages would otherwise each leave one behind)
+	var canvas iiifCanvasDoc
 	err := s.eachChild(ctx, res.ID, true, func(it *shelfmark.Resource, n int, files []*shelfmark.Resource) error {
 		built.ids = append(built.ids, it.ID)
 		built.accessDates(it)
@@ -456,14 +465,15 @@ func (s *Handler) buildManifest(r *http.Request, res *shelfmark.Resource) (map[s
 			}
 		}
 		images = images || kit.PageJPEG(files) != nil
-		c := s.iiifCanvas(base, self, it, n, files)
+		c := &canvas
+		s.iiifCanvas(c, base, self, it, n, files)
 		more, err := s.pdfCanvases(ctx, base, c, it, files)
 		if err != nil {
 			return err
 		}
 		for _, c := range append([]*iiifCanvasDoc{c}, more...) {
-			if thumbnail == nil {
-				thumbnail = c.Thumbnail // the first page's that has one
+			if thumbnail == nil && len(c.Thumbnail) > 0 {
+				thumbnail = cloneContent(c.Thumbnail) // the first page's that has one
 			}
 			if err := canvases.add(c); err != nil {
 				return err
@@ -537,13 +547,24 @@ type iiifService struct {
 	Profile string `json:"profile"`
 }
 
-// iiifCanvas is the Canvas of one page: its image painted on it (from
-// its image service once its tiles are made, else the access copy, else
-// the original), sized by the original's characterization when it read
-// one, with the page's thumbnail and OCR.
-func (s *Handler) iiifCanvas(base, manifest string, it *shelfmark.Resource, n int, files []*shelfmark.Resource) *iiifCanvasDoc {
+// cloneContent copies content resources out of a canvas that is made
+// again (their services are the canvas's own).
+func cloneContent(list []iiifContent) []iiifContent {
+	out := slices.Clone(list)
+	for i := range out {
+		out[i].Service = slices.Clone(out[i].Service)
+	}
+	return out
+}
+
+// iiifCanvas makes c the Canvas of one page: its image painted on it
+// (from its image service once its tiles are made, else the access copy,
+// else the original), sized by the original's characterization when it
+// read one, with the page's thumbnail and OCR. Whatever c held is
+// replaced.
+func (s *Handler) iiifCanvas(c *iiifCanvasDoc, base, manifest string, it *shelfmark.Resource, n int, files []*shelfmark.Resource) {
 	cid := strings.TrimSuffix(manifest, "/manifest") + "/canvas/" + string(it.ID)
-	c := &iiifCanvasDoc{ID: cid, Type: "Canvas"}
+	*c = iiifCanvasDoc{ID: cid, Type: "Canvas"}
 	key, num, nl := "work.page", it.Position, s.pageLabel
 	if it.Position <= 0 {
 		key, num, nl = "work.unordered", n, s.unorderedLabel
@@ -609,7 +630,6 @@ func (s *Handler) iiifCanvas(base, manifest string, it *shelfmark.Resource, n in
 		c.thumbs[0] = iiifContent{ID: base + kit.ContentURL(thumb.ID), Type: iiifType(mt), Format: mt}
 		c.Thumbnail = c.thumbs[:1:1]
 	}
-	return c
 }
 
 // labelMap is c's label as a language map.

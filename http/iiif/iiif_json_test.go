@@ -64,7 +64,7 @@ func TestManifestJSON(t *testing.T) {
 			{},
 		} {
 			doc["items"] = list
-			got, err := marshalManifest(doc)
+			got, err := marshalManifest(doc, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -86,7 +86,7 @@ const PageFileCols = `r.key, r.kind, r.visibility, r.parent, r.position, r.modif
 // more than the row.
 func PageFileScanner[N NullInt]() func(Scanner) (*shelfmark.FileRow, error) {
 	var (
-		slab Slab[pageFileScan[N]]
+		slab Slab[pageFileRow]
 		in   pageFileScan[N]
 	)
 	row, f, fm := &in.row, &in.f, &in.fm
@@ -97,14 +97,14 @@ func PageFileScanner[N NullInt]() func(Scanner) (*shelfmark.FileRow, error) {
 			return nil, err
 		}
 		p := slab.Next()
-		*p = in
+		*p = in.pageFileRow
 		row, f, fm := &p.row, &p.f, &p.fm
-		row.Kind = shelfmark.Kind(p.kind)
-		row.Visibility = shelfmark.Visibility(p.vis)
-		row.Modified = FromMicros(p.modified)
-		row.Effective = shelfmark.Access{Visibility: shelfmark.Visibility(p.effVis), Embargo: nullTime(p.effEmb), Lease: nullTime(p.effLease)}
-		if p.id != nil {
-			fm.PRONOM = *p.id
+		row.Kind = shelfmark.Kind(in.kind)
+		row.Visibility = shelfmark.Visibility(in.vis)
+		row.Modified = FromMicros(in.modified)
+		row.Effective = shelfmark.Access{Visibility: shelfmark.Visibility(in.effVis), Embargo: nullTime(in.effEmb), Lease: nullTime(in.effLease)}
+		if in.id != nil {
+			fm.PRONOM = *in.id
 			f.Format = fm
 		}
 		p.fr = shelfmark.FileRow{Row: row, File: f}
@@ -112,14 +112,21 @@ func PageFileScanner[N NullInt]() func(Scanner) (*shelfmark.FileRow, error) {
 	}
 }
 
-// pageFileScan is a row of PageFileScanner with the destinations of its
-// columns, which would each be allocated on their own (a destination
-// passed to Scan escapes).
+// pageFileRow is a row of PageFileScanner, allocated SlabRows at a time.
+type pageFileRow struct {
+	fr  shelfmark.FileRow
+	row shelfmark.ResourceRow
+	f   shelfmark.File
+	fm  shelfmark.Format
+}
+
+// pageFileScan holds the destinations of PageFileScanner's columns,
+// scanned into once a row and then copied into the row's place: a
+// destination passed to Scan escapes, so each would otherwise be
+// allocated on its own, and the columns that are converted (kind,
+// access, time, format id) stay out of the rows kept.
 type pageFileScan[N NullInt] struct {
-	fr                shelfmark.FileRow
-	row               shelfmark.ResourceRow
-	f                 shelfmark.File
-	fm                shelfmark.Format
+	pageFileRow
 	kind, vis, effVis string
 	effEmb, effLease  N
 	modified          int64
