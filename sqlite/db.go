@@ -73,11 +73,9 @@ type DB struct {
 var _ shelfmark.Storage = (*DB)(nil)
 
 // Open opens (creating if needed) the database file at path and brings its
-// schema up to date. The first Open of the process also stops SQLite
-// counting its memory (memstatusOff) and has glibc keep freed memory for
-// SQLite's next statement (tuneMalloc).
+// schema up to date. The first Open of the process also has glibc keep
+// freed memory for SQLite's next statement (tuneMalloc).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
-	memstatusOff() // before anything initializes SQLite
 	if err := registerRank(); err != nil {
 		return nil, err
 	}

@@ -47,13 +47,18 @@ func glibc() bool { return C.shelfmark_glibc() == 1 }
 // that every connection shares at each of SQLite's allocations (a read
 // of a book's rows makes thousands), and Shelfmark reads none of the
 // counts (no soft heap limit is set). SQLite takes the setting only
-// before it is initialized, so Open calls this before anything else
-// touches SQLite (registering shelfmark_rank or shelfmark_chunks
-// initializes it); if another package opened a database first, SQLite
-// goes on counting, as it did before.
+// before it is initialized, which the first connection of the process
+// does, whichever package opens it (the small-blob store and the ingest's
+// key set open databases of their own), so it is set when this package
+// is loaded, before main runs; called later, it is a no-op and SQLite
+// goes on counting.
 var memstatusOff = sync.OnceValue(func() bool {
 	return C.shelfmark_memstatus_off() == 0
 })
+
+// init sets memstatusOff: a setting of the C library for the whole
+// process, which SQLite takes only before its first connection.
+func init() { memstatusOff() }
 
 // memoryUsed is the memory SQLite counts as allocated, in bytes: 0 once
 // memstatusOff has stopped the counting.

@@ -24,10 +24,10 @@ func TestTuneMalloc(t *testing.T) {
 	}
 }
 
-// TestMemstatusOff: opening a store stops SQLite counting its memory
-// (memstatusOff), so that no allocation of any connection takes the lock
-// the counters share: after a store has been written and read, SQLite
-// has counted nothing.
+// TestMemstatusOff: SQLite counts no memory in a process that loads this
+// package (memstatusOff, set before main), so that no allocation of any
+// connection takes the lock the counters share: after the package's
+// other tests and a store written and read, SQLite has counted nothing.
 func TestMemstatusOff(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"), Options{})
@@ -36,7 +36,7 @@ func TestMemstatusOff(t *testing.T) {
 	}
 	defer db.Close()
 	if !memstatusOff() {
-		t.Fatal("SQLite was initialized before the first store opened: its memory is still counted")
+		t.Fatal("SQLite was initialized before this package was loaded: its memory is still counted")
 	}
 	var n int
 	if err := db.read.QueryRowContext(ctx, "SELECT count(*) FROM resources").Scan(&n); err != nil {
