@@ -52,7 +52,7 @@ func (cf *benchClusterFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&cf.s3Access, "s3-access-key", "", "S3 access key (with --s3-endpoint)")
 	f.StringVar(&cf.s3Secret, "s3-secret-key", "", "S3 secret key (with --s3-endpoint; better in the environment)")
 	f.StringVar(&cf.s3Region, "s3-region", "", "S3 region (default: AWS_REGION, else us-east-1)")
-	f.StringVar(&cf.chart, "chart", "", "with --servers or --storage: write the rate and CPU charts of the configurations as FILE-rate.svg and FILE-cpu.svg (for FILE.svg); with --compare-committers: the rate chart as FILE")
+	f.StringVar(&cf.chart, "chart", "", "with --servers or --storage: write the rate and CPU charts of the configurations as FILE-rate.svg and FILE-cpu.svg (for FILE.svg); with --compare-committers: the rate chart as FILE; otherwise (patents in this process) the chart of works/s against the raw limits of the same rows as FILE")
 	f.StringVar(&cf.replot, "replot", "", "run nothing: write --chart and --report again from this JSON report of an earlier run with --servers or --storage")
 }
 

@@ -220,3 +220,48 @@ func rawLimit(ctx context.Context, database, durability string, batch int) (floa
 	defer store.Close()
 	return bench.RawInsertLimit(ctx, store, 54, batch, 3*time.Second)
 }
+
+// rawPatentsFirst is the number of the first patent whose rows the raw
+// limit of the same rows records: past any run's, so that on a shared
+// PostgreSQL database the recorded patents never stand for a run's own.
+const rawPatentsFirst = 900_000_000
+
+// rawGroupsLimit measures plain inserts of the rows the engine writes for
+// pc.Batch patents, on a fresh store (bench.RawGroupLimit): it ingests them
+// once through a bench.RowRecorder, then replays those rows, one durable
+// transaction of pc.Batch works at a time, for 3 s. It returns the
+// recorder too, whose rows can be replayed into another store.
+func rawGroupsLimit(ctx context.Context, database, durability string, pc bench.PatentsConfig) (float64, *bench.RowRecorder, error) {
+	dir, err := os.MkdirTemp("", "shelfmark-raw-")
+	if err != nil {
+		return 0, nil, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := setup.OpenStorage(ctx, database, filepath.Join(dir, "data"), durability, 0)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer store.Close()
+	ids, err := shelfmark.LoadIDCodec(ctx, store)
+	if err != nil {
+		return 0, nil, err
+	}
+	blobs, err := blob.NewLocal(filepath.Join(dir, "data", "blobs"))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer blobs.Close()
+	rec := bench.NewRowRecorder(store)
+	repo := shelfmark.NewRepository(rec, shelfmark.RepositoryOptions{IDs: ids})
+	pc.Works, pc.First, pc.Progress = pc.Batch, rawPatentsFirst, nil
+	r, err := bench.RunPatents(ctx, repo, blobs, pc)
+	repo.Close()
+	if err != nil {
+		return 0, nil, fmt.Errorf("record the rows of %d patents: %w", pc.Works, err)
+	}
+	if r.Errors > 0 {
+		return 0, nil, fmt.Errorf("record the rows of %d patents: %d failed", pc.Works, r.Errors)
+	}
+	rate, err := bench.RawGroupLimit(ctx, store, rec, 3*time.Second)
+	return rate, rec, err
+}

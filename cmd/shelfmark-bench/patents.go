@@ -31,10 +31,14 @@ func newBenchPatentsCommand() *cobra.Command {
 "shelfmark ingest" does): each work has 31–69 statements (mean 54), one XML
 full text of about 4 KB, and about half of them a PDF and a first-page TIFF as
 well. Reports works/s overall and per wall-time bucket, its flatness (last
-tenth of buckets over the first tenth, flat: ≥ 0.9), and the fraction of two
-raw limits measured in the same run: plain inserts of the same rows (--batch
-works per durable transaction) and plain write + fsync of the same XML bytes,
-one new file each.
+tenth of buckets over the first tenth, flat: ≥ 0.9), and the fraction of raw
+limits measured in the same run, each on a fresh store: plain inserts of the
+same rows (the engine ingests --batch of these patents once while every row
+it inserts is recorded, then those rows are inserted again and again with keys
+of their own, --batch works per durable transaction), plain inserts of each
+work's own row and statements alone (what the raw limit was before it counted
+file sets, files, sources, jobs and audit entries), and plain write + fsync of
+the same XML bytes, one new file each.
 
 With --servers (and --database) the patents go through that many "shelfmark
 serve" processes on one PostgreSQL instead, over their bulk API (files to
@@ -107,6 +111,11 @@ chart (with --replot A.json,B.json: the chart of earlier runs, nothing run).`,
 		},
 	}
 	inProcess = lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
+		pc := bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Creators: creators, Seed: 1, ScanBytes: scanBytes}
+		rawSame, rec, err := rawGroupsLimit(ctx, lf.database, lf.durability, pc)
+		if err != nil {
+			return fmt.Errorf("raw limit of the same rows: %w", err)
+		}
 		rawRows, err := rawLimit(ctx, lf.database, lf.durability, batch)
 		if err != nil {
 			return fmt.Errorf("raw insert limit: %w", err)
@@ -116,8 +125,8 @@ chart (with --replot A.json,B.json: the chart of earlier runs, nothing run).`,
 			return fmt.Errorf("raw file limit: %w", err)
 		}
 		bar := setup.NewProgressBar(works, "works")
-		r, err := bench.RunPatents(ctx, e.repo, e.blobs, bench.PatentsConfig{Works: works, Workers: workers, Batch: batch, Creators: creators, Seed: 1, ScanBytes: scanBytes,
-			Progress: func(s ingest.Stats) { bar.Set(int(s.Stored + s.Skipped + s.Failed)) }})
+		pc.Progress = func(s ingest.Stats) { bar.Set(int(s.Stored + s.Skipped + s.Failed)) }
+		r, err := bench.RunPatents(ctx, e.repo, e.blobs, pc)
 		bar.Finish()
 		fmt.Fprintln(os.Stderr)
 		if r == nil {
@@ -125,16 +134,38 @@ chart (with --replot A.json,B.json: the chart of earlier runs, nothing run).`,
 		}
 		r.Backend = e.store.Backend()
 		r.PeakRSSBytes = bench.PeakRSS(os.Getpid()) // the scenario runs in this process
-		r.RawLimitPerS = rawRows
-		r.RawLimitWhat = fmt.Sprintf("plain inserts of the same rows (54 statements), %d works per durable transaction", batch)
-		var fracRows, fracFiles float64
+		// the same rows again, into the run's own store at its final size:
+		// the raw limit the last buckets are measured against
+		var rawEnd, fracEnd float64
+		if err == nil {
+			if rawEnd, err = bench.RawGroupLimit(ctx, e.store, rec, 3*time.Second); err != nil {
+				return fmt.Errorf("raw limit of the same rows at the end: %w", err)
+			}
+			if n := max(len(r.Steps)/10, 1); rawEnd > 0 && len(r.Steps) >= n {
+				last := 0.0
+				for _, s := range r.Steps[len(r.Steps)-n:] {
+					last += s.RatePerS
+				}
+				fracEnd = last / float64(n) / rawEnd
+			}
+		}
+		r.RawLimitPerS = rawSame
+		r.RawLimitWhat = fmt.Sprintf("plain inserts of the same rows (every row the engine wrote for %d of these patents, replayed with keys of their own), %d works per durable transaction", batch, batch)
+		var fracRows, fracWork, fracFiles float64
+		if rawSame > 0 {
+			fracRows = r.RatePerS / rawSame
+		}
 		if rawRows > 0 {
-			fracRows = r.RatePerS / rawRows
+			fracWork = r.RatePerS / rawRows
 		}
 		if rawFiles > 0 {
 			fracFiles = r.RatePerS / rawFiles // one XML per work: works/s against files/s
 		}
 		r.FractionLimit = fracRows
+		r.Params["raw_work_rows_per_s"], r.Params["raw_work_rows_what"] = rawRows, fmt.Sprintf("plain inserts of each work's own row and statements only (54), %d works per durable transaction", batch)
+		r.Params["fraction_of_work_rows_limit"] = fracWork
+		r.Params["raw_limit_at_end_per_s"], r.Params["raw_limit_at_end_what"] = rawEnd, "the same rows inserted plainly into the run's own store once it was done"
+		r.Params["last_tenth_fraction_of_limit_at_end"] = fracEnd
 		r.Params["raw_file_limit_per_s"], r.Params["raw_file_limit_what"] = rawFiles, "plain write + fsync of the same XML bytes, one new file each"
 		r.Params["fraction_of_file_limit"] = fracFiles
 		out := cmd.OutOrStdout()
@@ -149,8 +180,8 @@ chart (with --replot A.json,B.json: the chart of earlier runs, nothing run).`,
 		for i, s := range r.Steps {
 			fmt.Fprintf(out, "bucket %2d  %8.0f works/s\n", i+1, s.RatePerS)
 		}
-		fmt.Fprintf(out, "patents %s: %d works in %.1f s, %.0f works/s, flatness %.2f, %.0f%% of the raw insert limit (%.0f works/s), %.0f%% of the raw file limit (%.0f files/s); peak RSS %.0f MiB; %d errors\n",
-			r.Backend, r.Items, r.Seconds, r.RatePerS, r.Flatness, 100*fracRows, rawRows, 100*fracFiles, rawFiles, float64(r.PeakRSSBytes)/(1<<20), r.Errors)
+		fmt.Fprintf(out, "patents %s: %d works in %.1f s, %.0f works/s, flatness %.2f, %.0f%% of the raw limit of the same rows on a fresh store (%.0f works/s; %.0f%% of the work rows alone, %.0f works/s), the last tenth at %.0f%% of the same rows' limit at the end (%.0f works/s), %.0f%% of the raw file limit (%.0f files/s); peak RSS %.0f MiB; %d errors\n",
+			r.Backend, r.Items, r.Seconds, r.RatePerS, r.Flatness, 100*fracRows, rawSame, 100*fracWork, rawRows, 100*fracEnd, rawEnd, 100*fracFiles, rawFiles, float64(r.PeakRSSBytes)/(1<<20), r.Errors)
 		if err != nil {
 			return err
 		}
@@ -159,6 +190,11 @@ chart (with --replot A.json,B.json: the chart of earlier runs, nothing run).`,
 		for _, s := range r.Steps {
 			t += s.Seconds
 			rateSeries.X, rateSeries.Y = append(rateSeries.X, t), append(rateSeries.Y, s.RatePerS)
+		}
+		if cf.chart != "" {
+			if err := bench.WritePatentsSVG(cf.chart, r, rawSame, rawEnd); err != nil {
+				return err
+			}
 		}
 		return finish(out, r, lf.jsonPath, lf.reportDir, rateSeries)
 	})
