@@ -232,29 +232,15 @@ const rawPatentsFirst = 900_000_000
 // transaction of pc.Batch works at a time, for 3 s. It returns the
 // recorder too, whose rows can be replayed into another store.
 func rawGroupsLimit(ctx context.Context, database, durability string, pc bench.PatentsConfig) (float64, *bench.RowRecorder, error) {
-	dir, err := os.MkdirTemp("", "shelfmark-raw-")
+	e, err := openLab(ctx, database, durability, 0)
 	if err != nil {
 		return 0, nil, err
 	}
-	defer os.RemoveAll(dir)
-	store, err := setup.OpenStorage(ctx, database, filepath.Join(dir, "data"), durability, 0)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer store.Close()
-	ids, err := shelfmark.LoadIDCodec(ctx, store)
-	if err != nil {
-		return 0, nil, err
-	}
-	blobs, err := blob.NewLocal(filepath.Join(dir, "data", "blobs"))
-	if err != nil {
-		return 0, nil, err
-	}
-	defer blobs.Close()
-	rec := bench.NewRowRecorder(store)
-	repo := shelfmark.NewRepository(rec, shelfmark.RepositoryOptions{IDs: ids})
+	defer e.close()
+	rec := bench.NewRowRecorder(e.store)
+	repo := shelfmark.NewRepository(rec, shelfmark.RepositoryOptions{IDs: e.repo.IDs()})
 	pc.Works, pc.First, pc.Progress = pc.Batch, rawPatentsFirst, nil
-	r, err := bench.RunPatents(ctx, repo, blobs, pc)
+	r, err := bench.RunPatents(ctx, repo, e.blobs, pc)
 	repo.Close()
 	if err != nil {
 		return 0, nil, fmt.Errorf("record the rows of %d patents: %w", pc.Works, err)
@@ -262,6 +248,6 @@ func rawGroupsLimit(ctx context.Context, database, durability string, pc bench.P
 	if r.Errors > 0 {
 		return 0, nil, fmt.Errorf("record the rows of %d patents: %d failed", pc.Works, r.Errors)
 	}
-	rate, err := bench.RawGroupLimit(ctx, store, rec, 3*time.Second)
+	rate, err := bench.RawGroupLimit(ctx, e.store, rec, 3*time.Second)
 	return rate, rec, err
 }
