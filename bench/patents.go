@@ -353,16 +353,35 @@ func flatness(steps []Step) float64 {
 	if len(steps) < 2 {
 		return 0
 	}
-	k := max(1, len(steps)/10)
-	var first, last float64
-	for i := 0; i < k; i++ {
-		first += steps[i].RatePerS
-		last += steps[len(steps)-1-i].RatePerS
-	}
+	first, last := tenthRate(steps, false), tenthRate(steps, true)
 	if first == 0 {
 		return 0
 	}
 	return last / first
+}
+
+// LastTenthRate is the mean rate of the last tenth of steps (at least one
+// step), the part of a run flatness compares with its start; 0 for none.
+func LastTenthRate(steps []Step) float64 {
+	if len(steps) == 0 {
+		return 0
+	}
+	return tenthRate(steps, true)
+}
+
+// tenthRate is the mean rate of the first (or last) tenth of steps, at
+// least one step; steps must not be empty.
+func tenthRate(steps []Step, last bool) float64 {
+	k := max(1, len(steps)/10)
+	part := steps[:k]
+	if last {
+		part = steps[len(steps)-k:]
+	}
+	sum := 0.0
+	for _, s := range part {
+		sum += s.RatePerS
+	}
+	return sum / float64(k)
 }
 
 // RawFileLimit measures plain write + fsync of the patents' XML full texts

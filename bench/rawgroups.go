@@ -29,8 +29,12 @@ import (
 
 // RowRecorder is a Storage that keeps the rows the transactions it
 // commits through Update insert, to insert them again (Replay). It refuses
-// (with an error from the write) the writes Replay cannot make again:
-// those that change or remove rows, as a batch of new groups makes none.
+// (with an error from the write) the resource and membership writes that
+// change or remove rows, which Replay could not make again and a batch of
+// new groups makes none of. The writes of the other parts of WriteTx
+// (OAI-PMH records, jobs beyond enqueueing, search, accounts, the web
+// index) pass through unrecorded: a batch of new groups makes none of them
+// either, which TestRawGroupLimitSameRows checks by counting every table.
 type RowRecorder struct {
 	shelfmark.Storage
 

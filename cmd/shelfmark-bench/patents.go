@@ -138,16 +138,11 @@ chart (with --replot A.json,B.json: the chart of earlier runs, nothing run).`,
 		// the raw limit the last buckets are measured against
 		var rawEnd, fracEnd float64
 		if err == nil {
-			if rawEnd, err = bench.RawGroupLimit(ctx, e.store, rec, 3*time.Second); err != nil {
-				return fmt.Errorf("raw limit of the same rows at the end: %w", err)
+			var endErr error
+			if rawEnd, endErr = bench.RawGroupLimit(ctx, e.store, rec, 3*time.Second); endErr != nil {
+				return fmt.Errorf("raw limit of the same rows at the end: %w", endErr)
 			}
-			if n := max(len(r.Steps)/10, 1); rawEnd > 0 && len(r.Steps) >= n {
-				last := 0.0
-				for _, s := range r.Steps[len(r.Steps)-n:] {
-					last += s.RatePerS
-				}
-				fracEnd = last / float64(n) / rawEnd
-			}
+			fracEnd = bench.LastTenthRate(r.Steps) / rawEnd
 		}
 		r.RawLimitPerS = rawSame
 		r.RawLimitWhat = fmt.Sprintf("plain inserts of the same rows (every row the engine wrote for %d of these patents, replayed with keys of their own), %d works per durable transaction", batch, batch)
