@@ -63,6 +63,8 @@ of the machine's CPU left idle, --json the runs, and --chart FILE.svg their
 chart (with --replot A.json,B.json: the chart of earlier runs, nothing run).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// the engine ingests in this process as shelfmark ingest does
+			setup.TuneGC(os.Getenv, setup.MachineMemory)
 			if len(compareCommitters) > 0 {
 				if err := setup.ApplyEnv(cmd.Flags()); err != nil {
 					return err

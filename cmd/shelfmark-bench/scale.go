@@ -56,6 +56,8 @@ report (the works stored after that checkpoint are skipped as already
 ingested); the new report keeps the earlier checkpoints.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// the engine ingests in this process as shelfmark ingest does
+			setup.TuneGC(os.Getenv, setup.MachineMemory)
 			if err := setup.ApplyEnv(cmd.Flags()); err != nil {
 				return err
 			}

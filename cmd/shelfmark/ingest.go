@@ -76,6 +76,7 @@ items the server holds, as they do locally. The server takes a token with
 the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			setup.TuneGC(os.Getenv, setup.MachineMemory)
 			// the local store's flags given on the command line, before
 			// the environment fills in the rest
 			var local []string

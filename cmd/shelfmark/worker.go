@@ -97,7 +97,7 @@ func runWorker(ctx context.Context, c workerCmdConfig) error {
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}
-	log.Info("shelfmark worker running", "version", shelfmark.Version, "worker", jobs.Name(), "backend", store.Backend(), "queues", c.jobs.Queues())
+	log.Info("shelfmark worker running", "version", shelfmark.Version, "worker", jobs.Name(), "backend", store.Backend(), "queues", c.jobs.Queues(), "gc", setup.CurrentGC(os.Getenv).String())
 	err = jobs.Run(ctx)
 	log.Info("shelfmark worker stopped; running jobs were handed back to their queues")
 	return err

@@ -334,7 +334,7 @@ func serve(ctx context.Context, c ServeConfig) error {
 		log.Warn("built without libjpeg-turbo (the nolibjpeg tag): IIIF images composed from tiles and thumbnails decode and encode with Go's image/jpeg, several times slower; install libjpeg-dev and rebuild")
 	}
 	log.Info("shelfmark serving", "version", shelfmark.Version, "url", "http://"+ln.Addr().String()+"/", "api", "http://"+ln.Addr().String()+"/api/v1",
-		"backend", store.Backend(), "data", c.data, "durability", c.durability)
+		"backend", store.Backend(), "data", c.data, "durability", c.durability, "gc", CurrentGC(os.Getenv).String())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln, srv) }()
 	select {
