@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 )
@@ -14,17 +15,17 @@ import (
 // GCPercent is the GOGC at which a bulk ingest (shelfmark ingest, local
 // or to a server) runs Go's garbage collector unless GOGC sets another: a
 // collection starts when the heap has grown by four times what the last
-// one left live, where Go's default (100) waits for once. An ingest makes
-// many short-lived values (parsed records, the rows of each batch, their
-// encodings) and keeps little, so at Go's default it collects every few
-// batches; at this setting the bulk ingest of patents ran 23–37% faster
-// in alternating runs, for a peak RSS of about 290 MiB instead of 220. The server keeps
-// Go's default: its caches (composed IIIF images, manifests) are live heap
-// that this setting would let the heap grow to five times, and the same
-// comparison gave it no shorter manifest builds, at most a tenth more
-// creates a second at 32 clients, and twice the peak RSS with images.
-// TuneGC's soft memory limit keeps a large live heap from growing five
-// times over.
+// one left live, where Go's default (100) starts one when it has doubled.
+// An ingest makes many short-lived values (parsed records, the rows of
+// each batch, their encodings) and keeps little, so at Go's default it
+// collects every few batches; at this setting the bulk ingest of patents
+// ran 23–37% faster in alternating runs, for a peak RSS of about 290 MiB
+// instead of 220. The server keeps Go's default: its caches (composed IIIF
+// images, manifests) are live heap that this setting would let the heap
+// grow to five times, and the same comparison gave it no shorter manifest
+// builds, at most a tenth more creates a second at 32 clients, and twice
+// the peak RSS with images. TuneGC's soft memory limit keeps a large live
+// heap from growing five times over.
 const GCPercent = 400
 
 // GCSettings is how TuneGC left the collector.
@@ -72,23 +73,25 @@ func TuneGC(getenv func(string) string, memory func() (uint64, bool)) GCSettings
 		debug.SetGCPercent(GCPercent)
 	}
 	if getenv("GOMEMLIMIT") == "" {
-		if total, ok := memory(); ok && total/2 < math.MaxInt64 {
-			debug.SetMemoryLimit(int64(total / 2))
+		if total, ok := memory(); ok {
+			debug.SetMemoryLimit(int64(total / 2)) // at most MaxInt64
 		}
 	}
 	return CurrentGC(getenv)
 }
 
 // CurrentGC returns the collector's settings as they are (for a log line),
-// with whether GOGC and GOMEMLIMIT set them (getenv reads the environment).
+// read from runtime/metrics, with whether GOGC and GOMEMLIMIT set them
+// (getenv reads the environment).
 func CurrentGC(getenv func(string) string) GCSettings {
-	s := GCSettings{PercentFromEnv: getenv("GOGC") != "", LimitFromEnv: getenv("GOMEMLIMIT") != ""}
-	// the runtime has no reader of the pace: set it and put it back at
-	// once (the collector reads it only when it starts a cycle)
-	s.Percent = debug.SetGCPercent(100)
-	debug.SetGCPercent(s.Percent)
-	s.Limit = debug.SetMemoryLimit(-1) // a negative limit reads it
-	return s
+	m := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}
+	metrics.Read(m)
+	return GCSettings{
+		Percent:        int(m[0].Value.Uint64()), // -1 when GOGC=off
+		Limit:          int64(m[1].Value.Uint64()),
+		PercentFromEnv: getenv("GOGC") != "",
+		LimitFromEnv:   getenv("GOMEMLIMIT") != "",
+	}
 }
 
 // MachineMemory returns the memory this process may use: its control

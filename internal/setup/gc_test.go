@@ -8,9 +8,8 @@ import (
 
 // keepGC restores the collector's settings when the test ends.
 func keepGC(t *testing.T) {
-	pct := debug.SetGCPercent(100)
-	debug.SetGCPercent(pct)
-	limit := debug.SetMemoryLimit(-1)
+	s := CurrentGC(env(nil))
+	pct, limit := s.Percent, s.Limit
 	t.Cleanup(func() {
 		debug.SetGCPercent(pct)
 		debug.SetMemoryLimit(limit)
