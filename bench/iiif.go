@@ -2,6 +2,7 @@ package bench
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -750,20 +751,27 @@ func iiifManifestReady(ctx context.Context, client *http.Client, base string, bo
 
 // iiifGet gets a URL, with a bearer token when given, and reads the body.
 func iiifGet(ctx context.Context, client *http.Client, url, token string) (int, []byte, error) {
+	var buf bytes.Buffer
+	status, err := iiifGetInto(ctx, client, url, token, &buf)
+	return status, buf.Bytes(), err
+}
+
+// iiifGetInto is iiifGet reading the body into buf.
+func iiifGetInto(ctx context.Context, client *http.Client, url, token string, buf *bytes.Buffer) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
+	_, err = buf.ReadFrom(resp.Body)
+	return resp.StatusCode, err
 }
 
 // vipsAlone cuts the images with `vips dzsave` and the derive job's
@@ -1140,16 +1148,23 @@ type IIIFManifest struct {
 
 // iiifManifests times the book's manifest, one request at a time, with a
 // token (never cached) or anonymously (cached after the first), and
-// checks every answer lists every page with its image service.
+// checks every answer lists every page with its image service. The
+// scenario's client runs in the server's process, so it keeps its own
+// garbage out of the server's collections: each answer is read into one
+// buffer kept for the next, and decoded only when its bytes differ from
+// the last answer that passed (an answer the same as a checked one
+// passes too).
 func iiifManifests(ctx context.Context, client *http.Client, timer *iiifTimer, base string, book shelfmark.ID, token string, pages, n int) (IIIFManifest, error) {
 	url := base + "/iiif/" + string(book) + "/manifest"
 	var lat, srv []time.Duration
 	out := IIIFManifest{Requests: n}
+	var body, passed bytes.Buffer
 	const warmup = 10
 	for i := 0; i < warmup+n; i++ {
 		timer.start()
 		t0 := time.Now()
-		status, body, err := iiifGet(ctx, client, url, token)
+		body.Reset()
+		status, err := iiifGetInto(ctx, client, url, token, &body)
 		d := time.Since(t0)
 		st := timer.stop()
 		if err != nil {
@@ -1159,11 +1174,17 @@ func iiifManifests(ctx context.Context, client *http.Client, timer *iiifTimer, b
 			continue
 		}
 		lat, srv = append(lat, d), append(srv, st...)
-		out.Bytes = len(body)
-		var m iiifManifest
-		if status != http.StatusOK || json.Unmarshal(body, &m) != nil || len(m.Items) != pages || m.withServices() != pages {
-			out.Errors++
+		out.Bytes = body.Len()
+		if status == http.StatusOK && passed.Len() > 0 && bytes.Equal(body.Bytes(), passed.Bytes()) {
+			continue
 		}
+		var m iiifManifest
+		if status != http.StatusOK || json.Unmarshal(body.Bytes(), &m) != nil || len(m.Items) != pages || m.withServices() != pages {
+			out.Errors++
+			continue
+		}
+		passed.Reset()
+		passed.Write(body.Bytes())
 	}
 	out.Seconds = total(srv).Seconds()
 	out.Client, out.Server = *percentiles(lat), *percentiles(srv)
