@@ -128,8 +128,16 @@ type WebIndexReport struct {
 	} `json:"queries"`
 	// Rows counts the index's rows after the run.
 	Rows *WebRows `json:"rows,omitempty"`
-	// Raw is the raw limit's measurement (RawLimitPerS is its LinksPerS).
+	// Raw is the raw limit's measurement (RawLimitPerS is its LinksPerS),
+	// into empty scratch tables.
 	Raw *RawWebResult `json:"raw,omitempty"`
+	// RawAtSize is the raw limit measured again after the ingest, in the
+	// index's own tables at the size the crawl left them
+	// (RawWebAtSize); FractionAtSize is the ingest's rate over its
+	// LinksPerS, and LastFractionAtSize the last step's.
+	RawAtSize          *RawWebResult `json:"raw_at_size,omitempty"`
+	FractionAtSize     float64       `json:"fraction_at_size,omitempty"`
+	LastFractionAtSize float64       `json:"last_fraction_at_size,omitempty"`
 	// Timeline holds, per step, the pages/s and each query's latency.
 	Timeline []WebIndexBucket `json:"timeline"`
 	// IngestErrors are the first bad records or files the ingest reported.
@@ -379,6 +387,19 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 				rep.Steps[i].Fraction = rep.Steps[i].RatePerS / res.LinksPerS
 			}
 		}
+		progress("raw limit at the index's size", 0, 1)
+		at, err := RawWebAtSize(ctx, c.Database, c.StorePath, c.Relaxed, g, rb, time.Duration(c.RawSeconds*float64(time.Second)))
+		progress("raw limit at the index's size", 1, 1)
+		if err != nil {
+			return nil, err
+		}
+		rep.RawAtSize = at
+		if at.LinksPerS > 0 {
+			rep.FractionAtSize = rep.RatePerS / at.LinksPerS
+			if n := len(rep.Steps); n > 0 {
+				rep.LastFractionAtSize = rep.Steps[n-1].RatePerS / at.LinksPerS
+			}
+		}
 	}
 	return rep, nil
 }
@@ -574,7 +595,18 @@ func (rep *WebIndexReport) WriteJSON(path string) error {
 func (rep *WebIndexReport) Summary() string {
 	return fmt.Sprintf("webindex %s: %d pages, %d links in %.1f s: %.0f links/s (%.0f pages/s), flatness %.2f (first captures %.0f links/s, re-captures %.0f links/s); raw limit %.0f links/s (%.0f%% of it); parse only %.0f links/s; top-10 p99 %.2f ms, inbound p99 %.2f ms (a one-row read's %.2f ms); peak RSS %.0f MiB; %d errors",
 		rep.Backend, rep.Pages, rep.Items, rep.Seconds, rep.RatePerS, rep.PagesPerS, rep.Flatness, rep.FirstPhaseLinksPerS, rep.RecapturePhaseLinksPerS,
-		rep.RawLimitPerS, 100*rep.FractionLimit, rep.ParseOnlyLinksPerS, rep.QueryTopMS.P99, rep.QueryLinksMS.P99, rep.QueryReadMS.P99, float64(rep.PeakRSSBytes)/(1<<20), rep.Errors)
+		rep.RawLimitPerS, 100*rep.FractionLimit, rep.ParseOnlyLinksPerS, rep.QueryTopMS.P99, rep.QueryLinksMS.P99, rep.QueryReadMS.P99, float64(rep.PeakRSSBytes)/(1<<20), rep.Errors) +
+		rep.atSizeSummary()
+}
+
+// atSizeSummary is the summary's part about the raw limit at the index's
+// size, "" when it was not measured.
+func (rep *WebIndexReport) atSizeSummary() string {
+	if rep.RawAtSize == nil {
+		return ""
+	}
+	return fmt.Sprintf("; raw limit at the index's size %.0f links/s (%.0f%% of it, the last step %.0f%%)",
+		rep.RawAtSize.LinksPerS, 100*rep.FractionAtSize, 100*rep.LastFractionAtSize)
 }
 
 // stepMid is the middle of each step in seconds into the ingest.
@@ -620,6 +652,11 @@ func (rep *WebIndexReport) LinksChart() chart {
 	if rep.RawLimitPerS > 0 {
 		c.lines = append(c.lines, line{name: "raw limit", xs: []float64{0, end}, ys: []float64{rep.RawLimitPerS, rep.RawLimitPerS}, dashed: true})
 		top = max(top, rep.RawLimitPerS)
+	}
+	if rep.RawAtSize != nil && rep.RawAtSize.LinksPerS > 0 {
+		v := rep.RawAtSize.LinksPerS
+		c.lines = append(c.lines, line{name: "raw limit at the final size", xs: []float64{0, end}, ys: []float64{v, v}, dashed: true})
+		top = max(top, v)
 	}
 	if rep.RecaptureStartS >= 0 {
 		c.lines = append(c.lines, line{name: "re-captures begin", xs: []float64{rep.RecaptureStartS, rep.RecaptureStartS}, ys: []float64{0, top}, dashed: true})

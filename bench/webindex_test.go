@@ -300,6 +300,17 @@ func testWebIndexScenario(t *testing.T, db shelfmark.Storage, database, path str
 	if rep.Raw == nil || rep.Raw.Pages == 0 || rep.Raw.LinkRows == 0 || rep.Raw.URLRows == 0 || r.RawLimitPerS != rep.Raw.LinksPerS || r.FractionLimit <= 0 || r.RawLimitWhat == "" {
 		t.Errorf("raw limit: %+v, %v %v", rep.Raw, r.RawLimitPerS, r.FractionLimit)
 	}
+	// the raw limit at the index's size: rows of new pages inserted into
+	// the index's tables, some of their links to URLs the crawl holds, and
+	// taken out again
+	if a := rep.RawAtSize; a == nil || a.Pages == 0 || a.CaptureRows != a.Pages || a.URLRows < a.Pages || a.LinkRows == 0 || a.HeldLinks == 0 ||
+		a.HeldLinks >= a.LinkRows || a.LinksPerS <= 0 || rep.FractionAtSize != r.RatePerS/a.LinksPerS || rep.LastFractionAtSize <= 0 {
+		t.Errorf("raw limit at the index's size: %+v, fraction %v, last %v", a, rep.FractionAtSize, rep.LastFractionAtSize)
+	}
+	if after, err := CountWebRows(ctx, database, path); err != nil || rep.Rows == nil ||
+		[4]int64{after.Domains, after.URLs, after.Captures, after.Links} != [4]int64{rep.Rows.Domains, rep.Rows.URLs, rep.Rows.Captures, rep.Rows.Links} {
+		t.Errorf("index rows after the raw limit at its size: %+v, %v; want those before, %+v", after, err, rep.Rows)
+	}
 	if rep.Queries.Top == 0 || rep.Queries.Links == 0 || rep.Queries.Reads == 0 || rep.Queries.Errors != 0 ||
 		rep.QueryTopMS.Max <= 0 || rep.QueryLinksMS.Max <= 0 || rep.QueryReadMS.Max <= 0 || r.LatencyMS.Max <= 0 {
 		t.Errorf("queries: %+v, top %+v, links %+v, read %+v", rep.Queries, rep.QueryTopMS, rep.QueryLinksMS, rep.QueryReadMS)
@@ -321,7 +332,7 @@ func testWebIndexScenario(t *testing.T, db shelfmark.Storage, database, path str
 	if rep.RecaptureStartS <= 0 || rep.RecaptureStartS >= r.Seconds || !rep.Timeline[len(rep.Timeline)-1].Recapture || rep.Timeline[0].Recapture {
 		t.Errorf("re-captures began at %.2f s of %.2f: %+v", rep.RecaptureStartS, r.Seconds, rep.Timeline)
 	}
-	for _, s := range []string{"generate", "parse only", "ingest", "raw limit"} {
+	for _, s := range []string{"generate", "parse only", "ingest", "raw limit", "raw limit at the index's size"} {
 		if !stages[s] {
 			t.Errorf("no progress of stage %q", s)
 		}

@@ -8,14 +8,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "github.com/mattn/go-sqlite3"    // database/sql driver "sqlite3"
 
-	"github.com/shelfmark/shelfmark"
 	"github.com/shelfmark/shelfmark/warc"
 )
 
@@ -33,6 +31,62 @@ type RawDB struct {
 	path    string // sqlite: the scratch file
 	schema  string // postgres: the scratch schema
 	admin   *sql.DB
+	names   rawNames
+	file    int64 // the captures' file (1 when 0)
+}
+
+// rawNames are the tables a RawDB inserts into: the scratch tables, or
+// the index's own (RawWebAtSize), which keep the inbound counts in a
+// table of their own (counts; none in the scratch tables, whose URL rows
+// hold theirs).
+type rawNames struct{ domains, urls, counts, captures, links string }
+
+// scratchNames are the scratch tables' names.
+var scratchNames = rawNames{domains: "raw_domains", urls: "raw_urls", captures: "raw_captures", links: "raw_links"}
+
+// openRawSQLite opens a SQLite file with the store's settings (WAL,
+// synchronous FULL, or NORMAL when relaxed) through one connection.
+func openRawSQLite(path string, relaxed bool) (*sql.DB, error) {
+	sync := "FULL"
+	if relaxed {
+		sync = "NORMAL"
+	}
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", sync)
+	q.Set("_busy_timeout", "10000")
+	q.Set("_cache_size", "-65536")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// openRawPostgres opens the PostgreSQL database at database through one
+// connection, with search_path schema when given and synchronous_commit
+// off when relaxed.
+func openRawPostgres(database, schema string, relaxed bool) (*sql.DB, error) {
+	u, err := url.Parse(database)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	if schema != "" {
+		q.Set("search_path", schema)
+	}
+	if relaxed {
+		q.Set("synchronous_commit", "off")
+	}
+	u.RawQuery = q.Encode()
+	db, err := sql.Open("pgx", u.String())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
 }
 
 // OpenRawScratch opens scratch space: with database "" a new SQLite file
@@ -47,23 +101,12 @@ func OpenRawScratch(ctx context.Context, database, dir string, relaxed bool) (*R
 		}
 		path := f.Name()
 		f.Close()
-		sync := "FULL"
-		if relaxed {
-			sync = "NORMAL"
-		}
-		q := url.Values{}
-		q.Set("_journal_mode", "WAL")
-		q.Set("_synchronous", sync)
-		q.Set("_busy_timeout", "10000")
-		q.Set("_cache_size", "-65536")
-		q.Set("_txlock", "immediate")
-		db, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+		db, err := openRawSQLite(path, relaxed)
 		if err != nil {
 			os.Remove(path)
 			return nil, err
 		}
-		db.SetMaxOpenConns(1)
-		r := &RawDB{DB: db, Backend: "sqlite", path: path}
+		r := &RawDB{DB: db, Backend: "sqlite", path: path, names: scratchNames}
 		if err := r.create(ctx); err != nil {
 			r.Close()
 			return nil, err
@@ -79,23 +122,11 @@ func OpenRawScratch(ctx context.Context, database, dir string, relaxed bool) (*R
 		admin.Close()
 		return nil, fmt.Errorf("raw scratch schema: %w", err)
 	}
-	r := &RawDB{Backend: "postgres", schema: schema, admin: admin}
-	u, err := url.Parse(database)
-	if err != nil {
+	r := &RawDB{Backend: "postgres", schema: schema, admin: admin, names: scratchNames}
+	if r.DB, err = openRawPostgres(database, schema, relaxed); err != nil {
 		r.Close()
 		return nil, err
 	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	if relaxed {
-		q.Set("synchronous_commit", "off")
-	}
-	u.RawQuery = q.Encode()
-	if r.DB, err = sql.Open("pgx", u.String()); err != nil {
-		r.Close()
-		return nil, err
-	}
-	r.DB.SetMaxOpenConns(1)
 	if err := r.create(ctx); err != nil {
 		r.Close()
 		return nil, err
@@ -157,14 +188,17 @@ CREATE TABLE raw_links (dst bigint NOT NULL, src bigint NOT NULL, PRIMARY KEY (d
 
 // RawWebResult is what RawWebLimit measured.
 type RawWebResult struct {
-	Pages       int64   `json:"pages"`
-	DomainRows  int64   `json:"domain_rows"`
-	URLRows     int64   `json:"url_rows"`
-	CaptureRows int64   `json:"capture_rows"`
-	LinkRows    int64   `json:"link_rows"`
-	Links       int64   `json:"links"` // the pages' links as extracted, with repeats
-	Seconds     float64 `json:"seconds"`
-	PagesPerS   float64 `json:"pages_per_s"`
+	Pages       int64 `json:"pages"`
+	DomainRows  int64 `json:"domain_rows"`
+	URLRows     int64 `json:"url_rows"`
+	CaptureRows int64 `json:"capture_rows"`
+	LinkRows    int64 `json:"link_rows"`
+	// HeldLinks are the link rows to a URL the index already held
+	// (RawWebAtSize only).
+	HeldLinks int64   `json:"held_links,omitempty"`
+	Links     int64   `json:"links"` // the pages' links as extracted, with repeats
+	Seconds   float64 `json:"seconds"`
+	PagesPerS float64 `json:"pages_per_s"`
 	// LinksPerS is Links per second: the rate to compare an index's
 	// links/s with.
 	LinksPerS    float64 `json:"links_per_s"`
@@ -245,18 +279,7 @@ func RawWebLimit(ctx context.Context, r *RawDB, g *WebGraph, batch int, d time.D
 			for _, l := range p.links {
 				ids = append(ids, intern(l))
 			}
-			slices.Sort(ids)
-			ids = slices.Compact(ids)
-			if i, ok := slices.BinarySearch(ids, src); ok {
-				ids = slices.Delete(ids, i, i+1)
-			}
-			for _, dst := range ids {
-				t.dst, t.src = append(t.dst, dst), append(t.src, src)
-			}
-			t.capID, t.capURL, t.capOff, t.capTime = append(t.capID, int64(n+1)), append(t.capURL, src), append(t.capOff, int64(n)*900), append(t.capTime, p.Time.UnixNano())
-			t.capDig = append(t.capDig, warc.Digest([]byte(p.URL)))
-			t.capRID = append(t.capRID, warc.RecordID("response", p.URL, p.Time))
-			t.capLink = append(t.capLink, shelfmark.EncodeLinkIDs(ids))
+			rawPageRows(&t, p, src, ids, int64(n+1))
 			res.Links += int64(len(p.links))
 			n++
 		}
@@ -280,23 +303,32 @@ func RawWebLimit(ctx context.Context, r *RawDB, g *WebGraph, batch int, d time.D
 
 // insert writes one transaction's rows.
 func (r *RawDB) insert(ctx context.Context, t *rawTables) error {
+	n := r.names
+	file := max(r.file, 1)
 	tx, err := r.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	if r.Backend == "postgres" {
-		for _, s := range []struct {
+		stmts := []struct {
 			sql  string
 			args []any
 		}{
-			{`INSERT INTO raw_domains (id, name) SELECT * FROM unnest($1::bigint[], $2::text[])`, []any{t.domID, t.domName}},
-			{`INSERT INTO raw_urls (id, surt, url, domain) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[])`, []any{t.urlID, t.urlSURT, t.urlURL, t.urlDom}},
-			{`INSERT INTO raw_captures (id, url, file, byte_offset, byte_length, time, type, mime, status, digest, record_id, links)
-			  SELECT id, url, 1, off, 900, t, 'response', 'text/html', 200, dig, rid, links FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::bytea[]) AS c(id, url, off, t, dig, rid, links)`,
-				[]any{t.capID, t.capURL, t.capOff, t.capTime, t.capDig, t.capRID, t.capLink}},
-			{`INSERT INTO raw_links (dst, src) SELECT * FROM unnest($1::bigint[], $2::bigint[])`, []any{t.dst, t.src}},
-		} {
+			{`INSERT INTO ` + n.domains + ` (id, name) SELECT * FROM unnest($1::bigint[], $2::text[])`, []any{t.domID, t.domName}},
+			{`INSERT INTO ` + n.urls + ` (id, surt, url, domain) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[])`, []any{t.urlID, t.urlSURT, t.urlURL, t.urlDom}},
+			{`INSERT INTO ` + n.captures + ` (id, url, file, byte_offset, byte_length, time, type, mime, status, digest, record_id, links)
+			  SELECT id, url, $8, off, 900, t, 'response', 'text/html', 200, dig, rid, links FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::bytea[]) AS c(id, url, off, t, dig, rid, links)`,
+				[]any{t.capID, t.capURL, t.capOff, t.capTime, t.capDig, t.capRID, t.capLink, file}},
+			{`INSERT INTO ` + n.links + ` (dst, src) SELECT * FROM unnest($1::bigint[], $2::bigint[])`, []any{t.dst, t.src}},
+		}
+		if n.counts != "" {
+			stmts = append(stmts, struct {
+				sql  string
+				args []any
+			}{`INSERT INTO ` + n.counts + ` (id, domain) SELECT * FROM unnest($1::bigint[], $2::bigint[])`, []any{t.urlID, t.urlDom}})
+		}
+		for _, s := range stmts {
 			if _, err := tx.ExecContext(ctx, s.sql, s.args...); err != nil {
 				return err
 			}
@@ -325,18 +357,23 @@ func (r *RawDB) insert(ctx context.Context, t *rawTables) error {
 		}
 		return nil
 	}
-	if err := rows("raw_domains", "id, name", 2, len(t.domID), func(i int) []any { return []any{t.domID[i], t.domName[i]} }); err != nil {
+	if err := rows(n.domains, "id, name", 2, len(t.domID), func(i int) []any { return []any{t.domID[i], t.domName[i]} }); err != nil {
 		return err
 	}
-	if err := rows("raw_urls", "id, surt, url, domain", 4, len(t.urlID), func(i int) []any { return []any{t.urlID[i], t.urlSURT[i], t.urlURL[i], t.urlDom[i]} }); err != nil {
+	if err := rows(n.urls, "id, surt, url, domain", 4, len(t.urlID), func(i int) []any { return []any{t.urlID[i], t.urlSURT[i], t.urlURL[i], t.urlDom[i]} }); err != nil {
 		return err
 	}
-	if err := rows("raw_captures", "id, url, file, byte_offset, byte_length, time, type, mime, status, digest, record_id, links", 12, len(t.capID), func(i int) []any {
-		return []any{t.capID[i], t.capURL[i], 1, t.capOff[i], 900, t.capTime[i], "response", "text/html", 200, t.capDig[i], t.capRID[i], t.capLink[i]}
+	if n.counts != "" {
+		if err := rows(n.counts, "id, domain", 2, len(t.urlID), func(i int) []any { return []any{t.urlID[i], t.urlDom[i]} }); err != nil {
+			return err
+		}
+	}
+	if err := rows(n.captures, "id, url, file, byte_offset, byte_length, time, type, mime, status, digest, record_id, links", 12, len(t.capID), func(i int) []any {
+		return []any{t.capID[i], t.capURL[i], file, t.capOff[i], 900, t.capTime[i], "response", "text/html", 200, t.capDig[i], t.capRID[i], t.capLink[i]}
 	}); err != nil {
 		return err
 	}
-	if err := rows("raw_links", "dst, src", 2, len(t.dst), func(i int) []any { return []any{t.dst[i], t.src[i]} }); err != nil {
+	if err := rows(n.links, "dst, src", 2, len(t.dst), func(i int) []any { return []any{t.dst[i], t.src[i]} }); err != nil {
 		return err
 	}
 	return tx.Commit()
