@@ -650,7 +650,7 @@ func (rep *WebIndexReport) LinksChart() chart {
 	c.lines = append(c.lines, line{name: "goal 50k/s", xs: []float64{0, end}, ys: []float64{WebIndexGoal, WebIndexGoal}, dashed: true})
 	top = max(top, WebIndexGoal)
 	if rep.RawLimitPerS > 0 {
-		c.lines = append(c.lines, line{name: "raw limit", xs: []float64{0, end}, ys: []float64{rep.RawLimitPerS, rep.RawLimitPerS}, dashed: true})
+		c.lines = append(c.lines, line{name: "raw limit, empty tables", xs: []float64{0, end}, ys: []float64{rep.RawLimitPerS, rep.RawLimitPerS}, dashed: true})
 		top = max(top, rep.RawLimitPerS)
 	}
 	if rep.RawAtSize != nil && rep.RawAtSize.LinksPerS > 0 {

@@ -368,7 +368,7 @@ func testWebIndexScenario(t *testing.T, db shelfmark.Storage, database, path str
 		t.Fatal(err)
 	}
 	page, _ := os.ReadFile(filepath.Join(html, "index.html"))
-	for _, s := range []string{"links indexed per second", `data-name="re-captures"`, `data-name="re-captures begin"`, `data-name="raw limit"`, "inbound p99", "pages indexed per second"} {
+	for _, s := range []string{"links indexed per second", `data-name="re-captures"`, `data-name="re-captures begin"`, `data-name="raw limit, empty tables"`, `data-name="raw limit at the final size"`, "inbound p99", "pages indexed per second"} {
 		if !bytes.Contains(page, []byte(s)) {
 			t.Errorf("report page without %q", s)
 		}
