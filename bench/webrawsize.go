@@ -200,9 +200,11 @@ func (s *atSize) resolve(ctx context.Context, pages []*WebPage, t *rawTables) er
 		}
 	}
 	var surts, names []string
+	asked := map[string]bool{}
 	for _, w := range wants {
 		surts = append(surts, w.url.SURT)
-		if _, ok := s.doms[w.url.Domain]; !ok {
+		if _, ok := s.doms[w.url.Domain]; !ok && !asked[w.url.Domain] {
+			asked[w.url.Domain] = true
 			names = append(names, w.url.Domain)
 		}
 	}
