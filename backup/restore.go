@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -179,7 +178,7 @@ func restoreDB(ctx context.Context, from ocfl.FS, name string, db Database, dst 
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 	v := newVerifier(rc, algSHA256, db.SHA256)
-	if _, err := io.Copy(tmp, iox.ContextReader(ctx, v)); err != nil {
+	if _, err := iox.Copy(ctx, tmp, v); err != nil {
 		return fmt.Errorf("restore the database: %w", err)
 	}
 	if v.n != db.Size {

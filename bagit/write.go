@@ -216,7 +216,7 @@ func writeFile(ctx context.Context, root, rel string, f File, dirs map[string]bo
 	defer out.Close()
 	hs := map[string]hash.Hash{"sha512": sha512.New(), "sha256": sha256.New()}
 	w := io.MultiWriter(out, hs["sha512"], hs["sha256"])
-	n, err := io.Copy(w, iox.ContextReader(ctx, r))
+	n, err := iox.Copy(ctx, w, r)
 	if err != nil {
 		return nil, 0, fmt.Errorf("bagit: %s: copy: %w", rel, err)
 	}

@@ -58,7 +58,7 @@ func (s *LocalStore) ReplaceBlob(ctx context.Context, sha string, r io.Reader) e
 		_ = os.Remove(tmp)
 	}()
 	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(f, h), iox.ContextReader(ctx, r)); err != nil {
+	if _, err := iox.Copy(ctx, io.MultiWriter(f, h), r); err != nil {
 		return fmt.Errorf("blob: replace %s: %w", sha, err)
 	}
 	if got := h.Sum(nil); string(got) != string(want) {

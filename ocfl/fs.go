@@ -282,7 +282,7 @@ func (d *DirFS) write(ctx context.Context, name string, r io.Reader, exclusive, 
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := io.Copy(f, iox.ContextReader(ctx, r)); err != nil {
+	if _, err := iox.Copy(ctx, f, r); err != nil {
 		return fmt.Errorf("ocfl: write %s: %w", name, err)
 	}
 	if durable {
@@ -333,7 +333,7 @@ func (d *DirFS) writeNew(ctx context.Context, p, dir string, r io.Reader) (done 
 		return false, err
 	}
 	d.files.Add(1)
-	if _, err = io.Copy(f, iox.ContextReader(ctx, r)); err == nil {
+	if _, err = iox.Copy(ctx, f, r); err == nil {
 		err = f.Close()
 	} else {
 		f.Close()
