@@ -122,7 +122,9 @@ func ObjectID(id shelfmark.ID) string { return SubjectIRI(id) }
 // none is due) and how many versions it wrote.
 //
 // Cost: two statements to read the batch and one to map files to their
-// works, then per object the reads of Build and the object's new bytes.
+// works, then the reads of BuildAll (about ten statements for every
+// buildObjects objects, plus two per work with file sets or files), and
+// per object the object's new bytes.
 func (p *Preserver) Step(ctx context.Context) (rows, versions int, err error) {
 	var (
 		cp, upTo int64
@@ -207,44 +209,69 @@ func (p *Preserver) due(ctx context.Context, tx shelfmark.ReadTx, cp int64, cuto
 	}
 }
 
-// preserveAll preserves objects in one ocfl.Batch: each object's new
-// version is written up to its commit point, Parallel objects at a time
-// (objects are independent: each has its own lock and files), and then all
-// are committed with two synchronisations of the storage root in all. It
-// returns how many versions it wrote; on the first error it writes none.
+// preserveAll preserves objects in one ocfl.Batch: their states are read
+// buildObjects at a time, in one read transaction each (BuildAll), and
+// each object's new version is written up to its commit point, Parallel
+// objects at a time (objects are independent: each has its own lock and
+// files), and then all are committed with two synchronisations of the
+// storage root in all. It returns how many versions it wrote; on the
+// first error it writes none.
 func (p *Preserver) preserveAll(ctx context.Context, objects []int64, at map[int64]time.Time) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batch := p.root.NewBatch()
-	next := make(chan int64)
+	next := make(chan *State)
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		first error
 	)
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+			cancel()
+		}
+		mu.Unlock()
+	}
 	for range min(p.opts.Parallel, len(objects)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for key := range next {
-				if _, err := p.add(ctx, batch, key, at[key]); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-						cancel()
-					}
-					mu.Unlock()
+			for st := range next {
+				if _, err := p.write(ctx, batch, st, at[st.Key]); err != nil {
+					fail(err)
 				}
 			}
 		}()
 	}
 feed:
-	for _, key := range objects {
-		select {
-		case next <- key:
-		case <-ctx.Done():
-			break feed
+	for rest := objects; len(rest) > 0; {
+		var (
+			states map[int64]*State
+			n      int
+		)
+		err := p.store.View(ctx, func(tx shelfmark.ReadTx) error {
+			var err error
+			states, n, err = BuildAll(ctx, tx, p.ids, rest[:min(len(rest), buildObjects)], buildRows)
+			return err
+		})
+		if err != nil {
+			fail(err)
+			break
 		}
+		for _, key := range rest[:n] {
+			st := states[key]
+			if st == nil {
+				continue // purged: nothing to keep
+			}
+			select {
+			case next <- st:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		rest = rest[n:]
 	}
 	close(next)
 	wg.Wait()
@@ -262,6 +289,14 @@ feed:
 	}
 	return n, p.purged(ctx, objects)
 }
+
+// buildObjects and buildRows bound one read of preserveAll: the objects
+// whose states it reads together, and the resources among them past which
+// it takes no more (a book of a thousand pages is read with few others).
+const (
+	buildObjects = 256
+	buildRows    = 20000
+)
 
 // purged removes the objects of keys the database no longer holds: a purge
 // that ran while their versions were written (a purge removes the rows
@@ -334,9 +369,7 @@ func (p *Preserver) Preserve(ctx context.Context, key int64, at time.Time) (bool
 
 // add adds to batch a version of the object of key (a work or a
 // collection) dated at, unless its state equals its newest version's. It
-// reports whether it added one. The originals' SHA-512 digests are taken
-// from the database, else from the object's newest record, else by
-// reading the bytes once; the record keeps them.
+// reports whether it added one.
 func (p *Preserver) add(ctx context.Context, batch *ocfl.Batch, key int64, at time.Time) (bool, error) {
 	var st *State
 	err := p.store.View(ctx, func(tx shelfmark.ReadTx) error {
@@ -350,7 +383,16 @@ func (p *Preserver) add(ctx context.Context, batch *ocfl.Batch, key int64, at ti
 	if err != nil {
 		return false, err
 	}
-	id := ObjectID(p.ids.Encode(key))
+	return p.write(ctx, batch, st, at)
+}
+
+// write adds to batch a version of the object whose state is st, dated
+// at, unless st equals its newest version's. It reports whether it added
+// one. The originals' SHA-512 digests are taken from the database, else
+// from the object's newest record, else by reading the bytes once; the
+// record keeps them.
+func (p *Preserver) write(ctx context.Context, batch *ocfl.Batch, st *State, at time.Time) (bool, error) {
+	id := ObjectID(p.ids.Encode(st.Key))
 	head, old, known, err := p.head(ctx, id)
 	if err != nil {
 		return false, err

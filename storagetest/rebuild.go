@@ -34,6 +34,8 @@ type preserved struct {
 	mu    sync.Mutex
 	now   time.Time
 	sys   context.Context
+	// rec records the statements store runs, while it captures.
+	rec *recorder
 }
 
 func (s *preserved) clock() time.Time { s.mu.Lock(); defer s.mu.Unlock(); return s.now }
@@ -42,7 +44,8 @@ func newPreserved(t *testing.T, open Opener) *preserved {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	s := &preserved{store: open(t, nil), now: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
+	s := &preserved{now: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), rec: &recorder{}}
+	s.store = open(t, s.rec.trace)
 	s.sys = shelfmark.WithCaller(ctx, shelfmark.SystemCaller("test"))
 	var err error
 	if s.ids, err = shelfmark.LoadIDCodec(ctx, s.store); err != nil {

@@ -165,6 +165,7 @@ var conformance = []struct {
 	{"PreservationEvents", testPreservationEvents, false},
 	{"SourceKeysOf", testSourceKeysOf, true},
 	{"Rebuild", testRebuild, true},
+	{"PreserveBuildAll", testPreserveBuildAll, false},
 	{"RebuildDamaged", testRebuildDamaged, false},
 }
 
