@@ -44,16 +44,26 @@ func Parse(r io.Reader, mediaType, base string, opts ...Option) ([]shelfmark.Tri
 	if err != nil {
 		return nil, err
 	}
+	src, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("rdf: reading %s document: %w", formatName(mt), err)
+	}
+	return ParseBytes(src, mediaType, base, opts...)
+}
+
+// ParseBytes is Parse of a document already in memory, with no copy of
+// it: a request body read whole is parsed where it lies.
+func ParseBytes(src []byte, mediaType, base string, opts ...Option) ([]shelfmark.Triple, error) {
+	mt, err := rdfMediaType(mediaType)
+	if err != nil {
+		return nil, err
+	}
 	if base != "" && (!isAbsoluteIRI(base) || badIRIChar(base) >= 0) {
 		return nil, fmt.Errorf("rdf: parse %s: base %q is not an absolute IRI", mt, base)
 	}
 	cfg := parseConfig{maxTriples: DefaultMaxTriples}
 	for _, o := range opts {
 		o(&cfg)
-	}
-	src, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("rdf: reading %s document: %w", formatName(mt), err)
 	}
 	return parseBytes(src, mt, base, cfg)
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"strings"
@@ -28,7 +27,7 @@ func unsupported(mt string) error {
 // parseRDFMetadata parses an RDF body about subject: every statement must
 // have the resource itself ("<>") as its subject.
 func parseRDFMetadata(body []byte, mt, subject string) ([]shelfmark.Statement, error) {
-	triples, err := rdf.Parse(bytes.NewReader(body), mt, subject, rdf.MaxTriples(maxStatements))
+	triples, err := rdf.ParseBytes(body, mt, subject, rdf.MaxTriples(maxStatements))
 	if err != nil {
 		return nil, err
 	}
