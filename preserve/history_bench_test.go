@@ -3,15 +3,11 @@ package preserve
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
-	"github.com/shelfmark/shelfmark/blob"
-	"github.com/shelfmark/shelfmark/ocfl"
-	"github.com/shelfmark/shelfmark/sqlite"
 )
 
 // BenchmarkHistoryBook measures the History's reads of a 1,200-page book
@@ -21,33 +17,8 @@ import (
 // record and its metadata).
 func BenchmarkHistoryBook(b *testing.B) {
 	ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("bench"))
-	dir := b.TempDir()
-	store, err := sqlite.Open(context.Background(), filepath.Join(dir, "db.sqlite"), sqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	ids, err := shelfmark.LoadIDCodec(context.Background(), store)
-	if err != nil {
-		b.Fatal(err)
-	}
-	clk := &clock{t: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
-	repo := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids, Now: clk.Now})
-	defer repo.Close()
-	blobs, err := blob.NewLocal(filepath.Join(dir, "blobs"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer blobs.Close()
-	fsys, err := ocfl.NewDirFS(filepath.Join(dir, "ocfl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	root, err := ocfl.InitRoot(context.Background(), fsys)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := New(store, blobs, root, ids, Options{Now: clk.Now})
+	bs := newBenchStack(b, "")
+	repo, blobs, clk, p := bs.repo, bs.blobs, bs.clk, bs.p
 	work, err := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: titled("A book")})
 	if err != nil {
 		b.Fatal(err)

@@ -22,11 +22,7 @@ func testPreserveBuildAll(t *testing.T, open Opener) {
 	s := newPreserved(t, open)
 	ctx := context.Background()
 	sys := s.sys
-	alice := &shelfmark.User{Name: "alice", Created: s.clock()}
-	if err := s.store.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.InsertUser(ctx, alice) }); err != nil {
-		t.Fatal(err)
-	}
-	asAlice := shelfmark.WithCaller(ctx, &shelfmark.Caller{User: alice.Key, Name: "alice", Scope: shelfmark.ScopeWrite})
+	asAlice := s.user(t, "alice")
 	key := func(id shelfmark.ID) int64 {
 		t.Helper()
 		k, err := s.ids.Key(id)

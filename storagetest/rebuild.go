@@ -81,6 +81,18 @@ func (s *preserved) catchUp(t *testing.T) {
 	}
 }
 
+// user adds the user name and returns a context acting as them (with
+// the write scope).
+func (s *preserved) user(t *testing.T, name string) context.Context {
+	t.Helper()
+	ctx := context.Background()
+	u := &shelfmark.User{Name: name, Created: s.clock()}
+	if err := s.store.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.InsertUser(ctx, u) }); err != nil {
+		t.Fatal(err)
+	}
+	return shelfmark.WithCaller(ctx, &shelfmark.Caller{User: u.Key, Name: name, Scope: shelfmark.ScopeWrite})
+}
+
 // page stores body and makes a file set of work holding it as its
 // original.
 func (s *preserved) page(t *testing.T, ctx context.Context, work shelfmark.ID, body string) (set, file shelfmark.ID) {
@@ -136,11 +148,7 @@ func testRebuild(t *testing.T, open Opener) {
 	s := newPreserved(t, open)
 	ctx := context.Background()
 	sys := s.sys
-	alice := &shelfmark.User{Name: "alice", Created: s.clock()}
-	if err := s.store.Update(ctx, func(tx shelfmark.WriteTx) error { return tx.InsertUser(ctx, alice) }); err != nil {
-		t.Fatal(err)
-	}
-	asAlice := shelfmark.WithCaller(ctx, &shelfmark.Caller{User: alice.Key, Name: "alice", Scope: shelfmark.ScopeWrite})
+	asAlice := s.user(t, "alice")
 
 	coll := rs(t)(s.repo.CreateResource(sys, &shelfmark.NewResource{Kind: shelfmark.KindCollection, Metadata: []shelfmark.Statement{title("Books")}}))
 	collKey, _ := s.ids.Key(coll.ID)
