@@ -31,6 +31,7 @@ func TestViewBeginsWithFirstStatement(t *testing.T) {
 		}
 		return n
 	}
+	rows := int64(1) // the rows the table holds: one more for each subtest run
 	for _, c := range []struct {
 		name  string
 		first []any // the first statement's arguments
@@ -52,6 +53,7 @@ func TestViewBeginsWithFirstStatement(t *testing.T) {
 					SELECT max(key) + 1, 'work', 'public', 1, 1, 0, 0 FROM resources`); err != nil {
 					return err
 				}
+				rows++
 				after = count(tx)
 				return tx.r.queryRow(ctx, "SELECT current_setting('transaction_isolation'), current_setting('transaction_read_only')", nil, &iso, &ro)
 			})
@@ -84,8 +86,8 @@ func TestViewBeginsWithFirstStatement(t *testing.T) {
 		t.Errorf("a View of no statement: %v", err)
 	}
 	var n int64
-	if err := db.View(ctx, func(rt shelfmark.ReadTx) error { n = count(rt.(*readTx)); return nil }); err != nil || n != 3 {
-		t.Errorf("after a failed View, the next reads %d rows (%v), want 3", n, err)
+	if err := db.View(ctx, func(rt shelfmark.ReadTx) error { n = count(rt.(*readTx)); return nil }); err != nil || n != rows {
+		t.Errorf("after a failed View, the next reads %d rows (%v), want %d", n, err, rows)
 	}
 }
 
