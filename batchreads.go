@@ -57,7 +57,7 @@ func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (
 		}
 		out, err = r.filesOf(g, keep, shown, func(parents []int64) ([]*FileRow, error) {
 			return tx.ChildFiles(ctx, parents, MaxChildFiles)
-		})
+		}, nil)
 		return err
 	})
 	if err != nil {
@@ -69,10 +69,20 @@ func (r *Repository) ChildFiles(ctx context.Context, parent ID, children []ID) (
 // filesOf returns the files of children (rows the caller may read), by
 // child id, those keep accepts: read reads them, at most MaxChildFiles a
 // child, in one statement. A file is as hidden as the most hidden of its
-// chain (its effective access, which is its chain's).
+// chain (its effective access, which is its chain's). With buf, the
+// Resources, their lists and the map are buf's memory.
 func (r *Repository) filesOf(g *guard, keep func(*ResourceRow) (bool, error), children []*ResourceRow,
-	read func(parents []int64) ([]*FileRow, error)) (map[ID][]*Resource, error) {
-	out := map[ID][]*Resource{}
+	read func(parents []int64) ([]*FileRow, error), buf *PageBuffer) (map[ID][]*Resource, error) {
+	var out map[ID][]*Resource
+	if buf != nil {
+		if buf.files == nil {
+			buf.files = map[ID][]*Resource{}
+		}
+		clear(buf.files)
+		out = buf.files
+	} else {
+		out = map[ID][]*Resource{}
+	}
 	if len(children) == 0 {
 		return out, nil
 	}
@@ -90,8 +100,19 @@ func (r *Repository) filesOf(g *guard, keep func(*ResourceRow) (bool, error), ch
 	// the files are allocated together, and a file set's list is a part
 	// of one list of them all (read returns them by parent): three
 	// objects for the collector, not two a file
-	all := make([]Resource, len(files))
-	list := make([]*Resource, 0, len(files))
+	var (
+		all  []Resource
+		list []*Resource
+	)
+	if buf != nil {
+		all = buf.resources(len(files))
+		clear(buf.list)
+		list = buf.list[:0]
+		defer func() { buf.list = list }()
+	} else {
+		all = make([]Resource, len(files))
+		list = make([]*Resource, 0, len(files))
+	}
 	var (
 		cur   ID
 		start int

@@ -33,8 +33,8 @@ func (b *bufferedTx) FirstChildren(ctx context.Context, parents []int64, kind Ki
 	return flushed(ctx, b, func() (map[int64]int64, error) { return b.tx.FirstChildren(ctx, parents, kind) })
 }
 
-func (b *bufferedTx) PageFiles(ctx context.Context, parents []int64, perParent int) ([]*FileRow, error) {
-	return flushed(ctx, b, func() ([]*FileRow, error) { return b.tx.PageFiles(ctx, parents, perParent) })
+func (b *bufferedTx) PageFiles(ctx context.Context, parents []int64, perParent int, buf *FileRowBuffer) ([]*FileRow, error) {
+	return flushed(ctx, b, func() ([]*FileRow, error) { return b.tx.PageFiles(ctx, parents, perParent, buf) })
 }
 
 func (b *bufferedTx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]*FileRow, error) {

@@ -165,8 +165,10 @@ type PagesPage struct {
 // number of pages and files, and of each file only what a viewer reads
 // (ReadTx.PageFiles), since taking the columns out of the rows is most of
 // what reading a book of 1,200 pages and 4,800 files costs. The files the
-// caller may not read are left out.
-func (r *Repository) ListPages(ctx context.Context, work ID, p PageRequest) (*PagesPage, error) {
+// caller may not read are left out. buf, when not nil, is the memory the
+// page's files are read into (PageBuffer): the page is valid until buf is
+// read into again.
+func (r *Repository) ListPages(ctx context.Context, work ID, p PageRequest, buf *PageBuffer) (*PagesPage, error) {
 	pkey, after, err := r.childCursor(work, p.After)
 	if err != nil {
 		return nil, err
@@ -188,9 +190,13 @@ func (r *Repository) ListPages(ctx context.Context, work ID, p PageRequest) (*Pa
 				sets = append(sets, row)
 			}
 		}
+		var into *FileRowBuffer
+		if buf != nil {
+			into = &buf.Rows
+		}
 		out.Files, err = r.filesOf(g, keep, sets, func(parents []int64) ([]*FileRow, error) {
-			return tx.PageFiles(ctx, parents, MaxChildFiles)
-		})
+			return tx.PageFiles(ctx, parents, MaxChildFiles, into)
+		}, buf)
 		return err
 	})
 	if err != nil {

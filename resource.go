@@ -241,8 +241,9 @@ type ResourceService interface {
 	ChildFiles(ctx context.Context, parent ID, children []ID) (map[ID][]*Resource, error)
 	// ListPages is ListChildren of a work with the files of its pages,
 	// of each file only what a viewer reads, in one read of a fixed
-	// number of statements (see Repository.ListPages).
-	ListPages(ctx context.Context, work ID, p PageRequest) (*PagesPage, error)
+	// number of statements (see Repository.ListPages); into buf's memory
+	// when buf is not nil, valid until buf is read into again.
+	ListPages(ctx context.Context, work ID, p PageRequest, buf *PageBuffer) (*PagesPage, error)
 	// CreateGroups stores groups (an ingest item each: a work with its file
 	// sets, files and order), each atomically, sharing group commits; it
 	// returns each group's root or its error (ECONFLICT with Details["id"]

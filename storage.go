@@ -181,8 +181,10 @@ type ReadTx interface {
 	// each file its Name, MediaType, Size, SHA256, Use,
 	// ExternalURL and, when characterized, its Format's PRONOM,
 	// MediaType, Width, Height and Pages. Everything else is zero. It
-	// reads about half the columns, for the pages of a book.
-	PageFiles(ctx context.Context, parents []int64, perParent int) ([]*FileRow, error)
+	// reads about half the columns, for the pages of a book. buf, when
+	// not nil, is the memory the rows and their list are read into (Reset
+	// first): they are valid until buf is read into again.
+	PageFiles(ctx context.Context, parents []int64, perParent int, buf *FileRowBuffer) ([]*FileRow, error)
 	// FirstChildren returns the key of the first live child of kind of
 	// each of parents, by position (a work's first page); parents without
 	// one are absent. One statement whatever the number of parents, one

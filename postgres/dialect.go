@@ -68,7 +68,7 @@ ORDER BY key LIMIT $2`,
 WHERE seq > $1 AND seq <= (SELECT value FROM counters WHERE name = 'seq_horizon') ORDER BY seq, key LIMIT $2`,
 	},
 	Resources: sqlstore.Resources{
-		ScanResource:    sqlstore.ScanResource[nullable],
+		ResourceScanner: sqlstore.ResourceScanner[nullable],
 		ScanResourceAnd: sqlstore.ScanResourceAnd[nullable],
 		Resources:       `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key = ANY($1) ORDER BY key`,
 		Members:         membersSQL,

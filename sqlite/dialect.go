@@ -58,7 +58,7 @@ var dialect = sqlstore.Shared(sqlstore.Dialect{
 	ORDER BY key LIMIT ?2`,
 	},
 	Resources: sqlstore.Resources{
-		ScanResource:    sqlstore.ScanResource[nullable],
+		ResourceScanner: sqlstore.ResourceScanner[nullable],
 		ScanResourceAnd: sqlstore.ScanResourceAnd[nullable],
 		Resources:       `SELECT ` + sqlstore.ResourceCols + ` FROM resources WHERE key IN (SELECT value FROM json_each(?))`,
 		Members: `SELECT ` + sqlstore.ResourceColsR + ` FROM memberships m JOIN resources r ON r.key = m.member

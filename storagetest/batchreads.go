@@ -3,6 +3,7 @@ package storagetest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -101,7 +102,7 @@ func testChildFiles(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages, err := e.repo.ListPages(ctx, w.ID, shelfmark.PageRequest{})
+	pages, err := e.repo.ListPages(ctx, w.ID, shelfmark.PageRequest{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +175,11 @@ func testChildFilesBound(t *testing.T, open Opener) {
 	w, sets := bookWithFiles(t, e.env, 2)
 	var extra []*shelfmark.NewResource
 	for i := range 4 {
-		extra = append(extra, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: sets[0], File: &shelfmark.File{
-			Name: fmt.Sprintf("extra%d.txt", i), MediaType: "text/plain", Size: 1, SHA256: strings.Repeat("c", 64), Use: shelfmark.UseOriginal}})
+		f := &shelfmark.File{Name: fmt.Sprintf("extra%d.txt", i), MediaType: "text/plain", Size: 1, SHA256: strings.Repeat("c", 64), Use: shelfmark.UseOriginal}
+		if i%2 == 1 { // characterized: a row with a format beside rows without
+			f.Format = &shelfmark.Format{PRONOM: "x-fmt/111", MediaType: "text/plain", Width: 10 + i, Height: 20, Pages: i}
+		}
+		extra = append(extra, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: sets[0], File: f})
 	}
 	made, errs := e.repo.CreateResources(ctx, extra)
 	for _, err := range errs {
@@ -200,9 +204,19 @@ func testChildFilesBound(t *testing.T, open Opener) {
 	}
 	names := []string{"extra3.txt", "extra2.txt", "extra1.txt", "p0.thumbnail", "p0.original"}
 	parents := []int64{keyOf(t, sets[1]), keyOf(t, sets[0])}
-	for _, per := range []int{1, 3, 5, 6, 32} {
+	// a buffer read into before, with more rows than some reads below
+	// and fewer than others, and read into again by each
+	var buf shelfmark.FileRowBuffer
+	for _, per := range []int{32, 1, 6, 3, 5} {
 		err := e.store.View(ctx, func(tx shelfmark.ReadTx) error {
-			for name, read := range map[string]func(context.Context, []int64, int) ([]*shelfmark.FileRow, error){"ChildFiles": tx.ChildFiles, "PageFiles": tx.PageFiles} {
+			fresh := func(ctx context.Context, parents []int64, per int) ([]*shelfmark.FileRow, error) {
+				return tx.PageFiles(ctx, parents, per, nil)
+			}
+			reused := func(ctx context.Context, parents []int64, per int) ([]*shelfmark.FileRow, error) {
+				return tx.PageFiles(ctx, parents, per, &buf)
+			}
+			for name, read := range map[string]func(context.Context, []int64, int) ([]*shelfmark.FileRow, error){
+				"ChildFiles": tx.ChildFiles, "PageFiles": fresh, "PageFiles into a buffer": reused} {
 				rows, err := read(ctx, parents, per)
 				if err != nil {
 					return err
@@ -219,6 +233,31 @@ func testChildFilesBound(t *testing.T, open Opener) {
 				if n := len(rows) - len(got); n != min(per, 2) {
 					t.Errorf("%s, %d a parent: %d files of the other file set, want %d", name, per, n, min(per, 2))
 				}
+			}
+			// the rows read into the buffer are the fresh read's, field by
+			// field: nothing of an earlier read shows through
+			want, err := fresh(ctx, parents, per)
+			if err != nil {
+				return err
+			}
+			got, err := reused(ctx, parents, per)
+			if err != nil {
+				return err
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d a parent: %d rows into a buffer, %d fresh", per, len(got), len(want))
+			}
+			formats := 0
+			for i := range want {
+				if want[i].File.Format != nil {
+					formats++
+				}
+				if !reflect.DeepEqual(*got[i].Row, *want[i].Row) || !reflect.DeepEqual(*got[i].File, *want[i].File) {
+					t.Errorf("%d a parent, row %d: into a buffer %+v %+v, fresh %+v %+v", per, i, *got[i].Row, *got[i].File, *want[i].Row, *want[i].File)
+				}
+			}
+			if per >= 3 && formats == 0 {
+				t.Errorf("%d a parent: no row with a format, so none was read into a buffer's room left by one", per)
 			}
 			return nil
 		})
@@ -382,7 +421,7 @@ func testListPages(t *testing.T, open Opener) {
 			var ids []shelfmark.ID
 			after := shelfmark.Cursor("")
 			for {
-				pg, err := e.repo.ListPages(c.ctx, w.ID, shelfmark.PageRequest{After: after, Limit: limit, Metadata: true})
+				pg, err := e.repo.ListPages(c.ctx, w.ID, shelfmark.PageRequest{After: after, Limit: limit, Metadata: true}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -430,11 +469,11 @@ func testListPages(t *testing.T, open Opener) {
 			}
 		}
 	}
-	if _, err := e.repo.ListPages(ctx, w.ID, shelfmark.PageRequest{After: "x"}); shelfmark.ErrorCode(err) != shelfmark.EINVALID {
+	if _, err := e.repo.ListPages(ctx, w.ID, shelfmark.PageRequest{After: "x"}, nil); shelfmark.ErrorCode(err) != shelfmark.EINVALID {
 		t.Fatalf("a cursor not given out: %v", err)
 	}
 	rs(t)(e.repo.UpdateResource(ctx, w.ID, shelfmark.ResourceUpdate{Visibility: &priv}))
-	if _, err := e.repo.ListPages(as(shelfmark.Anonymous()), w.ID, shelfmark.PageRequest{}); shelfmark.ErrorCode(err) != shelfmark.ENOTFOUND {
+	if _, err := e.repo.ListPages(as(shelfmark.Anonymous()), w.ID, shelfmark.PageRequest{}, nil); shelfmark.ErrorCode(err) != shelfmark.ENOTFOUND {
 		t.Fatalf("pages of a private work, anonymous: %v", err)
 	}
 
@@ -443,7 +482,7 @@ func testListPages(t *testing.T, open Opener) {
 	anon := as(shelfmark.Anonymous())
 	read := func(after shelfmark.Cursor) []call {
 		return e.rec.capture(func() {
-			pg, err := e.repo.ListPages(anon, large.ID, shelfmark.PageRequest{After: after, Limit: 10, Metadata: true})
+			pg, err := e.repo.ListPages(anon, large.ID, shelfmark.PageRequest{After: after, Limit: 10, Metadata: true}, nil)
 			if err != nil || len(pg.Items) != 10 || len(pg.Files) != 10 {
 				t.Fatalf("a page of 10: %+v, %v", pg, err)
 			}

@@ -7,6 +7,7 @@
 package iiif
 
 import (
+	"sync"
 	"time"
 
 	"github.com/shelfmark/shelfmark/http/kit"
@@ -26,6 +27,9 @@ type Handler struct {
 	manifests iiifCache
 	// the byte buffers of built manifests, kept for the next (iiif_json.go)
 	bufs manifestBuffers
+	// the memory the pages of books are read into, kept for the next page
+	// (eachChild): of *shelfmark.PageBuffer
+	pageBufs sync.Pool
 	// the words of OCR files searched inside books (see iiif_search.go)
 	ocrWords ocrCache
 	// the parsed directories of page images' tile pyramids (see iiif_image.go)

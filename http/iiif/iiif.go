@@ -182,15 +182,29 @@ func (s *Handler) eachChild(ctx context.Context, work shelfmark.ID, metadata boo
 				return err
 			}
 		}
+		// fn has done with the page's files: their memory is read into
+		// again (a page that ended in an error leaves its own to the
+		// collector)
+		s.pageBufs.Put(r.buf)
 	}
 	return ctx.Err()
 }
 
-// childRead is a page of a work's children eachChild read, or the error
-// that ended the reading.
+// childRead is a page of a work's children eachChild read, with the
+// buffer its files were read into, or the error that ended the reading.
 type childRead struct {
 	page *shelfmark.PagesPage
+	buf  *shelfmark.PageBuffer
 	err  error
+}
+
+// pageBuffer returns a PageBuffer to read a page into: one a page read
+// before was given back in, or a new one.
+func (s *Handler) pageBuffer() *shelfmark.PageBuffer {
+	if b, ok := s.pageBufs.Get().(*shelfmark.PageBuffer); ok {
+		return b
+	}
+	return new(shelfmark.PageBuffer)
 }
 
 // readChildren sends the pages of eachChild to pages, in order, until the
@@ -205,8 +219,10 @@ func (s *Handler) readChildren(ctx context.Context, work shelfmark.ID, metadata 
 			return false
 		}
 	}
-	list := func(after int64, limit int) (*shelfmark.PagesPage, error) {
-		return s.deps.Resources.ListPages(ctx, work, shelfmark.PageRequest{After: shelfmark.PositionCursor(after), Limit: limit, Metadata: metadata})
+	list := func(after int64, limit int) (*shelfmark.PagesPage, *shelfmark.PageBuffer, error) {
+		buf := s.pageBuffer()
+		page, err := s.deps.Resources.ListPages(ctx, work, shelfmark.PageRequest{After: shelfmark.PositionCursor(after), Limit: limit, Metadata: metadata}, buf)
+		return page, buf, err
 	}
 	// next is where the list goes on after page (-1: it ends there)
 	next := func(page *shelfmark.PagesPage) (int64, error) {
@@ -218,11 +234,11 @@ func (s *Handler) readChildren(ctx context.Context, work shelfmark.ID, metadata 
 	const half = ChildPage / 2
 	for after := int64(0); after >= 0; {
 		if after+half >= shelfmark.UnorderedBase { // unordered: by key
-			page, err := list(after, ChildPage)
+			page, buf, err := list(after, ChildPage)
 			if err == nil {
 				after, err = next(page)
 			}
-			if !send(childRead{page, err}) {
+			if !send(childRead{page, buf, err}) {
 				return
 			}
 			continue
@@ -230,14 +246,15 @@ func (s *Handler) readChildren(ctx context.Context, work shelfmark.ID, metadata 
 		mid := after + half
 		var (
 			second    *shelfmark.PagesPage
+			secondBuf *shelfmark.PageBuffer
 			secondErr error
 			done      = make(chan struct{})
 		)
 		go func() {
 			defer close(done)
-			second, secondErr = list(mid, half)
+			second, secondBuf, secondErr = list(mid, half)
 		}()
-		first, err := list(after, half)
+		first, firstBuf, err := list(after, half)
 		var end int64
 		if err == nil {
 			end, err = next(first)
@@ -246,7 +263,7 @@ func (s *Handler) readChildren(ctx context.Context, work shelfmark.ID, metadata 
 			// the first half ended before mid: go on from its end
 			// (positions are distinct, so only an error comes here)
 			<-done
-			if !send(childRead{first, err}) {
+			if !send(childRead{first, firstBuf, err}) {
 				return
 			}
 			after = end
@@ -259,7 +276,7 @@ func (s *Handler) readChildren(ctx context.Context, work shelfmark.ID, metadata 
 			keep++
 		}
 		first.Items = first.Items[:keep]
-		ok := send(childRead{first, nil})
+		ok := send(childRead{first, firstBuf, nil})
 		<-done
 		if !ok {
 			return
@@ -267,7 +284,7 @@ func (s *Handler) readChildren(ctx context.Context, work shelfmark.ID, metadata 
 		if secondErr == nil {
 			after, secondErr = next(second)
 		}
-		if !send(childRead{second, secondErr}) {
+		if !send(childRead{second, secondBuf, secondErr}) {
 			return
 		}
 	}

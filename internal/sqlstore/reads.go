@@ -22,7 +22,7 @@ type Reads struct {
 	// order: parents, perParent.
 	PageFiles string
 	// PageFileScanner is PageFileScanner of the dialect's NullInt.
-	PageFileScanner func() func(Scanner) (*shelfmark.FileRow, error)
+	PageFileScanner func(*shelfmark.FileRowBuffer) func(Scanner) (*shelfmark.FileRow, error)
 	// FirstChildren reads the parent and the key of the first live child
 	// of a kind of each parent, by position: parents, kind.
 	FirstChildren string
@@ -77,28 +77,28 @@ func (t *Tx) ChildFiles(ctx context.Context, parents []int64, perParent int) ([]
 const PageFileCols = `r.key, r.kind, r.visibility, r.parent, r.position, r.modified, r.eff_visibility, r.eff_embargo, r.eff_lease,
   f.name, f.media_type, f.size, f.sha256, f.use, f.external_url, f.format_id, f.format_mime, f.width, f.height, f.pages`
 
-// PageFileScanner returns a scanner of rows of PageFileCols. N is the
-// backend's NullInt. The rows it returns are allocated SlabRows at a time
-// (Slab): a book reads thousands, and the collector's cost grows with the
-// number of objects it traces as well as with their bytes. Each row is
-// scanned into the same destinations, then copied into its place: the
-// list of destinations passed to Scan escapes, and one a row would cost
-// more than the row.
-func PageFileScanner[N NullInt]() func(Scanner) (*shelfmark.FileRow, error) {
-	var (
-		slab Slab[pageFileRow]
-		in   pageFileScan[N]
-	)
-	row, f, fm := &in.row, &in.f, &in.fm
+// PageFileScanner returns a scanner of rows of PageFileCols into buf
+// (fresh memory when nil). N is the backend's NullInt. A FileRowBuffer
+// holds its rows in blocks: a book reads thousands, and the collector's
+// cost grows with the number of objects it traces as well as with their
+// bytes. Each row is scanned into the same destinations, then copied into
+// its place: the list of destinations passed to Scan escapes, and one a
+// row would cost more than the row.
+func PageFileScanner[N NullInt](buf *shelfmark.FileRowBuffer) func(Scanner) (*shelfmark.FileRow, error) {
+	if buf == nil {
+		buf = new(shelfmark.FileRowBuffer)
+	}
+	var in pageFileScan[N]
+	row, f, fm := &in.Row, &in.File, &in.Format
 	dest := []any{&row.Key, &in.kind, &in.vis, &row.Parent, &row.Position, &in.modified, &in.effVis, &in.effEmb, &in.effLease,
 		&f.Name, &f.MediaType, &f.Size, &f.SHA256, &f.Use, &f.ExternalURL, &in.id, &fm.MediaType, &fm.Width, &fm.Height, &fm.Pages}
 	return func(r Scanner) (*shelfmark.FileRow, error) {
 		if err := r.Scan(dest...); err != nil {
 			return nil, err
 		}
-		p := slab.Next()
-		*p = in.pageFileRow
-		row, f, fm := &p.row, &p.f, &p.fm
+		p := buf.Next()
+		*p = in.FileRowSpace
+		row, f, fm := &p.Row, &p.File, &p.Format
 		row.Kind = shelfmark.Kind(in.kind)
 		row.Visibility = shelfmark.Visibility(in.vis)
 		row.Modified = FromMicros(in.modified)
@@ -107,17 +107,9 @@ func PageFileScanner[N NullInt]() func(Scanner) (*shelfmark.FileRow, error) {
 			fm.PRONOM = *in.id
 			f.Format = fm
 		}
-		p.fr = shelfmark.FileRow{Row: row, File: f}
-		return &p.fr, nil
+		p.FileRow = shelfmark.FileRow{Row: row, File: f}
+		return &p.FileRow, nil
 	}
-}
-
-// pageFileRow is a row of PageFileScanner, allocated SlabRows at a time.
-type pageFileRow struct {
-	fr  shelfmark.FileRow
-	row shelfmark.ResourceRow
-	f   shelfmark.File
-	fm  shelfmark.Format
 }
 
 // pageFileScan holds the destinations of PageFileScanner's columns,
@@ -126,7 +118,7 @@ type pageFileRow struct {
 // allocated on its own, and the columns that are converted (kind,
 // access, time, format id) stay out of the rows kept.
 type pageFileScan[N NullInt] struct {
-	pageFileRow
+	shelfmark.FileRowSpace
 	kind, vis, effVis string
 	effEmb, effLease  N
 	modified          int64
@@ -134,12 +126,29 @@ type pageFileScan[N NullInt] struct {
 }
 
 // PageFiles is ChildFiles with only PageFileCols: one statement, the same
-// index ranges.
-func (t *Tx) PageFiles(ctx context.Context, parents []int64, perParent int) ([]*shelfmark.FileRow, error) {
-	if len(parents) == 0 || perParent <= 0 {
-		return nil, nil
+// index ranges. Read into buf (Reset first), the rows and their list are
+// buf's memory.
+func (t *Tx) PageFiles(ctx context.Context, parents []int64, perParent int, buf *shelfmark.FileRowBuffer) ([]*shelfmark.FileRow, error) {
+	var out []*shelfmark.FileRow
+	if buf != nil {
+		buf.Reset()
+		out = buf.Rows
 	}
-	out, err := Collect(ctx, t.q, t.d.PageFiles, []any{t.d.Int64s(parents), int64(perParent)}, t.d.PageFileScanner())
+	if len(parents) == 0 || perParent <= 0 {
+		return out, nil
+	}
+	scan := t.d.PageFileScanner(buf)
+	err := t.q.EachRow(ctx, t.d.PageFiles, []any{t.d.Int64s(parents), int64(perParent)}, func(r Scanner) error {
+		fr, err := scan(r)
+		if err != nil {
+			return err
+		}
+		out = append(out, fr)
+		return nil
+	})
+	if buf != nil {
+		buf.Rows = out // its room kept, whatever the read's end
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%sread the page files of %d resources: %w", t.d.Prefix, len(parents), err)
 	}

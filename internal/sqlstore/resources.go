@@ -76,13 +76,19 @@ func (s *RowScan[N]) Result() *shelfmark.ResourceRow {
 	return &row
 }
 
-// ScanResource reads a row of ResourceCols.
-func ScanResource[N NullInt](r Scanner) (*shelfmark.ResourceRow, error) {
+// ResourceScanner returns a scanner of the rows of one statement of
+// ResourceCols: its destinations are made once and scanned into for every
+// row, and each row is copied out of them (one allocation a row; making
+// the destinations for each row would be three).
+func ResourceScanner[N NullInt]() func(Scanner) (*shelfmark.ResourceRow, error) {
 	var s RowScan[N]
-	if err := r.Scan(s.Dest()...); err != nil {
-		return nil, err
+	dest := s.Dest()
+	return func(r Scanner) (*shelfmark.ResourceRow, error) {
+		if err := r.Scan(dest...); err != nil {
+			return nil, err
+		}
+		return s.Result(), nil
 	}
-	return s.Result(), nil
 }
 
 // ScanResourceAnd reads a row of ResourceCols followed by columns scanned
@@ -99,8 +105,8 @@ func ScanResourceAnd[N NullInt](r Scanner, extra ...any) (*shelfmark.ResourceRow
 // arguments are those of the methods named, in that order; a list is one
 // argument bound by Dialect.Int64s.
 type Resources struct {
-	// ScanResource is ScanResource of the dialect's NullInt.
-	ScanResource func(Scanner) (*shelfmark.ResourceRow, error)
+	// ResourceScanner is ResourceScanner of the dialect's NullInt.
+	ResourceScanner func() func(Scanner) (*shelfmark.ResourceRow, error)
 	// ScanResourceAnd is ScanResourceAnd of the dialect's NullInt.
 	ScanResourceAnd func(Scanner, ...any) (*shelfmark.ResourceRow, error)
 	Resource        string // key; ResourceCols
@@ -116,7 +122,7 @@ type Resources struct {
 
 // ResourceRows runs a query of the dialect's resource rows.
 func (t *Tx) ResourceRows(ctx context.Context, query string, args ...any) ([]*shelfmark.ResourceRow, error) {
-	return Collect(ctx, t.q, query, args, t.d.ScanResource)
+	return Collect(ctx, t.q, query, args, t.d.ResourceScanner())
 }
 
 // Resource returns the row for key (deleted or not), or nil.

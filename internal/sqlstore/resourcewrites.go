@@ -136,7 +136,7 @@ func (t *Tx) AccessDependents(ctx context.Context, keys []int64) ([]*shelfmark.R
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	rows, err := Collect(ctx, t.q, t.d.AccessDependents, []any{t.d.Int64s(keys)}, t.d.ScanResource)
+	rows, err := Collect(ctx, t.q, t.d.AccessDependents, []any{t.d.Int64s(keys)}, t.d.ResourceScanner())
 	if err != nil {
 		return nil, fmt.Errorf("%swhat depends on the access of %d resources: %w", t.d.Prefix, len(keys), err)
 	}

@@ -62,27 +62,6 @@ func Row(ctx context.Context, q Querier, query string, args []any, dest ...any) 
 	return err
 }
 
-// SlabRows is how many values a Slab allocates at once.
-const SlabRows = 64
-
-// Slab hands out pointers to values allocated SlabRows at a time: one
-// object for the collector to trace instead of SlabRows, for values that
-// live and die together (the rows of one read). A value kept keeps its
-// slab's other values too.
-type Slab[T any] struct {
-	free []T
-}
-
-// Next returns a pointer to a zero value.
-func (s *Slab[T]) Next() *T {
-	if len(s.free) == 0 {
-		s.free = make([]T, SlabRows)
-	}
-	p := &s.free[0]
-	s.free = s.free[1:]
-	return p
-}
-
 // Batch is one statement of RunBatch, with the function its rows go to.
 type Batch struct {
 	Query string

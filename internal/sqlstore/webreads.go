@@ -161,8 +161,9 @@ func (t *Tx) WebLinkRows(ctx context.Context, q shelfmark.WebLinkRowsQuery) (*sh
 		qs = append(qs, Batch{Query: t.d.WebURLRows, Args: []any{t.d.Int64s(q.Outbound)}, Each: urls(&out.Outbound)})
 	}
 	if q.File != 0 {
+		scan := t.d.ResourceScanner()
 		qs = append(qs, Batch{Query: t.d.Resources.Chain, Args: []any{q.File, shelfmark.MaxChain}, Each: func(r Scanner) error {
-			row, err := t.d.ScanResource(r)
+			row, err := scan(r)
 			out.FileChain = append(out.FileChain, row)
 			return err
 		}})
