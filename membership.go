@@ -255,10 +255,24 @@ func clampLimit(n int) int {
 }
 
 // pageOf turns rows into the items of a page (the caller sets its cursor).
-func (r *Repository) pageOf(rows []*ResourceRow) Page {
-	var p Page
-	p.Items = make([]*Resource, len(rows))
-	items := make([]Resource, len(rows)) // one object for the collector, not one an item
+func (r *Repository) pageOf(rows []*ResourceRow) Page { return r.pageInto(rows, nil) }
+
+// pageInto is pageOf with the items in buf's memory when buf is not nil.
+func (r *Repository) pageInto(rows []*ResourceRow, buf *PageBuffer) Page {
+	var (
+		p     Page
+		items []Resource
+	)
+	if buf != nil {
+		if cap(buf.items) < len(rows) {
+			buf.items = make([]Resource, len(rows))
+			buf.itemPtrs = make([]*Resource, len(rows))
+		}
+		items, p.Items = buf.items[:len(rows)], buf.itemPtrs[:len(rows)]
+	} else {
+		p.Items = make([]*Resource, len(rows))
+		items = make([]Resource, len(rows)) // one object for the collector, not one an item
+	}
 	var (
 		parentKey int64
 		parent    ID

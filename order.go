@@ -95,7 +95,7 @@ func (r *Repository) ListChildren(ctx context.Context, parent ID, p PageRequest)
 		if err != nil {
 			return err
 		}
-		page, _, err = r.childrenPage(ctx, tx, g, keep, pkey, after, p)
+		page, _, err = r.childrenPage(ctx, tx, g, keep, pkey, after, p, nil)
 		return err
 	})
 	if err != nil {
@@ -122,15 +122,15 @@ func (r *Repository) childScope(ctx context.Context, tx ReadTx, pkey int64) (*gu
 
 // childrenPage reads the page of ListChildren (the children of pkey that
 // keep accepts, after the position after) and returns it with the rows of
-// its items.
+// its items; with buf, its items are buf's memory.
 func (r *Repository) childrenPage(ctx context.Context, tx ReadTx, g *guard, keep func(*ResourceRow) (bool, error),
-	pkey, after int64, p PageRequest) (*Page, []*ResourceRow, error) {
+	pkey, after int64, p PageRequest, buf *PageBuffer) (*Page, []*ResourceRow, error) {
 	fetch := func(after int64, n int) ([]*ResourceRow, error) { return tx.Children(ctx, pkey, after, n) }
 	rows, more, last, err := visiblePage(clampLimit(p.Limit), r.maxScan, fetch, func(row *ResourceRow) int64 { return row.Position }, keep, after)
 	if err != nil {
 		return nil, nil, err
 	}
-	page := r.pageOf(rows)
+	page := r.pageInto(rows, buf)
 	for i, it := range page.Items {
 		// a child is as hidden as its parent
 		if v := rows[i].EffectiveAt(g.now); visRank(v) > visRank(it.Visibility) {
@@ -179,7 +179,7 @@ func (r *Repository) ListPages(ctx context.Context, work ID, p PageRequest, buf 
 		if err != nil {
 			return err
 		}
-		page, rows, err := r.childrenPage(ctx, tx, g, keep, pkey, after, p)
+		page, rows, err := r.childrenPage(ctx, tx, g, keep, pkey, after, p, buf)
 		if err != nil {
 			return err
 		}

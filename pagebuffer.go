@@ -2,7 +2,8 @@ package shelfmark
 
 // PageBuffer is memory a reader of a book's pages lends ListPages, to be
 // read into again once the reader has done with the page it holds: the
-// rows PageFiles reads, the files' Resources and the map that lists them.
+// page's items (its children's Resources, not their metadata), the rows
+// PageFiles reads, the files' Resources and the map that lists them.
 // A book's pages are read a few hundred at a time, each with three to five
 // files; read into fresh memory, a 1,200-page book allocates some 3 MB
 // of these for the collector, about two fifths of what its manifest's
@@ -19,6 +20,9 @@ type PageBuffer struct {
 	res   []Resource
 	list  []*Resource
 	files map[ID][]*Resource
+	// items holds the page's items, itemPtrs their list (Page.Items)
+	items    []Resource
+	itemPtrs []*Resource
 }
 
 // resources returns room for n Resources, reused.

@@ -503,10 +503,27 @@ func BenchmarkIIIFManifest(b *testing.B) {
 // (the smaller book's build fits in the larger's buffer). A pool hands a
 // buffer back to the processor that kept it, so a buffer given back while
 // the cache holds it shows in most runs of this test, not in every one.
+//
+// The memory the pages are read into (shelfmark.PageBuffer) is reused the
+// same way, from one build to the next whoever asks: a private OCR file
+// on every other page of A is in each of the admin's manifests of A and
+// in none of the anonymous ones, though those are read into the memory
+// the admin's were.
 func TestIIIFManifestBuffers(t *testing.T) {
 	e := newPolicyEnv(t, "sqlite", Options{})
-	a, _ := scannedBook(t, e, 70, shelfmark.Public, titled("Book A"))
+	a, aPages := scannedBook(t, e, 70, shelfmark.Public, titled("Book A"))
 	b, _ := scannedBook(t, e, 40, shelfmark.Public, titled("Book B")) // smaller: its build fits in A's buffers
+	hocr := e.putBytes("private.hocr", "application/xhtml+xml", []byte("<html/>"))
+	hocr.Use = shelfmark.UseOCR
+	var private []*shelfmark.NewResource
+	for i := 0; i < len(aPages); i += 2 {
+		f := *hocr
+		private = append(private, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: aPages[i], Visibility: shelfmark.Private, File: &f})
+	}
+	var hidden []string
+	for _, r := range e.createAll(context.Background(), private) {
+		hidden = append(hidden, string(r.ID))
+	}
 	first := map[string][]byte{}
 	for round := range 16 {
 		for _, w := range []shelfmark.ID{a.ID, b.ID, a.ID} {
@@ -516,6 +533,13 @@ func TestIIIFManifestBuffers(t *testing.T) {
 			}{{"admin", nil}, {"anonymous", anonymously}} {
 				got := e.do("GET", "/iiif/"+string(w)+"/manifest", nil, who.hdrs...).want(t, http.StatusOK).Body
 				key := string(w) + " " + who.name
+				if w == a.ID {
+					for _, id := range hidden {
+						if shown := bytes.Contains(got, []byte(id)); shown != (who.name == "admin") {
+							t.Fatalf("round %d, %s: the private file %s shown: %v", round, key, id, shown)
+						}
+					}
+				}
 				if want, ok := first[key]; !ok {
 					first[key] = bytes.Clone(got)
 				} else if !bytes.Equal(got, want) {
