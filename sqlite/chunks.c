@@ -6,6 +6,12 @@
 ** about CHUNK_BYTES holding as many whole rows of the statement as fit
 ** (a row larger than that is a chunk of its own). chunks.go reads it.
 **
+** Columns at and size are where the chunk is in the cursor's memory and
+** its length: a reader in the same process may read it there, without the
+** copy that column chunk makes, until it steps shelfmark_chunks again or
+** ends the statement (the cursor's next chunk is made in the same memory,
+** which may move, and its end frees it).
+**
 ** Why: the driver hands Go a statement's rows one at a time, and each row
 ** costs a crossing from Go into C, a Go value per column (boxed into an
 ** interface), and database/sql's conversion of each into its destination.
@@ -39,11 +45,13 @@
 ** the statement's.
 */
 #include "chunks.h"
+#include <stdint.h>
 #include <string.h>
 
 #define CHUNKS_ARGS 16     /* values a statement can be given */
 #define CHUNKS_CACHE 16    /* statements kept per connection */
 #define CHUNK_BYTES 65536  /* a chunk ends with the first row past this */
+#define CHUNKS_COLUMNS 3   /* chunk, at and size: the columns before sql */
 
 typedef struct ChunksStmt ChunksStmt;
 struct ChunksStmt {
@@ -78,7 +86,7 @@ struct ChunksCursor {
 static int chunksConnect(sqlite3 *db, void *pAux, int argc, const char *const*argv,
     sqlite3_vtab **ppVtab, char **pzErr){
   (void)pAux; (void)argc; (void)argv; (void)pzErr;
-  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(chunk BLOB, sql HIDDEN,"
+  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(chunk BLOB, at INTEGER, size INTEGER, sql HIDDEN,"
       " a1 HIDDEN, a2 HIDDEN, a3 HIDDEN, a4 HIDDEN, a5 HIDDEN, a6 HIDDEN, a7 HIDDEN, a8 HIDDEN,"
       " a9 HIDDEN, a10 HIDDEN, a11 HIDDEN, a12 HIDDEN, a13 HIDDEN, a14 HIDDEN, a15 HIDDEN, a16 HIDDEN)");
   if( rc!=SQLITE_OK ) return rc;
@@ -114,7 +122,7 @@ static int chunksBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *p){
   int aIdx[CHUNKS_ARGS+1];
   for(int i=0; i<=CHUNKS_ARGS; i++) aIdx[i] = -1;
   for(int i=0; i<p->nConstraint; i++){
-    int col = p->aConstraint[i].iColumn - 1; /* 0: sql, then the values */
+    int col = p->aConstraint[i].iColumn - CHUNKS_COLUMNS; /* 0: sql, then the values */
     if( col<0 || col>CHUNKS_ARGS || p->aConstraint[i].op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
     if( !p->aConstraint[i].usable ) return SQLITE_CONSTRAINT;
     if( aIdx[col]<0 ) aIdx[col] = i;
@@ -343,10 +351,11 @@ static int chunksEof(sqlite3_vtab_cursor *cur){
 
 static int chunksColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i){
   ChunksCursor *c = (ChunksCursor*)cur;
-  if( i==0 ){
-    sqlite3_result_blob64(ctx, c->a, (sqlite3_uint64)c->n, SQLITE_TRANSIENT);
-  }else{
-    sqlite3_result_null(ctx);
+  switch( i ){
+    case 0: sqlite3_result_blob64(ctx, c->a, (sqlite3_uint64)c->n, SQLITE_TRANSIENT); break;
+    case 1: sqlite3_result_int64(ctx, (sqlite3_int64)(intptr_t)c->a); break;
+    case 2: sqlite3_result_int64(ctx, c->n); break;
+    default: sqlite3_result_null(ctx);
   }
   return SQLITE_OK;
 }

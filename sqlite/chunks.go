@@ -1,6 +1,8 @@
 package sqlite
 
+// #include <stdint.h>
 // int shelfmark_register_chunks(void);
+// static const unsigned char *shelfmark_chunk_at(int64_t at) { return (const unsigned char *)(intptr_t)at; }
 import "C"
 
 import (
@@ -14,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/shelfmark/shelfmark/internal/sqlstore"
 )
@@ -36,11 +39,16 @@ import (
 // CHUNKS_ARGS); a statement given more runs row by row.
 const maxChunkArgs = 16
 
-// chunkSQL[n] runs a statement given n values through shelfmark_chunks.
+// chunkSQL[n] runs a statement given n values through shelfmark_chunks:
+// where each chunk is in SQLite's memory and its length, read there
+// (chunkAt), and an empty BLOB scanned as sql.RawBytes, which holds
+// database/sql's lock of the rows until the next step, so that a
+// cancelled context cannot end the statement (and free the chunk) while
+// the chunk is read.
 var chunkSQL = func() (s [maxChunkArgs + 1]string) {
 	for n := range s {
 		var b strings.Builder
-		b.WriteString("SELECT chunk FROM shelfmark_chunks(?1")
+		b.WriteString("SELECT at, size, X'' FROM shelfmark_chunks(?1")
 		for i := 1; i <= n; i++ {
 			fmt.Fprintf(&b, ", ?%d", i+1)
 		}
@@ -84,13 +92,16 @@ func (t *readTx) queryChunks(ctx context.Context, query string, args []any, scan
 	var n int64
 	var cs chunkScanner
 	for rows.Next() {
-		// the driver's bytes, read before the next chunk: every text and
-		// BLOB scanned is copied out of them
-		var chunk sql.RawBytes
-		if err := rows.Scan(&chunk); err != nil {
+		// the chunk in SQLite's memory, read before the next step: every
+		// text and BLOB scanned is copied out of it
+		var (
+			at, size int64
+			hold     sql.RawBytes
+		)
+		if err := rows.Scan(&at, &size, &hold); err != nil {
 			return fmt.Errorf("%s: read a chunk: %w", firstLine(query), err)
 		}
-		if err := cs.reset(chunk); err != nil {
+		if err := cs.reset(chunkAt(at, size)); err != nil {
 			return fmt.Errorf("%s: %w", firstLine(query), err)
 		}
 		for cs.next() {
@@ -110,6 +121,17 @@ func (t *readTx) queryChunks(ctx context.Context, query string, args []any, scan
 		t.db.tracer(query, n)
 	}
 	return nil
+}
+
+// chunkAt is the chunk of size bytes at address at in SQLite's memory
+// (columns at and size of shelfmark_chunks): valid until the statement
+// that read it steps again or ends. A chunk is never empty (it holds its
+// column count); none (size 0 or no address) is nil.
+func chunkAt(at, size int64) []byte {
+	if at == 0 || size <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(C.shelfmark_chunk_at(C.int64_t(at)))), size)
 }
 
 // The tags of a chunk's values (chunks.c).

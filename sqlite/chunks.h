@@ -110,6 +110,7 @@ const void *sqlite3_value_blob(sqlite3_value*);
 int sqlite3_value_bytes(sqlite3_value*);
 void sqlite3_result_blob64(sqlite3_context*, const void*, sqlite3_uint64, void(*)(void*));
 void sqlite3_result_null(sqlite3_context*);
+void sqlite3_result_int64(sqlite3_context*, sqlite3_int64);
 char *sqlite3_mprintf(const char*, ...);
 const char *sqlite3_errmsg(sqlite3*);
 
