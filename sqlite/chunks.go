@@ -155,13 +155,36 @@ type chunkValue struct {
 // finds a row's values, Scan converts them into destinations as
 // database/sql and rowScanner would.
 type chunkScanner struct {
-	chunk    []byte
-	ncol     int
-	off      int // where the next row starts
-	vals     []chunkValue
-	rowStart int    // where the current row starts
-	rowText  string // the current row's bytes, made at its first text
-	err      error
+	chunk []byte
+	ncol  int
+	off   int // where the next row starts
+	vals  []chunkValue
+	// the span of the current row's long texts (longer than chunkShort)
+	// and that span as a string, made at the first of them that is read
+	longStart, longEnd int
+	rowText            string
+	// short texts made before, by a hash of their bytes (chunkShort)
+	short [chunkShortSlots]string
+	err   error
+}
+
+// A text of at most chunkShort bytes is looked up among the short texts
+// the scan made before (its slot, by a hash of its bytes), and made a
+// string of its own when it is not there: the kinds, visibilities, uses
+// and media types of the rows of a page repeat from row to row and cost
+// nothing after the first, and a row's other short texts take a small
+// allocation each. A longer text is a slice of one string of the row's
+// long texts (from the first to the last of them), so that the short
+// ones and the row's numbers are not copied into it.
+const (
+	chunkShort      = 24
+	chunkShortSlots = 64
+)
+
+// shortSlot is the slot of a short text b (not empty).
+func shortSlot(b []byte) int {
+	n := len(b)
+	return (n*31 + int(b[0])*7 + int(b[n/2])*3 + int(b[n-1])) & (chunkShortSlots - 1)
 }
 
 // maxColumns is the most columns a SQLite statement can have (its
@@ -196,7 +219,7 @@ func (cs *chunkScanner) next() bool {
 	if cs.err != nil || cs.off >= len(b) {
 		return false
 	}
-	cs.rowStart, cs.rowText = cs.off, ""
+	cs.longStart, cs.longEnd, cs.rowText = -1, -1, ""
 	off := cs.off
 	for i := range cs.vals {
 		if off >= len(b) {
@@ -227,6 +250,12 @@ func (cs *chunkScanner) next() bool {
 				return false
 			}
 			v.start, v.end = off, off+n
+			if n > chunkShort {
+				if cs.longStart < 0 {
+					cs.longStart = v.start
+				}
+				cs.longEnd = v.end
+			}
 			off += n
 		default:
 			cs.err = errChunk
@@ -237,13 +266,25 @@ func (cs *chunkScanner) next() bool {
 	return true
 }
 
-// text is a TEXT or BLOB value as a string: a slice of the row's bytes,
-// made into one string at the row's first text.
+// text is a TEXT or BLOB value as a string: a short one made once a scan
+// (chunkShort), a long one a slice of the row's long texts, made into one
+// string at the row's first.
 func (cs *chunkScanner) text(v *chunkValue) string {
-	if cs.rowText == "" {
-		cs.rowText = string(cs.chunk[cs.rowStart:cs.off])
+	b := cs.chunk[v.start:v.end]
+	switch {
+	case len(b) == 0:
+		return ""
+	case len(b) <= chunkShort:
+		slot := &cs.short[shortSlot(b)]
+		if *slot != string(b) {
+			*slot = string(b)
+		}
+		return *slot
 	}
-	return cs.rowText[v.start-cs.rowStart : v.end-cs.rowStart]
+	if cs.rowText == "" {
+		cs.rowText = string(cs.chunk[cs.longStart:cs.longEnd])
+	}
+	return cs.rowText[v.start-cs.longStart : v.end-cs.longStart]
 }
 
 // Scan implements sqlstore.Scanner.
