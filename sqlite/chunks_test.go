@@ -113,7 +113,8 @@ func TestChunksRows(t *testing.T) {
 	// 5,000 rows of about 70 bytes: several chunks; row 2,500 holds 200
 	// KiB, more than a chunk
 	const q = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
-SELECT i, i * 1.5, 'row ' || i || ?2, CASE WHEN i = 2500 THEN zeroblob(204800) ELSE x'00ff' END, CASE WHEN i % 2 = 0 THEN NULL ELSE -i END FROM n`
+SELECT i, i * 1.5, 'row ' || i || ?2, CASE WHEN i = 2500 THEN zeroblob(204800) ELSE x'00ff' END, CASE WHEN i % 2 = 0 THEN NULL ELSE -i END,
+  printf('%030d', i), i % 3, printf('long %d %s', i, hex(randomblob(12))) FROM n`
 	var n int64
 	err := readChunks(ctx, db, q, []any{5000, "é"}, func(r sqlstore.Scanner) error {
 		n++
@@ -122,8 +123,14 @@ SELECT i, i * 1.5, 'row ' || i || ?2, CASE WHEN i = 2500 THEN zeroblob(204800) E
 		var s string
 		var b []byte
 		var neg *string
-		if err := r.Scan(&i, &f, &s, &b, &neg); err != nil {
+		// long texts (past chunkShort) on either side of a number
+		var long1, long2 string
+		var mod int64
+		if err := r.Scan(&i, &f, &s, &b, &neg, &long1, &mod, &long2); err != nil {
 			return err
+		}
+		if long1 != fmt.Sprintf("%030d", i) || mod != i%3 || !strings.HasPrefix(long2, fmt.Sprintf("long %d ", i)) || len(long2) != len(fmt.Sprintf("long %d ", i))+24 {
+			return fmt.Errorf("row %d: long texts %q %q, number %d", n, long1, long2, mod)
 		}
 		wantB := []byte{0, 0xff}
 		if i == 2500 {
