@@ -524,10 +524,13 @@ type iiifCanvasDoc struct {
 	num      int
 	// what Items, its annotation, its service and Thumbnail hold for a
 	// canvas of one image (iiifCanvas): one allocation a canvas, not five
-	pages     [1]iiifAnnoPage
-	annos     [1]iiifAnno
-	services  [1]iiifService
-	thumbs    [1]iiifContent
+	pages    [1]iiifAnnoPage
+	annos    [1]iiifAnno
+	services [1]iiifService
+	thumbs   [1]iiifContent
+	// text is where iiifCanvas writes the canvas's ids before it makes
+	// them one string, kept from one canvas to the next
+	text      []byte
 	Width     int              `json:"width,omitempty"`
 	Height    int              `json:"height,omitempty"`
 	Items     []iiifAnnoPage   `json:"items"`
@@ -580,8 +583,12 @@ func cloneContent(list []iiifContent) []iiifContent {
 // read one, with the page's thumbnail and OCR. Whatever c held is
 // replaced.
 func (s *Handler) iiifCanvas(c *iiifCanvasDoc, base, manifest string, it *shelfmark.Resource, n int, files []*shelfmark.Resource) {
-	cid := strings.TrimSuffix(manifest, "/manifest") + "/canvas/" + string(it.ID)
-	*c = iiifCanvasDoc{ID: cid, Type: "Canvas"}
+	// the canvas's ids are made in c.text and then are slices of one
+	// string: one allocation a canvas, not seven
+	text := c.text[:0]
+	text = append(append(append(text, strings.TrimSuffix(manifest, "/manifest")...), "/canvas/"...), it.ID...)
+	cidEnd := len(text)
+	*c = iiifCanvasDoc{Type: "Canvas"}
 	key, num, nl := "work.page", it.Position, s.pageLabel
 	if it.Position <= 0 {
 		key, num, nl = "work.unordered", n, s.unorderedLabel
@@ -624,27 +631,54 @@ func (s *Handler) iiifCanvas(c *iiifCanvasDoc, base, manifest string, it *shelfm
 	if painted == nil {
 		painted = original
 	}
-	page := &c.pages[0]
-	*page = iiifAnnoPage{ID: cid + "/page", Type: "AnnotationPage", Items: c.annos[:0:1]}
+	// the ids: the canvas's (written above) and its page's, its
+	// painting's, the image service's and its full image's or the
+	// painted file's, the thumbnail's
+	text = append(text, "/page"...)
+	pageEnd := len(text)
+	paint := len(text)
+	text = append(append(text, text[:cidEnd]...), "/painting"...)
+	paintEnd := len(text)
+	svc, svcEnd, full := len(text), 0, 0
+	deep := tiles != nil && c.Width > 0
 	switch {
-	case tiles != nil && c.Width > 0:
+	case deep:
+		text = append(append(append(append(text, base...), "/iiif/"...), it.ID...), "/image"...)
+		svcEnd = len(text)
+		text = append(text, "/full/max/0/default.jpg"...)
+		full = len(text)
+	case painted != nil:
+		text = kit.AppendContentURL(append(text, base...), painted.ID)
+		full = len(text)
+	}
+	th := len(text)
+	if thumb != nil {
+		text = kit.AppendContentURL(append(text, base...), thumb.ID)
+	}
+	c.text = text
+	ids := string(text)
+	cid := ids[:cidEnd]
+	c.ID = cid
+	page := &c.pages[0]
+	*page = iiifAnnoPage{ID: ids[:pageEnd], Type: "AnnotationPage", Items: c.annos[:0:1]}
+	switch {
+	case deep:
 		// deep zoom: the page's image service (iiif_image.go)
-		svc := base + "/iiif/" + string(it.ID) + "/image"
-		c.services[0] = iiifService{ID: svc, Type: "ImageService3", Profile: ImageProfile}
-		page.Items = append(page.Items, iiifAnno{ID: cid + "/painting", Type: "Annotation", Motivation: "painting", Target: cid,
-			Body: iiifContent{ID: svc + "/full/max/0/default.jpg", Type: "Image", Format: "image/jpeg", Service: c.services[:1:1]}})
+		c.services[0] = iiifService{ID: ids[svc:svcEnd], Type: "ImageService3", Profile: ImageProfile}
+		page.Items = append(page.Items, iiifAnno{ID: ids[paint:paintEnd], Type: "Annotation", Motivation: "painting", Target: cid,
+			Body: iiifContent{ID: ids[svc:full], Type: "Image", Format: "image/jpeg", Service: c.services[:1:1]}})
 	case painted != nil:
 		mt := kit.FileMediaType(painted.File)
-		body := iiifContent{ID: base + kit.ContentURL(painted.ID), Type: iiifType(mt), Format: mt}
+		body := iiifContent{ID: ids[svc:full], Type: iiifType(mt), Format: mt}
 		if painted == original {
 			body.Width, body.Height = c.Width, c.Height
 		}
-		page.Items = append(page.Items, iiifAnno{ID: cid + "/painting", Type: "Annotation", Motivation: "painting", Target: cid, Body: body})
+		page.Items = append(page.Items, iiifAnno{ID: ids[paint:paintEnd], Type: "Annotation", Motivation: "painting", Target: cid, Body: body})
 	}
 	c.Items = c.pages[:1:1]
 	if thumb != nil {
 		mt := kit.FileMediaType(thumb.File)
-		c.thumbs[0] = iiifContent{ID: base + kit.ContentURL(thumb.ID), Type: iiifType(mt), Format: mt}
+		c.thumbs[0] = iiifContent{ID: ids[th:], Type: iiifType(mt), Format: mt}
 		c.Thumbnail = c.thumbs[:1:1]
 	}
 }

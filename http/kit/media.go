@@ -9,7 +9,15 @@ import (
 
 // ContentURL is the address of a file's bytes (the REST content route),
 // relative to the server's base URL.
-func ContentURL(id shelfmark.ID) string { return "/api/v1/resources/" + string(id) + "/content" }
+func ContentURL(id shelfmark.ID) string { return contentPrefix + string(id) + contentSuffix }
+
+// AppendContentURL appends ContentURL(id) to b.
+func AppendContentURL(b []byte, id shelfmark.ID) []byte {
+	return append(append(append(b, contentPrefix...), id...), contentSuffix...)
+}
+
+// The parts of ContentURL around the id.
+const contentPrefix, contentSuffix = "/api/v1/resources/", "/content"
 
 // FileMediaType is a file's media type: characterization's when it found
 // one, else the one the file was stored with, else
