@@ -114,10 +114,22 @@ func TestSearchTimeoutAnswer(t *testing.T) {
 			}
 		}
 		// the server is healthy: it reads, shows the search form, and every
-		// connection went back to its pool
+		// connection went back to its pool. The form's own listing runs
+		// under the same 100 ms and costs some 5–20 ms, but on a machine
+		// loaded by other tests it once took longer on PostgreSQL: then it
+		// answers the timeout's page (503 with the advice and Retry-After),
+		// which is a search that ran and was stopped as configured, not a
+		// broken connection (any other answer fails). The storage's own
+		// test (storagetest's search timeout) checks every connection after
+		// the timeouts without a cheap search under the deadline.
 		e.do("GET", "/api/v1/resources/"+string(work.ID), nil).want(t, http.StatusOK)
-		if p := v.get("/search"); p.Status != http.StatusOK {
-			t.Fatalf("search form: %d", p.Status)
+		p := v.get("/search")
+		timedOut := p.Status == http.StatusServiceUnavailable && p.Header.Get("Retry-After") != "" && strings.Contains(p.Body, "fewer or rarer words")
+		if p.Status != http.StatusOK && !timedOut {
+			t.Fatalf("search form: %d %.300s", p.Status, p.Body)
+		}
+		if p.Status == http.StatusOK && !strings.Contains(p.Body, "<form") {
+			t.Fatalf("search form: no form: %.300s", p.Body)
 		}
 		for deadline := time.Now().Add(30 * time.Second); e.store.Stats().InUse != 0; time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
