@@ -28,10 +28,11 @@ import (
 // each into its destination, several times the B-tree work for a page
 // of a book's file rows. The statements that read hundreds of rows
 // at a time (chunked) run instead inside shelfmark_chunks, which steps
-// them in C and returns their rows packed into BLOBs of about 64 KiB, and
-// chunkScanner decodes those straight into the scan's destinations: one
-// crossing and one allocation a chunk, and one string allocation a row
-// (the row's texts are slices of it). What the statement reads, the
+// them in C and packs their rows into chunks of about 64 KiB, and
+// chunkScanner decodes each where it lies in SQLite's memory (chunkAt)
+// straight into the scan's destinations: one crossing a chunk and no copy
+// of it, a short text made once a scan and a row's long texts one string
+// (see chunkShort). What the statement reads, the
 // transaction it reads in and the errors it meets are the same; the
 // tracer sees the statement itself.
 
