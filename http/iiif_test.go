@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,12 +28,33 @@ var anonymously = []string{"Authorization", ""}
 // TIFF original characterized at 2000×3000 pixels, a JPEG access copy and
 // a thumbnail; page 2 (when there is one) has an hOCR derivative.
 func scannedBook(t testing.TB, e *policyEnv, n int, vis shelfmark.Visibility, meta []shelfmark.Statement, colls ...shelfmark.ID) (*shelfmark.Resource, []shelfmark.ID) {
+	return scannedBookOf(t, e, bookShape{pages: n, vis: vis, meta: meta, colls: colls})
+}
+
+// bookShape is what scannedBookOf makes: a work of pages, its
+// visibility, metadata and collections, and whether each page has a title
+// of its own ("Folio n") and an hOCR and an ALTO file (else only the
+// second page has an hOCR).
+type bookShape struct {
+	pages      int
+	vis        shelfmark.Visibility
+	meta       []shelfmark.Statement
+	colls      []shelfmark.ID
+	titled     bool
+	ocrOnEvery bool
+}
+
+// scannedBookOf is scannedBook of any bookShape.
+func scannedBookOf(t testing.TB, e *policyEnv, b bookShape) (*shelfmark.Resource, []shelfmark.ID) {
 	t.Helper()
 	ctx := context.Background()
-	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: vis, Metadata: meta, MemberOf: colls}})[0]
-	sets := make([]*shelfmark.NewResource, n)
+	w := e.createAll(ctx, []*shelfmark.NewResource{{Kind: shelfmark.KindWork, Visibility: b.vis, Metadata: b.meta, MemberOf: b.colls}})[0]
+	sets := make([]*shelfmark.NewResource, b.pages)
 	for i := range sets {
 		sets[i] = &shelfmark.NewResource{Kind: shelfmark.KindFileSet, Parent: w.ID}
+		if b.titled {
+			sets[i].Metadata = titled(fmt.Sprintf("Folio %d", i+1))
+		}
 	}
 	fss := e.createAll(ctx, sets)
 	ids := make([]shelfmark.ID, len(fss))
@@ -40,16 +62,21 @@ func scannedBook(t testing.TB, e *policyEnv, n int, vis shelfmark.Visibility, me
 	tif.Format = &shelfmark.Format{PRONOM: "fmt/353", Name: "Tagged Image File Format", MediaType: "image/tiff", Width: 2000, Height: 3000}
 	jpg := e.putBytes("page.jpg", "image/jpeg", []byte("an access copy"))
 	hocr := e.putBytes("page.hocr", "application/xhtml+xml", []byte("<html/>"))
+	alto := e.putBytes("page.alto.xml", "application/xml", []byte("<alto/>"))
 	var files []*shelfmark.NewResource
 	for i, fs := range fss {
 		ids[i] = fs.ID
-		orig, acc, th, oc := *tif, *jpg, *jpg, *hocr
-		acc.Use, th.Use, oc.Use = shelfmark.UseAccess, shelfmark.UseThumbnail, shelfmark.UseOCR
+		orig, acc, th, oc, al := *tif, *jpg, *jpg, *hocr, *alto
+		acc.Use, th.Use, oc.Use, al.Use = shelfmark.UseAccess, shelfmark.UseThumbnail, shelfmark.UseOCR, shelfmark.UseALTO
 		th.Name = fmt.Sprintf("thumb%04d.jpg", i+1)
 		files = append(files, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &orig},
 			&shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &acc},
 			&shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &th})
-		if i == 1 {
+		switch {
+		case b.ocrOnEvery:
+			files = append(files, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &oc},
+				&shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &al})
+		case i == 1:
 			files = append(files, &shelfmark.NewResource{Kind: shelfmark.KindFile, Parent: fs.ID, File: &oc})
 		}
 	}
@@ -474,15 +501,20 @@ json.loads(m.json())
 
 // BenchmarkIIIFManifest serves the manifest of a 1,200-page scanned book:
 // built from the stored rows (to the admin, who is never served from the
-// cache) and cached (to anonymous callers), plain and gzipped.
+// cache) and cached (to anonymous callers), plain and gzipped; and built,
+// of a book whose every page has a title and an hOCR and an ALTO file, as
+// an OCR'd book's pages have.
 func BenchmarkIIIFManifest(b *testing.B) {
 	e := newPolicyEnv(b, "sqlite", Options{})
 	w, _ := scannedBook(b, e, 1200, shelfmark.Public, titled("Twelve hundred pages"))
-	path := "/iiif/" + string(w.ID) + "/manifest"
+	ocrd, _ := scannedBookOf(b, e, bookShape{pages: 1200, vis: shelfmark.Public, meta: titled("Twelve hundred folios"), titled: true, ocrOnEvery: true})
 	for _, c := range []struct {
 		name string
+		book shelfmark.ID
 		hdrs []string
-	}{{"built", nil}, {"cached", anonymously}, {"cached-gzip", append([]string{"Accept-Encoding", "gzip"}, anonymously...)}} {
+	}{{"built", w.ID, nil}, {"built-gzip", w.ID, []string{"Accept-Encoding", "gzip"}}, {"built-ocr", ocrd.ID, nil},
+		{"cached", w.ID, anonymously}, {"cached-gzip", w.ID, append([]string{"Accept-Encoding", "gzip"}, anonymously...)}} {
+		path := "/iiif/" + string(c.book) + "/manifest"
 		b.Run(c.name, func(b *testing.B) {
 			e.do("GET", path, nil, c.hdrs...)
 			b.ResetTimer()
@@ -492,6 +524,58 @@ func BenchmarkIIIFManifest(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestIIIFManifestOCRBook: a book whose pages have titles of their own
+// and an hOCR and an ALTO file each lists each canvas with its title as
+// its label (in no language, as the title has none) and both files as
+// its seeAlso, hOCR first, each named by profile and labelled, and each
+// canvas's ids lead to what they name: its thumbnail's and its OCR's
+// bytes. Served anonymously (then from the cache) and to the admin, the
+// manifest is the same.
+func TestIIIFManifestOCRBook(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	w, pages := scannedBookOf(t, e, bookShape{pages: 5, vis: shelfmark.Public, meta: titled("A chronicle"), titled: true, ocrOnEvery: true})
+	path := "/iiif/" + string(w.ID) + "/manifest"
+	r := e.do("GET", path, nil)
+	d := readIIIF(t, r)
+	if len(d.Items) != len(pages) {
+		t.Fatalf("%d canvases, want %d", len(d.Items), len(pages))
+	}
+	fetch := func(id string) string {
+		u, err := url.Parse(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(e.do("GET", u.RequestURI(), nil).want(t, http.StatusOK).Body)
+	}
+	for i, c := range d.Items {
+		if fmt.Sprint(c.Label) != fmt.Sprintf("map[none:[Folio %d]]", i+1) {
+			t.Errorf("canvas %d label %v", i, c.Label)
+		}
+		if len(c.Thumb) != 1 || fetch(fmt.Sprint(c.Thumb[0]["id"])) != "an access copy" {
+			t.Errorf("canvas %d thumbnail %v", i, c.Thumb)
+		}
+		if len(c.SeeAlso) != 2 {
+			t.Fatalf("canvas %d seeAlso %v", i, c.SeeAlso)
+		}
+		for j, want := range []struct{ profile, format, body string }{
+			{hocrProfile, "application/xhtml+xml", "<html/>"}, {altoProfile, "application/xml", "<alto/>"},
+		} {
+			sa := c.SeeAlso[j]
+			label, _ := sa["label"].(map[string]any)
+			if sa["profile"] != want.profile || sa["format"] != want.format || sa["type"] != "Dataset" || label["en"] == nil ||
+				fetch(fmt.Sprint(sa["id"])) != want.body {
+				t.Errorf("canvas %d seeAlso %d: %v", i, j, sa)
+			}
+		}
+	}
+	validatePrezi3(t, "Manifest", r.Body)
+	for range 2 {
+		if got := e.do("GET", path, nil, anonymously...).want(t, http.StatusOK).Body; string(got) != string(r.Body) {
+			t.Errorf("anonymous manifest differs from the admin's:\n%.300s\n%.300s", got, r.Body)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
@@ -41,10 +42,14 @@ shelfmark binary named by SHELFMARK_BINARY, else the one beside this one
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	var cpuProfile string
+	var cpuProfile, memProfile string
 	var profFile *os.File
 	cmd.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the scenario to this file (for go tool pprof)")
+	cmd.PersistentFlags().StringVar(&memProfile, "memprofile", "", "write a Go memory profile of the scenario to this file at its end (for go tool pprof; -sample_index=alloc_space shows where the scenario's garbage was made)")
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if memProfile != "" {
+			runtime.MemProfileRate = 64 << 10 // eight times the default's samples: a request's garbage shows
+		}
 		if cpuProfile == "" {
 			return nil
 		}
@@ -60,6 +65,11 @@ shelfmark binary named by SHELFMARK_BINARY, else the one beside this one
 		return nil
 	}
 	cmd.PersistentPostRunE = func(cmd *cobra.Command, args []string) error {
+		if memProfile != "" {
+			if err := writeMemProfile(memProfile); err != nil {
+				return err
+			}
+		}
 		if profFile == nil {
 			return nil
 		}
@@ -68,4 +78,17 @@ shelfmark binary named by SHELFMARK_BINARY, else the one beside this one
 	}
 	cmd.AddCommand(newBenchRestCommand(), newBenchBookCommand(), newBenchCollectionCommand(), newBenchPatentsCommand(), newBenchOAICommand(), newBenchCharacterizeCommand(), newBenchIsolationCommand(), newBenchSoakCommand(), newBenchSearchCommand(), newBenchUICommand(), newBenchIIIFCommand(), newBenchWebIndexCommand(), newBenchScaleCommand(), newBenchRestServerCommand(), newBenchWebQueriesCommand(), newBenchFixityCommand(), newBenchRebuildCommand(), newBenchStormCommand())
 	return cmd
+}
+
+// writeMemProfile writes the allocation profile of the run so far to path.
+func writeMemProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	return f.Close()
 }

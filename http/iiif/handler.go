@@ -43,6 +43,9 @@ type Handler struct {
 	// cut around their number (iiif_label.go); nil when a catalog's
 	// message is not of that form
 	pageLabel, unorderedLabel *numberLabel
+	// the labels of a page's hOCR and ALTO in every language, as JSON
+	// (iiif_ocr.go)
+	ocrLabel, altoLabel []byte
 	// since is when the handler was built: no answer's Last-Modified is
 	// earlier, since what the server is configured with (its base URL)
 	// and how it writes its answers may have changed then
@@ -73,6 +76,7 @@ func New(deps kit.Deps, catalogs *labels.Catalogs, opts Options) *Handler {
 	s := &Handler{deps: deps, catalogs: catalogs, tiles: newTileIndexes(tileIndexCache), images: newComposer(cache),
 		limits:    imageLimits{maxWidth: imageMaxSide, maxHeight: imageMaxSide, maxArea: imageMaxArea},
 		pageLabel: newNumberLabel(catalogs, "work.page"), unorderedLabel: newNumberLabel(catalogs, "work.unordered")}
+	s.ocrLabel, s.altoLabel = s.iiifLabels("iiif.ocr").appendJSON(nil), s.iiifLabels("iiif.alto").appendJSON(nil)
 	if deps.Now != nil {
 		s.since = deps.Now()
 	}

@@ -522,20 +522,25 @@ type iiifCanvasDoc struct {
 	// num (labelMap makes the map of it)
 	numLabel *numberLabel
 	num      int
+	// title and titleLang, when title is set, are the label instead of
+	// Label: {titleLang: [title]}, a page's own title, without a map a
+	// page (labelMap makes the map of it)
+	title, titleLang string
 	// what Items, its annotation, its service and Thumbnail hold for a
 	// canvas of one image (iiifCanvas): one allocation a canvas, not five
 	pages    [1]iiifAnnoPage
 	annos    [1]iiifAnno
 	services [1]iiifService
 	thumbs   [1]iiifContent
+	seeAlsos [2]iiifSeeAlso // an hOCR and an ALTO
 	// text is where iiifCanvas writes the canvas's ids before it makes
 	// them one string, kept from one canvas to the next
 	text      []byte
-	Width     int              `json:"width,omitempty"`
-	Height    int              `json:"height,omitempty"`
-	Items     []iiifAnnoPage   `json:"items"`
-	Thumbnail []iiifContent    `json:"thumbnail,omitempty"`
-	SeeAlso   []map[string]any `json:"seeAlso,omitempty"`
+	Width     int            `json:"width,omitempty"`
+	Height    int            `json:"height,omitempty"`
+	Items     []iiifAnnoPage `json:"items"`
+	Thumbnail []iiifContent  `json:"thumbnail,omitempty"`
+	SeeAlso   []iiifSeeAlso  `json:"seeAlso,omitempty"`
 }
 
 type iiifAnnoPage struct {
@@ -593,13 +598,17 @@ func (s *Handler) iiifCanvas(c *iiifCanvasDoc, base, manifest string, it *shelfm
 	if it.Position <= 0 {
 		key, num, nl = "work.unordered", n, s.unorderedLabel
 	}
-	switch t, _ := labels.Title(it.Metadata, ""); {
-	case t != "" || nl == nil:
-		c.Label = s.iiifTitle(it.Metadata, key, num)
+	switch t, lang := labels.Title(it.Metadata, ""); {
+	case t != "":
+		c.title, c.titleLang = t, cmp.Or(lang, "none") // as iiifTitle's map
+	case nl == nil:
+		c.Label = s.iiifLabels(key, num)
 	default:
 		c.numLabel, c.num = nl, num // the message for num, written by appendJSON
 	}
 	var original, access, thumb, tiles *shelfmark.Resource
+	var ocrFiles [2]*shelfmark.Resource
+	ocr := ocrFiles[:0]
 	for _, f := range files {
 		switch f.File.Use {
 		case shelfmark.UseOriginal, "":
@@ -619,9 +628,7 @@ func (s *Handler) iiifCanvas(c *iiifCanvasDoc, base, manifest string, it *shelfm
 				tiles = f
 			}
 		case shelfmark.UseOCR, shelfmark.UseALTO:
-			if sa := s.ocrSeeAlso(base, f); sa != nil {
-				c.SeeAlso = append(c.SeeAlso, sa)
-			}
+			ocr = append(ocr, f)
 		}
 	}
 	if original != nil && original.File.Format != nil && original.File.Format.Width > 0 && original.File.Format.Height > 0 {
@@ -655,6 +662,13 @@ func (s *Handler) iiifCanvas(c *iiifCanvasDoc, base, manifest string, it *shelfm
 	if thumb != nil {
 		text = kit.AppendContentURL(append(text, base...), thumb.ID)
 	}
+	thEnd := len(text)
+	var seeAlsoEnds [len(ocrFiles)]int
+	seeAlso, seeAlsoEnd := len(text), seeAlsoEnds[:0]
+	for _, f := range ocr {
+		text = kit.AppendContentURL(append(text, base...), f.ID)
+		seeAlsoEnd = append(seeAlsoEnd, len(text))
+	}
 	c.text = text
 	ids := string(text)
 	cid := ids[:cidEnd]
@@ -678,15 +692,26 @@ func (s *Handler) iiifCanvas(c *iiifCanvasDoc, base, manifest string, it *shelfm
 	c.Items = c.pages[:1:1]
 	if thumb != nil {
 		mt := kit.FileMediaType(thumb.File)
-		c.thumbs[0] = iiifContent{ID: ids[th:], Type: iiifType(mt), Format: mt}
+		c.thumbs[0] = iiifContent{ID: ids[th:thEnd], Type: iiifType(mt), Format: mt}
 		c.Thumbnail = c.thumbs[:1:1]
+	}
+	if len(ocr) > 0 {
+		c.SeeAlso = c.seeAlsos[:0]
+		for i, f := range ocr {
+			sa := s.ocrSeeAlso(f)
+			sa.ID, seeAlso = ids[seeAlso:seeAlsoEnd[i]], seeAlsoEnd[i]
+			c.SeeAlso = append(c.SeeAlso, sa)
+		}
 	}
 }
 
 // labelMap is c's label as a language map.
 func (s *Handler) labelMap(c *iiifCanvasDoc) langMap {
-	if c.numLabel != nil {
+	switch {
+	case c.numLabel != nil:
 		return s.iiifLabels(c.numLabel.key, c.num)
+	case c.title != "":
+		return langMap{c.titleLang: {c.title}}
 	}
 	return c.Label
 }

@@ -170,9 +170,14 @@ func (c *iiifCanvasDoc) appendJSON(b []byte) ([]byte, error) {
 	b = appendMember(b, '{', "id", c.ID)
 	b = appendMember(b, ',', "type", c.Type)
 	b = append(b, `,"label":`...)
-	if c.numLabel != nil {
+	switch {
+	case c.numLabel != nil:
 		b = c.numLabel.appendJSON(b, c.num)
-	} else {
+	case c.title != "":
+		// as langMap.appendJSON writes {titleLang: [title]}
+		b = append(appendString(append(b, '{'), c.titleLang), ':', '[')
+		b = append(appendString(b, c.title), ']', '}')
+	default:
 		b = c.Label.appendJSON(b)
 	}
 	b = appendInt(b, "width", c.Width)
@@ -198,11 +203,8 @@ func (c *iiifCanvasDoc) appendJSON(b []byte) ([]byte, error) {
 		b = appendList(b, c.Thumbnail, func(b []byte, t iiifContent) []byte { return t.appendJSON(b) })
 	}
 	if len(c.SeeAlso) > 0 {
-		sa, err := json.Marshal(c.SeeAlso)
-		if err != nil {
-			return nil, err
-		}
-		b = append(append(b, `,"seeAlso":`...), sa...)
+		b = append(b, `,"seeAlso":`...)
+		b = appendList(b, c.SeeAlso, func(b []byte, a iiifSeeAlso) []byte { return a.appendJSON(b) })
 	}
 	return append(b, '}'), nil
 }

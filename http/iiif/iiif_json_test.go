@@ -22,18 +22,25 @@ func jsonCanvases() []*iiifCanvasDoc {
 			Items: []iiifAnnoPage{{ID: "http://x/p", Type: "AnnotationPage", Items: []iiifAnno{{ID: "a", Type: "Annotation", Motivation: "painting",
 				Body: iiifContent{ID: "http://x/iiif/p1/image/full/max/0/default.jpg", Type: "Image", Format: "image/jpeg", Service: svc}, Target: "t"}}}},
 			Thumbnail: []iiifContent{{ID: "http://x/t.jpg", Type: "Image", Format: "image/jpeg", Width: 150, Height: -1}},
-			SeeAlso:   []map[string]any{{"id": "http://x/ocr", "type": "Text", "profile": "http://kba.cloud/hocr-spec/1.2/"}}},
+			SeeAlso: []iiifSeeAlso{{ID: "http://x/ocr", Type: "Dataset", Format: "application/xhtml+xml", Profile: "http://kba.cloud/hocr-spec/1.2/", label: []byte(`{"en":["OCR"]}`)},
+				{ID: "http://x/alto", Type: "Dataset", Format: "application/xml"}}},
 		{ID: `a "quoted" <b>&amp;</b>`, Type: "é\u2028\x01\t\n", Label: langMap{"fr": {"Page \xff", "two"}, "en": nil},
-			Items: []iiifAnnoPage{{Items: []iiifAnno{}}}, Thumbnail: []iiifContent{}, SeeAlso: []map[string]any{}},
+			Items: []iiifAnnoPage{{Items: []iiifAnno{}}}, Thumbnail: []iiifContent{}, SeeAlso: []iiifSeeAlso{}},
+		{ID: "http://x/iiif/w/canvas/p2", Type: "Canvas", title: `Folio 2 "recto" <i>&</i>`, titleLang: "la", Label: langMap{"en": {"ignored"}}},
 		{Label: langMap{}, Items: []iiifAnnoPage{}},
 	}
 }
 
 // TestCanvasJSONAsEncodingJSON: a canvas writes itself byte for byte as
-// encoding/json writes its struct.
+// encoding/json writes its struct (a canvas with a title as the struct
+// whose Label is the map of that title).
 func TestCanvasJSONAsEncodingJSON(t *testing.T) {
 	for i, c := range jsonCanvases() {
-		want, err := json.Marshal((*plainCanvas)(c))
+		plain := *(*plainCanvas)(c)
+		if c.title != "" {
+			plain.Label = langMap{c.titleLang: {c.title}}
+		}
+		want, err := json.Marshal(&plain)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,4 +112,35 @@ func FuzzAppendString(f *testing.F) {
 			t.Errorf("%q: %s, want %s", s, got, want)
 		}
 	})
+}
+
+// TestSeeAlsoJSONAsMap: a seeAlso entry writes itself byte for byte as
+// encoding/json writes the map of its members, with and without a label
+// and a profile, and with text encoding/json escapes.
+func TestSeeAlsoJSONAsMap(t *testing.T) {
+	label := langMap{"en": {"OCR <text> & more"}, "de": {"Volltext"}, "none": {"\u2028\x01"}}
+	for i, a := range []iiifSeeAlso{
+		{ID: "http://x/ocr", Type: "Dataset", Format: "application/xhtml+xml", Profile: "http://kba.cloud/hocr-spec/1.2/", label: label.appendJSON(nil)},
+		{ID: "http://x/alto", Type: "Dataset", Format: "application/xml"},
+		{ID: `a "quoted" <b>&amp;</b>`, Type: "é", Format: "", label: langMap{}.appendJSON(nil)},
+	} {
+		m := map[string]any{"id": a.ID, "type": a.Type, "format": a.Format}
+		if a.label != nil {
+			var l langMap
+			if err := json.Unmarshal(a.label, &l); err != nil {
+				t.Fatal(err)
+			}
+			m["label"] = l
+		}
+		if a.Profile != "" {
+			m["profile"] = a.Profile
+		}
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.appendJSON([]byte("x")); string(got[1:]) != string(want) {
+			t.Errorf("entry %d:\n got %s\nwant %s", i, got[1:], want)
+		}
+	}
 }

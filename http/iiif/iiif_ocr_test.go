@@ -1,6 +1,7 @@
 package iiif
 
 import (
+	"encoding/json"
 	"os"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // TestIIIFOCRSeeAlso: the seeAlso of a page's hOCR and ALTO name their
-// formats by profile; other files have none.
+// formats by profile and are labelled in the catalogs' languages.
 func TestIIIFOCRSeeAlso(t *testing.T) {
 	cats, err := labels.Load(os.DirFS(".."), "ui/locales")
 	if err != nil {
@@ -21,16 +22,17 @@ func TestIIIFOCRSeeAlso(t *testing.T) {
 		use, name, mediaType, profile string
 	}{
 		{shelfmark.UseOCR, "p.hocr", "application/xhtml+xml", HOCRProfile},
+		{shelfmark.UseOCR, "p.txt", "text/plain", ""},
 		{shelfmark.UseALTO, "p.alto.xml", "application/xml", ALTOProfile},
-		{shelfmark.UseAccess, "p.jpg", "image/jpeg", ""},
 	} {
 		f := &shelfmark.Resource{ID: "f1", Kind: shelfmark.KindFile, File: &shelfmark.File{Name: c.name, MediaType: c.mediaType, Use: c.use}}
-		sa := h.ocrSeeAlso("https://x.example", f)
-		switch {
-		case c.profile == "" && sa != nil:
-			t.Errorf("%s: seeAlso %v", c.use, sa)
-		case c.profile != "" && (sa["profile"] != c.profile || sa["format"] != c.mediaType || sa["type"] != "Dataset" || sa["id"] != "https://x.example"+kit.ContentURL("f1")):
-			t.Errorf("%s: seeAlso %v", c.use, sa)
+		sa := h.ocrSeeAlso(f)
+		if sa.Profile != c.profile || sa.Format != c.mediaType || sa.Type != "Dataset" || sa.ID != "" {
+			t.Errorf("%s %s: seeAlso %+v", c.use, c.name, sa)
+		}
+		var label langMap
+		if err := json.Unmarshal(sa.label, &label); err != nil || len(label["en"]) != 1 || label["en"][0] == "" {
+			t.Errorf("%s: label %s (%v)", c.use, sa.label, err)
 		}
 	}
 }
