@@ -540,6 +540,12 @@ func testChanges(t *testing.T, open Opener) {
 				t.Fatalf("fields of %d present: %v", k, ok)
 			}
 		}
+		// each resource's list is its own: appended to, it leaves the
+		// next resource's as it was
+		_ = append(got[keys[0]], shelfmark.Field{Predicate: "http://example.org/appended"})
+		if want, err := tx.Fields(ctx, keys[1]); err != nil || !reflect.DeepEqual(got[keys[1]], want) {
+			t.Fatalf("fields of %d after the fields of %d were appended to: %v, want %v (%v)", keys[1], keys[0], got[keys[1]], want, err)
+		}
 		return nil
 	})
 

@@ -53,25 +53,47 @@ func (t *Tx) Fields(ctx context.Context, key int64, predicates ...string) ([]she
 // FieldsOf returns the fields of each of keys, sorted by predicate, in one
 // statement over the fields primary key.
 func (t *Tx) FieldsOf(ctx context.Context, keys []int64) (map[int64][]shelfmark.Field, error) {
-	out := map[int64][]shelfmark.Field{}
 	if len(keys) == 0 {
-		return out, nil
+		return map[int64][]shelfmark.Field{}, nil
 	}
+	// the rows come by resource: the fields are read into one list and
+	// each resource's are a slice of it (capped, so that appending to one
+	// never writes into the next), rather than a list of their own each
+	// and a map grown as they come: a book's 1,200 pages are read with
+	// their titles in three allocations, not 2,400
+	all := make([]shelfmark.Field, 0, len(keys))
+	var starts []int // the index in all of each resource's first field
+	var owners []int64
+	var key int64
+	var raw []byte
 	err := t.q.EachRow(ctx, t.d.FieldsOf, []any{t.d.Int64s(keys)}, func(r Scanner) error {
-		var key int64
 		var f shelfmark.Field
-		var raw []byte
 		if err := r.Scan(&key, &f.Predicate, &raw); err != nil {
 			return err
 		}
 		if err := decodeField(key, &f, raw); err != nil {
 			return err
 		}
-		out[key] = append(out[key], f)
+		if n := len(owners); n == 0 || owners[n-1] != key {
+			owners, starts = append(owners, key), append(starts, len(all))
+		}
+		all = append(all, f)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%sfields of %d resources: %w", t.d.Prefix, len(keys), err)
+	}
+	out := make(map[int64][]shelfmark.Field, len(owners))
+	for i, k := range owners {
+		end := len(all)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		run := all[starts[i]:end:end]
+		if prev, ok := out[k]; ok { // a resource's rows are one run; were they not, still all of them
+			run = append(prev, run...)
+		}
+		out[k] = run
 	}
 	return out, nil
 }
