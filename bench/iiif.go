@@ -162,7 +162,9 @@ type IIIFResult struct {
 	TilesServer Latency
 	// Manifests are the book's manifest asked by a signed-in caller
 	// (never served from the cache) and by an anonymous one (cached),
-	// gzipped and uncompressed.
+	// gzipped and uncompressed; then, when OCR read some page, the
+	// manifest of a copy of the book with OCR on every page, signed in
+	// and gzipped.
 	Manifests []IIIFManifest
 	// TileErrors and FirstError tell of wrong tile answers.
 	TileErrors int64
@@ -332,7 +334,7 @@ func RunIIIF(ctx context.Context, repo *shelfmark.Repository, store shelfmark.St
 		books[0][i] = p.id
 	}
 	for b := 1; b < c.Books; b++ {
-		ids, err := iiifCopyBook(ctx, repo, pages, b)
+		_, ids, err := iiifCopyBook(ctx, repo, pages, b, false, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -405,13 +407,25 @@ func RunIIIF(ctx context.Context, repo *shelfmark.Repository, store shelfmark.St
 
 	// the manifest of the first book: signed in (never cached) and
 	// anonymous (cached), gzipped as browsers ask, then uncompressed
-	kinds := []struct {
+	type manifestKind struct {
 		name, token string
 		client      *http.Client
-	}{{"signed in (uncached), gzip", token, client}, {"anonymous (cached), gzip", "", client},
-		{"signed in (uncached), uncompressed", token, plain}, {"anonymous (cached), uncompressed", "", plain}}
+		book        shelfmark.ID
+	}
+	kinds := []manifestKind{{"signed in (uncached), gzip", token, client, book}, {"anonymous (cached), gzip", "", client, book},
+		{"signed in (uncached), uncompressed", token, plain, book}, {"anonymous (cached), uncompressed", "", plain, book}}
+	// and a book as OCR leaves it: the first book's files, originals
+	// included, with OCR on every page (the first OCR'd page's files), when
+	// OCR read some page while the pyramids were made
+	if ocr := iiifOCRFiles(pages); len(ocr) > 0 {
+		ocrBook, _, err := iiifCopyBook(ctx, repo, pages, c.Books, true, ocr)
+		if err != nil {
+			return nil, err
+		}
+		kinds = append(kinds, manifestKind{"signed in, OCR on every page, gzip", token, client, ocrBook})
+	}
 	for i, k := range kinds {
-		m, err := iiifManifests(ctx, k.client, timer, base, book, k.token, c.Pages, c.ManifestRequests)
+		m, err := iiifManifests(ctx, k.client, timer, base, k.book, k.token, c.Pages, c.ManifestRequests)
 		if err != nil {
 			return nil, err
 		}
@@ -956,12 +970,14 @@ func iiifArchives(ctx context.Context, blobs shelfmark.BlobStore, pages []iiifPa
 }
 
 // iiifCopyBook stores another book whose pages hold the first book's
-// derivative files (the same blobs), in the same order.
-func iiifCopyBook(ctx context.Context, repo *shelfmark.Repository, pages []iiifPage, n int) ([]shelfmark.ID, error) {
+// derivative files (the same blobs), in the same order; with whole, its
+// originals too (with their characterization), and ocr's files on every
+// page instead of the page's own OCR, as a book looks once OCR has run.
+func iiifCopyBook(ctx context.Context, repo *shelfmark.Repository, pages []iiifPage, n int, whole bool, ocr []*shelfmark.File) (shelfmark.ID, []shelfmark.ID, error) {
 	work, err := repo.CreateResource(ctx, &shelfmark.NewResource{Kind: shelfmark.KindWork, Metadata: []shelfmark.Statement{
 		{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral(fmt.Sprintf("Book %d", n+1))}}})
 	if err != nil {
-		return nil, fmt.Errorf("iiif: book %d: %w", n+1, err)
+		return "", nil, fmt.Errorf("iiif: book %d: %w", n+1, err)
 	}
 	const per = 100
 	order := make([]shelfmark.ID, 0, len(pages))
@@ -973,12 +989,19 @@ func iiifCopyBook(ctx context.Context, repo *shelfmark.Repository, pages []iiifP
 			for _, f := range pages[i].files {
 				switch f.File.Use {
 				case shelfmark.UseTiles, shelfmark.UseThumbnail, shelfmark.UseAccess:
-					files = append(files, &shelfmark.File{Name: f.File.Name, MediaType: f.File.MediaType, Size: f.File.Size, SHA256: f.File.SHA256, Use: f.File.Use})
+					files = append(files, iiifFileCopy(f.File))
+				case shelfmark.UseOriginal, "":
+					if whole {
+						files = append(files, iiifFileCopy(f.File))
+					}
 				}
+			}
+			for _, f := range ocr {
+				files = append(files, iiifFileCopy(f))
 			}
 			ids, err := repo.MintIDs(ctx, 1+len(files))
 			if err != nil {
-				return nil, err
+				return "", nil, err
 			}
 			nrs = append(nrs, &shelfmark.NewResource{ID: ids[0], Kind: shelfmark.KindFileSet, Parent: work.ID, Metadata: []shelfmark.Statement{
 				{Predicate: shelfmark.NSDC + "title", Object: shelfmark.NewLiteral(fmt.Sprintf("Page %d", i+1))}}})
@@ -988,13 +1011,40 @@ func iiifCopyBook(ctx context.Context, repo *shelfmark.Repository, pages []iiifP
 			order = append(order, ids[0])
 		}
 		if _, errs := repo.CreateResources(ctx, nrs); errors.Join(errs...) != nil {
-			return nil, fmt.Errorf("iiif: book %d, pages %d–%d: %w", n+1, lo+1, hi, errors.Join(errs...))
+			return "", nil, fmt.Errorf("iiif: book %d, pages %d–%d: %w", n+1, lo+1, hi, errors.Join(errs...))
 		}
 	}
 	if _, err := repo.SetOrder(ctx, work.ID, order, 0); err != nil {
-		return nil, fmt.Errorf("iiif: order book %d: %w", n+1, err)
+		return "", nil, fmt.Errorf("iiif: order book %d: %w", n+1, err)
 	}
-	return order, nil
+	return work.ID, order, nil
+}
+
+// iiifFileCopy is a new file of f's blob, name, use and characterization.
+func iiifFileCopy(f *shelfmark.File) *shelfmark.File {
+	c := &shelfmark.File{Name: f.Name, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, Use: f.Use}
+	if f.Format != nil {
+		fm := *f.Format
+		c.Format = &fm
+	}
+	return c
+}
+
+// iiifOCRFiles are the OCR files (hOCR, ALTO) of the first page of pages
+// that OCR has read, or none.
+func iiifOCRFiles(pages []iiifPage) []*shelfmark.File {
+	for _, p := range pages {
+		var out []*shelfmark.File
+		for _, f := range p.files {
+			if f.File.Use == shelfmark.UseOCR || f.File.Use == shelfmark.UseALTO {
+				out = append(out, f.File)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
 }
 
 // iiifTileReq is one tile request: its path, and the page and byte range
