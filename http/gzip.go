@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/gzhttp"
-	"github.com/klauspost/compress/gzip"
+
+	"github.com/shelfmark/shelfmark/http/kit"
 )
 
 // Response compression. Clients that send Accept-Encoding: gzip get API
@@ -28,14 +29,12 @@ import (
 // gzipMinSize is the smallest body that is compressed, in bytes.
 const gzipMinSize = 1024
 
-// gzipLevel is the compression level: the fastest.
-const gzipLevel = gzip.BestSpeed
 
 // newGzip returns the wrapper that compresses a handler's responses.
 func newGzip() func(http.Handler) http.Handler {
 	wrap, err := gzhttp.NewWrapper(
 		gzhttp.MinSize(gzipMinSize),
-		gzhttp.CompressionLevel(gzipLevel),
+		gzhttp.CompressionLevel(kit.GzipLevel),
 		gzhttp.EnableZstd(false), // gzip only: what every harvester speaks
 	)
 	if err != nil {

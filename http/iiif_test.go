@@ -512,7 +512,7 @@ func BenchmarkIIIFManifest(b *testing.B) {
 		name string
 		book shelfmark.ID
 		hdrs []string
-	}{{"built", w.ID, nil}, {"built-gzip", w.ID, []string{"Accept-Encoding", "gzip"}}, {"built-ocr", ocrd.ID, nil},
+	}{{"built", w.ID, nil}, {"built-gzip", w.ID, []string{"Accept-Encoding", "gzip"}}, {"built-ocr", ocrd.ID, nil}, {"built-ocr-gzip", ocrd.ID, []string{"Accept-Encoding", "gzip"}},
 		{"cached", w.ID, anonymously}, {"cached-gzip", w.ID, append([]string{"Accept-Encoding", "gzip"}, anonymously...)}} {
 		path := "/iiif/" + string(c.book) + "/manifest"
 		b.Run(c.name, func(b *testing.B) {
@@ -692,6 +692,36 @@ func TestIIIFCachedGzip(t *testing.T) {
 		!strings.Contains(signed.Header.Get("Cache-Control"), "private") {
 		t.Errorf("signed in: Content-Encoding %q, Cache-Control %q", signed.Header.Get("Content-Encoding"), signed.Header.Get("Cache-Control"))
 	}
+}
+
+// TestIIIFBuiltGzip: a manifest built for a signed-in caller that
+// accepts gzip, large enough for its hash and its compression to be done
+// side by side, is sent compressed as it was made (with its length), the
+// manifest once decompressed, with the plain answer's ETag, answering 304
+// to it, and private; compressed twice (the writers and buffers kept from
+// one build to the next), it is the same manifest.
+func TestIIIFBuiltGzip(t *testing.T) {
+	e := newPolicyEnv(t, "sqlite", Options{})
+	w, _ := scannedBook(t, e, 200, shelfmark.Public, titled("A directory"))
+	path := "/iiif/" + string(w.ID) + "/manifest"
+	plain := e.do("GET", path, nil).want(t, http.StatusOK)
+	if len(plain.Body) < 64<<10 {
+		t.Fatalf("a manifest of %d bytes: too small to be compressed beside its hash", len(plain.Body))
+	}
+	etag := plain.Header.Get("ETag")
+	for i := range 2 {
+		z := e.do("GET", path, nil, "Accept-Encoding", "gzip").want(t, http.StatusOK)
+		if z.Header.Get("Content-Encoding") != "gzip" || !bytes.Equal(gunzip(t, z.Body), plain.Body) {
+			t.Fatalf("request %d: Content-Encoding %q, or other bytes once decompressed", i, z.Header.Get("Content-Encoding"))
+		}
+		if z.Header.Get("Content-Length") != strconv.Itoa(len(z.Body)) || z.Header.Get("ETag") != etag || etag == "" ||
+			!strings.Contains(z.Header.Get("Cache-Control"), "private") || len(z.Body) >= len(plain.Body)/4 {
+			t.Errorf("request %d: Content-Length %q for %d bytes (of %d), ETag %q (plain %q), headers %v", i,
+				z.Header.Get("Content-Length"), len(z.Body), len(plain.Body), z.Header.Get("ETag"), etag, z.Header)
+		}
+		wantVary(t, z)
+	}
+	e.do("GET", path, nil, "Accept-Encoding", "gzip", "If-None-Match", etag).want(t, http.StatusNotModified)
 }
 
 // TestIIIFCacheFresh: a cached manifest is not served once a change

@@ -27,6 +27,8 @@ type Handler struct {
 	manifests iiifCache
 	// the byte buffers of built manifests, kept for the next (iiif_json.go)
 	bufs manifestBuffers
+	// the gzip writers and buffers of built manifests (iiif_gzip.go)
+	gzips gzipWriters
 	// the memory the pages of books are read into, kept for the next page
 	// (eachChild): of *shelfmark.PageBuffer
 	pageBufs sync.Pool

@@ -401,7 +401,7 @@ func (s *Handler) iiifManifest(w http.ResponseWriter, r *http.Request) error {
 			return s.writeIIIFAs(w, r, res, b, e.etag, s.lastModified(e.built), nil)
 		}
 	}
-	err = s.writeIIIF(w, r, res, b, time.Time{})
+	err = s.writeBuilt(w, r, res, b)
 	s.bufs.putBody(b) // written (a writer keeps none of what it is given)
 	return err
 }
