@@ -29,7 +29,6 @@ import (
 // gzipMinSize is the smallest body that is compressed, in bytes.
 const gzipMinSize = 1024
 
-
 // newGzip returns the wrapper that compresses a handler's responses.
 func newGzip() func(http.Handler) http.Handler {
 	wrap, err := gzhttp.NewWrapper(
