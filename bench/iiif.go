@@ -1194,6 +1194,13 @@ type IIIFManifest struct {
 	// answers that did not list every page with its image service.
 	Bytes  int   `json:"bytes"`
 	Errors int64 `json:"errors"`
+	// Floor, for a manifest built at every request (signed in), is the
+	// time of fixed work as long as the median build of the warm-up,
+	// done after each timed request (iiifFloor): the machine's own spread
+	// for work of that length in the same minutes. FloorTargetMS is that
+	// median.
+	Floor         *Latency `json:"floor_ms,omitempty"`
+	FloorTargetMS float64  `json:"floor_target_ms,omitempty"`
 }
 
 // iiifManifests times the book's manifest, one request at a time, with a
@@ -1203,14 +1210,21 @@ type IIIFManifest struct {
 // garbage out of the server's collections: each answer is read into one
 // buffer kept for the next, and decoded only when its bytes differ from
 // the last answer that passed (an answer the same as a checked one
-// passes too).
+// passes too). A manifest asked with a token (built at every request)
+// is timed beside the floor (iiifFloor): after each timed request, fixed
+// work as long as the warm-up's median server time.
 func iiifManifests(ctx context.Context, client *http.Client, timer *iiifTimer, base string, book shelfmark.ID, token string, pages, n int) (IIIFManifest, error) {
 	url := base + "/iiif/" + string(book) + "/manifest"
-	var lat, srv []time.Duration
+	var lat, srv, warm, floors []time.Duration
+	var floor *iiifFloor
 	out := IIIFManifest{Requests: n}
 	var body, passed bytes.Buffer
 	const warmup = 10
 	for i := 0; i < warmup+n; i++ {
+		if i == warmup && token != "" {
+			floor = newIIIFFloor(median(warm))
+			out.FloorTargetMS = ms(median(warm))
+		}
 		timer.start()
 		t0 := time.Now()
 		body.Reset()
@@ -1221,9 +1235,13 @@ func iiifManifests(ctx context.Context, client *http.Client, timer *iiifTimer, b
 			return out, fmt.Errorf("iiif: the manifest: %w", err)
 		}
 		if i < warmup {
+			warm = append(warm, st...)
 			continue
 		}
 		lat, srv = append(lat, d), append(srv, st...)
+		if floor != nil {
+			floors = append(floors, floor.run())
+		}
 		out.Bytes = body.Len()
 		if status == http.StatusOK && passed.Len() > 0 && bytes.Equal(body.Bytes(), passed.Bytes()) {
 			continue
@@ -1238,6 +1256,9 @@ func iiifManifests(ctx context.Context, client *http.Client, timer *iiifTimer, b
 	}
 	out.Seconds = total(srv).Seconds()
 	out.Client, out.Server = *percentiles(lat), *percentiles(srv)
+	if floor != nil {
+		out.Floor = percentiles(floors)
+	}
 	return out, nil
 }
 

@@ -189,6 +189,10 @@ func printIIIF(out io.Writer, res *bench.IIIFResult) {
 	for _, m := range res.Manifests {
 		fmt.Fprintf(out, "manifest (%d pages, %d bytes), %-36s server time p50 %7.2f ms p99 %7.2f ms; client p50 %7.2f ms p99 %7.2f ms; %d errors\n",
 			r.Params["pages"], m.Bytes, m.Name+":", m.Server.P50, m.Server.P99, m.Client.P50, m.Client.P99, m.Errors)
+		if f := m.Floor; f != nil && f.P50 > 0 && m.Server.P50 > 0 {
+			fmt.Fprintf(out, "  the floor, fixed work of %.2f ms (two goroutines hashing) after each request: p50 %.2f ms p99 %.2f ms, p99/p50 %.2f (the build's %.2f)\n",
+				m.FloorTargetMS, f.P50, f.P99, f.P99/f.P50, m.Server.P99/m.Server.P50)
+		}
 	}
 	manifest := func(i int) float64 {
 		if i < len(res.Manifests) {
@@ -204,7 +208,11 @@ func printIIIF(out io.Writer, res *bench.IIIFResult) {
 		}
 		plum = strings.Join(parts, ", ")
 	}
-	fmt.Fprintf(out, "iiif %s: %v pages: ready in %s; tiles %.0f/s p99 %.2f ms (%.2f%% of the raw reads' %.0f/s); regions %.0f/s p99 %.2f ms; manifest server time p99 %.2f ms uncached, %.2f ms cached (gzip); %d errors; peak RSS %.0f MiB\n",
+	floor := ""
+	if len(res.Manifests) > 0 && res.Manifests[0].Floor != nil {
+		floor = fmt.Sprintf(" (the floor's %.2f ms)", res.Manifests[0].Floor.P99)
+	}
+	fmt.Fprintf(out, "iiif %s: %v pages: ready in %s; tiles %.0f/s p99 %.2f ms (%.2f%% of the raw reads' %.0f/s); regions %.0f/s p99 %.2f ms; manifest server time p99 %.2f ms uncached%s, %.2f ms cached (gzip); %d errors; peak RSS %.0f MiB\n",
 		r.Backend, r.Params["pages"], plum, r.RatePerS, r.LatencyMS.P99, 100*r.FractionLimit, r.RawLimitPerS, res.Regions.RatePerS, res.Regions.LatencyMS.P99,
-		manifest(0), manifest(1), r.Errors, float64(r.PeakRSSBytes)/(1<<20))
+		manifest(0), floor, manifest(1), r.Errors, float64(r.PeakRSSBytes)/(1<<20))
 }

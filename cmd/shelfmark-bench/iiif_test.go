@@ -78,7 +78,9 @@ func TestBenchIIIFCommand(t *testing.T) {
 				Requests int
 				Bytes    int
 				Errors   int
-				Server   struct{ P50 float64 } `json:"server_ms"`
+				Server   struct{ P50 float64 }       `json:"server_ms"`
+				Floor    *struct{ P50, P99 float64 } `json:"floor_ms"`
+				Target   float64                     `json:"floor_target_ms"`
 			} `json:"manifests"`
 		} `json:"params"`
 	}
@@ -109,6 +111,15 @@ func TestBenchIIIFCommand(t *testing.T) {
 		if m.Requests != 5 || m.Bytes <= 0 || m.Errors != 0 || m.Server.P50 <= 0 {
 			t.Errorf("manifest %+v", m)
 		}
+		// the floor beside the manifests built at every request (signed
+		// in), none beside the cached ones
+		signedIn := strings.HasPrefix(m.Name, "signed in")
+		if floored := m.Floor != nil && m.Floor.P50 > 0 && m.Floor.P99 >= m.Floor.P50 && m.Target > 0; floored != signedIn {
+			t.Errorf("manifest %q: floor %+v, target %v", m.Name, m.Floor, m.Target)
+		}
+	}
+	if !strings.Contains(out, "  the floor, fixed work of ") {
+		t.Errorf("no floor in the output:\n%s", out)
 	}
 	for i, s := range rep.Steps {
 		if s.Items <= 0 || s.Errors != 0 {
