@@ -527,6 +527,29 @@ func BenchmarkIIIFManifest(b *testing.B) {
 	}
 }
 
+// BenchmarkIIIFListPages reads what a manifest's build reads of 500
+// pages of a book as OCR leaves it (a title and five files a page:
+// original, access copy, thumbnail, hOCR and ALTO), as one of the two
+// halves a build reads at once: the part of a build that is most of its
+// processor time. Per page, it is the cost of reading a book's rows.
+func BenchmarkIIIFListPages(b *testing.B) {
+	e := newPolicyEnv(b, "sqlite", Options{})
+	w, _ := scannedBookOf(b, e, bookShape{pages: 1200, vis: shelfmark.Public, meta: titled("Twelve hundred folios"), titled: true, ocrOnEvery: true})
+	ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("bench"))
+	buf := new(shelfmark.PageBuffer)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		pg, err := e.repo.ListPages(ctx, w.ID, shelfmark.PageRequest{Limit: 500, Metadata: true}, buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(pg.Items) != 500 {
+			b.Fatalf("%d pages", len(pg.Items))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/500, "µs/page")
+}
+
 // TestIIIFManifestOCRBook: a book whose pages have titles of their own
 // and an hOCR and an ALTO file each lists each canvas with its title as
 // its label (in no language, as the title has none) and both files as
