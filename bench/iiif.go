@@ -1222,8 +1222,8 @@ func iiifManifests(ctx context.Context, client *http.Client, timer *iiifTimer, b
 	const warmup = 10
 	for i := 0; i < warmup+n; i++ {
 		if i == warmup && token != "" {
-			floor = newIIIFFloor(median(warm))
-			out.FloorTargetMS = ms(median(warm))
+			out.FloorTargetMS = percentiles(warm).P50
+			floor = newIIIFFloor(time.Duration(out.FloorTargetMS * float64(time.Millisecond)))
 		}
 		timer.start()
 		t0 := time.Now()

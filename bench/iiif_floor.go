@@ -2,7 +2,6 @@ package bench
 
 import (
 	"crypto/sha256"
-	"slices"
 	"sync"
 	"time"
 )
@@ -69,14 +68,4 @@ func (f *iiifFloor) run() time.Duration {
 	}
 	wg.Wait()
 	return time.Since(t0)
-}
-
-// median returns the middle of ds (0 for none), leaving ds as it was.
-func median(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

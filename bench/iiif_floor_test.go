@@ -26,18 +26,3 @@ func TestIIIFFloor(t *testing.T) {
 		}
 	}
 }
-
-// TestMedian: the middle of an odd count, the upper middle of an even
-// one, 0 for none; the list is left as it was.
-func TestMedian(t *testing.T) {
-	ds := []time.Duration{5, 1, 3}
-	if m := median(ds); m != 3 || ds[0] != 5 {
-		t.Fatalf("median %v, list %v", m, ds)
-	}
-	if m := median([]time.Duration{4, 1, 3, 2}); m != 3 {
-		t.Fatalf("median of four: %v", m)
-	}
-	if m := median(nil); m != 0 {
-		t.Fatalf("median of none: %v", m)
-	}
-}
