@@ -24,7 +24,7 @@ var (
 // or a Put finds it gone rather than half removed, and only then are its
 // time and held judged: a blob stored again after storedAt, or held, is
 // put back. A small blob is deleted from the pack database, in its write
-// lock, unless a Put stored it again after storedAt.
+// lock, unless a Put stored it again after storedAt or it waits for Sync.
 //
 // An upload of the same bytes that stored them before storedAt and has
 // not recorded itself when held is asked can lose them; its own check
@@ -43,7 +43,11 @@ func (s *LocalStore) Discard(ctx context.Context, sha string, storedAt time.Time
 	if !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("blob: discard %s: %w", sha, err)
 	}
-	// not a file: a small blob, or nothing
+	// not a file: a small blob, or nothing; one waiting for Sync is
+	// stored again then
+	if _, pending := s.pending.get(sha); pending {
+		return false, nil
+	}
 	if h, err := held(ctx); err != nil || h {
 		return false, err
 	}
@@ -95,10 +99,7 @@ func (s *S3Store) Discard(ctx context.Context, sha string, storedAt time.Time, h
 	if !validSHA256(sha) {
 		return false, nil
 	}
-	s.mu.Lock()
-	_, pending := s.pending[sha]
-	s.mu.Unlock()
-	if pending {
+	if _, pending := s.pending.get(sha); pending {
 		return false, nil
 	}
 	_, small, err := s.small.SmallBlob(ctx, sha)

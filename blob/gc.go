@@ -159,9 +159,13 @@ func (s *LocalStore) Collect(ctx context.Context, refs shelfmark.BlobReferences,
 
 	// The pack database, in keyset order.
 	removeSmall := func(ctx context.Context, cs []candidate) error {
-		sums := make([][]byte, len(cs))
-		for i, c := range cs {
-			sums[i], _ = hex.DecodeString(c.sha)
+		sums := make([][]byte, 0, len(cs))
+		for _, c := range cs {
+			if _, pending := s.pending.get(c.sha); pending {
+				continue // stored again at the next Sync
+			}
+			sum, _ := hex.DecodeString(c.sha)
+			sums = append(sums, sum)
 		}
 		n, err := s.small.remove(ctx, sums, cutoff)
 		st.Removed += n

@@ -55,8 +55,10 @@ type LocalStore struct {
 	dir   string
 	tmp   string
 	small *smallStore
-	bufs  sync.Pool // of *[]byte, copyBufSize long
-	heads sync.Pool // of *[]byte, SmallMax+1 long
+	// pending holds the Deferred puts of small blobs until Sync.
+	pending *pendingSmall
+	bufs    sync.Pool // of *[]byte, copyBufSize long
+	heads   sync.Pool // of *[]byte, SmallMax+1 long
 	// deferredFiles counts Deferred puts into files since the last Sync:
 	// without any, Sync need not sync the file system.
 	deferredFiles atomic.Int64
@@ -109,12 +111,16 @@ func NewLocal(dir string) (*LocalStore, error) {
 	if s.small, err = openSmall(filepath.Join(abs, smallFile)); err != nil {
 		return nil, err
 	}
+	s.pending = newPendingSmall(s.small.put)
 	return s, nil
 }
 
 // Close commits the deferred puts of small blobs and closes the pack
 // database.
-func (s *LocalStore) Close() error { return s.small.close() }
+func (s *LocalStore) Close() error {
+	err := s.pending.flush(context.Background())
+	return errors.Join(full(err), s.small.close())
+}
 
 // removeStaleTemps deletes the temporary files last written before cutoff.
 func (s *LocalStore) removeStaleTemps(cutoff time.Time) error {
@@ -270,7 +276,7 @@ func (s *LocalStore) Sync(ctx context.Context) error {
 }
 
 func (s *LocalStore) sync(ctx context.Context) error {
-	if err := s.small.sync(); err != nil {
+	if err := s.pending.flush(ctx); err != nil {
 		return err
 	}
 	// A Put counted after the swap is synced by its caller's own Sync.
@@ -380,6 +386,9 @@ func (s *LocalStore) Open(ctx context.Context, sha256 string) (io.ReadSeekCloser
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("blob: %w", err)
 	}
+	if data, ok := s.pending.get(sha256); ok {
+		return memBlob{bytes.NewReader(data)}, nil
+	}
 	sum, _ := hex.DecodeString(sha256)
 	data, ok, err := s.small.get(ctx, sum)
 	if err != nil {
@@ -412,34 +421,40 @@ func readHead(ctx context.Context, r io.Reader, buf []byte) ([]byte, bool, error
 // putSmall stores a blob of at most SmallMax bytes, read whole, in the pack
 // database.
 func (s *LocalStore) putSmall(ctx context.Context, data []byte, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
-	b, sha, err := checkSmall(ctx, data, hs, opts)
+	b, err := checkSmall(ctx, data, hs, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.small.put(ctx, sha, data, opts.Deferred); err != nil {
+	sha := b.Digests[shelfmark.SHA256]
+	if opts.Deferred {
+		err = s.pending.add(ctx, sha, data)
+	} else {
+		err = s.small.put(ctx, []shelfmark.SmallBlob{{SHA256: sha, Data: data}})
+	}
+	if err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
 // checkSmall checks a small blob read whole against opts (its size bound
-// and expected digests), hashing it with hs, before either store keeps it;
-// it returns the Blob and the SHA-256 sum.
-func checkSmall(ctx context.Context, data []byte, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.Blob, []byte, error) {
+// and expected digests), hashing it with hs, before either store keeps it,
+// and returns the Blob.
+func checkSmall(ctx context.Context, data []byte, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
 	if opts.MaxSize > 0 && int64(len(data)) > opts.MaxSize {
-		return nil, nil, tooLarge(opts.MaxSize)
+		return nil, tooLarge(opts.MaxSize)
 	}
 	for _, h := range hs {
 		h.h.Write(data)
 	}
-	b, sha, err := verify(int64(len(data)), hs, opts)
+	b, _, err := verify(int64(len(data)), hs, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, cancelled(ctx)
+		return nil, cancelled(ctx)
 	}
-	return b, sha, nil
+	return b, nil
 }
 
 // verify sums the hashes into a Blob of the given size and checks the

@@ -41,16 +41,12 @@ func (p *Pack) PutSmallBlobs(ctx context.Context, blobs []shelfmark.SmallBlob) e
 	if len(blobs) == 0 {
 		return nil
 	}
-	for i, b := range blobs {
-		sum, err := hex.DecodeString(b.SHA256)
-		if err != nil || !validSHA256(b.SHA256) {
+	for _, b := range blobs {
+		if !validSHA256(b.SHA256) {
 			return fmt.Errorf("blob: pack: not a SHA-256: %.80q", b.SHA256)
 		}
-		if err := p.small.put(ctx, sum, b.Data, i < len(blobs)-1); err != nil {
-			return err
-		}
 	}
-	return nil
+	return p.small.put(ctx, blobs)
 }
 
 // SmallBlob implements shelfmark.SmallBlobStore.

@@ -84,12 +84,6 @@ func (s *LocalStore) ReplaceBlob(ctx context.Context, sha string, r io.Reader) e
 
 // replace writes data as the row of sum, whatever the row held, durably.
 func (s *smallStore) replace(ctx context.Context, sum, data []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// commit what waits first, so that this write is a transaction of its own
-	if err := s.commitLocked(); err != nil {
-		return err
-	}
 	err := withTx(ctx, s.w, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO blobs (sha256, data, stored) VALUES (?, ?, ?)
 		ON CONFLICT (sha256) DO UPDATE SET data = excluded.data`, sum, data, time.Now().UnixMicro())

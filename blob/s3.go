@@ -47,9 +47,6 @@ const (
 	// collector reads, restarts; it must stay well below the collector's
 	// grace period (DefaultGrace).
 	DefaultRefresh = 12 * time.Hour
-	// pendingMax is how many bytes of deferred small blobs wait in memory
-	// before they are written without waiting for Sync.
-	pendingMax = 32 << 20
 	// partsInFlight is how many parts of one upload are sent at once.
 	partsInFlight = 4
 )
@@ -123,16 +120,8 @@ type S3Store struct {
 	role    string    // what error messages call it ("" : the S3 content store)
 	heads   sync.Pool // of *[]byte, SmallMax+1 long
 
-	// Deferred small blobs wait in pending until Sync (or until they
-	// exceed pendingMax); flushMu makes a Sync wait for a flush another
-	// goroutine started, whose batch may hold its blobs.
-	flushMu      sync.Mutex
-	mu           sync.Mutex
-	pending      map[string][]byte
-	pendingBytes int
-	// flushing, when set (by tests), is called by a flush before it
-	// writes its batch.
-	flushing func()
+	// pending holds the deferred small blobs until Sync.
+	pending *pendingSmall
 }
 
 var (
@@ -258,7 +247,13 @@ func newS3(ctx context.Context, opts S3Options) (*S3Store, error) {
 	}
 	s := &S3Store{client: client, presign: s3.NewPresignClient(client), bucket: opts.Bucket, prefix: prefix,
 		small: opts.Small, spool: opts.SpoolDir, part: opts.PartSize, timeout: opts.Timeout, refresh: opts.Refresh,
-		observe: opts.Observe, pending: map[string][]byte{}}
+		observe: opts.Observe}
+	s.pending = newPendingSmall(func(ctx context.Context, blobs []shelfmark.SmallBlob) error {
+		if err := s.small.PutSmallBlobs(ctx, blobs); err != nil {
+			return full(fmt.Errorf("blob: s3: storing %d deferred small blobs: %w", len(blobs), err))
+		}
+		return nil
+	})
 	s.heads.New = func() any {
 		b := make([]byte, SmallMax+1)
 		return &b
@@ -571,69 +566,26 @@ func (s *S3Store) putMultipartAt(ctx context.Context, key string, f *os.File, si
 // putSmall stores a blob of at most SmallMax bytes, read whole, in the
 // small blob store.
 func (s *S3Store) putSmall(ctx context.Context, data []byte, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
-	b, _, err := checkSmall(ctx, data, hs, opts)
+	b, err := checkSmall(ctx, data, hs, opts)
 	if err != nil {
 		return nil, err
 	}
 	sha := b.Digests[shelfmark.SHA256]
-	owned := bytes.Clone(data) // data is a pooled buffer
 	if !opts.Deferred {
-		if err := s.small.PutSmallBlobs(ctx, []shelfmark.SmallBlob{{SHA256: sha, Data: owned}}); err != nil {
+		if err := s.small.PutSmallBlobs(ctx, []shelfmark.SmallBlob{{SHA256: sha, Data: data}}); err != nil {
 			return nil, full(fmt.Errorf("blob: s3: storing a small blob: %w", err))
 		}
 		return b, nil
 	}
-	s.mu.Lock()
-	if _, ok := s.pending[sha]; !ok {
-		s.pending[sha] = owned
-		s.pendingBytes += len(owned)
-	}
-	over := s.pendingBytes > pendingMax
-	s.mu.Unlock()
-	if over {
-		if err := s.flush(ctx); err != nil {
-			return nil, err
-		}
+	if err := s.pending.add(ctx, sha, data); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
 
 // Sync implements shelfmark.BlobStore: it writes the deferred small blobs
 // with one statement. Large blobs are durable when their Put returns.
-func (s *S3Store) Sync(ctx context.Context) error { return s.flush(ctx) }
-
-// flush writes the pending small blobs. It keeps them in pending (so Open
-// finds them) until they are written, and holds flushMu throughout, so a
-// concurrent Sync returns only once the blobs it must see are written.
-func (s *S3Store) flush(ctx context.Context) error {
-	s.flushMu.Lock()
-	defer s.flushMu.Unlock()
-	s.mu.Lock()
-	batch := make([]shelfmark.SmallBlob, 0, len(s.pending))
-	for sha, data := range s.pending {
-		batch = append(batch, shelfmark.SmallBlob{SHA256: sha, Data: data})
-	}
-	s.mu.Unlock()
-	if len(batch) == 0 {
-		return nil
-	}
-	sort.Slice(batch, func(i, j int) bool { return batch[i].SHA256 < batch[j].SHA256 })
-	if s.flushing != nil {
-		s.flushing()
-	}
-	if err := s.small.PutSmallBlobs(context.WithoutCancel(ctx), batch); err != nil {
-		return full(fmt.Errorf("blob: s3: storing %d deferred small blobs: %w", len(batch), err))
-	}
-	s.mu.Lock()
-	for _, b := range batch {
-		if _, ok := s.pending[b.SHA256]; ok {
-			delete(s.pending, b.SHA256)
-			s.pendingBytes -= len(b.Data)
-		}
-	}
-	s.mu.Unlock()
-	return nil
-}
+func (s *S3Store) Sync(ctx context.Context) error { return s.pending.flush(ctx) }
 
 // Open implements shelfmark.BlobStore. A small blob is read whole from
 // the small blob store; a large one costs a HeadObject (for its size) and
@@ -647,10 +599,7 @@ func (s *S3Store) Open(ctx context.Context, sha256 string) (io.ReadSeekCloser, e
 	if !validSHA256(sha256) {
 		return nil, notFound(sha256)
 	}
-	s.mu.Lock()
-	data, ok := s.pending[sha256]
-	s.mu.Unlock()
-	if ok {
+	if data, ok := s.pending.get(sha256); ok {
 		return memBlob{bytes.NewReader(data)}, nil
 	}
 	data, ok, err := s.small.SmallBlob(ctx, sha256)
@@ -749,10 +698,7 @@ func (s *S3Store) Presign(ctx context.Context, sha256 string, opts shelfmark.Pre
 	} else if ok {
 		return "", nil
 	}
-	s.mu.Lock()
-	_, ok := s.pending[sha256]
-	s.mu.Unlock()
-	if ok {
+	if _, ok := s.pending.get(sha256); ok {
 		return "", nil
 	}
 	key := s.key(sha256)

@@ -632,7 +632,7 @@ func TestS3SyncWaitsForFlush(t *testing.T) {
 	ctx := context.Background()
 	entered, release := make(chan struct{}), make(chan struct{})
 	first := true
-	e.store.flushing = func() {
+	e.store.pending.flushing = func() {
 		if first {
 			first = false
 			close(entered)

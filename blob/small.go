@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/shelfmark/shelfmark"
 
 	// The SQLite driver the metadata store uses too.
 	_ "github.com/mattn/go-sqlite3"
@@ -28,23 +30,16 @@ const SmallMax = 64 << 10
 const smallFile = "small.db"
 
 // smallStore keeps small blobs in a SQLite database, content-addressed like
-// the files: one row per SHA-256. Deferred puts go into one write
-// transaction kept open until Sync commits it, so a whole ingest batch of
-// small files costs one durable commit.
+// the files: one row per SHA-256. A store's deferred puts wait in memory
+// (pendingSmall) and come here in one transaction at its Sync, so a whole
+// ingest batch of small files costs one durable commit, and no write
+// transaction stays open between the puts of a batch.
 //
 // Several processes may share the database: SQLite locks it, and a writer
 // waits up to busyTimeout for another's transaction to end.
 type smallStore struct {
 	w *sql.DB // one connection: the writer
 	r *sql.DB // readers
-
-	mu sync.Mutex
-	tx *sql.Tx // open while deferred puts wait for Sync
-	// deferred counts the deferred puts in tx; lost is the error that
-	// rolled back a transaction holding some, for the next sync to
-	// return.
-	deferred int
-	lost     error
 }
 
 // busyTimeoutMS is how long a writer waits for another process's write
@@ -89,82 +84,51 @@ func openSmall(path string) (*smallStore, error) {
 	return &smallStore{w: w, r: r}, nil
 }
 
-// put stores data under its SHA-256 sum. A deferred put joins the open
-// write transaction and is durable at the next sync; any other put commits
-// that transaction, and so everything deferred before it, durably.
-func (s *smallStore) put(ctx context.Context, sum, data []byte, deferred bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tx == nil {
-		// The transaction outlives this call, so it must not end with ctx.
-		tx, err := s.w.BeginTx(context.WithoutCancel(ctx), nil)
-		if err != nil {
-			return fmt.Errorf("blob: pack database: %w", err)
-		}
-		s.tx = tx
+// put stores blobs durably, in one transaction: all or none.
+func (s *smallStore) put(ctx context.Context, blobs []shelfmark.SmallBlob) error {
+	if len(blobs) == 0 {
+		return nil
 	}
-	// Storing the same bytes again renews their time, for the collector.
-	if _, err := s.tx.ExecContext(ctx, `INSERT INTO blobs (sha256, data, stored) VALUES (?, ?, ?)
-		ON CONFLICT (sha256) DO UPDATE SET stored = excluded.stored`, sum, data, time.Now().UnixMicro()); err != nil {
-		// SQLite may have rolled the transaction back already (a full
-		// disk does): end it, so the next put starts a new one.
-		_ = s.tx.Rollback()
-		s.tx = nil
-		if s.deferred > 0 {
-			s.lost = fmt.Errorf("blob: %d deferred puts were rolled back: %w", s.deferred, err)
-			s.deferred = 0
-		}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("blob: pack database: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO blobs (sha256, data, stored) VALUES (?, ?, ?)
+		ON CONFLICT (sha256) DO UPDATE SET stored = excluded.stored`)
+	if err != nil {
 		return fmt.Errorf("blob: storing in the pack database: %w", err)
 	}
-	if deferred {
-		s.deferred++
-		return nil
-	}
-	return s.commitLocked()
-}
-
-// sync commits the deferred puts, if any, durably.
-func (s *smallStore) sync() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.commitLocked()
-}
-
-func (s *smallStore) commitLocked() error {
-	if lost := s.lost; lost != nil {
-		s.lost = nil
-		if s.tx != nil {
-			_ = s.tx.Rollback()
-			s.tx, s.deferred = nil, 0
+	defer stmt.Close()
+	// Storing the same bytes again renews their time, for the collector.
+	now := time.Now().UnixMicro()
+	for _, b := range blobs {
+		sum, err := hex.DecodeString(b.SHA256)
+		if err != nil || len(sum) != 32 {
+			return fmt.Errorf("blob: pack: not a SHA-256: %.80q", b.SHA256)
 		}
-		return lost
+		if _, err := stmt.ExecContext(ctx, sum, b.Data, now); err != nil {
+			return fmt.Errorf("blob: storing %d blobs in the pack database: %w", len(blobs), err)
+		}
 	}
-	if s.tx == nil {
-		return nil
-	}
-	err := s.tx.Commit()
-	s.tx, s.deferred = nil, 0
-	if err != nil {
-		return fmt.Errorf("blob: committing the pack database: %w", err)
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("blob: committing %d blobs to the pack database: %w", len(blobs), err)
 	}
 	return nil
 }
 
 // remove deletes the blobs of sums last stored before cutoff (a put since
-// renewed the others), in a transaction of its own or in the open one of
-// deferred puts, and reports how many it deleted.
+// renewed the others), in one transaction, and reports how many it
+// deleted.
 func (s *smallStore) remove(ctx context.Context, sums [][]byte, cutoff time.Time) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	own := s.tx == nil
-	tx := s.tx
-	if own {
-		var err error
-		if tx, err = s.w.BeginTx(ctx, nil); err != nil {
-			return 0, fmt.Errorf("blob: pack database: %w", err)
-		}
-		defer tx.Rollback()
+	if len(sums) == 0 {
+		return 0, nil
 	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("blob: pack database: %w", err)
+	}
+	defer tx.Rollback()
 	n := 0
 	for _, sum := range sums {
 		res, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE sha256 = ? AND stored < ?`, sum, cutoff.UnixMicro())
@@ -174,30 +138,17 @@ func (s *smallStore) remove(ctx context.Context, sums [][]byte, cutoff time.Time
 		k, _ := res.RowsAffected()
 		n += int(k)
 	}
-	if own {
-		if err := tx.Commit(); err != nil {
-			return 0, fmt.Errorf("blob: collect the pack database: %w", err)
-		}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("blob: collect the pack database: %w", err)
 	}
 	return n, nil
 }
 
-// get returns the bytes stored under sum, or nil and false. It sees the
-// deferred puts not yet synced as well.
+// get returns the bytes stored under sum, or nil and false. A store's
+// deferred puts not yet synced are its pendingSmall's to find.
 func (s *smallStore) get(ctx context.Context, sum []byte) ([]byte, bool, error) {
 	var data []byte
 	err := s.r.QueryRowContext(ctx, `SELECT data FROM blobs WHERE sha256 = ?`, sum).Scan(&data)
-	if err == nil {
-		return data, true, nil
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return nil, false, fmt.Errorf("blob: reading the pack database: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tx == nil {
-		return nil, false, nil
-	}
-	err = s.tx.QueryRowContext(ctx, `SELECT data FROM blobs WHERE sha256 = ?`, sum).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	} else if err != nil {
@@ -206,10 +157,9 @@ func (s *smallStore) get(ctx context.Context, sum []byte) ([]byte, bool, error) 
 	return data, true, nil
 }
 
-// close commits what is deferred and closes the database.
+// close closes the database; a store syncs its deferred puts first.
 func (s *smallStore) close() error {
-	err := s.sync()
-	return errors.Join(err, s.r.Close(), s.w.Close())
+	return errors.Join(s.r.Close(), s.w.Close())
 }
 
 // memBlob is a small blob read into memory, seekable for Range requests.
