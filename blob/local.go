@@ -203,7 +203,7 @@ func (s *LocalStore) put(ctx context.Context, r io.Reader, opts shelfmark.PutOpt
 	if err != nil {
 		return nil, err
 	}
-	b, _, err := verify(size, hs, opts)
+	b, err := verify(size, hs, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -447,7 +447,7 @@ func checkSmall(ctx context.Context, data []byte, hs []namedHash, opts shelfmark
 	for _, h := range hs {
 		h.h.Write(data)
 	}
-	b, _, err := verify(int64(len(data)), hs, opts)
+	b, err := verify(int64(len(data)), hs, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -458,8 +458,8 @@ func checkSmall(ctx context.Context, data []byte, hs []namedHash, opts shelfmark
 }
 
 // verify sums the hashes into a Blob of the given size and checks the
-// digests opts expects; it returns the SHA-256 sum as well.
-func verify(size int64, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.Blob, []byte, error) {
+// digests opts expects.
+func verify(size int64, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.Blob, error) {
 	b := &shelfmark.Blob{Size: size, Digests: make(map[shelfmark.DigestAlgorithm]string, len(hs))}
 	sums := make(map[shelfmark.DigestAlgorithm][]byte, len(hs))
 	for _, h := range hs {
@@ -469,10 +469,10 @@ func verify(size int64, hs []namedHash, opts shelfmark.PutOptions) (*shelfmark.B
 	}
 	for _, d := range opts.Expect {
 		if got := sums[d.Algorithm]; string(got) != string(d.Value) {
-			return nil, nil, mismatch(d.Algorithm, d.Value, got)
+			return nil, mismatch(d.Algorithm, d.Value, got)
 		}
 	}
-	return b, sums[shelfmark.SHA256], nil
+	return b, nil
 }
 
 func tooLarge(limit int64) error {

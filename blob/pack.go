@@ -36,16 +36,9 @@ func OpenPack(dir string) (*Pack, error) {
 func (p *Pack) Close() error { return p.small.close() }
 
 // PutSmallBlobs implements shelfmark.SmallBlobStore: one durable
-// transaction for the whole batch.
+// transaction for the whole batch, none of it written if a SHA-256 is not
+// one.
 func (p *Pack) PutSmallBlobs(ctx context.Context, blobs []shelfmark.SmallBlob) error {
-	if len(blobs) == 0 {
-		return nil
-	}
-	for _, b := range blobs {
-		if !validSHA256(b.SHA256) {
-			return fmt.Errorf("blob: pack: not a SHA-256: %.80q", b.SHA256)
-		}
-	}
 	return p.small.put(ctx, blobs)
 }
 

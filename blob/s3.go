@@ -368,7 +368,7 @@ func (s *S3Store) Put(ctx context.Context, r io.Reader, opts shelfmark.PutOption
 	if err != nil {
 		return nil, full(err)
 	}
-	b, _, err := verify(size, hs, opts)
+	b, err := verify(size, hs, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,8 @@ func openSmall(path string) (*smallStore, error) {
 	return &smallStore{w: w, r: r}, nil
 }
 
-// put stores blobs durably, in one transaction: all or none.
+// put stores blobs durably, in one transaction: all or none (none when a
+// SHA-256 is not lower-case hex of 32 bytes).
 func (s *smallStore) put(ctx context.Context, blobs []shelfmark.SmallBlob) error {
 	if len(blobs) == 0 {
 		return nil
@@ -103,10 +104,10 @@ func (s *smallStore) put(ctx context.Context, blobs []shelfmark.SmallBlob) error
 	// Storing the same bytes again renews their time, for the collector.
 	now := time.Now().UnixMicro()
 	for _, b := range blobs {
-		sum, err := hex.DecodeString(b.SHA256)
-		if err != nil || len(sum) != 32 {
+		if !validSHA256(b.SHA256) {
 			return fmt.Errorf("blob: pack: not a SHA-256: %.80q", b.SHA256)
 		}
+		sum, _ := hex.DecodeString(b.SHA256)
 		if _, err := stmt.ExecContext(ctx, sum, b.Data, now); err != nil {
 			return fmt.Errorf("blob: storing %d blobs in the pack database: %w", len(blobs), err)
 		}
