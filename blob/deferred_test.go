@@ -66,11 +66,7 @@ func TestDeferredPut(t *testing.T) {
 // it) and is after the next.
 func TestDeferredPutDuringSync(t *testing.T) {
 	ctx := context.Background()
-	s, err := NewLocal(filepath.Join(t.TempDir(), "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := newStore(t)
 	entered, release := make(chan struct{}), make(chan struct{})
 	first := true
 	s.pending.flushing = func() {
@@ -122,11 +118,7 @@ func TestDeferredPutDuringSync(t *testing.T) {
 // Sync with space stores them all.
 func TestDeferredPutBound(t *testing.T) {
 	ctx := context.Background()
-	s, err := NewLocal(filepath.Join(t.TempDir(), "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := newStore(t)
 	s.pending.max = 3 * 5000
 	var pages int
 	if err := s.small.w.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
