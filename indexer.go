@@ -98,7 +98,7 @@ func (x *SearchIndexer) Run(ctx context.Context) error {
 	t := time.NewTicker(x.opts.Poll)
 	defer t.Stop()
 	for {
-		if err := x.CatchUp(ctx); err != nil && ctx.Err() == nil {
+		if err := x.catchUp(ctx, true); err != nil && ctx.Err() == nil {
 			x.opts.Logger.Error("search: indexing changes", "err", err)
 		}
 		select {
@@ -114,26 +114,18 @@ func (x *SearchIndexer) Run(ctx context.Context) error {
 }
 
 // CatchUp indexes every change committed before it was called.
-func (x *SearchIndexer) CatchUp(ctx context.Context) error {
-	total := 0
-	logged, start := time.Now(), time.Now()
-	for {
-		n, err := x.Step(ctx)
-		total += n
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			if d := time.Since(start); d > 5*time.Second {
-				x.opts.Logger.Info("search: index brought up to date", "changes", total, "seconds", d.Seconds())
-			}
-			return nil
-		}
-		if time.Since(logged) > 10*time.Second {
-			x.opts.Logger.Info("search: catching up with changes", "changes", total)
-			logged = time.Now()
-		}
+func (x *SearchIndexer) CatchUp(ctx context.Context) error { return x.catchUp(ctx, false) }
+
+// catchUp steps as CatchUpSteps does; trickle is set by Run's loop.
+func (x *SearchIndexer) catchUp(ctx context.Context, trickle bool) error {
+	start := time.Now()
+	total, err := CatchUpSteps(ctx, x.opts.Batch, trickle, x.Step, func(total int) {
+		x.opts.Logger.Info("search: catching up with changes", "changes", total)
+	})
+	if d := time.Since(start); err == nil && d > 5*time.Second {
+		x.opts.Logger.Info("search: index brought up to date", "changes", total, "seconds", d.Seconds())
 	}
+	return err
 }
 
 // errIndexRaced means another indexer advanced the checkpoint first.
@@ -233,7 +225,7 @@ func (x *SearchIndexer) readStep(ctx context.Context) (*indexPlan, int, error) {
 // writeStep writes what readStep read, in a write transaction that fails
 // with errIndexRaced when another step moved the checkpoint meanwhile.
 func (x *SearchIndexer) writeStep(ctx context.Context, pl *indexPlan) error {
-	return x.store.Update(ctx, func(tx WriteTx) error {
+	return UpdateFollower(ctx, x.store, func(tx WriteTx) error {
 		cp, err := tx.AddCounter(ctx, counterSearchCheckpoint, pl.newCheckpoint-pl.checkpoint)
 		if err != nil {
 			return err

@@ -50,6 +50,24 @@ type ParallelStorage interface {
 	UpdateParallel(ctx context.Context, fn func(WriteTx) error) error
 }
 
+// UpdateFollower runs fn, the write of a follower of the change feed (the
+// search indexer, the OAI-PMH projector, the preserver), on store: beside
+// the batches of creates when store is a ParallelStorage, and as Update
+// otherwise. Such a write is safe beside creates because a follower moves
+// its own checkpoint by a compare (AddCounter, then a check of the value
+// returned) and writes only rows that no create writes (its index, its
+// view, its counters); and since every Update still runs alone, what fn
+// reads of purges and other updates is as current as under Update. On a
+// ParallelStorage this keeps a client's create from queueing behind each
+// follower's commit and its flush, one after the other, and lets the
+// database flush them together.
+func UpdateFollower(ctx context.Context, store Storage, fn func(WriteTx) error) error {
+	if p, ok := store.(ParallelStorage); ok {
+		return p.UpdateParallel(ctx, fn)
+	}
+	return store.Update(ctx, fn)
+}
+
 // PoolStats describes a backend's connection pool (rule R9).
 type PoolStats struct {
 	MaxOpen      int

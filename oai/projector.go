@@ -96,7 +96,7 @@ func (p *Projector) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		start := time.Now()
-		n, err := p.CatchUp(ctx)
+		n, err := p.catchUp(ctx, true)
 		if err != nil && ctx.Err() == nil {
 			p.opts.Logger.Error("oai: projecting changes", "err", err)
 		}
@@ -117,20 +117,14 @@ func (p *Projector) Run(ctx context.Context) error {
 
 // CatchUp projects every change committed before it was called and returns
 // how many changes it read.
-func (p *Projector) CatchUp(ctx context.Context) (int, error) {
-	total := 0
-	logged := time.Now()
-	for {
-		n, err := p.Step(ctx)
-		total += n
-		if err != nil || n == 0 {
-			return total, err
-		}
-		if time.Since(logged) > 10*time.Second {
-			p.opts.Logger.Info("oai: catching up with changes", "changes", total)
-			logged = time.Now()
-		}
-	}
+func (p *Projector) CatchUp(ctx context.Context) (int, error) { return p.catchUp(ctx, false) }
+
+// catchUp steps as shelfmark.CatchUpSteps does; trickle is set by Run's
+// loop.
+func (p *Projector) catchUp(ctx context.Context, trickle bool) (int, error) {
+	return shelfmark.CatchUpSteps(ctx, p.opts.Batch, trickle, p.Step, func(total int) {
+		p.opts.Logger.Info("oai: catching up with changes", "changes", total)
+	})
 }
 
 // errRaced means another projector advanced the checkpoint first.
@@ -171,7 +165,7 @@ func (p *Projector) step(ctx context.Context) (int, error) {
 	if read == 0 && pl.embargoTo == pl.embargoFrom {
 		return 0, nil
 	}
-	err = p.store.Update(ctx, func(tx shelfmark.WriteTx) error { return p.write(ctx, tx, &pl) })
+	err = shelfmark.UpdateFollower(ctx, p.store, func(tx shelfmark.WriteTx) error { return p.write(ctx, tx, &pl) })
 	if err != nil {
 		return 0, err
 	}

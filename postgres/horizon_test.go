@@ -214,6 +214,71 @@ func TestSharedWritersRunTogether(t *testing.T) {
 	}
 }
 
+// TestFollowerWritesRunBesideCreates: a follower's write (the search
+// indexer's, the OAI-PMH projector's, the preserver's checkpoint) commits
+// while a parallel transaction of creates is open, rather than waiting for
+// it, and waits for an Update; the moves of a checkpoint by followers that
+// waited, and by one that started as they were let go, all hold.
+func TestFollowerWritesRunBesideCreates(t *testing.T) {
+	db, _ := openTest(t, Options{})
+	ctx := context.Background()
+	took, release := make(chan struct{}), make(chan struct{})
+	creates := claimAndHold(t, db, 1, false, took, release)
+	<-took
+	follow := func(by int64) chan error {
+		c := make(chan error, 1)
+		go func() {
+			c <- shelfmark.UpdateFollower(ctx, db, func(tx shelfmark.WriteTx) error {
+				_, err := tx.AddCounter(ctx, "test_checkpoint", by)
+				return err
+			})
+		}()
+		return c
+	}
+	select {
+	case err := <-follow(1):
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a follower's write waited for a transaction of creates")
+	}
+	close(release)
+	if err := <-creates; err != nil {
+		t.Fatal(err)
+	}
+
+	held, stop := make(chan struct{}), make(chan struct{})
+	exclusive := make(chan error, 1)
+	go func() {
+		exclusive <- db.Update(ctx, func(tx shelfmark.WriteTx) error {
+			close(held)
+			<-stop
+			return nil
+		})
+	}()
+	<-held
+	later := follow(2)
+	select {
+	case err := <-later:
+		t.Fatalf("a follower's write ran beside an Update (%v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(stop)
+	for _, c := range []chan error{exclusive, later, follow(4)} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	view(t, db, func(tx shelfmark.ReadTx) error {
+		v, err := tx.Counter(ctx, "test_checkpoint")
+		if err == nil && v != 7 {
+			t.Errorf("the checkpoint holds %d after moves of 1, 2 and 4", v)
+		}
+		return err
+	})
+}
+
 // lateCommits is the test's DB with its parallel transactions held open a
 // random while after their work, between their claim and their commit,
 // so that commits overtake each other as on a busy server. It records

@@ -154,7 +154,7 @@ func (p *Preserver) Step(ctx context.Context) (rows, versions int, err error) {
 	if versions, err = p.preserveAll(ctx, objects, at); err != nil {
 		return 0, versions, err
 	}
-	err = p.store.Update(ctx, func(tx shelfmark.WriteTx) error {
+	err = shelfmark.UpdateFollower(ctx, p.store, func(tx shelfmark.WriteTx) error {
 		v, err := tx.AddCounter(ctx, CounterCheckpoint, upTo-cp)
 		if err == nil && v != upTo {
 			return fmt.Errorf("checkpoint moved to %d while this step preserved up to %d: another preserver runs", v-(upTo-cp), upTo)
