@@ -310,13 +310,21 @@ func (c *committer) commit(batch []*op) {
 			if seq == 0 {
 				return errNothing
 			}
-			if buf != nil {
+			if buf == nil {
+				return writeAudit(ctx, tx, pending, now)
+			}
+			// the buffered writes and the audit trail go to the server
+			// together; a failure among them is the batch's
+			if err := pipeline(ctx, wtx, func() error {
 				if err := buf.flush(ctx); err != nil {
-					flushFailed = true
 					return err
 				}
+				return writeAudit(ctx, tx, pending, now)
+			}); err != nil {
+				flushFailed = true
+				return err
 			}
-			return writeAudit(ctx, tx, pending, now)
+			return nil
 		})
 		if shared && err != nil && !errors.Is(err, errNothing) {
 			shared = false

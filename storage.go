@@ -50,6 +50,28 @@ type ParallelStorage interface {
 	UpdateParallel(ctx context.Context, fn func(WriteTx) error) error
 }
 
+// Pipeliner is a WriteTx that can send a run of writes in one round trip
+// (PostgreSQL's pipeline). Inside Pipeline, the statements that return
+// nothing the caller reads are queued, and sent together when fn returns
+// or before the next statement that returns rows, in the order they were
+// made. A queued statement's error is therefore Pipeline's, not the
+// error of the call that queued it, and the rows it affected are not
+// known to that call: only writes that ignore their counts and whose
+// failure fails the whole run belong there (a group commit's buffered
+// writes, whose failure the committer already blames on the batch).
+type Pipeliner interface {
+	Pipeline(ctx context.Context, fn func() error) error
+}
+
+// pipeline runs fn in tx's Pipeline when tx is a Pipeliner, and as it is
+// otherwise.
+func pipeline(ctx context.Context, tx WriteTx, fn func() error) error {
+	if p, ok := tx.(Pipeliner); ok {
+		return p.Pipeline(ctx, fn)
+	}
+	return fn()
+}
+
 // UpdateFollower runs fn, the write of a follower of the change feed (the
 // search indexer, the OAI-PMH projector, the preserver), on store: beside
 // the batches of creates when store is a ParallelStorage, and as Update

@@ -337,24 +337,59 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 	return db.write(ctx, begin, fn)
 }
 
-// write runs fn in a write transaction started by begin and commits it.
+// write runs fn in a write transaction started by begin and commits it,
+// on a connection of its own from the pool. The transaction is driven by
+// its statements (BEGIN …, COMMIT) rather than by pgx.Tx, so that when it
+// took change numbers its COMMIT and the advance of the change horizon go
+// to the server in one round trip (a simple query of two statements: the
+// advance runs, in a transaction of its own, only once the COMMIT has
+// succeeded). A connection given back while still in a transaction (a
+// rollback that failed) is closed by the pool, never reused.
 func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx) error) error {
-	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: begin})
+	c, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: begin write transaction: %w", unavailable(err))
 	}
-	wtx := db.newWriteTx(tx)
+	defer c.Release()
+	if _, err := c.Exec(ctx, begin); err != nil {
+		return fmt.Errorf("postgres: begin write transaction: %w", unavailable(err))
+	}
+	wtx := db.newWriteTx(c)
+	ended, advanced := false, false
 	defer func() {
-		rollback(tx)
-		if wtx.claimed {
+		if !ended {
+			rollbackConn(c)
+		}
+		if wtx.claimed && !advanced {
 			db.advanceHorizon()
 		}
 	}()
 	if err := fn(wtx); err != nil {
 		return err
 	}
-	if err := tx.Commit(ctx); err != nil {
+	pg := c.Conn().PgConn()
+	if pg.TxStatus() == 'E' {
+		// a statement failed and fn went on: COMMIT would only roll back
+		return fmt.Errorf("postgres: commit: %w", pgx.ErrTxCommitRollback)
+	}
+	sql := "COMMIT"
+	if wtx.claimed {
+		sql += "; " + advanceSQL
+	}
+	results, err := pg.Exec(ctx, sql).ReadAll()
+	ended = pg.TxStatus() == 'I'
+	if len(results) == 0 || results[0].Err != nil {
+		if len(results) > 0 {
+			err = results[0].Err
+		}
 		return unavailable(full(fmt.Errorf("postgres: commit: %w", err)))
+	}
+	if tag := results[0].CommandTag.String(); tag != "COMMIT" {
+		return fmt.Errorf("postgres: commit: %w (%s)", pgx.ErrTxCommitRollback, tag)
+	}
+	if len(results) > 1 && results[1].Err == nil {
+		advanced = true
+		db.run(nil).trace(advanceSQL, results[1].CommandTag.RowsAffected())
 	}
 	return nil
 }
@@ -380,6 +415,16 @@ func rollback(tx pgx.Tx) {
 	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
 	defer cancel()
 	_ = tx.Rollback(ctx) // ErrTxClosed after a commit: nothing to do
+}
+
+// rollbackConn ends the write transaction open on c (after an error or a
+// panic in fn), as rollback does for a pgx.Tx; a connection whose
+// rollback fails is left in its transaction, which Release sees, and so
+// is closed rather than pooled.
+func rollbackConn(c *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
+	defer cancel()
+	_, _ = c.Exec(ctx, "ROLLBACK")
 }
 
 // querier is what pgxpool.Pool, *pgxpool.Conn and pgx.Tx have in common.
@@ -414,6 +459,9 @@ func (r runner) trace(sql string, rows int64) {
 // exec runs a statement that returns no rows and reports the rows it
 // affected.
 func (r runner) exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	if p, ok := r.q.(*pipe); ok && p.add(sql, args) {
+		return 0, nil // reported when sent
+	}
 	tag, err := r.q.Exec(ctx, sql, args...)
 	n := tag.RowsAffected()
 	r.trace(sql, n)
@@ -450,6 +498,8 @@ func (r runner) batch(ctx context.Context, qs []sqlstore.Batch) error {
 	var send func(*pgx.Batch) (pgx.BatchResults, error)
 	switch q := r.q.(type) {
 	case *lazyRead:
+		send = func(b *pgx.Batch) (pgx.BatchResults, error) { return q.sendBatch(ctx, b) }
+	case *pipe:
 		send = func(b *pgx.Batch) (pgx.BatchResults, error) { return q.sendBatch(ctx, b) }
 	case interface {
 		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults

@@ -22,6 +22,9 @@ type writeTx struct {
 	sqlstore.WriteTx
 	savepoints int  // savepoints opened for COPY (see copyInSavepoint)
 	claimed    bool // took change numbers: the horizon moves when it ends
+	// pipe carries every statement of the transaction (Pipeline); nil
+	// outside a transaction (direct)
+	pipe *pipe
 }
 
 // newReadTx returns the read transaction of q.
@@ -33,7 +36,9 @@ func (db *DB) newReadTx(q querier) *readTx {
 
 // newWriteTx returns the write transaction of q.
 func (db *DB) newWriteTx(q querier) *writeTx {
-	t := &writeTx{readTx: readTx{r: db.run(q)}}
+	p := &pipe{querier: q}
+	t := &writeTx{readTx: readTx{r: db.run(p)}, pipe: p}
+	p.trace = t.r.trace
 	t.Tx = sqlstore.NewTx(&t.readTx, &dialect)
 	t.WriteTx = sqlstore.NewWriteTx(t, &dialect)
 	return t
