@@ -8,8 +8,13 @@
 // has returned, and statements that do not depend on each other's rows go
 // in one pipeline (sqlstore.RunBatch): on a busy machine a read's latency
 // is its round trips. Update runs in a READ COMMITTED transaction that
-// first takes a transaction-scoped advisory lock (the "writer lock"), in
-// the same round trip as BEGIN. Updates therefore run one at a time, as they do on SQLite, and
+// first takes a transaction-scoped advisory lock (the "writer lock"). Its
+// BEGIN and the lock go with its first statement, in one pipeline; the
+// writes of a group commit are queued and sent together (Pipeline); and
+// the COMMIT of a transaction that took change numbers carries the advance
+// of the horizon (below) in the same simple query: a create of one work
+// costs three round trips (BEGIN with the claim of its change number, its
+// writes, COMMIT with the advance). Updates run one at a time, as they do on SQLite, and
 // every statement of an Update sees everything committed before it began:
 // an engine that reads a resource, checks its version (If-Match) and writes
 // it back cannot lose a concurrent update, whatever the order in which it
@@ -88,6 +93,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -337,27 +343,27 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 	return db.write(ctx, begin, fn)
 }
 
-// write runs fn in a write transaction started by begin and commits it,
-// on a connection of its own from the pool. The transaction is driven by
-// its statements (BEGIN …, COMMIT) rather than by pgx.Tx, so that when it
-// took change numbers its COMMIT and the advance of the change horizon go
-// to the server in one round trip (a simple query of two statements: the
-// advance runs, in a transaction of its own, only once the COMMIT has
-// succeeded). A connection given back while still in a transaction (a
-// rollback that failed) is closed by the pool, never reused.
+// write runs fn in a write transaction started by begin (statements
+// joined by "; ") and commits it, on a connection of its own from the
+// pool. The transaction is driven by its statements rather than by
+// pgx.Tx: begin goes with fn's first statement (pipe), a transaction in
+// which fn ran none never begins, and when it took change numbers its
+// COMMIT and the advance of the change horizon go to the server in one
+// simple query of two statements (the advance runs, in a transaction of
+// its own, only once the COMMIT has succeeded). A connection given back
+// while still in a transaction (a rollback that failed) is closed by the
+// pool, never reused.
 func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx) error) error {
 	c, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: begin write transaction: %w", unavailable(err))
 	}
 	defer c.Release()
-	if _, err := c.Exec(ctx, begin); err != nil {
-		return fmt.Errorf("postgres: begin write transaction: %w", unavailable(err))
-	}
 	wtx := db.newWriteTx(c)
+	wtx.pipe.begin = strings.Split(begin, "; ")
 	ended, advanced := false, false
 	defer func() {
-		if !ended {
+		if !ended && wtx.pipe.begun() {
 			rollbackConn(c)
 		}
 		if wtx.claimed && !advanced {
@@ -366,6 +372,10 @@ func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx
 	}()
 	if err := fn(wtx); err != nil {
 		return err
+	}
+	if !wtx.pipe.begun() {
+		ended = true // no statement ran: nothing began, nothing to commit
+		return nil
 	}
 	pg := c.Conn().PgConn()
 	if pg.TxStatus() == 'E' {

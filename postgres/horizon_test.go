@@ -249,12 +249,17 @@ func TestFollowerWritesRunBesideCreates(t *testing.T) {
 	}
 
 	held, stop := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(stop) }) }
+	t.Cleanup(letGo) // a failed test lets the Update end before the DB closes
 	exclusive := make(chan error, 1)
 	go func() {
 		exclusive <- db.Update(ctx, func(tx shelfmark.WriteTx) error {
+			// the transaction, and its lock, begin with its first statement
+			_, err := tx.Counter(ctx, "test_checkpoint")
 			close(held)
 			<-stop
-			return nil
+			return err
 		})
 	}()
 	<-held
@@ -264,7 +269,7 @@ func TestFollowerWritesRunBesideCreates(t *testing.T) {
 		t.Fatalf("a follower's write ran beside an Update (%v)", err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	close(stop)
+	letGo()
 	for _, c := range []chan error{exclusive, later, follow(4)} {
 		if err := <-c; err != nil {
 			t.Fatal(err)

@@ -19,12 +19,62 @@ import (
 // still run in the order they were made. A group commit's writes (the
 // resources, their owners, fields and audit entries) then cost one round
 // trip rather than one each.
+//
+// The transaction begins with its first statement as well: its BEGIN (and
+// the statements that take the writer lock and set its durability) go to
+// the server in the same batch as that statement, not a round trip before
+// it. A transaction that runs no statement never begins.
 type pipe struct {
-	querier // the transaction
+	querier // the connection
 	trace   func(sql string, rows int64)
-	on      bool
-	batch   pgx.Batch
-	sqls    []string
+	// begin holds the statements that begin the transaction until they
+	// are sent
+	begin []string
+	on    bool
+	batch pgx.Batch
+	sqls  []string
+}
+
+// begun reports whether the transaction's BEGIN has been sent.
+func (p *pipe) begun() bool { return p.begin == nil }
+
+// beginAlone sends what begins the transaction by itself (before a
+// statement that cannot go in a batch: a COPY, or one that names its own
+// execution mode), as one simple query.
+func (p *pipe) beginAlone(ctx context.Context) error {
+	if p.begun() {
+		return nil
+	}
+	begin := p.begin
+	p.begin = nil
+	if _, err := p.querier.Exec(ctx, strings.Join(begin, "; ")); err != nil {
+		return fmt.Errorf("begin write transaction: %w", err)
+	}
+	return nil
+}
+
+// sendBegun sends b, preceded by what begins the transaction when it has
+// not begun, and returns the results of b's own statements.
+func (p *pipe) sendBegun(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
+	sender := p.querier.(batchSender)
+	if p.begun() {
+		return sender.SendBatch(ctx, b), nil
+	}
+	begin := p.begin
+	p.begin = nil
+	nb := &pgx.Batch{}
+	for _, sql := range begin {
+		nb.Queue(sql)
+	}
+	nb.QueuedQueries = append(nb.QueuedQueries, b.QueuedQueries...)
+	br := sender.SendBatch(ctx, nb)
+	for range begin {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return nil, fmt.Errorf("begin write transaction: %w", err)
+		}
+	}
+	return br, nil
 }
 
 // add queues sql when the pipe is on and the statement can go in a batch:
@@ -56,8 +106,13 @@ func (p *pipe) send(ctx context.Context) error {
 	}
 	batch, sqls := p.batch, p.sqls
 	p.batch, p.sqls = pgx.Batch{}, nil
-	br := p.querier.(batchSender).SendBatch(ctx, &batch)
-	var err error
+	br, err := p.sendBegun(ctx, &batch)
+	if err != nil {
+		for _, sql := range sqls {
+			p.trace(sql, 0)
+		}
+		return unavailable(full(err))
+	}
 	for i, sql := range sqls {
 		if err != nil {
 			p.trace(sql, 0)
@@ -85,12 +140,34 @@ func firstWords(sql string) string {
 	return sql
 }
 
+// one sends sql alone, beginning the transaction with it when it has
+// not begun; its result is the next of the batch returned.
+func (p *pipe) one(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	return p.sendBegun(ctx, b)
+}
+
 // Exec implements querier: it sends what is queued first.
 func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	if err := p.send(ctx); err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	return p.querier.Exec(ctx, sql, args...)
+	if p.begun() || !batchable(args) {
+		if err := p.beginAlone(ctx); err != nil {
+			return pgconn.CommandTag{}, err
+		}
+		return p.querier.Exec(ctx, sql, args...)
+	}
+	br, err := p.one(ctx, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
 }
 
 // Query implements querier: it sends what is queued first.
@@ -98,12 +175,30 @@ func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 	if err := p.send(ctx); err != nil {
 		return nil, err
 	}
-	return p.querier.Query(ctx, sql, args...)
+	if p.begun() || !batchable(args) {
+		if err := p.beginAlone(ctx); err != nil {
+			return nil, err
+		}
+		return p.querier.Query(ctx, sql, args...)
+	}
+	br, err := p.one(ctx, sql, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br}, nil
 }
 
 // CopyFrom implements querier: it sends what is queued first.
 func (p *pipe) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
 	if err := p.send(ctx); err != nil {
+		return 0, err
+	}
+	if err := p.beginAlone(ctx); err != nil {
 		return 0, err
 	}
 	return p.querier.CopyFrom(ctx, table, columns, src)
@@ -115,7 +210,7 @@ func (p *pipe) sendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, e
 	if err := p.send(ctx); err != nil {
 		return nil, err
 	}
-	return p.querier.(batchSender).SendBatch(ctx, b), nil
+	return p.sendBegun(ctx, b)
 }
 
 // batchSender is what pgx.Tx and pgxpool.Pool have beside querier.
