@@ -45,6 +45,10 @@ type Step struct {
 	// LoadAvg is the machine's one-minute load average when the step
 	// ended (other work on the machine shares its cores).
 	LoadAvg float64 `json:"load_avg,omitempty"`
+	// SettleSeconds is how long the step waited, before its warmup, for
+	// the server to finish the background work of the steps before it
+	// (rest with RestConfig.Settle).
+	SettleSeconds float64 `json:"settle_seconds,omitempty"`
 }
 
 // CPU is processor time spent during a measured span, in total and per

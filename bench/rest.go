@@ -63,6 +63,12 @@ type RestConfig struct {
 	// its warmup); the function it returns is called with the step once
 	// it is measured, before Progress, and may add to it (CPU spent).
 	Around func(clients int) func(*Step)
+	// Settle, when set, is called before each step's warmup and returns
+	// once the server has done the background work the steps before it
+	// left (a work's preservation copy is written seconds after its
+	// create), so that a step does not pay for the one before; it
+	// returns how long it waited (Step.SettleSeconds).
+	Settle func(ctx context.Context) (time.Duration, error)
 }
 
 // RunRest runs the ramp and returns a report (backend, raw limit and peak
@@ -119,7 +125,7 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	rep := &Report{Scenario: "rest", Target: strings.Join(targets, " "), Started: time.Now().UTC(),
 		Params: map[string]any{"clients": c.Clients, "step_seconds": c.StepDuration.Seconds(), "triples": c.Triples, "format": c.Format, "fedora": c.Fedora,
-			"generator": c.Generator, "token": c.Token != "", "compare_noauth": c.NoAuthTarget != ""}}
+			"generator": c.Generator, "token": c.Token != "", "compare_noauth": c.NoAuthTarget != "", "warmup_seconds": c.Warmup.Seconds(), "settle": c.Settle != nil}}
 	sides := []restSide{{targets: targets, token: c.Token}}
 	rounds, round := 1, c.StepDuration
 	if c.NoAuthTarget != "" {
@@ -145,6 +151,12 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 	for _, n := range c.Clients {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		var settled time.Duration
+		if c.Settle != nil {
+			if settled, err = c.Settle(ctx); err != nil {
+				return nil, fmt.Errorf("settle before the step of %d clients: %w", n, err)
+			}
 		}
 		if c.Warmup > 0 {
 			for _, s := range sides {
@@ -184,6 +196,7 @@ func RunRest(ctx context.Context, c RestConfig) (*Report, error) {
 		}
 		wholePairs = append(wholePairs, pairs...)
 		st := step[0].step(n)
+		st.SettleSeconds = settled.Seconds()
 		if len(sides) > 1 {
 			st.AuthCost = authCost(step[0], step[1], rounds, round, pairs)
 		}

@@ -20,7 +20,7 @@ func newBenchRestCommand() *cobra.Command {
 		target, fedora, versus, database, durability, clients, format, jsonPath, generator, reportDir, token string
 		step, warmup, round                                                                                  time.Duration
 		triples                                                                                              int
-		compare                                                                                              bool
+		compare, settle                                                                                      bool
 		cf                                                                                                   benchClusterFlags
 	)
 	cmd := &cobra.Command{
@@ -37,6 +37,12 @@ twice, in alternating rounds (--round): with the token, and against a
 listener of the same server that reads no credential and gives every
 request the token's user; the report gives both and their ratio, the cost
 of authentication (--compare-noauth=false measures with the token only).
+
+Before each step it waits until the server's preservation copy has caught
+up with the works of the steps before (--settle; the copy of a work is
+written seconds after its create, and would otherwise slow the next step
+down, most of all the step after one client's); the report gives each
+step's wait.
 
 With --fedora URL it aims the same Turtle, as LDP POSTs, at a Fedora container
 instead, so both can be compared with the same load generator. With
@@ -98,8 +104,12 @@ and there is no comparison without authentication.`,
 			cfg := bench.RestConfig{Target: target, Token: token, Format: format, Generator: generator, Clients: steps, StepDuration: step, Warmup: warmup, Round: round,
 				Triples: triples, Seed: 1,
 				Progress: func(s bench.Step) {
-					fmt.Fprintf(out, "clients %3d  %8.0f works/s  p50 %6.2f ms  p95 %6.2f ms  p99 %6.2f ms  max %7.2f ms  errors %d %v\n",
+					fmt.Fprintf(out, "clients %3d  %8.0f works/s  p50 %6.2f ms  p95 %6.2f ms  p99 %6.2f ms  max %7.2f ms  errors %d %v",
 						s.Clients, s.RatePerS, s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99, s.LatencyMS.Max, s.Errors, s.ErrorCodes)
+					if s.SettleSeconds >= 0.1 {
+						fmt.Fprintf(out, "  (after %.1f s for the preservation copy to catch up)", s.SettleSeconds)
+					}
+					fmt.Fprintln(out)
 					if a := s.AuthCost; a != nil {
 						fmt.Fprintf(out, "     noauth  %8.0f works/s  p50 %6.2f ms  p99 %6.2f ms  errors %d;  auth/noauth: rate %.3f (%.2f–%.2f)  p50 %.3f  p99 %.3f\n",
 							a.NoAuth.RatePerS, a.NoAuth.LatencyMS.P50, a.NoAuth.LatencyMS.P99, a.NoAuth.Errors, a.RateRatio, a.RateRatioLow, a.RateRatioHigh, a.P50Ratio, a.P99Ratio)
@@ -163,6 +173,9 @@ and there is no comparison without authentication.`,
 				defer stopServer(srv)
 				pid = srv.Process.Pid
 				cfg.Target = url + "/api/v1/works"
+				if settle {
+					cfg.Settle = settleOnPreservation(url, cfg.Token)
+				}
 				if noauthURL != "" {
 					cfg.NoAuthTarget = noauthURL + "/api/v1/works"
 				}
@@ -230,6 +243,7 @@ and there is no comparison without authentication.`,
 	f.StringVar(&generator, "generator", "go", `load generator: "go" (built in) or "wrk" (apt-get install wrk; what Fedora's published figures used)`)
 	f.DurationVar(&step, "step", 5*time.Second, "measured time per step")
 	f.DurationVar(&warmup, "warmup", time.Second, "unmeasured time before each step")
+	f.BoolVar(&settle, "settle", true, "before each step, wait until the started server's preservation copy has caught up with the steps before (it writes a work's copy seconds after its create, which the next step would otherwise pay for); for a step that also pays for its own copies, give --warmup longer than the copy's window (5 s)")
 	f.IntVar(&triples, "triples", 54, "statements per work")
 	f.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
 	f.StringVar(&reportDir, "report", "", "write an HTML report with charts to this directory")

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shelfmark/shelfmark/internal/setup"
+	"github.com/shelfmark/shelfmark/internal/testkit"
 )
 
 // TestBenchRestServer: bench rest's token works on the server it starts,
@@ -130,4 +131,22 @@ func benchWaitReady(t *testing.T, hc *http.Client, base string) {
 		}
 	}
 	t.Fatalf("%s/readyz never answered 200", base)
+}
+
+// TestBenchRestSettles: bench rest waits, before a step, for the started
+// server's preservation copy to take in the works of the step before (a
+// work's copy is written seconds after its create), and reports the wait;
+// the first step, on an empty store, waits for nothing.
+func TestBenchRestSettles(t *testing.T) {
+	bin := filepath.Join(testkit.Build(t, "shelfmark", "shelfmark-bench"), "shelfmark-bench")
+	rep := runBench(t, bin, "rest", "--clients", "1,1", "--step", "300ms", "--warmup", "0s", "--compare-noauth=false", "--durability", "relaxed")
+	if len(rep.Steps) != 2 || rep.Steps[0].Items == 0 || rep.Errors != 0 {
+		t.Fatalf("steps %+v, %d errors", rep.Steps, rep.Errors)
+	}
+	if first, second := rep.Steps[0].SettleSeconds, rep.Steps[1].SettleSeconds; first >= 1 || second < 1 {
+		t.Errorf("waited %.2f s before the first step and %.2f s before the second, for works the preserver takes once 5 s old", first, second)
+	}
+	if rep.Params["settle"] != true {
+		t.Errorf("params %v", rep.Params)
+	}
 }
