@@ -75,19 +75,38 @@ func batchable(args []any) bool {
 	return !mode
 }
 
+// firstRows returns the rows of the next statement of br (a batch that
+// begins a transaction with one statement, sent with error err) as rows
+// whose Close closes br.
+func firstRows(br pgx.BatchResults, err error) (pgx.Rows, error) {
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+// firstTag returns the outcome of the next statement of br, as firstRows
+// does for a statement that returns no rows, and closes br.
+func firstTag(br pgx.BatchResults, err error) (pgconn.CommandTag, error) {
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
+}
+
 // Query implements querier.
 func (q *lazyRead) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	if q.tx == nil && batchable(args) {
-		br, err := q.send(ctx, sql, args)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := br.Query()
-		if err != nil {
-			br.Close()
-			return nil, err
-		}
-		return &batchRows{Rows: rows, br: br}, nil
+		return firstRows(q.send(ctx, sql, args))
 	}
 	if err := q.begin(ctx); err != nil {
 		return nil, err
@@ -98,15 +117,7 @@ func (q *lazyRead) Query(ctx context.Context, sql string, args ...any) (pgx.Rows
 // Exec implements querier.
 func (q *lazyRead) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	if q.tx == nil && batchable(args) {
-		br, err := q.send(ctx, sql, args)
-		if err != nil {
-			return pgconn.CommandTag{}, err
-		}
-		tag, err := br.Exec()
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		return tag, err
+		return firstTag(q.send(ctx, sql, args))
 	}
 	if err := q.begin(ctx); err != nil {
 		return pgconn.CommandTag{}, err

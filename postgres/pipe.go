@@ -159,15 +159,7 @@ func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 		}
 		return p.querier.Exec(ctx, sql, args...)
 	}
-	br, err := p.one(ctx, sql, args)
-	if err != nil {
-		return pgconn.CommandTag{}, err
-	}
-	tag, err := br.Exec()
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	return tag, err
+	return firstTag(p.one(ctx, sql, args))
 }
 
 // Query implements querier: it sends what is queued first.
@@ -181,16 +173,7 @@ func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 		}
 		return p.querier.Query(ctx, sql, args...)
 	}
-	br, err := p.one(ctx, sql, args)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := br.Query()
-	if err != nil {
-		br.Close()
-		return nil, err
-	}
-	return &batchRows{Rows: rows, br: br}, nil
+	return firstRows(p.one(ctx, sql, args))
 }
 
 // CopyFrom implements querier: it sends what is queued first.
