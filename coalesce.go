@@ -30,7 +30,7 @@ func Coalesce(ctx context.Context, d time.Duration) error {
 // CatchUpSteps runs step, one step of a follower of the change sequence
 // (it returns how many changes it read), until a step reads nothing; when
 // trickle is set (the follower's run loop), it stops after the first step
-// that did not stop at its limit (Backlog), so that the loop waits for the
+// that did not stop at its limit (backlog), so that the loop waits for the
 // next notification and Coalesce before it steps again. Under a steady
 // stream of single writes a follower then takes a step, and one commit of
 // its own, every Coalesce, rather than one after every commit it finds,
@@ -44,7 +44,7 @@ func CatchUpSteps(ctx context.Context, batch int, trickle bool, step func(contex
 	for {
 		n, err := step(ctx)
 		total += n
-		if err != nil || n == 0 || trickle && !Backlog(n, batch) {
+		if err != nil || n == 0 || trickle && !backlog(n, batch) {
 			return total, err
 		}
 		if progress != nil && time.Since(logged) > 10*time.Second {
@@ -54,7 +54,7 @@ func CatchUpSteps(ctx context.Context, batch int, trickle bool, step func(contex
 	}
 }
 
-// Backlog reports whether a follower's step that read n changes, with a
+// backlog reports whether a follower's step that read n changes, with a
 // batch of batch, stopped at its limit rather than at the end of the feed.
 // A step that reaches its limit cuts back to the last change boundary (the
 // rows of one commit are read together), which leaves at least half a
@@ -62,7 +62,7 @@ func CatchUpSteps(ctx context.Context, batch int, trickle bool, step func(contex
 // least half a batch is taken to have stopped at its limit, and one that
 // read less to have reached the end. A wrong guess costs one Coalesce of
 // lag.
-func Backlog(n, batch int) bool { return n >= max(1, batch/2) }
+func backlog(n, batch int) bool { return n >= max(1, batch/2) }
 
 // Sleep waits d, or until ctx ends (then it returns ctx's error).
 func Sleep(ctx context.Context, d time.Duration) error {

@@ -68,7 +68,7 @@ func TestCatchUpSteps(t *testing.T) {
 			t.Errorf("%s: read %d in %d steps (%v), want %d in %d", c.name, total, *calls, err, c.total, c.steps)
 		}
 	}
-	if Backlog(0, 1) || !Backlog(1, 1) || !Backlog(1, 0) || Backlog(499, 1000) || !Backlog(500, 1000) {
-		t.Error("Backlog: half a batch, at least 1")
+	if backlog(0, 1) || !backlog(1, 1) || !backlog(1, 0) || backlog(499, 1000) || !backlog(500, 1000) {
+		t.Error("backlog: half a batch, at least 1")
 	}
 }

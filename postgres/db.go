@@ -93,7 +93,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -171,9 +171,16 @@ func lockSQL(fn string, key int64, class int32) string {
 	return fmt.Sprintf("SELECT CASE WHEN current_schema() = 'public' THEN %s(%d) ELSE %s(%d, %s) END", fn, key, fn, class, schemaLockKey)
 }
 
+// The statements that begin a write transaction (write): READ COMMITTED,
+// then the writer lock, then, when relaxed, no wait for the WAL flush.
+const (
+	beginReadCommitted = "BEGIN ISOLATION LEVEL READ COMMITTED"
+	beginNoFlushWait   = "SET LOCAL synchronous_commit = off"
+)
+
 var (
-	beginWrite        = "BEGIN ISOLATION LEVEL READ COMMITTED; " + lockSQL("pg_advisory_xact_lock", writerLockKey, writerLockClass)
-	beginWriteRelaxed = beginWrite + "; SET LOCAL synchronous_commit = off"
+	beginWrite        = []string{beginReadCommitted, lockSQL("pg_advisory_xact_lock", writerLockKey, writerLockClass)}
+	beginWriteRelaxed = slices.Concat(beginWrite, []string{beginNoFlushWait})
 )
 
 // DB is a PostgreSQL database holding a Shelfmark repository. It implements
@@ -343,8 +350,8 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 	return db.write(ctx, begin, fn)
 }
 
-// write runs fn in a write transaction started by begin (statements
-// joined by "; ") and commits it, on a connection of its own from the
+// write runs fn in a write transaction started by the statements of
+// begin and commits it, on a connection of its own from the
 // pool. The transaction is driven by its statements rather than by
 // pgx.Tx: begin goes with fn's first statement (pipe), a transaction in
 // which fn ran none never begins, and when it took change numbers its
@@ -353,14 +360,14 @@ func (db *DB) Update(ctx context.Context, fn func(shelfmark.WriteTx) error) erro
 // its own, only once the COMMIT has succeeded). A connection given back
 // while still in a transaction (a rollback that failed) is closed by the
 // pool, never reused.
-func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx) error) error {
+func (db *DB) write(ctx context.Context, begin []string, fn func(shelfmark.WriteTx) error) error {
 	c, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: begin write transaction: %w", unavailable(err))
 	}
 	defer c.Release()
 	wtx := db.newWriteTx(c)
-	wtx.pipe.begin = strings.Split(begin, "; ")
+	wtx.pipe.begin = begin
 	ended, advanced := false, false
 	defer func() {
 		if !ended && wtx.pipe.begun() {
@@ -399,7 +406,9 @@ func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx
 	}
 	if len(results) > 1 && results[1].Err == nil {
 		advanced = true
-		db.run(nil).trace(advanceSQL, results[1].CommandTag.RowsAffected())
+		if db.tracer != nil {
+			db.tracer(advanceSQL, results[1].CommandTag.RowsAffected())
+		}
 	}
 	return nil
 }
@@ -407,7 +416,7 @@ func (db *DB) write(ctx context.Context, begin string, fn func(shelfmark.WriteTx
 // beginQueue starts a job-queue transaction: no writer lock (it takes no
 // sequence numbers; FOR UPDATE SKIP LOCKED keeps claims apart) and no
 // wait for the WAL flush (see shelfmark.Storage.UpdateQueue).
-const beginQueue = "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit = off"
+var beginQueue = []string{beginReadCommitted, beginNoFlushWait}
 
 // UpdateQueue runs fn in a job-queue transaction.
 func (db *DB) UpdateQueue(ctx context.Context, fn func(shelfmark.WriteTx) error) error {

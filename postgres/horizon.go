@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,8 +12,8 @@ import (
 // beginShared starts a write transaction that takes the writer lock in
 // shared mode: it runs beside other shared ones, never beside an Update.
 var (
-	beginShared        = "BEGIN ISOLATION LEVEL READ COMMITTED; " + lockSQL("pg_advisory_xact_lock_shared", writerLockKey, writerLockClass)
-	beginSharedRelaxed = beginShared + "; SET LOCAL synchronous_commit = off"
+	beginShared        = []string{beginReadCommitted, lockSQL("pg_advisory_xact_lock_shared", writerLockKey, writerLockClass)}
+	beginSharedRelaxed = slices.Concat(beginShared, []string{beginNoFlushWait})
 )
 
 // UpdateParallel implements shelfmark.ParallelStorage: fn runs in a write

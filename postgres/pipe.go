@@ -28,7 +28,7 @@ type pipe struct {
 	querier // the connection
 	trace   func(sql string, rows int64)
 	// begin holds the statements that begin the transaction until they
-	// are sent
+	// are sent (write's begin, never modified)
 	begin []string
 	on    bool
 	batch pgx.Batch
