@@ -45,7 +45,9 @@ type Storage interface {
 // what the other is writing. The committer sends here only batches of ops
 // that create new rows under keys of their own (creates, ingest groups),
 // whose only contention is a table's uniqueness (a source key stored
-// twice at once), and runs a batch again under Update when it fails here.
+// twice at once), and runs a batch again under Update when it fails here;
+// UpdateFollower sends here the writes of the followers of the change
+// feed, which touch only rows of their own.
 type ParallelStorage interface {
 	UpdateParallel(ctx context.Context, fn func(WriteTx) error) error
 }
