@@ -195,7 +195,8 @@ type DB struct {
 	copyMin int // bulk inserts of at least this many rows use COPY
 
 	searchTimeout time.Duration // see Options.SearchTimeout; 0: none
-	horizon       *horizonTicker
+	horizon       *ticker       // advances the change horizon (horizon.go)
+	stats         *ticker       // keeps the planner's statistics up with growing tables (stats.go)
 }
 
 var _ shelfmark.Storage = (*DB)(nil)
@@ -254,7 +255,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	db.horizon = startHorizonTicker(db.tickHorizon)
+	db.horizon = startTicker(horizonEvery, db.tickHorizon)
+	db.stats = startTicker(statsEvery, db.tickStats)
 	return db, nil
 }
 
@@ -267,6 +269,7 @@ func (db *DB) Close() error {
 		db.replica.close()
 	}
 	db.horizon.stop()
+	db.stats.stop()
 	db.pool.Close()
 	return nil
 }

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/shelfmark/shelfmark"
@@ -68,40 +67,3 @@ func advance(r runner) {
 // died with a transaction open, an advance that failed). An advance that
 // finds nothing to move writes nothing.
 const horizonEvery = time.Second
-
-// horizonTicker advances the horizon every horizonEvery until stopped.
-type horizonTicker struct {
-	done chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
-}
-
-// startHorizonTicker runs advance every horizonEvery in a goroutine.
-func startHorizonTicker(advance func()) *horizonTicker {
-	h := &horizonTicker{done: make(chan struct{})}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		t := time.NewTicker(horizonEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-h.done:
-				return
-			case <-t.C:
-				advance()
-			}
-		}
-	}()
-	return h
-}
-
-// stop ends the ticker and waits for its last advance; a nil ticker (a DB
-// that failed to open) does nothing.
-func (h *horizonTicker) stop() {
-	if h == nil {
-		return
-	}
-	h.once.Do(func() { close(h.done) })
-	h.wg.Wait()
-}
