@@ -191,8 +191,17 @@ func row(key, parent, position int64) *shelfmark.ResourceRow {
 		Effective: shelfmark.Access{Visibility: shelfmark.Public}}
 }
 
+// stopTickers stops db's own upkeep (the horizon's advance, the analysis
+// of grown tables), which borrows a pooled connection now and then, for a
+// test that counts the connections in use.
+func stopTickers(db *DB) {
+	db.horizon.stop()
+	db.stats.stop()
+}
+
 func TestBackendAndStats(t *testing.T) {
 	db, _ := openTest(t, Options{MaxConns: 5})
+	stopTickers(db)
 	if db.Backend() != "postgres" {
 		t.Fatal(db.Backend())
 	}
@@ -790,6 +799,7 @@ func TestFiles(t *testing.T) {
 // the transaction stays.
 func TestUpdateErrorRollsBack(t *testing.T) {
 	db, _ := openTest(t, Options{})
+	stopTickers(db)
 	ctx := context.Background()
 	want := shelfmark.Errorf(shelfmark.ECONFLICT, "no")
 	err := db.Update(ctx, func(tx shelfmark.WriteTx) error {

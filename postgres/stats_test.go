@@ -60,7 +60,7 @@ func executeBuffers(t *testing.T, conn *pgxpool.Conn, name, arg string) int64 {
 // finds the work taken while one holds it.
 func TestAnalyzeGrownReplansCachedStatements(t *testing.T) {
 	db, schema := openTest(t, Options{})
-	db.stats.stop() // the test runs the ticks itself
+	db.stats.stop() // the test runs the analyses itself
 	ctx := context.Background()
 	if got, err := db.analyzeGrown(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("a new schema: analysed %v, %v; want nothing", got, err)
