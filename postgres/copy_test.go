@@ -280,6 +280,7 @@ func TestCopySavepointsCapped(t *testing.T) {
 // connection goes back to the pool usable.
 func TestCopyFailure(t *testing.T) {
 	db, _, schema := copyTest(t, 2)
+	stopTickers(db)
 	ctx := context.Background()
 	// a key twice: COPY straight into resources fails, the whole Update
 	// rolls back
