@@ -49,15 +49,17 @@ const advanceSQL = "SELECT set_config('synchronous_commit', 'off', true), shelfm
 // change numbers has ended (committed or not), in a statement of its own
 // on the pool. Its error is dropped: the transaction's outcome stands, and
 // the horizon ticker advances it again within horizonEvery.
-func (db *DB) advanceHorizon() { advance(db.run(db.pool)) }
+func (db *DB) advanceHorizon() { advance(context.Background(), db.run(db.pool)) }
 
 // tickHorizon is the ticker's advance: as advanceHorizon, but not
-// reported to the tracer, since it belongs to no caller's request.
-func (db *DB) tickHorizon() { advance(runner{q: db.pool}) }
+// reported to the tracer, since it belongs to no caller's request, and
+// ended with ctx (when the DB closes).
+func (db *DB) tickHorizon(ctx context.Context) { advance(ctx, runner{q: db.pool}) }
 
-// advance runs advanceSQL on r within advanceTimeout, dropping its error.
-func advance(r runner) {
-	ctx, cancel := context.WithTimeout(context.Background(), advanceTimeout)
+// advance runs advanceSQL on r within advanceTimeout (or until parent
+// ends), dropping its error.
+func advance(parent context.Context, r runner) {
+	ctx, cancel := context.WithTimeout(parent, advanceTimeout)
 	defer cancel()
 	_, _ = r.exec(ctx, advanceSQL)
 }

@@ -50,14 +50,15 @@ const statsLockClass int32 = 0x53685374 // "ShSt"
 // staleTablesSQL names the tables of the connection's schema whose live
 // rows (as counted by PostgreSQL since its last analysis) reach $1 and
 // twice the rows that analysis found (reltuples, -1 before the first).
-const staleTablesSQL = `SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+const staleTablesSQL = `SELECT s.schemaname, s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
 WHERE s.schemaname = current_schema() AND s.n_live_tup >= greatest($1, 2 * c.reltuples)
 ORDER BY s.relname`
 
-// tickStats is the ticker's analysis of the tables that doubled; its error
-// is dropped, and the next tick tries again.
-func (db *DB) tickStats() {
-	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
+// tickStats is the ticker's analysis of the tables that doubled, ended
+// with parent (when the DB closes); its error is dropped, and the next
+// tick tries again.
+func (db *DB) tickStats(parent context.Context) {
+	ctx, cancel := context.WithTimeout(parent, statsTimeout)
 	defer cancel()
 	_, _ = db.analyzeGrown(ctx)
 }
@@ -82,13 +83,19 @@ func (db *DB) analyzeGrown(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: statistics: find grown tables: %w", err)
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	var names []string
+	tables, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgx.Identifier, error) {
+		var schema, name string
+		err := r.Scan(&schema, &name)
+		names = append(names, name)
+		return pgx.Identifier{schema, name}, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: statistics: find grown tables: %w", err)
 	}
-	for _, n := range names {
-		if _, err := tx.Exec(ctx, "ANALYZE (SKIP_LOCKED) "+pgx.Identifier{n}.Sanitize()); err != nil {
-			return nil, fmt.Errorf("postgres: statistics: analyse %s: %w", n, err)
+	for _, t := range tables {
+		if _, err := tx.Exec(ctx, "ANALYZE (SKIP_LOCKED) "+t.Sanitize()); err != nil {
+			return nil, fmt.Errorf("postgres: statistics: analyse %s: %w", t.Sanitize(), err)
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {

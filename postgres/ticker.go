@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -9,14 +10,17 @@ import (
 // change horizon, the statistics of growing tables) every period until
 // stopped.
 type ticker struct {
-	done chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
-// startTicker runs fn every period in a goroutine.
-func startTicker(period time.Duration, fn func()) *ticker {
-	h := &ticker{done: make(chan struct{})}
+// startTicker runs fn every period in a goroutine, with a context that
+// ends when the ticker is stopped: a run under way when the DB closes is
+// cut short rather than waited for.
+func startTicker(period time.Duration, fn func(context.Context)) *ticker {
+	h := &ticker{}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -24,22 +28,22 @@ func startTicker(period time.Duration, fn func()) *ticker {
 		defer t.Stop()
 		for {
 			select {
-			case <-h.done:
+			case <-h.ctx.Done():
 				return
 			case <-t.C:
-				fn()
+				fn(h.ctx)
 			}
 		}
 	}()
 	return h
 }
 
-// stop ends the ticker and waits for its last run; a nil ticker (a DB
-// that failed to open) does nothing.
+// stop ends the ticker, cancelling a run under way, and waits for it; a
+// nil ticker (a DB that failed to open) does nothing.
 func (h *ticker) stop() {
 	if h == nil {
 		return
 	}
-	h.once.Do(func() { close(h.done) })
+	h.cancel()
 	h.wg.Wait()
 }
