@@ -17,12 +17,12 @@ import (
 // outlive the table's growth: on a new database, the read of the
 // collections of a batch of works (MemberOfMany) was planned while
 // resources held a few rows, as a loop over every row of resources, and
-// took 20–60 ms a call at two thousand works instead of a tenth of a
-// millisecond, which made the followers of the change feed hold the
-// processor against the writes. Autovacuum gathers the statistics of a
-// table again once a tenth of it has changed, but only on its own round
-// (autovacuum_naptime, a minute by default), and never for a table that
-// grows from nothing faster than that.
+// took 20–60 ms a call once resources held a few thousand works, instead
+// of a tenth of a millisecond, which made the followers of the change feed
+// hold the processor against the writes. Autovacuum gathers the statistics
+// of a table again once a tenth of it has changed, but only on its own
+// round (autovacuum_naptime, a minute by default): until then a table that
+// grew from nothing keeps the plans of its first rows.
 //
 // So each process, every statsEvery, asks PostgreSQL's own counters which
 // of the schema's tables have at least doubled in live rows since their
