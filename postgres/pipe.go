@@ -196,7 +196,8 @@ func (p *pipe) sendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, e
 	return p.sendBegun(ctx, b)
 }
 
-// batchSender is what pgx.Tx and pgxpool.Pool have beside querier.
+// batchSender is what pgx.Tx, pgxpool.Pool and pgxpool.Conn (a write
+// transaction's connection) have beside querier.
 type batchSender interface {
 	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
 }
