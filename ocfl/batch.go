@@ -153,11 +153,11 @@ func (b *Batch) Commit(ctx context.Context) (int, error) {
 		}
 		return 0, fmt.Errorf("ocfl: batch: sync the new versions: %w", err)
 	}
-	write := b.write()
+	write, link := b.write(), b.root.link(true)
 	n := 0
 	var first error
 	for _, pv := range items {
-		obj, err := b.root.finish(ctx, pv, write)
+		obj, err := b.root.finish(ctx, pv, write, link)
 		if obj != nil {
 			n++ // committed (a root sidecar not written is rewritten by recover)
 		} else if first == nil {

@@ -158,10 +158,13 @@ func TestBatchCrashBeforeSync(t *testing.T) {
 	mustValid(t, cfs)
 }
 
-// TestBatchTornRootInventory: a crash after the batch's first sync can tear
-// a root inventory (written but not yet synced) or keep the old one with a
-// new sidecar; recovery brings the first to its new version and the second
-// to its old one, and both validate.
+// TestBatchTornRootInventory: on an FS that writes the root inventory
+// anew (one that is not a Linker), a crash after the batch's first sync can
+// tear a root inventory (written but not yet synced) or keep the old one
+// with a new sidecar; recovery brings the first to its new version and the
+// second to its old one, and both validate. (On a DirFS the root inventory
+// is a second name of the version's, durable by then, and cannot be torn:
+// the damage is made here by replacing the file.)
 func TestBatchTornRootInventory(t *testing.T) {
 	ctx := context.Background()
 	root, fsys := newRoot(t)
@@ -192,13 +195,9 @@ func TestBatchTornRootInventory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(inv, data[:len(data)/3], 0o644); err != nil {
-			t.Fatal(err)
-		}
+		replaceFile(t, inv, data[:len(data)/3])
 	}
-	if err := os.WriteFile(filepath.Join(dir("info:reordered"), "inventory.json"), oldInv, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, filepath.Join(dir("info:reordered"), "inventory.json"), oldInv)
 	for id, want := range map[string]int{"info:torn": 2, "info:first": 1, "info:reordered": 1} {
 		obj, err := crashed.Open(ctx, id)
 		if err != nil {
@@ -229,6 +228,18 @@ func TestBatchTornRootInventory(t *testing.T) {
 	}
 	if _, err := crashed.Open(ctx, "info:torn"); err == nil || !strings.Contains(err.Error(), "inventory.json") {
 		t.Fatalf("a torn root with no whole version: %v, want an error naming inventory.json", err)
+	}
+}
+
+// replaceFile gives the name p a new file holding data, leaving any other
+// name of the old one as it was.
+func replaceFile(t *testing.T, p string, data []byte) {
+	t.Helper()
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

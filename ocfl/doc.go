@@ -34,9 +34,13 @@
 // inventory.json, then the root sidecar. Writing the root inventory is the
 // commit point. Every Write of the FS replaces a whole file atomically: a
 // temporary file, fsync and rename on a local directory (DirFS); a single
-// PUT on S3, where objects appear whole and there is no rename. Before the
-// commit point nothing a reader follows has changed; after it the new
-// version is the object's head.
+// PUT on S3, where objects appear whole and there is no rename. On an FS
+// that is a Linker (DirFS) the root inventory and sidecar are not written
+// but made second names of the version's (hard links; a link to a
+// temporary name and a rename when they replace older ones), which OCFL
+// requires to be identical to them anyway: two file creations fewer per
+// version. Before the commit point nothing a reader follows has changed;
+// after it the new version is the object's head.
 //
 // A Batch commits versions of many objects with two synchronisations in
 // all: each version is written up to its commit point without syncing
@@ -56,7 +60,7 @@
 // remove the first three, and rewrite the sidecar when the root inventory
 // is byte for byte the head version's inventory, whose own sidecar
 // matches; and a root inventory that does not parse (torn by a crash
-// during a Batch's commit points) is restored from the newest version
+// during a Batch's commit points, on an FS that writes it anew) is restored from the newest version
 // inventory that is whole and names itself the head. Anything else wrong
 // is reported, never "repaired". So after a
 // crash at any point an object reads as its last whole version, and the

@@ -169,6 +169,38 @@ func (c *countingFS) Write(ctx context.Context, name string, r io.Reader, exclus
 	return err
 }
 
+// Link counts a link as a write of no bytes, and dies as Write does.
+func (c *countingFS) Link(ctx context.Context, src, dst string) error {
+	return c.link(ctx, src, dst, c.DirFS.Link)
+}
+
+// LinkLater is Link without the durability.
+func (c *countingFS) LinkLater(ctx context.Context, src, dst string) error {
+	return c.link(ctx, src, dst, c.DirFS.LinkLater)
+}
+
+func (c *countingFS) link(ctx context.Context, src, dst string, link linkFunc) error {
+	c.mu.Lock()
+	if c.crashed {
+		c.mu.Unlock()
+		return errCrashed
+	}
+	n := len(c.writes) + 1
+	if c.crashAt == n {
+		c.crashed = true
+		c.mu.Unlock()
+		if c.partial {
+			// the temporary name of a replacing link cut short
+			dir := filepath.Join(c.DirFS.Dir(), filepath.FromSlash(pathDir(dst)))
+			_ = os.Link(filepath.Join(c.DirFS.Dir(), filepath.FromSlash(src)), filepath.Join(dir, tempPrefix+"cut"))
+		}
+		return errCrashed
+	}
+	c.writes = append(c.writes, dst)
+	c.mu.Unlock()
+	return link(ctx, src, dst)
+}
+
 func (c *countingFS) RemoveAll(ctx context.Context, name string) error {
 	if c.dead() {
 		return errCrashed

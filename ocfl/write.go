@@ -44,9 +44,10 @@ type NewVersion struct {
 // inventory exclusively (two writers cannot both create it), and last the
 // root inventory (the commit point) and its sidecar.
 //
-// Cost: the new content's bytes, plus the inventory three times (it is
-// written twice and its digest taken): the only part that grows with the
-// object. Writes of one object are serialised; of different objects they
+// Cost: the new content's bytes, plus the inventory twice (it is written
+// and its digest taken; on an FS that is a Linker the root inventory and
+// sidecar are second names of the version's, else they are written again):
+// the only part that grows with the object. Writes of one object are serialised; of different objects they
 // run in parallel.
 //
 // If only the root sidecar fails to be written after the commit point, the
@@ -58,7 +59,20 @@ func (r *Root) Commit(ctx context.Context, id string, expectedHead int, v NewVer
 		return nil, err
 	}
 	defer pv.unlock()
-	return r.finish(ctx, pv, r.fsys.Write)
+	return r.finish(ctx, pv, r.fsys.Write, r.link(false))
+}
+
+// link is the FS's Link (LinkLater when later is set and the FS is a
+// BatchFS), or nil when it cannot link.
+func (r *Root) link(later bool) linkFunc {
+	l, ok := r.fsys.(Linker)
+	if !ok {
+		return nil
+	}
+	if _, batch := r.fsys.(BatchFS); later && batch {
+		return l.LinkLater
+	}
+	return l.Link
 }
 
 // writeFunc writes one file: FS.Write, or BatchFS.WriteLater in a Batch.
@@ -227,17 +241,24 @@ func (r *Root) prepare(ctx context.Context, id string, expectedHead int, v NewVe
 }
 
 // finish writes a prepared version's root inventory (the commit point)
-// and root sidecar with write; the caller releases the lock. If the root
+// and root sidecar, as second names of the version's with link when it is
+// set, else with write; the caller releases the lock. If the root
 // inventory's write fails, whether it took place is unknown (a rename may
 // have happened before a failed directory sync), so the version directory
 // is left for the next recover, which keeps it if the root inventory names
 // it and removes it if not.
-func (r *Root) finish(ctx context.Context, pv *prepared, write writeFunc) (*Object, error) {
-	if err := write(ctx, path.Join(pv.dir, "inventory.json"), bytes.NewReader(pv.data), false); err != nil {
+func (r *Root) finish(ctx context.Context, pv *prepared, write writeFunc, link linkFunc) (*Object, error) {
+	place := func(ctx context.Context, name string, data []byte) error {
+		if link != nil {
+			return link(ctx, path.Join(pv.dir, pv.name, name), path.Join(pv.dir, name))
+		}
+		return write(ctx, path.Join(pv.dir, name), bytes.NewReader(data), false)
+	}
+	if err := place(ctx, "inventory.json", pv.data); err != nil {
 		return nil, fmt.Errorf("ocfl: commit %q: root inventory: %w", pv.id, err)
 	}
 	obj := &Object{fsys: r.fsys, dir: pv.dir, inv: pv.inv}
-	if err := write(context.WithoutCancel(ctx), path.Join(pv.dir, "inventory.json.sha512"), strings.NewReader(pv.side), false); err != nil {
+	if err := place(context.WithoutCancel(ctx), "inventory.json.sha512", []byte(pv.side)); err != nil {
 		return obj, fmt.Errorf("ocfl: commit %q: version %s committed, but its root sidecar was not written (the next open rewrites it): %w", pv.id, pv.name, err)
 	}
 	return obj, nil
