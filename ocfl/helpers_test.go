@@ -141,26 +141,42 @@ func (c *countingFS) dead() bool {
 	return c.crashed
 }
 
-func (c *countingFS) Write(ctx context.Context, name string, r io.Reader, exclusive bool) error {
+// next records a write of name, or, at the write crashAt, kills the
+// "process" (a partial crash leaves what cut leaves).
+func (c *countingFS) next(name string, cut func()) error {
 	c.mu.Lock()
 	if c.crashed {
 		c.mu.Unlock()
 		return errCrashed
 	}
-	n := len(c.writes) + 1
-	if c.crashAt == n {
+	if c.crashAt == len(c.writes)+1 {
 		c.crashed = true
 		c.mu.Unlock()
 		if c.partial {
-			// the temporary file of a write cut short
-			dir := filepath.Join(c.DirFS.Dir(), filepath.FromSlash(pathDir(name)))
-			_ = os.MkdirAll(dir, 0o755)
-			_ = os.WriteFile(filepath.Join(dir, tempPrefix+"cut"), []byte("par"), 0o644)
+			cut()
 		}
 		return errCrashed
 	}
 	c.writes = append(c.writes, name)
 	c.mu.Unlock()
+	return nil
+}
+
+// cutDir is the local directory of name, made if missing, for what a
+// write cut short leaves there.
+func (c *countingFS) cutDir(name string) string {
+	dir := filepath.Join(c.DirFS.Dir(), filepath.FromSlash(pathDir(name)))
+	_ = os.MkdirAll(dir, 0o755)
+	return dir
+}
+
+func (c *countingFS) Write(ctx context.Context, name string, r io.Reader, exclusive bool) error {
+	if err := c.next(name, func() {
+		// the temporary file of a write cut short
+		_ = os.WriteFile(filepath.Join(c.cutDir(name), tempPrefix+"cut"), []byte("par"), 0o644)
+	}); err != nil {
+		return err
+	}
 	cr := &countReader{r: r}
 	err := c.DirFS.Write(ctx, name, cr, exclusive)
 	c.mu.Lock()
@@ -180,24 +196,12 @@ func (c *countingFS) LinkLater(ctx context.Context, src, dst string) error {
 }
 
 func (c *countingFS) link(ctx context.Context, src, dst string, link linkFunc) error {
-	c.mu.Lock()
-	if c.crashed {
-		c.mu.Unlock()
-		return errCrashed
+	if err := c.next(dst, func() {
+		// the temporary name of a replacing link cut short
+		_ = os.Link(filepath.Join(c.DirFS.Dir(), filepath.FromSlash(src)), filepath.Join(c.cutDir(dst), tempPrefix+"cut"))
+	}); err != nil {
+		return err
 	}
-	n := len(c.writes) + 1
-	if c.crashAt == n {
-		c.crashed = true
-		c.mu.Unlock()
-		if c.partial {
-			// the temporary name of a replacing link cut short
-			dir := filepath.Join(c.DirFS.Dir(), filepath.FromSlash(pathDir(dst)))
-			_ = os.Link(filepath.Join(c.DirFS.Dir(), filepath.FromSlash(src)), filepath.Join(dir, tempPrefix+"cut"))
-		}
-		return errCrashed
-	}
-	c.writes = append(c.writes, dst)
-	c.mu.Unlock()
 	return link(ctx, src, dst)
 }
 
