@@ -47,8 +47,8 @@ type NewVersion struct {
 // Cost: the new content's bytes, plus the inventory twice (it is written
 // and its digest taken; on an FS that is a Linker the root inventory and
 // sidecar are second names of the version's, else they are written again):
-// the only part that grows with the object. Writes of one object are serialised; of different objects they
-// run in parallel.
+// the only part that grows with the object. Writes of one object are
+// serialised; of different objects they run in parallel.
 //
 // If only the root sidecar fails to be written after the commit point, the
 // version is committed: Commit returns the new Object together with an
