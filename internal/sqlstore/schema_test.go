@@ -61,8 +61,10 @@ var (
 		"schema_migrations.applied", "schema_migrations.version"}
 	// sqliteOnlyIndexes and pgOnlyIndexes: the index of documents by work
 	// is (work) in SQLite, whose rowid is the key, and (work, key) in
-	// PostgreSQL; the tsvector's GIN index.
-	sqliteOnlyIndexes = []string{"search_docs_work"}
+	// PostgreSQL; the tsvector's GIN index; SQLite keeps fields in a rowid
+	// table, so that a long field stays in its page, keyed by this unique
+	// index, where PostgreSQL's primary key is (resource, predicate).
+	sqliteOnlyIndexes = []string{"search_docs_work", "fields_key"}
 	pgOnlyIndexes     = []string{"search_docs_work_key", "search_docs_tsv"}
 )
 
