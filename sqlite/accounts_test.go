@@ -17,34 +17,10 @@ import (
 // as they were, without leases.
 func TestMigrationRenamesRestricted(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	old := openPool("file:"+path+"?_journal_mode=WAL", "")
-	if _, err := old.ExecContext(ctx, `CREATE TABLE schema_migrations (name TEXT PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
-	names, err := migrations.ReadDir("migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	applied := 0
-	for _, e := range names {
-		if e.Name() >= "0007" {
-			continue
-		}
-		body, err := migrations.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := old.ExecContext(ctx, string(body)); err != nil {
-			t.Fatalf("%s: %v", e.Name(), err)
-		}
-		if _, err := old.ExecContext(ctx, `INSERT INTO schema_migrations (name) VALUES (?)`, e.Name()); err != nil {
-			t.Fatal(err)
-		}
-		applied++
-	}
-	if applied != 6 {
-		t.Fatalf("applied %d migrations before 0007, want 6", applied)
+	path, old := migratedBefore(t, 7)
+	var applied int
+	if err := old.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied != 6 {
+		t.Fatalf("applied %d migrations before 0007 (%v), want 6", applied, err)
 	}
 	now := time.Now().UnixMicro()
 	for _, r := range []struct {

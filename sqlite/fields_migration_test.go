@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,30 +19,7 @@ import (
 // first.
 func TestMigrationFieldsRowid(t *testing.T) {
 	ctx := context.Background()
-	// the FTS5 tokenizer and functions the older migrations name
-	if err := registerRank(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	old := openPool("file:"+path+"?_journal_mode=WAL", "")
-	if _, err := old.ExecContext(ctx, `CREATE TABLE schema_migrations (name TEXT PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
-	ms, err := sqlstore.Migrations(migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.Version >= 30 {
-			continue
-		}
-		if _, err := old.ExecContext(ctx, m.SQL); err != nil {
-			t.Fatalf("%s: %v", m.Name, err)
-		}
-		if _, err := old.ExecContext(ctx, `INSERT INTO schema_migrations (name) VALUES (?)`, m.Name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, old := migratedBefore(t, 30)
 	var ddl string
 	if err := old.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = 'fields'`).Scan(&ddl); err != nil || !strings.Contains(ddl, "WITHOUT ROWID") {
 		t.Fatalf("fields before 0030: %q, %v", ddl, err)
@@ -110,6 +88,40 @@ func TestMigrationFieldsRowid(t *testing.T) {
 	if err := db.write.QueryRowContext(ctx, `SELECT count(*) FROM fields`).Scan(&rows); err != nil || rows != 3 {
 		t.Errorf("%d rows of fields (%v), want 3", rows, err)
 	}
+}
+
+// migratedBefore makes a database file with every migration (shared and
+// SQLite's own) whose version is below version applied and recorded, as
+// an older Shelfmark left it, and returns its path and a pool on it for
+// the test to fill and close.
+func migratedBefore(t *testing.T, version int64) (string, *sql.DB) {
+	t.Helper()
+	ctx := context.Background()
+	// the FTS5 tokenizer and functions the older migrations name
+	if err := registerRank(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	old := openPool("file:"+path+"?_journal_mode=WAL", "")
+	if _, err := old.ExecContext(ctx, `CREATE TABLE schema_migrations (name TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := sqlstore.Migrations(migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Version >= version {
+			continue
+		}
+		if _, err := old.ExecContext(ctx, m.SQL); err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		if _, err := old.ExecContext(ctx, `INSERT INTO schema_migrations (name) VALUES (?)`, m.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path, old
 }
 
 // fieldsEqual reports whether a and b hold the same fields in the same
