@@ -265,9 +265,7 @@ func (d *DirFS) write(ctx context.Context, name string, r io.Reader, exclusive, 
 			return nil
 		}
 	}
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(dir, tempPrefix+hex.EncodeToString(rnd[:]))
+	tmp := tempName(dir)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("ocfl: write %s: %w", name, err)
@@ -312,6 +310,14 @@ func (d *DirFS) write(ctx context.Context, name string, r io.Reader, exclusive, 
 		return nil
 	}
 	return syncDir(dir)
+}
+
+// tempName is a new temporary name in the local directory dir, which
+// recovery removes if a crash leaves it.
+func tempName(dir string) string {
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	return filepath.Join(dir, tempPrefix+hex.EncodeToString(rnd[:]))
 }
 
 // writeNew creates p, which must not exist, and copies r into it, for

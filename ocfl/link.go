@@ -2,8 +2,6 @@ package ocfl
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -89,9 +87,7 @@ func replaceByLink(ps, pd, dir string) error {
 	if di, err := os.Stat(pd); err == nil && os.SameFile(si, di) {
 		return nil
 	}
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(dir, tempPrefix+hex.EncodeToString(rnd[:]))
+	tmp := tempName(dir)
 	if err := os.Link(ps, tmp); err != nil {
 		return err
 	}
