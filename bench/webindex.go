@@ -57,6 +57,12 @@ type WebIndexConfig struct {
 	// rows and to place the raw limit's scratch tables.
 	Database, StorePath string
 	Relaxed             bool
+	// WriteCache is the page cache, in bytes, of the SQLite write
+	// connection the store was opened with, and MergeLinks the
+	// repository's RepositoryOptions.WebMergeLinks (0: the defaults),
+	// recorded in the report's parameters.
+	WriteCache int64
+	MergeLinks int
 	// RawSeconds is how long the raw limit inserts (default 10 s; negative:
 	// no raw limit); RawBatch is its pages per transaction (default Batch).
 	RawSeconds float64
@@ -193,7 +199,8 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 	g := NewWebGraph(c.Seed, c.Pages, c.Domains, c.Recapture)
 	rep := &WebIndexReport{Report: &Report{Scenario: "webindex", Backend: repo.Storage().Backend(), Started: time.Now().UTC(),
 		Params: map[string]any{"pages": c.Pages, "first_captures": g.First, "recaptures": g.Pages - g.First, "domains": g.Domains,
-			"pages_per_file": c.PagesPerFile, "batch": c.Batch, "merge": c.Merge, "query_rate_per_kind": c.QRate, "seed": c.Seed}}}
+			"pages_per_file": c.PagesPerFile, "batch": c.Batch, "merge": c.Merge, "query_rate_per_kind": c.QRate, "seed": c.Seed,
+			"write_cache_bytes": c.WriteCache, "merge_links": c.MergeLinks}}}
 
 	// 1. the crawl
 	dir := c.Dir

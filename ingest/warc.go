@@ -34,6 +34,24 @@ type WebRepository interface {
 	IndexWebBatch(ctx context.Context, b *shelfmark.WebBatch) (bool, error)
 }
 
+// WARCWriteCache is the page cache of SQLite's write connection that
+// "shelfmark ingest" opens the store with for web archives, unless told
+// otherwise: 1 GiB. The link index's writes land on keys spread over
+// tables that outgrow the default cache by far once a crawl holds
+// millions of pages, and a page the writer no longer holds is read back
+// from the operating system's cache each time it changes. The cache
+// fills only as the database grows.
+const WARCWriteCache = 1 << 30
+
+// WARCMergeLinks is the link log's size at which a web ingest merges
+// (shelfmark.RepositoryOptions.WebMergeLinks) that "shelfmark ingest"
+// gives a SQLite store beside WARCWriteCache: 4,000,000 changes, four
+// times the library's default. The log's rows (about 25 bytes each) then
+// stay in the writer's cache, and a merge writes each page of the large
+// link tables once for four times as many changes; the link queries
+// trail the ingest by that many changes at most.
+const WARCMergeLinks = 4_000_000
+
 // WARCOptions control a WARC ingest.
 type WARCOptions struct {
 	// Crawl names the crawl collection the files go to; it is made on

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -44,7 +45,20 @@ type Options struct {
 	// still running at it is interrupted and answers
 	// shelfmark.SearchTimeoutError (see searchtimeout.go).
 	SearchTimeout time.Duration
+	// WriteCache is the most memory, in bytes, that the write
+	// connection's page cache holds (0: DefaultWriteCache). It fills only
+	// as the writer reads pages, so a larger one costs nothing while the
+	// database is small. On a large database whose writes land on keys
+	// spread over large tables (a link index of millions of pages), it
+	// keeps more of the pages the writer changes again and again, which it
+	// would otherwise read back from the operating system's cache.
+	WriteCache int64
 }
+
+// DefaultWriteCache is the write connection's page cache unless
+// Options.WriteCache says otherwise: the right edges and the random-key
+// index pages that every insert touches.
+const DefaultWriteCache = 64 << 20
 
 // DB is a SQLite database. It implements shelfmark.Storage.
 type DB struct {
@@ -103,9 +117,15 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// goroutine when a context ends, takes no such lock. A read of a
 	// book's pages and files is about 8% faster without it.
 	params.Set("_mutex", "no")
-	params.Set("_cache_size", "-65536") // 64 MiB page cache per write connection
+	params.Set("_cache_size", "-65536") // 64 MiB, the checkpointer's
 	wparams := cloneValues(params)
 	wparams.Set("_txlock", "immediate")
+	writeCache := opts.WriteCache
+	if writeCache <= 0 {
+		writeCache = DefaultWriteCache
+	}
+	// in KiB when negative
+	wparams.Set("_cache_size", strconv.FormatInt(-max(writeCache>>10, 1), 10))
 	rparams := cloneValues(params)
 	rparams.Set("_txlock", "deferred")
 	rparams.Set("_query_only", "1")
@@ -113,8 +133,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// every connection shares; a private cache of 64 MiB on each of them
 	// holds the same pages several times over and keeps growing with the
 	// database until each is full (several hundred MiB of RSS on a large
-	// one). The writer keeps 64 MiB: the right edges and the random-key
-	// index pages that every insert touches.
+	// one). The writer keeps Options.WriteCache.
 	rparams.Set("_cache_size", "-16384") // 16 MiB per read connection
 
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"

@@ -29,11 +29,24 @@ type labEnv struct {
 // openLab opens a fresh lab repository; committers is
 // RepositoryOptions.Committers (0: the store's default).
 func openLab(ctx context.Context, database, durability string, committers int) (*labEnv, error) {
+	return openLabTuned(ctx, database, durability, committers, labTuning{})
+}
+
+// labTuning is what a scenario opens its store with beyond the defaults,
+// as the command it measures does; the zero value is the defaults.
+type labTuning struct {
+	writeCache    int64 // bytes of SQLite's write connection's page cache (0: the default)
+	webMergeLinks int   // RepositoryOptions.WebMergeLinks (0: the default)
+}
+
+// openLabTuned opens a fresh lab repository as openLab does, tuned as t
+// says.
+func openLabTuned(ctx context.Context, database, durability string, committers int, t labTuning) (*labEnv, error) {
 	dir, err := os.MkdirTemp("", "shelfmark-bench-")
 	if err != nil {
 		return nil, err
 	}
-	store, err := setup.OpenStorage(ctx, database, filepath.Join(dir, "data"), durability, 0)
+	store, err := setup.OpenStorageCache(ctx, database, filepath.Join(dir, "data"), durability, 0, t.writeCache)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -50,7 +63,8 @@ func openLab(ctx context.Context, database, durability string, committers int) (
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	return &labEnv{dir: dir, store: store, repo: shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids, Committers: committers}), blobs: blobs}, nil
+	return &labEnv{dir: dir, store: store, repo: shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids, Committers: committers,
+		WebMergeLinks: t.webMergeLinks}), blobs: blobs}, nil
 }
 
 func (e *labEnv) close() {
@@ -64,6 +78,10 @@ func (e *labEnv) close() {
 type labFlags struct {
 	database, durability, jsonPath, reportDir string
 	committers                                int
+	// tuning is what a scenario's store is opened with beyond the
+	// defaults: the scenario sets it to what the command it measures
+	// opens the store with.
+	tuning labTuning
 }
 
 // add registers the flags.
@@ -83,7 +101,12 @@ func (lf *labFlags) run(fn func(ctx context.Context, cmd *cobra.Command, e *labE
 			return err
 		}
 		ctx := cmd.Context()
-		e, err := openLab(ctx, lf.database, lf.durability, lf.committers)
+		if lf.database != "" {
+			// the tuning is SQLite's: "shelfmark ingest" opens
+			// PostgreSQL with the defaults
+			lf.tuning = labTuning{}
+		}
+		e, err := openLabTuned(ctx, lf.database, lf.durability, lf.committers, lf.tuning)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,7 @@ import (
 func newIngestCommand() *cobra.Command {
 	var (
 		data, database, durability, collection, server, token, crawl string
+		writeCache                                                   string
 		workers, batch, merge                                        int
 		rate                                                         float64
 		failFast, storeAnyway                                        bool
@@ -89,6 +90,14 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 				return err
 			}
 			ctx := cmd.Context()
+			var cache int64
+			if writeCache != "" {
+				n, err := setup.ParseSize(writeCache)
+				if err != nil || n <= 0 {
+					return fmt.Errorf("--write-cache %q: give a size such as 512MiB or 2GiB", writeCache)
+				}
+				cache = n
+			}
 			if isWARCInput(args) {
 				if server != "" {
 					return fmt.Errorf("--server: web archives are ingested into the local store only (--data / --database)")
@@ -97,8 +106,11 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 				if cmd.Flags().Changed("batch") {
 					n = batch
 				}
+				if cache == 0 {
+					cache = ingest.WARCWriteCache
+				}
 				return ingestWARC(cmd, args, warcFlags{data: data, database: database, durability: durability, content: content,
-					collection: collection, crawl: crawl, batch: n, merge: merge, rate: rate})
+					collection: collection, crawl: crawl, batch: n, merge: merge, rate: rate, writeCache: cache})
 			}
 			if len(args) > 1 {
 				return fmt.Errorf("ingest takes one PATH, or several WARC files")
@@ -123,7 +135,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 				}
 				repo, blobs = client, client
 			} else {
-				engine, lb, closeLocal, err := openLocal(ctx, database, data, durability, content)
+				engine, lb, closeLocal, err := openLocal(ctx, database, data, durability, content, localTuning{writeCache: cache})
 				if err != nil {
 					return err
 				}
@@ -185,6 +197,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 	f.BoolVar(&failFast, "fail-fast", false, "stop at the first bad item")
 	f.BoolVar(&storeAnyway, "store-anyway", false, "store the items stored before as new works beside the works stored before (each listed by a run without it)")
 	f.IntVar(&merge, "merge", 16, "web archives: how many batches of records (--batch, default 1,000 for WARC) waiting for the database one transaction may take")
+	f.StringVar(&writeCache, "write-cache", "", "SQLite: the most memory the database writer's page cache holds, such as 512MiB (default: 1GiB for web archives, whose link index changes keys spread over large tables; 64MiB for the rest); it fills only as the database grows")
 	content.Register(f)
 	f.StringVar(&crawl, "crawl", "", "web archives: the crawl collection's name (made on first use; default: the directory's or first file's name)")
 	setup.AnnotateEnv(f)

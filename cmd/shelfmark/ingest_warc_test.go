@@ -122,3 +122,32 @@ func TestIngestWARCBadRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestIngestWriteCache: --write-cache takes a size (a WARC is indexed
+// with it) and refuses anything else before opening the store.
+func TestIngestWriteCache(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "one.warc.gz")
+	var buf bytes.Buffer
+	w := warc.NewWriter(&buf, true, "1.1")
+	if _, _, err := w.WriteResponse("http://a.example/", time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC), 200, "text/html",
+		[]byte(`<a href="http://b.example/">b</a>`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"lots", "-1MiB", "0"} {
+		data := filepath.Join(dir, "bad"+bad)
+		if out, err := runCLI(t, "ingest", path, "--data", data, "--write-cache", bad); err == nil || !strings.Contains(err.Error(), "--write-cache") {
+			t.Errorf("--write-cache %s: %v, want an error naming the flag\n%s", bad, err, out)
+		}
+		if _, err := os.Stat(data); err == nil {
+			t.Errorf("--write-cache %s: the store was opened (%s exists)", bad, data)
+		}
+	}
+	out, err := runCLI(t, "ingest", path, "--data", filepath.Join(dir, "data"), "--write-cache", "8MiB")
+	if err != nil || !strings.Contains(out, "1 records") || !strings.Contains(out, "1 links") {
+		t.Fatalf("ingest with --write-cache 8MiB: %v\n%s", err, out)
+	}
+}

@@ -150,6 +150,14 @@ serve processes may share it; files still go to --data (a shared volume).`,
 // data/shelfmark.db; durability is "safe" or "relaxed"; maxConns 0 derives
 // the connections from the number of cores. The caller closes it.
 func OpenStorage(ctx context.Context, database, data, durability string, maxConns int) (shelfmark.Storage, error) {
+	return OpenStorageCache(ctx, database, data, durability, maxConns, 0)
+}
+
+// OpenStorageCache opens the backend as OpenStorage does, with a page
+// cache of writeCache bytes on SQLite's write connection (0:
+// sqlite.DefaultWriteCache). PostgreSQL keeps its pages in the server's
+// shared buffers and takes no such setting from a client.
+func OpenStorageCache(ctx context.Context, database, data, durability string, maxConns int, writeCache int64) (shelfmark.Storage, error) {
 	relaxed, err := relaxedDurability(durability)
 	if err != nil {
 		return nil, err
@@ -159,7 +167,7 @@ func OpenStorage(ctx context.Context, database, data, durability string, maxConn
 	} else if database != "" {
 		return nil, fmt.Errorf("--database must be a postgres:// URL (or empty for SQLite), not %q", database)
 	}
-	return sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), sqlite.Options{Relaxed: relaxed, ReadConns: maxConns})
+	return sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), sqlite.Options{Relaxed: relaxed, ReadConns: maxConns, WriteCache: writeCache})
 }
 
 func serve(ctx context.Context, c ServeConfig) error {
