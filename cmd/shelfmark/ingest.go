@@ -81,7 +81,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 			// the local store's flags given on the command line, before
 			// the environment fills in the rest
 			var local []string
-			for _, name := range []string{"data", "database", "durability", "storage"} {
+			for _, name := range []string{"data", "database", "durability", "storage", "write-cache"} {
 				if cmd.Flags().Changed(name) {
 					local = append(local, "--"+name)
 				}

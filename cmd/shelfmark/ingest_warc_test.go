@@ -124,7 +124,8 @@ func TestIngestWARCBadRecords(t *testing.T) {
 }
 
 // TestIngestWriteCache: --write-cache takes a size (a WARC is indexed
-// with it) and refuses anything else before opening the store.
+// with it), refuses anything else before opening the store, and is
+// refused beside --server.
 func TestIngestWriteCache(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "one.warc.gz")
@@ -145,6 +146,17 @@ func TestIngestWriteCache(t *testing.T) {
 		if _, err := os.Stat(data); err == nil {
 			t.Errorf("--write-cache %s: the store was opened (%s exists)", bad, data)
 		}
+	}
+	// it names a local store's setting: a server keeps its own
+	scans := filepath.Join(dir, "scans", "w1")
+	if err := os.MkdirAll(scans, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(scans, "page.txt"), []byte("a page"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCLI(t, "ingest", filepath.Dir(scans), "--server", "http://127.0.0.1:1", "--write-cache", "8MiB"); err == nil || !strings.Contains(err.Error(), "--write-cache and --server exclude each other") {
+		t.Errorf("--write-cache with --server: %v, want them refused together\n%s", err, out)
 	}
 	out, err := runCLI(t, "ingest", path, "--data", filepath.Join(dir, "data"), "--write-cache", "8MiB")
 	if err != nil || !strings.Contains(out, "1 records") || !strings.Contains(out, "1 links") {
