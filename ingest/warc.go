@@ -46,8 +46,8 @@ const WARCWriteCache = 1 << 30
 // WARCMergeLinks is the link log's size at which a web ingest merges
 // (shelfmark.RepositoryOptions.WebMergeLinks) that "shelfmark ingest"
 // gives a SQLite store beside WARCWriteCache: 4,000,000 changes, four
-// times the library's default. The log's rows (about 25 bytes each) then
-// stay in the writer's cache, and a merge writes each page of the large
+// times the library's default. The log's rows (about 20 bytes each, some
+// 80 MB) then stay in the writer's cache, and a merge writes each page of the large
 // link tables once for four times as many changes; the link queries
 // trail the ingest by that many changes at most.
 const WARCMergeLinks = 4_000_000

@@ -29,24 +29,17 @@ type labEnv struct {
 // openLab opens a fresh lab repository; committers is
 // RepositoryOptions.Committers (0: the store's default).
 func openLab(ctx context.Context, database, durability string, committers int) (*labEnv, error) {
-	return openLabTuned(ctx, database, durability, committers, labTuning{})
-}
-
-// labTuning is what a scenario opens its store with beyond the defaults,
-// as the command it measures does; the zero value is the defaults.
-type labTuning struct {
-	writeCache    int64 // bytes of SQLite's write connection's page cache (0: the default)
-	webMergeLinks int   // RepositoryOptions.WebMergeLinks (0: the default)
+	return openLabTuned(ctx, database, durability, committers, setup.StoreTuning{})
 }
 
 // openLabTuned opens a fresh lab repository as openLab does, tuned as t
 // says.
-func openLabTuned(ctx context.Context, database, durability string, committers int, t labTuning) (*labEnv, error) {
+func openLabTuned(ctx context.Context, database, durability string, committers int, t setup.StoreTuning) (*labEnv, error) {
 	dir, err := os.MkdirTemp("", "shelfmark-bench-")
 	if err != nil {
 		return nil, err
 	}
-	store, err := setup.OpenStorageCache(ctx, database, filepath.Join(dir, "data"), durability, 0, t.writeCache)
+	store, err := setup.OpenStorageCache(ctx, database, filepath.Join(dir, "data"), durability, 0, t.WriteCache)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -64,7 +57,7 @@ func openLabTuned(ctx context.Context, database, durability string, committers i
 		return nil, err
 	}
 	return &labEnv{dir: dir, store: store, repo: shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids, Committers: committers,
-		WebMergeLinks: t.webMergeLinks}), blobs: blobs}, nil
+		WebMergeLinks: t.WebMergeLinks}), blobs: blobs}, nil
 }
 
 func (e *labEnv) close() {
@@ -81,7 +74,7 @@ type labFlags struct {
 	// tuning is what a scenario's store is opened with beyond the
 	// defaults: the scenario sets it to what the command it measures
 	// opens the store with.
-	tuning labTuning
+	tuning setup.StoreTuning
 }
 
 // add registers the flags.
@@ -101,11 +94,8 @@ func (lf *labFlags) run(fn func(ctx context.Context, cmd *cobra.Command, e *labE
 			return err
 		}
 		ctx := cmd.Context()
-		if lf.database != "" {
-			// the tuning is SQLite's: "shelfmark ingest" opens
-			// PostgreSQL with the defaults
-			lf.tuning = labTuning{}
-		}
+		// as the scenario's report states it
+		lf.tuning = lf.tuning.For(lf.database)
 		e, err := openLabTuned(ctx, lf.database, lf.durability, lf.committers, lf.tuning)
 		if err != nil {
 			return err

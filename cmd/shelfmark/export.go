@@ -53,7 +53,7 @@ recorded as they are copied.`,
 				return fmt.Errorf("give one of --bagit DIR and --ocfl DIR")
 			}
 			ctx := shelfmark.WithCaller(cmd.Context(), shelfmark.SystemCaller("cli"))
-			engine, blobs, closeLocal, err := openLocal(ctx, database, data, "safe", content, localTuning{})
+			engine, blobs, closeLocal, err := openLocal(ctx, database, data, "safe", content, setup.StoreTuning{})
 			if err != nil {
 				return err
 			}

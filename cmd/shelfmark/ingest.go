@@ -135,7 +135,7 @@ the right to write (--token, or SHELFMARK_TOKEN; see shelfmark token create).`,
 				}
 				repo, blobs = client, client
 			} else {
-				engine, lb, closeLocal, err := openLocal(ctx, database, data, durability, content, localTuning{writeCache: cache})
+				engine, lb, closeLocal, err := openLocal(ctx, database, data, durability, content, setup.StoreTuning{WriteCache: cache})
 				if err != nil {
 					return err
 				}

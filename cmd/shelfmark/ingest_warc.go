@@ -23,21 +23,12 @@ type warcFlags struct {
 	writeCache                                    int64 // bytes of SQLite's write connection's page cache
 }
 
-// localTuning is what a local store is opened with beyond serve's
-// settings; the zero value is serve's.
-type localTuning struct {
-	writeCache    int64 // SQLite: bytes of the write connection's page cache (0: the default)
-	webMergeLinks int   // SQLite: RepositoryOptions.WebMergeLinks (0: the default)
-}
-
 // openLocal opens the store, the content store and the engine that serve
 // uses (--database / --data), tuned as t says for SQLite; close releases
 // all three.
-func openLocal(ctx context.Context, database, data, durability string, content setup.BlobFlags, t localTuning) (*shelfmark.Repository, setup.ContentStore, func(), error) {
-	if database != "" {
-		t = localTuning{}
-	}
-	store, err := setup.OpenStorageCache(ctx, database, data, durability, 0, t.writeCache)
+func openLocal(ctx context.Context, database, data, durability string, content setup.BlobFlags, t setup.StoreTuning) (*shelfmark.Repository, setup.ContentStore, func(), error) {
+	t = t.For(database)
+	store, err := setup.OpenStorageCache(ctx, database, data, durability, 0, t.WriteCache)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open database: %w", err)
 	}
@@ -52,7 +43,7 @@ func openLocal(ctx context.Context, database, data, durability string, content s
 		store.Close()
 		return nil, nil, nil, err
 	}
-	engine := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids, WebMergeLinks: t.webMergeLinks})
+	engine := shelfmark.NewRepository(store, shelfmark.RepositoryOptions{IDs: ids, WebMergeLinks: t.WebMergeLinks})
 	return engine, lb, func() {
 		engine.Close()
 		lb.Close()
@@ -89,7 +80,7 @@ func isWARCInput(args []string) bool {
 func ingestWARC(cmd *cobra.Command, args []string, fl warcFlags) error {
 	ctx := cmd.Context()
 	engine, lb, closeLocal, err := openLocal(ctx, fl.database, fl.data, fl.durability, fl.content,
-		localTuning{writeCache: fl.writeCache, webMergeLinks: ingest.WARCMergeLinks})
+		setup.StoreTuning{WriteCache: fl.writeCache, WebMergeLinks: ingest.WARCMergeLinks})
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ and preservation copy as the servers.`,
 				return err
 			}
 			ctx := shelfmark.WithCaller(cmd.Context(), shelfmark.SystemCaller("cli"))
-			engine, blobs, closeLocal, err := openLocal(ctx, database, data, "safe", content, localTuning{})
+			engine, blobs, closeLocal, err := openLocal(ctx, database, data, "safe", content, setup.StoreTuning{})
 			if err != nil {
 				return err
 			}

@@ -153,6 +153,22 @@ func OpenStorage(ctx context.Context, database, data, durability string, maxConn
 	return OpenStorageCache(ctx, database, data, durability, maxConns, 0)
 }
 
+// StoreTuning is what a command opens a local store with beyond serve's
+// settings; the zero value is serve's. Both settings are SQLite's.
+type StoreTuning struct {
+	WriteCache    int64 // bytes of the write connection's page cache (0: sqlite.DefaultWriteCache)
+	WebMergeLinks int   // shelfmark.RepositoryOptions.WebMergeLinks (0: the default)
+}
+
+// For returns the tuning for the store database names: t for SQLite
+// (""), the zero value for PostgreSQL, which keeps the defaults.
+func (t StoreTuning) For(database string) StoreTuning {
+	if database != "" {
+		return StoreTuning{}
+	}
+	return t
+}
+
 // OpenStorageCache opens the backend as OpenStorage does, with a page
 // cache of writeCache bytes on SQLite's write connection (0:
 // sqlite.DefaultWriteCache). PostgreSQL keeps its pages in the server's
