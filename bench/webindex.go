@@ -63,6 +63,9 @@ type WebIndexConfig struct {
 	// recorded in the report's parameters.
 	WriteCache int64
 	MergeLinks int
+	// CheckpointEvery is the store's setup.StoreTuning.CheckpointEvery,
+	// for the report.
+	CheckpointEvery int64
 	// RawSeconds is how long the raw limit inserts (default 10 s; negative:
 	// no raw limit); RawBatch is its pages per transaction (default Batch).
 	RawSeconds float64
@@ -200,7 +203,8 @@ func RunWebIndex(ctx context.Context, repo *shelfmark.Repository, blobs shelfmar
 	rep := &WebIndexReport{Report: &Report{Scenario: "webindex", Backend: repo.Storage().Backend(), Started: time.Now().UTC(),
 		Params: map[string]any{"pages": c.Pages, "first_captures": g.First, "recaptures": g.Pages - g.First, "domains": g.Domains,
 			"pages_per_file": c.PagesPerFile, "batch": c.Batch, "merge": c.Merge, "query_rate_per_kind": c.QRate, "seed": c.Seed,
-			"write_cache_bytes": c.WriteCache, "merge_links": c.MergeLinks}}}
+			"write_cache_bytes": c.WriteCache, "merge_links": c.MergeLinks,
+			"checkpoint_every_bytes": c.CheckpointEvery}}}
 
 	// 1. the crawl
 	dir := c.Dir

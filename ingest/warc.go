@@ -52,6 +52,17 @@ const WARCWriteCache = 1 << 30
 // trail the ingest by that many changes at most.
 const WARCMergeLinks = 4_000_000
 
+// WARCCheckpointEvery is how much write-ahead log "shelfmark ingest" lets
+// a SQLite store gather for web archives before it copies the log into
+// the database file (setup.StoreTuning.CheckpointEvery), where every
+// other command copies it after each commit: 1 GiB. The link index's
+// transactions each change pages spread over its large tables, and many
+// change the same pages again (the inbound-count index above all); copied
+// after every commit, each such page is written to the database file once
+// per transaction, copied at 1 GiB, once per gigabyte of log. The log
+// file then takes up to 1 GiB of disk while the ingest runs.
+const WARCCheckpointEvery = 1 << 30
+
 // WARCOptions control a WARC ingest.
 type WARCOptions struct {
 	// Crawl names the crawl collection the files go to; it is made on

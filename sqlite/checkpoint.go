@@ -77,6 +77,7 @@ type checkpointer struct {
 	conn    *sql.DB // one connection, whose busy timeout each attempt sets
 	walPath string
 	limit   int64
+	atLimit bool // no passive checkpoints: the log is copied at the limit only
 
 	writeMu *sync.Mutex   // the writer's turn
 	hold    sync.Mutex    // held by each round of passive checkpoints (and by tests that hold them off)
@@ -99,9 +100,10 @@ type checkpointer struct {
 }
 
 // newCheckpointer returns the checkpointer of the log at walPath and starts
-// its passive checkpoints; writeMu is the writer's turn.
-func newCheckpointer(conn *sql.DB, walPath string, limit int64, writeMu *sync.Mutex) *checkpointer {
-	c := &checkpointer{conn: conn, walPath: walPath, limit: limit, nextAt: limit, wait: walFirstWait,
+// its passive checkpoints, unless atLimit leaves the log to the limit;
+// writeMu is the writer's turn.
+func newCheckpointer(conn *sql.DB, walPath string, limit int64, atLimit bool, writeMu *sync.Mutex) *checkpointer {
+	c := &checkpointer{conn: conn, walPath: walPath, limit: limit, atLimit: atLimit, nextAt: limit, wait: walFirstWait,
 		writeMu: writeMu, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	return c
@@ -173,13 +175,16 @@ func (c *checkpointer) passive(ctx context.Context) (log int64, err error) {
 }
 
 // afterCommit runs after each commit, under the writer's turn: it wakes
-// the passive checkpoints, stats the log file, and checkpoints when the log
-// passed the limit. The commit is durable whatever happens here, so a
-// failed checkpoint is counted (and tried again later), not returned.
+// the passive checkpoints (unless the log is left to the limit), stats the
+// log file, and checkpoints when the log passed the limit. The commit is
+// durable whatever happens here, so a failed checkpoint is counted (and
+// tried again later), not returned.
 func (c *checkpointer) afterCommit(ctx context.Context) {
-	select {
-	case c.wake <- struct{}{}:
-	default:
+	if !c.atLimit {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
 	}
 	fi, err := os.Stat(c.walPath)
 	if err != nil {

@@ -53,6 +53,17 @@ type Options struct {
 	// keeps more of the pages the writer changes again and again, which it
 	// would otherwise read back from the operating system's cache.
 	WriteCache int64
+	// CheckpointAtLimit leaves the write-ahead log to grow to WALLimit
+	// before it is copied into the database file, instead of copying it
+	// after every commit. A bulk load whose transactions change pages
+	// spread over large indexes (a web archive's link index) then writes
+	// a page it changes in many transactions to the database file once
+	// per limit's worth of log rather than once per transaction; the
+	// commit that finds the log past the limit copies it, holding the
+	// writer's turn. Readers see the same data either way; a process
+	// killed meanwhile leaves up to the limit of log, which the next open
+	// reads back before it starts.
+	CheckpointAtLimit bool
 }
 
 // DefaultWriteCache is the write connection's page cache unless
@@ -179,7 +190,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	c.SetMaxIdleConns(1)
 	c.SetConnMaxLifetime(0)
 	c.SetConnMaxIdleTime(0)
-	db.ckptDB, db.ckpt = c, newCheckpointer(c, path+"-wal", limit, &db.writeMu)
+	db.ckptDB, db.ckpt = c, newCheckpointer(c, path+"-wal", limit, opts.CheckpointAtLimit, &db.writeMu)
 	return db, nil
 }
 

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -304,4 +305,66 @@ func writeBatch(ctx context.Context, t *testing.T, repo *shelfmark.Repository, b
 	if _, errs := repo.CreateResources(ctx, nrs); errs[0] != nil {
 		t.Fatal(errs[0])
 	}
+}
+
+// TestWALCheckpointAtLimit: with CheckpointAtLimit the log is not copied
+// after commits: it gathers up to the limit, the database file stays as it
+// was meanwhile, and the commit that finds the log past the limit copies
+// and rewinds it, so the log stays within a batch of the limit and every
+// work written reads back from the database.
+func TestWALCheckpointAtLimit(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.db")
+	const limit = 4 << 20 // about ten batches of writeBatch
+	db, err := sqlite.Open(ctx, path, sqlite.Options{Relaxed: true, WALLimit: limit, CheckpointAtLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := shelfmark.NewRepository(db, shelfmark.RepositoryOptions{})
+	dbSize := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	writeBatch(ctx, t, repo, 0)
+	before := dbSize()
+	writeBatch(ctx, t, repo, 1)
+	writeBatch(ctx, t, repo, 2)
+	time.Sleep(100 * time.Millisecond) // passive checkpoints, were they on, run within 50 ms
+	if n := dbSize(); n != before {
+		t.Fatalf("the database file changed from %d to %d bytes below the log's limit: %+v", before, n, db.WALStats())
+	}
+	largest := writeBatches(ctx, t, repo, path+"-wal")
+	st := db.WALStats()
+	if st.Passive != 0 {
+		t.Errorf("%d passive checkpoints ran: %+v", st.Passive, st)
+	}
+	if st.Restarts == 0 || largest < limit {
+		t.Errorf("the log never reached its limit of %d (largest %d): %+v", limit, largest, st)
+	}
+	if largest > 2*limit {
+		t.Errorf("the log grew to %d bytes, limit %d: %+v", largest, limit, st)
+	}
+	repo.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// reopened by another reader of the file (the log copied at close),
+	// every work is there
+	raw, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var n int64
+	if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM resources WHERE kind = 'work'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(63 * 100); n != want {
+		t.Fatalf("%d works after reopening, want %d", n, want)
+	}
+	t.Logf("largest log %d bytes, limit %d; %+v", largest, limit, st)
 }

@@ -2,10 +2,12 @@ package storagetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,8 +111,8 @@ func testWebLinkLog(t *testing.T, open Opener) {
 // testWebMerge: links changed by many transactions, some merged in
 // between, end as the model says after a merge whose transactions split
 // the log anywhere (three changes each), a merge of an empty log does
-// nothing, and a log left behind is merged by the sweep and by a re-run
-// of an indexed file.
+// nothing, merges run side by side end as one would, and a log left
+// behind is merged by the sweep and by a re-run of an indexed file.
 func testWebMerge(t *testing.T, open Opener) {
 	e := newEnv(t, open, shelfmark.RepositoryOptions{WebMergeChunk: 3})
 	ctx := shelfmark.WithCaller(context.Background(), shelfmark.SystemCaller("test"))
@@ -131,7 +133,7 @@ func testWebMerge(t *testing.T, open Opener) {
 	model := map[shelfmark.WebLink]bool{}
 	rnd := rand.New(rand.NewSource(11))
 	var merged int64
-	for round := range 12 {
+	logRound := func() {
 		var changes []shelfmark.WebLinkChange
 		seen := map[shelfmark.WebLink]bool{}
 		for range 15 {
@@ -148,6 +150,9 @@ func testWebMerge(t *testing.T, open Opener) {
 			changes = append(changes, shelfmark.WebLinkChange{WebLink: l, Delta: delta})
 		}
 		webUpdate(t, s, func(tx shelfmark.WriteTx) error { return tx.LogWebLinks(ctx, changes) })
+	}
+	for round := range 12 {
+		logRound()
 		if round%4 == 3 {
 			n, err := e.repo.MergeWebLinks(ctx)
 			if err != nil {
@@ -220,6 +225,26 @@ func testWebMerge(t *testing.T, open Opener) {
 	if n, err := e.repo.MergeWebLinks(ctx); err != nil || n != 0 {
 		t.Fatalf("merge of an empty log: %d, %v", n, err)
 	}
+
+	// merges side by side take turns by transaction and end as one
+	// merge would
+	for range 6 {
+		logRound()
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	moved := make([]int64, 4)
+	for i := range errs {
+		wg.Go(func() { moved[i], errs[i] = e.repo.MergeWebLinks(ctx) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if moved[0]+moved[1]+moved[2]+moved[3] == 0 {
+		t.Fatal("the merges side by side moved nothing")
+	}
+	checkLinks("merged side by side")
 
 	// a log left behind (an ingest killed before its merge) is merged by
 	// the sweep

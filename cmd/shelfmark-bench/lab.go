@@ -39,7 +39,7 @@ func openLabTuned(ctx context.Context, database, durability string, committers i
 	if err != nil {
 		return nil, err
 	}
-	store, err := setup.OpenStorageCache(ctx, database, filepath.Join(dir, "data"), durability, 0, t.WriteCache)
+	store, err := setup.OpenStorageTuned(ctx, database, filepath.Join(dir, "data"), durability, 0, t)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -68,7 +68,7 @@ for --raw-seconds of inserting, and taken out again.`,
 	run = lf.run(func(ctx context.Context, cmd *cobra.Command, e *labEnv) error {
 		var bars stageBars
 		c.Database, c.StorePath, c.Relaxed = lf.database, filepath.Join(e.dir, "data", "shelfmark.db"), lf.durability == "relaxed"
-		c.WriteCache, c.MergeLinks = lf.tuning.WriteCache, lf.tuning.WebMergeLinks
+		c.WriteCache, c.MergeLinks, c.CheckpointEvery = lf.tuning.WriteCache, lf.tuning.WebMergeLinks, lf.tuning.CheckpointEvery
 		c.Progress = bars.progress
 		c.Seed = 1
 		if apart {
@@ -127,6 +127,7 @@ for --raw-seconds of inserting, and taken out again.`,
 	lf.add(f)
 	f.Int64Var(&lf.tuning.WriteCache, "write-cache", ingest.WARCWriteCache, "SQLite: bytes of the write connection's page cache (default: what \"shelfmark ingest\" takes for web archives)")
 	f.IntVar(&lf.tuning.WebMergeLinks, "merge-links", ingest.WARCMergeLinks, "SQLite: logged link changes that start a merge of the link log (default: what \"shelfmark ingest\" takes for web archives)")
+	f.Int64Var(&lf.tuning.CheckpointEvery, "checkpoint-every", ingest.WARCCheckpointEvery, "SQLite: bytes of write-ahead log gathered before it is copied into the database (0: after every commit; default: what \"shelfmark ingest\" takes for web archives)")
 	f.IntVar(&c.Pages, "pages", 1000000, "captures in the generated crawl, re-captures included")
 	f.IntVar(&c.PagesPerFile, "pages-per-file", 100000, "pages per WARC file")
 	f.Float64Var(&c.Recapture, "recapture", 0.15, "share of the pages that capture an earlier page again (negative: none)")

@@ -28,7 +28,7 @@ type warcFlags struct {
 // all three.
 func openLocal(ctx context.Context, database, data, durability string, content setup.BlobFlags, t setup.StoreTuning) (*shelfmark.Repository, setup.ContentStore, func(), error) {
 	t = t.For(database)
-	store, err := setup.OpenStorageCache(ctx, database, data, durability, 0, t.WriteCache)
+	store, err := setup.OpenStorageTuned(ctx, database, data, durability, 0, t)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open database: %w", err)
 	}
@@ -80,7 +80,7 @@ func isWARCInput(args []string) bool {
 func ingestWARC(cmd *cobra.Command, args []string, fl warcFlags) error {
 	ctx := cmd.Context()
 	engine, lb, closeLocal, err := openLocal(ctx, fl.database, fl.data, fl.durability, fl.content,
-		setup.StoreTuning{WriteCache: fl.writeCache, WebMergeLinks: ingest.WARCMergeLinks})
+		setup.StoreTuning{WriteCache: fl.writeCache, WebMergeLinks: ingest.WARCMergeLinks, CheckpointEvery: ingest.WARCCheckpointEvery})
 	if err != nil {
 		return err
 	}

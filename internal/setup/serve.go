@@ -150,14 +150,18 @@ serve processes may share it; files still go to --data (a shared volume).`,
 // data/shelfmark.db; durability is "safe" or "relaxed"; maxConns 0 derives
 // the connections from the number of cores. The caller closes it.
 func OpenStorage(ctx context.Context, database, data, durability string, maxConns int) (shelfmark.Storage, error) {
-	return OpenStorageCache(ctx, database, data, durability, maxConns, 0)
+	return OpenStorageTuned(ctx, database, data, durability, maxConns, StoreTuning{})
 }
 
 // StoreTuning is what a command opens a local store with beyond serve's
-// settings; the zero value is serve's. Both settings are SQLite's.
+// settings; the zero value is serve's. The settings are SQLite's.
 type StoreTuning struct {
 	WriteCache    int64 // bytes of the write connection's page cache (0: sqlite.DefaultWriteCache)
 	WebMergeLinks int   // shelfmark.RepositoryOptions.WebMergeLinks (0: the default)
+	// CheckpointEvery, when above 0, leaves the write-ahead log to grow
+	// to that many bytes before it is copied into the database file
+	// (sqlite.Options.CheckpointAtLimit); 0 copies it after every commit.
+	CheckpointEvery int64
 }
 
 // For returns the tuning for the store database names: t for SQLite
@@ -169,11 +173,11 @@ func (t StoreTuning) For(database string) StoreTuning {
 	return t
 }
 
-// OpenStorageCache opens the backend as OpenStorage does, with a page
-// cache of writeCache bytes on SQLite's write connection (0:
-// sqlite.DefaultWriteCache). PostgreSQL keeps its pages in the server's
-// shared buffers and takes no such setting from a client.
-func OpenStorageCache(ctx context.Context, database, data, durability string, maxConns int, writeCache int64) (shelfmark.Storage, error) {
+// OpenStorageTuned opens the backend as OpenStorage does, with t's page
+// cache on SQLite's write connection and its checkpoints. PostgreSQL
+// keeps its pages in the server's shared buffers and its log to itself,
+// and takes no such settings from a client.
+func OpenStorageTuned(ctx context.Context, database, data, durability string, maxConns int, t StoreTuning) (shelfmark.Storage, error) {
 	relaxed, err := relaxedDurability(durability)
 	if err != nil {
 		return nil, err
@@ -183,7 +187,8 @@ func OpenStorageCache(ctx context.Context, database, data, durability string, ma
 	} else if database != "" {
 		return nil, fmt.Errorf("--database must be a postgres:// URL (or empty for SQLite), not %q", database)
 	}
-	return sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), sqlite.Options{Relaxed: relaxed, ReadConns: maxConns, WriteCache: writeCache})
+	return sqlite.Open(ctx, filepath.Join(data, "shelfmark.db"), sqlite.Options{Relaxed: relaxed, ReadConns: maxConns, WriteCache: t.WriteCache,
+		WALLimit: t.CheckpointEvery, CheckpointAtLimit: t.CheckpointEvery > 0})
 }
 
 func serve(ctx context.Context, c ServeConfig) error {
