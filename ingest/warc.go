@@ -47,9 +47,10 @@ const WARCWriteCache = 1 << 30
 // (shelfmark.RepositoryOptions.WebMergeLinks) that "shelfmark ingest"
 // gives a SQLite store beside WARCWriteCache: 4,000,000 changes, four
 // times the library's default. The log's rows (about 20 bytes each, some
-// 80 MB) then stay in the writer's cache, and a merge writes each page of the large
-// link tables once for four times as many changes; the link queries
-// trail the ingest by that many changes at most.
+// 80 MB) then stay in the writer's cache, and a merge writes each page of
+// the large link tables once for four times as many changes; the link
+// queries trail the ingest by that many changes at most. A file's last
+// batch merges too, whatever the log's size.
 const WARCMergeLinks = 4_000_000
 
 // WARCCheckpointEvery is how much write-ahead log "shelfmark ingest" lets

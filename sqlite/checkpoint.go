@@ -53,6 +53,8 @@ const (
 // ended appends to the log rather than rewinding it; so once the log holds
 // more than walCatchUp frames, it copies once more holding the writer's
 // turn, a short copy, and the next commit rewinds the log to its start.
+// With Options.CheckpointAtLimit no commit wakes it: the log is copied only
+// past the limit, as below.
 //
 // A passive checkpoint copies to the database file only the frames no open
 // read transaction may still need, and the next writer rewinds the log only
